@@ -1,0 +1,98 @@
+# leasegate: the one build.
+#   make            build build/leasegate
+#   make run        install missing packages, build, run on the embedded store
+#   make test       install missing packages, build, run unit + integration tests
+#   make check      the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      the benchmarks of bench/
+#   make format     clang-format every source file
+#   make clean
+#
+# Sources are found by directory, so a new module is a new .c file:
+#   core/*.c core/dynamodb/*.c protocols/*/*.c gateway/*.c  -> build/libleasegate.a
+#   gateway/main.c                                          -> build/leasegate
+#   tests/unit/test_*.c                                     -> build/tests/test_*
+#   tests/integration/it_*.c                                -> build/tests/it_*
+#   bench/bench_*.c                                         -> build/bench/bench_*
+
+BUILD   ?= build
+CC      ?= cc
+PKGS    := libevent libevent_openssl hiredis libcurl openssl libcjson
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wno-unused-parameter -Werror -I.
+CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+LIB_SRC   := $(wildcard core/*.c core/dynamodb/*.c protocols/*/*.c) \
+             $(filter-out gateway/main.c,$(wildcard gateway/*.c))
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+IT_SRC    := $(wildcard tests/integration/it_*.c)
+IT_BIN    := $(IT_SRC:tests/integration/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+TESTLIB   := $(wildcard tests/support/*.c)
+TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all deps run test unit integration check bench format clean
+all: $(BUILD)/leasegate
+
+deps:
+	@./deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libleasegate.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/leasegate: $(BUILD)/obj/gateway/main.o $(BUILD)/libleasegate.a
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TESTLIB_OBJ) $(BUILD)/libleasegate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+$(BUILD)/tests/it_%: $(BUILD)/obj/tests/integration/it_%.o $(TESTLIB_OBJ) $(BUILD)/libleasegate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -lpq -o $@
+
+$(BUILD)/bench/bench_%: $(BUILD)/obj/bench/bench_%.o $(BUILD)/libleasegate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/obj/tests/integration/%.o: CFLAGS += -I/usr/include/postgresql
+
+run: deps all
+	$(BUILD)/leasegate $(ARGS)
+
+unit: all $(UNIT_BIN)
+	@tests/run-unit.sh $(UNIT_BIN)
+
+integration: all $(IT_BIN)
+	@BUILD=$(BUILD) tests/run-integration.sh
+
+test: deps
+	@$(MAKE) --no-print-directory unit integration
+
+check: deps
+	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 OPT=-O1 unit integration
+
+bench: deps all $(BENCH_BIN)
+	@BUILD=$(BUILD) bench/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

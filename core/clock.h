@@ -1,0 +1,64 @@
+/*
+ * clock: monotonic and wall time, and one-shot timers, behind one interface.
+ *
+ * The core never reads the system clock: it asks a struct clock. Two
+ * implementations share the timer heap below and differ only in where "now"
+ * comes from and how the earliest due timer is woken:
+ *   - clock_real_new(): CLOCK_MONOTONIC / CLOCK_REALTIME, one libevent timer;
+ *   - clock_fake_new(): time moves only with clock_fake_advance(), which runs
+ *     due timers in order of due time (ties: the order they were armed).
+ *
+ * Timers are embedded in their owner (no allocation); an armed timer must be
+ * cancelled before its memory is freed. Callbacks may arm and cancel any
+ * timer, including their own.
+ */
+#ifndef LG_CLOCK_H
+#define LG_CLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct clock;
+
+typedef void (*timer_cb)(void *arg);
+
+struct timer {
+	struct clock *clock;
+	timer_cb cb;
+	void *arg;
+	int64_t due_ms; /* monotonic ms, valid while armed */
+	uint64_t seq;   /* arm order, breaks ties */
+	int32_t slot;   /* index in the heap, -1 when not armed */
+};
+
+/* A real clock driven by base. Returns NULL on out-of-memory. */
+struct clock *clock_real_new(struct event_base *base);
+
+/* A fake clock: monotonic time starts at 0, wall time at wall_start_ms. */
+struct clock *clock_fake_new(int64_t wall_start_ms);
+
+/* Moves a fake clock forward by ms (>= 0), running every timer that falls
+ * due on the way at its own due time. advance(0) runs what is due now,
+ * including zero-delay timers armed by those callbacks. */
+void clock_fake_advance(struct clock *c, int64_t ms);
+
+/* Frees the clock; no timer may be armed on it. */
+void clock_free(struct clock *c);
+
+int64_t clock_now_ms(struct clock *c);  /* monotonic, ms */
+int64_t clock_wall_ms(struct clock *c); /* Unix epoch, ms */
+int64_t clock_now_us(struct clock *c);  /* monotonic, microseconds */
+
+/* Number of armed timers (for tests and INFO). */
+size_t clock_armed(const struct clock *c);
+
+void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg);
+/* Arms (or re-arms) t to run delay_ms from now; a negative delay is 0.
+ * Returns false only on out-of-memory, leaving t disarmed. */
+bool timer_arm(struct timer *t, int64_t delay_ms) __attribute__((warn_unused_result));
+void timer_cancel(struct timer *t);
+static inline bool timer_armed(const struct timer *t) { return t->slot >= 0; }
+
+#endif

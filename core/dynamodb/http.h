@@ -1,0 +1,85 @@
+/*
+ * http: asynchronous HTTP(S) requests on the event loop, with libcurl's
+ * multi-socket API (the hiperfifo pattern: one timer, one event per socket,
+ * context through CURLOPT_PRIVATE, curl_multi_info_read after every
+ * socket_action). Keep-alive connections are reused; at most max_active
+ * requests run at once, the rest wait in a FIFO queue.
+ *
+ * This module knows nothing of DynamoDB or SigV4: the caller passes the
+ * complete header list. It never adds Accept-Encoding (identity is asked
+ * for by the caller), Expect or other headers that would change a signature.
+ */
+#ifndef LG_HTTP_H
+#define LG_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct http;
+struct http_req;
+
+#define HTTP_BODY_MAX (4u << 20) /* a response larger than this fails */
+
+struct http_header {
+	const char *name;
+	const char *value;
+};
+
+struct http_request {
+	const char *method; /* "GET", "POST", "PUT" */
+	const char *url;
+	const struct http_header *headers; /* sent as given, in order */
+	size_t nheaders;
+	const char *body; /* may be NULL */
+	size_t body_len;
+	int64_t connect_timeout_ms; /* 0 = the http default */
+	int64_t timeout_ms;         /* whole request, 0 = the http default */
+};
+
+struct http_response {
+	int curl_code;     /* CURLE_OK when a response arrived */
+	const char *error; /* curl's message when curl_code != CURLE_OK */
+	long status;       /* HTTP status, 0 without a response */
+	const char *body;  /* NUL-terminated; valid during the callback */
+	size_t body_len;
+	const char *date;  /* the Date header, or NULL */
+	const char *crc32; /* the x-amz-crc32 header, or NULL */
+	int64_t elapsed_us;
+};
+
+typedef void (*http_cb)(void *arg, const struct http_response *res);
+
+struct http_options {
+	unsigned max_active;        /* concurrent requests, default 64 */
+	unsigned max_queued;        /* waiting requests, default 10000 */
+	int64_t connect_timeout_ms; /* default 2000 */
+	int64_t timeout_ms;         /* default 10000 */
+	bool insecure;              /* skip TLS verification (never by default) */
+	const char *ca_file;        /* NULL: the system store */
+};
+
+/* Returns NULL on failure (curl init or out-of-memory). opts may be NULL. */
+struct http *http_new(struct event_base *base, const struct http_options *opts);
+
+/* Starts req (copied). cb runs exactly once, later, from the loop, unless
+ * http_cancel() is called first. Returns NULL when the queue is full or on
+ * out-of-memory: no callback then. */
+struct http_req *http_send(struct http *h, const struct http_request *req, http_cb cb,
+			   void *arg) __attribute__((warn_unused_result));
+
+/* The callback of r will not run; r is invalid afterwards. */
+void http_cancel(struct http *h, struct http_req *r);
+
+/* Cancels everything (no callbacks) and frees h. */
+void http_free(struct http *h);
+
+/* Figures for INFO and benchmarks. */
+struct http_stats {
+	uint64_t sent, completed, failed, connections_opened;
+	unsigned active, queued;
+};
+void http_stats(const struct http *h, struct http_stats *out);
+
+#endif

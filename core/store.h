@@ -1,0 +1,130 @@
+/*
+ * store: the item operations the lease core needs, asynchronous.
+ *
+ * A store keeps one item per lock, at the key LOCK#<name> (sort key LOCK
+ * when the table has one), in the format of shared/DESIGN.md. The core
+ * submits a struct store_req; the store completes it later, always through
+ * the callback and never inside store_submit(), on the one event loop.
+ *
+ * Implementations: store_memory (embedded, in process) and
+ * core/dynamodb (Amazon DynamoDB). Both must give the same results for the
+ * same requests; tests/unit/test_store_contract.c holds them to that.
+ *
+ * Conditions and results, per operation:
+ *   ACQUIRE   SET owner, rvn, leaseMs, _type, holder (REMOVE holder when
+ *             NULL), ttl; ADD fence 1.  Condition (unless .unconditional):
+ *             attribute_not_exists(owner) OR owner = :owner (a retry of this
+ *             very acquire) OR rvn = :seen_rvn (when seen_rvn is set).
+ *             OK: the new item.  REFUSED: the item that refused it.
+ *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner.
+ *             Never creates an item. REFUSED: the old item, or none.
+ *   RELEASE   REMOVE owner, leaseMs, holder SET ttl if owner = :owner
+ *             (unless .unconditional). Never creates an item.
+ *   READ      consistent read. OK with item.exists false when there is none.
+ *   DELETE    unconditional delete. OK.
+ *   CHECK     fencing check: owner = :owner AND fence = :token, as one
+ *             ConditionCheck of a transaction. OK, or REFUSED with the item.
+ */
+#ifndef LG_STORE_H
+#define LG_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define STORE_ID_MAX 64      /* owner and rvn ids, bytes without NUL */
+#define STORE_HOLDER_MAX 256 /* holder label, bytes without NUL */
+#define STORE_NAME_MAX 2000  /* lock name: LOCK#<name> fits a 2048-byte key */
+#define STORE_MSG_MAX 256
+
+enum store_op {
+	STORE_ACQUIRE,
+	STORE_RENEW,
+	STORE_RELEASE,
+	STORE_READ,
+	STORE_DELETE,
+	STORE_CHECK,
+	STORE_OP_COUNT
+};
+
+enum store_status {
+	STORE_OK,        /* done; .item is the item after the operation */
+	STORE_REFUSED,   /* condition failed; .item is the refusing item or absent */
+	STORE_TRANSIENT, /* may work later; .error_type names it (throttling...) */
+	STORE_NO_TABLE,  /* the table does not exist */
+	STORE_FATAL      /* retrying will not help; .message says why */
+};
+
+/* A lock item as read. Strings are empty when the attribute is absent. */
+struct lock_item {
+	bool exists;
+	bool has_owner, has_rvn, has_lease, has_fence;
+	char owner[STORE_ID_MAX + 1];
+	char rvn[STORE_ID_MAX + 1];
+	char holder[STORE_HOLDER_MAX + 1];
+	char type[16];
+	int64_t fence;
+	int64_t lease_ms;
+	int64_t ttl; /* epoch seconds, 0 when absent */
+};
+
+struct store_req {
+	enum store_op op;
+	const char *name;     /* lock name, 1..STORE_NAME_MAX bytes */
+	const char *owner;    /* ACQUIRE: new owner; RENEW/RELEASE/CHECK: mine */
+	const char *rvn;      /* ACQUIRE/RENEW: the new rvn */
+	const char *seen_rvn; /* ACQUIRE: takeover condition, or NULL */
+	const char *holder;   /* ACQUIRE/RENEW: label, or NULL to remove */
+	int64_t lease_ms;     /* ACQUIRE/RENEW */
+	int64_t ttl;          /* epoch seconds to write, 0 = no TTL attribute */
+	int64_t token;        /* CHECK: fencing token */
+	bool unconditional;   /* ACQUIRE/RELEASE for the testing helpers */
+};
+
+struct store_result {
+	enum store_status status;
+	struct lock_item item;
+	const char *error_type; /* static string; set for TRANSIENT (and FATAL) */
+	char message[STORE_MSG_MAX];
+};
+
+/* Called exactly once per submitted request unless it was cancelled.
+ * res is valid during the call only. */
+typedef void (*store_cb)(void *arg, const struct store_result *res);
+
+struct store;
+struct store_call; /* one request in flight */
+
+struct store_ops {
+	struct store_call *(*submit)(struct store *s, const struct store_req *req, store_cb cb,
+				     void *arg);
+	void (*cancel)(struct store *s, struct store_call *call);
+	void (*free)(struct store *s);
+};
+
+struct store {
+	const struct store_ops *ops;
+	const char *table;                  /* for logs and errors */
+	uint64_t requests[STORE_OP_COUNT];  /* requests sent, by operation */
+	uint64_t in_flight;
+};
+
+/* Submits req (copied: the caller's strings need not outlive the call).
+ * Returns a handle to cancel it, or NULL on out-of-memory (no callback then).
+ * The callback always comes later, from the event loop. */
+struct store_call *store_submit(struct store *s, const struct store_req *req, store_cb cb,
+				void *arg) __attribute__((warn_unused_result));
+
+/* Guarantees the callback of call will not run. The request may still reach
+ * the store. call is invalid afterwards. NULL is allowed. */
+void store_cancel(struct store *s, struct store_call *call);
+
+void store_free(struct store *s);
+
+uint64_t store_requests_total(const struct store *s);
+const char *store_op_name(enum store_op op);
+const char *store_status_name(enum store_status st);
+
+/* Fills buf (>= 33 bytes) with a new random 32-hex-digit id. */
+void store_new_id(char *buf);
+
+#endif

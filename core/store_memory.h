@@ -1,0 +1,30 @@
+/*
+ * store_memory: the embedded store. One hash table of lock items in this
+ * process, with the conditions and results of the DynamoDB store (see
+ * store.h). Requests complete on the clock's loop, after a zero delay,
+ * in the order they were submitted.
+ *
+ * For tests it can fail the next requests on purpose, as DynamoDB would.
+ */
+#ifndef LG_STORE_MEMORY_H
+#define LG_STORE_MEMORY_H
+
+#include "core/clock.h"
+#include "core/store.h"
+
+/* table names the store in logs. Returns NULL on out-of-memory. */
+struct store *store_memory_new(struct clock *clock, const char *table);
+
+/* The next n requests (any operation) fail with status (TRANSIENT with
+ * error_type, NO_TABLE, or FATAL). n < 0 fails every request until reset
+ * with n = 0. */
+void store_memory_fail(struct store *s, int n, enum store_status status,
+		       const char *error_type);
+
+/* Delay before each completion, ms (default 0). */
+void store_memory_set_latency(struct store *s, int64_t ms);
+
+/* Number of items held. */
+size_t store_memory_items(const struct store *s);
+
+#endif

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs the Debian packages leasegate's build and tests need, when missing.
+# As root it runs apt-get; otherwise it prints the exact command and stops.
+set -e
+PKGS="build-essential pkg-config libevent-dev libhiredis-dev libcmocka-dev libcjson-dev
+libcurl4-openssl-dev libssl-dev libpq-dev redis-server redis-tools postgresql-client curl"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+# moto (the DynamoDB emulator of the integration tests) comes from the machine's Python.
+[ -z "$missing" ] && exit 0
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "leasegate needs these packages; run as root:" >&2
+	echo "  apt-get update && $cmd" >&2
+	exit 1
+fi
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+$cmd >/dev/null
