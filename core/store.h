@@ -19,7 +19,7 @@
  *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner.
  *             Never creates an item. REFUSED: the old item, or none.
  *   RELEASE   REMOVE owner, leaseMs, holder SET ttl if owner = :owner
- *             (unless .unconditional). Never creates an item.
+ *             (.unconditional: if the item exists). Never creates an item.
  *   READ      consistent read. OK with item.exists false when there is none.
  *   DELETE    unconditional delete. OK.
  *   CHECK     fencing check: owner = :owner AND fence = :token, as one

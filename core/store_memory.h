@@ -24,6 +24,11 @@ void store_memory_fail(struct store *s, int n, enum store_status status,
 /* Delay before each completion, ms (default 0). */
 void store_memory_set_latency(struct store *s, int64_t ms);
 
+/* Writes item at name as it is, without a condition: for tests that need an
+ * item no lock would write (an owner without rvn, say). */
+bool store_memory_put_raw(struct store *s, const char *name, const struct lock_item *item)
+	__attribute__((warn_unused_result));
+
 /* Number of items held. */
 size_t store_memory_items(const struct store *s);
 

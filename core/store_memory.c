@@ -1,0 +1,367 @@
+/*
+ * store_memory: the embedded store. Items live in a chained hash table keyed
+ * by lock name; each request is copied into a call that completes from a
+ * timer (zero delay by default), so callers see the same asynchrony as with
+ * DynamoDB. The conditions are those of store.h, item for item.
+ */
+#include "core/store_memory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mitem {
+	struct mitem *next;
+	uint64_t hash;
+	char owner[STORE_ID_MAX + 1];
+	char rvn[STORE_ID_MAX + 1];
+	int64_t fence, lease_ms, ttl;
+	char *holder; /* NULL when absent */
+	bool has_lease;
+	char name[]; /* NUL-terminated */
+};
+
+struct store_call {
+	struct timer timer;
+	struct mstore *ms;
+	store_cb cb;
+	void *arg;
+	struct store_req req; /* strings point into text */
+	char text[];
+};
+
+struct mstore {
+	struct store base;
+	struct clock *clock;
+	struct mitem **buckets;
+	size_t nbuckets, nitems;
+	int64_t latency_ms;
+	int fail_n;
+	enum store_status fail_status;
+	const char *fail_type;
+	char table[];
+};
+
+static uint64_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static struct mitem **find_slot(struct mstore *ms, const char *name, uint64_t h)
+{
+	struct mitem **p = &ms->buckets[h & (ms->nbuckets - 1)];
+	while (*p != NULL && ((*p)->hash != h || strcmp((*p)->name, name) != 0))
+		p = &(*p)->next;
+	return p;
+}
+
+static void grow(struct mstore *ms)
+{
+	size_t n = ms->nbuckets * 2;
+	struct mitem **b = calloc(n, sizeof(*b));
+	if (b == NULL)
+		return; /* keep the longer chains */
+	for (size_t i = 0; i < ms->nbuckets; i++) {
+		struct mitem *it = ms->buckets[i], *next;
+		for (; it != NULL; it = next) {
+			next = it->next;
+			it->next = b[it->hash & (n - 1)];
+			b[it->hash & (n - 1)] = it;
+		}
+	}
+	free(ms->buckets);
+	ms->buckets = b;
+	ms->nbuckets = n;
+}
+
+static void copy_out(const struct mitem *it, struct lock_item *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (it == NULL)
+		return;
+	out->exists = true;
+	out->has_owner = it->owner[0] != '\0';
+	out->has_rvn = it->rvn[0] != '\0';
+	out->has_lease = it->has_lease;
+	out->has_fence = true;
+	strcpy(out->owner, it->owner);
+	strcpy(out->rvn, it->rvn);
+	if (it->holder != NULL)
+		strcpy(out->holder, it->holder);
+	strcpy(out->type, "LOCK");
+	out->fence = it->fence;
+	out->lease_ms = it->has_lease ? it->lease_ms : 0;
+	out->ttl = it->ttl;
+}
+
+static bool set_holder(struct mitem *it, const char *holder)
+{
+	char *h = NULL;
+	if (holder != NULL && (h = strdup(holder)) == NULL)
+		return false;
+	free(it->holder);
+	it->holder = h;
+	return true;
+}
+
+static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
+{
+	return r->unconditional || it == NULL || it->owner[0] == '\0' ||
+	       strcmp(it->owner, r->owner) == 0 ||
+	       (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0);
+}
+
+static bool owner_is(const struct mitem *it, const char *owner)
+{
+	return it != NULL && it->owner[0] != '\0' && strcmp(it->owner, owner) == 0;
+}
+
+/* Applies one request to the table and fills res. */
+static void apply(struct mstore *ms, const struct store_req *r, struct store_result *res)
+{
+	uint64_t h = hash_name(r->name);
+	struct mitem **slot = find_slot(ms, r->name, h), *it = *slot;
+
+	res->status = STORE_OK;
+	switch (r->op) {
+	case STORE_ACQUIRE:
+		if (!acquire_allowed(it, r))
+			break;
+		if (it == NULL) {
+			size_t len = strlen(r->name);
+			it = calloc(1, sizeof(*it) + len + 1);
+			if (it == NULL)
+				goto oom;
+			memcpy(it->name, r->name, len + 1);
+			it->hash = h;
+			*slot = it;
+			if (++ms->nitems > ms->nbuckets)
+				grow(ms);
+		}
+		if (!set_holder(it, r->holder))
+			goto oom;
+		strcpy(it->owner, r->owner);
+		strcpy(it->rvn, r->rvn);
+		it->lease_ms = r->lease_ms;
+		it->has_lease = true;
+		it->fence++;
+		if (r->ttl > 0)
+			it->ttl = r->ttl;
+		copy_out(it, &res->item);
+		return;
+	case STORE_RENEW:
+		if (!owner_is(it, r->owner))
+			break;
+		if (!set_holder(it, r->holder))
+			goto oom;
+		strcpy(it->rvn, r->rvn);
+		it->lease_ms = r->lease_ms;
+		it->has_lease = true;
+		if (r->ttl > 0)
+			it->ttl = r->ttl;
+		copy_out(it, &res->item);
+		return;
+	case STORE_RELEASE:
+		if (it == NULL || (!r->unconditional && !owner_is(it, r->owner)))
+			break;
+		it->owner[0] = '\0';
+		it->has_lease = false;
+		set_holder(it, NULL);
+		if (r->ttl > 0)
+			it->ttl = r->ttl;
+		copy_out(it, &res->item);
+		return;
+	case STORE_READ:
+		copy_out(it, &res->item);
+		return;
+	case STORE_DELETE:
+		if (it != NULL) {
+			*slot = it->next;
+			free(it->holder);
+			free(it);
+			ms->nitems--;
+		}
+		copy_out(NULL, &res->item);
+		return;
+	case STORE_CHECK:
+		if (owner_is(it, r->owner) && it->fence == r->token) {
+			copy_out(it, &res->item);
+			return;
+		}
+		break;
+	default:
+		res->status = STORE_FATAL;
+		res->error_type = "InvalidOperation";
+		strcpy(res->message, "unknown store operation");
+		return;
+	}
+	res->status = STORE_REFUSED;
+	copy_out(it, &res->item);
+	return;
+oom:
+	res->status = STORE_TRANSIENT;
+	res->error_type = "OutOfMemory";
+	strcpy(res->message, "the embedded store is out of memory");
+}
+
+static void complete(void *arg)
+{
+	struct store_call *call = arg;
+	struct mstore *ms = call->ms;
+	struct store_result res;
+
+	memset(&res, 0, sizeof(res));
+	if (ms->fail_n != 0) {
+		if (ms->fail_n > 0)
+			ms->fail_n--;
+		res.status = ms->fail_status;
+		res.error_type = ms->fail_type;
+		snprintf(res.message, sizeof(res.message), "%s (injected by the test)",
+			 ms->fail_type != NULL ? ms->fail_type : store_status_name(ms->fail_status));
+	} else {
+		apply(ms, &call->req, &res);
+	}
+	ms->base.in_flight--;
+	store_cb cb = call->cb;
+	void *cb_arg = call->arg;
+	free(call);
+	cb(cb_arg, &res);
+}
+
+/* Copies s into *dst inside call->text at *pos; NULL stays NULL. */
+static void put_str(char *text, size_t *pos, const char **dst, const char *s)
+{
+	if (s == NULL) {
+		*dst = NULL;
+		return;
+	}
+	size_t n = strlen(s) + 1;
+	memcpy(text + *pos, s, n);
+	*dst = text + *pos;
+	*pos += n;
+}
+
+static size_t slen(const char *s) { return s != NULL ? strlen(s) + 1 : 0; }
+
+static struct store_call *mem_submit(struct store *s, const struct store_req *req, store_cb cb,
+				     void *arg)
+{
+	struct mstore *ms = (struct mstore *)s;
+	size_t need = slen(req->name) + slen(req->owner) + slen(req->rvn) + slen(req->seen_rvn) +
+		      slen(req->holder);
+	struct store_call *call = malloc(sizeof(*call) + need);
+	if (call == NULL)
+		return NULL;
+	size_t pos = 0;
+	call->ms = ms;
+	call->cb = cb;
+	call->arg = arg;
+	call->req = *req;
+	put_str(call->text, &pos, &call->req.name, req->name);
+	put_str(call->text, &pos, &call->req.owner, req->owner != NULL ? req->owner : "");
+	put_str(call->text, &pos, &call->req.rvn, req->rvn != NULL ? req->rvn : "");
+	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn);
+	put_str(call->text, &pos, &call->req.holder, req->holder);
+	timer_init(&call->timer, ms->clock, complete, call);
+	if (!timer_arm(&call->timer, ms->latency_ms)) {
+		free(call);
+		return NULL;
+	}
+	if ((unsigned)req->op < STORE_OP_COUNT)
+		s->requests[req->op]++;
+	s->in_flight++;
+	return call;
+}
+
+static void mem_cancel(struct store *s, struct store_call *call)
+{
+	timer_cancel(&call->timer);
+	s->in_flight--;
+	free(call);
+}
+
+static void mem_free(struct store *s)
+{
+	struct mstore *ms = (struct mstore *)s;
+	for (size_t i = 0; i < ms->nbuckets; i++) {
+		struct mitem *it = ms->buckets[i], *next;
+		for (; it != NULL; it = next) {
+			next = it->next;
+			free(it->holder);
+			free(it);
+		}
+	}
+	free(ms->buckets);
+	free(ms);
+}
+
+static const struct store_ops memory_ops = {
+	.submit = mem_submit,
+	.cancel = mem_cancel,
+	.free = mem_free,
+};
+
+struct store *store_memory_new(struct clock *clock, const char *table)
+{
+	size_t len = strlen(table);
+	struct mstore *ms = calloc(1, sizeof(*ms) + len + 1);
+	if (ms == NULL)
+		return NULL;
+	ms->nbuckets = 1024;
+	ms->buckets = calloc(ms->nbuckets, sizeof(*ms->buckets));
+	if (ms->buckets == NULL) {
+		free(ms);
+		return NULL;
+	}
+	memcpy(ms->table, table, len + 1);
+	ms->base.ops = &memory_ops;
+	ms->base.table = ms->table;
+	ms->clock = clock;
+	return &ms->base;
+}
+
+void store_memory_fail(struct store *s, int n, enum store_status status, const char *error_type)
+{
+	struct mstore *ms = (struct mstore *)s;
+	ms->fail_n = n;
+	ms->fail_status = status;
+	ms->fail_type = error_type;
+}
+
+void store_memory_set_latency(struct store *s, int64_t ms_delay)
+{
+	((struct mstore *)s)->latency_ms = ms_delay;
+}
+
+size_t store_memory_items(const struct store *s)
+{
+	return ((const struct mstore *)s)->nitems;
+}
+
+bool store_memory_put_raw(struct store *s, const char *name, const struct lock_item *item)
+{
+	struct mstore *ms = (struct mstore *)s;
+	uint64_t h = hash_name(name);
+	struct mitem **slot = find_slot(ms, name, h), *it = *slot;
+	if (it == NULL) {
+		size_t len = strlen(name);
+		if ((it = calloc(1, sizeof(*it) + len + 1)) == NULL)
+			return false;
+		memcpy(it->name, name, len + 1);
+		it->hash = h;
+		*slot = it;
+		ms->nitems++;
+	}
+	if (!set_holder(it, item->holder[0] != '\0' ? item->holder : NULL))
+		return false;
+	strcpy(it->owner, item->has_owner ? item->owner : "");
+	strcpy(it->rvn, item->has_rvn ? item->rvn : "");
+	it->has_lease = item->has_lease;
+	it->lease_ms = item->lease_ms;
+	it->fence = item->fence;
+	it->ttl = item->ttl;
+	return true;
+}
