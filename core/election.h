@@ -1,0 +1,55 @@
+/*
+ * election: leader terms on top of a locktable (the reference's
+ * RunAsLeaderAsync). An election contends for a lock until it leads; a term
+ * lasts until the lease is lost (the election contends again, unless it was
+ * started for one term), the caller cancels (the lease is released: the
+ * term ends "cancelled") or the work is done (released and handed on:
+ * "work_returned").
+ *
+ * Transient acquire errors are retried after a third of the lease: the first
+ * of an outage logs 44, the next answer of the store logs 49 with the
+ * outage's length and retries, and every one is counted in
+ * contention_retries. Any other error ends the election (failed callback).
+ */
+#ifndef LG_ELECTION_H
+#define LG_ELECTION_H
+
+#include "core/locktable.h"
+
+struct election;
+
+enum election_end { ELECTION_LEASE_LOST, ELECTION_CANCELLED, ELECTION_WORK_RETURNED };
+
+struct election_cbs {
+	/* A term starts; lease is the election's (do not release it). */
+	void (*lead)(void *arg, struct lease *lease);
+	/* The term ended by a lost lease (reason); the lease is gone. */
+	void (*lost)(void *arg, enum lt_loss reason);
+	/* The election ended with an error retrying cannot fix. */
+	void (*failed)(void *arg, const struct lt_error *err);
+};
+
+struct election_args {
+	const char *name;
+	int64_t lease_ms;
+	const char *holder; /* NULL = the table's label */
+	bool one_term;      /* stop after the first lost term */
+};
+
+/* Starts contending. Returns NULL on bad args (msg says why) or
+ * out-of-memory. The callbacks come from the loop. */
+struct election *election_start(struct locktable *t, const struct election_args *args,
+				const struct election_cbs *cbs, void *arg, char *msg,
+				size_t msglen) __attribute__((warn_unused_result));
+
+/* The lease of the current term, or NULL while not leading. */
+struct lease *election_lease(const struct election *e);
+
+/* Ends the election and frees it: a term in progress ends with how
+ * (CANCELLED or WORK_RETURNED: log 46) and its lease is released, handed on
+ * to a local waiter if there is one. No callback runs afterwards. */
+void election_stop(struct election *e, enum election_end how);
+
+const char *election_end_name(enum election_end how);
+
+#endif

@@ -1,0 +1,147 @@
+/*
+ * locktable: leases on named locks of one table, with the semantics of
+ * shared/reference/lease-semantics.md, on any struct store.
+ *
+ * One locktable per table per process: it remembers the holders it has seen
+ * (a takeover depends on that) and keeps local contention local — while a
+ * lease of this locktable holds a lock, other tries are refused without a
+ * request and waits queue here (FIFO), handed the lock by one conditional
+ * write when it is released. However many wait for a lock, one shared poll
+ * reads it.
+ *
+ * Every callback comes from the event loop (never from inside the call that
+ * registered it). Nothing here blocks or sleeps.
+ */
+#ifndef LG_LOCKTABLE_H
+#define LG_LOCKTABLE_H
+
+#include "core/clock.h"
+#include "core/obs.h"
+#include "core/store.h"
+
+#define LT_MIN_LEASE_MS 1000LL
+#define LT_MAX_LEASE_MS 86400000LL
+#define LT_MIN_RETENTION_MS 86400000LL
+#define LT_DEFAULT_RETENTION_MS (30 * 86400000LL)
+#define LT_MAX_POLL_MS 10000LL
+#define LT_RENEW_RETRY_FIRST_MS 100LL
+
+struct locktable;
+struct lease;
+struct lt_wait;
+
+enum lt_loss {
+	LT_HELD = 0,         /* not lost */
+	LT_TAKEN_OVER,       /* a renewal found another owner */
+	LT_DELETED,          /* a renewal found no item */
+	LT_EXPIRED,          /* the lease ran out without a successful renewal */
+	LT_TABLE_NOT_FOUND,  /* a renewal was answered ResourceNotFound */
+	LT_LOSS_COUNT
+};
+
+struct lt_options {
+	const char *holder_label;   /* default label of leases, NULL = none */
+	int64_t ttl_retention_ms;   /* 0 = write no TTL; else >= LT_MIN_RETENTION_MS */
+	unsigned seen_max;          /* holders remembered, default 10000 */
+};
+
+/* An error of the store, passed up to the caller. */
+struct lt_error {
+	enum store_status status; /* TRANSIENT, NO_TABLE or FATAL */
+	const char *error_type;   /* static, for metrics */
+	char message[STORE_MSG_MAX + 128];
+};
+
+struct lt_acquire_args {
+	const char *name;      /* 1..STORE_NAME_MAX bytes, copied */
+	int64_t lease_ms;      /* LT_MIN_LEASE_MS..LT_MAX_LEASE_MS */
+	bool wait;             /* false: try once; true: poll until acquired */
+	int64_t timeout_ms;    /* wait only: give up after this, 0 = never */
+	const char *holder;    /* label of this lease; NULL = the table's */
+	const char *owner;     /* owner id to write (a retried acquire reuses
+				  it), NULL = a new one */
+	/* Called each time the store answers this acquire without an error
+	 * (the lock found free or held); may be NULL. */
+	void (*answered)(void *arg);
+};
+
+/* The result of an acquire: lease != NULL (now owned by the callee: release
+ * it with lease_release), or lease == NULL and err == NULL (a try found the
+ * lock held, or a wait timed out), or err != NULL (the store failed; err is
+ * valid during the call only). */
+typedef void (*lt_acquire_cb)(void *arg, struct lease *lease, const struct lt_error *err);
+typedef void (*lt_lost_cb)(void *arg, struct lease *lease, enum lt_loss reason);
+/* renewed: 1 renewed now, 0 the lease has ended; or err != NULL. */
+typedef void (*lt_renew_cb)(void *arg, int renewed, const struct lt_error *err);
+
+/* Returns NULL on out-of-memory or bad options. clock, store and obs must
+ * outlive the locktable. */
+struct locktable *lt_new(struct clock *clock, struct store *store, struct obs *obs,
+			 const struct lt_options *opts);
+
+/* Frees t. Every lease must have been released and every wait cancelled;
+ * releases still in flight are dropped. */
+void lt_free(struct locktable *t);
+
+/* Validates args (lease range, name length, holder 1..256); on failure
+ * returns false and writes a message for the client into msg. */
+bool lt_args_valid(const struct lt_acquire_args *args, char *msg, size_t msglen);
+
+/* Starts an acquire. Returns a handle to cancel it, or NULL on bad args or
+ * out-of-memory (no callback then). cb runs exactly once unless cancelled. */
+struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *args,
+			   lt_acquire_cb cb, void *arg) __attribute__((warn_unused_result));
+
+/* Cancels an acquire: cb will not run. A write already sent that succeeds
+ * is released at once, so a cancelled wait never leaves a lease behind. */
+void lt_acquire_cancel(struct lt_wait *w);
+
+/* The lease of this locktable holding name, or NULL. */
+struct lease *lt_local_lease(struct locktable *t, const char *name);
+
+const char *lt_table(const struct locktable *t);
+struct clock *lt_clock(const struct locktable *t);
+
+struct lt_stats {
+	uint64_t leases;   /* held, not yet released */
+	uint64_t waits;    /* acquires in progress */
+	uint64_t locks;    /* locks remembered (held, waited on or seen) */
+	uint64_t releases_in_flight;
+};
+void lt_stats(const struct locktable *t, struct lt_stats *out);
+
+/* --- leases --- */
+
+const char *lease_name(const struct lease *l);
+int64_t lease_token(const struct lease *l);
+int64_t lease_duration_ms(const struct lease *l);
+const char *lease_holder(const struct lease *l); /* NULL when unlabeled */
+const char *lease_owner(const struct lease *l);
+bool lease_takeover(const struct lease *l); /* acquired by a takeover */
+bool lease_held(const struct lease *l);     /* not ended */
+enum lt_loss lease_loss(const struct lease *l); /* LT_HELD while held */
+/* Monotonic ms at which the lease runs out unless renewed. */
+int64_t lease_end_ms(const struct lease *l);
+
+/* Registers the callback run once when the lease is lost (never after
+ * lease_release). */
+void lease_on_lost(struct lease *l, lt_lost_cb cb, void *arg);
+
+/* Sends one renewal now. cb: 1 renewed, 0 ended (also when it ends now,
+ * taken over or deleted), or the store's error (the heartbeat goes on).
+ * Returns false on out-of-memory (no callback). */
+bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn_unused_result));
+
+/* Gives the lease back: hands the lock to the first local waiter with one
+ * conditional write, else sends a conditional release (a failure is logged
+ * (43), never reported). Pending renew callbacks are dropped. l is invalid
+ * afterwards. */
+void lease_release(struct lease *l);
+
+/* Fencing check: cb(arg, 1) while the store still shows this owner and
+ * token, cb(arg, 0) when not, or an error. */
+bool lease_check(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn_unused_result));
+
+const char *lt_loss_name(enum lt_loss reason);
+
+#endif
