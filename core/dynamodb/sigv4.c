@@ -1,0 +1,488 @@
+/*
+ * sigv4: AWS Signature Version 4, computed with OpenSSL's HMAC and SHA-256.
+ * See sigv4.h for the canonical forms. Every string is built in a growing
+ * buffer (struct sbuf) whose error, once set, stays set, so the builders
+ * below need no error check per append.
+ */
+#include "core/dynamodb/sigv4.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define ALGORITHM "AWS4-HMAC-SHA256"
+#define SIGV4_LINE_MAX (64u << 10) /* one canonical header or query, bytes */
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void sb_reserve(struct sbuf *b, size_t more)
+{
+	if (b->failed)
+		return;
+	if (b->len + more + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->failed = true;
+		return;
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	sb_reserve(b, n);
+	if (b->failed)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+static void sb_chr(struct sbuf *b, char c) { sb_add(b, &c, 1); }
+
+/* Takes the string out of b (NULL if it failed). */
+static char *sb_take(struct sbuf *b)
+{
+	if (b->failed || !b->p) {
+		free(b->p);
+		*b = (struct sbuf){0};
+		return NULL;
+	}
+	char *p = b->p;
+	*b = (struct sbuf){0};
+	return p;
+}
+
+static void hex(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+void sigv4_sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	SHA256(data ? data : (const void *)"", len, md);
+	hex(md, sizeof md, out);
+}
+
+static bool hmac(const void *key, size_t keylen, const char *msg, unsigned char out[32])
+{
+	unsigned int n = 0;
+	return HMAC(EVP_sha256(), key, (int)keylen, (const unsigned char *)msg, strlen(msg), out,
+		    &n) != NULL &&
+	       n == 32;
+}
+
+/* RFC 3986 unreserved characters are kept; everything else is %XX. */
+static bool unreserved(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+static void uri_encode(struct sbuf *b, const char *s, size_t n, bool keep_slash)
+{
+	static const char digits[] = "0123456789ABCDEF";
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (unreserved(c) || (keep_slash && c == '/')) {
+			sb_chr(b, (char)c);
+		} else {
+			char e[3] = {'%', digits[c >> 4], digits[c & 15]};
+			sb_add(b, e, 3);
+		}
+	}
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decodes %XX in s[0..n) into out (at least n+1 bytes); returns the length. */
+static size_t uri_decode(const char *s, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+		if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
+		    (lo = hexval(s[i + 2])) >= 0) {
+			out[o++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else {
+			out[o++] = s[i];
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+struct qpair {
+	char *name, *value; /* encoded */
+};
+
+static int qpair_cmp(const void *a, const void *b)
+{
+	const struct qpair *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->value, y->value);
+}
+
+static char *encode_part(const char *s, size_t n)
+{
+	char *dec = malloc(n + 1);
+	if (!dec)
+		return NULL;
+	size_t dn = uri_decode(s, n, dec);
+	struct sbuf b = {0};
+	uri_encode(&b, dec, dn, false);
+	sb_add(&b, "", 0); /* an empty part is "" rather than NULL */
+	free(dec);
+	return sb_take(&b);
+}
+
+static void canonical_query(struct sbuf *out, const char *q)
+{
+	if (!q || !*q)
+		return;
+	size_t n = 1;
+	for (const char *p = q; *p; p++)
+		n += *p == '&';
+	struct qpair *pairs = calloc(n, sizeof *pairs);
+	if (!pairs) {
+		out->failed = true;
+		return;
+	}
+	size_t np = 0;
+	const char *p = q;
+	while (*p) {
+		const char *end = strchr(p, '&');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len > 0) {
+			const char *eq = memchr(p, '=', len);
+			size_t nl = eq ? (size_t)(eq - p) : len;
+			pairs[np].name = encode_part(p, nl);
+			pairs[np].value = eq ? encode_part(eq + 1, len - nl - 1) : encode_part("", 0);
+			if (!pairs[np].name || !pairs[np].value)
+				out->failed = true;
+			np++;
+		}
+		p += len + (end != NULL);
+	}
+	if (!out->failed) {
+		qsort(pairs, np, sizeof *pairs, qpair_cmp);
+		for (size_t i = 0; i < np; i++) {
+			if (i)
+				sb_chr(out, '&');
+			sb_str(out, pairs[i].name);
+			sb_chr(out, '=');
+			sb_str(out, pairs[i].value);
+		}
+	}
+	for (size_t i = 0; i < np; i++) {
+		free(pairs[i].name);
+		free(pairs[i].value);
+	}
+	free(pairs);
+}
+
+struct chdr {
+	char name[128];
+	const char *value;
+	size_t order;
+};
+
+static int chdr_cmp(const void *a, const void *b)
+{
+	const struct chdr *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* Appends v trimmed, with inner whitespace runs folded to one space. */
+static void add_trimmed(struct sbuf *b, const char *v)
+{
+	bool pending = false, any = false;
+	for (; *v; v++) {
+		if (is_space(*v)) {
+			pending = any;
+			continue;
+		}
+		if (pending)
+			sb_chr(b, ' ');
+		pending = false;
+		any = true;
+		sb_chr(b, *v);
+	}
+}
+
+/* The canonical request, and the signed header list into *signed_list. */
+static char *canonical_request(const struct sigv4_request *req, char **signed_list)
+{
+	struct chdr h[SIGV4_HEADERS_MAX];
+	bool has_host = false;
+	*signed_list = NULL;
+	if (!req->method || req->nheaders > SIGV4_HEADERS_MAX || !req->headers)
+		return NULL;
+	for (size_t i = 0; i < req->nheaders; i++) {
+		const char *name = req->headers[i].name;
+		size_t n = name ? strlen(name) : 0;
+		if (n == 0 || n >= sizeof h[i].name || !req->headers[i].value ||
+		    strlen(req->headers[i].value) > SIGV4_LINE_MAX)
+			return NULL;
+		for (size_t k = 0; k <= n; k++) {
+			char c = name[k];
+			h[i].name[k] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+		}
+		h[i].value = req->headers[i].value;
+		h[i].order = i;
+		has_host |= strcmp(h[i].name, "host") == 0;
+	}
+	if (!has_host)
+		return NULL;
+	qsort(h, req->nheaders, sizeof h[0], chdr_cmp);
+
+	struct sbuf b = {0}, sl = {0};
+	sb_str(&b, req->method);
+	sb_chr(&b, '\n');
+	const char *path = req->path && *req->path ? req->path : "/";
+	uri_encode(&b, path, strlen(path), true);
+	sb_chr(&b, '\n');
+	canonical_query(&b, req->query);
+	sb_chr(&b, '\n');
+	for (size_t i = 0; i < req->nheaders; i++) {
+		bool repeat = i > 0 && strcmp(h[i].name, h[i - 1].name) == 0;
+		if (repeat) {
+			sb_chr(&b, ',');
+		} else {
+			if (i > 0) {
+				sb_chr(&b, '\n');
+				sb_chr(&sl, ';');
+			}
+			sb_str(&b, h[i].name);
+			sb_chr(&b, ':');
+			sb_str(&sl, h[i].name);
+		}
+		add_trimmed(&b, h[i].value);
+	}
+	sb_str(&b, "\n\n");
+	sb_add(&sl, "", 0);
+	sb_str(&b, sl.failed ? "" : sl.p);
+	sb_chr(&b, '\n');
+	char payload[65];
+	sigv4_sha256_hex(req->body, req->body ? req->body_len : 0, payload);
+	sb_str(&b, payload);
+	*signed_list = sb_take(&sl);
+	char *creq = sb_take(&b);
+	if (!*signed_list || !creq) {
+		free(*signed_list);
+		free(creq);
+		*signed_list = NULL;
+		return NULL;
+	}
+	return creq;
+}
+
+static bool valid_amz_date(const char *d)
+{
+	if (!d || strlen(d) != 16 || d[8] != 'T' || d[15] != 'Z')
+		return false;
+	for (int i = 0; i < 15; i++)
+		if (i != 8 && (d[i] < '0' || d[i] > '9'))
+			return false;
+	return true;
+}
+
+static bool simple_token(const char *s)
+{
+	if (!s || !*s || strlen(s) > 64)
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || *s == ' ' || *s == '\n' || *s == ',')
+			return false;
+	return true;
+}
+
+bool sigv4_sign_parts(const struct sigv4_request *req, const char *access_key_id,
+		      const char *secret_access_key, const char *amz_date,
+		      struct sigv4_parts *parts)
+{
+	*parts = (struct sigv4_parts){0};
+	if (!valid_amz_date(amz_date) || !simple_token(req->region) ||
+	    !simple_token(req->service) || !access_key_id || !*access_key_id ||
+	    strlen(access_key_id) > AWS_KEY_ID_MAX || !secret_access_key || !*secret_access_key ||
+	    strlen(secret_access_key) > AWS_SECRET_MAX)
+		return false;
+	char *signed_list = NULL;
+	parts->canonical_request = canonical_request(req, &signed_list);
+	if (!parts->canonical_request)
+		return false;
+
+	char date[9];
+	memcpy(date, amz_date, 8);
+	date[8] = '\0';
+	char creq_hash[65];
+	sigv4_sha256_hex(parts->canonical_request, strlen(parts->canonical_request), creq_hash);
+	struct sbuf sts = {0};
+	sb_str(&sts, ALGORITHM "\n");
+	sb_str(&sts, amz_date);
+	sb_chr(&sts, '\n');
+	sb_str(&sts, date);
+	sb_chr(&sts, '/');
+	sb_str(&sts, req->region);
+	sb_chr(&sts, '/');
+	sb_str(&sts, req->service);
+	sb_str(&sts, "/aws4_request\n");
+	sb_str(&sts, creq_hash);
+	parts->string_to_sign = sb_take(&sts);
+	if (!parts->string_to_sign) {
+		free(signed_list);
+		return false;
+	}
+
+	/* kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service),
+	 * "aws4_request"); the signature is HMAC(kSigning, string to sign). */
+	char ksecret[4 + AWS_SECRET_MAX + 1];
+	unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
+	snprintf(ksecret, sizeof ksecret, "AWS4%s", secret_access_key);
+	bool ok = hmac(ksecret, strlen(ksecret), date, k1) &&
+		  hmac(k1, 32, req->region, k2) && hmac(k2, 32, req->service, k3) &&
+		  hmac(k3, 32, "aws4_request", k4) && hmac(k4, 32, parts->string_to_sign, sig);
+	OPENSSL_cleanse(ksecret, sizeof ksecret);
+	OPENSSL_cleanse(k1, sizeof k1);
+	OPENSSL_cleanse(k2, sizeof k2);
+	OPENSSL_cleanse(k3, sizeof k3);
+	OPENSSL_cleanse(k4, sizeof k4);
+	if (!ok) {
+		free(signed_list);
+		return false;
+	}
+	char sighex[65];
+	hex(sig, sizeof sig, sighex);
+	struct sbuf a = {0};
+	sb_str(&a, ALGORITHM " Credential=");
+	sb_str(&a, access_key_id);
+	sb_chr(&a, '/');
+	sb_str(&a, date);
+	sb_chr(&a, '/');
+	sb_str(&a, req->region);
+	sb_chr(&a, '/');
+	sb_str(&a, req->service);
+	sb_str(&a, "/aws4_request, SignedHeaders=");
+	sb_str(&a, signed_list);
+	sb_str(&a, ", Signature=");
+	sb_str(&a, sighex);
+	free(signed_list);
+	parts->authorization = sb_take(&a);
+	return parts->authorization != NULL;
+}
+
+void sigv4_parts_free(struct sigv4_parts *parts)
+{
+	if (!parts)
+		return;
+	free(parts->canonical_request);
+	free(parts->string_to_sign);
+	free(parts->authorization);
+	*parts = (struct sigv4_parts){0};
+}
+
+bool sigv4_amz_date(int64_t wall_ms, char out[17])
+{
+	/* 253402300800 s is 10000-01-01T00:00:00Z. */
+	if (wall_ms < 0 || wall_ms / 1000 >= INT64_C(253402300800))
+		return false;
+	time_t t = (time_t)(wall_ms / 1000);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm))
+		return false;
+	return strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm) == 16;
+}
+
+static bool name_is(const char *a, const char *b) { return strcasecmp(a, b) == 0; }
+
+bool sigv4_sign(const struct sigv4_request *req, const struct aws_credentials *creds,
+		int64_t wall_ms, struct sigv4_signed *out, struct sigv4_parts *parts)
+{
+	struct sigv4_parts local = {0};
+	struct sigv4_parts *pp = parts ? parts : &local;
+	*pp = (struct sigv4_parts){0};
+	bool token = creds->session_token[0] != '\0';
+	size_t n = req->nheaders + 1 + token;
+	if (!req->headers || n > SIGV4_HEADERS_MAX || !sigv4_amz_date(wall_ms, out->amz_date))
+		return false;
+	struct http_header h[SIGV4_HEADERS_MAX];
+	for (size_t i = 0; i < req->nheaders; i++) {
+		const char *name = req->headers[i].name;
+		if (!name || name_is(name, "x-amz-date") || name_is(name, "authorization") ||
+		    name_is(name, "x-amz-security-token"))
+			return false;
+		h[i] = req->headers[i];
+	}
+	h[req->nheaders] = (struct http_header){"X-Amz-Date", out->amz_date};
+	if (token)
+		h[req->nheaders + 1] = (struct http_header){"X-Amz-Security-Token", creds->session_token};
+	struct sigv4_request r = *req;
+	r.headers = h;
+	r.nheaders = n;
+	bool ok = sigv4_sign_parts(&r, creds->access_key_id, creds->secret_access_key,
+				   out->amz_date, pp);
+	if (ok) {
+		size_t alen = strlen(pp->authorization);
+		ok = alen < sizeof out->authorization;
+		if (ok)
+			memcpy(out->authorization, pp->authorization, alen + 1);
+	}
+	if (ok) {
+		out->nextra = 0;
+		out->extra[out->nextra++] = (struct http_header){"X-Amz-Date", out->amz_date};
+		if (token)
+			out->extra[out->nextra++] =
+				(struct http_header){"X-Amz-Security-Token", creds->session_token};
+		out->extra[out->nextra++] = (struct http_header){"Authorization", out->authorization};
+	}
+	if (!parts)
+		sigv4_parts_free(&local);
+	return ok;
+}
+
+void sigv4_redact_key_id(const char *key_id, char *out, size_t outsz)
+{
+	if (!outsz)
+		return;
+	size_t n = key_id ? strlen(key_id) : 0;
+	if (n <= 8)
+		snprintf(out, outsz, "***");
+	else
+		snprintf(out, outsz, "%.4s...%s", key_id, key_id + n - 4);
+}
