@@ -1,0 +1,330 @@
+/*
+ * ddb_json_parse.c: DynamoDB responses into leasegate's structs (see
+ * ddb_json.h). Every attribute used is checked for its type and bounded;
+ * a DynamoDB answer is input like any other.
+ */
+#include "core/dynamodb/ddb_json.h"
+
+#include <cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void errf(char *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, DDB_ERR_MAX, fmt, ap);
+	va_end(ap);
+}
+
+bool ddb_parse_int64(const char *s, int64_t *out)
+{
+	bool neg = *s == '-';
+	const char *p = s + neg;
+	uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	if (*p == '\0')
+		return false;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (limit - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return true;
+}
+
+/* The value of one typed attribute {"S": "..."}: NULL with err set when the
+ * attribute is not exactly of type want. */
+static const char *typed(const cJSON *attr, const char *want, char *err)
+{
+	const cJSON *v = cJSON_IsObject(attr) ? attr->child : NULL;
+	if (!v || v->next || !v->string || strcmp(v->string, want) != 0 || !cJSON_IsString(v)) {
+		errf(err, "attribute %s is not of type %s", attr && attr->string ? attr->string : "?",
+		     want);
+		return NULL;
+	}
+	return v->valuestring;
+}
+
+static bool get_str(const cJSON *attr, char *dst, size_t cap, bool *has, char *err)
+{
+	const char *s = typed(attr, "S", err);
+	if (!s)
+		return false;
+	size_t n = strlen(s);
+	if (n + 1 > cap) {
+		errf(err, "attribute %s is longer than %zu bytes", attr->string, cap - 1);
+		return false;
+	}
+	memcpy(dst, s, n + 1);
+	if (has)
+		*has = true;
+	return true;
+}
+
+static bool get_num(const cJSON *attr, int64_t *dst, bool *has, char *err)
+{
+	const char *s = typed(attr, "N", err);
+	if (!s)
+		return false;
+	if (strlen(s) > 20 || !ddb_parse_int64(s, dst)) {
+		errf(err, "attribute %s is not an integer: '%.24s'", attr->string, s);
+		return false;
+	}
+	if (has)
+		*has = true;
+	return true;
+}
+
+bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *item, char *err)
+{
+	const cJSON *map = cjson;
+	memset(item, 0, sizeof *item);
+	if (!cJSON_IsObject(map)) {
+		errf(err, "item is not a JSON object");
+		return false;
+	}
+	item->exists = true;
+	for (const cJSON *a = map->child; a; a = a->next) {
+		const char *n = a->string;
+		bool ok = true;
+		if (!n)
+			continue;
+		if (strcmp(n, "owner") == 0)
+			ok = get_str(a, item->owner, sizeof item->owner, &item->has_owner, err);
+		else if (strcmp(n, "rvn") == 0)
+			ok = get_str(a, item->rvn, sizeof item->rvn, &item->has_rvn, err);
+		else if (strcmp(n, "holder") == 0)
+			ok = get_str(a, item->holder, sizeof item->holder, NULL, err);
+		else if (strcmp(n, "_type") == 0)
+			ok = get_str(a, item->type, sizeof item->type, NULL, err);
+		else if (strcmp(n, "fence") == 0)
+			ok = get_num(a, &item->fence, &item->has_fence, err);
+		else if (strcmp(n, "leaseMs") == 0)
+			ok = get_num(a, &item->lease_ms, &item->has_lease, err);
+		else if (ttl_attr && strcmp(n, ttl_attr) == 0)
+			ok = get_num(a, &item->ttl, NULL, err);
+		if (!ok)
+			return false;
+	}
+	if (item->has_lease && item->lease_ms <= 0) {
+		errf(err, "attribute leaseMs is not positive");
+		return false;
+	}
+	return true;
+}
+
+static cJSON *parse_body(const char *body, size_t len, char *err)
+{
+	cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		errf(err, "response is not a JSON object: '%.40s'", body ? body : "");
+		return NULL;
+	}
+	return root;
+}
+
+bool ddb_parse_output(enum ddb_op op, const char *body, size_t len, const char *ttl_attr,
+		      struct lock_item *item, char *err)
+{
+	memset(item, 0, sizeof *item);
+	const char *member = op == DDB_UPDATE_ITEM ? "Attributes" : op == DDB_GET_ITEM ? "Item" : NULL;
+	cJSON *root = parse_body(body, len, err);
+	if (!root)
+		return false;
+	bool ok = true;
+	const cJSON *map = member ? cJSON_GetObjectItemCaseSensitive(root, member) : NULL;
+	if (map)
+		ok = ddb_parse_item(map, ttl_attr, item, err);
+	else if (op == DDB_UPDATE_ITEM)
+		ok = false, errf(err, "UpdateItem response without Attributes");
+	cJSON_Delete(root);
+	return ok;
+}
+
+/* Copies at most cap-1 bytes of printable text. */
+static void copy_text(char *dst, size_t cap, const char *src, size_t n)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < n && j + 1 < cap; i++) {
+		unsigned char c = (unsigned char)src[i];
+		dst[j++] = (c < 0x20 || c == 0x7F) ? ' ' : (char)c;
+	}
+	dst[j] = '\0';
+}
+
+/* "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException" ->
+ * "ResourceNotFoundException". Some services append ":http://..." too. */
+static void set_type(struct ddb_error *e, const char *t)
+{
+	const char *hash = strrchr(t, '#');
+	if (hash)
+		t = hash + 1;
+	copy_text(e->type, sizeof e->type, t, strcspn(t, ":"));
+}
+
+/* The text of the first <tag>...</tag> in xml, entities decoded. */
+static bool xml_text(const char *xml, size_t len, const char *tag, char *dst, size_t cap)
+{
+	char open[32], close[32];
+	snprintf(open, sizeof open, "<%s>", tag);
+	snprintf(close, sizeof close, "</%s>", tag);
+	const char *s = memmem(xml, len, open, strlen(open));
+	if (!s)
+		return false;
+	s += strlen(open);
+	const char *e = memmem(s, len - (size_t)(s - xml), close, strlen(close));
+	if (!e)
+		return false;
+	static const struct {
+		const char *ent;
+		char c;
+	} ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+	size_t j = 0;
+	while (s < e && j + 1 < cap) {
+		char c = *s++;
+		if (c == '&') {
+			for (size_t i = 0; i < sizeof ents / sizeof ents[0]; i++) {
+				size_t n = strlen(ents[i].ent) - 1;
+				if ((size_t)(e - s) >= n && memcmp(s, ents[i].ent + 1, n) == 0) {
+					c = ents[i].c;
+					s += n;
+					break;
+				}
+			}
+		}
+		dst[j++] = ((unsigned char)c < 0x20) ? ' ' : c;
+	}
+	dst[j] = '\0';
+	return true;
+}
+
+static bool parse_reasons(const cJSON *list, const char *ttl_attr, struct ddb_error *out,
+			  char *err)
+{
+	const cJSON *r;
+	cJSON_ArrayForEach(r, list)
+	{
+		if (out->nreasons == DDB_REASONS_MAX)
+			break;
+		struct ddb_reason *dst = &out->reasons[out->nreasons++];
+		const cJSON *code = cJSON_GetObjectItemCaseSensitive(r, "Code");
+		const cJSON *item = cJSON_GetObjectItemCaseSensitive(r, "Item");
+		if (cJSON_IsString(code))
+			copy_text(dst->code, sizeof dst->code, code->valuestring,
+				  strlen(code->valuestring));
+		if (item) {
+			if (!ddb_parse_item(item, ttl_attr, &dst->item, err))
+				return false;
+			dst->has_item = true;
+		}
+	}
+	return true;
+}
+
+bool ddb_parse_error(const char *body, size_t len, const char *ttl_attr, struct ddb_error *out,
+		     char *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!body)
+		return true;
+	size_t skip = strspn(body, " \t\r\n");
+	if (skip < len && body[skip] == '<') {
+		char code[DDB_TYPE_MAX];
+		if (xml_text(body, len, "Code", code, sizeof code))
+			set_type(out, code);
+		if (!xml_text(body, len, "Message", out->message, sizeof out->message))
+			copy_text(out->message, sizeof out->message, body, len);
+		return true;
+	}
+	char ignored[DDB_ERR_MAX];
+	cJSON *root = parse_body(body, len, ignored);
+	if (!root) {
+		copy_text(out->message, sizeof out->message, body, len);
+		return true;
+	}
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "__type");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
+	if (!cJSON_IsString(m))
+		m = cJSON_GetObjectItemCaseSensitive(root, "Message");
+	if (cJSON_IsString(t))
+		set_type(out, t->valuestring);
+	if (cJSON_IsString(m))
+		copy_text(out->message, sizeof out->message, m->valuestring,
+			  strlen(m->valuestring));
+	bool ok = true;
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, "Item");
+	if (item) {
+		ok = ddb_parse_item(item, ttl_attr, &out->item, err);
+		out->has_item = ok;
+	}
+	const cJSON *reasons = cJSON_GetObjectItemCaseSensitive(root, "CancellationReasons");
+	if (ok && cJSON_IsArray(reasons))
+		ok = parse_reasons(reasons, ttl_attr, out, err);
+	cJSON_Delete(root);
+	return ok;
+}
+
+static bool copy_name(char *dst, size_t cap, const cJSON *v)
+{
+	if (!cJSON_IsString(v))
+		return false;
+	size_t n = strlen(v->valuestring);
+	if (n == 0 || n >= cap)
+		return false;
+	memcpy(dst, v->valuestring, n + 1);
+	return true;
+}
+
+bool ddb_parse_table(const char *body, size_t len, struct ddb_table_desc *out, char *err)
+{
+	memset(out, 0, sizeof *out);
+	cJSON *root = parse_body(body, len, err);
+	if (!root)
+		return false;
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "Table");
+	if (!t)
+		t = cJSON_GetObjectItemCaseSensitive(root, "TableDescription");
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(t, "KeySchema");
+	const cJSON *defs = cJSON_GetObjectItemCaseSensitive(t, "AttributeDefinitions");
+	bool ok = cJSON_IsArray(schema) && cJSON_GetArraySize(schema) >= 1 &&
+		  cJSON_GetArraySize(schema) <= 2;
+	const cJSON *k, *none = NULL;
+	cJSON_ArrayForEach(k, (ok ? schema : none))
+	{
+		const cJSON *kt = cJSON_GetObjectItemCaseSensitive(k, "KeyType");
+		const cJSON *an = cJSON_GetObjectItemCaseSensitive(k, "AttributeName");
+		bool hash = cJSON_IsString(kt) && strcmp(kt->valuestring, "HASH") == 0;
+		bool range = cJSON_IsString(kt) && strcmp(kt->valuestring, "RANGE") == 0;
+		char *dst = hash ? out->pk : range ? out->sk : NULL;
+		if (!dst || dst[0] || !copy_name(dst, DDB_KEY_NAME_MAX + 1, an))
+			ok = false;
+	}
+	ok = ok && out->pk[0];
+	const cJSON *d;
+	cJSON_ArrayForEach(d, (ok ? defs : none))
+	{
+		const cJSON *an = cJSON_GetObjectItemCaseSensitive(d, "AttributeName");
+		const cJSON *at = cJSON_GetObjectItemCaseSensitive(d, "AttributeType");
+		if (!cJSON_IsString(an) || !cJSON_IsString(at) || strlen(at->valuestring) != 1)
+			continue;
+		if (strcmp(an->valuestring, out->pk) == 0)
+			out->pk_type = at->valuestring[0];
+		else if (out->sk[0] && strcmp(an->valuestring, out->sk) == 0)
+			out->sk_type = at->valuestring[0];
+	}
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(t, "TableStatus");
+	if (cJSON_IsString(st))
+		copy_text(out->status, sizeof out->status, st->valuestring,
+			  strlen(st->valuestring));
+	if (!ok)
+		errf(err, "table description without a valid KeySchema");
+	cJSON_Delete(root);
+	return ok;
+}
