@@ -1,0 +1,686 @@
+/*
+ * http: libcurl's multi-socket API on libevent (the hiperfifo pattern).
+ *
+ * One libevent timer for curl's timeout, one persistent event per socket
+ * (its context hangs on the socket with curl_multi_assign and dies at
+ * CURL_POLL_REMOVE), the request behind each easy handle through
+ * CURLOPT_PRIVATE, curl_multi_info_read drained after every
+ * socket_action. At most max_active transfers are in curl; the rest wait
+ * in a FIFO queue whose members still time out (queue_ev).
+ *
+ * Callbacks run only from three places, all loop callbacks: the socket
+ * and timer events (finished transfers), queue_ev (expired waits) and
+ * defer_ev (requests that failed when started from the queue). http_free()
+ * during a callback is deferred to the end of that dispatch.
+ */
+#include "core/dynamodb/http.h"
+
+#include <curl/curl.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+enum req_state { REQ_QUEUED, REQ_ACTIVE, REQ_DONE };
+
+struct http_req {
+	struct http *h;
+	struct http_req *prev, *next; /* in queue, active or done list */
+	enum req_state state;
+	CURL *easy;
+	struct curl_slist *hdrs;
+	char *url, *method, *body;
+	size_t body_len;
+	int64_t connect_timeout_ms, timeout_ms;
+	int64_t queued_us; /* monotonic time of http_send */
+	http_cb cb;
+	void *arg;
+	char *rbuf; /* response body */
+	size_t rlen, rcap;
+	bool too_big;
+	char date[64], crc32[16];
+	bool has_date, has_crc32;
+	int fail_code;            /* for REQ_DONE without a transfer */
+	const char *fail_msg;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+struct req_list {
+	struct http_req *head, *tail;
+	unsigned count;
+};
+
+struct http {
+	struct event_base *base;
+	CURLM *multi;
+	struct event *timer_ev, *queue_ev, *defer_ev;
+	struct http_options opts;
+	struct req_list queue, active, done;
+	struct http_stats stats;
+	struct sock_ctx *socks; /* every socket curl watches */
+	int depth;  /* nested dispatches running user callbacks */
+	bool dead;  /* http_free() called during a dispatch */
+};
+
+struct sock_ctx {
+	struct http *h;
+	struct sock_ctx *prev, *next; /* h->socks */
+	curl_socket_t fd;
+	struct event *ev;
+};
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void list_push(struct req_list *l, struct http_req *r)
+{
+	r->prev = l->tail;
+	r->next = NULL;
+	if (l->tail)
+		l->tail->next = r;
+	else
+		l->head = r;
+	l->tail = r;
+	l->count++;
+}
+
+static void list_unlink(struct req_list *l, struct http_req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		l->head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		l->tail = r->prev;
+	r->prev = r->next = NULL;
+	l->count--;
+}
+
+static struct req_list *list_of(struct http *h, struct http_req *r)
+{
+	static const size_t offsets[] = {
+		[REQ_QUEUED] = offsetof(struct http, queue),
+		[REQ_ACTIVE] = offsetof(struct http, active),
+		[REQ_DONE] = offsetof(struct http, done),
+	};
+	return (struct req_list *)((char *)h + offsets[r->state]);
+}
+
+static void req_free(struct http_req *r)
+{
+	if (r->easy)
+		curl_easy_cleanup(r->easy);
+	curl_slist_free_all(r->hdrs);
+	free(r->url);
+	free(r->method);
+	free(r->body);
+	free(r->rbuf);
+	free(r);
+}
+
+/* ---- curl callbacks: they never call user code ---- */
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct http_req *r = arg;
+	size_t n = size * nmemb;
+	if (r->rlen + n > HTTP_BODY_MAX) {
+		r->too_big = true;
+		return 0; /* makes curl fail with CURLE_WRITE_ERROR */
+	}
+	if (r->rlen + n + 1 > r->rcap) {
+		size_t cap = r->rcap ? r->rcap : 4096;
+		while (cap < r->rlen + n + 1)
+			cap *= 2;
+		char *p = realloc(r->rbuf, cap);
+		if (!p)
+			return 0;
+		r->rbuf = p;
+		r->rcap = cap;
+	}
+	memcpy(r->rbuf + r->rlen, data, n);
+	r->rlen += n;
+	r->rbuf[r->rlen] = '\0';
+	return n;
+}
+
+/* Copies the value of header line "name: value" into out when it is name. */
+static bool header_value(const char *line, size_t n, const char *name, char *out, size_t outsz)
+{
+	size_t nl = strlen(name);
+	if (n <= nl || line[nl] != ':' || strncasecmp(line, name, nl) != 0)
+		return false;
+	const char *v = line + nl + 1;
+	const char *end = line + n;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	size_t len = (size_t)(end - v);
+	if (len >= outsz)
+		return false;
+	memcpy(out, v, len);
+	out[len] = '\0';
+	return true;
+}
+
+static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
+{
+	struct http_req *r = arg;
+	size_t n = size * nmemb;
+	if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+		r->has_date = r->has_crc32 = false; /* a new response (after 1xx) */
+	} else if (header_value(line, n, "date", r->date, sizeof r->date)) {
+		r->has_date = true;
+	} else if (header_value(line, n, "x-amz-crc32", r->crc32, sizeof r->crc32)) {
+		r->has_crc32 = true;
+	}
+	return n;
+}
+
+static void on_socket_event(evutil_socket_t fd, short what, void *arg);
+
+static void sock_free(struct http *h, struct sock_ctx *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		h->socks = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	if (s->ev)
+		event_free(s->ev);
+	free(s);
+}
+
+static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
+{
+	struct http *h = userp;
+	struct sock_ctx *s = sockp;
+	if (what == CURL_POLL_REMOVE) {
+		if (s) {
+			curl_multi_assign(h->multi, fd, NULL);
+			sock_free(h, s);
+		}
+		return 0;
+	}
+	short kind = EV_PERSIST | ((what & CURL_POLL_IN) ? EV_READ : 0) |
+		     ((what & CURL_POLL_OUT) ? EV_WRITE : 0);
+	if (!s) {
+		s = calloc(1, sizeof *s);
+		if (!s)
+			return -1;
+		s->h = h;
+		s->fd = fd;
+		s->ev = event_new(h->base, fd, kind, on_socket_event, h);
+		s->next = h->socks;
+		if (h->socks)
+			h->socks->prev = s;
+		h->socks = s;
+		if (!s->ev) {
+			sock_free(h, s);
+			return -1;
+		}
+		curl_multi_assign(h->multi, fd, s);
+	} else {
+		event_del(s->ev);
+		event_assign(s->ev, h->base, fd, kind, on_socket_event, h);
+	}
+	return event_add(s->ev, NULL) == 0 ? 0 : -1;
+}
+
+static int on_curl_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+	struct http *h = userp;
+	if (timeout_ms < 0) {
+		evtimer_del(h->timer_ev);
+		return 0;
+	}
+	/* 0 too goes through the loop: socket_action may not be called from here */
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+	return evtimer_add(h->timer_ev, &tv) == 0 ? 0 : -1;
+}
+
+/* ---- completion ---- */
+
+static void maybe_free(struct http *h);
+static void start_queued(struct http *h);
+
+/* Runs r's callback and frees r; r is already off every list. */
+static void deliver(struct http *h, struct http_req *r, int code, const char *msg)
+{
+	struct http_response res = {.curl_code = code, .elapsed_us = mono_us() - r->queued_us};
+	if (r->easy) {
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &res.status);
+		long conns = 0;
+		curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &conns);
+		h->stats.connections_opened += (uint64_t)conns;
+	}
+	if (code != CURLE_OK)
+		res.error = msg ? msg : (r->errbuf[0] ? r->errbuf : curl_easy_strerror(code));
+	res.body = r->rbuf ? r->rbuf : "";
+	res.body_len = r->rlen;
+	res.date = r->has_date ? r->date : NULL;
+	res.crc32 = r->has_crc32 ? r->crc32 : NULL;
+	if (code == CURLE_OK)
+		h->stats.completed++;
+	else
+		h->stats.failed++;
+	http_cb cb = r->cb;
+	void *arg = r->arg;
+	h->depth++;
+	cb(arg, &res);
+	h->depth--;
+	req_free(r);
+}
+
+static void check_multi_info(struct http *h)
+{
+	CURLMsg *msg;
+	int left;
+	h->depth++;
+	while (!h->dead && (msg = curl_multi_info_read(h->multi, &left))) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		struct http_req *r = NULL;
+		CURLcode code = msg->data.result;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		curl_multi_remove_handle(h->multi, r->easy);
+		list_unlink(&h->active, r);
+		r->state = REQ_DONE;
+		const char *m = NULL;
+		if (r->too_big) {
+			code = CURLE_FILESIZE_EXCEEDED;
+			m = "response body larger than HTTP_BODY_MAX";
+		}
+		deliver(h, r, code, m);
+		start_queued(h);
+	}
+	h->depth--;
+	maybe_free(h);
+}
+
+static void on_socket_event(evutil_socket_t fd, short what, void *arg)
+{
+	struct http *h = arg;
+	int flags = ((what & EV_READ) ? CURL_CSELECT_IN : 0) |
+		    ((what & EV_WRITE) ? CURL_CSELECT_OUT : 0);
+	int running;
+	curl_multi_socket_action(h->multi, fd, flags, &running);
+	check_multi_info(h);
+}
+
+static void on_timer_event(evutil_socket_t fd, short what, void *arg)
+{
+	struct http *h = arg;
+	int running;
+	curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	check_multi_info(h);
+}
+
+/* Requests failed outside a dispatch wait on h->done for this event. */
+static void on_defer_event(evutil_socket_t fd, short what, void *arg)
+{
+	struct http *h = arg;
+	h->depth++;
+	struct http_req *r;
+	while (!h->dead && (r = h->done.head)) {
+		list_unlink(&h->done, r);
+		deliver(h, r, r->fail_code, r->fail_msg);
+	}
+	h->depth--;
+	maybe_free(h);
+}
+
+static void fail_later(struct http *h, struct http_req *r, int code, const char *msg)
+{
+	r->state = REQ_DONE;
+	r->fail_code = code;
+	r->fail_msg = msg;
+	list_push(&h->done, r);
+	event_active(h->defer_ev, EV_TIMEOUT, 0);
+}
+
+/* ---- starting transfers ---- */
+
+static int64_t effective(int64_t v, int64_t dflt) { return v > 0 ? v : dflt; }
+
+static bool has_header(const struct http_request *req, const char *name)
+{
+	for (size_t i = 0; i < req->nheaders; i++)
+		if (strcasecmp(req->headers[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static bool add_header(struct curl_slist **l, const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 3;
+	char *line = malloc(n);
+	if (!line)
+		return false;
+	/* "Name;" sends an empty value, "Name:" would remove the header */
+	if (*value)
+		snprintf(line, n, "%s: %s", name, value);
+	else
+		snprintf(line, n, "%s;", name);
+	struct curl_slist *nl = curl_slist_append(*l, line);
+	free(line);
+	if (!nl)
+		return false;
+	*l = nl;
+	return true;
+}
+
+/* Headers curl would add on its own, and the signature must not meet. */
+static const char *const suppressed[] = {"Expect", "Accept", "Content-Type",
+					 "Transfer-Encoding"};
+
+static bool build_headers(struct http_req *r, const struct http_request *req)
+{
+	for (size_t i = 0; i < req->nheaders; i++)
+		if (!req->headers[i].name || !req->headers[i].value ||
+		    !add_header(&r->hdrs, req->headers[i].name, req->headers[i].value))
+			return false;
+	for (size_t i = 0; i < sizeof suppressed / sizeof suppressed[0]; i++) {
+		if (has_header(req, suppressed[i]))
+			continue;
+		char line[64];
+		snprintf(line, sizeof line, "%s:", suppressed[i]);
+		struct curl_slist *nl = curl_slist_append(r->hdrs, line);
+		if (!nl)
+			return false;
+		r->hdrs = nl;
+	}
+	return true;
+}
+
+static bool setup_easy(struct http *h, struct http_req *r, int64_t timeout_ms)
+{
+	CURL *e = r->easy;
+	bool ok = true;
+#define SET(opt, val) ok &= curl_easy_setopt(e, opt, val) == CURLE_OK
+	SET(CURLOPT_URL, r->url);
+	SET(CURLOPT_PRIVATE, r);
+	SET(CURLOPT_ERRORBUFFER, r->errbuf);
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_FOLLOWLOCATION, 0L);
+	SET(CURLOPT_TCP_NODELAY, 1L);
+	SET(CURLOPT_TCP_KEEPALIVE, 1L);
+	SET(CURLOPT_HTTPHEADER, r->hdrs);
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_WRITEDATA, r);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, r);
+	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)HTTP_BODY_MAX);
+	SET(CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)effective(r->connect_timeout_ms, h->opts.connect_timeout_ms));
+	SET(CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	SET(CURLOPT_SSL_VERIFYPEER, h->opts.insecure ? 0L : 1L);
+	SET(CURLOPT_SSL_VERIFYHOST, h->opts.insecure ? 0L : 2L);
+	if (h->opts.ca_file)
+		SET(CURLOPT_CAINFO, h->opts.ca_file);
+	if (strcmp(r->method, "GET") == 0) {
+		SET(CURLOPT_HTTPGET, 1L);
+	} else {
+		/* POST semantics (a body of exactly body_len bytes, Content-Length),
+		 * with the method word replaced when it is not POST. */
+		SET(CURLOPT_POSTFIELDS, r->body ? r->body : "");
+		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+		if (strcmp(r->method, "POST") != 0)
+			SET(CURLOPT_CUSTOMREQUEST, r->method);
+	}
+#undef SET
+	return ok;
+}
+
+/* Hands r to curl. Returns false (r untouched, still unlinked) on failure,
+ * with *code and *msg saying why. */
+static bool start(struct http *h, struct http_req *r, int *code, const char **msg)
+{
+	int64_t timeout_ms = effective(r->timeout_ms, h->opts.timeout_ms);
+	int64_t waited_ms = (mono_us() - r->queued_us) / 1000;
+	if (waited_ms >= timeout_ms) {
+		*code = CURLE_OPERATION_TIMEDOUT;
+		*msg = "timed out waiting in the request queue";
+		return false;
+	}
+	*code = CURLE_OUT_OF_MEMORY;
+	*msg = "out of memory";
+	r->easy = curl_easy_init();
+	if (!r->easy)
+		return false;
+	if (!setup_easy(h, r, timeout_ms - waited_ms) ||
+	    curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {
+		curl_easy_cleanup(r->easy);
+		r->easy = NULL;
+		*code = CURLE_FAILED_INIT;
+		*msg = "could not start the transfer";
+		return false;
+	}
+	r->state = REQ_ACTIVE;
+	list_push(&h->active, r);
+	return true;
+}
+
+static void arm_queue_timer(struct http *h);
+
+static void start_queued(struct http *h)
+{
+	while (!h->dead && h->queue.head && h->active.count < h->opts.max_active) {
+		struct http_req *r = h->queue.head;
+		list_unlink(&h->queue, r);
+		int code;
+		const char *msg;
+		if (!start(h, r, &code, &msg))
+			fail_later(h, r, code, msg);
+	}
+	arm_queue_timer(h);
+}
+
+/* Fails queued requests whose whole timeout passed while they waited. */
+static void on_queue_event(evutil_socket_t fd, short what, void *arg)
+{
+	struct http *h = arg;
+	int64_t now = mono_us();
+	struct http_req *r = h->queue.head;
+	while (r) {
+		struct http_req *next = r->next;
+		int64_t t = effective(r->timeout_ms, h->opts.timeout_ms) * 1000;
+		if (now - r->queued_us >= t) {
+			list_unlink(&h->queue, r);
+			fail_later(h, r, CURLE_OPERATION_TIMEDOUT,
+				   "timed out waiting in the request queue");
+		}
+		r = next;
+	}
+	arm_queue_timer(h);
+}
+
+static void arm_queue_timer(struct http *h)
+{
+	if (!h->queue.head) {
+		evtimer_del(h->queue_ev);
+		return;
+	}
+	int64_t first = INT64_MAX;
+	for (struct http_req *r = h->queue.head; r; r = r->next) {
+		int64_t due = r->queued_us + effective(r->timeout_ms, h->opts.timeout_ms) * 1000;
+		if (due < first)
+			first = due;
+	}
+	int64_t delay = first - mono_us();
+	if (delay < 0)
+		delay = 0;
+	struct timeval tv = {delay / 1000000, delay % 1000000};
+	evtimer_add(h->queue_ev, &tv);
+}
+
+/* ---- public ---- */
+
+struct http *http_new(struct event_base *base, const struct http_options *opts)
+{
+	static bool global_done;
+	if (!global_done) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+			return NULL;
+		global_done = true;
+	}
+	struct http *h = calloc(1, sizeof *h);
+	if (!h)
+		return NULL;
+	h->base = base;
+	if (opts)
+		h->opts = *opts;
+	if (!h->opts.max_active)
+		h->opts.max_active = 64;
+	if (!h->opts.max_queued)
+		h->opts.max_queued = 10000;
+	if (h->opts.connect_timeout_ms <= 0)
+		h->opts.connect_timeout_ms = 2000;
+	if (h->opts.timeout_ms <= 0)
+		h->opts.timeout_ms = 10000;
+	h->multi = curl_multi_init();
+	h->timer_ev = evtimer_new(base, on_timer_event, h);
+	h->queue_ev = evtimer_new(base, on_queue_event, h);
+	h->defer_ev = event_new(base, -1, 0, on_defer_event, h);
+	if (!h->multi || !h->timer_ev || !h->queue_ev || !h->defer_ev) {
+		http_free(h);
+		return NULL;
+	}
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	/* keep as many idle connections as can be busy at once */
+	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)h->opts.max_active);
+	return h;
+}
+
+static char *dup_or_null(const char *s, size_t n, bool *ok)
+{
+	if (!s)
+		return NULL;
+	char *p = malloc(n + 1);
+	if (!p) {
+		*ok = false;
+		return NULL;
+	}
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+struct http_req *http_send(struct http *h, const struct http_request *req, http_cb cb, void *arg)
+{
+	if (h->dead || !req->url || !req->method || !cb || (req->nheaders && !req->headers) ||
+	    (req->body_len && !req->body))
+		return NULL;
+	if (h->active.count >= h->opts.max_active && h->queue.count >= h->opts.max_queued)
+		return NULL;
+	struct http_req *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	bool ok = true;
+	r->h = h;
+	r->url = dup_or_null(req->url, strlen(req->url), &ok);
+	r->method = dup_or_null(req->method, strlen(req->method), &ok);
+	r->body = dup_or_null(req->body, req->body_len, &ok);
+	r->body_len = req->body_len;
+	r->connect_timeout_ms = req->connect_timeout_ms;
+	r->timeout_ms = req->timeout_ms;
+	r->queued_us = mono_us();
+	r->cb = cb;
+	r->arg = arg;
+	if (!ok || !build_headers(r, req)) {
+		req_free(r);
+		return NULL;
+	}
+	if (h->active.count < h->opts.max_active) {
+		int code;
+		const char *msg;
+		if (!start(h, r, &code, &msg)) {
+			req_free(r);
+			return NULL;
+		}
+	} else {
+		r->state = REQ_QUEUED;
+		list_push(&h->queue, r);
+		arm_queue_timer(h);
+	}
+	h->stats.sent++;
+	return r;
+}
+
+void http_cancel(struct http *h, struct http_req *r)
+{
+	if (!r)
+		return;
+	list_unlink(list_of(h, r), r);
+	bool was_active = r->state == REQ_ACTIVE;
+	if (was_active)
+		curl_multi_remove_handle(h->multi, r->easy);
+	req_free(r);
+	if (was_active)
+		start_queued(h);
+	else if (!h->dead)
+		arm_queue_timer(h);
+}
+
+static void drop_all(struct http *h)
+{
+	struct req_list *lists[] = {&h->queue, &h->active, &h->done};
+	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+		struct http_req *r;
+		while ((r = lists[i]->head)) {
+			list_unlink(lists[i], r);
+			if (r->state == REQ_ACTIVE)
+				curl_multi_remove_handle(h->multi, r->easy);
+			req_free(r);
+		}
+	}
+}
+
+static void maybe_free(struct http *h)
+{
+	if (!h->dead || h->depth > 0)
+		return;
+	/* curl_multi_cleanup may report CURL_POLL_REMOVE for sockets it still
+	 * holds (keep-alive connections); those events die there. */
+	if (h->multi)
+		curl_multi_cleanup(h->multi);
+	while (h->socks)
+		sock_free(h, h->socks);
+	if (h->timer_ev)
+		event_free(h->timer_ev);
+	if (h->queue_ev)
+		event_free(h->queue_ev);
+	if (h->defer_ev)
+		event_free(h->defer_ev);
+	free(h);
+}
+
+void http_free(struct http *h)
+{
+	if (!h || h->dead)
+		return;
+	h->dead = true;
+	drop_all(h);
+	maybe_free(h);
+}
+
+void http_stats(const struct http *h, struct http_stats *out)
+{
+	*out = h->stats;
+	out->active = h->active.count;
+	out->queued = h->queue.count;
+}
