@@ -14,8 +14,8 @@ struct clock {
 	int64_t fake_now_us;
 	int64_t fake_wall_start_ms;
 	struct event *wake; /* real: fires at the earliest due time */
-	struct timer **heap;
-	size_t n, cap;
+	struct timer *root; /* the earliest armed timer */
+	size_t n;
 	uint64_t seq;
 	bool running; /* inside a run of due timers: do not re-arm wake */
 	int64_t wake_due_ms; /* due time wake is set for, -1 when not set */
@@ -49,52 +49,73 @@ static bool before(const struct timer *a, const struct timer *b)
 	return a->due_ms < b->due_ms || (a->due_ms == b->due_ms && a->seq < b->seq);
 }
 
-static void place(struct clock *c, size_t i, struct timer *t)
+/* Pairing heap: a tree whose root is the earliest timer; a node's children
+ * hang from child, linked by sibling; prev is the parent for a first child,
+ * else the previous sibling. */
+static struct timer *meld(struct timer *a, struct timer *b)
 {
-	c->heap[i] = t;
-	t->slot = (int32_t)i;
-}
-
-static void sift_up(struct clock *c, size_t i)
-{
-	struct timer *t = c->heap[i];
-	while (i > 0 && before(t, c->heap[(i - 1) / 2])) {
-		place(c, i, c->heap[(i - 1) / 2]);
-		i = (i - 1) / 2;
+	if (before(b, a)) {
+		struct timer *x = a;
+		a = b;
+		b = x;
 	}
-	place(c, i, t);
+	b->prev = a;
+	b->sibling = a->child;
+	if (a->child != NULL)
+		a->child->prev = b;
+	a->child = b;
+	return a;
 }
 
-static void sift_down(struct clock *c, size_t i)
+/* Melds a list of siblings into one tree: pairs left to right, then the
+ * pairs right to left. */
+static struct timer *meld_pairs(struct timer *first)
 {
-	struct timer *t = c->heap[i];
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		const struct timer *best = t;
-		if (l < c->n && before(c->heap[l], best)) {
-			m = l;
-			best = c->heap[l];
+	struct timer *pairs = NULL;
+	while (first != NULL) {
+		struct timer *a = first, *b = first->sibling;
+		first = b != NULL ? b->sibling : NULL;
+		a->prev = a->sibling = NULL;
+		if (b != NULL) {
+			b->prev = b->sibling = NULL;
+			a = meld(a, b);
 		}
-		if (l + 1 < c->n && before(c->heap[l + 1], best))
-			m = l + 1;
-		if (m == i)
-			break;
-		place(c, i, c->heap[m]);
-		i = m;
+		a->sibling = pairs;
+		pairs = a;
 	}
-	place(c, i, t);
+	struct timer *root = pairs;
+	if (root == NULL)
+		return NULL;
+	pairs = root->sibling;
+	root->sibling = NULL;
+	while (pairs != NULL) {
+		struct timer *next = pairs->sibling;
+		pairs->sibling = NULL;
+		root = meld(root, pairs);
+		pairs = next;
+	}
+	root->prev = NULL;
+	return root;
 }
 
 static void heap_remove(struct clock *c, struct timer *t)
 {
-	size_t i = (size_t)t->slot;
-	struct timer *last = c->heap[--c->n];
-	t->slot = -1;
-	if (i == c->n)
-		return;
-	place(c, i, last);
-	sift_up(c, i);
-	sift_down(c, (size_t)last->slot);
+	struct timer *sub = meld_pairs(t->child);
+	if (t == c->root) {
+		c->root = sub;
+	} else {
+		if (t->prev->child == t)
+			t->prev->child = t->sibling;
+		else
+			t->prev->sibling = t->sibling;
+		if (t->sibling != NULL)
+			t->sibling->prev = t->prev;
+		if (sub != NULL)
+			c->root = meld(c->root, sub);
+	}
+	t->child = t->sibling = t->prev = NULL;
+	t->armed = false;
+	c->n--;
 }
 
 /* Real clock: point the libevent timer at the earliest due timer. */
@@ -108,10 +129,10 @@ static void rearm_wake(struct clock *c)
 		c->wake_due_ms = -1;
 		return;
 	}
-	if (c->heap[0]->due_ms == c->wake_due_ms)
+	if (c->root->due_ms == c->wake_due_ms)
 		return;
-	c->wake_due_ms = c->heap[0]->due_ms;
-	int64_t delay = c->heap[0]->due_ms * 1000 - clock_now_us(c);
+	c->wake_due_ms = c->root->due_ms;
+	int64_t delay = c->root->due_ms * 1000 - clock_now_us(c);
 	if (delay < 0)
 		delay = 0;
 	struct timeval tv = {.tv_sec = delay / 1000000, .tv_usec = delay % 1000000};
@@ -121,8 +142,8 @@ static void rearm_wake(struct clock *c)
 /* Runs every timer due at or before now_ms, in order. */
 static void run_due(struct clock *c, int64_t now_ms)
 {
-	while (c->n > 0 && c->heap[0]->due_ms <= now_ms) {
-		struct timer *t = c->heap[0];
+	while (c->n > 0 && c->root->due_ms <= now_ms) {
+		struct timer *t = c->root;
 		heap_remove(c, t);
 		t->cb(t->arg);
 	}
@@ -143,13 +164,7 @@ static struct clock *clock_alloc(void)
 	struct clock *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
-	c->cap = 64;
 	c->wake_due_ms = -1;
-	c->heap = malloc(c->cap * sizeof(*c->heap));
-	if (c->heap == NULL) {
-		free(c);
-		return NULL;
-	}
 	return c;
 }
 
@@ -180,9 +195,9 @@ void clock_fake_advance(struct clock *c, int64_t ms)
 {
 	int64_t end = c->fake_now_us / 1000 + (ms > 0 ? ms : 0);
 	/* Step to each due time so callbacks see the clock at their due time. */
-	while (c->n > 0 && c->heap[0]->due_ms <= end) {
-		if (c->heap[0]->due_ms * 1000 > c->fake_now_us)
-			c->fake_now_us = c->heap[0]->due_ms * 1000;
+	while (c->n > 0 && c->root->due_ms <= end) {
+		if (c->root->due_ms * 1000 > c->fake_now_us)
+			c->fake_now_us = c->root->due_ms * 1000;
 		run_due(c, c->fake_now_us / 1000);
 	}
 	if (end * 1000 > c->fake_now_us)
@@ -195,7 +210,6 @@ void clock_free(struct clock *c)
 		return;
 	if (c->wake != NULL)
 		event_free(c->wake);
-	free(c->heap);
 	free(c);
 }
 
@@ -206,34 +220,26 @@ void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg)
 	t->arg = arg;
 	t->due_ms = 0;
 	t->seq = 0;
-	t->slot = -1;
+	t->child = t->sibling = t->prev = NULL;
+	t->armed = false;
 }
 
-bool timer_arm(struct timer *t, int64_t delay_ms)
+void timer_arm(struct timer *t, int64_t delay_ms)
 {
 	struct clock *c = t->clock;
-	if (t->slot >= 0)
+	if (t->armed)
 		heap_remove(c, t);
-	if (c->n == c->cap) {
-		struct timer **h = realloc(c->heap, 2 * c->cap * sizeof(*h));
-		if (h == NULL) {
-			rearm_wake(c);
-			return false;
-		}
-		c->heap = h;
-		c->cap *= 2;
-	}
 	t->due_ms = clock_now_ms(c) + (delay_ms > 0 ? delay_ms : 0);
 	t->seq = ++c->seq;
-	c->heap[c->n++] = t;
-	sift_up(c, c->n - 1);
+	t->armed = true;
+	c->root = c->root != NULL ? meld(c->root, t) : t;
+	c->n++;
 	rearm_wake(c);
-	return true;
 }
 
 void timer_cancel(struct timer *t)
 {
-	if (t->slot < 0)
+	if (!t->armed)
 		return;
 	heap_remove(t->clock, t);
 	rearm_wake(t->clock);

@@ -8,7 +8,8 @@
  *   - clock_fake_new(): time moves only with clock_fake_advance(), which runs
  *     due timers in order of due time (ties: the order they were armed).
  *
- * Timers are embedded in their owner (no allocation); an armed timer must be
+ * Timers are embedded in their owner (no allocation, so arming cannot fail);
+ * an armed timer must be
  * cancelled before its memory is freed. Callbacks may arm and cancel any
  * timer, including their own.
  */
@@ -30,7 +31,8 @@ struct timer {
 	void *arg;
 	int64_t due_ms; /* monotonic ms, valid while armed */
 	uint64_t seq;   /* arm order, breaks ties */
-	int32_t slot;   /* index in the heap, -1 when not armed */
+	struct timer *child, *sibling, *prev; /* pairing heap links */
+	bool armed;
 };
 
 /* A real clock driven by base. Returns NULL on out-of-memory. */
@@ -56,9 +58,9 @@ size_t clock_armed(const struct clock *c);
 
 void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg);
 /* Arms (or re-arms) t to run delay_ms from now; a negative delay is 0.
- * Returns false only on out-of-memory, leaving t disarmed. */
-bool timer_arm(struct timer *t, int64_t delay_ms) __attribute__((warn_unused_result));
+ * Never fails: timers live in an intrusive heap, nothing is allocated. */
+void timer_arm(struct timer *t, int64_t delay_ms);
 void timer_cancel(struct timer *t);
-static inline bool timer_armed(const struct timer *t) { return t->slot >= 0; }
+static inline bool timer_armed(const struct timer *t) { return t->armed; }
 
 #endif

@@ -99,6 +99,22 @@ void lt_acquire_cancel(struct lt_wait *w);
 /* The lease of this locktable holding name, or NULL. */
 struct lease *lt_local_lease(struct locktable *t, const char *name);
 
+struct lt_state {
+	bool exists;  /* false: no item */
+	bool held;
+	char holder[STORE_HOLDER_MAX + 1];
+	int64_t lease_ms;
+	int64_t token;
+	char owner[STORE_ID_MAX + 1];
+};
+
+typedef void (*lt_state_cb)(void *arg, const struct lt_state *state, const struct lt_error *err);
+
+/* Reads the item of name (one consistent read). Returns false on
+ * out-of-memory (no callback). */
+bool lt_get_state(struct locktable *t, const char *name, lt_state_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
 const char *lt_table(const struct locktable *t);
 struct clock *lt_clock(const struct locktable *t);
 

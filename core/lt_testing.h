@@ -9,18 +9,8 @@
 
 #include "core/locktable.h"
 
-struct lt_state {
-	bool exists;  /* false: no item */
-	bool held;
-	char holder[STORE_HOLDER_MAX + 1];
-	int64_t lease_ms;
-	int64_t token;
-	char owner[STORE_ID_MAX + 1];
-};
-
 /* value: the fencing token (simulate_holder), 0 (others), or -1 on error. */
 typedef void (*lt_test_cb)(void *arg, int64_t value);
-typedef void (*lt_state_cb)(void *arg, const struct lt_state *state, const struct lt_error *err);
 
 /* Another process holds name, acquired now and never renewed. */
 bool lt_simulate_holder(struct locktable *t, const char *name, int64_t lease_ms,
@@ -29,8 +19,6 @@ bool lt_simulate_holder(struct locktable *t, const char *name, int64_t lease_ms,
 bool lt_simulate_release(struct locktable *t, const char *name, lt_test_cb cb, void *arg);
 /* The item of name is deleted (TTL, an operator). */
 bool lt_simulate_delete(struct locktable *t, const char *name, lt_test_cb cb, void *arg);
-/* Reads the item of name (consistent read). */
-bool lt_get_state(struct locktable *t, const char *name, lt_state_cb cb, void *arg);
 /* cb runs when a try or a poll of t next finds name held and is turned
  * away (value 0). One registration per call; runs once. */
 bool lt_wait_for_refusal(struct locktable *t, const char *name, lt_test_cb cb, void *arg);

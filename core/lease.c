@@ -1,0 +1,436 @@
+/*
+ * lease: one lease held by this process — its heartbeat, explicit renewals,
+ * loss and its reason, release, and the fencing check.
+ *
+ * The lease runs from the send time of the write that won it; the heartbeat
+ * renews a third of the lease after the send time of the last renewal that
+ * succeeded; a failed renewal is tried again after 100 ms, doubling up to a
+ * sixth of the lease, until one succeeds or end_timer finds the lease out.
+ */
+#include "core/lt_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An explicit renewal or a fencing check in flight. */
+struct lt_op {
+	struct lt_op *next;
+	struct lease *lease;
+	struct store_call *call;
+	lt_renew_cb cb;
+	void *arg;
+	int64_t send_ms;
+	struct timer timer; /* answers 0 for a lease already ended */
+	char rvn[LT_ID_LEN + 1];
+};
+
+static void heartbeat(void *arg);
+static void end_due(void *arg);
+
+static void emit(struct lease *l, enum obs_event_id id, const char *reason,
+		 const struct lt_error *err, int64_t wait_ms)
+{
+	struct obs_event ev = {
+		.id = id,
+		.lock = l->lock->name,
+		.table = l->t->store->table,
+		.holder = l->holder,
+		.reason = reason,
+		.error_type = err != NULL ? err->error_type : NULL,
+		.message = err != NULL ? err->message : NULL,
+		.token = l->token,
+		.wait_ms = wait_ms,
+	};
+	obs_emit(l->t->obs, &ev);
+}
+
+static void link_lease(struct lease *l)
+{
+	struct locktable *t = l->t;
+	l->next = t->leases;
+	if (t->leases != NULL)
+		t->leases->prev = l;
+	t->leases = l;
+	t->nleases++;
+}
+
+static void unlink_lease(struct lease *l)
+{
+	struct locktable *t = l->t;
+	if (l->prev != NULL)
+		l->prev->next = l->next;
+	else
+		t->leases = l->next;
+	if (l->next != NULL)
+		l->next->prev = l->prev;
+	t->nleases--;
+}
+
+static void drop_ops(struct lease *l)
+{
+	while (l->ops != NULL) {
+		struct lt_op *op = l->ops;
+		l->ops = op->next;
+		store_cancel(l->t->store, op->call);
+		timer_cancel(&op->timer);
+		free(op);
+	}
+}
+
+static void lease_destroy(struct lease *l)
+{
+	struct lock *lock = l->lock;
+	timer_cancel(&l->hb_timer);
+	timer_cancel(&l->end_timer);
+	store_cancel(l->t->store, l->hb_call);
+	drop_ops(l);
+	if (lock->held == l)
+		lock->held = NULL;
+	unlink_lease(l);
+	free(l->holder);
+	free(l);
+	lt_lock_unref(lock);
+}
+
+static void schedule_heartbeat(struct lease *l)
+{
+	int64_t delay = l->last_send_ms + l->lease_ms / 3 - clock_now_ms(l->t->clock);
+	timer_arm(&l->hb_timer, delay);
+}
+
+/* A write sent at send_ms succeeded: the lease runs to send_ms + lease. */
+static void extend(struct lease *l, int64_t send_ms, const char *rvn)
+{
+	if (send_ms < l->last_send_ms)
+		return;
+	l->last_send_ms = send_ms;
+	memcpy(l->rvn, rvn, sizeof(l->rvn));
+	timer_arm(&l->end_timer, send_ms + l->lease_ms - clock_now_ms(l->t->clock));
+}
+
+/* The lease is lost for reason; item is the refusing item, if any. */
+static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *item)
+{
+	struct lock *lock = l->lock;
+	if (l->loss != LT_HELD)
+		return;
+	l->loss = reason;
+	timer_cancel(&l->hb_timer);
+	timer_cancel(&l->end_timer);
+	store_cancel(l->t->store, l->hb_call);
+	l->hb_call = NULL;
+	if (lock->held == l)
+		lock->held = NULL;
+	if (item != NULL && item->exists)
+		lt_lock_see(lock, item);
+	emit(l, OBS_LEASE_LOST, lt_loss_name(reason), NULL, 0);
+	obs_count(&l->t->obs->losses, lt_loss_name(reason));
+	lock->refs++; /* the callback may release l */
+	if (l->on_lost != NULL)
+		l->on_lost(l->on_lost_arg, l, reason);
+	lt_lock_kick(lock);
+	lt_lock_unref(lock);
+}
+
+static void end_due(void *arg) { lose(arg, LT_EXPIRED, NULL); }
+
+struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
+{
+	struct locktable *t = w->t;
+	struct lease *l = calloc(1, sizeof(*l));
+	if (l == NULL)
+		return NULL;
+	l->t = t;
+	l->lock = w->lock;
+	l->holder = w->holder;
+	w->holder = NULL;
+	l->token = item->fence;
+	l->lease_ms = w->lease_ms;
+	l->last_send_ms = w->send_ms;
+	l->takeover = w->takeover;
+	memcpy(l->owner, w->owner, sizeof(l->owner));
+	memcpy(l->rvn, w->rvn, sizeof(l->rvn));
+	timer_init(&l->hb_timer, t->clock, heartbeat, l);
+	timer_init(&l->end_timer, t->clock, end_due, l);
+	w->lock->refs++;
+	link_lease(l);
+	t->obs->acquisitions[l->takeover ? 1 : 0]++;
+	if (l->takeover) {
+		struct obs_event ev = {
+			.id = OBS_TAKEOVER,
+			.lock = l->lock->name,
+			.table = t->store->table,
+			.holder = l->holder,
+			.prev_holder = w->lock->seen_holder,
+			.token = l->token,
+		};
+		obs_emit(t->obs, &ev);
+	}
+	lt_lock_see(w->lock, &(struct lock_item){0}); /* we hold it: forget the holder seen */
+	int64_t left = l->last_send_ms + l->lease_ms - clock_now_ms(t->clock);
+	if (left <= 0) {
+		/* Answered after a whole lease: the lease has ended already. */
+		l->loss = LT_EXPIRED;
+		emit(l, OBS_LEASE_LOST, lt_loss_name(LT_EXPIRED), NULL, 0);
+		obs_count(&t->obs->losses, lt_loss_name(LT_EXPIRED));
+		return l;
+	}
+	w->lock->held = l;
+	timer_arm(&l->end_timer, left);
+	schedule_heartbeat(l);
+	return l;
+}
+
+/* Sends a renewal with a new rvn; returns the call or NULL. */
+static struct store_call *send_renew(struct lease *l, char *rvn, int64_t *send_ms, store_cb cb,
+				     void *arg)
+{
+	store_new_id(rvn);
+	struct store_req req = {
+		.op = STORE_RENEW,
+		.name = l->lock->name,
+		.owner = l->owner,
+		.rvn = rvn,
+		.holder = l->holder,
+		.lease_ms = l->lease_ms,
+		.ttl = lt_ttl(l->t),
+	};
+	*send_ms = clock_now_ms(l->t->clock);
+	return store_submit(l->t->store, &req, cb, arg);
+}
+
+/* What a renewal's answer means for the lease. Returns 1 renewed, 0 lost,
+ * -1 an error that leaves the lease to the heartbeat (err filled). */
+static int renewal_result(struct lease *l, int64_t send_ms, const char *rvn,
+			  const struct store_result *res, struct lt_error *err)
+{
+	switch (res->status) {
+	case STORE_OK:
+		obs_count(&l->t->obs->renewals, "ok");
+		extend(l, send_ms, rvn);
+		return 1;
+	case STORE_REFUSED:
+		lose(l, res->item.exists ? LT_TAKEN_OVER : LT_DELETED, &res->item);
+		return 0;
+	case STORE_NO_TABLE:
+		lose(l, LT_TABLE_NOT_FOUND, NULL);
+		return 0;
+	default:
+		lt_error_from(err, l->t, l->lock->name, res);
+		obs_count(&l->t->obs->renewals, err->error_type);
+		return -1;
+	}
+}
+
+static void on_heartbeat(void *arg, const struct store_result *res)
+{
+	struct lease *l = arg;
+	struct lt_error err;
+	l->hb_call = NULL;
+	int r = renewal_result(l, l->hb_send_ms, l->hb_rvn, res, &err);
+	if (r == 1) {
+		l->retry_ms = 0;
+		schedule_heartbeat(l);
+	} else if (r < 0) {
+		l->retry_ms = l->retry_ms == 0 ? LT_RENEW_RETRY_FIRST_MS : 2 * l->retry_ms;
+		if (l->retry_ms > l->lease_ms / 6)
+			l->retry_ms = l->lease_ms / 6;
+		emit(l, OBS_RENEW_RETRY, NULL, &err, l->retry_ms);
+		timer_arm(&l->hb_timer, l->retry_ms);
+	}
+}
+
+static void heartbeat(void *arg)
+{
+	struct lease *l = arg;
+	if (l->hb_call != NULL)
+		return;
+	l->hb_call = send_renew(l, l->hb_rvn, &l->hb_send_ms, on_heartbeat, l);
+	if (l->hb_call == NULL) /* out of memory: try again soon */
+		timer_arm(&l->hb_timer, LT_RENEW_RETRY_FIRST_MS);
+}
+
+static void op_unlink(struct lt_op *op)
+{
+	struct lt_op **p = &op->lease->ops;
+	while (*p != op)
+		p = &(*p)->next;
+	*p = op->next;
+}
+
+static void on_explicit_renew(void *arg, const struct store_result *res)
+{
+	struct lt_op *op = arg;
+	struct lease *l = op->lease;
+	struct lt_error err;
+	lt_renew_cb cb = op->cb;
+	void *cb_arg = op->arg;
+
+	op_unlink(op);
+	int r = renewal_result(l, op->send_ms, op->rvn, res, &err);
+	free(op);
+	if (r == 1 && l->hb_call == NULL) {
+		l->retry_ms = 0;
+		schedule_heartbeat(l);
+	}
+	cb(cb_arg, r < 0 ? -1 : r, r < 0 ? &err : NULL);
+}
+
+/* The answer of a fencing check. */
+static void on_check(void *arg, const struct store_result *res)
+{
+	struct lt_op *op = arg;
+	struct lease *l = op->lease;
+	struct lt_error err;
+	lt_renew_cb cb = op->cb;
+	void *cb_arg = op->arg;
+
+	op_unlink(op);
+	free(op);
+	if (res->status == STORE_OK || res->status == STORE_REFUSED) {
+		cb(cb_arg, res->status == STORE_OK, NULL);
+		return;
+	}
+	lt_error_from(&err, l->t, l->lock->name, res);
+	cb(cb_arg, -1, &err);
+}
+
+static void op_ended(void *arg)
+{
+	struct lt_op *op = arg;
+	lt_renew_cb cb = op->cb;
+	void *cb_arg = op->arg;
+	op_unlink(op);
+	free(op);
+	cb(cb_arg, 0, NULL);
+}
+
+static struct lt_op *op_new(struct lease *l, lt_renew_cb cb, void *arg)
+{
+	struct lt_op *op = calloc(1, sizeof(*op));
+	if (op == NULL)
+		return NULL;
+	op->lease = l;
+	op->cb = cb;
+	op->arg = arg;
+	timer_init(&op->timer, l->t->clock, op_ended, op);
+	op->next = l->ops;
+	l->ops = op;
+	return op;
+}
+
+static bool op_fail(struct lt_op *op)
+{
+	op_unlink(op);
+	free(op);
+	return false;
+}
+
+bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg)
+{
+	struct lt_op *op = op_new(l, cb, arg);
+	if (op == NULL)
+		return false;
+	if (l->loss != LT_HELD) {
+		timer_arm(&op->timer, 0);
+		return true;
+	}
+	op->call = send_renew(l, op->rvn, &op->send_ms, on_explicit_renew, op);
+	return op->call != NULL || op_fail(op);
+}
+
+bool lease_check(struct lease *l, lt_renew_cb cb, void *arg)
+{
+	struct lt_op *op = op_new(l, cb, arg);
+	if (op == NULL)
+		return false;
+	struct store_req req = {
+		.op = STORE_CHECK, .name = l->lock->name, .owner = l->owner, .token = l->token};
+	op->call = store_submit(l->t->store, &req, on_check, op);
+	return op->call != NULL || op_fail(op);
+}
+
+static void on_released(void *arg, const struct store_result *res)
+{
+	struct lease *l = arg;
+	struct lock *lock = l->lock;
+	l->hb_call = NULL;
+	l->t->releases_in_flight--;
+	if (res->status != STORE_OK) {
+		struct lt_error err;
+		lt_error_from(&err, l->t, lock->name, res);
+		if (res->status == STORE_REFUSED)
+			snprintf(err.message, sizeof(err.message),
+				 "the lock is no longer held by this lease (lock '%.64s', table '%s')",
+				 lock->name, l->t->store->table);
+		emit(l, OBS_RELEASE_FAILED, NULL, &err, 0);
+	}
+	lock->refs++;
+	lease_destroy(l);
+	lt_lock_kick(lock);
+	lt_lock_unref(lock);
+}
+
+void lease_release(struct lease *l)
+{
+	struct lock *lock = l->lock;
+	drop_ops(l);
+	l->on_lost = NULL;
+	if (l->loss != LT_HELD || l->releasing) {
+		if (!l->releasing)
+			lease_destroy(l);
+		return;
+	}
+	timer_cancel(&l->hb_timer);
+	timer_cancel(&l->end_timer);
+	store_cancel(l->t->store, l->hb_call);
+	l->hb_call = NULL;
+	lock->held = NULL;
+	if (lt_handoff(lock, l)) {
+		lease_destroy(l);
+		return;
+	}
+	struct store_req req = {
+		.op = STORE_RELEASE, .name = lock->name, .owner = l->owner, .ttl = lt_ttl(l->t)};
+	l->releasing = true;
+	l->hb_call = store_submit(l->t->store, &req, on_released, l);
+	if (l->hb_call == NULL) {
+		struct lt_error err = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
+		snprintf(err.message, sizeof(err.message), "out of memory");
+		emit(l, OBS_RELEASE_FAILED, NULL, &err, 0);
+		lock->refs++;
+		lease_destroy(l);
+		lt_lock_kick(lock);
+		lt_lock_unref(lock);
+		return;
+	}
+	l->t->releases_in_flight++;
+}
+
+void lease_free_all(struct locktable *t)
+{
+	while (t->leases != NULL) {
+		struct lease *l = t->leases;
+		if (l->releasing)
+			t->releases_in_flight--;
+		l->lock->refs = 1; /* lt_free frees the locks itself */
+		lease_destroy(l);
+	}
+}
+
+void lease_on_lost(struct lease *l, lt_lost_cb cb, void *arg)
+{
+	l->on_lost = cb;
+	l->on_lost_arg = arg;
+}
+
+const char *lease_name(const struct lease *l) { return l->lock->name; }
+int64_t lease_token(const struct lease *l) { return l->token; }
+int64_t lease_duration_ms(const struct lease *l) { return l->lease_ms; }
+const char *lease_holder(const struct lease *l) { return l->holder; }
+const char *lease_owner(const struct lease *l) { return l->owner; }
+bool lease_takeover(const struct lease *l) { return l->takeover; }
+bool lease_held(const struct lease *l) { return l->loss == LT_HELD && !l->releasing; }
+enum lt_loss lease_loss(const struct lease *l) { return l->loss; }
+int64_t lease_end_ms(const struct lease *l) { return l->last_send_ms + l->lease_ms; }

@@ -1,0 +1,759 @@
+/*
+ * locktable: locks, acquires and the shared poll.
+ *
+ * Each lock runs a small machine driven by lt_lock_kick(): while a local
+ * lease holds it, waits sit in its FIFO queue; otherwise the head of the
+ * queue writes when the lock is believed free (never seen held), and the
+ * queue shares one poll read, every third of the holder's lease (at most
+ * LT_MAX_POLL_MS, sooner when the lease runs out first), until a read finds
+ * it free or the same rvn has been seen for a whole lease on our clock.
+ *
+ * Leases, renewals and releases are in lease.c.
+ */
+#include "core/lt_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void poll_due(void *arg);
+static void wait_timer(void *arg);
+static void on_write(void *arg, const struct store_result *res);
+static void on_try_read(void *arg, const struct store_result *res);
+
+/* --- locks: hash table and seen cache --- */
+
+static uint64_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void rehash(struct locktable *t)
+{
+	size_t n = t->nbuckets * 2;
+	struct lock **b = calloc(n, sizeof(*b));
+	if (b == NULL)
+		return; /* longer chains, still correct */
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		struct lock *l = t->buckets[i], *next;
+		for (; l != NULL; l = next) {
+			next = l->hnext;
+			l->hnext = b[l->hash & (n - 1)];
+			b[l->hash & (n - 1)] = l;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = n;
+}
+
+struct lock *lt_lock_get(struct locktable *t, const char *name, bool create)
+{
+	uint64_t h = hash_name(name);
+	struct lock **p = &t->buckets[h & (t->nbuckets - 1)];
+	for (; *p != NULL; p = &(*p)->hnext)
+		if ((*p)->hash == h && strcmp((*p)->name, name) == 0)
+			return *p;
+	if (!create)
+		return NULL;
+	size_t len = strlen(name);
+	struct lock *l = calloc(1, sizeof(*l) + len + 1);
+	if (l == NULL)
+		return NULL;
+	memcpy(l->name, name, len + 1);
+	l->hash = h;
+	l->t = t;
+	timer_init(&l->poll_timer, t->clock, poll_due, l);
+	*p = l;
+	if (++t->nlocks > t->nbuckets)
+		rehash(t);
+	return l;
+}
+
+static void lru_unlink(struct locktable *t, struct lock *l)
+{
+	if (l->lru_prev != NULL)
+		l->lru_prev->lru_next = l->lru_next;
+	else
+		t->lru_head = l->lru_next;
+	if (l->lru_next != NULL)
+		l->lru_next->lru_prev = l->lru_prev;
+	else
+		t->lru_tail = l->lru_prev;
+	l->lru_prev = l->lru_next = NULL;
+}
+
+static void forget_seen(struct lock *l)
+{
+	if (!l->has_seen)
+		return;
+	lru_unlink(l->t, l);
+	l->t->seen_count--;
+	l->has_seen = false;
+	free(l->seen_holder);
+	l->seen_holder = NULL;
+}
+
+static bool lock_idle(const struct lock *l)
+{
+	return l->refs == 0 && l->writes == 0 && l->poll_call == NULL &&
+	       !timer_armed(&l->poll_timer);
+}
+
+static void lock_free(struct lock *l)
+{
+	struct locktable *t = l->t;
+	struct lock **p = &t->buckets[l->hash & (t->nbuckets - 1)];
+	while (*p != l)
+		p = &(*p)->hnext;
+	*p = l->hnext;
+	forget_seen(l);
+	t->nlocks--;
+	free(l);
+}
+
+/* Frees l when nothing needs it any more. */
+static void lock_maybe_free(struct lock *l)
+{
+	if (lock_idle(l) && !l->has_seen)
+		lock_free(l);
+}
+
+void lt_lock_unref(struct lock *l)
+{
+	l->refs--;
+	lock_maybe_free(l);
+}
+
+/* Evicts the least recently seen idle locks past seen_max. */
+static void seen_trim(struct locktable *t)
+{
+	struct lock *l = t->lru_tail;
+	while (t->seen_count > t->seen_max && l != NULL) {
+		struct lock *prev = l->lru_prev;
+		if (lock_idle(l))
+			lock_free(l);
+		l = prev;
+	}
+}
+
+void lt_lock_see(struct lock *l, const struct lock_item *item)
+{
+	struct locktable *t = l->t;
+	if (!item->exists || !item->has_owner) {
+		forget_seen(l);
+		return;
+	}
+	if (l->has_seen && strcmp(l->seen_rvn, item->rvn) == 0) {
+		lru_unlink(t, l);
+	} else {
+		if (!l->has_seen)
+			t->seen_count++;
+		else
+			lru_unlink(t, l);
+		l->has_seen = true;
+		snprintf(l->seen_rvn, sizeof(l->seen_rvn), "%s", item->rvn);
+		l->seen_at = clock_now_ms(t->clock);
+		l->seen_lease_ms = item->lease_ms;
+		free(l->seen_holder);
+		l->seen_holder = item->holder[0] != '\0' ? strdup(item->holder) : NULL;
+	}
+	l->lru_next = t->lru_head;
+	if (t->lru_head != NULL)
+		t->lru_head->lru_prev = l;
+	t->lru_head = l;
+	if (t->lru_tail == NULL)
+		t->lru_tail = l;
+	seen_trim(t);
+}
+
+/* --- helpers shared with lease.c --- */
+
+int64_t lt_ttl(struct locktable *t)
+{
+	if (t->retention_ms == 0)
+		return 0;
+	return (clock_wall_ms(t->clock) + t->retention_ms) / 1000;
+}
+
+void lt_error_from(struct lt_error *e, const struct locktable *t, const char *name,
+		   const struct store_result *res)
+{
+	e->status = res->status;
+	e->error_type = res->error_type != NULL ? res->error_type : store_status_name(res->status);
+	snprintf(e->message, sizeof(e->message), "%s (lock '%.64s', table '%s')",
+		 res->message[0] != '\0' ? res->message : e->error_type, name, t->store->table);
+}
+
+bool lt_item_foreign(const struct lock_item *item)
+{
+	return item->exists && item->has_owner && (!item->has_rvn || !item->has_lease);
+}
+
+void lt_error_foreign(struct lt_error *e, const struct locktable *t, const char *name)
+{
+	e->status = STORE_FATAL;
+	e->error_type = "NotALock";
+	snprintf(e->message, sizeof(e->message),
+		 "the item at the key of lock '%.64s' in table '%s' has an owner but no "
+		 "rvn or leaseMs: it is not a lock; give the lock another name",
+		 name, t->store->table);
+}
+
+void lt_fire_refusal(struct lock *l)
+{
+	struct lt_hook **p = &l->t->hooks;
+	while (*p != NULL) {
+		struct lt_hook *h = *p;
+		if (strcmp(h->name, l->name) != 0) {
+			p = &h->next;
+			continue;
+		}
+		*p = h->next;
+		h->cb(h->arg, 0);
+		free(h);
+		p = &l->t->hooks; /* the callback may have changed the list */
+	}
+}
+
+/* --- waits --- */
+
+static void enqueue(struct lt_wait *w)
+{
+	struct lock *l = w->lock;
+	w->prev = l->wq_tail;
+	w->next = NULL;
+	if (l->wq_tail != NULL)
+		l->wq_tail->next = w;
+	else
+		l->wq_head = w;
+	l->wq_tail = w;
+	w->queued = true;
+}
+
+static void dequeue(struct lt_wait *w)
+{
+	struct lock *l = w->lock;
+	if (!w->queued)
+		return;
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		l->wq_head = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+	else
+		l->wq_tail = w->prev;
+	w->prev = w->next = NULL;
+	w->queued = false;
+}
+
+static void wait_free(struct lt_wait *w)
+{
+	struct lock *l = w->lock;
+	timer_cancel(&w->timer);
+	w->t->nwaits--;
+	free(w->holder);
+	free(w);
+	lt_lock_unref(l);
+}
+
+/* Ends w with a result. A write still in flight keeps w alive as an orphan
+ * whose lease, if the write succeeds, is released at once. */
+static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error *err)
+{
+	struct lock *l = w->lock;
+	lt_acquire_cb cb = w->cb;
+	void *arg = w->arg;
+
+	dequeue(w);
+	timer_cancel(&w->timer);
+	w->cancelled = true;
+	l->refs++; /* keep l through the callback */
+	if (w->call == NULL)
+		wait_free(w);
+	else if (!w->call_is_write) {
+		store_cancel(w->t->store, w->call);
+		w->call = NULL;
+		wait_free(w);
+	}
+	if (cb != NULL)
+		cb(arg, lease, err);
+	lt_lock_kick(l);
+	lt_lock_unref(l);
+}
+
+static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
+{
+	struct locktable *t = w->t;
+	store_new_id(w->rvn);
+	struct store_req req = {
+		.op = STORE_ACQUIRE,
+		.name = w->lock->name,
+		.owner = w->owner,
+		.rvn = w->rvn,
+		.seen_rvn = seen_rvn,
+		.holder = w->holder,
+		.lease_ms = w->lease_ms,
+		.ttl = lt_ttl(t),
+	};
+	w->send_ms = clock_now_ms(t->clock);
+	w->takeover = takeover;
+	w->call = store_submit(t->store, &req, on_write, w);
+	if (w->call == NULL)
+		return false;
+	w->call_is_write = true;
+	w->lock->writes++;
+	return true;
+}
+
+static void fail_oom(struct lt_wait *w)
+{
+	struct lt_error e = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
+	snprintf(e.message, sizeof(e.message), "out of memory (lock '%.64s')", w->lock->name);
+	finish(w, NULL, &e);
+}
+
+/* Fails every queued wait of l with err. */
+static void fail_queue(struct lock *l, const struct lt_error *err)
+{
+	l->refs++;
+	while (l->wq_head != NULL)
+		finish(l->wq_head, NULL, err);
+	lt_lock_unref(l);
+}
+
+static void notify_answered(struct lock *l)
+{
+	for (struct lt_wait *w = l->wq_head; w != NULL; w = w->next)
+		if (w->answered != NULL)
+			w->answered(w->arg);
+}
+
+static int64_t poll_delay(const struct lock *l)
+{
+	int64_t now = clock_now_ms(l->t->clock);
+	int64_t d = l->seen_lease_ms / 3;
+	int64_t left = l->seen_at + l->seen_lease_ms - now;
+	if (d > LT_MAX_POLL_MS)
+		d = LT_MAX_POLL_MS;
+	if (left < d)
+		d = left;
+	return d > 0 ? d : 0;
+}
+
+static bool due_for_takeover(const struct lock *l)
+{
+	return clock_now_ms(l->t->clock) - l->seen_at >= l->seen_lease_ms;
+}
+
+void lt_lock_kick(struct lock *l)
+{
+	if (l->held != NULL || l->poll_call != NULL || l->writes > 0)
+		return;
+	if (l->wq_head == NULL) {
+		timer_cancel(&l->poll_timer);
+		lock_maybe_free(l);
+		return;
+	}
+	if (!l->has_seen) {
+		if (!send_write(l->wq_head, NULL, false))
+			fail_oom(l->wq_head);
+		return;
+	}
+	if (!timer_armed(&l->poll_timer))
+		timer_arm(&l->poll_timer, poll_delay(l));
+}
+
+/* Decides what an answer (a read, or a refused write's old item) means for
+ * the head of the queue: write, take over, or wait for the next poll. */
+static void decide_queue(struct lock *l, const struct lock_item *item)
+{
+	if (lt_item_foreign(item)) {
+		struct lt_error e;
+		lt_error_foreign(&e, l->t, l->name);
+		fail_queue(l, &e);
+		return;
+	}
+	lt_lock_see(l, item);
+	if (l->held != NULL || l->wq_head == NULL) {
+		lt_lock_kick(l);
+		return;
+	}
+	if (!l->has_seen || due_for_takeover(l)) {
+		if (!send_write(l->wq_head, l->has_seen ? l->seen_rvn : NULL, l->has_seen))
+			fail_oom(l->wq_head);
+		return;
+	}
+	lt_fire_refusal(l);
+	lt_lock_kick(l);
+}
+
+static void on_poll(void *arg, const struct store_result *res)
+{
+	struct lock *l = arg;
+	l->poll_call = NULL;
+	l->refs++;
+	if (res->status != STORE_OK) {
+		struct lt_error e;
+		lt_error_from(&e, l->t, l->name, res);
+		fail_queue(l, &e);
+	} else {
+		notify_answered(l);
+		decide_queue(l, &res->item);
+	}
+	lt_lock_unref(l);
+}
+
+static void poll_due(void *arg)
+{
+	struct lock *l = arg;
+	struct store_req req = {.op = STORE_READ, .name = l->name};
+	if (l->wq_head == NULL || l->held != NULL || l->writes > 0) {
+		lock_maybe_free(l);
+		return;
+	}
+	l->poll_call = store_submit(l->t->store, &req, on_poll, l);
+	if (l->poll_call == NULL)
+		fail_oom(l->wq_head);
+}
+
+static void on_write(void *arg, const struct store_result *res)
+{
+	struct lt_wait *w = arg;
+	struct lock *l = w->lock;
+	struct lt_error e;
+
+	w->call = NULL;
+	l->writes--;
+	l->refs++;
+	if (w->cancelled) { /* orphan: give back what it took */
+		struct lease *lease = res->status == STORE_OK ? lease_start(w, &res->item) : NULL;
+		wait_free(w);
+		if (lease != NULL)
+			lease_release(lease);
+		lt_lock_kick(l);
+	} else if (res->status == STORE_OK) {
+		if (w->answered != NULL)
+			w->answered(w->arg);
+		struct lease *lease = lease_start(w, &res->item);
+		if (lease == NULL)
+			fail_oom(w);
+		else
+			finish(w, lease, NULL);
+	} else if (res->status == STORE_REFUSED) {
+		if (w->answered != NULL)
+			w->answered(w->arg);
+		if (lt_item_foreign(&res->item)) {
+			lt_error_foreign(&e, l->t, l->name);
+			finish(w, NULL, &e);
+		} else if (!w->wait) {
+			lt_lock_see(l, &res->item);
+			lt_fire_refusal(l);
+			finish(w, NULL, NULL);
+		} else {
+			decide_queue(l, &res->item);
+		}
+	} else {
+		lt_error_from(&e, l->t, l->name, res);
+		finish(w, NULL, &e);
+	}
+	lt_lock_unref(l);
+}
+
+/* A try on a lock seen held: read first, write only if free or due. */
+static void on_try_read(void *arg, const struct store_result *res)
+{
+	struct lt_wait *w = arg;
+	struct lock *l = w->lock;
+	struct lt_error e;
+
+	w->call = NULL;
+	if (res->status != STORE_OK) {
+		lt_error_from(&e, l->t, l->name, res);
+		finish(w, NULL, &e);
+		return;
+	}
+	if (w->answered != NULL)
+		w->answered(w->arg);
+	if (lt_item_foreign(&res->item)) {
+		lt_error_foreign(&e, l->t, l->name);
+		finish(w, NULL, &e);
+		return;
+	}
+	lt_lock_see(l, &res->item);
+	if (l->held == NULL && (!l->has_seen || due_for_takeover(l))) {
+		if (!send_write(w, l->has_seen ? l->seen_rvn : NULL, l->has_seen))
+			fail_oom(w);
+		return;
+	}
+	lt_fire_refusal(l);
+	finish(w, NULL, NULL);
+}
+
+static void wait_timer(void *arg)
+{
+	struct lt_wait *w = arg;
+	if (w->finishing)
+		lt_fire_refusal(w->lock);
+	finish(w, NULL, NULL); /* a local refusal, or the wait timed out */
+}
+
+bool lt_args_valid(const struct lt_acquire_args *a, char *msg, size_t msglen)
+{
+	size_t n = a->name != NULL ? strlen(a->name) : 0;
+	if (n == 0 || n > STORE_NAME_MAX) {
+		snprintf(msg, msglen, "lock name must be 1 to %d bytes", STORE_NAME_MAX);
+		return false;
+	}
+	if (a->lease_ms < LT_MIN_LEASE_MS || a->lease_ms > LT_MAX_LEASE_MS) {
+		snprintf(msg, msglen, "lease must be %lld ms to %lld ms (1 s to 1 day)",
+			 LT_MIN_LEASE_MS, LT_MAX_LEASE_MS);
+		return false;
+	}
+	if (a->holder != NULL && (a->holder[0] == '\0' || strlen(a->holder) > STORE_HOLDER_MAX)) {
+		snprintf(msg, msglen, "holder label must be 1 to %d characters", STORE_HOLDER_MAX);
+		return false;
+	}
+	if (a->owner != NULL && (a->owner[0] == '\0' || strlen(a->owner) > STORE_ID_MAX)) {
+		snprintf(msg, msglen, "owner id must be 1 to %d bytes", STORE_ID_MAX);
+		return false;
+	}
+	if (a->timeout_ms < 0) {
+		snprintf(msg, msglen, "wait timeout must not be negative");
+		return false;
+	}
+	return true;
+}
+
+struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a, lt_acquire_cb cb,
+			   void *arg)
+{
+	char msg[128];
+	if (!lt_args_valid(a, msg, sizeof(msg)))
+		return NULL;
+	struct lock *l = lt_lock_get(t, a->name, true);
+	if (l == NULL)
+		return NULL;
+	struct lt_wait *w = calloc(1, sizeof(*w));
+	const char *label = a->holder != NULL ? a->holder : t->holder_label;
+	if (w == NULL || (label != NULL && (w->holder = strdup(label)) == NULL)) {
+		free(w);
+		lock_maybe_free(l);
+		return NULL;
+	}
+	w->t = t;
+	w->lock = l;
+	w->wait = a->wait;
+	w->cb = cb;
+	w->arg = arg;
+	w->answered = a->answered;
+	w->lease_ms = a->lease_ms;
+	if (a->owner != NULL)
+		snprintf(w->owner, sizeof(w->owner), "%s", a->owner);
+	else
+		store_new_id(w->owner);
+	timer_init(&w->timer, t->clock, wait_timer, w);
+	l->refs++;
+	t->nwaits++;
+
+	bool ok = true;
+	if (l->held != NULL && !a->wait) {
+		w->finishing = true; /* refused here, without a request */
+		timer_arm(&w->timer, 0);
+	} else if (a->wait) {
+		bool joined = l->wq_head != NULL;
+		enqueue(w);
+		if (a->timeout_ms > 0)
+			timer_arm(&w->timer, a->timeout_ms);
+		/* The first wait starts the queue's work: a write on a lock not
+		 * seen held, a read at once on one seen held before. Later waits
+		 * join what is under way. */
+		if (!joined && l->held == NULL && l->writes == 0 && l->poll_call == NULL) {
+			if (l->has_seen)
+				timer_arm(&l->poll_timer, 0);
+			else
+				ok = send_write(w, NULL, false);
+		}
+	} else if (l->has_seen) {
+		struct store_req req = {.op = STORE_READ, .name = l->name};
+		w->call = store_submit(t->store, &req, on_try_read, w);
+		ok = w->call != NULL;
+	} else {
+		ok = send_write(w, NULL, false);
+	}
+	if (!ok) {
+		dequeue(w);
+		wait_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+bool lt_handoff(struct lock *l, struct lease *from)
+{
+	struct lt_wait *w = l->wq_head;
+	if (w == NULL || l->writes > 0)
+		return false;
+	if (!send_write(w, from->rvn, false))
+		return false;
+	store_cancel(l->t->store, l->poll_call);
+	l->poll_call = NULL;
+	timer_cancel(&l->poll_timer);
+	return true;
+}
+
+void lt_acquire_cancel(struct lt_wait *w)
+{
+	if (w == NULL)
+		return;
+	w->cb = NULL;
+	finish(w, NULL, NULL);
+}
+
+struct lease *lt_local_lease(struct locktable *t, const char *name)
+{
+	struct lock *l = lt_lock_get(t, name, false);
+	return l != NULL ? l->held : NULL;
+}
+
+const char *lt_table(const struct locktable *t) { return t->store->table; }
+struct clock *lt_clock(const struct locktable *t) { return t->clock; }
+
+void lt_stats(const struct locktable *t, struct lt_stats *out)
+{
+	out->leases = t->nleases;
+	out->waits = t->nwaits;
+	out->locks = t->nlocks;
+	out->releases_in_flight = t->releases_in_flight;
+}
+
+/* --- state reads --- */
+
+struct state_read {
+	struct locktable *t;
+	lt_state_cb cb;
+	void *arg;
+	char name[];
+};
+
+static void on_state(void *arg, const struct store_result *res)
+{
+	struct state_read *r = arg;
+	struct lt_state st;
+	struct lt_error e;
+
+	memset(&st, 0, sizeof(st));
+	if (res->status != STORE_OK) {
+		lt_error_from(&e, r->t, r->name, res);
+		r->cb(r->arg, NULL, &e);
+	} else {
+		const struct lock_item *it = &res->item;
+		st.exists = it->exists;
+		st.held = it->has_owner;
+		st.lease_ms = it->has_owner ? it->lease_ms : 0;
+		st.token = it->fence;
+		memcpy(st.holder, it->holder, sizeof(st.holder));
+		memcpy(st.owner, it->owner, sizeof(st.owner));
+		r->cb(r->arg, &st, NULL);
+	}
+	free(r);
+}
+
+bool lt_get_state(struct locktable *t, const char *name, lt_state_cb cb, void *arg)
+{
+	size_t len = strlen(name);
+	struct state_read *r = malloc(sizeof(*r) + len + 1);
+	if (r == NULL)
+		return false;
+	r->t = t;
+	r->cb = cb;
+	r->arg = arg;
+	memcpy(r->name, name, len + 1);
+	struct store_req req = {.op = STORE_READ, .name = name};
+	if (store_submit(t->store, &req, on_state, r) == NULL) {
+		free(r);
+		return false;
+	}
+	return true;
+}
+
+/* --- the table --- */
+
+struct locktable *lt_new(struct clock *clock, struct store *store, struct obs *obs,
+			 const struct lt_options *opts)
+{
+	struct lt_options none = {0};
+	if (opts == NULL)
+		opts = &none;
+	if (opts->ttl_retention_ms != 0 && opts->ttl_retention_ms < LT_MIN_RETENTION_MS)
+		return NULL;
+	if (opts->holder_label != NULL &&
+	    (opts->holder_label[0] == '\0' || strlen(opts->holder_label) > STORE_HOLDER_MAX))
+		return NULL;
+	struct locktable *t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return NULL;
+	t->nbuckets = 1024;
+	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	if (t->buckets == NULL ||
+	    (opts->holder_label != NULL && (t->holder_label = strdup(opts->holder_label)) == NULL)) {
+		free(t->buckets);
+		free(t);
+		return NULL;
+	}
+	t->clock = clock;
+	t->store = store;
+	t->obs = obs;
+	t->retention_ms = opts->ttl_retention_ms;
+	t->seen_max = opts->seen_max != 0 ? opts->seen_max : 10000;
+	return t;
+}
+
+void lt_free(struct locktable *t)
+{
+	if (t == NULL)
+		return;
+	lease_free_all(t);
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		struct lock *l = t->buckets[i], *next;
+		for (; l != NULL; l = next) {
+			next = l->hnext;
+			while (l->wq_head != NULL) {
+				struct lt_wait *w = l->wq_head;
+				dequeue(w);
+				store_cancel(t->store, w->call);
+				timer_cancel(&w->timer);
+				free(w->holder);
+				free(w);
+			}
+			store_cancel(t->store, l->poll_call);
+			timer_cancel(&l->poll_timer);
+			free(l->seen_holder);
+			free(l);
+		}
+	}
+	while (t->hooks != NULL) {
+		struct lt_hook *h = t->hooks;
+		t->hooks = h->next;
+		free(h);
+	}
+	free(t->buckets);
+	free(t->holder_label);
+	free(t);
+}
+
+const char *lt_loss_name(enum lt_loss reason)
+{
+	static const char *const names[LT_LOSS_COUNT] = {
+		[LT_HELD] = "held",
+		[LT_TAKEN_OVER] = "taken_over",
+		[LT_DELETED] = "deleted",
+		[LT_EXPIRED] = "expired",
+		[LT_TABLE_NOT_FOUND] = "table_not_found",
+	};
+	return (unsigned)reason < LT_LOSS_COUNT ? names[reason] : "?";
+}

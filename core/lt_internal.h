@@ -1,0 +1,114 @@
+/*
+ * lt_internal: the structures shared by locktable.c (locks, waits, polls),
+ * lease.c (heartbeat, renew, loss, release) and lt_testing.c. Not a public
+ * header: nothing outside core/ includes it.
+ */
+#ifndef LG_LT_INTERNAL_H
+#define LG_LT_INTERNAL_H
+
+#include "core/locktable.h"
+
+#define LT_ID_LEN 32
+
+/* A wait_for_refusal registration (lt_testing.c). */
+struct lt_hook {
+	struct lt_hook *next;
+	void (*cb)(void *arg, int64_t value);
+	void *arg;
+	char name[];
+};
+
+/* One lock this process holds, waits for, or has seen held. Lives while
+ * refs > 0 (leases and waits on it), a request of its own is in flight, or
+ * it remembers a holder (the seen cache, bounded by seen_max). */
+struct lock {
+	struct lock *hnext;
+	uint64_t hash;
+	struct lock *lru_prev, *lru_next; /* in t->lru while has_seen */
+	struct locktable *t;
+	struct lease *held;                /* the local lease holding it */
+	struct lt_wait *wq_head, *wq_tail; /* queued waits, FIFO */
+	unsigned refs;
+	unsigned writes;             /* acquire writes in flight */
+	struct store_call *poll_call; /* the shared poll's read */
+	struct timer poll_timer;
+	bool has_seen;
+	int64_t seen_at;  /* monotonic ms the seen rvn was first read */
+	int64_t seen_lease_ms;
+	char *seen_holder;
+	char seen_rvn[STORE_ID_MAX + 1];
+	char name[];
+};
+
+struct lt_wait {
+	struct locktable *t;
+	struct lock *lock;
+	struct lt_wait *prev, *next; /* in lock's queue while queued */
+	bool queued, wait, cancelled, takeover, finishing;
+	lt_acquire_cb cb;
+	void *arg;
+	void (*answered)(void *arg);
+	int64_t lease_ms;
+	char *holder;
+	struct timer timer;  /* timeout, or a deferred refusal */
+	struct store_call *call;
+	bool call_is_write;
+	int64_t send_ms;
+	char owner[STORE_ID_MAX + 1];
+	char rvn[LT_ID_LEN + 1];
+};
+
+struct lt_op; /* an explicit renew or a fencing check in flight */
+
+struct lease {
+	struct locktable *t;
+	struct lock *lock;
+	struct lease *prev, *next; /* in t->leases */
+	char *holder;
+	int64_t token, lease_ms, last_send_ms, retry_ms, hb_send_ms;
+	enum lt_loss loss;
+	bool takeover, releasing;
+	struct timer hb_timer, end_timer;
+	struct store_call *hb_call; /* heartbeat renewal or release */
+	struct lt_op *ops;
+	lt_lost_cb on_lost;
+	void *on_lost_arg;
+	char owner[STORE_ID_MAX + 1];
+	char rvn[LT_ID_LEN + 1];
+	char hb_rvn[LT_ID_LEN + 1];
+};
+
+struct locktable {
+	struct clock *clock;
+	struct store *store;
+	struct obs *obs;
+	char *holder_label;
+	int64_t retention_ms;
+	unsigned seen_max, seen_count;
+	struct lock **buckets;
+	size_t nbuckets, nlocks;
+	struct lock *lru_head, *lru_tail; /* most recently seen first */
+	struct lease *leases;
+	struct lt_hook *hooks;
+	uint64_t nleases, nwaits, releases_in_flight;
+};
+
+/* locktable.c, for lease.c and lt_testing.c */
+struct lock *lt_lock_get(struct locktable *t, const char *name, bool create);
+void lt_lock_unref(struct lock *l);
+void lt_lock_kick(struct lock *l);
+void lt_lock_see(struct lock *l, const struct lock_item *item);
+void lt_fire_refusal(struct lock *l);
+int64_t lt_ttl(struct locktable *t);
+void lt_error_from(struct lt_error *e, const struct locktable *t, const char *name,
+		   const struct store_result *res);
+bool lt_item_foreign(const struct lock_item *item);
+void lt_error_foreign(struct lt_error *e, const struct locktable *t, const char *name);
+
+/* lease.c, for locktable.c */
+struct lease *lease_start(struct lt_wait *w, const struct lock_item *item);
+void lease_free_all(struct locktable *t);
+/* Hands l's lock to w with one conditional write on l's rvn. */
+bool lt_handoff(struct lock *l, struct lease *from);
+
+#endif
