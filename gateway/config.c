@@ -1,0 +1,437 @@
+/*
+ * config: the option table and the loader (see config.h).
+ *
+ * Every option is one row of `options`; the loader, the validators, the
+ * environment names and --help are all driven by it. Values are parsed
+ * from text the same way whatever their source, defaults included.
+ */
+#include "gateway/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum opt_type { T_STR, T_INT, T_DURATION, T_SIZE, T_BOOL, T_ENUM };
+
+struct option_def {
+	const char *name;
+	enum opt_type type;
+	size_t offset;
+	size_t size;                 /* T_STR: capacity of the char array */
+	const char *def;             /* default, as text; NULL = empty / off */
+	long long min, max;          /* numbers: range; T_STR: length range */
+	const char *const *choices;  /* T_ENUM: index = value */
+	const char *help;
+};
+
+static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const log_formats[] = {"text", "json", NULL};
+
+#define DAY_MS (24LL * 3600 * 1000)
+#define STR(f) T_STR, offsetof(struct cfg, f), sizeof(((struct cfg *)0)->f)
+#define NUM(t, f) t, offsetof(struct cfg, f), 0
+
+static const struct option_def options[] = {
+	{"bind", STR(bind), "127.0.0.1", 1, 255, NULL, "address of every listener"},
+	{"port", NUM(T_INT, port), "6379", 0, 65535, NULL, "Redis protocol port, 0 = off"},
+	{"unixsocket", STR(unixsocket), NULL, 0, 107, NULL, "Redis protocol on a Unix socket"},
+	{"pg-port", NUM(T_INT, pg_port), "5432", 0, 65535, NULL,
+	 "PostgreSQL protocol port, 0 = off"},
+	{"admin-port", NUM(T_INT, admin_port), "9464", 0, 65535, NULL,
+	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off"},
+	{"table", STR(table), NULL, 0, 255, NULL,
+	 "DynamoDB table of the locks (none: the embedded store)"},
+	{"partition-key", STR(partition_key), NULL, 0, 255, NULL,
+	 "partition key attribute (default: from DescribeTable)"},
+	{"sort-key", STR(sort_key), NULL, 0, 255, NULL,
+	 "sort key attribute (default: from DescribeTable)"},
+	{"region", STR(region), NULL, 0, 63, NULL, "AWS region (default: AWS conventions)"},
+	{"endpoint", STR(endpoint), NULL, 0, 511, NULL,
+	 "DynamoDB endpoint URL (default: AWS conventions)"},
+	{"create-table", NUM(T_BOOL, create_table), "no", 0, 1, NULL,
+	 "create the table if it is missing"},
+	{"holder-label", STR(holder_label), NULL, 0, 256, NULL,
+	 "written as `holder`, 1-256 characters (default: host name)"},
+	{"ttl-attribute", STR(ttl_attribute), NULL, 0, 255, NULL,
+	 "TTL attribute of lock items (default: off)"},
+	{"ttl-retention", NUM(T_DURATION, ttl_retention_ms), "30d", DAY_MS, 3650 * DAY_MS, NULL,
+	 "lock item expiry after the last write, >= 1d"},
+	{"default-lease", NUM(T_DURATION, default_lease_ms), "30s", 1000, DAY_MS, NULL,
+	 "lease when a client gives none"},
+	{"max-lease", NUM(T_DURATION, max_lease_ms), "1d", 1000, DAY_MS, NULL,
+	 "longest lease a client may ask for"},
+	{"requirepass", STR(requirepass), NULL, 0, 511, NULL,
+	 "password clients must give with AUTH (default: none)"},
+	{"maxclients", NUM(T_INT, maxclients), "10000", 1, 1000000, NULL,
+	 "most client connections at once"},
+	{"log-level", NUM(T_ENUM, log_level), "info", 0, 0, log_levels,
+	 "debug, info, warn or error"},
+	{"log-format", NUM(T_ENUM, log_format), "text", 0, 0, log_formats, "text or json"},
+	{"log-file", STR(log_file), NULL, 0, 511, NULL,
+	 "log to this file (reopened on SIGHUP; default: stderr)"},
+	{"max-query-buffer", NUM(T_SIZE, max_query_buffer), "1mb", 1024, 1LL << 30, NULL,
+	 "bytes a client may have sent and not yet had parsed"},
+	{"max-args", NUM(T_INT, max_args), "1024", 1, 1 << 20, NULL,
+	 "arguments of one command"},
+	{"max-bulk", NUM(T_SIZE, max_bulk), "512kb", 16, 1LL << 29, NULL,
+	 "bytes of one argument"},
+	{"max-inline", NUM(T_SIZE, max_inline), "64kb", 16, 1LL << 20, NULL,
+	 "bytes of one inline command line"},
+	{"max-output-buffer", NUM(T_SIZE, max_output_buffer), "1mb", 1024, 1LL << 30, NULL,
+	 "a client's unsent replies past which its reading pauses"},
+	{"max-lock-name", NUM(T_INT, max_lock_name), "1024", 1, 2000, NULL,
+	 "bytes of a lock name (<= 2000)"},
+	{"max-leases-per-session", NUM(T_INT, max_leases_per_session), "1000", 1, 1000000, NULL,
+	 "leases one connection may hold"},
+	{"max-waits-per-session", NUM(T_INT, max_waits_per_session), "100", 1, 1000000, NULL,
+	 "waits one connection may have queued"},
+	{"config", STR(config_file), NULL, 0, 511, NULL, "read options from this file first"},
+};
+
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static const struct option_def *find_option(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0)
+			return &options[i];
+	return NULL;
+}
+
+/* LEASEGATE_<NAME>: upper case, '-' -> '_'. */
+static void env_name(const struct option_def *o, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "LEASEGATE_");
+	for (const char *s = o->name; *s && n + 1 < len; s++)
+		buf[n++] = *s == '-' ? '_' : (char)toupper((unsigned char)*s);
+	buf[n] = '\0';
+}
+
+static const char *env_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+static bool parse_ll(const char *s, long long *v, char **end)
+{
+	if (!isdigit((unsigned char)*s) && *s != '-')
+		return false;
+	errno = 0;
+	*v = strtoll(s, end, 10);
+	return errno == 0 && *end != s;
+}
+
+/* Multiplies v by unit into *out, false on overflow. */
+static bool scale(long long v, long long unit, int64_t *out)
+{
+	if (v < 0 || (unit && v > LLONG_MAX / unit))
+		return false;
+	*out = v * unit;
+	return true;
+}
+
+static const struct unit {
+	const char *suffix;
+	long long factor;
+} duration_units[] = {
+	{"", 1}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", DAY_MS},
+}, size_units[] = {
+	{"", 1},          {"b", 1},           {"k", 1000},
+	{"kb", 1024},     {"m", 1000000},     {"mb", 1024 * 1024},
+	{"g", 1000000000}, {"gb", 1024LL * 1024 * 1024},
+};
+
+static bool parse_with_units(const char *s, const struct unit *u, size_t n, int64_t *out)
+{
+	long long v;
+	char *end;
+	if (!parse_ll(s, &v, &end))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcasecmp(end, u[i].suffix) == 0)
+			return scale(v, u[i].factor, out);
+	return false;
+}
+
+bool cfg_parse_duration(const char *s, int64_t *ms)
+{
+	return parse_with_units(s, duration_units, sizeof(duration_units) / sizeof(duration_units[0]),
+				ms);
+}
+
+bool cfg_parse_size(const char *s, int64_t *bytes)
+{
+	return parse_with_units(s, size_units, sizeof(size_units) / sizeof(size_units[0]), bytes);
+}
+
+static bool parse_bool(const char *s, bool *b)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*b = true;
+			return true;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*b = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Sets option o from text v; `from` names the source for the message. */
+static bool apply(struct cfg *c, const struct option_def *o, const char *v, const char *from,
+		  char *err, size_t errlen)
+{
+	char *field = (char *)c + o->offset;
+	int64_t n = 0;
+	bool ok = true;
+	const char *want = NULL;
+	char choices[128] = "one of:";
+
+	switch (o->type) {
+	case T_STR: {
+		size_t len = strlen(v);
+		if ((long long)len < o->min || (long long)len > o->max || len >= o->size) {
+			errf(err, errlen, "bad value for --%s (%s): length must be %lld..%lld", o->name,
+			     from, o->min, o->max);
+			return false;
+		}
+		memcpy(field, v, len + 1);
+		return true;
+	}
+	case T_BOOL:
+		ok = parse_bool(v, (bool *)field);
+		want = "yes or no";
+		break;
+	case T_ENUM:
+		ok = false;
+		for (int64_t i = 0; o->choices[i]; i++)
+			if (strcasecmp(v, o->choices[i]) == 0) {
+				*(int64_t *)field = i;
+				ok = true;
+			}
+		for (int64_t i = 0; o->choices[i]; i++)
+			snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices), " %s",
+				 o->choices[i]);
+		want = choices;
+		break;
+	case T_INT: {
+		long long ll;
+		char *end;
+		ok = parse_ll(v, &ll, &end) && *end == '\0';
+		n = ll;
+		want = "an integer";
+		break;
+	}
+	case T_DURATION:
+		ok = cfg_parse_duration(v, &n);
+		want = "a duration (ms, s, m, h, d)";
+		break;
+	case T_SIZE:
+		ok = cfg_parse_size(v, &n);
+		want = "a size (bytes, kb, mb, gb)";
+		break;
+	}
+	if (!ok) {
+		errf(err, errlen, "bad value for --%s (%s): '%s' is not %s", o->name, from, v, want);
+		return false;
+	}
+	if (o->type == T_INT || o->type == T_DURATION || o->type == T_SIZE) {
+		if (n < o->min || n > o->max) {
+			errf(err, errlen, "bad value for --%s (%s): '%s' is out of range", o->name,
+			     from, v);
+			return false;
+		}
+		*(int64_t *)field = n;
+	}
+	return true;
+}
+
+/* One `name value` setting from the command line, kept until applied. */
+struct setting {
+	const struct option_def *o;
+	const char *value;
+};
+
+/* Reads the config file: `name value` lines, blank lines and # comments. */
+static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		errf(err, errlen, "cannot open config file %s: %s", path, strerror(errno));
+		return false;
+	}
+	char line[1024];
+	int lineno = 0;
+	bool ok = true;
+	while (ok && fgets(line, sizeof(line), f)) {
+		lineno++;
+		size_t len = strlen(line);
+		if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
+			errf(err, errlen, "%s:%d: line too long", path, lineno);
+			ok = false;
+			break;
+		}
+		while (len && isspace((unsigned char)line[len - 1]))
+			line[--len] = '\0';
+		char *s = line;
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s == '\0' || *s == '#')
+			continue;
+		char *name = s;
+		while (*s && !isspace((unsigned char)*s))
+			s++;
+		size_t nlen = (size_t)(s - name);
+		while (isspace((unsigned char)*s))
+			s++;
+		const struct option_def *o = find_option(name, nlen);
+		if (!o || o->offset == offsetof(struct cfg, config_file)) {
+			errf(err, errlen, "%s:%d: unknown option '%.*s'", path, lineno, (int)nlen,
+			     name);
+			ok = false;
+			break;
+		}
+		char from[600];
+		snprintf(from, sizeof(from), "%s:%d", path, lineno);
+		ok = apply(c, o, s, from, err, errlen);
+	}
+	fclose(f);
+	return ok;
+}
+
+static bool finish(struct cfg *c, char *err, size_t errlen)
+{
+	if (c->holder_label[0] == '\0') {
+		if (gethostname(c->holder_label, sizeof(c->holder_label) - 1) != 0 ||
+		    c->holder_label[0] == '\0')
+			snprintf(c->holder_label, sizeof(c->holder_label), "leasegate");
+		c->holder_label[sizeof(c->holder_label) - 1] = '\0';
+	}
+	if (c->default_lease_ms > c->max_lease_ms) {
+		errf(err, errlen, "bad value for --default-lease: longer than --max-lease");
+		return false;
+	}
+	if (c->max_bulk > c->max_query_buffer) {
+		errf(err, errlen, "bad value for --max-bulk: larger than --max-query-buffer");
+		return false;
+	}
+	return true;
+}
+
+enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp,
+			 char *err, size_t errlen)
+{
+	struct setting *flags = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*flags));
+	size_t nflags = 0;
+	enum cfg_result res = CFG_ERROR;
+	if (!flags) {
+		errf(err, errlen, "out of memory");
+		return CFG_ERROR;
+	}
+	memset(c, 0, sizeof(*c));
+
+	/* 1. the command line's syntax, kept for last */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			res = CFG_HELP;
+			goto out;
+		}
+		if (!strcmp(a, "--version") || !strcmp(a, "-v")) {
+			res = CFG_VERSION;
+			goto out;
+		}
+		if (strncmp(a, "--", 2) != 0) {
+			errf(err, errlen, "unexpected argument '%s' (options start with --)", a);
+			goto out;
+		}
+		const char *eq = strchr(a + 2, '=');
+		size_t nlen = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		const struct option_def *o = find_option(a + 2, nlen);
+		if (!o) {
+			errf(err, errlen, "unknown option '--%.*s' (see --help)", (int)nlen, a + 2);
+			goto out;
+		}
+		const char *v = eq ? eq + 1 : NULL;
+		if (!v && o->type == T_BOOL)
+			v = "yes";
+		if (!v) {
+			if (i + 1 >= argc) {
+				errf(err, errlen, "option --%s needs a value", o->name);
+				goto out;
+			}
+			v = argv[++i];
+		}
+		flags[nflags].o = o;
+		flags[nflags].value = v;
+		nflags++;
+	}
+
+	/* 2. defaults, 3. file, 4. environment, 5. flags */
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (options[i].def && !apply(c, &options[i], options[i].def, "default", err, errlen))
+			goto out;
+	const char *file = env_get(envp, "LEASEGATE_CONFIG");
+	for (size_t i = 0; i < nflags; i++)
+		if (flags[i].o->offset == offsetof(struct cfg, config_file))
+			file = flags[i].value;
+	if (file && *file) {
+		if (!apply(c, find_option("config", 6), file, "command line", err, errlen) ||
+		    !load_file(c, file, err, errlen))
+			goto out;
+	}
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		char name[64];
+		env_name(&options[i], name, sizeof(name));
+		const char *v = env_get(envp, name);
+		if (v && !apply(c, &options[i], v, name, err, errlen))
+			goto out;
+	}
+	for (size_t i = 0; i < nflags; i++)
+		if (!apply(c, flags[i].o, flags[i].value, "command line", err, errlen))
+			goto out;
+	if (finish(c, err, errlen))
+		res = CFG_OK;
+out:
+	free(flags);
+	return res;
+}
+
+void cfg_usage(FILE *f, const char *prog)
+{
+	fprintf(f, "usage: %s [--option value | --option=value]...\n\n", prog);
+	fprintf(f, "leasegate %s: leases on named locks over the Redis and PostgreSQL\n"
+		   "protocols, stored in DynamoDB. Precedence: command line, environment,\n"
+		   "config file, default.\n\n", LG_VERSION);
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_def *o = &options[i];
+		char env[64];
+		env_name(o, env, sizeof(env));
+		fprintf(f, "  --%-24s %s\n  %-26s default: %s; env %s\n", o->name, o->help, "",
+			o->def ? o->def : "(none)", env);
+	}
+	fprintf(f, "  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
+		"print the version");
+}

@@ -1,0 +1,88 @@
+/*
+ * config: leasegate's options, as one table (config.c) of name, type,
+ * default, validator and help; the environment variable of an option is
+ * LEASEGATE_<NAME> (upper case, '-' -> '_').
+ *
+ * Sources, lowest to highest precedence: the table's default, the config
+ * file (--config FILE or LEASEGATE_CONFIG; lines `name value`, `#`
+ * comments), the environment, the command line (`--name value`,
+ * `--name=value`; a boolean option alone means yes). Durations take ms, s,
+ * m, h or d (a bare number is ms); sizes take k, kb, m, mb, g, gb as Redis
+ * does. A bad value fails the load with a message naming the option and
+ * where the value came from.
+ *
+ * Not here: what the options mean at run time (server, core).
+ */
+#ifndef LG_CONFIG_H
+#define LG_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CFG_WUR __attribute__((warn_unused_result))
+
+#define LG_VERSION "0.1.0"
+
+enum cfg_log_level { CFG_LOG_DEBUG, CFG_LOG_INFO, CFG_LOG_WARN, CFG_LOG_ERROR };
+enum cfg_log_format { CFG_LOG_TEXT, CFG_LOG_JSON };
+
+struct cfg {
+	char bind[256];
+	int64_t port;
+	char unixsocket[108];
+	int64_t pg_port;
+	int64_t admin_port;
+	char table[256];
+	char partition_key[256];
+	char sort_key[256];
+	char region[64];
+	char endpoint[512];
+	bool create_table;
+	char holder_label[257]; /* 1..256 characters; default: the host name */
+	char ttl_attribute[256];
+	int64_t ttl_retention_ms;
+	int64_t default_lease_ms;
+	int64_t max_lease_ms;
+	char requirepass[512];
+	int64_t maxclients;
+	int64_t log_level;  /* enum cfg_log_level */
+	int64_t log_format; /* enum cfg_log_format */
+	char log_file[512]; /* empty: stderr */
+	int64_t max_query_buffer;
+	int64_t max_args;
+	int64_t max_bulk;
+	int64_t max_inline;
+	int64_t max_output_buffer; /* a session stops reading while above this */
+	int64_t max_lock_name;
+	int64_t max_leases_per_session;
+	int64_t max_waits_per_session;
+	char config_file[512];
+};
+
+enum cfg_result {
+	CFG_OK,      /* *c is complete and valid */
+	CFG_HELP,    /* --help: print cfg_usage() and exit 0 */
+	CFG_VERSION, /* --version */
+	CFG_ERROR,   /* err holds a message naming the option */
+};
+
+/* Fills *c from the defaults, the config file, envp (a NULL-terminated
+ * "NAME=value" array, as environ) and argv[1..argc). On CFG_ERROR, err
+ * (errlen bytes, NUL-terminated) says which option and why; *c is then
+ * unspecified. */
+enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp,
+			 char *err, size_t errlen) CFG_WUR;
+
+/* Writes the option list (from the table) to f. */
+void cfg_usage(FILE *f, const char *prog);
+
+/* Parses a duration ("250ms", "30s", "5m", "1h", "30d", "100" = ms) into
+ * *ms. Returns false on a malformed or overflowing value. */
+bool cfg_parse_duration(const char *s, int64_t *ms) CFG_WUR;
+
+/* Parses a size ("1024", "64kb", "1mb", "1g") into *bytes. */
+bool cfg_parse_size(const char *s, int64_t *bytes) CFG_WUR;
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * test_config: gateway/config, the option table and its sources.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gateway/config.h"
+
+static char *no_env[] = {NULL};
+
+static enum cfg_result load(struct cfg *c, char *const *argv, char *const *envp, char *err)
+{
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	return cfg_load(c, argc, argv, envp, err, 256);
+}
+
+static void test_defaults(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *argv[] = {"leasegate", NULL};
+	char host[257] = "";
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	assert_string_equal(c.bind, "127.0.0.1");
+	assert_int_equal(c.port, 6379);
+	assert_int_equal(c.pg_port, 5432);
+	assert_int_equal(c.admin_port, 9464);
+	assert_string_equal(c.table, "");
+	assert_false(c.create_table);
+	assert_int_equal(c.ttl_retention_ms, 30LL * 24 * 3600 * 1000);
+	assert_int_equal(c.default_lease_ms, 30000);
+	assert_int_equal(c.max_lease_ms, 24LL * 3600 * 1000);
+	assert_int_equal(c.maxclients, 10000);
+	assert_int_equal(c.log_level, CFG_LOG_INFO);
+	assert_int_equal(c.log_format, CFG_LOG_TEXT);
+	assert_int_equal(c.max_query_buffer, 1024 * 1024);
+	assert_int_equal(c.max_bulk, 512 * 1024);
+	assert_int_equal(c.max_lock_name, 1024);
+	gethostname(host, sizeof(host) - 1);
+	assert_string_equal(c.holder_label, host);
+}
+
+static void test_flag_forms(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *argv[] = {"leasegate", "--port",        "7000",          "--bind=0.0.0.0",
+			"--create-table", "--log-format", "JSON", "--requirepass=s3cret", NULL};
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	assert_int_equal(c.port, 7000);
+	assert_string_equal(c.bind, "0.0.0.0");
+	assert_true(c.create_table);
+	assert_int_equal(c.log_format, CFG_LOG_JSON);
+	assert_string_equal(c.requirepass, "s3cret");
+}
+
+static void test_help_version(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *h[] = {"leasegate", "--port", "1", "--help", NULL};
+	char *v[] = {"leasegate", "--version", NULL};
+	assert_int_equal(load(&c, h, no_env, err), CFG_HELP);
+	assert_int_equal(load(&c, v, no_env, err), CFG_VERSION);
+	char buf[8192] = "";
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	cfg_usage(f, "leasegate");
+	fclose(f);
+	/* generated from the table: every option with its variable */
+	assert_non_null(strstr(buf, "--ttl-retention"));
+	assert_non_null(strstr(buf, "LEASEGATE_TTL_RETENTION"));
+	assert_non_null(strstr(buf, "--max-waits-per-session"));
+}
+
+static void test_durations_and_sizes(void **state)
+{
+	static const struct {
+		const char *in;
+		int64_t ms;
+		bool ok;
+	} d[] = {
+		{"250ms", 250, true},  {"30s", 30000, true},   {"5m", 300000, true},
+		{"2h", 7200000, true}, {"30d", 2592000000LL, true}, {"100", 100, true},
+		{"1.5s", 0, false},    {"s", 0, false},        {"-1s", 0, false},
+		{"10x", 0, false},     {"99999999999999999999d", 0, false},
+		{"999999999999999d", 0, false},
+	};
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		int64_t v = -1;
+		bool ok = cfg_parse_duration(d[i].in, &v);
+		if (ok != d[i].ok || (ok && v != d[i].ms))
+			fail_msg("duration %s: ok=%d v=%lld", d[i].in, ok, (long long)v);
+	}
+	int64_t b;
+	assert_true(cfg_parse_size("64kb", &b));
+	assert_int_equal(b, 65536);
+	assert_true(cfg_parse_size("1k", &b));
+	assert_int_equal(b, 1000);
+	assert_true(cfg_parse_size("2MB", &b));
+	assert_int_equal(b, 2 * 1024 * 1024);
+	assert_false(cfg_parse_size("12q", &b));
+}
+
+/* Each bad value stops the load with a message naming the option. */
+static void test_bad_values(void **state)
+{
+	static const struct {
+		const char *arg, *val, *want;
+	} bad[] = {
+		{"--port", "70000", "--port"},
+		{"--port", "abc", "--port"},
+		{"--ttl-retention", "12h", "--ttl-retention"},
+		{"--default-lease", "10ms", "--default-lease"},
+		{"--max-lease", "2d", "--max-lease"},
+		{"--default-lease", "2h", "--default-lease"}, /* with --max-lease 1h below */
+		{"--max-lock-name", "2001", "--max-lock-name"},
+		{"--log-level", "loud", "--log-level"},
+		{"--create-table=maybe", NULL, "--create-table"},
+		{"--maxclients", "0", "--maxclients"},
+		{"--holder-label",
+		 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		 "--holder-label"},
+		{"--nope", "1", "--nope"},
+		{"--port", NULL, "--port"},
+		{"stray", NULL, "stray"},
+		{"--max-bulk", "2mb", "--max-bulk"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cfg c;
+		char err[256] = "";
+		char *argv[6] = {"leasegate", (char *)bad[i].arg, (char *)bad[i].val, NULL};
+		if (!strcmp(bad[i].val ? bad[i].val : "", "2h")) {
+			argv[3] = "--max-lease";
+			argv[4] = "1h";
+		}
+		assert_int_equal(load(&c, argv, no_env, err), CFG_ERROR);
+		if (!strstr(err, bad[i].want))
+			fail_msg("%s %s: message \"%s\" does not name %s", bad[i].arg,
+				 bad[i].val ? bad[i].val : "", err, bad[i].want);
+	}
+}
+
+static void test_precedence(void **state)
+{
+	char path[] = "/tmp/lg-test-config.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "# a comment\n\nport 1111\nbind 10.0.0.1\n  table   locks  \n"
+		   "maxclients 5\n");
+	fclose(f);
+	char cfgenv[300];
+	snprintf(cfgenv, sizeof(cfgenv), "LEASEGATE_CONFIG=%s", path);
+	char *envp[] = {cfgenv, "LEASEGATE_PORT=2222", "LEASEGATE_MAXCLIENTS=6",
+			"LEASEGATE_HOLDER_LABEL=from-env", "OTHER=1", NULL};
+	char *argv[] = {"leasegate", "--maxclients", "7", NULL};
+	struct cfg c;
+	char err[256];
+	assert_int_equal(load(&c, argv, envp, err), CFG_OK);
+	assert_string_equal(c.bind, "10.0.0.1"); /* file over default */
+	assert_string_equal(c.table, "locks");
+	assert_int_equal(c.port, 2222);           /* env over file */
+	assert_int_equal(c.maxclients, 7);        /* flag over env */
+	assert_string_equal(c.holder_label, "from-env");
+
+	/* --config on the command line; a bad line names file and option */
+	f = fopen(path, "w");
+	fprintf(f, "port 99999\n");
+	fclose(f);
+	char cfgflag[300];
+	snprintf(cfgflag, sizeof(cfgflag), "--config=%s", path);
+	char *argv2[] = {"leasegate", cfgflag, NULL};
+	assert_int_equal(load(&c, argv2, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "--port"));
+	assert_non_null(strstr(err, path));
+
+	f = fopen(path, "w");
+	fprintf(f, "colour blue\n");
+	fclose(f);
+	assert_int_equal(load(&c, argv2, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "colour"));
+	unlink(path);
+	assert_int_equal(load(&c, argv2, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "cannot open"));
+
+	char *badenv[] = {"LEASEGATE_LOG_LEVEL=loud", NULL};
+	char *argv3[] = {"leasegate", NULL};
+	assert_int_equal(load(&c, argv3, badenv, err), CFG_ERROR);
+	assert_non_null(strstr(err, "LEASEGATE_LOG_LEVEL"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_flag_forms),
+		cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_durations_and_sizes),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_precedence),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
