@@ -69,6 +69,8 @@ static const struct type_class type_table[] = {
 	{"ServiceUnavailable", DDB_C_TRANSIENT},
 	{"ServiceUnavailableException", DDB_C_TRANSIENT},
 	{"TransactionInProgressException", DDB_C_TRANSIENT},
+	/* the store classifies by its CancellationReasons when it has them */
+	{"TransactionCanceledException", DDB_C_TRANSIENT},
 	{"TransactionConflictException", DDB_C_TRANSIENT},
 	{"ReplicatedWriteConflictException", DDB_C_TRANSIENT},
 	{"RequestTimeout", DDB_C_TRANSIENT},
