@@ -40,6 +40,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
+.SECONDARY:
 .PHONY: all deps run test unit integration check bench format clean
 all: $(BUILD)/leasegate
 

@@ -236,6 +236,8 @@ static void on_heartbeat(void *arg, const struct store_result *res)
 		l->retry_ms = l->retry_ms == 0 ? LT_RENEW_RETRY_FIRST_MS : 2 * l->retry_ms;
 		if (l->retry_ms > l->lease_ms / 6)
 			l->retry_ms = l->lease_ms / 6;
+		if (clock_now_ms(l->t->clock) + l->retry_ms >= lease_end_ms(l))
+			return; /* no time for another: end_timer ends the lease */
 		emit(l, OBS_RENEW_RETRY, NULL, &err, l->retry_ms);
 		timer_arm(&l->hb_timer, l->retry_ms);
 	}
