@@ -1,0 +1,484 @@
+/*
+ * store_contract.c: the store contract suite (see store_contract.h). Every
+ * test states what store.h promises; none knows which store it runs on.
+ */
+#include "tests/support/store_contract.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+struct fixture {
+	const struct store_factory *f;
+	struct store *s;
+	char name[96]; /* this test's lock */
+};
+
+static unsigned name_seq;
+
+static int setup(void **state)
+{
+	const struct store_factory *f = *state;
+	struct fixture *fx = calloc(1, sizeof *fx);
+	if (!fx)
+		return -1;
+	fx->f = f;
+	fx->s = f->make(f->arg);
+	if (!fx->s) {
+		free(fx);
+		return -1;
+	}
+	char id[33];
+	store_new_id(id);
+	snprintf(fx->name, sizeof fx->name, "contract-%u-%.8s", ++name_seq, id);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	fx->f->destroy(fx->f->arg, fx->s);
+	*state = (void *)fx->f;
+	free(fx);
+	return 0;
+}
+
+struct wait {
+	bool done;
+	int calls;
+	struct store_result res;
+};
+
+static void on_result(void *arg, const struct store_result *res)
+{
+	struct wait *w = arg;
+	w->calls++;
+	w->done = true;
+	w->res = *res;
+}
+
+bool store_contract_do(const struct store_factory *f, struct store *s,
+		       const struct store_req *req, struct store_result *out)
+{
+	struct wait w = {0};
+	struct store_call *c = store_submit(s, req, on_result, &w);
+	assert_non_null(c);
+	assert_false(w.done); /* never inside store_submit() */
+	f->run(f->arg, &w.done);
+	if (!w.done)
+		fail_msg("%s: no answer to %s", f->name, store_op_name(req->op));
+	assert_int_equal(w.calls, 1);
+	*out = w.res;
+	return true;
+}
+
+/* ---- one line per operation ---- */
+
+static struct store_result op(struct fixture *fx, struct store_req r)
+{
+	struct store_result res;
+	r.name = r.name ? r.name : fx->name;
+	store_contract_do(fx->f, fx->s, &r, &res);
+	if (res.status == STORE_TRANSIENT || res.status == STORE_FATAL ||
+	    res.status == STORE_NO_TABLE)
+		print_message("%s %s: %s %s %s\n", fx->f->name, store_op_name(r.op),
+			      store_status_name(res.status), res.error_type ? res.error_type : "",
+			      res.message);
+	return res;
+}
+
+static struct store_result acquire(struct fixture *fx, const char *owner, const char *rvn,
+				   const char *seen, const char *holder)
+{
+	return op(fx, (struct store_req){.op = STORE_ACQUIRE, .owner = owner, .rvn = rvn,
+					 .seen_rvn = seen, .holder = holder, .lease_ms = 30000});
+}
+
+static struct store_result renew(struct fixture *fx, const char *owner, const char *rvn,
+				 const char *holder)
+{
+	return op(fx, (struct store_req){.op = STORE_RENEW, .owner = owner, .rvn = rvn,
+					 .holder = holder, .lease_ms = 20000});
+}
+
+static struct store_result release(struct fixture *fx, const char *owner)
+{
+	return op(fx, (struct store_req){.op = STORE_RELEASE, .owner = owner});
+}
+
+static struct store_result read_item(struct fixture *fx)
+{
+	return op(fx, (struct store_req){.op = STORE_READ});
+}
+
+static struct store_result del(struct fixture *fx)
+{
+	return op(fx, (struct store_req){.op = STORE_DELETE});
+}
+
+static struct store_result check(struct fixture *fx, const char *owner, int64_t token)
+{
+	return op(fx, (struct store_req){.op = STORE_CHECK, .owner = owner, .token = token});
+}
+
+static void assert_held(const struct lock_item *it, const char *owner, const char *rvn,
+			int64_t fence, int64_t lease_ms, const char *holder)
+{
+	assert_true(it->exists);
+	assert_true(it->has_owner);
+	assert_true(it->has_rvn);
+	assert_true(it->has_lease);
+	assert_true(it->has_fence);
+	assert_string_equal(it->owner, owner);
+	assert_string_equal(it->rvn, rvn);
+	assert_int_equal(it->fence, fence);
+	assert_int_equal(it->lease_ms, lease_ms);
+	assert_string_equal(it->holder, holder ? holder : "");
+	assert_string_equal(it->type, "LOCK");
+}
+
+/* ---- the contract ---- */
+
+static void acquire_free(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result r = acquire(fx, "A", "r1", NULL, "pod-a");
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "A", "r1", 1, 30000, "pod-a");
+	r = read_item(fx);
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "A", "r1", 1, 30000, "pod-a");
+}
+
+static void acquire_refused_with_item(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, "pod-a").status, STORE_OK);
+	struct store_result r = acquire(fx, "B", "r2", NULL, "pod-b");
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_held(&r.item, "A", "r1", 1, 30000, "pod-a");
+	/* a stale seen rvn is no takeover */
+	r = acquire(fx, "B", "r2", "r0", NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_held(&r.item, "A", "r1", 1, 30000, "pod-a");
+}
+
+static void acquire_takeover_of_seen_rvn(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, "pod-a").status, STORE_OK);
+	struct store_result r = acquire(fx, "B", "r2", "r1", "pod-b");
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "B", "r2", 2, 30000, "pod-b");
+	/* the old holder's renewal finds it taken over */
+	r = renew(fx, "A", "r3", "pod-a");
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_held(&r.item, "B", "r2", 2, 30000, "pod-b");
+}
+
+static void acquire_retry_of_own_owner(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	/* the answer was lost; the retry finds its own owner and succeeds */
+	struct store_result r = acquire(fx, "A", "r2", NULL, NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "A", "r2", 2, 30000, NULL);
+}
+
+static void fence_increments_from_1(void **state)
+{
+	struct fixture *fx = *state;
+	for (int64_t i = 1; i <= 3; i++) {
+		char owner[8];
+		snprintf(owner, sizeof owner, "o%d", (int)i);
+		struct store_result r = acquire(fx, owner, owner, NULL, NULL);
+		assert_int_equal(r.status, STORE_OK);
+		assert_int_equal(r.item.fence, i);
+		assert_int_equal(release(fx, owner).status, STORE_OK);
+	}
+	/* deleting the item starts the token at 1 again */
+	assert_int_equal(del(fx).status, STORE_OK);
+	struct store_result r = acquire(fx, "X", "rx", NULL, NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 1);
+}
+
+static void holder_removed_when_null(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result r = acquire(fx, "A", "r1", NULL, "pod-a");
+	assert_string_equal(r.item.holder, "pod-a");
+	r = renew(fx, "A", "r2", NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.holder, "");
+	r = renew(fx, "A", "r3", "pod-a2");
+	assert_string_equal(r.item.holder, "pod-a2");
+	/* an acquire without a label removes the label of the holder before */
+	r = acquire(fx, "B", "r4", "r3", NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.holder, "");
+	assert_string_equal(read_item(fx).item.holder, "");
+}
+
+static void renew_ok(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, "h").status, STORE_OK);
+	struct store_result r = renew(fx, "A", "r2", "h");
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "A", "r2", 1, 20000, "h");
+	r = read_item(fx);
+	assert_held(&r.item, "A", "r2", 1, 20000, "h");
+}
+
+static void renew_refused_taken_over(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	struct store_req u = {.op = STORE_ACQUIRE, .owner = "B", .rvn = "rb", .holder = "other",
+			      .lease_ms = 5000, .unconditional = true};
+	assert_int_equal(op(fx, u).status, STORE_OK);
+	struct store_result r = renew(fx, "A", "r2", NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_held(&r.item, "B", "rb", 2, 5000, "other");
+}
+
+static void renew_refused_deleted_never_creates(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	assert_int_equal(del(fx).status, STORE_OK);
+	struct store_result r = renew(fx, "A", "r2", "h");
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.exists);
+	r = read_item(fx);
+	assert_int_equal(r.status, STORE_OK);
+	assert_false(r.item.exists);
+}
+
+static void renew_after_release_refused(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	assert_int_equal(release(fx, "A").status, STORE_OK);
+	struct store_result r = renew(fx, "A", "r2", NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_true(r.item.exists);
+	assert_false(r.item.has_owner);
+}
+
+static void release_keeps_item(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, "pod-a").status, STORE_OK);
+	struct store_result r = release(fx, "A");
+	assert_int_equal(r.status, STORE_OK);
+	for (int i = 0; i < 2; i++) {
+		assert_true(r.item.exists);
+		assert_false(r.item.has_owner);
+		assert_false(r.item.has_lease);
+		assert_string_equal(r.item.holder, "");
+		assert_true(r.item.has_fence);
+		assert_int_equal(r.item.fence, 1);
+		assert_true(r.item.has_rvn);
+		assert_string_equal(r.item.rvn, "r1");
+		assert_string_equal(r.item.type, "LOCK");
+		r = read_item(fx);
+		assert_int_equal(r.status, STORE_OK);
+	}
+	/* free again: the next acquire needs no takeover */
+	r = acquire(fx, "B", "r2", NULL, NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 2);
+}
+
+static void release_refused(void **state)
+{
+	struct fixture *fx = *state;
+	/* no item: refused, and none is made */
+	struct store_result r = release(fx, "A");
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.exists);
+	assert_false(read_item(fx).item.exists);
+	/* somebody else's lock is left alone */
+	assert_int_equal(acquire(fx, "B", "rb", NULL, "pod-b").status, STORE_OK);
+	r = release(fx, "A");
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_held(&r.item, "B", "rb", 1, 30000, "pod-b");
+	r = read_item(fx);
+	assert_held(&r.item, "B", "rb", 1, 30000, "pod-b");
+}
+
+static void read_absent(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result r = read_item(fx);
+	assert_int_equal(r.status, STORE_OK);
+	assert_false(r.item.exists);
+}
+
+static void delete_item(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(del(fx).status, STORE_OK); /* nothing to delete is fine */
+	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	struct store_result r = del(fx);
+	assert_int_equal(r.status, STORE_OK);
+	assert_false(r.item.exists);
+	assert_false(read_item(fx).item.exists);
+}
+
+static void check_ok_and_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result r = check(fx, "A", 1);
+	assert_int_equal(r.status, STORE_REFUSED); /* no item */
+	assert_false(r.item.exists);
+	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	assert_int_equal(check(fx, "A", 1).status, STORE_OK);
+	r = check(fx, "A", 2); /* wrong token */
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_held(&r.item, "A", "r1", 1, 30000, NULL);
+	r = check(fx, "B", 1); /* wrong owner */
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_held(&r.item, "A", "r1", 1, 30000, NULL);
+	assert_int_equal(release(fx, "A").status, STORE_OK);
+	r = check(fx, "A", 1); /* released */
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_true(r.item.exists);
+	assert_false(r.item.has_owner);
+}
+
+static void ttl_written(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_req a = {.op = STORE_ACQUIRE, .owner = "A", .rvn = "r1", .lease_ms = 1000,
+			      .ttl = 1900000000};
+	struct store_result r = op(fx, a);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.ttl, 1900000000);
+	struct store_req n = {.op = STORE_RENEW, .owner = "A", .rvn = "r2", .lease_ms = 1000,
+			      .ttl = 1900000100};
+	r = op(fx, n);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.ttl, 1900000100);
+	struct store_req l = {.op = STORE_RELEASE, .owner = "A", .ttl = 1900000200};
+	r = op(fx, l);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.ttl, 1900000200);
+	assert_int_equal(read_item(fx).item.ttl, 1900000200);
+}
+
+static void unconditional_acquire_and_release(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, "pod-a").status, STORE_OK);
+	struct store_req u = {.op = STORE_ACQUIRE, .owner = "B", .rvn = "rb", .lease_ms = 2000,
+			      .unconditional = true};
+	struct store_result r = op(fx, u);
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "B", "rb", 2, 2000, NULL);
+	struct store_req rel = {.op = STORE_RELEASE, .unconditional = true};
+	r = op(fx, rel);
+	assert_int_equal(r.status, STORE_OK);
+	assert_true(r.item.exists);
+	assert_false(r.item.has_owner);
+	assert_int_equal(r.item.fence, 2);
+	/* an unconditional release makes no item where there is none */
+	assert_int_equal(del(fx).status, STORE_OK);
+	r = op(fx, rel);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.exists);
+	assert_false(read_item(fx).item.exists);
+}
+
+static void requests_counted(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t before[STORE_OP_COUNT];
+	memcpy(before, fx->s->requests, sizeof before);
+	acquire(fx, "A", "r1", NULL, NULL);
+	renew(fx, "A", "r2", NULL);
+	read_item(fx);
+	check(fx, "A", 1);
+	release(fx, "A");
+	del(fx);
+	for (int i = 0; i < STORE_OP_COUNT; i++)
+		assert_int_equal(fx->s->requests[i] - before[i], 1);
+	assert_int_equal(fx->s->in_flight, 0);
+}
+
+static void never_called(void *arg, const struct store_result *res)
+{
+	fail_msg("the callback of a cancelled request ran");
+}
+
+static void cancel_means_no_callback(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_req r = {.op = STORE_READ, .name = fx->name};
+	struct store_call *c = store_submit(fx->s, &r, never_called, NULL);
+	assert_non_null(c);
+	store_cancel(fx->s, c);
+	store_cancel(fx->s, NULL);
+	assert_int_equal(fx->s->in_flight, 0);
+	/* the store still works, and the cancelled call stays silent */
+	assert_int_equal(read_item(fx).status, STORE_OK);
+}
+
+static void request_strings_copied(void **state)
+{
+	struct fixture *fx = *state;
+	char owner[8] = "A", rvn[8] = "r1", holder[8] = "h";
+	struct store_req r = {.op = STORE_ACQUIRE, .name = fx->name, .owner = owner, .rvn = rvn,
+			      .holder = holder, .lease_ms = 30000};
+	struct wait w = {0};
+	struct store_call *c = store_submit(fx->s, &r, on_result, &w);
+	assert_non_null(c);
+	strcpy(owner, "X");
+	strcpy(rvn, "X");
+	strcpy(holder, "X");
+	fx->f->run(fx->f->arg, &w.done);
+	assert_true(w.done);
+	assert_int_equal(w.res.status, STORE_OK);
+	assert_held(&w.res.item, "A", "r1", 1, 30000, "h");
+}
+
+#define T(fn) cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, NULL)
+
+int store_contract_run(const struct store_factory *f)
+{
+	struct CMUnitTest tests[] = {
+		T(acquire_free),
+		T(acquire_refused_with_item),
+		T(acquire_takeover_of_seen_rvn),
+		T(acquire_retry_of_own_owner),
+		T(fence_increments_from_1),
+		T(holder_removed_when_null),
+		T(renew_ok),
+		T(renew_refused_taken_over),
+		T(renew_refused_deleted_never_creates),
+		T(renew_after_release_refused),
+		T(release_keeps_item),
+		T(release_refused),
+		T(read_absent),
+		T(delete_item),
+		T(check_ok_and_refused),
+		T(ttl_written),
+		T(unconditional_acquire_and_release),
+		T(requests_counted),
+		T(cancel_means_no_callback),
+		T(request_strings_copied),
+	};
+	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+		tests[i].initial_state = (void *)f;
+	return _cmocka_run_group_tests(f->name, tests, sizeof tests / sizeof tests[0], NULL, NULL);
+}

@@ -1,0 +1,39 @@
+/*
+ * store_contract: one suite of cmocka tests that every struct store must
+ * pass, whatever is behind it (store.h's conditions and results, operation
+ * by operation). tests/unit/test_store_contract.c runs it on the embedded
+ * store with the fake clock; tests/integration/it_store_dynamodb.c on the
+ * DynamoDB store against moto_server, with a real loop.
+ *
+ * A factory makes one fresh store per test and runs its loop until a
+ * request completes. Lock names are unique per test (a prefix and a
+ * counter), so a factory may share one table between tests.
+ */
+#ifndef LG_TEST_STORE_CONTRACT_H
+#define LG_TEST_STORE_CONTRACT_H
+
+#include <stdbool.h>
+
+#include "core/store.h"
+
+struct store_factory {
+	const char *name;
+	/* Makes a store (its table must have the TTL attribute configured, so
+	 * that TTL values are written and read back). Returns NULL on failure. */
+	struct store *(*make)(void *arg);
+	/* Runs the loop until *done or a few seconds pass. */
+	void (*run)(void *arg, const bool *done);
+	void (*destroy)(void *arg, struct store *s);
+	void *arg;
+};
+
+/* Runs the suite, each test named "<factory name>: <test>". Returns the
+ * number of failed tests (cmocka_run_group_tests). */
+int store_contract_run(const struct store_factory *f);
+
+/* One request, run to completion: returns false (and fails the test) when
+ * the callback did not come. */
+bool store_contract_do(const struct store_factory *f, struct store *s,
+		       const struct store_req *req, struct store_result *out);
+
+#endif
