@@ -656,6 +656,7 @@ static void on_state(void *arg, const struct store_result *res)
 		st.held = it->has_owner;
 		st.lease_ms = it->has_owner ? it->lease_ms : 0;
 		st.token = it->fence;
+		st.ttl = it->ttl;
 		memcpy(st.holder, it->holder, sizeof(st.holder));
 		memcpy(st.owner, it->owner, sizeof(st.owner));
 		r->cb(r->arg, &st, NULL);

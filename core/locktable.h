@@ -105,6 +105,7 @@ struct lt_state {
 	char holder[STORE_HOLDER_MAX + 1];
 	int64_t lease_ms;
 	int64_t token;
+	int64_t ttl; /* epoch seconds, 0 when the item has none */
 	char owner[STORE_ID_MAX + 1];
 };
 
