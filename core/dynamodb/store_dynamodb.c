@@ -1,0 +1,766 @@
+/*
+ * store_dynamodb.c: the DynamoDB store (see store_dynamodb.h).
+ *
+ * One struct store_call per operation, store requests and the open steps
+ * alike: it keeps the body (built once), and each attempt signs it anew
+ * (the signature carries the time) and sends it. An answer is classified
+ * by ddb_retry; a retry waits on the call's timer. Every call ends in
+ * finish(), the one place where it leaves the list and is freed.
+ */
+#include "core/dynamodb/store_dynamodb.h"
+
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dynamodb/http.h"
+
+#define TARGET_PREFIX "DynamoDB_20120810."
+#define OPEN_POLL_MS 1000        /* DescribeTable while the table is CREATING */
+#define OPEN_WAIT_MS (300 * 1000) /* the longest wait for ACTIVE */
+#define DEFAULT_PK "pk"          /* key of a table leasegate creates */
+
+struct ddb_store;
+
+/* How a call ends: a store request hands its result to the core; an open
+ * step feeds the open state machine (body: a 2xx body, else NULL). */
+typedef void (*done_fn)(struct store_call *c, struct store_result *res, const char *body,
+			size_t len);
+
+struct store_call {
+	struct store_call *prev, *next;
+	struct ddb_store *ds;
+	done_fn done;
+	store_cb cb;
+	void *arg;
+	enum store_op op;
+	enum ddb_op dop;
+	bool unconditional;
+	char *body;
+	size_t body_len;
+	int attempts, spent;
+	bool skew_retried;
+	int64_t deadline_ms, attempt_ms;
+	struct http_req *http;
+	struct timer timer;
+	struct store_result res; /* for a result that completes from the timer */
+};
+
+enum open_state { OPEN_NONE, OPEN_RUNNING, OPEN_DONE };
+
+struct ddb_store {
+	struct store base;
+	struct clock *clock;
+	struct http *http;
+	bool own_http;
+	struct store_dynamodb_config cfg;
+	const struct ddb_retry_policy *policy;
+	struct ddb_quota quota;
+	struct ddb_keys keys;
+	char table[DDB_TABLE_NAME_MAX + 1];
+	char region[64];
+	char pk[DDB_KEY_NAME_MAX + 1], sk[DDB_KEY_NAME_MAX + 1];
+	char ttl[DDB_KEY_NAME_MAX + 1];
+	char url[512], host[256];
+	struct store_call *calls;
+	struct store_dynamodb_stats stats;
+	/* open */
+	bool keys_given;
+	struct timer open_timer;
+	enum open_state open;
+	bool created;
+	int64_t open_until;
+	store_cb open_cb;
+	void *open_arg;
+};
+
+static void send_attempt(struct store_call *c);
+static void poll_timer(void *arg);
+
+static const char *const targets[DDB_OP_COUNT] = {
+	[DDB_UPDATE_ITEM] = TARGET_PREFIX "UpdateItem",
+	[DDB_GET_ITEM] = TARGET_PREFIX "GetItem",
+	[DDB_DELETE_ITEM] = TARGET_PREFIX "DeleteItem",
+	[DDB_TRANSACT_WRITE_ITEMS] = TARGET_PREFIX "TransactWriteItems",
+	[DDB_DESCRIBE_TABLE] = TARGET_PREFIX "DescribeTable",
+	[DDB_CREATE_TABLE] = TARGET_PREFIX "CreateTable",
+	[DDB_UPDATE_TIME_TO_LIVE] = TARGET_PREFIX "UpdateTimeToLive",
+};
+
+static void msgf(struct store_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void msgf(struct store_result *res, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(res->message, sizeof res->message, fmt, ap);
+	va_end(ap);
+}
+
+static bool copy(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= cap)
+		return false;
+	memcpy(dst, src, n + 1);
+	return true;
+}
+
+void store_dynamodb_endpoint(const char *region, char *out, size_t outsz)
+{
+	const char *e = getenv("AWS_ENDPOINT_URL_DYNAMODB");
+	if (!e || !*e)
+		e = getenv("AWS_ENDPOINT_URL");
+	if (e && *e)
+		snprintf(out, outsz, "%s", e);
+	else
+		snprintf(out, outsz, "https://dynamodb.%s.amazonaws.com", region);
+}
+
+/* Splits "http[s]://host[:port][/...]" into the URL to POST to ("/" path)
+ * and the Host header. */
+static bool set_endpoint(struct ddb_store *ds, const char *url, char *err)
+{
+	const char *p = strstr(url, "://");
+	size_t scheme = p ? (size_t)(p - url) : 0;
+	if (!p || !((scheme == 4 && strncmp(url, "http", 4) == 0) ||
+		    (scheme == 5 && strncmp(url, "https", 5) == 0))) {
+		snprintf(err, STORE_DDB_ERR_MAX, "endpoint '%.100s' is not an http(s) URL", url);
+		return false;
+	}
+	const char *host = p + 3;
+	size_t n = strcspn(host, "/?#");
+	if (n == 0 || n >= sizeof ds->host || strcspn(host, "@ \t\r\n") < n) {
+		snprintf(err, STORE_DDB_ERR_MAX, "endpoint '%.100s' has no valid host", url);
+		return false;
+	}
+	memcpy(ds->host, host, n);
+	ds->host[n] = '\0';
+	snprintf(ds->url, sizeof ds->url, "%.*s://%s/", (int)scheme, url, ds->host);
+	return true;
+}
+
+/* ---- the life of one call ---- */
+
+static void link_call(struct ddb_store *ds, struct store_call *c)
+{
+	c->next = ds->calls;
+	if (ds->calls)
+		ds->calls->prev = c;
+	ds->calls = c;
+}
+
+static void unlink_call(struct store_call *c)
+{
+	struct ddb_store *ds = c->ds;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		ds->calls = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	timer_cancel(&c->timer);
+}
+
+static void drop_call(struct store_call *c)
+{
+	unlink_call(c);
+	if (c->http)
+		http_cancel(c->ds->http, c->http);
+	ddb_body_free(c->body);
+	free(c);
+}
+
+/* The one end of a call. It leaves the store before its callback runs, so
+ * the callback may submit, cancel others, or free the store. */
+static void finish(struct store_call *c, struct store_result *res, const char *body, size_t len)
+{
+	struct ddb_store *ds = c->ds;
+	c->http = NULL;
+	if (res->status != STORE_TRANSIENT && res->status != STORE_FATAL)
+		ddb_quota_success(ds->policy, &ds->quota, c->spent);
+	unlink_call(c);
+	c->done(c, res, body, len);
+	ddb_body_free(c->body);
+	free(c);
+}
+
+/* A result decided without an answer (bad request, not open): delivered
+ * from the timer, never inside store_submit(). */
+static void deferred(void *arg)
+{
+	struct store_call *c = arg;
+	finish(c, &c->res, NULL, 0);
+}
+
+static void defer(struct store_call *c)
+{
+	timer_init(&c->timer, c->ds->clock, deferred, c);
+	timer_arm(&c->timer, 0);
+}
+
+static void retry_timer(void *arg)
+{
+	send_attempt(arg);
+}
+
+static struct store_call *new_call(struct ddb_store *ds, enum ddb_op dop, done_fn done,
+				   int64_t budget_ms)
+{
+	struct store_call *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->ds = ds;
+	c->dop = dop;
+	c->done = done;
+	c->op = STORE_OP_COUNT;
+	int64_t now = clock_now_ms(ds->clock);
+	c->deadline_ms = now + budget_ms;
+	c->attempt_ms = ds->cfg.attempt_timeout_ms;
+	timer_init(&c->timer, ds->clock, retry_timer, c);
+	link_call(ds, c);
+	return c;
+}
+
+static int64_t wall_ms(struct ddb_store *ds)
+{
+	return clock_wall_ms(ds->clock) + ds->stats.clock_offset_ms;
+}
+
+/* Learns the clock offset from the Date of an answer; false when there is
+ * nothing to learn (no Date, or the offset is already right). */
+static bool correct_skew(struct ddb_store *ds, const char *date)
+{
+	time_t t = date ? curl_getdate(date, NULL) : -1;
+	if (t < 0)
+		return false;
+	int64_t offset = (int64_t)t * 1000 - clock_wall_ms(ds->clock);
+	if (llabs(offset - ds->stats.clock_offset_ms) < 1000)
+		return false;
+	ds->stats.clock_offset_ms = offset;
+	ds->stats.skew_corrections++;
+	return true;
+}
+
+static enum store_status status_of(enum ddb_class cls)
+{
+	static const enum store_status map[DDB_C_COUNT] = {
+		[DDB_C_OK] = STORE_OK,		      [DDB_C_REFUSED] = STORE_REFUSED,
+		[DDB_C_NO_TABLE] = STORE_NO_TABLE,    [DDB_C_FATAL] = STORE_FATAL,
+		[DDB_C_THROTTLED] = STORE_TRANSIENT, [DDB_C_TRANSIENT] = STORE_TRANSIENT,
+		[DDB_C_SKEW] = STORE_TRANSIENT,
+	};
+	return map[cls];
+}
+
+/* A failed attempt: retry it, or end the call with v. */
+static void failed(struct store_call *c, struct ddb_verdict v, struct store_result *res,
+		   const char *date)
+{
+	struct ddb_store *ds = c->ds;
+	c->http = NULL;
+	if (v.cls == DDB_C_THROTTLED)
+		ds->stats.throttled++;
+	if (v.cls == DDB_C_SKEW && (c->skew_retried || !correct_skew(ds, date)))
+		v.cls = DDB_C_TRANSIENT; /* the offset is right already: no quick retry */
+	else if (v.cls == DDB_C_SKEW)
+		c->skew_retried = true;
+	double r = ds->cfg.random ? ds->cfg.random(ds->cfg.random_arg) : drand48();
+	struct ddb_retry d = ddb_retry_decide(ds->policy, &ds->quota, v, c->attempts,
+					      clock_now_ms(ds->clock), c->deadline_ms, r);
+	if (d.retry) {
+		c->spent += d.cost;
+		ds->stats.retries++;
+		timer_arm(&c->timer, d.delay_ms);
+		return;
+	}
+	res->status = status_of(v.cls);
+	res->error_type = v.error_type;
+	finish(c, res, NULL, 0);
+}
+
+/* The answer to the store's refusal: the item that refused it. */
+static void refused_item(const struct ddb_error *e, struct store_result *res)
+{
+	if (e->has_item) {
+		res->item = e->item;
+		return;
+	}
+	for (unsigned i = 0; i < e->nreasons; i++) {
+		if (e->reasons[i].has_item) {
+			res->item = e->reasons[i].item;
+			return;
+		}
+	}
+}
+
+static void on_http(void *arg, const struct http_response *hr)
+{
+	struct store_call *c = arg;
+	struct ddb_store *ds = c->ds;
+	const char *op = ddb_op_name(c->dop);
+	struct store_result res;
+	memset(&res, 0, sizeof res);
+	c->http = NULL;
+	if (hr->curl_code != CURLE_OK) {
+		struct ddb_verdict v = ddb_classify_curl(hr->curl_code);
+		msgf(&res, "DynamoDB %s on table %s: %s", op, ds->table,
+		     hr->error ? hr->error : "transport error");
+		failed(c, v, &res, NULL);
+		return;
+	}
+	if (hr->crc32) {
+		int64_t want;
+		if (!ddb_parse_int64(hr->crc32, &want) ||
+		    (uint32_t)want != ddb_crc32(hr->body, hr->body_len) || want < 0 ||
+		    want > UINT32_MAX) {
+			ds->stats.crc_mismatches++;
+			msgf(&res, "DynamoDB %s on table %s: the CRC32 of the answer does not match",
+			     op, ds->table);
+			failed(c, (struct ddb_verdict){DDB_C_TRANSIENT, "Crc32Mismatch", false}, &res,
+			       NULL);
+			return;
+		}
+	}
+	char err[DDB_ERR_MAX] = "";
+	const char *ttl = ds->keys.ttl_attr;
+	if (hr->status >= 200 && hr->status < 300) {
+		if (c->op != STORE_OP_COUNT &&
+		    !ddb_parse_output(c->dop, hr->body, hr->body_len, ttl, &res.item, err)) {
+			res.status = STORE_FATAL;
+			res.error_type = "BadResponse";
+			msgf(&res, "DynamoDB %s on table %s: %s", op, ds->table, err);
+		}
+		finish(c, &res, hr->body, hr->body_len);
+		return;
+	}
+	struct ddb_error *e = malloc(sizeof *e);
+	if (!e) {
+		msgf(&res, "out of memory reading an error of DynamoDB");
+		failed(c, (struct ddb_verdict){DDB_C_TRANSIENT, "OutOfMemory", false}, &res, NULL);
+		return;
+	}
+	bool item_ok = ddb_parse_error(hr->body, hr->body_len, ttl, e, err);
+	struct ddb_verdict v = ddb_classify(hr->status, e->type, e->message);
+	if (strcmp(e->type, "TransactionCanceledException") == 0) {
+		/* the reasons say why, item by item; one item here */
+		for (unsigned i = 0; i < e->nreasons; i++)
+			if (strcmp(e->reasons[i].code, "None") != 0 && e->reasons[i].code[0]) {
+				v = ddb_classify(hr->status, e->reasons[i].code, e->message);
+				break;
+			}
+	}
+	if (v.cls == DDB_C_TRANSIENT && strstr(e->type, "ExpiredToken") &&
+	    ds->cfg.credentials_expired)
+		ds->cfg.credentials_expired(ds->cfg.credentials_arg);
+	if (!item_ok) {
+		v = (struct ddb_verdict){DDB_C_FATAL, "BadResponse", false};
+		msgf(&res, "DynamoDB %s on table %s: %s", op, ds->table, err);
+	} else {
+		msgf(&res, "DynamoDB %s on table %s: %s (HTTP %ld): %s", op, ds->table,
+		     e->type[0] ? e->type : "error", hr->status, e->message);
+	}
+	if (v.cls == DDB_C_REFUSED) {
+		refused_item(e, &res);
+		res.status = STORE_REFUSED;
+		free(e);
+		finish(c, &res, NULL, 0);
+		return;
+	}
+	free(e);
+	failed(c, v, &res, hr->date);
+}
+
+static void send_attempt(struct store_call *c)
+{
+	struct ddb_store *ds = c->ds;
+	struct store_result res;
+	memset(&res, 0, sizeof res);
+	int64_t left = c->deadline_ms - clock_now_ms(ds->clock);
+	if (left <= 0) {
+		res.status = STORE_TRANSIENT;
+		res.error_type = "Timeout";
+		msgf(&res, "DynamoDB %s on table %s: no time left before the deadline",
+		     ddb_op_name(c->dop), ds->table);
+		finish(c, &res, NULL, 0);
+		return;
+	}
+	c->attempts++;
+	const struct aws_credentials *cr = ds->cfg.credentials(ds->cfg.credentials_arg);
+	if (!cr) {
+		msgf(&res, "DynamoDB %s on table %s: no AWS credentials available yet",
+		     ddb_op_name(c->dop), ds->table);
+		failed(c, (struct ddb_verdict){DDB_C_TRANSIENT, "CredentialsNotAvailable", false},
+		       &res, NULL);
+		return;
+	}
+	struct http_header h[4 + 3] = {
+		{"Host", ds->host},
+		{"Content-Type", "application/x-amz-json-1.0"},
+		{"X-Amz-Target", targets[c->dop]},
+	};
+	struct sigv4_request sr = {
+		.method = "POST",
+		.path = "/",
+		.headers = h,
+		.nheaders = 3,
+		.body = c->body,
+		.body_len = c->body_len,
+		.region = ds->region,
+		.service = "dynamodb",
+	};
+	struct sigv4_signed sig;
+	if (!sigv4_sign(&sr, cr, wall_ms(ds), &sig, NULL)) {
+		msgf(&res, "DynamoDB %s on table %s: the request could not be signed "
+			   "(credentials malformed or out of memory)",
+		     ddb_op_name(c->dop), ds->table);
+		failed(c, (struct ddb_verdict){DDB_C_FATAL, "SigningFailed", false}, &res, NULL);
+		return;
+	}
+	size_t n = 3;
+	h[n++] = (struct http_header){"Accept-Encoding", "identity"}; /* not signed */
+	for (size_t i = 0; i < sig.nextra; i++)
+		h[n++] = sig.extra[i];
+	int64_t t = c->attempt_ms < left ? c->attempt_ms : left;
+	struct http_request req = {
+		.method = "POST",
+		.url = ds->url,
+		.headers = h,
+		.nheaders = n,
+		.body = c->body,
+		.body_len = c->body_len,
+		.timeout_ms = t,
+		.connect_timeout_ms = t,
+	};
+	ds->stats.http[c->dop]++;
+	c->http = http_send(ds->http, &req, on_http, c);
+	if (!c->http) {
+		msgf(&res, "DynamoDB %s on table %s: too many requests queued",
+		     ddb_op_name(c->dop), ds->table);
+		failed(c, (struct ddb_verdict){DDB_C_THROTTLED, "LocalQueueFull", false}, &res,
+		       NULL);
+	}
+}
+
+/* ---- store operations ---- */
+
+static void deliver(struct store_call *c, struct store_result *res, const char *body, size_t len)
+{
+	struct ddb_store *ds = c->ds;
+	ds->base.in_flight--;
+	c->cb(c->arg, res);
+}
+
+static struct store_call *ddb_submit(struct store *s, const struct store_req *req, store_cb cb,
+				     void *arg)
+{
+	struct ddb_store *ds = (struct ddb_store *)s;
+	bool leased = (req->op == STORE_ACQUIRE || req->op == STORE_RENEW) && req->lease_ms > 0;
+	int64_t budget = leased ? req->lease_ms : ds->cfg.op_timeout_ms;
+	struct store_call *c = new_call(ds, ddb_op_for(req->op), deliver, budget);
+	if (!c)
+		return NULL;
+	c->cb = cb;
+	c->arg = arg;
+	c->op = req->op;
+	c->unconditional = req->unconditional;
+	if (leased && req->lease_ms / 3 < c->attempt_ms)
+		c->attempt_ms = req->lease_ms / 3 > 0 ? req->lease_ms / 3 : 1;
+	if ((unsigned)req->op < STORE_OP_COUNT)
+		s->requests[req->op]++;
+	s->in_flight++;
+	char err[DDB_ERR_MAX];
+	if (ds->open != OPEN_DONE) {
+		c->res.status = STORE_FATAL;
+		c->res.error_type = "NotOpen";
+		msgf(&c->res, "DynamoDB store of table %s is not open", ds->table);
+	} else if (!(c->body = ddb_build_request(&ds->keys, req, &c->body_len, err))) {
+		c->res.status = STORE_FATAL;
+		c->res.error_type = "InvalidRequest";
+		msgf(&c->res, "DynamoDB %s on table %s: %s", store_op_name(req->op), ds->table,
+		     err);
+	} else {
+		send_attempt(c);
+		return c;
+	}
+	defer(c);
+	return c;
+}
+
+static void ddb_cancel(struct store *s, struct store_call *c)
+{
+	s->in_flight--;
+	drop_call(c);
+}
+
+static void ddb_free(struct store *s)
+{
+	struct ddb_store *ds = (struct ddb_store *)s;
+	timer_cancel(&ds->open_timer);
+	while (ds->calls)
+		drop_call(ds->calls);
+	if (ds->own_http)
+		http_free(ds->http);
+	free(ds);
+}
+
+static const struct store_ops ddb_ops = {
+	.submit = ddb_submit,
+	.cancel = ddb_cancel,
+	.free = ddb_free,
+};
+
+struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,
+				 const struct store_dynamodb_config *cfg, char *err)
+{
+	struct ddb_store *ds = calloc(1, sizeof *ds);
+	if (!ds) {
+		snprintf(err, STORE_DDB_ERR_MAX, "out of memory");
+		return NULL;
+	}
+	ds->cfg = *cfg;
+	ds->clock = clock;
+	ds->base.ops = &ddb_ops;
+	ds->base.table = ds->table;
+	ds->policy = cfg->retry ? cfg->retry : &ddb_retry_standard;
+	ddb_quota_init(&ds->quota, ds->policy);
+	if (ds->cfg.attempt_timeout_ms <= 0)
+		ds->cfg.attempt_timeout_ms = 5000;
+	if (ds->cfg.op_timeout_ms <= 0)
+		ds->cfg.op_timeout_ms = 15000;
+	char endpoint[512], kerr[DDB_ERR_MAX];
+	struct ddb_keys k = {cfg->table, cfg->partition_key ? cfg->partition_key : DEFAULT_PK,
+			     cfg->partition_key ? cfg->sort_key : NULL, cfg->ttl_attribute};
+	if (!cfg->credentials || !cfg->region || !*cfg->region ||
+	    !copy(ds->region, sizeof ds->region, cfg->region)) {
+		snprintf(err, STORE_DDB_ERR_MAX, "DynamoDB store: %s",
+			 cfg->credentials ? "a region (1..63 bytes) is required"
+					  : "a credentials source is required");
+		goto fail;
+	}
+	if (!ddb_keys_valid(&k, kerr)) {
+		snprintf(err, STORE_DDB_ERR_MAX, "%s", kerr);
+		goto fail;
+	}
+	copy(ds->table, sizeof ds->table, cfg->table);
+	copy(ds->pk, sizeof ds->pk, k.pk);
+	if (k.sk)
+		copy(ds->sk, sizeof ds->sk, k.sk);
+	if (k.ttl_attr)
+		copy(ds->ttl, sizeof ds->ttl, k.ttl_attr);
+	ds->keys = (struct ddb_keys){ds->table, ds->pk, k.sk ? ds->sk : NULL,
+				     k.ttl_attr ? ds->ttl : NULL};
+	if (cfg->endpoint)
+		snprintf(endpoint, sizeof endpoint, "%s", cfg->endpoint);
+	else
+		store_dynamodb_endpoint(ds->region, endpoint, sizeof endpoint);
+	if (!set_endpoint(ds, endpoint, err))
+		goto fail;
+	ds->http = cfg->http;
+	if (!ds->http) {
+		ds->http = http_new(base, NULL);
+		ds->own_http = true;
+		if (!ds->http) {
+			snprintf(err, STORE_DDB_ERR_MAX, "DynamoDB store: HTTP client init failed");
+			goto fail;
+		}
+	}
+	ds->keys_given = cfg->partition_key != NULL;
+	timer_init(&ds->open_timer, clock, poll_timer, ds);
+	/* the configuration's strings are not kept */
+	ds->cfg.table = ds->table;
+	ds->cfg.region = ds->region;
+	ds->cfg.endpoint = ds->cfg.partition_key = ds->cfg.sort_key = ds->cfg.ttl_attribute = NULL;
+	return &ds->base;
+fail:
+	free(ds);
+	return NULL;
+}
+
+const struct ddb_keys *store_dynamodb_keys(const struct store *s)
+{
+	return &((const struct ddb_store *)s)->keys;
+}
+
+void store_dynamodb_stats(const struct store *s, struct store_dynamodb_stats *out)
+{
+	const struct ddb_store *ds = (const struct ddb_store *)s;
+	*out = ds->stats;
+	out->quota_tokens = ds->quota.tokens;
+}
+
+
+/* ---- open: DescribeTable, CreateTable, wait for ACTIVE, UpdateTimeToLive ---- */
+
+static void open_end(struct ddb_store *ds, struct store_result *res)
+{
+	ds->open = res->status == STORE_OK ? OPEN_DONE : OPEN_NONE;
+	ds->open_cb(ds->open_arg, res);
+}
+
+static bool open_step(struct ddb_store *ds, enum ddb_op dop, done_fn done);
+
+static void open_fail(struct ddb_store *ds, enum store_status st, const char *type,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void open_fail(struct ddb_store *ds, enum store_status st, const char *type,
+		      const char *fmt, ...)
+{
+	struct store_result res;
+	memset(&res, 0, sizeof res);
+	res.status = st;
+	res.error_type = type;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(res.message, sizeof res.message, fmt, ap);
+	va_end(ap);
+	open_end(ds, &res);
+}
+
+static void open_next(struct ddb_store *ds, enum ddb_op dop, done_fn done)
+{
+	if (!open_step(ds, dop, done))
+		open_fail(ds, STORE_TRANSIENT, "OutOfMemory", "DynamoDB store of table %s: %s",
+			  ds->table, "out of memory while opening");
+}
+
+static void ttl_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
+{
+	open_end(c->ds, res);
+}
+
+static void describe_done(struct store_call *c, struct store_result *res, const char *body,
+			  size_t len);
+
+static void poll_timer(void *arg)
+{
+	open_next(arg, DDB_DESCRIBE_TABLE, describe_done);
+}
+
+static void create_done(struct store_call *c, struct store_result *res, const char *body,
+			size_t len)
+{
+	struct ddb_store *ds = c->ds;
+	/* ResourceInUse: another replica is creating it; wait for ACTIVE too */
+	if (res->status == STORE_OK ||
+	    (res->error_type && strcmp(res->error_type, "ResourceInUseException") == 0)) {
+		ds->created = true;
+		open_next(ds, DDB_DESCRIBE_TABLE, describe_done);
+		return;
+	}
+	open_end(ds, res);
+}
+
+/* Checks the table's keys against the configuration and the lock format. */
+static bool adopt_keys(struct ddb_store *ds, const struct ddb_table_desc *d)
+{
+	if (d->pk_type != 'S' || (d->sk[0] && d->sk_type != 'S')) {
+		open_fail(ds, STORE_FATAL, "NonStringKey",
+			  "table %s: its keys must be strings, but %s is of type %c", ds->table,
+			  d->pk_type != 'S' ? d->pk : d->sk,
+			  d->pk_type != 'S' ? (d->pk_type ? d->pk_type : '?')
+					    : (d->sk_type ? d->sk_type : '?'));
+		return false;
+	}
+	if (ds->keys_given && (strcmp(d->pk, ds->pk) != 0 || strcmp(d->sk, ds->sk) != 0)) {
+		open_fail(ds, STORE_FATAL, "KeyMismatch",
+			  "table %s has keys (%s, %s), not the configured (%s, %s)", ds->table,
+			  d->pk, d->sk[0] ? d->sk : "no sort key", ds->pk,
+			  ds->sk[0] ? ds->sk : "no sort key");
+		return false;
+	}
+	struct ddb_keys k = {ds->table, d->pk, d->sk[0] ? d->sk : NULL, ds->keys.ttl_attr};
+	char err[DDB_ERR_MAX];
+	if (!ddb_keys_valid(&k, err)) {
+		open_fail(ds, STORE_FATAL, "InvalidKeys", "%s", err);
+		return false;
+	}
+	copy(ds->pk, sizeof ds->pk, d->pk);
+	copy(ds->sk, sizeof ds->sk, d->sk);
+	ds->keys.sk = ds->sk[0] ? ds->sk : NULL;
+	return true;
+}
+
+static void describe_done(struct store_call *c, struct store_result *res, const char *body,
+			  size_t len)
+{
+	struct ddb_store *ds = c->ds;
+	if (res->status == STORE_NO_TABLE && ds->cfg.create_table && !ds->created) {
+		open_next(ds, DDB_CREATE_TABLE, create_done);
+		return;
+	}
+	if (res->status != STORE_OK) {
+		open_end(ds, res);
+		return;
+	}
+	struct ddb_table_desc d;
+	char err[DDB_ERR_MAX];
+	if (!ddb_parse_table(body, len, &d, err)) {
+		open_fail(ds, STORE_FATAL, "BadResponse", "DescribeTable of %s: %s", ds->table,
+			  err);
+		return;
+	}
+	if (!adopt_keys(ds, &d))
+		return;
+	if (strcmp(d.status, "ACTIVE") != 0) {
+		if (clock_now_ms(ds->clock) + OPEN_POLL_MS > ds->open_until) {
+			open_fail(ds, STORE_TRANSIENT, "TableNotActive",
+				  "table %s is still %s", ds->table, d.status);
+			return;
+		}
+		timer_arm(&ds->open_timer, OPEN_POLL_MS);
+		return;
+	}
+	if (ds->created && ds->keys.ttl_attr) {
+		open_next(ds, DDB_UPDATE_TIME_TO_LIVE, ttl_done);
+		return;
+	}
+	open_end(ds, res);
+}
+
+static bool open_step(struct ddb_store *ds, enum ddb_op dop, done_fn done)
+{
+	struct store_call *c = new_call(ds, dop, done, ds->cfg.op_timeout_ms);
+	char err[DDB_ERR_MAX];
+	if (!c)
+		return false;
+	if (dop == DDB_DESCRIBE_TABLE)
+		c->body = ddb_build_describe_table(ds->table, &c->body_len, err);
+	else if (dop == DDB_CREATE_TABLE)
+		c->body = ddb_build_create_table(&ds->keys, &c->body_len, err);
+	else if (dop == DDB_UPDATE_TIME_TO_LIVE)
+		c->body = ddb_build_update_ttl(ds->table, ds->keys.ttl_attr, &c->body_len, err);
+	if (!c->body) {
+		drop_call(c);
+		return false;
+	}
+	send_attempt(c);
+	return true;
+}
+
+bool store_dynamodb_open(struct store *s, store_cb cb, void *arg)
+{
+	struct ddb_store *ds = (struct ddb_store *)s;
+	if (ds->open == OPEN_RUNNING)
+		return false;
+	ds->open = OPEN_RUNNING;
+	ds->open_cb = cb;
+	ds->open_arg = arg;
+	ds->created = false;
+	ds->open_until = clock_now_ms(ds->clock) + OPEN_WAIT_MS;
+	bool ok;
+	if (ds->keys_given && !ds->cfg.create_table) {
+		/* nothing to learn: open without a request (and without needing
+		 * the DescribeTable permission) */
+		struct store_call *c = new_call(ds, DDB_DESCRIBE_TABLE, ttl_done, 0);
+		ok = c != NULL;
+		if (c)
+			defer(c);
+	} else {
+		ok = open_step(ds, DDB_DESCRIBE_TABLE, describe_done);
+	}
+	if (!ok)
+		ds->open = OPEN_NONE;
+	return ok;
+}

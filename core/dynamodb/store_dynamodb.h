@@ -1,0 +1,110 @@
+/*
+ * store_dynamodb: the struct store of shared/DESIGN.md over Amazon
+ * DynamoDB's JSON API, on the one event loop: http (libcurl multi) to
+ * send, sigv4 to sign, a credentials callback (the creds chain in the
+ * gateway), ddb_json for bodies, ddb_retry for what answers mean.
+ *
+ * Life of the store:
+ *   store_dynamodb_new()   checks the configuration, makes nothing wait;
+ *   store_dynamodb_open()  asynchronous: DescribeTable to learn the key
+ *                          names (unless configured) and refuse non-string
+ *                          keys; with create_table, CreateTable (on demand,
+ *                          string keys), wait until ACTIVE, then
+ *                          UpdateTimeToLive on the TTL attribute;
+ *   store_submit()...      the operations of store.h (before the open
+ *                          completes OK they fail FATAL "store not open");
+ *   store_free()           cancels what is in flight, without callbacks.
+ *
+ * Counting: store->requests[op] counts logical operations (one per
+ * store_submit()), which is what the lease rules count ("a free lock costs
+ * one request"); the HTTP requests sent, retries included, are in
+ * store_dynamodb_stats().http[ddb_op].
+ *
+ * Time: an operation has a deadline, its lease for ACQUIRE and RENEW
+ * (a request never outlives the lease it serves), op_timeout_ms for the
+ * others; each attempt is bounded by attempt_timeout_ms, by a third of the
+ * lease, and by what is left before the deadline.
+ */
+#ifndef LG_STORE_DYNAMODB_H
+#define LG_STORE_DYNAMODB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/clock.h"
+#include "core/dynamodb/ddb_json.h"
+#include "core/dynamodb/ddb_retry.h"
+#include "core/dynamodb/sigv4.h"
+#include "core/store.h"
+
+struct event_base;
+struct http;
+
+#define STORE_DDB_ERR_MAX 256
+
+/* Returns the current credentials, or NULL when none are available yet
+ * (the request then fails TRANSIENT "CredentialsNotAvailable" after its
+ * retries). The pointer must stay valid until control returns to the
+ * loop. With the creds chain: return creds_get(arg). */
+typedef const struct aws_credentials *(*store_ddb_creds_fn)(void *arg);
+
+struct store_dynamodb_config {
+	const char *table;         /* required */
+	const char *region;        /* required (the gateway resolves it) */
+	const char *endpoint;      /* NULL: store_dynamodb_endpoint() */
+	const char *partition_key; /* NULL: read with DescribeTable at open */
+	const char *sort_key;      /* with partition_key: NULL = no sort key */
+	const char *ttl_attribute; /* NULL: none */
+	bool create_table;         /* create the table when it is missing */
+
+	store_ddb_creds_fn credentials; /* required */
+	void *credentials_arg;
+	/* Called on ExpiredTokenException (e.g. creds_refresh()); may be NULL. */
+	void (*credentials_expired)(void *arg);
+
+	struct http *http;          /* NULL: the store makes its own */
+	int64_t attempt_timeout_ms; /* default 5000 */
+	int64_t op_timeout_ms;      /* default 15000: deadline without a lease */
+	const struct ddb_retry_policy *retry; /* NULL: ddb_retry_standard */
+	double (*random)(void *arg); /* uniform in [0, 1); NULL: drand48() */
+	void *random_arg;
+};
+
+/* Creates the store (not open yet). base drives the http it makes; clock
+ * gives time (monotonic for deadlines and backoff, wall for signatures and
+ * the TTL). Returns NULL with a message in err (STORE_DDB_ERR_MAX bytes)
+ * on a bad configuration (table, key or TTL names, endpoint) or
+ * out-of-memory. */
+struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,
+				 const struct store_dynamodb_config *cfg, char *err)
+	__attribute__((warn_unused_result));
+
+/* Opens the store (see the top of this file). cb runs once, later, from
+ * the loop: OK (the store is usable), NO_TABLE (missing and not to be
+ * created), FATAL (wrong key types or names, permissions: .message says
+ * which table and what), TRANSIENT (DynamoDB unreachable: call open
+ * again). Returns false on out-of-memory or when an open is running. */
+bool store_dynamodb_open(struct store *s, store_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* The endpoint by the AWS conventions: AWS_ENDPOINT_URL_DYNAMODB, else
+ * AWS_ENDPOINT_URL, else https://dynamodb.<region>.amazonaws.com. */
+void store_dynamodb_endpoint(const char *region, char *out, size_t outsz);
+
+/* The table's keys as the store uses them (valid once open). */
+const struct ddb_keys *store_dynamodb_keys(const struct store *s);
+
+struct store_dynamodb_stats {
+	uint64_t http[DDB_OP_COUNT]; /* HTTP requests sent, retries included */
+	uint64_t retries;            /* attempts after the first */
+	uint64_t throttled;          /* throttling answers */
+	uint64_t crc_mismatches;
+	uint64_t skew_corrections;
+	int64_t clock_offset_ms; /* added to the wall clock when signing */
+	int quota_tokens;        /* retry quota left */
+};
+
+void store_dynamodb_stats(const struct store *s, struct store_dynamodb_stats *out);
+
+#endif

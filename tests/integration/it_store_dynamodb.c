@@ -1,0 +1,380 @@
+/*
+ * it_store_dynamodb: the DynamoDB store against a real moto_server (started
+ * by tests/run-integration.sh with signature checking on), with a real
+ * libevent loop and the real clock.
+ *
+ *   - the store contract suite (tests/support/store_contract.c), on a table
+ *     with a partition key only and on one with custom partition and sort
+ *     key names learned with DescribeTable;
+ *   - what only DynamoDB has: a missing table, a denied user, a wrong
+ *     secret (FATAL, not retried: HTTP requests counted), an endpoint that
+ *     does not answer (TRANSIENT after 3 attempts), keys that are not
+ *     strings, and the item as boto3 reads it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "core/clock.h"
+#include "core/dynamodb/store_dynamodb.h"
+#include "tests/support/store_contract.h"
+
+static struct event_base *base;
+static struct clock *clk;
+static struct event *tick;
+static const char *endpoint;
+static struct aws_credentials good, denied, wrong;
+
+static const struct aws_credentials *creds_of(void *arg)
+{
+	return arg;
+}
+
+static void keys_from_env(struct aws_credentials *c, const char *ak, const char *sk)
+{
+	memset(c, 0, sizeof *c);
+	snprintf(c->access_key_id, sizeof c->access_key_id, "%s", getenv(ak) ? getenv(ak) : "");
+	snprintf(c->secret_access_key, sizeof c->secret_access_key, "%s",
+		 getenv(sk) ? getenv(sk) : "");
+}
+
+/* Runs the loop until *done, at most 20 s. */
+static void run_until(const bool *done)
+{
+	int64_t until = clock_now_ms(clk) + 20000;
+	while (!*done && clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+}
+
+struct opened {
+	bool done;
+	struct store_result res;
+};
+
+static void on_open(void *arg, const struct store_result *res)
+{
+	struct opened *o = arg;
+	o->done = true;
+	o->res = *res;
+}
+
+/* A store on table, opened; the open's result in *res. NULL when the
+ * store could not even be made. */
+static struct store *open_store(struct store_dynamodb_config cfg, struct store_result *res)
+{
+	char err[STORE_DDB_ERR_MAX];
+	cfg.region = "us-east-1";
+	if (!cfg.endpoint)
+		cfg.endpoint = endpoint;
+	if (!cfg.credentials) {
+		cfg.credentials = creds_of;
+		cfg.credentials_arg = &good;
+	}
+	struct store *s = store_dynamodb_new(base, clk, &cfg, err);
+	if (!s) {
+		print_error("store_dynamodb_new: %s\n", err);
+		return NULL;
+	}
+	struct opened o = {0};
+	if (!store_dynamodb_open(s, on_open, &o)) {
+		store_free(s);
+		return NULL;
+	}
+	run_until(&o.done);
+	if (!o.done) {
+		store_free(s);
+		return NULL;
+	}
+	*res = o.res;
+	return s;
+}
+
+/* ---- the contract suite on two tables ---- */
+
+struct variant {
+	const char *table;
+	const char *pk, *sk; /* keys given when the table is created */
+	bool created;
+};
+
+static struct store *make(void *arg)
+{
+	struct variant *v = arg;
+	struct store_dynamodb_config cfg = {.table = v->table, .ttl_attribute = "expiresAt"};
+	if (!v->created) {
+		cfg.create_table = true;
+		cfg.partition_key = v->pk;
+		cfg.sort_key = v->sk;
+	}
+	struct store_result res;
+	struct store *s = open_store(cfg, &res);
+	if (s && res.status != STORE_OK) {
+		print_error("open %s: %s %s\n", v->table, store_status_name(res.status),
+			    res.message);
+		store_free(s);
+		return NULL;
+	}
+	v->created = true;
+	return s;
+}
+
+static void run(void *arg, const bool *done)
+{
+	run_until(done);
+}
+
+static void destroy(void *arg, struct store *s)
+{
+	store_free(s);
+}
+
+/* ---- DynamoDB only ---- */
+
+static struct store_result do_req(struct store *s, struct store_req r)
+{
+	static const struct store_factory f = {"dynamodb", NULL, run, NULL, NULL};
+	struct store_result res;
+	store_contract_do(&f, s, &r, &res);
+	return res;
+}
+
+static uint64_t http_total(struct store *s)
+{
+	struct store_dynamodb_stats st;
+	store_dynamodb_stats(s, &st);
+	uint64_t n = 0;
+	for (int i = 0; i < DDB_OP_COUNT; i++)
+		n += st.http[i];
+	return n;
+}
+
+static void missing_table(void **state)
+{
+	struct store_result res;
+	struct store *s = open_store((struct store_dynamodb_config){.table = "no_such_table"}, &res);
+	assert_non_null(s);
+	assert_int_equal(res.status, STORE_NO_TABLE);
+	assert_non_null(strstr(res.message, "no_such_table"));
+	store_free(s);
+	/* keys given: the open sends nothing; the first request finds no table */
+	s = open_store((struct store_dynamodb_config){.table = "no_such_table", .partition_key = "pk"},
+		       &res);
+	assert_int_equal(res.status, STORE_OK);
+	assert_int_equal(http_total(s), 0);
+	res = do_req(s, (struct store_req){.op = STORE_READ, .name = "x"});
+	assert_int_equal(res.status, STORE_NO_TABLE);
+	assert_int_equal(http_total(s), 1);
+	store_free(s);
+}
+
+static void denied_user_is_fatal(void **state)
+{
+	struct store_result res;
+	struct store_dynamodb_config cfg = {.table = "lg_contract_pk", .partition_key = "pk",
+					    .credentials = creds_of, .credentials_arg = &denied};
+	struct store *s = open_store(cfg, &res);
+	assert_int_equal(res.status, STORE_OK);
+	res = do_req(s, (struct store_req){.op = STORE_ACQUIRE, .name = "denied", .owner = "o",
+					   .rvn = "r", .lease_ms = 10000});
+	print_message("denied: %s (%s)\n", res.message, res.error_type);
+	assert_int_equal(res.status, STORE_FATAL);
+	assert_non_null(strstr(res.message, "lg_contract_pk"));
+	assert_non_null(strstr(res.message, "UpdateItem"));
+	assert_non_null(res.error_type);
+	assert_int_equal(http_total(s), 1); /* not retried */
+	store_free(s);
+	/* the open's DescribeTable is refused the same way */
+	cfg.partition_key = NULL;
+	s = open_store(cfg, &res);
+	assert_int_equal(res.status, STORE_FATAL);
+	assert_non_null(strstr(res.message, "DescribeTable"));
+	store_free(s);
+}
+
+static void wrong_secret_is_fatal_once(void **state)
+{
+	struct store_result res;
+	struct store_dynamodb_config cfg = {.table = "lg_contract_pk", .partition_key = "pk",
+					    .credentials = creds_of, .credentials_arg = &wrong};
+	struct store *s = open_store(cfg, &res);
+	assert_int_equal(res.status, STORE_OK);
+	res = do_req(s, (struct store_req){.op = STORE_READ, .name = "x"});
+	print_message("wrong secret: %s (%s)\n", res.message, res.error_type);
+	assert_int_equal(res.status, STORE_FATAL);
+	assert_non_null(strstr(res.message, "lg_contract_pk"));
+	assert_non_null(strstr(res.message, "GetItem"));
+	assert_int_equal(http_total(s), 1);
+	store_free(s);
+}
+
+static const struct aws_credentials *no_creds(void *arg)
+{
+	return NULL;
+}
+
+static void missing_credentials_transient(void **state)
+{
+	struct store_result res;
+	struct store_dynamodb_config cfg = {.table = "lg_contract_pk", .partition_key = "pk",
+					    .credentials = no_creds};
+	struct store *s = open_store(cfg, &res);
+	res = do_req(s, (struct store_req){.op = STORE_READ, .name = "x"});
+	assert_int_equal(res.status, STORE_TRANSIENT);
+	assert_string_equal(res.error_type, "CredentialsNotAvailable");
+	assert_int_equal(http_total(s), 0);
+	store_free(s);
+}
+
+static void unreachable_endpoint_transient(void **state)
+{
+	struct store_result res;
+	/* port 9 (discard) on loopback: connection refused at once */
+	struct store_dynamodb_config cfg = {.table = "lg_contract_pk", .partition_key = "pk",
+					    .endpoint = "http://127.0.0.1:9"};
+	struct store *s = open_store(cfg, &res);
+	res = do_req(s, (struct store_req){.op = STORE_READ, .name = "x"});
+	assert_int_equal(res.status, STORE_TRANSIENT);
+	assert_string_equal(res.error_type, "ConnectionError");
+	assert_int_equal(http_total(s), 3); /* the standard mode's 3 attempts */
+	struct store_dynamodb_stats st;
+	store_dynamodb_stats(s, &st);
+	assert_int_equal(st.retries, 2);
+	store_free(s);
+}
+
+static int sh(const char *cmd, char *out, size_t outsz)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	size_t n = fread(out, 1, outsz - 1, p);
+	out[n] = '\0';
+	return pclose(p);
+}
+
+#define BOTO "python3 -c 'import boto3,json,os,sys;" \
+	     "c=boto3.client(\"dynamodb\",endpoint_url=os.environ[\"LG_MOTO\"]," \
+	     "region_name=\"us-east-1\",aws_access_key_id=os.environ[\"LG_AK\"]," \
+	     "aws_secret_access_key=os.environ[\"LG_SK\"]);"
+
+static void non_string_keys_refused(void **state)
+{
+	char out[512];
+	int rc = sh(BOTO "c.create_table(TableName=\"lg_numeric\",BillingMode=\"PAY_PER_REQUEST\","
+		       "AttributeDefinitions=[{\"AttributeName\":\"id\",\"AttributeType\":\"N\"}],"
+		       "KeySchema=[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}])' 2>&1",
+		    out, sizeof out);
+	assert_int_equal(rc, 0);
+	struct store_result res;
+	struct store *s = open_store((struct store_dynamodb_config){.table = "lg_numeric"}, &res);
+	assert_int_equal(res.status, STORE_FATAL);
+	print_message("numeric key: %s\n", res.message);
+	assert_non_null(strstr(res.message, "lg_numeric"));
+	assert_non_null(strstr(res.message, "string"));
+	store_free(s);
+	/* configured names that are not the table's */
+	s = open_store((struct store_dynamodb_config){.table = "lg_contract_pk", .partition_key = "PK",
+						      .create_table = true},
+		       &res);
+	assert_int_equal(res.status, STORE_FATAL);
+	store_free(s);
+}
+
+static void item_as_boto3_reads_it(void **state)
+{
+	struct store_result res;
+	struct store *s = open_store((struct store_dynamodb_config){.table = "lg_contract_sk",
+								    .ttl_attribute = "expiresAt"},
+				     &res);
+	assert_int_equal(res.status, STORE_OK);
+	res = do_req(s, (struct store_req){.op = STORE_ACQUIRE, .name = "boto3", .owner = "own-1",
+					   .rvn = "rvn-1", .holder = "pod-7", .lease_ms = 15000,
+					   .ttl = 1900000000});
+	assert_int_equal(res.status, STORE_OK);
+	char out[1024];
+	int rc = sh(BOTO "i=c.get_item(TableName=\"lg_contract_sk\",Key={\"Id\":{\"S\":\"LOCK#boto3\"},"
+		       "\"Kind\":{\"S\":\"LOCK\"}},ConsistentRead=True)[\"Item\"];"
+		       "print(json.dumps(i,sort_keys=True))'",
+		    out, sizeof out);
+	assert_int_equal(rc, 0);
+	const char *want = "{\"Id\": {\"S\": \"LOCK#boto3\"}, \"Kind\": {\"S\": \"LOCK\"}, "
+			   "\"_type\": {\"S\": \"LOCK\"}, \"expiresAt\": {\"N\": \"1900000000\"}, "
+			   "\"fence\": {\"N\": \"1\"}, \"holder\": {\"S\": \"pod-7\"}, "
+			   "\"leaseMs\": {\"N\": \"15000\"}, \"owner\": {\"S\": \"own-1\"}, "
+			   "\"rvn\": {\"S\": \"rvn-1\"}}\n";
+	assert_string_equal(out, want);
+	/* released: owner, leaseMs and holder are gone, the rest stays */
+	res = do_req(s, (struct store_req){.op = STORE_RELEASE, .name = "boto3", .owner = "own-1",
+					   .ttl = 1900000001});
+	assert_int_equal(res.status, STORE_OK);
+	rc = sh(BOTO "i=c.get_item(TableName=\"lg_contract_sk\",Key={\"Id\":{\"S\":\"LOCK#boto3\"},"
+		    "\"Kind\":{\"S\":\"LOCK\"}},ConsistentRead=True)[\"Item\"];"
+		    "print(json.dumps(i,sort_keys=True))'",
+		out, sizeof out);
+	assert_int_equal(rc, 0);
+	assert_string_equal(out, "{\"Id\": {\"S\": \"LOCK#boto3\"}, \"Kind\": {\"S\": \"LOCK\"}, "
+				 "\"_type\": {\"S\": \"LOCK\"}, \"expiresAt\": {\"N\": \"1900000001\"}, "
+				 "\"fence\": {\"N\": \"1\"}, \"rvn\": {\"S\": \"rvn-1\"}}\n");
+	/* TTL is on for a table the store created */
+	rc = sh(BOTO "print(c.describe_time_to_live(TableName=\"lg_contract_sk\")"
+		    "[\"TimeToLiveDescription\"])'",
+		out, sizeof out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "expiresAt"));
+	assert_non_null(strstr(out, "ENABLED"));
+	store_free(s);
+}
+
+int main(void)
+{
+	endpoint = getenv("LG_MOTO");
+	if (!endpoint || !getenv("LG_AK")) {
+		fprintf(stderr, "LG_MOTO and LG_AK are not set: run through tests/run-integration.sh\n");
+		return 1;
+	}
+	keys_from_env(&good, "LG_AK", "LG_SK");
+	keys_from_env(&denied, "LG_DENIED_AK", "LG_DENIED_SK");
+	keys_from_env(&wrong, "LG_AK", "LG_DENIED_SK");
+	base = event_base_new();
+	clk = base ? clock_real_new(base) : NULL;
+	tick = clk ? event_new(base, -1, EV_PERSIST, on_tick, NULL) : NULL;
+	if (!tick)
+		return 1;
+	struct timeval tv = {0, 50000};
+	event_add(tick, &tv);
+
+	struct variant pk_only = {"lg_contract_pk", NULL, NULL, false};
+	struct variant custom = {"lg_contract_sk", "Id", "Kind", false};
+	const struct store_factory f1 = {"dynamodb, partition key only", make, run, destroy,
+					 &pk_only};
+	const struct store_factory f2 = {"dynamodb, custom partition and sort keys", make, run,
+					 destroy, &custom};
+	int failed = store_contract_run(&f1);
+	failed += store_contract_run(&f2);
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(missing_table),
+		cmocka_unit_test(denied_user_is_fatal),
+		cmocka_unit_test(wrong_secret_is_fatal_once),
+		cmocka_unit_test(missing_credentials_transient),
+		cmocka_unit_test(unreachable_endpoint_transient),
+		cmocka_unit_test(non_string_keys_refused),
+		cmocka_unit_test(item_as_boto3_reads_it),
+	};
+	failed += cmocka_run_group_tests_name("dynamodb only", tests, NULL, NULL);
+	event_free(tick);
+	clock_free(clk);
+	event_base_free(base);
+	return failed;
+}
