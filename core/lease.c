@@ -416,8 +416,13 @@ void lease_free_all(struct locktable *t)
 		struct lease *l = t->leases;
 		if (l->releasing)
 			t->releases_in_flight--;
-		l->lock->refs = 1; /* lt_free frees the locks itself */
-		lease_destroy(l);
+		timer_cancel(&l->hb_timer);
+		timer_cancel(&l->end_timer);
+		store_cancel(t->store, l->hb_call);
+		drop_ops(l);
+		unlink_lease(l);
+		free(l->holder);
+		free(l); /* lt_free frees the locks */
 	}
 }
 

@@ -250,7 +250,9 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 				     void *arg)
 {
 	struct mstore *ms = (struct mstore *)s;
-	size_t need = slen(req->name) + slen(req->owner) + slen(req->rvn) + slen(req->seen_rvn) +
+	const char *owner = req->owner != NULL ? req->owner : "";
+	const char *rvn = req->rvn != NULL ? req->rvn : "";
+	size_t need = slen(req->name) + slen(owner) + slen(rvn) + slen(req->seen_rvn) +
 		      slen(req->holder);
 	struct store_call *call = malloc(sizeof(*call) + need);
 	if (call == NULL)
@@ -261,8 +263,8 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->arg = arg;
 	call->req = *req;
 	put_str(call->text, &pos, &call->req.name, req->name);
-	put_str(call->text, &pos, &call->req.owner, req->owner != NULL ? req->owner : "");
-	put_str(call->text, &pos, &call->req.rvn, req->rvn != NULL ? req->rvn : "");
+	put_str(call->text, &pos, &call->req.owner, owner);
+	put_str(call->text, &pos, &call->req.rvn, rvn);
 	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn);
 	put_str(call->text, &pos, &call->req.holder, req->holder);
 	timer_init(&call->timer, ms->clock, complete, call);

@@ -113,17 +113,24 @@ int64_t fx_simulate_holder(struct fx *f, const char *name, int64_t lease_ms, con
 	return token;
 }
 
+struct state_box {
+	bool done;
+	struct lt_state st;
+};
+
 static void got_state(void *arg, const struct lt_state *st, const struct lt_error *err)
 {
+	struct state_box *b = arg;
 	assert_null(err);
-	*(struct lt_state *)arg = *st;
+	b->done = true;
+	b->st = *st;
 }
 
 struct lt_state fx_state(struct fx *f, const char *name)
 {
-	struct lt_state st;
-	memset(&st, 0xff, sizeof(st));
-	assert_true(lt_get_state(f->lt[0], name, got_state, &st));
+	struct state_box b = {0};
+	assert_true(lt_get_state(f->lt[0], name, got_state, &b));
 	fx_run(f);
-	return st;
+	assert_true(b.done); /* the store must answer now: no latency set */
+	return b.st;
 }

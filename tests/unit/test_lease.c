@@ -429,6 +429,7 @@ static void cancelled_wait_never_leaves_a_lease_behind(void **state)
 	fx_advance(f, 1000);
 	assert_false(a.done);
 	assert_int_equal(fx_req(f, STORE_RELEASE), 1);
+	store_memory_set_latency(f->store, 0);
 	assert_false(fx_state(f, "job").held);
 	struct lt_stats st;
 	lt_stats(f->lt[0], &st);
@@ -442,7 +443,7 @@ static void holders_seen_cache_is_bounded(void **state)
 	struct fx *f = fx_new(1, true);
 	struct lt_options o = {.seen_max = 3};
 	f->lt[1] = lt_new(f->clock, f->store, &f->obs, &o);
-	char name[16];
+	char name[32];
 	for (int i = 0; i < 10; i++) {
 		snprintf(name, sizeof(name), "lock-%d", i);
 		fx_simulate_holder(f, name, LEASE, "other");
