@@ -1,0 +1,17 @@
+#!/bin/sh
+# Runs every benchmark in one go and prints their figures.
+#   BUILD   the build directory (default build)
+# Each bench_* binary prints its own report; bench/*.sh scripts (side-by-side
+# runs against redis-server, moto...) run after them.
+BUILD=${BUILD:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+for b in "$root/$BUILD"/bench/bench_*; do
+	[ -x "$b" ] || continue
+	echo "== $(basename "$b")"
+	"$b" || echo "($(basename "$b") failed)"
+done
+for s in "$root"/bench/*.sh; do
+	[ "$(basename "$s")" = run.sh ] && continue
+	echo "== $(basename "$s")"
+	BUILD=$BUILD "$s" || echo "($(basename "$s") failed)"
+done
