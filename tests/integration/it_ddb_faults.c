@@ -1,0 +1,509 @@
+/*
+ * it_ddb_faults: the DynamoDB store against answers a real emulator will
+ * not give on demand (tests/support/fake_ddb.c, on this loop): 500s and
+ * throttling retried within the standard mode's 3 attempts, the retry
+ * quota, a wrong CRC32, a skewed clock corrected from Date, a server that
+ * never answers (the deadline of the lease), malformed answers, expired
+ * tokens, the request headers, cancel and free with requests in flight.
+ * Real loop and clock; no sleeps: the loop waits on sockets and timers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/dynamodb/store_dynamodb.h"
+#include "tests/support/fake_ddb.h"
+#include "tests/support/store_contract.h"
+
+static struct event_base *base;
+static struct clock *clk;
+static struct event *tick;
+static struct aws_credentials keys = {"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "", 0};
+static int expired_calls;
+
+static const struct aws_credentials *creds_of(void *arg)
+{
+	return &keys;
+}
+
+static void on_expired(void *arg)
+{
+	expired_calls++;
+}
+
+static void run_until(const bool *done)
+{
+	int64_t until = clock_now_ms(clk) + 20000;
+	while (!*done && clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+}
+
+static void run(void *arg, const bool *done)
+{
+	run_until(done);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+}
+
+struct env {
+	struct fake_ddb *fake;
+	char url[64];
+	struct store *s;
+};
+
+static struct store *make_store(const char *url, const struct ddb_retry_policy *policy)
+{
+	struct store_dynamodb_config cfg = {
+		.table = "Locks",
+		.region = "us-east-1",
+		.endpoint = url,
+		.partition_key = "pk",
+		.ttl_attribute = "expiresAt",
+		.credentials = creds_of,
+		.credentials_expired = on_expired,
+		.retry = policy,
+	};
+	char err[STORE_DDB_ERR_MAX];
+	struct store *s = store_dynamodb_new(base, clk, &cfg, err);
+	assert_non_null(s);
+	return s;
+}
+
+struct opened {
+	bool done;
+	struct store_result res;
+};
+
+static void on_open(void *arg, const struct store_result *res)
+{
+	struct opened *o = arg;
+	o->done = true;
+	o->res = *res;
+}
+
+static void open_ok(struct store *s)
+{
+	struct opened o = {0};
+	assert_true(store_dynamodb_open(s, on_open, &o));
+	run_until(&o.done);
+	assert_true(o.done);
+	assert_int_equal(o.res.status, STORE_OK);
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof *e);
+	e->fake = fake_ddb_new(base, e->url, sizeof e->url);
+	if (!e->fake)
+		return -1;
+	e->s = make_store(e->url, NULL);
+	open_ok(e->s);
+	expired_calls = 0;
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	store_free(e->s);
+	fake_ddb_free(e->fake);
+	free(e);
+	return 0;
+}
+
+static const struct store_factory runner = {"fake", NULL, run, NULL, NULL};
+
+static struct store_result do_req(struct store *s, struct store_req r)
+{
+	struct store_result res;
+	if (!r.name)
+		r.name = "a";
+	store_contract_do(&runner, s, &r, &res);
+	return res;
+}
+
+static const struct store_req acquire_req = {.op = STORE_ACQUIRE, .name = "a", .owner = "o1",
+					     .rvn = "r1", .lease_ms = 30000};
+
+#define ITEM "{\"Attributes\":{\"pk\":{\"S\":\"LOCK#a\"},\"owner\":{\"S\":\"o1\"},\"rvn\":{\"S\":\"r1\"}," \
+	     "\"fence\":{\"N\":\"1\"},\"leaseMs\":{\"N\":\"30000\"},\"_type\":{\"S\":\"LOCK\"}}}"
+#define THROTTLED "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\"," \
+		  "\"message\":\"Rate of requests exceeds the allowed throughput.\"}"
+
+static struct store_dynamodb_stats stats(struct store *s)
+{
+	struct store_dynamodb_stats st;
+	store_dynamodb_stats(s, &st);
+	return st;
+}
+
+static void headers_and_signature(void **state)
+{
+	struct env *e = *state;
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = ITEM});
+	struct store_result r = do_req(e->s, acquire_req);
+	assert_int_equal(r.status, STORE_OK);
+	const struct fake_ddb_seen *seen = fake_ddb_last(e->fake);
+	assert_string_equal(seen->target, "DynamoDB_20120810.UpdateItem");
+	assert_string_equal(seen->content_type, "application/x-amz-json-1.0");
+	assert_string_equal(seen->accept_encoding, "identity");
+	assert_int_equal(strlen(seen->amz_date), 16);
+	assert_true(strncmp(seen->authorization,
+			    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 40) == 0);
+	assert_non_null(strstr(seen->authorization, "/us-east-1/dynamodb/aws4_request"));
+	assert_non_null(strstr(seen->authorization, "SignedHeaders=content-type;host;x-amz-date;x-amz-target"));
+	assert_non_null(strstr(seen->body, "\"ReturnValues\":\"ALL_NEW\""));
+}
+
+static void server_error_retried(void **state)
+{
+	struct env *e = *state;
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500,
+						       .body = "{\"__type\":\"InternalServerError\"}"});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = ITEM});
+	/* a 500 on the conditional acquire is retried: the retry finds its own owner */
+	struct store_result r = do_req(e->s, acquire_req);
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.owner, "o1");
+	assert_int_equal(fake_ddb_requests(e->fake), 2);
+	assert_int_equal(stats(e->s).retries, 1);
+	assert_int_equal(stats(e->s).http[DDB_UPDATE_ITEM], 2);
+	assert_int_equal(e->s->requests[STORE_ACQUIRE], 1); /* one logical operation */
+	assert_int_equal(stats(e->s).quota_tokens, 500);   /* refunded on success */
+}
+
+static void throttling_gives_up_after_3(void **state)
+{
+	struct env *e = *state;
+	for (int i = 0; i < 4; i++)
+		fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400, .body = THROTTLED});
+	struct store_result r = do_req(e->s, (struct store_req){.op = STORE_READ});
+	assert_int_equal(r.status, STORE_TRANSIENT);
+	assert_string_equal(r.error_type, "ThrottlingException");
+	assert_non_null(strstr(r.message, "GetItem"));
+	assert_int_equal(fake_ddb_requests(e->fake), 3);
+	assert_int_equal(stats(e->s).throttled, 3);
+	assert_int_equal(stats(e->s).quota_tokens, 490);
+}
+
+static void quota_stops_retries(void **state)
+{
+	struct env *e = *state;
+	struct ddb_retry_policy p = ddb_retry_standard;
+	p.quota_max = 5;
+	struct store *s = make_store(e->url, &p);
+	open_ok(s);
+	for (int i = 0; i < 4; i++)
+		fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 503, .body = ""});
+	assert_int_equal(do_req(s, (struct store_req){.op = STORE_READ}).status, STORE_TRANSIENT);
+	assert_int_equal(fake_ddb_requests(e->fake), 2); /* one retry took the 5 tokens */
+	struct store_result r = do_req(s, (struct store_req){.op = STORE_READ});
+	assert_int_equal(r.status, STORE_TRANSIENT);
+	assert_string_equal(r.error_type, "ServiceUnavailable");
+	assert_int_equal(fake_ddb_requests(e->fake), 3); /* no retry at all */
+	store_free(s);
+}
+
+static void crc32_mismatch_retried(void **state)
+{
+	struct env *e = *state;
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = ITEM, .crc32 = "12345"});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = ITEM});
+	struct store_result r = do_req(e->s, acquire_req);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(fake_ddb_requests(e->fake), 2);
+	assert_int_equal(stats(e->s).crc_mismatches, 1);
+	/* no header at all is accepted (not every front door sends it) */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = ITEM, .crc32 = ""});
+	assert_int_equal(do_req(e->s, acquire_req).status, STORE_OK);
+	/* garbage in the header is a mismatch, and three of them give up */
+	for (int i = 0; i < 3; i++)
+		fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = ITEM, .crc32 = "x1"});
+	r = do_req(e->s, acquire_req);
+	assert_int_equal(r.status, STORE_TRANSIENT);
+	assert_string_equal(r.error_type, "Crc32Mismatch");
+}
+
+static void clock_skew_corrected(void **state)
+{
+	struct env *e = *state;
+	char date[64];
+	time_t ahead = time(NULL) + 3600;
+	struct tm tm;
+	gmtime_r(&ahead, &tm);
+	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){
+			      .status = 400,
+			      .date = date,
+			      .body = "{\"__type\":\"com.amazon.coral.service#InvalidSignatureException\","
+				      "\"message\":\"Signature expired: 20261129T000000Z is now earlier "
+				      "than 20261129T010000Z\"}"});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = ITEM});
+	struct store_result r = do_req(e->s, acquire_req);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(fake_ddb_requests(e->fake), 2);
+	struct store_dynamodb_stats st = stats(e->s);
+	assert_int_equal(st.skew_corrections, 1);
+	assert_true(st.clock_offset_ms > 3600000 - 3000 && st.clock_offset_ms < 3600000 + 3000);
+	/* the second request was signed an hour ahead */
+	char want[32];
+	strftime(want, sizeof want, "%Y%m%dT%H", &tm);
+	assert_true(strncmp(fake_ddb_last(e->fake)->amz_date, want, strlen(want)) == 0);
+	/* a signature error that is no skew is fatal and not retried */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400, .date = date,
+						       .body = "{\"__type\":\"InvalidSignatureException\","
+							       "\"message\":\"The request signature we "
+							       "calculated does not match\"}"});
+	r = do_req(e->s, acquire_req);
+	assert_int_equal(r.status, STORE_FATAL);
+	assert_int_equal(fake_ddb_requests(e->fake), 3);
+}
+
+static void deadline_of_the_lease(void **state)
+{
+	/* a server that accepts connections and never answers */
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%u", ntohs(a.sin_port));
+	struct store *s = make_store(url, NULL);
+	open_ok(s);
+	struct store_req r = acquire_req;
+	r.lease_ms = 600;
+	int64_t t0 = clock_now_ms(clk);
+	struct store_result res = do_req(s, r);
+	int64_t took = clock_now_ms(clk) - t0;
+	print_message("never answered: %s after %lld ms, %llu attempts\n", res.error_type,
+		      (long long)took, (unsigned long long)stats(s).http[DDB_UPDATE_ITEM]);
+	assert_int_equal(res.status, STORE_TRANSIENT);
+	assert_string_equal(res.error_type, "Timeout");
+	assert_true(took >= 190);     /* at least one attempt of lease/3 */
+	assert_true(took <= 600 + 60); /* never past the lease */
+	assert_true(stats(s).http[DDB_UPDATE_ITEM] <= 3);
+	store_free(s);
+	close(fd);
+}
+
+static void malformed_answers_fatal(void **state)
+{
+	struct env *e = *state;
+	static const char *const bodies[] = {
+		"not json",
+		"{\"Attributes\":{\"owner\":{\"N\":\"1\"}}}",
+		"{\"Attributes\":{\"fence\":{\"N\":\"one\"}}}",
+		"{}",
+	};
+	for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+		unsigned before = fake_ddb_requests(e->fake);
+		fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = bodies[i]});
+		struct store_result r = do_req(e->s, acquire_req);
+		assert_int_equal(r.status, STORE_FATAL);
+		assert_string_equal(r.error_type, "BadResponse");
+		assert_non_null(strstr(r.message, "Locks"));
+		assert_int_equal(fake_ddb_requests(e->fake) - before, 1);
+	}
+	/* an error with a malformed Item too */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
+					       "\"Item\":{\"owner\":{\"S\":7}}}"});
+	assert_int_equal(do_req(e->s, acquire_req).status, STORE_FATAL);
+}
+
+static void refusal_brings_item(void **state)
+{
+	struct env *e = *state;
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+					       "ConditionalCheckFailedException\",\"message\":\"The "
+					       "conditional request failed\",\"Item\":{\"owner\":{\"S\":"
+					       "\"B\"},\"rvn\":{\"S\":\"rb\"},\"leaseMs\":{\"N\":\"5\"},"
+					       "\"fence\":{\"N\":\"4\"}}}"});
+	struct store_result r = do_req(e->s, acquire_req);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_string_equal(r.item.owner, "B");
+	assert_int_equal(r.item.fence, 4);
+	/* a transaction refused for its condition, by the reason's code */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = "{\"__type\":\"TransactionCanceledException\","
+					       "\"CancellationReasons\":[{\"Code\":\"ConditionalCheckFailed\","
+					       "\"Item\":{\"owner\":{\"S\":\"C\"}}}]}"});
+	r = do_req(e->s, (struct store_req){.op = STORE_CHECK, .owner = "o1", .token = 1});
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_string_equal(r.item.owner, "C");
+	assert_string_equal(fake_ddb_last(e->fake)->target, "DynamoDB_20120810.TransactWriteItems");
+	/* ... or cancelled by a conflict: transient */
+	for (int i = 0; i < 3; i++)
+		fake_ddb_push(e->fake, (struct fake_ddb_reply){
+					       .status = 400,
+					       .body = "{\"__type\":\"TransactionCanceledException\","
+						       "\"CancellationReasons\":[{\"Code\":"
+						       "\"TransactionConflict\"}]}"});
+	r = do_req(e->s, (struct store_req){.op = STORE_CHECK, .owner = "o1", .token = 1});
+	assert_int_equal(r.status, STORE_TRANSIENT);
+	assert_string_equal(r.error_type, "TransactionConflict");
+}
+
+static void expired_token_refreshes(void **state)
+{
+	struct env *e = *state;
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = "{\"__type\":\"com.amazon.coral.service#ExpiredTokenException\","
+					       "\"message\":\"The security token included in the request is "
+					       "expired\"}"});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = "{}"});
+	struct store_result r = do_req(e->s, (struct store_req){.op = STORE_READ});
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(expired_calls, 1);
+}
+
+static void xml_auth_failure(void **state)
+{
+	struct env *e = *state;
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 403,
+				       .body = "<ErrorResponse><Errors><Error><Code>SignatureDoesNotMatch"
+					       "</Code><Message>bad signature</Message></Error></Errors>"
+					       "</ErrorResponse>"});
+	struct store_result r = do_req(e->s, (struct store_req){.op = STORE_DELETE});
+	assert_int_equal(r.status, STORE_FATAL);
+	assert_string_equal(r.error_type, "SignatureDoesNotMatch");
+	assert_non_null(strstr(r.message, "DeleteItem on table Locks"));
+	assert_non_null(strstr(r.message, "bad signature"));
+}
+
+static void never_called(void *arg, const struct store_result *res)
+{
+	fail_msg("a cancelled request answered");
+}
+
+static void cancel_and_free_in_flight(void **state)
+{
+	struct env *e = *state;
+	struct store_req r = {.op = STORE_READ, .name = "a"};
+	/* cancelled while its HTTP request is out */
+	struct store_call *c = store_submit(e->s, &r, never_called, NULL);
+	assert_non_null(c);
+	store_cancel(e->s, c);
+	/* cancelled while it waits to retry */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
+	c = store_submit(e->s, &r, never_called, NULL);
+	bool seen = false;
+	int64_t until = clock_now_ms(clk) + 2000;
+	while (!seen && clock_now_ms(clk) < until) {
+		event_base_loop(base, EVLOOP_ONCE);
+		seen = stats(e->s).retries == 1;
+	}
+	assert_true(seen);
+	store_cancel(e->s, c);
+	assert_int_equal(e->s->in_flight, 0);
+	/* freed with one in flight: no callback either */
+	c = store_submit(e->s, &r, never_called, NULL);
+	assert_non_null(c);
+	store_free(e->s);
+	e->s = make_store(e->url, NULL);
+	/* let the answer to the freed store's request arrive: nothing runs */
+	struct timeval tv = {0, 100000};
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+}
+
+static void not_open_refused(void **state)
+{
+	struct env *e = *state;
+	struct store *s = make_store(e->url, NULL);
+	struct store_result r = do_req(s, (struct store_req){.op = STORE_READ});
+	assert_int_equal(r.status, STORE_FATAL);
+	assert_string_equal(r.error_type, "NotOpen");
+	assert_int_equal(stats(s).http[DDB_GET_ITEM], 0);
+	/* a bad request is refused without a request, from the loop */
+	open_ok(s);
+	r = do_req(s, (struct store_req){.op = STORE_ACQUIRE, .owner = "o", .rvn = "r"});
+	assert_int_equal(r.status, STORE_FATAL);
+	assert_string_equal(r.error_type, "InvalidRequest");
+	assert_int_equal(stats(s).http[DDB_UPDATE_ITEM], 0);
+	store_free(s);
+}
+
+static void bad_config(void **state)
+{
+	static const struct store_dynamodb_config cfgs[] = {
+		{.table = "x", .region = "us-east-1", .credentials = creds_of},
+		{.table = "Locks", .credentials = creds_of},
+		{.table = "Locks", .region = "us-east-1"},
+		{.table = "Locks", .region = "us-east-1", .credentials = creds_of,
+		 .endpoint = "ftp://x"},
+		{.table = "Locks", .region = "us-east-1", .credentials = creds_of,
+		 .endpoint = "http://"},
+		{.table = "Locks", .region = "us-east-1", .credentials = creds_of,
+		 .partition_key = "pk", .ttl_attribute = "pk"},
+		{.table = "Locks", .region = "us-east-1", .credentials = creds_of,
+		 .ttl_attribute = "owner"},
+	};
+	for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+		char err[STORE_DDB_ERR_MAX] = "";
+		struct store *s = store_dynamodb_new(base, clk, &cfgs[i], err);
+		if (s)
+			fail_msg("config %zu accepted", i);
+		assert_true(err[0] != '\0');
+	}
+	char ep[128];
+	setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://localhost:8000", 1);
+	store_dynamodb_endpoint("eu-west-1", ep, sizeof ep);
+	assert_string_equal(ep, "http://localhost:8000");
+	unsetenv("AWS_ENDPOINT_URL_DYNAMODB");
+	setenv("AWS_ENDPOINT_URL", "http://localhost:8001", 1);
+	store_dynamodb_endpoint("eu-west-1", ep, sizeof ep);
+	assert_string_equal(ep, "http://localhost:8001");
+	unsetenv("AWS_ENDPOINT_URL");
+	store_dynamodb_endpoint("eu-west-1", ep, sizeof ep);
+	assert_string_equal(ep, "https://dynamodb.eu-west-1.amazonaws.com");
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	base = event_base_new();
+	clk = base ? clock_real_new(base) : NULL;
+	tick = clk ? event_new(base, -1, EV_PERSIST, on_tick, NULL) : NULL;
+	if (!tick)
+		return 1;
+	struct timeval tv = {0, 50000};
+	event_add(tick, &tv);
+	const struct CMUnitTest tests[] = {
+		T(headers_and_signature), T(server_error_retried), T(throttling_gives_up_after_3),
+		T(quota_stops_retries),	  T(crc32_mismatch_retried), T(clock_skew_corrected),
+		T(deadline_of_the_lease), T(malformed_answers_fatal), T(refusal_brings_item),
+		T(expired_token_refreshes), T(xml_auth_failure), T(cancel_and_free_in_flight),
+		T(not_open_refused),	  T(bad_config),
+	};
+	int failed = cmocka_run_group_tests_name("dynamodb store, scripted faults", tests, NULL, NULL);
+	event_free(tick);
+	clock_free(clk);
+	event_base_free(base);
+	return failed;
+}
