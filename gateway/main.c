@@ -1,7 +1,138 @@
-/* Placeholder entry point until the gateway lands. */
+/*
+ * main: leasegate's process. Reads the configuration, opens the log and
+ * the listeners, runs the event loop; SIGTERM/SIGINT stop accepting, close
+ * every session after its pending replies and exit 0 within a bounded time;
+ * SIGHUP reopens the log file.
+ *
+ * Not here: anything a test would want to drive without a process (that is
+ * in server.c, session.c, commands.c).
+ */
+#include <signal.h>
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "gateway/commands.h"
+#include "gateway/config.h"
+#include "gateway/log.h"
+#include "gateway/server.h"
+
+extern char **environ;
+
+/* How long shutdown may wait for sessions to finish. */
+#define SHUTDOWN_BOUND_S 5
+
+struct app {
+	struct event_base *base;
+	struct srv *srv;
+	bool stopping;
+};
+
+static void drained(void *arg)
 {
-	puts("leasegate: gateway not built yet");
+	struct app *a = arg;
+	event_base_loopbreak(a->base);
+}
+
+static void on_stop(evutil_socket_t sig, short what, void *arg)
+{
+	struct app *a = arg;
+	if (a->stopping) {
+		log_msg(LOG_LVL_WARN, "second signal %d: exiting now", (int)sig);
+		event_base_loopbreak(a->base);
+		return;
+	}
+	a->stopping = true;
+	log_msg(LOG_LVL_INFO, "signal %d: shutting down", (int)sig);
+	struct timeval bound = {SHUTDOWN_BOUND_S, 0};
+	event_base_loopexit(a->base, &bound);
+	srv_shutdown(a->srv, drained, a);
+}
+
+static void on_hup(evutil_socket_t sig, short what, void *arg)
+{
+	if (!log_reopen())
+		log_msg(LOG_LVL_ERROR, "SIGHUP: cannot reopen the log file");
+	else
+		log_msg(LOG_LVL_INFO, "SIGHUP: log reopened");
+}
+
+int main(int argc, char **argv)
+{
+	static struct cfg cfg;
+	char err[512];
+	switch (cfg_load(&cfg, argc, argv, environ, err, sizeof(err))) {
+	case CFG_HELP:
+		cfg_usage(stdout, argv[0]);
+		return 0;
+	case CFG_VERSION:
+		printf("leasegate %s\n", LG_VERSION);
+		return 0;
+	case CFG_ERROR:
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	case CFG_OK:
+		break;
+	}
+	if (!log_open(cfg.log_file, (enum log_level)cfg.log_level,
+		      cfg.log_format == CFG_LOG_JSON)) {
+		fprintf(stderr, "leasegate: bad value for --log-file: cannot open %s\n",
+			cfg.log_file);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	struct app a = {0};
+	struct cmd_table *cmds = cmd_table_new();
+	a.base = event_base_new();
+	if (!cmds || !a.base || cmd_add_builtins(cmds) != 0) {
+		fprintf(stderr, "leasegate: out of memory\n");
+		return 1;
+	}
+	a.srv = srv_new(a.base, &cfg, cmds);
+	if (!a.srv || cmd_add_builtin_info(cmds, a.srv) != 0) {
+		fprintf(stderr, "leasegate: out of memory\n");
+		return 1;
+	}
+	/* The command layer (LOCK.*, LEADER.*) plugs in here: cmd_table_add()
+	 * its table, cmd_table_add_info() its sections, srv_set_hooks() for
+	 * session open/close/reset. */
+
+	if (!srv_listen(a.srv, err, sizeof(err))) {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	}
+	struct event *ev_term = evsignal_new(a.base, SIGTERM, on_stop, &a);
+	struct event *ev_int = evsignal_new(a.base, SIGINT, on_stop, &a);
+	struct event *ev_hup = evsignal_new(a.base, SIGHUP, on_hup, &a);
+	if (!ev_term || !ev_int || !ev_hup || event_add(ev_term, NULL) || event_add(ev_int, NULL) ||
+	    event_add(ev_hup, NULL)) {
+		fprintf(stderr, "leasegate: cannot install signal handlers\n");
+		return 1;
+	}
+
+	if (cfg.table[0])
+		log_msg(LOG_LVL_INFO, "locks in DynamoDB table %s", cfg.table);
+	else
+		log_msg(LOG_LVL_INFO, "no --table: running on the embedded store (locks are "
+				      "shared by the clients of this process only)");
+	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
+		LG_VERSION, cfg.bind, srv_port(a.srv), cfg.unixsocket[0] ? " and " : "",
+		cfg.unixsocket, (long)getpid());
+
+	event_base_dispatch(a.base);
+
+	log_msg(LOG_LVL_INFO, "stopped");
+	srv_free(a.srv);
+	event_free(ev_term);
+	event_free(ev_int);
+	event_free(ev_hup);
+	cmd_table_free(cmds);
+	event_base_free(a.base);
+	log_close();
 	return 0;
 }

@@ -1,0 +1,537 @@
+/*
+ * cmd_builtin: the connection commands, answered as Redis 7.0 answers them
+ * so that unmodified clients connect, plus the INFO sections of the
+ * gateway itself (server, clients, persistence).
+ *
+ * Not here: lock and leader commands (added by the command layer with
+ * cmd_table_add), the key space (leasegate has none: CONFIG and COMMAND
+ * answer harmlessly).
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "gateway/commands.h"
+#include "gateway/config.h"
+#include "gateway/server.h"
+#include "gateway/session.h"
+
+/* The Redis version leasegate answers as (HELLO, INFO). */
+#define COMPAT_VERSION "7.0.0"
+
+static void ok(struct cmd_call *c)
+{
+	resp_add_simple(c->out, "OK", 2);
+}
+
+static bool arg_is(const struct resp_arg *a, const char *s)
+{
+	return strcasecmp(a->p, s) == 0 && strlen(s) == a->len;
+}
+
+/* Strict decimal, as Redis's string2ll: no spaces, no '+', no leading 0. */
+static bool parse_int(const struct resp_arg *a, long long *v)
+{
+	if (a->len == 0 || a->len > 20 || (a->len > 1 && a->p[0] == '0') ||
+	    (a->p[0] != '-' && (a->p[0] < '0' || a->p[0] > '9')))
+		return false;
+	char *end;
+	errno = 0;
+	*v = strtoll(a->p, &end, 10);
+	return errno == 0 && end == a->p + a->len && !(a->p[0] == '-' && *v == 0);
+}
+
+/* ---- PING, ECHO, SELECT, QUIT, RESET ---- */
+
+static void c_ping(struct cmd_call *c)
+{
+	if (c->argc > 2) {
+		resp_add_errorf(c->out, "ERR wrong number of arguments for 'ping' command");
+		return;
+	}
+	if (c->argc == 2)
+		resp_add_bulk(c->out, c->argv[1].p, c->argv[1].len);
+	else
+		resp_add_simple(c->out, "PONG", 4);
+}
+
+static void c_echo(struct cmd_call *c)
+{
+	resp_add_bulk(c->out, c->argv[1].p, c->argv[1].len);
+}
+
+static void c_select(struct cmd_call *c)
+{
+	long long db;
+	if (!parse_int(&c->argv[1], &db))
+		resp_add_errorf(c->out, "ERR value is not an integer or out of range");
+	else if (db != 0)
+		resp_add_errorf(c->out, "ERR DB index is out of range");
+	else
+		ok(c);
+}
+
+static void c_quit(struct cmd_call *c)
+{
+	ok(c);
+	sess_close(c->sess, "QUIT");
+}
+
+static void c_reset(struct cmd_call *c)
+{
+	struct sess *s = c->sess;
+	const struct sess_hooks *h = srv_hooks(s->srv);
+	if (h->on_reset)
+		h->on_reset(s, h->arg);
+	s->proto = RESP2;
+	free(s->name);
+	s->name = NULL;
+	s->authenticated = srv_cfg(s->srv)->requirepass[0] == '\0';
+	resp_add_simple(c->out, "RESET", 5);
+}
+
+/* ---- AUTH, HELLO ---- */
+
+/* Compares in time independent of where the first difference is. */
+static bool secret_equal(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b);
+	unsigned char d = alen != blen;
+	for (size_t i = 0; i < alen; i++)
+		d |= (unsigned char)(a[i] ^ b[blen ? i % blen : 0]);
+	return d == 0;
+}
+
+/* AUTH's check: the only user is "default". */
+static bool credentials_ok(struct sess *s, const struct resp_arg *user, const struct resp_arg *pass)
+{
+	const char *want = srv_cfg(s->srv)->requirepass;
+	if (user && strcmp(user->p, "default") != 0)
+		return false;
+	return want[0] == '\0' || secret_equal(pass->p, pass->len, want);
+}
+
+static void wrongpass(struct cmd_call *c)
+{
+	resp_add_errorf(c->out, "WRONGPASS invalid username-password pair or user is disabled.");
+}
+
+static void c_auth(struct cmd_call *c)
+{
+	struct sess *s = c->sess;
+	if (c->argc > 3) {
+		resp_add_errorf(c->out, "ERR syntax error");
+		return;
+	}
+	if (c->argc == 2 && srv_cfg(s->srv)->requirepass[0] == '\0') {
+		resp_add_errorf(c->out, "ERR AUTH <password> called without any password "
+					"configured for the default user. Are you sure your "
+					"configuration is correct?");
+		return;
+	}
+	const struct resp_arg *user = c->argc == 3 ? &c->argv[1] : NULL;
+	if (!credentials_ok(s, user, &c->argv[c->argc - 1])) {
+		wrongpass(c);
+		return;
+	}
+	s->authenticated = true;
+	ok(c);
+}
+
+/* A client name: printable ASCII without spaces, as Redis allows. */
+static bool valid_name(const struct resp_arg *a)
+{
+	for (size_t i = 0; i < a->len; i++)
+		if (a->p[i] < '!' || a->p[i] > '~')
+			return false;
+	return true;
+}
+
+static void bad_name(struct cmd_call *c)
+{
+	resp_add_errorf(c->out,
+			"ERR Client names cannot contain spaces, newlines or special characters.");
+}
+
+static bool set_name(struct sess *s, const struct resp_arg *a)
+{
+	char *n = NULL;
+	if (a->len) {
+		n = malloc(a->len + 1);
+		if (!n)
+			return false;
+		memcpy(n, a->p, a->len + 1);
+	}
+	free(s->name);
+	s->name = n;
+	return true;
+}
+
+static void c_hello(struct cmd_call *c)
+{
+	struct sess *s = c->sess;
+	long long ver = s->proto;
+	const struct resp_arg *user = NULL, *pass = NULL, *name = NULL;
+	if (c->argc >= 2) {
+		if (!parse_int(&c->argv[1], &ver)) {
+			resp_add_errorf(c->out,
+					"ERR Protocol version is not an integer or out of range");
+			return;
+		}
+		if (ver < 2 || ver > 3) {
+			resp_add_errorf(c->out, "NOPROTO unsupported protocol version");
+			return;
+		}
+	}
+	for (int j = 2; j < c->argc; j++) {
+		int more = c->argc - j - 1;
+		if (arg_is(&c->argv[j], "auth") && more >= 2) {
+			user = &c->argv[j + 1];
+			pass = &c->argv[j + 2];
+			j += 2;
+		} else if (arg_is(&c->argv[j], "setname") && more >= 1) {
+			name = &c->argv[j + 1];
+			j += 1;
+		} else {
+			resp_add_errorf(c->out, "ERR Syntax error in HELLO option '%.128s'",
+					c->argv[j].p);
+			return;
+		}
+	}
+	if (user) {
+		if (!credentials_ok(s, user, pass)) {
+			wrongpass(c);
+			return;
+		}
+		s->authenticated = true;
+	}
+	if (!s->authenticated) {
+		resp_add_errorf(c->out,
+				"NOAUTH HELLO must be called with the client already authenticated, "
+				"otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+				"authenticate the client and select the RESP protocol version at the "
+				"same time");
+		return;
+	}
+	if (name && !valid_name(name)) {
+		bad_name(c);
+		return;
+	}
+	if (name && !set_name(s, name)) {
+		resp_add_errorf(c->out, "ERR out of memory");
+		return;
+	}
+	s->proto = (enum resp_proto)ver;
+	c->proto = s->proto;
+	resp_add_map(c->out, c->proto, 7);
+	resp_add_cstr(c->out, "server");
+	resp_add_cstr(c->out, "redis");
+	resp_add_cstr(c->out, "version");
+	resp_add_cstr(c->out, COMPAT_VERSION);
+	resp_add_cstr(c->out, "proto");
+	resp_add_int(c->out, ver);
+	resp_add_cstr(c->out, "id");
+	resp_add_int(c->out, (long long)s->id);
+	resp_add_cstr(c->out, "mode");
+	resp_add_cstr(c->out, "standalone");
+	resp_add_cstr(c->out, "role");
+	resp_add_cstr(c->out, "master");
+	resp_add_cstr(c->out, "modules");
+	resp_add_array(c->out, 0);
+}
+
+/* ---- CLIENT ---- */
+
+static void c_client_id(struct cmd_call *c)
+{
+	resp_add_int(c->out, (long long)c->sess->id);
+}
+
+static void c_client_setname(struct cmd_call *c)
+{
+	if (!valid_name(&c->argv[2])) {
+		bad_name(c);
+		return;
+	}
+	if (!set_name(c->sess, &c->argv[2])) {
+		resp_add_errorf(c->out, "ERR out of memory");
+		return;
+	}
+	ok(c);
+}
+
+static void c_client_getname(struct cmd_call *c)
+{
+	if (c->sess->name)
+		resp_add_cstr(c->out, c->sess->name);
+	else
+		resp_add_null(c->out, c->proto);
+}
+
+static void c_client_setinfo(struct cmd_call *c)
+{
+	struct sess *s = c->sess;
+	char *field;
+	if (arg_is(&c->argv[2], "lib-name"))
+		field = s->lib_name;
+	else if (arg_is(&c->argv[2], "lib-ver"))
+		field = s->lib_ver;
+	else {
+		resp_add_errorf(c->out, "ERR Unrecognized option '%.128s'", c->argv[2].p);
+		return;
+	}
+	if (!valid_name(&c->argv[3]) || c->argv[3].len >= sizeof(s->lib_name)) {
+		resp_add_errorf(c->out, "ERR %s cannot contain spaces, newlines or special "
+					"characters.", field == s->lib_name ? "lib-name" : "lib-ver");
+		return;
+	}
+	memcpy(field, c->argv[3].p, c->argv[3].len + 1);
+	ok(c);
+}
+
+/* One CLIENT LIST line, with the fields Redis 7 shows. */
+static void client_line(struct sess *s, void *arg)
+{
+	struct resp_out *text = arg;
+	int64_t now = srv_now_ms();
+	resp_out_printf(text,
+			"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 "
+			"sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
+			"multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%zu tot-mem=0 events=r "
+			"cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+			(unsigned long long)s->id, s->addr, s->laddr, s->fd, s->name ? s->name : "",
+			(long long)(now - s->created_ms) / 1000,
+			(long long)(now - s->last_cmd_ms) / 1000, resp_parser_buffered(s->parser),
+			resp_parser_room(s->parser), s->out.len,
+			s->last_cmd[0] ? s->last_cmd : "NULL", (int)s->proto, s->lib_name,
+			s->lib_ver);
+}
+
+static void reply_text(struct cmd_call *c, struct resp_out *text)
+{
+	if (resp_out_failed(text))
+		resp_add_errorf(c->out, "ERR out of memory");
+	else
+		resp_add_verbatim(c->out, c->proto, "txt", text->buf, text->len);
+	resp_out_free(text);
+}
+
+static void c_client_list(struct cmd_call *c)
+{
+	struct resp_out text;
+	resp_out_init(&text, 64 << 20);
+	srv_foreach(c->sess->srv, client_line, &text);
+	reply_text(c, &text);
+}
+
+static void c_client_info(struct cmd_call *c)
+{
+	struct resp_out text;
+	resp_out_init(&text, 0);
+	client_line(c->sess, &text);
+	reply_text(c, &text);
+}
+
+static const char *const client_help[] = {
+	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GETNAME", "    Return the name of the current connection.",
+	"ID", "    Return the ID of the current connection.",
+	"INFO", "    Return information about the current client connection.",
+	"LIST", "    Return information about client connections.",
+	"SETINFO <option> <value>", "    Set client meta attr (lib-name, lib-ver).",
+	"SETNAME <name>", "    Assign the name <name> to the current connection.",
+	"HELP", "    Print this help.",
+};
+
+static void c_client_help(struct cmd_call *c)
+{
+	size_t n = sizeof(client_help) / sizeof(client_help[0]);
+	resp_add_array(c->out, n);
+	for (size_t i = 0; i < n; i++)
+		resp_add_simple(c->out, client_help[i], strlen(client_help[i]));
+}
+
+static const struct cmd_def client_subs[] = {
+	{"id", c_client_id, 2, 0, NULL},
+	{"setname", c_client_setname, 3, 0, NULL},
+	{"getname", c_client_getname, 2, 0, NULL},
+	{"setinfo", c_client_setinfo, 4, 0, NULL},
+	{"list", c_client_list, -2, 0, NULL},
+	{"info", c_client_info, 2, 0, NULL},
+	{"help", c_client_help, 2, 0, NULL},
+	{NULL, NULL, 0, 0, NULL},
+};
+
+/* ---- COMMAND, CONFIG ---- */
+
+static void c_command(struct cmd_call *c)
+{
+	resp_add_array(c->out, 0); /* no per-command documentation to give */
+}
+
+static void c_command_count(struct cmd_call *c)
+{
+	resp_add_int(c->out, (long long)cmd_count(srv_cmds(c->sess->srv)));
+}
+
+static void c_command_docs(struct cmd_call *c)
+{
+	resp_add_map(c->out, c->proto, 0);
+}
+
+static void c_command_info(struct cmd_call *c)
+{
+	resp_add_array(c->out, (size_t)(c->argc - 2));
+	for (int i = 2; i < c->argc; i++)
+		resp_add_null_array(c->out, c->proto);
+}
+
+static void add_name(const struct cmd_def *d, void *arg)
+{
+	resp_add_cstr(arg, d->name);
+}
+
+static void c_command_list(struct cmd_call *c)
+{
+	const struct cmd_table *t = srv_cmds(c->sess->srv);
+	resp_add_array(c->out, cmd_count(t));
+	cmd_foreach(t, add_name, c->out);
+}
+
+static const struct cmd_def command_subs[] = {
+	{"count", c_command_count, 2, 0, NULL},
+	{"docs", c_command_docs, -2, 0, NULL},
+	{"info", c_command_info, -2, 0, NULL},
+	{"list", c_command_list, -2, 0, NULL},
+	{NULL, NULL, 0, 0, NULL},
+};
+
+/* CONFIG GET answers these parameters (glob patterns as Redis). */
+static void config_value(const struct cfg *cfg, const char *name, char *buf, size_t len)
+{
+	if (!strcmp(name, "maxclients"))
+		snprintf(buf, len, "%lld", (long long)cfg->maxclients);
+	else if (!strcmp(name, "port"))
+		snprintf(buf, len, "%lld", (long long)cfg->port);
+	else if (!strcmp(name, "bind"))
+		snprintf(buf, len, "%s", cfg->bind);
+	else if (!strcmp(name, "proto-max-bulk-len"))
+		snprintf(buf, len, "%lld", (long long)cfg->max_bulk);
+	else if (!strcmp(name, "client-query-buffer-limit"))
+		snprintf(buf, len, "%lld", (long long)cfg->max_query_buffer);
+	else if (!strcmp(name, "databases"))
+		snprintf(buf, len, "1");
+	else if (!strcmp(name, "appendonly"))
+		snprintf(buf, len, "no");
+	else if (!strcmp(name, "timeout"))
+		snprintf(buf, len, "0");
+	else
+		snprintf(buf, len, "%s", ""); /* save */
+}
+
+static const char *const config_names[] = {
+	"maxclients", "port", "bind", "proto-max-bulk-len", "client-query-buffer-limit",
+	"databases", "appendonly", "timeout", "save",
+};
+#define N_CONFIG (sizeof(config_names) / sizeof(config_names[0]))
+
+static void c_config_get(struct cmd_call *c)
+{
+	bool hit[N_CONFIG] = {false};
+	size_t n = 0;
+	for (int a = 2; a < c->argc; a++)
+		for (size_t i = 0; i < N_CONFIG; i++)
+			if (!hit[i] && fnmatch(c->argv[a].p, config_names[i], FNM_CASEFOLD) == 0) {
+				hit[i] = true;
+				n++;
+			}
+	resp_add_map(c->out, c->proto, n);
+	for (size_t i = 0; i < N_CONFIG; i++) {
+		if (!hit[i])
+			continue;
+		char v[300];
+		config_value(srv_cfg(c->sess->srv), config_names[i], v, sizeof(v));
+		resp_add_cstr(c->out, config_names[i]);
+		resp_add_cstr(c->out, v);
+	}
+}
+
+static const struct cmd_def config_subs[] = {
+	{"get", c_config_get, -3, 0, NULL},
+	{"resetstat", ok, 2, 0, NULL},
+	{NULL, NULL, 0, 0, NULL},
+};
+
+/* ---- INFO ---- */
+
+static void c_info(struct cmd_call *c)
+{
+	struct resp_out text;
+	resp_out_init(&text, 16 << 20);
+	cmd_info_text(srv_cmds(c->sess->srv), c->sess, c->argc, c->argv, &text);
+	reply_text(c, &text);
+}
+
+static void info_server(struct resp_out *t, void *arg)
+{
+	const struct srv *srv = arg;
+	struct utsname u;
+	int64_t up = (srv_now_ms() - srv_started_ms(srv)) / 1000;
+	if (uname(&u) != 0)
+		memset(&u, 0, sizeof(u));
+	resp_out_printf(t,
+			"redis_version:%s\r\nleasegate_version:%s\r\nredis_mode:standalone\r\n"
+			"os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:libevent\r\n"
+			"process_id:%ld\r\ntcp_port:%d\r\nuptime_in_seconds:%lld\r\n"
+			"uptime_in_days:%lld\r\nconfig_file:%s\r\n",
+			COMPAT_VERSION, LG_VERSION, u.sysname, u.release, u.machine,
+			(int)(sizeof(void *) * 8), (long)getpid(), srv_port(srv), (long long)up,
+			(long long)up / 86400, srv_cfg(srv)->config_file);
+}
+
+static void info_clients(struct resp_out *t, void *arg)
+{
+	const struct srv *srv = arg;
+	resp_out_printf(t, "connected_clients:%zu\r\nmaxclients:%lld\r\nblocked_clients:%zu\r\n",
+			srv_sessions(srv), (long long)srv_cfg(srv)->maxclients,
+			srv_blocked_sessions(srv));
+}
+
+static void info_persistence(struct resp_out *t, void *arg)
+{
+	resp_out_printf(t, "loading:0\r\nasync_loading:0\r\n");
+}
+
+static const struct cmd_def builtins[] = {
+	{"ping", c_ping, -1, 0, NULL},
+	{"echo", c_echo, 2, 0, NULL},
+	{"hello", c_hello, -1, CMD_NOAUTH, NULL},
+	{"auth", c_auth, -2, CMD_NOAUTH, NULL},
+	{"client", NULL, -2, 0, client_subs},
+	{"select", c_select, 2, 0, NULL},
+	{"info", c_info, -1, 0, NULL},
+	{"command", c_command, -1, 0, command_subs},
+	{"config", NULL, -2, 0, config_subs},
+	{"quit", c_quit, -1, CMD_NOAUTH, NULL},
+	{"reset", c_reset, 1, CMD_NOAUTH, NULL},
+};
+
+int cmd_add_builtins(struct cmd_table *t)
+{
+	return cmd_table_add(t, builtins, sizeof(builtins) / sizeof(builtins[0]), NULL);
+}
+
+int cmd_add_builtin_info(struct cmd_table *t, struct srv *srv)
+{
+	if (cmd_table_add_info(t, "server", info_server, srv) != 0 ||
+	    cmd_table_add_info(t, "clients", info_clients, srv) != 0 ||
+	    cmd_table_add_info(t, "persistence", info_persistence, srv) != 0)
+		return -1;
+	return 0;
+}

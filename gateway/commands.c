@@ -1,0 +1,251 @@
+/*
+ * commands: the table, lookup and dispatch (see commands.h). The built-in
+ * handlers are in cmd_builtin.c.
+ *
+ * Lookup is a small open-addressing hash on the lower-cased name, built as
+ * tables are added, so a pipelined PING costs one hash and one compare.
+ */
+#include "gateway/commands.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gateway/server.h"
+#include "gateway/session.h"
+
+#define MAX_COMMANDS 192
+#define SLOTS 512 /* power of two, > 2 * MAX_COMMANDS */
+#define MAX_NAME 64
+#define MAX_INFO 16
+
+struct entry {
+	const struct cmd_def *def;
+	void *arg;
+};
+
+struct info_section {
+	const char *name;
+	cmd_info_fn fn;
+	void *arg;
+};
+
+struct cmd_table {
+	struct entry cmds[MAX_COMMANDS]; /* in the order added */
+	size_t n;
+	int16_t slot[SLOTS]; /* index into cmds, -1 = empty */
+	struct info_section info[MAX_INFO];
+	size_t ninfo;
+};
+
+/* FNV-1a of the lower-cased name. */
+static uint32_t name_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (uint32_t)tolower((unsigned char)s[i]);
+		h *= 16777619u;
+	}
+	return h;
+}
+
+struct cmd_table *cmd_table_new(void)
+{
+	struct cmd_table *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < SLOTS; i++)
+		t->slot[i] = -1;
+	return t;
+}
+
+void cmd_table_free(struct cmd_table *t)
+{
+	free(t);
+}
+
+static bool same_name(const char *def, const char *s, size_t len)
+{
+	return strlen(def) == len && strncasecmp(def, s, len) == 0;
+}
+
+const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, size_t len,
+				 void **arg)
+{
+	if (len == 0 || len > MAX_NAME)
+		return NULL;
+	for (uint32_t i = name_hash(name, len) & (SLOTS - 1);; i = (i + 1) & (SLOTS - 1)) {
+		int16_t k = t->slot[i];
+		if (k < 0)
+			return NULL;
+		if (same_name(t->cmds[k].def->name, name, len)) {
+			if (arg)
+				*arg = t->cmds[k].arg;
+			return t->cmds[k].def;
+		}
+	}
+}
+
+int cmd_table_add(struct cmd_table *t, const struct cmd_def *defs, size_t n, void *arg)
+{
+	if (t->n + n > MAX_COMMANDS)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(defs[i].name);
+		if (len == 0 || len > MAX_NAME || cmd_lookup(t, defs[i].name, len, NULL))
+			return -1;
+		for (size_t j = 0; j < i; j++)
+			if (same_name(defs[j].name, defs[i].name, len))
+				return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(defs[i].name);
+		uint32_t h = name_hash(defs[i].name, len) & (SLOTS - 1);
+		while (t->slot[h] >= 0)
+			h = (h + 1) & (SLOTS - 1);
+		t->cmds[t->n].def = &defs[i];
+		t->cmds[t->n].arg = arg;
+		t->slot[h] = (int16_t)t->n;
+		t->n++;
+	}
+	return 0;
+}
+
+int cmd_table_add_info(struct cmd_table *t, const char *name, cmd_info_fn fn, void *arg)
+{
+	if (t->ninfo == MAX_INFO)
+		return -1;
+	for (size_t i = 0; i < t->ninfo; i++)
+		if (strcasecmp(t->info[i].name, name) == 0)
+			return -1;
+	t->info[t->ninfo].name = name;
+	t->info[t->ninfo].fn = fn;
+	t->info[t->ninfo].arg = arg;
+	t->ninfo++;
+	return 0;
+}
+
+size_t cmd_count(const struct cmd_table *t)
+{
+	return t->n;
+}
+
+void cmd_foreach(const struct cmd_table *t, void (*fn)(const struct cmd_def *d, void *arg),
+		 void *arg)
+{
+	for (size_t i = 0; i < t->n; i++)
+		fn(t->cmds[i].def, arg);
+}
+
+static bool wants_all(int argc, const struct resp_arg *argv)
+{
+	if (argc <= 1)
+		return true;
+	for (int i = 1; i < argc; i++)
+		if (!strcasecmp(argv[i].p, "all") || !strcasecmp(argv[i].p, "default") ||
+		    !strcasecmp(argv[i].p, "everything"))
+			return true;
+	return false;
+}
+
+void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc,
+		   const struct resp_arg *argv, struct resp_out *text)
+{
+	bool all = wants_all(argc, argv);
+	bool first = true;
+	for (size_t i = 0; i < t->ninfo; i++) {
+		const struct info_section *sec = &t->info[i];
+		bool want = all;
+		for (int a = 1; !want && a < argc; a++)
+			want = strcasecmp(argv[a].p, sec->name) == 0;
+		if (!want)
+			continue;
+		resp_out_printf(text, "%s# %c%s\r\n", first ? "" : "\r\n",
+				toupper((unsigned char)sec->name[0]), sec->name + 1);
+		sec->fn(text, sec->arg);
+		first = false;
+	}
+}
+
+/* "-ERR unknown command 'x', with args beginning with: 'a' 'b' ", as Redis 7
+ * words it: the name cut at 128 bytes, arguments until 128 bytes of them. */
+static void unknown_command(struct resp_out *out, int argc, const struct resp_arg *argv)
+{
+	char args[256];
+	size_t n = 0;
+	args[0] = '\0';
+	for (int i = 1; i < argc && n < 128; i++) {
+		int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ", (int)(128 - n),
+				 argv[i].p);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+		if (n >= sizeof(args))
+			n = sizeof(args) - 1;
+	}
+	resp_add_errorf(out, "ERR unknown command '%.128s', with args beginning with: %s",
+			argv[0].p, args);
+}
+
+static bool arity_ok(int arity, int argc)
+{
+	return arity > 0 ? argc == arity : argc >= -arity;
+}
+
+void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv)
+{
+	struct cmd_call call = {
+		.sess = s,
+		.argc = argc,
+		.argv = argv,
+		.out = sess_out(s),
+		.proto = sess_proto(s),
+	};
+	const struct cmd_def *d = cmd_lookup(t, argv[0].p, argv[0].len, &call.arg);
+	if (!d) {
+		unknown_command(call.out, argc, argv);
+		return;
+	}
+	s->last_cmd_ms = srv_now_ms();
+	snprintf(s->last_cmd, sizeof(s->last_cmd), "%s", d->name);
+	if (!arity_ok(d->arity, argc)) {
+		resp_add_errorf(call.out, "ERR wrong number of arguments for '%s' command", d->name);
+		return;
+	}
+	unsigned flags = d->flags;
+	if (d->subs && argc >= 2) {
+		const struct cmd_def *sub = NULL;
+		for (const struct cmd_def *c = d->subs; c->name; c++)
+			if (same_name(c->name, argv[1].p, argv[1].len))
+				sub = c;
+		if (!sub) {
+			char upper[MAX_NAME + 1];
+			size_t i;
+			for (i = 0; d->name[i] && i < MAX_NAME; i++)
+				upper[i] = (char)toupper((unsigned char)d->name[i]);
+			upper[i] = '\0';
+			resp_add_errorf(call.out, "ERR unknown subcommand '%.128s'. Try %s HELP.",
+					argv[1].p, upper);
+			return;
+		}
+		snprintf(s->last_cmd, sizeof(s->last_cmd), "%s|%s", d->name, sub->name);
+		if (!arity_ok(sub->arity, argc)) {
+			resp_add_errorf(call.out,
+					"ERR wrong number of arguments for '%s|%s' command", d->name,
+					sub->name);
+			return;
+		}
+		flags |= sub->flags;
+		d = sub;
+	}
+	if (!s->authenticated && !(flags & CMD_NOAUTH)) {
+		resp_add_error(call.out, "NOAUTH Authentication required.", 31);
+		return;
+	}
+	call.def = d;
+	d->fn(&call);
+}
