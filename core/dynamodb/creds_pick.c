@@ -120,14 +120,17 @@ static bool container_url_allowed(const char *url)
 	if (strncasecmp(url, "http://", 7) != 0)
 		return false;
 	const char *host = url + 7;
-	size_t hl = strcspn(host, ":/?#");
-	if (host[0] == '[')
-		hl = strcspn(host, "]") + 1;
+	size_t hl = host[0] == '[' ? strcspn(host, "]") + 1 : strcspn(host, ":/?#");
 	for (size_t i = 0; i < sizeof container_http_hosts / sizeof container_http_hosts[0]; i++) {
 		const char *a = container_http_hosts[i];
 		size_t al = strlen(a);
-		if (a[al - 1] == '.' ? strncmp(host, a, al) == 0 && hl > al
-				     : hl == al && strncasecmp(host, a, al) == 0)
+		if (a[al - 1] == '.') { /* 127.0.0.0/8: digits and dots only */
+			if (hl <= al || strncmp(host, a, al) != 0 ||
+			    strspn(host + al, "0123456789.") != hl - al)
+				continue;
+			return true;
+		}
+		if (hl == al && strncasecmp(host, a, al) == 0)
 			return true;
 	}
 	return false;

@@ -1,0 +1,739 @@
+/*
+ * test_creds: the credential chain without a network: ISO 8601, the
+ * shared files and profiles, the STS XML and credentials JSON, which
+ * source wins (a fake environment), the refresh schedule, and the
+ * provider's refresh/retry/expiry behaviour on the fake clock with a
+ * custom source.
+ */
+#include <event2/event.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/clock.h"
+#include "core/dynamodb/creds.h"
+#include "core/dynamodb/creds_parse.h"
+
+#define HOUR_MS (3600 * 1000LL)
+#define MIN_MS (60 * 1000LL)
+#define T0 1764450000000LL /* 2025-11-29T21:00:00Z */
+
+/* ---- a fake environment ---- */
+
+struct fake_env {
+	const char *kv[32][2];
+	size_t n;
+};
+
+static const char *fake_getenv(void *arg, const char *name)
+{
+	struct fake_env *e = arg;
+	for (size_t i = 0; i < e->n; i++)
+		if (strcmp(e->kv[i][0], name) == 0)
+			return e->kv[i][1];
+	return NULL;
+}
+
+static void env_set(struct fake_env *e, const char *k, const char *v)
+{
+	e->kv[e->n][0] = k;
+	e->kv[e->n][1] = v;
+	e->n++;
+}
+
+static char tmpdir[256];
+
+static void write_file(const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static const char *tmp_path(const char *name)
+{
+	static char paths[8][512];
+	static int i;
+	char *p = paths[i++ % 8];
+	snprintf(p, 512, "%s/%s", tmpdir, name);
+	return p;
+}
+
+/* ---- pure parsers ---- */
+
+static void test_iso8601(void **state)
+{
+	static const struct {
+		const char *s;
+		bool ok;
+		int64_t ms;
+	} cases[] = {
+		{"1970-01-01T00:00:00Z", true, 0},
+		{"2015-08-30T12:36:00Z", true, 1440938160000},
+		{"2015-08-30T12:36:00.5Z", true, 1440938160500},
+		{"2026-11-29T21:27:49.000431Z", true, 1795987669000}, /* moto's form */
+		{"2015-08-30T14:36:00+02:00", true, 1440938160000},
+		{"2015-08-30T10:36:00-0200", true, 1440938160000},
+		{"2016-02-29T00:00:00Z", true, 1456704000000},
+		{"2015-08-30 12:36:00Z", false, 0},
+		{"2015-08-30T12:36:00", false, 0},
+		{"2015-13-30T12:36:00Z", false, 0},
+		{"2015-08-30T12:36:00Zjunk", false, 0},
+		{"2015-08-30T12:36:00.Z", false, 0},
+		{"", false, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int64_t ms = -1;
+		bool ok = creds_parse_iso8601(cases[i].s, &ms);
+		if (ok != cases[i].ok || (ok && ms != cases[i].ms))
+			fail_msg("'%s': ok=%d ms=%lld", cases[i].s, ok, (long long)ms);
+	}
+}
+
+static void test_ini(void **state)
+{
+	const char *t = "# comment\n"
+			"[default]\n"
+			"aws_access_key_id = AKIDDEFAULT\n"
+			"  nested = ignored\n"
+			"; another comment\n"
+			"region=eu-west-1\r\n"
+			"[profile   dev ]\n"
+			"region = us-west-2 \n"
+			"s3 =\n"
+			"    max_concurrent_requests = 10\n"
+			"[other]\n"
+			"key = a = b\n";
+	char v[64];
+	assert_true(creds_ini_get(t, "default", "aws_access_key_id", v, sizeof v));
+	assert_string_equal(v, "AKIDDEFAULT");
+	assert_true(creds_ini_get(t, "default", "region", v, sizeof v));
+	assert_string_equal(v, "eu-west-1");
+	assert_false(creds_ini_get(t, "default", "nested", v, sizeof v));
+	assert_true(creds_ini_get(t, "profile dev", "region", v, sizeof v));
+	assert_string_equal(v, "us-west-2");
+	assert_false(creds_ini_get(t, "profile dev", "max_concurrent_requests", v, sizeof v));
+	assert_true(creds_ini_get(t, "other", "key", v, sizeof v));
+	assert_string_equal(v, "a = b");
+	assert_false(creds_ini_get(t, "dev", "region", v, sizeof v));
+	assert_false(creds_ini_get(t, "default", "aws_access_key_id", v, 5)); /* too long */
+	assert_true(creds_ini_has_section(t, "profile dev"));
+	assert_false(creds_ini_has_section(t, "profile other"));
+	assert_false(creds_ini_has_section(NULL, "default"));
+}
+
+static void test_sts_xml(void **state)
+{
+	const char *ok = "<AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/"
+			 "2011-06-15/\"><AssumeRoleWithWebIdentityResult><Credentials>"
+			 "<AccessKeyId>ASIAEXAMPLE</AccessKeyId>"
+			 "<SecretAccessKey>sec&amp;ret</SecretAccessKey>"
+			 "<SessionToken>tok/+=</SessionToken>"
+			 "<Expiration>2015-08-30T12:36:00.000431Z</Expiration></Credentials>"
+			 "</AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>";
+	struct aws_credentials c;
+	char err[CREDS_ERR_MAX];
+	assert_true(creds_parse_sts_xml(ok, strlen(ok), &c, err, sizeof err));
+	assert_string_equal(c.access_key_id, "ASIAEXAMPLE");
+	assert_string_equal(c.secret_access_key, "sec&ret");
+	assert_string_equal(c.session_token, "tok/+=");
+	assert_int_equal(c.expiration_ms, 1440938160000);
+
+	const char *e = "<ErrorResponse><Error><Type>Sender</Type><Code>InvalidIdentityToken</Code>"
+			"<Message>Token expired</Message></Error></ErrorResponse>";
+	assert_false(creds_parse_sts_xml(e, strlen(e), &c, err, sizeof err));
+	assert_string_equal(err, "STS error InvalidIdentityToken: Token expired");
+
+	static const char *const bad[] = {
+		"<Credentials><AccessKeyId>A</AccessKeyId></Credentials>",
+		"<Credentials><AccessKeyId>A</AccessKeyId><SecretAccessKey>S</SecretAccessKey>"
+		"<SessionToken>T</SessionToken><Expiration>soon</Expiration></Credentials>",
+		"<Credentials><AccessKeyId>A&bogus;</AccessKeyId></Credentials>",
+		"not xml",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_false(creds_parse_sts_xml(bad[i], strlen(bad[i]), &c, err, sizeof err));
+		assert_int_equal(c.access_key_id[0], 0); /* nothing half-filled */
+		assert_null(strstr(err, "S</"));
+	}
+	char *big = calloc(1, 70000);
+	memset(big, ' ', 69999);
+	assert_false(creds_parse_sts_xml(big, 69999, &c, err, sizeof err));
+	assert_non_null(strstr(err, "too large"));
+	free(big);
+}
+
+static void test_json(void **state)
+{
+	struct aws_credentials c;
+	char err[CREDS_ERR_MAX];
+	const char *container = "{\"RoleArn\":\"arn:aws:iam::1:role/r\",\"AccessKeyId\":\"ASIA1\","
+				"\"SecretAccessKey\":\"S1\",\"Token\":\"T1\","
+				"\"Expiration\":\"2015-08-30T12:36:00Z\"}";
+	assert_true(creds_parse_json(container, strlen(container), &c, err, sizeof err));
+	assert_string_equal(c.access_key_id, "ASIA1");
+	assert_string_equal(c.secret_access_key, "S1");
+	assert_string_equal(c.session_token, "T1");
+	assert_int_equal(c.expiration_ms, 1440938160000);
+
+	const char *imds = "{\"Code\":\"Success\",\"LastUpdated\":\"2015-08-30T12:00:00Z\","
+			   "\"Type\":\"AWS-HMAC\",\"AccessKeyId\":\"ASIA2\",\"SecretAccessKey\":"
+			   "\"S2\",\"Token\":\"T2\",\"Expiration\":\"2015-08-30T18:36:00Z\"}";
+	assert_true(creds_parse_json(imds, strlen(imds), &c, err, sizeof err));
+	assert_string_equal(c.access_key_id, "ASIA2");
+
+	const char *noexp = "{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"S\"}";
+	assert_true(creds_parse_json(noexp, strlen(noexp), &c, err, sizeof err));
+	assert_int_equal(c.expiration_ms, 0);
+	assert_string_equal(c.session_token, "");
+
+	static const struct {
+		const char *doc, *msg;
+	} bad[] = {
+		{"{\"Code\":\"Failure\",\"Message\":\"no role\",\"AccessKeyId\":\"A\"}", "Failure"},
+		{"{\"AccessKeyId\":\"A\",\"Token\":\"T\"}", "incomplete"},
+		{"{\"AccessKeyId\":1,\"SecretAccessKey\":\"S\"}", "incomplete"},
+		{"{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"SECRETX\",\"Expiration\":\"x\"}",
+		 "Expiration"},
+		{"[1]", "not a JSON object"},
+		{"{", "not a JSON object"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_false(creds_parse_json(bad[i].doc, strlen(bad[i].doc), &c, err, sizeof err));
+		assert_non_null(strstr(err, bad[i].msg));
+		assert_null(strstr(err, "SECRETX"));
+		assert_int_equal(c.access_key_id[0], 0);
+	}
+}
+
+static void test_refresh_at(void **state)
+{
+	static const struct {
+		int64_t obtained, expiration, early, want;
+	} cases[] = {
+		{0, 0, 5 * MIN_MS, INT64_MAX},                    /* never expires */
+		{0, HOUR_MS, 5 * MIN_MS, 55 * MIN_MS},            /* 5 min early */
+		{0, 6 * HOUR_MS, 5 * MIN_MS, 6 * HOUR_MS - 5 * MIN_MS},
+		{0, 4 * MIN_MS, 5 * MIN_MS, 2 * MIN_MS},          /* short: halfway */
+		{1000, 1000 + 9 * MIN_MS, 5 * MIN_MS, 1000 + 4 * MIN_MS + 30000},
+		{5000, 4000, 5 * MIN_MS, 5000},                   /* already expired: now */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_int_equal(creds_refresh_at(cases[i].obtained, cases[i].expiration,
+						  cases[i].early),
+				 cases[i].want);
+}
+
+/* ---- profiles and source selection ---- */
+
+static const char CRED_FILE[] = "[default]\n"
+				"aws_access_key_id = AKIDFILEDEFAULT\n"
+				"aws_secret_access_key = SECRETFILEDEFAULT\n"
+				"[dev]\n"
+				"aws_access_key_id = AKIDFILEDEV\n"
+				"aws_secret_access_key = SECRETFILEDEV\n"
+				"aws_session_token = TOKENFILEDEV\n"
+				"[half]\n"
+				"aws_secret_access_key = SECRETHALF\n";
+static const char CONF_FILE[] = "[default]\n"
+				"region = eu-central-1\n"
+				"aws_access_key_id = AKIDCONFDEFAULT\n"
+				"[profile dev]\n"
+				"region = us-west-2\n"
+				"aws_access_key_id = AKIDCONFDEV\n"
+				"[profile confonly]\n"
+				"aws_access_key_id = AKIDCONFONLY\n"
+				"aws_secret_access_key = SECRETCONFONLY\n"
+				"region = ap-south-1\n"
+				"[profile wi]\n"
+				"web_identity_token_file = /var/run/token\n"
+				"role_arn = arn:aws:iam::123456789012:role/wi\n"
+				"role_session_name = sess\n"
+				"[profile empty]\n"
+				"region = sa-east-1\n";
+
+static void files_env(struct fake_env *e)
+{
+	memset(e, 0, sizeof *e);
+	env_set(e, "AWS_SHARED_CREDENTIALS_FILE", tmp_path("credentials"));
+	env_set(e, "AWS_CONFIG_FILE", tmp_path("config"));
+	env_set(e, "AWS_EC2_METADATA_DISABLED", "true");
+}
+
+static void test_profile_load(void **state)
+{
+	struct fake_env e;
+	files_env(&e);
+	struct creds_profile p;
+	char err[CREDS_ERR_MAX];
+	assert_true(creds_profile_load(fake_getenv, &e, NULL, &p, err, sizeof err));
+	assert_true(p.exists && p.has_keys);
+	/* the credentials file wins over the config file */
+	assert_string_equal(p.keys.access_key_id, "AKIDFILEDEFAULT");
+	assert_string_equal(p.region, "eu-central-1");
+
+	assert_true(creds_profile_load(fake_getenv, &e, "dev", &p, err, sizeof err));
+	assert_string_equal(p.keys.access_key_id, "AKIDFILEDEV");
+	assert_string_equal(p.keys.session_token, "TOKENFILEDEV");
+	assert_string_equal(p.region, "us-west-2");
+
+	assert_true(creds_profile_load(fake_getenv, &e, "confonly", &p, err, sizeof err));
+	assert_true(p.has_keys);
+	assert_string_equal(p.keys.secret_access_key, "SECRETCONFONLY");
+
+	assert_true(creds_profile_load(fake_getenv, &e, "wi", &p, err, sizeof err));
+	assert_false(p.has_keys);
+	assert_string_equal(p.web_identity_token_file, "/var/run/token");
+	assert_string_equal(p.role_session_name, "sess");
+
+	assert_true(creds_profile_load(fake_getenv, &e, "nope", &p, err, sizeof err));
+	assert_false(p.exists);
+
+	/* half keys: an error that names the keys, never their values */
+	assert_false(creds_profile_load(fake_getenv, &e, "half", &p, err, sizeof err));
+	assert_non_null(strstr(err, "aws_access_key_id"));
+	assert_null(strstr(err, "SECRETHALF"));
+
+	/* AWS_PROFILE picks the profile */
+	env_set(&e, "AWS_PROFILE", "confonly");
+	assert_true(creds_profile_load(fake_getenv, &e, NULL, &p, err, sizeof err));
+	assert_string_equal(p.keys.access_key_id, "AKIDCONFONLY");
+
+	/* defaults under HOME; missing files are no error */
+	struct fake_env h = {0};
+	env_set(&h, "HOME", tmpdir);
+	assert_true(creds_profile_load(fake_getenv, &h, NULL, &p, err, sizeof err));
+	assert_false(p.exists);
+
+	/* an oversized file is refused */
+	char *big = malloc(CREDS_FILE_MAX + 2);
+	memset(big, '#', CREDS_FILE_MAX + 1);
+	big[CREDS_FILE_MAX + 1] = '\0';
+	write_file("bigconfig", big);
+	free(big);
+	struct fake_env b = {0};
+	env_set(&b, "AWS_CONFIG_FILE", tmp_path("bigconfig"));
+	env_set(&b, "AWS_SHARED_CREDENTIALS_FILE", tmp_path("none"));
+	assert_false(creds_profile_load(fake_getenv, &b, NULL, &p, err, sizeof err));
+	assert_non_null(strstr(err, "too large"));
+}
+
+static void test_region(void **state)
+{
+	struct fake_env e;
+	files_env(&e);
+	char r[CREDS_REGION_MAX];
+	assert_true(creds_region(fake_getenv, &e, r, sizeof r));
+	assert_string_equal(r, "eu-central-1");
+	env_set(&e, "AWS_PROFILE", "dev");
+	assert_true(creds_region(fake_getenv, &e, r, sizeof r));
+	assert_string_equal(r, "us-west-2");
+	env_set(&e, "AWS_DEFAULT_REGION", "us-east-2");
+	assert_true(creds_region(fake_getenv, &e, r, sizeof r));
+	assert_string_equal(r, "us-east-2");
+	env_set(&e, "AWS_REGION", "us-east-1"); /* wins over AWS_DEFAULT_REGION */
+	assert_true(creds_region(fake_getenv, &e, r, sizeof r));
+	assert_string_equal(r, "us-east-1");
+	struct fake_env none = {0};
+	env_set(&none, "AWS_SHARED_CREDENTIALS_FILE", tmp_path("none"));
+	env_set(&none, "AWS_CONFIG_FILE", tmp_path("none"));
+	assert_false(creds_region(fake_getenv, &none, r, sizeof r));
+	assert_string_equal(r, "");
+}
+
+struct pick_case {
+	const char *env[12][2];
+	enum creds_source want;   /* CREDS_SRC_NONE: creds_new fails */
+	const char *key_id;       /* static sources: the key served */
+	const char *err_has;      /* on failure */
+};
+
+static void test_source_precedence(void **state)
+{
+	static const struct pick_case cases[] = {
+		/* environment keys beat everything */
+		{{{"AWS_ACCESS_KEY_ID", "AKIDENV"}, {"AWS_SECRET_ACCESS_KEY", "SECRETENV"},
+		  {"AWS_WEB_IDENTITY_TOKEN_FILE", "/t"}, {"AWS_ROLE_ARN", "arn:r"},
+		  {"AWS_PROFILE", "dev"}, {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/c"}},
+		 CREDS_SRC_ENV, "AKIDENV", NULL},
+		/* half environment keys: an error, without the secret */
+		{{{"AWS_SECRET_ACCESS_KEY", "SECRETENV"}}, CREDS_SRC_NONE, NULL,
+		 "AWS_ACCESS_KEY_ID"},
+		/* web identity (environment) beats the shared files */
+		{{{"AWS_WEB_IDENTITY_TOKEN_FILE", "/t"}, {"AWS_ROLE_ARN", "arn:r"},
+		  {"AWS_PROFILE", "dev"}},
+		 CREDS_SRC_WEB_IDENTITY, NULL, NULL},
+		/* a role ARN alone is not web identity */
+		{{{"AWS_ROLE_ARN", "arn:r"}}, CREDS_SRC_PROFILE, "AKIDFILEDEFAULT", NULL},
+		{{{"AWS_PROFILE", "dev"}}, CREDS_SRC_PROFILE, "AKIDFILEDEV", NULL},
+		{{{"AWS_PROFILE", "wi"}}, CREDS_SRC_WEB_IDENTITY, NULL, NULL},
+		{{{"AWS_PROFILE", "missing"}}, CREDS_SRC_NONE, NULL, "missing"},
+		{{{"AWS_PROFILE", "half"}}, CREDS_SRC_NONE, NULL, "aws_access_key_id"},
+		/* a profile without keys falls through to the container */
+		{{{"AWS_PROFILE", "empty"}, {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/c"}},
+		 CREDS_SRC_CONTAINER, NULL, NULL},
+		{{{"AWS_PROFILE", "empty"},
+		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://169.254.170.23/v1/credentials"},
+		  {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/t"}},
+		 CREDS_SRC_CONTAINER, NULL, NULL},
+		{{{"AWS_PROFILE", "empty"},
+		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:8080/creds"}},
+		 CREDS_SRC_CONTAINER, NULL, NULL},
+		{{{"AWS_PROFILE", "empty"},
+		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "https://creds.example.com/x"}},
+		 CREDS_SRC_CONTAINER, NULL, NULL},
+		/* plain http elsewhere is refused */
+		{{{"AWS_PROFILE", "empty"},
+		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://evil.example.com/creds"}},
+		 CREDS_SRC_NONE, NULL, "FULL_URI"},
+		{{{"AWS_PROFILE", "empty"},
+		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.evil.com/creds"}},
+		 CREDS_SRC_NONE, NULL, "FULL_URI"},
+		{{{"AWS_PROFILE", "empty"},
+		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://169.254.170.2.evil.com/"}},
+		 CREDS_SRC_NONE, NULL, "FULL_URI"},
+		/* nothing but instance metadata, disabled (files_env disables it) */
+		{{{"AWS_PROFILE", "empty"}}, CREDS_SRC_NONE, NULL, "instance metadata is disabled"},
+		{{{"AWS_PROFILE", "empty"}, {"AWS_EC2_METADATA_DISABLED", "false"}},
+		 CREDS_SRC_IMDS, NULL, NULL},
+	};
+	struct event_base *base = event_base_new();
+	struct clock *clk = clock_fake_new(T0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct fake_env e = {0};
+		/* the case's variables first: fake_getenv returns the first match */
+		for (size_t k = 0; k < 12 && cases[i].env[k][0]; k++)
+			env_set(&e, cases[i].env[k][0], cases[i].env[k][1]);
+		env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", tmp_path("credentials"));
+		env_set(&e, "AWS_CONFIG_FILE", tmp_path("config"));
+		env_set(&e, "AWS_EC2_METADATA_DISABLED", "true");
+		struct creds_options o = {.getenv = fake_getenv, .getenv_arg = &e};
+		char err[CREDS_ERR_MAX] = "";
+		struct creds *c = creds_new(base, clk, &o, err, sizeof err);
+		if (cases[i].want == CREDS_SRC_NONE) {
+			if (c)
+				fail_msg("case %zu: expected a failure, got %s", i,
+					 creds_source_name(creds_source(c)));
+			assert_non_null(strstr(err, cases[i].err_has));
+			assert_null(strstr(err, "SECRETENV"));
+			assert_null(strstr(err, "SECRETHALF"));
+			continue;
+		}
+		if (!c)
+			fail_msg("case %zu: %s", i, err);
+		if (creds_source(c) != cases[i].want)
+			fail_msg("case %zu: got %s, want %s", i, creds_source_name(creds_source(c)),
+				 creds_source_name(cases[i].want));
+		const struct aws_credentials *k = creds_get(c);
+		if (cases[i].key_id) {
+			assert_non_null(k);
+			assert_string_equal(k->access_key_id, cases[i].key_id);
+		} else {
+			assert_null(k); /* nothing fetched before creds_start() */
+		}
+		creds_free(c);
+	}
+	clock_free(clk);
+	event_base_free(base);
+}
+
+/* ---- the provider on the fake clock ---- */
+
+struct fake_src {
+	int fetches, cancels;
+	creds_done_fn done;
+	void *done_arg;
+};
+
+static void fake_fetch(void *arg, creds_done_fn done, void *done_arg)
+{
+	struct fake_src *f = arg;
+	f->fetches++;
+	f->done = done;
+	f->done_arg = done_arg;
+}
+
+static void fake_cancel(void *arg) { ((struct fake_src *)arg)->cancels++; }
+
+static void answer(struct fake_src *f, const char *key, int64_t expiration, const char *error)
+{
+	creds_done_fn done = f->done;
+	f->done = NULL;
+	assert_non_null(done);
+	if (error) {
+		done(f->done_arg, NULL, error);
+		return;
+	}
+	struct aws_credentials c = {.expiration_ms = expiration};
+	snprintf(c.access_key_id, sizeof c.access_key_id, "%s", key);
+	snprintf(c.secret_access_key, sizeof c.secret_access_key, "secret-%s", key);
+	snprintf(c.session_token, sizeof c.session_token, "token-%s", key);
+	done(f->done_arg, &c, NULL);
+}
+
+struct heard {
+	int ok, failed;
+	char last_key[AWS_KEY_ID_MAX + 1], last_error[CREDS_ERR_MAX];
+};
+
+static void listener(void *arg, const struct aws_credentials *c, const char *error)
+{
+	struct heard *h = arg;
+	if (c) {
+		h->ok++;
+		snprintf(h->last_key, sizeof h->last_key, "%s", c->access_key_id);
+	} else {
+		h->failed++;
+		snprintf(h->last_error, sizeof h->last_error, "%s", error);
+	}
+}
+
+struct rig {
+	struct clock *clk;
+	struct fake_src src;
+	struct creds_custom custom;
+	struct creds *c;
+	struct heard heard;
+};
+
+static struct rig *rig_new(void)
+{
+	struct rig *r = calloc(1, sizeof *r);
+	r->clk = clock_fake_new(T0);
+	r->custom = (struct creds_custom){fake_fetch, fake_cancel, &r->src};
+	struct creds_options o = {.custom = &r->custom};
+	char err[CREDS_ERR_MAX];
+	r->c = creds_new(NULL, r->clk, &o, err, sizeof err);
+	assert_non_null(r->c);
+	assert_int_equal(creds_source(r->c), CREDS_SRC_CUSTOM);
+	creds_set_listener(r->c, listener, &r->heard);
+	return r;
+}
+
+static void rig_free(struct rig *r)
+{
+	creds_free(r->c);
+	assert_int_equal(clock_armed(r->clk), 0);
+	clock_free(r->clk);
+	free(r);
+}
+
+static void test_provider_refresh_schedule(void **state)
+{
+	struct rig *r = rig_new();
+	assert_null(creds_get(r->c));
+	assert_true(creds_start(r->c));
+	assert_int_equal(r->src.fetches, 1);
+	assert_null(creds_get(r->c)); /* not yet: a transient error for callers */
+	answer(&r->src, "K1", T0 + HOUR_MS, NULL);
+	/* the listener runs from the clock, not inside the answer */
+	assert_int_equal(r->heard.ok, 0);
+	clock_fake_advance(r->clk, 0);
+	assert_int_equal(r->heard.ok, 1);
+	assert_string_equal(r->heard.last_key, "K1");
+	assert_string_equal(creds_get(r->c)->access_key_id, "K1");
+
+	/* refreshed 5 minutes before expiry, not earlier */
+	clock_fake_advance(r->clk, 55 * MIN_MS - 1);
+	assert_int_equal(r->src.fetches, 1);
+	clock_fake_advance(r->clk, 1);
+	assert_int_equal(r->src.fetches, 2);
+	/* the old credentials are served while the refresh runs */
+	assert_string_equal(creds_get(r->c)->access_key_id, "K1");
+	answer(&r->src, "K2", clock_wall_ms(r->clk) + 10 * MIN_MS, NULL);
+	clock_fake_advance(r->clk, 0);
+	assert_string_equal(creds_get(r->c)->access_key_id, "K2");
+	assert_int_equal(r->heard.ok, 2);
+	/* short-lived (10 min < 2 x 5 min early... = 10): refreshed at 5 min */
+	clock_fake_advance(r->clk, 5 * MIN_MS - 1);
+	assert_int_equal(r->src.fetches, 2);
+	clock_fake_advance(r->clk, 1);
+	assert_int_equal(r->src.fetches, 3);
+	answer(&r->src, "K3", clock_wall_ms(r->clk) + 2 * MIN_MS, NULL);
+	clock_fake_advance(r->clk, MIN_MS - 1); /* halfway through 2 minutes */
+	assert_int_equal(r->src.fetches, 3);
+	clock_fake_advance(r->clk, 1);
+	assert_int_equal(r->src.fetches, 4);
+	answer(&r->src, "K4", 0, NULL); /* never expires: no more refreshes */
+	clock_fake_advance(r->clk, 100 * HOUR_MS);
+	assert_int_equal(r->src.fetches, 4);
+	assert_string_equal(creds_get(r->c)->access_key_id, "K4");
+	rig_free(r);
+}
+
+static void test_provider_retry_and_expiry(void **state)
+{
+	struct rig *r = rig_new();
+	assert_true(creds_start(r->c));
+	answer(&r->src, NULL, 0, "endpoint down");
+	clock_fake_advance(r->clk, 0);
+	assert_int_equal(r->heard.failed, 1);
+	assert_non_null(strstr(r->heard.last_error, "endpoint down"));
+	assert_non_null(strstr(creds_last_error(r->c), "custom credentials: endpoint down"));
+	assert_null(creds_get(r->c));
+	/* backoff: 1 s, 2 s, 4 s... capped at 60 s */
+	static const int64_t waits[] = {1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000};
+	for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
+		int before = r->src.fetches;
+		clock_fake_advance(r->clk, waits[i] - 1);
+		assert_int_equal(r->src.fetches, before);
+		clock_fake_advance(r->clk, 1);
+		assert_int_equal(r->src.fetches, before + 1);
+		answer(&r->src, NULL, 0, "still down");
+	}
+	clock_fake_advance(r->clk, 60000);
+	answer(&r->src, "K1", clock_wall_ms(r->clk) + HOUR_MS, NULL);
+	clock_fake_advance(r->clk, 0);
+	assert_string_equal(creds_last_error(r->c), "");
+	int64_t got_at = clock_wall_ms(r->clk);
+
+	/* refresh fails from 55 min on: the old keys are served until they
+	 * expire, then none; the backoff started over at 1 s */
+	clock_fake_advance(r->clk, 55 * MIN_MS);
+	int before = r->src.fetches;
+	answer(&r->src, NULL, 0, "down again");
+	clock_fake_advance(r->clk, 999);
+	assert_int_equal(r->src.fetches, before);
+	clock_fake_advance(r->clk, 1);
+	assert_int_equal(r->src.fetches, before + 1);
+	answer(&r->src, NULL, 0, "down again");
+	assert_non_null(creds_get(r->c));
+	clock_fake_advance(r->clk, got_at + HOUR_MS - 1 - clock_wall_ms(r->clk));
+	if (r->src.done)
+		answer(&r->src, NULL, 0, "down");
+	assert_non_null(creds_get(r->c));
+	clock_fake_advance(r->clk, 1);
+	assert_null(creds_get(r->c));
+	/* already-expired credentials are a failure */
+	clock_fake_advance(r->clk, 60000);
+	if (!r->src.done)
+		clock_fake_advance(r->clk, 60000);
+	answer(&r->src, "OLD", clock_wall_ms(r->clk) - 1, NULL);
+	assert_null(creds_get(r->c));
+	assert_non_null(strstr(creds_last_error(r->c), "expired"));
+	rig_free(r);
+}
+
+static void test_provider_forced_refresh(void **state)
+{
+	struct rig *r = rig_new();
+	assert_true(creds_start(r->c));
+	creds_refresh(r->c); /* in flight: no second fetch */
+	assert_int_equal(r->src.fetches, 1);
+	answer(&r->src, "K1", T0 + HOUR_MS, NULL);
+	/* within retry_min (1 s) of the last fetch: deferred, once */
+	creds_refresh(r->c);
+	creds_refresh(r->c);
+	assert_int_equal(r->src.fetches, 1);
+	clock_fake_advance(r->clk, 1000);
+	assert_int_equal(r->src.fetches, 2);
+	answer(&r->src, "K2", T0 + HOUR_MS, NULL);
+	clock_fake_advance(r->clk, 5000);
+	creds_refresh(r->c); /* now at once */
+	assert_int_equal(r->src.fetches, 3);
+	/* freeing with a fetch in flight cancels it */
+	assert_int_equal(r->src.cancels, 0);
+	struct fake_src *src = &r->src;
+	creds_free(r->c);
+	assert_int_equal(src->cancels, 1);
+	r->c = NULL;
+	clock_free(r->clk);
+	free(r);
+}
+
+static void test_static_sources(void **state)
+{
+	struct clock *clk = clock_fake_new(T0);
+	struct aws_credentials k = {0};
+	snprintf(k.access_key_id, sizeof k.access_key_id, "AKIDSTATIC");
+	snprintf(k.secret_access_key, sizeof k.secret_access_key, "S");
+	struct creds_options o = {.fixed = &k};
+	char err[CREDS_ERR_MAX];
+	struct creds *c = creds_new(NULL, clk, &o, err, sizeof err);
+	assert_non_null(c);
+	struct heard h = {0};
+	creds_set_listener(c, listener, &h);
+	assert_true(creds_start(c));
+	assert_string_equal(creds_get(c)->access_key_id, "AKIDSTATIC");
+	assert_int_equal(h.ok, 0); /* never inside creds_start() */
+	clock_fake_advance(clk, 0);
+	assert_int_equal(h.ok, 1);
+	creds_refresh(c); /* no effect */
+	clock_fake_advance(clk, 100 * HOUR_MS);
+	assert_int_equal(h.ok, 1);
+	assert_int_equal(clock_armed(clk), 0);
+	creds_free(c);
+
+	/* environment, with a session token */
+	struct fake_env e = {0};
+	env_set(&e, "AWS_ACCESS_KEY_ID", "AKIDENV");
+	env_set(&e, "AWS_SECRET_ACCESS_KEY", "SECRETENV");
+	env_set(&e, "AWS_SESSION_TOKEN", "TOKENENV");
+	struct creds_options eo = {.getenv = fake_getenv, .getenv_arg = &e};
+	c = creds_new(NULL, clk, &eo, err, sizeof err);
+	assert_non_null(c);
+	assert_string_equal(creds_source_name(creds_source(c)), "environment");
+	assert_string_equal(creds_get(c)->session_token, "TOKENENV");
+	assert_int_equal(creds_get(c)->expiration_ms, 0);
+	creds_free(c);
+
+	struct aws_credentials empty = {0};
+	struct creds_options eo2 = {.fixed = &empty};
+	assert_null(creds_new(NULL, clk, &eo2, err, sizeof err));
+	/* HTTP sources need an event base */
+	struct fake_env w = {0};
+	env_set(&w, "AWS_WEB_IDENTITY_TOKEN_FILE", "/t");
+	env_set(&w, "AWS_ROLE_ARN", "arn:r");
+	struct creds_options wo = {.getenv = fake_getenv, .getenv_arg = &w};
+	assert_null(creds_new(NULL, clk, &wo, err, sizeof err));
+	assert_non_null(strstr(err, "event base"));
+	clock_free(clk);
+}
+
+static int setup_files(void **state)
+{
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/lg-test-creds.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	write_file("credentials", CRED_FILE);
+	write_file("config", CONF_FILE);
+	return 0;
+}
+
+static int teardown_files(void **state)
+{
+	static const char *const names[] = {"credentials", "config", "bigconfig"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		unlink(tmp_path(names[i]));
+	rmdir(tmpdir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_iso8601),
+		cmocka_unit_test(test_ini),
+		cmocka_unit_test(test_sts_xml),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_refresh_at),
+		cmocka_unit_test(test_profile_load),
+		cmocka_unit_test(test_region),
+		cmocka_unit_test(test_source_precedence),
+		cmocka_unit_test(test_provider_refresh_schedule),
+		cmocka_unit_test(test_provider_retry_and_expiry),
+		cmocka_unit_test(test_provider_forced_refresh),
+		cmocka_unit_test(test_static_sources),
+	};
+	return cmocka_run_group_tests(tests, setup_files, teardown_files);
+}
