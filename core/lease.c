@@ -16,7 +16,8 @@
 /* An explicit renewal or a fencing check in flight. */
 struct lt_op {
 	struct lt_op *next;
-	struct lease *lease;
+	struct locktable *t;
+	struct lease *lease; /* NULL once orphaned: then in t->orphans */
 	struct store_call *call;
 	lt_renew_cb cb;
 	void *arg;
@@ -75,6 +76,21 @@ static void drop_ops(struct lease *l)
 		store_cancel(l->t->store, op->call);
 		timer_cancel(&op->timer);
 		free(op);
+	}
+}
+
+/* The lease goes: its pending operations answer 0 (ended) from the loop. */
+static void orphan_ops(struct lease *l)
+{
+	while (l->ops != NULL) {
+		struct lt_op *op = l->ops;
+		l->ops = op->next;
+		store_cancel(l->t->store, op->call);
+		op->call = NULL;
+		op->lease = NULL;
+		op->next = l->t->orphans;
+		l->t->orphans = op;
+		timer_arm(&op->timer, 0);
 	}
 }
 
@@ -255,7 +271,7 @@ static void heartbeat(void *arg)
 
 static void op_unlink(struct lt_op *op)
 {
-	struct lt_op **p = &op->lease->ops;
+	struct lt_op **p = op->lease != NULL ? &op->lease->ops : &op->t->orphans;
 	while (*p != op)
 		p = &(*p)->next;
 	*p = op->next;
@@ -314,6 +330,7 @@ static struct lt_op *op_new(struct lease *l, lt_renew_cb cb, void *arg)
 	if (op == NULL)
 		return NULL;
 	op->lease = l;
+	op->t = l->t;
 	op->cb = cb;
 	op->arg = arg;
 	timer_init(&op->timer, l->t->clock, op_ended, op);
@@ -377,7 +394,7 @@ static void on_released(void *arg, const struct store_result *res)
 void lease_release(struct lease *l)
 {
 	struct lock *lock = l->lock;
-	drop_ops(l);
+	orphan_ops(l);
 	l->on_lost = NULL;
 	if (l->loss != LT_HELD || l->releasing) {
 		if (!l->releasing)
@@ -424,6 +441,12 @@ void lease_free_all(struct locktable *t)
 		free(l->holder);
 		free(l); /* lt_free frees the locks */
 	}
+	while (t->orphans != NULL) {
+		struct lt_op *op = t->orphans;
+		t->orphans = op->next;
+		timer_cancel(&op->timer);
+		free(op);
+	}
 }
 
 void lease_on_lost(struct lease *l, lt_lost_cb cb, void *arg)
@@ -432,6 +455,8 @@ void lease_on_lost(struct lease *l, lt_lost_cb cb, void *arg)
 	l->on_lost_arg = arg;
 }
 
+void lease_set_data(struct lease *l, void *data) { l->data = data; }
+void *lease_data(const struct lease *l) { return l->data; }
 const char *lease_name(const struct lease *l) { return l->lock->name; }
 int64_t lease_token(const struct lease *l) { return l->token; }
 int64_t lease_duration_ms(const struct lease *l) { return l->lease_ms; }

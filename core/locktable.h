@@ -149,10 +149,14 @@ void lease_on_lost(struct lease *l, lt_lost_cb cb, void *arg);
  * Returns false on out-of-memory (no callback). */
 bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn_unused_result));
 
+/* The caller's pointer on a lease (NULL until set). */
+void lease_set_data(struct lease *l, void *data);
+void *lease_data(const struct lease *l);
+
 /* Gives the lease back: hands the lock to the first local waiter with one
  * conditional write, else sends a conditional release (a failure is logged
- * (43), never reported). Pending renew callbacks are dropped. l is invalid
- * afterwards. */
+ * (43), never reported). Renewals and checks still pending are answered 0
+ * (ended), later, from the loop. l is invalid afterwards. */
 void lease_release(struct lease *l);
 
 /* Fencing check: cb(arg, 1) while the store still shows this owner and

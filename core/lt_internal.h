@@ -73,6 +73,7 @@ struct lease {
 	struct lt_op *ops;
 	lt_lost_cb on_lost;
 	void *on_lost_arg;
+	void *data;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
 	char hb_rvn[LT_ID_LEN + 1];
@@ -90,6 +91,7 @@ struct locktable {
 	struct lock *lru_head, *lru_tail; /* most recently seen first */
 	struct lease *leases;
 	struct lt_hook *hooks;
+	struct lt_op *orphans; /* ops of released leases, answering 0 */
 	uint64_t nleases, nwaits, releases_in_flight;
 };
 

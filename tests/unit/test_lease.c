@@ -286,6 +286,23 @@ static void explicit_renew_true_while_held_false_once_ended_errors_passed_up(voi
 	fx_free(f);
 }
 
+static void release_answers_pending_renewals_ended(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = take(f, 0, "job", LEASE);
+	struct renew_result r = {0}, c = {0};
+	assert_true(lease_renew(l, renewed, &r));
+	assert_true(lease_check(l, renewed, &c));
+	lease_release(l);
+	assert_false(r.done); /* not inside the release */
+	fx_run(f);
+	assert_true(r.done && c.done);
+	assert_int_equal(r.renewed, 0);
+	assert_int_equal(c.renewed, 0);
+	assert_false(r.error);
+	fx_free(f);
+}
+
 static void failed_release_is_logged_never_thrown(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -495,6 +512,7 @@ int main(void)
 		cmocka_unit_test(ttl_written_on_every_write_with_the_retention),
 		cmocka_unit_test(item_with_an_owner_but_no_rvn_is_not_a_lock),
 		cmocka_unit_test(explicit_renew_true_while_held_false_once_ended_errors_passed_up),
+		cmocka_unit_test(release_answers_pending_renewals_ended),
 		cmocka_unit_test(failed_release_is_logged_never_thrown),
 		cmocka_unit_test(acquire_answered_after_a_whole_lease_yields_an_ended_lease),
 		cmocka_unit_test(retried_acquire_finds_its_own_owner),
