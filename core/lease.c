@@ -22,7 +22,8 @@ struct lt_op {
 	lt_renew_cb cb;
 	void *arg;
 	int64_t send_ms;
-	struct timer timer; /* answers 0 for a lease already ended */
+	int value;          /* what an orphan answers: 0 ended, 1 released */
+	struct timer timer; /* answers value for a lease already gone */
 	char rvn[LT_ID_LEN + 1];
 };
 
@@ -319,9 +320,10 @@ static void op_ended(void *arg)
 	struct lt_op *op = arg;
 	lt_renew_cb cb = op->cb;
 	void *cb_arg = op->arg;
+	int value = op->value;
 	op_unlink(op);
 	free(op);
-	cb(cb_arg, 0, NULL);
+	cb(cb_arg, value, NULL);
 }
 
 static struct lt_op *op_new(struct lease *l, lt_renew_cb cb, void *arg)
@@ -370,10 +372,31 @@ bool lease_check(struct lease *l, lt_renew_cb cb, void *arg)
 	return op->call != NULL || op_fail(op);
 }
 
+/* Answers the callback of lease_release_then() with value, from the loop. */
+static void release_answer(struct lease *l, int value)
+{
+	if (l->release_cb == NULL)
+		return;
+	struct lt_op *op = calloc(1, sizeof(*op));
+	if (op == NULL)
+		return; /* out of memory: the caller is not answered */
+	op->t = l->t;
+	op->cb = l->release_cb;
+	op->arg = l->release_arg;
+	op->value = value;
+	timer_init(&op->timer, l->t->clock, op_ended, op);
+	op->next = l->t->orphans;
+	l->t->orphans = op;
+	timer_arm(&op->timer, 0);
+	l->release_cb = NULL;
+}
+
 static void on_released(void *arg, const struct store_result *res)
 {
 	struct lease *l = arg;
 	struct lock *lock = l->lock;
+	lt_renew_cb cb = l->release_cb;
+	void *cb_arg = l->release_arg;
 	l->hb_call = NULL;
 	l->t->releases_in_flight--;
 	if (res->status != STORE_OK) {
@@ -389,6 +412,15 @@ static void on_released(void *arg, const struct store_result *res)
 	lease_destroy(l);
 	lt_lock_kick(lock);
 	lt_lock_unref(lock);
+	if (cb != NULL)
+		cb(cb_arg, 1, NULL);
+}
+
+void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg)
+{
+	l->release_cb = cb;
+	l->release_arg = arg;
+	lease_release(l);
 }
 
 void lease_release(struct lease *l)
@@ -397,8 +429,10 @@ void lease_release(struct lease *l)
 	orphan_ops(l);
 	l->on_lost = NULL;
 	if (l->loss != LT_HELD || l->releasing) {
-		if (!l->releasing)
+		if (!l->releasing) {
+			release_answer(l, 0);
 			lease_destroy(l);
+		}
 		return;
 	}
 	timer_cancel(&l->hb_timer);
@@ -407,6 +441,7 @@ void lease_release(struct lease *l)
 	l->hb_call = NULL;
 	lock->held = NULL;
 	if (lt_handoff(lock, l)) {
+		release_answer(l, 1);
 		lease_destroy(l);
 		return;
 	}
@@ -418,6 +453,7 @@ void lease_release(struct lease *l)
 		struct lt_error err = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		snprintf(err.message, sizeof(err.message), "out of memory");
 		emit(l, OBS_RELEASE_FAILED, NULL, &err, 0);
+		release_answer(l, 1);
 		lock->refs++;
 		lease_destroy(l);
 		lt_lock_kick(lock);

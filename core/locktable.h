@@ -159,6 +159,11 @@ void *lease_data(const struct lease *l);
  * (ended), later, from the loop. l is invalid afterwards. */
 void lease_release(struct lease *l);
 
+/* lease_release(), then cb(arg, 1, NULL) once the release is done: its
+ * write answered (a failure is logged, as with lease_release) or the lock
+ * handed on; cb(arg, 0, NULL) when the lease had ended already. */
+void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg);
+
 /* Fencing check: cb(arg, 1) while the store still shows this owner and
  * token, cb(arg, 0) when not, or an error. */
 bool lease_check(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn_unused_result));

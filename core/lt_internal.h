@@ -74,6 +74,8 @@ struct lease {
 	lt_lost_cb on_lost;
 	void *on_lost_arg;
 	void *data;
+	lt_renew_cb release_cb; /* lease_release_then() */
+	void *release_arg;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
 	char hb_rvn[LT_ID_LEN + 1];

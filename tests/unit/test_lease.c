@@ -303,6 +303,24 @@ static void release_answers_pending_renewals_ended(void **state)
 	fx_free(f);
 }
 
+static void release_then_answers_once_the_write_is_done(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	store_memory_set_latency(f->store, 100);
+	struct fx_acq a;
+	fx_acquire(f, 0, "job", LEASE, false, 0, &a);
+	fx_advance(f, 100);
+	struct renew_result r = {0};
+	lease_release_then(a.lease, renewed, &r);
+	fx_advance(f, 99);
+	assert_false(r.done);
+	fx_advance(f, 1);
+	assert_true(r.done);
+	assert_int_equal(r.renewed, 1);
+	assert_int_equal(fx_req(f, STORE_RELEASE), 1);
+	fx_free(f);
+}
+
 static void failed_release_is_logged_never_thrown(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -513,6 +531,7 @@ int main(void)
 		cmocka_unit_test(item_with_an_owner_but_no_rvn_is_not_a_lock),
 		cmocka_unit_test(explicit_renew_true_while_held_false_once_ended_errors_passed_up),
 		cmocka_unit_test(release_answers_pending_renewals_ended),
+		cmocka_unit_test(release_then_answers_once_the_write_is_done),
 		cmocka_unit_test(failed_release_is_logged_never_thrown),
 		cmocka_unit_test(acquire_answered_after_a_whole_lease_yields_an_ended_lease),
 		cmocka_unit_test(retried_acquire_finds_its_own_owner),
