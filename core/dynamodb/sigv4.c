@@ -6,6 +6,7 @@
  */
 #include "core/dynamodb/sigv4.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
@@ -333,6 +334,48 @@ static bool simple_token(const char *s)
 	return true;
 }
 
+/* kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service),
+ * "aws4_request"), from req->key_cache when it matches. */
+static bool signing_key(const struct sigv4_request *req, const char *secret, const char *date,
+			unsigned char out[32])
+{
+	struct sigv4_key_cache *kc = req->key_cache;
+	unsigned char sha[32];
+	if (kc) {
+		SHA256((const unsigned char *)secret, strlen(secret), sha);
+		if (kc->valid && strcmp(kc->date, date) == 0 && strcmp(kc->region, req->region) == 0 &&
+		    strcmp(kc->service, req->service) == 0 &&
+		    CRYPTO_memcmp(kc->secret_sha, sha, sizeof sha) == 0) {
+			memcpy(out, kc->key, 32);
+			return true;
+		}
+	}
+	char ksecret[4 + AWS_SECRET_MAX + 1];
+	unsigned char k1[32], k2[32], k3[32];
+	snprintf(ksecret, sizeof ksecret, "AWS4%s", secret);
+	bool ok = hmac(ksecret, strlen(ksecret), date, k1) && hmac(k1, 32, req->region, k2) &&
+		  hmac(k2, 32, req->service, k3) && hmac(k3, 32, "aws4_request", out);
+	OPENSSL_cleanse(ksecret, sizeof ksecret);
+	OPENSSL_cleanse(k1, sizeof k1);
+	OPENSSL_cleanse(k2, sizeof k2);
+	OPENSSL_cleanse(k3, sizeof k3);
+	if (ok && kc) {
+		/* region and service are at most 64 bytes (simple_token) */
+		memcpy(kc->key, out, 32);
+		memcpy(kc->secret_sha, sha, 32);
+		snprintf(kc->date, sizeof kc->date, "%s", date);
+		snprintf(kc->region, sizeof kc->region, "%s", req->region);
+		snprintf(kc->service, sizeof kc->service, "%s", req->service);
+		kc->valid = true;
+	}
+	return ok;
+}
+
+void sigv4_key_cache_clear(struct sigv4_key_cache *cache)
+{
+	OPENSSL_cleanse(cache, sizeof *cache);
+}
+
 bool sigv4_sign_parts(const struct sigv4_request *req, const char *access_key_id,
 		      const char *secret_access_key, const char *amz_date,
 		      struct sigv4_parts *parts)
@@ -370,19 +413,10 @@ bool sigv4_sign_parts(const struct sigv4_request *req, const char *access_key_id
 		return false;
 	}
 
-	/* kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service),
-	 * "aws4_request"); the signature is HMAC(kSigning, string to sign). */
-	char ksecret[4 + AWS_SECRET_MAX + 1];
-	unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
-	snprintf(ksecret, sizeof ksecret, "AWS4%s", secret_access_key);
-	bool ok = hmac(ksecret, strlen(ksecret), date, k1) &&
-		  hmac(k1, 32, req->region, k2) && hmac(k2, 32, req->service, k3) &&
-		  hmac(k3, 32, "aws4_request", k4) && hmac(k4, 32, parts->string_to_sign, sig);
-	OPENSSL_cleanse(ksecret, sizeof ksecret);
-	OPENSSL_cleanse(k1, sizeof k1);
-	OPENSSL_cleanse(k2, sizeof k2);
-	OPENSSL_cleanse(k3, sizeof k3);
-	OPENSSL_cleanse(k4, sizeof k4);
+	unsigned char k[32], sig[32];
+	bool ok = signing_key(req, secret_access_key, date, k) &&
+		  hmac(k, 32, parts->string_to_sign, sig);
+	OPENSSL_cleanse(k, sizeof k);
 	if (!ok) {
 		free(signed_list);
 		return false;

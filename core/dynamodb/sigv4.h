@@ -42,6 +42,20 @@ struct aws_credentials {
 	int64_t expiration_ms;
 };
 
+/* An optional cache of the derived signing key, which changes only with
+ * the date, region, service or secret: with it a signature costs one HMAC
+ * instead of five. One per signer, zero-initialised; it holds secret
+ * material (no secret itself, only its SHA-256), so clear it with
+ * sigv4_key_cache_clear() before its memory is reused. */
+struct sigv4_key_cache {
+	bool valid;
+	unsigned char key[32];
+	unsigned char secret_sha[32];
+	char date[9];
+	char region[65];
+	char service[65];
+};
+
 /* What to sign. headers: any case, any order; must include Host. */
 struct sigv4_request {
 	const char *method;   /* "POST" */
@@ -53,6 +67,7 @@ struct sigv4_request {
 	size_t body_len;
 	const char *region;   /* "us-east-1" */
 	const char *service;  /* "dynamodb", "sts" */
+	struct sigv4_key_cache *key_cache; /* NULL: derive the key every time */
 };
 
 /* The result of sigv4_sign(). extra[] are the headers to add to the
@@ -98,6 +113,9 @@ bool sigv4_sign_parts(const struct sigv4_request *req, const char *access_key_id
 		      struct sigv4_parts *parts) __attribute__((warn_unused_result));
 
 void sigv4_parts_free(struct sigv4_parts *parts);
+
+/* Forgets (and wipes) a cached signing key. */
+void sigv4_key_cache_clear(struct sigv4_key_cache *cache);
 
 /* Formats wall_ms (Unix epoch ms) as an x-amz-date, "YYYYMMDDTHHMMSSZ"
  * (17 bytes with NUL). Returns false for a time before 1970 or after 9999. */

@@ -409,6 +409,42 @@ static void test_signature_covers_body_and_target(void **state)
 	assert_string_equal(b.amz_date, "20150830T123601Z");
 }
 
+/* The cached signing key gives the very signatures of the uncached path,
+ * and is derived again when the date, region, service or secret change. */
+static void test_key_cache(void **state)
+{
+	struct sigv4_key_cache kc = {0};
+	struct aws_credentials c = example_creds();
+	struct http_header h[] = {{"Host", "h"}};
+	static const struct {
+		int64_t wall;
+		const char *region, *service, *secret;
+	} steps[] = {
+		{1440938160000, "us-east-1", "dynamodb", SECRET},
+		{1440938161000, "us-east-1", "dynamodb", SECRET}, /* same day: cached */
+		{1440938160000 + 86400000, "us-east-1", "dynamodb", SECRET},
+		{1440938160000, "eu-west-1", "dynamodb", SECRET},
+		{1440938160000, "eu-west-1", "sts", SECRET},
+		{1440938160000, "eu-west-1", "sts", "another-secret"},
+		{1440938160000, "us-east-1", "dynamodb", SECRET},
+	};
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		snprintf(c.secret_access_key, sizeof c.secret_access_key, "%s", steps[i].secret);
+		struct sigv4_request r = simple_req(h, 1);
+		r.region = steps[i].region;
+		r.service = steps[i].service;
+		struct sigv4_signed plain, cached;
+		assert_true(sigv4_sign(&r, &c, steps[i].wall, &plain, NULL));
+		r.key_cache = &kc;
+		assert_true(sigv4_sign(&r, &c, steps[i].wall, &cached, NULL));
+		assert_string_equal(plain.authorization, cached.authorization);
+		assert_true(kc.valid);
+		assert_string_equal(kc.region, steps[i].region);
+	}
+	sigv4_key_cache_clear(&kc);
+	assert_false(kc.valid);
+}
+
 static void test_amz_date(void **state)
 {
 	char d[17];
@@ -453,6 +489,7 @@ int main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_canonical_path_and_query);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_sign_refuses_bad_input);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_signature_covers_body_and_target);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_key_cache);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_amz_date);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_redact);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_sha256_hex);
