@@ -1,0 +1,51 @@
+/*
+ * backend: what the gateway's commands stand on — the real clock, the store
+ * (embedded, or DynamoDB with the credential chain when a table is
+ * configured), the core's events turned into log lines, and the lock table.
+ *
+ * Opening DynamoDB is asynchronous (DescribeTable, and CreateTable with
+ * --create-table); ready() says when the gateway may take clients.
+ * Transient failures of the open are retried every few seconds; a missing
+ * table or a permission error ends it with a clear message.
+ */
+#ifndef LG_BACKEND_H
+#define LG_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/clock.h"
+#include "core/locktable.h"
+#include "core/obs.h"
+#include "core/store.h"
+#include "gateway/config.h"
+
+struct event_base;
+struct creds;
+
+struct backend {
+	struct event_base *base;
+	const struct cfg *cfg;
+	struct clock *clock;
+	struct store *store;
+	struct creds *creds;
+	struct obs obs;
+	struct locktable *lt;
+	const char *kind; /* "embedded" or "dynamodb" */
+	struct timer retry;
+	void (*ready)(void *arg, bool ok, const char *msg);
+	void *ready_arg;
+	char region[64];
+};
+
+/* Builds the backend of cfg and starts opening its store; ready(arg, ok,
+ * msg) runs once from the loop when it is usable (ok) or cannot be (msg
+ * says why). Returns false with a message in err on a bad configuration. */
+bool backend_open(struct backend *b, struct event_base *base, const struct cfg *cfg,
+		  void (*ready)(void *arg, bool ok, const char *msg), void *arg, char *err,
+		  size_t errlen) __attribute__((warn_unused_result));
+
+/* Frees what backend_open built; every lease must be released first. */
+void backend_close(struct backend *b);
+
+#endif

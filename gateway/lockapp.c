@@ -1,0 +1,245 @@
+/*
+ * lockapp: per-session lease records, the session hooks that release them,
+ * and the INFO section "leases". See lockapp.h.
+ */
+#include "gateway/lockapp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/store.h"
+#include "gateway/server.h"
+#include "gateway/session.h"
+
+struct lockapp *lockapp_new(struct locktable *lt, struct store *store, struct obs *obs,
+			    const struct cfg *cfg, const char *store_kind)
+{
+	struct lockapp *app = calloc(1, sizeof(*app));
+	if (app == NULL)
+		return NULL;
+	app->lt = lt;
+	app->store = store;
+	app->obs = obs;
+	app->cfg = cfg;
+	app->clock = lt_clock(lt);
+	app->store_kind = store_kind;
+	return app;
+}
+
+void lockapp_free(struct lockapp *app)
+{
+	if (app == NULL)
+		return;
+	leadercmds_free(app);
+	free(app);
+}
+
+static void campaign_timeout(void *arg);
+
+struct lk_sess *lk_sess_of(struct lockapp *app, struct sess *s)
+{
+	struct lk_sess *ks = sess_app(s);
+	if (ks != NULL)
+		return ks;
+	ks = calloc(1, sizeof(*ks));
+	if (ks == NULL)
+		return NULL;
+	ks->app = app;
+	ks->sess = s;
+	timer_init(&ks->campaign_timer, app->clock, campaign_timeout, ks);
+	sess_set_app(s, ks);
+	return ks;
+}
+
+/* leadercmds.c owns what the timer does; it is here to live with ks. */
+static void campaign_timeout(void *arg) { leadercmds_campaign_timeout(arg); }
+
+struct lk_lease *lk_add(struct lk_sess *ks, const char *name, struct lease *lease)
+{
+	size_t len = strlen(name);
+	struct lk_lease *rec = calloc(1, sizeof(*rec) + len + 1);
+	if (rec == NULL)
+		return NULL;
+	memcpy(rec->name, name, len + 1);
+	rec->owner = ks;
+	rec->lease = lease;
+	rec->token = lease != NULL ? lease_token(lease) : 0;
+	if (lease != NULL) {
+		lease_set_data(lease, rec);
+		rec->lost = lease_loss(lease);
+	}
+	rec->next = ks->leases;
+	if (ks->leases != NULL)
+		ks->leases->prev = rec;
+	ks->leases = rec;
+	ks->nleases++;
+	return rec;
+}
+
+void lk_forget(struct lk_lease *rec)
+{
+	struct lk_sess *ks = rec->owner;
+	if (rec->prev != NULL)
+		rec->prev->next = rec->next;
+	else
+		ks->leases = rec->next;
+	if (rec->next != NULL)
+		rec->next->prev = rec->prev;
+	ks->nleases--;
+	free(rec);
+}
+
+struct lk_lease *lk_find_own(struct lk_sess *ks, const char *name, int64_t token)
+{
+	for (struct lk_lease *r = ks->leases; r != NULL; r = r->next)
+		if (strcmp(r->name, name) == 0 && (token == 0 || r->token == token) &&
+		    r->election == NULL)
+			return r;
+	return NULL;
+}
+
+struct lk_lease *lk_find_any(struct lockapp *app, const char *name, int64_t token)
+{
+	struct lease *l = lt_local_lease(app->lt, name);
+	struct lk_lease *rec = l != NULL ? lease_data(l) : NULL;
+	if (rec != NULL && rec->token == token && rec->election == NULL)
+		return rec;
+	return NULL;
+}
+
+void lk_report_loss(struct lk_lease *rec, enum lt_loss reason, const char *kind)
+{
+	struct sess *s = rec->owner->sess;
+	rec->lost = reason;
+	if (sess_proto(s) != RESP3 || sess_closed(s))
+		return;
+	struct resp_out *out = sess_out(s);
+	resp_add_push(out, RESP3, 4);
+	resp_add_cstr(out, kind);
+	resp_add_cstr(out, rec->name);
+	resp_add_int(out, rec->token);
+	resp_add_cstr(out, lt_loss_name(reason));
+	sess_flush(s);
+	rec->owner->app->pushes_sent++;
+}
+
+void lk_reply_error(struct resp_out *out, const struct lt_error *err)
+{
+	resp_add_errorf(out, "%s %s", err->status == STORE_TRANSIENT ? "TRYAGAIN" : "ERR",
+			err->message);
+}
+
+bool lk_parse_int(const struct resp_arg *a, int64_t *out)
+{
+	int64_t v = 0;
+	if (a->len == 0 || a->len > 18)
+		return false;
+	for (size_t i = 0; i < a->len; i++) {
+		if (a->p[i] < '0' || a->p[i] > '9')
+			return false;
+		v = v * 10 + (a->p[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+bool lk_name_ok(struct lockapp *app, struct cmd_call *c, const struct resp_arg *a)
+{
+	if (a->len == 0 || a->len > (size_t)app->cfg->max_lock_name) {
+		resp_add_errorf(c->out, "ERR lock name must be 1 to %lld bytes",
+				(long long)app->cfg->max_lock_name);
+		return false;
+	}
+	if (memchr(a->p, '\0', a->len) != NULL) {
+		resp_add_errorf(c->out, "ERR lock name must not contain NUL bytes");
+		return false;
+	}
+	return true;
+}
+
+/* A session is gone: release what it holds, cancel what it waits for. */
+static void on_close(struct sess *s, void *arg)
+{
+	struct lockapp *app = arg;
+	struct lk_sess *ks = sess_app(s);
+	app->sessions_open--;
+	if (ks == NULL)
+		return;
+	lt_acquire_cancel(ks->wait);
+	ks->wait = NULL;
+	leadercmds_session_closed(ks);
+	while (ks->leases != NULL) {
+		struct lk_lease *rec = ks->leases;
+		if (rec->election != NULL)
+			election_stop(rec->election, ELECTION_CANCELLED);
+		else if (rec->lease != NULL) {
+			lease_set_data(rec->lease, NULL);
+			lease_release(rec->lease);
+			leadercmds_changed(app, rec->name);
+		}
+		lk_forget(rec);
+	}
+	timer_cancel(&ks->campaign_timer);
+	sess_set_app(s, NULL);
+	free(ks);
+}
+
+static void on_open(struct sess *s, void *arg)
+{
+	struct lockapp *app = arg;
+	app->sessions_open++;
+}
+
+/* RESET: as a new connection, so the session's leases go as at a close. */
+static void on_reset(struct sess *s, void *arg)
+{
+	on_close(s, arg);
+	on_open(s, arg);
+}
+
+void lockapp_release_all(struct lockapp *app)
+{
+	/* Sessions release their leases as the server closes them; nothing
+	 * here is held outside a session. */
+	(void)app;
+}
+
+static void info_leases(struct resp_out *text, void *arg)
+{
+	struct lockapp *app = arg;
+	struct lt_stats st;
+	lt_stats(app->lt, &st);
+	resp_out_printf(text, "store:%s\r\n", app->store_kind);
+	resp_out_printf(text, "table:%s\r\n", lt_table(app->lt));
+	resp_out_printf(text, "leases_held:%llu\r\n", (unsigned long long)st.leases);
+	resp_out_printf(text, "waits:%llu\r\n", (unsigned long long)st.waits);
+	resp_out_printf(text, "locks_known:%llu\r\n", (unsigned long long)st.locks);
+	resp_out_printf(text, "releases_in_flight:%llu\r\n",
+			(unsigned long long)st.releases_in_flight);
+	resp_out_printf(text, "acquisitions:%llu\r\n",
+			(unsigned long long)(app->obs->acquisitions[0] + app->obs->acquisitions[1]));
+	resp_out_printf(text, "takeovers:%llu\r\n", (unsigned long long)app->obs->acquisitions[1]);
+	resp_out_printf(text, "renewals_ok:%llu\r\n",
+			(unsigned long long)obs_get(&app->obs->renewals, "ok"));
+	uint64_t lost = 0;
+	for (unsigned i = 0; i < app->obs->losses.n; i++)
+		lost += app->obs->losses.count[i];
+	resp_out_printf(text, "losses:%llu\r\n", (unsigned long long)lost);
+	resp_out_printf(text, "loss_pushes:%llu\r\n", (unsigned long long)app->pushes_sent);
+	for (int op = 0; op < STORE_OP_COUNT; op++)
+		resp_out_printf(text, "store_requests_%s:%llu\r\n", store_op_name(op),
+				(unsigned long long)app->store->requests[op]);
+	resp_out_printf(text, "store_in_flight:%llu\r\n",
+			(unsigned long long)app->store->in_flight);
+}
+
+int lockapp_register(struct lockapp *app, struct cmd_table *cmds, struct srv *srv)
+{
+	struct sess_hooks hooks = {
+		.on_open = on_open, .on_close = on_close, .on_reset = on_reset, .arg = app};
+	if (lockcmds_register(app, cmds) < 0 || leadercmds_register(app, cmds) < 0 ||
+	    cmd_table_add_info(cmds, "leases", info_leases, app) < 0)
+		return -1;
+	srv_set_hooks(srv, &hooks);
+	return 0;
+}

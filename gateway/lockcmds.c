@@ -1,0 +1,327 @@
+/*
+ * lockcmds: LOCK.ACQUIRE, LOCK.RENEW, LOCK.RELEASE and LOCK.STATE, as
+ * shared/DESIGN.md describes them, translated onto the lease core. Every
+ * command that needs the store suspends its session and answers from the
+ * completion; a completion for a session that closed meanwhile answers
+ * nothing (the session is held with sess_ref until then).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/lockapp.h"
+#include "gateway/session.h"
+
+/* A deferred command's context. */
+struct pending {
+	struct lockapp *app;
+	struct sess *sess;
+	int64_t token;
+	char name[];
+};
+
+static struct pending *pending_new(struct lockapp *app, struct sess *s, const struct resp_arg *name,
+				   int64_t token)
+{
+	struct pending *p = malloc(sizeof(*p) + name->len + 1);
+	if (p == NULL)
+		return NULL;
+	p->app = app;
+	p->sess = s;
+	p->token = token;
+	memcpy(p->name, name->p, name->len + 1);
+	sess_ref(s);
+	sess_suspend(s);
+	return p;
+}
+
+/* Ends a deferred command: the reply, if any, is in sess_out already. */
+static void pending_done(struct pending *p)
+{
+	sess_resume(p->sess);
+	sess_unref(p->sess);
+	free(p);
+}
+
+static void oom(struct cmd_call *c) { resp_add_errorf(c->out, "ERR out of memory"); }
+
+/* --- LOCK.ACQUIRE name lease-ms [WAIT ms] [HOLDER label] --- */
+
+static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
+{
+	struct lk_lease *rec = arg;
+	lk_report_loss(rec, reason, "lock.lost");
+	leadercmds_changed(rec->owner->app, rec->name);
+}
+
+static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
+{
+	struct lk_sess *ks = arg;
+	struct resp_out *out = sess_out(ks->sess);
+	ks->wait = NULL;
+	if (err != NULL) {
+		lk_reply_error(out, err);
+	} else if (lease == NULL) {
+		resp_add_null(out, sess_proto(ks->sess));
+	} else {
+		struct lk_lease *rec = lk_add(ks, lease_name(lease), lease);
+		if (rec == NULL) {
+			lease_release(lease);
+			resp_add_errorf(out, "ERR out of memory");
+		} else {
+			lease_on_lost(lease, on_lost, rec);
+			resp_add_int(out, lease_token(lease));
+			leadercmds_changed(ks->app, rec->name);
+		}
+	}
+	sess_resume(ks->sess);
+}
+
+bool lk_parse_acquire(struct lockapp *app, struct cmd_call *c, struct lt_acquire_args *a,
+		      int64_t *wait_ms)
+{
+	int64_t max = app->cfg->max_lease_ms < LT_MAX_LEASE_MS ? app->cfg->max_lease_ms
+							       : LT_MAX_LEASE_MS;
+	*wait_ms = -1;
+	if (!lk_name_ok(app, c, &c->argv[1]))
+		return false;
+	a->name = c->argv[1].p;
+	if (!lk_parse_int(&c->argv[2], &a->lease_ms) || a->lease_ms < LT_MIN_LEASE_MS ||
+	    a->lease_ms > max) {
+		resp_add_errorf(c->out, "ERR lease-ms must be an integer from %lld to %lld",
+				LT_MIN_LEASE_MS, (long long)max);
+		return false;
+	}
+	for (int i = 3; i < c->argc; i += 2) {
+		const struct resp_arg *opt = &c->argv[i];
+		if (i + 1 >= c->argc) {
+			resp_add_errorf(c->out, "ERR syntax error");
+			return false;
+		}
+		if (opt->len == 4 && strncasecmp(opt->p, "WAIT", 4) == 0) {
+			if (!lk_parse_int(&c->argv[i + 1], wait_ms)) {
+				resp_add_errorf(c->out, "ERR WAIT must be a non-negative integer "
+							"of milliseconds (0: forever)");
+				return false;
+			}
+		} else if (opt->len == 6 && strncasecmp(opt->p, "HOLDER", 6) == 0) {
+			const struct resp_arg *h = &c->argv[i + 1];
+			if (h->len == 0 || h->len > STORE_HOLDER_MAX || memchr(h->p, '\0', h->len)) {
+				resp_add_errorf(c->out, "ERR HOLDER must be 1 to %d characters",
+						STORE_HOLDER_MAX);
+				return false;
+			}
+			a->holder = h->p;
+		} else {
+			resp_add_errorf(c->out, "ERR syntax error");
+			return false;
+		}
+	}
+	a->wait = *wait_ms >= 0;
+	a->timeout_ms = *wait_ms > 0 ? *wait_ms : 0;
+	return true;
+}
+
+bool lk_room(struct lk_sess *ks, struct cmd_call *c)
+{
+	if (ks->nleases < (unsigned)ks->app->cfg->max_leases_per_session)
+		return true;
+	resp_add_errorf(c->out, "ERR max leases per connection reached (%lld)",
+			(long long)ks->app->cfg->max_leases_per_session);
+	return false;
+}
+
+static void cmd_acquire(struct cmd_call *c)
+{
+	struct lockapp *app = c->arg;
+	struct lt_acquire_args a = {0};
+	int64_t wait_ms;
+	if (!lk_parse_acquire(app, c, &a, &wait_ms))
+		return;
+	struct lk_sess *ks = lk_sess_of(app, c->sess);
+	if (ks == NULL)
+		return oom(c);
+	struct lk_lease *mine = lk_find_own(ks, a.name, 0);
+	if (mine != NULL && mine->lost == LT_HELD) {
+		resp_add_errorf(c->out, "ERR this connection holds '%s' already (token %lld)",
+				a.name, (long long)mine->token);
+		return;
+	}
+	if (mine != NULL) { /* a new acquire supersedes an unreported loss */
+		lease_release(mine->lease);
+		lk_forget(mine);
+	}
+	if (!lk_room(ks, c))
+		return;
+	ks->wait = lt_acquire(app->lt, &a, acquired, ks);
+	if (ks->wait == NULL)
+		return oom(c);
+	sess_suspend(c->sess);
+}
+
+/* --- LOCK.RENEW / LOCK.RELEASE name [token] --- */
+
+/* Finds the lease a RENEW or RELEASE is about; answers and returns NULL
+ * when there is nothing to do (no such lease: 0; lost: -LOST). */
+static struct lk_lease *lookup(struct cmd_call *c, struct lockapp *app, int64_t *token)
+{
+	*token = 0;
+	if (c->argc > 3) {
+		resp_add_errorf(c->out, "ERR syntax error");
+		return NULL;
+	}
+	if (c->argc == 3 && (!lk_parse_int(&c->argv[2], token) || *token == 0)) {
+		resp_add_errorf(c->out, "ERR token must be a positive integer");
+		return NULL;
+	}
+	struct lk_sess *ks = sess_app(c->sess);
+	struct lk_lease *rec = ks != NULL ? lk_find_own(ks, c->argv[1].p, *token) : NULL;
+	if (rec == NULL && *token != 0)
+		rec = lk_find_any(app, c->argv[1].p, *token);
+	if (rec == NULL) {
+		resp_add_int(c->out, 0);
+		return NULL;
+	}
+	if (rec->lost != LT_HELD) {
+		resp_add_errorf(c->out, "LOST %s", lt_loss_name(rec->lost));
+		lease_release(rec->lease);
+		lk_forget(rec);
+		app->lost_reported++;
+		return NULL;
+	}
+	*token = rec->token;
+	return rec;
+}
+
+static void renewed(void *arg, int r, const struct lt_error *err)
+{
+	struct pending *p = arg;
+	struct resp_out *out = sess_out(p->sess);
+	if (sess_closed(p->sess)) {
+		pending_done(p);
+		return;
+	}
+	if (err != NULL) {
+		lk_reply_error(out, err);
+	} else if (r == 1) {
+		resp_add_int(out, 1);
+	} else {
+		struct lk_lease *rec = lk_find_any(p->app, p->name, p->token);
+		struct lk_sess *ks = sess_app(p->sess);
+		if (rec == NULL && ks != NULL)
+			rec = lk_find_own(ks, p->name, p->token);
+		if (rec != NULL && rec->lost != LT_HELD) {
+			resp_add_errorf(out, "LOST %s", lt_loss_name(rec->lost));
+			lease_release(rec->lease);
+			lk_forget(rec);
+			p->app->lost_reported++;
+		} else {
+			resp_add_int(out, 0);
+		}
+	}
+	pending_done(p);
+}
+
+static void cmd_renew(struct cmd_call *c)
+{
+	struct lockapp *app = c->arg;
+	int64_t token;
+	struct lk_lease *rec = lookup(c, app, &token);
+	if (rec == NULL)
+		return;
+	struct pending *p = pending_new(app, c->sess, &c->argv[1], token);
+	if (p == NULL)
+		return oom(c);
+	if (!lease_renew(rec->lease, renewed, p)) {
+		resp_add_errorf(c->out, "ERR out of memory");
+		pending_done(p);
+	}
+}
+
+static void released(void *arg, int r, const struct lt_error *err)
+{
+	struct pending *p = arg;
+	if (!sess_closed(p->sess))
+		resp_add_int(sess_out(p->sess), 1);
+	leadercmds_changed(p->app, p->name);
+	pending_done(p);
+}
+
+static void cmd_release(struct cmd_call *c)
+{
+	struct lockapp *app = c->arg;
+	int64_t token;
+	struct lk_lease *rec = lookup(c, app, &token);
+	if (rec == NULL)
+		return;
+	struct pending *p = pending_new(app, c->sess, &c->argv[1], token);
+	if (p == NULL)
+		return oom(c);
+	struct lease *lease = rec->lease;
+	lease_set_data(lease, NULL);
+	lk_forget(rec);
+	lease_release_then(lease, released, p);
+}
+
+/* --- LOCK.STATE name --- */
+
+static void state_read(void *arg, const struct lt_state *st, const struct lt_error *err)
+{
+	struct pending *p = arg;
+	struct sess *s = p->sess;
+	struct resp_out *out = sess_out(s);
+	if (sess_closed(s)) {
+		pending_done(p);
+		return;
+	}
+	if (err != NULL) {
+		lk_reply_error(out, err);
+	} else if (!st->exists) {
+		resp_add_null(out, sess_proto(s));
+	} else {
+		struct lk_sess *ks = sess_app(s);
+		struct lk_lease *rec = ks != NULL ? lk_find_own(ks, p->name, 0) : NULL;
+		bool mine = st->held && rec != NULL && rec->lease != NULL &&
+			    rec->lost == LT_HELD && strcmp(lease_owner(rec->lease), st->owner) == 0;
+		resp_add_map(out, sess_proto(s), 5);
+		resp_add_cstr(out, "held");
+		resp_add_int(out, st->held);
+		resp_add_cstr(out, "holder");
+		if (st->held && st->holder[0] != '\0')
+			resp_add_cstr(out, st->holder);
+		else
+			resp_add_null(out, sess_proto(s));
+		resp_add_cstr(out, "lease-ms");
+		resp_add_int(out, st->lease_ms);
+		resp_add_cstr(out, "fencing-token");
+		resp_add_int(out, st->token);
+		resp_add_cstr(out, "mine");
+		resp_add_int(out, mine);
+	}
+	pending_done(p);
+}
+
+static void cmd_state(struct cmd_call *c)
+{
+	struct lockapp *app = c->arg;
+	if (!lk_name_ok(app, c, &c->argv[1]))
+		return;
+	struct pending *p = pending_new(app, c->sess, &c->argv[1], 0);
+	if (p == NULL)
+		return oom(c);
+	if (!lt_get_state(app->lt, p->name, state_read, p)) {
+		resp_add_errorf(c->out, "ERR out of memory");
+		pending_done(p);
+	}
+}
+
+static const struct cmd_def lock_cmds[] = {
+	{"lock.acquire", cmd_acquire, -3, 0, NULL},
+	{"lock.renew", cmd_renew, -2, 0, NULL},
+	{"lock.release", cmd_release, -2, 0, NULL},
+	{"lock.state", cmd_state, 2, 0, NULL},
+};
+
+int lockcmds_register(struct lockapp *app, struct cmd_table *cmds)
+{
+	return cmd_table_add(cmds, lock_cmds, sizeof(lock_cmds) / sizeof(lock_cmds[0]), app);
+}
