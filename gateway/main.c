@@ -15,8 +15,10 @@
 
 #include <event2/event.h>
 
+#include "gateway/backend.h"
 #include "gateway/commands.h"
 #include "gateway/config.h"
+#include "gateway/lockapp.h"
 #include "gateway/log.h"
 #include "gateway/server.h"
 
@@ -28,13 +30,64 @@ extern char **environ;
 struct app {
 	struct event_base *base;
 	struct srv *srv;
+	struct backend backend;
+	struct lockapp *locks;
+	const struct cfg *cfg;
+	struct event *wait_releases;
 	bool stopping;
+	int exit_code;
 };
+
+/* After the sessions are gone, their releases are still in flight: leave
+ * once they are answered (or the shutdown bound passes). */
+static void check_releases(evutil_socket_t fd, short what, void *arg)
+{
+	struct app *a = arg;
+	struct lt_stats st;
+	lt_stats(a->backend.lt, &st);
+	if (st.releases_in_flight == 0 && a->backend.store->in_flight == 0) {
+		event_base_loopbreak(a->base);
+		return;
+	}
+	struct timeval tv = {0, 10000};
+	event_add(a->wait_releases, &tv);
+}
 
 static void drained(void *arg)
 {
 	struct app *a = arg;
-	event_base_loopbreak(a->base);
+	check_releases(-1, 0, a);
+}
+
+/* The store is open: take clients. */
+static void on_ready(void *arg, bool ok, const char *msg)
+{
+	struct app *a = arg;
+	char err[512];
+	if (!ok) {
+		log_msg(LOG_LVL_ERROR, "%s", msg);
+		fprintf(stderr, "leasegate: %s\n", msg);
+		a->exit_code = 1;
+		event_base_loopbreak(a->base);
+		return;
+	}
+	if (!srv_listen(a->srv, err, sizeof(err))) {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		a->exit_code = 1;
+		event_base_loopbreak(a->base);
+		return;
+	}
+	const struct cfg *cfg = a->cfg;
+	if (cfg->table[0])
+		log_msg(LOG_LVL_INFO, "locks in DynamoDB table %s (region %s)", cfg->table,
+			a->backend.region);
+	else
+		log_msg(LOG_LVL_INFO, "no --table: running on the embedded store (locks are "
+				      "shared by the clients of this process only)");
+	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
+		LG_VERSION, cfg->bind, srv_port(a->srv), cfg->unixsocket[0] ? " and " : "",
+		cfg->unixsocket, (long)getpid());
 }
 
 static void on_stop(evutil_socket_t sig, short what, void *arg)
@@ -97,15 +150,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leasegate: out of memory\n");
 		return 1;
 	}
-	/* The command layer (LOCK.*, LEADER.*) plugs in here: cmd_table_add()
-	 * its table, cmd_table_add_info() its sections, srv_set_hooks() for
-	 * session open/close/reset. */
-
-	if (!srv_listen(a.srv, err, sizeof(err))) {
+	a.cfg = &cfg;
+	a.wait_releases = evtimer_new(a.base, check_releases, &a);
+	if (!backend_open(&a.backend, a.base, &cfg, on_ready, &a, err, sizeof(err))) {
 		log_msg(LOG_LVL_ERROR, "%s", err);
 		fprintf(stderr, "leasegate: %s\n", err);
 		return 1;
 	}
+	a.locks = lockapp_new(a.backend.lt, a.backend.store, &a.backend.obs, &cfg,
+			      a.backend.kind);
+	if (!a.wait_releases || !a.locks || lockapp_register(a.locks, cmds, a.srv) != 0) {
+		fprintf(stderr, "leasegate: out of memory\n");
+		return 1;
+	}
+
 	struct event *ev_term = evsignal_new(a.base, SIGTERM, on_stop, &a);
 	struct event *ev_int = evsignal_new(a.base, SIGINT, on_stop, &a);
 	struct event *ev_hup = evsignal_new(a.base, SIGHUP, on_hup, &a);
@@ -115,24 +173,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (cfg.table[0])
-		log_msg(LOG_LVL_INFO, "locks in DynamoDB table %s", cfg.table);
-	else
-		log_msg(LOG_LVL_INFO, "no --table: running on the embedded store (locks are "
-				      "shared by the clients of this process only)");
-	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
-		LG_VERSION, cfg.bind, srv_port(a.srv), cfg.unixsocket[0] ? " and " : "",
-		cfg.unixsocket, (long)getpid());
-
 	event_base_dispatch(a.base);
 
 	log_msg(LOG_LVL_INFO, "stopped");
 	srv_free(a.srv);
+	lockapp_free(a.locks);
+	backend_close(&a.backend);
+	event_free(a.wait_releases);
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_hup);
 	cmd_table_free(cmds);
 	event_base_free(a.base);
 	log_close();
-	return 0;
+	return a.exit_code;
 }
