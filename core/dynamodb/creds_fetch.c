@@ -45,9 +45,11 @@ static void send_req(struct creds *c, const char *method, const char *url,
 		     const struct http_header *h, size_t nh, const char *body, size_t len,
 		     http_cb cb)
 {
+	/* STS may sit behind the environment's proxy; link-local agents not */
 	struct http_request r = {.method = method, .url = url, .headers = h, .nheaders = nh,
 				 .body = body, .body_len = len,
-				 .timeout_ms = c->opts.http_timeout_ms};
+				 .timeout_ms = c->opts.http_timeout_ms,
+				 .no_proxy = c->src != CREDS_SRC_WEB_IDENTITY};
 	c->req = http_send(c->http, &r, cb, c);
 	if (!c->req)
 		fail(c, "cannot send to %s", url);

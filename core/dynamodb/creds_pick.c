@@ -97,8 +97,10 @@ static bool pick_web_identity(struct creds *c, const struct creds_options *opts,
 			snprintf(region, sizeof region, "%s", opts->region);
 		else
 			creds_region(c->opts.getenv, c->opts.getenv_arg, region, sizeof region);
-		n = region[0] ? snprintf(c->sts_url, sizeof c->sts_url,
-					 "https://sts.%s.amazonaws.com/", region)
+		/* the China partition has its own domain */
+		const char *dns = strncmp(region, "cn-", 3) == 0 ? "amazonaws.com.cn" : "amazonaws.com";
+		n = region[0] ? snprintf(c->sts_url, sizeof c->sts_url, "https://sts.%s.%s/", region,
+					 dns)
 			      : snprintf(c->sts_url, sizeof c->sts_url,
 					 "https://sts.amazonaws.com/");
 	}

@@ -23,7 +23,12 @@
 #include <strings.h>
 #include <time.h>
 
-enum req_state { REQ_QUEUED, REQ_ACTIVE, REQ_DONE };
+enum req_state {
+	REQ_QUEUED,  /* on h->queue */
+	REQ_ACTIVE,  /* on h->active, in curl */
+	REQ_DONE,    /* on h->done, failed, its callback due from defer_ev */
+	REQ_CALLING, /* on no list: its callback is running */
+};
 
 struct http_req {
 	struct http *h;
@@ -34,6 +39,7 @@ struct http_req {
 	char *url, *method, *body;
 	size_t body_len;
 	int64_t connect_timeout_ms, timeout_ms;
+	bool no_proxy;
 	int64_t queued_us; /* monotonic time of http_send */
 	http_cb cb;
 	void *arg;
@@ -276,6 +282,7 @@ static void deliver(struct http *h, struct http_req *r, int code, const char *ms
 		h->stats.failed++;
 	http_cb cb = r->cb;
 	void *arg = r->arg;
+	r->state = REQ_CALLING;
 	h->depth++;
 	cb(arg, &res);
 	h->depth--;
@@ -412,6 +419,10 @@ static bool setup_easy(struct http *h, struct http_req *r, int64_t timeout_ms)
 	SET(CURLOPT_PRIVATE, r);
 	SET(CURLOPT_ERRORBUFFER, r->errbuf);
 	SET(CURLOPT_NOSIGNAL, 1L);
+	/* one request per connection at a time: max_active is the connections */
+	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	if (r->no_proxy)
+		SET(CURLOPT_NOPROXY, "*");
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
 	SET(CURLOPT_TCP_NODELAY, 1L);
@@ -598,6 +609,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	r->body_len = req->body_len;
 	r->connect_timeout_ms = req->connect_timeout_ms;
 	r->timeout_ms = req->timeout_ms;
+	r->no_proxy = req->no_proxy;
 	r->queued_us = mono_us();
 	r->cb = cb;
 	r->arg = arg;
@@ -623,7 +635,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 
 void http_cancel(struct http *h, struct http_req *r)
 {
-	if (!r)
+	if (!r || r->state == REQ_CALLING)
 		return;
 	list_unlink(list_of(h, r), r);
 	bool was_active = r->state == REQ_ACTIVE;

@@ -36,6 +36,8 @@ struct http_request {
 	size_t body_len;
 	int64_t connect_timeout_ms; /* 0 = the http default */
 	int64_t timeout_ms;         /* whole request, 0 = the http default */
+	bool no_proxy;              /* ignore proxies named by the environment
+				     * (for link-local endpoints: IMDS, container agents) */
 };
 
 struct http_response {
@@ -69,10 +71,12 @@ struct http *http_new(struct event_base *base, const struct http_options *opts);
 struct http_req *http_send(struct http *h, const struct http_request *req, http_cb cb,
 			   void *arg) __attribute__((warn_unused_result));
 
-/* The callback of r will not run; r is invalid afterwards. */
+/* The callback of r will not run; r is invalid afterwards. Safe from any
+ * callback; from r's own callback it does nothing (r ends with it). */
 void http_cancel(struct http *h, struct http_req *r);
 
-/* Cancels everything (no callbacks) and frees h. */
+/* Cancels everything (no callbacks) and frees h. From inside a callback,
+ * the memory is released when that callback returns. */
 void http_free(struct http *h);
 
 /* Figures for INFO and benchmarks. */

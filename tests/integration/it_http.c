@@ -395,6 +395,42 @@ static void test_cancel(void **state)
 	release_held();
 }
 
+static struct http_req *self_req;
+static void on_done_cancel_self(void *arg, const struct http_response *res)
+{
+	on_done(arg, res);
+	http_cancel(cancel_h, self_req); /* its own request: a no-op */
+}
+
+static void test_cancel_self_and_proxy_env(void **state)
+{
+	struct http *h = cancel_h = http_new(base, NULL);
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/x", port);
+	struct http_request rq = {.method = "GET", .url = url};
+	self_req = http_send(h, &rq, on_done_cancel_self, &results[0]);
+	assert_non_null(self_req);
+	assert_non_null(send_one(h, "GET", "/x", NULL, 0, NULL, 0, 0, 1));
+	want_done = 2;
+	assert_true(run_until(n_done, 5000));
+	assert_int_equal(results[0].code, CURLE_OK);
+	assert_int_equal(results[1].code, CURLE_OK);
+
+	/* a proxy from the environment (refusing connections) is used, unless
+	 * the request says no_proxy */
+	setenv("http_proxy", "http://127.0.0.1:1", 1);
+	assert_non_null(send_one(h, "GET", "/x", NULL, 0, NULL, 0, 0, 2));
+	rq.no_proxy = true;
+	assert_non_null(http_send(h, &rq, on_done, &results[3]));
+	want_done = 4;
+	assert_true(run_until(n_done, 5000));
+	unsetenv("http_proxy");
+	assert_int_equal(results[2].code, CURLE_COULDNT_CONNECT);
+	assert_int_equal(results[3].code, CURLE_OK);
+	assert_int_equal(results[3].status, 200);
+	http_free(h);
+}
+
 static void on_done_free(void *arg, const struct http_response *res)
 {
 	on_done(arg, res);
@@ -456,6 +492,7 @@ int main(void)
 		cmocka_unit_test_setup(test_body_limit, setup),
 		cmocka_unit_test_setup(test_cancel, setup),
 		cmocka_unit_test_setup(test_free_inside_callback_and_early_errors, setup),
+		cmocka_unit_test_setup(test_cancel_self_and_proxy_env, setup),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	evhttp_free(srv);
