@@ -1,0 +1,224 @@
+/*
+ * gw: see gw.h.
+ */
+#include "tests/support/gw.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+long long gw_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void gw_sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+bool gw_have_moto(void) { return getenv("LG_MOTO") != NULL; }
+
+const char *gw_new_table(void)
+{
+	static char name[64];
+	static int n;
+	snprintf(name, sizeof(name), "lg-%ld-%d", (long)getpid(), ++n);
+	return name;
+}
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static bool can_connect(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	bool ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return ok;
+}
+
+void gw_start(struct gw *g, const char *table, ...)
+{
+	const char *bin = getenv("LG_BIN");
+	char port[16];
+	const char *argv[48];
+	int n = 0;
+	va_list ap;
+	static int seq;
+
+	assert_non_null(bin);
+	memset(g, 0, sizeof(*g));
+	g->port = free_port();
+	snprintf(port, sizeof(port), "%d", g->port);
+	snprintf(g->log, sizeof(g->log), "%s/gw-%ld-%d.log",
+		 getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp", (long)getpid(), ++seq);
+	argv[n++] = bin;
+	argv[n++] = "--port";
+	argv[n++] = port;
+	argv[n++] = "--pg-port";
+	argv[n++] = "0";
+	argv[n++] = "--admin-port";
+	argv[n++] = "0";
+	argv[n++] = "--log-level";
+	argv[n++] = "debug";
+	if (table != NULL) {
+		assert_true(gw_have_moto());
+		argv[n++] = "--table";
+		argv[n++] = table;
+		argv[n++] = "--create-table";
+	}
+	va_start(ap, table);
+	const char *a;
+	while ((a = va_arg(ap, const char *)) != NULL && n < 46)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	g->pid = fork();
+	assert_true(g->pid >= 0);
+	if (g->pid == 0) {
+		int fd = open(g->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			dup2(fd, 1);
+		}
+		if (table != NULL) {
+			setenv("AWS_ACCESS_KEY_ID", getenv("LG_AK"), 1);
+			setenv("AWS_SECRET_ACCESS_KEY", getenv("LG_SK"), 1);
+			setenv("AWS_ENDPOINT_URL_DYNAMODB", getenv("LG_MOTO"), 1);
+			setenv("AWS_REGION", "us-east-1", 1);
+		}
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 400; i++) {
+		if (can_connect(g->port)) {
+			gw_sleep_ms(10);
+			return;
+		}
+		int status;
+		if (waitpid(g->pid, &status, WNOHANG) == g->pid)
+			fail_msg("leasegate exited at start (see %s)", g->log);
+		gw_sleep_ms(25);
+	}
+	fail_msg("leasegate did not start on port %d (see %s)", g->port, g->log);
+}
+
+int gw_signal(struct gw *g, int sig)
+{
+	int status;
+	kill(g->pid, sig);
+	if (sig != SIGTERM && sig != SIGINT && sig != SIGKILL)
+		return 0;
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(g->pid, &status, WNOHANG) == g->pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		gw_sleep_ms(10);
+	}
+	kill(g->pid, SIGKILL);
+	waitpid(g->pid, &status, 0);
+	return -1;
+}
+
+redisContext *gw_connect(const struct gw *g)
+{
+	redisContext *c = redisConnect("127.0.0.1", g->port);
+	assert_non_null(c);
+	if (c->err)
+		fail_msg("connect to %d: %s", g->port, c->errstr);
+	return c;
+}
+
+static redisReply *vcmd(redisContext *c, const char *fmt, va_list ap)
+{
+	redisReply *r = redisvCommand(c, fmt, ap);
+	if (r == NULL)
+		fail_msg("no reply: %s", c->errstr);
+	return r;
+}
+
+redisReply *gw_cmd(redisContext *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = vcmd(c, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+void gw_expect_int(redisContext *c, long long want, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = vcmd(c, fmt, ap);
+	va_end(ap);
+	if (r->type != REDIS_REPLY_INTEGER || r->integer != want)
+		fail_msg("'%s': wanted :%lld, got type %d (%lld, %s)", fmt, want, r->type,
+			 r->integer, r->str ? r->str : "");
+	freeReplyObject(r);
+}
+
+void gw_expect_nil(redisContext *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = vcmd(c, fmt, ap);
+	va_end(ap);
+	if (r->type != REDIS_REPLY_NIL)
+		fail_msg("'%s': wanted nil, got type %d (%lld, %s)", fmt, r->type, r->integer,
+			 r->str ? r->str : "");
+	freeReplyObject(r);
+}
+
+void gw_expect_err(redisContext *c, const char *prefix, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = vcmd(c, fmt, ap);
+	va_end(ap);
+	if (r->type != REDIS_REPLY_ERROR || strncmp(r->str, prefix, strlen(prefix)) != 0)
+		fail_msg("'%s': wanted -%s..., got type %d (%s)", fmt, prefix, r->type,
+			 r->str ? r->str : "");
+	freeReplyObject(r);
+}
+
+int gw_log_count(const struct gw *g, const char *needle)
+{
+	FILE *f = fopen(g->log, "r");
+	char line[4096];
+	int n = 0;
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}

@@ -1,0 +1,54 @@
+/*
+ * gw: the real leasegate binary as a test fixture — start it with options
+ * (on the embedded store, or on the moto_server of tests/run-integration.sh
+ * with the keys of its IAM user), stop it with a signal, connect hiredis.
+ */
+#ifndef LG_GW_H
+#define LG_GW_H
+
+#include <hiredis/hiredis.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct gw {
+	pid_t pid;
+	int port;
+	char log[256]; /* its stderr */
+};
+
+/* A new table name on moto, unique per call ("lg-<pid>-<n>"). */
+const char *gw_new_table(void);
+
+/* True when tests/run-integration.sh started moto (LG_MOTO is set). */
+bool gw_have_moto(void);
+
+/* Starts $LG_BIN with the NULL-terminated extra options. With table set,
+ * it runs on moto's DynamoDB table (created with --create-table), signed
+ * with LG_AK/LG_SK. Waits until it accepts connections (fails the test
+ * after 10 s). */
+void gw_start(struct gw *g, const char *table, ...);
+
+/* Sends sig and, for SIGTERM/SIGINT/SIGKILL, waits: the exit status, or
+ * 128 + signal. -1 if it did not end within 10 s. */
+int gw_signal(struct gw *g, int sig);
+
+/* A hiredis connection to g (fails the test when it cannot connect). */
+redisContext *gw_connect(const struct gw *g);
+
+/* Runs a command (printf-style) and returns its reply (freed by caller). */
+redisReply *gw_cmd(redisContext *c, const char *fmt, ...);
+
+/* Expectations on one command's reply; each frees the reply. */
+void gw_expect_int(redisContext *c, long long want, const char *fmt, ...);
+void gw_expect_nil(redisContext *c, const char *fmt, ...);
+/* The reply is an error starting with prefix. */
+void gw_expect_err(redisContext *c, const char *prefix, const char *fmt, ...);
+
+/* Milliseconds on the monotonic clock. */
+long long gw_now_ms(void);
+void gw_sleep_ms(int ms);
+
+/* Counts the lines of g's log that contain needle. */
+int gw_log_count(const struct gw *g, const char *needle);
+
+#endif
