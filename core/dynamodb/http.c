@@ -66,6 +66,7 @@ struct http {
 	struct req_list queue, active, done;
 	struct http_stats stats;
 	struct sock_ctx *socks; /* every socket curl watches */
+	int64_t queue_due_us;   /* when queue_ev fires, while pending */
 	int depth;  /* nested dispatches running user callbacks */
 	bool dead;  /* http_free() called during a dispatch */
 };
@@ -483,7 +484,25 @@ static bool start(struct http *h, struct http_req *r, int *code, const char **ms
 	return true;
 }
 
-static void arm_queue_timer(struct http *h);
+/* When a queued request is due to time out, in monotonic us. */
+static int64_t queue_due(const struct http *h, const struct http_req *r)
+{
+	return r->queued_us + effective(r->timeout_ms, h->opts.timeout_ms) * 1000;
+}
+
+/* Arms queue_ev for due_us unless it is armed for earlier. A timer left
+ * armed for a request that has since started only costs a scan. */
+static void queue_timer_at(struct http *h, int64_t due_us)
+{
+	if (evtimer_pending(h->queue_ev, NULL) && due_us >= h->queue_due_us)
+		return;
+	h->queue_due_us = due_us;
+	int64_t delay = due_us - mono_us();
+	if (delay < 0)
+		delay = 0;
+	struct timeval tv = {delay / 1000000, delay % 1000000};
+	evtimer_add(h->queue_ev, &tv);
+}
 
 static void start_queued(struct http *h)
 {
@@ -495,45 +514,34 @@ static void start_queued(struct http *h)
 		if (!start(h, r, &code, &msg))
 			fail_later(h, r, code, msg);
 	}
-	arm_queue_timer(h);
+	if (!h->queue.head)
+		evtimer_del(h->queue_ev);
 }
 
-/* Fails queued requests whose whole timeout passed while they waited. */
+/* Fails queued requests whose whole timeout passed while they waited.
+ * The next wake-up comes QUEUE_SLACK_US after the next due time, so that
+ * a long queue expiring bit by bit costs one scan per batch, not per
+ * request. */
+#define QUEUE_SLACK_US 10000
 static void on_queue_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct http *h = arg;
-	int64_t now = mono_us();
+	int64_t now = mono_us(), next_due = INT64_MAX;
 	struct http_req *r = h->queue.head;
 	while (r) {
 		struct http_req *next = r->next;
-		int64_t t = effective(r->timeout_ms, h->opts.timeout_ms) * 1000;
-		if (now - r->queued_us >= t) {
+		int64_t due = queue_due(h, r);
+		if (due <= now) {
 			list_unlink(&h->queue, r);
 			fail_later(h, r, CURLE_OPERATION_TIMEDOUT,
 				   "timed out waiting in the request queue");
+		} else if (due < next_due) {
+			next_due = due;
 		}
 		r = next;
 	}
-	arm_queue_timer(h);
-}
-
-static void arm_queue_timer(struct http *h)
-{
-	if (!h->queue.head) {
-		evtimer_del(h->queue_ev);
-		return;
-	}
-	int64_t first = INT64_MAX;
-	for (struct http_req *r = h->queue.head; r; r = r->next) {
-		int64_t due = r->queued_us + effective(r->timeout_ms, h->opts.timeout_ms) * 1000;
-		if (due < first)
-			first = due;
-	}
-	int64_t delay = first - mono_us();
-	if (delay < 0)
-		delay = 0;
-	struct timeval tv = {delay / 1000000, delay % 1000000};
-	evtimer_add(h->queue_ev, &tv);
+	if (next_due != INT64_MAX)
+		queue_timer_at(h, next_due + QUEUE_SLACK_US);
 }
 
 /* ---- public ---- */
@@ -627,7 +635,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	} else {
 		r->state = REQ_QUEUED;
 		list_push(&h->queue, r);
-		arm_queue_timer(h);
+		queue_timer_at(h, queue_due(h, r));
 	}
 	h->stats.sent++;
 	return r;
@@ -644,8 +652,8 @@ void http_cancel(struct http *h, struct http_req *r)
 	req_free(r);
 	if (was_active)
 		start_queued(h);
-	else if (!h->dead)
-		arm_queue_timer(h);
+	else if (!h->queue.head)
+		evtimer_del(h->queue_ev);
 }
 
 static void drop_all(struct http *h)
