@@ -9,10 +9,15 @@
 #include <curl/curl.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -431,6 +437,93 @@ static void test_cancel_self_and_proxy_env(void **state)
 	http_free(h);
 }
 
+/* ---- HTTPS: verification is on unless asked otherwise ---- */
+
+static SSL_CTX *tls_ctx;
+
+static struct bufferevent *on_tls_conn(struct event_base *b, void *arg)
+{
+	return bufferevent_openssl_socket_new(b, -1, SSL_new(tls_ctx), BUFFEREVENT_SSL_ACCEPTING,
+					      BEV_OPT_CLOSE_ON_FREE);
+}
+
+/* A self-signed certificate for 127.0.0.1, written to cert_path. */
+static void make_tls(const char *cert_path)
+{
+	EVP_PKEY *key = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	assert_non_null(key);
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+	X509_set_pubkey(x, key);
+	X509_NAME *name = X509_get_subject_name(x);
+	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"127.0.0.1",
+				   -1, -1, 0);
+	X509_set_issuer_name(x, name);
+	X509V3_CTX v3;
+	X509V3_set_ctx_nodb(&v3);
+	X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
+	X509_EXTENSION *san = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name, "IP:127.0.0.1");
+	X509_add_ext(x, san, -1);
+	X509_EXTENSION_free(san);
+	X509_EXTENSION *bc = X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints, "critical,CA:TRUE");
+	X509_add_ext(x, bc, -1);
+	X509_EXTENSION_free(bc);
+	assert_true(X509_sign(x, key, EVP_sha256()) > 0);
+	FILE *f = fopen(cert_path, "w");
+	assert_non_null(f);
+	PEM_write_X509(f, x);
+	fclose(f);
+	tls_ctx = SSL_CTX_new(TLS_server_method());
+	assert_int_equal(SSL_CTX_use_certificate(tls_ctx, x), 1);
+	assert_int_equal(SSL_CTX_use_PrivateKey(tls_ctx, key), 1);
+	X509_free(x);
+	EVP_PKEY_free(key);
+}
+
+static void test_https_verification(void **state)
+{
+	char cert[] = "/tmp/lg-it-http-cert.XXXXXX";
+	int fd = mkstemp(cert);
+	assert_true(fd >= 0);
+	close(fd);
+	make_tls(cert);
+	struct evhttp *tls = evhttp_new(base);
+	evhttp_set_bevcb(tls, on_tls_conn, NULL);
+	evhttp_set_gencb(tls, on_request, NULL);
+	struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(tls, "127.0.0.1", 0);
+	assert_non_null(bs);
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof sin;
+	getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&sin, &sl);
+	char url[64];
+	snprintf(url, sizeof url, "https://127.0.0.1:%d/x", ntohs(sin.sin_port));
+	struct http_request rq = {.method = "GET", .url = url};
+
+	struct http *strict = http_new(base, NULL); /* the default: verify */
+	struct http_options with_ca = {.ca_file = cert};
+	struct http *trusting = http_new(base, &with_ca);
+	struct http_options insecure = {.insecure = true};
+	struct http *lax = http_new(base, &insecure);
+	assert_non_null(http_send(strict, &rq, on_done, &results[0]));
+	assert_non_null(http_send(trusting, &rq, on_done, &results[1]));
+	assert_non_null(http_send(lax, &rq, on_done, &results[2]));
+	want_done = 3;
+	assert_true(run_until(n_done, 10000));
+	assert_int_equal(results[0].code, CURLE_PEER_FAILED_VERIFICATION);
+	assert_int_equal(results[1].code, CURLE_OK);
+	assert_string_equal(results[1].body, "xxxxx");
+	assert_int_equal(results[2].code, CURLE_OK);
+	http_free(strict);
+	http_free(trusting);
+	http_free(lax);
+	evhttp_free(tls);
+	SSL_CTX_free(tls_ctx);
+	unlink(cert);
+}
+
 static void on_done_free(void *arg, const struct http_response *res)
 {
 	on_done(arg, res);
@@ -493,6 +586,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cancel, setup),
 		cmocka_unit_test_setup(test_free_inside_callback_and_early_errors, setup),
 		cmocka_unit_test_setup(test_cancel_self_and_proxy_env, setup),
+		cmocka_unit_test_setup(test_https_verification, setup),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	evhttp_free(srv);
