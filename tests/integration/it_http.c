@@ -437,6 +437,45 @@ static void test_cancel_self_and_proxy_env(void **state)
 	http_free(h);
 }
 
+/* A connect that never completes: a listener whose backlog is full drops
+ * further SYNs, so only the connect timeout ends the request. */
+static int64_t elapsed_last;
+static void on_done_elapsed(void *arg, const struct http_response *res)
+{
+	elapsed_last = res->elapsed_us;
+	on_done(arg, res);
+}
+
+static void test_connect_timeout(void **state)
+{
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof sin;
+	assert_int_equal(bind(l, (struct sockaddr *)&sin, sizeof sin), 0);
+	assert_int_equal(listen(l, 0), 0);
+	getsockname(l, (struct sockaddr *)&sin, &sl);
+	int fill[4];
+	for (int i = 0; i < 4; i++) { /* fill the accept queue, never accepted */
+		fill[i] = socket(AF_INET, SOCK_STREAM, 0);
+		evutil_make_socket_nonblocking(fill[i]);
+		connect(fill[i], (struct sockaddr *)&sin, sizeof sin);
+	}
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/", ntohs(sin.sin_port));
+	struct http *h = http_new(base, NULL);
+	struct http_request rq = {.method = "GET", .url = url, .connect_timeout_ms = 300,
+				  .timeout_ms = 5000};
+	assert_non_null(http_send(h, &rq, on_done_elapsed, &results[0]));
+	want_done = 1;
+	assert_true(run_until(n_done, 6000));
+	assert_int_equal(results[0].code, CURLE_OPERATION_TIMEDOUT);
+	assert_in_range(elapsed_last, 250000, 2000000); /* the connect timeout, not 5 s */
+	http_free(h);
+	for (int i = 0; i < 4; i++)
+		close(fill[i]);
+	close(l);
+}
+
 /* ---- HTTPS: verification is on unless asked otherwise ---- */
 
 static SSL_CTX *tls_ctx;
@@ -587,6 +626,7 @@ int main(void)
 		cmocka_unit_test_setup(test_free_inside_callback_and_early_errors, setup),
 		cmocka_unit_test_setup(test_cancel_self_and_proxy_env, setup),
 		cmocka_unit_test_setup(test_https_verification, setup),
+		cmocka_unit_test_setup(test_connect_timeout, setup),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	evhttp_free(srv);
