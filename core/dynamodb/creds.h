@@ -97,7 +97,8 @@ typedef void (*creds_listener)(void *arg, const struct aws_credentials *creds,
  * Returns NULL on out-of-memory or a broken configuration, with the reason
  * in err (errsz bytes). */
 struct creds *creds_new(struct event_base *base, struct clock *clock,
-			const struct creds_options *opts, char *err, size_t errsz);
+			const struct creds_options *opts, char *err, size_t errsz)
+	__attribute__((warn_unused_result));
 
 /* Starts the first fetch. Static sources (fixed, environment, profile
  * keys) are available from creds_get() at once; the listener still runs
@@ -129,7 +130,8 @@ void creds_free(struct creds *c);
 /* The region, from AWS_REGION, AWS_DEFAULT_REGION, then the profile's
  * "region" in the config file (getenv as in creds_options, NULL =
  * getenv(3)). Returns false (out = "") when none is set. */
-bool creds_region(creds_getenv_fn getenv, void *getenv_arg, char *out, size_t outsz);
+bool creds_region(creds_getenv_fn getenv, void *getenv_arg, char *out, size_t outsz)
+	__attribute__((warn_unused_result));
 
 /* When to refresh credentials obtained at wall time obtained_ms that
  * expire at expiration_ms (0 = never: returns INT64_MAX): refresh_early_ms

@@ -95,8 +95,8 @@ static bool pick_web_identity(struct creds *c, const struct creds_options *opts,
 		char region[CREDS_REGION_MAX] = "";
 		if (opts && opts->region)
 			snprintf(region, sizeof region, "%s", opts->region);
-		else
-			creds_region(c->opts.getenv, c->opts.getenv_arg, region, sizeof region);
+		else if (!creds_region(c->opts.getenv, c->opts.getenv_arg, region, sizeof region))
+			region[0] = '\0'; /* no region: the global endpoint */
 		/* the China partition has its own domain */
 		const char *dns = strncmp(region, "cn-", 3) == 0 ? "amazonaws.com.cn" : "amazonaws.com";
 		n = region[0] ? snprintf(c->sts_url, sizeof c->sts_url, "https://sts.%s.%s/", region,
