@@ -19,6 +19,7 @@
 
 #include "core/clock.h"
 #include "core/dynamodb/creds.h"
+#include "core/dynamodb/creds_internal.h" /* the STS URL picked */
 #include "core/dynamodb/creds_parse.h"
 
 #define HOUR_MS (3600 * 1000LL)
@@ -447,6 +448,45 @@ static void test_source_precedence(void **state)
 	event_base_free(base);
 }
 
+static void test_sts_endpoint(void **state)
+{
+	static const struct {
+		const char *sts, *any, *region, *opt_region, *want;
+	} cases[] = {
+		{"http://127.0.0.1:5000", "http://other", "us-east-1", NULL, "http://127.0.0.1:5000"},
+		{NULL, "http://127.0.0.1:5001", "us-east-1", NULL, "http://127.0.0.1:5001"},
+		{NULL, NULL, "eu-west-1", NULL, "https://sts.eu-west-1.amazonaws.com/"},
+		{NULL, NULL, "eu-west-1", "ap-south-1", "https://sts.ap-south-1.amazonaws.com/"},
+		{NULL, NULL, "cn-north-1", NULL, "https://sts.cn-north-1.amazonaws.com.cn/"},
+		{NULL, NULL, NULL, NULL, "https://sts.amazonaws.com/"},
+	};
+	struct event_base *base = event_base_new();
+	struct clock *clk = clock_fake_new(T0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct fake_env e = {0};
+		env_set(&e, "AWS_WEB_IDENTITY_TOKEN_FILE", "/t");
+		env_set(&e, "AWS_ROLE_ARN", "arn:r");
+		env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", tmp_path("none"));
+		env_set(&e, "AWS_CONFIG_FILE", tmp_path("none"));
+		if (cases[i].sts)
+			env_set(&e, "AWS_ENDPOINT_URL_STS", cases[i].sts);
+		if (cases[i].any)
+			env_set(&e, "AWS_ENDPOINT_URL", cases[i].any);
+		if (cases[i].region)
+			env_set(&e, "AWS_REGION", cases[i].region);
+		struct creds_options o = {.getenv = fake_getenv, .getenv_arg = &e,
+					  .region = cases[i].opt_region};
+		char err[CREDS_ERR_MAX];
+		struct creds *c = creds_new(base, clk, &o, err, sizeof err);
+		assert_non_null(c);
+		assert_string_equal(c->sts_url, cases[i].want);
+		assert_string_equal(c->session_name, "leasegate-1764450000000");
+		creds_free(c);
+	}
+	clock_free(clk);
+	event_base_free(base);
+}
+
 /* ---- the provider on the fake clock ---- */
 
 struct fake_src {
@@ -730,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_profile_load),
 		cmocka_unit_test(test_region),
 		cmocka_unit_test(test_source_precedence),
+		cmocka_unit_test(test_sts_endpoint),
 		cmocka_unit_test(test_provider_refresh_schedule),
 		cmocka_unit_test(test_provider_retry_and_expiry),
 		cmocka_unit_test(test_provider_forced_refresh),
