@@ -179,7 +179,7 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 			.lock = l->lock->name,
 			.table = t->store->table,
 			.holder = l->holder,
-			.prev_holder = w->lock->seen_holder,
+			.prev_holder = w->lock->seen != NULL ? w->lock->seen->holder : NULL,
 			.token = l->token,
 		};
 		obs_emit(t->obs, &ev);

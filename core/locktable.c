@@ -73,28 +73,39 @@ struct lock *lt_lock_get(struct locktable *t, const char *name, bool create)
 	return l;
 }
 
-static void lru_unlink(struct locktable *t, struct lock *l)
+static void lru_unlink(struct locktable *t, struct seen *sn)
 {
-	if (l->lru_prev != NULL)
-		l->lru_prev->lru_next = l->lru_next;
+	if (sn->prev != NULL)
+		sn->prev->next = sn->next;
 	else
-		t->lru_head = l->lru_next;
-	if (l->lru_next != NULL)
-		l->lru_next->lru_prev = l->lru_prev;
+		t->lru_head = sn->next;
+	if (sn->next != NULL)
+		sn->next->prev = sn->prev;
 	else
-		t->lru_tail = l->lru_prev;
-	l->lru_prev = l->lru_next = NULL;
+		t->lru_tail = sn->prev;
+	sn->prev = sn->next = NULL;
+}
+
+static void lru_push(struct locktable *t, struct seen *sn)
+{
+	sn->next = t->lru_head;
+	if (t->lru_head != NULL)
+		t->lru_head->prev = sn;
+	t->lru_head = sn;
+	if (t->lru_tail == NULL)
+		t->lru_tail = sn;
 }
 
 static void forget_seen(struct lock *l)
 {
-	if (!l->has_seen)
+	struct seen *sn = l->seen;
+	if (sn == NULL)
 		return;
-	lru_unlink(l->t, l);
+	lru_unlink(l->t, sn);
 	l->t->seen_count--;
-	l->has_seen = false;
-	free(l->seen_holder);
-	l->seen_holder = NULL;
+	l->seen = NULL;
+	free(sn->holder);
+	free(sn);
 }
 
 static bool lock_idle(const struct lock *l)
@@ -118,7 +129,7 @@ static void lock_free(struct lock *l)
 /* Frees l when nothing needs it any more. */
 static void lock_maybe_free(struct lock *l)
 {
-	if (lock_idle(l) && !l->has_seen)
+	if (lock_idle(l) && l->seen == NULL)
 		lock_free(l);
 }
 
@@ -131,42 +142,40 @@ void lt_lock_unref(struct lock *l)
 /* Evicts the least recently seen idle locks past seen_max. */
 static void seen_trim(struct locktable *t)
 {
-	struct lock *l = t->lru_tail;
-	while (t->seen_count > t->seen_max && l != NULL) {
-		struct lock *prev = l->lru_prev;
-		if (lock_idle(l))
-			lock_free(l);
-		l = prev;
+	struct seen *sn = t->lru_tail;
+	while (t->seen_count > t->seen_max && sn != NULL) {
+		struct seen *prev = sn->prev;
+		if (lock_idle(sn->lock))
+			lock_free(sn->lock);
+		sn = prev;
 	}
 }
 
 void lt_lock_see(struct lock *l, const struct lock_item *item)
 {
 	struct locktable *t = l->t;
+	struct seen *sn = l->seen;
 	if (!item->exists || !item->has_owner) {
 		forget_seen(l);
 		return;
 	}
-	if (l->has_seen && strcmp(l->seen_rvn, item->rvn) == 0) {
-		lru_unlink(t, l);
+	if (sn != NULL) {
+		lru_unlink(t, sn);
 	} else {
-		if (!l->has_seen)
-			t->seen_count++;
-		else
-			lru_unlink(t, l);
-		l->has_seen = true;
-		snprintf(l->seen_rvn, sizeof(l->seen_rvn), "%s", item->rvn);
-		l->seen_at = clock_now_ms(t->clock);
-		l->seen_lease_ms = item->lease_ms;
-		free(l->seen_holder);
-		l->seen_holder = item->holder[0] != '\0' ? strdup(item->holder) : NULL;
+		if ((sn = calloc(1, sizeof(*sn))) == NULL)
+			return; /* out of memory: the lock counts as not seen */
+		sn->lock = l;
+		l->seen = sn;
+		t->seen_count++;
 	}
-	l->lru_next = t->lru_head;
-	if (t->lru_head != NULL)
-		t->lru_head->lru_prev = l;
-	t->lru_head = l;
-	if (t->lru_tail == NULL)
-		t->lru_tail = l;
+	if (sn->rvn[0] == '\0' || strcmp(sn->rvn, item->rvn) != 0) {
+		snprintf(sn->rvn, sizeof(sn->rvn), "%s", item->rvn);
+		sn->at = clock_now_ms(t->clock);
+		sn->lease_ms = item->lease_ms;
+		free(sn->holder);
+		sn->holder = item->holder[0] != '\0' ? strdup(item->holder) : NULL;
+	}
+	lru_push(t, sn);
 	seen_trim(t);
 }
 
@@ -336,8 +345,8 @@ static void notify_answered(struct lock *l)
 static int64_t poll_delay(const struct lock *l)
 {
 	int64_t now = clock_now_ms(l->t->clock);
-	int64_t d = l->seen_lease_ms / 3;
-	int64_t left = l->seen_at + l->seen_lease_ms - now;
+	int64_t d = l->seen->lease_ms / 3;
+	int64_t left = l->seen->at + l->seen->lease_ms - now;
 	if (d > LT_MAX_POLL_MS)
 		d = LT_MAX_POLL_MS;
 	if (left < d)
@@ -347,7 +356,7 @@ static int64_t poll_delay(const struct lock *l)
 
 static bool due_for_takeover(const struct lock *l)
 {
-	return clock_now_ms(l->t->clock) - l->seen_at >= l->seen_lease_ms;
+	return clock_now_ms(l->t->clock) - l->seen->at >= l->seen->lease_ms;
 }
 
 void lt_lock_kick(struct lock *l)
@@ -359,7 +368,7 @@ void lt_lock_kick(struct lock *l)
 		lock_maybe_free(l);
 		return;
 	}
-	if (!l->has_seen) {
+	if (l->seen == NULL) {
 		if (!send_write(l->wq_head, NULL, false))
 			fail_oom(l->wq_head);
 		return;
@@ -383,8 +392,8 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 		lt_lock_kick(l);
 		return;
 	}
-	if (!l->has_seen || due_for_takeover(l)) {
-		if (!send_write(l->wq_head, l->has_seen ? l->seen_rvn : NULL, l->has_seen))
+	if (l->seen == NULL || due_for_takeover(l)) {
+		if (!send_write(l->wq_head, l->seen != NULL ? l->seen->rvn : NULL, l->seen != NULL))
 			fail_oom(l->wq_head);
 		return;
 	}
@@ -485,8 +494,8 @@ static void on_try_read(void *arg, const struct store_result *res)
 		return;
 	}
 	lt_lock_see(l, &res->item);
-	if (l->held == NULL && (!l->has_seen || due_for_takeover(l))) {
-		if (!send_write(w, l->has_seen ? l->seen_rvn : NULL, l->has_seen))
+	if (l->held == NULL && (l->seen == NULL || due_for_takeover(l))) {
+		if (!send_write(w, l->seen != NULL ? l->seen->rvn : NULL, l->seen != NULL))
 			fail_oom(w);
 		return;
 	}
@@ -573,12 +582,12 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 		 * seen held, a read at once on one seen held before. Later waits
 		 * join what is under way. */
 		if (!joined && l->held == NULL && l->writes == 0 && l->poll_call == NULL) {
-			if (l->has_seen)
+			if (l->seen != NULL)
 				timer_arm(&l->poll_timer, 0);
 			else
 				ok = send_write(w, NULL, false);
 		}
-	} else if (l->has_seen) {
+	} else if (l->seen != NULL) {
 		struct store_req req = {.op = STORE_READ, .name = l->name};
 		w->call = store_submit(t->store, &req, on_try_read, w);
 		ok = w->call != NULL;
@@ -733,7 +742,10 @@ void lt_free(struct locktable *t)
 			}
 			store_cancel(t->store, l->poll_call);
 			timer_cancel(&l->poll_timer);
-			free(l->seen_holder);
+			if (l->seen != NULL) {
+				free(l->seen->holder);
+				free(l->seen);
+			}
 			free(l);
 		}
 	}

@@ -18,13 +18,24 @@ struct lt_hook {
 	char name[];
 };
 
+/* A holder this process has seen on a lock: its rvn and since when (our
+ * monotonic clock). Only locks seen held have one; they are kept in the
+ * table's LRU list, bounded by seen_max. */
+struct seen {
+	struct lock *lock;
+	struct seen *prev, *next; /* in t->lru, most recent first */
+	int64_t at;               /* monotonic ms the rvn was first read */
+	int64_t lease_ms;
+	char *holder;
+	char rvn[STORE_ID_MAX + 1];
+};
+
 /* One lock this process holds, waits for, or has seen held. Lives while
  * refs > 0 (leases and waits on it), a request of its own is in flight, or
- * it remembers a holder (the seen cache, bounded by seen_max). */
+ * it remembers a holder (seen). */
 struct lock {
 	struct lock *hnext;
 	uint64_t hash;
-	struct lock *lru_prev, *lru_next; /* in t->lru while has_seen */
 	struct locktable *t;
 	struct lease *held;                /* the local lease holding it */
 	struct lt_wait *wq_head, *wq_tail; /* queued waits, FIFO */
@@ -32,11 +43,7 @@ struct lock {
 	unsigned writes;             /* acquire writes in flight */
 	struct store_call *poll_call; /* the shared poll's read */
 	struct timer poll_timer;
-	bool has_seen;
-	int64_t seen_at;  /* monotonic ms the seen rvn was first read */
-	int64_t seen_lease_ms;
-	char *seen_holder;
-	char seen_rvn[STORE_ID_MAX + 1];
+	struct seen *seen;           /* the holder seen, NULL when none */
 	char name[];
 };
 
@@ -90,7 +97,7 @@ struct locktable {
 	unsigned seen_max, seen_count;
 	struct lock **buckets;
 	size_t nbuckets, nlocks;
-	struct lock *lru_head, *lru_tail; /* most recently seen first */
+	struct seen *lru_head, *lru_tail; /* most recently seen first */
 	struct lease *leases;
 	struct lt_hook *hooks;
 	struct lt_op *orphans; /* ops of released leases, answering 0 */
