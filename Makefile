@@ -4,6 +4,7 @@
 #   make test       install missing packages, build, run unit + integration tests
 #   make check      the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      the benchmarks of bench/
+#   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)
 #   make format     clang-format every source file
 #   make clean
 #
@@ -41,7 +42,7 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: all deps run test unit integration check bench format clean
+.PHONY: all deps run test unit integration check bench fuzz format clean
 all: $(BUILD)/leasegate
 
 deps:
@@ -89,6 +90,18 @@ check: deps
 
 bench: deps all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh
+
+# libFuzzer targets: clang builds each with the library sources, then runs
+# it for FUZZ_SECONDS on its own corpus directory under build/fuzz.
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+fuzz: deps
+	@mkdir -p build/fuzz
+	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
+	  clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -I. \
+	    $(shell pkg-config --cflags $(PKGS)) $$f $(LIB_SRC) $(LDLIBS) -o build/fuzz/$$n || exit 1; \
+	  mkdir -p build/fuzz/$$n.corpus; \
+	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) build/fuzz/$$n.corpus || exit 1; done
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
