@@ -1,0 +1,105 @@
+#!/bin/sh
+# redis_compare: leasegate (embedded store) side by side with a redis-server
+# on this machine, in one go, 50 clients, without and with pipelining (-P 16):
+#
+#   PING                 redis-benchmark -t ping (inline and multibulk)
+#   LOCK.STATE x         vs GET x (x exists on both: a lock item / a string)
+#   lock cycle           LOCK.ACQUIRE n + LOCK.RELEASE n vs SET n 1 NX PX + DEL n,
+#                        random names, by bench_lockcycle (redis-benchmark
+#                        cannot chain a release to its acquire)
+#
+# Both servers are started here on free ports, each pinned to CPU 0 and the
+# load generators to CPU 1 when the machine has two CPUs or more, so neither
+# server competes with its client. Prints a table of requests (or cycles)
+# per second and the ratio leasegate/redis against its target: >= 1.0 for
+# PING and LOCK.STATE, >= 0.8 for the lock cycle. Figures are one run's.
+#
+#   BUILD     build directory (default build)
+#   CLIENTS   connections (default 50)
+#   CYCLE_SECONDS   duration of each lock-cycle run (default 3)
+set -u
+BUILD=${BUILD:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+lg_bin=${LG_BIN:-$root/$BUILD/leasegate}
+cycle=$root/$BUILD/bench/bench_lockcycle
+clients=${CLIENTS:-50}
+seconds=${CYCLE_SECONDS:-3}
+for x in "$lg_bin" "$cycle"; do
+	[ -x "$x" ] || { echo "missing $x (make all build/bench/bench_lockcycle)"; exit 2; }
+done
+for x in redis-server redis-benchmark redis-cli; do
+	command -v "$x" >/dev/null || { echo "missing $x"; exit 2; }
+done
+
+work=$(mktemp -d /tmp/redis_compare.XXXXXX)
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+srv_cpu= cli_cpu=
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+	srv_cpu="taskset -c 0" cli_cpu="taskset -c 1"
+fi
+rport=$(free_port)
+lport=$(free_port)
+$srv_cpu redis-server --port "$rport" --bind 127.0.0.1 --save "" --appendonly no \
+	>"$work/redis.log" 2>&1 &
+rpid=$!
+$srv_cpu "$lg_bin" --port "$lport" --pg-port 0 --admin-port 0 --log-level warn \
+	>"$work/leasegate.log" 2>&1 &
+lpid=$!
+trap 'kill $rpid $lpid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+for p in "$rport" "$lport"; do
+	i=0
+	until [ "$(redis-cli -p "$p" PING 2>/dev/null)" = PONG ]; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && { echo "a server did not start"; cat "$work"/*.log; exit 2; }
+		sleep 0.05
+	done
+done
+redis-cli -p "$rport" SET x some-value >/dev/null
+redis-cli -p "$lport" LOCK.ACQUIRE x 30000 >/dev/null # released as redis-cli leaves
+
+# bench PORT N PIPELINE TESTNAME ARGS...: requests per second of TESTNAME
+bench() {
+	port=$1 n=$2 pl=$3 name=$4
+	shift 4
+	$cli_cpu redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -n "$n" -P "$pl" --csv "$@" \
+		2>>"$work/bench.err" | awk -F'"' -v t="$name" '$2 == t { print $4 }'
+}
+
+# cycles PORT MODE PIPELINE: lock cycles per second
+cycles() {
+	$cli_cpu "$cycle" "$1" "$2" "$clients" "$3" "$seconds" 2>>"$work/bench.err" |
+		awk '{ print $2 }'
+}
+
+missed=0
+printf '%-30s %3s %14s %14s %7s %7s\n' "test ($clients clients)" "-P" "redis" "leasegate" "ratio" "target"
+# row LABEL PIPELINE REDIS LEASEGATE TARGET
+row() {
+	verdict=$(awk -v r="$3" -v l="$4" -v t="$5" 'BEGIN {
+		if (r == "" || l == "" || r == 0) { print "n/a"; exit }
+		printf "%.2f %s", l / r, (l / r >= t ? "ok" : "MISS") }')
+	case "$verdict" in *MISS | n/a) missed=$((missed + 1)) ;; esac
+	printf '%-30s %3s %14s %14s %7s %7s\n' "$1" "$2" "${3:-?}" "${4:-?}" \
+		"${verdict%% *}" ">=$5 ${verdict#* }"
+}
+
+for pl in 1 16; do
+	if [ "$pl" = 1 ]; then n=200000; else n=2000000; fi
+	for t in PING_INLINE PING_MBULK; do
+		row "$t (req/s)" "$pl" "$(bench "$rport" "$n" "$pl" "$t" -t ping)" \
+			"$(bench "$lport" "$n" "$pl" "$t" -t ping)" 1.0
+	done
+	if [ "$pl" = 1 ]; then n=200000; else n=600000; fi
+	row "GET x | LOCK.STATE x (req/s)" "$pl" "$(bench "$rport" "$n" "$pl" "GET x" GET x)" \
+		"$(bench "$lport" "$n" "$pl" "LOCK.STATE x" LOCK.STATE x)" 1.0
+	row "lock cycle (cycles/s)" "$pl" "$(cycles "$rport" redis "$pl")" \
+		"$(cycles "$lport" lock "$pl")" 0.8
+done
+if [ -s "$work/bench.err" ]; then
+	echo "-- load generator messages:"
+	sort "$work/bench.err" | uniq -c | head -20
+fi
+echo "targets missed: $missed (one run on $(nproc) CPUs; servers${srv_cpu:+ on CPU 0, clients on CPU 1})"
+exit 0
