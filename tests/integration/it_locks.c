@@ -49,26 +49,25 @@ static const char *mode_table(void)
 	return table_name;
 }
 
-/* Gateways a test started, killed by the teardown if the test failed
- * before stopping them. */
-static struct gw *tracked[8];
+/* Gateways a test started (their pids: a failed test's stack is gone),
+ * killed by the teardown if the test failed before stopping them. */
+static pid_t tracked[8];
 static int ntracked;
 
 #define UP(g, table, ...)                                                                          \
 	do {                                                                                       \
 		gw_start((g), (table), __VA_ARGS__, NULL);                                         \
 		if (ntracked < 8)                                                                  \
-			tracked[ntracked++] = (g);                                                 \
+			tracked[ntracked++] = (g)->pid;                                            \
 	} while (0)
 
 static int teardown(void **state)
 {
 	for (int i = 0; i < ntracked; i++) {
 		int st;
-		pid_t pid = tracked[i]->pid;
-		if (pid > 0 && waitpid(pid, &st, WNOHANG) == 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
+		if (tracked[i] > 0 && waitpid(tracked[i], &st, WNOHANG) == 0) {
+			kill(tracked[i], SIGKILL);
+			waitpid(tracked[i], &st, 0);
 		}
 	}
 	ntracked = 0;
