@@ -1,0 +1,557 @@
+/*
+ * it_redis: the real leasegate binary ($LG_BIN) spoken to over the Redis
+ * protocol, with hiredis and with raw sockets (for exact bytes, RESP3 and
+ * broken requests). Each test starts its own server on a free port.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <hiredis/hiredis.h>
+
+struct server {
+	pid_t pid;
+	int port;
+	char sock[108];
+};
+
+/* Servers of the running test, killed by the teardown if a failed
+ * assertion skipped stop(). */
+static pid_t running[8];
+
+static void track(pid_t pid, bool on)
+{
+	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++) {
+		if (on && running[i] == 0) {
+			running[i] = pid;
+			return;
+		}
+		if (!on && running[i] == pid) {
+			running[i] = 0;
+			return;
+		}
+	}
+}
+
+static int kill_leftovers(void **state)
+{
+	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++) {
+		if (running[i] > 0) {
+			kill(running[i], SIGKILL);
+			waitpid(running[i], NULL, 0);
+			running[i] = 0;
+		}
+	}
+	return 0;
+}
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static int raw_connect(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+/* Starts $LG_BIN with the extra NULL-terminated arguments; waits until it
+ * accepts connections. */
+static void start(struct server *s, ...)
+{
+	const char *bin = getenv("LG_BIN");
+	char port[16];
+	const char *argv[32];
+	int n = 0;
+	va_list ap;
+	assert_non_null(bin);
+	memset(s, 0, sizeof(*s));
+	s->port = free_port();
+	snprintf(port, sizeof(port), "%d", s->port);
+	argv[n++] = bin;
+	argv[n++] = "--port";
+	argv[n++] = port;
+	argv[n++] = "--pg-port";
+	argv[n++] = "0";
+	argv[n++] = "--admin-port";
+	argv[n++] = "0";
+	va_start(ap, s);
+	const char *a;
+	while ((a = va_arg(ap, const char *)) && n < 30)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	s->pid = fork();
+	assert_true(s->pid >= 0);
+	if (s->pid == 0) {
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	track(s->pid, true);
+	for (int i = 0; i < 200; i++) {
+		int fd = raw_connect(s->port);
+		if (fd >= 0) {
+			close(fd);
+			sleep_ms(20); /* let the server reap that probe session */
+			return;
+		}
+		sleep_ms(25);
+	}
+	fail_msg("leasegate did not start on port %d", s->port);
+}
+
+/* SIGTERM, then the exit status (-1 if it did not exit within 10 s). */
+static int stop(struct server *s)
+{
+	int status;
+	track(s->pid, false);
+	kill(s->pid, SIGTERM);
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(s->pid, &status, WNOHANG) == s->pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		sleep_ms(10);
+	}
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &status, 0);
+	return -1;
+}
+
+static void send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+		assert_true(w > 0);
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Reads until `want` bytes arrived, EOF, or 3 s; returns the count and sets
+ * *eof if the peer closed after them (checked for up to 300 ms more). */
+static size_t recv_upto(int fd, char *buf, size_t want, bool *eof)
+{
+	size_t got = 0;
+	*eof = false;
+	int64_t waited = 0;
+	while (waited < 3000) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int timeout = got >= want ? 300 : 50;
+		if (poll(&p, 1, timeout) <= 0) {
+			if (got >= want)
+				return got;
+			waited += 50;
+			continue;
+		}
+		char tmp[4096];
+		ssize_t r = recv(fd, tmp, sizeof(tmp), 0);
+		if (r <= 0) {
+			*eof = true;
+			return got;
+		}
+		size_t k = (size_t)r;
+		if (got + k > want)
+			k = want > got ? want - got : 0;
+		memcpy(buf + got, tmp, k);
+		got += k;
+	}
+	return got;
+}
+
+/* Sends `req` on a fresh connection and checks the exact reply bytes, and
+ * whether the server closed the connection after them. */
+static void exchange(int port, const char *req, size_t reqlen, const char *want, bool closes)
+{
+	int fd = raw_connect(port);
+	char buf[8192];
+	bool eof;
+	assert_true(fd >= 0);
+	send_all(fd, req, reqlen);
+	size_t n = recv_upto(fd, buf, strlen(want), &eof);
+	if (n != strlen(want) || memcmp(buf, want, n) != 0)
+		fail_msg("request %.*s: got %.*s, want %s", (int)reqlen, req, (int)n, buf, want);
+	assert_int_equal(eof, closes);
+	close(fd);
+}
+
+#define EXCHANGE(port, req, want, closes) exchange(port, req, sizeof(req) - 1, want, closes)
+
+static redisContext *client(int port)
+{
+	redisContext *c = redisConnect("127.0.0.1", port);
+	assert_non_null(c);
+	assert_int_equal(c->err, 0);
+	return c;
+}
+
+static void expect_status(redisContext *c, const char *want, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = redisvCommand(c, fmt, ap);
+	va_end(ap);
+	assert_non_null(r);
+	if ((r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_STRING &&
+	     r->type != REDIS_REPLY_ERROR) ||
+	    strcmp(r->str, want) != 0)
+		fail_msg("%s: got type %d \"%s\", want \"%s\"", fmt, r->type,
+			 r->str ? r->str : "", want);
+	freeReplyObject(r);
+}
+
+/* ---- tests ---- */
+
+static void test_ping_echo(void **state)
+{
+	struct server s;
+	start(&s, NULL);
+	redisContext *c = client(s.port);
+	expect_status(c, "PONG", "PING");
+	expect_status(c, "hi there", "PING %s", "hi there");
+	expect_status(c, "hello world", "ECHO %s", "hello world");
+	expect_status(c, "OK", "SELECT 0");
+	expect_status(c, "OK", "CLIENT SETNAME %s", "app-1");
+	expect_status(c, "app-1", "CLIENT GETNAME");
+	redisReply *r = redisCommand(c, "CLIENT ID");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	assert_true(r->integer > 0);
+	freeReplyObject(r);
+	r = redisCommand(c, "INFO");
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	assert_non_null(strstr(r->str, "# Server\r\nredis_version:"));
+	assert_non_null(strstr(r->str, "loading:0\r\n"));
+	assert_non_null(strstr(r->str, "connected_clients:1\r\n"));
+	freeReplyObject(r);
+	r = redisCommand(c, "COMMAND COUNT");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	assert_true(r->integer >= 11); /* the built-ins, and whatever is added */
+	freeReplyObject(r);
+	r = redisCommand(c, "CLIENT LIST");
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	assert_non_null(strstr(r->str, "name=app-1 "));
+	freeReplyObject(r);
+	redisFree(c);
+	assert_int_equal(stop(&s), 0);
+}
+
+static void test_hello3_and_inline(void **state)
+{
+	struct server s;
+	start(&s, NULL);
+	EXCHANGE(s.port, "HELLO 3\r\n",
+		 "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.0.0\r\n"
+		 "$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:",
+		 false);
+	/* RESP2 null before HELLO 3, RESP3 null after */
+	{
+		int fd = raw_connect(s.port);
+		char buf[1024];
+		bool eof;
+		send_all(fd, "CLIENT GETNAME\r\nHELLO 3\r\nCLIENT GETNAME\r\n", 41);
+		size_t n = recv_upto(fd, buf, sizeof(buf) - 1, &eof);
+		buf[n] = '\0';
+		assert_memory_equal(buf, "$-1\r\n%7\r\n", 9);
+		assert_non_null(strstr(buf, "*0\r\n_\r\n")); /* modules [] then null */
+		close(fd);
+	}
+	EXCHANGE(s.port, "PING\r\n", "+PONG\r\n", false);
+	EXCHANGE(s.port, "PING\n", "+PONG\r\n", false);
+	EXCHANGE(s.port, "ECHO \"a b\"\r\n", "$3\r\na b\r\n", false);
+	EXCHANGE(s.port, "ECHO 'it\\'s'\r\nPING\r\n", "$4\r\nit's\r\n+PONG\r\n", false);
+	EXCHANGE(s.port, "\r\n*0\r\nPING\r\n", "+PONG\r\n", false);
+	EXCHANGE(s.port, "HELLO 4\r\n", "-NOPROTO unsupported protocol version\r\n", false);
+	EXCHANGE(s.port, "QUIT\r\nPING\r\n", "+OK\r\n", true);
+	assert_int_equal(stop(&s), 0);
+}
+
+static void test_errors_as_redis(void **state)
+{
+	struct server s;
+	start(&s, NULL);
+	EXCHANGE(s.port, "FOO a b\r\n",
+		 "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' \r\n", false);
+	EXCHANGE(s.port, "lock.nothing\r\n",
+		 "-ERR unknown command 'lock.nothing', with args beginning with: \r\n", false);
+	EXCHANGE(s.port, "ECHO\r\n", "-ERR wrong number of arguments for 'echo' command\r\n",
+		 false);
+	EXCHANGE(s.port, "client setname\r\n",
+		 "-ERR wrong number of arguments for 'client|setname' command\r\n", false);
+	EXCHANGE(s.port, "CLIENT nope\r\n", "-ERR unknown subcommand 'nope'. Try CLIENT HELP.\r\n",
+		 false);
+	EXCHANGE(s.port, "SELECT 3\r\n", "-ERR DB index is out of range\r\n", false);
+	EXCHANGE(s.port, "CONFIG GET maxclients\r\n",
+		 "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n", false);
+	assert_int_equal(stop(&s), 0);
+}
+
+static void test_pipelining(void **state)
+{
+	struct server s;
+	start(&s, NULL);
+	redisContext *c = client(s.port);
+	enum { N = 5000 };
+	for (int i = 0; i < N; i++)
+		assert_int_equal(redisAppendCommand(c, "ECHO %d", i), REDIS_OK);
+	for (int i = 0; i < N; i++) {
+		redisReply *r;
+		char want[16];
+		assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+		snprintf(want, sizeof(want), "%d", i);
+		assert_int_equal(r->type, REDIS_REPLY_STRING);
+		assert_string_equal(r->str, want);
+		freeReplyObject(r);
+	}
+	redisFree(c);
+	assert_int_equal(stop(&s), 0);
+}
+
+/* A protocol error answers and closes that connection only. */
+static void test_protocol_error_closes_one(void **state)
+{
+	struct server s;
+	start(&s, NULL);
+	redisContext *other = client(s.port);
+	expect_status(other, "PONG", "PING");
+	EXCHANGE(s.port, "PING\r\n*1\r\nx\r\nPING\r\n",
+		 "+PONG\r\n-ERR Protocol error: expected '$', got 'x'\r\n", true);
+	EXCHANGE(s.port, "*abc\r\n", "-ERR Protocol error: invalid multibulk length\r\n", true);
+	EXCHANGE(s.port, "*1\r\n$-1\r\n", "-ERR Protocol error: invalid bulk length\r\n", true);
+	EXCHANGE(s.port, "PING \"a\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n",
+		 true);
+	expect_status(other, "PONG", "PING");
+	redisFree(other);
+	assert_int_equal(stop(&s), 0);
+}
+
+static void test_limits(void **state)
+{
+	struct server s;
+	start(&s, "--max-args", "4", "--max-bulk", "600", "--max-query-buffer", "1024",
+	      "--max-inline", "64", NULL);
+	EXCHANGE(s.port, "*4\r\n$4\r\nECHO\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n",
+		 "-ERR wrong number of arguments for 'echo' command\r\n", false);
+	EXCHANGE(s.port, "*5\r\n", "-ERR Protocol error: invalid multibulk length\r\n", true);
+	EXCHANGE(s.port, "*2\r\n$4\r\nECHO\r\n$601\r\n", "-ERR Protocol error: invalid bulk length\r\n",
+		 true);
+	{
+		/* two arguments of 600 bytes: more than 1024 buffered, no command */
+		char req[1400];
+		int n = snprintf(req, sizeof(req), "*3\r\n$4\r\nECHO\r\n$600\r\n%0600d\r\n$600\r\n%0500d",
+				 0, 0);
+		exchange(s.port, req, (size_t)n, "-ERR Protocol error: query buffer limit reached\r\n",
+			 true);
+		n = snprintf(req, sizeof(req), "*2\r\n$4\r\nECHO\r\n$600\r\n%0600d\r\n", 0);
+		int fd = raw_connect(s.port);
+		char buf[700];
+		bool eof;
+		send_all(fd, req, (size_t)n);
+		assert_int_equal(recv_upto(fd, buf, 608, &eof), 608); /* at the limit: fine */
+		assert_false(eof);
+		close(fd);
+	}
+	EXCHANGE(s.port,
+		 "ECHO 01234567890123456789012345678901234567890123456789012345678901234567890",
+		 "-ERR Protocol error: too big inline request\r\n", true);
+	assert_int_equal(stop(&s), 0);
+}
+
+static void test_maxclients(void **state)
+{
+	struct server s;
+	start(&s, "--maxclients", "2", NULL);
+	redisContext *a = client(s.port), *b = client(s.port);
+	expect_status(a, "PONG", "PING");
+	expect_status(b, "PONG", "PING");
+	EXCHANGE(s.port, "PING\r\n", "-ERR max number of clients reached\r\n", true);
+	redisFree(b);
+	sleep_ms(100);
+	redisContext *c = client(s.port);
+	expect_status(c, "PONG", "PING");
+	redisFree(a);
+	redisFree(c);
+	assert_int_equal(stop(&s), 0);
+}
+
+static void test_requirepass(void **state)
+{
+	struct server s;
+	start(&s, "--requirepass", "s3cret", NULL);
+	EXCHANGE(s.port, "PING\r\n", "-NOAUTH Authentication required.\r\n", false);
+	EXCHANGE(s.port, "AUTH nope\r\nPING\r\n",
+		 "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+		 "-NOAUTH Authentication required.\r\n",
+		 false);
+	EXCHANGE(s.port, "AUTH s3cret\r\nPING\r\n", "+OK\r\n+PONG\r\n", false);
+	EXCHANGE(s.port, "AUTH default s3cret\r\nPING\r\n", "+OK\r\n+PONG\r\n", false);
+	EXCHANGE(s.port, "HELLO 3 AUTH default s3cret\r\n", "%7\r\n", false);
+	EXCHANGE(s.port, "AUTH s3cret\r\nRESET\r\nPING\r\n",
+		 "+OK\r\n+RESET\r\n-NOAUTH Authentication required.\r\n", false);
+	assert_int_equal(stop(&s), 0);
+}
+
+static void test_unix_socket(void **state)
+{
+	struct server s;
+	char path[108];
+	snprintf(path, sizeof(path), "/tmp/lg-it-%d.sock", (int)getpid());
+	start(&s, "--unixsocket", path, NULL);
+	redisContext *c = redisConnectUnix(path);
+	assert_non_null(c);
+	assert_int_equal(c->err, 0);
+	expect_status(c, "PONG", "PING");
+	redisFree(c);
+	assert_int_equal(stop(&s), 0);
+	assert_int_not_equal(access(path, F_OK), 0); /* removed at shutdown */
+}
+
+/* A client that writes without reading: the server stops reading it once
+ * its replies pile up, so the client's writes block long before all is
+ * sent; afterwards every reply arrives, in order. */
+static void test_back_pressure(void **state)
+{
+	struct server s;
+	start(&s, "--max-output-buffer", "1kb", NULL);
+	int fd = raw_connect(s.port);
+	assert_true(fd >= 0);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	char req[200], payload[101];
+	memset(payload, 'p', 100);
+	payload[100] = '\0';
+	int rl = snprintf(req, sizeof(req), "*2\r\n$4\r\nECHO\r\n$100\r\n%s\r\n", payload);
+	const size_t total = 64u << 20;
+	size_t sent = 0, off = 0;
+	int idle = 0;
+	while (sent < total && idle < 40) {
+		ssize_t w = send(fd, req + off, (size_t)rl - off, MSG_NOSIGNAL);
+		if (w < 0) {
+			assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+			sleep_ms(10);
+			idle++;
+			continue;
+		}
+		idle = 0;
+		sent += (size_t)w;
+		off = (off + (size_t)w) % (size_t)rl;
+	}
+	assert_true(sent < total); /* blocked: the server stopped reading */
+	/* now read everything back while finishing the last partial request
+	 * (the server reads it only as replies drain: poll both ways) */
+	size_t left = off ? (size_t)rl - off : 0;
+	sent += left;
+	/* each reply: "$100\r\n", 100 x 'p', "\r\n" */
+	static const size_t R = 108;
+	size_t want = (sent / (size_t)rl) * R, got = 0;
+	char buf[65536];
+	while (got < want) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN | (left ? POLLOUT : 0)};
+		assert_true(poll(&pf, 1, 5000) > 0);
+		if (left && (pf.revents & POLLOUT)) {
+			ssize_t w = send(fd, req + (size_t)rl - left, left, MSG_NOSIGNAL);
+			if (w > 0)
+				left -= (size_t)w;
+		}
+		if (!(pf.revents & POLLIN))
+			continue;
+		ssize_t r = recv(fd, buf, sizeof(buf), 0);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		assert_true(r > 0);
+		for (ssize_t i = 0; i < r; i++, got++) {
+			size_t at = got % R;
+			char expect = at < 6 ? "$100\r\n"[at] : at < 106 ? 'p' : "\r\n"[at - 106];
+			if (buf[i] != expect)
+				fail_msg("reply byte %zu is '%c', want '%c'", got, buf[i], expect);
+		}
+	}
+	close(fd);
+	assert_int_equal(stop(&s), 0);
+}
+
+static void test_sigterm(void **state)
+{
+	struct server s;
+	start(&s, NULL);
+	redisContext *c = client(s.port);
+	expect_status(c, "PONG", "PING");
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(stop(&s), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 6);
+	/* the open connection was closed by the server */
+	redisReply *r = redisCommand(c, "PING");
+	assert_null(r);
+	redisFree(c);
+}
+
+static void test_bad_option_stops_start(void **state)
+{
+	const char *bin = getenv("LG_BIN");
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "%s --port 99999 2>&1", bin);
+	FILE *p = popen(cmd, "r");
+	char out[512] = "";
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	int st = pclose(p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+	assert_non_null(strstr(out, "--port"));
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_ping_echo, kill_leftovers),
+		cmocka_unit_test_teardown(test_hello3_and_inline, kill_leftovers),
+		cmocka_unit_test_teardown(test_errors_as_redis, kill_leftovers),
+		cmocka_unit_test_teardown(test_pipelining, kill_leftovers),
+		cmocka_unit_test_teardown(test_protocol_error_closes_one, kill_leftovers),
+		cmocka_unit_test_teardown(test_limits, kill_leftovers),
+		cmocka_unit_test_teardown(test_maxclients, kill_leftovers),
+		cmocka_unit_test_teardown(test_requirepass, kill_leftovers),
+		cmocka_unit_test_teardown(test_unix_socket, kill_leftovers),
+		cmocka_unit_test_teardown(test_back_pressure, kill_leftovers),
+		cmocka_unit_test_teardown(test_sigterm, kill_leftovers),
+		cmocka_unit_test_teardown(test_bad_option_stops_start, kill_leftovers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
