@@ -1,0 +1,237 @@
+/*
+ * test_commands: gateway/commands, the table and dispatch, with a session
+ * that has no socket (replies are read from its buffer).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gateway/commands.h"
+#include "gateway/session.h"
+
+static int seen_argc;
+static void *seen_arg;
+static char seen_last[64];
+
+static void h_record(struct cmd_call *c)
+{
+	seen_argc = c->argc;
+	seen_arg = c->arg;
+	snprintf(seen_last, sizeof(seen_last), "%s", c->argv[c->argc - 1].p);
+	resp_add_int(c->out, c->argc);
+}
+
+static const struct cmd_def sub_defs[] = {
+	{"get", h_record, 3, 0, NULL},
+	{"open", h_record, -2, CMD_NOAUTH, NULL},
+	{NULL, NULL, 0, 0, NULL},
+};
+
+static const struct cmd_def lock_defs[] = {
+	{"lock.acquire", h_record, -3, 0, NULL},
+	{"lock.state", h_record, 2, 0, NULL},
+	{"thing", NULL, -2, 0, sub_defs},
+};
+
+struct fixture {
+	struct cmd_table *t;
+	struct sess s;
+	int tag;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	f->t = cmd_table_new();
+	assert_non_null(f->t);
+	assert_int_equal(cmd_add_builtins(f->t), 0);
+	assert_int_equal(cmd_table_add(f->t, lock_defs, 3, &f->tag), 0);
+	f->s.authenticated = true;
+	f->s.proto = RESP2;
+	resp_out_init(&f->s.out, 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	resp_out_free(&f->s.out);
+	cmd_table_free(f->t);
+	free(f);
+	return 0;
+}
+
+/* Runs a command given as space-separated words; returns the reply. */
+static const char *run(struct fixture *f, const char *line)
+{
+	static char copy[512], reply[1024];
+	struct resp_arg argv[16];
+	int argc = 0;
+	snprintf(copy, sizeof(copy), "%s", line);
+	for (char *tok = strtok(copy, " "); tok && argc < 16; tok = strtok(NULL, " ")) {
+		argv[argc].p = tok;
+		argv[argc].len = strlen(tok);
+		argc++;
+	}
+	f->s.out.len = 0;
+	cmd_dispatch(f->t, &f->s, argc, argv);
+	snprintf(reply, sizeof(reply), "%.*s", (int)f->s.out.len, f->s.out.buf);
+	return reply;
+}
+
+static void test_dispatch_table(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"PING", "+PONG\r\n"},
+		{"ping hi", "$2\r\nhi\r\n"},
+		{"PiNg a b", "-ERR wrong number of arguments for 'ping' command\r\n"},
+		{"ECHO", "-ERR wrong number of arguments for 'echo' command\r\n"},
+		{"echo x", "$1\r\nx\r\n"},
+		{"LOCK.ACQUIRE a 100", ":3\r\n"},
+		{"lock.acquire a", "-ERR wrong number of arguments for 'lock.acquire' command\r\n"},
+		{"Lock.State a", ":2\r\n"},
+		{"lock.state a b", "-ERR wrong number of arguments for 'lock.state' command\r\n"},
+		{"thing", "-ERR wrong number of arguments for 'thing' command\r\n"},
+		{"thing GET a", ":3\r\n"},
+		{"thing get", "-ERR wrong number of arguments for 'thing|get' command\r\n"},
+		{"thing nope", "-ERR unknown subcommand 'nope'. Try THING HELP.\r\n"},
+		{"nope", "-ERR unknown command 'nope', with args beginning with: \r\n"},
+		{"nope a b", "-ERR unknown command 'nope', with args beginning with: 'a' 'b' \r\n"},
+		{"SELECT 0", "+OK\r\n"},
+		{"SELECT 01", "-ERR value is not an integer or out of range\r\n"},
+		{"SELECT 2", "-ERR DB index is out of range\r\n"},
+		{"CLIENT GETNAME", "$-1\r\n"},
+		{"CLIENT SETNAME x", "+OK\r\n"},
+		{"CLIENT GETNAME", "$1\r\nx\r\n"},
+		{"CLIENT SETINFO lib-name redis-py", "+OK\r\n"},
+		{"CLIENT SETINFO colour red", "-ERR Unrecognized option 'colour'\r\n"},
+		{"COMMAND DOCS", "*0\r\n"},
+		{"COMMAND INFO get", "*1\r\n*-1\r\n"},
+		{"HELLO 1", "-NOPROTO unsupported protocol version\r\n"},
+		{"HELLO two", "-ERR Protocol version is not an integer or out of range\r\n"},
+		{"HELLO 3 SETNAME", "-ERR Syntax error in HELLO option 'SETNAME'\r\n"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = run(f, cases[i].in);
+		if (strcmp(got, cases[i].want) != 0)
+			fail_msg("%s: got \"%s\", want \"%s\"", cases[i].in, got, cases[i].want);
+	}
+	assert_ptr_equal(seen_arg, &f->tag); /* handlers get their table's arg */
+}
+
+static void test_handler_args(void **state)
+{
+	struct fixture *f = *state;
+	run(f, "lock.acquire name 30000 WAIT 0");
+	assert_int_equal(seen_argc, 5);
+	assert_string_equal(seen_last, "0");
+}
+
+static void test_unknown_command_args_cut(void **state)
+{
+	struct fixture *f = *state;
+	char line[400];
+	char a[101];
+	memset(a, 'a', 100);
+	a[100] = '\0';
+	snprintf(line, sizeof(line), "nope %s %s %s", a, a, a);
+	const char *got = run(f, line);
+	/* Redis stops adding arguments once 128 bytes of them are shown */
+	char want[400];
+	snprintf(want, sizeof(want),
+		 "-ERR unknown command 'nope', with args beginning with: '%s' '%.25s' \r\n", a, a);
+	assert_string_equal(got, want);
+}
+
+static void test_noauth(void **state)
+{
+	struct fixture *f = *state;
+	f->s.authenticated = false;
+	assert_string_equal(run(f, "PING"), "-NOAUTH Authentication required.\r\n");
+	assert_string_equal(run(f, "lock.state a"), "-NOAUTH Authentication required.\r\n");
+	assert_string_equal(run(f, "thing get a"), "-NOAUTH Authentication required.\r\n");
+	assert_string_equal(run(f, "thing open"), ":2\r\n"); /* CMD_NOAUTH */
+	/* arity is checked before authentication, as Redis does */
+	assert_string_equal(run(f, "ECHO"), "-ERR wrong number of arguments for 'echo' command\r\n");
+	assert_string_equal(run(f, "nope"),
+			    "-ERR unknown command 'nope', with args beginning with: \r\n");
+}
+
+static void test_table_rules(void **state)
+{
+	struct fixture *f = *state;
+	static const struct cmd_def dup[] = {{"PING", h_record, 1, 0, NULL}};
+	static const struct cmd_def twice[] = {{"x.a", h_record, 1, 0, NULL},
+					       {"X.A", h_record, 1, 0, NULL}};
+	size_t before = cmd_count(f->t);
+	assert_int_equal(cmd_table_add(f->t, dup, 1, NULL), -1);
+	assert_int_equal(cmd_table_add(f->t, twice, 2, NULL), -1);
+	assert_int_equal(cmd_count(f->t), before); /* nothing half-added */
+	void *arg = NULL;
+	assert_non_null(cmd_lookup(f->t, "LOCK.STATE", 10, &arg));
+	assert_ptr_equal(arg, &f->tag);
+	assert_null(cmd_lookup(f->t, "lock.stat", 9, NULL));
+
+	/* bounded: a table refuses more than it can hold */
+	static struct cmd_def many[300];
+	static char names[300][16];
+	for (int i = 0; i < 300; i++) {
+		snprintf(names[i], sizeof(names[i]), "c%d", i);
+		many[i] = (struct cmd_def){names[i], h_record, 1, 0, NULL};
+	}
+	assert_int_equal(cmd_table_add(f->t, many, 300, NULL), -1);
+	assert_int_equal(cmd_count(f->t), before);
+}
+
+static void sec_a(struct resp_out *t, void *arg)
+{
+	resp_out_printf(t, "a_key:%d\r\n", *(int *)arg);
+}
+
+static void sec_b(struct resp_out *t, void *arg)
+{
+	resp_out_printf(t, "b_key:1\r\n");
+}
+
+static void test_info_sections(void **state)
+{
+	struct fixture *f = *state;
+	int v = 7;
+	assert_int_equal(cmd_table_add_info(f->t, "leases", sec_a, &v), 0);
+	assert_int_equal(cmd_table_add_info(f->t, "store", sec_b, NULL), 0);
+	assert_int_equal(cmd_table_add_info(f->t, "LEASES", sec_b, NULL), -1);
+	struct resp_arg all[1] = {{"INFO", 4}};
+	struct resp_arg one[2] = {{"INFO", 4}, {"Store", 5}};
+	struct resp_out o;
+	resp_out_init(&o, 0);
+	cmd_info_text(f->t, &f->s, 1, all, &o);
+	assert_int_equal(o.len, strlen("# Leases\r\na_key:7\r\n\r\n# Store\r\nb_key:1\r\n"));
+	assert_memory_equal(o.buf, "# Leases\r\na_key:7\r\n\r\n# Store\r\nb_key:1\r\n", o.len);
+	o.len = 0;
+	cmd_info_text(f->t, &f->s, 2, one, &o);
+	assert_int_equal(o.len, strlen("# Store\r\nb_key:1\r\n"));
+	resp_out_free(&o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_dispatch_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handler_args, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_command_args_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_noauth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_table_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_info_sections, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
