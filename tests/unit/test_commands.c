@@ -63,6 +63,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	resp_out_free(&f->s.out);
+	free(f->s.name); /* sess_free() does this for a real session */
 	cmd_table_free(f->t);
 	free(f);
 	return 0;
