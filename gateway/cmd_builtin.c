@@ -212,11 +212,12 @@ static void c_hello(struct cmd_call *c)
 		s->authenticated = true;
 	}
 	if (!s->authenticated) {
-		resp_add_errorf(c->out,
-				"NOAUTH HELLO must be called with the client already authenticated, "
-				"otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
-				"authenticate the client and select the RESP protocol version at the "
-				"same time");
+		resp_add_errorf(
+			c->out,
+			"NOAUTH HELLO must be called with the client already authenticated, "
+			"otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+			"authenticate the client and select the RESP protocol version at the "
+			"same time");
 		return;
 	}
 	if (name && !valid_name(name)) {
@@ -287,8 +288,10 @@ static void c_client_setinfo(struct cmd_call *c)
 		return;
 	}
 	if (!valid_name(&c->argv[3]) || c->argv[3].len >= sizeof(s->lib_name)) {
-		resp_add_errorf(c->out, "ERR %s cannot contain spaces, newlines or special "
-					"characters.", field == s->lib_name ? "lib-name" : "lib-ver");
+		resp_add_errorf(c->out,
+				"ERR %s cannot contain spaces, newlines or special "
+				"characters.",
+				field == s->lib_name ? "lib-name" : "lib-ver");
 		return;
 	}
 	memcpy(field, c->argv[3].p, c->argv[3].len + 1);
@@ -300,17 +303,16 @@ static void client_line(struct sess *s, void *arg)
 {
 	struct resp_out *text = arg;
 	int64_t now = srv_now_ms();
-	resp_out_printf(text,
-			"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 "
-			"sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
-			"multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%zu tot-mem=0 events=r "
-			"cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
-			(unsigned long long)s->id, s->addr, s->laddr, s->fd, s->name ? s->name : "",
-			(long long)(now - s->created_ms) / 1000,
-			(long long)(now - s->last_cmd_ms) / 1000, resp_parser_buffered(s->parser),
-			resp_parser_room(s->parser), s->out.len,
-			s->last_cmd[0] ? s->last_cmd : "NULL", (int)s->proto, s->lib_name,
-			s->lib_ver);
+	resp_out_printf(
+		text,
+		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 "
+		"sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
+		"multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%zu tot-mem=0 events=r "
+		"cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+		(unsigned long long)s->id, s->addr, s->laddr, s->fd, s->name ? s->name : "",
+		(long long)(now - s->created_ms) / 1000, (long long)(now - s->last_cmd_ms) / 1000,
+		resp_parser_buffered(s->parser), resp_parser_room(s->parser), s->out.len,
+		s->last_cmd[0] ? s->last_cmd : "NULL", (int)s->proto, s->lib_name, s->lib_ver);
 }
 
 static void reply_text(struct cmd_call *c, struct resp_out *text)
@@ -340,13 +342,20 @@ static void c_client_info(struct cmd_call *c)
 
 static const char *const client_help[] = {
 	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"GETNAME", "    Return the name of the current connection.",
-	"ID", "    Return the ID of the current connection.",
-	"INFO", "    Return information about the current client connection.",
-	"LIST", "    Return information about client connections.",
-	"SETINFO <option> <value>", "    Set client meta attr (lib-name, lib-ver).",
-	"SETNAME <name>", "    Assign the name <name> to the current connection.",
-	"HELP", "    Print this help.",
+	"GETNAME",
+	"    Return the name of the current connection.",
+	"ID",
+	"    Return the ID of the current connection.",
+	"INFO",
+	"    Return information about the current client connection.",
+	"LIST",
+	"    Return information about client connections.",
+	"SETINFO <option> <value>",
+	"    Set client meta attr (lib-name, lib-ver).",
+	"SETNAME <name>",
+	"    Assign the name <name> to the current connection.",
+	"HELP",
+	"    Print this help.",
 };
 
 static void c_client_help(struct cmd_call *c)
@@ -358,14 +367,10 @@ static void c_client_help(struct cmd_call *c)
 }
 
 static const struct cmd_def client_subs[] = {
-	{"id", c_client_id, 2, 0, NULL},
-	{"setname", c_client_setname, 3, 0, NULL},
-	{"getname", c_client_getname, 2, 0, NULL},
-	{"setinfo", c_client_setinfo, 4, 0, NULL},
-	{"list", c_client_list, -2, 0, NULL},
-	{"info", c_client_info, 2, 0, NULL},
-	{"help", c_client_help, 2, 0, NULL},
-	{NULL, NULL, 0, 0, NULL},
+	{"id", c_client_id, 2, 0, NULL},	   {"setname", c_client_setname, 3, 0, NULL},
+	{"getname", c_client_getname, 2, 0, NULL}, {"setinfo", c_client_setinfo, 4, 0, NULL},
+	{"list", c_client_list, -2, 0, NULL},	   {"info", c_client_info, 2, 0, NULL},
+	{"help", c_client_help, 2, 0, NULL},	   {NULL, NULL, 0, 0, NULL},
 };
 
 /* ---- COMMAND, CONFIG ---- */
@@ -436,8 +441,15 @@ static void config_value(const struct cfg *cfg, const char *name, char *buf, siz
 }
 
 static const char *const config_names[] = {
-	"maxclients", "port", "bind", "proto-max-bulk-len", "client-query-buffer-limit",
-	"databases", "appendonly", "timeout", "save",
+	"maxclients",
+	"port",
+	"bind",
+	"proto-max-bulk-len",
+	"client-query-buffer-limit",
+	"databases",
+	"appendonly",
+	"timeout",
+	"save",
 };
 #define N_CONFIG (sizeof(config_names) / sizeof(config_names[0]))
 

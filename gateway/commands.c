@@ -19,9 +19,9 @@
 #include "gateway/session.h"
 
 #define MAX_COMMANDS 192
-#define SLOTS 512 /* power of two, > 2 * MAX_COMMANDS */
-#define MAX_NAME 64
-#define MAX_INFO 16
+#define SLOTS	     512 /* power of two, > 2 * MAX_COMMANDS */
+#define MAX_NAME     64
+#define MAX_INFO     16
 
 struct entry {
 	const struct cmd_def *def;
@@ -152,8 +152,8 @@ static bool wants_all(int argc, const struct resp_arg *argv)
 	return false;
 }
 
-void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc,
-		   const struct resp_arg *argv, struct resp_out *text)
+void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv,
+		   struct resp_out *text)
 {
 	bool all = wants_all(argc, argv);
 	bool first = true;
@@ -179,8 +179,7 @@ static void unknown_command(struct resp_out *out, int argc, const struct resp_ar
 	size_t n = 0;
 	args[0] = '\0';
 	for (int i = 1; i < argc && n < 128; i++) {
-		int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ", (int)(128 - n),
-				 argv[i].p);
+		int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ", (int)(128 - n), argv[i].p);
 		if (w < 0)
 			break;
 		n += (size_t)w;
@@ -213,7 +212,8 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 	s->last_cmd_ms = srv_now_ms();
 	snprintf(s->last_cmd, sizeof(s->last_cmd), "%s", d->name);
 	if (!arity_ok(d->arity, argc)) {
-		resp_add_errorf(call.out, "ERR wrong number of arguments for '%s' command", d->name);
+		resp_add_errorf(call.out, "ERR wrong number of arguments for '%s' command",
+				d->name);
 		return;
 	}
 	unsigned flags = d->flags;
@@ -235,8 +235,8 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		snprintf(s->last_cmd, sizeof(s->last_cmd), "%s|%s", d->name, sub->name);
 		if (!arity_ok(sub->arity, argc)) {
 			resp_add_errorf(call.out,
-					"ERR wrong number of arguments for '%s|%s' command", d->name,
-					sub->name);
+					"ERR wrong number of arguments for '%s|%s' command",
+					d->name, sub->name);
 			return;
 		}
 		flags |= sub->flags;

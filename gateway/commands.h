@@ -34,9 +34,9 @@ struct cmd_call {
 	struct sess *sess;
 	int argc; /* argv[0] is the command name (argv[1] the subcommand, if any) */
 	const struct resp_arg *argv;
-	struct resp_out *out;     /* == sess_out(sess) */
-	enum resp_proto proto;    /* RESP2 or RESP3: how to shape maps, nulls */
-	void *arg;                /* the arg given to cmd_table_add() */
+	struct resp_out *out;  /* == sess_out(sess) */
+	enum resp_proto proto; /* RESP2 or RESP3: how to shape maps, nulls */
+	void *arg;	       /* the arg given to cmd_table_add() */
 	const struct cmd_def *def;
 };
 
@@ -47,10 +47,10 @@ enum cmd_flags {
 };
 
 struct cmd_def {
-	const char *name; /* lower case, as errors show it: "ping", "lock.acquire" */
-	cmd_fn fn;        /* NULL for a container whose subcommands do the work */
-	int arity;        /* N > 0: exactly N args (name included); -N: at least N */
-	unsigned flags;   /* enum cmd_flags */
+	const char *name;	    /* lower case, as errors show it: "ping", "lock.acquire" */
+	cmd_fn fn;		    /* NULL for a container whose subcommands do the work */
+	int arity;		    /* N > 0: exactly N args (name included); -N: at least N */
+	unsigned flags;		    /* enum cmd_flags */
 	const struct cmd_def *subs; /* subcommands, ended by a {NULL} row, or NULL */
 };
 
@@ -92,8 +92,8 @@ void cmd_foreach(const struct cmd_table *t, void (*fn)(const struct cmd_def *d, 
 
 /* Appends the INFO sections named in argv (none, "all", "default",
  * "everything": every section) to text. */
-void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc,
-		   const struct resp_arg *argv, struct resp_out *text);
+void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv,
+		   struct resp_out *text);
 
 /* Runs one command for s: looks it up, checks arity and auth, calls it. */
 void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv);

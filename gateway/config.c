@@ -21,18 +21,18 @@ struct option_def {
 	const char *name;
 	enum opt_type type;
 	size_t offset;
-	size_t size;                 /* T_STR: capacity of the char array */
-	const char *def;             /* default, as text; NULL = empty / off */
-	long long min, max;          /* numbers: range; T_STR: length range */
-	const char *const *choices;  /* T_ENUM: index = value */
+	size_t size;		    /* T_STR: capacity of the char array */
+	const char *def;	    /* default, as text; NULL = empty / off */
+	long long min, max;	    /* numbers: range; T_STR: length range */
+	const char *const *choices; /* T_ENUM: index = value */
 	const char *help;
 };
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 
-#define DAY_MS (24LL * 3600 * 1000)
-#define STR(f) T_STR, offsetof(struct cfg, f), sizeof(((struct cfg *)0)->f)
+#define DAY_MS	  (24LL * 3600 * 1000)
+#define STR(f)	  T_STR, offsetof(struct cfg, f), sizeof(((struct cfg *)0)->f)
 #define NUM(t, f) t, offsetof(struct cfg, f), 0
 
 static const struct option_def options[] = {
@@ -75,10 +75,8 @@ static const struct option_def options[] = {
 	 "log to this file (reopened on SIGHUP; default: stderr)"},
 	{"max-query-buffer", NUM(T_SIZE, max_query_buffer), "1mb", 1024, 1LL << 30, NULL,
 	 "bytes a client may have sent and not yet had parsed"},
-	{"max-args", NUM(T_INT, max_args), "1024", 1, 1 << 20, NULL,
-	 "arguments of one command"},
-	{"max-bulk", NUM(T_SIZE, max_bulk), "512kb", 16, 1LL << 29, NULL,
-	 "bytes of one argument"},
+	{"max-args", NUM(T_INT, max_args), "1024", 1, 1 << 20, NULL, "arguments of one command"},
+	{"max-bulk", NUM(T_SIZE, max_bulk), "512kb", 16, 1LL << 29, NULL, "bytes of one argument"},
 	{"max-inline", NUM(T_SIZE, max_inline), "64kb", 16, 1LL << 20, NULL,
 	 "bytes of one inline command line"},
 	{"max-output-buffer", NUM(T_SIZE, max_output_buffer), "1mb", 1024, 1LL << 30, NULL,
@@ -141,12 +139,15 @@ static bool scale(long long v, long long unit, int64_t *out)
 static const struct unit {
 	const char *suffix;
 	long long factor;
-} duration_units[] = {
-	{"", 1}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", DAY_MS},
-}, size_units[] = {
-	{"", 1},          {"b", 1},           {"k", 1000},
-	{"kb", 1024},     {"m", 1000000},     {"mb", 1024 * 1024},
-	{"g", 1000000000}, {"gb", 1024LL * 1024 * 1024},
+} duration_units[] =
+	{
+		{"", 1}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", DAY_MS},
+},
+  size_units[] = {
+	  {"", 1},	     {"b", 1},
+	  {"k", 1000},	     {"kb", 1024},
+	  {"m", 1000000},    {"mb", 1024 * 1024},
+	  {"g", 1000000000}, {"gb", 1024LL * 1024 * 1024},
 };
 
 static bool parse_with_units(const char *s, const struct unit *u, size_t n, int64_t *out)
@@ -163,8 +164,8 @@ static bool parse_with_units(const char *s, const struct unit *u, size_t n, int6
 
 bool cfg_parse_duration(const char *s, int64_t *ms)
 {
-	return parse_with_units(s, duration_units, sizeof(duration_units) / sizeof(duration_units[0]),
-				ms);
+	return parse_with_units(s, duration_units,
+				sizeof(duration_units) / sizeof(duration_units[0]), ms);
 }
 
 bool cfg_parse_size(const char *s, int64_t *bytes)
@@ -213,8 +214,8 @@ static bool apply(struct cfg *c, const struct option_def *o, const char *v, cons
 	case T_STR: {
 		size_t len = strlen(v);
 		if ((long long)len < o->min || (long long)len > o->max || len >= o->size) {
-			errf(err, errlen, "bad value for --%s (%s): length must be %lld..%lld", o->name,
-			     from, o->min, o->max);
+			errf(err, errlen, "bad value for --%s (%s): length must be %lld..%lld",
+			     o->name, from, o->min, o->max);
 			return false;
 		}
 		memcpy(field, v, len + 1);
@@ -232,8 +233,8 @@ static bool apply(struct cfg *c, const struct option_def *o, const char *v, cons
 				ok = true;
 			}
 		for (int64_t i = 0; o->choices[i]; i++)
-			snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices), " %s",
-				 o->choices[i]);
+			snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices),
+				 " %s", o->choices[i]);
 		want = choices;
 		break;
 	case T_INT: {
@@ -254,7 +255,8 @@ static bool apply(struct cfg *c, const struct option_def *o, const char *v, cons
 		break;
 	}
 	if (!ok) {
-		errf(err, errlen, "bad value for --%s (%s): '%s' is not %s", o->name, from, v, want);
+		errf(err, errlen, "bad value for --%s (%s): '%s' is not %s", o->name, from, v,
+		     want);
 		return false;
 	}
 	if (o->type == T_INT || o->type == T_DURATION || o->type == T_SIZE) {
@@ -340,8 +342,8 @@ static bool finish(struct cfg *c, char *err, size_t errlen)
 	return true;
 }
 
-enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp,
-			 char *err, size_t errlen)
+enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp, char *err,
+			 size_t errlen)
 {
 	struct setting *flags = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*flags));
 	size_t nflags = 0;
@@ -391,7 +393,8 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
 
 	/* 2. defaults, 3. file, 4. environment, 5. flags */
 	for (size_t i = 0; i < N_OPTIONS; i++)
-		if (options[i].def && !apply(c, &options[i], options[i].def, "default", err, errlen))
+		if (options[i].def &&
+		    !apply(c, &options[i], options[i].def, "default", err, errlen))
 			goto out;
 	const char *file = env_get(envp, "LEASEGATE_CONFIG");
 	for (size_t i = 0; i < nflags; i++)
@@ -422,9 +425,11 @@ out:
 void cfg_usage(FILE *f, const char *prog)
 {
 	fprintf(f, "usage: %s [--option value | --option=value]...\n\n", prog);
-	fprintf(f, "leasegate %s: leases on named locks over the Redis and PostgreSQL\n"
-		   "protocols, stored in DynamoDB. Precedence: command line, environment,\n"
-		   "config file, default.\n\n", LG_VERSION);
+	fprintf(f,
+		"leasegate %s: leases on named locks over the Redis and PostgreSQL\n"
+		"protocols, stored in DynamoDB. Precedence: command line, environment,\n"
+		"config file, default.\n\n",
+		LG_VERSION);
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		const struct option_def *o = &options[i];
 		char env[64];

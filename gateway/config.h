@@ -62,7 +62,7 @@ struct cfg {
 };
 
 enum cfg_result {
-	CFG_OK,      /* *c is complete and valid */
+	CFG_OK,	     /* *c is complete and valid */
 	CFG_HELP,    /* --help: print cfg_usage() and exit 0 */
 	CFG_VERSION, /* --version */
 	CFG_ERROR,   /* err holds a message naming the option */
@@ -72,8 +72,8 @@ enum cfg_result {
  * "NAME=value" array, as environ) and argv[1..argc). On CFG_ERROR, err
  * (errlen bytes, NUL-terminated) says which option and why; *c is then
  * unspecified. */
-enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp,
-			 char *err, size_t errlen) CFG_WUR;
+enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp, char *err,
+			 size_t errlen) CFG_WUR;
 
 /* Writes the option list (from the table) to f. */
 void cfg_usage(FILE *f, const char *prog);

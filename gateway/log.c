@@ -89,9 +89,10 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	size_t n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(ts + n, sizeof(ts) - n, ".%03dZ", (int)(tv.tv_usec / 1000));
 
-	size_t len = (size_t)snprintf(line, sizeof(line), sink.json ?
-			"{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"" : "%s %-5s ",
-			ts, level_names[level]);
+	size_t len = (size_t)snprintf(line, sizeof(line),
+				      sink.json ? "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\""
+						: "%s %-5s ",
+				      ts, level_names[level]);
 	for (const char *s = msg; *s && len < sizeof(line) - 16; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (sink.json && (c == '"' || c == '\\')) {

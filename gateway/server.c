@@ -143,8 +143,8 @@ static void describe(const struct sockaddr *sa, char *buf, size_t len)
 	}
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-		      int salen, void *arg)
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+		      void *arg)
 {
 	static const char full[] = "-ERR max number of clients reached\r\n";
 	struct srv *srv = arg;
@@ -219,9 +219,8 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, struct cmd_t
 
 static bool listen_tcp(struct srv *srv, char *err, size_t errlen)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC,
-				 .ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE};
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
 	struct addrinfo *res = NULL;
 	char port[16];
 	snprintf(port, sizeof(port), "%lld", (long long)srv->cfg->port);
@@ -321,14 +320,38 @@ void srv_set_hooks(struct srv *srv, const struct sess_hooks *hooks)
 	srv->hooks = *hooks;
 }
 
-int srv_port(const struct srv *srv) { return srv->port; }
-const struct cfg *srv_cfg(const struct srv *srv) { return srv->cfg; }
-struct cmd_table *srv_cmds(const struct srv *srv) { return srv->cmds; }
-struct event_base *srv_base(const struct srv *srv) { return srv->base; }
-const struct resp_limits *srv_limits(const struct srv *srv) { return &srv->limits; }
-size_t srv_sessions(const struct srv *srv) { return srv->live.n; }
-int64_t srv_started_ms(const struct srv *srv) { return srv->started_ms; }
-const struct sess_hooks *srv_hooks(const struct srv *srv) { return &srv->hooks; }
+int srv_port(const struct srv *srv)
+{
+	return srv->port;
+}
+const struct cfg *srv_cfg(const struct srv *srv)
+{
+	return srv->cfg;
+}
+struct cmd_table *srv_cmds(const struct srv *srv)
+{
+	return srv->cmds;
+}
+struct event_base *srv_base(const struct srv *srv)
+{
+	return srv->base;
+}
+const struct resp_limits *srv_limits(const struct srv *srv)
+{
+	return &srv->limits;
+}
+size_t srv_sessions(const struct srv *srv)
+{
+	return srv->live.n;
+}
+int64_t srv_started_ms(const struct srv *srv)
+{
+	return srv->started_ms;
+}
+const struct sess_hooks *srv_hooks(const struct srv *srv)
+{
+	return &srv->hooks;
+}
 
 size_t srv_blocked_sessions(const struct srv *srv)
 {

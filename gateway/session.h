@@ -40,7 +40,7 @@ enum sess_state { SESS_OPEN, SESS_BLOCKED, SESS_CLOSING, SESS_CLOSED };
 struct sess {
 	struct srv *srv;
 	struct sess *prev, *next; /* the server's live list, then its graveyard */
-	int list;                 /* server.c: which list prev/next are in */
+	int list;		  /* server.c: which list prev/next are in */
 	uint64_t id;
 	int fd;
 	enum sess_state state;
@@ -54,13 +54,13 @@ struct sess {
 	struct event *resume_ev; /* runs the command loop from the event loop */
 	struct resp_parser *parser;
 	struct resp_out out; /* replies not yet handed to the socket */
-	char *name;          /* CLIENT SETNAME, NULL if none */
+	char *name;	     /* CLIENT SETNAME, NULL if none */
 	char lib_name[64], lib_ver[64];
 	char addr[64], laddr[64];
 	int64_t created_ms, last_cmd_ms;
 	char last_cmd[48];
 	const char *close_reason; /* static string, for the log */
-	void *app;                /* the command layer's per-session state (sess_set_app) */
+	void *app;		  /* the command layer's per-session state (sess_set_app) */
 };
 
 /* Creates a session on an accepted, non-blocking fd (the session owns it)
@@ -72,17 +72,38 @@ struct sess *sess_new(struct srv *srv, int fd, const char *addr, const char *lad
 void sess_free(struct sess *s);
 
 /* Where a command handler writes its reply, and pushes go (RESP3). */
-static inline struct resp_out *sess_out(struct sess *s) { return &s->out; }
-static inline enum resp_proto sess_proto(const struct sess *s) { return s->proto; }
-static inline uint64_t sess_id(const struct sess *s) { return s->id; }
-static inline enum sess_state sess_state(const struct sess *s) { return s->state; }
+static inline struct resp_out *sess_out(struct sess *s)
+{
+	return &s->out;
+}
+static inline enum resp_proto sess_proto(const struct sess *s)
+{
+	return s->proto;
+}
+static inline uint64_t sess_id(const struct sess *s)
+{
+	return s->id;
+}
+static inline enum sess_state sess_state(const struct sess *s)
+{
+	return s->state;
+}
 /* True once the session is CLOSING or CLOSED: replies are no longer read. */
-static inline bool sess_closed(const struct sess *s) { return s->state >= SESS_CLOSING; }
+static inline bool sess_closed(const struct sess *s)
+{
+	return s->state >= SESS_CLOSING;
+}
 
 /* Per-session state of the command layer (leases, waits); gateway only
  * stores the pointer. Release it in the on_close hook (srv_set_hooks). */
-static inline void *sess_app(const struct sess *s) { return s->app; }
-static inline void sess_set_app(struct sess *s, void *app) { s->app = app; }
+static inline void *sess_app(const struct sess *s)
+{
+	return s->app;
+}
+static inline void sess_set_app(struct sess *s, void *app)
+{
+	s->app = app;
+}
 
 /* Called by a command handler that will answer later (an asynchronous
  * core call): the session runs no further command until sess_resume(). */

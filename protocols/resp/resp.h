@@ -29,10 +29,10 @@
 
 /* Bounds on what a client may send. Every field must be > 0. */
 struct resp_limits {
-	uint32_t max_args;   /* arguments of one command */
-	size_t max_bulk;     /* bytes of one argument */
-	size_t max_inline;   /* bytes of one inline request line */
-	size_t max_query;    /* bytes buffered and not yet parsed into a command */
+	uint32_t max_args; /* arguments of one command */
+	size_t max_bulk;   /* bytes of one argument */
+	size_t max_inline; /* bytes of one inline request line */
+	size_t max_query;  /* bytes buffered and not yet parsed into a command */
 };
 
 /* The defaults: 1024 args, 512 KiB per argument, 64 KiB inline, 1 MiB buffered. */
@@ -52,7 +52,7 @@ struct resp_cmd {
 
 enum resp_status {
 	RESP_NEED_MORE = 0, /* no complete command buffered */
-	RESP_CMD = 1,       /* *out holds a command */
+	RESP_CMD = 1,	    /* *out holds a command */
 	RESP_ERROR = -1,    /* protocol error (sticky), see resp_parser_error() */
 };
 
@@ -105,7 +105,10 @@ void resp_out_free(struct resp_out *o);
 /* Forgets the first n bytes (they were written out); n <= len. */
 void resp_out_consume(struct resp_out *o, size_t n);
 /* True once an append failed; the bytes since then are incomplete. */
-static inline bool resp_out_failed(const struct resp_out *o) { return o->failed; }
+static inline bool resp_out_failed(const struct resp_out *o)
+{
+	return o->failed;
+}
 
 /* Raw bytes and printf, for text bodies (INFO) and tests. */
 void resp_out_raw(struct resp_out *o, const void *p, size_t len);
@@ -135,8 +138,8 @@ void resp_add_set(struct resp_out *o, enum resp_proto proto, size_t n);
 /* Push: RESP3 `>n`, RESP2 `*n` (as Redis sends pub/sub messages). */
 void resp_add_push(struct resp_out *o, enum resp_proto proto, size_t n);
 /* Verbatim text (INFO): RESP3 `=len+4\r\nfmt:...`, RESP2 bulk. fmt is 3 chars. */
-void resp_add_verbatim(struct resp_out *o, enum resp_proto proto, const char *fmt,
-		       const void *p, size_t len);
+void resp_add_verbatim(struct resp_out *o, enum resp_proto proto, const char *fmt, const void *p,
+		       size_t len);
 /* Double: RESP3 `,v`, RESP2 bulk of the same text (%.17g, inf, -inf, nan). */
 void resp_add_double(struct resp_out *o, enum resp_proto proto, double v);
 /* Boolean: RESP3 `#t`/`#f`, RESP2 `:1`/`:0`. */

@@ -423,7 +423,8 @@ static bool split_inline(struct resp_parser *p, const char *s, const char *end)
 			char c;
 			if (s >= end) {
 				if (q) {
-					set_error(p, "Protocol error: unbalanced quotes in request");
+					set_error(p,
+						  "Protocol error: unbalanced quotes in request");
 					ok = false;
 				}
 				break;
@@ -443,7 +444,8 @@ static bool split_inline(struct resp_parser *p, const char *s, const char *end)
 			} else if (q && s[0] == q) {
 				s++;
 				if (s < end && !isspace((unsigned char)*s)) {
-					set_error(p, "Protocol error: unbalanced quotes in request");
+					set_error(p,
+						  "Protocol error: unbalanced quotes in request");
 					ok = false;
 				}
 				done = true;

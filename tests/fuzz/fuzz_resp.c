@@ -64,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			resp_add_array(&o, (size_t)c.argc);
 			for (int i = 0; i < c.argc; i++) {
 				check(c.argv[i].p[c.argv[i].len] == '\0');
-				check(c.argv[i].len <= lim->max_bulk || c.argv[i].len <= lim->max_inline);
+				check(c.argv[i].len <= lim->max_bulk ||
+				      c.argv[i].len <= lim->max_inline);
 				resp_add_bulk(&o, c.argv[i].p, c.argv[i].len);
 			}
 			resp_out_consume(&o, o.len);

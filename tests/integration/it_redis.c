@@ -232,8 +232,8 @@ static void expect_status(redisContext *c, const char *want, const char *fmt, ..
 	if ((r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_STRING &&
 	     r->type != REDIS_REPLY_ERROR) ||
 	    strcmp(r->str, want) != 0)
-		fail_msg("%s: got type %d \"%s\", want \"%s\"", fmt, r->type,
-			 r->str ? r->str : "", want);
+		fail_msg("%s: got type %d \"%s\", want \"%s\"", fmt, r->type, r->str ? r->str : "",
+			 want);
 	freeReplyObject(r);
 }
 
@@ -317,8 +317,8 @@ static void test_errors_as_redis(void **state)
 	EXCHANGE(s.port, "CLIENT nope\r\n", "-ERR unknown subcommand 'nope'. Try CLIENT HELP.\r\n",
 		 false);
 	EXCHANGE(s.port, "SELECT 3\r\n", "-ERR DB index is out of range\r\n", false);
-	EXCHANGE(s.port, "CONFIG GET maxclients\r\n",
-		 "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n", false);
+	EXCHANGE(s.port, "CONFIG GET maxclients\r\n", "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n",
+		 false);
 	assert_int_equal(stop(&s), 0);
 }
 
@@ -369,15 +369,15 @@ static void test_limits(void **state)
 	EXCHANGE(s.port, "*4\r\n$4\r\nECHO\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n",
 		 "-ERR wrong number of arguments for 'echo' command\r\n", false);
 	EXCHANGE(s.port, "*5\r\n", "-ERR Protocol error: invalid multibulk length\r\n", true);
-	EXCHANGE(s.port, "*2\r\n$4\r\nECHO\r\n$601\r\n", "-ERR Protocol error: invalid bulk length\r\n",
-		 true);
+	EXCHANGE(s.port, "*2\r\n$4\r\nECHO\r\n$601\r\n",
+		 "-ERR Protocol error: invalid bulk length\r\n", true);
 	{
 		/* two arguments of 600 bytes: more than 1024 buffered, no command */
 		char req[1400];
-		int n = snprintf(req, sizeof(req), "*3\r\n$4\r\nECHO\r\n$600\r\n%0600d\r\n$600\r\n%0500d",
-				 0, 0);
-		exchange(s.port, req, (size_t)n, "-ERR Protocol error: query buffer limit reached\r\n",
-			 true);
+		int n = snprintf(req, sizeof(req),
+				 "*3\r\n$4\r\nECHO\r\n$600\r\n%0600d\r\n$600\r\n%0500d", 0, 0);
+		exchange(s.port, req, (size_t)n,
+			 "-ERR Protocol error: query buffer limit reached\r\n", true);
 		n = snprintf(req, sizeof(req), "*2\r\n$4\r\nECHO\r\n$600\r\n%0600d\r\n", 0);
 		int fd = raw_connect(s.port);
 		char buf[700];

@@ -163,7 +163,8 @@ static void test_noauth(void **state)
 	assert_string_equal(run(f, "thing get a"), "-NOAUTH Authentication required.\r\n");
 	assert_string_equal(run(f, "thing open"), ":2\r\n"); /* CMD_NOAUTH */
 	/* arity is checked before authentication, as Redis does */
-	assert_string_equal(run(f, "ECHO"), "-ERR wrong number of arguments for 'echo' command\r\n");
+	assert_string_equal(run(f, "ECHO"),
+			    "-ERR wrong number of arguments for 'echo' command\r\n");
 	assert_string_equal(run(f, "nope"),
 			    "-ERR unknown command 'nope', with args beginning with: \r\n");
 }

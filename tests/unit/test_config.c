@@ -54,8 +54,15 @@ static void test_flag_forms(void **state)
 {
 	struct cfg c;
 	char err[256];
-	char *argv[] = {"leasegate", "--port",        "7000",          "--bind=0.0.0.0",
-			"--create-table", "--log-format", "JSON", "--requirepass=s3cret", NULL};
+	char *argv[] = {"leasegate",
+			"--port",
+			"7000",
+			"--bind=0.0.0.0",
+			"--create-table",
+			"--log-format",
+			"JSON",
+			"--requirepass=s3cret",
+			NULL};
 	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
 	assert_int_equal(c.port, 7000);
 	assert_string_equal(c.bind, "0.0.0.0");
@@ -89,10 +96,17 @@ static void test_durations_and_sizes(void **state)
 		int64_t ms;
 		bool ok;
 	} d[] = {
-		{"250ms", 250, true},  {"30s", 30000, true},   {"5m", 300000, true},
-		{"2h", 7200000, true}, {"30d", 2592000000LL, true}, {"100", 100, true},
-		{"1.5s", 0, false},    {"s", 0, false},        {"-1s", 0, false},
-		{"10x", 0, false},     {"99999999999999999999d", 0, false},
+		{"250ms", 250, true},
+		{"30s", 30000, true},
+		{"5m", 300000, true},
+		{"2h", 7200000, true},
+		{"30d", 2592000000LL, true},
+		{"100", 100, true},
+		{"1.5s", 0, false},
+		{"s", 0, false},
+		{"-1s", 0, false},
+		{"10x", 0, false},
+		{"99999999999999999999d", 0, false},
 		{"999999999999999d", 0, false},
 	};
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
@@ -164,16 +178,20 @@ static void test_precedence(void **state)
 	fclose(f);
 	char cfgenv[300];
 	snprintf(cfgenv, sizeof(cfgenv), "LEASEGATE_CONFIG=%s", path);
-	char *envp[] = {cfgenv, "LEASEGATE_PORT=2222", "LEASEGATE_MAXCLIENTS=6",
-			"LEASEGATE_HOLDER_LABEL=from-env", "OTHER=1", NULL};
+	char *envp[] = {cfgenv,
+			"LEASEGATE_PORT=2222",
+			"LEASEGATE_MAXCLIENTS=6",
+			"LEASEGATE_HOLDER_LABEL=from-env",
+			"OTHER=1",
+			NULL};
 	char *argv[] = {"leasegate", "--maxclients", "7", NULL};
 	struct cfg c;
 	char err[256];
 	assert_int_equal(load(&c, argv, envp, err), CFG_OK);
 	assert_string_equal(c.bind, "10.0.0.1"); /* file over default */
 	assert_string_equal(c.table, "locks");
-	assert_int_equal(c.port, 2222);           /* env over file */
-	assert_int_equal(c.maxclients, 7);        /* flag over env */
+	assert_int_equal(c.port, 2222);	   /* env over file */
+	assert_int_equal(c.maxclients, 7); /* flag over env */
 	assert_string_equal(c.holder_label, "from-env");
 
 	/* --config on the command line; a bad line names file and option */
@@ -205,12 +223,9 @@ static void test_precedence(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_flag_forms),
-		cmocka_unit_test(test_help_version),
-		cmocka_unit_test(test_durations_and_sizes),
-		cmocka_unit_test(test_bad_values),
-		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_flag_forms),
+		cmocka_unit_test(test_help_version), cmocka_unit_test(test_durations_and_sizes),
+		cmocka_unit_test(test_bad_values),   cmocka_unit_test(test_precedence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

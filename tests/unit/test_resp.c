@@ -267,7 +267,10 @@ static void test_bad_limits(void **state)
 
 typedef void (*encode_fn)(struct resp_out *o, enum resp_proto proto);
 
-static void e_simple(struct resp_out *o, enum resp_proto pr) { resp_add_simple(o, S("OK")); }
+static void e_simple(struct resp_out *o, enum resp_proto pr)
+{
+	resp_add_simple(o, S("OK"));
+}
 static void e_simple_crlf(struct resp_out *o, enum resp_proto pr)
 {
 	resp_add_simple(o, S("a\r\nb"));
@@ -280,12 +283,30 @@ static void e_errorf(struct resp_out *o, enum resp_proto pr)
 {
 	resp_add_errorf(o, "ERR unknown command '%s'", "x");
 }
-static void e_int(struct resp_out *o, enum resp_proto pr) { resp_add_int(o, -42); }
-static void e_bulk(struct resp_out *o, enum resp_proto pr) { resp_add_bulk(o, S("a\r\nb")); }
-static void e_bulk_empty(struct resp_out *o, enum resp_proto pr) { resp_add_bulk(o, "", 0); }
-static void e_cstr(struct resp_out *o, enum resp_proto pr) { resp_add_cstr(o, "redis"); }
-static void e_null(struct resp_out *o, enum resp_proto pr) { resp_add_null(o, pr); }
-static void e_null_array(struct resp_out *o, enum resp_proto pr) { resp_add_null_array(o, pr); }
+static void e_int(struct resp_out *o, enum resp_proto pr)
+{
+	resp_add_int(o, -42);
+}
+static void e_bulk(struct resp_out *o, enum resp_proto pr)
+{
+	resp_add_bulk(o, S("a\r\nb"));
+}
+static void e_bulk_empty(struct resp_out *o, enum resp_proto pr)
+{
+	resp_add_bulk(o, "", 0);
+}
+static void e_cstr(struct resp_out *o, enum resp_proto pr)
+{
+	resp_add_cstr(o, "redis");
+}
+static void e_null(struct resp_out *o, enum resp_proto pr)
+{
+	resp_add_null(o, pr);
+}
+static void e_null_array(struct resp_out *o, enum resp_proto pr)
+{
+	resp_add_null_array(o, pr);
+}
 static void e_array(struct resp_out *o, enum resp_proto pr)
 {
 	resp_add_array(o, 2);
@@ -313,7 +334,10 @@ static void e_verbatim(struct resp_out *o, enum resp_proto pr)
 {
 	resp_add_verbatim(o, pr, "txt", S("a:1\r\n"));
 }
-static void e_double(struct resp_out *o, enum resp_proto pr) { resp_add_double(o, pr, 1.5); }
+static void e_double(struct resp_out *o, enum resp_proto pr)
+{
+	resp_add_double(o, pr, 1.5);
+}
 static void e_double_inf(struct resp_out *o, enum resp_proto pr)
 {
 	resp_add_double(o, pr, -1.0 / 0.0);
@@ -362,7 +386,8 @@ static void test_replies(void **state)
 			struct resp_out o;
 			resp_out_init(&o, 0);
 			reply_cases[i].fn(&o, (enum resp_proto)pr);
-			const char *want = pr == RESP2 ? reply_cases[i].resp2 : reply_cases[i].resp3;
+			const char *want =
+				pr == RESP2 ? reply_cases[i].resp2 : reply_cases[i].resp3;
 			assert_false(resp_out_failed(&o));
 			if (o.len != strlen(want) || memcmp(o.buf, want, o.len) != 0)
 				fail_msg("%s RESP%d: got \"%.*s\"", reply_cases[i].name, pr,
