@@ -46,7 +46,9 @@ struct store_call {
 	int64_t deadline_ms, attempt_ms;
 	struct http_req *http;
 	struct timer timer;
-	struct store_result res; /* for a result that completes from the timer */
+	enum { JOB_SEND, JOB_FAIL, JOB_FINISH } job; /* what the timer does */
+	struct ddb_verdict verdict; /* JOB_FAIL */
+	struct store_result res;    /* JOB_FAIL's message, JOB_FINISH's result */
 };
 
 enum open_state { OPEN_NONE, OPEN_RUNNING, OPEN_DONE };
@@ -187,23 +189,42 @@ static void finish(struct store_call *c, struct store_result *res, const char *b
 	free(c);
 }
 
-/* A result decided without an answer (bad request, not open): delivered
- * from the timer, never inside store_submit(). */
-static void deferred(void *arg)
+static void failed(struct store_call *c, struct ddb_verdict v, struct store_result *res,
+		   const char *date);
+
+/* The call's one timer: the wait before a retry, or a result decided
+ * without an answer, which is delivered from the loop and never inside
+ * store_submit(). */
+static void on_timer(void *arg)
 {
 	struct store_call *c = arg;
-	finish(c, &c->res, NULL, 0);
+	switch (c->job) {
+	case JOB_SEND:
+		send_attempt(c);
+		return;
+	case JOB_FAIL:
+		c->job = JOB_SEND;
+		failed(c, c->verdict, &c->res, NULL);
+		return;
+	case JOB_FINISH:
+		finish(c, &c->res, NULL, 0);
+		return;
+	}
 }
 
+/* Ends c with c->res, from the loop. */
 static void defer(struct store_call *c)
 {
-	timer_init(&c->timer, c->ds->clock, deferred, c);
+	c->job = JOB_FINISH;
 	timer_arm(&c->timer, 0);
 }
 
-static void retry_timer(void *arg)
+/* An attempt failed before it was sent: decide on a retry from the loop. */
+static void defer_failure(struct store_call *c, struct ddb_verdict v)
 {
-	send_attempt(arg);
+	c->job = JOB_FAIL;
+	c->verdict = v;
+	timer_arm(&c->timer, 0);
 }
 
 static struct store_call *new_call(struct ddb_store *ds, enum ddb_op dop, done_fn done,
@@ -219,7 +240,7 @@ static struct store_call *new_call(struct ddb_store *ds, enum ddb_op dop, done_f
 	int64_t now = clock_now_ms(ds->clock);
 	c->deadline_ms = now + budget_ms;
 	c->attempt_ms = ds->cfg.attempt_timeout_ms;
-	timer_init(&c->timer, ds->clock, retry_timer, c);
+	timer_init(&c->timer, ds->clock, on_timer, c);
 	link_call(ds, c);
 	return c;
 }
@@ -273,6 +294,7 @@ static void failed(struct store_call *c, struct ddb_verdict v, struct store_resu
 	if (d.retry) {
 		c->spent += d.cost;
 		ds->stats.retries++;
+		c->job = JOB_SEND;
 		timer_arm(&c->timer, d.delay_ms);
 		return;
 	}
@@ -373,27 +395,33 @@ static void on_http(void *arg, const struct http_response *hr)
 	failed(c, v, &res, hr->date);
 }
 
+/* Signs and sends the next attempt. It may run inside store_submit(), so
+ * it never ends the call itself: failures before the send go through the
+ * timer. */
 static void send_attempt(struct store_call *c)
 {
 	struct ddb_store *ds = c->ds;
-	struct store_result res;
-	memset(&res, 0, sizeof res);
+	struct store_result *res = &c->res;
+	memset(res, 0, sizeof *res);
 	int64_t left = c->deadline_ms - clock_now_ms(ds->clock);
 	if (left <= 0) {
-		res.status = STORE_TRANSIENT;
-		res.error_type = "Timeout";
-		msgf(&res, "DynamoDB %s on table %s: no time left before the deadline",
+		res->status = STORE_TRANSIENT;
+		res->error_type = "Timeout";
+		msgf(res, "DynamoDB %s on table %s: no time left before the deadline",
 		     ddb_op_name(c->dop), ds->table);
-		finish(c, &res, NULL, 0);
+		defer(c);
 		return;
 	}
 	c->attempts++;
 	const struct aws_credentials *cr = ds->cfg.credentials(ds->cfg.credentials_arg);
 	if (!cr) {
-		msgf(&res, "DynamoDB %s on table %s: no AWS credentials available yet",
+		/* not retried here: the credential chain fetches on its own
+		 * schedule, and the quota is for DynamoDB's failures */
+		res->status = STORE_TRANSIENT;
+		res->error_type = "CredentialsNotAvailable";
+		msgf(res, "DynamoDB %s on table %s: no AWS credentials available yet",
 		     ddb_op_name(c->dop), ds->table);
-		failed(c, (struct ddb_verdict){DDB_C_TRANSIENT, "CredentialsNotAvailable", false},
-		       &res, NULL);
+		defer(c);
 		return;
 	}
 	struct http_header h[4 + 3] = {
@@ -413,10 +441,10 @@ static void send_attempt(struct store_call *c)
 	};
 	struct sigv4_signed sig;
 	if (!sigv4_sign(&sr, cr, wall_ms(ds), &sig, NULL)) {
-		msgf(&res, "DynamoDB %s on table %s: the request could not be signed "
-			   "(credentials malformed or out of memory)",
+		msgf(res, "DynamoDB %s on table %s: the request could not be signed "
+			  "(credentials malformed or out of memory)",
 		     ddb_op_name(c->dop), ds->table);
-		failed(c, (struct ddb_verdict){DDB_C_FATAL, "SigningFailed", false}, &res, NULL);
+		defer_failure(c, (struct ddb_verdict){DDB_C_FATAL, "SigningFailed", false});
 		return;
 	}
 	size_t n = 3;
@@ -437,10 +465,9 @@ static void send_attempt(struct store_call *c)
 	ds->stats.http[c->dop]++;
 	c->http = http_send(ds->http, &req, on_http, c);
 	if (!c->http) {
-		msgf(&res, "DynamoDB %s on table %s: too many requests queued",
+		msgf(res, "DynamoDB %s on table %s: too many requests queued",
 		     ddb_op_name(c->dop), ds->table);
-		failed(c, (struct ddb_verdict){DDB_C_THROTTLED, "LocalQueueFull", false}, &res,
-		       NULL);
+		defer_failure(c, (struct ddb_verdict){DDB_C_THROTTLED, "LocalQueueFull", false});
 	}
 }
 
@@ -457,8 +484,12 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 				     void *arg)
 {
 	struct ddb_store *ds = (struct ddb_store *)s;
+	/* An acquire's lease starts when it is sent: its whole lease is the
+	 * budget. A renewal sent on schedule has two thirds of its lease left. */
 	bool leased = (req->op == STORE_ACQUIRE || req->op == STORE_RENEW) && req->lease_ms > 0;
-	int64_t budget = leased ? req->lease_ms : ds->cfg.op_timeout_ms;
+	int64_t budget = !leased		 ? ds->cfg.op_timeout_ms
+			 : req->op == STORE_RENEW ? req->lease_ms * 2 / 3
+						  : req->lease_ms;
 	struct store_call *c = new_call(ds, ddb_op_for(req->op), deliver, budget);
 	if (!c)
 		return NULL;

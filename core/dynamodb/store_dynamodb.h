@@ -20,10 +20,12 @@
  * one request"); the HTTP requests sent, retries included, are in
  * store_dynamodb_stats().http[ddb_op].
  *
- * Time: an operation has a deadline, its lease for ACQUIRE and RENEW
- * (a request never outlives the lease it serves), op_timeout_ms for the
- * others; each attempt is bounded by attempt_timeout_ms, by a third of the
- * lease, and by what is left before the deadline.
+ * Time: an operation has a deadline, so that a request never outlives the
+ * lease it serves: the lease for ACQUIRE (the lease starts at the send),
+ * two thirds of it for RENEW (what a renewal sent on schedule has left),
+ * op_timeout_ms for the others. Each attempt is bounded by
+ * attempt_timeout_ms, by a third of the lease, and by what is left before
+ * the deadline. Retries: ddb_retry.h (standard mode, 3 attempts).
  */
 #ifndef LG_STORE_DYNAMODB_H
 #define LG_STORE_DYNAMODB_H
@@ -53,7 +55,8 @@ struct store_dynamodb_config {
 	const char *table;         /* required */
 	const char *region;        /* required (the gateway resolves it) */
 	const char *endpoint;      /* NULL: store_dynamodb_endpoint() */
-	const char *partition_key; /* NULL: read with DescribeTable at open */
+	const char *partition_key; /* NULL: read with DescribeTable at open
+				      ("pk" for a table the store creates) */
 	const char *sort_key;      /* with partition_key: NULL = no sort key */
 	const char *ttl_attribute; /* NULL: none */
 	bool create_table;         /* create the table when it is missing */

@@ -445,6 +445,11 @@ static void not_open_refused(void **state)
 	assert_int_equal(r.status, STORE_FATAL);
 	assert_string_equal(r.error_type, "InvalidRequest");
 	assert_int_equal(stats(s).http[DDB_UPDATE_ITEM], 0);
+	/* a renewal with no time left is not sent (and not answered inside submit) */
+	r = do_req(s, (struct store_req){.op = STORE_RENEW, .owner = "o", .rvn = "r", .lease_ms = 1});
+	assert_int_equal(r.status, STORE_TRANSIENT);
+	assert_string_equal(r.error_type, "Timeout");
+	assert_int_equal(stats(s).http[DDB_UPDATE_ITEM], 0);
 	store_free(s);
 }
 
