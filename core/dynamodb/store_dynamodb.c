@@ -7,7 +7,7 @@
  * by ddb_retry; a retry waits on the call's timer. Every call ends in
  * finish(), the one place where it leaves the list and is freed.
  */
-#include "core/dynamodb/store_dynamodb.h"
+#include "core/dynamodb/store_dynamodb_int.h"
 
 #include <curl/curl.h>
 #include <inttypes.h>
@@ -19,68 +19,7 @@
 #include "core/dynamodb/http.h"
 
 #define TARGET_PREFIX "DynamoDB_20120810."
-#define OPEN_POLL_MS 1000        /* DescribeTable while the table is CREATING */
-#define OPEN_WAIT_MS (300 * 1000) /* the longest wait for ACTIVE */
-#define DEFAULT_PK "pk"          /* key of a table leasegate creates */
-
-struct ddb_store;
-
-/* How a call ends: a store request hands its result to the core; an open
- * step feeds the open state machine (body: a 2xx body, else NULL). */
-typedef void (*done_fn)(struct store_call *c, struct store_result *res, const char *body,
-			size_t len);
-
-struct store_call {
-	struct store_call *prev, *next;
-	struct ddb_store *ds;
-	done_fn done;
-	store_cb cb;
-	void *arg;
-	enum store_op op;
-	enum ddb_op dop;
-	bool unconditional;
-	char *body;
-	size_t body_len;
-	int attempts, spent;
-	bool skew_retried;
-	int64_t deadline_ms, attempt_ms;
-	struct http_req *http;
-	struct timer timer;
-	enum { JOB_SEND, JOB_FAIL, JOB_FINISH } job; /* what the timer does */
-	struct ddb_verdict verdict; /* JOB_FAIL */
-	struct store_result res;    /* JOB_FAIL's message, JOB_FINISH's result */
-};
-
-enum open_state { OPEN_NONE, OPEN_RUNNING, OPEN_DONE };
-
-struct ddb_store {
-	struct store base;
-	struct clock *clock;
-	struct http *http;
-	bool own_http;
-	struct store_dynamodb_config cfg;
-	const struct ddb_retry_policy *policy;
-	struct ddb_quota quota;
-	struct ddb_keys keys;
-	char table[DDB_TABLE_NAME_MAX + 1];
-	char region[64];
-	char pk[DDB_KEY_NAME_MAX + 1], sk[DDB_KEY_NAME_MAX + 1];
-	char ttl[DDB_KEY_NAME_MAX + 1];
-	char url[512], host[256];
-	struct store_call *calls;
-	struct store_dynamodb_stats stats;
-	/* open */
-	bool keys_given;
-	struct timer open_timer;
-	enum open_state open;
-	bool created;
-	int64_t open_until;
-	store_cb open_cb;
-	void *open_arg;
-};
-
-static void send_attempt(struct store_call *c);
-static void poll_timer(void *arg);
+#define DEFAULT_PK    "pk" /* key of a table leasegate creates */
 
 static const char *const targets[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = TARGET_PREFIX "UpdateItem",
@@ -92,7 +31,8 @@ static const char *const targets[DDB_OP_COUNT] = {
 	[DDB_UPDATE_TIME_TO_LIVE] = TARGET_PREFIX "UpdateTimeToLive",
 };
 
-static void msgf(struct store_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void msgf(struct store_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void msgf(struct store_result *res, const char *fmt, ...)
 {
 	va_list ap;
@@ -101,7 +41,7 @@ static void msgf(struct store_result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
-static bool copy(char *dst, size_t cap, const char *src)
+bool ddbs_copy(char *dst, size_t cap, const char *src)
 {
 	size_t n = strlen(src);
 	if (n >= cap)
@@ -166,7 +106,7 @@ static void unlink_call(struct store_call *c)
 	timer_cancel(&c->timer);
 }
 
-static void drop_call(struct store_call *c)
+void ddbs_drop(struct store_call *c)
 {
 	unlink_call(c);
 	if (c->http)
@@ -200,7 +140,7 @@ static void on_timer(void *arg)
 	struct store_call *c = arg;
 	switch (c->job) {
 	case JOB_SEND:
-		send_attempt(c);
+		ddbs_send(c);
 		return;
 	case JOB_FAIL:
 		c->job = JOB_SEND;
@@ -213,7 +153,7 @@ static void on_timer(void *arg)
 }
 
 /* Ends c with c->res, from the loop. */
-static void defer(struct store_call *c)
+void ddbs_defer(struct store_call *c)
 {
 	c->job = JOB_FINISH;
 	timer_arm(&c->timer, 0);
@@ -227,8 +167,8 @@ static void defer_failure(struct store_call *c, struct ddb_verdict v)
 	timer_arm(&c->timer, 0);
 }
 
-static struct store_call *new_call(struct ddb_store *ds, enum ddb_op dop, done_fn done,
-				   int64_t budget_ms)
+struct store_call *ddbs_new_call(struct ddb_store *ds, enum ddb_op dop, ddbs_done_fn done,
+				 int64_t budget_ms)
 {
 	struct store_call *c = calloc(1, sizeof *c);
 	if (!c)
@@ -268,9 +208,12 @@ static bool correct_skew(struct ddb_store *ds, const char *date)
 static enum store_status status_of(enum ddb_class cls)
 {
 	static const enum store_status map[DDB_C_COUNT] = {
-		[DDB_C_OK] = STORE_OK,		      [DDB_C_REFUSED] = STORE_REFUSED,
-		[DDB_C_NO_TABLE] = STORE_NO_TABLE,    [DDB_C_FATAL] = STORE_FATAL,
-		[DDB_C_THROTTLED] = STORE_TRANSIENT, [DDB_C_TRANSIENT] = STORE_TRANSIENT,
+		[DDB_C_OK] = STORE_OK,
+		[DDB_C_REFUSED] = STORE_REFUSED,
+		[DDB_C_NO_TABLE] = STORE_NO_TABLE,
+		[DDB_C_FATAL] = STORE_FATAL,
+		[DDB_C_THROTTLED] = STORE_TRANSIENT,
+		[DDB_C_TRANSIENT] = STORE_TRANSIENT,
 		[DDB_C_SKEW] = STORE_TRANSIENT,
 	};
 	return map[cls];
@@ -339,10 +282,11 @@ static void on_http(void *arg, const struct http_response *hr)
 		    (uint32_t)want != ddb_crc32(hr->body, hr->body_len) || want < 0 ||
 		    want > UINT32_MAX) {
 			ds->stats.crc_mismatches++;
-			msgf(&res, "DynamoDB %s on table %s: the CRC32 of the answer does not match",
-			     op, ds->table);
-			failed(c, (struct ddb_verdict){DDB_C_TRANSIENT, "Crc32Mismatch", false}, &res,
-			       NULL);
+			msgf(&res,
+			     "DynamoDB %s on table %s: the CRC32 of the answer does not match", op,
+			     ds->table);
+			failed(c, (struct ddb_verdict){DDB_C_TRANSIENT, "Crc32Mismatch", false},
+			       &res, NULL);
 			return;
 		}
 	}
@@ -398,7 +342,7 @@ static void on_http(void *arg, const struct http_response *hr)
 /* Signs and sends the next attempt. It may run inside store_submit(), so
  * it never ends the call itself: failures before the send go through the
  * timer. */
-static void send_attempt(struct store_call *c)
+void ddbs_send(struct store_call *c)
 {
 	struct ddb_store *ds = c->ds;
 	struct store_result *res = &c->res;
@@ -409,7 +353,7 @@ static void send_attempt(struct store_call *c)
 		res->error_type = "Timeout";
 		msgf(res, "DynamoDB %s on table %s: no time left before the deadline",
 		     ddb_op_name(c->dop), ds->table);
-		defer(c);
+		ddbs_defer(c);
 		return;
 	}
 	c->attempts++;
@@ -421,7 +365,7 @@ static void send_attempt(struct store_call *c)
 		res->error_type = "CredentialsNotAvailable";
 		msgf(res, "DynamoDB %s on table %s: no AWS credentials available yet",
 		     ddb_op_name(c->dop), ds->table);
-		defer(c);
+		ddbs_defer(c);
 		return;
 	}
 	struct http_header h[4 + 3] = {
@@ -438,11 +382,13 @@ static void send_attempt(struct store_call *c)
 		.body_len = c->body_len,
 		.region = ds->region,
 		.service = "dynamodb",
+		.key_cache = &ds->key_cache,
 	};
 	struct sigv4_signed sig;
 	if (!sigv4_sign(&sr, cr, wall_ms(ds), &sig, NULL)) {
-		msgf(res, "DynamoDB %s on table %s: the request could not be signed "
-			  "(credentials malformed or out of memory)",
+		msgf(res,
+		     "DynamoDB %s on table %s: the request could not be signed "
+		     "(credentials malformed or out of memory)",
 		     ddb_op_name(c->dop), ds->table);
 		defer_failure(c, (struct ddb_verdict){DDB_C_FATAL, "SigningFailed", false});
 		return;
@@ -465,8 +411,8 @@ static void send_attempt(struct store_call *c)
 	ds->stats.http[c->dop]++;
 	c->http = http_send(ds->http, &req, on_http, c);
 	if (!c->http) {
-		msgf(res, "DynamoDB %s on table %s: too many requests queued",
-		     ddb_op_name(c->dop), ds->table);
+		msgf(res, "DynamoDB %s on table %s: too many requests queued", ddb_op_name(c->dop),
+		     ds->table);
 		defer_failure(c, (struct ddb_verdict){DDB_C_THROTTLED, "LocalQueueFull", false});
 	}
 }
@@ -487,10 +433,10 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 	/* An acquire's lease starts when it is sent: its whole lease is the
 	 * budget. A renewal sent on schedule has two thirds of its lease left. */
 	bool leased = (req->op == STORE_ACQUIRE || req->op == STORE_RENEW) && req->lease_ms > 0;
-	int64_t budget = !leased		 ? ds->cfg.op_timeout_ms
+	int64_t budget = !leased		  ? ds->cfg.op_timeout_ms
 			 : req->op == STORE_RENEW ? req->lease_ms * 2 / 3
 						  : req->lease_ms;
-	struct store_call *c = new_call(ds, ddb_op_for(req->op), deliver, budget);
+	struct store_call *c = ddbs_new_call(ds, ddb_op_for(req->op), deliver, budget);
 	if (!c)
 		return NULL;
 	c->cb = cb;
@@ -513,17 +459,17 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 		msgf(&c->res, "DynamoDB %s on table %s: %s", store_op_name(req->op), ds->table,
 		     err);
 	} else {
-		send_attempt(c);
+		ddbs_send(c);
 		return c;
 	}
-	defer(c);
+	ddbs_defer(c);
 	return c;
 }
 
 static void ddb_cancel(struct store *s, struct store_call *c)
 {
 	s->in_flight--;
-	drop_call(c);
+	ddbs_drop(c);
 }
 
 static void ddb_free(struct store *s)
@@ -531,9 +477,10 @@ static void ddb_free(struct store *s)
 	struct ddb_store *ds = (struct ddb_store *)s;
 	timer_cancel(&ds->open_timer);
 	while (ds->calls)
-		drop_call(ds->calls);
+		ddbs_drop(ds->calls);
 	if (ds->own_http)
 		http_free(ds->http);
+	sigv4_key_cache_clear(&ds->key_cache);
 	free(ds);
 }
 
@@ -565,7 +512,7 @@ struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,
 	struct ddb_keys k = {cfg->table, cfg->partition_key ? cfg->partition_key : DEFAULT_PK,
 			     cfg->partition_key ? cfg->sort_key : NULL, cfg->ttl_attribute};
 	if (!cfg->credentials || !cfg->region || !*cfg->region ||
-	    !copy(ds->region, sizeof ds->region, cfg->region)) {
+	    !ddbs_copy(ds->region, sizeof ds->region, cfg->region)) {
 		snprintf(err, STORE_DDB_ERR_MAX, "DynamoDB store: %s",
 			 cfg->credentials ? "a region (1..63 bytes) is required"
 					  : "a credentials source is required");
@@ -575,12 +522,12 @@ struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,
 		snprintf(err, STORE_DDB_ERR_MAX, "%s", kerr);
 		goto fail;
 	}
-	copy(ds->table, sizeof ds->table, cfg->table);
-	copy(ds->pk, sizeof ds->pk, k.pk);
+	ddbs_copy(ds->table, sizeof ds->table, cfg->table);
+	ddbs_copy(ds->pk, sizeof ds->pk, k.pk);
 	if (k.sk)
-		copy(ds->sk, sizeof ds->sk, k.sk);
+		ddbs_copy(ds->sk, sizeof ds->sk, k.sk);
 	if (k.ttl_attr)
-		copy(ds->ttl, sizeof ds->ttl, k.ttl_attr);
+		ddbs_copy(ds->ttl, sizeof ds->ttl, k.ttl_attr);
 	ds->keys = (struct ddb_keys){ds->table, ds->pk, k.sk ? ds->sk : NULL,
 				     k.ttl_attr ? ds->ttl : NULL};
 	if (cfg->endpoint)
@@ -599,7 +546,7 @@ struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,
 		}
 	}
 	ds->keys_given = cfg->partition_key != NULL;
-	timer_init(&ds->open_timer, clock, poll_timer, ds);
+	ddbs_open_init(ds);
 	/* the configuration's strings are not kept */
 	ds->cfg.table = ds->table;
 	ds->cfg.region = ds->region;
@@ -620,178 +567,4 @@ void store_dynamodb_stats(const struct store *s, struct store_dynamodb_stats *ou
 	const struct ddb_store *ds = (const struct ddb_store *)s;
 	*out = ds->stats;
 	out->quota_tokens = ds->quota.tokens;
-}
-
-
-/* ---- open: DescribeTable, CreateTable, wait for ACTIVE, UpdateTimeToLive ---- */
-
-static void open_end(struct ddb_store *ds, struct store_result *res)
-{
-	ds->open = res->status == STORE_OK ? OPEN_DONE : OPEN_NONE;
-	ds->open_cb(ds->open_arg, res);
-}
-
-static bool open_step(struct ddb_store *ds, enum ddb_op dop, done_fn done);
-
-static void open_fail(struct ddb_store *ds, enum store_status st, const char *type,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void open_fail(struct ddb_store *ds, enum store_status st, const char *type,
-		      const char *fmt, ...)
-{
-	struct store_result res;
-	memset(&res, 0, sizeof res);
-	res.status = st;
-	res.error_type = type;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(res.message, sizeof res.message, fmt, ap);
-	va_end(ap);
-	open_end(ds, &res);
-}
-
-static void open_next(struct ddb_store *ds, enum ddb_op dop, done_fn done)
-{
-	if (!open_step(ds, dop, done))
-		open_fail(ds, STORE_TRANSIENT, "OutOfMemory", "DynamoDB store of table %s: %s",
-			  ds->table, "out of memory while opening");
-}
-
-static void ttl_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
-{
-	open_end(c->ds, res);
-}
-
-static void describe_done(struct store_call *c, struct store_result *res, const char *body,
-			  size_t len);
-
-static void poll_timer(void *arg)
-{
-	open_next(arg, DDB_DESCRIBE_TABLE, describe_done);
-}
-
-static void create_done(struct store_call *c, struct store_result *res, const char *body,
-			size_t len)
-{
-	struct ddb_store *ds = c->ds;
-	/* ResourceInUse: another replica is creating it; wait for ACTIVE too */
-	if (res->status == STORE_OK ||
-	    (res->error_type && strcmp(res->error_type, "ResourceInUseException") == 0)) {
-		ds->created = true;
-		open_next(ds, DDB_DESCRIBE_TABLE, describe_done);
-		return;
-	}
-	open_end(ds, res);
-}
-
-/* Checks the table's keys against the configuration and the lock format. */
-static bool adopt_keys(struct ddb_store *ds, const struct ddb_table_desc *d)
-{
-	if (d->pk_type != 'S' || (d->sk[0] && d->sk_type != 'S')) {
-		open_fail(ds, STORE_FATAL, "NonStringKey",
-			  "table %s: its keys must be strings, but %s is of type %c", ds->table,
-			  d->pk_type != 'S' ? d->pk : d->sk,
-			  d->pk_type != 'S' ? (d->pk_type ? d->pk_type : '?')
-					    : (d->sk_type ? d->sk_type : '?'));
-		return false;
-	}
-	if (ds->keys_given && (strcmp(d->pk, ds->pk) != 0 || strcmp(d->sk, ds->sk) != 0)) {
-		open_fail(ds, STORE_FATAL, "KeyMismatch",
-			  "table %s has keys (%s, %s), not the configured (%s, %s)", ds->table,
-			  d->pk, d->sk[0] ? d->sk : "no sort key", ds->pk,
-			  ds->sk[0] ? ds->sk : "no sort key");
-		return false;
-	}
-	struct ddb_keys k = {ds->table, d->pk, d->sk[0] ? d->sk : NULL, ds->keys.ttl_attr};
-	char err[DDB_ERR_MAX];
-	if (!ddb_keys_valid(&k, err)) {
-		open_fail(ds, STORE_FATAL, "InvalidKeys", "%s", err);
-		return false;
-	}
-	copy(ds->pk, sizeof ds->pk, d->pk);
-	copy(ds->sk, sizeof ds->sk, d->sk);
-	ds->keys.sk = ds->sk[0] ? ds->sk : NULL;
-	return true;
-}
-
-static void describe_done(struct store_call *c, struct store_result *res, const char *body,
-			  size_t len)
-{
-	struct ddb_store *ds = c->ds;
-	if (res->status == STORE_NO_TABLE && ds->cfg.create_table && !ds->created) {
-		open_next(ds, DDB_CREATE_TABLE, create_done);
-		return;
-	}
-	if (res->status != STORE_OK) {
-		open_end(ds, res);
-		return;
-	}
-	struct ddb_table_desc d;
-	char err[DDB_ERR_MAX];
-	if (!ddb_parse_table(body, len, &d, err)) {
-		open_fail(ds, STORE_FATAL, "BadResponse", "DescribeTable of %s: %s", ds->table,
-			  err);
-		return;
-	}
-	if (!adopt_keys(ds, &d))
-		return;
-	if (strcmp(d.status, "ACTIVE") != 0) {
-		if (clock_now_ms(ds->clock) + OPEN_POLL_MS > ds->open_until) {
-			open_fail(ds, STORE_TRANSIENT, "TableNotActive",
-				  "table %s is still %s", ds->table, d.status);
-			return;
-		}
-		timer_arm(&ds->open_timer, OPEN_POLL_MS);
-		return;
-	}
-	if (ds->created && ds->keys.ttl_attr) {
-		open_next(ds, DDB_UPDATE_TIME_TO_LIVE, ttl_done);
-		return;
-	}
-	open_end(ds, res);
-}
-
-static bool open_step(struct ddb_store *ds, enum ddb_op dop, done_fn done)
-{
-	struct store_call *c = new_call(ds, dop, done, ds->cfg.op_timeout_ms);
-	char err[DDB_ERR_MAX];
-	if (!c)
-		return false;
-	if (dop == DDB_DESCRIBE_TABLE)
-		c->body = ddb_build_describe_table(ds->table, &c->body_len, err);
-	else if (dop == DDB_CREATE_TABLE)
-		c->body = ddb_build_create_table(&ds->keys, &c->body_len, err);
-	else if (dop == DDB_UPDATE_TIME_TO_LIVE)
-		c->body = ddb_build_update_ttl(ds->table, ds->keys.ttl_attr, &c->body_len, err);
-	if (!c->body) {
-		drop_call(c);
-		return false;
-	}
-	send_attempt(c);
-	return true;
-}
-
-bool store_dynamodb_open(struct store *s, store_cb cb, void *arg)
-{
-	struct ddb_store *ds = (struct ddb_store *)s;
-	if (ds->open == OPEN_RUNNING)
-		return false;
-	ds->open = OPEN_RUNNING;
-	ds->open_cb = cb;
-	ds->open_arg = arg;
-	ds->created = false;
-	ds->open_until = clock_now_ms(ds->clock) + OPEN_WAIT_MS;
-	bool ok;
-	if (ds->keys_given && !ds->cfg.create_table) {
-		/* nothing to learn: open without a request (and without needing
-		 * the DescribeTable permission) */
-		struct store_call *c = new_call(ds, DDB_DESCRIBE_TABLE, ttl_done, 0);
-		ok = c != NULL;
-		if (c)
-			defer(c);
-	} else {
-		ok = open_step(ds, DDB_DESCRIBE_TABLE, describe_done);
-	}
-	if (!ok)
-		ds->open = OPEN_NONE;
-	return ok;
 }
