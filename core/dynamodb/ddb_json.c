@@ -15,14 +15,14 @@
 #include <string.h>
 
 /* The lock attributes: placeholder and name, in one place. */
-#define N_OWNER "#o"
-#define N_RVN "#r"
-#define N_FENCE "#f"
-#define N_LEASE "#l"
-#define N_TYPE "#t"
+#define N_OWNER	 "#o"
+#define N_RVN	 "#r"
+#define N_FENCE	 "#f"
+#define N_LEASE	 "#l"
+#define N_TYPE	 "#t"
 #define N_HOLDER "#h"
-#define N_TTL "#x"
-#define N_PK "#k"
+#define N_TTL	 "#x"
+#define N_PK	 "#k"
 
 static const char *const lock_attrs[] = {"owner", "rvn", "fence", "leaseMs", "_type", "holder"};
 
@@ -120,9 +120,10 @@ static bool name_ok(const char *what, const char *name, char *err)
 bool ddb_keys_valid(const struct ddb_keys *k, char *err)
 {
 	size_t n = k->table ? strlen(k->table) : 0;
-	if (n < 3 || n > DDB_TABLE_NAME_MAX || strspn(k->table, "abcdefghijklmnopqrstuvwxyz"
-							   "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-							   "0123456789_.-") != n) {
+	if (n < 3 || n > DDB_TABLE_NAME_MAX ||
+	    strspn(k->table, "abcdefghijklmnopqrstuvwxyz"
+			     "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			     "0123456789_.-") != n) {
 		errf(err, "table name '%.64s' must be 3..255 characters of a-z A-Z 0-9 _ . -",
 		     k->table ? k->table : "");
 		return false;
@@ -260,7 +261,8 @@ static bool req_valid(const struct store_req *r, char *err)
 		return false;
 	if (writes && !str_ok("rvn", r->rvn, STORE_ID_MAX, err))
 		return false;
-	if (r->op == STORE_ACQUIRE && r->seen_rvn && !str_ok("seen rvn", r->seen_rvn, STORE_ID_MAX, err))
+	if (r->op == STORE_ACQUIRE && r->seen_rvn &&
+	    !str_ok("seen rvn", r->seen_rvn, STORE_ID_MAX, err))
 		return false;
 	if (writes && r->holder && !str_ok("holder", r->holder, STORE_HOLDER_MAX, err))
 		return false;
@@ -344,8 +346,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		if (!acquire)
 			snprintf(u.cond, sizeof u.cond, "#o = :o");
 		else if (!r->unconditional)
-			snprintf(u.cond, sizeof u.cond,
-				 "attribute_not_exists(#o) OR #o = :o%s",
+			snprintf(u.cond, sizeof u.cond, "attribute_not_exists(#o) OR #o = :o%s",
 				 r->seen_rvn ? " OR #r = :s" : "");
 		if (acquire && !r->unconditional && r->seen_rvn)
 			jattr(&b, u.values, ":s", "S", r->seen_rvn);
@@ -402,7 +403,7 @@ typedef char *(*build_fn)(const struct ddb_keys *, const struct store_req *, siz
 static const build_fn builders[STORE_OP_COUNT] = {
 	[STORE_ACQUIRE] = build_update, [STORE_RENEW] = build_update,
 	[STORE_RELEASE] = build_update, [STORE_READ] = build_keyed,
-	[STORE_DELETE] = build_keyed,   [STORE_CHECK] = build_check,
+	[STORE_DELETE] = build_keyed,	[STORE_CHECK] = build_check,
 };
 
 char *ddb_build_request(const struct ddb_keys *k, const struct store_req *req, size_t *len,
@@ -423,8 +424,7 @@ char *ddb_build_describe_table(const char *table, size_t *len, char *err)
 	return jprint(&b, root, len, err);
 }
 
-static void key_schema(struct jb *b, cJSON *defs, cJSON *schema, const char *attr,
-		       const char *kind)
+static void key_schema(struct jb *b, cJSON *defs, cJSON *schema, const char *attr, const char *kind)
 {
 	cJSON *d = jobj(b, defs, NULL);
 	jstr(b, d, "AttributeName", attr);

@@ -21,11 +21,11 @@
 
 #include "core/store.h"
 
-#define DDB_KEY_NAME_MAX 255   /* a key attribute name, bytes */
+#define DDB_KEY_NAME_MAX   255 /* a key attribute name, bytes */
 #define DDB_TABLE_NAME_MAX 255 /* a table name, bytes */
-#define DDB_TYPE_MAX 64        /* an error type after the '#', bytes */
-#define DDB_REASONS_MAX 4      /* cancellation reasons kept, in request order */
-#define DDB_ERR_MAX 256        /* size of the err buffers below */
+#define DDB_TYPE_MAX	   64  /* an error type after the '#', bytes */
+#define DDB_REASONS_MAX	   4   /* cancellation reasons kept, in request order */
+#define DDB_ERR_MAX	   256 /* size of the err buffers below */
 
 /* The DynamoDB operations leasegate sends. */
 enum ddb_op {
@@ -48,8 +48,8 @@ enum ddb_op ddb_op_for(enum store_op op);
 /* Where the locks live. Strings are borrowed; sk and ttl_attr may be NULL. */
 struct ddb_keys {
 	const char *table;
-	const char *pk;       /* partition key attribute name */
-	const char *sk;       /* sort key attribute name, NULL without one */
+	const char *pk;	      /* partition key attribute name */
+	const char *sk;	      /* sort key attribute name, NULL without one */
 	const char *ttl_attr; /* TTL attribute name, NULL when not configured */
 };
 
@@ -103,7 +103,7 @@ struct ddb_reason {
 struct ddb_error {
 	char type[DDB_TYPE_MAX];     /* "ResourceNotFoundException", prefix stripped */
 	char message[STORE_MSG_MAX]; /* message or Message, truncated */
-	bool has_item;               /* ConditionalCheckFailedException's Item */
+	bool has_item;		     /* ConditionalCheckFailedException's Item */
 	struct lock_item item;
 	unsigned nreasons; /* TransactionCanceledException, at most DDB_REASONS_MAX */
 	struct ddb_reason reasons[DDB_REASONS_MAX];
@@ -121,8 +121,8 @@ bool ddb_parse_error(const char *body, size_t len, const char *ttl_attr, struct 
 struct ddb_table_desc {
 	char pk[DDB_KEY_NAME_MAX + 1];
 	char sk[DDB_KEY_NAME_MAX + 1]; /* empty without a sort key */
-	char pk_type, sk_type;         /* 'S', 'N' or 'B'; 0 when unknown */
-	char status[32];               /* "ACTIVE", "CREATING"... */
+	char pk_type, sk_type;	       /* 'S', 'N' or 'B'; 0 when unknown */
+	char status[32];	       /* "ACTIVE", "CREATING"... */
 };
 
 /* Parses a DescribeTable (or CreateTable: both carry the description) body.

@@ -44,8 +44,8 @@ static const char *typed(const cJSON *attr, const char *want, char *err)
 {
 	const cJSON *v = cJSON_IsObject(attr) ? attr->child : NULL;
 	if (!v || v->next || !v->string || strcmp(v->string, want) != 0 || !cJSON_IsString(v)) {
-		errf(err, "attribute %s is not of type %s", attr && attr->string ? attr->string : "?",
-		     want);
+		errf(err, "attribute %s is not of type %s",
+		     attr && attr->string ? attr->string : "?", want);
 		return NULL;
 	}
 	return v->valuestring;
@@ -134,7 +134,9 @@ bool ddb_parse_output(enum ddb_op op, const char *body, size_t len, const char *
 		      struct lock_item *item, char *err)
 {
 	memset(item, 0, sizeof *item);
-	const char *member = op == DDB_UPDATE_ITEM ? "Attributes" : op == DDB_GET_ITEM ? "Item" : NULL;
+	const char *member = op == DDB_UPDATE_ITEM ? "Attributes"
+			     : op == DDB_GET_ITEM  ? "Item"
+						   : NULL;
 	cJSON *root = parse_body(body, len, err);
 	if (!root)
 		return false;
@@ -185,7 +187,8 @@ static bool xml_text(const char *xml, size_t len, const char *tag, char *dst, si
 	static const struct {
 		const char *ent;
 		char c;
-	} ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+	} ents[] = {
+		{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
 	size_t j = 0;
 	while (s < e && j + 1 < cap) {
 		char c = *s++;
@@ -205,8 +208,7 @@ static bool xml_text(const char *xml, size_t len, const char *tag, char *dst, si
 	return true;
 }
 
-static bool parse_reasons(const cJSON *list, const char *ttl_attr, struct ddb_error *out,
-			  char *err)
+static bool parse_reasons(const cJSON *list, const char *ttl_attr, struct ddb_error *out, char *err)
 {
 	const cJSON *r;
 	cJSON_ArrayForEach(r, list)

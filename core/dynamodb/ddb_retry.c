@@ -83,7 +83,10 @@ static const struct type_class type_table[] = {
 
 /* A signature error is a skew when its message says the time is wrong. */
 static const char *const skew_messages[] = {
-	"Signature expired", "Signature not yet current", "too skewed", "RequestTimeTooSkewed",
+	"Signature expired",
+	"Signature not yet current",
+	"too skewed",
+	"RequestTimeTooSkewed",
 };
 
 /* Cancellation reason codes of a TransactionCanceledException are
@@ -105,14 +108,10 @@ struct status_class {
 
 /* For answers without an error type (a proxy, a load balancer). */
 static const struct status_class status_table[] = {
-	{429, DDB_C_THROTTLED, "TooManyRequests"},
-	{500, DDB_C_TRANSIENT, "InternalServerError"},
-	{502, DDB_C_TRANSIENT, "BadGateway"},
-	{503, DDB_C_TRANSIENT, "ServiceUnavailable"},
-	{504, DDB_C_TRANSIENT, "GatewayTimeout"},
-	{509, DDB_C_THROTTLED, "BandwidthLimitExceeded"},
-	{403, DDB_C_FATAL, "AccessDenied"},
-	{404, DDB_C_FATAL, "NotFound"},
+	{429, DDB_C_THROTTLED, "TooManyRequests"}, {500, DDB_C_TRANSIENT, "InternalServerError"},
+	{502, DDB_C_TRANSIENT, "BadGateway"},	   {503, DDB_C_TRANSIENT, "ServiceUnavailable"},
+	{504, DDB_C_TRANSIENT, "GatewayTimeout"},  {509, DDB_C_THROTTLED, "BandwidthLimitExceeded"},
+	{403, DDB_C_FATAL, "AccessDenied"},	   {404, DDB_C_FATAL, "NotFound"},
 };
 
 static const struct type_class *find(const struct type_class *t, size_t n, const char *type)
@@ -202,9 +201,12 @@ struct ddb_verdict ddb_classify_curl(int curl_code)
 }
 
 static const char *const class_names[DDB_C_COUNT] = {
-	[DDB_C_OK] = "ok",		 [DDB_C_REFUSED] = "refused",
-	[DDB_C_NO_TABLE] = "no_table",	 [DDB_C_FATAL] = "fatal",
-	[DDB_C_THROTTLED] = "throttled", [DDB_C_TRANSIENT] = "transient",
+	[DDB_C_OK] = "ok",
+	[DDB_C_REFUSED] = "refused",
+	[DDB_C_NO_TABLE] = "no_table",
+	[DDB_C_FATAL] = "fatal",
+	[DDB_C_THROTTLED] = "throttled",
+	[DDB_C_TRANSIENT] = "transient",
 	[DDB_C_SKEW] = "clock_skew",
 };
 

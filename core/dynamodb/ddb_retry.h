@@ -29,19 +29,19 @@
 
 enum ddb_class {
 	DDB_C_OK,
-	DDB_C_REFUSED,   /* ConditionalCheckFailed (also inside a transaction) */
-	DDB_C_NO_TABLE,  /* ResourceNotFoundException */
-	DDB_C_FATAL,     /* retrying cannot help: permissions, keys, bad request */
+	DDB_C_REFUSED,	 /* ConditionalCheckFailed (also inside a transaction) */
+	DDB_C_NO_TABLE,	 /* ResourceNotFoundException */
+	DDB_C_FATAL,	 /* retrying cannot help: permissions, keys, bad request */
 	DDB_C_THROTTLED, /* retry, with the throttling backoff */
 	DDB_C_TRANSIENT, /* retry: 5xx, network, timeouts, bad CRC32 */
-	DDB_C_SKEW,      /* clock skew: correct the clock, re-sign, retry */
+	DDB_C_SKEW,	 /* clock skew: correct the clock, re-sign, retry */
 	DDB_C_COUNT
 };
 
 struct ddb_verdict {
 	enum ddb_class cls;
 	const char *error_type; /* static: the error type for metrics, NULL for OK */
-	bool timeout;           /* the request timed out (costs more quota) */
+	bool timeout;		/* the request timed out (costs more quota) */
 };
 
 /* Classifies an HTTP answer: status and the parsed error type ("" when the
@@ -55,13 +55,13 @@ struct ddb_verdict ddb_classify_curl(int curl_code);
 const char *ddb_class_name(enum ddb_class cls);
 
 struct ddb_retry_policy {
-	int max_attempts;      /* 3 */
-	int64_t base_ms;       /* 50 */
+	int max_attempts;	  /* 3 */
+	int64_t base_ms;	  /* 50 */
 	int64_t throttle_base_ms; /* 500 */
-	int64_t cap_ms;        /* 20000 */
-	int quota_max;         /* 500 */
-	int retry_cost;        /* 5 */
-	int timeout_cost;      /* 10 */
+	int64_t cap_ms;		  /* 20000 */
+	int quota_max;		  /* 500 */
+	int retry_cost;		  /* 5 */
+	int timeout_cost;	  /* 10 */
 };
 
 extern const struct ddb_retry_policy ddb_retry_standard;
@@ -76,10 +76,10 @@ void ddb_quota_init(struct ddb_quota *q, const struct ddb_retry_policy *p);
 /* The decision after a failed attempt. */
 struct ddb_retry {
 	bool retry;
-	int64_t delay_ms;  /* wait before the next attempt */
-	int cost;          /* tokens taken from the quota (add to the operation's) */
-	const char *why;   /* when not retrying: "not retryable", "attempts",
-			      "quota", "deadline" */
+	int64_t delay_ms; /* wait before the next attempt */
+	int cost;	  /* tokens taken from the quota (add to the operation's) */
+	const char *why;  /* when not retrying: "not retryable", "attempts",
+			     "quota", "deadline" */
 };
 
 /* Decides whether to retry after attempt number `attempts` (1 = the first

@@ -52,25 +52,25 @@ struct http;
 typedef const struct aws_credentials *(*store_ddb_creds_fn)(void *arg);
 
 struct store_dynamodb_config {
-	const char *table;         /* required */
-	const char *region;        /* required (the gateway resolves it) */
-	const char *endpoint;      /* NULL: store_dynamodb_endpoint() */
+	const char *table;	   /* required */
+	const char *region;	   /* required (the gateway resolves it) */
+	const char *endpoint;	   /* NULL: store_dynamodb_endpoint() */
 	const char *partition_key; /* NULL: read with DescribeTable at open
 				      ("pk" for a table the store creates) */
-	const char *sort_key;      /* with partition_key: NULL = no sort key */
+	const char *sort_key;	   /* with partition_key: NULL = no sort key */
 	const char *ttl_attribute; /* NULL: none */
-	bool create_table;         /* create the table when it is missing */
+	bool create_table;	   /* create the table when it is missing */
 
 	store_ddb_creds_fn credentials; /* required */
 	void *credentials_arg;
 	/* Called on ExpiredTokenException (e.g. creds_refresh()); may be NULL. */
 	void (*credentials_expired)(void *arg);
 
-	struct http *http;          /* NULL: the store makes its own */
-	int64_t attempt_timeout_ms; /* default 5000 */
-	int64_t op_timeout_ms;      /* default 15000: deadline without a lease */
+	struct http *http;		      /* NULL: the store makes its own */
+	int64_t attempt_timeout_ms;	      /* default 5000 */
+	int64_t op_timeout_ms;		      /* default 15000: deadline without a lease */
 	const struct ddb_retry_policy *retry; /* NULL: ddb_retry_standard */
-	double (*random)(void *arg); /* uniform in [0, 1); NULL: drand48() */
+	double (*random)(void *arg);	      /* uniform in [0, 1); NULL: drand48() */
 	void *random_arg;
 };
 
@@ -100,12 +100,12 @@ const struct ddb_keys *store_dynamodb_keys(const struct store *s);
 
 struct store_dynamodb_stats {
 	uint64_t http[DDB_OP_COUNT]; /* HTTP requests sent, retries included */
-	uint64_t retries;            /* attempts after the first */
-	uint64_t throttled;          /* throttling answers */
+	uint64_t retries;	     /* attempts after the first */
+	uint64_t throttled;	     /* throttling answers */
 	uint64_t crc_mismatches;
 	uint64_t skew_corrections;
 	int64_t clock_offset_ms; /* added to the wall clock when signing */
-	int quota_tokens;        /* retry quota left */
+	int quota_tokens;	 /* retry quota left */
 };
 
 void store_dynamodb_stats(const struct store *s, struct store_dynamodb_stats *out);

@@ -30,7 +30,8 @@
 static struct event_base *base;
 static struct clock *clk;
 static struct event *tick;
-static struct aws_credentials keys = {"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "", 0};
+static struct aws_credentials keys = {"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "",
+				      0};
 static int expired_calls;
 
 static const struct aws_credentials *creds_of(void *arg)
@@ -55,9 +56,7 @@ static void run(void *arg, const bool *done)
 	run_until(done);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
-{
-}
+static void on_tick(evutil_socket_t fd, short what, void *arg) {}
 
 struct env {
 	struct fake_ddb *fake;
@@ -137,13 +136,16 @@ static struct store_result do_req(struct store *s, struct store_req r)
 	return res;
 }
 
-static const struct store_req acquire_req = {.op = STORE_ACQUIRE, .name = "a", .owner = "o1",
-					     .rvn = "r1", .lease_ms = 30000};
+static const struct store_req acquire_req = {
+	.op = STORE_ACQUIRE, .name = "a", .owner = "o1", .rvn = "r1", .lease_ms = 30000};
 
-#define ITEM "{\"Attributes\":{\"pk\":{\"S\":\"LOCK#a\"},\"owner\":{\"S\":\"o1\"},\"rvn\":{\"S\":\"r1\"}," \
-	     "\"fence\":{\"N\":\"1\"},\"leaseMs\":{\"N\":\"30000\"},\"_type\":{\"S\":\"LOCK\"}}}"
-#define THROTTLED "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\"," \
-		  "\"message\":\"Rate of requests exceeds the allowed throughput.\"}"
+#define ITEM                                                                                       \
+	"{\"Attributes\":{\"pk\":{\"S\":\"LOCK#a\"},\"owner\":{\"S\":\"o1\"},\"rvn\":{\"S\":"      \
+	"\"r1\"},"                                                                                 \
+	"\"fence\":{\"N\":\"1\"},\"leaseMs\":{\"N\":\"30000\"},\"_type\":{\"S\":\"LOCK\"}}}"
+#define THROTTLED                                                                                  \
+	"{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","                    \
+	"\"message\":\"Rate of requests exceeds the allowed throughput.\"}"
 
 static struct store_dynamodb_stats stats(struct store *s)
 {
@@ -163,18 +165,20 @@ static void headers_and_signature(void **state)
 	assert_string_equal(seen->content_type, "application/x-amz-json-1.0");
 	assert_string_equal(seen->accept_encoding, "identity");
 	assert_int_equal(strlen(seen->amz_date), 16);
-	assert_true(strncmp(seen->authorization,
-			    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 40) == 0);
+	assert_true(strncmp(seen->authorization, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 40) ==
+		    0);
 	assert_non_null(strstr(seen->authorization, "/us-east-1/dynamodb/aws4_request"));
-	assert_non_null(strstr(seen->authorization, "SignedHeaders=content-type;host;x-amz-date;x-amz-target"));
+	assert_non_null(strstr(seen->authorization,
+			       "SignedHeaders=content-type;host;x-amz-date;x-amz-target"));
 	assert_non_null(strstr(seen->body, "\"ReturnValues\":\"ALL_NEW\""));
 }
 
 static void server_error_retried(void **state)
 {
 	struct env *e = *state;
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500,
-						       .body = "{\"__type\":\"InternalServerError\"}"});
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.status = 500,
+					      .body = "{\"__type\":\"InternalServerError\"}"});
 	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = ITEM});
 	/* a 500 on the conditional acquire is retried: the retry finds its own owner */
 	struct store_result r = do_req(e->s, acquire_req);
@@ -184,7 +188,7 @@ static void server_error_retried(void **state)
 	assert_int_equal(stats(e->s).retries, 1);
 	assert_int_equal(stats(e->s).http[DDB_UPDATE_ITEM], 2);
 	assert_int_equal(e->s->requests[STORE_ACQUIRE], 1); /* one logical operation */
-	assert_int_equal(stats(e->s).quota_tokens, 500);   /* refunded on success */
+	assert_int_equal(stats(e->s).quota_tokens, 500);    /* refunded on success */
 }
 
 static void throttling_gives_up_after_3(void **state)
@@ -247,13 +251,15 @@ static void clock_skew_corrected(void **state)
 	struct tm tm;
 	gmtime_r(&ahead, &tm);
 	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-	fake_ddb_push(e->fake,
-		      (struct fake_ddb_reply){
-			      .status = 400,
-			      .date = date,
-			      .body = "{\"__type\":\"com.amazon.coral.service#InvalidSignatureException\","
-				      "\"message\":\"Signature expired: 20261129T000000Z is now earlier "
-				      "than 20261129T010000Z\"}"});
+	fake_ddb_push(
+		e->fake,
+		(struct fake_ddb_reply){
+			.status = 400,
+			.date = date,
+			.body = "{\"__type\":\"com.amazon.coral.service#"
+				"InvalidSignatureException\","
+				"\"message\":\"Signature expired: 20261129T000000Z is now earlier "
+				"than 20261129T010000Z\"}"});
 	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = ITEM});
 	struct store_result r = do_req(e->s, acquire_req);
 	assert_int_equal(r.status, STORE_OK);
@@ -266,10 +272,12 @@ static void clock_skew_corrected(void **state)
 	strftime(want, sizeof want, "%Y%m%dT%H", &tm);
 	assert_true(strncmp(fake_ddb_last(e->fake)->amz_date, want, strlen(want)) == 0);
 	/* a signature error that is no skew is fatal and not retried */
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400, .date = date,
-						       .body = "{\"__type\":\"InvalidSignatureException\","
-							       "\"message\":\"The request signature we "
-							       "calculated does not match\"}"});
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.status = 400,
+					      .date = date,
+					      .body = "{\"__type\":\"InvalidSignatureException\","
+						      "\"message\":\"The request signature we "
+						      "calculated does not match\"}"});
 	r = do_req(e->s, acquire_req);
 	assert_int_equal(r.status, STORE_FATAL);
 	assert_int_equal(fake_ddb_requests(e->fake), 3);
@@ -297,7 +305,7 @@ static void deadline_of_the_lease(void **state)
 		      (long long)took, (unsigned long long)stats(s).http[DDB_UPDATE_ITEM]);
 	assert_int_equal(res.status, STORE_TRANSIENT);
 	assert_string_equal(res.error_type, "Timeout");
-	assert_true(took >= 190);     /* at least one attempt of lease/3 */
+	assert_true(took >= 190);      /* at least one attempt of lease/3 */
 	assert_true(took <= 600 + 60); /* never past the lease */
 	assert_true(stats(s).http[DDB_UPDATE_ITEM] <= 3);
 	store_free(s);
@@ -333,34 +341,38 @@ static void malformed_answers_fatal(void **state)
 static void refusal_brings_item(void **state)
 {
 	struct env *e = *state;
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 400,
-				       .body = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
-					       "ConditionalCheckFailedException\",\"message\":\"The "
-					       "conditional request failed\",\"Item\":{\"owner\":{\"S\":"
-					       "\"B\"},\"rvn\":{\"S\":\"rb\"},\"leaseMs\":{\"N\":\"5\"},"
-					       "\"fence\":{\"N\":\"4\"}}}"});
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){
+			      .status = 400,
+			      .body = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+				      "ConditionalCheckFailedException\",\"message\":\"The "
+				      "conditional request failed\",\"Item\":{\"owner\":{\"S\":"
+				      "\"B\"},\"rvn\":{\"S\":\"rb\"},\"leaseMs\":{\"N\":\"5\"},"
+				      "\"fence\":{\"N\":\"4\"}}}"});
 	struct store_result r = do_req(e->s, acquire_req);
 	assert_int_equal(r.status, STORE_REFUSED);
 	assert_string_equal(r.item.owner, "B");
 	assert_int_equal(r.item.fence, 4);
 	/* a transaction refused for its condition, by the reason's code */
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 400,
-				       .body = "{\"__type\":\"TransactionCanceledException\","
-					       "\"CancellationReasons\":[{\"Code\":\"ConditionalCheckFailed\","
-					       "\"Item\":{\"owner\":{\"S\":\"C\"}}}]}"});
+	fake_ddb_push(
+		e->fake,
+		(struct fake_ddb_reply){
+			.status = 400,
+			.body = "{\"__type\":\"TransactionCanceledException\","
+				"\"CancellationReasons\":[{\"Code\":\"ConditionalCheckFailed\","
+				"\"Item\":{\"owner\":{\"S\":\"C\"}}}]}"});
 	r = do_req(e->s, (struct store_req){.op = STORE_CHECK, .owner = "o1", .token = 1});
 	assert_int_equal(r.status, STORE_REFUSED);
 	assert_string_equal(r.item.owner, "C");
 	assert_string_equal(fake_ddb_last(e->fake)->target, "DynamoDB_20120810.TransactWriteItems");
 	/* ... or cancelled by a conflict: transient */
 	for (int i = 0; i < 3; i++)
-		fake_ddb_push(e->fake, (struct fake_ddb_reply){
-					       .status = 400,
-					       .body = "{\"__type\":\"TransactionCanceledException\","
-						       "\"CancellationReasons\":[{\"Code\":"
-						       "\"TransactionConflict\"}]}"});
+		fake_ddb_push(e->fake,
+			      (struct fake_ddb_reply){
+				      .status = 400,
+				      .body = "{\"__type\":\"TransactionCanceledException\","
+					      "\"CancellationReasons\":[{\"Code\":"
+					      "\"TransactionConflict\"}]}"});
 	r = do_req(e->s, (struct store_req){.op = STORE_CHECK, .owner = "o1", .token = 1});
 	assert_int_equal(r.status, STORE_TRANSIENT);
 	assert_string_equal(r.error_type, "TransactionConflict");
@@ -369,11 +381,13 @@ static void refusal_brings_item(void **state)
 static void expired_token_refreshes(void **state)
 {
 	struct env *e = *state;
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 400,
-				       .body = "{\"__type\":\"com.amazon.coral.service#ExpiredTokenException\","
-					       "\"message\":\"The security token included in the request is "
-					       "expired\"}"});
+	fake_ddb_push(
+		e->fake,
+		(struct fake_ddb_reply){
+			.status = 400,
+			.body = "{\"__type\":\"com.amazon.coral.service#ExpiredTokenException\","
+				"\"message\":\"The security token included in the request is "
+				"expired\"}"});
 	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = "{}"});
 	struct store_result r = do_req(e->s, (struct store_req){.op = STORE_READ});
 	assert_int_equal(r.status, STORE_OK);
@@ -383,11 +397,12 @@ static void expired_token_refreshes(void **state)
 static void xml_auth_failure(void **state)
 {
 	struct env *e = *state;
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 403,
-				       .body = "<ErrorResponse><Errors><Error><Code>SignatureDoesNotMatch"
-					       "</Code><Message>bad signature</Message></Error></Errors>"
-					       "</ErrorResponse>"});
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){
+			      .status = 403,
+			      .body = "<ErrorResponse><Errors><Error><Code>SignatureDoesNotMatch"
+				      "</Code><Message>bad signature</Message></Error></Errors>"
+				      "</ErrorResponse>"});
 	struct store_result r = do_req(e->s, (struct store_req){.op = STORE_DELETE});
 	assert_int_equal(r.status, STORE_FATAL);
 	assert_string_equal(r.error_type, "SignatureDoesNotMatch");
@@ -446,7 +461,8 @@ static void not_open_refused(void **state)
 	assert_string_equal(r.error_type, "InvalidRequest");
 	assert_int_equal(stats(s).http[DDB_UPDATE_ITEM], 0);
 	/* a renewal with no time left is not sent (and not answered inside submit) */
-	r = do_req(s, (struct store_req){.op = STORE_RENEW, .owner = "o", .rvn = "r", .lease_ms = 1});
+	r = do_req(s,
+		   (struct store_req){.op = STORE_RENEW, .owner = "o", .rvn = "r", .lease_ms = 1});
 	assert_int_equal(r.status, STORE_TRANSIENT);
 	assert_string_equal(r.error_type, "Timeout");
 	assert_int_equal(stats(s).http[DDB_UPDATE_ITEM], 0);
@@ -459,13 +475,22 @@ static void bad_config(void **state)
 		{.table = "x", .region = "us-east-1", .credentials = creds_of},
 		{.table = "Locks", .credentials = creds_of},
 		{.table = "Locks", .region = "us-east-1"},
-		{.table = "Locks", .region = "us-east-1", .credentials = creds_of,
+		{.table = "Locks",
+		 .region = "us-east-1",
+		 .credentials = creds_of,
 		 .endpoint = "ftp://x"},
-		{.table = "Locks", .region = "us-east-1", .credentials = creds_of,
+		{.table = "Locks",
+		 .region = "us-east-1",
+		 .credentials = creds_of,
 		 .endpoint = "http://"},
-		{.table = "Locks", .region = "us-east-1", .credentials = creds_of,
-		 .partition_key = "pk", .ttl_attribute = "pk"},
-		{.table = "Locks", .region = "us-east-1", .credentials = creds_of,
+		{.table = "Locks",
+		 .region = "us-east-1",
+		 .credentials = creds_of,
+		 .partition_key = "pk",
+		 .ttl_attribute = "pk"},
+		{.table = "Locks",
+		 .region = "us-east-1",
+		 .credentials = creds_of,
 		 .ttl_attribute = "owner"},
 	};
 	for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
@@ -500,13 +525,23 @@ int main(void)
 	struct timeval tv = {0, 50000};
 	event_add(tick, &tv);
 	const struct CMUnitTest tests[] = {
-		T(headers_and_signature), T(server_error_retried), T(throttling_gives_up_after_3),
-		T(quota_stops_retries),	  T(crc32_mismatch_retried), T(clock_skew_corrected),
-		T(deadline_of_the_lease), T(malformed_answers_fatal), T(refusal_brings_item),
-		T(expired_token_refreshes), T(xml_auth_failure), T(cancel_and_free_in_flight),
-		T(not_open_refused),	  T(bad_config),
+		T(headers_and_signature),
+		T(server_error_retried),
+		T(throttling_gives_up_after_3),
+		T(quota_stops_retries),
+		T(crc32_mismatch_retried),
+		T(clock_skew_corrected),
+		T(deadline_of_the_lease),
+		T(malformed_answers_fatal),
+		T(refusal_brings_item),
+		T(expired_token_refreshes),
+		T(xml_auth_failure),
+		T(cancel_and_free_in_flight),
+		T(not_open_refused),
+		T(bad_config),
 	};
-	int failed = cmocka_run_group_tests_name("dynamodb store, scripted faults", tests, NULL, NULL);
+	int failed =
+		cmocka_run_group_tests_name("dynamodb store, scripted faults", tests, NULL, NULL);
 	event_free(tick);
 	clock_free(clk);
 	event_base_free(base);

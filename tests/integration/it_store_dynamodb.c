@@ -53,9 +53,7 @@ static void run_until(const bool *done)
 		event_base_loop(base, EVLOOP_ONCE);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
-{
-}
+static void on_tick(evutil_socket_t fd, short what, void *arg) {}
 
 struct opened {
 	bool done;
@@ -162,14 +160,16 @@ static uint64_t http_total(struct store *s)
 static void missing_table(void **state)
 {
 	struct store_result res;
-	struct store *s = open_store((struct store_dynamodb_config){.table = "no_such_table"}, &res);
+	struct store *s =
+		open_store((struct store_dynamodb_config){.table = "no_such_table"}, &res);
 	assert_non_null(s);
 	assert_int_equal(res.status, STORE_NO_TABLE);
 	assert_non_null(strstr(res.message, "no_such_table"));
 	store_free(s);
 	/* keys given: the open sends nothing; the first request finds no table */
-	s = open_store((struct store_dynamodb_config){.table = "no_such_table", .partition_key = "pk"},
-		       &res);
+	s = open_store(
+		(struct store_dynamodb_config){.table = "no_such_table", .partition_key = "pk"},
+		&res);
 	assert_int_equal(res.status, STORE_OK);
 	assert_int_equal(http_total(s), 0);
 	res = do_req(s, (struct store_req){.op = STORE_READ, .name = "x"});
@@ -181,12 +181,17 @@ static void missing_table(void **state)
 static void denied_user_is_fatal(void **state)
 {
 	struct store_result res;
-	struct store_dynamodb_config cfg = {.table = "lg_contract_pk", .partition_key = "pk",
-					    .credentials = creds_of, .credentials_arg = &denied};
+	struct store_dynamodb_config cfg = {.table = "lg_contract_pk",
+					    .partition_key = "pk",
+					    .credentials = creds_of,
+					    .credentials_arg = &denied};
 	struct store *s = open_store(cfg, &res);
 	assert_int_equal(res.status, STORE_OK);
-	res = do_req(s, (struct store_req){.op = STORE_ACQUIRE, .name = "denied", .owner = "o",
-					   .rvn = "r", .lease_ms = 10000});
+	res = do_req(s, (struct store_req){.op = STORE_ACQUIRE,
+					   .name = "denied",
+					   .owner = "o",
+					   .rvn = "r",
+					   .lease_ms = 10000});
 	print_message("denied: %s (%s)\n", res.message, res.error_type);
 	assert_int_equal(res.status, STORE_FATAL);
 	assert_non_null(strstr(res.message, "lg_contract_pk"));
@@ -205,8 +210,10 @@ static void denied_user_is_fatal(void **state)
 static void wrong_secret_is_fatal_once(void **state)
 {
 	struct store_result res;
-	struct store_dynamodb_config cfg = {.table = "lg_contract_pk", .partition_key = "pk",
-					    .credentials = creds_of, .credentials_arg = &wrong};
+	struct store_dynamodb_config cfg = {.table = "lg_contract_pk",
+					    .partition_key = "pk",
+					    .credentials = creds_of,
+					    .credentials_arg = &wrong};
 	struct store *s = open_store(cfg, &res);
 	assert_int_equal(res.status, STORE_OK);
 	res = do_req(s, (struct store_req){.op = STORE_READ, .name = "x"});
@@ -226,8 +233,8 @@ static const struct aws_credentials *no_creds(void *arg)
 static void missing_credentials_transient(void **state)
 {
 	struct store_result res;
-	struct store_dynamodb_config cfg = {.table = "lg_contract_pk", .partition_key = "pk",
-					    .credentials = no_creds};
+	struct store_dynamodb_config cfg = {
+		.table = "lg_contract_pk", .partition_key = "pk", .credentials = no_creds};
 	struct store *s = open_store(cfg, &res);
 	res = do_req(s, (struct store_req){.op = STORE_READ, .name = "x"});
 	assert_int_equal(res.status, STORE_TRANSIENT);
@@ -240,8 +247,8 @@ static void unreachable_endpoint_transient(void **state)
 {
 	struct store_result res;
 	/* port 9 (discard) on loopback: connection refused at once */
-	struct store_dynamodb_config cfg = {.table = "lg_contract_pk", .partition_key = "pk",
-					    .endpoint = "http://127.0.0.1:9"};
+	struct store_dynamodb_config cfg = {
+		.table = "lg_contract_pk", .partition_key = "pk", .endpoint = "http://127.0.0.1:9"};
 	struct store *s = open_store(cfg, &res);
 	res = do_req(s, (struct store_req){.op = STORE_READ, .name = "x"});
 	assert_int_equal(res.status, STORE_TRANSIENT);
@@ -263,18 +270,20 @@ static int sh(const char *cmd, char *out, size_t outsz)
 	return pclose(p);
 }
 
-#define BOTO "python3 -c 'import boto3,json,os,sys;" \
-	     "c=boto3.client(\"dynamodb\",endpoint_url=os.environ[\"LG_MOTO\"]," \
-	     "region_name=\"us-east-1\",aws_access_key_id=os.environ[\"LG_AK\"]," \
-	     "aws_secret_access_key=os.environ[\"LG_SK\"]);"
+#define BOTO                                                                                       \
+	"python3 -c 'import boto3,json,os,sys;"                                                    \
+	"c=boto3.client(\"dynamodb\",endpoint_url=os.environ[\"LG_MOTO\"],"                        \
+	"region_name=\"us-east-1\",aws_access_key_id=os.environ[\"LG_AK\"],"                       \
+	"aws_secret_access_key=os.environ[\"LG_SK\"]);"
 
 static void non_string_keys_refused(void **state)
 {
 	char out[512];
-	int rc = sh(BOTO "c.create_table(TableName=\"lg_numeric\",BillingMode=\"PAY_PER_REQUEST\","
-		       "AttributeDefinitions=[{\"AttributeName\":\"id\",\"AttributeType\":\"N\"}],"
-		       "KeySchema=[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}])' 2>&1",
-		    out, sizeof out);
+	int rc =
+		sh(BOTO "c.create_table(TableName=\"lg_numeric\",BillingMode=\"PAY_PER_REQUEST\","
+			"AttributeDefinitions=[{\"AttributeName\":\"id\",\"AttributeType\":\"N\"}],"
+			"KeySchema=[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}])' 2>&1",
+		   out, sizeof out);
 	assert_int_equal(rc, 0);
 	struct store_result res;
 	struct store *s = open_store((struct store_dynamodb_config){.table = "lg_numeric"}, &res);
@@ -284,7 +293,8 @@ static void non_string_keys_refused(void **state)
 	assert_non_null(strstr(res.message, "string"));
 	store_free(s);
 	/* configured names that are not the table's */
-	s = open_store((struct store_dynamodb_config){.table = "lg_contract_pk", .partition_key = "PK",
+	s = open_store((struct store_dynamodb_config){.table = "lg_contract_pk",
+						      .partition_key = "PK",
 						      .create_table = true},
 		       &res);
 	assert_int_equal(res.status, STORE_FATAL);
@@ -298,14 +308,19 @@ static void item_as_boto3_reads_it(void **state)
 								    .ttl_attribute = "expiresAt"},
 				     &res);
 	assert_int_equal(res.status, STORE_OK);
-	res = do_req(s, (struct store_req){.op = STORE_ACQUIRE, .name = "boto3", .owner = "own-1",
-					   .rvn = "rvn-1", .holder = "pod-7", .lease_ms = 15000,
+	res = do_req(s, (struct store_req){.op = STORE_ACQUIRE,
+					   .name = "boto3",
+					   .owner = "own-1",
+					   .rvn = "rvn-1",
+					   .holder = "pod-7",
+					   .lease_ms = 15000,
 					   .ttl = 1900000000});
 	assert_int_equal(res.status, STORE_OK);
 	char out[1024];
-	int rc = sh(BOTO "i=c.get_item(TableName=\"lg_contract_sk\",Key={\"Id\":{\"S\":\"LOCK#boto3\"},"
-		       "\"Kind\":{\"S\":\"LOCK\"}},ConsistentRead=True)[\"Item\"];"
-		       "print(json.dumps(i,sort_keys=True))'",
+	int rc = sh(BOTO
+		    "i=c.get_item(TableName=\"lg_contract_sk\",Key={\"Id\":{\"S\":\"LOCK#boto3\"},"
+		    "\"Kind\":{\"S\":\"LOCK\"}},ConsistentRead=True)[\"Item\"];"
+		    "print(json.dumps(i,sort_keys=True))'",
 		    out, sizeof out);
 	assert_int_equal(rc, 0);
 	const char *want = "{\"Id\": {\"S\": \"LOCK#boto3\"}, \"Kind\": {\"S\": \"LOCK\"}, "
@@ -315,20 +330,23 @@ static void item_as_boto3_reads_it(void **state)
 			   "\"rvn\": {\"S\": \"rvn-1\"}}\n";
 	assert_string_equal(out, want);
 	/* released: owner, leaseMs and holder are gone, the rest stays */
-	res = do_req(s, (struct store_req){.op = STORE_RELEASE, .name = "boto3", .owner = "own-1",
+	res = do_req(s, (struct store_req){.op = STORE_RELEASE,
+					   .name = "boto3",
+					   .owner = "own-1",
 					   .ttl = 1900000001});
 	assert_int_equal(res.status, STORE_OK);
 	rc = sh(BOTO "i=c.get_item(TableName=\"lg_contract_sk\",Key={\"Id\":{\"S\":\"LOCK#boto3\"},"
-		    "\"Kind\":{\"S\":\"LOCK\"}},ConsistentRead=True)[\"Item\"];"
-		    "print(json.dumps(i,sort_keys=True))'",
+		     "\"Kind\":{\"S\":\"LOCK\"}},ConsistentRead=True)[\"Item\"];"
+		     "print(json.dumps(i,sort_keys=True))'",
 		out, sizeof out);
 	assert_int_equal(rc, 0);
-	assert_string_equal(out, "{\"Id\": {\"S\": \"LOCK#boto3\"}, \"Kind\": {\"S\": \"LOCK\"}, "
-				 "\"_type\": {\"S\": \"LOCK\"}, \"expiresAt\": {\"N\": \"1900000001\"}, "
-				 "\"fence\": {\"N\": \"1\"}, \"rvn\": {\"S\": \"rvn-1\"}}\n");
+	assert_string_equal(out,
+			    "{\"Id\": {\"S\": \"LOCK#boto3\"}, \"Kind\": {\"S\": \"LOCK\"}, "
+			    "\"_type\": {\"S\": \"LOCK\"}, \"expiresAt\": {\"N\": \"1900000001\"}, "
+			    "\"fence\": {\"N\": \"1\"}, \"rvn\": {\"S\": \"rvn-1\"}}\n");
 	/* TTL is on for a table the store created */
 	rc = sh(BOTO "print(c.describe_time_to_live(TableName=\"lg_contract_sk\")"
-		    "[\"TimeToLiveDescription\"])'",
+		     "[\"TimeToLiveDescription\"])'",
 		out, sizeof out);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "expiresAt"));
@@ -340,7 +358,8 @@ int main(void)
 {
 	endpoint = getenv("LG_MOTO");
 	if (!endpoint || !getenv("LG_AK")) {
-		fprintf(stderr, "LG_MOTO and LG_AK are not set: run through tests/run-integration.sh\n");
+		fprintf(stderr,
+			"LG_MOTO and LG_AK are not set: run through tests/run-integration.sh\n");
 		return 1;
 	}
 	keys_from_env(&good, "LG_AK", "LG_SK");

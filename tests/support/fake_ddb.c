@@ -86,7 +86,8 @@ struct fake_ddb *fake_ddb_new(struct event_base *base, char *url, size_t urlsz)
 		return NULL;
 	f->base = base;
 	f->http = evhttp_new(base);
-	struct evhttp_bound_socket *s = f->http ? evhttp_bind_socket_with_handle(f->http, "127.0.0.1", 0) : NULL;
+	struct evhttp_bound_socket *s =
+		f->http ? evhttp_bind_socket_with_handle(f->http, "127.0.0.1", 0) : NULL;
 	if (!s) {
 		fake_ddb_free(f);
 		return NULL;

@@ -1,8 +1,8 @@
 /*
  * fake_ddb: a scripted HTTP responder on the test's event loop (evhttp on
  * 127.0.0.1, a free port), for what a real DynamoDB emulator cannot be
- * made to do on demand: 500s, throttling, a wrong CRC32, a skewed Date. It answers requests in order from a queue of replies and
- * keeps what it received, for the test to look at.
+ * made to do on demand: 500s, throttling, a wrong CRC32, a skewed Date. It answers requests in
+ * order from a queue of replies and keeps what it received, for the test to look at.
  *
  * Not a DynamoDB: it never looks at a request to decide its answer.
  */
@@ -17,7 +17,7 @@ struct event_base;
 struct fake_ddb;
 
 struct fake_ddb_reply {
-	int status;        /* 0 = 200 */
+	int status;	   /* 0 = 200 */
 	const char *body;  /* NULL = "{}" */
 	const char *crc32; /* NULL = the right one, "" = no header, else as given */
 	const char *date;  /* NULL = no Date header */

@@ -64,8 +64,8 @@ static void on_result(void *arg, const struct store_result *res)
 	w->res = *res;
 }
 
-bool store_contract_do(const struct store_factory *f, struct store *s,
-		       const struct store_req *req, struct store_result *out)
+bool store_contract_do(const struct store_factory *f, struct store *s, const struct store_req *req,
+		       struct store_result *out)
 {
 	struct wait w = {0};
 	struct store_call *c = store_submit(s, req, on_result, &w);
@@ -97,15 +97,22 @@ static struct store_result op(struct fixture *fx, struct store_req r)
 static struct store_result acquire(struct fixture *fx, const char *owner, const char *rvn,
 				   const char *seen, const char *holder)
 {
-	return op(fx, (struct store_req){.op = STORE_ACQUIRE, .owner = owner, .rvn = rvn,
-					 .seen_rvn = seen, .holder = holder, .lease_ms = 30000});
+	return op(fx, (struct store_req){.op = STORE_ACQUIRE,
+					 .owner = owner,
+					 .rvn = rvn,
+					 .seen_rvn = seen,
+					 .holder = holder,
+					 .lease_ms = 30000});
 }
 
 static struct store_result renew(struct fixture *fx, const char *owner, const char *rvn,
 				 const char *holder)
 {
-	return op(fx, (struct store_req){.op = STORE_RENEW, .owner = owner, .rvn = rvn,
-					 .holder = holder, .lease_ms = 20000});
+	return op(fx, (struct store_req){.op = STORE_RENEW,
+					 .owner = owner,
+					 .rvn = rvn,
+					 .holder = holder,
+					 .lease_ms = 20000});
 }
 
 static struct store_result release(struct fixture *fx, const char *owner)
@@ -243,8 +250,12 @@ static void renew_refused_taken_over(void **state)
 {
 	struct fixture *fx = *state;
 	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
-	struct store_req u = {.op = STORE_ACQUIRE, .owner = "B", .rvn = "rb", .holder = "other",
-			      .lease_ms = 5000, .unconditional = true};
+	struct store_req u = {.op = STORE_ACQUIRE,
+			      .owner = "B",
+			      .rvn = "rb",
+			      .holder = "other",
+			      .lease_ms = 5000,
+			      .unconditional = true};
 	assert_int_equal(op(fx, u).status, STORE_OK);
 	struct store_result r = renew(fx, "A", "r2", NULL);
 	assert_int_equal(r.status, STORE_REFUSED);
@@ -360,13 +371,16 @@ static void check_ok_and_refused(void **state)
 static void ttl_written(void **state)
 {
 	struct fixture *fx = *state;
-	struct store_req a = {.op = STORE_ACQUIRE, .owner = "A", .rvn = "r1", .lease_ms = 1000,
+	struct store_req a = {.op = STORE_ACQUIRE,
+			      .owner = "A",
+			      .rvn = "r1",
+			      .lease_ms = 1000,
 			      .ttl = 1900000000};
 	struct store_result r = op(fx, a);
 	assert_int_equal(r.status, STORE_OK);
 	assert_int_equal(r.item.ttl, 1900000000);
-	struct store_req n = {.op = STORE_RENEW, .owner = "A", .rvn = "r2", .lease_ms = 1000,
-			      .ttl = 1900000100};
+	struct store_req n = {
+		.op = STORE_RENEW, .owner = "A", .rvn = "r2", .lease_ms = 1000, .ttl = 1900000100};
 	r = op(fx, n);
 	assert_int_equal(r.status, STORE_OK);
 	assert_int_equal(r.item.ttl, 1900000100);
@@ -381,7 +395,10 @@ static void unconditional_acquire_and_release(void **state)
 {
 	struct fixture *fx = *state;
 	assert_int_equal(acquire(fx, "A", "r1", NULL, "pod-a").status, STORE_OK);
-	struct store_req u = {.op = STORE_ACQUIRE, .owner = "B", .rvn = "rb", .lease_ms = 2000,
+	struct store_req u = {.op = STORE_ACQUIRE,
+			      .owner = "B",
+			      .rvn = "rb",
+			      .lease_ms = 2000,
 			      .unconditional = true};
 	struct store_result r = op(fx, u);
 	assert_int_equal(r.status, STORE_OK);
@@ -438,8 +455,12 @@ static void request_strings_copied(void **state)
 {
 	struct fixture *fx = *state;
 	char owner[8] = "A", rvn[8] = "r1", holder[8] = "h";
-	struct store_req r = {.op = STORE_ACQUIRE, .name = fx->name, .owner = owner, .rvn = rvn,
-			      .holder = holder, .lease_ms = 30000};
+	struct store_req r = {.op = STORE_ACQUIRE,
+			      .name = fx->name,
+			      .owner = owner,
+			      .rvn = rvn,
+			      .holder = holder,
+			      .lease_ms = 30000};
 	struct wait w = {0};
 	struct store_call *c = store_submit(fx->s, &r, on_result, &w);
 	assert_non_null(c);

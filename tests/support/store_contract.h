@@ -33,7 +33,7 @@ int store_contract_run(const struct store_factory *f);
 
 /* One request, run to completion: returns false (and fails the test) when
  * the callback did not come. */
-bool store_contract_do(const struct store_factory *f, struct store *s,
-		       const struct store_req *req, struct store_result *out);
+bool store_contract_do(const struct store_factory *f, struct store *s, const struct store_req *req,
+		       struct store_result *out);
 
 #endif

@@ -29,8 +29,13 @@ struct build_case {
 };
 
 static const struct build_case build_cases[] = {
-	{"acquire free or mine, holder", &k_pk,
-	 {.op = STORE_ACQUIRE, .name = "a", .owner = "o1", .rvn = "r1", .holder = "pod-1",
+	{"acquire free or mine, holder",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .holder = "pod-1",
 	  .lease_ms = 30000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
@@ -41,9 +46,15 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h ADD #f :one\","
 	 "\"ConditionExpression\":\"attribute_not_exists(#o) OR #o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
-	{"acquire takeover, no holder, ttl, sort key", &k_sk_ttl,
-	 {.op = STORE_ACQUIRE, .name = "a", .owner = "o1", .rvn = "r1", .seen_rvn = "r0",
-	  .lease_ms = 1000, .ttl = 1800000000},
+	{"acquire takeover, no holder, ttl, sort key",
+	 &k_sk_ttl,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .seen_rvn = "r0",
+	  .lease_ms = 1000,
+	  .ttl = 1800000000},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
 	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#t\":\"_type\",\"#f\":\"fence\"},"
@@ -54,9 +65,15 @@ static const struct build_case build_cases[] = {
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"attribute_not_exists(#o) OR #o = :o OR #r = :s\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
-	{"acquire unconditional", &k_pk,
-	 {.op = STORE_ACQUIRE, .name = "a", .owner = "o1", .rvn = "r1", .seen_rvn = "r0",
-	  .lease_ms = 1000, .unconditional = true},
+	{"acquire unconditional",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .seen_rvn = "r0",
+	  .lease_ms = 1000,
+	  .unconditional = true},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#t\":\"_type\",\"#f\":\"fence\"},"
@@ -64,9 +81,15 @@ static const struct build_case build_cases[] = {
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"}},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l REMOVE #h ADD #f :one\","
 	 "\"ReturnValues\":\"ALL_NEW\"}"},
-	{"renew with holder and ttl", &k_sk_ttl,
-	 {.op = STORE_RENEW, .name = "a", .owner = "o1", .rvn = "r2", .holder = "h",
-	  .lease_ms = 5000, .ttl = 7},
+	{"renew with holder and ttl",
+	 &k_sk_ttl,
+	 {.op = STORE_RENEW,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r2",
+	  .holder = "h",
+	  .lease_ms = 5000,
+	  .ttl = 7},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
 	 "\"#l\":\"leaseMs\",\"#h\":\"holder\"},"
@@ -75,7 +98,8 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"SET #r = :r, #l = :l, #h = :h, #x = :x\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
-	{"renew without holder", &k_pk,
+	{"renew without holder",
+	 &k_pk,
 	 {.op = STORE_RENEW, .name = "a", .owner = "o1", .rvn = "r2", .lease_ms = 5000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
@@ -85,7 +109,8 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"SET #r = :r, #l = :l REMOVE #h\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
-	{"release with ttl", &k_sk_ttl,
+	{"release with ttl",
+	 &k_sk_ttl,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .ttl = 9},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
@@ -94,7 +119,8 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"REMOVE #o, #l, #h SET #x = :x\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
-	{"release unconditional never creates", &k_pk,
+	{"release unconditional never creates",
+	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .unconditional = true},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\","
@@ -102,38 +128,54 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"REMOVE #o, #l, #h\","
 	 "\"ConditionExpression\":\"attribute_exists(#k)\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
-	{"ttl ignored without a ttl attribute", &k_pk,
+	{"ttl ignored without a ttl attribute",
+	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .ttl = 9},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\"},"
 	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"}},"
 	 "\"UpdateExpression\":\"REMOVE #o, #l, #h\",\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
-	{"read", &k_sk_ttl, {.op = STORE_READ, .name = "a"},
+	{"read",
+	 &k_sk_ttl,
+	 {.op = STORE_READ, .name = "a"},
 	 "{\"TableName\":\"Shop\"," KEY_SK ",\"ConsistentRead\":true}"},
-	{"delete", &k_pk, {.op = STORE_DELETE, .name = "a"},
+	{"delete",
+	 &k_pk,
+	 {.op = STORE_DELETE, .name = "a"},
 	 "{\"TableName\":\"Locks\"," KEY_PK "}"},
-	{"check", &k_sk_ttl, {.op = STORE_CHECK, .name = "a", .owner = "o1", .token = 42},
+	{"check",
+	 &k_sk_ttl,
+	 {.op = STORE_CHECK, .name = "a", .owner = "o1", .token = 42},
 	 "{\"TransactItems\":[{\"ConditionCheck\":{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ConditionExpression\":\"#o = :o AND #f = :f\","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#f\":\"fence\"},"
 	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"},\":f\":{\"N\":\"42\"}},"
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}}]}"},
-	{"name with quotes and UTF-8 is escaped", &k_pk,
+	{"name with quotes and UTF-8 is escaped",
+	 &k_pk,
 	 {.op = STORE_DELETE, .name = "q\"\\\xc3\xa9"},
 	 "{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"LOCK#q\\\"\\\\\xc3\xa9\"}}}"},
 	/* refused requests */
 	{"empty name", &k_pk, {.op = STORE_READ, .name = ""}, NULL},
 	{"no name", &k_pk, {.op = STORE_READ}, NULL},
 	{"invalid UTF-8 name", &k_pk, {.op = STORE_READ, .name = "a\xff"}, NULL},
-	{"acquire without owner", &k_pk,
-	 {.op = STORE_ACQUIRE, .name = "a", .rvn = "r", .lease_ms = 1}, NULL},
-	{"acquire without rvn", &k_pk,
-	 {.op = STORE_ACQUIRE, .name = "a", .owner = "o", .lease_ms = 1}, NULL},
-	{"acquire zero lease", &k_pk,
-	 {.op = STORE_ACQUIRE, .name = "a", .owner = "o", .rvn = "r"}, NULL},
-	{"owner too long", &k_pk,
-	 {.op = STORE_CHECK, .name = "a",
+	{"acquire without owner",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE, .name = "a", .rvn = "r", .lease_ms = 1},
+	 NULL},
+	{"acquire without rvn",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE, .name = "a", .owner = "o", .lease_ms = 1},
+	 NULL},
+	{"acquire zero lease",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE, .name = "a", .owner = "o", .rvn = "r"},
+	 NULL},
+	{"owner too long",
+	 &k_pk,
+	 {.op = STORE_CHECK,
+	  .name = "a",
 	  .owner = "0123456789012345678901234567890123456789012345678901234567890123X"},
 	 NULL},
 	{"negative ttl", &k_pk, {.op = STORE_DELETE, .name = "a", .ttl = -1}, NULL},
@@ -191,16 +233,18 @@ static void test_build_admin(void **state)
 	assert_json_eq(b, "{\"TableName\":\"Locks\"}");
 	ddb_body_free(b);
 	b = ddb_build_create_table(&k_sk_ttl, &len, err);
-	assert_json_eq(b, "{\"TableName\":\"Shop\",\"BillingMode\":\"PAY_PER_REQUEST\","
-			  "\"AttributeDefinitions\":[{\"AttributeName\":\"PK\",\"AttributeType\":\"S\"},"
-			  "{\"AttributeName\":\"SK\",\"AttributeType\":\"S\"}],"
-			  "\"KeySchema\":[{\"AttributeName\":\"PK\",\"KeyType\":\"HASH\"},"
-			  "{\"AttributeName\":\"SK\",\"KeyType\":\"RANGE\"}]}");
+	assert_json_eq(
+		b, "{\"TableName\":\"Shop\",\"BillingMode\":\"PAY_PER_REQUEST\","
+		   "\"AttributeDefinitions\":[{\"AttributeName\":\"PK\",\"AttributeType\":\"S\"},"
+		   "{\"AttributeName\":\"SK\",\"AttributeType\":\"S\"}],"
+		   "\"KeySchema\":[{\"AttributeName\":\"PK\",\"KeyType\":\"HASH\"},"
+		   "{\"AttributeName\":\"SK\",\"KeyType\":\"RANGE\"}]}");
 	ddb_body_free(b);
 	b = ddb_build_create_table(&k_pk, &len, err);
-	assert_json_eq(b, "{\"TableName\":\"Locks\",\"BillingMode\":\"PAY_PER_REQUEST\","
-			  "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
-			  "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}");
+	assert_json_eq(
+		b, "{\"TableName\":\"Locks\",\"BillingMode\":\"PAY_PER_REQUEST\","
+		   "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
+		   "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}");
 	ddb_body_free(b);
 	b = ddb_build_update_ttl("Shop", "expiresAt", &len, err);
 	assert_json_eq(b, "{\"TableName\":\"Shop\",\"TimeToLiveSpecification\":"
@@ -218,15 +262,15 @@ static void test_keys_valid(void **state)
 	static const struct keys_case cases[] = {
 		{{"Locks", "pk", NULL, NULL}, true},
 		{{"my.table-1_x", "PK", "SK", "expiresAt"}, true},
-		{{"ab", "pk", NULL, NULL}, false},          /* table too short */
-		{{"bad table", "pk", NULL, NULL}, false},   /* space */
+		{{"ab", "pk", NULL, NULL}, false},	  /* table too short */
+		{{"bad table", "pk", NULL, NULL}, false}, /* space */
 		{{NULL, "pk", NULL, NULL}, false},
-		{{"Locks", "", NULL, NULL}, false},         /* empty key */
-		{{"Locks", "pk", "pk", NULL}, false},       /* same key twice */
-		{{"Locks", "owner", NULL, NULL}, false},    /* key named as a lock attribute */
-		{{"Locks", "pk", "sk", "pk"}, false},       /* ttl on a key */
+		{{"Locks", "", NULL, NULL}, false},	 /* empty key */
+		{{"Locks", "pk", "pk", NULL}, false},	 /* same key twice */
+		{{"Locks", "owner", NULL, NULL}, false}, /* key named as a lock attribute */
+		{{"Locks", "pk", "sk", "pk"}, false},	 /* ttl on a key */
 		{{"Locks", "pk", "sk", "sk"}, false},
-		{{"Locks", "pk", NULL, "fence"}, false},    /* ttl on a lock attribute */
+		{{"Locks", "pk", NULL, "fence"}, false}, /* ttl on a lock attribute */
 		{{"Locks", "pk", NULL, "leaseMs"}, false},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -347,39 +391,44 @@ static void test_parse_errors(void **state)
 {
 	struct ddb_error e;
 	char err[DDB_ERR_MAX];
-	const char *rnf = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\","
-			  "\"message\":\"Requested resource not found\"}";
+	const char *rnf =
+		"{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\","
+		"\"message\":\"Requested resource not found\"}";
 	assert_true(ddb_parse_error(rnf, strlen(rnf), NULL, &e, err));
 	assert_string_equal(e.type, "ResourceNotFoundException");
 	assert_string_equal(e.message, "Requested resource not found");
 	assert_false(e.has_item);
 
-	const char *upper = "{\"__type\":\"com.amazon.coral.service#UnrecognizedClientException\","
-			    "\"Message\":\"The security token included in the request is invalid.\"}";
+	const char *upper =
+		"{\"__type\":\"com.amazon.coral.service#UnrecognizedClientException\","
+		"\"Message\":\"The security token included in the request is invalid.\"}";
 	assert_true(ddb_parse_error(upper, strlen(upper), NULL, &e, err));
 	assert_string_equal(e.type, "UnrecognizedClientException");
 	assert_string_equal(e.message, "The security token included in the request is invalid.");
 
-	const char *ccf = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException\","
-			  "\"message\":\"The conditional request failed\",\"Item\":{\"owner\":{\"S\":\"x\"},"
-			  "\"rvn\":{\"S\":\"y\"},\"leaseMs\":{\"N\":\"1000\"},\"fence\":{\"N\":\"2\"}}}";
+	const char *ccf =
+		"{\"__type\":\"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException\","
+		"\"message\":\"The conditional request failed\",\"Item\":{\"owner\":{\"S\":\"x\"},"
+		"\"rvn\":{\"S\":\"y\"},\"leaseMs\":{\"N\":\"1000\"},\"fence\":{\"N\":\"2\"}}}";
 	assert_true(ddb_parse_error(ccf, strlen(ccf), NULL, &e, err));
 	assert_string_equal(e.type, "ConditionalCheckFailedException");
 	assert_true(e.has_item && e.item.exists);
 	assert_string_equal(e.item.owner, "x");
 	assert_int_equal(e.item.fence, 2);
 
-	const char *ccf_none = "{\"__type\":\"ConditionalCheckFailedException\",\"message\":\"no\"}";
+	const char *ccf_none =
+		"{\"__type\":\"ConditionalCheckFailedException\",\"message\":\"no\"}";
 	assert_true(ddb_parse_error(ccf_none, strlen(ccf_none), NULL, &e, err));
 	assert_string_equal(e.type, "ConditionalCheckFailedException");
 	assert_false(e.has_item);
 
-	const char *tce = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\","
-			  "\"Message\":\"Transaction cancelled, please refer cancellation reasons for "
-			  "specific reasons [None, ConditionalCheckFailed]\",\"CancellationReasons\":["
-			  "{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\",\"Message\":\"The "
-			  "conditional request failed\",\"Item\":{\"owner\":{\"S\":\"z\"},"
-			  "\"fence\":{\"N\":\"7\"}}}]}";
+	const char *tce =
+		"{\"__type\":\"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\","
+		"\"Message\":\"Transaction cancelled, please refer cancellation reasons for "
+		"specific reasons [None, ConditionalCheckFailed]\",\"CancellationReasons\":["
+		"{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\",\"Message\":\"The "
+		"conditional request failed\",\"Item\":{\"owner\":{\"S\":\"z\"},"
+		"\"fence\":{\"N\":\"7\"}}}]}";
 	assert_true(ddb_parse_error(tce, strlen(tce), NULL, &e, err));
 	assert_string_equal(e.type, "TransactionCanceledException");
 	assert_int_equal(e.nreasons, 2);
@@ -390,10 +439,11 @@ static void test_parse_errors(void **state)
 	assert_string_equal(e.reasons[1].item.owner, "z");
 	assert_int_equal(e.reasons[1].item.fence, 7);
 
-	const char *xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ErrorResponse><Errors><Error>"
-			  "<Code>SignatureDoesNotMatch</Code><Message>The request signature we "
-			  "calculated does not match &amp; &lt;so&gt;</Message></Error></Errors>"
-			  "<RequestId>x</RequestId></ErrorResponse>";
+	const char *xml =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ErrorResponse><Errors><Error>"
+		"<Code>SignatureDoesNotMatch</Code><Message>The request signature we "
+		"calculated does not match &amp; &lt;so&gt;</Message></Error></Errors>"
+		"<RequestId>x</RequestId></ErrorResponse>";
 	assert_true(ddb_parse_error(xml, strlen(xml), NULL, &e, err));
 	assert_string_equal(e.type, "SignatureDoesNotMatch");
 	assert_string_equal(e.message, "The request signature we calculated does not match & <so>");
@@ -418,7 +468,8 @@ static void test_parse_errors(void **state)
 	assert_int_equal(strlen(e.message), STORE_MSG_MAX - 1);
 
 	/* a malformed Item is an error, not a silently empty item */
-	const char *bad = "{\"__type\":\"ConditionalCheckFailedException\",\"Item\":{\"fence\":{\"N\":\"x\"}}}";
+	const char *bad = "{\"__type\":\"ConditionalCheckFailedException\",\"Item\":{\"fence\":{"
+			  "\"N\":\"x\"}}}";
 	assert_false(ddb_parse_error(bad, strlen(bad), NULL, &e, err));
 	assert_non_null(strstr(err, "fence"));
 }
@@ -426,10 +477,12 @@ static void test_parse_errors(void **state)
 static void test_parse_many_reasons(void **state)
 {
 	char body[1024];
-	int n = snprintf(body, sizeof body, "{\"__type\":\"TransactionCanceledException\","
-					    "\"CancellationReasons\":[");
+	int n = snprintf(body, sizeof body,
+			 "{\"__type\":\"TransactionCanceledException\","
+			 "\"CancellationReasons\":[");
 	for (int i = 0; i < 10; i++)
-		n += snprintf(body + n, sizeof body - (size_t)n, "%s{\"Code\":\"None\"}", i ? "," : "");
+		n += snprintf(body + n, sizeof body - (size_t)n, "%s{\"Code\":\"None\"}",
+			      i ? "," : "");
 	n += snprintf(body + n, sizeof body - (size_t)n, "]}");
 	struct ddb_error e;
 	char err[DDB_ERR_MAX];
@@ -441,12 +494,13 @@ static void test_parse_table(void **state)
 {
 	struct ddb_table_desc d;
 	char err[DDB_ERR_MAX];
-	const char *t = "{\"Table\":{\"TableName\":\"Shop\",\"TableStatus\":\"ACTIVE\","
-			"\"KeySchema\":[{\"AttributeName\":\"SK\",\"KeyType\":\"RANGE\"},"
-			"{\"AttributeName\":\"PK\",\"KeyType\":\"HASH\"}],"
-			"\"AttributeDefinitions\":[{\"AttributeName\":\"PK\",\"AttributeType\":\"S\"},"
-			"{\"AttributeName\":\"SK\",\"AttributeType\":\"N\"},"
-			"{\"AttributeName\":\"G\",\"AttributeType\":\"B\"}]}}";
+	const char *t =
+		"{\"Table\":{\"TableName\":\"Shop\",\"TableStatus\":\"ACTIVE\","
+		"\"KeySchema\":[{\"AttributeName\":\"SK\",\"KeyType\":\"RANGE\"},"
+		"{\"AttributeName\":\"PK\",\"KeyType\":\"HASH\"}],"
+		"\"AttributeDefinitions\":[{\"AttributeName\":\"PK\",\"AttributeType\":\"S\"},"
+		"{\"AttributeName\":\"SK\",\"AttributeType\":\"N\"},"
+		"{\"AttributeName\":\"G\",\"AttributeType\":\"B\"}]}}";
 	assert_true(ddb_parse_table(t, strlen(t), &d, err));
 	assert_string_equal(d.pk, "PK");
 	assert_string_equal(d.sk, "SK");
@@ -454,9 +508,10 @@ static void test_parse_table(void **state)
 	assert_int_equal(d.sk_type, 'N');
 	assert_string_equal(d.status, "ACTIVE");
 
-	const char *c = "{\"TableDescription\":{\"TableStatus\":\"CREATING\",\"KeySchema\":"
-			"[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],\"AttributeDefinitions\":"
-			"[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}]}}";
+	const char *c =
+		"{\"TableDescription\":{\"TableStatus\":\"CREATING\",\"KeySchema\":"
+		"[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],\"AttributeDefinitions\":"
+		"[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}]}}";
 	assert_true(ddb_parse_table(c, strlen(c), &d, err));
 	assert_string_equal(d.pk, "pk");
 	assert_string_equal(d.sk, "");
@@ -484,22 +539,28 @@ static void test_crc32_and_utf8(void **state)
 	/* the CRC32 DynamoDB sends for an empty JSON object */
 	assert_int_equal(ddb_crc32("{}", 2), 2745614147u);
 	assert_true(ddb_utf8_valid("h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 12));
-	assert_false(ddb_utf8_valid("\xc0\xaf", 2));         /* overlong */
+	assert_false(ddb_utf8_valid("\xc0\xaf", 2));	     /* overlong */
 	assert_false(ddb_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
 	assert_false(ddb_utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
-	assert_false(ddb_utf8_valid("\xe2\x82", 2));         /* truncated */
+	assert_false(ddb_utf8_valid("\xe2\x82", 2));	     /* truncated */
 	assert_false(ddb_utf8_valid("a\0b", 3));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_build_requests), cmocka_unit_test(test_op_mapping),
-		cmocka_unit_test(test_build_admin),    cmocka_unit_test(test_keys_valid),
-		cmocka_unit_test(test_parse_update_output), cmocka_unit_test(test_parse_get_output),
-		cmocka_unit_test(test_parse_bad_outputs), cmocka_unit_test(test_parse_int64),
-		cmocka_unit_test(test_parse_errors),   cmocka_unit_test(test_parse_many_reasons),
-		cmocka_unit_test(test_parse_table),    cmocka_unit_test(test_crc32_and_utf8),
+		cmocka_unit_test(test_build_requests),
+		cmocka_unit_test(test_op_mapping),
+		cmocka_unit_test(test_build_admin),
+		cmocka_unit_test(test_keys_valid),
+		cmocka_unit_test(test_parse_update_output),
+		cmocka_unit_test(test_parse_get_output),
+		cmocka_unit_test(test_parse_bad_outputs),
+		cmocka_unit_test(test_parse_int64),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_many_reasons),
+		cmocka_unit_test(test_parse_table),
+		cmocka_unit_test(test_crc32_and_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

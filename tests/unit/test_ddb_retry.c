@@ -233,9 +233,12 @@ static void test_deadline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classify_table),	  cmocka_unit_test(test_classify_curl),
-		cmocka_unit_test(test_backoff_full_jitter), cmocka_unit_test(test_backoff_cap),
-		cmocka_unit_test(test_attempts_and_classes), cmocka_unit_test(test_quota),
+		cmocka_unit_test(test_classify_table),
+		cmocka_unit_test(test_classify_curl),
+		cmocka_unit_test(test_backoff_full_jitter),
+		cmocka_unit_test(test_backoff_cap),
+		cmocka_unit_test(test_attempts_and_classes),
+		cmocka_unit_test(test_quota),
 		cmocka_unit_test(test_deadline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
