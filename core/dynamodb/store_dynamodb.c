@@ -331,6 +331,13 @@ static void on_http(void *arg, const struct http_response *hr)
 	if (v.cls == DDB_C_REFUSED) {
 		refused_item(e, &res);
 		res.status = STORE_REFUSED;
+		/* A retried release whose first attempt may have been applied
+		 * finds the lock free: that is the release, not a refusal. */
+		if (c->op == STORE_RELEASE && c->attempts > 1 && res.item.exists &&
+		    !res.item.has_owner) {
+			res.status = STORE_OK;
+			res.message[0] = '\0';
+		}
 		free(e);
 		finish(c, &res, NULL, 0);
 		return;

@@ -191,6 +191,39 @@ static void server_error_retried(void **state)
 	assert_int_equal(stats(e->s).quota_tokens, 500);    /* refunded on success */
 }
 
+static void release_retried_after_500(void **state)
+{
+	struct env *e = *state;
+	/* the first attempt was applied, its answer lost in a 500 */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
+					       "\"Item\":{\"rvn\":{\"S\":\"r1\"},"
+					       "\"fence\":{\"N\":\"1\"}}}"});
+	struct store_result r =
+		do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	assert_int_equal(r.status, STORE_OK);
+	assert_true(r.item.exists);
+	assert_false(r.item.has_owner);
+	/* without a retry, a free lock refuses the release */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
+					       "\"Item\":{\"rvn\":{\"S\":\"r1\"}}}"});
+	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	assert_int_equal(r.status, STORE_REFUSED);
+	/* nor when somebody else holds it by then */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
+					       "\"Item\":{\"owner\":{\"S\":\"B\"}}}"});
+	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_string_equal(r.item.owner, "B");
+}
+
 static void throttling_gives_up_after_3(void **state)
 {
 	struct env *e = *state;
@@ -527,6 +560,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(headers_and_signature),
 		T(server_error_retried),
+		T(release_retried_after_500),
 		T(throttling_gives_up_after_3),
 		T(quota_stops_retries),
 		T(crc32_mismatch_retried),
