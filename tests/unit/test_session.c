@@ -1,0 +1,223 @@
+/*
+ * test_session: gateway/server + session on a real event loop and a Unix
+ * socket, driven from the test: deferred replies (sess_suspend/resume)
+ * keep pipelined replies in order, the hooks run once, a referenced
+ * session outlives its connection, shutdown reports when drained.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "gateway/commands.h"
+#include "gateway/config.h"
+#include "gateway/server.h"
+#include "gateway/session.h"
+
+struct world {
+	struct cfg cfg;
+	struct event_base *base;
+	struct cmd_table *cmds;
+	struct srv *srv;
+	char path[108];
+	int opened, closed, drained;
+	struct sess *pending; /* the session whose reply is deferred */
+	bool hold;            /* t.defer also takes a reference */
+};
+
+static struct world *W;
+
+static void h_defer(struct cmd_call *c)
+{
+	W->pending = c->sess;
+	if (W->hold)
+		sess_ref(c->sess);
+	sess_suspend(c->sess);
+}
+
+static const struct cmd_def test_cmds[] = {
+	{"t.defer", h_defer, 1, 0, NULL},
+};
+
+static void on_open(struct sess *s, void *arg)
+{
+	((struct world *)arg)->opened++;
+}
+
+static void on_close(struct sess *s, void *arg)
+{
+	struct world *w = arg;
+	w->closed++;
+	assert_true(sess_closed(s));
+}
+
+static int setup(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	char err[256];
+	snprintf(w->path, sizeof(w->path), "/tmp/lg-test-session-%d.sock", (int)getpid());
+	char *argv[] = {"t", "--port", "0", "--unixsocket", w->path, NULL};
+	char *envp[] = {NULL};
+	assert_int_equal(cfg_load(&w->cfg, 5, argv, envp, err, sizeof(err)), CFG_OK);
+	w->base = event_base_new();
+	w->cmds = cmd_table_new();
+	assert_int_equal(cmd_add_builtins(w->cmds), 0);
+	assert_int_equal(cmd_table_add(w->cmds, test_cmds, 1, NULL), 0);
+	w->srv = srv_new(w->base, &w->cfg, w->cmds);
+	assert_non_null(w->srv);
+	struct sess_hooks hooks = {.on_open = on_open, .on_close = on_close, .arg = w};
+	srv_set_hooks(w->srv, &hooks);
+	assert_true(srv_listen(w->srv, err, sizeof(err)));
+	W = w;
+	*state = w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+	srv_free(w->srv);
+	cmd_table_free(w->cmds);
+	event_base_free(w->base);
+	free(w);
+	return 0;
+}
+
+static int client(struct world *w)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", w->path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
+/* Runs the loop for about ms, collecting what fd receives into buf. */
+static size_t pump(struct world *w, int fd, char *buf, size_t cap, int ms, bool *eof)
+{
+	size_t got = 0;
+	for (int i = 0; i < ms; i++) {
+		event_base_loop(w->base, EVLOOP_NONBLOCK);
+		if (fd >= 0 && got < cap) {
+			ssize_t r = recv(fd, buf + got, cap - got, 0);
+			if (r > 0)
+				got += (size_t)r;
+			else if (r == 0 && eof)
+				*eof = true;
+		}
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	return got;
+}
+
+static void test_deferred_reply_keeps_order(void **state)
+{
+	struct world *w = *state;
+	char buf[256];
+	int fd = client(w);
+	assert_int_equal(send(fd, "T.DEFER\r\nPING\r\n", 15, 0), 15);
+	size_t n = pump(w, fd, buf, sizeof(buf), 50, NULL);
+	assert_int_equal(n, 0); /* PING waits behind the deferred reply */
+	assert_non_null(w->pending);
+	assert_int_equal(sess_state(w->pending), SESS_BLOCKED);
+	assert_int_equal(srv_blocked_sessions(w->srv), 1);
+
+	resp_add_int(sess_out(w->pending), 42);
+	sess_resume(w->pending);
+	n = pump(w, fd, buf, sizeof(buf), 50, NULL);
+	assert_int_equal(n, 12);
+	assert_memory_equal(buf, ":42\r\n+PONG\r\n", 12);
+	assert_int_equal(w->opened, 1);
+	assert_int_equal(w->closed, 0);
+	close(fd);
+	pump(w, -1, NULL, 0, 20, NULL);
+	assert_int_equal(w->closed, 1);
+	assert_int_equal(srv_sessions(w->srv), 0);
+}
+
+/* The client leaves while its reply is deferred: on_close runs once, the
+ * referenced session stays readable, a late reply is dropped, and the last
+ * unref frees it (ASan checks both). */
+static void test_close_while_blocked(void **state)
+{
+	struct world *w = *state;
+	w->hold = true;
+	int fd = client(w);
+	assert_int_equal(send(fd, "t.defer\r\n", 9, 0), 9);
+	pump(w, fd, NULL, 0, 20, NULL);
+	struct sess *s = w->pending;
+	assert_non_null(s);
+	close(fd);
+	pump(w, -1, NULL, 0, 20, NULL);
+	assert_int_equal(w->closed, 1);
+	assert_true(sess_closed(s));
+	assert_int_equal(sess_state(s), SESS_CLOSED);
+	resp_add_int(sess_out(s), 1); /* the late completion */
+	sess_resume(s);               /* a no-op now */
+	sess_unref(s);
+	pump(w, -1, NULL, 0, 10, NULL);
+	assert_int_equal(w->closed, 1);
+	w->hold = false;
+}
+
+static void drained(void *arg)
+{
+	((struct world *)arg)->drained++;
+}
+
+static void test_shutdown_closes_and_reports(void **state)
+{
+	struct world *w = *state;
+	char buf[64];
+	bool eof = false;
+	int fd = client(w);
+	assert_int_equal(send(fd, "PING\r\n", 6, 0), 6);
+	assert_int_equal(pump(w, fd, buf, sizeof(buf), 20, NULL), 7);
+	srv_shutdown(w->srv, drained, w);
+	pump(w, fd, buf, sizeof(buf), 30, &eof);
+	assert_true(eof);
+	assert_int_equal(w->drained, 1);
+	assert_int_equal(w->closed, 1);
+	assert_int_not_equal(access(w->path, F_OK), 0); /* the socket file is gone */
+	close(fd);
+}
+
+static void test_quit_flushes_then_closes(void **state)
+{
+	struct world *w = *state;
+	char buf[64];
+	bool eof = false;
+	int fd = client(w);
+	assert_int_equal(send(fd, "PING\r\nQUIT\r\nPING\r\n", 18, 0), 18);
+	size_t n = pump(w, fd, buf, sizeof(buf), 30, &eof);
+	assert_int_equal(n, 12);
+	assert_memory_equal(buf, "+PONG\r\n+OK\r\n", 12);
+	assert_true(eof);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_deferred_reply_keeps_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_while_blocked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown_closes_and_reports, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quit_flushes_then_closes, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
