@@ -522,6 +522,43 @@ static void test_sigterm(void **state)
 	redisFree(c);
 }
 
+static bool file_has(const char *path, const char *needle)
+{
+	char buf[8192];
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+/* --log-file and --log-format json; SIGHUP reopens the file after it was
+ * moved away (logrotate); the start says the embedded store is in use. */
+static void test_log_file_and_sighup(void **state)
+{
+	struct server s;
+	char path[128], moved[140];
+	snprintf(path, sizeof(path), "/tmp/lg-it-%d.log", (int)getpid());
+	snprintf(moved, sizeof(moved), "%s.1", path);
+	unlink(path);
+	unlink(moved);
+	start(&s, "--log-file", path, "--log-format", "json", NULL);
+	assert_true(file_has(path, "{\"ts\":\""));
+	assert_true(file_has(path, "\"level\":\"info\""));
+	assert_true(file_has(path, "embedded store"));
+	assert_int_equal(rename(path, moved), 0);
+	kill(s.pid, SIGHUP);
+	for (int i = 0; i < 100 && !file_has(path, "reopened"); i++)
+		sleep_ms(20);
+	assert_true(file_has(path, "reopened"));
+	assert_false(file_has(moved, "reopened"));
+	assert_int_equal(stop(&s), 0);
+	unlink(path);
+	unlink(moved);
+}
+
 static void test_bad_option_stops_start(void **state)
 {
 	const char *bin = getenv("LG_BIN");
@@ -551,6 +588,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unix_socket, kill_leftovers),
 		cmocka_unit_test_teardown(test_back_pressure, kill_leftovers),
 		cmocka_unit_test_teardown(test_sigterm, kill_leftovers),
+		cmocka_unit_test_teardown(test_log_file_and_sighup, kill_leftovers),
 		cmocka_unit_test_teardown(test_bad_option_stops_start, kill_leftovers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
