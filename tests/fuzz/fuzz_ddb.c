@@ -1,0 +1,115 @@
+/*
+ * fuzz_ddb: libFuzzer target for what DynamoDB (or anything at its
+ * endpoint) answers, and for request bodies built around a fuzzed lock
+ * name.
+ *
+ * The first byte picks: an UpdateItem or GetItem answer, an error body
+ * (JSON or XML), a table description, or a request with the rest as the
+ * lock name. Contracts checked: every string of a parsed item or error is
+ * NUL-terminated within its field; a successful UpdateItem parse has an
+ * item; a built body is JSON whose key is "LOCK#" + the name, byte for
+ * byte; a refused name comes with a message.
+ */
+#include <cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dynamodb/ddb_json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int ok)
+{
+	if (!ok)
+		abort(); /* a broken contract is the finding */
+}
+
+static void check_item(const struct lock_item *it)
+{
+	check(strnlen(it->owner, sizeof it->owner) < sizeof it->owner);
+	check(strnlen(it->rvn, sizeof it->rvn) < sizeof it->rvn);
+	check(strnlen(it->holder, sizeof it->holder) < sizeof it->holder);
+	check(strnlen(it->type, sizeof it->type) < sizeof it->type);
+	check(!it->has_lease || it->lease_ms > 0);
+}
+
+static void fuzz_name(const char *name, size_t n)
+{
+	struct ddb_keys k = {"Locks", "pk", "sk", "exp"};
+	struct store_req r = {.op = STORE_ACQUIRE, .name = name, .owner = "o", .rvn = "r",
+			      .lease_ms = 1000, .ttl = 5};
+	char err[DDB_ERR_MAX] = "";
+	size_t len = 0;
+	char *body = ddb_build_request(&k, &r, &len, err);
+	if (!body) {
+		check(err[0] != '\0');
+		return;
+	}
+	check(n >= 1 && n <= STORE_NAME_MAX);
+	cJSON *root = cJSON_ParseWithLength(body, len);
+	check(root != NULL);
+	const cJSON *pk = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "Key"), "pk"),
+		"S");
+	check(cJSON_IsString(pk));
+	check(strncmp(pk->valuestring, "LOCK#", 5) == 0 && strcmp(pk->valuestring + 5, name) == 0);
+	cJSON_Delete(root);
+	ddb_body_free(body);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	unsigned pick = data[0] % 5;
+	const char *body = (const char *)data + 1;
+	size_t n = size - 1;
+	char err[DDB_ERR_MAX] = "";
+	/* parsers take a length, but a copy with a NUL keeps strstr-style
+	 * misuse visible to ASan */
+	char *copy = malloc(n + 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, body, n);
+	copy[n] = '\0';
+	if (pick == 0 || pick == 1) {
+		struct lock_item it;
+		enum ddb_op op = pick == 0 ? DDB_UPDATE_ITEM : DDB_GET_ITEM;
+		bool ok = ddb_parse_output(op, copy, n, "exp", &it, err);
+		if (ok) {
+			check_item(&it);
+			check(op != DDB_UPDATE_ITEM || it.exists);
+		} else {
+			check(err[0] != '\0');
+		}
+	} else if (pick == 2) {
+		struct ddb_error e;
+		bool ok = ddb_parse_error(copy, n, "exp", &e, err);
+		check(strnlen(e.type, sizeof e.type) < sizeof e.type);
+		check(strnlen(e.message, sizeof e.message) < sizeof e.message);
+		check(e.nreasons <= DDB_REASONS_MAX);
+		if (ok) {
+			if (e.has_item)
+				check_item(&e.item);
+			for (unsigned i = 0; i < e.nreasons; i++)
+				if (e.reasons[i].has_item)
+					check_item(&e.reasons[i].item);
+		} else {
+			check(err[0] != '\0');
+		}
+	} else if (pick == 3) {
+		struct ddb_table_desc d;
+		if (ddb_parse_table(copy, n, &d, err)) {
+			check(d.pk[0] != '\0');
+			check(strnlen(d.pk, sizeof d.pk) < sizeof d.pk);
+			check(strnlen(d.sk, sizeof d.sk) < sizeof d.sk);
+			check(strnlen(d.status, sizeof d.status) < sizeof d.status);
+		}
+	} else if (strlen(copy) == n) {
+		fuzz_name(copy, n);
+	}
+	free(copy);
+	return 0;
+}
