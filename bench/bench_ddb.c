@@ -34,6 +34,7 @@
 #include "core/dynamodb/ddb_json.h"
 #include "core/dynamodb/sigv4.h"
 #include "core/dynamodb/store_dynamodb.h"
+#include "core/locktable.h"
 
 static const char answer_body[] =
 	"{\"Attributes\":{\"pk\":{\"S\":\"LOCK#bench\"},\"_type\":{\"S\":\"LOCK\"},"
@@ -448,6 +449,117 @@ static int moto_counts(void)
 	return rc;
 }
 
+/* ---- requests per lock operation, through the lease core ---- */
+
+struct lock_step {
+	bool done;
+	struct lease *lease;
+	int renewed;
+	bool failed;
+};
+
+static void lock_acquired(void *arg, struct lease *l, const struct lt_error *err)
+{
+	struct lock_step *st = arg;
+	st->done = true;
+	st->lease = l;
+	st->failed = err != NULL;
+}
+
+static void lock_renewed(void *arg, int renewed, const struct lt_error *err)
+{
+	struct lock_step *st = arg;
+	st->done = true;
+	st->renewed = renewed;
+	st->failed = err != NULL;
+}
+
+/* "what  total  (GetItem 1, UpdateItem 1)" from two snapshots of the stats */
+static void print_ops(const char *what, const struct store_dynamodb_stats *a,
+		      const struct store_dynamodb_stats *b)
+{
+	char ops[160] = "";
+	size_t len = 0;
+	uint64_t total = 0;
+	for (int i = 0; i < DDB_OP_COUNT; i++) {
+		uint64_t d = b->http[i] - a->http[i];
+		total += d;
+		if (d && len < sizeof ops)
+			len += (size_t)snprintf(ops + len, sizeof ops - len, "%s%s %llu",
+						len ? ", " : "", ddb_op_name((enum ddb_op)i),
+						(unsigned long long)d);
+	}
+	printf("  %-42s %llu  (%s)\n", what, (unsigned long long)total, ops);
+}
+
+static void wait_step(struct event_base *base, struct lock_step *st)
+{
+	while (!st->done)
+		event_base_loop(base, EVLOOP_ONCE);
+}
+
+/* Two processes' worth (a store and a locktable each) contend for a lock
+ * on moto; prints the DynamoDB requests of each lock operation. */
+static int lock_counts(void)
+{
+	static struct aws_credentials moto;
+	snprintf(moto.access_key_id, sizeof moto.access_key_id, "%s", getenv("LG_AK"));
+	snprintf(moto.secret_access_key, sizeof moto.secret_access_key, "%s",
+		 getenv("LG_SK") ? getenv("LG_SK") : "");
+	struct event_base *base = event_base_new();
+	struct clock *clk = clock_real_new(base);
+	struct store *sa = open_store(base, clk, getenv("LG_MOTO"), "lg_bench", "pk", &moto);
+	struct store *sb = open_store(base, clk, getenv("LG_MOTO"), "lg_bench", "pk", &moto);
+	if (!sa || !sb)
+		return 1;
+	struct obs oa = {0}, ob = {0};
+	struct lt_options opts = {.holder_label = "bench"};
+	struct locktable *a = lt_new(clk, sa, &oa, &opts), *b = lt_new(clk, sb, &ob, &opts);
+	if (!a || !b)
+		return 1;
+	printf("requests against moto (HTTP requests per lock operation, two processes A, B):\n");
+	struct lt_acquire_args args = {.name = "counted", .lease_ms = 30000};
+	struct lock_step st;
+	int rc = 0;
+#define STEP(what, call, store)                                                                    \
+	do {                                                                                       \
+		struct store_dynamodb_stats s0_, s1_;                                              \
+		store_dynamodb_stats(store, &s0_);                                                 \
+		st = (struct lock_step){0};                                                        \
+		call;                                                                              \
+		wait_step(base, &st);                                                              \
+		store_dynamodb_stats(store, &s1_);                                                 \
+		print_ops(what, &s0_, &s1_);                                                       \
+		if (st.failed)                                                                     \
+			rc = 1;                                                                    \
+	} while (0)
+	struct lease *la = NULL;
+	STEP("A try-acquires a free lock", (void)!lt_acquire(a, &args, lock_acquired, &st), sa);
+	la = st.lease;
+	STEP("B tries it while A holds it", (void)!lt_acquire(b, &args, lock_acquired, &st), sb);
+	STEP("B tries again (it has seen A hold it)",
+	     (void)!lt_acquire(b, &args, lock_acquired, &st), sb);
+	if (la) {
+		STEP("A renews", (void)!lease_renew(la, lock_renewed, &st), sa);
+		STEP("A checks its fencing token", (void)!lease_check(la, lock_renewed, &st), sa);
+		STEP("A releases", lease_release_then(la, lock_renewed, &st), sa);
+	}
+	STEP("B tries after the release", (void)!lt_acquire(b, &args, lock_acquired, &st), sb);
+	if (st.lease)
+		lease_release(st.lease);
+	/* let the last release answer */
+	struct timeval tv = {0, 200000};
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+	lt_free(a);
+	lt_free(b);
+	store_free(sa);
+	store_free(sb);
+	clock_free(clk);
+	event_base_free(base);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 50000;
@@ -458,6 +570,6 @@ int main(int argc, char **argv)
 	}
 	int rc = cpu_bench(n, depth);
 	if (getenv("LG_MOTO") && getenv("LG_AK"))
-		rc |= moto_counts();
+		rc |= moto_counts() | lock_counts();
 	return rc;
 }
