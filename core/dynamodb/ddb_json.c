@@ -285,7 +285,7 @@ struct update {
 	char cond[96];
 };
 
-static void name(struct update *u, const char *placeholder, const char *attr)
+static void add_name(struct update *u, const char *placeholder, const char *attr)
 {
 	jstr(u->b, u->names, placeholder, attr);
 }
@@ -304,17 +304,17 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 	u.values = jobj(&b, root, "ExpressionAttributeValues");
 	bool ttl = k->ttl_attr && r->ttl > 0;
 	if (ttl) {
-		name(&u, N_TTL, k->ttl_attr);
+		add_name(&u, N_TTL, k->ttl_attr);
 		jnum(&b, u.values, ":x", r->ttl);
 	}
 	if (r->op == STORE_RELEASE) {
-		name(&u, N_OWNER, "owner");
-		name(&u, N_LEASE, "leaseMs");
-		name(&u, N_HOLDER, "holder");
+		add_name(&u, N_OWNER, "owner");
+		add_name(&u, N_LEASE, "leaseMs");
+		add_name(&u, N_HOLDER, "holder");
 		snprintf(u.expr, sizeof u.expr, "REMOVE #o, #l, #h%s", ttl ? " SET #x = :x" : "");
 		if (r->unconditional) {
 			/* never create an item: a bare key would be no lock */
-			name(&u, N_PK, k->pk);
+			add_name(&u, N_PK, k->pk);
 			snprintf(u.cond, sizeof u.cond, "attribute_exists(#k)");
 		} else {
 			jattr(&b, u.values, ":o", "S", r->owner);
@@ -322,17 +322,17 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		}
 	} else {
 		bool acquire = r->op == STORE_ACQUIRE;
-		name(&u, N_OWNER, "owner");
-		name(&u, N_RVN, "rvn");
-		name(&u, N_LEASE, "leaseMs");
-		name(&u, N_HOLDER, "holder");
+		add_name(&u, N_OWNER, "owner");
+		add_name(&u, N_RVN, "rvn");
+		add_name(&u, N_LEASE, "leaseMs");
+		add_name(&u, N_HOLDER, "holder");
 		jattr(&b, u.values, ":r", "S", r->rvn);
 		jnum(&b, u.values, ":l", r->lease_ms);
 		if (r->holder)
 			jattr(&b, u.values, ":h", "S", r->holder);
 		if (acquire) {
-			name(&u, N_TYPE, "_type");
-			name(&u, N_FENCE, "fence");
+			add_name(&u, N_TYPE, "_type");
+			add_name(&u, N_FENCE, "fence");
 			jattr(&b, u.values, ":o", "S", r->owner);
 			jattr(&b, u.values, ":t", "S", "LOCK");
 			jnum(&b, u.values, ":one", 1);
