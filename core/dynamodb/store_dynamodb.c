@@ -525,6 +525,12 @@ struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,
 					  : "a credentials source is required");
 		goto fail;
 	}
+	if (cfg->sort_key && !cfg->partition_key) {
+		snprintf(err, STORE_DDB_ERR_MAX,
+			 "table %.64s: a sort key name needs the partition key name too",
+			 cfg->table ? cfg->table : "");
+		goto fail;
+	}
 	if (!ddb_keys_valid(&k, kerr)) {
 		snprintf(err, STORE_DDB_ERR_MAX, "%s", kerr);
 		goto fail;
