@@ -525,6 +525,10 @@ static void bad_config(void **state)
 		 .region = "us-east-1",
 		 .credentials = creds_of,
 		 .ttl_attribute = "owner"},
+		{.table = "Locks",
+		 .region = "us-east-1",
+		 .credentials = creds_of,
+		 .sort_key = "sk"},
 	};
 	for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
 		char err[STORE_DDB_ERR_MAX] = "";
