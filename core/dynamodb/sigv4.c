@@ -1,15 +1,19 @@
 /*
- * sigv4: AWS Signature Version 4, computed with OpenSSL's HMAC and SHA-256.
+ * sigv4: AWS Signature Version 4, computed with OpenSSL's SHA-256.
  * See sigv4.h for the canonical forms. Every string is built in a growing
  * buffer (struct sbuf) whose error, once set, stays set, so the builders
  * below need no error check per append.
+ *
+ * Why HMAC is written out here (RFC 2104 over one SHA-256 context) rather
+ * than OpenSSL's one-shot HMAC() and SHA256(): in OpenSSL 3 each one-shot
+ * call fetches the algorithm from the provider and allocates contexts,
+ * which cost more than the hashing of a request. The digest is fetched
+ * once and each thread keeps one context for reuse.
  */
 #include "core/dynamodb/sigv4.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,19 +83,65 @@ static void hex(const unsigned char *in, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* SHA-256 of the concatenation of n pieces, in this thread's context
+ * (its algorithm fetched once; both live until the process ends). */
+static bool sha256_v(const void *const *data, const size_t *len, size_t n, unsigned char out[32])
+{
+	static _Thread_local EVP_MD_CTX *ctx;
+	static _Thread_local EVP_MD *md;
+	if (!md && !(md = EVP_MD_fetch(NULL, "SHA256", NULL)))
+		return false;
+	if (!ctx && !(ctx = EVP_MD_CTX_new()))
+		return false;
+	if (!EVP_DigestInit_ex2(ctx, md, NULL))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (len[i] && !EVP_DigestUpdate(ctx, data[i], len[i]))
+			return false;
+	unsigned int olen = 0;
+	return EVP_DigestFinal_ex(ctx, out, &olen) && olen == 32;
+}
+
+static bool sha256(const void *data, size_t len, unsigned char out[32])
+{
+	return sha256_v(&data, &len, 1, out);
+}
+
 void sigv4_sha256_hex(const void *data, size_t len, char out[65])
 {
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	SHA256(data ? data : (const void *)"", len, md);
+	unsigned char md[32];
+	if (!sha256(data ? data : (const void *)"", len, md)) {
+		/* the process cannot hash: a digest no server accepts */
+		memset(md, 0, sizeof md);
+	}
 	hex(md, sizeof md, out);
 }
 
+/* HMAC-SHA256 (RFC 2104) of msg with key. */
 static bool hmac(const void *key, size_t keylen, const char *msg, unsigned char out[32])
 {
-	unsigned int n = 0;
-	return HMAC(EVP_sha256(), key, (int)keylen, (const unsigned char *)msg, strlen(msg), out,
-		    &n) != NULL &&
-	       n == 32;
+	enum { BLOCK = 64 };
+	unsigned char k[BLOCK] = {0}, ipad[BLOCK], opad[BLOCK], inner[32];
+	if (keylen > BLOCK) {
+		if (!sha256(key, keylen, k))
+			return false;
+	} else {
+		memcpy(k, key, keylen);
+	}
+	for (int i = 0; i < BLOCK; i++) {
+		ipad[i] = k[i] ^ 0x36;
+		opad[i] = k[i] ^ 0x5c;
+	}
+	const void *in[2] = {ipad, msg};
+	size_t inlen[2] = {BLOCK, strlen(msg)};
+	const void *outer[2] = {opad, inner};
+	size_t outerlen[2] = {BLOCK, sizeof inner};
+	bool ok = sha256_v(in, inlen, 2, inner) && sha256_v(outer, outerlen, 2, out);
+	OPENSSL_cleanse(k, sizeof k);
+	OPENSSL_cleanse(ipad, sizeof ipad);
+	OPENSSL_cleanse(opad, sizeof opad);
+	OPENSSL_cleanse(inner, sizeof inner);
+	return ok;
 }
 
 /* RFC 3986 unreserved characters are kept; everything else is %XX. */
@@ -342,7 +392,8 @@ static bool signing_key(const struct sigv4_request *req, const char *secret, con
 	struct sigv4_key_cache *kc = req->key_cache;
 	unsigned char sha[32];
 	if (kc) {
-		SHA256((const unsigned char *)secret, strlen(secret), sha);
+		if (!sha256(secret, strlen(secret), sha))
+			return false;
 		if (kc->valid && strcmp(kc->date, date) == 0 && strcmp(kc->region, req->region) == 0 &&
 		    strcmp(kc->service, req->service) == 0 &&
 		    CRYPTO_memcmp(kc->secret_sha, sha, sizeof sha) == 0) {
