@@ -35,8 +35,8 @@ struct http_req {
 	struct http_req *prev, *next; /* in queue, active or done list */
 	enum req_state state;
 	CURL *easy;
-	struct curl_slist *hdrs;
-	char *url, *method, *body;
+	struct curl_slist *hdrs; /* nodes and lines in this allocation */
+	char *url, *method, *body; /* in this allocation */
 	size_t body_len;
 	int64_t connect_timeout_ms, timeout_ms;
 	bool no_proxy;
@@ -66,6 +66,8 @@ struct http {
 	struct req_list queue, active, done;
 	struct http_stats stats;
 	struct sock_ctx *socks; /* every socket curl watches */
+	CURL **idle;            /* easy handles kept for reuse, max_active at most */
+	unsigned nidle;
 	int64_t queue_due_us;   /* when queue_ev fires, while pending */
 	int depth;  /* nested dispatches running user callbacks */
 	bool dead;  /* http_free() called during a dispatch */
@@ -121,14 +123,20 @@ static struct req_list *list_of(struct http *h, struct http_req *r)
 	return (struct req_list *)((char *)h + offsets[r->state]);
 }
 
+/* Keeps e (out of the multi) for the next request, or frees it. */
+static void easy_release(struct http *h, CURL *e)
+{
+	if (h->dead || h->nidle >= h->opts.max_active) {
+		curl_easy_cleanup(e);
+		return;
+	}
+	h->idle[h->nidle++] = e;
+}
+
 static void req_free(struct http_req *r)
 {
 	if (r->easy)
-		curl_easy_cleanup(r->easy);
-	curl_slist_free_all(r->hdrs);
-	free(r->url);
-	free(r->method);
-	free(r->body);
+		easy_release(r->h, r->easy);
 	free(r->rbuf);
 	free(r);
 }
@@ -369,48 +377,92 @@ static bool has_header(const struct http_request *req, const char *name)
 	return false;
 }
 
-static bool add_header(struct curl_slist **l, const char *name, const char *value)
-{
-	size_t n = strlen(name) + strlen(value) + 3;
-	char *line = malloc(n);
-	if (!line)
-		return false;
-	/* "Name;" sends an empty value, "Name:" would remove the header */
-	if (*value)
-		snprintf(line, n, "%s: %s", name, value);
-	else
-		snprintf(line, n, "%s;", name);
-	struct curl_slist *nl = curl_slist_append(*l, line);
-	free(line);
-	if (!nl)
-		return false;
-	*l = nl;
-	return true;
-}
-
 /* Headers curl would add on its own, and the signature must not meet. */
 static const char *const suppressed[] = {"Expect", "Accept", "Content-Type",
 					 "Transfer-Encoding"};
+#define NSUPPRESSED (sizeof suppressed / sizeof suppressed[0])
 
-static bool build_headers(struct http_req *r, const struct http_request *req)
+/* The bytes of the header lines of req, NULs included; 0 when a header
+ * has no name or value. */
+static size_t header_bytes(const struct http_request *req)
 {
-	for (size_t i = 0; i < req->nheaders; i++)
-		if (!req->headers[i].name || !req->headers[i].value ||
-		    !add_header(&r->hdrs, req->headers[i].name, req->headers[i].value))
-			return false;
-	for (size_t i = 0; i < sizeof suppressed / sizeof suppressed[0]; i++) {
-		if (has_header(req, suppressed[i]))
-			continue;
-		char line[64];
-		snprintf(line, sizeof line, "%s:", suppressed[i]);
-		struct curl_slist *nl = curl_slist_append(r->hdrs, line);
-		if (!nl)
-			return false;
-		r->hdrs = nl;
+	size_t n = 0;
+	for (size_t i = 0; i < req->nheaders; i++) {
+		if (!req->headers[i].name || !req->headers[i].value)
+			return 0;
+		n += strlen(req->headers[i].name) + strlen(req->headers[i].value) + 3;
 	}
-	return true;
+	for (size_t i = 0; i < NSUPPRESSED; i++)
+		n += strlen(suppressed[i]) + 2;
+	return n;
 }
 
+static struct curl_slist *add_line(struct curl_slist **node, char **text, const char *name,
+				   const char *sep, const char *value)
+{
+	size_t nl = strlen(name), sl = strlen(sep), vl = strlen(value);
+	char *p = *text;
+	memcpy(p, name, nl);
+	memcpy(p + nl, sep, sl);
+	memcpy(p + nl + sl, value, vl + 1);
+	*text += nl + sl + vl + 1;
+	struct curl_slist *l = (*node)++;
+	l->data = p;
+	l->next = *node;
+	return l;
+}
+
+/* Lays the curl header list of req out in nodes and text (sized with
+ * header_bytes), which r owns: curl only reads the list, so it need not
+ * come from curl_slist_append, one allocation per line. */
+static void build_headers(struct http_req *r, const struct http_request *req,
+			  struct curl_slist *nodes, char *text)
+{
+	struct curl_slist *node = nodes, *last = NULL;
+	for (size_t i = 0; i < req->nheaders; i++) {
+		const struct http_header *hd = &req->headers[i];
+		/* "Name;" sends an empty value, "Name:" would remove the header */
+		last = add_line(&node, &text, hd->name, *hd->value ? ": " : ";", hd->value);
+	}
+	for (size_t i = 0; i < NSUPPRESSED; i++)
+		if (!has_header(req, suppressed[i]))
+			last = add_line(&node, &text, suppressed[i], ":", "");
+	last->next = NULL;
+	r->hdrs = nodes;
+}
+
+/* The options every request of h shares, set once per easy handle. */
+static CURL *easy_new(struct http *h)
+{
+	CURL *e = curl_easy_init();
+	if (!e)
+		return NULL;
+	bool ok = true;
+#define SET(opt, val) ok &= curl_easy_setopt(e, opt, val) == CURLE_OK
+	SET(CURLOPT_NOSIGNAL, 1L);
+	/* one request per connection at a time: max_active is the connections */
+	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_FOLLOWLOCATION, 0L);
+	SET(CURLOPT_TCP_NODELAY, 1L);
+	SET(CURLOPT_TCP_KEEPALIVE, 1L);
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)HTTP_BODY_MAX);
+	SET(CURLOPT_SSL_VERIFYPEER, h->opts.insecure ? 0L : 1L);
+	SET(CURLOPT_SSL_VERIFYHOST, h->opts.insecure ? 0L : 2L);
+	if (h->opts.ca_file)
+		SET(CURLOPT_CAINFO, h->opts.ca_file);
+#undef SET
+	if (!ok) {
+		curl_easy_cleanup(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* The options of this request. Every one that differs between requests
+ * is set (or cleared) each time, since the handle may have served others. */
 static bool setup_easy(struct http *h, struct http_req *r, int64_t timeout_ms)
 {
 	CURL *e = r->easy;
@@ -418,38 +470,27 @@ static bool setup_easy(struct http *h, struct http_req *r, int64_t timeout_ms)
 #define SET(opt, val) ok &= curl_easy_setopt(e, opt, val) == CURLE_OK
 	SET(CURLOPT_URL, r->url);
 	SET(CURLOPT_PRIVATE, r);
+	r->errbuf[0] = '\0';
 	SET(CURLOPT_ERRORBUFFER, r->errbuf);
-	SET(CURLOPT_NOSIGNAL, 1L);
-	/* one request per connection at a time: max_active is the connections */
-	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	if (r->no_proxy)
-		SET(CURLOPT_NOPROXY, "*");
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_TCP_NODELAY, 1L);
-	SET(CURLOPT_TCP_KEEPALIVE, 1L);
+	SET(CURLOPT_NOPROXY, r->no_proxy ? "*" : (const char *)NULL);
 	SET(CURLOPT_HTTPHEADER, r->hdrs);
-	SET(CURLOPT_WRITEFUNCTION, on_body);
 	SET(CURLOPT_WRITEDATA, r);
-	SET(CURLOPT_HEADERFUNCTION, on_header);
 	SET(CURLOPT_HEADERDATA, r);
-	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)HTTP_BODY_MAX);
 	SET(CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)effective(r->connect_timeout_ms, h->opts.connect_timeout_ms));
 	SET(CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	SET(CURLOPT_SSL_VERIFYPEER, h->opts.insecure ? 0L : 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, h->opts.insecure ? 0L : 2L);
-	if (h->opts.ca_file)
-		SET(CURLOPT_CAINFO, h->opts.ca_file);
 	if (strcmp(r->method, "GET") == 0) {
-		SET(CURLOPT_HTTPGET, 1L);
+		SET(CURLOPT_CUSTOMREQUEST, (const char *)NULL);
+		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
+		SET(CURLOPT_POSTFIELDS, (const char *)NULL);
+		SET(CURLOPT_HTTPGET, 1L); /* after POSTFIELDS, which means POST */
 	} else {
 		/* POST semantics (a body of exactly body_len bytes, Content-Length),
 		 * with the method word replaced when it is not POST. */
 		SET(CURLOPT_POSTFIELDS, r->body ? r->body : "");
 		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-		if (strcmp(r->method, "POST") != 0)
-			SET(CURLOPT_CUSTOMREQUEST, r->method);
+		SET(CURLOPT_CUSTOMREQUEST,
+		    strcmp(r->method, "POST") != 0 ? r->method : (const char *)NULL);
 	}
 #undef SET
 	return ok;
@@ -468,7 +509,7 @@ static bool start(struct http *h, struct http_req *r, int *code, const char **ms
 	}
 	*code = CURLE_OUT_OF_MEMORY;
 	*msg = "out of memory";
-	r->easy = curl_easy_init();
+	r->easy = h->nidle ? h->idle[--h->nidle] : easy_new(h);
 	if (!r->easy)
 		return false;
 	if (!setup_easy(h, r, timeout_ms - waited_ms) ||
@@ -569,10 +610,11 @@ struct http *http_new(struct event_base *base, const struct http_options *opts)
 	if (h->opts.timeout_ms <= 0)
 		h->opts.timeout_ms = 10000;
 	h->multi = curl_multi_init();
+	h->idle = calloc(h->opts.max_active, sizeof *h->idle);
 	h->timer_ev = evtimer_new(base, on_timer_event, h);
 	h->queue_ev = evtimer_new(base, on_queue_event, h);
 	h->defer_ev = event_new(base, -1, 0, on_defer_event, h);
-	if (!h->multi || !h->timer_ev || !h->queue_ev || !h->defer_ev) {
+	if (!h->multi || !h->idle || !h->timer_ev || !h->queue_ev || !h->defer_ev) {
 		http_free(h);
 		return NULL;
 	}
@@ -585,20 +627,6 @@ struct http *http_new(struct event_base *base, const struct http_options *opts)
 	return h;
 }
 
-static char *dup_or_null(const char *s, size_t n, bool *ok)
-{
-	if (!s)
-		return NULL;
-	char *p = malloc(n + 1);
-	if (!p) {
-		*ok = false;
-		return NULL;
-	}
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
-
 struct http_req *http_send(struct http *h, const struct http_request *req, http_cb cb, void *arg)
 {
 	if (h->dead || !req->url || !req->method || !cb || (req->nheaders && !req->headers) ||
@@ -606,14 +634,29 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 		return NULL;
 	if (h->active.count >= h->opts.max_active && h->queue.count >= h->opts.max_queued)
 		return NULL;
-	struct http_req *r = calloc(1, sizeof *r);
+	/* one allocation: the request, its header list, URL, method and body */
+	size_t hbytes = header_bytes(req);
+	if (!hbytes)
+		return NULL;
+	size_t nnodes = req->nheaders + NSUPPRESSED;
+	size_t ulen = strlen(req->url) + 1, mlen = strlen(req->method) + 1;
+	size_t blen = req->body ? req->body_len + 1 : 0;
+	struct http_req *r = calloc(1, sizeof *r + nnodes * sizeof(struct curl_slist) + hbytes +
+					       ulen + mlen + blen);
 	if (!r)
 		return NULL;
-	bool ok = true;
+	struct curl_slist *nodes = (struct curl_slist *)(r + 1);
+	char *text = (char *)(nodes + nnodes);
+	r->url = text + hbytes;
+	r->method = r->url + ulen;
+	memcpy(r->url, req->url, ulen);
+	memcpy(r->method, req->method, mlen);
+	if (req->body) {
+		r->body = r->method + mlen;
+		memcpy(r->body, req->body, req->body_len);
+		r->body[req->body_len] = '\0';
+	}
 	r->h = h;
-	r->url = dup_or_null(req->url, strlen(req->url), &ok);
-	r->method = dup_or_null(req->method, strlen(req->method), &ok);
-	r->body = dup_or_null(req->body, req->body_len, &ok);
 	r->body_len = req->body_len;
 	r->connect_timeout_ms = req->connect_timeout_ms;
 	r->timeout_ms = req->timeout_ms;
@@ -621,10 +664,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	r->queued_us = mono_us();
 	r->cb = cb;
 	r->arg = arg;
-	if (!ok || !build_headers(r, req)) {
-		req_free(r);
-		return NULL;
-	}
+	build_headers(r, req, nodes, text);
 	if (h->active.count < h->opts.max_active) {
 		int code;
 		const char *msg;
@@ -678,6 +718,9 @@ static void maybe_free(struct http *h)
 	 * holds (keep-alive connections); those events die there. */
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
+	while (h->nidle)
+		curl_easy_cleanup(h->idle[--h->nidle]);
+	free(h->idle);
 	while (h->socks)
 		sock_free(h, h->socks);
 	if (h->timer_ev)
