@@ -2,16 +2,16 @@
  * ddb_json.c: request bodies (see ddb_json.h). The parsers of responses are
  * in ddb_json_parse.c.
  *
- * Every body is built as a cJSON tree and printed unformatted. cJSON
- * returns NULL on out-of-memory from every constructor; struct jb carries
- * one flag so the builders stay straight-line and check once at the end.
+ * Every body is written by struct jw, a JSON writer into one buffer whose
+ * out-of-memory flag, once set, stays set, so the builders stay
+ * straight-line and check once at the end.
  */
 #include "core/dynamodb/ddb_json.h"
 
-#include <cJSON.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The lock attributes: placeholder and name, in one place. */
@@ -157,83 +157,176 @@ bool ddb_keys_valid(const struct ddb_keys *k, char *err)
 	return true;
 }
 
-/* ---- cJSON construction with one out-of-memory flag ---- */
+/* ---- a JSON writer with one out-of-memory flag ----
+ *
+ * Bodies are written straight into one growing buffer: a cJSON tree cost
+ * an allocation per node and a print pass, more than the rest of a
+ * request's own work. The output is byte for byte what cJSON's unformatted
+ * print gives (the same escapes, members in the order written). */
 
-struct jb {
+#define JW_DEPTH 8
+
+struct jw {
+	char *p;
+	size_t len, cap;
 	bool oom;
+	int depth;
+	bool first[JW_DEPTH]; /* no member written yet at that depth */
 };
 
-static cJSON *jadd(struct jb *b, cJSON *parent, const char *key, cJSON *item)
+static void jw_raw(struct jw *w, const char *s, size_t n)
 {
-	if (!item || !parent) {
-		cJSON_Delete(item);
-		b->oom = true;
-		return NULL;
+	if (w->oom)
+		return;
+	if (w->len + n + 1 > w->cap) {
+		size_t cap = w->cap ? w->cap : 512;
+		while (cap < w->len + n + 1)
+			cap *= 2;
+		char *p = realloc(w->p, cap);
+		if (!p) {
+			w->oom = true;
+			return;
+		}
+		w->p = p;
+		w->cap = cap;
 	}
-	if (key ? !cJSON_AddItemToObject(parent, key, item) : !cJSON_AddItemToArray(parent, item)) {
-		cJSON_Delete(item);
-		b->oom = true;
-		return NULL;
-	}
-	return item;
+	memcpy(w->p + w->len, s, n);
+	w->len += n;
+	w->p[w->len] = '\0';
 }
 
-static cJSON *jobj(struct jb *b, cJSON *parent, const char *key)
+/* The inside of a JSON string: '"', '\\' and control characters escaped,
+ * the rest (UTF-8 included) as is. */
+static void jw_escaped(struct jw *w, const char *s)
 {
-	return jadd(b, parent, key, cJSON_CreateObject());
+	static const char hexd[] = "0123456789abcdef";
+	const char *run = s;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 32 && c != '"' && c != '\\')
+			continue;
+		jw_raw(w, run, (size_t)(s - run));
+		run = s + 1;
+		char e[6] = {'\\', (char)c, 0, 0, 0, 0};
+		size_t n = 2;
+		switch (c) {
+		case '\b': e[1] = 'b'; break;
+		case '\f': e[1] = 'f'; break;
+		case '\n': e[1] = 'n'; break;
+		case '\r': e[1] = 'r'; break;
+		case '\t': e[1] = 't'; break;
+		case '"': case '\\': break;
+		default:
+			memcpy(e + 1, "u00", 3);
+			e[4] = hexd[c >> 4];
+			e[5] = hexd[c & 15];
+			n = 6;
+		}
+		jw_raw(w, e, n);
+	}
+	jw_raw(w, run, (size_t)(s - run));
 }
 
-static void jstr(struct jb *b, cJSON *parent, const char *key, const char *val)
+static void jw_string(struct jw *w, const char *s)
 {
-	jadd(b, parent, key, cJSON_CreateString(val));
+	jw_raw(w, "\"", 1);
+	jw_escaped(w, s);
+	jw_raw(w, "\"", 1);
+}
+
+/* The separator and "key": of the next member (key NULL in an array). */
+static void jw_member(struct jw *w, const char *key)
+{
+	if (w->depth > 0) {
+		if (!w->first[w->depth - 1])
+			jw_raw(w, ",", 1);
+		w->first[w->depth - 1] = false;
+	}
+	if (key) {
+		jw_string(w, key);
+		jw_raw(w, ":", 1);
+	}
+}
+
+static void jw_open(struct jw *w, const char *key, char bracket)
+{
+	jw_member(w, key);
+	jw_raw(w, &bracket, 1);
+	if (w->depth >= JW_DEPTH) {
+		w->oom = true; /* a builder bug, not reachable from input */
+		return;
+	}
+	w->first[w->depth++] = true;
+}
+
+static void jobj(struct jw *w, const char *key) { jw_open(w, key, '{'); }
+static void jarr(struct jw *w, const char *key) { jw_open(w, key, '['); }
+
+static void jend(struct jw *w, char bracket)
+{
+	if (w->depth > 0)
+		w->depth--;
+	jw_raw(w, &bracket, 1);
+}
+
+static void jstr(struct jw *w, const char *key, const char *val)
+{
+	jw_member(w, key);
+	jw_string(w, val);
+}
+
+static void jtrue(struct jw *w, const char *key)
+{
+	jw_member(w, key);
+	jw_raw(w, "true", 4);
 }
 
 /* "key": {"S" or "N": val} */
-static void jattr(struct jb *b, cJSON *parent, const char *key, const char *type, const char *val)
+static void jattr(struct jw *w, const char *key, const char *type, const char *val)
 {
-	jstr(b, jobj(b, parent, key), type, val);
+	jobj(w, key);
+	jstr(w, type, val);
+	jend(w, '}');
 }
 
-static void jnum(struct jb *b, cJSON *parent, const char *key, int64_t v)
+static void jnum(struct jw *w, const char *key, int64_t v)
 {
 	char buf[24];
 	snprintf(buf, sizeof buf, "%" PRId64, v);
-	jattr(b, parent, key, "N", buf);
+	jattr(w, key, "N", buf);
 }
 
-static char *jprint(struct jb *b, cJSON *root, size_t *len, char *err)
+/* Ends the top-level object and hands the body out (NULL on out-of-memory). */
+static char *jdone(struct jw *w, size_t *len, char *err)
 {
-	char *out = b->oom ? NULL : cJSON_PrintUnformatted(root);
-	cJSON_Delete(root);
-	if (!out) {
+	jend(w, '}');
+	if (w->oom) {
+		free(w->p);
 		errf(err, "out of memory building a request");
 		return NULL;
 	}
-	*len = strlen(out);
-	return out;
+	*len = w->len;
+	return w->p;
 }
 
 void ddb_body_free(char *body)
 {
-	cJSON_free(body);
+	free(body);
 }
 
 /* "Key": {pk: {"S": "LOCK#name"}, sk: {"S": "LOCK"}} */
-static void jkey(struct jb *b, cJSON *parent, const struct ddb_keys *k, const char *name)
+static void jkey(struct jw *w, const struct ddb_keys *k, const char *name)
 {
-	cJSON *key = jobj(b, parent, "Key");
-	char *pk = NULL;
-	size_t n = strlen(name);
-	if (key && (pk = cJSON_malloc(n + 6))) {
-		memcpy(pk, "LOCK#", 5);
-		memcpy(pk + 5, name, n + 1);
-		jattr(b, key, k->pk, "S", pk);
-		cJSON_free(pk);
-	} else {
-		b->oom = true;
-	}
+	jobj(w, "Key");
+	jobj(w, k->pk);
+	jw_member(w, "S");
+	jw_raw(w, "\"LOCK#", 6);
+	jw_escaped(w, name);
+	jw_raw(w, "\"", 1);
+	jend(w, '}');
 	if (k->sk)
-		jattr(b, key, k->sk, "S", "LOCK");
+		jattr(w, k->sk, "S", "LOCK");
+	jend(w, '}');
 }
 
 static bool str_ok(const char *what, const char *s, size_t max, char *err)
@@ -277,125 +370,121 @@ static bool req_valid(const struct store_req *r, char *err)
 	return true;
 }
 
-/* The common frame of the three UpdateItems. */
-struct update {
-	struct jb *b;
-	cJSON *names, *values;
-	char expr[160];
-	char cond[96];
-};
-
-static void add_name(struct update *u, const char *placeholder, const char *attr)
-{
-	jstr(u->b, u->names, placeholder, attr);
-}
-
+/* UpdateItem for ACQUIRE, RENEW and RELEASE. ExpressionAttributeNames
+ * and ...Values are written whole, one after the other, each in the order
+ * of its own members. */
 static char *build_update(const struct ddb_keys *k, const struct store_req *r, size_t *len,
 			  char *err)
 {
-	struct jb b = {0};
-	cJSON *root = cJSON_CreateObject();
-	if (!root)
-		b.oom = true;
-	jstr(&b, root, "TableName", k->table);
-	jkey(&b, root, k, r->name);
-	struct update u = {.b = &b};
-	u.names = jobj(&b, root, "ExpressionAttributeNames");
-	u.values = jobj(&b, root, "ExpressionAttributeValues");
+	struct jw w = {0};
 	bool ttl = k->ttl_attr && r->ttl > 0;
-	if (ttl) {
-		add_name(&u, N_TTL, k->ttl_attr);
-		jnum(&b, u.values, ":x", r->ttl);
+	bool release = r->op == STORE_RELEASE, acquire = r->op == STORE_ACQUIRE;
+	jobj(&w, NULL);
+	jstr(&w, "TableName", k->table);
+	jkey(&w, k, r->name);
+
+	jobj(&w, "ExpressionAttributeNames");
+	if (ttl)
+		jstr(&w, N_TTL, k->ttl_attr);
+	jstr(&w, N_OWNER, "owner");
+	if (!release)
+		jstr(&w, N_RVN, "rvn");
+	jstr(&w, N_LEASE, "leaseMs");
+	jstr(&w, N_HOLDER, "holder");
+	if (release && r->unconditional)
+		jstr(&w, N_PK, k->pk);
+	if (acquire) {
+		jstr(&w, N_TYPE, "_type");
+		jstr(&w, N_FENCE, "fence");
 	}
-	if (r->op == STORE_RELEASE) {
-		add_name(&u, N_OWNER, "owner");
-		add_name(&u, N_LEASE, "leaseMs");
-		add_name(&u, N_HOLDER, "holder");
-		snprintf(u.expr, sizeof u.expr, "REMOVE #o, #l, #h%s", ttl ? " SET #x = :x" : "");
-		if (r->unconditional) {
-			/* never create an item: a bare key would be no lock */
-			add_name(&u, N_PK, k->pk);
-			snprintf(u.cond, sizeof u.cond, "attribute_exists(#k)");
+	jend(&w, '}');
+
+	/* DynamoDB refuses an empty map: an unconditional release without a
+	 * TTL has no values */
+	if (ttl || !release || !r->unconditional) {
+		jobj(&w, "ExpressionAttributeValues");
+		if (ttl)
+			jnum(&w, ":x", r->ttl);
+		if (release) {
+			if (!r->unconditional)
+				jattr(&w, ":o", "S", r->owner);
 		} else {
-			jattr(&b, u.values, ":o", "S", r->owner);
-			snprintf(u.cond, sizeof u.cond, "#o = :o");
+			jattr(&w, ":r", "S", r->rvn);
+			jnum(&w, ":l", r->lease_ms);
+			if (r->holder)
+				jattr(&w, ":h", "S", r->holder);
+			jattr(&w, ":o", "S", r->owner);
+			if (acquire) {
+				jattr(&w, ":t", "S", "LOCK");
+				jnum(&w, ":one", 1);
+			}
+			if (acquire && !r->unconditional && r->seen_rvn)
+				jattr(&w, ":s", "S", r->seen_rvn);
 		}
+		jend(&w, '}');
+	}
+
+	char expr[160], cond[96] = "";
+	if (release) {
+		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s", ttl ? " SET #x = :x" : "");
+		/* unconditional: never create an item, a bare key would be no lock */
+		snprintf(cond, sizeof cond, "%s", r->unconditional ? "attribute_exists(#k)" : "#o = :o");
 	} else {
-		bool acquire = r->op == STORE_ACQUIRE;
-		add_name(&u, N_OWNER, "owner");
-		add_name(&u, N_RVN, "rvn");
-		add_name(&u, N_LEASE, "leaseMs");
-		add_name(&u, N_HOLDER, "holder");
-		jattr(&b, u.values, ":r", "S", r->rvn);
-		jnum(&b, u.values, ":l", r->lease_ms);
-		if (r->holder)
-			jattr(&b, u.values, ":h", "S", r->holder);
-		if (acquire) {
-			add_name(&u, N_TYPE, "_type");
-			add_name(&u, N_FENCE, "fence");
-			jattr(&b, u.values, ":o", "S", r->owner);
-			jattr(&b, u.values, ":t", "S", "LOCK");
-			jnum(&b, u.values, ":one", 1);
-		} else {
-			jattr(&b, u.values, ":o", "S", r->owner);
-		}
-		snprintf(u.expr, sizeof u.expr, "SET %s#r = :r, #l = :l%s%s%s%s",
+		snprintf(expr, sizeof expr, "SET %s#r = :r, #l = :l%s%s%s%s",
 			 acquire ? "#o = :o, #t = :t, " : "", r->holder ? ", #h = :h" : "",
 			 ttl ? ", #x = :x" : "", r->holder ? "" : " REMOVE #h",
 			 acquire ? " ADD #f :one" : "");
 		if (!acquire)
-			snprintf(u.cond, sizeof u.cond, "#o = :o");
+			snprintf(cond, sizeof cond, "#o = :o");
 		else if (!r->unconditional)
-			snprintf(u.cond, sizeof u.cond, "attribute_not_exists(#o) OR #o = :o%s",
+			snprintf(cond, sizeof cond, "attribute_not_exists(#o) OR #o = :o%s",
 				 r->seen_rvn ? " OR #r = :s" : "");
-		if (acquire && !r->unconditional && r->seen_rvn)
-			jattr(&b, u.values, ":s", "S", r->seen_rvn);
 	}
-	jstr(&b, root, "UpdateExpression", u.expr);
-	if (u.cond[0]) {
-		jstr(&b, root, "ConditionExpression", u.cond);
-		jstr(&b, root, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	jstr(&w, "UpdateExpression", expr);
+	if (cond[0]) {
+		jstr(&w, "ConditionExpression", cond);
+		jstr(&w, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	}
-	jstr(&b, root, "ReturnValues", "ALL_NEW");
-	if (u.values && !u.values->child) /* DynamoDB refuses an empty map */
-		cJSON_DeleteItemFromObjectCaseSensitive(root, "ExpressionAttributeValues");
-	return jprint(&b, root, len, err);
+	jstr(&w, "ReturnValues", "ALL_NEW");
+	return jdone(&w, len, err);
 }
 
 static char *build_check(const struct ddb_keys *k, const struct store_req *r, size_t *len,
 			 char *err)
 {
-	struct jb b = {0};
-	cJSON *root = cJSON_CreateObject();
-	if (!root)
-		b.oom = true;
-	cJSON *items = jadd(&b, root, "TransactItems", cJSON_CreateArray());
-	cJSON *cc = jobj(&b, jobj(&b, items, NULL), "ConditionCheck");
-	jstr(&b, cc, "TableName", k->table);
-	jkey(&b, cc, k, r->name);
-	jstr(&b, cc, "ConditionExpression", "#o = :o AND #f = :f");
-	cJSON *names = jobj(&b, cc, "ExpressionAttributeNames");
-	jstr(&b, names, N_OWNER, "owner");
-	jstr(&b, names, N_FENCE, "fence");
-	cJSON *values = jobj(&b, cc, "ExpressionAttributeValues");
-	jattr(&b, values, ":o", "S", r->owner);
-	jnum(&b, values, ":f", r->token);
-	jstr(&b, cc, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
-	return jprint(&b, root, len, err);
+	struct jw w = {0};
+	jobj(&w, NULL);
+	jarr(&w, "TransactItems");
+	jobj(&w, NULL);
+	jobj(&w, "ConditionCheck");
+	jstr(&w, "TableName", k->table);
+	jkey(&w, k, r->name);
+	jstr(&w, "ConditionExpression", "#o = :o AND #f = :f");
+	jobj(&w, "ExpressionAttributeNames");
+	jstr(&w, N_OWNER, "owner");
+	jstr(&w, N_FENCE, "fence");
+	jend(&w, '}');
+	jobj(&w, "ExpressionAttributeValues");
+	jattr(&w, ":o", "S", r->owner);
+	jnum(&w, ":f", r->token);
+	jend(&w, '}');
+	jstr(&w, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	jend(&w, '}');
+	jend(&w, '}');
+	jend(&w, ']');
+	return jdone(&w, len, err);
 }
 
 static char *build_keyed(const struct ddb_keys *k, const struct store_req *r, size_t *len,
 			 char *err)
 {
-	struct jb b = {0};
-	cJSON *root = cJSON_CreateObject();
-	if (!root)
-		b.oom = true;
-	jstr(&b, root, "TableName", k->table);
-	jkey(&b, root, k, r->name);
+	struct jw w = {0};
+	jobj(&w, NULL);
+	jstr(&w, "TableName", k->table);
+	jkey(&w, k, r->name);
 	if (r->op == STORE_READ)
-		jadd(&b, root, "ConsistentRead", cJSON_CreateTrue());
-	return jprint(&b, root, len, err);
+		jtrue(&w, "ConsistentRead");
+	return jdone(&w, len, err);
 }
 
 typedef char *(*build_fn)(const struct ddb_keys *, const struct store_req *, size_t *, char *);
@@ -416,51 +505,47 @@ char *ddb_build_request(const struct ddb_keys *k, const struct store_req *req, s
 
 char *ddb_build_describe_table(const char *table, size_t *len, char *err)
 {
-	struct jb b = {0};
-	cJSON *root = cJSON_CreateObject();
-	if (!root)
-		b.oom = true;
-	jstr(&b, root, "TableName", table);
-	return jprint(&b, root, len, err);
-}
-
-static void key_schema(struct jb *b, cJSON *defs, cJSON *schema, const char *attr, const char *kind)
-{
-	cJSON *d = jobj(b, defs, NULL);
-	jstr(b, d, "AttributeName", attr);
-	jstr(b, d, "AttributeType", "S");
-	cJSON *s = jobj(b, schema, NULL);
-	jstr(b, s, "AttributeName", attr);
-	jstr(b, s, "KeyType", kind);
+	struct jw w = {0};
+	jobj(&w, NULL);
+	jstr(&w, "TableName", table);
+	return jdone(&w, len, err);
 }
 
 char *ddb_build_create_table(const struct ddb_keys *k, size_t *len, char *err)
 {
-	struct jb b = {0};
-	cJSON *root = cJSON_CreateObject();
-	if (!root)
-		b.oom = true;
-	jstr(&b, root, "TableName", k->table);
-	jstr(&b, root, "BillingMode", "PAY_PER_REQUEST");
-	cJSON *defs = jadd(&b, root, "AttributeDefinitions", cJSON_CreateArray());
-	cJSON *schema = jadd(&b, root, "KeySchema", cJSON_CreateArray());
-	key_schema(&b, defs, schema, k->pk, "HASH");
-	if (k->sk)
-		key_schema(&b, defs, schema, k->sk, "RANGE");
-	return jprint(&b, root, len, err);
+	struct jw w = {0};
+	jobj(&w, NULL);
+	jstr(&w, "TableName", k->table);
+	jstr(&w, "BillingMode", "PAY_PER_REQUEST");
+	jarr(&w, "AttributeDefinitions");
+	for (int i = 0; i < (k->sk ? 2 : 1); i++) {
+		jobj(&w, NULL);
+		jstr(&w, "AttributeName", i ? k->sk : k->pk);
+		jstr(&w, "AttributeType", "S");
+		jend(&w, '}');
+	}
+	jend(&w, ']');
+	jarr(&w, "KeySchema");
+	for (int i = 0; i < (k->sk ? 2 : 1); i++) {
+		jobj(&w, NULL);
+		jstr(&w, "AttributeName", i ? k->sk : k->pk);
+		jstr(&w, "KeyType", i ? "RANGE" : "HASH");
+		jend(&w, '}');
+	}
+	jend(&w, ']');
+	return jdone(&w, len, err);
 }
 
 char *ddb_build_update_ttl(const char *table, const char *ttl_attr, size_t *len, char *err)
 {
-	struct jb b = {0};
-	cJSON *root = cJSON_CreateObject();
-	if (!root)
-		b.oom = true;
-	jstr(&b, root, "TableName", table);
-	cJSON *spec = jobj(&b, root, "TimeToLiveSpecification");
-	jadd(&b, spec, "Enabled", cJSON_CreateTrue());
-	jstr(&b, spec, "AttributeName", ttl_attr);
-	return jprint(&b, root, len, err);
+	struct jw w = {0};
+	jobj(&w, NULL);
+	jstr(&w, "TableName", table);
+	jobj(&w, "TimeToLiveSpecification");
+	jtrue(&w, "Enabled");
+	jstr(&w, "AttributeName", ttl_attr);
+	jend(&w, '}');
+	return jdone(&w, len, err);
 }
 
 /* Reflected CRC-32, polynomial 0xEDB88320, table built on first use. */
