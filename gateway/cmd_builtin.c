@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,41 +418,36 @@ static const struct cmd_def command_subs[] = {
 	{NULL, NULL, 0, 0, NULL},
 };
 
-/* CONFIG GET answers these parameters (glob patterns as Redis). */
-static void config_value(const struct cfg *cfg, const char *name, char *buf, size_t len)
-{
-	if (!strcmp(name, "maxclients"))
-		snprintf(buf, len, "%lld", (long long)cfg->maxclients);
-	else if (!strcmp(name, "port"))
-		snprintf(buf, len, "%lld", (long long)cfg->port);
-	else if (!strcmp(name, "bind"))
-		snprintf(buf, len, "%s", cfg->bind);
-	else if (!strcmp(name, "proto-max-bulk-len"))
-		snprintf(buf, len, "%lld", (long long)cfg->max_bulk);
-	else if (!strcmp(name, "client-query-buffer-limit"))
-		snprintf(buf, len, "%lld", (long long)cfg->max_query_buffer);
-	else if (!strcmp(name, "databases"))
-		snprintf(buf, len, "1");
-	else if (!strcmp(name, "appendonly"))
-		snprintf(buf, len, "no");
-	else if (!strcmp(name, "timeout"))
-		snprintf(buf, len, "0");
-	else
-		snprintf(buf, len, "%s", ""); /* save */
-}
-
-static const char *const config_names[] = {
-	"maxclients",
-	"port",
-	"bind",
-	"proto-max-bulk-len",
-	"client-query-buffer-limit",
-	"databases",
-	"appendonly",
-	"timeout",
-	"save",
+/* CONFIG GET answers these parameters (glob patterns as Redis): a fixed
+ * value, or a number or string of the configuration. No secret is listed. */
+enum cfg_kind { FIXED, CFG_NUM, CFG_STR };
+static const struct config_param {
+	const char *name;
+	enum cfg_kind kind;
+	const char *fixed;
+	size_t offset; /* into struct cfg */
+} config_params[] = {
+	{"maxclients", CFG_NUM, NULL, offsetof(struct cfg, maxclients)},
+	{"port", CFG_NUM, NULL, offsetof(struct cfg, port)},
+	{"bind", CFG_STR, NULL, offsetof(struct cfg, bind)},
+	{"unixsocket", CFG_STR, NULL, offsetof(struct cfg, unixsocket)},
+	{"proto-max-bulk-len", CFG_NUM, NULL, offsetof(struct cfg, max_bulk)},
+	{"client-query-buffer-limit", CFG_NUM, NULL, offsetof(struct cfg, max_query_buffer)},
+	{"databases", FIXED, "1", 0},
+	{"appendonly", FIXED, "no", 0},
+	{"timeout", FIXED, "0", 0},
+	{"save", FIXED, "", 0},
 };
-#define N_CONFIG (sizeof(config_names) / sizeof(config_names[0]))
+#define N_CONFIG (sizeof(config_params) / sizeof(config_params[0]))
+
+static void config_value(const struct cfg *cfg, const struct config_param *p, char *buf, size_t len)
+{
+	const char *field = (const char *)cfg + p->offset;
+	if (p->kind == CFG_NUM)
+		snprintf(buf, len, "%lld", (long long)*(const int64_t *)field);
+	else
+		snprintf(buf, len, "%s", p->kind == CFG_STR ? field : p->fixed);
+}
 
 static void c_config_get(struct cmd_call *c)
 {
@@ -459,7 +455,8 @@ static void c_config_get(struct cmd_call *c)
 	size_t n = 0;
 	for (int a = 2; a < c->argc; a++)
 		for (size_t i = 0; i < N_CONFIG; i++)
-			if (!hit[i] && fnmatch(c->argv[a].p, config_names[i], FNM_CASEFOLD) == 0) {
+			if (!hit[i] &&
+			    fnmatch(c->argv[a].p, config_params[i].name, FNM_CASEFOLD) == 0) {
 				hit[i] = true;
 				n++;
 			}
@@ -468,8 +465,8 @@ static void c_config_get(struct cmd_call *c)
 		if (!hit[i])
 			continue;
 		char v[300];
-		config_value(srv_cfg(c->sess->srv), config_names[i], v, sizeof(v));
-		resp_add_cstr(c->out, config_names[i]);
+		config_value(srv_cfg(c->sess->srv), &config_params[i], v, sizeof(v));
+		resp_add_cstr(c->out, config_params[i].name);
 		resp_add_cstr(c->out, v);
 	}
 }
