@@ -58,7 +58,8 @@ void srv_set_hooks(struct srv *srv, const struct sess_hooks *hooks);
  * done(arg) from the event loop once no session is left (at once if none). */
 void srv_shutdown(struct srv *srv, void (*done)(void *arg), void *arg);
 
-/* Frees the server; every session is aborted first. */
+/* Frees the server; every session still open is aborted first and its
+ * on_close hook runs here, so free the hooks' state after this. */
 void srv_free(struct srv *srv);
 
 /* Accessors for commands.c and session.c. */
