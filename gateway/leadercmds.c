@@ -4,8 +4,10 @@
  * A campaign is a one-term election of the core: the session contends
  * (transient store errors retried inside, logged 44/49) until it leads, and
  * the term lasts until LEADER.RESIGN (the lock is handed on), the session
- * closes (released) or the lease is lost (reported; the client campaigns
- * again).
+ * closes (released) or the lease is lost (reported: a RESP3 push, and
+ * -LOST <reason> on the next CAMPAIGN or RESIGN of that name; the client
+ * campaigns again). CAMPAIGN while leading answers the term's token without
+ * a request, so it doubles as "do I still lead?".
  *
  * Watchers of one name share one group: one read per poll interval (a
  * third of the leader's lease, at most 10 s), and at once when a change
@@ -99,7 +101,16 @@ static void cmd_campaign(struct cmd_call *c)
 		resp_add_int(c->out, rec->token); /* leads already: this term */
 		return;
 	}
-	if (rec != NULL) /* a lost term: a new campaign starts a new one */
+	if (rec != NULL && rec->lost != LT_HELD) {
+		/* A lost term is reported once, here as on RESIGN, so a client
+		 * that checks its term with CAMPAIGN learns it lost it rather
+		 * than waiting for (or getting) a new term unawares. The next
+		 * CAMPAIGN starts a new term. */
+		resp_add_errorf(c->out, "LOST %s", lt_loss_name(rec->lost));
+		end_term(rec, ELECTION_LEASE_LOST);
+		return;
+	}
+	if (rec != NULL) /* not leading and not campaigning: cannot be; start anew */
 		end_term(rec, ELECTION_LEASE_LOST);
 	if (!lk_room(ks, c))
 		return;
