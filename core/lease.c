@@ -104,6 +104,8 @@ static void lease_destroy(struct lease *l)
 	drop_ops(l);
 	if (lock->held == l)
 		lock->held = NULL;
+	if (lock->releasing == l)
+		lock->releasing = NULL;
 	unlink_lease(l);
 	free(l->holder);
 	free(l);
@@ -399,7 +401,13 @@ static void on_released(void *arg, const struct store_result *res)
 	void *cb_arg = l->release_arg;
 	l->hb_call = NULL;
 	l->t->releases_in_flight--;
-	if (res->status != STORE_OK) {
+	if (lock->releasing == l)
+		lock->releasing = NULL;
+	/* Refused because a lease of ours took the lock over meanwhile (a new
+	 * acquire overtook this release): nothing failed. */
+	bool overtaken = res->status == STORE_REFUSED && lock->held != NULL &&
+			 strcmp(res->item.owner, lock->held->owner) == 0;
+	if (res->status != STORE_OK && !overtaken) {
 		struct lt_error err;
 		lt_error_from(&err, l->t, lock->name, res);
 		if (res->status == STORE_REFUSED)
@@ -448,6 +456,7 @@ void lease_release(struct lease *l)
 	struct store_req req = {
 		.op = STORE_RELEASE, .name = lock->name, .owner = l->owner, .ttl = lt_ttl(l->t)};
 	l->releasing = true;
+	lock->releasing = l;
 	l->hb_call = store_submit(l->t->store, &req, on_released, l);
 	if (l->hb_call == NULL) {
 		struct lt_error err = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
@@ -491,6 +500,7 @@ void lease_on_lost(struct lease *l, lt_lost_cb cb, void *arg)
 	l->on_lost_arg = arg;
 }
 
+const char *lease_rvn(const struct lease *l) { return l->rvn; }
 void lease_set_data(struct lease *l, void *data) { l->data = data; }
 void *lease_data(const struct lease *l) { return l->data; }
 const char *lease_name(const struct lease *l) { return l->lock->name; }

@@ -298,6 +298,11 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
 {
 	struct locktable *t = w->t;
+	/* Our own release of this lock may still be on its way, and DynamoDB
+	 * may apply this write first: take over the releasing item's rvn, so
+	 * the write wins in either order instead of meeting our old owner. */
+	if (seen_rvn == NULL && w->lock->releasing != NULL)
+		seen_rvn = lease_rvn(w->lock->releasing);
 	store_new_id(w->rvn);
 	struct store_req req = {
 		.op = STORE_ACQUIRE,

@@ -38,6 +38,7 @@ struct lock {
 	uint64_t hash;
 	struct locktable *t;
 	struct lease *held;                /* the local lease holding it */
+	struct lease *releasing;           /* its release in flight, if any */
 	struct lt_wait *wq_head, *wq_tail; /* queued waits, FIFO */
 	unsigned refs;
 	unsigned writes;             /* acquire writes in flight */
@@ -117,6 +118,7 @@ bool lt_item_foreign(const struct lock_item *item);
 void lt_error_foreign(struct lt_error *e, const struct locktable *t, const char *name);
 
 /* lease.c, for locktable.c */
+const char *lease_rvn(const struct lease *l);
 struct lease *lease_start(struct lt_wait *w, const struct lock_item *item);
 void lease_free_all(struct locktable *t);
 /* Hands l's lock to w with one conditional write on l's rvn. */

@@ -36,6 +36,7 @@ struct mstore {
 	struct mitem **buckets;
 	size_t nbuckets, nitems;
 	int64_t latency_ms;
+	int64_t op_latency_ms[STORE_OP_COUNT]; /* added to latency_ms, per op */
 	int fail_n;
 	enum store_status fail_status;
 	const char *fail_type;
@@ -268,7 +269,8 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn);
 	put_str(call->text, &pos, &call->req.holder, req->holder);
 	timer_init(&call->timer, ms->clock, complete, call);
-	timer_arm(&call->timer, ms->latency_ms);
+	timer_arm(&call->timer, ms->latency_ms +
+				       ((unsigned)req->op < STORE_OP_COUNT ? ms->op_latency_ms[req->op] : 0));
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
 	s->in_flight++;
@@ -333,6 +335,11 @@ void store_memory_fail(struct store *s, int n, enum store_status status, const c
 void store_memory_set_latency(struct store *s, int64_t ms_delay)
 {
 	((struct mstore *)s)->latency_ms = ms_delay;
+}
+
+void store_memory_set_op_latency(struct store *s, enum store_op op, int64_t ms_delay)
+{
+	((struct mstore *)s)->op_latency_ms[op] = ms_delay;
 }
 
 size_t store_memory_items(const struct store *s)

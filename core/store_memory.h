@@ -29,6 +29,10 @@ void store_memory_set_latency(struct store *s, int64_t ms);
 bool store_memory_put_raw(struct store *s, const char *name, const struct lock_item *item)
 	__attribute__((warn_unused_result));
 
+/* Extra delay for one operation only, ms: requests then complete out of
+ * submission order, as concurrent DynamoDB requests may. */
+void store_memory_set_op_latency(struct store *s, enum store_op op, int64_t ms);
+
 /* Number of items held. */
 size_t store_memory_items(const struct store *s);
 

@@ -321,6 +321,25 @@ static void release_then_answers_once_the_write_is_done(void **state)
 	fx_free(f);
 }
 
+static void acquire_overtaking_our_own_release_wins_with_one_write(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	store_memory_set_op_latency(f->store, STORE_RELEASE, 100);
+	lease_release(take(f, 0, "job", 9000));
+	uint64_t w0 = fx_req(f, STORE_ACQUIRE);
+	struct fx_acq a;
+	fx_acquire(f, 0, "job", LEASE, true, 0, &a); /* the release is still out */
+	fx_run(f);
+	assert_non_null(a.lease); /* applied before the release, and still won */
+	assert_int_equal(lease_token(a.lease), 2);
+	assert_int_equal(fx_req(f, STORE_ACQUIRE) - w0, 1);
+	fx_advance(f, 100); /* the release lands, refused: not a failure */
+	assert_int_equal(fx_events(f, OBS_RELEASE_FAILED), 0);
+	assert_true(fx_state(f, "job").held);
+	assert_true(lease_held(a.lease));
+	fx_free(f);
+}
+
 static void failed_release_is_logged_never_thrown(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -532,6 +551,7 @@ int main(void)
 		cmocka_unit_test(explicit_renew_true_while_held_false_once_ended_errors_passed_up),
 		cmocka_unit_test(release_answers_pending_renewals_ended),
 		cmocka_unit_test(release_then_answers_once_the_write_is_done),
+		cmocka_unit_test(acquire_overtaking_our_own_release_wins_with_one_write),
 		cmocka_unit_test(failed_release_is_logged_never_thrown),
 		cmocka_unit_test(acquire_answered_after_a_whole_lease_yields_an_ended_lease),
 		cmocka_unit_test(retried_acquire_finds_its_own_owner),
