@@ -1,21 +1,17 @@
 /*
- * http: libcurl's multi-socket API on libevent (the hiperfifo pattern).
+ * http: the API of http.h, the queue and the life of a request; the bytes
+ * travel through one of two transports (http_int.h): the direct HTTP/1.1
+ * client for http:// and https:// without a proxy, libcurl for the rest.
+ * At most max_active requests are in the transports; the rest wait in a
+ * FIFO queue whose members still time out (queue_ev).
  *
- * One libevent timer for curl's timeout, one persistent event per socket
- * (its context hangs on the socket with curl_multi_assign and dies at
- * CURL_POLL_REMOVE), the request behind each easy handle through
- * CURLOPT_PRIVATE, curl_multi_info_read drained after every
- * socket_action. At most max_active transfers are in curl; the rest wait
- * in a FIFO queue whose members still time out (queue_ev).
- *
- * Callbacks run only from three places, all loop callbacks: the socket
- * and timer events (finished transfers), queue_ev (expired waits) and
- * defer_ev (requests that failed when started from the queue). http_free()
- * during a callback is deferred to the end of that dispatch.
+ * Callbacks run only from loop callbacks: the transports' events
+ * (finished transfers), queue_ev (expired waits) and defer_ev (requests
+ * that failed when started from the queue). http_free() during a callback
+ * is deferred to the end of that dispatch (http_enter/http_leave).
  */
-#include "core/dynamodb/http.h"
+#include "core/dynamodb/http_int.h"
 
-#include <curl/curl.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,69 +19,14 @@
 #include <strings.h>
 #include <time.h>
 
-enum req_state {
-	REQ_QUEUED,  /* on h->queue */
-	REQ_ACTIVE,  /* on h->active, in curl */
-	REQ_DONE,    /* on h->done, failed, its callback due from defer_ev */
-	REQ_CALLING, /* on no list: its callback is running */
-};
-
-struct http_req {
-	struct http *h;
-	struct http_req *prev, *next; /* in queue, active or done list */
-	enum req_state state;
-	CURL *easy;
-	struct curl_slist *hdrs; /* nodes and lines in this allocation */
-	char *url, *method, *body; /* in this allocation */
-	size_t body_len;
-	int64_t connect_timeout_ms, timeout_ms;
-	bool no_proxy;
-	int64_t queued_us; /* monotonic time of http_send */
-	http_cb cb;
-	void *arg;
-	char *rbuf; /* response body */
-	size_t rlen, rcap;
-	bool too_big;
-	char date[64], crc32[16];
-	bool has_date, has_crc32;
-	int fail_code;            /* for REQ_DONE without a transfer */
-	const char *fail_msg;
-	char errbuf[CURL_ERROR_SIZE];
-};
-
-struct req_list {
-	struct http_req *head, *tail;
-	unsigned count;
-};
-
-struct http {
-	struct event_base *base;
-	CURLM *multi;
-	struct event *timer_ev, *queue_ev, *defer_ev;
-	struct http_options opts;
-	struct req_list queue, active, done;
-	struct http_stats stats;
-	struct sock_ctx *socks; /* every socket curl watches */
-	CURL **idle;            /* easy handles kept for reuse, max_active at most */
-	unsigned nidle;
-	int64_t queue_due_us;   /* when queue_ev fires, while pending */
-	int depth;  /* nested dispatches running user callbacks */
-	bool dead;  /* http_free() called during a dispatch */
-};
-
-struct sock_ctx {
-	struct http *h;
-	struct sock_ctx *prev, *next; /* h->socks */
-	curl_socket_t fd;
-	struct event *ev;
-};
-
-static int64_t mono_us(void)
+int64_t http_mono_us(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+
+int64_t http_effective(int64_t v, int64_t dflt) { return v > 0 ? v : dflt; }
 
 static void list_push(struct req_list *l, struct http_req *r)
 {
@@ -123,27 +64,15 @@ static struct req_list *list_of(struct http *h, struct http_req *r)
 	return (struct req_list *)((char *)h + offsets[r->state]);
 }
 
-/* Keeps e (out of the multi) for the next request, or frees it. */
-static void easy_release(struct http *h, CURL *e)
-{
-	if (h->dead || h->nidle >= h->opts.max_active) {
-		curl_easy_cleanup(e);
-		return;
-	}
-	h->idle[h->nidle++] = e;
-}
-
 static void req_free(struct http_req *r)
 {
-	if (r->easy)
-		easy_release(r->h, r->easy);
 	free(r->rbuf);
 	free(r);
 }
 
-/* ---- curl callbacks: they never call user code ---- */
+/* ---- the response sinks: they never call user code ---- */
 
-static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+size_t http_on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct http_req *r = arg;
 	size_t n = size * nmemb;
@@ -187,7 +116,7 @@ static bool header_value(const char *line, size_t n, const char *name, char *out
 	return true;
 }
 
-static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
+size_t http_on_header(char *line, size_t size, size_t nmemb, void *arg)
 {
 	struct http_req *r = arg;
 	size_t n = size * nmemb;
@@ -201,84 +130,26 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-static void on_socket_event(evutil_socket_t fd, short what, void *arg);
-
-static void sock_free(struct http *h, struct sock_ctx *s)
-{
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		h->socks = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	if (s->ev)
-		event_free(s->ev);
-	free(s);
-}
-
-static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
-{
-	struct http *h = userp;
-	struct sock_ctx *s = sockp;
-	if (what == CURL_POLL_REMOVE) {
-		if (s) {
-			curl_multi_assign(h->multi, fd, NULL);
-			sock_free(h, s);
-		}
-		return 0;
-	}
-	short kind = EV_PERSIST | ((what & CURL_POLL_IN) ? EV_READ : 0) |
-		     ((what & CURL_POLL_OUT) ? EV_WRITE : 0);
-	if (!s) {
-		s = calloc(1, sizeof *s);
-		if (!s)
-			return -1;
-		s->h = h;
-		s->fd = fd;
-		s->ev = event_new(h->base, fd, kind, on_socket_event, h);
-		s->next = h->socks;
-		if (h->socks)
-			h->socks->prev = s;
-		h->socks = s;
-		if (!s->ev) {
-			sock_free(h, s);
-			return -1;
-		}
-		curl_multi_assign(h->multi, fd, s);
-	} else {
-		event_del(s->ev);
-		event_assign(s->ev, h->base, fd, kind, on_socket_event, h);
-	}
-	return event_add(s->ev, NULL) == 0 ? 0 : -1;
-}
-
-static int on_curl_timer(CURLM *multi, long timeout_ms, void *userp)
-{
-	struct http *h = userp;
-	if (timeout_ms < 0) {
-		evtimer_del(h->timer_ev);
-		return 0;
-	}
-	/* 0 too goes through the loop: socket_action may not be called from here */
-	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-	return evtimer_add(h->timer_ev, &tv) == 0 ? 0 : -1;
-}
-
 /* ---- completion ---- */
 
 static void maybe_free(struct http *h);
 static void start_queued(struct http *h);
 
+void http_enter(struct http *h) { h->depth++; }
+
+void http_leave(struct http *h)
+{
+	h->depth--;
+	maybe_free(h);
+}
+
 /* Runs r's callback and frees r; r is already off every list. */
 static void deliver(struct http *h, struct http_req *r, int code, const char *msg)
 {
-	struct http_response res = {.curl_code = code, .elapsed_us = mono_us() - r->queued_us};
-	if (r->easy) {
-		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &res.status);
-		long conns = 0;
-		curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &conns);
-		h->stats.connections_opened += (uint64_t)conns;
-	}
+	struct http_response res = {.curl_code = code,
+				    .elapsed_us = http_mono_us() - r->queued_us,
+				    .status = r->status};
+	h->stats.connections_opened += r->conns;
 	if (code != CURLE_OK)
 		res.error = msg ? msg : (r->errbuf[0] ? r->errbuf : curl_easy_strerror(code));
 	res.body = r->rbuf ? r->rbuf : "";
@@ -298,48 +169,17 @@ static void deliver(struct http *h, struct http_req *r, int code, const char *ms
 	req_free(r);
 }
 
-static void check_multi_info(struct http *h)
+void http_finished(struct http *h, struct http_req *r, int code, const char *msg)
 {
-	CURLMsg *msg;
-	int left;
-	h->depth++;
-	while (!h->dead && (msg = curl_multi_info_read(h->multi, &left))) {
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		struct http_req *r = NULL;
-		CURLcode code = msg->data.result;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-		curl_multi_remove_handle(h->multi, r->easy);
-		list_unlink(&h->active, r);
-		r->state = REQ_DONE;
-		const char *m = NULL;
-		if (r->too_big) {
-			code = CURLE_FILESIZE_EXCEEDED;
-			m = "response body larger than HTTP_BODY_MAX";
-		}
-		deliver(h, r, code, m);
-		start_queued(h);
+	list_unlink(&h->active, r);
+	r->state = REQ_DONE;
+	r->tp = NULL;
+	if (r->too_big) {
+		code = CURLE_FILESIZE_EXCEEDED;
+		msg = "response body larger than HTTP_BODY_MAX";
 	}
-	h->depth--;
-	maybe_free(h);
-}
-
-static void on_socket_event(evutil_socket_t fd, short what, void *arg)
-{
-	struct http *h = arg;
-	int flags = ((what & EV_READ) ? CURL_CSELECT_IN : 0) |
-		    ((what & EV_WRITE) ? CURL_CSELECT_OUT : 0);
-	int running;
-	curl_multi_socket_action(h->multi, fd, flags, &running);
-	check_multi_info(h);
-}
-
-static void on_timer_event(evutil_socket_t fd, short what, void *arg)
-{
-	struct http *h = arg;
-	int running;
-	curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_multi_info(h);
+	deliver(h, r, code, msg);
+	start_queued(h);
 }
 
 /* Requests failed outside a dispatch wait on h->done for this event. */
@@ -366,8 +206,6 @@ static void fail_later(struct http *h, struct http_req *r, int code, const char 
 }
 
 /* ---- starting transfers ---- */
-
-static int64_t effective(int64_t v, int64_t dflt) { return v > 0 ? v : dflt; }
 
 static bool has_header(const struct http_request *req, const char *name)
 {
@@ -423,7 +261,9 @@ static void build_headers(struct http_req *r, const struct http_request *req,
 		const struct http_header *hd = &req->headers[i];
 		/* "Name;" sends an empty value, "Name:" would remove the header */
 		last = add_line(&node, &text, hd->name, *hd->value ? ": " : ";", hd->value);
+		r->has_host |= strcasecmp(hd->name, "Host") == 0;
 	}
+	r->nuser = req->nheaders;
 	for (size_t i = 0; i < NSUPPRESSED; i++)
 		if (!has_header(req, suppressed[i]))
 			last = add_line(&node, &text, suppressed[i], ":", "");
@@ -431,95 +271,22 @@ static void build_headers(struct http_req *r, const struct http_request *req,
 	r->hdrs = nodes;
 }
 
-/* The options every request of h shares, set once per easy handle. */
-static CURL *easy_new(struct http *h)
-{
-	CURL *e = curl_easy_init();
-	if (!e)
-		return NULL;
-	bool ok = true;
-#define SET(opt, val) ok &= curl_easy_setopt(e, opt, val) == CURLE_OK
-	SET(CURLOPT_NOSIGNAL, 1L);
-	/* one request per connection at a time: max_active is the connections */
-	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_TCP_NODELAY, 1L);
-	SET(CURLOPT_TCP_KEEPALIVE, 1L);
-	SET(CURLOPT_WRITEFUNCTION, on_body);
-	SET(CURLOPT_HEADERFUNCTION, on_header);
-	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)HTTP_BODY_MAX);
-	SET(CURLOPT_SSL_VERIFYPEER, h->opts.insecure ? 0L : 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, h->opts.insecure ? 0L : 2L);
-	if (h->opts.ca_file)
-		SET(CURLOPT_CAINFO, h->opts.ca_file);
-#undef SET
-	if (!ok) {
-		curl_easy_cleanup(e);
-		return NULL;
-	}
-	return e;
-}
-
-/* The options of this request. Every one that differs between requests
- * is set (or cleared) each time, since the handle may have served others. */
-static bool setup_easy(struct http *h, struct http_req *r, int64_t timeout_ms)
-{
-	CURL *e = r->easy;
-	bool ok = true;
-#define SET(opt, val) ok &= curl_easy_setopt(e, opt, val) == CURLE_OK
-	SET(CURLOPT_URL, r->url);
-	SET(CURLOPT_PRIVATE, r);
-	r->errbuf[0] = '\0';
-	SET(CURLOPT_ERRORBUFFER, r->errbuf);
-	SET(CURLOPT_NOPROXY, r->no_proxy ? "*" : (const char *)NULL);
-	SET(CURLOPT_HTTPHEADER, r->hdrs);
-	SET(CURLOPT_WRITEDATA, r);
-	SET(CURLOPT_HEADERDATA, r);
-	SET(CURLOPT_CONNECTTIMEOUT_MS,
-	    (long)effective(r->connect_timeout_ms, h->opts.connect_timeout_ms));
-	SET(CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	if (strcmp(r->method, "GET") == 0) {
-		SET(CURLOPT_CUSTOMREQUEST, (const char *)NULL);
-		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
-		SET(CURLOPT_POSTFIELDS, (const char *)NULL);
-		SET(CURLOPT_HTTPGET, 1L); /* after POSTFIELDS, which means POST */
-	} else {
-		/* POST semantics (a body of exactly body_len bytes, Content-Length),
-		 * with the method word replaced when it is not POST. */
-		SET(CURLOPT_POSTFIELDS, r->body ? r->body : "");
-		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-		SET(CURLOPT_CUSTOMREQUEST,
-		    strcmp(r->method, "POST") != 0 ? r->method : (const char *)NULL);
-	}
-#undef SET
-	return ok;
-}
-
-/* Hands r to curl. Returns false (r untouched, still unlinked) on failure,
- * with *code and *msg saying why. */
+/* Hands r to its transport. Returns false (r untouched, still unlinked)
+ * on failure, with *code and *msg saying why. */
 static bool start(struct http *h, struct http_req *r, int *code, const char **msg)
 {
-	int64_t timeout_ms = effective(r->timeout_ms, h->opts.timeout_ms);
-	int64_t waited_ms = (mono_us() - r->queued_us) / 1000;
+	int64_t timeout_ms = http_effective(r->timeout_ms, h->opts.timeout_ms);
+	int64_t waited_ms = (http_mono_us() - r->queued_us) / 1000;
 	if (waited_ms >= timeout_ms) {
 		*code = CURLE_OPERATION_TIMEDOUT;
 		*msg = "timed out waiting in the request queue";
 		return false;
 	}
-	*code = CURLE_OUT_OF_MEMORY;
-	*msg = "out of memory";
-	r->easy = h->nidle ? h->idle[--h->nidle] : easy_new(h);
-	if (!r->easy)
+	const struct http_transport *tp =
+		http_direct_takes(r) ? &http_direct_transport : &http_curl_transport;
+	if (!tp->start(h, r, timeout_ms - waited_ms, code, msg))
 		return false;
-	if (!setup_easy(h, r, timeout_ms - waited_ms) ||
-	    curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {
-		curl_easy_cleanup(r->easy);
-		r->easy = NULL;
-		*code = CURLE_FAILED_INIT;
-		*msg = "could not start the transfer";
-		return false;
-	}
+	r->tp = tp;
 	r->state = REQ_ACTIVE;
 	list_push(&h->active, r);
 	return true;
@@ -528,7 +295,7 @@ static bool start(struct http *h, struct http_req *r, int *code, const char **ms
 /* When a queued request is due to time out, in monotonic us. */
 static int64_t queue_due(const struct http *h, const struct http_req *r)
 {
-	return r->queued_us + effective(r->timeout_ms, h->opts.timeout_ms) * 1000;
+	return r->queued_us + http_effective(r->timeout_ms, h->opts.timeout_ms) * 1000;
 }
 
 /* Arms queue_ev for due_us unless it is armed for earlier. A timer left
@@ -538,7 +305,7 @@ static void queue_timer_at(struct http *h, int64_t due_us)
 	if (evtimer_pending(h->queue_ev, NULL) && due_us >= h->queue_due_us)
 		return;
 	h->queue_due_us = due_us;
-	int64_t delay = due_us - mono_us();
+	int64_t delay = due_us - http_mono_us();
 	if (delay < 0)
 		delay = 0;
 	struct timeval tv = {delay / 1000000, delay % 1000000};
@@ -567,7 +334,7 @@ static void start_queued(struct http *h)
 static void on_queue_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct http *h = arg;
-	int64_t now = mono_us(), next_due = INT64_MAX;
+	int64_t now = http_mono_us(), next_due = INT64_MAX;
 	struct http_req *r = h->queue.head;
 	while (r) {
 		struct http_req *next = r->next;
@@ -589,12 +356,6 @@ static void on_queue_event(evutil_socket_t fd, short what, void *arg)
 
 struct http *http_new(struct event_base *base, const struct http_options *opts)
 {
-	static bool global_done;
-	if (!global_done) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return NULL;
-		global_done = true;
-	}
 	struct http *h = calloc(1, sizeof *h);
 	if (!h)
 		return NULL;
@@ -609,21 +370,12 @@ struct http *http_new(struct event_base *base, const struct http_options *opts)
 		h->opts.connect_timeout_ms = 2000;
 	if (h->opts.timeout_ms <= 0)
 		h->opts.timeout_ms = 10000;
-	h->multi = curl_multi_init();
-	h->idle = calloc(h->opts.max_active, sizeof *h->idle);
-	h->timer_ev = evtimer_new(base, on_timer_event, h);
 	h->queue_ev = evtimer_new(base, on_queue_event, h);
 	h->defer_ev = event_new(base, -1, 0, on_defer_event, h);
-	if (!h->multi || !h->idle || !h->timer_ev || !h->queue_ev || !h->defer_ev) {
+	if (!h->queue_ev || !h->defer_ev) {
 		http_free(h);
 		return NULL;
 	}
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
-	/* keep as many idle connections as can be busy at once */
-	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)h->opts.max_active);
 	return h;
 }
 
@@ -661,7 +413,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	r->connect_timeout_ms = req->connect_timeout_ms;
 	r->timeout_ms = req->timeout_ms;
 	r->no_proxy = req->no_proxy;
-	r->queued_us = mono_us();
+	r->queued_us = http_mono_us();
 	r->cb = cb;
 	r->arg = arg;
 	build_headers(r, req, nodes, text);
@@ -688,7 +440,7 @@ void http_cancel(struct http *h, struct http_req *r)
 	list_unlink(list_of(h, r), r);
 	bool was_active = r->state == REQ_ACTIVE;
 	if (was_active)
-		curl_multi_remove_handle(h->multi, r->easy);
+		r->tp->stop(h, r);
 	req_free(r);
 	if (was_active)
 		start_queued(h);
@@ -704,7 +456,7 @@ static void drop_all(struct http *h)
 		while ((r = lists[i]->head)) {
 			list_unlink(lists[i], r);
 			if (r->state == REQ_ACTIVE)
-				curl_multi_remove_handle(h->multi, r->easy);
+				r->tp->stop(h, r);
 			req_free(r);
 		}
 	}
@@ -714,17 +466,8 @@ static void maybe_free(struct http *h)
 {
 	if (!h->dead || h->depth > 0)
 		return;
-	/* curl_multi_cleanup may report CURL_POLL_REMOVE for sockets it still
-	 * holds (keep-alive connections); those events die there. */
-	if (h->multi)
-		curl_multi_cleanup(h->multi);
-	while (h->nidle)
-		curl_easy_cleanup(h->idle[--h->nidle]);
-	free(h->idle);
-	while (h->socks)
-		sock_free(h, h->socks);
-	if (h->timer_ev)
-		event_free(h->timer_ev);
+	http_direct_free(h->direct);
+	http_curl_free(h->curl);
 	if (h->queue_ev)
 		event_free(h->queue_ev);
 	if (h->defer_ev)

@@ -1,9 +1,11 @@
 /*
- * http: asynchronous HTTP(S) requests on the event loop, with libcurl's
- * multi-socket API (the hiperfifo pattern: one timer, one event per socket,
- * context through CURLOPT_PRIVATE, curl_multi_info_read after every
- * socket_action). Keep-alive connections are reused; at most max_active
- * requests run at once, the rest wait in a FIFO queue.
+ * http: asynchronous HTTP(S) requests on the event loop. http:// and
+ * https:// requests without a proxy go through leasegate's own HTTP/1.1
+ * keep-alive client on bufferevents (http_direct.c); the others (a proxy
+ * from the environment, other schemes) through libcurl's multi-socket API
+ * (http_curl.c). Both report in libcurl's terms (curl_code, CURLE_*).
+ * Keep-alive connections are reused; at most max_active requests run at
+ * once, the rest wait in a FIFO queue.
  *
  * This module knows nothing of DynamoDB or SigV4: the caller passes the
  * complete header list. It never adds Accept-Encoding (identity is asked
