@@ -154,6 +154,27 @@ $PY -c 'import redis' 2>/dev/null ||
 	fail "redis-py is missing for $PY: apt-get install python3-redis"
 command -v redis-cli >/dev/null || fail "redis-cli is missing: apt-get install redis-tools"
 
+# The README's copies of the examples are these files.
+check_docs() {
+	local doc
+	for doc in "$root/docs/singleton.md" "$root/README.md"; do
+		grep -q '^## Run a singleton job' "$doc" 2>/dev/null && break
+		doc=
+	done
+	[ -n "$doc" ] || { echo "no 'Run a singleton job' section: docs not checked"; return; }
+	$PY - "$doc" "$root/examples/singleton.py" "$root/examples/singleton.sh" <<-'EOF' ||
+		import re, sys
+		doc = open(sys.argv[1]).read()
+		doc = doc[doc.index("## Run a singleton job"):]
+		for lang, path in (("python", sys.argv[2]), ("bash", sys.argv[3])):
+		    blocks = re.findall(r"^```" + lang + r"\n(.*?)^```", doc, re.S | re.M)
+		    if open(path).read() not in blocks:
+		        sys.exit(f"{sys.argv[1]}: its ```{lang} block is not {path}")
+	EOF
+		fail "the documented examples differ from examples/"
+}
+
+check_docs
 start_gw emb
 for kind in py sh; do
 	resign_hands_on $kind
