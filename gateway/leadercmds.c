@@ -232,13 +232,14 @@ static void watcher_remove(struct watcher *w)
 	free(w);
 }
 
-/* Answers w with the group's last state and ends it. */
+/* Answers w with the group's last state and ends it. The session is
+ * resumed last: a failed flush aborts it, and its close must not find w. */
 static void watcher_answer(struct watcher *w)
 {
-	struct watch_group *g = w->group;
-	reply_leader(w->ks->sess, &g->last);
-	sess_resume(w->ks->sess);
+	struct sess *s = w->ks->sess;
+	reply_leader(s, &w->group->last);
 	watcher_remove(w);
+	sess_resume(s);
 }
 
 static void watcher_timeout(void *arg)
@@ -275,9 +276,10 @@ static void group_state(void *arg, const struct lt_state *st, const struct lt_er
 		/* A failed read: answer the watchers with the error. */
 		struct watcher *w;
 		while ((w = g->watchers) != NULL) {
-			lk_reply_error(sess_out(w->ks->sess), err);
-			sess_resume(w->ks->sess);
+			struct sess *s = w->ks->sess;
+			lk_reply_error(sess_out(s), err);
 			watcher_remove(w);
+			sess_resume(s);
 		}
 	}
 	if (g->watchers == NULL) {
