@@ -378,55 +378,79 @@ static void conn_begin(struct hd_conn *c)
 
 /* ---- writing a request ---- */
 
-static void add(struct evbuffer *b, const char *s, size_t n, bool *ok)
+/* The request is staged in a buffer on the stack and added to the output
+ * in one piece (a large body goes on its own): each evbuffer_add costs
+ * more than copying a header line. */
+struct wbuf {
+	struct evbuffer *out;
+	bool ok;
+	size_t len;
+	char buf[4096];
+};
+
+static void flush(struct wbuf *w)
 {
-	*ok &= evbuffer_add(b, s, n) == 0;
+	if (w->len)
+		w->ok &= evbuffer_add(w->out, w->buf, w->len) == 0;
+	w->len = 0;
 }
 
-static void adds(struct evbuffer *b, const char *s, bool *ok) { add(b, s, strlen(s), ok); }
+static void put(struct wbuf *w, const char *s, size_t n)
+{
+	if (n > sizeof w->buf - w->len) {
+		flush(w);
+		if (n > sizeof w->buf) {
+			w->ok &= evbuffer_add(w->out, s, n) == 0;
+			return;
+		}
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+static void puts_(struct wbuf *w, const char *s) { put(w, s, strlen(s)); }
 
 /* Writes r as curl would have: the request line, Host unless given, the
  * caller's lines, Content-Length for anything but GET, the body. */
 static bool write_request(struct hd_conn *c, struct http_req *r, const struct target *t)
 {
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	bool ok = true;
-	adds(out, r->method, &ok);
-	add(out, " ", 1, &ok);
+	struct wbuf w = {.out = bufferevent_get_output(c->bev), .ok = true};
+	puts_(&w, r->method);
+	put(&w, " ", 1);
 	if (*t->path != '/')
-		add(out, "/", 1, &ok);
-	adds(out, t->path, &ok);
-	add(out, " HTTP/1.1\r\n", 11, &ok);
+		put(&w, "/", 1);
+	puts_(&w, t->path);
+	put(&w, " HTTP/1.1\r\n", 11);
 	if (!r->has_host) {
 		/* the port only when it is not the scheme's, as curl writes it */
 		char host[HD_HOST_MAX + 32];
 		int n = snprintf(host, sizeof host, t->ipv6 ? "Host: [%s]" : "Host: %s", t->host);
 		if (t->port != (t->tls ? 443u : 80u))
 			n += snprintf(host + n, sizeof host - (size_t)n, ":%u", t->port);
-		add(out, host, (size_t)n, &ok);
-		add(out, "\r\n", 2, &ok);
+		put(&w, host, (size_t)n);
+		put(&w, "\r\n", 2);
 	}
 	struct curl_slist *l = r->hdrs;
 	for (size_t i = 0; i < r->nuser && l; i++, l = l->next) {
 		size_t n = strlen(l->data);
 		if (!strchr(l->data, ':') && n && l->data[n - 1] == ';') {
-			add(out, l->data, n - 1, &ok); /* "Name;": the empty value */
-			add(out, ":", 1, &ok);
+			put(&w, l->data, n - 1); /* "Name;": the empty value */
+			put(&w, ":", 1);
 		} else {
-			add(out, l->data, n, &ok);
+			put(&w, l->data, n);
 		}
-		add(out, "\r\n", 2, &ok);
+		put(&w, "\r\n", 2);
 	}
 	if (strcmp(r->method, "GET") != 0) {
 		char cl[40];
 		int n = snprintf(cl, sizeof cl, "Content-Length: %zu\r\n\r\n", r->body_len);
-		add(out, cl, (size_t)n, &ok);
-		if (r->body_len)
-			add(out, r->body, r->body_len, &ok);
+		put(&w, cl, (size_t)n);
+		put(&w, r->body, r->body_len);
 	} else {
-		add(out, "\r\n", 2, &ok);
+		put(&w, "\r\n", 2);
 	}
-	return ok;
+	flush(&w);
+	return w.ok;
 }
 
 /* ---- reading the answer ---- */

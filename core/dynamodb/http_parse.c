@@ -109,20 +109,43 @@ static bool take_body(struct http_parser *p, struct evbuffer *in, uint64_t max, 
 
 enum step { STEP_MORE, STEP_DONE, STEP_BAD, STEP_SINK };
 
+/* Moves the next line of in, without its end (CRLF or LF, as
+ * EVBUFFER_EOL_CRLF takes them), into line (HTTP_LINE_MAX + 1 bytes,
+ * NUL-terminated): 1 when there was one, 0 when it has not all arrived,
+ * -1 when it is too long. No allocation, unlike evbuffer_readln. */
+static int take_line(struct evbuffer *in, char *line, size_t *n)
+{
+	size_t eol = 0;
+	struct evbuffer_ptr at = evbuffer_search_eol(in, NULL, &eol, EVBUFFER_EOL_CRLF);
+	if (at.pos < 0)
+		return evbuffer_get_length(in) > HTTP_LINE_MAX ? -1 : 0;
+	if ((size_t)at.pos > HTTP_LINE_MAX)
+		return -1;
+	*n = (size_t)at.pos;
+	if (evbuffer_remove(in, line, *n) != (int)*n)
+		return -1;
+	line[*n] = '\0';
+	evbuffer_drain(in, eol);
+	return 1;
+}
+
 /* One step of the answer's parser over in. */
 static enum step parse_step(struct http_parser *p, struct evbuffer *in)
 {
 	size_t n = 0;
-	char *line = NULL;
+	char line[HTTP_LINE_MAX + 1];
 	switch (p->ps) {
 	case HP_STATUS:
 	case HP_HEADERS:
 	case HP_CHUNK_SIZE:
 	case HP_CHUNK_END:
 	case HP_TRAILERS:
-		line = evbuffer_readln(in, &n, EVBUFFER_EOL_CRLF);
-		if (!line)
-			return evbuffer_get_length(in) > HTTP_LINE_MAX ? STEP_BAD : STEP_MORE;
+		switch (take_line(in, line, &n)) {
+		case 0:
+			return STEP_MORE;
+		case -1:
+			return STEP_BAD;
+		}
 		p->header_bytes += n + 2;
 		break;
 	default:
@@ -191,7 +214,6 @@ static enum step parse_step(struct http_parser *p, struct evbuffer *in)
 			return STEP_SINK;
 		return STEP_MORE; /* ends at EOF */
 	}
-	free(line);
 	return st;
 }
 
