@@ -445,7 +445,8 @@ static bool write_request(struct hd_conn *c, struct http_req *r, const struct ta
 		char cl[40];
 		int n = snprintf(cl, sizeof cl, "Content-Length: %zu\r\n\r\n", r->body_len);
 		put(&w, cl, (size_t)n);
-		put(&w, r->body, r->body_len);
+		if (r->body_len)
+			put(&w, r->body, r->body_len);
 	} else {
 		put(&w, "\r\n", 2);
 	}
