@@ -791,6 +791,50 @@ static void t_disconnect_across(void **state)
 	handover_across(BY_DISCONNECT);
 }
 
+/* A client that campaigns with a short WAIT in a loop still takes over from
+ * a crashed leader after about a lease (the gateway remembers how long it
+ * has seen the holder unchanged across campaigns), and its campaigns read:
+ * two writes, the first attempt on a lock this replica had not seen and the
+ * takeover. */
+static long long info_field(redisContext *c, const char *field);
+
+static void t_sigkill_campaign_loop(void **state)
+{
+	setup_param(state);
+	start_two(&gws[0], &gws[1]);
+	redisContext *a = gw_connect(&gws[0]), *b = gw_connect(&gws[1]),
+		     *ib = gw_connect(&gws[1]);
+	redisReply *r = gw_cmd(a, "LEADER.CAMPAIGN kl %d", LEASE_MS);
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	long long t1 = r->integer;
+	freeReplyObject(r);
+	long long writes0 = info_field(ib, "store_requests_acquire");
+	assert_int_equal(stop_gw(&gws[0], SIGKILL), 128 + SIGKILL);
+	long long t0 = gw_now_ms(), t2 = 0;
+	int campaigns = 0;
+	while (t2 == 0 && gw_now_ms() - t0 < 3 * LEASE_MS + SLACK_MS) {
+		r = gw_cmd(b, "LEADER.CAMPAIGN kl %d WAIT 300", LEASE_MS);
+		campaigns++;
+		if (r->type == REDIS_REPLY_INTEGER)
+			t2 = r->integer;
+		else
+			assert_int_equal(r->type, REDIS_REPLY_NIL);
+		freeReplyObject(r);
+	}
+	long long took = gw_now_ms() - t0;
+	long long writes = info_field(ib, "store_requests_acquire") - writes0;
+	printf("handover SIGKILL across replicas, follower campaigning with WAIT 300 in a loop: "
+	       "%lld ms, %d campaigns, %lld acquire writes\n",
+	       took, campaigns, writes);
+	assert_true(t2 > t1);
+	assert_true(took < 2 * LEASE_MS + SLACK_MS);
+	assert_int_equal(writes, 2);
+	redisFree(a);
+	redisFree(b);
+	redisFree(ib);
+	assert_int_equal(stop_gw(&gws[1], SIGTERM), 0);
+}
+
 /* The leader's gateway stopped past its lease: the other replica leads
  * with a higher token; the stopped one, continued, reports the term lost
  * (push, then -LOST on RESIGN). */
@@ -1085,6 +1129,7 @@ int main(void)
 		BOTH(t_watch_one_replica),
 		MOTO(t_watch_across),
 		MOTO(t_sigkill_across),
+		MOTO(t_sigkill_campaign_loop),
 		MOTO(t_sigterm_across),
 		MOTO(t_resign_across),
 		MOTO(t_disconnect_across),
