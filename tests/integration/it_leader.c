@@ -361,7 +361,7 @@ static void t_one_leader_resign_chain(void **state)
 		struct leader l;
 		watch_now(obs, "chain", &l);
 		assert_true(l.held);
-		char want[8];
+		char want[16];
 		snprintf(want, sizeof(want), "c%d", now);
 		assert_string_equal(l.holder, want);
 		assert_int_equal(l.token, last);
