@@ -77,6 +77,19 @@ static struct lk_lease *find_term(struct lk_sess *ks, const char *name)
 	return NULL;
 }
 
+/* The loss of rec's term, LT_HELD while it leads. A lease past its end
+ * counts as expired before the core's end timer says so: after a stall of
+ * the loop (a starved CPU, a paused process) a command can be read before
+ * the overdue timer runs, and must not be told its term goes on. */
+static enum lt_loss term_loss(const struct lk_lease *rec, struct clock *clock)
+{
+	if (rec->lost != LT_HELD)
+		return rec->lost;
+	if (rec->lease != NULL && clock_now_ms(clock) >= lease_end_ms(rec->lease))
+		return LT_EXPIRED;
+	return LT_HELD;
+}
+
 static void end_term(struct lk_lease *rec, enum election_end how)
 {
 	election_stop(rec->election, how);
@@ -97,16 +110,17 @@ static void cmd_campaign(struct cmd_call *c)
 		return;
 	}
 	struct lk_lease *rec = find_term(ks, a.name);
-	if (rec != NULL && rec->lost == LT_HELD && rec->lease != NULL) {
+	enum lt_loss lost = rec != NULL ? term_loss(rec, app->clock) : LT_HELD;
+	if (rec != NULL && lost == LT_HELD && rec->lease != NULL) {
 		resp_add_int(c->out, rec->token); /* leads already: this term */
 		return;
 	}
-	if (rec != NULL && rec->lost != LT_HELD) {
+	if (rec != NULL && lost != LT_HELD) {
 		/* A lost term is reported once, here as on RESIGN, so a client
 		 * that checks its term with CAMPAIGN learns it lost it rather
 		 * than waiting for (or getting) a new term unawares. The next
 		 * CAMPAIGN starts a new term. */
-		resp_add_errorf(c->out, "LOST %s", lt_loss_name(rec->lost));
+		resp_add_errorf(c->out, "LOST %s", lt_loss_name(lost));
 		end_term(rec, ELECTION_LEASE_LOST);
 		return;
 	}
@@ -151,8 +165,9 @@ static void cmd_resign(struct cmd_call *c)
 		resp_add_int(c->out, 0);
 		return;
 	}
-	if (rec->lost != LT_HELD) {
-		resp_add_errorf(c->out, "LOST %s", lt_loss_name(rec->lost));
+	enum lt_loss lost = term_loss(rec, ((struct lockapp *)c->arg)->clock);
+	if (lost != LT_HELD) {
+		resp_add_errorf(c->out, "LOST %s", lt_loss_name(lost));
 		end_term(rec, ELECTION_LEASE_LOST);
 		return;
 	}
