@@ -36,17 +36,17 @@
 
 #include <hiredis/hiredis.h>
 
-#define MAX_CLIENTS 1024
+#define MAX_CLIENTS  1024
 #define MAX_PIPELINE 256
 
 struct conn {
 	int fd;
 	redisReader *rd;
-	unsigned long seq;   /* commands sent: even = acquire, odd = release */
-	long name;           /* the name of the cycle in progress */
-	int outstanding;     /* replies still due for the batch */
+	unsigned long seq; /* commands sent: even = acquire, odd = release */
+	long name;	   /* the name of the cycle in progress */
+	int outstanding;   /* replies still due for the batch */
 	char out[MAX_PIPELINE * 96];
-	size_t len, off;     /* bytes of out, sent */
+	size_t len, off; /* bytes of out, sent */
 };
 
 static bool lock_mode;
@@ -85,8 +85,8 @@ static void add_command(struct conn *c)
 		c->name = random() % keyspace;
 	int nl = snprintf(name, sizeof(name), "lock:%ld", c->name);
 	if (c->seq % 2 == 0 && lock_mode)
-		n = snprintf(p, room, "*3\r\n$12\r\nLOCK.ACQUIRE\r\n$%d\r\n%s\r\n$5\r\n30000\r\n", nl,
-			     name);
+		n = snprintf(p, room, "*3\r\n$12\r\nLOCK.ACQUIRE\r\n$%d\r\n%s\r\n$5\r\n30000\r\n",
+			     nl, name);
 	else if (c->seq % 2 == 0)
 		n = snprintf(p, room,
 			     "*6\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$1\r\n1\r\n$2\r\nNX\r\n$2\r\nPX\r\n"
@@ -117,8 +117,8 @@ static void on_reply(struct conn *c, redisReply *r, unsigned long cmd_seq)
 			fprintf(stderr, "error reply: %s\n", r->str);
 	} else if (acquire && r->type == REDIS_REPLY_NIL) {
 		refused++;
-	} else if (acquire && (lock_mode ? r->type == REDIS_REPLY_INTEGER
-					 : r->type == REDIS_REPLY_STATUS)) {
+	} else if (acquire &&
+		   (lock_mode ? r->type == REDIS_REPLY_INTEGER : r->type == REDIS_REPLY_STATUS)) {
 		/* acquired */
 	} else if (!acquire && r->type == REDIS_REPLY_INTEGER) {
 		cycles++;
@@ -132,7 +132,8 @@ static void on_reply(struct conn *c, redisReply *r, unsigned long cmd_seq)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s PORT lock|redis [clients] [pipeline] [seconds] [keyspace]\n",
+		fprintf(stderr,
+			"usage: %s PORT lock|redis [clients] [pipeline] [seconds] [keyspace]\n",
 			argv[0]);
 		return 2;
 	}
@@ -180,7 +181,8 @@ int main(int argc, char **argv)
 			if (pf[i].fd < 0)
 				continue;
 			if ((pf[i].revents & POLLOUT) && c->off < c->len) {
-				ssize_t w = send(c->fd, c->out + c->off, c->len - c->off, MSG_NOSIGNAL);
+				ssize_t w =
+					send(c->fd, c->out + c->off, c->len - c->off, MSG_NOSIGNAL);
 				if (w > 0)
 					c->off += (size_t)w;
 				else if (errno != EAGAIN) {
@@ -200,8 +202,8 @@ int main(int argc, char **argv)
 				continue;
 			redisReaderFeed(c->rd, buf, (size_t)r);
 			void *reply;
-			while (c->outstanding > 0 && redisReaderGetReply(c->rd, &reply) == REDIS_OK &&
-			       reply != NULL) {
+			while (c->outstanding > 0 &&
+			       redisReaderGetReply(c->rd, &reply) == REDIS_OK && reply != NULL) {
 				unsigned long cmd_seq = c->seq - (unsigned long)c->outstanding;
 				c->outstanding--;
 				ops++;

@@ -34,6 +34,7 @@
 #include <hiredis/hiredis.h>
 
 #include "tests/support/gw.h"
+#include "tests/support/rawresp.h"
 
 /* ---- mode: embedded store or moto ---- */
 
@@ -88,221 +89,6 @@ static int group_moto(void **state)
 	return 0;
 }
 
-/* ---- a raw connection with a RESP2/RESP3 reader ---- */
-
-struct sb {
-	char p[8192];
-	size_t len;
-};
-
-static void sb_add(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(struct sb *b, const char *fmt, ...)
-{
-	va_list ap;
-	if (b->len >= sizeof(b->p) - 1)
-		return;
-	va_start(ap, fmt);
-	int n = vsnprintf(b->p + b->len, sizeof(b->p) - b->len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		b->len += (size_t)n < sizeof(b->p) - b->len ? (size_t)n : sizeof(b->p) - 1 - b->len;
-}
-
-static const char *crlf(const char *p, const char *end)
-{
-	for (; p + 1 < end; p++)
-		if (p[0] == '\r' && p[1] == '\n')
-			return p;
-	return NULL;
-}
-
-/* Renders one reply from p: strings "s", +simple, -error, :int, nil,
- * [array], ~[set], >[push], {key: value, ...} for maps. Returns the end of
- * the reply, or NULL when it is incomplete. */
-static const char *render(const char *p, const char *end, struct sb *o)
-{
-	if (p >= end)
-		return NULL;
-	const char *e = crlf(p + 1, end);
-	if (e == NULL)
-		return NULL;
-	const char *next = e + 2;
-	int linelen = (int)(e - p - 1);
-	long long n = strtoll(p + 1, NULL, 10);
-	switch (*p) {
-	case '+':
-	case '-':
-	case ':':
-	case '#':
-	case ',':
-		sb_add(o, "%c%.*s", *p, linelen, p + 1);
-		return next;
-	case '_':
-		sb_add(o, "nil");
-		return next;
-	case '$':
-	case '=':
-		if (n < 0) {
-			sb_add(o, "nil");
-			return next;
-		}
-		if (end - next < n + 2)
-			return NULL;
-		sb_add(o, "\"%.*s\"", (int)n, next);
-		return next + n + 2;
-	case '*':
-	case '~':
-	case '>':
-	case '%': {
-		if (n < 0) {
-			sb_add(o, "nil");
-			return next;
-		}
-		long long items = *p == '%' ? 2 * n : n;
-		sb_add(o, "%s", *p == '%' ? "{" : *p == '>' ? ">[" : *p == '~' ? "~[" : "[");
-		for (long long i = 0; i < items; i++) {
-			if (i > 0)
-				sb_add(o, "%s", *p == '%' && i % 2 ? ": " : ", ");
-			next = render(next, end, o);
-			if (next == NULL)
-				return NULL;
-		}
-		sb_add(o, "%s", *p == '%' ? "}" : "]");
-		return next;
-	}
-	default:
-		fail_msg("bad RESP type byte 0x%02x", (unsigned char)*p);
-	}
-	return NULL;
-}
-
-struct raw {
-	int fd;
-	size_t len;
-	char buf[65536];
-	char last[8192]; /* the last reply read, rendered */
-};
-
-static struct raw *raw_open(const struct gw *g)
-{
-	struct raw *r = calloc(1, sizeof(*r));
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)g->port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	assert_non_null(r);
-	r->fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(r->fd >= 0);
-	assert_int_equal(connect(r->fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	return r;
-}
-
-static void raw_close(struct raw *r)
-{
-	close(r->fd);
-	free(r);
-}
-
-static void raw_write(struct raw *r, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = send(r->fd, p, n, MSG_NOSIGNAL);
-		if (w <= 0)
-			fail_msg("send: %s", strerror(errno));
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-/* Appends "a b c" (split on spaces) as a RESP multibulk to buf. */
-static size_t encode(char *buf, size_t cap, const char *line)
-{
-	char copy[4096], *save = NULL;
-	const char *argv[64];
-	int argc = 0;
-	size_t n = 0;
-	snprintf(copy, sizeof(copy), "%s", line);
-	for (char *t = strtok_r(copy, " ", &save); t != NULL && argc < 64;
-	     t = strtok_r(NULL, " ", &save))
-		argv[argc++] = t;
-	n += (size_t)snprintf(buf + n, cap - n, "*%d\r\n", argc);
-	for (int i = 0; i < argc; i++)
-		n += (size_t)snprintf(buf + n, cap - n, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
-	assert_true(n < cap);
-	return n;
-}
-
-/* Sends one command (arguments separated by spaces) without reading. */
-static void raw_send(struct raw *r, const char *line)
-{
-	char buf[8192];
-	raw_write(r, buf, encode(buf, sizeof(buf), line));
-}
-
-/* Reads one reply into r->last. Returns 1, 0 on timeout, -1 on EOF. */
-static int raw_read(struct raw *r, int timeout_ms)
-{
-	long long deadline = gw_now_ms() + timeout_ms;
-	for (;;) {
-		struct sb o = {.len = 0};
-		const char *end = render(r->buf, r->buf + r->len, &o);
-		if (end != NULL) {
-			snprintf(r->last, sizeof(r->last), "%.*s", (int)o.len, o.p);
-			r->len -= (size_t)(end - r->buf);
-			memmove(r->buf, end, r->len);
-			return 1;
-		}
-		long long left = deadline - gw_now_ms();
-		if (left <= 0)
-			return 0;
-		struct pollfd p = {.fd = r->fd, .events = POLLIN};
-		if (poll(&p, 1, (int)left) <= 0)
-			continue;
-		assert_true(r->len < sizeof(r->buf));
-		ssize_t got = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len, 0);
-		if (got <= 0)
-			return -1;
-		r->len += (size_t)got;
-	}
-}
-
-/* The next reply, within ms; fails the test on timeout or EOF. */
-static const char *raw_reply(struct raw *r, int ms)
-{
-	int rc = raw_read(r, ms);
-	if (rc != 1)
-		fail_msg("no reply within %d ms (%s)", ms, rc == 0 ? "timeout" : "connection closed");
-	return r->last;
-}
-
-/* Sends a command and checks its rendered reply. */
-static void raw_expect(struct raw *r, const char *line, const char *want)
-{
-	raw_send(r, line);
-	const char *got = raw_reply(r, 5000);
-	if (strcmp(got, want) != 0)
-		fail_msg("%s: got %s, want %s", line, got, want);
-}
-
-/* An integer reply (":N") rendered in s, else fails. */
-static long long int_of(const char *s)
-{
-	if (s[0] != ':')
-		fail_msg("wanted an integer, got %s", s);
-	return strtoll(s + 1, NULL, 10);
-}
-
-static long long raw_int(struct raw *r, const char *line)
-{
-	raw_send(r, line);
-	return int_of(raw_reply(r, 5000));
-}
-
-/* True when nothing arrives on r within ms. */
-static bool raw_quiet(struct raw *r, int ms)
-{
-	return raw_read(r, ms) == 0;
-}
-
 /* ---- hiredis helpers ---- */
 
 /* LOCK.ACQUIRE returning the token (> 0), else fails. */
@@ -318,9 +104,8 @@ static long long acquire(redisContext *c, const char *name, int lease_ms)
 
 /* Checks LOCK.STATE's RESP2 reply, flat pairs in their order; holder NULL
  * means nil, token 0 means any positive. Returns the token. */
-static long long expect_state(redisContext *c, const char *name, long long held,
-			      const char *holder, long long lease_ms, long long token,
-			      long long mine)
+static long long expect_state(redisContext *c, const char *name, long long held, const char *holder,
+			      long long lease_ms, long long token, long long mine)
 {
 	static const char *const keys[] = {"held", "holder", "lease-ms", "fencing-token", "mine"};
 	redisReply *r = gw_cmd(c, "LOCK.STATE %s", name);
@@ -474,11 +259,15 @@ static void test_argument_errors(void **state)
 		{{"LOCK.RENEW"}, "ERR wrong number of arguments for 'lock.renew' command"},
 		{{"LOCK.RELEASE"}, "ERR wrong number of arguments for 'lock.release' command"},
 		{{"LOCK.STATE"}, "ERR wrong number of arguments for 'lock.state' command"},
-		{{"LOCK.STATE", "e", "f"}, "ERR wrong number of arguments for 'lock.state' command"},
-		{{"LOCK.ACQUIRE", "e", "999"}, "ERR lease-ms must be an integer from 1000 to 60000"},
+		{{"LOCK.STATE", "e", "f"},
+		 "ERR wrong number of arguments for 'lock.state' command"},
+		{{"LOCK.ACQUIRE", "e", "999"},
+		 "ERR lease-ms must be an integer from 1000 to 60000"},
 		{{"LOCK.ACQUIRE", "e", "0"}, "ERR lease-ms must be an integer from 1000 to 60000"},
-		{{"LOCK.ACQUIRE", "e", "60001"}, "ERR lease-ms must be an integer from 1000 to 60000"},
-		{{"LOCK.ACQUIRE", "e", "-2000"}, "ERR lease-ms must be an integer from 1000 to 60000"},
+		{{"LOCK.ACQUIRE", "e", "60001"},
+		 "ERR lease-ms must be an integer from 1000 to 60000"},
+		{{"LOCK.ACQUIRE", "e", "-2000"},
+		 "ERR lease-ms must be an integer from 1000 to 60000"},
 		{{"LOCK.ACQUIRE", "e", "2s"}, "ERR lease-ms must be an integer from 1000 to 60000"},
 		{{"LOCK.ACQUIRE", "e", ""}, "ERR lease-ms must be an integer from 1000 to 60000"},
 		{{"LOCK.ACQUIRE", "e", "99999999999999999999"},
@@ -489,12 +278,14 @@ static void test_argument_errors(void **state)
 		{{"LOCK.ACQUIRE", "e", "2000", "WAIT", "-1"},
 		 "ERR WAIT must be a non-negative integer of milliseconds (0: forever)"},
 		{{"LOCK.ACQUIRE", "e", "2000", "HOLDER"}, "ERR syntax error"},
-		{{"LOCK.ACQUIRE", "e", "2000", "HOLDER", ""}, "ERR HOLDER must be 1 to 256 characters"},
+		{{"LOCK.ACQUIRE", "e", "2000", "HOLDER", ""},
+		 "ERR HOLDER must be 1 to 256 characters"},
 		{{"LOCK.ACQUIRE", "e", "2000", "FOREVER", "1"}, "ERR syntax error"},
 		{{"LOCK.ACQUIRE", "e", "2000", "NX"}, "ERR syntax error"},
 		{{"LOCK.ACQUIRE", "e", "2000", "WAIT", "10", "HOLDER"}, "ERR syntax error"},
 		{{"LOCK.ACQUIRE", "", "2000"}, "ERR lock name must be 1 to 16 bytes"},
-		{{"LOCK.ACQUIRE", "abcdefghijklmnopq", "2000"}, "ERR lock name must be 1 to 16 bytes"},
+		{{"LOCK.ACQUIRE", "abcdefghijklmnopq", "2000"},
+		 "ERR lock name must be 1 to 16 bytes"},
 		{{"LOCK.STATE", "abcdefghijklmnopq"}, "ERR lock name must be 1 to 16 bytes"},
 		{{"LOCK.STATE", ""}, "ERR lock name must be 1 to 16 bytes"},
 		{{"LOCK.RENEW", "e", "0"}, "ERR token must be a positive integer"},
@@ -520,8 +311,8 @@ static void test_argument_errors(void **state)
 		assert_non_null(r);
 		if (r->type != REDIS_REPLY_ERROR || strcmp(r->str, bad[i].error) != 0)
 			fail_msg("case %zu (%s %s): got type %d '%s', want '%s'", i, bad[i].argv[0],
-				 bad[i].argv[1] ? bad[i].argv[1] : "", r->type, r->str ? r->str : "",
-				 bad[i].error);
+				 bad[i].argv[1] ? bad[i].argv[1] : "", r->type,
+				 r->str ? r->str : "", bad[i].error);
 		freeReplyObject(r);
 	}
 	/* a HOLDER of 257 characters is refused, of 256 taken */
@@ -575,7 +366,7 @@ static void test_state_resp3(void **state)
 	struct gw g;
 	char want[512];
 	UP(&g, mode_table(), "--holder-label", "gw-a");
-	struct raw *a = raw_open(&g), *b = raw_open(&g);
+	struct raw *a = raw_open(g.port), *b = raw_open(g.port);
 	raw_send(a, "HELLO 3");
 	assert_non_null(strstr(raw_reply(a, 5000), "\"proto\": :3"));
 	raw_send(b, "HELLO 3");
@@ -602,7 +393,7 @@ static void test_state_resp3(void **state)
 	raw_expect(b, "LOCK.STATE r3", want);
 
 	/* the same in RESP2, as flat pairs */
-	struct raw *c = raw_open(&g);
+	struct raw *c = raw_open(g.port);
 	raw_expect(c, "LOCK.STATE nothing", "nil");
 	snprintf(want, sizeof(want),
 		 "[\"held\", :0, \"holder\", nil, \"lease-ms\", :0, \"fencing-token\", :%lld, "
@@ -622,7 +413,7 @@ static void test_token_addressing(void **state)
 	UP(&g, mode_table(), "--holder-label", "gw-a");
 	redisContext *a = gw_connect(&g), *b = gw_connect(&g);
 	long long t = acquire(a, "pool", 2000);
-	gw_expect_int(b, 0, "LOCK.RENEW pool");   /* b holds nothing itself */
+	gw_expect_int(b, 0, "LOCK.RENEW pool");	  /* b holds nothing itself */
 	gw_expect_int(b, 0, "LOCK.RELEASE pool"); /* and releases nothing */
 	gw_expect_int(b, 0, "LOCK.RENEW pool %lld", t + 1);
 	gw_expect_int(b, 0, "LOCK.RELEASE pool %lld", t + 1);
@@ -657,7 +448,7 @@ static void test_wait_handover_fifo(void **state)
 	struct raw *w[3];
 	long long t = acquire(a, "q", 6000);
 	for (int i = 0; i < 3; i++) {
-		w[i] = raw_open(&g);
+		w[i] = raw_open(g.port);
 		raw_send(w[i], "LOCK.ACQUIRE q 6000 WAIT 0");
 		await_info(info, "waits", i + 1); /* queued in this order */
 	}
@@ -666,7 +457,7 @@ static void test_wait_handover_fifo(void **state)
 	long long t0 = gw_now_ms();
 	gw_expect_int(a, 1, "LOCK.RELEASE q");
 	for (int i = 0; i < 3; i++) {
-		long long got = int_of(raw_reply(w[i], 5000));
+		long long got = raw_int_of(raw_reply(w[i], 5000));
 		long long ms = gw_now_ms() - t0;
 		printf("# waiter %d handed the lock after %lld ms (token %lld)\n", i, ms, got);
 		/* handed over, not found at a poll (every 2000 ms) */
@@ -692,7 +483,7 @@ static void test_wait_timeout_and_forever(void **state)
 	struct gw g;
 	UP(&g, mode_table(), "--holder-label", "gw-a");
 	redisContext *a = gw_connect(&g);
-	struct raw *b = raw_open(&g);
+	struct raw *b = raw_open(g.port);
 	long long t = acquire(a, "w", 1000);
 
 	long long t0 = gw_now_ms();
@@ -707,7 +498,7 @@ static void test_wait_timeout_and_forever(void **state)
 	assert_true(raw_quiet(b, 2500));
 	gw_expect_int(a, 1, "LOCK.RENEW w");
 	gw_expect_int(a, 1, "LOCK.RELEASE w");
-	assert_int_equal(int_of(raw_reply(b, 3000)), t + 1);
+	assert_int_equal(raw_int_of(raw_reply(b, 3000)), t + 1);
 	raw_expect(b, "LOCK.RELEASE w", ":1");
 	raw_close(b);
 	redisFree(a);
@@ -752,7 +543,7 @@ static void test_wait_disconnect_leaves_no_lease(void **state)
 	UP(&g, mode_table(), "--holder-label", "gw-a");
 	redisContext *c = gw_connect(&g);
 	for (int round = 0; round < 6; round++) {
-		struct raw *a = raw_open(&g), *b = raw_open(&g);
+		struct raw *a = raw_open(g.port), *b = raw_open(g.port);
 		raw_int(a, "LOCK.ACQUIRE d 10000");
 		raw_send(b, "LOCK.ACQUIRE d 10000 WAIT 0");
 		await_info(c, "waits", 1);
@@ -793,12 +584,12 @@ static void test_wait_behind_inflight_release(void **state)
 	struct gw g;
 	char slow[128] = "";
 	UP(&g, mode_table(), "--holder-label", "gw-a");
-	struct raw *c = raw_open(&g);
+	struct raw *c = raw_open(g.port);
 	redisContext *info = gw_connect(&g);
 	for (int round = 0; round < 12 && slow[0] == '\0'; round++) {
-		struct raw *b = raw_open(&g);
+		struct raw *b = raw_open(g.port);
 		raw_int(b, "LOCK.ACQUIRE ir 9000"); /* polls would be 3000 ms apart */
-		raw_close(b);                       /* its release is sent at once */
+		raw_close(b);			    /* its release is sent at once */
 		/* catch the release in flight (on the embedded store it may
 		 * be answered already) */
 		for (int i = 0; i < 200 && info_leases(info, "releases_in_flight") == 0 &&
@@ -814,7 +605,8 @@ static void test_wait_behind_inflight_release(void **state)
 		else if (strcmp(got, "nil") != 0)
 			fail_msg("round %d: %s", round, got);
 		if (got[0] != ':' || ms > 1000)
-			snprintf(slow, sizeof(slow), "round %d: %.60s after %lld ms", round, got, ms);
+			snprintf(slow, sizeof(slow), "round %d: %.60s after %lld ms", round, got,
+				 ms);
 	}
 	raw_close(c);
 	redisFree(info);
@@ -836,10 +628,18 @@ static void test_wait_behind_inflight_release(void **state)
 static void test_pipelining(void **state)
 {
 	static const char *const cmds[] = {
-		"LOCK.ACQUIRE p1 2000", "LOCK.ACQUIRE p2 2000", "LOCK.ACQUIRE held 2000",
-		"LOCK.STATE p1",        "LOCK.RENEW p1",        "LOCK.RELEASE p2",
-		"LOCK.RELEASE p2",      "LOCK.ACQUIRE held 2000 WAIT 0", "PING",
-		"LOCK.RELEASE held",    "LOCK.RELEASE p1",      "LOCK.STATE p2",
+		"LOCK.ACQUIRE p1 2000",
+		"LOCK.ACQUIRE p2 2000",
+		"LOCK.ACQUIRE held 2000",
+		"LOCK.STATE p1",
+		"LOCK.RENEW p1",
+		"LOCK.RELEASE p2",
+		"LOCK.RELEASE p2",
+		"LOCK.ACQUIRE held 2000 WAIT 0",
+		"PING",
+		"LOCK.RELEASE held",
+		"LOCK.RELEASE p1",
+		"LOCK.STATE p2",
 	};
 	enum { N = sizeof(cmds) / sizeof(cmds[0]) };
 	struct gw g;
@@ -848,14 +648,14 @@ static void test_pipelining(void **state)
 	UP(&g, mode_table(), "--holder-label", "gw-a");
 	redisContext *o = gw_connect(&g);
 	long long th = acquire(o, "held", 2000);
-	struct raw *r = raw_open(&g);
+	struct raw *r = raw_open(g.port);
 	for (int i = 0; i < N; i++)
-		n += encode(buf + n, sizeof(buf) - n, cmds[i]);
+		n += raw_encode(buf + n, sizeof(buf) - n, cmds[i]);
 	raw_write(r, buf, n); /* one write */
 	/* everything up to the WAIT is answered; nothing after it */
 	const char *got;
-	long long t1 = int_of(raw_reply(r, 5000));
-	long long t2 = int_of(raw_reply(r, 5000));
+	long long t1 = raw_int_of(raw_reply(r, 5000));
+	long long t2 = raw_int_of(raw_reply(r, 5000));
 	assert_true(t1 > 0 && t2 > 0);
 	assert_string_equal(raw_reply(r, 5000), "nil");
 	got = raw_reply(r, 5000);
@@ -869,7 +669,7 @@ static void test_pipelining(void **state)
 	assert_string_equal(raw_reply(r, 5000), ":0");
 	assert_true(raw_quiet(r, 300));
 	gw_expect_int(o, 1, "LOCK.RELEASE held");
-	assert_int_equal(int_of(raw_reply(r, 5000)), th + 1);
+	assert_int_equal(raw_int_of(raw_reply(r, 5000)), th + 1);
 	assert_string_equal(raw_reply(r, 5000), "+PONG");
 	assert_string_equal(raw_reply(r, 5000), ":1");
 	assert_string_equal(raw_reply(r, 5000), ":1");
@@ -892,9 +692,9 @@ static void test_inline_commands(void **state)
 	struct gw g;
 	char want[256];
 	UP(&g, mode_table(), "--holder-label", "gw-a");
-	struct raw *r = raw_open(&g);
+	struct raw *r = raw_open(g.port);
 	raw_write(r, req, sizeof(req) - 1);
-	long long t = int_of(raw_reply(r, 5000));
+	long long t = raw_int_of(raw_reply(r, 5000));
 	snprintf(want, sizeof(want),
 		 "[\"held\", :1, \"holder\", \"two words\", \"lease-ms\", :2000, "
 		 "\"fencing-token\", :%lld, \"mine\", :1]",
@@ -922,7 +722,7 @@ static void test_malformed_closes_one(void **state)
 	redisContext *a = gw_connect(&g), *c = gw_connect(&g);
 	long long t = acquire(a, "keep", 2000);
 	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
-		struct raw *b = raw_open(&g);
+		struct raw *b = raw_open(g.port);
 		char name[32];
 		snprintf(name, sizeof(name), "LOCK.ACQUIRE mine%zu 10000", i);
 		raw_int(b, name);
@@ -939,7 +739,7 @@ static void test_malformed_closes_one(void **state)
 		gw_expect_int(c, 1, "LOCK.RELEASE %s", name);
 
 		/* now broken bytes on an idle connection that holds a lease */
-		b = raw_open(&g);
+		b = raw_open(g.port);
 		raw_int(b, "LOCK.ACQUIRE gone 10000");
 		raw_write(b, broken[i], strlen(broken[i]));
 		const char *got = raw_reply(b, 5000);
@@ -969,14 +769,14 @@ static void test_sigterm_releases(void **state)
 	UP(&g, table, "--holder-label", "gw-a");
 	if (on_moto)
 		UP(&other, table, "--holder-label", "gw-b");
-	struct raw *a = raw_open(&g), *b = raw_open(&g), *z = NULL, *oz = NULL;
+	struct raw *a = raw_open(g.port), *b = raw_open(g.port), *z = NULL, *oz = NULL;
 	long long tx = raw_int(a, "LOCK.ACQUIRE sx 60000");
 	long long ty = raw_int(a, "LOCK.ACQUIRE sy 60000");
 	raw_send(b, "LOCK.ACQUIRE sx 60000 WAIT 0");
 	assert_true(raw_quiet(b, 200));
 	if (on_moto) { /* a wait on a lock the other gateway holds */
-		oz = raw_open(&other);
-		z = raw_open(&g);
+		oz = raw_open(other.port);
+		z = raw_open(g.port);
 		raw_int(oz, "LOCK.ACQUIRE sz 60000");
 		raw_send(z, "LOCK.ACQUIRE sz 60000 WAIT 0");
 		assert_true(raw_quiet(z, 300));
@@ -1049,7 +849,7 @@ static void test_pair_refused_across(void **state)
 	long long t0 = gw_now_ms();
 	gw_expect_nil(b, "LOCK.ACQUIRE x 2000 WAIT 1500"); /* a live holder is renewed */
 	assert_true(gw_now_ms() - t0 >= 1500);
-	gw_expect_int(b, 0, "LOCK.RENEW x %lld", t);   /* tokens name leases of one replica */
+	gw_expect_int(b, 0, "LOCK.RENEW x %lld", t); /* tokens name leases of one replica */
 	gw_expect_int(b, 0, "LOCK.RELEASE x %lld", t);
 	expect_state(a, "x", 1, "gw-a", 2000, t, 1);
 	gw_expect_int(a, 1, "LOCK.RELEASE x");
@@ -1074,15 +874,15 @@ static void test_pair_sigkill_takeover(void **state)
 	redisContext *a = gw_connect(&p.a);
 	long long t1 = acquire(a, "k1", LEASE);
 	long long t2 = acquire(a, "k2", LEASE);
-	struct raw *w1 = raw_open(&p.b), *w2 = raw_open(&p.b);
+	struct raw *w1 = raw_open(p.b.port), *w2 = raw_open(p.b.port);
 	raw_send(w1, "LOCK.ACQUIRE k1 2000 WAIT 0");
 	assert_true(raw_quiet(w1, 1000)); /* a renewal or two seen */
 	long long t0 = gw_now_ms();
 	assert_int_equal(gw_signal(&p.a, SIGKILL), 128 + SIGKILL);
 	raw_send(w2, "LOCK.ACQUIRE k2 2000 WAIT 0");
-	long long got1 = int_of(raw_reply(w1, LEASE + 2 * POLL + SLACK + 1000));
+	long long got1 = raw_int_of(raw_reply(w1, LEASE + 2 * POLL + SLACK + 1000));
 	long long ms1 = gw_now_ms() - t0;
-	long long got2 = int_of(raw_reply(w2, LEASE + 2 * POLL + SLACK + 1000));
+	long long got2 = raw_int_of(raw_reply(w2, LEASE + 2 * POLL + SLACK + 1000));
 	long long ms2 = gw_now_ms() - t0;
 	printf("# SIGKILL takeover (lease %d ms, poll %d ms): waiting before %lld ms, "
 	       "waiting after %lld ms\n",
@@ -1109,12 +909,12 @@ static void test_pair_sigterm_handover(void **state)
 	pair_up(&p);
 	redisContext *a = gw_connect(&p.a);
 	long long t = acquire(a, "h", LEASE);
-	struct raw *w = raw_open(&p.b);
+	struct raw *w = raw_open(p.b.port);
 	raw_send(w, "LOCK.ACQUIRE h 6000 WAIT 0");
 	assert_true(raw_quiet(w, 300));
 	long long t0 = gw_now_ms();
 	assert_int_equal(gw_signal(&p.a, SIGTERM), 0);
-	long long got = int_of(raw_reply(w, LEASE + 2000));
+	long long got = raw_int_of(raw_reply(w, LEASE + 2000));
 	long long ms = gw_now_ms() - t0;
 	printf("# SIGTERM handover (lease %d ms, poll %d ms): %lld ms\n", LEASE, POLL, ms);
 	assert_int_equal(got, t + 1);
@@ -1140,16 +940,16 @@ static void test_pair_sigstop_lost(void **state)
 	struct pair p;
 	char want[256];
 	pair_up(&p);
-	struct raw *a = raw_open(&p.a);
+	struct raw *a = raw_open(p.a.port);
 	raw_send(a, "HELLO 3");
 	raw_reply(a, 5000);
 	long long t = raw_int(a, "LOCK.ACQUIRE s 2000");
-	struct raw *w = raw_open(&p.b);
+	struct raw *w = raw_open(p.b.port);
 	raw_send(w, "LOCK.ACQUIRE s 2000 WAIT 0");
 	assert_true(raw_quiet(w, 300));
 	long long t0 = gw_now_ms();
 	assert_int_equal(gw_signal(&p.a, SIGSTOP), 0);
-	long long got = int_of(raw_reply(w, 3 * LEASE + 2000));
+	long long got = raw_int_of(raw_reply(w, 3 * LEASE + 2000));
 	long long ms = gw_now_ms() - t0;
 	printf("# SIGSTOP takeover (lease %d ms): %lld ms\n", LEASE, ms);
 	assert_true(got > t);
@@ -1183,7 +983,8 @@ static void moto_item(const char *table, const char *name, const char *op)
 		"    aws_secret_access_key=os.environ['LG_SK'])\n"
 		"k = {}\n"
 		"for e in d.describe_table(TableName=t)['Table']['KeySchema']:\n"
-		"    k[e['AttributeName']] = {'S': 'LOCK#' + n if e['KeyType'] == 'HASH' else 'LOCK'}\n"
+		"    k[e['AttributeName']] = {'S': 'LOCK#' + n if e['KeyType'] == 'HASH' else "
+		"'LOCK'}\n"
 		"if op == 'delete':\n"
 		"    d.delete_item(TableName=t, Key=k)\n"
 		"else:\n"
@@ -1212,7 +1013,7 @@ static void test_moto_item_written_behind(void **state)
 	const char *table = mode_table();
 	assert_non_null(table);
 	UP(&g, table, "--holder-label", "gw-a");
-	struct raw *a = raw_open(&g), *b = raw_open(&g);
+	struct raw *a = raw_open(g.port), *b = raw_open(g.port);
 	raw_send(a, "HELLO 3");
 	raw_reply(a, 5000);
 	long long t1 = raw_int(a, "LOCK.ACQUIRE f1 60000");
@@ -1274,10 +1075,8 @@ int main(void)
 		T(test_sigterm_releases),
 	};
 	const struct CMUnitTest two[] = {
-		T(test_pair_refused_across),
-		T(test_pair_sigkill_takeover),
-		T(test_pair_sigterm_handover),
-		T(test_pair_sigstop_lost),
+		T(test_pair_refused_across),	  T(test_pair_sigkill_takeover),
+		T(test_pair_sigterm_handover),	  T(test_pair_sigstop_lost),
 		T(test_moto_item_written_behind),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
