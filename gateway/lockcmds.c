@@ -160,6 +160,31 @@ static void cmd_acquire(struct cmd_call *c)
 
 /* --- LOCK.RENEW / LOCK.RELEASE name [token] --- */
 
+/* The loss of rec, LT_HELD while held. A lease past its end counts as
+ * expired before the core's end timer says so: after a stall of the loop
+ * (a starved CPU, a stopped process) a command can be read before the
+ * overdue timer runs, and must not be told its lease goes on. */
+static enum lt_loss rec_loss(const struct lk_lease *rec, struct clock *clock)
+{
+	if (rec->lost != LT_HELD)
+		return rec->lost;
+	if (rec->lease != NULL && clock_now_ms(clock) >= lease_end_ms(rec->lease))
+		return LT_EXPIRED;
+	return LT_HELD;
+}
+
+/* Answers -LOST for rec and forgets it (releasing its lease: a lease past
+ * its end that the core still holds gives the item back if still ours). */
+static void report_lost(struct lockapp *app, struct resp_out *out, struct lk_lease *rec,
+			enum lt_loss lost)
+{
+	resp_add_errorf(out, "LOST %s", lt_loss_name(lost));
+	lease_set_data(rec->lease, NULL);
+	lease_release(rec->lease);
+	lk_forget(rec);
+	app->lost_reported++;
+}
+
 /* Finds the lease a RENEW or RELEASE is about; answers and returns NULL
  * when there is nothing to do (no such lease: 0; lost: -LOST). */
 static struct lk_lease *lookup(struct cmd_call *c, struct lockapp *app, int64_t *token)
@@ -181,11 +206,9 @@ static struct lk_lease *lookup(struct cmd_call *c, struct lockapp *app, int64_t 
 		resp_add_int(c->out, 0);
 		return NULL;
 	}
-	if (rec->lost != LT_HELD) {
-		resp_add_errorf(c->out, "LOST %s", lt_loss_name(rec->lost));
-		lease_release(rec->lease);
-		lk_forget(rec);
-		app->lost_reported++;
+	enum lt_loss lost = rec_loss(rec, app->clock);
+	if (lost != LT_HELD) {
+		report_lost(app, c->out, rec, lost);
 		return NULL;
 	}
 	*token = rec->token;
@@ -202,21 +225,17 @@ static void renewed(void *arg, int r, const struct lt_error *err)
 	}
 	if (err != NULL) {
 		lk_reply_error(out, err);
-	} else if (r == 1) {
-		resp_add_int(out, 1);
 	} else {
 		struct lk_lease *rec = lk_find_any(p->app, p->name, p->token);
 		struct lk_sess *ks = sess_app(p->sess);
 		if (rec == NULL && ks != NULL)
 			rec = lk_find_own(ks, p->name, p->token);
-		if (rec != NULL && rec->lost != LT_HELD) {
-			resp_add_errorf(out, "LOST %s", lt_loss_name(rec->lost));
-			lease_release(rec->lease);
-			lk_forget(rec);
-			p->app->lost_reported++;
-		} else {
-			resp_add_int(out, 0);
-		}
+		/* lost meanwhile, even if this renewal's write succeeded (sent
+		 * before the end timer ran): the loss has been pushed */
+		if (rec != NULL && rec->lost != LT_HELD)
+			report_lost(p->app, out, rec, rec->lost);
+		else
+			resp_add_int(out, r == 1);
 	}
 	pending_done(p);
 }
