@@ -133,8 +133,12 @@ static void rearm_wake(struct clock *c)
 		return;
 	c->wake_due_ms = c->root->due_ms;
 	int64_t delay = c->root->due_ms * 1000 - clock_now_us(c);
-	if (delay < 0)
-		delay = 0;
+	if (delay <= 0) {
+		/* Due now (a store completion, a deferred answer): run it in
+		 * this turn of the loop, not after the next poll for I/O. */
+		event_active(c->wake, EV_TIMEOUT, 0);
+		return;
+	}
 	struct timeval tv = {.tv_sec = delay / 1000000, .tv_usec = delay % 1000000};
 	event_add(c->wake, &tv);
 }

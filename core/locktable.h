@@ -116,6 +116,10 @@ typedef void (*lt_state_cb)(void *arg, const struct lt_state *state, const struc
 bool lt_get_state(struct locktable *t, const char *name, lt_state_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
+/* Reads the item of name at once when the store can (the embedded store):
+ * true with *st filled; false when only lt_get_state can. */
+bool lt_state_now(struct locktable *t, const char *name, struct lt_state *st);
+
 const char *lt_table(const struct locktable *t);
 struct clock *lt_clock(const struct locktable *t);
 

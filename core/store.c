@@ -5,6 +5,7 @@
 
 #include <openssl/rand.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *const op_names[STORE_OP_COUNT] = {
 	[STORE_ACQUIRE] = "acquire", [STORE_RENEW] = "renew", [STORE_RELEASE] = "release",
@@ -31,6 +32,14 @@ void store_cancel(struct store *s, struct store_call *call)
 		s->ops->cancel(s, call);
 }
 
+bool store_read_now(struct store *s, const char *name, struct lock_item *out)
+{
+	if (s->ops->read_now == NULL || !s->ops->read_now(s, name, out))
+		return false;
+	s->requests[STORE_READ]++;
+	return true;
+}
+
 void store_free(struct store *s)
 {
 	if (s != NULL)
@@ -55,17 +64,32 @@ const char *store_status_name(enum store_status st)
 	return (unsigned)st <= STORE_FATAL ? status_names[st] : "?";
 }
 
+/* Ids come from a pool of random bytes refilled 4 KiB at a time: one
+ * RAND_bytes call per 256 ids instead of one per id. */
+static unsigned char pool[4096];
+static size_t pool_left;
+
 void store_new_id(char *buf)
 {
-	unsigned char raw[16];
-	if (RAND_bytes(raw, sizeof(raw)) != 1) {
-		/* OpenSSL's generator cannot fail once seeded; fall back to a
-		 * counter mixed with the address so ids stay unique here. */
-		static uint64_t n;
-		uint64_t v = ++n ^ (uint64_t)(uintptr_t)buf;
-		for (size_t i = 0; i < sizeof(raw); i++)
-			raw[i] = (unsigned char)(v >> (8 * (i % 8))) ^ (unsigned char)i;
+	static const char hex[] = "0123456789abcdef";
+	if (pool_left < 16) {
+		if (RAND_bytes(pool, sizeof(pool)) != 1) {
+			/* OpenSSL's generator cannot fail once seeded; should it,
+			 * mix a counter into what the pool holds so ids stay
+			 * unique in this process. */
+			static uint64_t n;
+			for (size_t i = 0; i < sizeof(pool); i += 8) {
+				uint64_t v = ++n * 0x9e3779b97f4a7c15ull;
+				memcpy(pool + i, &v, 8);
+			}
+		}
+		pool_left = sizeof(pool);
 	}
-	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
+	const unsigned char *raw = pool + sizeof(pool) - pool_left;
+	pool_left -= 16;
+	for (size_t i = 0; i < 16; i++) {
+		buf[2 * i] = hex[raw[i] >> 4];
+		buf[2 * i + 1] = hex[raw[i] & 15];
+	}
+	buf[32] = '\0';
 }

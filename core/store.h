@@ -98,6 +98,9 @@ struct store_ops {
 	struct store_call *(*submit)(struct store *s, const struct store_req *req, store_cb cb,
 				     void *arg);
 	void (*cancel)(struct store *s, struct store_call *call);
+	/* Optional: a consistent read answered at once, for stores in this
+	 * process. NULL when the store can only answer later. */
+	bool (*read_now)(struct store *s, const char *name, struct lock_item *out);
 	void (*free)(struct store *s);
 };
 
@@ -117,6 +120,10 @@ struct store_call *store_submit(struct store *s, const struct store_req *req, st
 /* Guarantees the callback of call will not run. The request may still reach
  * the store. call is invalid afterwards. NULL is allowed. */
 void store_cancel(struct store *s, struct store_call *call);
+
+/* Reads name at once into *out when the store can (the embedded store):
+ * true, counted as a READ request. false: use a READ request. */
+bool store_read_now(struct store *s, const char *name, struct lock_item *out);
 
 void store_free(struct store *s);
 

@@ -283,38 +283,42 @@ static void cmd_release(struct cmd_call *c)
 
 /* --- LOCK.STATE name --- */
 
+/* Writes LOCK.STATE's reply for st (read for session s). */
+static void reply_state(struct sess *s, const char *name, const struct lt_state *st)
+{
+	struct resp_out *out = sess_out(s);
+	if (!st->exists) {
+		resp_add_null(out, sess_proto(s));
+		return;
+	}
+	struct lk_sess *ks = sess_app(s);
+	struct lk_lease *rec = ks != NULL ? lk_find_own(ks, name, 0) : NULL;
+	bool mine = st->held && rec != NULL && rec->lease != NULL && rec->lost == LT_HELD &&
+		    strcmp(lease_owner(rec->lease), st->owner) == 0;
+	resp_add_map(out, sess_proto(s), 5);
+	resp_add_cstr(out, "held");
+	resp_add_int(out, st->held);
+	resp_add_cstr(out, "holder");
+	if (st->held && st->holder[0] != '\0')
+		resp_add_cstr(out, st->holder);
+	else
+		resp_add_null(out, sess_proto(s));
+	resp_add_cstr(out, "lease-ms");
+	resp_add_int(out, st->lease_ms);
+	resp_add_cstr(out, "fencing-token");
+	resp_add_int(out, st->token);
+	resp_add_cstr(out, "mine");
+	resp_add_int(out, mine);
+}
+
 static void state_read(void *arg, const struct lt_state *st, const struct lt_error *err)
 {
 	struct pending *p = arg;
-	struct sess *s = p->sess;
-	struct resp_out *out = sess_out(s);
-	if (sess_closed(s)) {
-		pending_done(p);
-		return;
-	}
-	if (err != NULL) {
-		lk_reply_error(out, err);
-	} else if (!st->exists) {
-		resp_add_null(out, sess_proto(s));
-	} else {
-		struct lk_sess *ks = sess_app(s);
-		struct lk_lease *rec = ks != NULL ? lk_find_own(ks, p->name, 0) : NULL;
-		bool mine = st->held && rec != NULL && rec->lease != NULL &&
-			    rec->lost == LT_HELD && strcmp(lease_owner(rec->lease), st->owner) == 0;
-		resp_add_map(out, sess_proto(s), 5);
-		resp_add_cstr(out, "held");
-		resp_add_int(out, st->held);
-		resp_add_cstr(out, "holder");
-		if (st->held && st->holder[0] != '\0')
-			resp_add_cstr(out, st->holder);
+	if (!sess_closed(p->sess)) {
+		if (err != NULL)
+			lk_reply_error(sess_out(p->sess), err);
 		else
-			resp_add_null(out, sess_proto(s));
-		resp_add_cstr(out, "lease-ms");
-		resp_add_int(out, st->lease_ms);
-		resp_add_cstr(out, "fencing-token");
-		resp_add_int(out, st->token);
-		resp_add_cstr(out, "mine");
-		resp_add_int(out, mine);
+			reply_state(p->sess, p->name, st);
 	}
 	pending_done(p);
 }
@@ -322,8 +326,13 @@ static void state_read(void *arg, const struct lt_state *st, const struct lt_err
 static void cmd_state(struct cmd_call *c)
 {
 	struct lockapp *app = c->arg;
+	struct lt_state st;
 	if (!lk_name_ok(app, c, &c->argv[1]))
 		return;
+	if (lt_state_now(app->lt, c->argv[1].p, &st)) { /* the embedded store */
+		reply_state(c->sess, c->argv[1].p, &st);
+		return;
+	}
 	struct pending *p = pending_new(app, c->sess, &c->argv[1], 0);
 	if (p == NULL)
 		return oom(c);

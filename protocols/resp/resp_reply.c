@@ -94,11 +94,32 @@ void resp_out_printf(struct resp_out *o, const char *fmt, ...)
 }
 
 /* "<c><v>\r\n" */
+/* Writes "<c><v>\r\n" into h (>= 24 bytes); returns its length. Replies
+ * are mostly headers and integers, so this is written out rather than
+ * left to snprintf, which dominated profiles of pipelined replies. */
+static size_t format_header(char *h, char c, long long v)
+{
+	char digits[20];
+	size_t n = 0, len = 0;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	h[len++] = c;
+	if (v < 0)
+		h[len++] = '-';
+	while (n > 0)
+		h[len++] = digits[--n];
+	h[len++] = '\r';
+	h[len++] = '\n';
+	return len;
+}
+
 static void add_header(struct resp_out *o, char c, long long v)
 {
 	char h[32];
-	int n = snprintf(h, sizeof(h), "%c%lld\r\n", c, v);
-	resp_out_raw(o, h, (size_t)n);
+	resp_out_raw(o, h, format_header(h, c, v));
 }
 
 /* "<c><bytes with CR/LF as spaces>\r\n" */
@@ -149,7 +170,7 @@ void resp_add_int(struct resp_out *o, long long v)
 void resp_add_bulk(struct resp_out *o, const void *p, size_t len)
 {
 	char h[32];
-	int n = snprintf(h, sizeof(h), "$%zu\r\n", len);
+	int n = (int)format_header(h, '$', (long long)len);
 	if (!reserve(o, (size_t)n + len + 2))
 		return;
 	memcpy(o->buf + o->len, h, (size_t)n);

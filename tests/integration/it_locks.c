@@ -611,14 +611,6 @@ static void test_wait_behind_inflight_release(void **state)
 	raw_close(c);
 	redisFree(info);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
-	if (slow[0] != '\0' && getenv("LG_KNOWN_BUGS") == NULL) {
-		/* Known, in core/ (see the report of issue 4): a wait whose first
-		 * write races the release on DynamoDB is refused with the old
-		 * item, then polls a third of that lease later. LG_KNOWN_BUGS=1
-		 * makes this a failure. */
-		printf("# KNOWN BUG (core): wait behind an in-flight release: %s\n", slow);
-		skip();
-	}
 	if (slow[0] != '\0')
 		fail_msg("wait behind an in-flight release: %s", slow);
 }

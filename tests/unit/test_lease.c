@@ -340,6 +340,24 @@ static void acquire_overtaking_our_own_release_wins_with_one_write(void **state)
 	fx_free(f);
 }
 
+static void embedded_store_reads_state_at_once(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lt_state st;
+	assert_true(lt_state_now(f->lt[0], "job", &st));
+	assert_false(st.exists);
+	struct lease *l = take(f, 0, "job", 5000);
+	uint64_t r0 = fx_req(f, STORE_READ);
+	assert_true(lt_state_now(f->lt[0], "job", &st));
+	assert_true(st.held);
+	assert_int_equal(st.token, lease_token(l));
+	assert_string_equal(st.holder, "p0");
+	assert_int_equal(fx_req(f, STORE_READ) - r0, 1); /* counted as a read */
+	store_memory_set_latency(f->store, 10); /* a test's latency: the slow path */
+	assert_false(lt_state_now(f->lt[0], "job", &st));
+	fx_free(f);
+}
+
 static void failed_release_is_logged_never_thrown(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -552,6 +570,7 @@ int main(void)
 		cmocka_unit_test(release_answers_pending_renewals_ended),
 		cmocka_unit_test(release_then_answers_once_the_write_is_done),
 		cmocka_unit_test(acquire_overtaking_our_own_release_wins_with_one_write),
+		cmocka_unit_test(embedded_store_reads_state_at_once),
 		cmocka_unit_test(failed_release_is_logged_never_thrown),
 		cmocka_unit_test(acquire_answered_after_a_whole_lease_yields_an_ended_lease),
 		cmocka_unit_test(retried_acquire_finds_its_own_owner),

@@ -287,6 +287,12 @@ static void e_int(struct resp_out *o, enum resp_proto pr)
 {
 	resp_add_int(o, -42);
 }
+static void e_int_extremes(struct resp_out *o, enum resp_proto pr)
+{
+	resp_add_int(o, 0);
+	resp_add_int(o, -9223372036854775807LL - 1);
+	resp_add_int(o, 9223372036854775807LL);
+}
 static void e_bulk(struct resp_out *o, enum resp_proto pr)
 {
 	resp_add_bulk(o, S("a\r\nb"));
@@ -362,6 +368,8 @@ static const struct {
 	{"error", e_error, "-ERR bad thing\r\n", "-ERR bad thing\r\n"},
 	{"errorf", e_errorf, "-ERR unknown command 'x'\r\n", "-ERR unknown command 'x'\r\n"},
 	{"int", e_int, ":-42\r\n", ":-42\r\n"},
+	{"int extremes", e_int_extremes, ":0\r\n:-9223372036854775808\r\n:9223372036854775807\r\n",
+	 ":0\r\n:-9223372036854775808\r\n:9223372036854775807\r\n"},
 	{"bulk", e_bulk, "$4\r\na\r\nb\r\n", "$4\r\na\r\nb\r\n"},
 	{"bulk empty", e_bulk_empty, "$0\r\n\r\n", "$0\r\n\r\n"},
 	{"cstr", e_cstr, "$5\r\nredis\r\n", "$5\r\nredis\r\n"},
