@@ -3,7 +3,8 @@
 # As root it runs apt-get; otherwise it prints the exact command and stops.
 set -e
 PKGS="build-essential pkg-config libevent-dev libhiredis-dev libcmocka-dev libcjson-dev
-libcurl4-openssl-dev libssl-dev libpq-dev redis-server redis-tools postgresql-client curl"
+libcurl4-openssl-dev libssl-dev libpq-dev redis-server redis-tools postgresql-client curl
+python3-redis"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
