@@ -134,7 +134,17 @@ void sess_process(struct sess *s)
 
 static void read_cb(struct bufferevent *bev, void *arg)
 {
-	sess_process(arg);
+	struct sess *s = arg;
+	/* Blocked, the session keeps reading (up to the query buffer limit)
+	 * so that it sees the client go away; past the limit it closes. */
+	if (s->state == SESS_BLOCKED &&
+	    evbuffer_get_length(bufferevent_get_input(bev)) >= srv_limits(s->srv)->max_query) {
+		log_msg(LOG_LVL_DEBUG, "session %llu %s: query buffer limit reached while blocked",
+			(unsigned long long)s->id, s->addr);
+		sess_abort(s, "query buffer limit reached while blocked");
+		return;
+	}
+	sess_process(s);
 }
 
 static void write_cb(struct bufferevent *bev, void *arg)
@@ -217,8 +227,13 @@ void sess_free(struct sess *s)
 
 void sess_suspend(struct sess *s)
 {
-	if (s->state == SESS_OPEN)
-		s->state = SESS_BLOCKED;
+	if (s->state != SESS_OPEN)
+		return;
+	s->state = SESS_BLOCKED;
+	/* Read on while blocked, so a client that closes is noticed even
+	 * behind pipelined requests (read_cb bounds what is buffered). */
+	if (s->bev)
+		bufferevent_setwatermark(s->bev, EV_READ, 0, srv_limits(s->srv)->max_query);
 }
 
 void sess_resume(struct sess *s)
@@ -226,6 +241,8 @@ void sess_resume(struct sess *s)
 	if (s->state != SESS_BLOCKED)
 		return;
 	s->state = SESS_OPEN;
+	if (s->bev)
+		bufferevent_setwatermark(s->bev, EV_READ, 0, READ_AHEAD);
 	sess_flush(s);
 	if (s->state == SESS_OPEN && s->resume_ev)
 		event_active(s->resume_ev, EV_TIMEOUT, 0);

@@ -699,6 +699,28 @@ static void test_inline_commands(void **state)
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
+/* A waiting client that pipelined more than the socket read-ahead (64 KiB)
+ * behind its wait and then went away is noticed: its wait ends. */
+static void test_blocked_client_leaving_behind_a_pipeline(void **state)
+{
+	static char pings[200 * 1024];
+	struct gw g;
+	UP(&g, mode_table(), "--holder-label", "gw-a");
+	redisContext *a = gw_connect(&g), *c = gw_connect(&g);
+	acquire(a, "busy", 2000);
+	for (size_t i = 0; i + 6 <= sizeof(pings); i += 6)
+		memcpy(pings + i, "PING\r\n", 6);
+	struct raw *b = raw_open(g.port);
+	raw_send(b, "LOCK.ACQUIRE busy 2000 WAIT 0");
+	await_info(c, "waits", 1);
+	raw_write(b, pings, sizeof(pings) - sizeof(pings) % 6);
+	raw_close(b);
+	await_info(c, "waits", 0); /* before the fix: waits stayed 1 */
+	redisFree(a);
+	redisFree(c);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 /* Broken input closes that connection (releasing its own leases) and
  * nothing else: another connection's lease stays held. */
 static void test_malformed_closes_one(void **state)
@@ -1085,6 +1107,7 @@ int main(void)
 		T(test_pipelining),
 		T(test_inline_commands),
 		T(test_malformed_closes_one),
+		T(test_blocked_client_leaving_behind_a_pipeline),
 		T(test_sigterm_releases),
 	};
 	const struct CMUnitTest two[] = {
