@@ -8,6 +8,7 @@
  * Timing assertions are loose (shared machines); the measured handover
  * times are printed as "handover <how> <where>: N ms".
  */
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -147,6 +149,8 @@ static void expect_no_reply(redisContext *c, int ms, const char *what)
 		fail_msg("%s: unexpected reply type %d (%lld, %s)", what, r->type, r->integer,
 			 r->str ? r->str : "");
 }
+
+static long long info_field(redisContext *c, const char *field); /* INFO leases */
 
 /* A leader as LEADER.WATCH answers it: RESP2 flat pairs or nil. */
 struct leader {
@@ -545,6 +549,63 @@ static void t_sigterm_while_waiting(void **state)
 	redisFree(w);
 }
 
+/* A loop stall past the lease end (here: the log is a FIFO nobody reads,
+ * so the gateway blocks in a log write): the check read in the same turn
+ * as the overdue end timer must not be told the term goes on. */
+static void t_check_after_stall(void **state)
+{
+	(void)state;
+	char fifo[300];
+	snprintf(fifo, sizeof(fifo), "%s/stall-%ld.fifo",
+		 getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp", (long)getpid());
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rd >= 0);
+	gw_start(&gws[0], NULL, "--log-file", fifo, NULL);
+	redisContext *a = gw_connect(&gws[0]);
+	redisReply *r = gw_cmd(a, "LEADER.CAMPAIGN stall 1000");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	long long t1 = r->integer;
+	freeReplyObject(r);
+	/* Fill the pipe with session logs until the gateway blocks. */
+	bool stalled = false;
+	for (int i = 0; i < 20000 && !stalled; i++) {
+		redisContext *c = gw_connect(&gws[0]);
+		send_cmd(c, "PING");
+		r = reply_within(c, 300);
+		stalled = r == NULL;
+		if (r != NULL)
+			freeReplyObject(r);
+		redisFree(c);
+	}
+	assert_true(stalled);
+	gw_sleep_ms(1500); /* past the lease end, the loop blocked */
+	send_cmd(a, "LEADER.CAMPAIGN stall 1000");
+	gw_sleep_ms(100);
+	close(rd); /* the blocked write fails: the loop runs again */
+	unlink(fifo);
+	r = reply_within(a, 3000);
+	assert_non_null(r);
+	if (r->type == REDIS_REPLY_ERROR)
+		printf("check after a 1600 ms stall of a 1000 ms lease: -%s\n", r->str);
+	if (r->type == REDIS_REPLY_INTEGER)
+		fail_msg("told it still leads (token %lld of %lld) after its lease ended", r->integer,
+			 t1);
+	assert_int_equal(r->type, REDIS_REPLY_ERROR);
+	assert_string_equal(r->str, "LOST expired");
+	freeReplyObject(r);
+	/* The lock is free again: a new campaign leads at once. */
+	redisContext *b = gw_connect(&gws[0]);
+	r = gw_cmd(b, "LEADER.CAMPAIGN stall 1000 WAIT 500");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	assert_true(r->integer > t1);
+	freeReplyObject(r);
+	redisFree(a);
+	redisFree(b);
+	assert_int_equal(stop_gw(&gws[0], SIGTERM), 0);
+}
+
 /* --- watchers --- */
 
 /* A LEADER.WATCH loop on its own connection: each answer is recorded and
@@ -796,8 +857,6 @@ static void t_disconnect_across(void **state)
  * has seen the holder unchanged across campaigns), and its campaigns read:
  * two writes, the first attempt on a lock this replica had not seen and the
  * takeover. */
-static long long info_field(redisContext *c, const char *field);
-
 static void t_sigkill_campaign_loop(void **state)
 {
 	setup_param(state);
@@ -1126,6 +1185,7 @@ int main(void)
 		BOTH(t_campaign_wait_timeout),
 		cmocka_unit_test_teardown(t_errors, teardown),
 		BOTH(t_sigterm_while_waiting),
+		cmocka_unit_test_teardown(t_check_after_stall, teardown),
 		BOTH(t_watch_one_replica),
 		MOTO(t_watch_across),
 		MOTO(t_sigkill_across),
