@@ -208,6 +208,12 @@ void clock_fake_advance(struct clock *c, int64_t ms)
 		c->fake_now_us = end * 1000;
 }
 
+void clock_fake_jump(struct clock *c, int64_t ms)
+{
+	if (ms > 0)
+		c->fake_now_us += ms * 1000;
+}
+
 void clock_free(struct clock *c)
 {
 	if (c == NULL)

@@ -267,6 +267,13 @@ static void heartbeat(void *arg)
 	struct lease *l = arg;
 	if (l->hb_call != NULL)
 		return;
+	if (clock_now_ms(l->t->clock) >= lease_end_ms(l)) {
+		/* The loop stalled past the lease's end: it is lost, and a
+		 * renewal now could write a new rvn on a lock nobody holds,
+		 * making waiters elsewhere wait another whole lease. */
+		lose(l, LT_EXPIRED, NULL);
+		return;
+	}
 	l->hb_call = send_renew(l, l->hb_rvn, &l->hb_send_ms, on_heartbeat, l);
 	if (l->hb_call == NULL) /* out of memory: try again soon */
 		timer_arm(&l->hb_timer, LT_RENEW_RETRY_FIRST_MS);
@@ -509,6 +516,11 @@ int64_t lease_duration_ms(const struct lease *l) { return l->lease_ms; }
 const char *lease_holder(const struct lease *l) { return l->holder; }
 const char *lease_owner(const struct lease *l) { return l->owner; }
 bool lease_takeover(const struct lease *l) { return l->takeover; }
-bool lease_held(const struct lease *l) { return l->loss == LT_HELD && !l->releasing; }
+bool lease_held(const struct lease *l)
+{
+	/* The clock too: after a stall the end timer may not have run yet. */
+	return l->loss == LT_HELD && !l->releasing &&
+	       clock_now_ms(l->t->clock) < lease_end_ms(l);
+}
 enum lt_loss lease_loss(const struct lease *l) { return l->loss; }
 int64_t lease_end_ms(const struct lease *l) { return l->last_send_ms + l->lease_ms; }

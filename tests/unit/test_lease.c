@@ -358,6 +358,22 @@ static void embedded_store_reads_state_at_once(void **state)
 	fx_free(f);
 }
 
+static void a_loop_stalled_past_the_lease_loses_it_without_a_renewal(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = take(f, 0, "job", LEASE);
+	lost_calls = 0;
+	lease_on_lost(l, on_lost, NULL);
+	clock_fake_jump(f->clock, LEASE + 500); /* a stall: nothing ran */
+	assert_false(lease_held(l));              /* the clock says so already */
+	fx_run(f); /* the overdue heartbeat and end timer run now */
+	assert_int_equal(fx_req(f, STORE_RENEW), 0);
+	assert_int_equal(lost_calls, 1);
+	assert_int_equal(lost_reason, LT_EXPIRED);
+	lease_release(l);
+	fx_free(f);
+}
+
 static void failed_release_is_logged_never_thrown(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -571,6 +587,7 @@ int main(void)
 		cmocka_unit_test(release_then_answers_once_the_write_is_done),
 		cmocka_unit_test(acquire_overtaking_our_own_release_wins_with_one_write),
 		cmocka_unit_test(embedded_store_reads_state_at_once),
+		cmocka_unit_test(a_loop_stalled_past_the_lease_loses_it_without_a_renewal),
 		cmocka_unit_test(failed_release_is_logged_never_thrown),
 		cmocka_unit_test(acquire_answered_after_a_whole_lease_yields_an_ended_lease),
 		cmocka_unit_test(retried_acquire_finds_its_own_owner),
