@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dynamodb/store_dynamodb.h"
 #include "core/store.h"
 #include "gateway/server.h"
 #include "gateway/session.h"
@@ -233,12 +234,37 @@ static void info_leases(struct resp_out *text, void *arg)
 			(unsigned long long)app->store->in_flight);
 }
 
+/* INFO dynamodb: the HTTP side of the DynamoDB store. */
+static void info_dynamodb(struct resp_out *text, void *arg)
+{
+	struct lockapp *app = arg;
+	struct store_dynamodb_stats st;
+	store_dynamodb_stats(app->store, &st);
+	uint64_t total = 0;
+	for (int op = 0; op < DDB_OP_COUNT; op++) {
+		total += st.http[op];
+		resp_out_printf(text, "requests_%s:%llu\r\n", ddb_op_name(op),
+				(unsigned long long)st.http[op]);
+	}
+	resp_out_printf(text, "requests_total:%llu\r\n", (unsigned long long)total);
+	resp_out_printf(text, "retries:%llu\r\n", (unsigned long long)st.retries);
+	resp_out_printf(text, "throttled:%llu\r\n", (unsigned long long)st.throttled);
+	resp_out_printf(text, "crc_mismatches:%llu\r\n", (unsigned long long)st.crc_mismatches);
+	resp_out_printf(text, "skew_corrections:%llu\r\n",
+			(unsigned long long)st.skew_corrections);
+	resp_out_printf(text, "clock_offset_ms:%lld\r\n", (long long)st.clock_offset_ms);
+	resp_out_printf(text, "retry_quota:%d\r\n", st.quota_tokens);
+}
+
 int lockapp_register(struct lockapp *app, struct cmd_table *cmds, struct srv *srv)
 {
 	struct sess_hooks hooks = {
 		.on_open = on_open, .on_close = on_close, .on_reset = on_reset, .arg = app};
 	if (lockcmds_register(app, cmds) < 0 || leadercmds_register(app, cmds) < 0 ||
 	    cmd_table_add_info(cmds, "leases", info_leases, app) < 0)
+		return -1;
+	if (strcmp(app->store_kind, "dynamodb") == 0 &&
+	    cmd_table_add_info(cmds, "dynamodb", info_dynamodb, app) < 0)
 		return -1;
 	srv_set_hooks(srv, &hooks);
 	return 0;

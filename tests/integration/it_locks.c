@@ -1041,6 +1041,32 @@ static void moto_item(const char *table, const char *name, const char *op)
 /* Someone writes or deletes a held lock's item: the next renewal finds
  * it, the RESP3 holder is pushed taken_over / deleted, and LOCK.RENEW
  * answers -LOST with that reason; RESP2 sessions get no push. */
+/* INFO dynamodb: the HTTP requests behind the lock commands. */
+static void test_info_dynamodb(void **state)
+{
+	struct gw g;
+	const char *table = mode_table();
+	assert_non_null(table);
+	UP(&g, table, "--holder-label", "gw-a");
+	redisContext *c = gw_connect(&g);
+	redisReply *r = gw_cmd(c, "INFO dynamodb");
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	const char *p = strstr(r->str, "requests_UpdateItem:");
+	assert_non_null(p);
+	long long before = atoll(p + strlen("requests_UpdateItem:"));
+	freeReplyObject(r);
+	acquire(c, "info1", 2000);
+	gw_expect_int(c, 1, "LOCK.RELEASE info1");
+	r = gw_cmd(c, "INFO dynamodb");
+	p = strstr(r->str, "requests_UpdateItem:");
+	assert_non_null(p);
+	assert_int_equal(atoll(p + strlen("requests_UpdateItem:")) - before, 2); /* acquire, release */
+	assert_non_null(strstr(r->str, "retry_quota:"));
+	freeReplyObject(r);
+	redisFree(c);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 static void test_moto_item_written_behind(void **state)
 {
 	struct gw g;
@@ -1113,7 +1139,7 @@ int main(void)
 	const struct CMUnitTest two[] = {
 		T(test_pair_refused_across),	  T(test_pair_sigkill_takeover),
 		T(test_pair_sigterm_handover),	  T(test_pair_sigstop_lost),
-		T(test_moto_item_written_behind),
+		T(test_moto_item_written_behind), T(test_info_dynamodb),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	int fails = cmocka_run_group_tests_name("embedded store", one, group_embedded, NULL);
