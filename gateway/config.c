@@ -85,8 +85,6 @@ static const struct option_def options[] = {
 	 "bytes of a lock name (<= 2000)"},
 	{"max-leases-per-session", NUM(T_INT, max_leases_per_session), "1000", 1, 1000000, NULL,
 	 "leases one connection may hold"},
-	{"max-waits-per-session", NUM(T_INT, max_waits_per_session), "100", 1, 1000000, NULL,
-	 "waits one connection may have queued"},
 	{"config", STR(config_file), NULL, 0, 511, NULL, "read options from this file first"},
 };
 

@@ -57,7 +57,6 @@ struct cfg {
 	int64_t max_output_buffer; /* a session stops reading while above this */
 	int64_t max_lock_name;
 	int64_t max_leases_per_session;
-	int64_t max_waits_per_session;
 	char config_file[512];
 };
 
