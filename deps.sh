@@ -10,6 +10,8 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
+# Node.js and npm (the Node clients' test) unless a Node is installed already.
+command -v npm >/dev/null || missing="$missing nodejs npm"
 # moto (the DynamoDB emulator of the integration tests) comes from the machine's Python.
 [ -z "$missing" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$missing"
