@@ -40,7 +40,10 @@ static double cpu_seconds(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-static void stop(evutil_socket_t fd, short what, void *arg) { event_base_loopbreak(arg); }
+static void stop(evutil_socket_t fd, short what, void *arg)
+{
+	event_base_loopbreak(arg);
+}
 
 static void run_for(struct event_base *base, double seconds)
 {

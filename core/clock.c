@@ -17,7 +17,7 @@ struct clock {
 	struct timer *root; /* the earliest armed timer */
 	size_t n;
 	uint64_t seq;
-	bool running; /* inside a run of due timers: do not re-arm wake */
+	bool running;	     /* inside a run of due timers: do not re-arm wake */
 	int64_t wake_due_ms; /* due time wake is set for, -1 when not set */
 };
 
@@ -33,7 +33,10 @@ int64_t clock_now_us(struct clock *c)
 	return c->fake ? c->fake_now_us : sys_us(CLOCK_MONOTONIC);
 }
 
-int64_t clock_now_ms(struct clock *c) { return clock_now_us(c) / 1000; }
+int64_t clock_now_ms(struct clock *c)
+{
+	return clock_now_us(c) / 1000;
+}
 
 int64_t clock_wall_ms(struct clock *c)
 {
@@ -41,7 +44,10 @@ int64_t clock_wall_ms(struct clock *c)
 		       : sys_us(CLOCK_REALTIME) / 1000;
 }
 
-size_t clock_armed(const struct clock *c) { return c->n; }
+size_t clock_armed(const struct clock *c)
+{
+	return c->n;
+}
 
 /* Heap order: earlier due first, then earlier arm. */
 static bool before(const struct timer *a, const struct timer *b)

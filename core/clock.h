@@ -29,8 +29,8 @@ struct timer {
 	struct clock *clock;
 	timer_cb cb;
 	void *arg;
-	int64_t due_ms; /* monotonic ms, valid while armed */
-	uint64_t seq;   /* arm order, breaks ties */
+	int64_t due_ms;			      /* monotonic ms, valid while armed */
+	uint64_t seq;			      /* arm order, breaks ties */
 	struct timer *child, *sibling, *prev; /* pairing heap links */
 	bool armed;
 };
@@ -53,9 +53,9 @@ void clock_fake_jump(struct clock *c, int64_t ms);
 /* Frees the clock; no timer may be armed on it. */
 void clock_free(struct clock *c);
 
-int64_t clock_now_ms(struct clock *c);  /* monotonic, ms */
+int64_t clock_now_ms(struct clock *c);	/* monotonic, ms */
 int64_t clock_wall_ms(struct clock *c); /* Unix epoch, ms */
-int64_t clock_now_us(struct clock *c);  /* monotonic, microseconds */
+int64_t clock_now_us(struct clock *c);	/* monotonic, microseconds */
 
 /* Number of armed timers (for tests and INFO). */
 size_t clock_armed(const struct clock *c);
@@ -65,6 +65,9 @@ void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg);
  * Never fails: timers live in an intrusive heap, nothing is allocated. */
 void timer_arm(struct timer *t, int64_t delay_ms);
 void timer_cancel(struct timer *t);
-static inline bool timer_armed(const struct timer *t) { return t->armed; }
+static inline bool timer_armed(const struct timer *t)
+{
+	return t->armed;
+}
 
 #endif

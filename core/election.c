@@ -54,8 +54,7 @@ static void on_answered(void *arg)
 	struct election *e = arg;
 	if (!e->outage)
 		return;
-	emit(e, OBS_CONTEND_RECOVERED, NULL, NULL, 0,
-	     clock_now_ms(e->t->clock) - e->outage_start);
+	emit(e, OBS_CONTEND_RECOVERED, NULL, NULL, 0, clock_now_ms(e->t->clock) - e->outage_start);
 	e->outage = false;
 	e->retries = 0;
 }
@@ -128,7 +127,10 @@ static void contend(struct election *e)
 		timer_arm(&e->retry, e->lease_ms / 3);
 }
 
-static void retry_due(void *arg) { contend(arg); }
+static void retry_due(void *arg)
+{
+	contend(arg);
+}
 
 struct election *election_start(struct locktable *t, const struct election_args *args,
 				const struct election_cbs *cbs, void *arg, char *msg, size_t msglen)
@@ -156,7 +158,10 @@ struct election *election_start(struct locktable *t, const struct election_args 
 	return e;
 }
 
-struct lease *election_lease(const struct election *e) { return e->lease; }
+struct lease *election_lease(const struct election *e)
+{
+	return e->lease;
+}
 
 void election_stop(struct election *e, enum election_end how)
 {
@@ -165,7 +170,8 @@ void election_stop(struct election *e, enum election_end how)
 	timer_cancel(&e->retry);
 	lt_acquire_cancel(e->wait);
 	if (e->lease != NULL) {
-		emit(e, OBS_NO_LONGER_LEADS, election_end_name(how), NULL, lease_token(e->lease), 0);
+		emit(e, OBS_NO_LONGER_LEADS, election_end_name(how), NULL, lease_token(e->lease),
+		     0);
 		lease_release(e->lease);
 	}
 	free(e->holder);

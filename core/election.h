@@ -33,14 +33,14 @@ struct election_args {
 	const char *name;
 	int64_t lease_ms;
 	const char *holder; /* NULL = the table's label */
-	bool one_term;      /* stop after the first lost term */
+	bool one_term;	    /* stop after the first lost term */
 };
 
 /* Starts contending. Returns NULL on bad args (msg says why) or
  * out-of-memory. The callbacks come from the loop. */
 struct election *election_start(struct locktable *t, const struct election_args *args,
-				const struct election_cbs *cbs, void *arg, char *msg,
-				size_t msglen) __attribute__((warn_unused_result));
+				const struct election_cbs *cbs, void *arg, char *msg, size_t msglen)
+	__attribute__((warn_unused_result));
 
 /* The lease of the current term, or NULL while not leading. */
 struct lease *election_lease(const struct election *e);

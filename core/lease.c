@@ -22,7 +22,7 @@ struct lt_op {
 	lt_renew_cb cb;
 	void *arg;
 	int64_t send_ms;
-	int value;          /* what an orphan answers: 0 ended, 1 released */
+	int value;	    /* what an orphan answers: 0 ended, 1 released */
 	struct timer timer; /* answers value for a lease already gone */
 	char rvn[LT_ID_LEN + 1];
 };
@@ -152,7 +152,10 @@ static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *i
 	lt_lock_unref(lock);
 }
 
-static void end_due(void *arg) { lose(arg, LT_EXPIRED, NULL); }
+static void end_due(void *arg)
+{
+	lose(arg, LT_EXPIRED, NULL);
+}
 
 struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 {
@@ -419,7 +422,8 @@ static void on_released(void *arg, const struct store_result *res)
 		lt_error_from(&err, l->t, lock->name, res);
 		if (res->status == STORE_REFUSED)
 			snprintf(err.message, sizeof(err.message),
-				 "the lock is no longer held by this lease (lock '%.64s', table '%s')",
+				 "the lock is no longer held by this lease (lock '%.64s', table "
+				 "'%s')",
 				 lock->name, l->t->store->table);
 		emit(l, OBS_RELEASE_FAILED, NULL, &err, 0);
 	}
@@ -507,20 +511,52 @@ void lease_on_lost(struct lease *l, lt_lost_cb cb, void *arg)
 	l->on_lost_arg = arg;
 }
 
-const char *lease_rvn(const struct lease *l) { return l->rvn; }
-void lease_set_data(struct lease *l, void *data) { l->data = data; }
-void *lease_data(const struct lease *l) { return l->data; }
-const char *lease_name(const struct lease *l) { return l->lock->name; }
-int64_t lease_token(const struct lease *l) { return l->token; }
-int64_t lease_duration_ms(const struct lease *l) { return l->lease_ms; }
-const char *lease_holder(const struct lease *l) { return l->holder; }
-const char *lease_owner(const struct lease *l) { return l->owner; }
-bool lease_takeover(const struct lease *l) { return l->takeover; }
+const char *lease_rvn(const struct lease *l)
+{
+	return l->rvn;
+}
+void lease_set_data(struct lease *l, void *data)
+{
+	l->data = data;
+}
+void *lease_data(const struct lease *l)
+{
+	return l->data;
+}
+const char *lease_name(const struct lease *l)
+{
+	return l->lock->name;
+}
+int64_t lease_token(const struct lease *l)
+{
+	return l->token;
+}
+int64_t lease_duration_ms(const struct lease *l)
+{
+	return l->lease_ms;
+}
+const char *lease_holder(const struct lease *l)
+{
+	return l->holder;
+}
+const char *lease_owner(const struct lease *l)
+{
+	return l->owner;
+}
+bool lease_takeover(const struct lease *l)
+{
+	return l->takeover;
+}
 bool lease_held(const struct lease *l)
 {
 	/* The clock too: after a stall the end timer may not have run yet. */
-	return l->loss == LT_HELD && !l->releasing &&
-	       clock_now_ms(l->t->clock) < lease_end_ms(l);
+	return l->loss == LT_HELD && !l->releasing && clock_now_ms(l->t->clock) < lease_end_ms(l);
 }
-enum lt_loss lease_loss(const struct lease *l) { return l->loss; }
-int64_t lease_end_ms(const struct lease *l) { return l->last_send_ms + l->lease_ms; }
+enum lt_loss lease_loss(const struct lease *l)
+{
+	return l->loss;
+}
+int64_t lease_end_ms(const struct lease *l)
+{
+	return l->last_send_ms + l->lease_ms;
+}

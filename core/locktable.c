@@ -634,8 +634,14 @@ struct lease *lt_local_lease(struct locktable *t, const char *name)
 	return l != NULL ? l->held : NULL;
 }
 
-const char *lt_table(const struct locktable *t) { return t->store->table; }
-struct clock *lt_clock(const struct locktable *t) { return t->clock; }
+const char *lt_table(const struct locktable *t)
+{
+	return t->store->table;
+}
+struct clock *lt_clock(const struct locktable *t)
+{
+	return t->clock;
+}
 
 void lt_stats(const struct locktable *t, struct lt_stats *out)
 {
@@ -727,8 +733,8 @@ struct locktable *lt_new(struct clock *clock, struct store *store, struct obs *o
 		return NULL;
 	t->nbuckets = 1024;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	if (t->buckets == NULL ||
-	    (opts->holder_label != NULL && (t->holder_label = strdup(opts->holder_label)) == NULL)) {
+	if (t->buckets == NULL || (opts->holder_label != NULL &&
+				   (t->holder_label = strdup(opts->holder_label)) == NULL)) {
 		free(t->buckets);
 		free(t);
 		return NULL;

@@ -19,11 +19,11 @@
 #include "core/obs.h"
 #include "core/store.h"
 
-#define LT_MIN_LEASE_MS 1000LL
-#define LT_MAX_LEASE_MS 86400000LL
-#define LT_MIN_RETENTION_MS 86400000LL
+#define LT_MIN_LEASE_MS		1000LL
+#define LT_MAX_LEASE_MS		86400000LL
+#define LT_MIN_RETENTION_MS	86400000LL
 #define LT_DEFAULT_RETENTION_MS (30 * 86400000LL)
-#define LT_MAX_POLL_MS 10000LL
+#define LT_MAX_POLL_MS		10000LL
 #define LT_RENEW_RETRY_FIRST_MS 100LL
 
 struct locktable;
@@ -31,35 +31,35 @@ struct lease;
 struct lt_wait;
 
 enum lt_loss {
-	LT_HELD = 0,         /* not lost */
-	LT_TAKEN_OVER,       /* a renewal found another owner */
-	LT_DELETED,          /* a renewal found no item */
-	LT_EXPIRED,          /* the lease ran out without a successful renewal */
-	LT_TABLE_NOT_FOUND,  /* a renewal was answered ResourceNotFound */
+	LT_HELD = 0,	    /* not lost */
+	LT_TAKEN_OVER,	    /* a renewal found another owner */
+	LT_DELETED,	    /* a renewal found no item */
+	LT_EXPIRED,	    /* the lease ran out without a successful renewal */
+	LT_TABLE_NOT_FOUND, /* a renewal was answered ResourceNotFound */
 	LT_LOSS_COUNT
 };
 
 struct lt_options {
-	const char *holder_label;   /* default label of leases, NULL = none */
-	int64_t ttl_retention_ms;   /* 0 = write no TTL; else >= LT_MIN_RETENTION_MS */
-	unsigned seen_max;          /* holders remembered, default 10000 */
+	const char *holder_label; /* default label of leases, NULL = none */
+	int64_t ttl_retention_ms; /* 0 = write no TTL; else >= LT_MIN_RETENTION_MS */
+	unsigned seen_max;	  /* holders remembered, default 10000 */
 };
 
 /* An error of the store, passed up to the caller. */
 struct lt_error {
 	enum store_status status; /* TRANSIENT, NO_TABLE or FATAL */
-	const char *error_type;   /* static, for metrics */
+	const char *error_type;	  /* static, for metrics */
 	char message[STORE_MSG_MAX + 128];
 };
 
 struct lt_acquire_args {
-	const char *name;      /* 1..STORE_NAME_MAX bytes, copied */
-	int64_t lease_ms;      /* LT_MIN_LEASE_MS..LT_MAX_LEASE_MS */
-	bool wait;             /* false: try once; true: poll until acquired */
-	int64_t timeout_ms;    /* wait only: give up after this, 0 = never */
-	const char *holder;    /* label of this lease; NULL = the table's */
-	const char *owner;     /* owner id to write (a retried acquire reuses
-				  it), NULL = a new one */
+	const char *name;   /* 1..STORE_NAME_MAX bytes, copied */
+	int64_t lease_ms;   /* LT_MIN_LEASE_MS..LT_MAX_LEASE_MS */
+	bool wait;	    /* false: try once; true: poll until acquired */
+	int64_t timeout_ms; /* wait only: give up after this, 0 = never */
+	const char *holder; /* label of this lease; NULL = the table's */
+	const char *owner;  /* owner id to write (a retried acquire reuses
+			       it), NULL = a new one */
 	/* Called each time the store answers this acquire without an error
 	 * (the lock found free or held); may be NULL. */
 	void (*answered)(void *arg);
@@ -100,7 +100,7 @@ void lt_acquire_cancel(struct lt_wait *w);
 struct lease *lt_local_lease(struct locktable *t, const char *name);
 
 struct lt_state {
-	bool exists;  /* false: no item */
+	bool exists; /* false: no item */
 	bool held;
 	char holder[STORE_HOLDER_MAX + 1];
 	int64_t lease_ms;
@@ -124,9 +124,9 @@ const char *lt_table(const struct locktable *t);
 struct clock *lt_clock(const struct locktable *t);
 
 struct lt_stats {
-	uint64_t leases;   /* held, not yet released */
-	uint64_t waits;    /* acquires in progress */
-	uint64_t locks;    /* locks remembered (held, waited on or seen) */
+	uint64_t leases; /* held, not yet released */
+	uint64_t waits;	 /* acquires in progress */
+	uint64_t locks;	 /* locks remembered (held, waited on or seen) */
 	uint64_t releases_in_flight;
 };
 void lt_stats(const struct locktable *t, struct lt_stats *out);
@@ -138,8 +138,8 @@ int64_t lease_token(const struct lease *l);
 int64_t lease_duration_ms(const struct lease *l);
 const char *lease_holder(const struct lease *l); /* NULL when unlabeled */
 const char *lease_owner(const struct lease *l);
-bool lease_takeover(const struct lease *l); /* acquired by a takeover */
-bool lease_held(const struct lease *l);     /* not ended */
+bool lease_takeover(const struct lease *l);	/* acquired by a takeover */
+bool lease_held(const struct lease *l);		/* not ended */
 enum lt_loss lease_loss(const struct lease *l); /* LT_HELD while held */
 /* Monotonic ms at which the lease runs out unless renewed. */
 int64_t lease_end_ms(const struct lease *l);

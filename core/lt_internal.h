@@ -24,7 +24,7 @@ struct lt_hook {
 struct seen {
 	struct lock *lock;
 	struct seen *prev, *next; /* in t->lru, most recent first */
-	int64_t at;               /* monotonic ms the rvn was first read */
+	int64_t at;		  /* monotonic ms the rvn was first read */
 	int64_t lease_ms;
 	char *holder;
 	char rvn[STORE_ID_MAX + 1];
@@ -37,14 +37,14 @@ struct lock {
 	struct lock *hnext;
 	uint64_t hash;
 	struct locktable *t;
-	struct lease *held;                /* the local lease holding it */
-	struct lease *releasing;           /* its release in flight, if any */
+	struct lease *held;		   /* the local lease holding it */
+	struct lease *releasing;	   /* its release in flight, if any */
 	struct lt_wait *wq_head, *wq_tail; /* queued waits, FIFO */
 	unsigned refs;
-	unsigned writes;             /* acquire writes in flight */
+	unsigned writes;	      /* acquire writes in flight */
 	struct store_call *poll_call; /* the shared poll's read */
 	struct timer poll_timer;
-	struct seen *seen;           /* the holder seen, NULL when none */
+	struct seen *seen; /* the holder seen, NULL when none */
 	char name[];
 };
 
@@ -58,7 +58,7 @@ struct lt_wait {
 	void (*answered)(void *arg);
 	int64_t lease_ms;
 	char *holder;
-	struct timer timer;  /* timeout, or a deferred refusal */
+	struct timer timer; /* timeout, or a deferred refusal */
 	struct store_call *call;
 	bool call_is_write;
 	int64_t send_ms;

@@ -40,8 +40,8 @@ static bool submit(struct locktable *t, const struct store_req *req, lt_test_cb 
 	return true;
 }
 
-bool lt_simulate_holder(struct locktable *t, const char *name, int64_t lease_ms,
-			const char *holder, lt_test_cb cb, void *arg)
+bool lt_simulate_holder(struct locktable *t, const char *name, int64_t lease_ms, const char *holder,
+			lt_test_cb cb, void *arg)
 {
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
 	store_new_id(owner);

@@ -13,8 +13,8 @@
 typedef void (*lt_test_cb)(void *arg, int64_t value);
 
 /* Another process holds name, acquired now and never renewed. */
-bool lt_simulate_holder(struct locktable *t, const char *name, int64_t lease_ms,
-			const char *holder, lt_test_cb cb, void *arg);
+bool lt_simulate_holder(struct locktable *t, const char *name, int64_t lease_ms, const char *holder,
+			lt_test_cb cb, void *arg);
 /* The holder, whoever it was, released name. */
 bool lt_simulate_release(struct locktable *t, const char *name, lt_test_cb cb, void *arg);
 /* The item of name is deleted (TTL, an operator). */

@@ -14,33 +14,33 @@
 enum obs_level { OBS_DEBUG, OBS_INFO, OBS_WARN, OBS_ERROR };
 
 enum obs_event_id {
-	OBS_LEASE_LOST = 40,       /* warning: a lease was lost, with the reason */
-	OBS_TAKEOVER = 41,         /* info: taken over from a holder that stopped */
-	OBS_RENEW_RETRY = 42,      /* warning: a renewal failed, tried again */
-	OBS_RELEASE_FAILED = 43,   /* warning: free once its lease runs out */
-	OBS_CONTEND_FAILED = 44,   /* warning: election acquire, transient, once/outage */
-	OBS_LEADS = 45,            /* info: this process leads */
-	OBS_NO_LONGER_LEADS = 46,  /* info: lease_lost, cancelled, work_returned... */
-	OBS_WORK_AFTER_LOSS = 47,  /* debug: the work failed after its lease was lost */
+	OBS_LEASE_LOST = 40,	    /* warning: a lease was lost, with the reason */
+	OBS_TAKEOVER = 41,	    /* info: taken over from a holder that stopped */
+	OBS_RENEW_RETRY = 42,	    /* warning: a renewal failed, tried again */
+	OBS_RELEASE_FAILED = 43,    /* warning: free once its lease runs out */
+	OBS_CONTEND_FAILED = 44,    /* warning: election acquire, transient, once/outage */
+	OBS_LEADS = 45,		    /* info: this process leads */
+	OBS_NO_LONGER_LEADS = 46,   /* info: lease_lost, cancelled, work_returned... */
+	OBS_WORK_AFTER_LOSS = 47,   /* debug: the work failed after its lease was lost */
 	OBS_WORK_AFTER_CANCEL = 48, /* debug: the work failed after a cancel */
-	OBS_CONTEND_RECOVERED = 49 /* info: DynamoDB answered again after 44 */
+	OBS_CONTEND_RECOVERED = 49  /* info: DynamoDB answered again after 44 */
 };
-#define OBS_FIRST_ID 40
+#define OBS_FIRST_ID	40
 #define OBS_EVENT_COUNT 10
 
 struct obs_event {
 	enum obs_event_id id;
-	enum obs_level level;   /* filled by obs_emit from the id */
-	const char *lock;       /* lock name */
+	enum obs_level level; /* filled by obs_emit from the id */
+	const char *lock;     /* lock name */
 	const char *table;
-	const char *holder;     /* this process's holder label, or NULL */
+	const char *holder;	 /* this process's holder label, or NULL */
 	const char *prev_holder; /* 41: the label of the holder taken over */
-	const char *reason;     /* 40: loss reason; 46: why the term ended */
-	const char *error_type; /* 42, 43, 44: the error's type */
-	const char *message;    /* 42, 43, 44: the error's message */
-	int64_t token;          /* fencing token, 0 when none */
-	int64_t wait_ms;        /* 42: delay before the next try; 49: outage length */
-	int64_t retries;        /* 49: retries during the outage */
+	const char *reason;	 /* 40: loss reason; 46: why the term ended */
+	const char *error_type;	 /* 42, 43, 44: the error's type */
+	const char *message;	 /* 42, 43, 44: the error's message */
+	int64_t token;		 /* fencing token, 0 when none */
+	int64_t wait_ms;	 /* 42: delay before the next try; 49: outage length */
+	int64_t retries;	 /* 49: retries during the outage */
 };
 
 /* A counter split by a short static label (an error type, a reason). */
@@ -56,10 +56,10 @@ struct obs {
 	/* Receives every event; may be NULL. ev is valid during the call. */
 	void (*sink)(void *ctx, const struct obs_event *ev);
 	void *ctx;
-	uint64_t events[OBS_EVENT_COUNT];   /* by id - 40 */
-	uint64_t acquisitions[2];           /* [takeover ? 1 : 0] */
-	struct obs_labeled renewals;        /* label "ok" or the error type */
-	struct obs_labeled losses;          /* label: the loss reason */
+	uint64_t events[OBS_EVENT_COUNT];      /* by id - 40 */
+	uint64_t acquisitions[2];	       /* [takeover ? 1 : 0] */
+	struct obs_labeled renewals;	       /* label "ok" or the error type */
+	struct obs_labeled losses;	       /* label: the loss reason */
 	struct obs_labeled contention_retries; /* label: the error type */
 };
 

@@ -31,10 +31,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define STORE_ID_MAX 64      /* owner and rvn ids, bytes without NUL */
-#define STORE_HOLDER_MAX 256 /* holder label, bytes without NUL */
-#define STORE_NAME_MAX 2000  /* lock name: LOCK#<name> fits a 2048-byte key */
-#define STORE_MSG_MAX 256
+#define STORE_ID_MAX	 64   /* owner and rvn ids, bytes without NUL */
+#define STORE_HOLDER_MAX 256  /* holder label, bytes without NUL */
+#define STORE_NAME_MAX	 2000 /* lock name: LOCK#<name> fits a 2048-byte key */
+#define STORE_MSG_MAX	 256
 
 enum store_op {
 	STORE_ACQUIRE,
@@ -47,11 +47,11 @@ enum store_op {
 };
 
 enum store_status {
-	STORE_OK,        /* done; .item is the item after the operation */
-	STORE_REFUSED,   /* condition failed; .item is the refusing item or absent */
+	STORE_OK,	 /* done; .item is the item after the operation */
+	STORE_REFUSED,	 /* condition failed; .item is the refusing item or absent */
 	STORE_TRANSIENT, /* may work later; .error_type names it (throttling...) */
-	STORE_NO_TABLE,  /* the table does not exist */
-	STORE_FATAL      /* retrying will not help; .message says why */
+	STORE_NO_TABLE,	 /* the table does not exist */
+	STORE_FATAL	 /* retrying will not help; .message says why */
 };
 
 /* A lock item as read. Strings are empty when the attribute is absent. */
@@ -75,8 +75,8 @@ struct store_req {
 	const char *seen_rvn; /* ACQUIRE: takeover condition, or NULL */
 	const char *holder;   /* ACQUIRE/RENEW: label, or NULL to remove */
 	int64_t lease_ms;     /* ACQUIRE/RENEW */
-	int64_t ttl;          /* epoch seconds to write, 0 = no TTL attribute */
-	int64_t token;        /* CHECK: fencing token */
+	int64_t ttl;	      /* epoch seconds to write, 0 = no TTL attribute */
+	int64_t token;	      /* CHECK: fencing token */
 	bool unconditional;   /* ACQUIRE/RELEASE for the testing helpers */
 };
 
@@ -106,8 +106,8 @@ struct store_ops {
 
 struct store {
 	const struct store_ops *ops;
-	const char *table;                  /* for logs and errors */
-	uint64_t requests[STORE_OP_COUNT];  /* requests sent, by operation */
+	const char *table;		   /* for logs and errors */
+	uint64_t requests[STORE_OP_COUNT]; /* requests sent, by operation */
 	uint64_t in_flight;
 };
 

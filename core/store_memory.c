@@ -223,7 +223,8 @@ static void complete(void *arg)
 		res.status = ms->fail_status;
 		res.error_type = ms->fail_type;
 		snprintf(res.message, sizeof(res.message), "%s (injected by the test)",
-			 ms->fail_type != NULL ? ms->fail_type : store_status_name(ms->fail_status));
+			 ms->fail_type != NULL ? ms->fail_type
+					       : store_status_name(ms->fail_status));
 	} else {
 		apply(ms, &call->req, &res);
 	}
@@ -247,7 +248,10 @@ static void put_str(char *text, size_t *pos, const char **dst, const char *s)
 	*pos += n;
 }
 
-static size_t slen(const char *s) { return s != NULL ? strlen(s) + 1 : 0; }
+static size_t slen(const char *s)
+{
+	return s != NULL ? strlen(s) + 1 : 0;
+}
 
 static struct store_call *mem_submit(struct store *s, const struct store_req *req, store_cb cb,
 				     void *arg)
@@ -255,8 +259,8 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	struct mstore *ms = (struct mstore *)s;
 	const char *owner = req->owner != NULL ? req->owner : "";
 	const char *rvn = req->rvn != NULL ? req->rvn : "";
-	size_t need = slen(req->name) + slen(owner) + slen(rvn) + slen(req->seen_rvn) +
-		      slen(req->holder);
+	size_t need =
+		slen(req->name) + slen(owner) + slen(rvn) + slen(req->seen_rvn) + slen(req->holder);
 	struct store_call *call = malloc(sizeof(*call) + need);
 	if (call == NULL)
 		return NULL;
@@ -271,8 +275,9 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn);
 	put_str(call->text, &pos, &call->req.holder, req->holder);
 	timer_init(&call->timer, ms->clock, complete, call);
-	timer_arm(&call->timer, ms->latency_ms +
-				       ((unsigned)req->op < STORE_OP_COUNT ? ms->op_latency_ms[req->op] : 0));
+	timer_arm(&call->timer,
+		  ms->latency_ms +
+			  ((unsigned)req->op < STORE_OP_COUNT ? ms->op_latency_ms[req->op] : 0));
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
 	s->in_flight++;

@@ -18,8 +18,7 @@ struct store *store_memory_new(struct clock *clock, const char *table);
 /* The next n requests (any operation) fail with status (TRANSIENT with
  * error_type, NO_TABLE, or FATAL). n < 0 fails every request until reset
  * with n = 0. */
-void store_memory_fail(struct store *s, int n, enum store_status status,
-		       const char *error_type);
+void store_memory_fail(struct store *s, int n, enum store_status status, const char *error_type);
 
 /* Delay before each completion, ms (default 0). */
 void store_memory_set_latency(struct store *s, int64_t ms);

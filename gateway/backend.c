@@ -77,8 +77,14 @@ static void log_event(void *ctx, const struct obs_event *ev)
 	log_msg(lvl, "%s", buf);
 }
 
-static const struct aws_credentials *current_creds(void *arg) { return creds_get(arg); }
-static void creds_expired(void *arg) { creds_refresh(arg); }
+static const struct aws_credentials *current_creds(void *arg)
+{
+	return creds_get(arg);
+}
+static void creds_expired(void *arg)
+{
+	creds_refresh(arg);
+}
 
 static bool make_locktable(struct backend *b, char *err, size_t errlen)
 {
@@ -88,7 +94,8 @@ static bool make_locktable(struct backend *b, char *err, size_t errlen)
 	};
 	b->lt = lt_new(b->clock, b->store, &b->obs, &o);
 	if (b->lt == NULL)
-		snprintf(err, errlen, "cannot create the lock table (holder-label or ttl-retention)");
+		snprintf(err, errlen,
+			 "cannot create the lock table (holder-label or ttl-retention)");
 	return b->lt != NULL;
 }
 
@@ -126,7 +133,10 @@ static void open_store(struct backend *b)
 		timer_arm(&b->retry, OPEN_RETRY_MS);
 }
 
-static void retry_open(void *arg) { open_store(arg); }
+static void retry_open(void *arg)
+{
+	open_store(arg);
+}
 
 static void ready_embedded(void *arg)
 {

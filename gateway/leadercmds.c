@@ -321,7 +321,10 @@ static void group_read(struct watch_group *g)
 		timer_arm(&g->poll, WATCH_IDLE_POLL_MS); /* out of memory: later */
 }
 
-static void poll_due(void *arg) { group_read(arg); }
+static void poll_due(void *arg)
+{
+	group_read(arg);
+}
 
 static struct watch_group *group_get(struct lockapp *app, const char *name, bool create)
 {

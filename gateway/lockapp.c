@@ -53,7 +53,10 @@ struct lk_sess *lk_sess_of(struct lockapp *app, struct sess *s)
 }
 
 /* leadercmds.c owns what the timer does; it is here to live with ks. */
-static void campaign_timeout(void *arg) { leadercmds_campaign_timeout(arg); }
+static void campaign_timeout(void *arg)
+{
+	leadercmds_campaign_timeout(arg);
+}
 
 struct lk_lease *lk_add(struct lk_sess *ks, const char *name, struct lease *lease)
 {
@@ -217,8 +220,9 @@ static void info_leases(struct resp_out *text, void *arg)
 	resp_out_printf(text, "locks_known:%llu\r\n", (unsigned long long)st.locks);
 	resp_out_printf(text, "releases_in_flight:%llu\r\n",
 			(unsigned long long)st.releases_in_flight);
-	resp_out_printf(text, "acquisitions:%llu\r\n",
-			(unsigned long long)(app->obs->acquisitions[0] + app->obs->acquisitions[1]));
+	resp_out_printf(
+		text, "acquisitions:%llu\r\n",
+		(unsigned long long)(app->obs->acquisitions[0] + app->obs->acquisitions[1]));
 	resp_out_printf(text, "takeovers:%llu\r\n", (unsigned long long)app->obs->acquisitions[1]);
 	resp_out_printf(text, "renewals_ok:%llu\r\n",
 			(unsigned long long)obs_get(&app->obs->renewals, "ok"));
@@ -250,8 +254,7 @@ static void info_dynamodb(struct resp_out *text, void *arg)
 	resp_out_printf(text, "retries:%llu\r\n", (unsigned long long)st.retries);
 	resp_out_printf(text, "throttled:%llu\r\n", (unsigned long long)st.throttled);
 	resp_out_printf(text, "crc_mismatches:%llu\r\n", (unsigned long long)st.crc_mismatches);
-	resp_out_printf(text, "skew_corrections:%llu\r\n",
-			(unsigned long long)st.skew_corrections);
+	resp_out_printf(text, "skew_corrections:%llu\r\n", (unsigned long long)st.skew_corrections);
 	resp_out_printf(text, "clock_offset_ms:%lld\r\n", (long long)st.clock_offset_ms);
 	resp_out_printf(text, "retry_quota:%d\r\n", st.quota_tokens);
 }

@@ -31,9 +31,9 @@ struct lk_watch_set; /* LEADER.WATCH long polls (leadercmds.c) */
 struct lk_lease {
 	struct lk_lease *prev, *next; /* in its session's list */
 	struct lk_sess *owner;
-	struct lease *lease;       /* NULL for a leader term between terms */
+	struct lease *lease;	   /* NULL for a leader term between terms */
 	struct election *election; /* LEADER.CAMPAIGN's term, else NULL */
-	enum lt_loss lost;         /* LT_HELD while held */
+	enum lt_loss lost;	   /* LT_HELD while held */
 	int64_t token;
 	char name[];
 };
@@ -44,10 +44,10 @@ struct lk_sess {
 	struct sess *sess;
 	struct lk_lease *leases;
 	unsigned nleases;
-	struct lt_wait *wait;       /* a LOCK.ACQUIRE waiting */
-	struct lk_lease *campaign;  /* a LEADER.CAMPAIGN not yet leading */
+	struct lt_wait *wait;	     /* a LOCK.ACQUIRE waiting */
+	struct lk_lease *campaign;   /* a LEADER.CAMPAIGN not yet leading */
 	struct timer campaign_timer; /* its WAIT */
-	void *watch;                /* a LEADER.WATCH in progress */
+	void *watch;		     /* a LEADER.WATCH in progress */
 };
 
 struct lockapp {

@@ -42,7 +42,10 @@ static void pending_done(struct pending *p)
 	free(p);
 }
 
-static void oom(struct cmd_call *c) { resp_add_errorf(c->out, "ERR out of memory"); }
+static void oom(struct cmd_call *c)
+{
+	resp_add_errorf(c->out, "ERR out of memory");
+}
 
 /* --- LOCK.ACQUIRE name lease-ms [WAIT ms] [HOLDER label] --- */
 
@@ -79,8 +82,8 @@ static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
 bool lk_parse_acquire(struct lockapp *app, struct cmd_call *c, struct lt_acquire_args *a,
 		      int64_t *wait_ms)
 {
-	int64_t max = app->cfg->max_lease_ms < LT_MAX_LEASE_MS ? app->cfg->max_lease_ms
-							       : LT_MAX_LEASE_MS;
+	int64_t max =
+		app->cfg->max_lease_ms < LT_MAX_LEASE_MS ? app->cfg->max_lease_ms : LT_MAX_LEASE_MS;
 	*wait_ms = -1;
 	if (!lk_name_ok(app, c, &c->argv[1]))
 		return false;
@@ -105,7 +108,8 @@ bool lk_parse_acquire(struct lockapp *app, struct cmd_call *c, struct lt_acquire
 			}
 		} else if (opt->len == 6 && strncasecmp(opt->p, "HOLDER", 6) == 0) {
 			const struct resp_arg *h = &c->argv[i + 1];
-			if (h->len == 0 || h->len > STORE_HOLDER_MAX || memchr(h->p, '\0', h->len)) {
+			if (h->len == 0 || h->len > STORE_HOLDER_MAX ||
+			    memchr(h->p, '\0', h->len)) {
 				resp_add_errorf(c->out, "ERR HOLDER must be 1 to %d characters",
 						STORE_HOLDER_MAX);
 				return false;

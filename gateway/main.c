@@ -157,8 +157,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leasegate: %s\n", err);
 		return 1;
 	}
-	a.locks = lockapp_new(a.backend.lt, a.backend.store, &a.backend.obs, &cfg,
-			      a.backend.kind);
+	a.locks = lockapp_new(a.backend.lt, a.backend.store, &a.backend.obs, &cfg, a.backend.kind);
 	if (!a.wait_releases || !a.locks || lockapp_register(a.locks, cmds, a.srv) != 0) {
 		fprintf(stderr, "leasegate: out of memory\n");
 		return 1;

@@ -13,9 +13,9 @@
 
 #include "core/clock.h"
 
-#define DEFAULT_EARLY_MS (5 * 60 * 1000)
-#define DEFAULT_RETRY_MIN_MS 1000
-#define DEFAULT_RETRY_MAX_MS 60000
+#define DEFAULT_EARLY_MS	(5 * 60 * 1000)
+#define DEFAULT_RETRY_MIN_MS	1000
+#define DEFAULT_RETRY_MAX_MS	60000
 #define DEFAULT_HTTP_TIMEOUT_MS 5000
 
 static const char *const src_names[CREDS_SRC_COUNT] = {
@@ -68,7 +68,10 @@ static const struct {
 	[CREDS_SRC_CUSTOM] = {custom_fetch, custom_cancel},
 };
 
-static bool dynamic(const struct creds *c) { return srcs[c->src].fetch != NULL; }
+static bool dynamic(const struct creds *c)
+{
+	return srcs[c->src].fetch != NULL;
+}
 
 static void on_notify(void *arg)
 {
@@ -79,7 +82,8 @@ static void on_notify(void *arg)
 	if (c->notify_ok && cur)
 		c->listener(c->listener_arg, cur, NULL);
 	else
-		c->listener(c->listener_arg, NULL, c->last_error[0] ? c->last_error : "no credentials");
+		c->listener(c->listener_arg, NULL,
+			    c->last_error[0] ? c->last_error : "no credentials");
 }
 
 static void notify(struct creds *c, bool ok)
@@ -177,7 +181,8 @@ struct creds *creds_new(struct event_base *base, struct clock *clock,
 		if (opts && opts->http) {
 			c->http = opts->http;
 		} else {
-			struct http_options ho = {.max_active = 4, .max_queued = 16,
+			struct http_options ho = {.max_active = 4,
+						  .max_queued = 16,
 						  .connect_timeout_ms = 1000,
 						  .timeout_ms = c->opts.http_timeout_ms};
 			c->http = base ? http_new(base, &ho) : NULL;
@@ -235,9 +240,15 @@ void creds_refresh(struct creds *c)
 	start_fetch(c);
 }
 
-enum creds_source creds_source(const struct creds *c) { return c->src; }
+enum creds_source creds_source(const struct creds *c)
+{
+	return c->src;
+}
 
-const char *creds_last_error(const struct creds *c) { return c->last_error; }
+const char *creds_last_error(const struct creds *c)
+{
+	return c->last_error;
+}
 
 void creds_free(struct creds *c)
 {

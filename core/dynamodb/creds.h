@@ -41,19 +41,19 @@ struct event_base;
 struct http;
 struct creds;
 
-#define CREDS_ERR_MAX 256     /* error messages, with NUL */
-#define CREDS_FILE_MAX 65536  /* largest shared file or token file read */
+#define CREDS_ERR_MAX	 256   /* error messages, with NUL */
+#define CREDS_FILE_MAX	 65536 /* largest shared file or token file read */
 #define CREDS_REGION_MAX 64
 
 enum creds_source {
 	CREDS_SRC_NONE,
-	CREDS_SRC_STATIC,       /* given in creds_options.fixed */
+	CREDS_SRC_STATIC, /* given in creds_options.fixed */
 	CREDS_SRC_ENV,
 	CREDS_SRC_WEB_IDENTITY,
 	CREDS_SRC_PROFILE,
 	CREDS_SRC_CONTAINER,
 	CREDS_SRC_IMDS,
-	CREDS_SRC_CUSTOM,       /* creds_options.custom (tests) */
+	CREDS_SRC_CUSTOM, /* creds_options.custom (tests) */
 	CREDS_SRC_COUNT
 };
 
@@ -72,24 +72,23 @@ struct creds_custom {
 };
 
 struct creds_options {
-	creds_getenv_fn getenv;  /* NULL: getenv(3) */
+	creds_getenv_fn getenv; /* NULL: getenv(3) */
 	void *getenv_arg;
 	const struct aws_credentials *fixed; /* use these, no chain */
 	const struct creds_custom *custom;   /* use this source, no chain */
-	struct http *http;       /* NULL: the provider makes its own */
-	const char *region;      /* STS region; NULL: creds_region() */
-	int64_t refresh_early_ms; /* default 5 min before expiry */
-	int64_t retry_min_ms;    /* backoff after a failed fetch, default 1 s */
-	int64_t retry_max_ms;    /* default 60 s */
-	int64_t http_timeout_ms; /* per credential request, default 5 s */
+	struct http *http;		     /* NULL: the provider makes its own */
+	const char *region;		     /* STS region; NULL: creds_region() */
+	int64_t refresh_early_ms;	     /* default 5 min before expiry */
+	int64_t retry_min_ms;		     /* backoff after a failed fetch, default 1 s */
+	int64_t retry_max_ms;		     /* default 60 s */
+	int64_t http_timeout_ms;	     /* per credential request, default 5 s */
 };
 
 /* Called whenever the provider's state changes: new credentials (creds
  * not NULL, error NULL) or a failed fetch (creds NULL, error says why,
  * without secrets). Always from the loop or a clock timer, never inside a
  * creds_* call. creds is valid during the call only. */
-typedef void (*creds_listener)(void *arg, const struct aws_credentials *creds,
-			       const char *error);
+typedef void (*creds_listener)(void *arg, const struct aws_credentials *creds, const char *error);
 
 /* Creates a provider and picks its source (see the top of this file).
  * base may be NULL only when no HTTP source can be picked (fixed, custom,

@@ -16,7 +16,7 @@
 
 #include "core/dynamodb/creds_internal.h"
 
-#define IMDS_TOKEN_TTL "21600"
+#define IMDS_TOKEN_TTL	"21600"
 #define IMDS_CREDS_PATH "/latest/meta-data/iam/security-credentials/"
 
 static void fail(struct creds *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -46,8 +46,12 @@ static void send_req(struct creds *c, const char *method, const char *url,
 		     http_cb cb)
 {
 	/* STS may sit behind the environment's proxy; link-local agents not */
-	struct http_request r = {.method = method, .url = url, .headers = h, .nheaders = nh,
-				 .body = body, .body_len = len,
+	struct http_request r = {.method = method,
+				 .url = url,
+				 .headers = h,
+				 .nheaders = nh,
+				 .body = body,
+				 .body_len = len,
 				 .timeout_ms = c->opts.http_timeout_ms,
 				 .no_proxy = c->src != CREDS_SRC_WEB_IDENTITY};
 	c->req = http_send(c->http, &r, cb, c);
@@ -187,7 +191,8 @@ void creds_fetch_container(struct creds *c)
 	if (c->container_token_file[0]) {
 		char err[CREDS_ERR_MAX];
 		size_t len;
-		tok = creds_read_file(c->container_token_file, AWS_TOKEN_MAX, &len, err, sizeof err);
+		tok = creds_read_file(c->container_token_file, AWS_TOKEN_MAX, &len, err,
+				      sizeof err);
 		if (!tok) {
 			fail(c, "container authorization token: %s", err);
 			return;

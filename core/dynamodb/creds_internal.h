@@ -11,7 +11,7 @@
 #include "core/dynamodb/creds_parse.h"
 #include "core/dynamodb/http.h"
 
-#define CREDS_URL_MAX 1024
+#define CREDS_URL_MAX	     1024
 #define CREDS_IMDS_TOKEN_MAX 512
 
 struct creds {

@@ -16,9 +16,15 @@
 
 #define CREDS_DOC_MAX (64u << 10) /* largest XML/JSON credentials answer */
 
-const char *creds_default_getenv(void *arg, const char *name) { return getenv(name); }
+const char *creds_default_getenv(void *arg, const char *name)
+{
+	return getenv(name);
+}
 
-static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
 
 /* [s, e) trimmed */
 static void trim(const char **s, const char **e)
@@ -50,10 +56,8 @@ static bool section_is(const char *s, const char *e, const char *name)
 }
 
 /* Calls visit for every key line of [section]; stops when it returns true. */
-static bool ini_scan(const char *text, const char *section, bool (*visit)(void *, const char *,
-									  const char *,
-									  const char *,
-									  const char *),
+static bool ini_scan(const char *text, const char *section,
+		     bool (*visit)(void *, const char *, const char *, const char *, const char *),
 		     void *arg, bool *section_seen)
 {
 	bool in = false;
@@ -91,8 +95,7 @@ struct lookup {
 	bool found;
 };
 
-static bool visit_lookup(void *arg, const char *ks, const char *ke, const char *vs,
-			 const char *ve)
+static bool visit_lookup(void *arg, const char *ks, const char *ke, const char *vs, const char *ve)
 {
 	struct lookup *l = arg;
 	size_t kn = (size_t)(ke - ks), vn = (size_t)(ve - vs);
@@ -111,8 +114,7 @@ static bool visit_none(void *arg, const char *ks, const char *ke, const char *vs
 	return false;
 }
 
-bool creds_ini_get(const char *text, const char *section, const char *key, char *out,
-		   size_t outsz)
+bool creds_ini_get(const char *text, const char *section, const char *key, char *out, size_t outsz)
 {
 	struct lookup l = {key, out, outsz, false};
 	if (!text || !outsz)
@@ -210,7 +212,8 @@ static bool xml_text(const char *s, const char *e, char *out, size_t outsz)
 	static const struct {
 		const char *ent;
 		char c;
-	} ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+	} ents[] = {
+		{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
 	size_t o = 0;
 	while (s < e) {
 		char c = *s;
@@ -337,8 +340,7 @@ bool creds_parse_json(const char *body, size_t len, struct aws_credentials *out,
 			     true) ||
 		   !json_str(root, "SecretAccessKey", out->secret_access_key,
 			     sizeof out->secret_access_key, true) ||
-		   !json_str(root, "Token", out->session_token, sizeof out->session_token,
-			     false) ||
+		   !json_str(root, "Token", out->session_token, sizeof out->session_token, false) ||
 		   !json_str(root, "Expiration", expiration, sizeof expiration, false) ||
 		   !out->access_key_id[0] || !out->secret_access_key[0]) {
 		snprintf(err, errsz, "credentials answer incomplete or oversized");
@@ -368,7 +370,9 @@ char *creds_read_file(const char *path, size_t max, size_t *len, char *err, size
 	if (!buf || bad || n > max) {
 		free(buf);
 		snprintf(err, errsz, "%s: %s", path,
-			 !buf ? "out of memory" : bad ? "read error" : "file too large");
+			 !buf  ? "out of memory"
+			 : bad ? "read error"
+			       : "file too large");
 		return NULL;
 	}
 	buf[n] = '\0';
@@ -418,8 +422,11 @@ struct profile_keys {
 	size_t off, size;
 };
 
-#define PK(k, field)                                                                   \
-	{k, offsetof(struct creds_profile, field), sizeof(((struct creds_profile *)0)->field)}
+#define PK(k, field)                                                                               \
+	{                                                                                          \
+		k, offsetof(struct creds_profile, field),                                          \
+			sizeof(((struct creds_profile *)0)->field)                                 \
+	}
 static const struct profile_keys pkeys[] = {
 	PK("aws_access_key_id", keys.access_key_id),
 	PK("aws_secret_access_key", keys.secret_access_key),
@@ -442,8 +449,8 @@ bool creds_profile_load(creds_getenv_fn getenv_fn, void *arg, const char *name,
 			name = "default";
 	}
 	char *cred = NULL, *conf = NULL;
-	if (!read_shared(getenv_fn, arg, "AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials",
-			 &cred, err, errsz) ||
+	if (!read_shared(getenv_fn, arg, "AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials", &cred,
+			 err, errsz) ||
 	    !read_shared(getenv_fn, arg, "AWS_CONFIG_FILE", "~/.aws/config", &conf, err, errsz)) {
 		free(cred);
 		return false;
@@ -451,7 +458,8 @@ bool creds_profile_load(creds_getenv_fn getenv_fn, void *arg, const char *name,
 	char conf_section[CREDS_NAME_MAX + 16];
 	snprintf(conf_section, sizeof conf_section, "profile %s", name);
 	/* the config file names the default profile [default] (or [profile default]) */
-	const char *conf_sections[2] = {conf_section, strcmp(name, "default") == 0 ? "default" : NULL};
+	const char *conf_sections[2] = {conf_section,
+					strcmp(name, "default") == 0 ? "default" : NULL};
 	out->exists = creds_ini_has_section(cred, name);
 	for (size_t s = 0; s < 2; s++)
 		out->exists |= conf_sections[s] && creds_ini_has_section(conf, conf_sections[s]);
@@ -461,8 +469,8 @@ bool creds_profile_load(creds_getenv_fn getenv_fn, void *arg, const char *name,
 		if (creds_ini_get(cred, name, pkeys[i].key, field, pkeys[i].size))
 			continue;
 		for (size_t s = 0; s < 2; s++)
-			if (conf_sections[s] &&
-			    creds_ini_get(conf, conf_sections[s], pkeys[i].key, field, pkeys[i].size))
+			if (conf_sections[s] && creds_ini_get(conf, conf_sections[s], pkeys[i].key,
+							      field, pkeys[i].size))
 				break;
 	}
 	free(cred);

@@ -14,7 +14,7 @@
 #include "core/dynamodb/creds.h"
 
 #define CREDS_PATH_MAX 1024
-#define CREDS_ARN_MAX 2048
+#define CREDS_ARN_MAX  2048
 #define CREDS_NAME_MAX 128
 
 /* Looks key up in [section] of an INI text (the AWS shared files): '#'
@@ -22,8 +22,7 @@
  * names with inner whitespace runs folded ("profile  x" = "profile x"),
  * indented lines (nested settings) ignored. Returns true and the value in
  * out when found and it fits. */
-bool creds_ini_get(const char *text, const char *section, const char *key, char *out,
-		   size_t outsz);
+bool creds_ini_get(const char *text, const char *section, const char *key, char *out, size_t outsz);
 
 /* True when text has a [section] header. */
 bool creds_ini_has_section(const char *text, const char *section);

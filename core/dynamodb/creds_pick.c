@@ -11,7 +11,7 @@
 #include "core/dynamodb/creds_internal.h"
 
 #define CONTAINER_HOST "http://169.254.170.2"
-#define IMDS_HOST "http://169.254.169.254"
+#define IMDS_HOST      "http://169.254.169.254"
 
 static const char *env(const struct creds *c, const char *name)
 {
@@ -69,9 +69,8 @@ static bool set_keys(struct creds *c, const char *id, const char *secret, const 
 	return true;
 }
 
-static bool pick_web_identity(struct creds *c, const struct creds_options *opts,
-			      const char *file, const char *arn, const char *session,
-			      char *err, size_t errsz)
+static bool pick_web_identity(struct creds *c, const struct creds_options *opts, const char *file,
+			      const char *arn, const char *session, char *err, size_t errsz)
 {
 	c->src = CREDS_SRC_WEB_IDENTITY;
 	if (!creds_expand_home(c->opts.getenv, c->opts.getenv_arg, file, c->token_file,
@@ -98,11 +97,12 @@ static bool pick_web_identity(struct creds *c, const struct creds_options *opts,
 		else if (!creds_region(c->opts.getenv, c->opts.getenv_arg, region, sizeof region))
 			region[0] = '\0'; /* no region: the global endpoint */
 		/* the China partition has its own domain */
-		const char *dns = strncmp(region, "cn-", 3) == 0 ? "amazonaws.com.cn" : "amazonaws.com";
-		n = region[0] ? snprintf(c->sts_url, sizeof c->sts_url, "https://sts.%s.%s/", region,
-					 dns)
-			      : snprintf(c->sts_url, sizeof c->sts_url,
-					 "https://sts.amazonaws.com/");
+		const char *dns =
+			strncmp(region, "cn-", 3) == 0 ? "amazonaws.com.cn" : "amazonaws.com";
+		n = region[0]
+			    ? snprintf(c->sts_url, sizeof c->sts_url, "https://sts.%s.%s/", region,
+				       dns)
+			    : snprintf(c->sts_url, sizeof c->sts_url, "https://sts.amazonaws.com/");
 	}
 	if (n < 0 || (size_t)n >= sizeof c->sts_url)
 		return too_long(err, errsz, "the STS endpoint");
@@ -143,8 +143,8 @@ static bool pick_container(struct creds *c, const char *full, const char *rel, c
 {
 	c->src = CREDS_SRC_CONTAINER;
 	int n = full ? snprintf(c->container_url, sizeof c->container_url, "%s", full)
-		     : snprintf(c->container_url, sizeof c->container_url, "%s%s",
-				CONTAINER_HOST, rel);
+		     : snprintf(c->container_url, sizeof c->container_url, "%s%s", CONTAINER_HOST,
+				rel);
 	if (n < 0 || (size_t)n >= sizeof c->container_url)
 		return too_long(err, errsz, "the container credentials URI");
 	if (full && !container_url_allowed(full)) {
@@ -183,8 +183,9 @@ bool creds_pick(struct creds *c, const struct creds_options *opts, char *err, si
 	if (id || secret) {
 		c->src = CREDS_SRC_ENV;
 		if (!id || !secret) {
-			snprintf(err, errsz, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be "
-					     "set together");
+			snprintf(err, errsz,
+				 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be "
+				 "set together");
 			return false;
 		}
 		return set_keys(c, id, secret, env(c, "AWS_SESSION_TOKEN"), err, errsz);
@@ -226,9 +227,10 @@ bool creds_pick(struct creds *c, const struct creds_options *opts, char *err, si
 
 	const char *off = env(c, "AWS_EC2_METADATA_DISABLED");
 	if (off && strcasecmp(off, "true") == 0) {
-		snprintf(err, errsz, "no AWS credentials: none in the environment or shared files, "
-				     "no web identity or container endpoint, and instance metadata "
-				     "is disabled");
+		snprintf(err, errsz,
+			 "no AWS credentials: none in the environment or shared files, "
+			 "no web identity or container endpoint, and instance metadata "
+			 "is disabled");
 		return false;
 	}
 	c->src = CREDS_SRC_IMDS;

@@ -210,12 +210,24 @@ static void jw_escaped(struct jw *w, const char *s)
 		char e[6] = {'\\', (char)c, 0, 0, 0, 0};
 		size_t n = 2;
 		switch (c) {
-		case '\b': e[1] = 'b'; break;
-		case '\f': e[1] = 'f'; break;
-		case '\n': e[1] = 'n'; break;
-		case '\r': e[1] = 'r'; break;
-		case '\t': e[1] = 't'; break;
-		case '"': case '\\': break;
+		case '\b':
+			e[1] = 'b';
+			break;
+		case '\f':
+			e[1] = 'f';
+			break;
+		case '\n':
+			e[1] = 'n';
+			break;
+		case '\r':
+			e[1] = 'r';
+			break;
+		case '\t':
+			e[1] = 't';
+			break;
+		case '"':
+		case '\\':
+			break;
 		default:
 			memcpy(e + 1, "u00", 3);
 			e[4] = hexd[c >> 4];
@@ -259,8 +271,14 @@ static void jw_open(struct jw *w, const char *key, char bracket)
 	w->first[w->depth++] = true;
 }
 
-static void jobj(struct jw *w, const char *key) { jw_open(w, key, '{'); }
-static void jarr(struct jw *w, const char *key) { jw_open(w, key, '['); }
+static void jobj(struct jw *w, const char *key)
+{
+	jw_open(w, key, '{');
+}
+static void jarr(struct jw *w, const char *key)
+{
+	jw_open(w, key, '[');
+}
 
 static void jend(struct jw *w, char bracket)
 {
@@ -428,7 +446,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 	if (release) {
 		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s", ttl ? " SET #x = :x" : "");
 		/* unconditional: never create an item, a bare key would be no lock */
-		snprintf(cond, sizeof cond, "%s", r->unconditional ? "attribute_exists(#k)" : "#o = :o");
+		snprintf(cond, sizeof cond, "%s",
+			 r->unconditional ? "attribute_exists(#k)" : "#o = :o");
 	} else {
 		snprintf(expr, sizeof expr, "SET %s#r = :r, #l = :l%s%s%s%s",
 			 acquire ? "#o = :o, #t = :t, " : "", r->holder ? ", #h = :h" : "",

@@ -26,7 +26,10 @@ int64_t http_mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int64_t http_effective(int64_t v, int64_t dflt) { return v > 0 ? v : dflt; }
+int64_t http_effective(int64_t v, int64_t dflt)
+{
+	return v > 0 ? v : dflt;
+}
 
 static void list_push(struct req_list *l, struct http_req *r)
 {
@@ -135,7 +138,10 @@ size_t http_on_header(char *line, size_t size, size_t nmemb, void *arg)
 static void maybe_free(struct http *h);
 static void start_queued(struct http *h);
 
-void http_enter(struct http *h) { h->depth++; }
+void http_enter(struct http *h)
+{
+	h->depth++;
+}
 
 void http_leave(struct http *h)
 {
@@ -216,8 +222,7 @@ static bool has_header(const struct http_request *req, const char *name)
 }
 
 /* Headers curl would add on its own, and the signature must not meet. */
-static const char *const suppressed[] = {"Expect", "Accept", "Content-Type",
-					 "Transfer-Encoding"};
+static const char *const suppressed[] = {"Expect", "Accept", "Content-Type", "Transfer-Encoding"};
 #define NSUPPRESSED (sizeof suppressed / sizeof suppressed[0])
 
 /* The bytes of the header lines of req, NULs included; 0 when a header

@@ -37,15 +37,15 @@ struct http_request {
 	const char *body; /* may be NULL */
 	size_t body_len;
 	int64_t connect_timeout_ms; /* 0 = the http default */
-	int64_t timeout_ms;         /* whole request, 0 = the http default */
-	bool no_proxy;              /* ignore proxies named by the environment
+	int64_t timeout_ms;	    /* whole request, 0 = the http default */
+	bool no_proxy;		    /* ignore proxies named by the environment
 				     * (for link-local endpoints: IMDS, container agents) */
 };
 
 struct http_response {
-	int curl_code;     /* CURLE_OK when a response arrived */
+	int curl_code;	   /* CURLE_OK when a response arrived */
 	const char *error; /* curl's message when curl_code != CURLE_OK */
-	long status;       /* HTTP status, 0 without a response */
+	long status;	   /* HTTP status, 0 without a response */
 	const char *body;  /* NUL-terminated; valid during the callback */
 	size_t body_len;
 	const char *date;  /* the Date header, or NULL */
@@ -56,12 +56,12 @@ struct http_response {
 typedef void (*http_cb)(void *arg, const struct http_response *res);
 
 struct http_options {
-	unsigned max_active;        /* concurrent requests, default 64 */
-	unsigned max_queued;        /* waiting requests, default 10000 */
+	unsigned max_active;	    /* concurrent requests, default 64 */
+	unsigned max_queued;	    /* waiting requests, default 10000 */
 	int64_t connect_timeout_ms; /* default 2000 */
-	int64_t timeout_ms;         /* default 10000 */
-	bool insecure;              /* skip TLS verification (never by default) */
-	const char *ca_file;        /* NULL: the system store */
+	int64_t timeout_ms;	    /* default 10000 */
+	bool insecure;		    /* skip TLS verification (never by default) */
+	const char *ca_file;	    /* NULL: the system store */
 };
 
 /* Returns NULL on failure (curl init or out-of-memory). opts may be NULL. */
@@ -70,8 +70,8 @@ struct http *http_new(struct event_base *base, const struct http_options *opts);
 /* Starts req (copied). cb runs exactly once, later, from the loop, unless
  * http_cancel() is called first. Returns NULL when the queue is full or on
  * out-of-memory: no callback then. */
-struct http_req *http_send(struct http *h, const struct http_request *req, http_cb cb,
-			   void *arg) __attribute__((warn_unused_result));
+struct http_req *http_send(struct http *h, const struct http_request *req, http_cb cb, void *arg)
+	__attribute__((warn_unused_result));
 
 /* The callback of r will not run; r is invalid afterwards. Safe from any
  * callback; from r's own callback it does nothing (r ends with it). */

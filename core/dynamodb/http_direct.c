@@ -64,9 +64,9 @@ struct hd_conn {
 	struct event *timer;
 	struct evdns_getaddrinfo_request *dns;
 	struct http_req *req;
-	bool reused;	    /* served a request before this one */
+	bool reused;	     /* served a request before this one */
 	int64_t deadline_us; /* of the request */
-	size_t got; /* bytes of the answer read */
+	size_t got;	     /* bytes of the answer read */
 	struct http_parser parser;
 };
 
@@ -77,7 +77,7 @@ struct conn_list {
 
 struct hd_pool {
 	struct http *h;
-	SSL_CTX *ssl;	       /* on the first https:// request */
+	SSL_CTX *ssl; /* on the first https:// request */
 	bool ssl_failed;
 	struct evdns_base *dns; /* on the first host name */
 	struct conn_list idle, busy;
@@ -190,8 +190,7 @@ bool http_direct_takes(const struct http_req *r)
 	/* the variables curl reads (it ignores HTTP_PROXY in upper case);
 	 * with any of them set, curl decides, no_proxy lists included */
 	return !env_set(t.tls ? "https_proxy" : "http_proxy") &&
-	       !(t.tls && env_set("HTTPS_PROXY")) && !env_set("all_proxy") &&
-	       !env_set("ALL_PROXY");
+	       !(t.tls && env_set("HTTPS_PROXY")) && !env_set("all_proxy") && !env_set("ALL_PROXY");
 }
 
 /* ---- connections ---- */
@@ -356,7 +355,7 @@ static void conn_begin(struct hd_conn *c)
 	struct hd_pool *p = c->pool;
 	if (!p->dns)
 		p->dns = evdns_base_new(p->h->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
-							EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+							    EVDNS_BASE_DISABLE_WHEN_INACTIVE);
 	if (!p->dns) {
 		fail(c, CURLE_COULDNT_RESOLVE_HOST, "Could not resolve host: %s (no resolver)",
 		     c->host);
@@ -408,7 +407,10 @@ static void put(struct wbuf *w, const char *s, size_t n)
 	w->len += n;
 }
 
-static void puts_(struct wbuf *w, const char *s) { put(w, s, strlen(s)); }
+static void puts_(struct wbuf *w, const char *s)
+{
+	put(w, s, strlen(s));
+}
 
 /* Writes r as curl would have: the request line, Host unless given, the
  * caller's lines, Content-Length for anything but GET, the body. */
@@ -513,9 +515,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 	http_leave(h);
 }
 
-static void on_write(struct bufferevent *bev, void *arg)
-{
-}
+static void on_write(struct bufferevent *bev, void *arg) {}
 
 /* A fresh connection for r, whose reused one died before any answer. */
 static void retry_fresh(struct hd_conn *c)

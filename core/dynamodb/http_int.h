@@ -47,10 +47,10 @@ struct http_req {
 	CURL *easy;			 /* curl: the handle, while active */
 	struct hd_conn *conn;		 /* direct: the connection, while active */
 	bool retried;			 /* direct: once on a fresh connection */
-	struct curl_slist *hdrs; /* nodes and lines in this allocation: first
-				  * nuser lines are the caller's, in curl syntax */
+	struct curl_slist *hdrs;	 /* nodes and lines in this allocation: first
+					  * nuser lines are the caller's, in curl syntax */
 	size_t nuser;
-	bool has_host; /* the caller gave Host */
+	bool has_host;		   /* the caller gave Host */
 	char *url, *method, *body; /* in this allocation */
 	size_t body_len;
 	int64_t connect_timeout_ms, timeout_ms;
@@ -63,7 +63,7 @@ struct http_req {
 	bool too_big;
 	char date[64], crc32[16];
 	bool has_date, has_crc32;
-	long status;    /* set by the transport before http_finished */
+	long status;	/* set by the transport before http_finished */
 	unsigned conns; /* connections opened for it, likewise */
 	int fail_code;	/* for REQ_DONE without a transfer */
 	const char *fail_msg;
@@ -81,9 +81,9 @@ struct http {
 	struct http_options opts;
 	struct req_list queue, active, done;
 	struct http_stats stats;
-	int64_t queue_due_us; /* when queue_ev fires, while pending */
-	int depth;	      /* nested dispatches running user callbacks */
-	bool dead;	      /* http_free() called during a dispatch */
+	int64_t queue_due_us;	/* when queue_ev fires, while pending */
+	int depth;		/* nested dispatches running user callbacks */
+	bool dead;		/* http_free() called during a dispatch */
 	struct hc_state *curl;	/* NULL until a request needs it */
 	struct hd_pool *direct; /* likewise */
 };

@@ -184,7 +184,8 @@ static enum step parse_step(struct http_parser *p, struct evbuffer *in)
 		char *end;
 		errno = 0;
 		unsigned long long size = strtoull(line, &end, 16);
-		if (!isxdigit((unsigned char)*line) || errno || (*end && *end != ';' && *end != ' '))
+		if (!isxdigit((unsigned char)*line) || errno ||
+		    (*end && *end != ';' && *end != ' '))
 			st = STEP_BAD;
 		else if (size == 0)
 			p->ps = HP_TRAILERS;

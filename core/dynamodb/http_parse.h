@@ -27,8 +27,16 @@ struct http_req;
 #define HTTP_LINE_MAX	 (16u << 10)
 #define HTTP_HEADERS_MAX (64u << 10)
 
-enum http_pstate { HP_STATUS, HP_HEADERS, HP_FIXED, HP_CHUNK_SIZE, HP_CHUNK_DATA, HP_CHUNK_END,
-		   HP_TRAILERS, HP_TO_CLOSE };
+enum http_pstate {
+	HP_STATUS,
+	HP_HEADERS,
+	HP_FIXED,
+	HP_CHUNK_SIZE,
+	HP_CHUNK_DATA,
+	HP_CHUNK_END,
+	HP_TRAILERS,
+	HP_TO_CLOSE
+};
 
 struct http_parser {
 	struct http_req *r; /* the sinks' argument; r->status is set here */

@@ -20,7 +20,7 @@
 #include <strings.h>
 #include <time.h>
 
-#define ALGORITHM "AWS4-HMAC-SHA256"
+#define ALGORITHM      "AWS4-HMAC-SHA256"
 #define SIGV4_LINE_MAX (64u << 10) /* one canonical header or query, bytes */
 
 struct sbuf {
@@ -57,8 +57,14 @@ static void sb_add(struct sbuf *b, const char *s, size_t n)
 	b->p[b->len] = '\0';
 }
 
-static void sb_str(struct sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-static void sb_chr(struct sbuf *b, char c) { sb_add(b, &c, 1); }
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+static void sb_chr(struct sbuf *b, char c)
+{
+	sb_add(b, &c, 1);
+}
 
 /* Takes the string out of b (NULL if it failed). */
 static char *sb_take(struct sbuf *b)
@@ -239,7 +245,8 @@ static void canonical_query(struct sbuf *out, const char *q)
 			const char *eq = memchr(p, '=', len);
 			size_t nl = eq ? (size_t)(eq - p) : len;
 			pairs[np].name = encode_part(p, nl);
-			pairs[np].value = eq ? encode_part(eq + 1, len - nl - 1) : encode_part("", 0);
+			pairs[np].value =
+				eq ? encode_part(eq + 1, len - nl - 1) : encode_part("", 0);
 			if (!pairs[np].name || !pairs[np].value)
 				out->failed = true;
 			np++;
@@ -278,7 +285,10 @@ static int chdr_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 /* Appends v trimmed, with inner whitespace runs folded to one space. */
 static void add_trimmed(struct sbuf *b, const char *v)
@@ -394,7 +404,8 @@ static bool signing_key(const struct sigv4_request *req, const char *secret, con
 	if (kc) {
 		if (!sha256(secret, strlen(secret), sha))
 			return false;
-		if (kc->valid && strcmp(kc->date, date) == 0 && strcmp(kc->region, req->region) == 0 &&
+		if (kc->valid && strcmp(kc->date, date) == 0 &&
+		    strcmp(kc->region, req->region) == 0 &&
 		    strcmp(kc->service, req->service) == 0 &&
 		    CRYPTO_memcmp(kc->secret_sha, sha, sizeof sha) == 0) {
 			memcpy(out, kc->key, 32);
@@ -514,7 +525,10 @@ bool sigv4_amz_date(int64_t wall_ms, char out[17])
 	return strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm) == 16;
 }
 
-static bool name_is(const char *a, const char *b) { return strcasecmp(a, b) == 0; }
+static bool name_is(const char *a, const char *b)
+{
+	return strcasecmp(a, b) == 0;
+}
 
 bool sigv4_sign(const struct sigv4_request *req, const struct aws_credentials *creds,
 		int64_t wall_ms, struct sigv4_signed *out, struct sigv4_parts *parts)
@@ -536,7 +550,8 @@ bool sigv4_sign(const struct sigv4_request *req, const struct aws_credentials *c
 	}
 	h[req->nheaders] = (struct http_header){"X-Amz-Date", out->amz_date};
 	if (token)
-		h[req->nheaders + 1] = (struct http_header){"X-Amz-Security-Token", creds->session_token};
+		h[req->nheaders + 1] =
+			(struct http_header){"X-Amz-Security-Token", creds->session_token};
 	struct sigv4_request r = *req;
 	r.headers = h;
 	r.nheaders = n;
@@ -554,7 +569,8 @@ bool sigv4_sign(const struct sigv4_request *req, const struct aws_credentials *c
 		if (token)
 			out->extra[out->nextra++] =
 				(struct http_header){"X-Amz-Security-Token", creds->session_token};
-		out->extra[out->nextra++] = (struct http_header){"Authorization", out->authorization};
+		out->extra[out->nextra++] =
+			(struct http_header){"Authorization", out->authorization};
 	}
 	if (!parts)
 		sigv4_parts_free(&local);

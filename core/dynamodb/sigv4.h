@@ -25,11 +25,11 @@
 
 #include "core/dynamodb/http.h"
 
-#define AWS_KEY_ID_MAX 128   /* access key id, bytes without NUL */
-#define AWS_SECRET_MAX 128   /* secret access key, bytes without NUL */
-#define AWS_TOKEN_MAX 8192   /* session token, bytes without NUL */
-#define SIGV4_HEADERS_MAX 32 /* headers a request may sign */
-#define SIGV4_AUTHZ_MAX 1024 /* Authorization value, with NUL */
+#define AWS_KEY_ID_MAX	  128  /* access key id, bytes without NUL */
+#define AWS_SECRET_MAX	  128  /* secret access key, bytes without NUL */
+#define AWS_TOKEN_MAX	  8192 /* session token, bytes without NUL */
+#define SIGV4_HEADERS_MAX 32   /* headers a request may sign */
+#define SIGV4_AUTHZ_MAX	  1024 /* Authorization value, with NUL */
 
 /* One set of AWS credentials. Strings are NUL-terminated; session_token is
  * empty for long-term keys. expiration_ms is Unix epoch ms (wall clock),
@@ -58,15 +58,15 @@ struct sigv4_key_cache {
 
 /* What to sign. headers: any case, any order; must include Host. */
 struct sigv4_request {
-	const char *method;   /* "POST" */
-	const char *path;     /* as on the wire, e.g. "/"; NULL = "/" */
-	const char *query;    /* without '?', NULL or "" = none */
+	const char *method; /* "POST" */
+	const char *path;   /* as on the wire, e.g. "/"; NULL = "/" */
+	const char *query;  /* without '?', NULL or "" = none */
 	const struct http_header *headers;
-	size_t nheaders;      /* at most SIGV4_HEADERS_MAX (with the added ones) */
-	const char *body;     /* may be NULL when body_len is 0 */
+	size_t nheaders;  /* at most SIGV4_HEADERS_MAX (with the added ones) */
+	const char *body; /* may be NULL when body_len is 0 */
 	size_t body_len;
-	const char *region;   /* "us-east-1" */
-	const char *service;  /* "dynamodb", "sts" */
+	const char *region;		   /* "us-east-1" */
+	const char *service;		   /* "dynamodb", "sts" */
 	struct sigv4_key_cache *key_cache; /* NULL: derive the key every time */
 };
 
@@ -76,8 +76,8 @@ struct sigv4_request {
  * credentials passed to sigv4_sign(), so both must outlive their use
  * (http_send() copies them). */
 struct sigv4_signed {
-	char amz_date[17];                    /* "20150830T123600Z" */
-	char authorization[SIGV4_AUTHZ_MAX];  /* the Authorization value */
+	char amz_date[17];		     /* "20150830T123600Z" */
+	char authorization[SIGV4_AUTHZ_MAX]; /* the Authorization value */
 	struct http_header extra[3];
 	size_t nextra;
 };

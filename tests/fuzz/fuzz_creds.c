@@ -88,8 +88,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!value || value >= text + size)
 			break;
 		struct http_header h[] = {{"Host", "h"}, {"X-Fuzz", value}};
-		struct sigv4_request r = {.method = "GET", .path = path, .query = query,
-					  .headers = h, .nheaders = 2, .region = "r",
+		struct sigv4_request r = {.method = "GET",
+					  .path = path,
+					  .query = query,
+					  .headers = h,
+					  .nheaders = 2,
+					  .region = "r",
 					  .service = "s"};
 		struct sigv4_parts p;
 		if (sigv4_sign_parts(&r, "AKID", "SECRET", "20150830T123600Z", &p)) {

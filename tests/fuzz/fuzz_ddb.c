@@ -38,8 +38,12 @@ static void check_item(const struct lock_item *it)
 static void fuzz_name(const char *name, size_t n)
 {
 	struct ddb_keys k = {"Locks", "pk", "sk", "exp"};
-	struct store_req r = {.op = STORE_ACQUIRE, .name = name, .owner = "o", .rvn = "r",
-			      .lease_ms = 1000, .ttl = 5};
+	struct store_req r = {.op = STORE_ACQUIRE,
+			      .name = name,
+			      .owner = "o",
+			      .rvn = "r",
+			      .lease_ms = 1000,
+			      .ttl = 5};
 	char err[DDB_ERR_MAX] = "";
 	size_t len = 0;
 	char *body = ddb_build_request(&k, &r, &len, err);
@@ -51,7 +55,8 @@ static void fuzz_name(const char *name, size_t n)
 	cJSON *root = cJSON_ParseWithLength(body, len);
 	check(root != NULL);
 	const cJSON *pk = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "Key"), "pk"),
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "Key"),
+						 "pk"),
 		"S");
 	check(cJSON_IsString(pk));
 	check(strncmp(pk->valuestring, "LOCK#", 5) == 0 && strcmp(pk->valuestring + 5, name) == 0);

@@ -48,7 +48,10 @@ static char dir[128];
 
 /* ---- helpers ---- */
 
-static void on_deadline(evutil_socket_t fd, short what, void *arg) { *(bool *)arg = true; }
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	*(bool *)arg = true;
+}
 
 static bool run_until(bool (*pred)(void *), void *arg, int limit_ms)
 {
@@ -136,13 +139,13 @@ static void iso(int64_t wall_ms, char out[32])
 /* ---- the local stub: STS, container and IMDS endpoints ---- */
 
 static struct {
-	char expect_auth[128];     /* container: required Authorization */
-	char imds_token[64];       /* IMDS: token handed out */
-	int64_t lifetime_ms;       /* of the credentials handed out */
-	int served;                /* credentials documents served */
+	char expect_auth[128]; /* container: required Authorization */
+	char imds_token[64];   /* IMDS: token handed out */
+	int64_t lifetime_ms;   /* of the credentials handed out */
+	int served;	       /* credentials documents served */
 	int imds_puts;
 	char last_ttl[32];
-	char last_sts_form[2048];  /* decoded AssumeRoleWithWebIdentity form */
+	char last_sts_form[2048]; /* decoded AssumeRoleWithWebIdentity form */
 	bool sts_error;
 } stub;
 
@@ -277,7 +280,10 @@ static void on_answer(void *arg, const struct http_response *res)
 	snprintf(a->body, sizeof a->body, "%s", res->body);
 }
 
-static bool answered(void *arg) { return ((struct answer *)arg)->done; }
+static bool answered(void *arg)
+{
+	return ((struct answer *)arg)->done;
+}
 
 static long signed_list_tables(struct http *h, const char *moto, const char *ak, const char *sk,
 			       char *body_out, size_t body_sz)
@@ -291,8 +297,13 @@ static long signed_list_tables(struct http *h, const char *moto, const char *ak,
 	struct aws_credentials c = {0};
 	snprintf(c.access_key_id, sizeof c.access_key_id, "%s", ak);
 	snprintf(c.secret_access_key, sizeof c.secret_access_key, "%s", sk);
-	struct sigv4_request sr = {.method = "POST", .path = "/", .headers = hd, .nheaders = 3,
-				   .body = body, .body_len = 2, .region = "us-east-1",
+	struct sigv4_request sr = {.method = "POST",
+				   .path = "/",
+				   .headers = hd,
+				   .nheaders = 3,
+				   .body = body,
+				   .body_len = 2,
+				   .region = "us-east-1",
 				   .service = "dynamodb"};
 	struct sigv4_signed sig;
 	assert_true(sigv4_sign(&sr, &c, clock_wall_ms(clk), &sig, NULL));
@@ -301,8 +312,12 @@ static long signed_list_tables(struct http *h, const char *moto, const char *ak,
 		hd[n++] = sig.extra[i];
 	char url[160];
 	snprintf(url, sizeof url, "%s/", moto);
-	struct http_request req = {.method = "POST", .url = url, .headers = hd, .nheaders = n,
-				   .body = body, .body_len = 2};
+	struct http_request req = {.method = "POST",
+				   .url = url,
+				   .headers = hd,
+				   .nheaders = n,
+				   .body = body,
+				   .body_len = 2};
 	struct answer a = {0};
 	assert_non_null(http_send(h, &req, on_answer, &a));
 	assert_true(run_until(answered, &a, 10000));
@@ -573,7 +588,10 @@ static void test_imds(void **state)
 
 /* ---- background refresh on the real clock ---- */
 
-static bool two_served(void *arg) { return stub.served >= 2; }
+static bool two_served(void *arg)
+{
+	return stub.served >= 2;
+}
 
 static void test_background_refresh(void **state)
 {
@@ -600,7 +618,8 @@ static void test_background_refresh(void **state)
 
 int main(void)
 {
-	snprintf(dir, sizeof dir, "%s/it-creds.XXXXXX", getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp");
+	snprintf(dir, sizeof dir, "%s/it-creds.XXXXXX",
+		 getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp");
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;

@@ -32,20 +32,20 @@
 
 #include "core/dynamodb/http.h"
 
-#define HELD_MAX 64
+#define HELD_MAX    64
 #define RESULTS_MAX 64
 
 static struct event_base *base;
 static struct evhttp *srv;
 static int port;
-static unsigned server_conns;    /* connections the server accepted */
+static unsigned server_conns; /* connections the server accepted */
 static struct evhttp_request *held[HELD_MAX];
 static size_t nheld;
-static unsigned concurrent_max;  /* most requests held at once */
-static char last_headers[4096];  /* "name: value\n"..., lower-case names */
+static unsigned concurrent_max; /* most requests held at once */
+static char last_headers[4096]; /* "name: value\n"..., lower-case names */
 static char last_method[16];
 static size_t last_body_len;
-static char order[256];          /* query "n" of each /hold arrival */
+static char order[256]; /* query "n" of each /hold arrival */
 
 static struct bufferevent *on_conn(struct event_base *b, void *arg)
 {
@@ -81,10 +81,18 @@ static void on_request(struct evhttp_request *req, void *arg)
 {
 	const char *uri = evhttp_request_get_uri(req);
 	switch (evhttp_request_get_command(req)) {
-	case EVHTTP_REQ_GET: snprintf(last_method, sizeof last_method, "GET"); break;
-	case EVHTTP_REQ_POST: snprintf(last_method, sizeof last_method, "POST"); break;
-	case EVHTTP_REQ_PUT: snprintf(last_method, sizeof last_method, "PUT"); break;
-	default: snprintf(last_method, sizeof last_method, "OTHER"); break;
+	case EVHTTP_REQ_GET:
+		snprintf(last_method, sizeof last_method, "GET");
+		break;
+	case EVHTTP_REQ_POST:
+		snprintf(last_method, sizeof last_method, "POST");
+		break;
+	case EVHTTP_REQ_PUT:
+		snprintf(last_method, sizeof last_method, "PUT");
+		break;
+	default:
+		snprintf(last_method, sizeof last_method, "OTHER");
+		break;
 	}
 	last_headers[0] = '\0';
 	struct evkeyval *kv;
@@ -159,15 +167,23 @@ static struct http_req *send_one(struct http *h, const char *method, const char 
 {
 	char url[128];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-	struct http_request req = {.method = method, .url = url, .headers = hd, .nheaders = nh,
-				   .body = body, .body_len = len, .timeout_ms = timeout_ms};
+	struct http_request req = {.method = method,
+				   .url = url,
+				   .headers = hd,
+				   .nheaders = nh,
+				   .body = body,
+				   .body_len = len,
+				   .timeout_ms = timeout_ms};
 	in_send = true;
 	struct http_req *r = http_send(h, &req, on_done, &results[idx]);
 	in_send = false;
 	return r;
 }
 
-static void on_deadline(evutil_socket_t fd, short what, void *arg) { *(bool *)arg = true; }
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	*(bool *)arg = true;
+}
 
 /* Runs the loop until pred() or limit_ms passes; returns pred(). */
 static bool run_until(bool (*pred)(void), int limit_ms)
@@ -191,7 +207,10 @@ static bool n_done(void)
 	return n >= want_done;
 }
 static size_t want_held;
-static bool n_held(void) { return nheld >= want_held; }
+static bool n_held(void)
+{
+	return nheld >= want_held;
+}
 
 static int setup(void **state)
 {
@@ -233,8 +252,8 @@ static void test_headers_sent_and_captured(void **state)
 	size_t len = 1100000;
 	char *body = malloc(len);
 	memset(body, 'b', len);
-	struct http_header hd[] = {{"Host", "example.test"}, {"X-Amz-Target", "T.Op"},
-				   {"X-Empty", ""}};
+	struct http_header hd[] = {
+		{"Host", "example.test"}, {"X-Amz-Target", "T.Op"}, {"X-Empty", ""}};
 	assert_non_null(send_one(h, "POST", "/x", hd, 3, body, len, 0, 0));
 	want_done = 1;
 	assert_true(run_until(n_done, 5000));
@@ -246,9 +265,8 @@ static void test_headers_sent_and_captured(void **state)
 	assert_non_null(strstr(last_headers, "x-amz-target: T.Op\n"));
 	assert_non_null(strstr(last_headers, "x-empty: \n"));
 	assert_non_null(strstr(last_headers, "content-length: 1100000\n"));
-	static const char *const absent[] = {"expect:", "accept:", "accept-encoding:",
-					     "content-type:", "user-agent:",
-					     "transfer-encoding:"};
+	static const char *const absent[] = {"expect:",	      "accept:",     "accept-encoding:",
+					     "content-type:", "user-agent:", "transfer-encoding:"};
 	for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++)
 		if (strstr(last_headers, absent[i]))
 			fail_msg("curl sent %s in\n%s", absent[i], last_headers);
@@ -463,8 +481,8 @@ static void test_connect_timeout(void **state)
 	char url[64];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d/", ntohs(sin.sin_port));
 	struct http *h = http_new(base, NULL);
-	struct http_request rq = {.method = "GET", .url = url, .connect_timeout_ms = 300,
-				  .timeout_ms = 5000};
+	struct http_request rq = {
+		.method = "GET", .url = url, .connect_timeout_ms = 300, .timeout_ms = 5000};
 	assert_non_null(http_send(h, &rq, on_done_elapsed, &results[0]));
 	want_done = 1;
 	assert_true(run_until(n_done, 6000));
@@ -498,8 +516,8 @@ static void make_tls(const char *cert_path)
 	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
 	X509_set_pubkey(x, key);
 	X509_NAME *name = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"127.0.0.1",
-				   -1, -1, 0);
+	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"127.0.0.1", -1,
+				   -1, 0);
 	X509_set_issuer_name(x, name);
 	X509V3_CTX v3;
 	X509V3_set_ctx_nodb(&v3);
@@ -507,7 +525,8 @@ static void make_tls(const char *cert_path)
 	X509_EXTENSION *san = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name, "IP:127.0.0.1");
 	X509_add_ext(x, san, -1);
 	X509_EXTENSION_free(san);
-	X509_EXTENSION *bc = X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints, "critical,CA:TRUE");
+	X509_EXTENSION *bc =
+		X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints, "critical,CA:TRUE");
 	X509_add_ext(x, bc, -1);
 	X509_EXTENSION_free(bc);
 	assert_true(X509_sign(x, key, EVP_sha256()) > 0);

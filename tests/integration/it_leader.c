@@ -31,8 +31,8 @@
 #include "tests/support/gw.h"
 
 #define LEASE_MS 2000
-#define POLL_MS (LEASE_MS / 3) /* a follower's poll interval */
-#define SLACK_MS 1500          /* noise allowed on top of a rule's time */
+#define POLL_MS	 (LEASE_MS / 3) /* a follower's poll interval */
+#define SLACK_MS 1500		/* noise allowed on top of a rule's time */
 
 struct param {
 	bool moto;
@@ -136,7 +136,8 @@ static long long token_within(redisContext *c, int ms, const char *what)
 	if (r == NULL)
 		fail_msg("%s: no reply within %d ms", what, ms);
 	if (r->type != REDIS_REPLY_INTEGER)
-		fail_msg("%s: wanted a token, got type %d (%s)", what, r->type, r->str ? r->str : "");
+		fail_msg("%s: wanted a token, got type %d (%s)", what, r->type,
+			 r->str ? r->str : "");
 	long long t = r->integer;
 	freeReplyObject(r);
 	return t;
@@ -392,8 +393,7 @@ static void t_disconnect_hands_on(void **state)
 {
 	const struct param *p = setup_param(state);
 	start_one(&gws[0], p);
-	redisContext *a = gw_connect(&gws[0]), *b = gw_connect(&gws[0]),
-		     *c = gw_connect(&gws[0]);
+	redisContext *a = gw_connect(&gws[0]), *b = gw_connect(&gws[0]), *c = gw_connect(&gws[0]);
 	long long t1 = 0;
 	redisReply *r = gw_cmd(a, "LEADER.CAMPAIGN dc %d HOLDER a", LEASE_MS);
 	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
@@ -410,7 +410,7 @@ static void t_disconnect_hands_on(void **state)
 	long long took = gw_now_ms() - t0;
 	printf("handover disconnect one replica (%s): %lld ms\n", p->moto ? "moto" : "embedded",
 	       took);
-	assert_int_equal(t2, t1 + 1); /* b's cancelled campaign wrote nothing */
+	assert_int_equal(t2, t1 + 1);	  /* b's cancelled campaign wrote nothing */
 	assert_true(took < LEASE_MS / 2); /* a release, not a takeover */
 	redisContext *o = gw_connect(&gws[0]);
 	struct leader l;
@@ -536,8 +536,8 @@ static void t_sigterm_while_waiting(void **state)
 		/* Either an answer or the connection closed; never a hang. */
 		struct pollfd pf = {.fd = c->fd, .events = POLLIN};
 		assert_int_equal(poll(&pf, 1, 1000), 1);
-		if (redisBufferRead(c) == REDIS_OK && redisGetReplyFromReader(c, &rep) == REDIS_OK &&
-		    rep != NULL) {
+		if (redisBufferRead(c) == REDIS_OK &&
+		    redisGetReplyFromReader(c, &rep) == REDIS_OK && rep != NULL) {
 			printf("  %s answered type %d (%s)\n", i == 0 ? "campaign" : "watch",
 			       ((redisReply *)rep)->type,
 			       ((redisReply *)rep)->str ? ((redisReply *)rep)->str : "");
@@ -590,8 +590,8 @@ static void t_check_after_stall(void **state)
 	if (r->type == REDIS_REPLY_ERROR)
 		printf("check after a 1600 ms stall of a 1000 ms lease: -%s\n", r->str);
 	if (r->type == REDIS_REPLY_INTEGER)
-		fail_msg("told it still leads (token %lld of %lld) after its lease ended", r->integer,
-			 t1);
+		fail_msg("told it still leads (token %lld of %lld) after its lease ended",
+			 r->integer, t1);
 	assert_int_equal(r->type, REDIS_REPLY_ERROR);
 	assert_string_equal(r->str, "LOST expired");
 	freeReplyObject(r);
@@ -661,8 +661,8 @@ static void watcher_check(const struct watcher *w, const long long *want, const 
 {
 	int k = 0;
 	for (int i = 0; i < w->n; i++) {
-		printf("  watch %d: %s token %lld holder %s\n", i, w->seen[i].held ? "leader" : "none",
-		       w->seen[i].token, w->seen[i].holder);
+		printf("  watch %d: %s token %lld holder %s\n", i,
+		       w->seen[i].held ? "leader" : "none", w->seen[i].token, w->seen[i].holder);
 		if (!w->seen[i].held)
 			continue;
 		if (k >= n || w->seen[i].token != want[k])
@@ -681,8 +681,7 @@ static void t_watch_one_replica(void **state)
 	struct watcher w;
 	long long tok[3];
 	const char *who[3] = {"a", "b", "c"};
-	redisContext *a = gw_connect(&gws[0]), *b = gw_connect(&gws[0]),
-		     *c = gw_connect(&gws[0]);
+	redisContext *a = gw_connect(&gws[0]), *b = gw_connect(&gws[0]), *c = gw_connect(&gws[0]);
 	watcher_start(&w, &gws[0], "wl");
 	assert_false(w.seen[0].held);
 	/* A short TIMEOUT answers the unchanged state. */
@@ -728,8 +727,7 @@ static void t_watch_across(void **state)
 	struct watcher w;
 	long long tok[3];
 	const char *who[3] = {"b1", "a1", "b2"};
-	redisContext *a = gw_connect(&gws[0]), *b = gw_connect(&gws[1]),
-		     *b2 = gw_connect(&gws[1]);
+	redisContext *a = gw_connect(&gws[0]), *b = gw_connect(&gws[1]), *b2 = gw_connect(&gws[1]);
 	watcher_start(&w, &gws[0], "wx");
 	long long worst = 0;
 
@@ -861,8 +859,7 @@ static void t_sigkill_campaign_loop(void **state)
 {
 	setup_param(state);
 	start_two(&gws[0], &gws[1]);
-	redisContext *a = gw_connect(&gws[0]), *b = gw_connect(&gws[1]),
-		     *ib = gw_connect(&gws[1]);
+	redisContext *a = gw_connect(&gws[0]), *b = gw_connect(&gws[1]), *ib = gw_connect(&gws[1]);
 	redisReply *r = gw_cmd(a, "LEADER.CAMPAIGN kl %d", LEASE_MS);
 	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
 	long long t1 = r->integer;
@@ -976,8 +973,9 @@ static void t_lost_resp2_campaign_again(void **state)
 	send_cmd(a, "LEADER.CAMPAIGN sr %d", LEASE_MS);
 	r = reply_within(a, 1000);
 	if (r == NULL || r->type != REDIS_REPLY_ERROR || strncmp(r->str, "LOST ", 5) != 0)
-		fail_msg("CAMPAIGN after a loss: wanted -LOST, got %s",
-			 r == NULL ? "no reply" : r->str ? r->str : "a value");
+		fail_msg("CAMPAIGN after a loss: wanted -LOST, got %s", r == NULL ? "no reply"
+									: r->str  ? r->str
+										  : "a value");
 	printf("CAMPAIGN after the loss: -%s\n", r->str);
 	freeReplyObject(r);
 	gw_expect_int(a, 0, "LEADER.RESIGN sr");
@@ -1172,8 +1170,8 @@ static void t_idle_follower_requests(void **state)
 	assert_int_equal(stop_gw(&gws[1], SIGTERM), 0);
 }
 
-#define BOTH(t)                                                                                  \
-	cmocka_unit_test_prestate_setup_teardown(t, NULL, teardown, (void *)&on_embedded),        \
+#define BOTH(t)                                                                                    \
+	cmocka_unit_test_prestate_setup_teardown(t, NULL, teardown, (void *)&on_embedded),         \
 		cmocka_unit_test_prestate_setup_teardown(t, NULL, teardown, (void *)&on_moto)
 #define MOTO(t) cmocka_unit_test_prestate_setup_teardown(t, NULL, teardown, (void *)&on_moto)
 

@@ -1060,7 +1060,8 @@ static void test_info_dynamodb(void **state)
 	r = gw_cmd(c, "INFO dynamodb");
 	p = strstr(r->str, "requests_UpdateItem:");
 	assert_non_null(p);
-	assert_int_equal(atoll(p + strlen("requests_UpdateItem:")) - before, 2); /* acquire, release */
+	assert_int_equal(atoll(p + strlen("requests_UpdateItem:")) - before,
+			 2); /* acquire, release */
 	assert_non_null(strstr(r->str, "retry_quota:"));
 	freeReplyObject(r);
 	redisFree(c);

@@ -33,7 +33,10 @@ void gw_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-bool gw_have_moto(void) { return getenv("LG_MOTO") != NULL; }
+bool gw_have_moto(void)
+{
+	return getenv("LG_MOTO") != NULL;
+}
 
 const char *gw_new_table(void)
 {

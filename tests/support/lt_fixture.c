@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void copy(char *dst, size_t n, const char *s) { snprintf(dst, n, "%s", s != NULL ? s : ""); }
+static void copy(char *dst, size_t n, const char *s)
+{
+	snprintf(dst, n, "%s", s != NULL ? s : "");
+}
 
 static void record(void *ctx, const struct obs_event *ev)
 {
@@ -57,9 +60,18 @@ void fx_free(struct fx *f)
 	free(f);
 }
 
-void fx_run(struct fx *f) { clock_fake_advance(f->clock, 0); }
-void fx_advance(struct fx *f, int64_t ms) { clock_fake_advance(f->clock, ms); }
-int64_t fx_now(struct fx *f) { return clock_now_ms(f->clock); }
+void fx_run(struct fx *f)
+{
+	clock_fake_advance(f->clock, 0);
+}
+void fx_advance(struct fx *f, int64_t ms)
+{
+	clock_fake_advance(f->clock, ms);
+}
+int64_t fx_now(struct fx *f)
+{
+	return clock_now_ms(f->clock);
+}
 
 int fx_events(const struct fx *f, enum obs_event_id id)
 {
@@ -77,7 +89,10 @@ const struct fx_event *fx_last(const struct fx *f, enum obs_event_id id)
 	return NULL;
 }
 
-uint64_t fx_req(const struct fx *f, enum store_op op) { return f->store->requests[op]; }
+uint64_t fx_req(const struct fx *f, enum store_op op)
+{
+	return f->store->requests[op];
+}
 
 void fx_acquire_cb(void *arg, struct lease *lease, const struct lt_error *err)
 {
@@ -102,7 +117,10 @@ struct lt_wait *fx_acquire(struct fx *f, int i, const char *name, int64_t lease_
 	return w;
 }
 
-static void got_value(void *arg, int64_t v) { *(int64_t *)arg = v; }
+static void got_value(void *arg, int64_t v)
+{
+	*(int64_t *)arg = v;
+}
 
 int64_t fx_simulate_holder(struct fx *f, const char *name, int64_t lease_ms, const char *holder)
 {

@@ -154,7 +154,10 @@ static void heap_agrees_with_a_model_under_random_use(void **state)
 	clock_free(c);
 }
 
-static void stop_loop(void *arg) { event_base_loopbreak(arg); }
+static void stop_loop(void *arg)
+{
+	event_base_loopbreak(arg);
+}
 
 static void real_clock_fires_on_the_event_loop(void **state)
 {

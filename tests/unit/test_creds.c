@@ -23,8 +23,8 @@
 #include "core/dynamodb/creds_parse.h"
 
 #define HOUR_MS (3600 * 1000LL)
-#define MIN_MS (60 * 1000LL)
-#define T0 1764450000000LL /* 2025-11-29T21:00:00Z */
+#define MIN_MS	(60 * 1000LL)
+#define T0	1764450000000LL /* 2025-11-29T21:00:00Z */
 
 /* ---- a fake environment ---- */
 
@@ -222,17 +222,17 @@ static void test_refresh_at(void **state)
 	static const struct {
 		int64_t obtained, expiration, early, want;
 	} cases[] = {
-		{0, 0, 5 * MIN_MS, INT64_MAX},                    /* never expires */
-		{0, HOUR_MS, 5 * MIN_MS, 55 * MIN_MS},            /* 5 min early */
+		{0, 0, 5 * MIN_MS, INT64_MAX},	       /* never expires */
+		{0, HOUR_MS, 5 * MIN_MS, 55 * MIN_MS}, /* 5 min early */
 		{0, 6 * HOUR_MS, 5 * MIN_MS, 6 * HOUR_MS - 5 * MIN_MS},
-		{0, 4 * MIN_MS, 5 * MIN_MS, 2 * MIN_MS},          /* short: halfway */
+		{0, 4 * MIN_MS, 5 * MIN_MS, 2 * MIN_MS}, /* short: halfway */
 		{1000, 1000 + 9 * MIN_MS, 5 * MIN_MS, 1000 + 4 * MIN_MS + 30000},
-		{5000, 4000, 5 * MIN_MS, 5000},                   /* already expired: now */
+		{5000, 4000, 5 * MIN_MS, 5000}, /* already expired: now */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		assert_int_equal(creds_refresh_at(cases[i].obtained, cases[i].expiration,
-						  cases[i].early),
-				 cases[i].want);
+		assert_int_equal(
+			creds_refresh_at(cases[i].obtained, cases[i].expiration, cases[i].early),
+			cases[i].want);
 }
 
 /* ---- profiles and source selection ---- */
@@ -354,26 +354,36 @@ static void test_region(void **state)
 
 struct pick_case {
 	const char *env[12][2];
-	enum creds_source want;   /* CREDS_SRC_NONE: creds_new fails */
-	const char *key_id;       /* static sources: the key served */
-	const char *err_has;      /* on failure */
+	enum creds_source want; /* CREDS_SRC_NONE: creds_new fails */
+	const char *key_id;	/* static sources: the key served */
+	const char *err_has;	/* on failure */
 };
 
 static void test_source_precedence(void **state)
 {
 	static const struct pick_case cases[] = {
 		/* environment keys beat everything */
-		{{{"AWS_ACCESS_KEY_ID", "AKIDENV"}, {"AWS_SECRET_ACCESS_KEY", "SECRETENV"},
-		  {"AWS_WEB_IDENTITY_TOKEN_FILE", "/t"}, {"AWS_ROLE_ARN", "arn:r"},
-		  {"AWS_PROFILE", "dev"}, {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/c"}},
-		 CREDS_SRC_ENV, "AKIDENV", NULL},
+		{{{"AWS_ACCESS_KEY_ID", "AKIDENV"},
+		  {"AWS_SECRET_ACCESS_KEY", "SECRETENV"},
+		  {"AWS_WEB_IDENTITY_TOKEN_FILE", "/t"},
+		  {"AWS_ROLE_ARN", "arn:r"},
+		  {"AWS_PROFILE", "dev"},
+		  {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/c"}},
+		 CREDS_SRC_ENV,
+		 "AKIDENV",
+		 NULL},
 		/* half environment keys: an error, without the secret */
-		{{{"AWS_SECRET_ACCESS_KEY", "SECRETENV"}}, CREDS_SRC_NONE, NULL,
+		{{{"AWS_SECRET_ACCESS_KEY", "SECRETENV"}},
+		 CREDS_SRC_NONE,
+		 NULL,
 		 "AWS_ACCESS_KEY_ID"},
 		/* web identity (environment) beats the shared files */
-		{{{"AWS_WEB_IDENTITY_TOKEN_FILE", "/t"}, {"AWS_ROLE_ARN", "arn:r"},
+		{{{"AWS_WEB_IDENTITY_TOKEN_FILE", "/t"},
+		  {"AWS_ROLE_ARN", "arn:r"},
 		  {"AWS_PROFILE", "dev"}},
-		 CREDS_SRC_WEB_IDENTITY, NULL, NULL},
+		 CREDS_SRC_WEB_IDENTITY,
+		 NULL,
+		 NULL},
 		/* a role ARN alone is not web identity */
 		{{{"AWS_ROLE_ARN", "arn:r"}}, CREDS_SRC_PROFILE, "AKIDFILEDEFAULT", NULL},
 		{{{"AWS_PROFILE", "dev"}}, CREDS_SRC_PROFILE, "AKIDFILEDEV", NULL},
@@ -382,31 +392,47 @@ static void test_source_precedence(void **state)
 		{{{"AWS_PROFILE", "half"}}, CREDS_SRC_NONE, NULL, "aws_access_key_id"},
 		/* a profile without keys falls through to the container */
 		{{{"AWS_PROFILE", "empty"}, {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/c"}},
-		 CREDS_SRC_CONTAINER, NULL, NULL},
+		 CREDS_SRC_CONTAINER,
+		 NULL,
+		 NULL},
 		{{{"AWS_PROFILE", "empty"},
 		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://169.254.170.23/v1/credentials"},
 		  {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/t"}},
-		 CREDS_SRC_CONTAINER, NULL, NULL},
+		 CREDS_SRC_CONTAINER,
+		 NULL,
+		 NULL},
 		{{{"AWS_PROFILE", "empty"},
 		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:8080/creds"}},
-		 CREDS_SRC_CONTAINER, NULL, NULL},
+		 CREDS_SRC_CONTAINER,
+		 NULL,
+		 NULL},
 		{{{"AWS_PROFILE", "empty"},
 		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "https://creds.example.com/x"}},
-		 CREDS_SRC_CONTAINER, NULL, NULL},
+		 CREDS_SRC_CONTAINER,
+		 NULL,
+		 NULL},
 		/* plain http elsewhere is refused */
 		{{{"AWS_PROFILE", "empty"},
 		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://evil.example.com/creds"}},
-		 CREDS_SRC_NONE, NULL, "FULL_URI"},
+		 CREDS_SRC_NONE,
+		 NULL,
+		 "FULL_URI"},
 		{{{"AWS_PROFILE", "empty"},
 		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.evil.com/creds"}},
-		 CREDS_SRC_NONE, NULL, "FULL_URI"},
+		 CREDS_SRC_NONE,
+		 NULL,
+		 "FULL_URI"},
 		{{{"AWS_PROFILE", "empty"},
 		  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://169.254.170.2.evil.com/"}},
-		 CREDS_SRC_NONE, NULL, "FULL_URI"},
+		 CREDS_SRC_NONE,
+		 NULL,
+		 "FULL_URI"},
 		/* nothing but instance metadata, disabled (files_env disables it) */
 		{{{"AWS_PROFILE", "empty"}}, CREDS_SRC_NONE, NULL, "instance metadata is disabled"},
 		{{{"AWS_PROFILE", "empty"}, {"AWS_EC2_METADATA_DISABLED", "false"}},
-		 CREDS_SRC_IMDS, NULL, NULL},
+		 CREDS_SRC_IMDS,
+		 NULL,
+		 NULL},
 	};
 	struct event_base *base = event_base_new();
 	struct clock *clk = clock_fake_new(T0);
@@ -453,7 +479,8 @@ static void test_sts_endpoint(void **state)
 	static const struct {
 		const char *sts, *any, *region, *opt_region, *want;
 	} cases[] = {
-		{"http://127.0.0.1:5000", "http://other", "us-east-1", NULL, "http://127.0.0.1:5000"},
+		{"http://127.0.0.1:5000", "http://other", "us-east-1", NULL,
+		 "http://127.0.0.1:5000"},
 		{NULL, "http://127.0.0.1:5001", "us-east-1", NULL, "http://127.0.0.1:5001"},
 		{NULL, NULL, "eu-west-1", NULL, "https://sts.eu-west-1.amazonaws.com/"},
 		{NULL, NULL, "eu-west-1", "ap-south-1", "https://sts.ap-south-1.amazonaws.com/"},
@@ -474,8 +501,8 @@ static void test_sts_endpoint(void **state)
 			env_set(&e, "AWS_ENDPOINT_URL", cases[i].any);
 		if (cases[i].region)
 			env_set(&e, "AWS_REGION", cases[i].region);
-		struct creds_options o = {.getenv = fake_getenv, .getenv_arg = &e,
-					  .region = cases[i].opt_region};
+		struct creds_options o = {
+			.getenv = fake_getenv, .getenv_arg = &e, .region = cases[i].opt_region};
 		char err[CREDS_ERR_MAX];
 		struct creds *c = creds_new(base, clk, &o, err, sizeof err);
 		assert_non_null(c);
@@ -503,7 +530,10 @@ static void fake_fetch(void *arg, creds_done_fn done, void *done_arg)
 	f->done_arg = done_arg;
 }
 
-static void fake_cancel(void *arg) { ((struct fake_src *)arg)->cancels++; }
+static void fake_cancel(void *arg)
+{
+	((struct fake_src *)arg)->cancels++;
+}
 
 static void answer(struct fake_src *f, const char *key, int64_t expiration, const char *error)
 {

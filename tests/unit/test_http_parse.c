@@ -32,7 +32,8 @@ struct parse_case {
 #define OK_HEAD "HTTP/1.1 200 OK\r\n"
 
 static const struct parse_case cases[] = {
-	{"length", OK_HEAD "Content-Length: 5\r\nx-amz-crc32: 42\r\nDate: Sun, 29 Nov 2026 GMT\r\n\r\nhello",
+	{"length",
+	 OK_HEAD "Content-Length: 5\r\nx-amz-crc32: 42\r\nDate: Sun, 29 Nov 2026 GMT\r\n\r\nhello",
 	 false, HTTP_PARSE_DONE, 200, "hello", "42", true, false},
 	{"length 0", OK_HEAD "Content-Length: 0\r\n\r\n", false, HTTP_PARSE_DONE, 200, "", NULL,
 	 true, false},
@@ -107,8 +108,8 @@ static void test_answers(void **state)
 			run_case(t, step, &run);
 			struct http_req *r = run.r;
 			if (run.res != t->want)
-				fail_msg("%s (step %zu): result %d, want %d", t->what, step, run.res,
-					 t->want);
+				fail_msg("%s (step %zu): result %d, want %d", t->what, step,
+					 run.res, t->want);
 			if (t->want != HTTP_PARSE_BAD) {
 				assert_int_equal(r->status, t->status);
 				assert_int_equal(r->rlen, strlen(t->body));

@@ -32,7 +32,10 @@ static void on_lost(void *arg, struct lease *l, enum lt_loss reason)
 	lost_reason = reason;
 }
 
-static void got(void *arg, int64_t v) { *(int64_t *)arg = v; }
+static void got(void *arg, int64_t v)
+{
+	*(int64_t *)arg = v;
+}
 
 struct renew_result {
 	bool done;
@@ -124,7 +127,7 @@ static void paused_holder_wakes_and_its_next_renewal_reports_taken_over(void **s
 	fx_advance(f, LEASE); /* the contender sees the rvn unchanged for a lease */
 	assert_non_null(b.lease);
 	assert_true(lease_takeover(b.lease));
-	assert_true(lease_held(a.lease)); /* the paused holder does not know yet */
+	assert_true(lease_held(a.lease));      /* the paused holder does not know yet */
 	clock_fake_advance(paused, LEASE / 3); /* it wakes; its heartbeat renews */
 	fx_run(f);
 	assert_int_equal(lost_calls, 1);
@@ -353,7 +356,7 @@ static void embedded_store_reads_state_at_once(void **state)
 	assert_int_equal(st.token, lease_token(l));
 	assert_string_equal(st.holder, "p0");
 	assert_int_equal(fx_req(f, STORE_READ) - r0, 1); /* counted as a read */
-	store_memory_set_latency(f->store, 10); /* a test's latency: the slow path */
+	store_memory_set_latency(f->store, 10);		 /* a test's latency: the slow path */
 	assert_false(lt_state_now(f->lt[0], "job", &st));
 	fx_free(f);
 }
@@ -365,8 +368,8 @@ static void a_loop_stalled_past_the_lease_loses_it_without_a_renewal(void **stat
 	lost_calls = 0;
 	lease_on_lost(l, on_lost, NULL);
 	clock_fake_jump(f->clock, LEASE + 500); /* a stall: nothing ran */
-	assert_false(lease_held(l));              /* the clock says so already */
-	fx_run(f); /* the overdue heartbeat and end timer run now */
+	assert_false(lease_held(l));		/* the clock says so already */
+	fx_run(f);				/* the overdue heartbeat and end timer run now */
 	assert_int_equal(fx_req(f, STORE_RENEW), 0);
 	assert_int_equal(lost_calls, 1);
 	assert_int_equal(lost_reason, LT_EXPIRED);
@@ -459,7 +462,7 @@ static void local_waiters_queue_fifo_and_get_the_lock_by_one_write(void **state)
 		uint64_t w = fx_req(f, STORE_ACQUIRE), rel = fx_req(f, STORE_RELEASE);
 		lease_release(i == 0 ? l : a[i - 1].lease);
 		fx_run(f);
-		assert_non_null(a[i].lease); /* in order */
+		assert_non_null(a[i].lease);			   /* in order */
 		assert_int_equal(fx_req(f, STORE_ACQUIRE) - w, 1); /* one conditional write */
 		assert_int_equal(fx_req(f, STORE_RELEASE) - rel, 0);
 		assert_int_equal(lease_token(a[i].lease), i + 2);

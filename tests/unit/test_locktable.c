@@ -13,8 +13,14 @@
 
 #define LEASE 3000
 
-static uint64_t writes(struct fx *f) { return fx_req(f, STORE_ACQUIRE); }
-static uint64_t reads(struct fx *f) { return fx_req(f, STORE_READ); }
+static uint64_t writes(struct fx *f)
+{
+	return fx_req(f, STORE_ACQUIRE);
+}
+static uint64_t reads(struct fx *f)
+{
+	return fx_req(f, STORE_READ);
+}
 
 /* Acquires name on locktable i at once and returns the lease. */
 static struct lease *take(struct fx *f, int i, const char *name, int64_t lease_ms)

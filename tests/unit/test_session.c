@@ -35,7 +35,7 @@ struct world {
 	char path[108];
 	int opened, closed, drained;
 	struct sess *pending; /* the session whose reply is deferred */
-	bool hold;            /* t.defer also takes a reference */
+	bool hold;	      /* t.defer also takes a reference */
 };
 
 static struct world *W;
@@ -168,7 +168,7 @@ static void test_close_while_blocked(void **state)
 	assert_true(sess_closed(s));
 	assert_int_equal(sess_state(s), SESS_CLOSED);
 	resp_add_int(sess_out(s), 1); /* the late completion */
-	sess_resume(s);               /* a no-op now */
+	sess_resume(s);		      /* a no-op now */
 	sess_unref(s);
 	pump(w, -1, NULL, 0, 10, NULL);
 	assert_int_equal(w->closed, 1);

@@ -247,9 +247,15 @@ static void test_case(void **state)
 		all[nall++] = r.h[i];
 	if (token_signed && !find_header(r.h, r.nh, "X-Amz-Security-Token"))
 		all[nall++] = (struct http_header){"X-Amz-Security-Token", token};
-	struct sigv4_request sr = {.method = r.method, .path = r.path, .query = r.query,
-				   .headers = all, .nheaders = nall, .body = r.body,
-				   .body_len = r.body_len, .region = region, .service = service};
+	struct sigv4_request sr = {.method = r.method,
+				   .path = r.path,
+				   .query = r.query,
+				   .headers = all,
+				   .nheaders = nall,
+				   .body = r.body,
+				   .body_len = r.body_len,
+				   .region = region,
+				   .service = service};
 	struct sigv4_parts parts;
 	assert_true(sigv4_sign_parts(&sr, KEY_ID, SECRET, amz_date, &parts));
 	assert_string_equal(parts.canonical_request, creq);
@@ -313,9 +319,14 @@ static void test_all_cases_found(void **state)
 
 static struct sigv4_request simple_req(const struct http_header *h, size_t n)
 {
-	return (struct sigv4_request){.method = "POST", .path = "/", .headers = h,
-				      .nheaders = n, .body = "{}", .body_len = 2,
-				      .region = "us-east-1", .service = "dynamodb"};
+	return (struct sigv4_request){.method = "POST",
+				      .path = "/",
+				      .headers = h,
+				      .nheaders = n,
+				      .body = "{}",
+				      .body_len = 2,
+				      .region = "us-east-1",
+				      .service = "dynamodb"};
 }
 
 static struct aws_credentials example_creds(void)
