@@ -52,6 +52,7 @@ struct sess {
 	int refs;
 	struct bufferevent *bev;
 	struct event *resume_ev; /* runs the command loop from the event loop */
+	struct event *flush_ev;	 /* writes the replies once per loop turn */
 	struct resp_parser *parser;
 	struct resp_out out; /* replies not yet handed to the socket */
 	char *name;	     /* CLIENT SETNAME, NULL if none */
@@ -114,8 +115,10 @@ void sess_suspend(struct sess *s);
  * requests. A no-op once the session is closing. */
 void sess_resume(struct sess *s);
 
-/* Hands sess_out(s) to the socket now (after a push written outside a
- * command). Handlers need not call it: replies are flushed per batch. */
+/* Hands sess_out(s) to the socket: at the end of this turn of the event
+ * loop while the session is open (so the replies of every command run in
+ * this turn leave in one write), at once when it is closing. Handlers need
+ * not call it: replies are flushed per batch. */
 void sess_flush(struct sess *s);
 
 /* Keeps the memory of s valid across an asynchronous call even if the
