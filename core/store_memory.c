@@ -103,6 +103,8 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 static bool set_holder(struct mitem *it, const char *holder)
 {
 	char *h = NULL;
+	if (holder != NULL && it->holder != NULL && strcmp(holder, it->holder) == 0)
+		return true; /* the same label: most writes */
 	if (holder != NULL && (h = strdup(holder)) == NULL)
 		return false;
 	free(it->holder);
