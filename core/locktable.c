@@ -23,14 +23,6 @@ static void on_try_read(void *arg, const struct store_result *res);
 
 /* --- locks: hash table and seen cache --- */
 
-static uint64_t hash_name(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static void rehash(struct locktable *t)
 {
 	size_t n = t->nbuckets * 2;
@@ -52,7 +44,7 @@ static void rehash(struct locktable *t)
 
 struct lock *lt_lock_get(struct locktable *t, const char *name, bool create)
 {
-	uint64_t h = hash_name(name);
+	uint64_t h = store_name_hash(name);
 	struct lock **p = &t->buckets[h & (t->nbuckets - 1)];
 	for (; *p != NULL; p = &(*p)->hnext)
 		if ((*p)->hash == h && strcmp((*p)->name, name) == 0)

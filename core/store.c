@@ -64,6 +64,14 @@ const char *store_status_name(enum store_status st)
 	return (unsigned)st <= STORE_FATAL ? status_names[st] : "?";
 }
 
+uint64_t store_name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
 /* Ids come from a pool of random bytes refilled 4 KiB at a time: one
  * RAND_bytes call per 256 ids instead of one per id. */
 static unsigned char pool[4096];

@@ -131,6 +131,9 @@ uint64_t store_requests_total(const struct store *s);
 const char *store_op_name(enum store_op op);
 const char *store_status_name(enum store_status st);
 
+/* The hash of a lock name for the in-process tables (FNV-1a, 64 bits). */
+uint64_t store_name_hash(const char *name);
+
 /* Fills buf (>= 33 bytes) with a new random 32-hex-digit id. */
 void store_new_id(char *buf);
 

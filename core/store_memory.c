@@ -43,14 +43,6 @@ struct mstore {
 	char table[];
 };
 
-static uint64_t hash_name(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static struct mitem **find_slot(struct mstore *ms, const char *name, uint64_t h)
 {
 	struct mitem **p = &ms->buckets[h & (ms->nbuckets - 1)];
@@ -127,7 +119,7 @@ static bool owner_is(const struct mitem *it, const char *owner)
 /* Applies one request to the table and fills res. */
 static void apply(struct mstore *ms, const struct store_req *r, struct store_result *res)
 {
-	uint64_t h = hash_name(r->name);
+	uint64_t h = store_name_hash(r->name);
 	struct mitem **slot = find_slot(ms, r->name, h), *it = *slot;
 
 	res->status = STORE_OK;
@@ -316,7 +308,7 @@ static bool mem_read_now(struct store *s, const char *name, struct lock_item *ou
 	if (ms->fail_n != 0 || ms->latency_ms != 0 || ms->op_latency_ms[STORE_READ] != 0 ||
 	    s->in_flight != 0)
 		return false;
-	copy_out(*find_slot(ms, name, hash_name(name)), out);
+	copy_out(*find_slot(ms, name, store_name_hash(name)), out);
 	return true;
 }
 
@@ -372,7 +364,7 @@ size_t store_memory_items(const struct store *s)
 bool store_memory_put_raw(struct store *s, const char *name, const struct lock_item *item)
 {
 	struct mstore *ms = (struct mstore *)s;
-	uint64_t h = hash_name(name);
+	uint64_t h = store_name_hash(name);
 	struct mitem **slot = find_slot(ms, name, h), *it = *slot;
 	if (it == NULL) {
 		size_t len = strlen(name);

@@ -244,17 +244,25 @@ static void renewed(void *arg, int r, const struct lt_error *err)
 	pending_done(p);
 }
 
-static void cmd_renew(struct cmd_call *c)
+/* The lease of a RENEW or RELEASE and the session suspended for its
+ * answer; NULL when lookup() or out-of-memory already answered. */
+static struct pending *begin(struct cmd_call *c, struct lk_lease **rec)
 {
 	struct lockapp *app = c->arg;
 	int64_t token;
-	struct lk_lease *rec = lookup(c, app, &token);
-	if (rec == NULL)
-		return;
+	if ((*rec = lookup(c, app, &token)) == NULL)
+		return NULL;
 	struct pending *p = pending_new(app, c->sess, &c->argv[1], token);
 	if (p == NULL)
-		return oom(c);
-	if (!lease_renew(rec->lease, renewed, p)) {
+		oom(c);
+	return p;
+}
+
+static void cmd_renew(struct cmd_call *c)
+{
+	struct lk_lease *rec;
+	struct pending *p = begin(c, &rec);
+	if (p != NULL && !lease_renew(rec->lease, renewed, p)) {
 		resp_add_errorf(c->out, "ERR out of memory");
 		pending_done(p);
 	}
@@ -271,14 +279,10 @@ static void released(void *arg, int r, const struct lt_error *err)
 
 static void cmd_release(struct cmd_call *c)
 {
-	struct lockapp *app = c->arg;
-	int64_t token;
-	struct lk_lease *rec = lookup(c, app, &token);
-	if (rec == NULL)
-		return;
-	struct pending *p = pending_new(app, c->sess, &c->argv[1], token);
+	struct lk_lease *rec;
+	struct pending *p = begin(c, &rec);
 	if (p == NULL)
-		return oom(c);
+		return;
 	struct lease *lease = rec->lease;
 	lease_set_data(lease, NULL);
 	lk_forget(rec);

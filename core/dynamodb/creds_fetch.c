@@ -170,11 +170,10 @@ void creds_fetch_web_identity(struct creds *c)
 
 /* ---- container ---- */
 
-static void on_container(void *arg, const struct http_response *res)
+/* Ends a fetch whose answer is the JSON of the container endpoint and
+ * IMDS (AccessKeyId, SecretAccessKey, Token, Expiration). */
+static void done_json(struct creds *c, const struct http_response *res)
 {
-	struct creds *c = arg;
-	if (!res_ok(c, res, "container credentials endpoint"))
-		return;
 	struct aws_credentials got;
 	char err[CREDS_ERR_MAX];
 	if (creds_parse_json(res->body, res->body_len, &got, err, sizeof err))
@@ -182,6 +181,13 @@ static void on_container(void *arg, const struct http_response *res)
 	else
 		creds_fetch_done(c, NULL, err);
 	explicit_bzero(&got, sizeof got);
+}
+
+static void on_container(void *arg, const struct http_response *res)
+{
+	struct creds *c = arg;
+	if (res_ok(c, res, "container credentials endpoint"))
+		done_json(c, res);
 }
 
 void creds_fetch_container(struct creds *c)
@@ -234,13 +240,7 @@ static void on_imds(void *arg, const struct http_response *res)
 		imds_step(c);
 		return;
 	}
-	struct aws_credentials got;
-	char err[CREDS_ERR_MAX];
-	if (creds_parse_json(res->body, res->body_len, &got, err, sizeof err))
-		creds_fetch_done(c, &got, NULL);
-	else
-		creds_fetch_done(c, NULL, err);
-	explicit_bzero(&got, sizeof got);
+	done_json(c, res);
 	explicit_bzero(c->imds_token, sizeof c->imds_token);
 }
 

@@ -52,8 +52,7 @@ enum ddb_op ddb_op_for(enum store_op op)
 	return (unsigned)op < STORE_OP_COUNT ? store_ops[op] : DDB_GET_ITEM;
 }
 
-static void errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void errf(char *err, const char *fmt, ...)
+void ddb_errf(char *err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -111,7 +110,7 @@ static bool name_ok(const char *what, const char *name, char *err)
 {
 	size_t n = name ? strlen(name) : 0;
 	if (n == 0 || n > DDB_KEY_NAME_MAX || !ddb_utf8_valid(name, n)) {
-		errf(err, "%s must be 1..%d bytes of UTF-8", what, DDB_KEY_NAME_MAX);
+		ddb_errf(err, "%s must be 1..%d bytes of UTF-8", what, DDB_KEY_NAME_MAX);
 		return false;
 	}
 	return true;
@@ -124,8 +123,8 @@ bool ddb_keys_valid(const struct ddb_keys *k, char *err)
 	    strspn(k->table, "abcdefghijklmnopqrstuvwxyz"
 			     "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 			     "0123456789_.-") != n) {
-		errf(err, "table name '%.64s' must be 3..255 characters of a-z A-Z 0-9 _ . -",
-		     k->table ? k->table : "");
+		ddb_errf(err, "table name '%.64s' must be 3..255 characters of a-z A-Z 0-9 _ . -",
+			 k->table ? k->table : "");
 		return false;
 	}
 	if (!name_ok("partition key name", k->pk, err))
@@ -133,24 +132,24 @@ bool ddb_keys_valid(const struct ddb_keys *k, char *err)
 	if (k->sk && (!name_ok("sort key name", k->sk, err)))
 		return false;
 	if (k->sk && strcmp(k->sk, k->pk) == 0) {
-		errf(err, "sort key '%.64s' is also the partition key", k->sk);
+		ddb_errf(err, "sort key '%.64s' is also the partition key", k->sk);
 		return false;
 	}
 	if (is_lock_attr(k->pk) || (k->sk && is_lock_attr(k->sk))) {
-		errf(err, "key attribute of table %s is named like a lock attribute", k->table);
+		ddb_errf(err, "key attribute of table %s is named like a lock attribute", k->table);
 		return false;
 	}
 	if (k->ttl_attr) {
 		if (!name_ok("TTL attribute name", k->ttl_attr, err))
 			return false;
 		if (strcmp(k->ttl_attr, k->pk) == 0 || (k->sk && strcmp(k->ttl_attr, k->sk) == 0)) {
-			errf(err, "TTL attribute '%.64s' is a key of table %s", k->ttl_attr,
-			     k->table);
+			ddb_errf(err, "TTL attribute '%.64s' is a key of table %s", k->ttl_attr,
+				 k->table);
 			return false;
 		}
 		if (is_lock_attr(k->ttl_attr)) {
-			errf(err, "TTL attribute '%s' is an attribute of the lock item",
-			     k->ttl_attr);
+			ddb_errf(err, "TTL attribute '%s' is an attribute of the lock item",
+				 k->ttl_attr);
 			return false;
 		}
 	}
@@ -320,7 +319,7 @@ static char *jdone(struct jw *w, size_t *len, char *err)
 	jend(w, '}');
 	if (w->oom) {
 		free(w->p);
-		errf(err, "out of memory building a request");
+		ddb_errf(err, "out of memory building a request");
 		return NULL;
 	}
 	*len = w->len;
@@ -351,7 +350,7 @@ static bool str_ok(const char *what, const char *s, size_t max, char *err)
 {
 	size_t n = s ? strnlen(s, max + 1) : 0;
 	if (n == 0 || n > max || !ddb_utf8_valid(s, n)) {
-		errf(err, "%s must be 1..%zu bytes of UTF-8", what, max);
+		ddb_errf(err, "%s must be 1..%zu bytes of UTF-8", what, max);
 		return false;
 	}
 	return true;
@@ -361,7 +360,7 @@ static bool str_ok(const char *what, const char *s, size_t max, char *err)
 static bool req_valid(const struct store_req *r, char *err)
 {
 	if ((unsigned)r->op >= STORE_OP_COUNT) {
-		errf(err, "unknown store operation %d", (int)r->op);
+		ddb_errf(err, "unknown store operation %d", (int)r->op);
 		return false;
 	}
 	if (!str_ok("lock name", r->name, STORE_NAME_MAX, err))
@@ -378,11 +377,11 @@ static bool req_valid(const struct store_req *r, char *err)
 	if (writes && r->holder && !str_ok("holder", r->holder, STORE_HOLDER_MAX, err))
 		return false;
 	if (writes && r->lease_ms <= 0) {
-		errf(err, "lease must be positive, not %" PRId64 " ms", r->lease_ms);
+		ddb_errf(err, "lease must be positive, not %" PRId64 " ms", r->lease_ms);
 		return false;
 	}
 	if (r->ttl < 0) {
-		errf(err, "ttl must not be negative");
+		ddb_errf(err, "ttl must not be negative");
 		return false;
 	}
 	return true;

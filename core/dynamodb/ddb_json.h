@@ -27,6 +27,9 @@
 #define DDB_REASONS_MAX	   4   /* cancellation reasons kept, in request order */
 #define DDB_ERR_MAX	   256 /* size of the err buffers below */
 
+/* Writes a printf-style message into err (DDB_ERR_MAX bytes). */
+void ddb_errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The DynamoDB operations leasegate sends. */
 enum ddb_op {
 	DDB_UPDATE_ITEM,

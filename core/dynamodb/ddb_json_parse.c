@@ -10,15 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void errf(char *err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, DDB_ERR_MAX, fmt, ap);
-	va_end(ap);
-}
-
 bool ddb_parse_int64(const char *s, int64_t *out)
 {
 	bool neg = *s == '-';
@@ -44,8 +35,8 @@ static const char *typed(const cJSON *attr, const char *want, char *err)
 {
 	const cJSON *v = cJSON_IsObject(attr) ? attr->child : NULL;
 	if (!v || v->next || !v->string || strcmp(v->string, want) != 0 || !cJSON_IsString(v)) {
-		errf(err, "attribute %s is not of type %s",
-		     attr && attr->string ? attr->string : "?", want);
+		ddb_errf(err, "attribute %s is not of type %s",
+			 attr && attr->string ? attr->string : "?", want);
 		return NULL;
 	}
 	return v->valuestring;
@@ -58,7 +49,7 @@ static bool get_str(const cJSON *attr, char *dst, size_t cap, bool *has, char *e
 		return false;
 	size_t n = strlen(s);
 	if (n + 1 > cap) {
-		errf(err, "attribute %s is longer than %zu bytes", attr->string, cap - 1);
+		ddb_errf(err, "attribute %s is longer than %zu bytes", attr->string, cap - 1);
 		return false;
 	}
 	memcpy(dst, s, n + 1);
@@ -73,7 +64,7 @@ static bool get_num(const cJSON *attr, int64_t *dst, bool *has, char *err)
 	if (!s)
 		return false;
 	if (strlen(s) > 20 || !ddb_parse_int64(s, dst)) {
-		errf(err, "attribute %s is not an integer: '%.24s'", attr->string, s);
+		ddb_errf(err, "attribute %s is not an integer: '%.24s'", attr->string, s);
 		return false;
 	}
 	if (has)
@@ -86,7 +77,7 @@ bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *i
 	const cJSON *map = cjson;
 	memset(item, 0, sizeof *item);
 	if (!cJSON_IsObject(map)) {
-		errf(err, "item is not a JSON object");
+		ddb_errf(err, "item is not a JSON object");
 		return false;
 	}
 	item->exists = true;
@@ -113,7 +104,7 @@ bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *i
 			return false;
 	}
 	if (item->has_lease && item->lease_ms <= 0) {
-		errf(err, "attribute leaseMs is not positive");
+		ddb_errf(err, "attribute leaseMs is not positive");
 		return false;
 	}
 	return true;
@@ -124,7 +115,7 @@ static cJSON *parse_body(const char *body, size_t len, char *err)
 	cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
-		errf(err, "response is not a JSON object: '%.40s'", body ? body : "");
+		ddb_errf(err, "response is not a JSON object: '%.40s'", body ? body : "");
 		return NULL;
 	}
 	return root;
@@ -145,7 +136,7 @@ bool ddb_parse_output(enum ddb_op op, const char *body, size_t len, const char *
 	if (map)
 		ok = ddb_parse_item(map, ttl_attr, item, err);
 	else if (op == DDB_UPDATE_ITEM)
-		ok = false, errf(err, "UpdateItem response without Attributes");
+		ok = false, ddb_errf(err, "UpdateItem response without Attributes");
 	cJSON_Delete(root);
 	return ok;
 }
@@ -326,7 +317,7 @@ bool ddb_parse_table(const char *body, size_t len, struct ddb_table_desc *out, c
 		copy_text(out->status, sizeof out->status, st->valuestring,
 			  strlen(st->valuestring));
 	if (!ok)
-		errf(err, "table description without a valid KeySchema");
+		ddb_errf(err, "table description without a valid KeySchema");
 	cJSON_Delete(root);
 	return ok;
 }

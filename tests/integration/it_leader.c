@@ -1000,18 +1000,6 @@ static int moto_port(void)
 	return atoi(colon + 1);
 }
 
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 /* tests/integration/ddb_proxy.py: next to the sources, found from the
  * working directory or from $LG_BIN upwards. */
 static void proxy_script(char *out, size_t cap)
@@ -1036,7 +1024,7 @@ static void proxy_script(char *out, size_t cap)
 static int start_proxy(void)
 {
 	char script[600], port[16], target[16];
-	int p = free_port();
+	int p = gw_free_port();
 	proxy_script(script, sizeof(script));
 	snprintf(port, sizeof(port), "%d", p);
 	snprintf(target, sizeof(target), "%d", moto_port());

@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "tests/support/gw.h"
 #include <hiredis/hiredis.h>
 
 struct server {
@@ -62,18 +64,6 @@ static int kill_leftovers(void **state)
 	return 0;
 }
 
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 static int raw_connect(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -104,7 +94,7 @@ static void start(struct server *s, ...)
 	va_list ap;
 	assert_non_null(bin);
 	memset(s, 0, sizeof(*s));
-	s->port = free_port();
+	s->port = gw_free_port();
 	snprintf(port, sizeof(port), "%d", s->port);
 	argv[n++] = bin;
 	argv[n++] = "--port";

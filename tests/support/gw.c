@@ -46,7 +46,7 @@ const char *gw_new_table(void)
 	return name;
 }
 
-static int free_port(void)
+int gw_free_port(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -80,7 +80,7 @@ void gw_start(struct gw *g, const char *table, ...)
 
 	assert_non_null(bin);
 	memset(g, 0, sizeof(*g));
-	g->port = free_port();
+	g->port = gw_free_port();
 	snprintf(port, sizeof(port), "%d", g->port);
 	snprintf(g->log, sizeof(g->log), "%s/gw-%ld-%d.log",
 		 getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp", (long)getpid(), ++seq);

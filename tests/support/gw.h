@@ -16,6 +16,9 @@ struct gw {
 	char log[256]; /* its stderr */
 };
 
+/* A TCP port free on 127.0.0.1 right now. */
+int gw_free_port(void);
+
 /* A new table name on moto, unique per call ("lg-<pid>-<n>"). */
 const char *gw_new_table(void);
 

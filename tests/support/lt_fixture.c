@@ -117,6 +117,16 @@ struct lt_wait *fx_acquire(struct fx *f, int i, const char *name, int64_t lease_
 	return w;
 }
 
+struct lease *fx_take(struct fx *f, int i, const char *name, int64_t lease_ms)
+{
+	struct fx_acq a;
+	fx_acquire(f, i, name, lease_ms, false, 0, &a);
+	fx_run(f);
+	assert_true(a.done);
+	assert_non_null(a.lease);
+	return a.lease;
+}
+
 static void got_value(void *arg, int64_t v)
 {
 	*(int64_t *)arg = v;

@@ -61,6 +61,10 @@ void fx_acquire_cb(void *arg, struct lease *lease, const struct lt_error *err);
 struct lt_wait *fx_acquire(struct fx *f, int i, const char *name, int64_t lease_ms, bool wait,
 			   int64_t timeout_ms, struct fx_acq *out);
 
+/* Acquires name on locktable i at once (a try) and returns the lease;
+ * fails the test when it is not granted. */
+struct lease *fx_take(struct fx *f, int i, const char *name, int64_t lease_ms);
+
 /* Simulates another process holding name (returns its token). */
 int64_t fx_simulate_holder(struct fx *f, const char *name, int64_t lease_ms, const char *holder);
 /* Reads the state of name through locktable 0. */

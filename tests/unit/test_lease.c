@@ -14,16 +14,6 @@
 
 #define LEASE 3000
 
-static struct lease *take(struct fx *f, int i, const char *name, int64_t lease_ms)
-{
-	struct fx_acq a;
-	fx_acquire(f, i, name, lease_ms, false, 0, &a);
-	fx_run(f);
-	assert_true(a.done);
-	assert_non_null(a.lease);
-	return a.lease;
-}
-
 static int lost_calls;
 static enum lt_loss lost_reason;
 static void on_lost(void *arg, struct lease *l, enum lt_loss reason)
@@ -56,9 +46,9 @@ static void renewed(void *arg, int r, const struct lt_error *err)
 static void delete_loses_the_lease_deleted_and_the_next_token_is_1(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	lease_release(take(f, 0, "job", LEASE));
+	lease_release(fx_take(f, 0, "job", LEASE));
 	fx_run(f);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	assert_int_equal(lease_token(l), 2);
 	lost_calls = 0;
 	lease_on_lost(l, on_lost, NULL);
@@ -71,7 +61,7 @@ static void delete_loses_the_lease_deleted_and_the_next_token_is_1(void **state)
 	assert_int_equal(lost_reason, LT_DELETED);
 	assert_false(fx_state(f, "job").exists); /* a renewal never creates the item */
 	lease_release(l);
-	l = take(f, 0, "job", LEASE);
+	l = fx_take(f, 0, "job", LEASE);
 	assert_int_equal(lease_token(l), 1);
 	fx_free(f);
 }
@@ -79,7 +69,7 @@ static void delete_loses_the_lease_deleted_and_the_next_token_is_1(void **state)
 static void simulated_release_loses_the_lease_taken_over(void **state)
 {
 	struct fx *f = fx_new(2, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	lost_calls = 0;
 	lease_on_lost(l, on_lost, NULL);
 	int64_t v = -2;
@@ -89,7 +79,7 @@ static void simulated_release_loses_the_lease_taken_over(void **state)
 	fx_advance(f, LEASE / 3);
 	assert_int_equal(lost_reason, LT_TAKEN_OVER);
 	/* The next acquire finds it free and raises the token. */
-	struct lease *m = take(f, 1, "job", LEASE);
+	struct lease *m = fx_take(f, 1, "job", LEASE);
 	assert_int_equal(lease_token(m), 2);
 	lease_release(l);
 	fx_free(f);
@@ -98,7 +88,7 @@ static void simulated_release_loses_the_lease_taken_over(void **state)
 static void table_not_found_on_renewal_loses_the_lease(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	lost_calls = 0;
 	lease_on_lost(l, on_lost, NULL);
 	store_memory_fail(f->store, 1, STORE_NO_TABLE, "ResourceNotFoundException");
@@ -144,7 +134,7 @@ static void holder_label_written_removed_and_replaced(void **state)
 	struct fx *f = fx_new(2, false);
 	struct lt_options o = {.holder_label = "pod-a"};
 	f->lt[2] = lt_new(f->clock, f->store, &f->obs, &o);
-	struct lease *l = take(f, 2, "job", LEASE);
+	struct lease *l = fx_take(f, 2, "job", LEASE);
 	assert_string_equal(fx_state(f, "job").holder, "pod-a"); /* written */
 	lease_release(l);
 	fx_run(f);
@@ -213,7 +203,7 @@ static void ttl_written_on_every_write_with_the_retention(void **state)
 	struct lt_options o = {.ttl_retention_ms = 7 * 86400000LL};
 	f->lt[0] = lt_new(f->clock, f->store, &f->obs, &o);
 	const int64_t week_s = 7 * 86400;
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	assert_int_equal(fx_state(f, "job").ttl, clock_wall_ms(f->clock) / 1000 + week_s);
 	fx_advance(f, 4500); /* renewals rewrite it: the last at 4 s */
 	assert_int_equal(fx_state(f, "job").ttl, (clock_wall_ms(f->clock) - 500) / 1000 + week_s);
@@ -247,7 +237,7 @@ static void item_with_an_owner_but_no_rvn_is_not_a_lock(void **state)
 static void explicit_renew_true_while_held_false_once_ended_errors_passed_up(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	struct renew_result r = {0};
 	fx_advance(f, 500);
 	assert_true(lease_renew(l, renewed, &r));
@@ -292,7 +282,7 @@ static void explicit_renew_true_while_held_false_once_ended_errors_passed_up(voi
 static void release_answers_pending_renewals_ended(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	struct renew_result r = {0}, c = {0};
 	assert_true(lease_renew(l, renewed, &r));
 	assert_true(lease_check(l, renewed, &c));
@@ -328,7 +318,7 @@ static void acquire_overtaking_our_own_release_wins_with_one_write(void **state)
 {
 	struct fx *f = fx_new(2, true);
 	store_memory_set_op_latency(f->store, STORE_RELEASE, 100);
-	lease_release(take(f, 0, "job", 9000));
+	lease_release(fx_take(f, 0, "job", 9000));
 	uint64_t w0 = fx_req(f, STORE_ACQUIRE);
 	struct fx_acq a;
 	fx_acquire(f, 0, "job", LEASE, true, 0, &a); /* the release is still out */
@@ -349,7 +339,7 @@ static void embedded_store_reads_state_at_once(void **state)
 	struct lt_state st;
 	assert_true(lt_state_now(f->lt[0], "job", &st));
 	assert_false(st.exists);
-	struct lease *l = take(f, 0, "job", 5000);
+	struct lease *l = fx_take(f, 0, "job", 5000);
 	uint64_t r0 = fx_req(f, STORE_READ);
 	assert_true(lt_state_now(f->lt[0], "job", &st));
 	assert_true(st.held);
@@ -364,7 +354,7 @@ static void embedded_store_reads_state_at_once(void **state)
 static void a_loop_stalled_past_the_lease_loses_it_without_a_renewal(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	lost_calls = 0;
 	lease_on_lost(l, on_lost, NULL);
 	clock_fake_jump(f->clock, LEASE + 500); /* a stall: nothing ran */
@@ -380,7 +370,7 @@ static void a_loop_stalled_past_the_lease_loses_it_without_a_renewal(void **stat
 static void failed_release_is_logged_never_thrown(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	store_memory_fail(f->store, 1, STORE_TRANSIENT, "InternalServerError");
 	lease_release(l);
 	fx_run(f);
@@ -432,7 +422,7 @@ static void retried_acquire_finds_its_own_owner(void **state)
 static void local_lock_refuses_local_tries_without_a_request(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	uint64_t total = store_requests_total(f->store);
 	int64_t refused = -2;
 	assert_true(lt_wait_for_refusal(f->lt[0], "job", got, &refused));
@@ -450,7 +440,7 @@ static void local_lock_refuses_local_tries_without_a_request(void **state)
 static void local_waiters_queue_fifo_and_get_the_lock_by_one_write(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	struct fx_acq a[3];
 	for (int i = 0; i < 3; i++)
 		fx_acquire(f, 0, "job", LEASE, true, 0, &a[i]);
@@ -496,7 +486,7 @@ static void one_shared_poll_however_many_wait(void **state)
 static void wait_times_out_with_nothing(void **state)
 {
 	struct fx *f = fx_new(2, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	struct fx_acq a;
 	fx_acquire(f, 1, "job", LEASE, true, 2500, &a);
 	fx_advance(f, 2499);
@@ -553,7 +543,7 @@ static void state_and_fencing_check(void **state)
 {
 	struct fx *f = fx_new(1, true);
 	assert_false(fx_state(f, "job").exists);
-	struct lease *l = take(f, 0, "job", 5000);
+	struct lease *l = fx_take(f, 0, "job", 5000);
 	struct lt_state st = fx_state(f, "job");
 	assert_true(st.exists && st.held);
 	assert_string_equal(st.holder, "p0");

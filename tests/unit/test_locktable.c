@@ -23,16 +23,6 @@ static uint64_t reads(struct fx *f)
 }
 
 /* Acquires name on locktable i at once and returns the lease. */
-static struct lease *take(struct fx *f, int i, const char *name, int64_t lease_ms)
-{
-	struct fx_acq a;
-	fx_acquire(f, i, name, lease_ms, false, 0, &a);
-	fx_run(f);
-	assert_true(a.done);
-	assert_non_null(a.lease);
-	return a.lease;
-}
-
 static void free_acquire_is_one_write(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -52,7 +42,7 @@ static void free_acquire_is_one_write(void **state)
 static void release_is_one_write(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	uint64_t before = store_requests_total(f->store);
 	lease_release(l);
 	fx_run(f);
@@ -62,14 +52,14 @@ static void release_is_one_write(void **state)
 	assert_true(st.exists); /* the item stays: the token never goes back */
 	assert_false(st.held);
 	assert_int_equal(st.token, 1);
-	assert_int_equal(take(f, 0, "job", LEASE) != NULL, 1);
+	assert_int_equal(fx_take(f, 0, "job", LEASE) != NULL, 1);
 	fx_free(f);
 }
 
 static void try_on_held_lock_returns_nothing(void **state)
 {
 	struct fx *f = fx_new(2, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	struct fx_acq a;
 	fx_acquire(f, 1, "job", LEASE, false, 0, &a);
 	fx_run(f);
@@ -84,7 +74,7 @@ static void try_on_held_lock_returns_nothing(void **state)
 static void first_attempt_writes_later_polls_read(void **state)
 {
 	struct fx *f = fx_new(2, true);
-	struct lease *l = take(f, 0, "job", 30000);
+	struct lease *l = fx_take(f, 0, "job", 30000);
 	uint64_t w0 = writes(f), r0 = reads(f);
 	struct fx_acq a;
 	fx_acquire(f, 1, "job", 30000, true, 0, &a);
@@ -113,7 +103,7 @@ static void ten_local_waiters_cost_what_one_costs(void **state)
 	for (int run = 0; run < 2; run++) {
 		int n = run == 0 ? 1 : 10;
 		struct fx *f = fx_new(2, true);
-		struct lease *l = take(f, 0, "job", 30000);
+		struct lease *l = fx_take(f, 0, "job", 30000);
 		uint64_t before = store_requests_total(f->store) - fx_req(f, STORE_RENEW);
 		struct fx_acq a[10];
 		for (int i = 0; i < n; i++)
@@ -208,7 +198,7 @@ static void crashed_holder_taken_over_after_exactly_one_lease(void **state)
 static void takeover_needs_the_same_rvn_for_a_whole_lease(void **state)
 {
 	struct fx *f = fx_new(2, true);
-	struct lease *l = take(f, 0, "job", LEASE); /* a live holder renews */
+	struct lease *l = fx_take(f, 0, "job", LEASE); /* a live holder renews */
 	struct fx_acq a;
 	fx_acquire(f, 1, "job", LEASE, true, 0, &a);
 	fx_advance(f, 10 * LEASE);
@@ -267,7 +257,7 @@ static void lease_counts_from_the_send_time(void **state)
 static void renews_every_third_after_the_last_successful_send(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	fx_advance(f, 10 * LEASE);
 	assert_int_equal(fx_req(f, STORE_RENEW), 30);
 	assert_int_equal(obs_get(&f->obs.renewals, "ok"), 30);
@@ -279,7 +269,7 @@ static void renews_every_third_after_the_last_successful_send(void **state)
 static void failed_renewals_retry_from_100ms_doubling_to_a_sixth(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", 6000); /* renews at 2000; a sixth is 1000 */
+	struct lease *l = fx_take(f, 0, "job", 6000); /* renews at 2000; a sixth is 1000 */
 	store_memory_fail(f->store, -1, STORE_TRANSIENT, "ThrottlingException");
 	static const int64_t at[] = {2000, 2100, 2300, 2700, 3500, 4500, 5500};
 	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
@@ -298,7 +288,7 @@ static void failed_renewals_retry_from_100ms_doubling_to_a_sixth(void **state)
 static void renewals_failing_for_most_of_a_lease_keep_it(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", 6000);
+	struct lease *l = fx_take(f, 0, "job", 6000);
 	store_memory_fail(f->store, -1, STORE_TRANSIENT, "InternalServerError");
 	fx_advance(f, 5000);
 	store_memory_fail(f->store, 0, STORE_OK, NULL);
@@ -322,7 +312,7 @@ static void on_lost(void *arg, struct lease *l, enum lt_loss reason)
 static void renewals_failing_past_the_lease_lose_it_expired(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", 6000);
+	struct lease *l = fx_take(f, 0, "job", 6000);
 	lost_calls = 0;
 	lease_on_lost(l, on_lost, NULL);
 	store_memory_fail(f->store, -1, STORE_TRANSIENT, "InternalServerError");
@@ -347,7 +337,7 @@ static void renewals_failing_past_the_lease_lose_it_expired(void **state)
 static void renewal_finding_another_owner_loses_taken_over(void **state)
 {
 	struct fx *f = fx_new(1, true);
-	struct lease *l = take(f, 0, "job", LEASE);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
 	lost_calls = 0;
 	lease_on_lost(l, on_lost, NULL);
 	assert_int_equal(fx_simulate_holder(f, "job", LEASE, "another-pod"), 2);
