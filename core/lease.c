@@ -27,6 +27,9 @@ struct lt_op {
 	char rvn[LT_ID_LEN + 1];
 };
 
+/* A lock cycle creates and frees a lease: they come from a pool. */
+static struct pool lease_pool = POOL_INIT(sizeof(struct lease), 4096);
+
 static void heartbeat(void *arg);
 static void end_due(void *arg);
 
@@ -107,8 +110,8 @@ static void lease_destroy(struct lease *l)
 	if (lock->releasing == l)
 		lock->releasing = NULL;
 	unlink_lease(l);
-	free(l->holder);
-	free(l);
+	lt_holder_free(l->t, l->holder);
+	pool_put(&lease_pool, l, sizeof(*l));
 	lt_lock_unref(lock);
 }
 
@@ -160,12 +163,12 @@ static void end_due(void *arg)
 struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 {
 	struct locktable *t = w->t;
-	struct lease *l = calloc(1, sizeof(*l));
+	struct lease *l = pool_get(&lease_pool, sizeof(*l));
 	if (l == NULL)
 		return NULL;
 	l->t = t;
 	l->lock = w->lock;
-	l->holder = w->holder;
+	l->holder = w->holder; /* the wait's label passes to the lease */
 	w->holder = NULL;
 	l->token = item->fence;
 	l->lease_ms = w->lease_ms;
@@ -494,8 +497,8 @@ void lease_free_all(struct locktable *t)
 		store_cancel(t->store, l->hb_call);
 		drop_ops(l);
 		unlink_lease(l);
-		free(l->holder);
-		free(l); /* lt_free frees the locks */
+		lt_holder_free(t, l->holder);
+		pool_put(&lease_pool, l, sizeof(*l)); /* lt_free frees the locks */
 	}
 	while (t->orphans != NULL) {
 		struct lt_op *op = t->orphans;

@@ -16,6 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Locks with names up to 64 bytes and waits come from pools: a lock
+ * cycle creates and frees one of each. */
+#define LOCK_SIZE(len) (sizeof(struct lock) + (len) + 1)
+static struct pool lock_pool = POOL_INIT(LOCK_SIZE(64), 4096);
+static struct pool wait_pool = POOL_INIT(sizeof(struct lt_wait), 4096);
+
 static void poll_due(void *arg);
 static void wait_timer(void *arg);
 static void on_write(void *arg, const struct store_result *res);
@@ -52,7 +58,7 @@ struct lock *lt_lock_get(struct locktable *t, const char *name, bool create)
 	if (!create)
 		return NULL;
 	size_t len = strlen(name);
-	struct lock *l = calloc(1, sizeof(*l) + len + 1);
+	struct lock *l = pool_get(&lock_pool, LOCK_SIZE(len));
 	if (l == NULL)
 		return NULL;
 	memcpy(l->name, name, len + 1);
@@ -115,7 +121,7 @@ static void lock_free(struct lock *l)
 	*p = l->hnext;
 	forget_seen(l);
 	t->nlocks--;
-	free(l);
+	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
 }
 
 /* Frees l when nothing needs it any more. */
@@ -172,6 +178,12 @@ void lt_lock_see(struct lock *l, const struct lock_item *item)
 }
 
 /* --- helpers shared with lease.c --- */
+
+void lt_holder_free(struct locktable *t, char *holder)
+{
+	if (holder != t->holder_label)
+		free(holder);
+}
 
 int64_t lt_ttl(struct locktable *t)
 {
@@ -257,8 +269,8 @@ static void wait_free(struct lt_wait *w)
 	struct lock *l = w->lock;
 	timer_cancel(&w->timer);
 	w->t->nwaits--;
-	free(w->holder);
-	free(w);
+	lt_holder_free(w->t, w->holder);
+	pool_put(&wait_pool, w, sizeof(*w));
 	lt_lock_unref(l);
 }
 
@@ -544,13 +556,14 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 	struct lock *l = lt_lock_get(t, a->name, true);
 	if (l == NULL)
 		return NULL;
-	struct lt_wait *w = calloc(1, sizeof(*w));
-	const char *label = a->holder != NULL ? a->holder : t->holder_label;
-	if (w == NULL || (label != NULL && (w->holder = strdup(label)) == NULL)) {
-		free(w);
+	struct lt_wait *w = pool_get(&wait_pool, sizeof(*w));
+	if (w == NULL || (a->holder != NULL && (w->holder = strdup(a->holder)) == NULL)) {
+		pool_put(&wait_pool, w, sizeof(*w));
 		lock_maybe_free(l);
 		return NULL;
 	}
+	if (a->holder == NULL)
+		w->holder = t->holder_label;
 	w->t = t;
 	w->lock = l;
 	w->wait = a->wait;
@@ -753,8 +766,8 @@ void lt_free(struct locktable *t)
 				dequeue(w);
 				store_cancel(t->store, w->call);
 				timer_cancel(&w->timer);
-				free(w->holder);
-				free(w);
+				lt_holder_free(t, w->holder);
+				pool_put(&wait_pool, w, sizeof(*w));
 			}
 			store_cancel(t->store, l->poll_call);
 			timer_cancel(&l->poll_timer);
@@ -762,7 +775,7 @@ void lt_free(struct locktable *t)
 				free(l->seen->holder);
 				free(l->seen);
 			}
-			free(l);
+			pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
 		}
 	}
 	while (t->hooks != NULL) {

@@ -7,6 +7,7 @@
 #define LG_LT_INTERNAL_H
 
 #include "core/locktable.h"
+#include "core/pool.h"
 
 #define LT_ID_LEN 32
 
@@ -57,7 +58,7 @@ struct lt_wait {
 	void *arg;
 	void (*answered)(void *arg);
 	int64_t lease_ms;
-	char *holder;
+	char *holder; /* t->holder_label (shared) or a copy of its own */
 	struct timer timer; /* timeout, or a deferred refusal */
 	struct store_call *call;
 	bool call_is_write;
@@ -106,6 +107,8 @@ struct locktable {
 };
 
 /* locktable.c, for lease.c and lt_testing.c */
+/* Frees a wait's or a lease's holder label unless it is the table's. */
+void lt_holder_free(struct locktable *t, char *holder);
 struct lock *lt_lock_get(struct locktable *t, const char *name, bool create);
 void lt_lock_unref(struct lock *l);
 void lt_lock_kick(struct lock *l);

@@ -6,6 +6,8 @@
  */
 #include "core/store_memory.h"
 
+#include "core/pool.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +18,25 @@ struct mitem {
 	char owner[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1];
 	int64_t fence, lease_ms, ttl;
-	char *holder; /* NULL when absent */
-	bool has_lease;
+	char *holder; /* the last label written, kept for the next write */
+	bool has_holder, has_lease;
 	char name[]; /* NUL-terminated */
 };
 
 struct store_call {
-	struct timer timer;
+	struct timer timer;		  /* a call with latency completes from it */
+	struct store_call *prev, *next; /* else in the queue, in order */
+	uint64_t seq;
+	size_t size;
 	struct mstore *ms;
 	store_cb cb;
 	void *arg;
 	struct store_req req; /* strings point into text */
 	char text[];
 };
+
+/* Calls whose strings fit 192 bytes come from a pool. */
+static struct pool call_pool = POOL_INIT(sizeof(struct store_call) + 192, 4096);
 
 struct mstore {
 	struct store base;
@@ -37,6 +45,11 @@ struct mstore {
 	size_t nbuckets, nitems;
 	int64_t latency_ms;
 	int64_t op_latency_ms[STORE_OP_COUNT]; /* added to latency_ms, per op */
+	/* Calls without latency queue here and complete together from one
+	 * zero-delay timer: one timer per batch instead of one per call. */
+	struct store_call *q_head, *q_tail;
+	uint64_t q_seq;
+	struct timer q_timer;
 	int fail_n;
 	enum store_status fail_status;
 	const char *fail_type;
@@ -84,7 +97,7 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	out->has_fence = true;
 	strcpy(out->owner, it->owner);
 	strcpy(out->rvn, it->rvn);
-	if (it->holder != NULL)
+	if (it->has_holder)
 		strcpy(out->holder, it->holder);
 	strcpy(out->type, "LOCK");
 	out->fence = it->fence;
@@ -92,13 +105,18 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	out->ttl = it->ttl;
 }
 
+/* Writes the label (NULL: removes it). The string is kept when removed:
+ * most writes bring back the label the lock had. */
 static bool set_holder(struct mitem *it, const char *holder)
 {
-	char *h = NULL;
-	if (holder != NULL && it->holder != NULL && strcmp(holder, it->holder) == 0)
-		return true; /* the same label: most writes */
-	if (holder != NULL && (h = strdup(holder)) == NULL)
+	it->has_holder = holder != NULL;
+	if (holder == NULL || (it->holder != NULL && strcmp(holder, it->holder) == 0))
+		return true;
+	char *h = strdup(holder);
+	if (h == NULL) {
+		it->has_holder = false;
 		return false;
+	}
 	free(it->holder);
 	it->holder = h;
 	return true;
@@ -204,18 +222,37 @@ oom:
 	strcpy(res->message, "the embedded store is out of memory");
 }
 
+static void call_free(struct store_call *call)
+{
+	pool_put(&call_pool, call, call->size);
+}
+
+static void unqueue(struct mstore *ms, struct store_call *call)
+{
+	if (call->prev != NULL)
+		call->prev->next = call->next;
+	else
+		ms->q_head = call->next;
+	if (call->next != NULL)
+		call->next->prev = call->prev;
+	else
+		ms->q_tail = call->prev;
+}
+
 static void complete(void *arg)
 {
 	struct store_call *call = arg;
 	struct mstore *ms = call->ms;
 	struct store_result res;
 
-	memset(&res, 0, sizeof(res));
+	res.error_type = NULL;
+	res.message[0] = '\0';
 	if (ms->fail_n != 0) {
 		if (ms->fail_n > 0)
 			ms->fail_n--;
 		res.status = ms->fail_status;
 		res.error_type = ms->fail_type;
+		copy_out(NULL, &res.item);
 		snprintf(res.message, sizeof(res.message), "%s (injected by the test)",
 			 ms->fail_type != NULL ? ms->fail_type
 					       : store_status_name(ms->fail_status));
@@ -225,8 +262,21 @@ static void complete(void *arg)
 	ms->base.in_flight--;
 	store_cb cb = call->cb;
 	void *cb_arg = call->arg;
-	free(call);
+	call_free(call);
 	cb(cb_arg, &res);
+}
+
+/* Completes the queued calls, in order, up to those queued by their
+ * callbacks: these wait for the next run of the timer. */
+static void complete_queue(void *arg)
+{
+	struct mstore *ms = arg;
+	uint64_t end = ms->q_seq;
+	while (ms->q_head != NULL && ms->q_head->seq < end) {
+		struct store_call *call = ms->q_head;
+		unqueue(ms, call);
+		complete(call);
+	}
 }
 
 /* Copies s into *dst inside call->text at *pos; NULL stays NULL. */
@@ -255,10 +305,11 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	const char *rvn = req->rvn != NULL ? req->rvn : "";
 	size_t need =
 		slen(req->name) + slen(owner) + slen(rvn) + slen(req->seen_rvn) + slen(req->holder);
-	struct store_call *call = malloc(sizeof(*call) + need);
+	struct store_call *call = pool_get(&call_pool, sizeof(*call) + need);
 	if (call == NULL)
 		return NULL;
 	size_t pos = 0;
+	call->size = sizeof(*call) + need;
 	call->ms = ms;
 	call->cb = cb;
 	call->arg = arg;
@@ -269,9 +320,21 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn);
 	put_str(call->text, &pos, &call->req.holder, req->holder);
 	timer_init(&call->timer, ms->clock, complete, call);
-	timer_arm(&call->timer,
-		  ms->latency_ms +
-			  ((unsigned)req->op < STORE_OP_COUNT ? ms->op_latency_ms[req->op] : 0));
+	int64_t delay = ms->latency_ms +
+			((unsigned)req->op < STORE_OP_COUNT ? ms->op_latency_ms[req->op] : 0);
+	if (delay > 0) {
+		timer_arm(&call->timer, delay);
+	} else {
+		call->seq = ms->q_seq++;
+		call->prev = ms->q_tail;
+		if (ms->q_tail != NULL)
+			ms->q_tail->next = call;
+		else
+			ms->q_head = call;
+		ms->q_tail = call;
+		if (!timer_armed(&ms->q_timer))
+			timer_arm(&ms->q_timer, 0);
+	}
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
 	s->in_flight++;
@@ -280,9 +343,13 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 
 static void mem_cancel(struct store *s, struct store_call *call)
 {
-	timer_cancel(&call->timer);
+	struct mstore *ms = (struct mstore *)s;
+	if (timer_armed(&call->timer))
+		timer_cancel(&call->timer);
+	else
+		unqueue(ms, call);
 	s->in_flight--;
-	free(call);
+	call_free(call);
 }
 
 static void mem_free(struct store *s)
@@ -296,6 +363,12 @@ static void mem_free(struct store *s)
 			free(it);
 		}
 	}
+	while (ms->q_head != NULL) {
+		struct store_call *call = ms->q_head;
+		unqueue(ms, call);
+		call_free(call);
+	}
+	timer_cancel(&ms->q_timer);
 	free(ms->buckets);
 	free(ms);
 }
@@ -335,6 +408,7 @@ struct store *store_memory_new(struct clock *clock, const char *table)
 	ms->base.ops = &memory_ops;
 	ms->base.table = ms->table;
 	ms->clock = clock;
+	timer_init(&ms->q_timer, clock, complete_queue, ms);
 	return &ms->base;
 }
 

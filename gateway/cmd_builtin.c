@@ -303,17 +303,18 @@ static void c_client_setinfo(struct cmd_call *c)
 static void client_line(struct sess *s, void *arg)
 {
 	struct resp_out *text = arg;
-	int64_t now = srv_now_ms();
+	int64_t now = srv_turn_ms(s->srv);
 	resp_out_printf(
 		text,
 		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 "
 		"sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
 		"multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%zu tot-mem=0 events=r "
-		"cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+		"cmd=%s%s%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
 		(unsigned long long)s->id, s->addr, s->laddr, s->fd, s->name ? s->name : "",
 		(long long)(now - s->created_ms) / 1000, (long long)(now - s->last_cmd_ms) / 1000,
 		resp_parser_buffered(s->parser), resp_parser_room(s->parser), s->out.len,
-		s->last_cmd[0] ? s->last_cmd : "NULL", (int)s->proto, s->lib_name, s->lib_ver);
+		s->last_cmd ? s->last_cmd->name : "NULL", s->last_sub ? "|" : "",
+		s->last_sub ? s->last_sub->name : "", (int)s->proto, s->lib_name, s->lib_ver);
 }
 
 static void reply_text(struct cmd_call *c, struct resp_out *text)

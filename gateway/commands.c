@@ -15,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gateway/server.h"
 #include "gateway/session.h"
 
 #define MAX_COMMANDS 192
@@ -209,8 +208,8 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		unknown_command(call.out, argc, argv);
 		return;
 	}
-	s->last_cmd_ms = srv_now_ms();
-	snprintf(s->last_cmd, sizeof(s->last_cmd), "%s", d->name);
+	s->last_cmd = d;
+	s->last_sub = NULL;
 	if (!arity_ok(d->arity, argc)) {
 		resp_add_errorf(call.out, "ERR wrong number of arguments for '%s' command",
 				d->name);
@@ -232,7 +231,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 					argv[1].p, upper);
 			return;
 		}
-		snprintf(s->last_cmd, sizeof(s->last_cmd), "%s|%s", d->name, sub->name);
+		s->last_sub = sub;
 		if (!arity_ok(sub->arity, argc)) {
 			resp_add_errorf(call.out,
 					"ERR wrong number of arguments for '%s|%s' command",

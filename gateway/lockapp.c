@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/dynamodb/store_dynamodb.h"
+#include "core/pool.h"
 #include "core/store.h"
 #include "gateway/server.h"
 #include "gateway/session.h"
@@ -58,10 +59,15 @@ static void campaign_timeout(void *arg)
 	leadercmds_campaign_timeout(arg);
 }
 
+/* A lock cycle adds and forgets a record: those with names up to 64 bytes
+ * come from a pool. */
+#define REC_SIZE(len) (sizeof(struct lk_lease) + (len) + 1)
+static struct pool rec_pool = POOL_INIT(REC_SIZE(64), 4096);
+
 struct lk_lease *lk_add(struct lk_sess *ks, const char *name, struct lease *lease)
 {
 	size_t len = strlen(name);
-	struct lk_lease *rec = calloc(1, sizeof(*rec) + len + 1);
+	struct lk_lease *rec = pool_get(&rec_pool, REC_SIZE(len));
 	if (rec == NULL)
 		return NULL;
 	memcpy(rec->name, name, len + 1);
@@ -90,7 +96,7 @@ void lk_forget(struct lk_lease *rec)
 	if (rec->next != NULL)
 		rec->next->prev = rec->prev;
 	ks->nleases--;
-	free(rec);
+	pool_put(&rec_pool, rec, REC_SIZE(strlen(rec->name)));
 }
 
 struct lk_lease *lk_find_own(struct lk_sess *ks, const char *name, int64_t token)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool.h"
 #include "gateway/lockapp.h"
 #include "gateway/session.h"
 
@@ -16,15 +17,21 @@ struct pending {
 	struct lockapp *app;
 	struct sess *sess;
 	int64_t token;
+	size_t size; /* bytes allocated */
 	char name[];
 };
+
+/* Every RELEASE has one: those with names up to 64 bytes come from a pool. */
+#define PENDING_SIZE(len) (sizeof(struct pending) + (len) + 1)
+static struct pool pending_pool = POOL_INIT(PENDING_SIZE(64), 1024);
 
 static struct pending *pending_new(struct lockapp *app, struct sess *s, const struct resp_arg *name,
 				   int64_t token)
 {
-	struct pending *p = malloc(sizeof(*p) + name->len + 1);
+	struct pending *p = pool_get(&pending_pool, PENDING_SIZE(name->len));
 	if (p == NULL)
 		return NULL;
+	p->size = PENDING_SIZE(name->len);
 	p->app = app;
 	p->sess = s;
 	p->token = token;
@@ -39,7 +46,7 @@ static void pending_done(struct pending *p)
 {
 	sess_resume(p->sess);
 	sess_unref(p->sess);
-	free(p);
+	pool_put(&pending_pool, p, p->size);
 }
 
 static void oom(struct cmd_call *c)

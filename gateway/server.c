@@ -63,6 +63,13 @@ int64_t srv_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t srv_turn_ms(struct srv *srv)
+{
+	struct timeval tv;
+	event_base_gettimeofday_cached(srv->base, &tv);
+	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
 static void list_push(struct sess_list *l, struct sess *s, int which)
 {
 	s->prev = l->tail;

@@ -80,4 +80,9 @@ void srv_bury(struct srv *srv, struct sess *s);
 /* Monotonic milliseconds (for ages and idle times). */
 int64_t srv_now_ms(void);
 
+/* Wall-clock ms as of the start of this loop turn (libevent's cached time,
+ * no system call): for figures shown in seconds, such as CLIENT LIST's
+ * idle. */
+int64_t srv_turn_ms(struct srv *srv);
+
 #endif

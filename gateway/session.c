@@ -23,9 +23,6 @@
 #include "gateway/log.h"
 #include "gateway/server.h"
 
-/* Bytes the bufferevent reads ahead of the parser before it pauses. */
-#define READ_AHEAD (64 * 1024)
-
 static size_t out_limit(const struct sess *s)
 {
 	return (size_t)srv_cfg(s->srv)->max_output_buffer;
@@ -144,6 +141,7 @@ void sess_process(struct sess *s)
 	if (s->in_process || !s->bev)
 		return; /* a handler resumed synchronously: the outer loop carries on */
 	s->in_process = true;
+	s->last_cmd_ms = srv_turn_ms(s->srv); /* CLIENT LIST's idle */
 	while (s->state == SESS_OPEN && !s->reading_paused) {
 		struct resp_cmd c;
 		enum resp_status st = resp_parser_next(s->parser, &c);
@@ -229,7 +227,7 @@ struct sess *sess_new(struct srv *srv, int fd, const char *addr, const char *lad
 	s->proto = RESP2;
 	s->state = SESS_OPEN;
 	s->authenticated = srv_cfg(srv)->requirepass[0] == '\0';
-	s->created_ms = s->last_cmd_ms = srv_now_ms();
+	s->created_ms = s->last_cmd_ms = srv_turn_ms(srv);
 	snprintf(s->addr, sizeof(s->addr), "%s", addr);
 	snprintf(s->laddr, sizeof(s->laddr), "%s", laddr);
 	resp_out_init(&s->out, 0);
@@ -251,7 +249,12 @@ struct sess *sess_new(struct srv *srv, int fd, const char *addr, const char *lad
 		return NULL;
 	}
 	bufferevent_setcb(s->bev, read_cb, write_cb, event_cb, s);
-	bufferevent_setwatermark(s->bev, EV_READ, 0, READ_AHEAD);
+	/* The bufferevent reads ahead of the parser up to the query buffer
+	 * limit: an open session drains it at once; a blocked one reads on,
+	 * so a client that closes is noticed even behind pipelined requests,
+	 * and is closed at the limit (read_cb). One watermark for both: a
+	 * change per command costs a clock read and an event update. */
+	bufferevent_setwatermark(s->bev, EV_READ, 0, srv_limits(srv)->max_query);
 	bufferevent_enable(s->bev, EV_READ | EV_WRITE);
 	return s;
 }
@@ -275,10 +278,6 @@ void sess_suspend(struct sess *s)
 	if (s->state != SESS_OPEN)
 		return;
 	s->state = SESS_BLOCKED;
-	/* Read on while blocked, so a client that closes is noticed even
-	 * behind pipelined requests (read_cb bounds what is buffered). */
-	if (s->bev)
-		bufferevent_setwatermark(s->bev, EV_READ, 0, srv_limits(s->srv)->max_query);
 }
 
 void sess_resume(struct sess *s)
@@ -286,8 +285,6 @@ void sess_resume(struct sess *s)
 	if (s->state != SESS_BLOCKED)
 		return;
 	s->state = SESS_OPEN;
-	if (s->bev)
-		bufferevent_setwatermark(s->bev, EV_READ, 0, READ_AHEAD);
 	sess_flush(s);
 	if (s->state == SESS_OPEN && s->resume_ev)
 		event_active(s->resume_ev, EV_TIMEOUT, 0);

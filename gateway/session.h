@@ -30,6 +30,8 @@
 
 #include "protocols/resp/resp.h"
 
+struct cmd_def;
+
 struct srv;
 struct bufferevent;
 struct event;
@@ -59,7 +61,8 @@ struct sess {
 	char lib_name[64], lib_ver[64];
 	char addr[64], laddr[64];
 	int64_t created_ms, last_cmd_ms;
-	char last_cmd[48];
+	/* the last command run (CLIENT LIST's cmd=), and its subcommand */
+	const struct cmd_def *last_cmd, *last_sub;
 	const char *close_reason; /* static string, for the log */
 	void *app;		  /* the command layer's per-session state (sess_set_app) */
 };

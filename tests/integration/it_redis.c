@@ -257,6 +257,7 @@ static void test_ping_echo(void **state)
 	r = redisCommand(c, "CLIENT LIST");
 	assert_int_equal(r->type, REDIS_REPLY_STRING);
 	assert_non_null(strstr(r->str, "name=app-1 "));
+	assert_non_null(strstr(r->str, " cmd=client|list "));
 	freeReplyObject(r);
 	redisFree(c);
 	assert_int_equal(stop(&s), 0);

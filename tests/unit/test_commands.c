@@ -138,6 +138,21 @@ static void test_handler_args(void **state)
 	assert_string_equal(seen_last, "0");
 }
 
+/* CLIENT LIST's cmd= is the last command run, with its subcommand. */
+static void test_last_command_recorded(void **state)
+{
+	struct fixture *f = *state;
+	assert_null(f->s.last_cmd);
+	run(f, "lock.state a");
+	assert_string_equal(f->s.last_cmd->name, "lock.state");
+	assert_null(f->s.last_sub);
+	run(f, "THING get a");
+	assert_string_equal(f->s.last_cmd->name, "thing");
+	assert_string_equal(f->s.last_sub->name, "get");
+	run(f, "nope");
+	assert_string_equal(f->s.last_cmd->name, "thing"); /* unknown: not run */
+}
+
 static void test_unknown_command_args_cut(void **state)
 {
 	struct fixture *f = *state;
@@ -230,6 +245,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_dispatch_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handler_args, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_last_command_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_command_args_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_noauth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_rules, setup, teardown),
