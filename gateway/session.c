@@ -1,14 +1,18 @@
 /*
  * session: the per-connection loop (see session.h).
  *
- * Bytes flow bufferevent input -> parser (bounded by its room) -> one
- * command at a time -> sess->out -> bufferevent output, once per batch.
- * The loop stops when the session blocks, closes, or its unsent output is
- * over the limit; it restarts from the read callback, the write callback
- * (output drained) or the resume event (a deferred reply was written).
+ * Bytes flow socket -> parser (bounded by its room) -> one command at a
+ * time -> sess->out -> socket, once per loop turn (what the socket does not
+ * take waits in the bufferevent's output). Reading is a plain event with
+ * recv() straight into the parser: a bufferevent's read costs an extra
+ * ioctl(FIONREAD) per request. The loop stops when the session blocks,
+ * closes, or its unsent output is over the limit; it restarts from the read
+ * event, the write callback (output drained) or the resume event (a
+ * deferred reply was written).
  */
 #include "gateway/session.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -34,13 +38,13 @@ static void set_paused(struct sess *s, bool paused)
 		return;
 	s->reading_paused = paused;
 	if (paused) {
-		bufferevent_disable(s->bev, EV_READ);
+		event_del(s->read_ev);
 		/* wake when the output has drained to half the limit */
 		bufferevent_setwatermark(s->bev, EV_WRITE, out_limit(s) / 2, 0);
 	} else {
 		bufferevent_setwatermark(s->bev, EV_WRITE, 0, 0);
 		if (s->state == SESS_OPEN)
-			bufferevent_enable(s->bev, EV_READ);
+			event_add(s->read_ev, NULL);
 	}
 }
 
@@ -54,7 +58,6 @@ static size_t direct_send(struct sess *s)
 	/* A client with more requests buffered is pipelining: leave its
 	 * replies to the bufferevent, which gathers them into one write. */
 	if (evbuffer_get_length(bufferevent_get_output(s->bev)) != 0 ||
-	    evbuffer_get_length(bufferevent_get_input(s->bev)) != 0 ||
 	    resp_parser_buffered(s->parser) != 0)
 		return 0;
 	ssize_t n = send(bufferevent_getfd(s->bev), s->out.buf, s->out.len,
@@ -74,6 +77,7 @@ static void flush_now(struct sess *s)
 		return;
 	}
 	if (s->out.len) {
+		s->flushes++;
 		size_t sent = direct_send(s);
 		if (sent < s->out.len &&
 		    bufferevent_write(s->bev, s->out.buf + sent, s->out.len - sent) != 0) {
@@ -93,8 +97,10 @@ static void flush_cb(evutil_socket_t fd, short what, void *arg)
 
 void sess_flush(struct sess *s)
 {
-	/* Open: once per loop turn, after every command this turn runs (the
-	 * event is appended behind the callbacks already active). */
+	/* Open or blocked: once per loop turn, after every command and every
+	 * completion this turn runs (flush_ev has the lowest priority: it
+	 * runs once nothing else is active), so a pipelining client whose
+	 * commands complete one by one still gets them in one write. */
 	if ((s->state == SESS_OPEN || s->state == SESS_BLOCKED) && s->flush_ev &&
 	    !resp_out_failed(&s->out)) {
 		if (s->out.len)
@@ -102,29 +108,6 @@ void sess_flush(struct sess *s)
 		return;
 	}
 	flush_now(s);
-}
-
-/* Moves bytes from the socket buffer into the parser, up to its room.
- * Returns the number of bytes moved. */
-static size_t feed(struct sess *s)
-{
-	struct evbuffer *in = bufferevent_get_input(s->bev);
-	size_t moved = 0;
-	for (;;) {
-		size_t room = resp_parser_room(s->parser);
-		size_t have = evbuffer_get_length(in);
-		if (!room || !have)
-			break;
-		struct evbuffer_iovec v;
-		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
-			break;
-		size_t n = v.iov_len < room ? v.iov_len : room;
-		if (resp_parser_feed(s->parser, v.iov_base, n) != RESP_NEED_MORE)
-			break;
-		evbuffer_drain(in, n);
-		moved += n;
-	}
-	return moved;
 }
 
 static void protocol_error(struct sess *s)
@@ -153,36 +136,59 @@ void sess_process(struct sess *s)
 				flush_now(s); /* may pause reading: back-pressure */
 			continue;
 		}
-		if (st == RESP_ERROR) {
+		if (st == RESP_ERROR)
 			protocol_error(s);
-			break;
-		}
-		if (!feed(s)) {
-			if (resp_parser_error(s->parser))
-				protocol_error(s);
-			break;
-		}
+		break; /* RESP_NEED_MORE: the read event brings more */
 	}
 	s->in_process = false;
-	sess_flush(s);
+	/* Open, every command read has run: the replies leave now. Blocked,
+	 * they wait for the end of the turn, with what completions add. */
+	if (s->state == SESS_OPEN)
+		flush_now(s);
+	else
+		sess_flush(s);
 	if (s->state == SESS_CLOSING && s->bev &&
 	    evbuffer_get_length(bufferevent_get_output(s->bev)) == 0)
 		sess_abort(s, s->close_reason);
 }
 
-static void read_cb(struct bufferevent *bev, void *arg)
+/* The socket is readable: moves what it has, up to the parser's room,
+ * into the parser. Blocked, the session reads on (up to the query buffer
+ * limit) so that it sees the client go away behind pipelined requests;
+ * past the limit it closes. */
+static void read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct sess *s = arg;
-	/* Blocked, the session keeps reading (up to the query buffer limit)
-	 * so that it sees the client go away; past the limit it closes. */
-	if (s->state == SESS_BLOCKED &&
-	    evbuffer_get_length(bufferevent_get_input(bev)) >= srv_limits(s->srv)->max_query) {
+	char buf[16 * 1024];
+	size_t room = resp_parser_room(s->parser);
+	if (s->state >= SESS_CLOSING)
+		return;
+	if (room == 0 && s->state == SESS_BLOCKED) {
 		log_msg(LOG_LVL_DEBUG, "session %llu %s: query buffer limit reached while blocked",
 			(unsigned long long)s->id, s->addr);
 		sess_abort(s, "query buffer limit reached while blocked");
 		return;
 	}
-	sess_process(s);
+	ssize_t n = 0;
+	if (room > 0) {
+		n = recv(fd, buf, room < sizeof(buf) ? room : sizeof(buf), 0);
+		if (n == 0) {
+			sess_abort(s, "client closed the connection");
+			return;
+		}
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				sess_abort(s, "socket error");
+			return;
+		}
+	}
+	/* an error (out of memory) stays set in the parser: sess_process
+	 * answers it, now or when the session is resumed */
+	if (resp_parser_feed(s->parser, buf, (size_t)n) != RESP_NEED_MORE &&
+	    s->state == SESS_BLOCKED)
+		sess_abort(s, "out of memory for the query buffer");
+	else if (s->state == SESS_OPEN)
+		sess_process(s);
 }
 
 static void write_cb(struct bufferevent *bev, void *arg)
@@ -200,12 +206,11 @@ static void write_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* The bufferevent only writes: what it reports is a write error. */
 static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct sess *s = arg;
-	if (what & BEV_EVENT_EOF)
-		sess_abort(s, "client closed the connection");
-	else if (what & BEV_EVENT_ERROR)
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		sess_abort(s, "socket error");
 }
 
@@ -233,9 +238,14 @@ struct sess *sess_new(struct srv *srv, int fd, const char *addr, const char *lad
 	resp_out_init(&s->out, 0);
 	s->parser = resp_parser_new(srv_limits(srv));
 	s->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	s->read_ev = event_new(base, fd, EV_READ | EV_PERSIST, read_cb, s);
 	s->resume_ev = event_new(base, -1, 0, resume_cb, s);
 	s->flush_ev = event_new(base, -1, 0, flush_cb, s);
-	if (!s->parser || !s->bev || !s->resume_ev || !s->flush_ev) {
+	if (s->flush_ev)
+		event_priority_set(s->flush_ev, event_base_get_npriorities(base) - 1);
+	if (!s->parser || !s->bev || !s->read_ev || !s->resume_ev || !s->flush_ev) {
+		if (s->read_ev)
+			event_free(s->read_ev);
 		if (s->bev)
 			bufferevent_free(s->bev);
 		else
@@ -248,19 +258,16 @@ struct sess *sess_new(struct srv *srv, int fd, const char *addr, const char *lad
 		free(s);
 		return NULL;
 	}
-	bufferevent_setcb(s->bev, read_cb, write_cb, event_cb, s);
-	/* The bufferevent reads ahead of the parser up to the query buffer
-	 * limit: an open session drains it at once; a blocked one reads on,
-	 * so a client that closes is noticed even behind pipelined requests,
-	 * and is closed at the limit (read_cb). One watermark for both: a
-	 * change per command costs a clock read and an event update. */
-	bufferevent_setwatermark(s->bev, EV_READ, 0, srv_limits(srv)->max_query);
-	bufferevent_enable(s->bev, EV_READ | EV_WRITE);
+	bufferevent_setcb(s->bev, NULL, write_cb, event_cb, s);
+	bufferevent_enable(s->bev, EV_WRITE);
+	event_add(s->read_ev, NULL);
 	return s;
 }
 
 void sess_free(struct sess *s)
 {
+	if (s->read_ev)
+		event_free(s->read_ev); /* before the bufferevent closes the fd */
 	if (s->bev)
 		bufferevent_free(s->bev);
 	if (s->resume_ev)
@@ -307,10 +314,10 @@ void sess_close(struct sess *s, const char *reason)
 		return;
 	s->state = SESS_CLOSING;
 	s->close_reason = reason;
-	if (s->bev) {
-		bufferevent_disable(s->bev, EV_READ);
+	if (s->read_ev)
+		event_del(s->read_ev);
+	if (s->bev)
 		bufferevent_setwatermark(s->bev, EV_WRITE, 0, 0);
-	}
 	if (!s->in_process) {
 		sess_flush(s);
 		if (s->state == SESS_CLOSING && s->bev &&
@@ -333,6 +340,8 @@ void sess_abort(struct sess *s, const char *reason)
 		bufferevent_disable(s->bev, EV_READ | EV_WRITE);
 		bufferevent_setcb(s->bev, NULL, NULL, NULL, NULL);
 	}
+	if (s->read_ev)
+		event_del(s->read_ev);
 	if (s->resume_ev)
 		event_del(s->resume_ev);
 	if (s->flush_ev)

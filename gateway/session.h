@@ -52,7 +52,8 @@ struct sess {
 	bool in_process;      /* sess_process() is on the stack */
 	enum resp_proto proto;
 	int refs;
-	struct bufferevent *bev;
+	struct bufferevent *bev; /* writes what the socket did not take at once */
+	struct event *read_ev;	 /* the socket is readable */
 	struct event *resume_ev; /* runs the command loop from the event loop */
 	struct event *flush_ev;	 /* writes the replies once per loop turn */
 	struct resp_parser *parser;
@@ -61,6 +62,7 @@ struct sess {
 	char lib_name[64], lib_ver[64];
 	char addr[64], laddr[64];
 	int64_t created_ms, last_cmd_ms;
+	uint64_t flushes; /* times replies were handed to the socket */
 	/* the last command run (CLIENT LIST's cmd=), and its subcommand */
 	const struct cmd_def *last_cmd, *last_sub;
 	const char *close_reason; /* static string, for the log */

@@ -38,8 +38,8 @@ void resp_out_consume(struct resp_out *o, size_t n)
 	o->len -= n;
 }
 
-/* Makes room for n more bytes; false (and failed) if it cannot. */
-static bool reserve(struct resp_out *o, size_t n)
+/* The slow path of reserve(): grows the buffer or fails it. */
+static bool grow(struct resp_out *o, size_t n)
 {
 	if (o->failed)
 		return false;
@@ -60,6 +60,15 @@ static bool reserve(struct resp_out *o, size_t n)
 	o->buf = b;
 	o->cap = cap;
 	return true;
+}
+
+/* Makes room for n more bytes; false (and failed) if it cannot. Inline:
+ * every reply element asks, and nearly always there is room. */
+static inline bool reserve(struct resp_out *o, size_t n)
+{
+	if (!o->failed && o->cap - o->len >= n && (!o->limit || o->len + n <= o->limit))
+		return true;
+	return grow(o, n);
 }
 
 void resp_out_raw(struct resp_out *o, const void *p, size_t len)
@@ -93,7 +102,6 @@ void resp_out_printf(struct resp_out *o, const char *fmt, ...)
 	o->len += (size_t)n;
 }
 
-/* "<c><v>\r\n" */
 /* Writes "<c><v>\r\n" into h (>= 24 bytes); returns its length. Replies
  * are mostly headers and integers, so this is written out rather than
  * left to snprintf, which dominated profiles of pipelined replies. */
@@ -102,11 +110,17 @@ static size_t format_header(char *h, char c, long long v)
 	char digits[20];
 	size_t n = 0, len = 0;
 	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	h[len++] = c;
+	if (u < 10) { /* most headers: lengths and counts of small replies */
+		h[len++] = (char)('0' + u);
+		h[len++] = '\r';
+		h[len++] = '\n';
+		return len;
+	}
 	do {
 		digits[n++] = (char)('0' + u % 10);
 		u /= 10;
 	} while (u != 0);
-	h[len++] = c;
 	if (v < 0)
 		h[len++] = '-';
 	while (n > 0)
@@ -116,10 +130,13 @@ static size_t format_header(char *h, char c, long long v)
 	return len;
 }
 
+#define HEADER_MAX 24
+
+/* Formats the header straight into the buffer. */
 static void add_header(struct resp_out *o, char c, long long v)
 {
-	char h[32];
-	resp_out_raw(o, h, format_header(h, c, v));
+	if (reserve(o, HEADER_MAX))
+		o->len += format_header(o->buf + o->len, c, v);
 }
 
 /* "<c><bytes with CR/LF as spaces>\r\n" */
@@ -169,15 +186,14 @@ void resp_add_int(struct resp_out *o, long long v)
 
 void resp_add_bulk(struct resp_out *o, const void *p, size_t len)
 {
-	char h[32];
-	int n = (int)format_header(h, '$', (long long)len);
-	if (!reserve(o, (size_t)n + len + 2))
+	if (len > SIZE_MAX / 2 || !reserve(o, HEADER_MAX + len + 2))
 		return;
-	memcpy(o->buf + o->len, h, (size_t)n);
-	if (len)
-		memcpy(o->buf + o->len + n, p, len);
-	memcpy(o->buf + o->len + n + len, "\r\n", 2);
-	o->len += (size_t)n + len + 2;
+	char *d = o->buf + o->len;
+	size_t n = format_header(d, '$', (long long)len);
+	memcpy(d + n, p, len);
+	d[n + len] = '\r';
+	d[n + len + 1] = '\n';
+	o->len += n + len + 2;
 }
 
 void resp_add_null(struct resp_out *o, enum resp_proto proto)

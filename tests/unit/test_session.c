@@ -36,6 +36,7 @@ struct world {
 	int opened, closed, drained;
 	struct sess *pending; /* the session whose reply is deferred */
 	bool hold;	      /* t.defer also takes a reference */
+	struct event *soon;   /* completes t.soon in the same loop turn */
 };
 
 static struct world *W;
@@ -48,8 +49,25 @@ static void h_defer(struct cmd_call *c)
 	sess_suspend(c->sess);
 }
 
+/* t.soon: a deferred reply completed later in the same loop turn, as the
+ * embedded store completes a request. */
+static void soon_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct world *w = arg;
+	resp_add_int(sess_out(w->pending), 1);
+	sess_resume(w->pending);
+}
+
+static void h_soon(struct cmd_call *c)
+{
+	W->pending = c->sess;
+	sess_suspend(c->sess);
+	event_active(W->soon, EV_TIMEOUT, 0);
+}
+
 static const struct cmd_def test_cmds[] = {
 	{"t.defer", h_defer, 1, 0, NULL},
+	{"t.soon", h_soon, 1, 0, NULL},
 };
 
 static void on_open(struct sess *s, void *arg)
@@ -75,7 +93,9 @@ static int setup(void **state)
 	w->base = event_base_new();
 	w->cmds = cmd_table_new();
 	assert_int_equal(cmd_add_builtins(w->cmds), 0);
-	assert_int_equal(cmd_table_add(w->cmds, test_cmds, 1, NULL), 0);
+	assert_int_equal(cmd_table_add(w->cmds, test_cmds, 2, NULL), 0);
+	w->soon = event_new(w->base, -1, 0, soon_cb, w);
+	assert_non_null(w->soon);
 	w->srv = srv_new(w->base, &w->cfg, w->cmds);
 	assert_non_null(w->srv);
 	struct sess_hooks hooks = {.on_open = on_open, .on_close = on_close, .arg = w};
@@ -89,6 +109,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct world *w = *state;
+	event_free(w->soon);
 	srv_free(w->srv);
 	cmd_table_free(w->cmds);
 	event_base_free(w->base);
@@ -148,6 +169,25 @@ static void test_deferred_reply_keeps_order(void **state)
 	pump(w, -1, NULL, 0, 20, NULL);
 	assert_int_equal(w->closed, 1);
 	assert_int_equal(srv_sessions(w->srv), 0);
+}
+
+/* Pipelined commands that complete one after another in one loop turn
+ * get their replies in one write: the flush waits for the end of the
+ * turn (its event has the lowest priority). */
+static void test_pipelined_completions_leave_in_one_write(void **state)
+{
+	struct world *w = *state;
+	char buf[256];
+	int fd = client(w);
+	const char *req = "T.SOON\r\nT.SOON\r\nT.SOON\r\nT.SOON\r\nT.SOON\r\nT.SOON\r\n";
+	assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+	size_t n = pump(w, fd, buf, sizeof(buf), 50, NULL);
+	assert_int_equal(n, 24);
+	assert_memory_equal(buf, ":1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n", 24);
+	assert_non_null(w->pending);
+	assert_int_equal(w->pending->flushes, 1);
+	close(fd);
+	pump(w, -1, NULL, 0, 20, NULL);
 }
 
 /* The client leaves while its reply is deferred: on_close runs once, the
@@ -215,6 +255,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_deferred_reply_keeps_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_completions_leave_in_one_write, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_close_while_blocked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_closes_and_reports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quit_flushes_then_closes, setup, teardown),
