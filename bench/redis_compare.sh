@@ -15,6 +15,14 @@
 # PING and LOCK.STATE, >= 0.8 for the lock cycle. Each figure is the best
 # of REPEAT runs: other work on a shared machine only ever lowers one.
 #
+# Beside each rate: the server's CPU time per request (per cycle for the
+# lock cycle), user + system from /proc/PID/stat over the run, the lowest
+# of the runs, and how many times less leasegate spends ("cpu x", > 1:
+# leasegate spends less). A rate is the server's only while the server is
+# the busy side: with two CPUs, redis-benchmark on one of them is often
+# the limit (then the rate says how costly a server's replies and wake-ups
+# are to the client), and the CPU column is the server's own cost.
+#
 #   BUILD     build directory (default build)
 #   CLIENTS   connections (default 50)
 #   CYCLE_SECONDS   duration of each lock-cycle run (default 2)
@@ -62,52 +70,74 @@ done
 redis-cli -p "$rport" SET x some-value >/dev/null
 redis-cli -p "$lport" LOCK.ACQUIRE x 30000 >/dev/null # released as redis-cli leaves
 
-# best PORT N PIPELINE TESTNAME ARGS...: the best requests per second of
-# TESTNAME over $repeat runs (best of, against the noise of a shared machine)
-best() {
-	port=$1 n=$2 pl=$3 name=$4
-	shift 4
-	i=0
-	while [ $i -lt "$repeat" ]; do
-		$cli_cpu redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -n "$n" -P "$pl" \
-			--csv "$@" 2>>"$work/bench.err" | awk -F'"' -v t="$name" '$2 == t { print $4 }'
-		i=$((i + 1))
-	done | sort -g | tail -1
+# ticks PID: the CPU time PID has used (user + system), in clock ticks
+ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+hz=$(getconf CLK_TCK)
+
+# pick: from lines "rate cpu_us", the best rate and the lowest CPU
+pick() {
+	awk 'NF == 2 { if ($1 > r) r = $1; if (c == "" || $2 < c) c = $2 }
+	     END { if (r != "") printf "%s %.2f\n", r, c }'
 }
 
-# cycles PORT MODE PIPELINE: the best lock cycles per second of $repeat runs
+# best PID PORT N PIPELINE TESTNAME ARGS...: "rate cpu_us" of TESTNAME over
+# $repeat runs (best of, against the noise of a shared machine)
+best() {
+	pid=$1 port=$2 n=$3 pl=$4 name=$5
+	shift 5
+	i=0
+	while [ $i -lt "$repeat" ]; do
+		t0=$(ticks "$pid")
+		r=$($cli_cpu redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -n "$n" -P "$pl" \
+			--csv "$@" 2>>"$work/bench.err" | awk -F'"' -v t="$name" '$2 == t { print $4 }')
+		t1=$(ticks "$pid")
+		[ -n "$r" ] && echo "$r $(awk -v d=$((t1 - t0)) -v n="$n" -v hz="$hz" \
+			'BEGIN { print d * 1e6 / hz / n }')"
+		i=$((i + 1))
+	done | pick
+}
+
+# cycles PID PORT MODE PIPELINE: "cycles/s cpu_us-per-cycle" of $repeat runs
 cycles() {
 	i=0
 	while [ $i -lt "$repeat" ]; do
-		$cli_cpu "$cycle" "$1" "$2" "$clients" "$3" "$seconds" 2>>"$work/bench.err" |
-			awk '{ print $2 }'
+		t0=$(ticks "$1")
+		out=$($cli_cpu "$cycle" "$2" "$3" "$clients" "$4" "$seconds" 2>>"$work/bench.err")
+		t1=$(ticks "$1")
+		echo "$out" | awk -v d=$((t1 - t0)) -v hz="$hz" \
+			'$1 == "cycles_per_s" && $6 > 0 { print $2, d * 1e6 / hz / $6 }'
 		i=$((i + 1))
-	done | sort -g | tail -1
+	done | pick
 }
 
 missed=0
-printf '%-30s %3s %14s %14s %7s %7s\n' "test ($clients clients)" "-P" "redis" "leasegate" "ratio" "target"
-# row LABEL PIPELINE REDIS LEASEGATE TARGET
+printf '%-30s %3s %12s %12s %6s %9s | %-21s %6s\n' "test ($clients clients)" "-P" "redis" \
+	"leasegate" "ratio" "target" "server CPU us redis/lg" "cpu x"
+# row LABEL PIPELINE "REDIS_RATE REDIS_CPU" "LG_RATE LG_CPU" TARGET
 row() {
-	verdict=$(awk -v r="$3" -v l="$4" -v t="$5" 'BEGIN {
+	rr=${3% *} rc=${3#* } lr=${4% *} lc=${4#* } target=$5
+	verdict=$(awk -v r="$rr" -v l="$lr" -v t="$target" 'BEGIN {
 		if (r == "" || l == "" || r == 0) { print "n/a"; exit }
 		printf "%.2f %s", l / r, (l / r >= t ? "ok" : "MISS") }')
+	cpux=$(awk -v r="$rc" -v l="$lc" 'BEGIN { if (l > 0) printf "%.2f", r / l; else print "?" }')
 	case "$verdict" in *MISS | n/a) missed=$((missed + 1)) ;; esac
-	printf '%-30s %3s %14s %14s %7s %7s\n' "$1" "$2" "${3:-?}" "${4:-?}" \
-		"${verdict%% *}" ">=$5 ${verdict#* }"
+	printf '%-30s %3s %12s %12s %6s %9s | %10s %10s %6s\n' "$1" "$2" "${rr:-?}" "${lr:-?}" \
+		"${verdict%% *}" ">=$target ${verdict#* }" "${rc:-?}" "${lc:-?}" "$cpux"
 }
 
 for pl in 1 16; do
 	if [ "$pl" = 1 ]; then n=100000; else n=1000000; fi
 	for t in PING_INLINE PING_MBULK; do
-		row "$t (req/s)" "$pl" "$(best "$rport" "$n" "$pl" "$t" -t "$(echo $t | tr A-Z a-z)")" \
-			"$(best "$lport" "$n" "$pl" "$t" -t "$(echo $t | tr A-Z a-z)")" 1.0
+		row "$t (req/s)" "$pl" "$(best $rpid "$rport" "$n" "$pl" "$t" -t "$(echo $t | tr A-Z a-z)")" \
+			"$(best $lpid "$lport" "$n" "$pl" "$t" -t "$(echo $t | tr A-Z a-z)")" 1.0
 	done
 	if [ "$pl" = 1 ]; then n=100000; else n=300000; fi
-	row "GET x | LOCK.STATE x (req/s)" "$pl" "$(best "$rport" "$n" "$pl" "GET x" GET x)" \
-		"$(best "$lport" "$n" "$pl" "LOCK.STATE x" LOCK.STATE x)" 1.0
-	row "lock cycle (cycles/s)" "$pl" "$(cycles "$rport" redis "$pl")" \
-		"$(cycles "$lport" lock "$pl")" 0.8
+	row "GET x | LOCK.STATE x (req/s)" "$pl" "$(best $rpid "$rport" "$n" "$pl" "GET x" GET x)" \
+		"$(best $lpid "$lport" "$n" "$pl" "LOCK.STATE x" LOCK.STATE x)" 1.0
+	row "lock cycle (cycles/s)" "$pl" "$(cycles $rpid "$rport" redis "$pl")" \
+		"$(cycles $lpid "$lport" lock "$pl")" 0.8
 done
 if [ -s "$work/bench.err" ]; then
 	echo "-- load generator messages:"

@@ -79,7 +79,15 @@ static size_t pool_left;
 
 void store_new_id(char *buf)
 {
-	static const char hex[] = "0123456789abcdef";
+	/* two hex digits per byte, from a table built once */
+	static char pairs[256][2];
+	if (pairs[255][0] == '\0') {
+		static const char hex[] = "0123456789abcdef";
+		for (int i = 0; i < 256; i++) {
+			pairs[i][0] = hex[i >> 4];
+			pairs[i][1] = hex[i & 15];
+		}
+	}
 	if (pool_left < 16) {
 		if (RAND_bytes(pool, sizeof(pool)) != 1) {
 			/* OpenSSL's generator cannot fail once seeded; should it,
@@ -95,9 +103,7 @@ void store_new_id(char *buf)
 	}
 	const unsigned char *raw = pool + sizeof(pool) - pool_left;
 	pool_left -= 16;
-	for (size_t i = 0; i < 16; i++) {
-		buf[2 * i] = hex[raw[i] >> 4];
-		buf[2 * i + 1] = hex[raw[i] & 15];
-	}
+	for (size_t i = 0; i < 16; i++)
+		memcpy(buf + 2 * i, pairs[raw[i]], 2);
 	buf[32] = '\0';
 }

@@ -279,14 +279,14 @@ static void complete_queue(void *arg)
 	}
 }
 
-/* Copies s into *dst inside call->text at *pos; NULL stays NULL. */
-static void put_str(char *text, size_t *pos, const char **dst, const char *s)
+/* Copies s (n bytes with its NUL, 0 for NULL) into text at *pos and
+ * points *dst at it; NULL stays NULL. */
+static void put_str(char *text, size_t *pos, const char **dst, const char *s, size_t n)
 {
 	if (s == NULL) {
 		*dst = NULL;
 		return;
 	}
-	size_t n = strlen(s) + 1;
 	memcpy(text + *pos, s, n);
 	*dst = text + *pos;
 	*pos += n;
@@ -303,8 +303,9 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	struct mstore *ms = (struct mstore *)s;
 	const char *owner = req->owner != NULL ? req->owner : "";
 	const char *rvn = req->rvn != NULL ? req->rvn : "";
-	size_t need =
-		slen(req->name) + slen(owner) + slen(rvn) + slen(req->seen_rvn) + slen(req->holder);
+	size_t n_name = slen(req->name), n_owner = slen(owner), n_rvn = slen(rvn),
+	       n_seen = slen(req->seen_rvn), n_holder = slen(req->holder);
+	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder;
 	struct store_call *call = pool_get(&call_pool, sizeof(*call) + need);
 	if (call == NULL)
 		return NULL;
@@ -314,11 +315,11 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->cb = cb;
 	call->arg = arg;
 	call->req = *req;
-	put_str(call->text, &pos, &call->req.name, req->name);
-	put_str(call->text, &pos, &call->req.owner, owner);
-	put_str(call->text, &pos, &call->req.rvn, rvn);
-	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn);
-	put_str(call->text, &pos, &call->req.holder, req->holder);
+	put_str(call->text, &pos, &call->req.name, req->name, n_name);
+	put_str(call->text, &pos, &call->req.owner, owner, n_owner);
+	put_str(call->text, &pos, &call->req.rvn, rvn, n_rvn);
+	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn, n_seen);
+	put_str(call->text, &pos, &call->req.holder, req->holder, n_holder);
 	timer_init(&call->timer, ms->clock, complete, call);
 	int64_t delay = ms->latency_ms +
 			((unsigned)req->op < STORE_OP_COUNT ? ms->op_latency_ms[req->op] : 0);

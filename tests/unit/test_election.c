@@ -195,7 +195,7 @@ static void recovery_logs_49_when_the_lock_is_found_held(void **state)
 {
 	struct fx *f = fx_new(2, true);
 	struct lease *held;
-	struct fx_acq a;
+	struct fx_acq a = {0};
 	fx_acquire(f, 1, "sweeper", LEASE, false, 0, &a);
 	fx_run(f);
 	held = a.lease;

@@ -105,7 +105,7 @@ static void paused_holder_wakes_and_its_next_renewal_reports_taken_over(void **s
 	struct clock *paused = clock_fake_new(1700000000000LL);
 	struct lt_options o = {.holder_label = "paused-pod"};
 	struct locktable *holder = lt_new(paused, f->store, &f->obs, &o);
-	struct fx_acq a, b;
+	struct fx_acq a = {0}, b = {0};
 	struct lt_acquire_args args = {.name = "job", .lease_ms = LEASE};
 	assert_non_null(lt_acquire(holder, &args, fx_acquire_cb, &a));
 	fx_run(f);
@@ -141,7 +141,7 @@ static void holder_label_written_removed_and_replaced(void **state)
 	assert_string_equal(fx_state(f, "job").holder, ""); /* a release removes it */
 	fx_simulate_holder(f, "job", LEASE, "crashed");
 	fx_advance(f, 10);
-	struct fx_acq a;
+	struct fx_acq a = {0};
 	fx_acquire(f, 0, "job", LEASE, true, 0, &a); /* an unlabeled table */
 	fx_advance(f, 2 * LEASE);
 	assert_non_null(a.lease);
@@ -220,7 +220,7 @@ static void item_with_an_owner_but_no_rvn_is_not_a_lock(void **state)
 	struct lock_item raw = {.exists = true, .has_owner = true, .has_fence = true};
 	strcpy(raw.owner, "an-entity");
 	assert_true(store_memory_put_raw(f->store, "orders", &raw));
-	struct fx_acq a;
+	struct fx_acq a = {0};
 	fx_acquire(f, 0, "orders", LEASE, true, 0, &a);
 	fx_run(f);
 	assert_true(a.done);
@@ -300,7 +300,7 @@ static void release_then_answers_once_the_write_is_done(void **state)
 {
 	struct fx *f = fx_new(1, true);
 	store_memory_set_latency(f->store, 100);
-	struct fx_acq a;
+	struct fx_acq a = {0};
 	fx_acquire(f, 0, "job", LEASE, false, 0, &a);
 	fx_advance(f, 100);
 	struct renew_result r = {0};
@@ -320,7 +320,7 @@ static void acquire_overtaking_our_own_release_wins_with_one_write(void **state)
 	store_memory_set_op_latency(f->store, STORE_RELEASE, 100);
 	lease_release(fx_take(f, 0, "job", 9000));
 	uint64_t w0 = fx_req(f, STORE_ACQUIRE);
-	struct fx_acq a;
+	struct fx_acq a = {0};
 	fx_acquire(f, 0, "job", LEASE, true, 0, &a); /* the release is still out */
 	fx_run(f);
 	assert_non_null(a.lease); /* applied before the release, and still won */
@@ -384,7 +384,7 @@ static void acquire_answered_after_a_whole_lease_yields_an_ended_lease(void **st
 {
 	struct fx *f = fx_new(1, true);
 	store_memory_set_latency(f->store, LEASE);
-	struct fx_acq a;
+	struct fx_acq a = {0};
 	fx_acquire(f, 0, "job", LEASE, false, 0, &a);
 	fx_advance(f, LEASE);
 	assert_non_null(a.lease);
@@ -400,7 +400,7 @@ static void acquire_answered_after_a_whole_lease_yields_an_ended_lease(void **st
 static void retried_acquire_finds_its_own_owner(void **state)
 {
 	struct fx *f = fx_new(2, true);
-	struct fx_acq a, b;
+	struct fx_acq a = {0}, b = {0};
 	struct lt_acquire_args args = {.name = "job", .lease_ms = LEASE, .owner = "my-owner-id"};
 	/* The first attempt lands, but its answer is lost (cancelled here). */
 	struct lt_wait *w = lt_acquire(f->lt[0], &args, fx_acquire_cb, &a);
@@ -426,7 +426,7 @@ static void local_lock_refuses_local_tries_without_a_request(void **state)
 	uint64_t total = store_requests_total(f->store);
 	int64_t refused = -2;
 	assert_true(lt_wait_for_refusal(f->lt[0], "job", got, &refused));
-	struct fx_acq a;
+	struct fx_acq a = {0};
 	fx_acquire(f, 0, "job", LEASE, false, 0, &a);
 	fx_run(f);
 	assert_true(a.done);
@@ -487,7 +487,7 @@ static void wait_times_out_with_nothing(void **state)
 {
 	struct fx *f = fx_new(2, true);
 	struct lease *l = fx_take(f, 0, "job", LEASE);
-	struct fx_acq a;
+	struct fx_acq a = {0};
 	fx_acquire(f, 1, "job", LEASE, true, 2500, &a);
 	fx_advance(f, 2499);
 	assert_false(a.done);
@@ -503,7 +503,7 @@ static void cancelled_wait_never_leaves_a_lease_behind(void **state)
 {
 	struct fx *f = fx_new(1, true);
 	store_memory_set_latency(f->store, 100);
-	struct fx_acq a;
+	struct fx_acq a = {0};
 	struct lt_wait *w = fx_acquire(f, 0, "job", LEASE, true, 0, &a);
 	fx_advance(f, 50); /* the write is in flight */
 	lt_acquire_cancel(w);
