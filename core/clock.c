@@ -242,10 +242,15 @@ void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg)
 
 void timer_arm(struct timer *t, int64_t delay_ms)
 {
+	timer_arm_at(t, clock_now_ms(t->clock) + (delay_ms > 0 ? delay_ms : 0));
+}
+
+void timer_arm_at(struct timer *t, int64_t due_ms)
+{
 	struct clock *c = t->clock;
 	if (t->armed)
 		heap_remove(c, t);
-	t->due_ms = clock_now_ms(c) + (delay_ms > 0 ? delay_ms : 0);
+	t->due_ms = due_ms;
 	t->seq = ++c->seq;
 	t->armed = true;
 	c->root = c->root != NULL ? meld(c->root, t) : t;

@@ -64,6 +64,10 @@ void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg);
 /* Arms (or re-arms) t to run delay_ms from now; a negative delay is 0.
  * Never fails: timers live in an intrusive heap, nothing is allocated. */
 void timer_arm(struct timer *t, int64_t delay_ms);
+/* Arms (or re-arms) t to run at monotonic due_ms; a time already past runs
+ * it with the timers due now. Saves timer_arm's clock read when the caller
+ * knows the due time (a lease's end, its next renewal). */
+void timer_arm_at(struct timer *t, int64_t due_ms);
 void timer_cancel(struct timer *t);
 static inline bool timer_armed(const struct timer *t)
 {

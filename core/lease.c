@@ -117,8 +117,7 @@ static void lease_destroy(struct lease *l)
 
 static void schedule_heartbeat(struct lease *l)
 {
-	int64_t delay = l->last_send_ms + l->lease_ms / 3 - clock_now_ms(l->t->clock);
-	timer_arm(&l->hb_timer, delay);
+	timer_arm_at(&l->hb_timer, l->last_send_ms + l->lease_ms / 3);
 }
 
 /* A write sent at send_ms succeeded: the lease runs to send_ms + lease. */
@@ -128,7 +127,7 @@ static void extend(struct lease *l, int64_t send_ms, const char *rvn)
 		return;
 	l->last_send_ms = send_ms;
 	memcpy(l->rvn, rvn, sizeof(l->rvn));
-	timer_arm(&l->end_timer, send_ms + l->lease_ms - clock_now_ms(l->t->clock));
+	timer_arm_at(&l->end_timer, send_ms + l->lease_ms);
 }
 
 /* The lease is lost for reason; item is the refusing item, if any. */
@@ -202,7 +201,7 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 		return l;
 	}
 	w->lock->held = l;
-	timer_arm(&l->end_timer, left);
+	timer_arm_at(&l->end_timer, l->last_send_ms + l->lease_ms);
 	schedule_heartbeat(l);
 	return l;
 }

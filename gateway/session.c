@@ -292,9 +292,11 @@ void sess_resume(struct sess *s)
 	if (s->state != SESS_BLOCKED)
 		return;
 	s->state = SESS_OPEN;
-	sess_flush(s);
-	if (s->state == SESS_OPEN && s->resume_ev)
+	/* The resumed command loop flushes when it ends (sess_process). */
+	if (s->resume_ev)
 		event_active(s->resume_ev, EV_TIMEOUT, 0);
+	else
+		sess_flush(s);
 }
 
 void sess_ref(struct sess *s)
