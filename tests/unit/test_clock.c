@@ -81,6 +81,33 @@ static void cancel_and_rearm(void **state)
 	clock_free(c);
 }
 
+/* timer_arm_at: at an absolute time; a time already past is due now. */
+static void arm_at_absolute_and_past(void **state)
+{
+	struct rec r = {0};
+	struct clock *c = clock_fake_new(0);
+	r.c = c;
+	struct item a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2};
+	timer_init(&a.t, c, fired, &a);
+	timer_init(&b.t, c, fired, &b);
+	clock_fake_advance(c, 100);
+	timer_arm_at(&a.t, 130);
+	timer_arm_at(&b.t, 40); /* past */
+	assert_true(timer_armed(&b.t));
+	clock_fake_advance(c, 0);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.order[0], 2);
+	assert_int_equal(r.at[0], 100);
+	timer_arm_at(&a.t, 120); /* re-arming moves it */
+	clock_fake_advance(c, 19);
+	assert_int_equal(r.n, 1);
+	clock_fake_advance(c, 1);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.order[1], 1);
+	assert_int_equal(r.at[1], 120);
+	clock_free(c);
+}
+
 struct chain {
 	struct timer t;
 	int left;
@@ -189,6 +216,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(runs_due_timers_in_order_ties_in_arm_order),
 		cmocka_unit_test(cancel_and_rearm),
+		cmocka_unit_test(arm_at_absolute_and_past),
 		cmocka_unit_test(advance_zero_runs_zero_delay_chains),
 		cmocka_unit_test(wall_clock_moves_with_the_fake_clock),
 		cmocka_unit_test(heap_agrees_with_a_model_under_random_use),
