@@ -86,9 +86,24 @@ struct lk_lease *lk_add(struct lk_sess *ks, const char *name, struct lease *leas
 	return rec;
 }
 
+static void lost_unlink(struct lk_lease *rec)
+{
+	struct lockapp *app = rec->owner->app;
+	if (!rec->in_lost_list)
+		return;
+	if (rec->lost_prev != NULL)
+		rec->lost_prev->lost_next = rec->lost_next;
+	else
+		app->lost = rec->lost_next;
+	if (rec->lost_next != NULL)
+		rec->lost_next->lost_prev = rec->lost_prev;
+	rec->in_lost_list = false;
+}
+
 void lk_forget(struct lk_lease *rec)
 {
 	struct lk_sess *ks = rec->owner;
+	lost_unlink(rec);
 	if (rec->prev != NULL)
 		rec->prev->next = rec->next;
 	else
@@ -114,13 +129,27 @@ struct lk_lease *lk_find_any(struct lockapp *app, const char *name, int64_t toke
 	struct lk_lease *rec = l != NULL ? lease_data(l) : NULL;
 	if (rec != NULL && rec->token == token && rec->election == NULL)
 		return rec;
+	/* lost and not yet reported (few: they count toward the leases of
+	 * their session) */
+	for (rec = app->lost; rec != NULL; rec = rec->lost_next)
+		if (rec->token == token && strcmp(rec->name, name) == 0)
+			return rec;
 	return NULL;
 }
 
 void lk_report_loss(struct lk_lease *rec, enum lt_loss reason, const char *kind)
 {
 	struct sess *s = rec->owner->sess;
+	struct lockapp *app = rec->owner->app;
 	rec->lost = reason;
+	if (rec->election == NULL && !rec->in_lost_list) {
+		rec->lost_prev = NULL;
+		rec->lost_next = app->lost;
+		if (app->lost != NULL)
+			app->lost->lost_prev = rec;
+		app->lost = rec;
+		rec->in_lost_list = true;
+	}
 	if (sess_proto(s) != RESP3 || sess_closed(s))
 		return;
 	struct resp_out *out = sess_out(s);

@@ -35,6 +35,10 @@ struct lk_lease {
 	struct election *election; /* LEADER.CAMPAIGN's term, else NULL */
 	enum lt_loss lost;	   /* LT_HELD while held */
 	int64_t token;
+	/* a lost LOCK.ACQUIRE lease, in the app's list until reported, so
+	 * that (name, token) from any connection finds it */
+	struct lk_lease *lost_prev, *lost_next;
+	bool in_lost_list;
 	char name[];
 };
 
@@ -58,6 +62,7 @@ struct lockapp {
 	struct clock *clock;
 	struct lk_watch_set *watches;
 	const char *store_kind; /* "embedded" or "dynamodb" */
+	struct lk_lease *lost; /* lost lock leases not yet reported */
 	uint64_t sessions_open;
 	uint64_t lost_reported, pushes_sent;
 };
@@ -86,7 +91,8 @@ struct lk_lease *lk_add(struct lk_sess *ks, const char *name, struct lease *leas
 void lk_forget(struct lk_lease *rec);
 /* The record of name held by ks (token 0: any), or NULL. */
 struct lk_lease *lk_find_own(struct lk_sess *ks, const char *name, int64_t token);
-/* The record of (name, token) of any session of this replica, or NULL. */
+/* The record of (name, token) of any session of this replica: held, or
+ * lost and not yet reported; NULL when none. */
 struct lk_lease *lk_find_any(struct lockapp *app, const char *name, int64_t token);
 
 /* Marks rec lost for reason and, for RESP3 sessions, pushes

@@ -1038,9 +1038,6 @@ static void moto_item(const char *table, const char *name, const char *op)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* Someone writes or deletes a held lock's item: the next renewal finds
- * it, the RESP3 holder is pushed taken_over / deleted, and LOCK.RENEW
- * answers -LOST with that reason; RESP2 sessions get no push. */
 /* INFO dynamodb: the HTTP requests behind the lock commands. */
 static void test_info_dynamodb(void **state)
 {
@@ -1068,6 +1065,11 @@ static void test_info_dynamodb(void **state)
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
+/* Someone writes or deletes a held lock's item: the next renewal finds
+ * it, the RESP3 holder is pushed taken_over / deleted, and LOCK.RENEW
+ * answers -LOST with that reason; RESP2 sessions get no push. A loss the
+ * heartbeat found is reported to whichever connection addresses the lease
+ * first, by (name, token) from another connection too, once. */
 static void test_moto_item_written_behind(void **state)
 {
 	struct gw g;
@@ -1109,6 +1111,14 @@ static void test_moto_item_written_behind(void **state)
 	raw_expect(b, "PING", "+PONG");
 	raw_expect(b, "LOCK.RELEASE f3", ":0");
 	assert_true(t3 > 0);
+
+	/* found by b's heartbeat (a third of 3 s), reported to a by token */
+	long long t4 = raw_int(b, "LOCK.ACQUIRE f4 3000");
+	moto_item(table, "f4", "steal");
+	usleep(1600 * 1000);
+	snprintf(want, sizeof(want), "LOCK.RENEW f4 %lld", t4);
+	raw_expect(a, want, "-LOST taken_over");
+	raw_expect(b, "LOCK.RENEW f4", ":0"); /* reported once */
 	assert_true(raw_quiet(a, 100));
 	raw_close(a);
 	raw_close(b);
