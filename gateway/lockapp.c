@@ -236,11 +236,21 @@ static void on_reset(struct sess *s, void *arg)
 	on_open(s, arg);
 }
 
-void lockapp_release_all(struct lockapp *app)
+static void stop_wait(struct sess *s, void *arg)
 {
-	/* Sessions release their leases as the server closes them; nothing
-	 * here is held outside a session. */
+	struct lk_sess *ks = sess_app(s);
+	if (ks == NULL || ks->wait == NULL)
+		return;
+	lt_acquire_cancel(ks->wait);
+	ks->wait = NULL;
+	resp_add_errorf(sess_out(s), "ERR server is shutting down");
+	sess_resume(s);
+}
+
+void lockapp_stop_waits(struct lockapp *app, struct srv *srv)
+{
 	(void)app;
+	srv_foreach(srv, stop_wait, NULL);
 }
 
 static void info_leases(struct resp_out *text, void *arg)

@@ -77,8 +77,11 @@ void lockapp_free(struct lockapp *app);
 int lockapp_register(struct lockapp *app, struct cmd_table *cmds, struct srv *srv)
 	__attribute__((warn_unused_result));
 
-/* Releases every lease of every session (shutdown). */
-void lockapp_release_all(struct lockapp *app);
+/* Shutdown, before the sessions close (and release their leases): every
+ * LOCK.ACQUIRE waiting is cancelled and answered "-ERR server is shutting
+ * down", so that a closing holder does not hand its lock to a waiter whose
+ * connection is closing too (a write and a token for nothing). */
+void lockapp_stop_waits(struct lockapp *app, struct srv *srv);
 
 /* --- for lockcmds.c and leadercmds.c --- */
 

@@ -102,6 +102,7 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	log_msg(LOG_LVL_INFO, "signal %d: shutting down", (int)sig);
 	struct timeval bound = {SHUTDOWN_BOUND_S, 0};
 	event_base_loopexit(a->base, &bound);
+	lockapp_stop_waits(a->locks, a->srv);
 	srv_shutdown(a->srv, drained, a);
 }
 
