@@ -27,6 +27,7 @@ struct store_call {
 	struct timer timer;		  /* a call with latency completes from it */
 	struct store_call *prev, *next; /* else in the queue, in order */
 	uint64_t seq;
+	uint64_t hash; /* of req.name */
 	size_t size;
 	struct mstore *ms;
 	store_cb cb;
@@ -135,9 +136,9 @@ static bool owner_is(const struct mitem *it, const char *owner)
 }
 
 /* Applies one request to the table and fills res. */
-static void apply(struct mstore *ms, const struct store_req *r, struct store_result *res)
+static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
+		  struct store_result *res)
 {
-	uint64_t h = store_name_hash(r->name);
 	struct mitem **slot = find_slot(ms, r->name, h), *it = *slot;
 
 	res->status = STORE_OK;
@@ -257,13 +258,27 @@ static void complete(void *arg)
 			 ms->fail_type != NULL ? ms->fail_type
 					       : store_status_name(ms->fail_status));
 	} else {
-		apply(ms, &call->req, &res);
+		apply(ms, &call->req, call->hash, &res);
 	}
 	ms->base.in_flight--;
 	store_cb cb = call->cb;
 	void *cb_arg = call->arg;
 	call_free(call);
 	cb(cb_arg, &res);
+}
+
+/* With many items the table is mostly out of the CPU's caches: while one
+ * call completes, the item of the next one is fetched (its bucket was
+ * fetched at submit time). */
+static void prefetch_item(struct mstore *ms, const struct store_call *next)
+{
+	if (next == NULL)
+		return;
+	const struct mitem *it = ms->buckets[next->hash & (ms->nbuckets - 1)];
+	if (it != NULL) {
+		__builtin_prefetch(it);			    /* hash, owner */
+		__builtin_prefetch((const char *)it + 128); /* rvn, fence, the name */
+	}
 }
 
 /* Completes the queued calls, in order, up to those queued by their
@@ -275,6 +290,7 @@ static void complete_queue(void *arg)
 	while (ms->q_head != NULL && ms->q_head->seq < end) {
 		struct store_call *call = ms->q_head;
 		unqueue(ms, call);
+		prefetch_item(ms, ms->q_head);
 		complete(call);
 	}
 }
@@ -311,6 +327,8 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 		return NULL;
 	size_t pos = 0;
 	call->size = sizeof(*call) + need;
+	call->hash = store_name_hash(req->name);
+	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
 	call->ms = ms;
 	call->cb = cb;
 	call->arg = arg;
