@@ -1,7 +1,8 @@
 /*
  * it_redis: the real leasegate binary ($LG_BIN) spoken to over the Redis
  * protocol, with hiredis and with raw sockets (for exact bytes, RESP3 and
- * broken requests). Each test starts its own server on a free port.
+ * broken requests). Each test starts its own server on a free port, on
+ * the embedded store (tests/support/gw.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,44 +26,9 @@
 
 #include <cmocka.h>
 
-#include "tests/support/gw.h"
 #include <hiredis/hiredis.h>
 
-struct server {
-	pid_t pid;
-	int port;
-	char sock[108];
-};
-
-/* Servers of the running test, killed by the teardown if a failed
- * assertion skipped stop(). */
-static pid_t running[8];
-
-static void track(pid_t pid, bool on)
-{
-	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++) {
-		if (on && running[i] == 0) {
-			running[i] = pid;
-			return;
-		}
-		if (!on && running[i] == pid) {
-			running[i] = 0;
-			return;
-		}
-	}
-}
-
-static int kill_leftovers(void **state)
-{
-	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++) {
-		if (running[i] > 0) {
-			kill(running[i], SIGKILL);
-			waitpid(running[i], NULL, 0);
-			running[i] = 0;
-		}
-	}
-	return 0;
-}
+#include "tests/support/gw.h"
 
 static int raw_connect(int port)
 {
@@ -75,73 +41,6 @@ static int raw_connect(int port)
 		return -1;
 	}
 	return fd;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-	nanosleep(&ts, NULL);
-}
-
-/* Starts $LG_BIN with the extra NULL-terminated arguments; waits until it
- * accepts connections. */
-static void start(struct server *s, ...)
-{
-	const char *bin = getenv("LG_BIN");
-	char port[16];
-	const char *argv[32];
-	int n = 0;
-	va_list ap;
-	assert_non_null(bin);
-	memset(s, 0, sizeof(*s));
-	s->port = gw_free_port();
-	snprintf(port, sizeof(port), "%d", s->port);
-	argv[n++] = bin;
-	argv[n++] = "--port";
-	argv[n++] = port;
-	argv[n++] = "--pg-port";
-	argv[n++] = "0";
-	argv[n++] = "--admin-port";
-	argv[n++] = "0";
-	va_start(ap, s);
-	const char *a;
-	while ((a = va_arg(ap, const char *)) && n < 30)
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	track(s->pid, true);
-	for (int i = 0; i < 200; i++) {
-		int fd = raw_connect(s->port);
-		if (fd >= 0) {
-			close(fd);
-			sleep_ms(20); /* let the server reap that probe session */
-			return;
-		}
-		sleep_ms(25);
-	}
-	fail_msg("leasegate did not start on port %d", s->port);
-}
-
-/* SIGTERM, then the exit status (-1 if it did not exit within 10 s). */
-static int stop(struct server *s)
-{
-	int status;
-	track(s->pid, false);
-	kill(s->pid, SIGTERM);
-	for (int i = 0; i < 1000; i++) {
-		if (waitpid(s->pid, &status, WNOHANG) == s->pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		sleep_ms(10);
-	}
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, &status, 0);
-	return -1;
 }
 
 static void send_all(int fd, const void *p, size_t n)
@@ -204,14 +103,6 @@ static void exchange(int port, const char *req, size_t reqlen, const char *want,
 
 #define EXCHANGE(port, req, want, closes) exchange(port, req, sizeof(req) - 1, want, closes)
 
-static redisContext *client(int port)
-{
-	redisContext *c = redisConnect("127.0.0.1", port);
-	assert_non_null(c);
-	assert_int_equal(c->err, 0);
-	return c;
-}
-
 static void expect_status(redisContext *c, const char *want, const char *fmt, ...)
 {
 	va_list ap;
@@ -231,9 +122,9 @@ static void expect_status(redisContext *c, const char *want, const char *fmt, ..
 
 static void test_ping_echo(void **state)
 {
-	struct server s;
-	start(&s, NULL);
-	redisContext *c = client(s.port);
+	struct gw s;
+	gw_start(&s, NULL, NULL);
+	redisContext *c = gw_connect(&s);
 	expect_status(c, "PONG", "PING");
 	expect_status(c, "hi there", "PING %s", "hi there");
 	expect_status(c, "hello world", "ECHO %s", "hello world");
@@ -260,13 +151,13 @@ static void test_ping_echo(void **state)
 	assert_non_null(strstr(r->str, " cmd=client|list "));
 	freeReplyObject(r);
 	redisFree(c);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
 static void test_hello3_and_inline(void **state)
 {
-	struct server s;
-	start(&s, NULL);
+	struct gw s;
+	gw_start(&s, NULL, NULL);
 	EXCHANGE(s.port, "HELLO 3\r\n",
 		 "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.0.0\r\n"
 		 "$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:",
@@ -290,13 +181,13 @@ static void test_hello3_and_inline(void **state)
 	EXCHANGE(s.port, "\r\n*0\r\nPING\r\n", "+PONG\r\n", false);
 	EXCHANGE(s.port, "HELLO 4\r\n", "-NOPROTO unsupported protocol version\r\n", false);
 	EXCHANGE(s.port, "QUIT\r\nPING\r\n", "+OK\r\n", true);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
 static void test_errors_as_redis(void **state)
 {
-	struct server s;
-	start(&s, NULL);
+	struct gw s;
+	gw_start(&s, NULL, NULL);
 	EXCHANGE(s.port, "FOO a b\r\n",
 		 "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' \r\n", false);
 	EXCHANGE(s.port, "lock.nothing\r\n",
@@ -313,14 +204,14 @@ static void test_errors_as_redis(void **state)
 		 "*4\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n$4\r\nsave\r\n$0\r\n\r\n", false);
 	EXCHANGE(s.port, "CONFIG GET maxclients\r\n", "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n",
 		 false);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
 static void test_pipelining(void **state)
 {
-	struct server s;
-	start(&s, NULL);
-	redisContext *c = client(s.port);
+	struct gw s;
+	gw_start(&s, NULL, NULL);
+	redisContext *c = gw_connect(&s);
 	enum { N = 5000 };
 	for (int i = 0; i < N; i++)
 		assert_int_equal(redisAppendCommand(c, "ECHO %d", i), REDIS_OK);
@@ -334,15 +225,15 @@ static void test_pipelining(void **state)
 		freeReplyObject(r);
 	}
 	redisFree(c);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
 /* A protocol error answers and closes that connection only. */
 static void test_protocol_error_closes_one(void **state)
 {
-	struct server s;
-	start(&s, NULL);
-	redisContext *other = client(s.port);
+	struct gw s;
+	gw_start(&s, NULL, NULL);
+	redisContext *other = gw_connect(&s);
 	expect_status(other, "PONG", "PING");
 	EXCHANGE(s.port, "PING\r\n*1\r\nx\r\nPING\r\n",
 		 "+PONG\r\n-ERR Protocol error: expected '$', got 'x'\r\n", true);
@@ -352,14 +243,14 @@ static void test_protocol_error_closes_one(void **state)
 		 true);
 	expect_status(other, "PONG", "PING");
 	redisFree(other);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
 static void test_limits(void **state)
 {
-	struct server s;
-	start(&s, "--max-args", "4", "--max-bulk", "600", "--max-query-buffer", "1024",
-	      "--max-inline", "64", NULL);
+	struct gw s;
+	gw_start(&s, NULL, "--max-args", "4", "--max-bulk", "600", "--max-query-buffer", "1024",
+		 "--max-inline", "64", NULL);
 	EXCHANGE(s.port, "*4\r\n$4\r\nECHO\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n",
 		 "-ERR wrong number of arguments for 'echo' command\r\n", false);
 	EXCHANGE(s.port, "*5\r\n", "-ERR Protocol error: invalid multibulk length\r\n", true);
@@ -384,30 +275,30 @@ static void test_limits(void **state)
 	EXCHANGE(s.port,
 		 "ECHO 01234567890123456789012345678901234567890123456789012345678901234567890",
 		 "-ERR Protocol error: too big inline request\r\n", true);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
 static void test_maxclients(void **state)
 {
-	struct server s;
-	start(&s, "--maxclients", "2", NULL);
-	redisContext *a = client(s.port), *b = client(s.port);
+	struct gw s;
+	gw_start(&s, NULL, "--maxclients", "2", NULL);
+	redisContext *a = gw_connect(&s), *b = gw_connect(&s);
 	expect_status(a, "PONG", "PING");
 	expect_status(b, "PONG", "PING");
 	EXCHANGE(s.port, "PING\r\n", "-ERR max number of clients reached\r\n", true);
 	redisFree(b);
-	sleep_ms(100);
-	redisContext *c = client(s.port);
+	gw_sleep_ms(100);
+	redisContext *c = gw_connect(&s);
 	expect_status(c, "PONG", "PING");
 	redisFree(a);
 	redisFree(c);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
 static void test_requirepass(void **state)
 {
-	struct server s;
-	start(&s, "--requirepass", "s3cret", NULL);
+	struct gw s;
+	gw_start(&s, NULL, "--requirepass", "s3cret", NULL);
 	EXCHANGE(s.port, "PING\r\n", "-NOAUTH Authentication required.\r\n", false);
 	EXCHANGE(s.port, "AUTH nope\r\nPING\r\n",
 		 "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
@@ -418,21 +309,21 @@ static void test_requirepass(void **state)
 	EXCHANGE(s.port, "HELLO 3 AUTH default s3cret\r\n", "%7\r\n", false);
 	EXCHANGE(s.port, "AUTH s3cret\r\nRESET\r\nPING\r\n",
 		 "+OK\r\n+RESET\r\n-NOAUTH Authentication required.\r\n", false);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
 static void test_unix_socket(void **state)
 {
-	struct server s;
+	struct gw s;
 	char path[108];
 	snprintf(path, sizeof(path), "/tmp/lg-it-%d.sock", (int)getpid());
-	start(&s, "--unixsocket", path, NULL);
+	gw_start(&s, NULL, "--unixsocket", path, NULL);
 	redisContext *c = redisConnectUnix(path);
 	assert_non_null(c);
 	assert_int_equal(c->err, 0);
 	expect_status(c, "PONG", "PING");
 	redisFree(c);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 	assert_int_not_equal(access(path, F_OK), 0); /* removed at shutdown */
 }
 
@@ -441,8 +332,8 @@ static void test_unix_socket(void **state)
  * sent; afterwards every reply arrives, in order. */
 static void test_back_pressure(void **state)
 {
-	struct server s;
-	start(&s, "--max-output-buffer", "1kb", NULL);
+	struct gw s;
+	gw_start(&s, NULL, "--max-output-buffer", "1kb", NULL);
 	int fd = raw_connect(s.port);
 	assert_true(fd >= 0);
 	fcntl(fd, F_SETFL, O_NONBLOCK);
@@ -457,7 +348,7 @@ static void test_back_pressure(void **state)
 		ssize_t w = send(fd, req + off, (size_t)rl - off, MSG_NOSIGNAL);
 		if (w < 0) {
 			assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
-			sleep_ms(10);
+			gw_sleep_ms(10);
 			idle++;
 			continue;
 		}
@@ -496,18 +387,18 @@ static void test_back_pressure(void **state)
 		}
 	}
 	close(fd);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
 static void test_sigterm(void **state)
 {
-	struct server s;
-	start(&s, NULL);
-	redisContext *c = client(s.port);
+	struct gw s;
+	gw_start(&s, NULL, NULL);
+	redisContext *c = gw_connect(&s);
 	expect_status(c, "PONG", "PING");
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_true(t1.tv_sec - t0.tv_sec < 6);
 	/* the open connection was closed by the server */
@@ -532,23 +423,23 @@ static bool file_has(const char *path, const char *needle)
  * moved away (logrotate); the start says the embedded store is in use. */
 static void test_log_file_and_sighup(void **state)
 {
-	struct server s;
+	struct gw s;
 	char path[128], moved[140];
 	snprintf(path, sizeof(path), "/tmp/lg-it-%d.log", (int)getpid());
 	snprintf(moved, sizeof(moved), "%s.1", path);
 	unlink(path);
 	unlink(moved);
-	start(&s, "--log-file", path, "--log-format", "json", NULL);
+	gw_start(&s, NULL, "--log-file", path, "--log-format", "json", NULL);
 	assert_true(file_has(path, "{\"ts\":\""));
 	assert_true(file_has(path, "\"level\":\"info\""));
 	assert_true(file_has(path, "embedded store"));
 	assert_int_equal(rename(path, moved), 0);
 	kill(s.pid, SIGHUP);
 	for (int i = 0; i < 100 && !file_has(path, "reopened"); i++)
-		sleep_ms(20);
+		gw_sleep_ms(20);
 	assert_true(file_has(path, "reopened"));
 	assert_false(file_has(moved, "reopened"));
-	assert_int_equal(stop(&s), 0);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 	unlink(path);
 	unlink(moved);
 }
@@ -571,19 +462,19 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_ping_echo, kill_leftovers),
-		cmocka_unit_test_teardown(test_hello3_and_inline, kill_leftovers),
-		cmocka_unit_test_teardown(test_errors_as_redis, kill_leftovers),
-		cmocka_unit_test_teardown(test_pipelining, kill_leftovers),
-		cmocka_unit_test_teardown(test_protocol_error_closes_one, kill_leftovers),
-		cmocka_unit_test_teardown(test_limits, kill_leftovers),
-		cmocka_unit_test_teardown(test_maxclients, kill_leftovers),
-		cmocka_unit_test_teardown(test_requirepass, kill_leftovers),
-		cmocka_unit_test_teardown(test_unix_socket, kill_leftovers),
-		cmocka_unit_test_teardown(test_back_pressure, kill_leftovers),
-		cmocka_unit_test_teardown(test_sigterm, kill_leftovers),
-		cmocka_unit_test_teardown(test_log_file_and_sighup, kill_leftovers),
-		cmocka_unit_test_teardown(test_bad_option_stops_start, kill_leftovers),
+		cmocka_unit_test_teardown(test_ping_echo, gw_teardown),
+		cmocka_unit_test_teardown(test_hello3_and_inline, gw_teardown),
+		cmocka_unit_test_teardown(test_errors_as_redis, gw_teardown),
+		cmocka_unit_test_teardown(test_pipelining, gw_teardown),
+		cmocka_unit_test_teardown(test_protocol_error_closes_one, gw_teardown),
+		cmocka_unit_test_teardown(test_limits, gw_teardown),
+		cmocka_unit_test_teardown(test_maxclients, gw_teardown),
+		cmocka_unit_test_teardown(test_requirepass, gw_teardown),
+		cmocka_unit_test_teardown(test_unix_socket, gw_teardown),
+		cmocka_unit_test_teardown(test_back_pressure, gw_teardown),
+		cmocka_unit_test_teardown(test_sigterm, gw_teardown),
+		cmocka_unit_test_teardown(test_log_file_and_sighup, gw_teardown),
+		cmocka_unit_test_teardown(test_bad_option_stops_start, gw_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

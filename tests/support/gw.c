@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -56,6 +57,25 @@ int gw_free_port(void)
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
 	close(fd);
 	return ntohs(a.sin_port);
+}
+
+/* Gateways started and not reaped yet, for gw_teardown (a failed test's
+ * stack, and the struct gw on it, is gone by then). */
+static pid_t running[16];
+
+/* Replaces from by to in running: (0, pid) remembers pid, (pid, 0) forgets it. */
+static void track(pid_t from, pid_t to)
+{
+	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
+		if (running[i] == from) {
+			running[i] = to;
+			return;
+		}
+	if (from == 0) {
+		kill(to, SIGKILL);
+		waitpid(to, NULL, 0);
+		fail_msg("more than %zu gateways running", sizeof(running) / sizeof(running[0]));
+	}
 }
 
 static bool can_connect(int port)
@@ -122,9 +142,10 @@ void gw_start(struct gw *g, const char *table, ...)
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
+	track(0, g->pid);
 	for (int i = 0; i < 400; i++) {
 		if (can_connect(g->port)) {
-			gw_sleep_ms(10);
+			gw_sleep_ms(20); /* let it reap that probe session */
 			return;
 		}
 		int status;
@@ -135,20 +156,44 @@ void gw_start(struct gw *g, const char *table, ...)
 	fail_msg("leasegate did not start on port %d (see %s)", g->port, g->log);
 }
 
+static int reaped(struct gw *g, int status)
+{
+	track(g->pid, 0);
+	g->pid = 0;
+	return status;
+}
+
 int gw_signal(struct gw *g, int sig)
 {
 	int status;
+	if (g->pid <= 0)
+		fail_msg("gw_signal %d: the gateway is not running", sig);
 	kill(g->pid, sig);
 	if (sig != SIGTERM && sig != SIGINT && sig != SIGKILL)
 		return 0;
 	for (int i = 0; i < 1000; i++) {
 		if (waitpid(g->pid, &status, WNOHANG) == g->pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			return reaped(g, WIFEXITED(status) ? WEXITSTATUS(status)
+							   : 128 + WTERMSIG(status));
 		gw_sleep_ms(10);
 	}
 	kill(g->pid, SIGKILL);
 	waitpid(g->pid, &status, 0);
-	return -1;
+	return reaped(g, -1);
+}
+
+int gw_teardown(void **state)
+{
+	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++) {
+		int status;
+		/* 0: our child, not reaped, still running (or stopped) */
+		if (running[i] > 0 && waitpid(running[i], &status, WNOHANG) == 0) {
+			kill(running[i], SIGKILL);
+			waitpid(running[i], &status, 0);
+		}
+		running[i] = 0;
+	}
+	return 0;
 }
 
 redisContext *gw_connect(const struct gw *g)
@@ -175,6 +220,58 @@ redisReply *gw_cmd(redisContext *c, const char *fmt, ...)
 	redisReply *r = vcmd(c, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+void gw_send(redisContext *c, const char *fmt, ...)
+{
+	va_list ap;
+	int done = 0;
+	va_start(ap, fmt);
+	assert_int_equal(redisvAppendCommand(c, fmt, ap), REDIS_OK);
+	va_end(ap);
+	while (!done)
+		if (redisBufferWrite(c, &done) != REDIS_OK)
+			fail_msg("write: %s", c->errstr);
+}
+
+redisReply *gw_reply_within(redisContext *c, int ms)
+{
+	void *r = NULL;
+	long long end = gw_now_ms() + ms;
+	if (redisGetReplyFromReader(c, &r) != REDIS_OK)
+		fail_msg("reader: %s", c->errstr);
+	while (r == NULL) {
+		long long left = end - gw_now_ms();
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		if (poll(&p, 1, left > 0 ? (int)left : 0) <= 0)
+			return NULL;
+		if (redisBufferRead(c) != REDIS_OK)
+			fail_msg("read: %s", c->errstr);
+		if (redisGetReplyFromReader(c, &r) != REDIS_OK)
+			fail_msg("reader: %s", c->errstr);
+	}
+	return r;
+}
+
+long long gw_token_within(redisContext *c, int ms, const char *what)
+{
+	redisReply *r = gw_reply_within(c, ms);
+	if (r == NULL)
+		fail_msg("%s: no reply within %d ms", what, ms);
+	if (r->type != REDIS_REPLY_INTEGER)
+		fail_msg("%s: wanted a token, got type %d (%s)", what, r->type,
+			 r->str ? r->str : "");
+	long long t = r->integer;
+	freeReplyObject(r);
+	return t;
+}
+
+void gw_expect_no_reply(redisContext *c, int ms, const char *what)
+{
+	redisReply *r = gw_reply_within(c, ms);
+	if (r != NULL)
+		fail_msg("%s: unexpected reply type %d (%lld, %s)", what, r->type, r->integer,
+			 r->str ? r->str : "");
 }
 
 void gw_expect_int(redisContext *c, long long want, const char *fmt, ...)

@@ -1,7 +1,8 @@
 /*
  * gw: the real leasegate binary as a test fixture — start it with options
  * (on the embedded store, or on the moto_server of tests/run-integration.sh
- * with the keys of its IAM user), stop it with a signal, connect hiredis.
+ * with the keys of its IAM user), stop it with a signal, connect hiredis,
+ * and kill what a failed test left running (gw_teardown).
  */
 #ifndef LG_GW_H
 #define LG_GW_H
@@ -28,18 +29,38 @@ bool gw_have_moto(void);
 /* Starts $LG_BIN with the NULL-terminated extra options. With table set,
  * it runs on moto's DynamoDB table (created with --create-table), signed
  * with LG_AK/LG_SK. Waits until it accepts connections (fails the test
- * after 10 s). */
+ * after 10 s). The process is remembered until gw_signal reaps it. */
 void gw_start(struct gw *g, const char *table, ...);
 
 /* Sends sig and, for SIGTERM/SIGINT/SIGKILL, waits: the exit status, or
- * 128 + signal. -1 if it did not end within 10 s. */
+ * 128 + signal. -1 if it did not end within 10 s (then it is killed).
+ * Once the process is reaped, g->pid is 0: the pid names nothing now.
+ * Fails the test when g->pid is 0 already. */
 int gw_signal(struct gw *g, int sig);
+
+/* A cmocka teardown: kills (SIGKILL) and reaps every gateway gw_start
+ * started that is still running — those a failed assertion left behind. */
+int gw_teardown(void **state);
 
 /* A hiredis connection to g (fails the test when it cannot connect). */
 redisContext *gw_connect(const struct gw *g);
 
 /* Runs a command (printf-style) and returns its reply (freed by caller). */
 redisReply *gw_cmd(redisContext *c, const char *fmt, ...);
+
+/* Sends a command (printf-style) without reading its reply. */
+void gw_send(redisContext *c, const char *fmt, ...);
+
+/* The next reply on c if it arrives within ms (freed by caller), else NULL;
+ * c stays usable either way. */
+redisReply *gw_reply_within(redisContext *c, int ms);
+
+/* The next reply, which must be an integer (a fencing token), within ms;
+ * else fails the test, naming it `what`. */
+long long gw_token_within(redisContext *c, int ms, const char *what);
+
+/* Fails the test if a reply arrives on c within ms. */
+void gw_expect_no_reply(redisContext *c, int ms, const char *what);
 
 /* Expectations on one command's reply; each frees the reply. */
 void gw_expect_int(redisContext *c, long long want, const char *fmt, ...);
