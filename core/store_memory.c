@@ -209,6 +209,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		}
 		break;
 	default:
+		copy_out(NULL, &res->item);
 		res->status = STORE_FATAL;
 		res->error_type = "InvalidOperation";
 		strcpy(res->message, "unknown store operation");
@@ -218,6 +219,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	copy_out(it, &res->item);
 	return;
 oom:
+	copy_out(NULL, &res->item);
 	res->status = STORE_TRANSIENT;
 	res->error_type = "OutOfMemory";
 	strcpy(res->message, "the embedded store is out of memory");

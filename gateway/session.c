@@ -2,13 +2,14 @@
  * session: the per-connection loop (see session.h).
  *
  * Bytes flow socket -> parser (bounded by its room) -> one command at a
- * time -> sess->out -> socket, once per loop turn (what the socket does not
- * take waits in the bufferevent's output). Reading is a plain event with
- * recv() straight into the parser: a bufferevent's read costs an extra
- * ioctl(FIONREAD) per request. The loop stops when the session blocks,
- * closes, or its unsent output is over the limit; it restarts from the read
- * event, the write callback (output drained) or the resume event (a
- * deferred reply was written).
+ * time -> sess->out -> socket: at the end of a batch of commands read, or,
+ * for replies of completions, at the end of the loop turn (what the socket
+ * does not take waits in the bufferevent's output). Reading is a plain
+ * event with recv() straight into the parser: a bufferevent's read costs
+ * an extra ioctl(FIONREAD) per request. The loop stops when the session
+ * blocks, closes, or its unsent output is over the limit; it restarts from
+ * the read event, the write callback (output drained) or the resume event
+ * (a deferred reply was written).
  */
 #include "gateway/session.h"
 
