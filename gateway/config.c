@@ -68,6 +68,9 @@ static const struct option_def options[] = {
 	 "password clients must give with AUTH (default: none)"},
 	{"maxclients", NUM(T_INT, maxclients), "10000", 1, 1000000, NULL,
 	 "most client connections at once"},
+	{"tcp-keepalive", NUM(T_DURATION, tcp_keepalive_ms), "300s", 0, DAY_MS, NULL,
+	 "probe a silent client connection after this, so a vanished client's leases go "
+	 "(0: off)"},
 	{"log-level", NUM(T_ENUM, log_level), "info", 0, 0, log_levels,
 	 "debug, info, warn or error"},
 	{"log-format", NUM(T_ENUM, log_format), "text", 0, 0, log_formats, "text or json"},

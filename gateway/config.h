@@ -47,6 +47,7 @@ struct cfg {
 	int64_t max_lease_ms;
 	char requirepass[512];
 	int64_t maxclients;
+	int64_t tcp_keepalive_ms; /* TCP keepalive idle time, 0 = off */
 	int64_t log_level;  /* enum cfg_log_level */
 	int64_t log_format; /* enum cfg_log_format */
 	char log_file[512]; /* empty: stderr */

@@ -56,6 +56,29 @@ struct srv {
 	void *drained_arg;
 };
 
+/* TCP keepalive as Redis sets it: probes after idle_ms of silence, then
+ * every third of it, 3 unanswered probes close the connection (accepted
+ * sockets inherit SO_KEEPALIVE from libevent's listener, with the
+ * system's idle time, 2 hours by default). A client
+ * that vanishes (a partition, a host gone) holds leases that the gateway
+ * renews until its connection closes: keepalive bounds that. */
+static void set_keepalive(int fd, int64_t idle_ms)
+{
+	int one = 1, zero = 0;
+	if (idle_ms <= 0) { /* off: libevent's listener turns it on */
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &zero, sizeof(zero));
+		return;
+	}
+	int idle = (int)((idle_ms + 999) / 1000), intvl = idle / 3, cnt = 3;
+	if (intvl < 1)
+		intvl = 1;
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) != 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) != 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) != 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) != 0)
+		log_msg(LOG_LVL_DEBUG, "TCP keepalive not set: %s", strerror(errno));
+}
+
 int64_t srv_now_ms(void)
 {
 	struct timespec ts;
@@ -171,6 +194,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	if (sa->sa_family != AF_UNIX) {
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		set_keepalive(fd, srv->cfg->tcp_keepalive_ms);
 	}
 	char addr[64], laddr[64];
 	struct sockaddr_storage local;

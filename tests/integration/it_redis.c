@@ -295,6 +295,58 @@ static void test_maxclients(void **state)
 	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
+/* The timer column ("tr") of the gateway's side of the TCP connection
+ * whose client end has local port cport, from /proc/net/tcp: 2 while a
+ * keepalive timer is pending, 0 with no timer; *when: its time left, in
+ * clock ticks (1/100 s). -1 when not found. */
+static int server_side_timer(int gw_port, int cport, unsigned long *when)
+{
+	FILE *f = fopen("/proc/net/tcp", "r");
+	char line[512];
+	int tr = -1;
+	assert_non_null(f);
+	while (tr < 0 && fgets(line, sizeof(line), f) != NULL) {
+		unsigned lport, rport, st, t;
+		unsigned long w;
+		if (sscanf(line, " %*d: %*8x:%4x %*8x:%4x %2x %*8x:%*8x %2x:%8lx", &lport, &rport,
+			   &st, &t, &w) == 5 &&
+		    (int)lport == gw_port && (int)rport == cport && st == 1 /* established */) {
+			tr = (int)t;
+			*when = w;
+		}
+	}
+	fclose(f);
+	return tr;
+}
+
+static int client_port(redisContext *c)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	assert_int_equal(getsockname(c->fd, (struct sockaddr *)&a, &len), 0);
+	return ntohs(a.sin_port);
+}
+
+/* --tcp-keepalive: the gateway's side of a client connection probes a
+ * silent client (a keepalive timer pending); 0 turns it off. */
+static void test_tcp_keepalive(void **state)
+{
+	struct gw s, off;
+	gw_start(&s, NULL, "--tcp-keepalive", "7s", NULL);
+	gw_start(&off, NULL, "--tcp-keepalive", "0", NULL);
+	redisContext *a = gw_connect(&s), *b = gw_connect(&off);
+	expect_status(a, "PONG", "PING");
+	expect_status(b, "PONG", "PING");
+	unsigned long when = 0;
+	assert_int_equal(server_side_timer(s.port, client_port(a), &when), 2);
+	assert_true(when <= 700); /* 7 s, not the system's 2 hours */
+	assert_int_equal(server_side_timer(off.port, client_port(b), &when), 0);
+	redisFree(a);
+	redisFree(b);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
+	assert_int_equal(gw_signal(&off, SIGTERM), 0);
+}
+
 static void test_requirepass(void **state)
 {
 	struct gw s;
@@ -469,6 +521,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_protocol_error_closes_one, gw_teardown),
 		cmocka_unit_test_teardown(test_limits, gw_teardown),
 		cmocka_unit_test_teardown(test_maxclients, gw_teardown),
+		cmocka_unit_test_teardown(test_tcp_keepalive, gw_teardown),
 		cmocka_unit_test_teardown(test_requirepass, gw_teardown),
 		cmocka_unit_test_teardown(test_unix_socket, gw_teardown),
 		cmocka_unit_test_teardown(test_back_pressure, gw_teardown),

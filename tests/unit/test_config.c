@@ -41,6 +41,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.default_lease_ms, 30000);
 	assert_int_equal(c.max_lease_ms, 24LL * 3600 * 1000);
 	assert_int_equal(c.maxclients, 10000);
+	assert_int_equal(c.tcp_keepalive_ms, 300000);
 	assert_int_equal(c.log_level, CFG_LOG_INFO);
 	assert_int_equal(c.log_format, CFG_LOG_TEXT);
 	assert_int_equal(c.max_query_buffer, 1024 * 1024);
@@ -141,6 +142,8 @@ static void test_bad_values(void **state)
 		{"--log-level", "loud", "--log-level"},
 		{"--create-table=maybe", NULL, "--create-table"},
 		{"--maxclients", "0", "--maxclients"},
+		{"--tcp-keepalive", "-1", "--tcp-keepalive"},
+		{"--tcp-keepalive", "2d", "--tcp-keepalive"},
 		{"--holder-label",
 		 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 		 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
