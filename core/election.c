@@ -163,19 +163,28 @@ struct lease *election_lease(const struct election *e)
 	return e->lease;
 }
 
-void election_stop(struct election *e, enum election_end how)
+void election_stop_then(struct election *e, enum election_end how, lt_renew_cb cb, void *arg)
 {
-	if (e == NULL)
-		return;
 	timer_cancel(&e->retry);
 	lt_acquire_cancel(e->wait);
 	if (e->lease != NULL) {
 		emit(e, OBS_NO_LONGER_LEADS, election_end_name(how), NULL, lease_token(e->lease),
 		     0);
-		lease_release(e->lease);
+		if (cb != NULL)
+			lease_release_then(e->lease, cb, arg);
+		else
+			lease_release(e->lease);
+	} else if (cb != NULL) {
+		cb(arg, 0, NULL);
 	}
 	free(e->holder);
 	free(e);
+}
+
+void election_stop(struct election *e, enum election_end how)
+{
+	if (e != NULL)
+		election_stop_then(e, how, NULL, NULL);
 }
 
 const char *election_end_name(enum election_end how)

@@ -50,6 +50,12 @@ struct lease *election_lease(const struct election *e);
  * to a local waiter if there is one. No callback runs afterwards. */
 void election_stop(struct election *e, enum election_end how);
 
+/* election_stop(), then cb as lease_release_then() calls it: (arg, 1,
+ * NULL) once the term's release is done (its write answered, or the lock
+ * handed on), (arg, 0, NULL) when there was no term in progress (at once)
+ * or its lease had ended. */
+void election_stop_then(struct election *e, enum election_end how, lt_renew_cb cb, void *arg);
+
 const char *election_end_name(enum election_end how);
 
 #endif

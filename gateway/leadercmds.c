@@ -158,6 +158,24 @@ void leadercmds_campaign_timeout(struct lk_sess *ks)
 
 /* --- LEADER.RESIGN name --- */
 
+/* A RESIGN waiting for its release to be done. */
+struct resign {
+	struct lockapp *app;
+	struct sess *sess;
+	char name[];
+};
+
+static void resigned(void *arg, int released, const struct lt_error *err)
+{
+	struct resign *r = arg;
+	if (!sess_closed(r->sess))
+		resp_add_int(sess_out(r->sess), 1);
+	leadercmds_changed(r->app, r->name); /* watchers read what the release wrote */
+	sess_resume(r->sess);
+	sess_unref(r->sess);
+	free(r);
+}
+
 static void cmd_resign(struct cmd_call *c)
 {
 	struct lk_lease *rec = find_term(sess_app(c->sess), c->argv[1].p);
@@ -171,11 +189,21 @@ static void cmd_resign(struct cmd_call *c)
 		end_term(rec, ELECTION_LEASE_LOST);
 		return;
 	}
-	char name[STORE_NAME_MAX + 1];
-	strcpy(name, rec->name);
-	end_term(rec, ELECTION_WORK_RETURNED); /* released: handed on */
-	resp_add_int(c->out, 1);
-	leadercmds_changed(c->arg, name);
+	/* answered once the release is done, so that what the client does
+	 * next (a LEADER.WATCH, here or on another replica) sees it */
+	size_t len = strlen(rec->name);
+	struct resign *r = malloc(sizeof(*r) + len + 1);
+	if (r == NULL) {
+		resp_add_errorf(c->out, "ERR out of memory");
+		return;
+	}
+	r->app = c->arg;
+	r->sess = c->sess;
+	memcpy(r->name, rec->name, len + 1);
+	sess_ref(c->sess);
+	sess_suspend(c->sess);
+	election_stop_then(rec->election, ELECTION_WORK_RETURNED, resigned, r); /* handed on */
+	lk_forget(rec);
 }
 
 /* --- LEADER.WATCH name [AFTER token] [TIMEOUT ms] --- */
