@@ -135,6 +135,41 @@ static void cancel_releases_and_reports_cancelled(void **state)
 	fx_free(f);
 }
 
+static int stopped_calls, stopped_value;
+
+static void on_stopped(void *arg, int released, const struct lt_error *err)
+{
+	assert_null(err);
+	stopped_calls++;
+	stopped_value = released;
+}
+
+/* election_stop_then: called back once the release is written (the item
+ * free by then), or at once with 0 when no term is in progress. */
+static void stop_then_answers_once_the_release_is_done(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct watch w, x;
+	struct election *e = start(f, 0, &w, false);
+	fx_run(f);
+	stopped_calls = 0;
+	election_stop_then(e, ELECTION_WORK_RETURNED, on_stopped, NULL);
+	assert_int_equal(stopped_calls, 0); /* the release is on its way */
+	fx_run(f);
+	assert_int_equal(stopped_calls, 1);
+	assert_int_equal(stopped_value, 1);
+	assert_false(fx_state(f, "sweeper").held);
+
+	fx_simulate_holder(f, "sweeper", LEASE, "other"); /* another leads: no term here */
+	e = start(f, 0, &x, false);
+	fx_run(f);
+	assert_int_equal(x.leads, 0);
+	election_stop_then(e, ELECTION_CANCELLED, on_stopped, NULL);
+	assert_int_equal(stopped_calls, 2);
+	assert_int_equal(stopped_value, 0);
+	fx_free(f);
+}
+
 static void work_done_hands_on_to_a_waiting_campaigner(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -276,6 +311,7 @@ int main(void)
 		cmocka_unit_test(lost_term_contends_again),
 		cmocka_unit_test(one_term_election_stops_after_a_lost_term),
 		cmocka_unit_test(cancel_releases_and_reports_cancelled),
+		cmocka_unit_test(stop_then_answers_once_the_release_is_done),
 		cmocka_unit_test(work_done_hands_on_to_a_waiting_campaigner),
 		cmocka_unit_test(transient_errors_retried_44_once_per_outage_then_49),
 		cmocka_unit_test(recovery_logs_49_when_the_lock_is_found_held),
