@@ -190,7 +190,8 @@ void resp_add_bulk(struct resp_out *o, const void *p, size_t len)
 		return;
 	char *d = o->buf + o->len;
 	size_t n = format_header(d, '$', (long long)len);
-	memcpy(d + n, p, len);
+	if (len) /* p may be NULL then */
+		memcpy(d + n, p, len);
 	d[n + len] = '\r';
 	d[n + len + 1] = '\n';
 	o->len += n + len + 2;

@@ -300,6 +300,7 @@ static void e_bulk(struct resp_out *o, enum resp_proto pr)
 static void e_bulk_empty(struct resp_out *o, enum resp_proto pr)
 {
 	resp_add_bulk(o, "", 0);
+	resp_add_bulk(o, NULL, 0); /* no bytes, no pointer (INFO of an empty section) */
 }
 static void e_cstr(struct resp_out *o, enum resp_proto pr)
 {
@@ -371,7 +372,7 @@ static const struct {
 	{"int extremes", e_int_extremes, ":0\r\n:-9223372036854775808\r\n:9223372036854775807\r\n",
 	 ":0\r\n:-9223372036854775808\r\n:9223372036854775807\r\n"},
 	{"bulk", e_bulk, "$4\r\na\r\nb\r\n", "$4\r\na\r\nb\r\n"},
-	{"bulk empty", e_bulk_empty, "$0\r\n\r\n", "$0\r\n\r\n"},
+	{"bulk empty", e_bulk_empty, "$0\r\n\r\n$0\r\n\r\n", "$0\r\n\r\n$0\r\n\r\n"},
 	{"cstr", e_cstr, "$5\r\nredis\r\n", "$5\r\nredis\r\n"},
 	{"null", e_null, "$-1\r\n", "_\r\n"},
 	{"null array", e_null_array, "*-1\r\n", "_\r\n"},
