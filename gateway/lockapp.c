@@ -249,8 +249,7 @@ static void stop_wait(struct sess *s, void *arg)
 
 void lockapp_stop_waits(struct lockapp *app, struct srv *srv)
 {
-	(void)app;
-	srv_foreach(srv, stop_wait, NULL);
+	srv_foreach(srv, stop_wait, app);
 }
 
 static void info_leases(struct resp_out *text, void *arg)

@@ -58,10 +58,10 @@ struct srv {
 
 /* TCP keepalive as Redis sets it: probes after idle_ms of silence, then
  * every third of it, 3 unanswered probes close the connection (accepted
- * sockets inherit SO_KEEPALIVE from libevent's listener, with the
- * system's idle time, 2 hours by default). A client
- * that vanishes (a partition, a host gone) holds leases that the gateway
- * renews until its connection closes: keepalive bounds that. */
+ * sockets inherit SO_KEEPALIVE from libevent's listener, with the system's
+ * idle time, 2 hours by default). A client that vanishes (a partition, a
+ * host gone) holds leases that the gateway renews until its connection
+ * closes: keepalive bounds that. */
 static void set_keepalive(int fd, int64_t idle_ms)
 {
 	int one = 1, zero = 0;
