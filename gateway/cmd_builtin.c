@@ -67,6 +67,16 @@ static void c_echo(struct cmd_call *c)
 	resp_add_bulk(c->out, c->argv[1].p, c->argv[1].len);
 }
 
+/* ROLE, as a Redis primary without replicas answers it (see INFO
+ * replication). */
+static void c_role(struct cmd_call *c)
+{
+	resp_add_array(c->out, 3);
+	resp_add_cstr(c->out, "master");
+	resp_add_int(c->out, 0);
+	resp_add_array(c->out, 0);
+}
+
 static void c_select(struct cmd_call *c)
 {
 	long long db;
@@ -518,6 +528,15 @@ static void info_persistence(struct resp_out *t, void *arg)
 	resp_out_printf(t, "loading:0\r\nasync_loading:0\r\n");
 }
 
+/* Tools read role from here (StackExchange.Redis, exporters, probes): every
+ * replica is a primary of its own; none replicates (the state is in the
+ * store). */
+static void info_replication(struct resp_out *t, void *arg)
+{
+	resp_out_printf(t, "role:master\r\nconnected_slaves:0\r\n"
+			   "master_failover_state:no-failover\r\nmaster_repl_offset:0\r\n");
+}
+
 static const struct cmd_def builtins[] = {
 	{"ping", c_ping, -1, 0, NULL},
 	{"echo", c_echo, 2, 0, NULL},
@@ -525,6 +544,7 @@ static const struct cmd_def builtins[] = {
 	{"auth", c_auth, -2, CMD_NOAUTH, NULL},
 	{"client", NULL, -2, 0, client_subs},
 	{"select", c_select, 2, 0, NULL},
+	{"role", c_role, 1, 0, NULL},
 	{"info", c_info, -1, 0, NULL},
 	{"command", c_command, -1, 0, command_subs},
 	{"config", NULL, -2, 0, config_subs},
@@ -541,7 +561,8 @@ int cmd_add_builtin_info(struct cmd_table *t, struct srv *srv)
 {
 	if (cmd_table_add_info(t, "server", info_server, srv) != 0 ||
 	    cmd_table_add_info(t, "clients", info_clients, srv) != 0 ||
-	    cmd_table_add_info(t, "persistence", info_persistence, srv) != 0)
+	    cmd_table_add_info(t, "persistence", info_persistence, srv) != 0 ||
+	    cmd_table_add_info(t, "replication", info_replication, srv) != 0)
 		return -1;
 	return 0;
 }

@@ -109,6 +109,7 @@ static void test_dispatch_table(void **state)
 		{"nope", "-ERR unknown command 'nope', with args beginning with: \r\n"},
 		{"nope a b", "-ERR unknown command 'nope', with args beginning with: 'a' 'b' \r\n"},
 		{"SELECT 0", "+OK\r\n"},
+		{"ROLE", "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"},
 		{"SELECT 01", "-ERR value is not an integer or out of range\r\n"},
 		{"SELECT 2", "-ERR DB index is out of range\r\n"},
 		{"CLIENT GETNAME", "$-1\r\n"},
