@@ -228,10 +228,6 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, struct cmd_t
 	if (!srv)
 		return NULL;
 	srv->base = base;
-	/* Three priorities, so that sessions can gather a turn's replies at
-	 * the lowest one: libevent 2.1 has no before-poll hook. Refused (and
-	 * harmless: one priority then) once the base has active events. */
-	(void)event_base_priority_init(base, 3);
 	srv->cfg = cfg;
 	srv->cmds = cmds;
 	srv->limits.max_args = (uint32_t)cfg->max_args;

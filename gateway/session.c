@@ -91,17 +91,34 @@ static void flush_now(struct sess *s)
 		set_paused(s, true);
 }
 
+/* Times a flush waits behind a session's own commands still running. */
+#define FLUSH_DEFER_MAX 16
+
+/* The replies wait while the session's commands still run in this turn (it
+ * is blocked on a completion, or resumed): each wait puts the flush behind
+ * the events already active, which carry those commands on, so that
+ * pipelined commands completing one by one share one write. Bounded, so
+ * that output of a session blocked for long (a push while it waits for a
+ * lock) leaves at once, whatever else the loop has to do: the flush keeps
+ * the priority of every other event, and a busy loop cannot starve it. */
 static void flush_cb(evutil_socket_t fd, short what, void *arg)
 {
-	flush_now(arg);
+	struct sess *s = arg;
+	bool running = s->state == SESS_BLOCKED ||
+		       (s->resume_ev && event_pending(s->resume_ev, EV_TIMEOUT, NULL));
+	if (s->out.len && running && s->flush_defers < FLUSH_DEFER_MAX) {
+		s->flush_defers++;
+		event_active(s->flush_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	s->flush_defers = 0;
+	flush_now(s);
 }
 
 void sess_flush(struct sess *s)
 {
-	/* Open or blocked: once per loop turn, after every command and every
-	 * completion this turn runs (flush_ev has the lowest priority: it
-	 * runs once nothing else is active), so a pipelining client whose
-	 * commands complete one by one still gets them in one write. */
+	/* Open or blocked: from flush_ev, behind the events already active
+	 * (see flush_cb). */
 	if ((s->state == SESS_OPEN || s->state == SESS_BLOCKED) && s->flush_ev &&
 	    !resp_out_failed(&s->out)) {
 		if (s->out.len)
@@ -242,8 +259,6 @@ struct sess *sess_new(struct srv *srv, int fd, const char *addr, const char *lad
 	s->read_ev = event_new(base, fd, EV_READ | EV_PERSIST, read_cb, s);
 	s->resume_ev = event_new(base, -1, 0, resume_cb, s);
 	s->flush_ev = event_new(base, -1, 0, flush_cb, s);
-	if (s->flush_ev)
-		event_priority_set(s->flush_ev, event_base_get_npriorities(base) - 1);
 	if (!s->parser || !s->bev || !s->read_ev || !s->resume_ev || !s->flush_ev) {
 		if (s->read_ev)
 			event_free(s->read_ev);

@@ -55,7 +55,7 @@ struct sess {
 	struct bufferevent *bev; /* writes what the socket did not take at once */
 	struct event *read_ev;	 /* the socket is readable */
 	struct event *resume_ev; /* runs the command loop from the event loop */
-	struct event *flush_ev;	 /* writes the replies once per loop turn */
+	struct event *flush_ev;	 /* writes the replies (flush_cb in session.c) */
 	struct resp_parser *parser;
 	struct resp_out out; /* replies not yet handed to the socket */
 	char *name;	     /* CLIENT SETNAME, NULL if none */
@@ -63,6 +63,7 @@ struct sess {
 	char addr[64], laddr[64];
 	int64_t created_ms, last_cmd_ms;
 	uint64_t flushes; /* times replies were handed to the socket */
+	unsigned flush_defers; /* times flush_ev waited (session.c) */
 	/* the last command run (CLIENT LIST's cmd=), and its subcommand */
 	const struct cmd_def *last_cmd, *last_sub;
 	const char *close_reason; /* static string, for the log */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -172,8 +173,8 @@ static void test_deferred_reply_keeps_order(void **state)
 }
 
 /* Pipelined commands that complete one after another in one loop turn
- * get their replies in one write: the flush waits for the end of the
- * turn (its event has the lowest priority). */
+ * get their replies in one write: the flush waits behind the commands
+ * still running. */
 static void test_pipelined_completions_leave_in_one_write(void **state)
 {
 	struct world *w = *state;
@@ -187,6 +188,62 @@ static void test_pipelined_completions_leave_in_one_write(void **state)
 	assert_non_null(w->pending);
 	assert_int_equal(w->pending->flushes, 1);
 	close(fd);
+	pump(w, -1, NULL, 0, 20, NULL);
+}
+
+/* A client that never stops sending (a writer callback on its socket, run
+ * every turn of the loop, as a busy server always has a read to run). */
+struct flood {
+	struct event *ev;
+	struct event_base *base;
+	int a, b, turns;
+	char got[16];
+	size_t n;
+};
+
+static void flood_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flood *f = arg;
+	char sink[256];
+	ssize_t r = send(f->b, "PING\r\n", 6, 0);
+	(void)r;
+	while (recv(f->b, sink, sizeof(sink), 0) > 0)
+		;
+	r = recv(f->a, f->got + f->n, sizeof(f->got) - f->n, 0);
+	if (r > 0)
+		f->n += (size_t)r;
+	if (f->n >= 4 || ++f->turns >= 500)
+		event_base_loopbreak(f->base);
+}
+
+/* Output a blocked session is given (a push message) leaves while other
+ * clients keep the loop busy: no turn is ever idle, and the flush must not
+ * wait for one. */
+static void test_blocked_output_not_starved_by_busy_clients(void **state)
+{
+	struct world *w = *state;
+	char buf[64];
+	struct flood f = {.base = w->base};
+	f.a = client(w);
+	f.b = client(w);
+	assert_int_equal(send(f.a, "T.DEFER\r\n", 9, 0), 9);
+	pump(w, f.a, buf, sizeof(buf), 20, NULL);
+	assert_non_null(w->pending);
+	assert_int_equal(sess_state(w->pending), SESS_BLOCKED);
+	resp_add_int(sess_out(w->pending), 7); /* as a lost lease's push */
+	sess_flush(w->pending);
+	f.ev = event_new(w->base, f.b, EV_WRITE | EV_PERSIST, flood_cb, &f);
+	assert_non_null(f.ev);
+	event_add(f.ev, NULL);
+	event_base_loop(w->base, 0);
+	event_free(f.ev);
+	assert_int_equal(f.n, 4);
+	assert_memory_equal(f.got, ":7\r\n", 4);
+	assert_true(f.turns < 50);
+	resp_add_int(sess_out(w->pending), 1);
+	sess_resume(w->pending);
+	close(f.a);
+	close(f.b);
 	pump(w, -1, NULL, 0, 20, NULL);
 }
 
@@ -253,10 +310,13 @@ static void test_quit_flushes_then_closes(void **state)
 
 int main(void)
 {
+	signal(SIGPIPE, SIG_IGN); /* as the server: replies to a closed client */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_deferred_reply_keeps_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_completions_leave_in_one_write, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_blocked_output_not_starved_by_busy_clients,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_while_blocked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_closes_and_reports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quit_flushes_then_closes, setup, teardown),
