@@ -51,6 +51,8 @@ struct srv {
 	int64_t started_ms;
 	struct sess_list live, grave;
 	struct event *reaper;
+	struct sess *flush_head;   /* sessions waiting for the end of the turn */
+	struct event *flush_guard; /* writes them if that end does not come */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -122,6 +124,46 @@ static void list_remove(struct sess_list *l, struct sess *s)
 }
 
 /* The safe point: every buried session is finished here. */
+/* How long replies may wait for the lowest priority (a loop that always
+ * has a read or a timer to run never reaches it). */
+static const struct timeval flush_guard_tv = {0, 1000};
+
+void srv_flush_queue(struct srv *srv, struct sess *s)
+{
+	if (s->in_fq)
+		return;
+	s->fq_prev = NULL;
+	s->fq_next = srv->flush_head;
+	if (srv->flush_head != NULL)
+		srv->flush_head->fq_prev = s;
+	else
+		event_add(srv->flush_guard, &flush_guard_tv);
+	srv->flush_head = s;
+	s->in_fq = true;
+}
+
+void srv_flush_unqueue(struct srv *srv, struct sess *s)
+{
+	if (srv == NULL || !s->in_fq)
+		return;
+	if (s->fq_prev != NULL)
+		s->fq_prev->fq_next = s->fq_next;
+	else
+		srv->flush_head = s->fq_next;
+	if (s->fq_next != NULL)
+		s->fq_next->fq_prev = s->fq_prev;
+	s->in_fq = false;
+	if (srv->flush_head == NULL)
+		event_del(srv->flush_guard);
+}
+
+static void flush_guard_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct srv *srv = arg;
+	while (srv->flush_head != NULL)
+		sess_flush_now(srv->flush_head); /* unqueues it */
+}
+
 static void reap_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct srv *srv = arg;
@@ -228,6 +270,11 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, struct cmd_t
 	if (!srv)
 		return NULL;
 	srv->base = base;
+	/* Three priorities: sessions write a turn's replies at the lowest
+	 * one, once nothing else is active (libevent 2.1 has no before-poll
+	 * hook). Refused (harmless: one priority then) when the base has
+	 * active events. */
+	(void)event_base_priority_init(base, 3);
 	srv->cfg = cfg;
 	srv->cmds = cmds;
 	srv->limits.max_args = (uint32_t)cfg->max_args;
@@ -236,11 +283,14 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, struct cmd_t
 	srv->limits.max_query = (size_t)cfg->max_query_buffer;
 	srv->started_ms = srv_now_ms();
 	srv->reaper = event_new(base, -1, 0, reap_cb, srv);
+	srv->flush_guard = evtimer_new(base, flush_guard_cb, srv);
 	struct resp_parser *probe = resp_parser_new(&srv->limits);
-	if (!srv->reaper || !probe) {
+	if (!srv->reaper || !srv->flush_guard || !probe) {
 		resp_parser_free(probe);
 		if (srv->reaper)
 			event_free(srv->reaper);
+		if (srv->flush_guard)
+			event_free(srv->flush_guard);
 		free(srv);
 		return NULL;
 	}
@@ -343,6 +393,7 @@ void srv_free(struct srv *srv)
 	srv->drained = NULL;
 	reap_cb(-1, 0, srv);
 	event_free(srv->reaper);
+	event_free(srv->flush_guard);
 	free(srv);
 }
 

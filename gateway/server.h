@@ -76,6 +76,11 @@ void srv_foreach(struct srv *srv, void (*fn)(struct sess *s, void *arg), void *a
 /* For session.c: the hooks, and the graveyard of closed sessions. */
 const struct sess_hooks *srv_hooks(const struct srv *srv);
 void srv_bury(struct srv *srv, struct sess *s);
+/* For session.c: s has replies waiting for the end of the loop turn
+ * (queue), or no longer (unqueue; idempotent). Whatever waits longer than
+ * a millisecond, the server's flush guard writes (sess_flush_now). */
+void srv_flush_queue(struct srv *srv, struct sess *s);
+void srv_flush_unqueue(struct srv *srv, struct sess *s);
 
 /* Monotonic milliseconds (for ages and idle times). */
 int64_t srv_now_ms(void);

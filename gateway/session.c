@@ -69,6 +69,7 @@ static size_t direct_send(struct sess *s)
 /* Hands the replies to the socket now. */
 static void flush_now(struct sess *s)
 {
+	srv_flush_unqueue(s->srv, s);
 	if (s->state == SESS_CLOSED || !s->bev) {
 		s->out.len = 0;
 		return;
@@ -91,38 +92,31 @@ static void flush_now(struct sess *s)
 		set_paused(s, true);
 }
 
-/* Times a flush waits behind a session's own commands still running. */
-#define FLUSH_DEFER_MAX 16
-
-/* The replies wait while the session's commands still run in this turn (it
- * is blocked on a completion, or resumed): each wait puts the flush behind
- * the events already active, which carry those commands on, so that
- * pipelined commands completing one by one share one write. Bounded, so
- * that output of a session blocked for long (a push while it waits for a
- * lock) leaves at once, whatever else the loop has to do: the flush keeps
- * the priority of every other event, and a busy loop cannot starve it. */
+/* Runs at the lowest priority: once nothing else is active in this turn,
+ * so a pipelining client whose commands complete one by one still gets
+ * their replies in one write. A loop kept busy would never get there: the
+ * server's flush guard writes what waited longer than a millisecond. */
 static void flush_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct sess *s = arg;
-	bool running = s->state == SESS_BLOCKED ||
-		       (s->resume_ev && event_pending(s->resume_ev, EV_TIMEOUT, NULL));
-	if (s->out.len && running && s->flush_defers < FLUSH_DEFER_MAX) {
-		s->flush_defers++;
-		event_active(s->flush_ev, EV_TIMEOUT, 0);
-		return;
-	}
-	s->flush_defers = 0;
+	flush_now(arg);
+}
+
+void sess_flush_now(struct sess *s)
+{
+	if (s->flush_ev)
+		event_del(s->flush_ev);
 	flush_now(s);
 }
 
 void sess_flush(struct sess *s)
 {
-	/* Open or blocked: from flush_ev, behind the events already active
-	 * (see flush_cb). */
+	/* Open or blocked: at the end of the turn (flush_cb). */
 	if ((s->state == SESS_OPEN || s->state == SESS_BLOCKED) && s->flush_ev &&
 	    !resp_out_failed(&s->out)) {
-		if (s->out.len)
+		if (s->out.len) {
 			event_active(s->flush_ev, EV_TIMEOUT, 0);
+			srv_flush_queue(s->srv, s);
+		}
 		return;
 	}
 	flush_now(s);
@@ -259,6 +253,8 @@ struct sess *sess_new(struct srv *srv, int fd, const char *addr, const char *lad
 	s->read_ev = event_new(base, fd, EV_READ | EV_PERSIST, read_cb, s);
 	s->resume_ev = event_new(base, -1, 0, resume_cb, s);
 	s->flush_ev = event_new(base, -1, 0, flush_cb, s);
+	if (s->flush_ev)
+		event_priority_set(s->flush_ev, event_base_get_npriorities(base) - 1);
 	if (!s->parser || !s->bev || !s->read_ev || !s->resume_ev || !s->flush_ev) {
 		if (s->read_ev)
 			event_free(s->read_ev);
@@ -364,6 +360,7 @@ void sess_abort(struct sess *s, const char *reason)
 		event_del(s->resume_ev);
 	if (s->flush_ev)
 		event_del(s->flush_ev);
+	srv_flush_unqueue(s->srv, s);
 	log_msg(LOG_LVL_DEBUG, "session %llu %s closed: %s", (unsigned long long)s->id, s->addr,
 		s->close_reason ? s->close_reason : "closed");
 	srv_bury(s->srv, s);

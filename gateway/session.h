@@ -55,7 +55,7 @@ struct sess {
 	struct bufferevent *bev; /* writes what the socket did not take at once */
 	struct event *read_ev;	 /* the socket is readable */
 	struct event *resume_ev; /* runs the command loop from the event loop */
-	struct event *flush_ev;	 /* writes the replies (flush_cb in session.c) */
+	struct event *flush_ev;	 /* writes the replies at the end of the turn */
 	struct resp_parser *parser;
 	struct resp_out out; /* replies not yet handed to the socket */
 	char *name;	     /* CLIENT SETNAME, NULL if none */
@@ -63,7 +63,8 @@ struct sess {
 	char addr[64], laddr[64];
 	int64_t created_ms, last_cmd_ms;
 	uint64_t flushes; /* times replies were handed to the socket */
-	unsigned flush_defers; /* times flush_ev waited (session.c) */
+	struct sess *fq_prev, *fq_next; /* in the server's flush queue */
+	bool in_fq;
 	/* the last command run (CLIENT LIST's cmd=), and its subcommand */
 	const struct cmd_def *last_cmd, *last_sub;
 	const char *close_reason; /* static string, for the log */
@@ -126,6 +127,9 @@ void sess_resume(struct sess *s);
  * this turn leave in one write), at once when it is closing. Handlers need
  * not call it: replies are flushed per batch. */
 void sess_flush(struct sess *s);
+
+/* Writes the replies now (the server's flush guard). */
+void sess_flush_now(struct sess *s);
 
 /* Keeps the memory of s valid across an asynchronous call even if the
  * connection closes meanwhile (check sess_closed() on completion). Every
