@@ -92,7 +92,8 @@ size_t resp_parser_buffered(const struct resp_parser *p);
 enum resp_proto { RESP2 = 2, RESP3 = 3 };
 
 /* A growable byte buffer. Zero-initialise or resp_out_init(); `limit` (0 =
- * none) caps len: an append past it fails the buffer like out-of-memory. */
+ * none) caps len: an append past it fails the buffer like out-of-memory
+ * (a header counts at its longest, 24 bytes, when checked). */
 struct resp_out {
 	char *buf;
 	size_t len, cap, limit;
