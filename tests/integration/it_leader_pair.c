@@ -9,8 +9,6 @@
  * Timing assertions are loose (shared machines); the measured handover
  * times are printed as "handover <how> <where>: N ms".
  */
-#include <fcntl.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,18 +17,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 
 #include <cmocka.h>
 #include <hiredis/hiredis.h>
 
 #include "tests/support/gw.h"
 #include "tests/support/leaderhelp.h"
+#include "tests/support/rawresp.h"
 
 /* The gateways of the running test (gw_teardown kills those a failed
  * assertion left behind). */
@@ -60,134 +55,15 @@ static long long info_field(redisContext *c, const char *field)
 	return v;
 }
 
-/* --- a raw RESP3 connection (hiredis 0.14 has no RESP3) --- */
-
-struct r3 {
-	int fd;
-	size_t len;
-	char buf[16384];
-};
-
-static void r3_put(char *out, size_t cap, size_t *o, const char *s, size_t n)
+/* A RESP3 connection (hiredis 0.14 has no RESP3) to g, its replies
+ * rendered plain (see rawresp.h): "%[holder b fencing-token :7 ...]". */
+static struct raw *r3_open(const struct gw *g)
 {
-	if (*o + n + 1 > cap)
-		n = cap > *o + 1 ? cap - *o - 1 : 0;
-	memcpy(out + *o, s, n);
-	*o += n;
-	out[*o] = '\0';
-}
-
-/* Parses one RESP3 value of p[0..n) as text into out: simple strings and
- * bulks as they are, ":N" integers, "-ERR ..." errors, "_" nil, aggregates
- * as "<type>[a b c]" (">" push, "%" map, "*" array). Returns the bytes
- * used, 0 when incomplete. */
-static size_t r3_parse(const char *p, size_t n, char *out, size_t cap, size_t *o)
-{
-	const char *nl = memmem(p, n, "\r\n", 2);
-	if (nl == NULL)
-		return 0;
-	size_t hdr = (size_t)(nl - p) + 2;
-	long long k = strtoll(p + 1, NULL, 10);
-	switch (p[0]) {
-	case '+':
-	case '-':
-	case ':':
-	case ',':
-	case '#':
-		r3_put(out, cap, o, p[0] == '+' ? p + 1 : p, (size_t)(nl - p) - (p[0] == '+'));
-		return hdr;
-	case '_':
-		r3_put(out, cap, o, "_", 1);
-		return hdr;
-	case '$':
-		if (k < 0) {
-			r3_put(out, cap, o, "_", 1);
-			return hdr;
-		}
-		if (n < hdr + (size_t)k + 2)
-			return 0;
-		r3_put(out, cap, o, p + hdr, (size_t)k);
-		return hdr + (size_t)k + 2;
-	case '*':
-	case '%':
-	case '>':
-	case '~': {
-		size_t used = hdr;
-		if (p[0] == '%')
-			k *= 2;
-		r3_put(out, cap, o, p, 1);
-		r3_put(out, cap, o, "[", 1);
-		for (long long i = 0; i < k; i++) {
-			if (i > 0)
-				r3_put(out, cap, o, " ", 1);
-			size_t u = r3_parse(p + used, n - used, out, cap, o);
-			if (u == 0)
-				return 0;
-			used += u;
-		}
-		r3_put(out, cap, o, "]", 1);
-		return used;
-	}
-	default:
-		fail_msg("RESP3: unexpected type byte '%c'", p[0]);
-	}
-	return 0;
-}
-
-/* The next value within ms as text (see r3_parse), or false. */
-static bool r3_read(struct r3 *c, int ms, char *out, size_t cap)
-{
-	long long end = gw_now_ms() + ms;
-	for (;;) {
-		size_t o = 0;
-		size_t used = c->len > 0 ? r3_parse(c->buf, c->len, out, cap, &o) : 0;
-		if (used > 0) {
-			memmove(c->buf, c->buf + used, c->len - used);
-			c->len -= used;
-			return true;
-		}
-		long long left = end - gw_now_ms();
-		struct pollfd p = {.fd = c->fd, .events = POLLIN};
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return false;
-		ssize_t got = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0);
-		if (got <= 0)
-			fail_msg("RESP3 connection closed");
-		c->len += (size_t)got;
-	}
-}
-
-/* Sends one command of NULL-terminated arguments. */
-static void r3_send(struct r3 *c, ...)
-{
-	char req[1024];
-	const char *argv[16];
-	int argc = 0, n;
-	va_list ap;
-	va_start(ap, c);
-	while (argc < 16 && (argv[argc] = va_arg(ap, const char *)) != NULL)
-		argc++;
-	va_end(ap);
-	n = snprintf(req, sizeof(req), "*%d\r\n", argc);
-	for (int i = 0; i < argc; i++)
-		n += snprintf(req + n, sizeof(req) - (size_t)n, "$%zu\r\n%s\r\n", strlen(argv[i]),
-			      argv[i]);
-	assert_int_equal(send(c->fd, req, (size_t)n, MSG_NOSIGNAL), n);
-}
-
-static void r3_open(struct r3 *c, const struct gw *g)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)g->port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	char hello[1024];
-	c->len = 0;
-	c->fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(c->fd >= 0);
-	assert_int_equal(connect(c->fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	r3_send(c, "HELLO", "3", NULL);
-	assert_true(r3_read(c, 3000, hello, sizeof(hello)));
-	assert_non_null(strstr(hello, "proto :3"));
+	struct raw *c = raw_open(g->port);
+	c->plain = true;
+	raw_send(c, "HELLO 3");
+	assert_non_null(strstr(raw_reply(c, 3000), "proto :3"));
+	return c;
 }
 
 /* --- watchers --- */
@@ -372,12 +248,11 @@ static void t_sigstop_across(void **state)
 {
 	ldh_setup_param(state);
 	start_two(&gws[0], &gws[1]);
-	struct r3 a;
-	char v[512], lease[16], push[160];
-	snprintf(lease, sizeof(lease), "%d", LEASE_MS);
-	r3_open(&a, &gws[0]);
-	r3_send(&a, "LEADER.CAMPAIGN", "sx", lease, "HOLDER", "a", NULL);
-	assert_true(r3_read(&a, 3000, v, sizeof(v)));
+	char line[64], push[160], reason[32];
+	struct raw *a = r3_open(&gws[0]);
+	snprintf(line, sizeof(line), "LEADER.CAMPAIGN sx %d HOLDER a", LEASE_MS);
+	raw_send(a, line);
+	const char *v = raw_reply(a, 3000);
 	assert_int_equal(v[0], ':');
 	long long tok1 = atoll(v + 1);
 	redisContext *b = gw_connect(&gws[1]);
@@ -391,25 +266,26 @@ static void t_sigstop_across(void **state)
 	assert_int_equal(gw_log_count(&gws[1], "event=41 "), 1);
 	kill(gws[0].pid, SIGCONT);
 	/* The term is lost: a push, then -LOST on the next LEADER command. */
-	if (!r3_read(&a, 2 * LEASE_MS, v, sizeof(v)))
+	if (raw_read(a, 2 * LEASE_MS) != 1)
 		fail_msg("no leader.lost push after SIGCONT");
+	v = a->last;
 	printf("after SIGCONT: %s\n", v);
 	snprintf(push, sizeof(push), ">[leader.lost sx :%lld ", tok1);
 	assert_memory_equal(v, push, strlen(push));
-	const char *reason = v + strlen(push);
+	snprintf(reason, sizeof(reason), "%s", v + strlen(push)); /* v is overwritten next */
 	assert_true(strcmp(reason, "taken_over]") == 0 || strcmp(reason, "expired]") == 0);
-	r3_send(&a, "LEADER.RESIGN", "sx", NULL);
-	assert_true(r3_read(&a, 3000, v, sizeof(v)));
+	raw_send(a, "LEADER.RESIGN sx");
+	v = raw_reply(a, 3000);
 	printf("LEADER.RESIGN after the loss: %s\n", v);
 	assert_memory_equal(v, "-LOST ", 6);
 	assert_memory_equal(v + 6, reason, strlen(reason) - 1);
-	r3_send(&a, "LEADER.RESIGN", "sx", NULL);
-	assert_true(r3_read(&a, 3000, v, sizeof(v)));
+	raw_send(a, "LEADER.RESIGN sx");
+	v = raw_reply(a, 3000);
 	assert_string_equal(v, ":0"); /* reported once */
 	/* WATCH in RESP3: a map. */
 	char want[128];
-	r3_send(&a, "LEADER.WATCH", "sx", NULL);
-	assert_true(r3_read(&a, 3000, v, sizeof(v)));
+	raw_send(a, "LEADER.WATCH sx");
+	v = raw_reply(a, 3000);
 	snprintf(want, sizeof(want), "%%[holder b fencing-token :%lld lease-ms :%d]", t2, LEASE_MS);
 	assert_string_equal(v, want);
 	/* b still leads, and a may campaign again (and wait). */
@@ -418,7 +294,7 @@ static void t_sigstop_across(void **state)
 	assert_string_equal(l.holder, "b");
 	assert_int_equal(l.token, t2);
 	assert_int_equal(gw_log_count(&gws[0], "event=40 "), 1);
-	close(a.fd);
+	raw_close(a);
 	redisFree(b);
 	assert_int_equal(gw_signal(&gws[0], SIGTERM), 0);
 	assert_int_equal(gw_signal(&gws[1], SIGTERM), 0);

@@ -54,10 +54,12 @@ static const char *crlf(const char *p, const char *end)
 }
 
 /* Renders one reply from p: strings "s", +simple, -error, :int, nil,
- * [array], ~[set], >[push], {key: value, ...} for maps. Returns the end of
- * the reply, or NULL when it is incomplete. */
-static const char *render(const char *p, const char *end, struct sb *o)
+ * [array], ~[set], >[push], {key: value, ...} for maps; plain: s, simple,
+ * -error, :int, _, *[a b], ~[a b], >[a b], %[k v]. Returns the end of the
+ * reply, or NULL when it is incomplete. */
+static const char *render(const char *p, const char *end, bool plain, struct sb *o)
 {
+	const char *nil = plain ? "_" : "nil", *quote = plain ? "" : "\"";
 	if (p >= end)
 		return NULL;
 	const char *e = crlf(p + 1, end);
@@ -72,39 +74,49 @@ static const char *render(const char *p, const char *end, struct sb *o)
 	case ':':
 	case '#':
 	case ',':
-		sb_add(o, "%c%.*s", *p, linelen, p + 1);
+		if (plain && *p == '+')
+			sb_add(o, "%.*s", linelen, p + 1);
+		else
+			sb_add(o, "%c%.*s", *p, linelen, p + 1);
 		return next;
 	case '_':
-		sb_add(o, "nil");
+		sb_add(o, "%s", nil);
 		return next;
 	case '$':
 	case '=':
 		if (n < 0) {
-			sb_add(o, "nil");
+			sb_add(o, "%s", nil);
 			return next;
 		}
 		if (end - next < n + 2)
 			return NULL;
-		sb_add(o, "\"%.*s\"", (int)n, next);
+		sb_add(o, "%s%.*s%s", quote, (int)n, next, quote);
 		return next + n + 2;
 	case '*':
 	case '~':
 	case '>':
 	case '%': {
 		if (n < 0) {
-			sb_add(o, "nil");
+			sb_add(o, "%s", nil);
 			return next;
 		}
 		long long items = *p == '%' ? 2 * n : n;
-		sb_add(o, "%s", *p == '%' ? "{" : *p == '>' ? ">[" : *p == '~' ? "~[" : "[");
+		if (plain)
+			sb_add(o, "%c[", *p);
+		else
+			sb_add(o, "%s",
+			       *p == '%'   ? "{"
+			       : *p == '>' ? ">["
+			       : *p == '~' ? "~["
+					   : "[");
 		for (long long i = 0; i < items; i++) {
 			if (i > 0)
-				sb_add(o, "%s", *p == '%' && i % 2 ? ": " : ", ");
-			next = render(next, end, o);
+				sb_add(o, "%s", plain ? " " : *p == '%' && i % 2 ? ": " : ", ");
+			next = render(next, end, plain, o);
 			if (next == NULL)
 				return NULL;
 		}
-		sb_add(o, "%s", *p == '%' ? "}" : "]");
+		sb_add(o, "%s", plain || *p != '%' ? "]" : "}");
 		return next;
 	}
 	default:
@@ -171,7 +183,7 @@ int raw_read(struct raw *r, int timeout_ms)
 	long long deadline = now_ms() + timeout_ms;
 	for (;;) {
 		struct sb o = {.len = 0};
-		const char *end = render(r->buf, r->buf + r->len, &o);
+		const char *end = render(r->buf, r->buf + r->len, r->plain, &o);
 		if (end != NULL) {
 			snprintf(r->last, sizeof(r->last), "%.*s", (int)o.len, o.p);
 			r->len -= (size_t)(end - r->buf);

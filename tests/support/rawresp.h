@@ -8,8 +8,15 @@
  *   "text" (bulk, verbatim)  +simple  -error  :42  nil (any null)
  *   [a, b] (array)  ~[a, b] (set)  >[a, b] (push)  {k: v, k2: v2} (map)
  *
- * e.g. {"held": :1, "holder": "gw-a", ...} for a RESP3 LOCK.STATE. Failures
- * (a send that fails, a reply that does not come) fail the cmocka test.
+ * e.g. {"held": :1, "holder": "gw-a", ...} for a RESP3 LOCK.STATE. With
+ * plain set, the terser text of it_leader_pair: strings and simple strings
+ * bare, nulls "_", and every aggregate as its type byte and its items
+ * separated by spaces:
+ *
+ *   text  -error  :42  _  *[a b]  ~[a b]  >[a b]  %[k v k2 v2]
+ *
+ * Failures (a send that fails, a reply that does not come) fail the cmocka
+ * test.
  */
 #ifndef LG_RAWRESP_H
 #define LG_RAWRESP_H
@@ -22,6 +29,7 @@ struct raw {
 	size_t len;
 	char buf[65536]; /* bytes read, not yet rendered */
 	char last[8192]; /* the last reply read, rendered */
+	bool plain;	 /* render plain (see above); raw_open leaves it false */
 };
 
 /* Connects to 127.0.0.1:port (fails the test when it cannot). */
