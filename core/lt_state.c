@@ -1,0 +1,71 @@
+/*
+ * lt_state: reads of a lock's item for LOCK.STATE and LEADER.WATCH (see
+ * lt_get_state and lt_state_now in locktable.h): one consistent read,
+ * answered from the loop, or at once when the store can (embedded).
+ */
+#include "core/lt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct state_read {
+	struct locktable *t;
+	lt_state_cb cb;
+	void *arg;
+	char name[];
+};
+
+static void state_of(const struct lock_item *it, struct lt_state *st)
+{
+	st->exists = it->exists;
+	st->held = it->has_owner;
+	st->lease_ms = it->has_owner ? it->lease_ms : 0;
+	st->token = it->fence;
+	st->ttl = it->ttl;
+	/* Only the strings' bytes: LOCK.STATE runs this per command. */
+	memcpy(st->holder, it->holder, strnlen(it->holder, STORE_HOLDER_MAX) + 1);
+	memcpy(st->owner, it->owner, strnlen(it->owner, STORE_ID_MAX) + 1);
+}
+
+static void on_state(void *arg, const struct store_result *res)
+{
+	struct state_read *r = arg;
+	struct lt_state st;
+	struct lt_error e;
+
+	if (res->status != STORE_OK) {
+		lt_error_from(&e, r->t, r->name, res);
+		r->cb(r->arg, NULL, &e);
+	} else {
+		state_of(&res->item, &st);
+		r->cb(r->arg, &st, NULL);
+	}
+	free(r);
+}
+
+bool lt_state_now(struct locktable *t, const char *name, struct lt_state *st)
+{
+	struct lock_item item;
+	if (!store_read_now(t->store, name, &item))
+		return false;
+	state_of(&item, st);
+	return true;
+}
+
+bool lt_get_state(struct locktable *t, const char *name, lt_state_cb cb, void *arg)
+{
+	size_t len = strlen(name);
+	struct state_read *r = malloc(sizeof(*r) + len + 1);
+	if (r == NULL)
+		return false;
+	r->t = t;
+	r->cb = cb;
+	r->arg = arg;
+	memcpy(r->name, name, len + 1);
+	struct store_req req = {.op = STORE_READ, .name = name};
+	if (store_submit(t->store, &req, on_state, r) == NULL) {
+		free(r);
+		return false;
+	}
+	return true;
+}
