@@ -158,22 +158,13 @@ void leadercmds_campaign_timeout(struct lk_sess *ks)
 
 /* --- LEADER.RESIGN name --- */
 
-/* A RESIGN waiting for its release to be done. */
-struct resign {
-	struct lockapp *app;
-	struct sess *sess;
-	char name[];
-};
-
 static void resigned(void *arg, int released, const struct lt_error *err)
 {
-	struct resign *r = arg;
-	if (!sess_closed(r->sess))
-		resp_add_int(sess_out(r->sess), 1);
-	leadercmds_changed(r->app, r->name); /* watchers read what the release wrote */
-	sess_resume(r->sess);
-	sess_unref(r->sess);
-	free(r);
+	struct lk_pending *p = arg;
+	if (!sess_closed(p->sess))
+		resp_add_int(sess_out(p->sess), 1);
+	leadercmds_changed(p->app, p->name); /* watchers read what the release wrote */
+	lk_pending_done(p);
 }
 
 static void cmd_resign(struct cmd_call *c)
@@ -191,18 +182,12 @@ static void cmd_resign(struct cmd_call *c)
 	}
 	/* answered once the release is done, so that what the client does
 	 * next (a LEADER.WATCH, here or on another replica) sees it */
-	size_t len = strlen(rec->name);
-	struct resign *r = malloc(sizeof(*r) + len + 1);
-	if (r == NULL) {
+	struct lk_pending *p = lk_pending_new(c->arg, c->sess, &c->argv[1], 0);
+	if (p == NULL) {
 		resp_add_errorf(c->out, "ERR out of memory");
 		return;
 	}
-	r->app = c->arg;
-	r->sess = c->sess;
-	memcpy(r->name, rec->name, len + 1);
-	sess_ref(c->sess);
-	sess_suspend(c->sess);
-	election_stop_then(rec->election, ELECTION_WORK_RETURNED, resigned, r); /* handed on */
+	election_stop_then(rec->election, ELECTION_WORK_RETURNED, resigned, p); /* handed on */
 	lk_forget(rec);
 }
 

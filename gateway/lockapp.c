@@ -86,6 +86,33 @@ struct lk_lease *lk_add(struct lk_sess *ks, const char *name, struct lease *leas
 	return rec;
 }
 
+/* Every RELEASE has one: those with names up to 64 bytes come from a pool. */
+#define PENDING_SIZE(len) (sizeof(struct lk_pending) + (len) + 1)
+static struct pool pending_pool = POOL_INIT(PENDING_SIZE(64), 1024);
+
+struct lk_pending *lk_pending_new(struct lockapp *app, struct sess *s, const struct resp_arg *name,
+				  int64_t token)
+{
+	struct lk_pending *p = pool_get(&pending_pool, PENDING_SIZE(name->len));
+	if (p == NULL)
+		return NULL;
+	p->size = PENDING_SIZE(name->len);
+	p->app = app;
+	p->sess = s;
+	p->token = token;
+	memcpy(p->name, name->p, name->len + 1);
+	sess_ref(s);
+	sess_suspend(s);
+	return p;
+}
+
+void lk_pending_done(struct lk_pending *p)
+{
+	sess_resume(p->sess);
+	sess_unref(p->sess);
+	pool_put(&pending_pool, p, p->size);
+}
+
 static void lost_unlink(struct lk_lease *rec)
 {
 	struct lockapp *app = rec->owner->app;

@@ -62,7 +62,7 @@ struct lockapp {
 	struct clock *clock;
 	struct lk_watch_set *watches;
 	const char *store_kind; /* "embedded" or "dynamodb" */
-	struct lk_lease *lost; /* lost lock leases not yet reported */
+	struct lk_lease *lost;	/* lost lock leases not yet reported */
 	uint64_t sessions_open;
 	uint64_t lost_reported, pushes_sent;
 };
@@ -92,6 +92,23 @@ struct lk_sess *lk_sess_of(struct lockapp *app, struct sess *s);
 struct lk_lease *lk_add(struct lk_sess *ks, const char *name, struct lease *lease);
 /* Forgets rec (does not release its lease). */
 void lk_forget(struct lk_lease *rec);
+/* A command answered later (RELEASE, RENEW, STATE on DynamoDB, RESIGN):
+ * its session is suspended and referenced until lk_pending_done. */
+struct lk_pending {
+	struct lockapp *app;
+	struct sess *sess;
+	int64_t token;
+	size_t size; /* bytes allocated */
+	char name[];
+};
+
+/* Suspends s for a deferred answer about name (len bytes). NULL on
+ * out-of-memory (s untouched). */
+struct lk_pending *lk_pending_new(struct lockapp *app, struct sess *s, const struct resp_arg *name,
+				  int64_t token);
+/* Ends it: the reply, if any, is in sess_out already. p is freed. */
+void lk_pending_done(struct lk_pending *p);
+
 /* The record of name held by ks (token 0: any), or NULL. */
 struct lk_lease *lk_find_own(struct lk_sess *ks, const char *name, int64_t token);
 /* The record of (name, token) of any session of this replica: held, or

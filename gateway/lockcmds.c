@@ -8,46 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pool.h"
 #include "gateway/lockapp.h"
 #include "gateway/session.h"
-
-/* A deferred command's context. */
-struct pending {
-	struct lockapp *app;
-	struct sess *sess;
-	int64_t token;
-	size_t size; /* bytes allocated */
-	char name[];
-};
-
-/* Every RELEASE has one: those with names up to 64 bytes come from a pool. */
-#define PENDING_SIZE(len) (sizeof(struct pending) + (len) + 1)
-static struct pool pending_pool = POOL_INIT(PENDING_SIZE(64), 1024);
-
-static struct pending *pending_new(struct lockapp *app, struct sess *s, const struct resp_arg *name,
-				   int64_t token)
-{
-	struct pending *p = pool_get(&pending_pool, PENDING_SIZE(name->len));
-	if (p == NULL)
-		return NULL;
-	p->size = PENDING_SIZE(name->len);
-	p->app = app;
-	p->sess = s;
-	p->token = token;
-	memcpy(p->name, name->p, name->len + 1);
-	sess_ref(s);
-	sess_suspend(s);
-	return p;
-}
-
-/* Ends a deferred command: the reply, if any, is in sess_out already. */
-static void pending_done(struct pending *p)
-{
-	sess_resume(p->sess);
-	sess_unref(p->sess);
-	pool_put(&pending_pool, p, p->size);
-}
 
 static void oom(struct cmd_call *c)
 {
@@ -228,10 +190,10 @@ static struct lk_lease *lookup(struct cmd_call *c, struct lockapp *app, int64_t 
 
 static void renewed(void *arg, int r, const struct lt_error *err)
 {
-	struct pending *p = arg;
+	struct lk_pending *p = arg;
 	struct resp_out *out = sess_out(p->sess);
 	if (sess_closed(p->sess)) {
-		pending_done(p);
+		lk_pending_done(p);
 		return;
 	}
 	if (err != NULL) {
@@ -248,18 +210,18 @@ static void renewed(void *arg, int r, const struct lt_error *err)
 		else
 			resp_add_int(out, r == 1);
 	}
-	pending_done(p);
+	lk_pending_done(p);
 }
 
 /* The lease of a RENEW or RELEASE and the session suspended for its
  * answer; NULL when lookup() or out-of-memory already answered. */
-static struct pending *begin(struct cmd_call *c, struct lk_lease **rec)
+static struct lk_pending *begin(struct cmd_call *c, struct lk_lease **rec)
 {
 	struct lockapp *app = c->arg;
 	int64_t token;
 	if ((*rec = lookup(c, app, &token)) == NULL)
 		return NULL;
-	struct pending *p = pending_new(app, c->sess, &c->argv[1], token);
+	struct lk_pending *p = lk_pending_new(app, c->sess, &c->argv[1], token);
 	if (p == NULL)
 		oom(c);
 	return p;
@@ -268,26 +230,26 @@ static struct pending *begin(struct cmd_call *c, struct lk_lease **rec)
 static void cmd_renew(struct cmd_call *c)
 {
 	struct lk_lease *rec;
-	struct pending *p = begin(c, &rec);
+	struct lk_pending *p = begin(c, &rec);
 	if (p != NULL && !lease_renew(rec->lease, renewed, p)) {
 		resp_add_errorf(c->out, "ERR out of memory");
-		pending_done(p);
+		lk_pending_done(p);
 	}
 }
 
 static void released(void *arg, int r, const struct lt_error *err)
 {
-	struct pending *p = arg;
+	struct lk_pending *p = arg;
 	if (!sess_closed(p->sess))
 		resp_add_int(sess_out(p->sess), 1);
 	leadercmds_changed(p->app, p->name);
-	pending_done(p);
+	lk_pending_done(p);
 }
 
 static void cmd_release(struct cmd_call *c)
 {
 	struct lk_lease *rec;
-	struct pending *p = begin(c, &rec);
+	struct lk_pending *p = begin(c, &rec);
 	if (p == NULL)
 		return;
 	struct lease *lease = rec->lease;
@@ -328,14 +290,14 @@ static void reply_state(struct sess *s, const char *name, const struct lt_state 
 
 static void state_read(void *arg, const struct lt_state *st, const struct lt_error *err)
 {
-	struct pending *p = arg;
+	struct lk_pending *p = arg;
 	if (!sess_closed(p->sess)) {
 		if (err != NULL)
 			lk_reply_error(sess_out(p->sess), err);
 		else
 			reply_state(p->sess, p->name, st);
 	}
-	pending_done(p);
+	lk_pending_done(p);
 }
 
 static void cmd_state(struct cmd_call *c)
@@ -348,12 +310,12 @@ static void cmd_state(struct cmd_call *c)
 		reply_state(c->sess, c->argv[1].p, &st);
 		return;
 	}
-	struct pending *p = pending_new(app, c->sess, &c->argv[1], 0);
+	struct lk_pending *p = lk_pending_new(app, c->sess, &c->argv[1], 0);
 	if (p == NULL)
 		return oom(c);
 	if (!lt_get_state(app->lt, p->name, state_read, p)) {
 		resp_add_errorf(c->out, "ERR out of memory");
-		pending_done(p);
+		lk_pending_done(p);
 	}
 }
 
