@@ -4,6 +4,11 @@
 #
 #   PING                 redis-benchmark -t ping (inline and multibulk)
 #   LOCK.STATE x         vs GET x (x exists on both: a lock item / a string)
+#                        and vs HGETALL h, a hash of the same five fields,
+#                        the Redis reply of LOCK.STATE's shape (a 10-element
+#                        array): redis-benchmark parses 11 objects per
+#                        reply there against 1 for GET, and with -P 16 that
+#                        parsing, not the server, sets the rate
 #   lock cycle           LOCK.ACQUIRE n + LOCK.RELEASE n vs SET n 1 NX PX + DEL n,
 #                        random names, by bench_lockcycle (redis-benchmark
 #                        cannot chain a release to its acquire)
@@ -68,6 +73,7 @@ for p in "$rport" "$lport"; do
 	done
 done
 redis-cli -p "$rport" SET x some-value >/dev/null
+redis-cli -p "$rport" HSET h held 0 holder "" lease-ms 0 fencing-token 1 mine 0 >/dev/null
 redis-cli -p "$lport" LOCK.ACQUIRE x 30000 >/dev/null # released as redis-cli leaves
 
 # ticks PID: the CPU time PID has used (user + system), in clock ticks
@@ -113,7 +119,7 @@ cycles() {
 }
 
 missed=0
-printf '%-30s %3s %12s %12s %6s %9s | %-21s %6s\n' "test ($clients clients)" "-P" "redis" \
+printf '%-34s %3s %12s %12s %6s %9s | %-21s %6s\n' "test ($clients clients)" "-P" "redis" \
 	"leasegate" "ratio" "target" "server CPU us redis/lg" "cpu x"
 # row LABEL PIPELINE "REDIS_RATE REDIS_CPU" "LG_RATE LG_CPU" TARGET
 row() {
@@ -123,7 +129,7 @@ row() {
 		printf "%.2f %s", l / r, (l / r >= t ? "ok" : "MISS") }')
 	cpux=$(awk -v r="$rc" -v l="$lc" 'BEGIN { if (l > 0) printf "%.2f", r / l; else print "?" }')
 	case "$verdict" in *MISS | n/a) missed=$((missed + 1)) ;; esac
-	printf '%-30s %3s %12s %12s %6s %9s | %10s %10s %6s\n' "$1" "$2" "${rr:-?}" "${lr:-?}" \
+	printf '%-34s %3s %12s %12s %6s %9s | %10s %10s %6s\n' "$1" "$2" "${rr:-?}" "${lr:-?}" \
 		"${verdict%% *}" ">=$target ${verdict#* }" "${rc:-?}" "${lc:-?}" "$cpux"
 }
 
@@ -135,6 +141,9 @@ for pl in 1 16; do
 	done
 	if [ "$pl" = 1 ]; then n=100000; else n=300000; fi
 	row "GET x | LOCK.STATE x (req/s)" "$pl" "$(best $rpid "$rport" "$n" "$pl" "GET x" GET x)" \
+		"$(best $lpid "$lport" "$n" "$pl" "LOCK.STATE x" LOCK.STATE x)" 1.0
+	row "HGETALL h | LOCK.STATE x (req/s)" "$pl" \
+		"$(best $rpid "$rport" "$n" "$pl" "HGETALL h" HGETALL h)" \
 		"$(best $lpid "$lport" "$n" "$pl" "LOCK.STATE x" LOCK.STATE x)" 1.0
 	row "lock cycle (cycles/s)" "$pl" "$(cycles $rpid "$rport" redis "$pl")" \
 		"$(cycles $lpid "$lport" lock "$pl")" 0.8

@@ -20,6 +20,7 @@
 
 #include "gateway/commands.h"
 #include "gateway/config.h"
+#include "gateway/loop.h"
 #include "gateway/server.h"
 #include "gateway/session.h"
 
@@ -528,6 +529,19 @@ static void info_persistence(struct resp_out *t, void *arg)
 	resp_out_printf(t, "loading:0\r\nasync_loading:0\r\n");
 }
 
+/* The event loop's poll before sleeping (loop.h): its window now, the
+ * sleeps it spared and the sleeps taken. */
+static void info_stats(struct resp_out *t, void *arg)
+{
+	static const struct loop_poll off;
+	const struct loop_poll *lp = srv_poll(arg) ? srv_poll(arg) : &off;
+	resp_out_printf(t,
+			"busy_poll_max_us:%lld\r\nbusy_poll_window_us:%lld\r\n"
+			"busy_poll_hits:%llu\r\neventloop_sleeps:%llu\r\n",
+			(long long)(lp->max_ns / 1000), (long long)(lp->window_ns / 1000),
+			(unsigned long long)lp->poll_hits, (unsigned long long)lp->sleeps);
+}
+
 /* Tools read role from here (StackExchange.Redis, exporters, probes): every
  * replica is a primary of its own; none replicates (the state is in the
  * store). */
@@ -562,6 +576,7 @@ int cmd_add_builtin_info(struct cmd_table *t, struct srv *srv)
 	if (cmd_table_add_info(t, "server", info_server, srv) != 0 ||
 	    cmd_table_add_info(t, "clients", info_clients, srv) != 0 ||
 	    cmd_table_add_info(t, "persistence", info_persistence, srv) != 0 ||
+	    cmd_table_add_info(t, "stats", info_stats, srv) != 0 ||
 	    cmd_table_add_info(t, "replication", info_replication, srv) != 0)
 		return -1;
 	return 0;

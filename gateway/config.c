@@ -71,6 +71,10 @@ static const struct option_def options[] = {
 	{"tcp-keepalive", NUM(T_DURATION, tcp_keepalive_ms), "300s", 0, DAY_MS, NULL,
 	 "probe a silent client connection after this, so a vanished client's leases go "
 	 "(0: off)"},
+	{"busy-poll-us", NUM(T_INT, busy_poll_us), "100", 0, 1000, NULL,
+	 "poll up to this many microseconds for the next request before sleeping, while "
+	 "requests come that close together (spares clients the cost of waking the "
+	 "server; costs CPU under steady load; 0: off)"},
 	{"log-level", NUM(T_ENUM, log_level), "info", 0, 0, log_levels,
 	 "debug, info, warn or error"},
 	{"log-format", NUM(T_ENUM, log_format), "text", 0, 0, log_formats, "text or json"},

@@ -48,9 +48,10 @@ struct cfg {
 	char requirepass[512];
 	int64_t maxclients;
 	int64_t tcp_keepalive_ms; /* TCP keepalive idle time, 0 = off */
-	int64_t log_level;  /* enum cfg_log_level */
-	int64_t log_format; /* enum cfg_log_format */
-	char log_file[512]; /* empty: stderr */
+	int64_t busy_poll_us;	  /* longest poll before the loop sleeps, 0 = off */
+	int64_t log_level;	  /* enum cfg_log_level */
+	int64_t log_format;	  /* enum cfg_log_format */
+	char log_file[512];	  /* empty: stderr */
 	int64_t max_query_buffer;
 	int64_t max_args;
 	int64_t max_bulk;

@@ -20,6 +20,7 @@
 #include "gateway/config.h"
 #include "gateway/lockapp.h"
 #include "gateway/log.h"
+#include "gateway/loop.h"
 #include "gateway/server.h"
 
 extern char **environ;
@@ -173,7 +174,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	event_base_dispatch(a.base);
+	struct loop_poll poll;
+	loop_poll_init(&poll, cfg.busy_poll_us);
+	srv_set_poll(a.srv, &poll);
+	if (loop_run(a.base, &poll) != 0) {
+		log_msg(LOG_LVL_ERROR, "event loop failed");
+		a.exit_code = 1;
+	}
 
 	log_msg(LOG_LVL_INFO, "stopped");
 	srv_free(a.srv);

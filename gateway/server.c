@@ -30,6 +30,7 @@
 #include "gateway/commands.h"
 #include "gateway/config.h"
 #include "gateway/log.h"
+#include "gateway/loop.h"
 #include "gateway/session.h"
 
 enum { LIST_NONE, LIST_LIVE, LIST_GRAVE };
@@ -53,6 +54,7 @@ struct srv {
 	struct event *reaper;
 	struct sess *flush_head;   /* sessions waiting for the end of the turn */
 	struct event *flush_guard; /* writes them if that end does not come */
+	struct loop_poll *poll;	   /* told of input (loop.h), may be NULL */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -86,6 +88,16 @@ int64_t srv_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void srv_set_poll(struct srv *srv, struct loop_poll *lp)
+{
+	srv->poll = lp;
+}
+
+struct loop_poll *srv_poll(const struct srv *srv)
+{
+	return srv->poll;
 }
 
 int64_t srv_turn_ms(struct srv *srv)
@@ -220,6 +232,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 {
 	static const char full[] = "-ERR max number of clients reached\r\n";
 	struct srv *srv = arg;
+	loop_note_input(srv->poll);
 	if (srv->shutting_down) {
 		close(fd);
 		return;

@@ -23,6 +23,7 @@ struct event_base;
 struct cfg;
 struct cmd_table;
 struct sess;
+struct loop_poll;
 
 /* What the lead's command layer learns about sessions. Each may be NULL.
  * on_open: a session was accepted (before its first command).
@@ -65,6 +66,11 @@ void srv_free(struct srv *srv);
 /* Accessors for commands.c and session.c. */
 const struct cfg *srv_cfg(const struct srv *srv);
 struct cmd_table *srv_cmds(const struct srv *srv);
+
+/* The event loop's poll state (loop.h), told of client input and new
+ * connections; NULL (the default) tells nobody. */
+void srv_set_poll(struct srv *srv, struct loop_poll *lp);
+struct loop_poll *srv_poll(const struct srv *srv);
 struct event_base *srv_base(const struct srv *srv);
 const struct resp_limits *srv_limits(const struct srv *srv);
 size_t srv_sessions(const struct srv *srv);

@@ -26,6 +26,7 @@
 #include "gateway/commands.h"
 #include "gateway/config.h"
 #include "gateway/log.h"
+#include "gateway/loop.h"
 #include "gateway/server.h"
 
 static size_t out_limit(const struct sess *s)
@@ -184,6 +185,7 @@ static void read_cb(evutil_socket_t fd, short what, void *arg)
 	ssize_t n = 0;
 	if (room > 0) {
 		n = recv(fd, buf, room < sizeof(buf) ? room : sizeof(buf), 0);
+		loop_note_input(srv_poll(s->srv));
 		if (n == 0) {
 			sess_abort(s, "client closed the connection");
 			return;

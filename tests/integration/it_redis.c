@@ -347,6 +347,94 @@ static void test_tcp_keepalive(void **state)
 	assert_int_equal(gw_signal(&off, SIGTERM), 0);
 }
 
+/* A number from INFO's text, -1 if the field is missing. */
+static long long info_num(const struct gw *g, const char *section, const char *field)
+{
+	redisContext *c = gw_connect(g);
+	redisReply *r = redisCommand(c, "INFO %s", section);
+	assert_non_null(r);
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	char key[64];
+	snprintf(key, sizeof(key), "\n%s:", field);
+	const char *at = strstr(r->str, key);
+	long long v = at ? strtoll(at + strlen(key), NULL, 10) : -1;
+	freeReplyObject(r);
+	redisFree(c);
+	return v;
+}
+
+/* n PINGs on one connection, written by a child process as fast as the
+ * socket takes them while this one reads the n PONGs. */
+static void stream_pings(int port, int n)
+{
+	int fd = raw_connect(port);
+	assert_true(fd >= 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		static const char ping[] = "PING\r\n";
+		for (int i = 0; i < n; i++)
+			if (send(fd, ping, sizeof(ping) - 1, MSG_NOSIGNAL) != sizeof(ping) - 1)
+				_exit(1);
+		_exit(0);
+	}
+	size_t want = (size_t)n * 7, got = 0; /* "+PONG\r\n" */
+	char buf[65536];
+	while (got < want) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		ssize_t r = recv(fd, buf, sizeof(buf), 0);
+		assert_true(r > 0);
+		got += (size_t)r;
+	}
+	int st;
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(got, want);
+	close(fd);
+}
+
+/* The CPU time (user + system, clock ticks) process pid has used. */
+static long long cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* after the command name */
+	assert_non_null(p);
+	unsigned long long ut, st;
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+	assert_int_equal(
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st),
+		2);
+	return (long long)(ut + st);
+}
+
+/* --busy-poll-us (gateway/loop.h): on by default (100 us), a stream of
+ * requests is found by polling instead of by waking the sleeping loop;
+ * 0 never polls; and a gateway with nothing to do sleeps: no CPU time. */
+static void test_busy_poll(void **state)
+{
+	struct gw on, off;
+	gw_start(&on, NULL, NULL);
+	gw_start(&off, NULL, "--busy-poll-us", "0", NULL);
+	assert_int_equal(info_num(&on, "stats", "busy_poll_max_us"), 100);
+	assert_int_equal(info_num(&off, "stats", "busy_poll_max_us"), 0);
+	stream_pings(on.port, 50000);
+	stream_pings(off.port, 50000);
+	assert_true(info_num(&on, "stats", "busy_poll_hits") > 0);
+	assert_int_equal(info_num(&off, "stats", "busy_poll_hits"), 0);
+	long long before = cpu_ticks(on.pid);
+	gw_sleep_ms(500);
+	assert_in_range(cpu_ticks(on.pid) - before, 0, 2); /* <= 20 ms of 500 */
+	assert_int_equal(gw_signal(&on, SIGTERM), 0);
+	assert_int_equal(gw_signal(&off, SIGTERM), 0);
+}
+
 static void test_requirepass(void **state)
 {
 	struct gw s;
@@ -522,6 +610,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_limits, gw_teardown),
 		cmocka_unit_test_teardown(test_maxclients, gw_teardown),
 		cmocka_unit_test_teardown(test_tcp_keepalive, gw_teardown),
+		cmocka_unit_test_teardown(test_busy_poll, gw_teardown),
 		cmocka_unit_test_teardown(test_requirepass, gw_teardown),
 		cmocka_unit_test_teardown(test_unix_socket, gw_teardown),
 		cmocka_unit_test_teardown(test_back_pressure, gw_teardown),

@@ -41,6 +41,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.default_lease_ms, 30000);
 	assert_int_equal(c.max_lease_ms, 24LL * 3600 * 1000);
 	assert_int_equal(c.maxclients, 10000);
+	assert_int_equal(c.busy_poll_us, 100);
 	assert_int_equal(c.tcp_keepalive_ms, 300000);
 	assert_int_equal(c.log_level, CFG_LOG_INFO);
 	assert_int_equal(c.log_format, CFG_LOG_TEXT);
@@ -144,6 +145,8 @@ static void test_bad_values(void **state)
 		{"--maxclients", "0", "--maxclients"},
 		{"--tcp-keepalive", "-1", "--tcp-keepalive"},
 		{"--tcp-keepalive", "2d", "--tcp-keepalive"},
+		{"--busy-poll-us", "1001", "--busy-poll-us"},
+		{"--busy-poll-us", "-1", "--busy-poll-us"},
 		{"--holder-label",
 		 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 		 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
