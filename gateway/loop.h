@@ -14,7 +14,7 @@
  * could not have helped) it halves, down to none. An idle replica, or one
  * whose requests come further apart than the maximum, does not poll. And
  * polling is earned: the loop polls no longer than it has just worked
- * (credit, at most one window), so it at most doubles the CPU time of a
+ * (credit, at most the maximum window), so it at most doubles the CPU of a
  * light load instead of turning it into a busy core.
  *
  * "Input" is what the front-ends report with loop_note_input(): bytes

@@ -38,6 +38,7 @@
 #include "core/dynamodb/creds.h"
 #include "core/dynamodb/http.h"
 #include "core/dynamodb/sigv4.h"
+#include "tests/support/fake_env.h"
 
 extern char **environ;
 
@@ -63,27 +64,6 @@ static bool run_until(bool (*pred)(void *), void *arg, int limit_ms)
 		event_base_loop(base, EVLOOP_ONCE);
 	event_free(t);
 	return pred(arg);
-}
-
-struct fake_env {
-	const char *kv[16][2];
-	size_t n;
-};
-
-static const char *fake_getenv(void *arg, const char *name)
-{
-	struct fake_env *e = arg;
-	for (size_t i = 0; i < e->n; i++)
-		if (strcmp(e->kv[i][0], name) == 0)
-			return e->kv[i][1];
-	return NULL;
-}
-
-static void env_set(struct fake_env *e, const char *k, const char *v)
-{
-	e->kv[e->n][0] = k;
-	e->kv[e->n][1] = v;
-	e->n++;
 }
 
 static const char *path_in_dir(const char *name)
@@ -395,11 +375,11 @@ static void test_web_identity_moto(void **state)
 	const char *token_file = path_in_dir("wi-token");
 	write_file(token_file, "eyJhbGciOiJSUzI1NiJ9.any-token-moto-accepts\n");
 	struct fake_env e = {0};
-	env_set(&e, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
-	env_set(&e, "AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/leasegate");
-	env_set(&e, "AWS_ROLE_SESSION_NAME", "it-creds");
-	env_set(&e, "AWS_ENDPOINT_URL_STS", url);
-	struct creds_options o = {.getenv = fake_getenv, .getenv_arg = &e, .retry_min_ms = 10};
+	fake_env_set(&e, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
+	fake_env_set(&e, "AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/leasegate");
+	fake_env_set(&e, "AWS_ROLE_SESSION_NAME", "it-creds");
+	fake_env_set(&e, "AWS_ENDPOINT_URL_STS", url);
+	struct creds_options o = {.getenv = fake_env_get, .getenv_arg = &e, .retry_min_ms = 10};
 	char err[CREDS_ERR_MAX];
 	struct creds *c = creds_new(base, clk, &o, err, sizeof err);
 	assert_non_null(c);
@@ -443,10 +423,10 @@ static void test_web_identity_stub(void **state)
 	char url[64];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d/sts", stub_port);
 	struct fake_env e = {0};
-	env_set(&e, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
-	env_set(&e, "AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/lg");
-	env_set(&e, "AWS_ENDPOINT_URL", url); /* the general override, no _STS one */
-	struct creds_options o = {.getenv = fake_getenv, .getenv_arg = &e, .retry_min_ms = 10};
+	fake_env_set(&e, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
+	fake_env_set(&e, "AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/lg");
+	fake_env_set(&e, "AWS_ENDPOINT_URL", url); /* the general override, no _STS one */
+	struct creds_options o = {.getenv = fake_env_get, .getenv_arg = &e, .retry_min_ms = 10};
 	char err[CREDS_ERR_MAX];
 	struct creds *c = creds_new(base, clk, &o, err, sizeof err);
 	assert_non_null(c);
@@ -493,12 +473,12 @@ static void test_container(void **state)
 	char url[64];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/credentials", stub_port);
 	struct fake_env e = {0};
-	env_set(&e, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url);
-	env_set(&e, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", tok_file);
-	env_set(&e, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "ignored-when-a-file-is-set");
-	env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", "/nonexistent");
-	env_set(&e, "AWS_CONFIG_FILE", "/nonexistent");
-	struct creds_options o = {.getenv = fake_getenv, .getenv_arg = &e, .retry_min_ms = 10};
+	fake_env_set(&e, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url);
+	fake_env_set(&e, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", tok_file);
+	fake_env_set(&e, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "ignored-when-a-file-is-set");
+	fake_env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", "/nonexistent");
+	fake_env_set(&e, "AWS_CONFIG_FILE", "/nonexistent");
+	struct creds_options o = {.getenv = fake_env_get, .getenv_arg = &e, .retry_min_ms = 10};
 	char err[CREDS_ERR_MAX];
 	struct creds *c = creds_new(base, clk, &o, err, sizeof err);
 	assert_non_null(c);
@@ -534,10 +514,10 @@ static void test_container(void **state)
 
 	/* the token from the environment (ECS style) */
 	struct fake_env e2 = {0};
-	env_set(&e2, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url);
-	env_set(&e2, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "ecs-token");
-	env_set(&e2, "AWS_SHARED_CREDENTIALS_FILE", "/nonexistent");
-	env_set(&e2, "AWS_CONFIG_FILE", "/nonexistent");
+	fake_env_set(&e2, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url);
+	fake_env_set(&e2, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "ecs-token");
+	fake_env_set(&e2, "AWS_SHARED_CREDENTIALS_FILE", "/nonexistent");
+	fake_env_set(&e2, "AWS_CONFIG_FILE", "/nonexistent");
 	snprintf(stub.expect_auth, sizeof stub.expect_auth, "ecs-token");
 	o.getenv_arg = &e2;
 	c = creds_new(base, clk, &o, err, sizeof err);
@@ -558,10 +538,10 @@ static void test_imds(void **state)
 	char url[64];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d/", stub_port);
 	struct fake_env e = {0};
-	env_set(&e, "AWS_EC2_METADATA_SERVICE_ENDPOINT", url);
-	env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", "/nonexistent");
-	env_set(&e, "AWS_CONFIG_FILE", "/nonexistent");
-	struct creds_options o = {.getenv = fake_getenv, .getenv_arg = &e, .retry_min_ms = 10};
+	fake_env_set(&e, "AWS_EC2_METADATA_SERVICE_ENDPOINT", url);
+	fake_env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", "/nonexistent");
+	fake_env_set(&e, "AWS_CONFIG_FILE", "/nonexistent");
+	struct creds_options o = {.getenv = fake_env_get, .getenv_arg = &e, .retry_min_ms = 10};
 	char err[CREDS_ERR_MAX];
 	struct creds *c = creds_new(base, clk, &o, err, sizeof err);
 	assert_non_null(c);
@@ -600,11 +580,11 @@ static void test_background_refresh(void **state)
 	char url[64];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/credentials", stub_port);
 	struct fake_env e = {0};
-	env_set(&e, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url);
-	env_set(&e, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "t");
-	env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", "/nonexistent");
-	env_set(&e, "AWS_CONFIG_FILE", "/nonexistent");
-	struct creds_options o = {.getenv = fake_getenv, .getenv_arg = &e};
+	fake_env_set(&e, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url);
+	fake_env_set(&e, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "t");
+	fake_env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", "/nonexistent");
+	fake_env_set(&e, "AWS_CONFIG_FILE", "/nonexistent");
+	struct creds_options o = {.getenv = fake_env_get, .getenv_arg = &e};
 	char err[CREDS_ERR_MAX];
 	struct creds *c = creds_new(base, clk, &o, err, sizeof err);
 	assert_non_null(c);
