@@ -40,9 +40,9 @@ static const struct option_def options[] = {
 	{"port", NUM(T_INT, port), "6379", 0, 65535, NULL, "Redis protocol port, 0 = off"},
 	{"unixsocket", STR(unixsocket), NULL, 0, 107, NULL, "Redis protocol on a Unix socket"},
 	{"pg-port", NUM(T_INT, pg_port), "5432", 0, 65535, NULL,
-	 "PostgreSQL protocol port, 0 = off"},
+	 "PostgreSQL protocol port, 0 = off (not built yet: ignored)"},
 	{"admin-port", NUM(T_INT, admin_port), "9464", 0, 65535, NULL,
-	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off"},
+	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off (not built yet: ignored)"},
 	{"table", STR(table), NULL, 0, 255, NULL,
 	 "DynamoDB table of the locks (none: the embedded store)"},
 	{"partition-key", STR(partition_key), NULL, 0, 255, NULL,
@@ -74,7 +74,7 @@ static const struct option_def options[] = {
 	{"busy-poll-us", NUM(T_INT, busy_poll_us), "100", 0, 1000, NULL,
 	 "poll up to this many microseconds for the next request before sleeping, while "
 	 "requests come that close together (spares clients the cost of waking the "
-	 "server; costs CPU under steady load; 0: off)"},
+	 "server; never polls longer than the work just done; 0: off)"},
 	{"log-level", NUM(T_ENUM, log_level), "info", 0, 0, log_levels,
 	 "debug, info, warn or error"},
 	{"log-format", NUM(T_ENUM, log_format), "text", 0, 0, log_formats, "text or json"},

@@ -86,6 +86,11 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	else
 		log_msg(LOG_LVL_INFO, "no --table: running on the embedded store (locks are "
 				      "shared by the clients of this process only)");
+	if (cfg->pg_port || cfg->admin_port)
+		log_msg(LOG_LVL_INFO,
+			"not built yet, so not listening: the PostgreSQL protocol "
+			"(--pg-port %lld) and the admin HTTP port (--admin-port %lld)",
+			(long long)cfg->pg_port, (long long)cfg->admin_port);
 	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
 		LG_VERSION, cfg->bind, srv_port(a->srv), cfg->unixsocket[0] ? " and " : "",
 		cfg->unixsocket, (long)getpid());
