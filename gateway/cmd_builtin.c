@@ -529,12 +529,20 @@ static void info_persistence(struct resp_out *t, void *arg)
 	resp_out_printf(t, "loading:0\r\nasync_loading:0\r\n");
 }
 
-/* The event loop's poll before sleeping (loop.h): its window now, the
+/* Redis's counters that monitoring reads (redis_exporter, Datadog), then
+ * the event loop's poll before sleeping (loop.h): its window now, the
  * sleeps it spared and the sleeps taken. */
 static void info_stats(struct resp_out *t, void *arg)
 {
 	static const struct loop_poll off;
-	const struct loop_poll *lp = srv_poll(arg) ? srv_poll(arg) : &off;
+	const struct srv *srv = arg;
+	const struct loop_poll *lp = srv_poll(srv) ? srv_poll(srv) : &off;
+	resp_out_printf(t,
+			"total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
+			"rejected_connections:%llu\r\n",
+			(unsigned long long)srv_connections_received(srv),
+			(unsigned long long)cmd_dispatched(srv_cmds(srv)),
+			(unsigned long long)srv_connections_rejected(srv));
 	resp_out_printf(t,
 			"busy_poll_max_us:%lld\r\nbusy_poll_window_us:%lld\r\n"
 			"busy_poll_hits:%llu\r\neventloop_sleeps:%llu\r\n",

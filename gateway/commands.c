@@ -39,6 +39,7 @@ struct cmd_table {
 	int16_t slot[SLOTS]; /* index into cmds, -1 = empty */
 	struct info_section info[MAX_INFO];
 	size_t ninfo;
+	uint64_t dispatched; /* commands run (INFO stats) */
 };
 
 /* FNV-1a of the lower-cased name. */
@@ -126,6 +127,11 @@ int cmd_table_add_info(struct cmd_table *t, const char *name, cmd_info_fn fn, vo
 	t->info[t->ninfo].arg = arg;
 	t->ninfo++;
 	return 0;
+}
+
+uint64_t cmd_dispatched(const struct cmd_table *t)
+{
+	return t->dispatched;
 }
 
 size_t cmd_count(const struct cmd_table *t)
@@ -246,5 +252,6 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		return;
 	}
 	call.def = d;
+	t->dispatched++;
 	d->fn(&call);
 }

@@ -86,6 +86,11 @@ const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, si
 /* Number of commands (COMMAND COUNT). */
 size_t cmd_count(const struct cmd_table *t);
 
+/* Commands cmd_dispatch ran (as Redis counts total_commands_processed: not
+ * unknown commands, wrong arity or refused for want of AUTH), since the
+ * table was made. */
+uint64_t cmd_dispatched(const struct cmd_table *t);
+
 /* Calls fn for every command, in the order added. */
 void cmd_foreach(const struct cmd_table *t, void (*fn)(const struct cmd_def *d, void *arg),
 		 void *arg);

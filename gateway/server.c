@@ -48,7 +48,8 @@ struct srv {
 	struct sess_hooks hooks;
 	struct evconnlistener *tcp, *unix_l;
 	int port;
-	uint64_t next_id;
+	uint64_t next_id;  /* ids given: connections accepted so far */
+	uint64_t rejected; /* connections refused at maxclients */
 	int64_t started_ms;
 	struct sess_list live, grave;
 	struct event *reaper;
@@ -88,6 +89,16 @@ int64_t srv_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t srv_connections_received(const struct srv *srv)
+{
+	return srv->next_id;
+}
+
+uint64_t srv_connections_rejected(const struct srv *srv)
+{
+	return srv->rejected;
 }
 
 void srv_set_poll(struct srv *srv, struct loop_poll *lp)
@@ -242,6 +253,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		ssize_t w = send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 		(void)w;
 		close(fd);
+		srv->rejected++;
 		log_msg(LOG_LVL_WARN, "refused a client: maxclients (%lld) reached",
 			(long long)srv->cfg->maxclients);
 		return;

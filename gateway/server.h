@@ -67,6 +67,11 @@ void srv_free(struct srv *srv);
 const struct cfg *srv_cfg(const struct srv *srv);
 struct cmd_table *srv_cmds(const struct srv *srv);
 
+/* Connections accepted (each got a session) and refused at maxclients,
+ * since the server was made: INFO stats. */
+uint64_t srv_connections_received(const struct srv *srv);
+uint64_t srv_connections_rejected(const struct srv *srv);
+
 /* The event loop's poll state (loop.h), told of client input and new
  * connections; NULL (the default) tells nobody. */
 void srv_set_poll(struct srv *srv, struct loop_poll *lp);

@@ -290,6 +290,15 @@ static void test_maxclients(void **state)
 	gw_sleep_ms(100);
 	redisContext *c = gw_connect(&s);
 	expect_status(c, "PONG", "PING");
+	/* INFO stats counts as Redis does: gw_start's probe, a, b and c were
+	 * accepted, one refused; three PINGs and this INFO ran */
+	redisReply *r = redisCommand(c, "INFO stats");
+	assert_non_null(r);
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	assert_non_null(strstr(r->str, "total_connections_received:4\r\n"));
+	assert_non_null(strstr(r->str, "rejected_connections:1\r\n"));
+	assert_non_null(strstr(r->str, "total_commands_processed:4\r\n"));
+	freeReplyObject(r);
 	redisFree(a);
 	redisFree(c);
 	assert_int_equal(gw_signal(&s, SIGTERM), 0);

@@ -154,6 +154,34 @@ static void test_last_command_recorded(void **state)
 	assert_string_equal(f->s.last_cmd->name, "thing"); /* unknown: not run */
 }
 
+/* total_commands_processed: the commands that ran, not those refused. */
+static void test_commands_counted_as_redis_does(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		const char *in;
+		int counted;
+	} cases[] = {
+		{"PING", 1},	    {"lock.state a", 1},
+		{"THING get a", 1}, {"SELECT 2", 1},   /* ran, answered an error */
+		{"nope", 0},			       /* unknown */
+		{"ECHO", 0},			       /* wrong arity */
+		{"thing get", 0},   {"thing nope", 0}, /* unknown subcommand */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t before = cmd_dispatched(f->t);
+		run(f, cases[i].in);
+		if (cmd_dispatched(f->t) - before != (uint64_t)cases[i].counted)
+			fail_msg("%s: counted %llu, want %d", cases[i].in,
+				 (unsigned long long)(cmd_dispatched(f->t) - before),
+				 cases[i].counted);
+	}
+	f->s.authenticated = false;
+	uint64_t before = cmd_dispatched(f->t);
+	run(f, "PING"); /* refused: NOAUTH */
+	assert_int_equal(cmd_dispatched(f->t), before);
+}
+
 static void test_unknown_command_args_cut(void **state)
 {
 	struct fixture *f = *state;
@@ -247,6 +275,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dispatch_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handler_args, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_last_command_recorded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commands_counted_as_redis_does, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_command_args_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_noauth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_rules, setup, teardown),
