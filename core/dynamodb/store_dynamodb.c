@@ -205,6 +205,26 @@ static bool correct_skew(struct ddb_store *ds, const char *date)
 	return true;
 }
 
+const int64_t ddb_latency_bounds_us[DDB_LATENCY_BUCKETS - 1] = {
+	1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000,
+};
+
+/* The attempt in flight was answered with class cls. */
+static void observe(struct store_call *c, enum ddb_class cls)
+{
+	struct ddb_store *ds = c->ds;
+	int64_t us = clock_now_us(ds->clock) - c->sent_us;
+	struct ddb_latency *l = &ds->stats.latency[c->dop][cls];
+	unsigned i = 0;
+	if (us < 0)
+		us = 0;
+	while (i < DDB_LATENCY_BUCKETS - 1 && us > ddb_latency_bounds_us[i])
+		i++;
+	l->bucket[i]++;
+	l->count++;
+	l->sum_us += (uint64_t)us;
+}
+
 static enum store_status status_of(enum ddb_class cls)
 {
 	static const enum store_status map[DDB_C_COUNT] = {
@@ -271,6 +291,7 @@ static void on_http(void *arg, const struct http_response *hr)
 	c->http = NULL;
 	if (hr->curl_code != CURLE_OK) {
 		struct ddb_verdict v = ddb_classify_curl(hr->curl_code);
+		observe(c, v.cls);
 		msgf(&res, "DynamoDB %s on table %s: %s", op, ds->table,
 		     hr->error ? hr->error : "transport error");
 		failed(c, v, &res, NULL);
@@ -282,6 +303,7 @@ static void on_http(void *arg, const struct http_response *hr)
 		    (uint32_t)want != ddb_crc32(hr->body, hr->body_len) || want < 0 ||
 		    want > UINT32_MAX) {
 			ds->stats.crc_mismatches++;
+			observe(c, DDB_C_TRANSIENT);
 			msgf(&res,
 			     "DynamoDB %s on table %s: the CRC32 of the answer does not match", op,
 			     ds->table);
@@ -299,12 +321,14 @@ static void on_http(void *arg, const struct http_response *hr)
 			res.error_type = "BadResponse";
 			msgf(&res, "DynamoDB %s on table %s: %s", op, ds->table, err);
 		}
+		observe(c, res.status == STORE_OK ? DDB_C_OK : DDB_C_FATAL);
 		finish(c, &res, hr->body, hr->body_len);
 		return;
 	}
 	struct ddb_error *e = malloc(sizeof *e);
 	if (!e) {
 		msgf(&res, "out of memory reading an error of DynamoDB");
+		observe(c, DDB_C_TRANSIENT);
 		failed(c, (struct ddb_verdict){DDB_C_TRANSIENT, "OutOfMemory", false}, &res, NULL);
 		return;
 	}
@@ -328,6 +352,7 @@ static void on_http(void *arg, const struct http_response *hr)
 		msgf(&res, "DynamoDB %s on table %s: %s (HTTP %ld): %s", op, ds->table,
 		     e->type[0] ? e->type : "error", hr->status, e->message);
 	}
+	observe(c, v.cls);
 	if (v.cls == DDB_C_REFUSED) {
 		refused_item(e, &res);
 		res.status = STORE_REFUSED;
@@ -416,6 +441,7 @@ void ddbs_send(struct store_call *c)
 		.connect_timeout_ms = t,
 	};
 	ds->stats.http[c->dop]++;
+	c->sent_us = clock_now_us(ds->clock);
 	c->http = http_send(ds->http, &req, on_http, c);
 	if (!c->http) {
 		msgf(res, "DynamoDB %s on table %s: too many requests queued", ddb_op_name(c->dop),

@@ -98,8 +98,22 @@ void store_dynamodb_endpoint(const char *region, char *out, size_t outsz);
 /* The table's keys as the store uses them (valid once open). */
 const struct ddb_keys *store_dynamodb_keys(const struct store *s);
 
+/* The latency of HTTP attempts, from the send to the answer (or the
+ * transport's failure): a count per bucket (not cumulative), bucket i
+ * holding latencies up to ddb_latency_bounds_us[i], the last unbounded. */
+#define DDB_LATENCY_BUCKETS 12
+extern const int64_t ddb_latency_bounds_us[DDB_LATENCY_BUCKETS - 1];
+struct ddb_latency {
+	uint64_t bucket[DDB_LATENCY_BUCKETS];
+	uint64_t count;
+	uint64_t sum_us;
+};
+
 struct store_dynamodb_stats {
 	uint64_t http[DDB_OP_COUNT]; /* HTTP requests sent, retries included */
+	/* answered attempts by operation and the class of the answer
+	 * (ddb_class_name: ok, refused, throttled, ...) */
+	struct ddb_latency latency[DDB_OP_COUNT][DDB_C_COUNT];
 	uint64_t retries;	     /* attempts after the first */
 	uint64_t throttled;	     /* throttling answers */
 	uint64_t crc_mismatches;

@@ -29,6 +29,7 @@ struct store_call {
 	int attempts, spent;
 	bool skew_retried;
 	int64_t deadline_ms, attempt_ms;
+	int64_t sent_us; /* when the attempt in flight was sent */
 	struct http_req *http;
 	struct timer timer;
 	enum { JOB_SEND, JOB_FAIL, JOB_FINISH } job; /* what the timer does */

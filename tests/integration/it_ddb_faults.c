@@ -154,6 +154,18 @@ static struct store_dynamodb_stats stats(struct store *s)
 	return st;
 }
 
+/* Answered attempts of op with class cls; checks the buckets add up. */
+static uint64_t answered(struct store *s, enum ddb_op op, enum ddb_class cls)
+{
+	struct store_dynamodb_stats st = stats(s);
+	const struct ddb_latency *l = &st.latency[op][cls];
+	uint64_t n = 0;
+	for (int i = 0; i < DDB_LATENCY_BUCKETS; i++)
+		n += l->bucket[i];
+	assert_int_equal(n, l->count);
+	return l->count;
+}
+
 static void headers_and_signature(void **state)
 {
 	struct env *e = *state;
@@ -189,6 +201,10 @@ static void server_error_retried(void **state)
 	assert_int_equal(stats(e->s).http[DDB_UPDATE_ITEM], 2);
 	assert_int_equal(e->s->requests[STORE_ACQUIRE], 1); /* one logical operation */
 	assert_int_equal(stats(e->s).quota_tokens, 500);    /* refunded on success */
+	/* each attempt is timed under the class of its answer */
+	assert_int_equal(answered(e->s, DDB_UPDATE_ITEM, DDB_C_TRANSIENT), 1);
+	assert_int_equal(answered(e->s, DDB_UPDATE_ITEM, DDB_C_OK), 1);
+	assert_int_equal(answered(e->s, DDB_GET_ITEM, DDB_C_OK), 0);
 }
 
 static void release_retried_after_500(void **state)
@@ -236,6 +252,8 @@ static void throttling_gives_up_after_3(void **state)
 	assert_int_equal(fake_ddb_requests(e->fake), 3);
 	assert_int_equal(stats(e->s).throttled, 3);
 	assert_int_equal(stats(e->s).quota_tokens, 490);
+	assert_int_equal(answered(e->s, DDB_GET_ITEM, DDB_C_THROTTLED), 3);
+	assert_int_equal(answered(e->s, DDB_GET_ITEM, DDB_C_OK), 0);
 }
 
 static void quota_stops_retries(void **state)
@@ -274,6 +292,8 @@ static void crc32_mismatch_retried(void **state)
 	r = do_req(e->s, acquire_req);
 	assert_int_equal(r.status, STORE_TRANSIENT);
 	assert_string_equal(r.error_type, "Crc32Mismatch");
+	assert_int_equal(answered(e->s, DDB_UPDATE_ITEM, DDB_C_TRANSIENT), 4);
+	assert_int_equal(answered(e->s, DDB_UPDATE_ITEM, DDB_C_OK), 2);
 }
 
 static void clock_skew_corrected(void **state)
