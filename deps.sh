@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential pkg-config libevent-dev libhiredis-dev libcmocka-dev libcjson-dev
 libcurl4-openssl-dev libssl-dev libpq-dev redis-server redis-tools postgresql-client curl
-python3-redis"
+python3-redis prometheus"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

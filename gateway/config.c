@@ -42,7 +42,7 @@ static const struct option_def options[] = {
 	{"pg-port", NUM(T_INT, pg_port), "5432", 0, 65535, NULL,
 	 "PostgreSQL protocol port, 0 = off (not built yet: ignored)"},
 	{"admin-port", NUM(T_INT, admin_port), "9464", 0, 65535, NULL,
-	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off (not built yet: ignored)"},
+	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off"},
 	{"table", STR(table), NULL, 0, 255, NULL,
 	 "DynamoDB table of the locks (none: the embedded store)"},
 	{"partition-key", STR(partition_key), NULL, 0, 255, NULL,

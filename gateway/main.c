@@ -15,12 +15,15 @@
 
 #include <event2/event.h>
 
+#include "core/dynamodb/store_dynamodb.h"
+#include "gateway/admin.h"
 #include "gateway/backend.h"
 #include "gateway/commands.h"
 #include "gateway/config.h"
 #include "gateway/lockapp.h"
 #include "gateway/log.h"
 #include "gateway/loop.h"
+#include "gateway/metrics.h"
 #include "gateway/server.h"
 
 extern char **environ;
@@ -35,6 +38,8 @@ struct app {
 	struct lockapp *locks;
 	const struct cfg *cfg;
 	struct event *wait_releases;
+	struct admin *admin;
+	bool ready; /* the store is open, the listeners are up */
 	bool stopping;
 	int exit_code;
 };
@@ -86,14 +91,43 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	else
 		log_msg(LOG_LVL_INFO, "no --table: running on the embedded store (locks are "
 				      "shared by the clients of this process only)");
-	if (cfg->pg_port || cfg->admin_port)
+	if (cfg->pg_port)
 		log_msg(LOG_LVL_INFO,
-			"not built yet, so not listening: the PostgreSQL protocol "
-			"(--pg-port %lld) and the admin HTTP port (--admin-port %lld)",
-			(long long)cfg->pg_port, (long long)cfg->admin_port);
+			"not built yet, so not listening: the PostgreSQL protocol (--pg-port %lld)",
+			(long long)cfg->pg_port);
+	a->ready = true;
 	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
 		LG_VERSION, cfg->bind, srv_port(a->srv), cfg->unixsocket[0] ? " and " : "",
 		cfg->unixsocket, (long)getpid());
+}
+
+/* /readyz: ready once the store is open, until shutdown starts. */
+static bool admin_ready(void *arg, const char **why)
+{
+	const struct app *a = arg;
+	if (a->stopping)
+		*why = "shutting down";
+	else if (!a->ready)
+		*why = "the lock store is not open yet (see the log)";
+	return a->ready && !a->stopping;
+}
+
+static void admin_metrics(void *arg, struct resp_out *out)
+{
+	const struct app *a = arg;
+	struct store_dynamodb_stats ddb;
+	struct metrics_src m = {
+		.obs = &a->backend.obs,
+		.table = a->cfg->table,
+		.sessions = srv_sessions(a->srv),
+		.version = LG_VERSION,
+	};
+	lt_stats(a->backend.lt, &m.lt);
+	if (strcmp(a->backend.kind, "dynamodb") == 0) {
+		store_dynamodb_stats(a->backend.store, &ddb);
+		m.ddb = &ddb;
+	}
+	metrics_render(&m, out);
 }
 
 static void on_stop(evutil_socket_t sig, short what, void *arg)
@@ -170,6 +204,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (cfg.admin_port > 0) {
+		const struct admin_ops ops = {admin_ready, admin_metrics, &a};
+		a.admin = admin_new(a.base, cfg.bind, (int)cfg.admin_port, &ops, err, sizeof(err));
+		if (a.admin == NULL) {
+			log_msg(LOG_LVL_ERROR, "%s", err);
+			fprintf(stderr, "leasegate: %s\n", err);
+			return 1;
+		}
+		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%lld (/healthz, /readyz, /metrics)",
+			cfg.bind, (long long)cfg.admin_port);
+	}
+
 	struct event *ev_term = evsignal_new(a.base, SIGTERM, on_stop, &a);
 	struct event *ev_int = evsignal_new(a.base, SIGINT, on_stop, &a);
 	struct event *ev_hup = evsignal_new(a.base, SIGHUP, on_hup, &a);
@@ -188,6 +234,7 @@ int main(int argc, char **argv)
 	}
 
 	log_msg(LOG_LVL_INFO, "stopped");
+	admin_free(a.admin);
 	srv_free(a.srv);
 	lockapp_free(a.locks);
 	backend_close(&a.backend);

@@ -114,8 +114,8 @@ struct store_dynamodb_stats {
 	/* answered attempts by operation and the class of the answer
 	 * (ddb_class_name: ok, refused, throttled, ...) */
 	struct ddb_latency latency[DDB_OP_COUNT][DDB_C_COUNT];
-	uint64_t retries;	     /* attempts after the first */
-	uint64_t throttled;	     /* throttling answers */
+	uint64_t retries;   /* attempts after the first */
+	uint64_t throttled; /* throttling answers */
 	uint64_t crc_mismatches;
 	uint64_t skew_corrections;
 	int64_t clock_offset_ms; /* added to the wall clock when signing */

@@ -89,13 +89,12 @@ static bool can_connect(int port)
 	return ok;
 }
 
-void gw_start(struct gw *g, const char *table, ...)
+static void start(struct gw *g, const char *table, bool wait, va_list ap)
 {
 	const char *bin = getenv("LG_BIN");
 	char port[16];
 	const char *argv[48];
 	int n = 0;
-	va_list ap;
 	static int seq;
 
 	assert_non_null(bin);
@@ -119,11 +118,9 @@ void gw_start(struct gw *g, const char *table, ...)
 		argv[n++] = table;
 		argv[n++] = "--create-table";
 	}
-	va_start(ap, table);
 	const char *a;
 	while ((a = va_arg(ap, const char *)) != NULL && n < 46)
 		argv[n++] = a;
-	va_end(ap);
 	argv[n] = NULL;
 	g->pid = fork();
 	assert_true(g->pid >= 0);
@@ -143,7 +140,7 @@ void gw_start(struct gw *g, const char *table, ...)
 		_exit(127);
 	}
 	track(0, g->pid);
-	for (int i = 0; i < 400; i++) {
+	for (int i = 0; wait && i < 400; i++) {
 		if (can_connect(g->port)) {
 			gw_sleep_ms(20); /* let it reap that probe session */
 			return;
@@ -153,7 +150,29 @@ void gw_start(struct gw *g, const char *table, ...)
 			fail_msg("leasegate exited at start (see %s)", g->log);
 		gw_sleep_ms(25);
 	}
-	fail_msg("leasegate did not start on port %d (see %s)", g->port, g->log);
+	if (wait)
+		fail_msg("leasegate did not start on port %d (see %s)", g->port, g->log);
+}
+
+void gw_start(struct gw *g, const char *table, ...)
+{
+	va_list ap;
+	va_start(ap, table);
+	start(g, table, true, ap);
+	va_end(ap);
+}
+
+void gw_spawn(struct gw *g, const char *table, ...)
+{
+	va_list ap;
+	va_start(ap, table);
+	start(g, table, false, ap);
+	va_end(ap);
+}
+
+bool gw_can_connect(int port)
+{
+	return can_connect(port);
 }
 
 static int reaped(struct gw *g, int status)

@@ -32,6 +32,13 @@ bool gw_have_moto(void);
  * after 10 s). The process is remembered until gw_signal reaps it. */
 void gw_start(struct gw *g, const char *table, ...);
 
+/* As gw_start, without waiting for the Redis port (which opens only once
+ * the store is open): for a gateway that is not to get there. */
+void gw_spawn(struct gw *g, const char *table, ...);
+
+/* True when something accepts TCP connections on 127.0.0.1:port now. */
+bool gw_can_connect(int port);
+
 /* Sends sig and, for SIGTERM/SIGINT/SIGKILL, waits: the exit status, or
  * 128 + signal. -1 if it did not end within 10 s (then it is killed).
  * Once the process is reaped, g->pid is 0: the pid names nothing now.

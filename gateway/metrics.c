@@ -1,0 +1,146 @@
+/*
+ * metrics: the Prometheus text exposition of the gateway's counters
+ * (metrics.h).
+ */
+#include "gateway/metrics.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* A label value as the text format wants it: \ " and newline escaped. */
+static void put_value(struct resp_out *out, const char *v)
+{
+	for (const char *p = v; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			resp_out_printf(out, "\\%c", *p);
+		else if (*p == '\n')
+			resp_out_printf(out, "\\n");
+		else
+			resp_out_printf(out, "%c", *p);
+	}
+}
+
+static void family(struct resp_out *out, const char *name, const char *type, const char *help)
+{
+	resp_out_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{db_collection_name="<table>"[,key="value"]} n */
+static void sample(struct resp_out *out, const char *name, const char *table, const char *key,
+		   const char *value, uint64_t n)
+{
+	resp_out_printf(out, "%s{db_collection_name=\"", name);
+	put_value(out, table);
+	if (key != NULL) {
+		resp_out_printf(out, "\",%s=\"", key);
+		put_value(out, value);
+	}
+	resp_out_printf(out, "\"} %llu\n", (unsigned long long)n);
+}
+
+/* A counter split by one label (core/obs); `plain`, when given, is the
+ * label whose count is written without the label (renewals that worked
+ * have no error_type). */
+static void labeled(struct resp_out *out, const char *name, const char *table, const char *key,
+		    const struct obs_labeled *c, const char *plain)
+{
+	for (unsigned i = 0; i < c->n; i++) {
+		bool bare = plain != NULL && strcmp(c->label[i], plain) == 0;
+		sample(out, name, table, bare ? NULL : key, c->label[i], c->count[i]);
+	}
+	if (c->other)
+		sample(out, name, table, key, "_OTHER", c->other);
+}
+
+static void lock_metrics(const struct metrics_src *m, struct resp_out *out)
+{
+	const struct obs *o = m->obs;
+	family(out, "dynasharp_lock_acquisitions_total", "counter",
+	       "Leases acquired, by whether the lock was taken over.");
+	sample(out, "dynasharp_lock_acquisitions_total", m->table, "dynasharp_lock_takeover",
+	       "false", o->acquisitions[0]);
+	sample(out, "dynasharp_lock_acquisitions_total", m->table, "dynasharp_lock_takeover",
+	       "true", o->acquisitions[1]);
+	family(out, "dynasharp_lock_renewals_total", "counter",
+	       "Lease renewals, with error_type on those that failed.");
+	labeled(out, "dynasharp_lock_renewals_total", m->table, "error_type", &o->renewals, "ok");
+	family(out, "dynasharp_lock_losses_total", "counter",
+	       "Leases lost before they were released, by reason.");
+	labeled(out, "dynasharp_lock_losses_total", m->table, "dynasharp_lock_loss_reason",
+		&o->losses, NULL);
+	family(out, "dynasharp_lock_contention_retries_total", "counter",
+	       "Leader elections contending again after a transient acquire failure.");
+	labeled(out, "dynasharp_lock_contention_retries_total", m->table, "error_type",
+		&o->contention_retries, NULL);
+}
+
+static void gateway_metrics(const struct metrics_src *m, struct resp_out *out)
+{
+	family(out, "leasegate_build_info", "gauge", "The running version (always 1).");
+	resp_out_printf(out, "leasegate_build_info{version=\"");
+	put_value(out, m->version);
+	resp_out_printf(out, "\"} 1\n");
+	family(out, "leasegate_sessions", "gauge", "Client connections open.");
+	resp_out_printf(out, "leasegate_sessions %zu\n", m->sessions);
+	family(out, "leasegate_leases_held", "gauge", "Leases held, not yet released.");
+	sample(out, "leasegate_leases_held", m->table, NULL, NULL, m->lt.leases);
+	family(out, "leasegate_lock_waits", "gauge", "Acquires in progress (waiting or trying).");
+	sample(out, "leasegate_lock_waits", m->table, NULL, NULL, m->lt.waits);
+}
+
+/* One histogram series: cumulative buckets, sum and count. */
+static void histogram(struct resp_out *out, const char *table, const char *op, const char *outcome,
+		      const struct ddb_latency *l)
+{
+	static const char name[] = "db_client_operation_duration_seconds";
+	uint64_t below = 0;
+	for (int i = 0; i < DDB_LATENCY_BUCKETS; i++) {
+		below += l->bucket[i];
+		resp_out_printf(out,
+				"%s_bucket{db_system_name=\"aws.dynamodb\",db_collection_name=\"",
+				name);
+		put_value(out, table);
+		resp_out_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\",le=\"", op,
+				outcome);
+		if (i < DDB_LATENCY_BUCKETS - 1)
+			resp_out_printf(out, "%g", (double)ddb_latency_bounds_us[i] / 1e6);
+		else
+			resp_out_printf(out, "+Inf");
+		resp_out_printf(out, "\"} %llu\n", (unsigned long long)below);
+	}
+	const char *parts[] = {"sum", "count"};
+	for (int k = 0; k < 2; k++) {
+		resp_out_printf(out, "%s_%s{db_system_name=\"aws.dynamodb\",db_collection_name=\"",
+				name, parts[k]);
+		put_value(out, table);
+		resp_out_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\"} ", op, outcome);
+		if (k == 0)
+			resp_out_printf(out, "%.6f\n", (double)l->sum_us / 1e6);
+		else
+			resp_out_printf(out, "%llu\n", (unsigned long long)l->count);
+	}
+}
+
+static void dynamodb_metrics(const struct metrics_src *m, struct resp_out *out)
+{
+	const struct store_dynamodb_stats *st = m->ddb;
+	family(out, "db_client_operation_duration_seconds", "histogram",
+	       "DynamoDB HTTP requests (retries included), by operation and the class of the "
+	       "answer.");
+	for (int op = 0; op < DDB_OP_COUNT; op++)
+		for (int cls = 0; cls < DDB_C_COUNT; cls++)
+			if (st->latency[op][cls].count)
+				histogram(out, m->table, ddb_op_name(op), ddb_class_name(cls),
+					  &st->latency[op][cls]);
+	family(out, "leasegate_dynamodb_retries_total", "counter",
+	       "DynamoDB requests sent again after a transient failure.");
+	sample(out, "leasegate_dynamodb_retries_total", m->table, NULL, NULL, st->retries);
+}
+
+void metrics_render(const struct metrics_src *m, struct resp_out *out)
+{
+	lock_metrics(m, out);
+	gateway_metrics(m, out);
+	if (m->ddb != NULL)
+		dynamodb_metrics(m, out);
+}

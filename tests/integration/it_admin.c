@@ -1,0 +1,251 @@
+/*
+ * it_admin: the real leasegate's admin HTTP port (--admin-port): the
+ * probes /healthz and /readyz, and /metrics read with libcurl and checked
+ * by Prometheus's own promtool; on the embedded store and on moto.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <hiredis/hiredis.h>
+
+#include "tests/support/gw.h"
+
+struct got {
+	long code;
+	char body[256 * 1024];
+	size_t len;
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct got *g = arg;
+	size_t k = size * n;
+	if (g->len + k >= sizeof(g->body))
+		return 0;
+	memcpy(g->body + g->len, p, k);
+	g->len += k;
+	g->body[g->len] = '\0';
+	return k;
+}
+
+/* method path on 127.0.0.1:port; the status in g->code (0: no answer). */
+static void http(const char *method, int port, const char *path, struct got *g)
+{
+	char url[128];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	memset(g, 0, sizeof(*g));
+	CURL *c = curl_easy_init();
+	assert_non_null(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, g);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &g->code);
+	curl_easy_cleanup(c);
+}
+
+static void get(int port, const char *path, struct got *g)
+{
+	http("GET", port, path, g);
+}
+
+static void expect_line(const char *text, const char *line)
+{
+	char want[512];
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	if (strstr(text, want) == NULL)
+		fail_msg("no line \"%s\" in /metrics:\n%s", line, text);
+}
+
+/* Runs `promtool check metrics` on text: it must find nothing to say. */
+static void promtool_accepts(const char *text)
+{
+	char path[256], cmd[512];
+	snprintf(path, sizeof(path), "%s/metrics-%d.txt",
+		 getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp", (int)getpid());
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s 2>&1", path);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char out[4096];
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	int st = pclose(p);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127)
+		fail_msg("promtool is missing (Debian package prometheus: make deps)");
+	if (WEXITSTATUS(st) != 0 || n != 0)
+		fail_msg("promtool check metrics: exit %d: %s", WEXITSTATUS(st), out);
+	unlink(path);
+}
+
+static void test_probes_and_metrics(void **state)
+{
+	struct gw g;
+	struct got r;
+	int admin = gw_free_port();
+	char ap[16];
+	snprintf(ap, sizeof(ap), "%d", admin);
+	gw_start(&g, NULL, "--admin-port", ap, NULL);
+	get(admin, "/healthz", &r);
+	assert_int_equal(r.code, 200);
+	assert_string_equal(r.body, "ok\n");
+	get(admin, "/readyz", &r);
+	assert_int_equal(r.code, 200);
+	assert_string_equal(r.body, "ready\n");
+	get(admin, "/nope", &r);
+	assert_int_equal(r.code, 404);
+	http("POST", admin, "/metrics", &r);
+	assert_int_equal(r.code, 501); /* libevent's answer to a method not allowed */
+	redisContext *c = gw_connect(&g);
+	gw_expect_int(c, 1, "LOCK.ACQUIRE %s %d", "m1", 30000);
+	gw_expect_int(c, 1, "LOCK.ACQUIRE %s %d", "m2", 30000);
+	gw_expect_int(c, 1, "LOCK.RELEASE %s", "m2");
+	get(admin, "/metrics", &r);
+	assert_int_equal(r.code, 200);
+	expect_line(r.body, "dynasharp_lock_acquisitions_total{db_collection_name=\"\","
+			    "dynasharp_lock_takeover=\"false\"} 2");
+	expect_line(r.body, "leasegate_leases_held{db_collection_name=\"\"} 1");
+	expect_line(r.body, "leasegate_sessions 1");
+	assert_null(strstr(r.body, "m1")); /* never a lock name */
+	promtool_accepts(r.body);
+	redisFree(c);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+/* A gateway whose table cannot be reached is alive but not ready, and
+ * takes no Redis clients. */
+static void test_not_ready_until_the_store_opens(void **state)
+{
+	struct gw g;
+	struct got r;
+	int admin = gw_free_port(), nothing = gw_free_port();
+	char ap[16], url[64];
+	snprintf(ap, sizeof(ap), "%d", admin);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", nothing);
+	gw_spawn(&g, NULL, "--admin-port", ap, "--table", "locks", "--region", "us-east-1",
+		 "--endpoint", url, NULL);
+	for (int i = 0; i < 200 && !gw_can_connect(admin); i++)
+		gw_sleep_ms(25);
+	get(admin, "/healthz", &r);
+	assert_int_equal(r.code, 200);
+	get(admin, "/readyz", &r);
+	assert_int_equal(r.code, 503);
+	assert_string_equal(r.body, "not ready: the lock store is not open yet (see the log)\n");
+	assert_false(gw_can_connect(g.port));
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+/* After SIGTERM, while sessions drain, /readyz answers 503 so that the
+ * replica gets no new clients. A client that does not read its replies
+ * keeps the drain going (up to the shutdown bound). */
+static void test_not_ready_while_shutting_down(void **state)
+{
+	struct gw g;
+	struct got r;
+	int admin = gw_free_port();
+	char ap[16];
+	snprintf(ap, sizeof(ap), "%d", admin);
+	gw_start(&g, NULL, "--admin-port", ap, "--max-output-buffer", "1kb", NULL);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)g.port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	static char pings[60000];
+	for (size_t i = 0; i + 6 <= sizeof(pings); i += 6)
+		memcpy(pings + i, "PING\r\n", 6);
+	/* write until the gateway stops reading (its replies wait for us) */
+	for (int idle = 0; idle < 20;) {
+		ssize_t w = send(fd, pings, sizeof(pings), MSG_NOSIGNAL);
+		if (w > 0) {
+			idle = 0;
+			continue;
+		}
+		assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+		idle++;
+		gw_sleep_ms(10);
+	}
+	assert_int_equal(kill(g.pid, SIGTERM), 0);
+	gw_sleep_ms(100);
+	get(admin, "/readyz", &r);
+	assert_int_equal(r.code, 503);
+	assert_string_equal(r.body, "not ready: shutting down\n");
+	get(admin, "/healthz", &r);
+	assert_int_equal(r.code, 200);
+	close(fd); /* the drain ends */
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+static void test_dynamodb_requests_on_moto(void **state)
+{
+	if (!gw_have_moto())
+		fail_msg("needs moto (tests/run-integration.sh)");
+	struct gw g;
+	struct got r;
+	int admin = gw_free_port();
+	char ap[16], line[512];
+	snprintf(ap, sizeof(ap), "%d", admin);
+	const char *table = gw_new_table();
+	gw_start(&g, table, "--admin-port", ap, NULL);
+	redisContext *c = gw_connect(&g);
+	gw_expect_int(c, 1, "LOCK.ACQUIRE %s %d", "d1", 30000);
+	gw_expect_int(c, 1, "LOCK.RELEASE %s", "d1");
+	get(admin, "/metrics", &r);
+	assert_int_equal(r.code, 200);
+	/* one UpdateItem for the acquire, one for the release */
+	snprintf(line, sizeof(line),
+		 "db_client_operation_duration_seconds_count{db_system_name=\"aws.dynamodb\","
+		 "db_collection_name=\"%s\",db_operation_name=\"UpdateItem\",outcome=\"ok\"} 2",
+		 table);
+	expect_line(r.body, line);
+	snprintf(line, sizeof(line),
+		 "\ndb_client_operation_duration_seconds_count{db_system_name=\"aws.dynamodb\","
+		 "db_collection_name=\"%s\",db_operation_name=\"DescribeTable\",outcome=\"ok\"} ",
+		 table);
+	assert_non_null(strstr(r.body, line)); /* the open */
+	snprintf(line, sizeof(line),
+		 "dynasharp_lock_acquisitions_total{db_collection_name=\"%s\","
+		 "dynasharp_lock_takeover=\"false\"} 1",
+		 table);
+	expect_line(r.body, line);
+	promtool_accepts(r.body);
+	redisFree(c);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+int main(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_probes_and_metrics, gw_teardown),
+		cmocka_unit_test_teardown(test_not_ready_until_the_store_opens, gw_teardown),
+		cmocka_unit_test_teardown(test_not_ready_while_shutting_down, gw_teardown),
+		cmocka_unit_test_teardown(test_dynamodb_requests_on_moto, gw_teardown),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,167 @@
+/*
+ * test_metrics: gateway/metrics, the Prometheus text of /metrics, from
+ * counters set by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gateway/metrics.h"
+
+static char *render(const struct metrics_src *m, struct resp_out *out)
+{
+	resp_out_init(out, 1 << 20);
+	metrics_render(m, out);
+	assert_false(resp_out_failed(out));
+	resp_out_printf(out, "%c", '\0');
+	return out->buf;
+}
+
+static void expect_line(const char *text, const char *line)
+{
+	char want[512];
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	if (strstr(text, want) == NULL)
+		fail_msg("no line \"%s\" in:\n%s", line, text);
+}
+
+static void test_lock_metrics_as_the_reference_names_them(void **state)
+{
+	struct obs o = {0};
+	o.acquisitions[0] = 2;
+	o.acquisitions[1] = 1;
+	obs_count(&o.renewals, "ok");
+	obs_count(&o.renewals, "ok");
+	obs_count(&o.renewals, "ThrottlingException");
+	obs_count(&o.losses, "taken_over");
+	obs_count(&o.contention_retries, "RequestTimeout");
+	struct metrics_src m = {.obs = &o, .table = "locks", .sessions = 3, .version = "1.2.3"};
+	m.lt.leases = 4;
+	m.lt.waits = 5;
+	struct resp_out out;
+	const char *t = render(&m, &out);
+	expect_line(t, "# TYPE dynasharp_lock_acquisitions_total counter");
+	expect_line(t, "dynasharp_lock_acquisitions_total{db_collection_name=\"locks\","
+		       "dynasharp_lock_takeover=\"false\"} 2");
+	expect_line(t, "dynasharp_lock_acquisitions_total{db_collection_name=\"locks\","
+		       "dynasharp_lock_takeover=\"true\"} 1");
+	/* a renewal that worked has no error_type */
+	expect_line(t, "dynasharp_lock_renewals_total{db_collection_name=\"locks\"} 2");
+	expect_line(t, "dynasharp_lock_renewals_total{db_collection_name=\"locks\","
+		       "error_type=\"ThrottlingException\"} 1");
+	expect_line(t, "dynasharp_lock_losses_total{db_collection_name=\"locks\","
+		       "dynasharp_lock_loss_reason=\"taken_over\"} 1");
+	expect_line(t, "dynasharp_lock_contention_retries_total{db_collection_name=\"locks\","
+		       "error_type=\"RequestTimeout\"} 1");
+	expect_line(t, "leasegate_sessions 3");
+	expect_line(t, "leasegate_leases_held{db_collection_name=\"locks\"} 4");
+	expect_line(t, "leasegate_lock_waits{db_collection_name=\"locks\"} 5");
+	expect_line(t, "leasegate_build_info{version=\"1.2.3\"} 1");
+	assert_null(strstr(t, "db_client_operation_duration")); /* embedded: no DynamoDB */
+	resp_out_free(&out);
+}
+
+static void test_label_values_escaped(void **state)
+{
+	struct obs o = {0};
+	struct metrics_src m = {.obs = &o, .table = "a\"b\\c\nd", .version = "v"};
+	struct resp_out out;
+	const char *t = render(&m, &out);
+	expect_line(t, "leasegate_leases_held{db_collection_name=\"a\\\"b\\\\c\\nd\"} 0");
+	resp_out_free(&out);
+}
+
+/* Each family has its HELP and TYPE before its samples, and every sample
+ * line is `name{labels} value` or `name value`. */
+static void test_every_line_well_formed(void **state)
+{
+	struct obs o = {0};
+	obs_count(&o.losses, "expired");
+	struct store_dynamodb_stats st;
+	memset(&st, 0, sizeof(st));
+	st.latency[DDB_GET_ITEM][DDB_C_OK].count = 1;
+	st.latency[DDB_GET_ITEM][DDB_C_OK].bucket[2] = 1;
+	struct metrics_src m = {.obs = &o, .table = "t", .ddb = &st, .version = "v"};
+	struct resp_out out;
+	char *t = render(&m, &out);
+	char family[128] = "";
+	for (char *line = strtok(t, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+		char name[128];
+		if (sscanf(line, "# HELP %127s", name) == 1) {
+			snprintf(family, sizeof(family), "%s", name);
+			continue;
+		}
+		if (sscanf(line, "# TYPE %127s", name) == 1) {
+			assert_string_equal(name, family);
+			continue;
+		}
+		size_t n = strcspn(line, "{ ");
+		assert_true(n > 0 && strncmp(line, family, strlen(family)) == 0);
+		const char *value = strrchr(line, ' ');
+		assert_non_null(value);
+		if (line[n] == '{')
+			assert_true(value[-1] == '}');
+		double v;
+		assert_int_equal(sscanf(value, " %lf", &v), 1);
+	}
+	resp_out_free(&out);
+}
+
+static void test_dynamodb_histogram_cumulative(void **state)
+{
+	struct obs o = {0};
+	struct store_dynamodb_stats st;
+	memset(&st, 0, sizeof(st));
+	struct ddb_latency *l = &st.latency[DDB_UPDATE_ITEM][DDB_C_OK];
+	l->bucket[0] = 1;			/* <= 1 ms */
+	l->bucket[3] = 2;			/* <= 10 ms */
+	l->bucket[DDB_LATENCY_BUCKETS - 1] = 1; /* past 2.5 s */
+	l->count = 4;
+	l->sum_us = 3020500;
+	st.latency[DDB_UPDATE_ITEM][DDB_C_REFUSED].count = 1;
+	st.latency[DDB_UPDATE_ITEM][DDB_C_REFUSED].bucket[1] = 1;
+	st.retries = 7;
+	struct metrics_src m = {.obs = &o, .table = "t", .ddb = &st, .version = "v"};
+	struct resp_out out;
+	const char *t = render(&m, &out);
+#define S(le)                                                                                      \
+	"db_client_operation_duration_seconds_bucket{db_system_name=\"aws.dynamodb\","             \
+	"db_collection_name=\"t\",db_operation_name=\"UpdateItem\",outcome=\"ok\",le=\"" le "\"}"
+	expect_line(t, "# TYPE db_client_operation_duration_seconds histogram");
+	expect_line(t, S("0.001") " 1");
+	expect_line(t, S("0.0025") " 1");
+	expect_line(t, S("0.005") " 1");
+	expect_line(t, S("0.01") " 3");
+	expect_line(t, S("2.5") " 3");
+	expect_line(t, S("+Inf") " 4");
+#undef S
+	expect_line(t, "db_client_operation_duration_seconds_sum{db_system_name=\"aws.dynamodb\","
+		       "db_collection_name=\"t\",db_operation_name=\"UpdateItem\",outcome=\"ok\"} "
+		       "3.020500");
+	expect_line(t,
+		    "db_client_operation_duration_seconds_count{db_system_name=\"aws.dynamodb\","
+		    "db_collection_name=\"t\",db_operation_name=\"UpdateItem\",outcome=\"ok\"} 4");
+	expect_line(t, "db_client_operation_duration_seconds_count{db_system_name=\"aws.dynamodb\","
+		       "db_collection_name=\"t\",db_operation_name=\"UpdateItem\","
+		       "outcome=\"refused\"} 1");
+	/* series that never happened are not written */
+	assert_null(strstr(t, "db_operation_name=\"GetItem\""));
+	expect_line(t, "leasegate_dynamodb_retries_total{db_collection_name=\"t\"} 7");
+	resp_out_free(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lock_metrics_as_the_reference_names_them),
+		cmocka_unit_test(test_label_values_escaped),
+		cmocka_unit_test(test_every_line_well_formed),
+		cmocka_unit_test(test_dynamodb_histogram_cumulative),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
