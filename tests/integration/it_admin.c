@@ -169,6 +169,9 @@ static void test_not_ready_while_shutting_down(void **state)
 	snprintf(ap, sizeof(ap), "%d", admin);
 	gw_start(&g, NULL, "--admin-port", ap, "--max-output-buffer", "1kb", NULL);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int small = 2048; /* a small window: the gateway's replies back up soon */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
 	struct sockaddr_in a = {.sin_family = AF_INET,
 				.sin_port = htons((uint16_t)g.port),
 				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -178,7 +181,7 @@ static void test_not_ready_while_shutting_down(void **state)
 	for (size_t i = 0; i + 6 <= sizeof(pings); i += 6)
 		memcpy(pings + i, "PING\r\n", 6);
 	/* write until the gateway stops reading (its replies wait for us) */
-	for (int idle = 0; idle < 20;) {
+	for (int idle = 0; idle < 50;) {
 		ssize_t w = send(fd, pings, sizeof(pings), MSG_NOSIGNAL);
 		if (w > 0) {
 			idle = 0;
@@ -195,8 +198,8 @@ static void test_not_ready_while_shutting_down(void **state)
 	assert_string_equal(r.body, "not ready: shutting down\n");
 	get(admin, "/healthz", &r);
 	assert_int_equal(r.code, 200);
-	close(fd); /* the drain ends */
-	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+	close(fd); /* the drain ends, and so does the gateway */
+	assert_int_equal(gw_wait(&g), 0);
 }
 
 static void test_dynamodb_requests_on_moto(void **state)

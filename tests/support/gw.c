@@ -182,14 +182,11 @@ static int reaped(struct gw *g, int status)
 	return status;
 }
 
-int gw_signal(struct gw *g, int sig)
+int gw_wait(struct gw *g)
 {
 	int status;
 	if (g->pid <= 0)
-		fail_msg("gw_signal %d: the gateway is not running", sig);
-	kill(g->pid, sig);
-	if (sig != SIGTERM && sig != SIGINT && sig != SIGKILL)
-		return 0;
+		fail_msg("gw_wait: the gateway is not running");
 	for (int i = 0; i < 1000; i++) {
 		if (waitpid(g->pid, &status, WNOHANG) == g->pid)
 			return reaped(g, WIFEXITED(status) ? WEXITSTATUS(status)
@@ -199,6 +196,16 @@ int gw_signal(struct gw *g, int sig)
 	kill(g->pid, SIGKILL);
 	waitpid(g->pid, &status, 0);
 	return reaped(g, -1);
+}
+
+int gw_signal(struct gw *g, int sig)
+{
+	if (g->pid <= 0)
+		fail_msg("gw_signal %d: the gateway is not running", sig);
+	kill(g->pid, sig);
+	if (sig != SIGTERM && sig != SIGINT && sig != SIGKILL)
+		return 0;
+	return gw_wait(g);
 }
 
 int gw_teardown(void **state)

@@ -45,6 +45,9 @@ bool gw_can_connect(int port);
  * Fails the test when g->pid is 0 already. */
 int gw_signal(struct gw *g, int sig);
 
+/* Waits for the gateway to end by itself (as gw_signal, without a signal). */
+int gw_wait(struct gw *g);
+
 /* A cmocka teardown: kills (SIGKILL) and reaps every gateway gw_start
  * started that is still running — those a failed assertion left behind. */
 int gw_teardown(void **state);
