@@ -10,9 +10,10 @@
  *   /metrics  the Prometheus text of metrics.h.
  *
  * Only GET and HEAD (libevent answers 501 otherwise), other paths 404;
- * headers up to 8 KiB, no body, 10 s to send a request. It listens from
- * the start, before the store is open, so that probes can tell "alive"
- * from "ready".
+ * headers up to 8 KiB, no body, 10 s to send a request. Connections are
+ * not counted (libevent 2.1's evhttp has no limit; the timeout closes idle
+ * ones): keep the port inside the cluster. It listens from the start,
+ * before the store is open, so that probes can tell "alive" from "ready".
  *
  * Not here: what the metrics are (metrics.c), what "ready" means (main.c
  * says, through admin_ops).
