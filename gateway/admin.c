@@ -3,6 +3,7 @@
  */
 #include "gateway/admin.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,8 +111,10 @@ struct admin *admin_new(struct event_base *base, const char *bind, int port,
 	evhttp_set_timeout(a->http, ADMIN_TIMEOUT_S);
 	evhttp_set_gencb(a->http, on_request, a);
 	if (evhttp_bind_socket_with_handle(a->http, bind, (ev_uint16_t)port) == NULL) {
-		snprintf(err, errlen, "bad value for --admin-port: cannot listen on %s:%d", bind,
-			 port);
+		snprintf(err, errlen,
+			 "bad value for --admin-port: cannot listen on %s:%d (%s; 0 turns the "
+			 "admin port off)",
+			 bind, port, strerror(errno));
 		admin_free(a);
 		return NULL;
 	}

@@ -202,6 +202,20 @@ static void test_not_ready_while_shutting_down(void **state)
 	assert_int_equal(gw_wait(&g), 0);
 }
 
+/* A taken admin port stops the start with a message naming the option. */
+static void test_admin_port_in_use_stops_the_start(void **state)
+{
+	struct gw g, second;
+	int admin = gw_free_port();
+	char ap[16];
+	snprintf(ap, sizeof(ap), "%d", admin);
+	gw_start(&g, NULL, "--admin-port", ap, NULL);
+	gw_spawn(&second, NULL, "--admin-port", ap, NULL);
+	assert_int_equal(gw_wait(&second), 1);
+	assert_int_equal(gw_log_count(&second, "bad value for --admin-port: cannot listen on"), 2);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 static void test_dynamodb_requests_on_moto(void **state)
 {
 	if (!gw_have_moto())
@@ -246,6 +260,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_probes_and_metrics, gw_teardown),
 		cmocka_unit_test_teardown(test_not_ready_until_the_store_opens, gw_teardown),
 		cmocka_unit_test_teardown(test_not_ready_while_shutting_down, gw_teardown),
+		cmocka_unit_test_teardown(test_admin_port_in_use_stops_the_start, gw_teardown),
 		cmocka_unit_test_teardown(test_dynamodb_requests_on_moto, gw_teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
