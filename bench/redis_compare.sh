@@ -140,11 +140,11 @@ for pl in 1 16; do
 			"$(best $lpid "$lport" "$n" "$pl" "$t" -t "$(echo $t | tr A-Z a-z)")" 1.0
 	done
 	if [ "$pl" = 1 ]; then n=100000; else n=300000; fi
+	state=$(best $lpid "$lport" "$n" "$pl" "LOCK.STATE x" LOCK.STATE x) # both rows
 	row "GET x | LOCK.STATE x (req/s)" "$pl" "$(best $rpid "$rport" "$n" "$pl" "GET x" GET x)" \
-		"$(best $lpid "$lport" "$n" "$pl" "LOCK.STATE x" LOCK.STATE x)" 1.0
+		"$state" 1.0
 	row "HGETALL h | LOCK.STATE x (req/s)" "$pl" \
-		"$(best $rpid "$rport" "$n" "$pl" "HGETALL h" HGETALL h)" \
-		"$(best $lpid "$lport" "$n" "$pl" "LOCK.STATE x" LOCK.STATE x)" 1.0
+		"$(best $rpid "$rport" "$n" "$pl" "HGETALL h" HGETALL h)" "$state" 1.0
 	row "lock cycle (cycles/s)" "$pl" "$(cycles $rpid "$rport" redis "$pl")" \
 		"$(cycles $lpid "$lport" lock "$pl")" 0.8
 done

@@ -4,6 +4,7 @@
  */
 #include "gateway/metrics.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -88,37 +89,37 @@ static void gateway_metrics(const struct metrics_src *m, struct resp_out *out)
 	sample(out, "leasegate_lock_waits", m->table, NULL, NULL, m->lt.waits);
 }
 
+/* name_part{the labels of one DynamoDB series, then `,le="` when le */
+static void ddb_series(struct resp_out *out, const char *part, const char *table, const char *op,
+		       const char *outcome, bool le)
+{
+	resp_out_printf(out,
+			"db_client_operation_duration_seconds_%s{db_system_name=\"aws.dynamodb\","
+			"db_collection_name=\"",
+			part);
+	put_value(out, table);
+	resp_out_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\"%s", op, outcome,
+			le ? ",le=\"" : "} ");
+}
+
 /* One histogram series: cumulative buckets, sum and count. */
 static void histogram(struct resp_out *out, const char *table, const char *op, const char *outcome,
 		      const struct ddb_latency *l)
 {
-	static const char name[] = "db_client_operation_duration_seconds";
 	uint64_t below = 0;
 	for (int i = 0; i < DDB_LATENCY_BUCKETS; i++) {
 		below += l->bucket[i];
-		resp_out_printf(out,
-				"%s_bucket{db_system_name=\"aws.dynamodb\",db_collection_name=\"",
-				name);
-		put_value(out, table);
-		resp_out_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\",le=\"", op,
-				outcome);
+		ddb_series(out, "bucket", table, op, outcome, true);
 		if (i < DDB_LATENCY_BUCKETS - 1)
 			resp_out_printf(out, "%g", (double)ddb_latency_bounds_us[i] / 1e6);
 		else
 			resp_out_printf(out, "+Inf");
 		resp_out_printf(out, "\"} %llu\n", (unsigned long long)below);
 	}
-	const char *parts[] = {"sum", "count"};
-	for (int k = 0; k < 2; k++) {
-		resp_out_printf(out, "%s_%s{db_system_name=\"aws.dynamodb\",db_collection_name=\"",
-				name, parts[k]);
-		put_value(out, table);
-		resp_out_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\"} ", op, outcome);
-		if (k == 0)
-			resp_out_printf(out, "%.6f\n", (double)l->sum_us / 1e6);
-		else
-			resp_out_printf(out, "%llu\n", (unsigned long long)l->count);
-	}
+	ddb_series(out, "sum", table, op, outcome, false);
+	resp_out_printf(out, "%.6f\n", (double)l->sum_us / 1e6);
+	ddb_series(out, "count", table, op, outcome, false);
+	resp_out_printf(out, "%llu\n", (unsigned long long)l->count);
 }
 
 static void dynamodb_metrics(const struct metrics_src *m, struct resp_out *out)

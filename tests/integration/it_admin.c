@@ -104,25 +104,23 @@ static void test_probes_and_metrics(void **state)
 {
 	struct gw g;
 	struct got r;
-	int admin = gw_free_port();
-	char ap[16];
-	snprintf(ap, sizeof(ap), "%d", admin);
-	gw_start(&g, NULL, "--admin-port", ap, NULL);
-	get(admin, "/healthz", &r);
+	struct gw_port admin = gw_free_port_arg();
+	gw_start(&g, NULL, "--admin-port", admin.arg, NULL);
+	get(admin.n, "/healthz", &r);
 	assert_int_equal(r.code, 200);
 	assert_string_equal(r.body, "ok\n");
-	get(admin, "/readyz", &r);
+	get(admin.n, "/readyz", &r);
 	assert_int_equal(r.code, 200);
 	assert_string_equal(r.body, "ready\n");
-	get(admin, "/nope", &r);
+	get(admin.n, "/nope", &r);
 	assert_int_equal(r.code, 404);
-	http("POST", admin, "/metrics", &r);
+	http("POST", admin.n, "/metrics", &r);
 	assert_int_equal(r.code, 501); /* libevent's answer to a method not allowed */
 	redisContext *c = gw_connect(&g);
 	gw_expect_int(c, 1, "LOCK.ACQUIRE %s %d", "m1", 30000);
 	gw_expect_int(c, 1, "LOCK.ACQUIRE %s %d", "m2", 30000);
 	gw_expect_int(c, 1, "LOCK.RELEASE %s", "m2");
-	get(admin, "/metrics", &r);
+	get(admin.n, "/metrics", &r);
 	assert_int_equal(r.code, 200);
 	expect_line(r.body, "dynasharp_lock_acquisitions_total{db_collection_name=\"\","
 			    "dynasharp_lock_takeover=\"false\"} 2");
@@ -140,17 +138,17 @@ static void test_not_ready_until_the_store_opens(void **state)
 {
 	struct gw g;
 	struct got r;
-	int admin = gw_free_port(), nothing = gw_free_port();
-	char ap[16], url[64];
-	snprintf(ap, sizeof(ap), "%d", admin);
+	struct gw_port admin = gw_free_port_arg();
+	int nothing = gw_free_port();
+	char url[64];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", nothing);
-	gw_spawn(&g, NULL, "--admin-port", ap, "--table", "locks", "--region", "us-east-1",
+	gw_spawn(&g, NULL, "--admin-port", admin.arg, "--table", "locks", "--region", "us-east-1",
 		 "--endpoint", url, NULL);
-	for (int i = 0; i < 200 && !gw_can_connect(admin); i++)
+	for (int i = 0; i < 200 && !gw_can_connect(admin.n); i++)
 		gw_sleep_ms(25);
-	get(admin, "/healthz", &r);
+	get(admin.n, "/healthz", &r);
 	assert_int_equal(r.code, 200);
-	get(admin, "/readyz", &r);
+	get(admin.n, "/readyz", &r);
 	assert_int_equal(r.code, 503);
 	assert_string_equal(r.body, "not ready: the lock store is not open yet (see the log)\n");
 	assert_false(gw_can_connect(g.port));
@@ -164,10 +162,8 @@ static void test_not_ready_while_shutting_down(void **state)
 {
 	struct gw g;
 	struct got r;
-	int admin = gw_free_port();
-	char ap[16];
-	snprintf(ap, sizeof(ap), "%d", admin);
-	gw_start(&g, NULL, "--admin-port", ap, "--max-output-buffer", "1kb", NULL);
+	struct gw_port admin = gw_free_port_arg();
+	gw_start(&g, NULL, "--admin-port", admin.arg, "--max-output-buffer", "1kb", NULL);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	int small = 2048; /* a small window: the gateway's replies back up soon */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
@@ -193,10 +189,10 @@ static void test_not_ready_while_shutting_down(void **state)
 	}
 	assert_int_equal(kill(g.pid, SIGTERM), 0);
 	gw_sleep_ms(100);
-	get(admin, "/readyz", &r);
+	get(admin.n, "/readyz", &r);
 	assert_int_equal(r.code, 503);
 	assert_string_equal(r.body, "not ready: shutting down\n");
-	get(admin, "/healthz", &r);
+	get(admin.n, "/healthz", &r);
 	assert_int_equal(r.code, 200);
 	close(fd); /* the drain ends, and so does the gateway */
 	assert_int_equal(gw_wait(&g), 0);
@@ -206,11 +202,9 @@ static void test_not_ready_while_shutting_down(void **state)
 static void test_admin_port_in_use_stops_the_start(void **state)
 {
 	struct gw g, second;
-	int admin = gw_free_port();
-	char ap[16];
-	snprintf(ap, sizeof(ap), "%d", admin);
-	gw_start(&g, NULL, "--admin-port", ap, NULL);
-	gw_spawn(&second, NULL, "--admin-port", ap, NULL);
+	struct gw_port admin = gw_free_port_arg();
+	gw_start(&g, NULL, "--admin-port", admin.arg, NULL);
+	gw_spawn(&second, NULL, "--admin-port", admin.arg, NULL);
 	assert_int_equal(gw_wait(&second), 1);
 	assert_int_equal(gw_log_count(&second, "bad value for --admin-port: cannot listen on"), 2);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
@@ -222,15 +216,14 @@ static void test_dynamodb_requests_on_moto(void **state)
 		fail_msg("needs moto (tests/run-integration.sh)");
 	struct gw g;
 	struct got r;
-	int admin = gw_free_port();
-	char ap[16], line[512];
-	snprintf(ap, sizeof(ap), "%d", admin);
+	struct gw_port admin = gw_free_port_arg();
+	char line[512];
 	const char *table = gw_new_table();
-	gw_start(&g, table, "--admin-port", ap, NULL);
+	gw_start(&g, table, "--admin-port", admin.arg, NULL);
 	redisContext *c = gw_connect(&g);
 	gw_expect_int(c, 1, "LOCK.ACQUIRE %s %d", "d1", 30000);
 	gw_expect_int(c, 1, "LOCK.RELEASE %s", "d1");
-	get(admin, "/metrics", &r);
+	get(admin.n, "/metrics", &r);
 	assert_int_equal(r.code, 200);
 	/* one UpdateItem for the acquire, one for the release */
 	snprintf(line, sizeof(line),

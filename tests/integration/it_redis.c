@@ -444,19 +444,17 @@ static void test_busy_poll(void **state)
 	assert_int_equal(gw_signal(&off, SIGTERM), 0);
 }
 
-/* --pg-port and --admin-port are accepted but nothing listens there yet:
- * the log says so at start, once; with both 0 it says nothing. */
+/* --pg-port is accepted but nothing listens there yet: the log says so at
+ * start, once; with --pg-port 0 it says nothing. */
 static void test_unbuilt_ports_are_logged(void **state)
 {
 	struct gw s, quiet;
-	int pg = gw_free_port();
-	char pgs[16];
-	snprintf(pgs, sizeof(pgs), "%d", pg);
-	gw_start(&s, NULL, "--pg-port", pgs, NULL);
+	struct gw_port pg = gw_free_port_arg();
+	gw_start(&s, NULL, "--pg-port", pg.arg, NULL);
 	gw_start(&quiet, NULL, NULL);
 	assert_int_equal(gw_log_count(&s, "not built yet, so not listening"), 1);
 	assert_int_equal(gw_log_count(&quiet, "not built yet"), 0);
-	assert_int_equal(raw_connect(pg), -1);
+	assert_int_equal(raw_connect(pg.n), -1);
 	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 	assert_int_equal(gw_signal(&quiet, SIGTERM), 0);
 }

@@ -175,6 +175,13 @@ bool gw_can_connect(int port)
 	return can_connect(port);
 }
 
+struct gw_port gw_free_port_arg(void)
+{
+	struct gw_port p = {.n = gw_free_port()};
+	snprintf(p.arg, sizeof(p.arg), "%d", p.n);
+	return p;
+}
+
 static int reaped(struct gw *g, int status)
 {
 	track(g->pid, 0);

@@ -20,6 +20,13 @@ struct gw {
 /* A TCP port free on 127.0.0.1 right now. */
 int gw_free_port(void);
 
+/* A free port as gw_free_port, with its decimal text for an option. */
+struct gw_port {
+	int n;
+	char arg[16];
+};
+struct gw_port gw_free_port_arg(void);
+
 /* A new table name on moto, unique per call ("lg-<pid>-<n>"). */
 const char *gw_new_table(void);
 
