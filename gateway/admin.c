@@ -63,14 +63,14 @@ static void readyz(struct admin *a, struct evhttp_request *req)
 
 static void metrics(struct admin *a, struct evhttp_request *req)
 {
-	struct resp_out out;
-	resp_out_init(&out, METRICS_MAX);
+	struct buf out;
+	buf_init(&out, METRICS_MAX);
 	a->ops.metrics(a->ops.arg, &out);
-	if (resp_out_failed(&out))
+	if (buf_failed(&out))
 		evhttp_send_error(req, 500, "metrics past their size limit or out of memory");
 	else
 		reply(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", out.buf, out.len);
-	resp_out_free(&out);
+	buf_free(&out);
 }
 
 static const struct route {

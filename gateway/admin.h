@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "protocols/resp/resp.h"
+#include "protocols/buf.h"
 
 struct event_base;
 
@@ -32,7 +32,7 @@ struct admin_ops {
 	/* True when ready; else *why says why not (a static string). */
 	bool (*ready)(void *arg, const char **why);
 	/* Appends the metrics text to out. */
-	void (*metrics)(void *arg, struct resp_out *out);
+	void (*metrics)(void *arg, struct buf *out);
 	void *arg;
 };
 

@@ -313,9 +313,9 @@ static void c_client_setinfo(struct cmd_call *c)
 /* One CLIENT LIST line, with the fields Redis 7 shows. */
 static void client_line(struct sess *s, void *arg)
 {
-	struct resp_out *text = arg;
+	struct buf *text = arg;
 	int64_t now = srv_turn_ms(s->srv);
-	resp_out_printf(
+	buf_printf(
 		text,
 		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 "
 		"sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
@@ -328,27 +328,27 @@ static void client_line(struct sess *s, void *arg)
 		s->last_sub ? s->last_sub->name : "", (int)s->proto, s->lib_name, s->lib_ver);
 }
 
-static void reply_text(struct cmd_call *c, struct resp_out *text)
+static void reply_text(struct cmd_call *c, struct buf *text)
 {
-	if (resp_out_failed(text))
+	if (buf_failed(text))
 		resp_add_errorf(c->out, "ERR out of memory");
 	else
 		resp_add_verbatim(c->out, c->proto, "txt", text->buf, text->len);
-	resp_out_free(text);
+	buf_free(text);
 }
 
 static void c_client_list(struct cmd_call *c)
 {
-	struct resp_out text;
-	resp_out_init(&text, 64 << 20);
+	struct buf text;
+	buf_init(&text, 64 << 20);
 	srv_foreach(c->sess->srv, client_line, &text);
 	reply_text(c, &text);
 }
 
 static void c_client_info(struct cmd_call *c)
 {
-	struct resp_out text;
-	resp_out_init(&text, 0);
+	struct buf text;
+	buf_init(&text, 0);
 	client_line(c->sess, &text);
 	reply_text(c, &text);
 }
@@ -493,20 +493,20 @@ static const struct cmd_def config_subs[] = {
 
 static void c_info(struct cmd_call *c)
 {
-	struct resp_out text;
-	resp_out_init(&text, 16 << 20);
+	struct buf text;
+	buf_init(&text, 16 << 20);
 	cmd_info_text(srv_cmds(c->sess->srv), c->sess, c->argc, c->argv, &text);
 	reply_text(c, &text);
 }
 
-static void info_server(struct resp_out *t, void *arg)
+static void info_server(struct buf *t, void *arg)
 {
 	const struct srv *srv = arg;
 	struct utsname u;
 	int64_t up = (srv_now_ms() - srv_started_ms(srv)) / 1000;
 	if (uname(&u) != 0)
 		memset(&u, 0, sizeof(u));
-	resp_out_printf(t,
+	buf_printf(t,
 			"redis_version:%s\r\nleasegate_version:%s\r\nredis_mode:standalone\r\n"
 			"os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:libevent\r\n"
 			"process_id:%ld\r\ntcp_port:%d\r\nuptime_in_seconds:%lld\r\n"
@@ -516,34 +516,34 @@ static void info_server(struct resp_out *t, void *arg)
 			(long long)up / 86400, srv_cfg(srv)->config_file);
 }
 
-static void info_clients(struct resp_out *t, void *arg)
+static void info_clients(struct buf *t, void *arg)
 {
 	const struct srv *srv = arg;
-	resp_out_printf(t, "connected_clients:%zu\r\nmaxclients:%lld\r\nblocked_clients:%zu\r\n",
+	buf_printf(t, "connected_clients:%zu\r\nmaxclients:%lld\r\nblocked_clients:%zu\r\n",
 			srv_sessions(srv), (long long)srv_cfg(srv)->maxclients,
 			srv_blocked_sessions(srv));
 }
 
-static void info_persistence(struct resp_out *t, void *arg)
+static void info_persistence(struct buf *t, void *arg)
 {
-	resp_out_printf(t, "loading:0\r\nasync_loading:0\r\n");
+	buf_printf(t, "loading:0\r\nasync_loading:0\r\n");
 }
 
 /* Redis's counters that monitoring reads (redis_exporter, Datadog), then
  * the event loop's poll before sleeping (loop.h): its window now, the
  * sleeps it spared and the sleeps taken. */
-static void info_stats(struct resp_out *t, void *arg)
+static void info_stats(struct buf *t, void *arg)
 {
 	static const struct loop_poll off;
 	const struct srv *srv = arg;
 	const struct loop_poll *lp = srv_poll(srv) ? srv_poll(srv) : &off;
-	resp_out_printf(t,
+	buf_printf(t,
 			"total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
 			"rejected_connections:%llu\r\n",
 			(unsigned long long)srv_connections_received(srv),
 			(unsigned long long)cmd_dispatched(srv_cmds(srv)),
 			(unsigned long long)srv_connections_rejected(srv));
-	resp_out_printf(t,
+	buf_printf(t,
 			"busy_poll_max_us:%lld\r\nbusy_poll_window_us:%lld\r\n"
 			"busy_poll_hits:%llu\r\neventloop_sleeps:%llu\r\n",
 			(long long)(lp->max_ns / 1000), (long long)(lp->window_ns / 1000),
@@ -553,9 +553,9 @@ static void info_stats(struct resp_out *t, void *arg)
 /* Tools read role from here (StackExchange.Redis, exporters, probes): every
  * replica is a primary of its own; none replicates (the state is in the
  * store). */
-static void info_replication(struct resp_out *t, void *arg)
+static void info_replication(struct buf *t, void *arg)
 {
-	resp_out_printf(t, "role:master\r\nconnected_slaves:0\r\n"
+	buf_printf(t, "role:master\r\nconnected_slaves:0\r\n"
 			   "master_failover_state:no-failover\r\nmaster_repl_offset:0\r\n");
 }
 

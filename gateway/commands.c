@@ -158,7 +158,7 @@ static bool wants_all(int argc, const struct resp_arg *argv)
 }
 
 void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv,
-		   struct resp_out *text)
+		   struct buf *text)
 {
 	bool all = wants_all(argc, argv);
 	bool first = true;
@@ -169,7 +169,7 @@ void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const st
 			want = strcasecmp(argv[a].p, sec->name) == 0;
 		if (!want)
 			continue;
-		resp_out_printf(text, "%s# %c%s\r\n", first ? "" : "\r\n",
+		buf_printf(text, "%s# %c%s\r\n", first ? "" : "\r\n",
 				toupper((unsigned char)sec->name[0]), sec->name + 1);
 		sec->fn(text, sec->arg);
 		first = false;
@@ -178,7 +178,7 @@ void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const st
 
 /* "-ERR unknown command 'x', with args beginning with: 'a' 'b' ", as Redis 7
  * words it: the name cut at 128 bytes, arguments until 128 bytes of them. */
-static void unknown_command(struct resp_out *out, int argc, const struct resp_arg *argv)
+static void unknown_command(struct buf *out, int argc, const struct resp_arg *argv)
 {
 	char args[256];
 	size_t n = 0;

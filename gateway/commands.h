@@ -34,7 +34,7 @@ struct cmd_call {
 	struct sess *sess;
 	int argc; /* argv[0] is the command name (argv[1] the subcommand, if any) */
 	const struct resp_arg *argv;
-	struct resp_out *out;  /* == sess_out(sess) */
+	struct buf *out;  /* == sess_out(sess) */
 	enum resp_proto proto; /* RESP2 or RESP3: how to shape maps, nulls */
 	void *arg;	       /* the arg given to cmd_table_add() */
 	const struct cmd_def *def;
@@ -73,9 +73,9 @@ int cmd_add_builtins(struct cmd_table *t) __attribute__((warn_unused_result));
 struct srv;
 int cmd_add_builtin_info(struct cmd_table *t, struct srv *srv) __attribute__((warn_unused_result));
 
-/* An INFO section: fn appends "key:value\r\n" lines (resp_out_printf) to
+/* An INFO section: fn appends "key:value\r\n" lines (buf_printf) to
  * text. name is lower case ("leases"); INFO shows it as "# Leases". */
-typedef void (*cmd_info_fn)(struct resp_out *text, void *arg);
+typedef void (*cmd_info_fn)(struct buf *text, void *arg);
 int cmd_table_add_info(struct cmd_table *t, const char *name, cmd_info_fn fn, void *arg)
 	__attribute__((warn_unused_result));
 
@@ -98,7 +98,7 @@ void cmd_foreach(const struct cmd_table *t, void (*fn)(const struct cmd_def *d, 
 /* Appends the INFO sections named in argv (none, "all", "default",
  * "everything": every section) to text. */
 void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv,
-		   struct resp_out *text);
+		   struct buf *text);
 
 /* Runs one command for s: looks it up, checks arity and auth, calls it. */
 void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv);

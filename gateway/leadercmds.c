@@ -219,7 +219,7 @@ static void group_read(struct watch_group *g);
 
 static void reply_leader(struct sess *s, const struct lt_state *st)
 {
-	struct resp_out *out = sess_out(s);
+	struct buf *out = sess_out(s);
 	if (!st->held) {
 		resp_add_null(out, sess_proto(s));
 		return;

@@ -179,7 +179,7 @@ void lk_report_loss(struct lk_lease *rec, enum lt_loss reason, const char *kind)
 	}
 	if (sess_proto(s) != RESP3 || sess_closed(s))
 		return;
-	struct resp_out *out = sess_out(s);
+	struct buf *out = sess_out(s);
 	resp_add_push(out, RESP3, 4);
 	resp_add_cstr(out, kind);
 	resp_add_cstr(out, rec->name);
@@ -189,7 +189,7 @@ void lk_report_loss(struct lk_lease *rec, enum lt_loss reason, const char *kind)
 	rec->owner->app->pushes_sent++;
 }
 
-void lk_reply_error(struct resp_out *out, const struct lt_error *err)
+void lk_reply_error(struct buf *out, const struct lt_error *err)
 {
 	resp_add_errorf(out, "%s %s", err->status == STORE_TRANSIENT ? "TRYAGAIN" : "ERR",
 			err->message);
@@ -279,38 +279,38 @@ void lockapp_stop_waits(struct lockapp *app, struct srv *srv)
 	srv_foreach(srv, stop_wait, app);
 }
 
-static void info_leases(struct resp_out *text, void *arg)
+static void info_leases(struct buf *text, void *arg)
 {
 	struct lockapp *app = arg;
 	struct lt_stats st;
 	lt_stats(app->lt, &st);
-	resp_out_printf(text, "store:%s\r\n", app->store_kind);
-	resp_out_printf(text, "table:%s\r\n", lt_table(app->lt));
-	resp_out_printf(text, "leases_held:%llu\r\n", (unsigned long long)st.leases);
-	resp_out_printf(text, "waits:%llu\r\n", (unsigned long long)st.waits);
-	resp_out_printf(text, "locks_known:%llu\r\n", (unsigned long long)st.locks);
-	resp_out_printf(text, "releases_in_flight:%llu\r\n",
+	buf_printf(text, "store:%s\r\n", app->store_kind);
+	buf_printf(text, "table:%s\r\n", lt_table(app->lt));
+	buf_printf(text, "leases_held:%llu\r\n", (unsigned long long)st.leases);
+	buf_printf(text, "waits:%llu\r\n", (unsigned long long)st.waits);
+	buf_printf(text, "locks_known:%llu\r\n", (unsigned long long)st.locks);
+	buf_printf(text, "releases_in_flight:%llu\r\n",
 			(unsigned long long)st.releases_in_flight);
-	resp_out_printf(
+	buf_printf(
 		text, "acquisitions:%llu\r\n",
 		(unsigned long long)(app->obs->acquisitions[0] + app->obs->acquisitions[1]));
-	resp_out_printf(text, "takeovers:%llu\r\n", (unsigned long long)app->obs->acquisitions[1]);
-	resp_out_printf(text, "renewals_ok:%llu\r\n",
+	buf_printf(text, "takeovers:%llu\r\n", (unsigned long long)app->obs->acquisitions[1]);
+	buf_printf(text, "renewals_ok:%llu\r\n",
 			(unsigned long long)obs_get(&app->obs->renewals, "ok"));
 	uint64_t lost = 0;
 	for (unsigned i = 0; i < app->obs->losses.n; i++)
 		lost += app->obs->losses.count[i];
-	resp_out_printf(text, "losses:%llu\r\n", (unsigned long long)lost);
-	resp_out_printf(text, "loss_pushes:%llu\r\n", (unsigned long long)app->pushes_sent);
+	buf_printf(text, "losses:%llu\r\n", (unsigned long long)lost);
+	buf_printf(text, "loss_pushes:%llu\r\n", (unsigned long long)app->pushes_sent);
 	for (int op = 0; op < STORE_OP_COUNT; op++)
-		resp_out_printf(text, "store_requests_%s:%llu\r\n", store_op_name(op),
+		buf_printf(text, "store_requests_%s:%llu\r\n", store_op_name(op),
 				(unsigned long long)app->store->requests[op]);
-	resp_out_printf(text, "store_in_flight:%llu\r\n",
+	buf_printf(text, "store_in_flight:%llu\r\n",
 			(unsigned long long)app->store->in_flight);
 }
 
 /* INFO dynamodb: the HTTP side of the DynamoDB store. */
-static void info_dynamodb(struct resp_out *text, void *arg)
+static void info_dynamodb(struct buf *text, void *arg)
 {
 	struct lockapp *app = arg;
 	struct store_dynamodb_stats st;
@@ -318,16 +318,16 @@ static void info_dynamodb(struct resp_out *text, void *arg)
 	uint64_t total = 0;
 	for (int op = 0; op < DDB_OP_COUNT; op++) {
 		total += st.http[op];
-		resp_out_printf(text, "requests_%s:%llu\r\n", ddb_op_name(op),
+		buf_printf(text, "requests_%s:%llu\r\n", ddb_op_name(op),
 				(unsigned long long)st.http[op]);
 	}
-	resp_out_printf(text, "requests_total:%llu\r\n", (unsigned long long)total);
-	resp_out_printf(text, "retries:%llu\r\n", (unsigned long long)st.retries);
-	resp_out_printf(text, "throttled:%llu\r\n", (unsigned long long)st.throttled);
-	resp_out_printf(text, "crc_mismatches:%llu\r\n", (unsigned long long)st.crc_mismatches);
-	resp_out_printf(text, "skew_corrections:%llu\r\n", (unsigned long long)st.skew_corrections);
-	resp_out_printf(text, "clock_offset_ms:%lld\r\n", (long long)st.clock_offset_ms);
-	resp_out_printf(text, "retry_quota:%d\r\n", st.quota_tokens);
+	buf_printf(text, "requests_total:%llu\r\n", (unsigned long long)total);
+	buf_printf(text, "retries:%llu\r\n", (unsigned long long)st.retries);
+	buf_printf(text, "throttled:%llu\r\n", (unsigned long long)st.throttled);
+	buf_printf(text, "crc_mismatches:%llu\r\n", (unsigned long long)st.crc_mismatches);
+	buf_printf(text, "skew_corrections:%llu\r\n", (unsigned long long)st.skew_corrections);
+	buf_printf(text, "clock_offset_ms:%lld\r\n", (long long)st.clock_offset_ms);
+	buf_printf(text, "retry_quota:%d\r\n", st.quota_tokens);
 }
 
 int lockapp_register(struct lockapp *app, struct cmd_table *cmds, struct srv *srv)

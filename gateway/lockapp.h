@@ -121,7 +121,7 @@ void lk_report_loss(struct lk_lease *rec, enum lt_loss reason, const char *kind)
 
 /* Writes the reply of a core error: -TRYAGAIN for a transient one, -ERR
  * for the others. */
-void lk_reply_error(struct resp_out *out, const struct lt_error *err);
+void lk_reply_error(struct buf *out, const struct lt_error *err);
 
 /* Parses a non-negative integer argument. */
 bool lk_parse_int(const struct resp_arg *a, int64_t *out);

@@ -28,7 +28,7 @@ static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
 static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
 {
 	struct lk_sess *ks = arg;
-	struct resp_out *out = sess_out(ks->sess);
+	struct buf *out = sess_out(ks->sess);
 	ks->wait = NULL;
 	if (err != NULL) {
 		lk_reply_error(out, err);
@@ -148,7 +148,7 @@ static enum lt_loss rec_loss(const struct lk_lease *rec, struct clock *clock)
 
 /* Answers -LOST for rec and forgets it (releasing its lease: a lease past
  * its end that the core still holds gives the item back if still ours). */
-static void report_lost(struct lockapp *app, struct resp_out *out, struct lk_lease *rec,
+static void report_lost(struct lockapp *app, struct buf *out, struct lk_lease *rec,
 			enum lt_loss lost)
 {
 	resp_add_errorf(out, "LOST %s", lt_loss_name(lost));
@@ -191,7 +191,7 @@ static struct lk_lease *lookup(struct cmd_call *c, struct lockapp *app, int64_t 
 static void renewed(void *arg, int r, const struct lt_error *err)
 {
 	struct lk_pending *p = arg;
-	struct resp_out *out = sess_out(p->sess);
+	struct buf *out = sess_out(p->sess);
 	if (sess_closed(p->sess)) {
 		lk_pending_done(p);
 		return;
@@ -263,7 +263,7 @@ static void cmd_release(struct cmd_call *c)
 /* Writes LOCK.STATE's reply for st (read for session s). */
 static void reply_state(struct sess *s, const char *name, const struct lt_state *st)
 {
-	struct resp_out *out = sess_out(s);
+	struct buf *out = sess_out(s);
 	if (!st->exists) {
 		resp_add_null(out, sess_proto(s));
 		return;

@@ -112,7 +112,7 @@ static bool admin_ready(void *arg, const char **why)
 	return a->ready && !a->stopping;
 }
 
-static void admin_metrics(void *arg, struct resp_out *out)
+static void admin_metrics(void *arg, struct buf *out)
 {
 	const struct app *a = arg;
 	struct store_dynamodb_stats ddb;

@@ -9,40 +9,40 @@
 #include <string.h>
 
 /* A label value as the text format wants it: \ " and newline escaped. */
-static void put_value(struct resp_out *out, const char *v)
+static void put_value(struct buf *out, const char *v)
 {
 	for (const char *p = v; *p; p++) {
 		if (*p == '\\' || *p == '"')
-			resp_out_printf(out, "\\%c", *p);
+			buf_printf(out, "\\%c", *p);
 		else if (*p == '\n')
-			resp_out_printf(out, "\\n");
+			buf_printf(out, "\\n");
 		else
-			resp_out_printf(out, "%c", *p);
+			buf_printf(out, "%c", *p);
 	}
 }
 
-static void family(struct resp_out *out, const char *name, const char *type, const char *help)
+static void family(struct buf *out, const char *name, const char *type, const char *help)
 {
-	resp_out_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* name{db_collection_name="<table>"[,key="value"]} n */
-static void sample(struct resp_out *out, const char *name, const char *table, const char *key,
+static void sample(struct buf *out, const char *name, const char *table, const char *key,
 		   const char *value, uint64_t n)
 {
-	resp_out_printf(out, "%s{db_collection_name=\"", name);
+	buf_printf(out, "%s{db_collection_name=\"", name);
 	put_value(out, table);
 	if (key != NULL) {
-		resp_out_printf(out, "\",%s=\"", key);
+		buf_printf(out, "\",%s=\"", key);
 		put_value(out, value);
 	}
-	resp_out_printf(out, "\"} %llu\n", (unsigned long long)n);
+	buf_printf(out, "\"} %llu\n", (unsigned long long)n);
 }
 
 /* A counter split by one label (core/obs); `plain`, when given, is the
  * label whose count is written without the label (renewals that worked
  * have no error_type). */
-static void labeled(struct resp_out *out, const char *name, const char *table, const char *key,
+static void labeled(struct buf *out, const char *name, const char *table, const char *key,
 		    const struct obs_labeled *c, const char *plain)
 {
 	for (unsigned i = 0; i < c->n; i++) {
@@ -53,7 +53,7 @@ static void labeled(struct resp_out *out, const char *name, const char *table, c
 		sample(out, name, table, key, "_OTHER", c->other);
 }
 
-static void lock_metrics(const struct metrics_src *m, struct resp_out *out)
+static void lock_metrics(const struct metrics_src *m, struct buf *out)
 {
 	const struct obs *o = m->obs;
 	family(out, "dynasharp_lock_acquisitions_total", "counter",
@@ -75,14 +75,14 @@ static void lock_metrics(const struct metrics_src *m, struct resp_out *out)
 		&o->contention_retries, NULL);
 }
 
-static void gateway_metrics(const struct metrics_src *m, struct resp_out *out)
+static void gateway_metrics(const struct metrics_src *m, struct buf *out)
 {
 	family(out, "leasegate_build_info", "gauge", "The running version (always 1).");
-	resp_out_printf(out, "leasegate_build_info{version=\"");
+	buf_printf(out, "leasegate_build_info{version=\"");
 	put_value(out, m->version);
-	resp_out_printf(out, "\"} 1\n");
+	buf_printf(out, "\"} 1\n");
 	family(out, "leasegate_sessions", "gauge", "Client connections open.");
-	resp_out_printf(out, "leasegate_sessions %zu\n", m->sessions);
+	buf_printf(out, "leasegate_sessions %zu\n", m->sessions);
 	family(out, "leasegate_leases_held", "gauge", "Leases held, not yet released.");
 	sample(out, "leasegate_leases_held", m->table, NULL, NULL, m->lt.leases);
 	family(out, "leasegate_lock_waits", "gauge", "Acquires in progress (waiting or trying).");
@@ -90,20 +90,20 @@ static void gateway_metrics(const struct metrics_src *m, struct resp_out *out)
 }
 
 /* name_part{the labels of one DynamoDB series, then `,le="` when le */
-static void ddb_series(struct resp_out *out, const char *part, const char *table, const char *op,
+static void ddb_series(struct buf *out, const char *part, const char *table, const char *op,
 		       const char *outcome, bool le)
 {
-	resp_out_printf(out,
+	buf_printf(out,
 			"db_client_operation_duration_seconds_%s{db_system_name=\"aws.dynamodb\","
 			"db_collection_name=\"",
 			part);
 	put_value(out, table);
-	resp_out_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\"%s", op, outcome,
+	buf_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\"%s", op, outcome,
 			le ? ",le=\"" : "} ");
 }
 
 /* One histogram series: cumulative buckets, sum and count. */
-static void histogram(struct resp_out *out, const char *table, const char *op, const char *outcome,
+static void histogram(struct buf *out, const char *table, const char *op, const char *outcome,
 		      const struct ddb_latency *l)
 {
 	uint64_t below = 0;
@@ -111,18 +111,18 @@ static void histogram(struct resp_out *out, const char *table, const char *op, c
 		below += l->bucket[i];
 		ddb_series(out, "bucket", table, op, outcome, true);
 		if (i < DDB_LATENCY_BUCKETS - 1)
-			resp_out_printf(out, "%g", (double)ddb_latency_bounds_us[i] / 1e6);
+			buf_printf(out, "%g", (double)ddb_latency_bounds_us[i] / 1e6);
 		else
-			resp_out_printf(out, "+Inf");
-		resp_out_printf(out, "\"} %llu\n", (unsigned long long)below);
+			buf_printf(out, "+Inf");
+		buf_printf(out, "\"} %llu\n", (unsigned long long)below);
 	}
 	ddb_series(out, "sum", table, op, outcome, false);
-	resp_out_printf(out, "%.6f\n", (double)l->sum_us / 1e6);
+	buf_printf(out, "%.6f\n", (double)l->sum_us / 1e6);
 	ddb_series(out, "count", table, op, outcome, false);
-	resp_out_printf(out, "%llu\n", (unsigned long long)l->count);
+	buf_printf(out, "%llu\n", (unsigned long long)l->count);
 }
 
-static void dynamodb_metrics(const struct metrics_src *m, struct resp_out *out)
+static void dynamodb_metrics(const struct metrics_src *m, struct buf *out)
 {
 	const struct store_dynamodb_stats *st = m->ddb;
 	family(out, "db_client_operation_duration_seconds", "histogram",
@@ -138,7 +138,7 @@ static void dynamodb_metrics(const struct metrics_src *m, struct resp_out *out)
 	sample(out, "leasegate_dynamodb_retries_total", m->table, NULL, NULL, st->retries);
 }
 
-void metrics_render(const struct metrics_src *m, struct resp_out *out)
+void metrics_render(const struct metrics_src *m, struct buf *out)
 {
 	lock_metrics(m, out);
 	gateway_metrics(m, out);

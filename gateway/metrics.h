@@ -21,7 +21,7 @@
 #include "core/dynamodb/store_dynamodb.h"
 #include "core/locktable.h"
 #include "core/obs.h"
-#include "protocols/resp/resp.h"
+#include "protocols/buf.h"
 
 struct metrics_src {
 	const struct obs *obs;
@@ -32,7 +32,7 @@ struct metrics_src {
 	const char *version;
 };
 
-/* Appends the exposition of m to out (a text buffer: resp_out_printf). */
-void metrics_render(const struct metrics_src *m, struct resp_out *out);
+/* Appends the exposition of m to out (a text buffer: buf_printf). */
+void metrics_render(const struct metrics_src *m, struct buf *out);
 
 #endif

@@ -75,7 +75,7 @@ static void flush_now(struct sess *s)
 		s->out.len = 0;
 		return;
 	}
-	if (resp_out_failed(&s->out)) {
+	if (buf_failed(&s->out)) {
 		sess_abort(s, "out of memory for replies");
 		return;
 	}
@@ -113,7 +113,7 @@ void sess_flush(struct sess *s)
 {
 	/* Open or blocked: at the end of the turn (flush_cb). */
 	if ((s->state == SESS_OPEN || s->state == SESS_BLOCKED) && s->flush_ev &&
-	    !resp_out_failed(&s->out)) {
+	    !buf_failed(&s->out)) {
 		if (s->out.len) {
 			event_active(s->flush_ev, EV_TIMEOUT, 0);
 			srv_flush_queue(s->srv, s);
@@ -143,7 +143,7 @@ void sess_process(struct sess *s)
 		enum resp_status st = resp_parser_next(s->parser, &c);
 		if (st == RESP_CMD) {
 			cmd_dispatch(srv_cmds(s->srv), s, c.argc, c.argv);
-			if (resp_out_failed(&s->out))
+			if (buf_failed(&s->out))
 				break;
 			if (s->out.len >= 16 * 1024)
 				flush_now(s); /* may pause reading: back-pressure */
@@ -249,7 +249,7 @@ struct sess *sess_new(struct srv *srv, int fd, const char *addr, const char *lad
 	s->created_ms = s->last_cmd_ms = srv_turn_ms(srv);
 	snprintf(s->addr, sizeof(s->addr), "%s", addr);
 	snprintf(s->laddr, sizeof(s->laddr), "%s", laddr);
-	resp_out_init(&s->out, 0);
+	buf_init(&s->out, 0);
 	s->parser = resp_parser_new(srv_limits(srv));
 	s->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
 	s->read_ev = event_new(base, fd, EV_READ | EV_PERSIST, read_cb, s);
@@ -289,7 +289,7 @@ void sess_free(struct sess *s)
 	if (s->flush_ev)
 		event_free(s->flush_ev);
 	resp_parser_free(s->parser);
-	resp_out_free(&s->out);
+	buf_free(&s->out);
 	free(s->name);
 	free(s);
 }

@@ -57,7 +57,7 @@ struct sess {
 	struct event *resume_ev; /* runs the command loop from the event loop */
 	struct event *flush_ev;	 /* writes the replies at the end of the turn */
 	struct resp_parser *parser;
-	struct resp_out out; /* replies not yet handed to the socket */
+	struct buf out; /* replies not yet handed to the socket */
 	char *name;	     /* CLIENT SETNAME, NULL if none */
 	char lib_name[64], lib_ver[64];
 	char addr[64], laddr[64];
@@ -80,7 +80,7 @@ struct sess *sess_new(struct srv *srv, int fd, const char *addr, const char *lad
 void sess_free(struct sess *s);
 
 /* Where a command handler writes its reply, and pushes go (RESP3). */
-static inline struct resp_out *sess_out(struct sess *s)
+static inline struct buf *sess_out(struct sess *s)
 {
 	return &s->out;
 }

@@ -12,9 +12,9 @@
  * once set, an error stays set and the connection is to be closed.
  *
  * Replies: encoders that append RESP2 or RESP3 to a growable byte buffer
- * (struct resp_out). An out-of-memory append marks the buffer failed
+ * (struct buf). An out-of-memory append marks the buffer failed
  * (sticky) instead of returning a status from every call: check
- * resp_out_failed() once per batch.
+ * buf_failed() once per batch.
  *
  * Not here: sockets, sessions, commands (gateway/), leases (core/).
  */
@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "protocols/buf.h"
 
 #define RESP_WUR __attribute__((warn_unused_result))
 
@@ -91,62 +93,37 @@ size_t resp_parser_buffered(const struct resp_parser *p);
 
 enum resp_proto { RESP2 = 2, RESP3 = 3 };
 
-/* A growable byte buffer. Zero-initialise or resp_out_init(); `limit` (0 =
- * none) caps len: an append past it fails the buffer like out-of-memory
- * (a header counts at its longest, 24 bytes, when checked). */
-struct resp_out {
-	char *buf;
-	size_t len, cap, limit;
-	bool failed;
-};
-
-void resp_out_init(struct resp_out *o, size_t limit);
-/* Frees the bytes; o can be reused after resp_out_init(). */
-void resp_out_free(struct resp_out *o);
-/* Forgets the first n bytes (they were written out); n <= len. */
-void resp_out_consume(struct resp_out *o, size_t n);
-/* True once an append failed; the bytes since then are incomplete. */
-static inline bool resp_out_failed(const struct resp_out *o)
-{
-	return o->failed;
-}
-
-/* Raw bytes and printf, for text bodies (INFO) and tests. */
-void resp_out_raw(struct resp_out *o, const void *p, size_t len);
-void resp_out_printf(struct resp_out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* `+s`: s must not contain CR or LF (they are replaced by spaces). */
-void resp_add_simple(struct resp_out *o, const char *s, size_t len);
+void resp_add_simple(struct buf *o, const char *s, size_t len);
 /* `-msg`: msg starts with its code ("ERR ...", "NOAUTH ..."); CR and LF
  * are replaced by spaces, as Redis does. */
-void resp_add_error(struct resp_out *o, const char *msg, size_t len);
-void resp_add_errorf(struct resp_out *o, const char *fmt, ...)
+void resp_add_error(struct buf *o, const char *msg, size_t len);
+void resp_add_errorf(struct buf *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void resp_add_int(struct resp_out *o, long long v);
-void resp_add_bulk(struct resp_out *o, const void *p, size_t len);
-static inline void resp_add_cstr(struct resp_out *o, const char *s);
+void resp_add_int(struct buf *o, long long v);
+void resp_add_bulk(struct buf *o, const void *p, size_t len);
+static inline void resp_add_cstr(struct buf *o, const char *s);
 /* Null: RESP2 `$-1`, RESP3 `_`. */
-void resp_add_null(struct resp_out *o, enum resp_proto proto);
+void resp_add_null(struct buf *o, enum resp_proto proto);
 /* Null array: RESP2 `*-1`, RESP3 `_`. */
-void resp_add_null_array(struct resp_out *o, enum resp_proto proto);
+void resp_add_null_array(struct buf *o, enum resp_proto proto);
 /* Aggregate headers; the caller then adds n elements (2n for a map). */
-void resp_add_array(struct resp_out *o, size_t n);
+void resp_add_array(struct buf *o, size_t n);
 /* Map: RESP3 `%n`, RESP2 a flat array of 2n. */
-void resp_add_map(struct resp_out *o, enum resp_proto proto, size_t npairs);
+void resp_add_map(struct buf *o, enum resp_proto proto, size_t npairs);
 /* Set: RESP3 `~n`, RESP2 `*n`. */
-void resp_add_set(struct resp_out *o, enum resp_proto proto, size_t n);
+void resp_add_set(struct buf *o, enum resp_proto proto, size_t n);
 /* Push: RESP3 `>n`, RESP2 `*n` (as Redis sends pub/sub messages). */
-void resp_add_push(struct resp_out *o, enum resp_proto proto, size_t n);
+void resp_add_push(struct buf *o, enum resp_proto proto, size_t n);
 /* Verbatim text (INFO): RESP3 `=len+4\r\nfmt:...`, RESP2 bulk. fmt is 3 chars. */
-void resp_add_verbatim(struct resp_out *o, enum resp_proto proto, const char *fmt, const void *p,
+void resp_add_verbatim(struct buf *o, enum resp_proto proto, const char *fmt, const void *p,
 		       size_t len);
 /* Double: RESP3 `,v`, RESP2 bulk of the same text (%.17g, inf, -inf, nan). */
-void resp_add_double(struct resp_out *o, enum resp_proto proto, double v);
+void resp_add_double(struct buf *o, enum resp_proto proto, double v);
 /* Boolean: RESP3 `#t`/`#f`, RESP2 `:1`/`:0`. */
-void resp_add_bool(struct resp_out *o, enum resp_proto proto, bool v);
+void resp_add_bool(struct buf *o, enum resp_proto proto, bool v);
 
-static inline void resp_add_cstr(struct resp_out *o, const char *s)
+static inline void resp_add_cstr(struct buf *o, const char *s)
 {
 	size_t n = 0;
 	while (s[n])

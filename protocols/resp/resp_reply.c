@@ -1,5 +1,5 @@
 /*
- * resp_reply: reply encoding into struct resp_out (see resp.h).
+ * resp_reply: reply encoding into a struct buf (see resp.h).
  *
  * Each encoder formats its header into a small stack buffer and appends it
  * with the payload in as few copies as possible; the buffer grows by
@@ -14,93 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void resp_out_init(struct resp_out *o, size_t limit)
-{
-	memset(o, 0, sizeof(*o));
-	o->limit = limit;
-}
-
-void resp_out_free(struct resp_out *o)
-{
-	free(o->buf);
-	o->buf = NULL;
-	o->len = o->cap = 0;
-}
-
-void resp_out_consume(struct resp_out *o, size_t n)
-{
-	if (n >= o->len) {
-		o->len = 0;
-		return;
-	}
-	memmove(o->buf, o->buf + n, o->len - n);
-	o->len -= n;
-}
-
-/* The slow path of reserve(): grows the buffer or fails it. */
-static bool grow(struct resp_out *o, size_t n)
-{
-	if (o->failed)
-		return false;
-	if (n > SIZE_MAX / 2 - o->len || (o->limit && o->len + n > o->limit)) {
-		o->failed = true;
-		return false;
-	}
-	if (o->cap - o->len >= n)
-		return true;
-	size_t cap = o->cap ? o->cap : 256;
-	while (cap - o->len < n)
-		cap *= 2;
-	char *b = realloc(o->buf, cap);
-	if (!b) {
-		o->failed = true;
-		return false;
-	}
-	o->buf = b;
-	o->cap = cap;
-	return true;
-}
-
-/* Makes room for n more bytes; false (and failed) if it cannot. Inline:
- * every reply element asks, and nearly always there is room. */
-static inline bool reserve(struct resp_out *o, size_t n)
-{
-	if (!o->failed && o->cap - o->len >= n && (!o->limit || o->len + n <= o->limit))
-		return true;
-	return grow(o, n);
-}
-
-void resp_out_raw(struct resp_out *o, const void *p, size_t len)
-{
-	if (!len || !reserve(o, len))
-		return;
-	memcpy(o->buf + o->len, p, len);
-	o->len += len;
-}
-
-void resp_out_printf(struct resp_out *o, const char *fmt, ...)
-{
-	char small[256];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		o->failed = true;
-		return;
-	}
-	if ((size_t)n < sizeof(small)) {
-		resp_out_raw(o, small, (size_t)n);
-		return;
-	}
-	if (!reserve(o, (size_t)n + 1))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(o->buf + o->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	o->len += (size_t)n;
-}
 
 /* Writes "<c><v>\r\n" into h (>= 24 bytes); returns its length. Replies
  * are mostly headers and integers, so this is written out rather than
@@ -133,16 +46,16 @@ static size_t format_header(char *h, char c, long long v)
 #define HEADER_MAX 24
 
 /* Formats the header straight into the buffer. */
-static void add_header(struct resp_out *o, char c, long long v)
+static void add_header(struct buf *o, char c, long long v)
 {
-	if (reserve(o, HEADER_MAX))
+	if (buf_reserve(o, HEADER_MAX))
 		o->len += format_header(o->buf + o->len, c, v);
 }
 
 /* "<c><bytes with CR/LF as spaces>\r\n" */
-static void add_line(struct resp_out *o, char c, const char *s, size_t len)
+static void add_line(struct buf *o, char c, const char *s, size_t len)
 {
-	if (!reserve(o, len + 3))
+	if (!buf_reserve(o, len + 3))
 		return;
 	char *d = o->buf + o->len;
 	*d++ = c;
@@ -153,17 +66,17 @@ static void add_line(struct resp_out *o, char c, const char *s, size_t len)
 	o->len += len + 3;
 }
 
-void resp_add_simple(struct resp_out *o, const char *s, size_t len)
+void resp_add_simple(struct buf *o, const char *s, size_t len)
 {
 	add_line(o, '+', s, len);
 }
 
-void resp_add_error(struct resp_out *o, const char *msg, size_t len)
+void resp_add_error(struct buf *o, const char *msg, size_t len)
 {
 	add_line(o, '-', msg, len);
 }
 
-void resp_add_errorf(struct resp_out *o, const char *fmt, ...)
+void resp_add_errorf(struct buf *o, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -179,14 +92,14 @@ void resp_add_errorf(struct resp_out *o, const char *fmt, ...)
 	resp_add_error(o, msg, (size_t)n);
 }
 
-void resp_add_int(struct resp_out *o, long long v)
+void resp_add_int(struct buf *o, long long v)
 {
 	add_header(o, ':', v);
 }
 
-void resp_add_bulk(struct resp_out *o, const void *p, size_t len)
+void resp_add_bulk(struct buf *o, const void *p, size_t len)
 {
-	if (len > SIZE_MAX / 2 || !reserve(o, HEADER_MAX + len + 2))
+	if (len > SIZE_MAX / 2 || !buf_reserve(o, HEADER_MAX + len + 2))
 		return;
 	char *d = o->buf + o->len;
 	size_t n = format_header(d, '$', (long long)len);
@@ -197,28 +110,28 @@ void resp_add_bulk(struct resp_out *o, const void *p, size_t len)
 	o->len += n + len + 2;
 }
 
-void resp_add_null(struct resp_out *o, enum resp_proto proto)
+void resp_add_null(struct buf *o, enum resp_proto proto)
 {
 	if (proto == RESP3)
-		resp_out_raw(o, "_\r\n", 3);
+		buf_raw(o, "_\r\n", 3);
 	else
-		resp_out_raw(o, "$-1\r\n", 5);
+		buf_raw(o, "$-1\r\n", 5);
 }
 
-void resp_add_null_array(struct resp_out *o, enum resp_proto proto)
+void resp_add_null_array(struct buf *o, enum resp_proto proto)
 {
 	if (proto == RESP3)
-		resp_out_raw(o, "_\r\n", 3);
+		buf_raw(o, "_\r\n", 3);
 	else
-		resp_out_raw(o, "*-1\r\n", 5);
+		buf_raw(o, "*-1\r\n", 5);
 }
 
-void resp_add_array(struct resp_out *o, size_t n)
+void resp_add_array(struct buf *o, size_t n)
 {
 	add_header(o, '*', (long long)n);
 }
 
-void resp_add_map(struct resp_out *o, enum resp_proto proto, size_t npairs)
+void resp_add_map(struct buf *o, enum resp_proto proto, size_t npairs)
 {
 	if (proto == RESP3)
 		add_header(o, '%', (long long)npairs);
@@ -226,17 +139,17 @@ void resp_add_map(struct resp_out *o, enum resp_proto proto, size_t npairs)
 		add_header(o, '*', (long long)(npairs * 2));
 }
 
-void resp_add_set(struct resp_out *o, enum resp_proto proto, size_t n)
+void resp_add_set(struct buf *o, enum resp_proto proto, size_t n)
 {
 	add_header(o, proto == RESP3 ? '~' : '*', (long long)n);
 }
 
-void resp_add_push(struct resp_out *o, enum resp_proto proto, size_t n)
+void resp_add_push(struct buf *o, enum resp_proto proto, size_t n)
 {
 	add_header(o, proto == RESP3 ? '>' : '*', (long long)n);
 }
 
-void resp_add_verbatim(struct resp_out *o, enum resp_proto proto, const char *fmt, const void *p,
+void resp_add_verbatim(struct buf *o, enum resp_proto proto, const char *fmt, const void *p,
 		       size_t len)
 {
 	if (proto != RESP3) {
@@ -244,13 +157,13 @@ void resp_add_verbatim(struct resp_out *o, enum resp_proto proto, const char *fm
 		return;
 	}
 	add_header(o, '=', (long long)(len + 4));
-	resp_out_raw(o, fmt, 3);
-	resp_out_raw(o, ":", 1);
-	resp_out_raw(o, p, len);
-	resp_out_raw(o, "\r\n", 2);
+	buf_raw(o, fmt, 3);
+	buf_raw(o, ":", 1);
+	buf_raw(o, p, len);
+	buf_raw(o, "\r\n", 2);
 }
 
-void resp_add_double(struct resp_out *o, enum resp_proto proto, double v)
+void resp_add_double(struct buf *o, enum resp_proto proto, double v)
 {
 	char d[64];
 	int n;
@@ -266,10 +179,10 @@ void resp_add_double(struct resp_out *o, enum resp_proto proto, double v)
 		resp_add_bulk(o, d, (size_t)n);
 }
 
-void resp_add_bool(struct resp_out *o, enum resp_proto proto, bool v)
+void resp_add_bool(struct buf *o, enum resp_proto proto, bool v)
 {
 	if (proto == RESP3)
-		resp_out_raw(o, v ? "#t\r\n" : "#f\r\n", 4);
+		buf_raw(o, v ? "#t\r\n" : "#f\r\n", 4);
 	else
-		resp_out_raw(o, v ? ":1\r\n" : ":0\r\n", 4);
+		buf_raw(o, v ? ":1\r\n" : ":0\r\n", 4);
 }

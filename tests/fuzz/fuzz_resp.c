@@ -43,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct resp_parser *p = resp_parser_new(lim);
 	if (!p)
 		return 0;
-	struct resp_out o;
-	resp_out_init(&o, 1 << 20);
+	struct buf o;
+	buf_init(&o, 1 << 20);
 	size_t at = 0;
 	int failed = 0;
 	while (at < size && !failed) {
@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				      c.argv[i].len <= lim->max_inline);
 				resp_add_bulk(&o, c.argv[i].p, c.argv[i].len);
 			}
-			resp_out_consume(&o, o.len);
+			buf_consume(&o, o.len);
 		}
 		if (st == RESP_ERROR) {
 			const char *e = resp_parser_error(p);
@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			failed = 1;
 		}
 	}
-	resp_out_free(&o);
+	buf_free(&o);
 	resp_parser_free(p);
 	return 0;
 }

@@ -54,7 +54,7 @@ static int setup(void **state)
 	assert_int_equal(cmd_table_add(f->t, lock_defs, 3, &f->tag), 0);
 	f->s.authenticated = true;
 	f->s.proto = RESP2;
-	resp_out_init(&f->s.out, 0);
+	buf_init(&f->s.out, 0);
 	*state = f;
 	return 0;
 }
@@ -62,7 +62,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	resp_out_free(&f->s.out);
+	buf_free(&f->s.out);
 	free(f->s.name); /* sess_free() does this for a real session */
 	cmd_table_free(f->t);
 	free(f);
@@ -239,14 +239,14 @@ static void test_table_rules(void **state)
 	assert_int_equal(cmd_count(f->t), before);
 }
 
-static void sec_a(struct resp_out *t, void *arg)
+static void sec_a(struct buf *t, void *arg)
 {
-	resp_out_printf(t, "a_key:%d\r\n", *(int *)arg);
+	buf_printf(t, "a_key:%d\r\n", *(int *)arg);
 }
 
-static void sec_b(struct resp_out *t, void *arg)
+static void sec_b(struct buf *t, void *arg)
 {
-	resp_out_printf(t, "b_key:1\r\n");
+	buf_printf(t, "b_key:1\r\n");
 }
 
 static void test_info_sections(void **state)
@@ -258,15 +258,15 @@ static void test_info_sections(void **state)
 	assert_int_equal(cmd_table_add_info(f->t, "LEASES", sec_b, NULL), -1);
 	struct resp_arg all[1] = {{"INFO", 4}};
 	struct resp_arg one[2] = {{"INFO", 4}, {"Store", 5}};
-	struct resp_out o;
-	resp_out_init(&o, 0);
+	struct buf o;
+	buf_init(&o, 0);
 	cmd_info_text(f->t, &f->s, 1, all, &o);
 	assert_int_equal(o.len, strlen("# Leases\r\na_key:7\r\n\r\n# Store\r\nb_key:1\r\n"));
 	assert_memory_equal(o.buf, "# Leases\r\na_key:7\r\n\r\n# Store\r\nb_key:1\r\n", o.len);
 	o.len = 0;
 	cmd_info_text(f->t, &f->s, 2, one, &o);
 	assert_int_equal(o.len, strlen("# Store\r\nb_key:1\r\n"));
-	resp_out_free(&o);
+	buf_free(&o);
 }
 
 int main(void)

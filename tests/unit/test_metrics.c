@@ -13,12 +13,12 @@
 
 #include "gateway/metrics.h"
 
-static char *render(const struct metrics_src *m, struct resp_out *out)
+static char *render(const struct metrics_src *m, struct buf *out)
 {
-	resp_out_init(out, 1 << 20);
+	buf_init(out, 1 << 20);
 	metrics_render(m, out);
-	assert_false(resp_out_failed(out));
-	resp_out_printf(out, "%c", '\0');
+	assert_false(buf_failed(out));
+	buf_printf(out, "%c", '\0');
 	return out->buf;
 }
 
@@ -43,7 +43,7 @@ static void test_lock_metrics_as_the_reference_names_them(void **state)
 	struct metrics_src m = {.obs = &o, .table = "locks", .sessions = 3, .version = "1.2.3"};
 	m.lt.leases = 4;
 	m.lt.waits = 5;
-	struct resp_out out;
+	struct buf out;
 	const char *t = render(&m, &out);
 	expect_line(t, "# TYPE dynasharp_lock_acquisitions_total counter");
 	expect_line(t, "dynasharp_lock_acquisitions_total{db_collection_name=\"locks\","
@@ -63,17 +63,17 @@ static void test_lock_metrics_as_the_reference_names_them(void **state)
 	expect_line(t, "leasegate_lock_waits{db_collection_name=\"locks\"} 5");
 	expect_line(t, "leasegate_build_info{version=\"1.2.3\"} 1");
 	assert_null(strstr(t, "db_client_operation_duration")); /* embedded: no DynamoDB */
-	resp_out_free(&out);
+	buf_free(&out);
 }
 
 static void test_label_values_escaped(void **state)
 {
 	struct obs o = {0};
 	struct metrics_src m = {.obs = &o, .table = "a\"b\\c\nd", .version = "v"};
-	struct resp_out out;
+	struct buf out;
 	const char *t = render(&m, &out);
 	expect_line(t, "leasegate_leases_held{db_collection_name=\"a\\\"b\\\\c\\nd\"} 0");
-	resp_out_free(&out);
+	buf_free(&out);
 }
 
 /* Each family has its HELP and TYPE before its samples, and every sample
@@ -87,7 +87,7 @@ static void test_every_line_well_formed(void **state)
 	st.latency[DDB_GET_ITEM][DDB_C_OK].count = 1;
 	st.latency[DDB_GET_ITEM][DDB_C_OK].bucket[2] = 1;
 	struct metrics_src m = {.obs = &o, .table = "t", .ddb = &st, .version = "v"};
-	struct resp_out out;
+	struct buf out;
 	char *t = render(&m, &out);
 	char family[128] = "";
 	for (char *line = strtok(t, "\n"); line != NULL; line = strtok(NULL, "\n")) {
@@ -109,7 +109,7 @@ static void test_every_line_well_formed(void **state)
 		double v;
 		assert_int_equal(sscanf(value, " %lf", &v), 1);
 	}
-	resp_out_free(&out);
+	buf_free(&out);
 }
 
 static void test_dynamodb_histogram_cumulative(void **state)
@@ -127,7 +127,7 @@ static void test_dynamodb_histogram_cumulative(void **state)
 	st.latency[DDB_UPDATE_ITEM][DDB_C_REFUSED].bucket[1] = 1;
 	st.retries = 7;
 	struct metrics_src m = {.obs = &o, .table = "t", .ddb = &st, .version = "v"};
-	struct resp_out out;
+	struct buf out;
 	const char *t = render(&m, &out);
 #define S(le)                                                                                      \
 	"db_client_operation_duration_seconds_bucket{db_system_name=\"aws.dynamodb\","             \
@@ -152,7 +152,7 @@ static void test_dynamodb_histogram_cumulative(void **state)
 	/* series that never happened are not written */
 	assert_null(strstr(t, "db_operation_name=\"GetItem\""));
 	expect_line(t, "leasegate_dynamodb_retries_total{db_collection_name=\"t\"} 7");
-	resp_out_free(&out);
+	buf_free(&out);
 }
 
 int main(void)

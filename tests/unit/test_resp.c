@@ -265,98 +265,98 @@ static void test_bad_limits(void **state)
 
 /* ---- replies ---- */
 
-typedef void (*encode_fn)(struct resp_out *o, enum resp_proto proto);
+typedef void (*encode_fn)(struct buf *o, enum resp_proto proto);
 
-static void e_simple(struct resp_out *o, enum resp_proto pr)
+static void e_simple(struct buf *o, enum resp_proto pr)
 {
 	resp_add_simple(o, S("OK"));
 }
-static void e_simple_crlf(struct resp_out *o, enum resp_proto pr)
+static void e_simple_crlf(struct buf *o, enum resp_proto pr)
 {
 	resp_add_simple(o, S("a\r\nb"));
 }
-static void e_error(struct resp_out *o, enum resp_proto pr)
+static void e_error(struct buf *o, enum resp_proto pr)
 {
 	resp_add_error(o, S("ERR bad\nthing"));
 }
-static void e_errorf(struct resp_out *o, enum resp_proto pr)
+static void e_errorf(struct buf *o, enum resp_proto pr)
 {
 	resp_add_errorf(o, "ERR unknown command '%s'", "x");
 }
-static void e_int(struct resp_out *o, enum resp_proto pr)
+static void e_int(struct buf *o, enum resp_proto pr)
 {
 	resp_add_int(o, -42);
 }
-static void e_int_extremes(struct resp_out *o, enum resp_proto pr)
+static void e_int_extremes(struct buf *o, enum resp_proto pr)
 {
 	resp_add_int(o, 0);
 	resp_add_int(o, -9223372036854775807LL - 1);
 	resp_add_int(o, 9223372036854775807LL);
 }
-static void e_bulk(struct resp_out *o, enum resp_proto pr)
+static void e_bulk(struct buf *o, enum resp_proto pr)
 {
 	resp_add_bulk(o, S("a\r\nb"));
 }
-static void e_bulk_empty(struct resp_out *o, enum resp_proto pr)
+static void e_bulk_empty(struct buf *o, enum resp_proto pr)
 {
 	resp_add_bulk(o, "", 0);
 	resp_add_bulk(o, NULL, 0); /* no bytes, no pointer (INFO of an empty section) */
 }
-static void e_cstr(struct resp_out *o, enum resp_proto pr)
+static void e_cstr(struct buf *o, enum resp_proto pr)
 {
 	resp_add_cstr(o, "redis");
 }
-static void e_null(struct resp_out *o, enum resp_proto pr)
+static void e_null(struct buf *o, enum resp_proto pr)
 {
 	resp_add_null(o, pr);
 }
-static void e_null_array(struct resp_out *o, enum resp_proto pr)
+static void e_null_array(struct buf *o, enum resp_proto pr)
 {
 	resp_add_null_array(o, pr);
 }
-static void e_array(struct resp_out *o, enum resp_proto pr)
+static void e_array(struct buf *o, enum resp_proto pr)
 {
 	resp_add_array(o, 2);
 	resp_add_int(o, 1);
 	resp_add_cstr(o, "x");
 }
-static void e_map(struct resp_out *o, enum resp_proto pr)
+static void e_map(struct buf *o, enum resp_proto pr)
 {
 	resp_add_map(o, pr, 1);
 	resp_add_cstr(o, "k");
 	resp_add_int(o, 7);
 }
-static void e_set(struct resp_out *o, enum resp_proto pr)
+static void e_set(struct buf *o, enum resp_proto pr)
 {
 	resp_add_set(o, pr, 1);
 	resp_add_cstr(o, "m");
 }
-static void e_push(struct resp_out *o, enum resp_proto pr)
+static void e_push(struct buf *o, enum resp_proto pr)
 {
 	resp_add_push(o, pr, 2);
 	resp_add_cstr(o, "lost");
 	resp_add_cstr(o, "taken_over");
 }
-static void e_verbatim(struct resp_out *o, enum resp_proto pr)
+static void e_verbatim(struct buf *o, enum resp_proto pr)
 {
 	resp_add_verbatim(o, pr, "txt", S("a:1\r\n"));
 }
-static void e_double(struct resp_out *o, enum resp_proto pr)
+static void e_double(struct buf *o, enum resp_proto pr)
 {
 	resp_add_double(o, pr, 1.5);
 }
-static void e_double_inf(struct resp_out *o, enum resp_proto pr)
+static void e_double_inf(struct buf *o, enum resp_proto pr)
 {
 	resp_add_double(o, pr, -1.0 / 0.0);
 }
-static void e_bool(struct resp_out *o, enum resp_proto pr)
+static void e_bool(struct buf *o, enum resp_proto pr)
 {
 	resp_add_bool(o, pr, true);
 	resp_add_bool(o, pr, false);
 }
-static void e_printf(struct resp_out *o, enum resp_proto pr)
+static void e_printf(struct buf *o, enum resp_proto pr)
 {
-	resp_out_printf(o, "%s:%d\r\n", "connected_clients", 3);
+	buf_printf(o, "%s:%d\r\n", "connected_clients", 3);
 }
 
 static const struct {
@@ -392,48 +392,48 @@ static void test_replies(void **state)
 {
 	for (size_t i = 0; i < sizeof(reply_cases) / sizeof(reply_cases[0]); i++) {
 		for (int pr = RESP2; pr <= RESP3; pr++) {
-			struct resp_out o;
-			resp_out_init(&o, 0);
+			struct buf o;
+			buf_init(&o, 0);
 			reply_cases[i].fn(&o, (enum resp_proto)pr);
 			const char *want =
 				pr == RESP2 ? reply_cases[i].resp2 : reply_cases[i].resp3;
-			assert_false(resp_out_failed(&o));
+			assert_false(buf_failed(&o));
 			if (o.len != strlen(want) || memcmp(o.buf, want, o.len) != 0)
 				fail_msg("%s RESP%d: got \"%.*s\"", reply_cases[i].name, pr,
 					 (int)o.len, o.buf);
-			resp_out_free(&o);
+			buf_free(&o);
 		}
 	}
 }
 
 static void test_out_grows_and_consumes(void **state)
 {
-	struct resp_out o;
-	resp_out_init(&o, 0);
+	struct buf o;
+	buf_init(&o, 0);
 	char big[5000];
 	memset(big, 'z', sizeof(big));
 	resp_add_bulk(&o, big, sizeof(big));
-	resp_out_printf(&o, "%.*s", 300, big); /* longer than printf's stack buffer */
+	buf_printf(&o, "%.*s", 300, big); /* longer than printf's stack buffer */
 	assert_int_equal(o.len, 7 + 5000 + 2 + 300);
-	resp_out_consume(&o, 7);
+	buf_consume(&o, 7);
 	assert_int_equal(o.buf[0], 'z');
-	resp_out_consume(&o, o.len);
+	buf_consume(&o, o.len);
 	assert_int_equal(o.len, 0);
-	resp_out_free(&o);
+	buf_free(&o);
 }
 
 static void test_out_limit_is_sticky(void **state)
 {
-	struct resp_out o;
-	resp_out_init(&o, 10);
+	struct buf o;
+	buf_init(&o, 10);
 	resp_add_simple(&o, S("OK"));
-	assert_false(resp_out_failed(&o));
+	assert_false(buf_failed(&o));
 	resp_add_bulk(&o, S("0123456789"));
-	assert_true(resp_out_failed(&o));
+	assert_true(buf_failed(&o));
 	size_t len = o.len;
 	resp_add_int(&o, 1); /* ignored once failed */
 	assert_int_equal(o.len, len);
-	resp_out_free(&o);
+	buf_free(&o);
 }
 
 int main(void)
