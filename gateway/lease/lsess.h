@@ -1,0 +1,216 @@
+/*
+ * lsess: the lease-session layer — what one client session holds, waits
+ * for and leads, for every front-end (Redis, PostgreSQL), with no protocol
+ * and no socket in sight.
+ *
+ * One struct lsvc per replica (over the core's locktable) keeps what is
+ * shared between sessions: (name, fencing token) addressing across the
+ * replica, lost leases not yet reported, the shared polls of watchers, the
+ * limits. One struct lsess per client session keeps its records: a lock
+ * lease (with a hold count per scope: reentrant holds, session and
+ * transaction scope, one lease underneath), or a leader term.
+ *
+ * Results are values (struct ls_result: a status, a token, a loss reason,
+ * a message) that each front-end renders its own way (a RESP reply, a
+ * PostgreSQL row or SQLSTATE). Every operation either answers at once —
+ * it returns the status and fills *now — or returns LS_PENDING and
+ * answers exactly once later, from the event loop, through its callback.
+ * A wait (acquire, campaign, watch) can be cancelled from outside the
+ * session's command flow (ls_cancel: PostgreSQL's CancelRequest or
+ * lock_timeout; lsvc_cancel_waits: shutdown); it is then answered
+ * LS_CANCELLED through its callback.
+ *
+ * A lease lost before it was released (taken over, deleted, expired, table
+ * gone) is told to the front-end once, as it happens (ops->lost: a RESP3
+ * push, a PostgreSQL NOTICE), and answered LS_LOST once, to the next
+ * operation about it, from this session or by (name, token) from any
+ * session of the replica. Closing a session (lsess_free) cancels its waits
+ * without a callback, detaches its pending operations (their callbacks
+ * never run) and releases everything it holds at once.
+ *
+ * Rules about time (a lease past its end counts as expired even before
+ * the core's end timer ran, after a stall; a renewal answered after the
+ * loss is LOST, not "renewed") are here, once, for every front-end.
+ *
+ * Not here: the lease rules themselves (core/), sockets and connections
+ * (gateway/conn), any wire format (gateway/redis, gateway/pg).
+ */
+#ifndef LG_LSESS_H
+#define LG_LSESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/election.h"
+#include "core/locktable.h"
+
+struct lsvc;
+struct lsess;
+
+/* Bounds on what a session may ask for (from the configuration). */
+struct ls_limits {
+	int64_t max_name;	  /* bytes of a lock name, <= STORE_NAME_MAX */
+	int64_t max_leases;	  /* records (locks held, terms) per session */
+	int64_t max_lease_ms;	  /* <= LT_MAX_LEASE_MS */
+	int64_t default_lease_ms; /* the lease of an acquire that gives none */
+};
+
+/* Scopes of a hold. A lock held in both scopes by one session is one lease
+ * with two counts; it is released when both reach zero. */
+enum ls_scope { LS_SCOPE_SESSION, LS_SCOPE_XACT, LS_SCOPE_COUNT };
+
+enum ls_kind { LS_KIND_LOCK, LS_KIND_LEADER };
+
+enum ls_status {
+	LS_PENDING = -1, /* the answer comes later, through the callback */
+	LS_OK,		 /* done: .token (acquire, campaign), or renewed/released */
+	LS_NONE,	 /* nothing: not acquired (held elsewhere, wait timed out),
+			    no such lease, not leading, no item (state) */
+	LS_LOST,	 /* the lease or term was lost: .loss; reported once */
+	LS_INVALID,	 /* a bad argument or a limit reached: .message */
+	LS_CONFLICT,	 /* the session holds the name already (a non-reentrant
+			    acquire): .token is the held one, .message says so */
+	LS_CANCELLED,	 /* the wait was cancelled: .message says by what */
+	LS_TRANSIENT,	 /* a store error retrying may fix: .message */
+	LS_FAILED,	 /* a store error retrying cannot fix, out of memory: .message */
+};
+
+#define LS_MSG_MAX (STORE_MSG_MAX + 160)
+
+struct ls_result {
+	enum ls_status status;
+	int64_t token;	    /* LS_OK of acquire/campaign; LS_LOST: the lost lease's */
+	enum lt_loss loss;  /* LS_LOST */
+	struct lt_state st; /* ls_state (LS_OK: st.exists) and ls_watch (st.held) */
+	bool mine;	    /* ls_state: the item's owner is this session's lease */
+	char message[LS_MSG_MAX];
+};
+
+typedef void (*ls_done_cb)(void *arg, const struct ls_result *res);
+
+/* What the front-end is told about its session, as it happens. */
+struct ls_sess_ops {
+	/* A lease (LS_KIND_LOCK) or term (LS_KIND_LEADER) of the session was
+	 * lost; the next operation about it answers LS_LOST. May be NULL. */
+	void (*lost)(void *arg, enum ls_kind kind, const char *name, int64_t token,
+		     enum lt_loss reason);
+};
+
+/* --- the replica's service --- */
+
+/* The lease service over lt (which it does not own; it must outlive it).
+ * NULL on out-of-memory or bad limits. */
+struct lsvc *lsvc_new(struct locktable *lt, const struct ls_limits *limits)
+	__attribute__((warn_unused_result));
+/* Frees svc; every session must have been freed first. */
+void lsvc_free(struct lsvc *svc);
+
+/* Shutdown: every wait of every session (acquire, campaign, watch) is
+ * answered LS_CANCELLED with message ("server is shutting down"), so that
+ * a closing holder does not hand its lock to a waiter that is closing too. */
+void lsvc_cancel_waits(struct lsvc *svc, const char *message);
+
+struct lsvc_stats {
+	uint64_t sessions;	/* live lsess */
+	uint64_t lost_reported; /* LS_LOST answers given */
+	uint64_t losses_told;	/* ops->lost calls */
+};
+void lsvc_stats(const struct lsvc *svc, struct lsvc_stats *out);
+
+/* --- one client session --- */
+
+/* A session of svc; ops (copied, may be NULL) with arg tell the front-end
+ * of losses. NULL on out-of-memory. */
+struct lsess *lsess_new(struct lsvc *svc, const struct ls_sess_ops *ops, void *arg)
+	__attribute__((warn_unused_result));
+
+/* Closes the session: its waits are cancelled (no callback), its pending
+ * operations detached (no callback), every lease released and every term
+ * ended at once. */
+void lsess_free(struct lsess *s);
+
+/* Records held (locks, terms, lost ones not yet reported). */
+unsigned lsess_count(const struct lsess *s);
+
+/* --- operations --- */
+
+struct ls_acquire_req {
+	const char *name;   /* name_len bytes; checked: 1..max_name, no NUL */
+	size_t name_len;
+	int64_t lease_ms;   /* 0: limits.default_lease_ms; checked */
+	int64_t wait_ms;    /* -1: try once; 0: wait forever; > 0: at most */
+	const char *holder; /* label, NULL: the table's; checked 1..256 bytes */
+	enum ls_scope scope;
+	/* held already by this session: true counts one more hold in scope
+	 * and answers the token at once (PostgreSQL); false answers
+	 * LS_CONFLICT (Redis's LOCK.ACQUIRE). */
+	bool reentrant;
+};
+
+/* Takes a lease on a lock. LS_OK with .token; LS_NONE when another holder
+ * has it (try) or the wait timed out; LS_CONFLICT, LS_INVALID, errors. A
+ * lost, unreported lease of the name in this session is superseded. */
+enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, struct ls_result *now,
+			  ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
+
+/* Sends one renewal of the session's lease of name (token 0), or of
+ * (name, token) held by any session of the replica. LS_OK renewed now;
+ * LS_NONE no such lease or it has ended; LS_LOST once after a loss. */
+enum ls_status ls_renew(struct lsess *s, const char *name, int64_t token, struct ls_result *now,
+			ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
+
+/* Gives back one hold of scope on the session's lease of name (token 0;
+ * or (name, token) of any session, which drops every hold). At the last
+ * hold the lease is released (handed to a local waiter, or written free)
+ * and the answer comes once that is done: LS_OK. LS_NONE when there is no
+ * such hold; LS_LOST once after a loss. */
+enum ls_status ls_release(struct lsess *s, const char *name, int64_t token, enum ls_scope scope,
+			  struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* Releases every hold of scope (transaction end: LS_SCOPE_XACT; PostgreSQL's
+ * pg_advisory_unlock_all: LS_SCOPE_SESSION), without waiting for the
+ * writes; locks also held in the other scope stay held. Returns how many
+ * locks were released. */
+unsigned ls_release_scope(struct lsess *s, enum ls_scope scope);
+
+/* Every lease and term of the session released, as at its close, but the
+ * session stays usable (Redis's RESET). */
+void ls_release_all(struct lsess *s);
+
+/* Reads the item of name: LS_OK with .st (st.exists false: no item) and
+ * .mine; errors. At once on the embedded store. */
+enum ls_status ls_state(struct lsess *s, const char *name, size_t name_len, struct ls_result *now,
+			ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
+
+/* Campaigns for leadership of name (one term, req->scope and reentrant
+ * ignored): LS_OK with the term's .token once the session leads — at once
+ * while its term lasts, without a request; LS_NONE when the wait ran out;
+ * LS_LOST once when the term was lost (the next campaign starts anew). */
+enum ls_status ls_campaign(struct lsess *s, const struct ls_acquire_req *req,
+			   struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* Ends the session's term on name, handing the lock on: LS_OK once the
+ * release is done; LS_NONE when not leading; LS_LOST once after a loss. */
+enum ls_status ls_resign(struct lsess *s, const char *name, struct ls_result *now, ls_done_cb cb,
+			 void *arg) __attribute__((warn_unused_result));
+
+/* The current leader of name: LS_OK with .st (st.held false: none) at
+ * once if its token differs from after (-1: any answer), else when it
+ * changes or timeout_ms (0: none) passes. Watchers of one name share one
+ * read per poll interval (a third of the leader's lease, at most
+ * LT_MAX_POLL_MS) and read at once when a change goes through this
+ * replica. */
+enum ls_status ls_watch(struct lsess *s, const char *name, size_t name_len, int64_t after,
+			int64_t timeout_ms, struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* Ends the session's wait (acquire, campaign or watch) now: its callback
+ * runs before this returns, with LS_CANCELLED and message. False when the
+ * session waits for nothing. Safe from any callback of another session or
+ * a timer. */
+bool ls_cancel(struct lsess *s, const char *message);
+
+#endif
