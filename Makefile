@@ -29,7 +29,7 @@ CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRC   := $(wildcard core/*.c core/dynamodb/*.c protocols/*.c protocols/*/*.c) \
+LIB_SRC   := $(wildcard core/*.c core/dynamodb/*.c protocols/*.c protocols/*/*.c gateway/*/*.c) \
              $(filter-out gateway/main.c,$(wildcard gateway/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)

@@ -11,6 +11,7 @@
 #include "core/dynamodb/store_dynamodb.h"
 #include "core/store_memory.h"
 #include "gateway/log.h"
+#include "gateway/metrics.h"
 
 #define OPEN_RETRY_MS 2000
 
@@ -223,4 +224,51 @@ void backend_close(struct backend *b)
 		creds_free(b->creds);
 	clock_free(b->clock);
 	memset(b, 0, sizeof(*b));
+}
+
+static bool on_dynamodb(const struct backend *b)
+{
+	return strcmp(b->kind, "dynamodb") == 0;
+}
+
+const char *backend_store_section(const struct backend *b)
+{
+	return on_dynamodb(b) ? "dynamodb" : NULL;
+}
+
+/* INFO dynamodb: the HTTP side of the DynamoDB store. */
+void backend_store_lines(const struct backend *b,
+			 void (*line)(void *arg, const char *key, long long value), void *arg)
+{
+	if (!on_dynamodb(b))
+		return;
+	struct store_dynamodb_stats st;
+	char key[64];
+	store_dynamodb_stats(b->store, &st);
+	uint64_t total = 0;
+	for (int op = 0; op < DDB_OP_COUNT; op++) {
+		total += st.http[op];
+		snprintf(key, sizeof(key), "requests_%s", ddb_op_name(op));
+		line(arg, key, (long long)st.http[op]);
+	}
+	line(arg, "requests_total", (long long)total);
+	line(arg, "retries", (long long)st.retries);
+	line(arg, "throttled", (long long)st.throttled);
+	line(arg, "crc_mismatches", (long long)st.crc_mismatches);
+	line(arg, "skew_corrections", (long long)st.skew_corrections);
+	line(arg, "clock_offset_ms", (long long)st.clock_offset_ms);
+	line(arg, "retry_quota", (long long)st.quota_tokens);
+}
+
+void backend_metrics(const struct backend *b, struct metrics_src *m,
+		     struct store_dynamodb_stats *ddb)
+{
+	m->obs = &b->obs;
+	m->table = b->cfg->table;
+	lt_stats(b->lt, &m->lt);
+	m->ddb = NULL;
+	if (on_dynamodb(b)) {
+		store_dynamodb_stats(b->store, ddb);
+		m->ddb = ddb;
+	}
 }

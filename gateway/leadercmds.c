@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "gateway/lockapp.h"
-#include "gateway/session.h"
+#include "gateway/redis/session.h"
 
 #define WATCH_IDLE_POLL_MS 1000LL /* no leader: how often to look again */
 

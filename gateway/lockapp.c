@@ -10,8 +10,8 @@
 #include "core/dynamodb/store_dynamodb.h"
 #include "core/pool.h"
 #include "core/store.h"
-#include "gateway/server.h"
-#include "gateway/session.h"
+#include "gateway/conn/server.h"
+#include "gateway/redis/session.h"
 
 struct lockapp *lockapp_new(struct locktable *lt, struct store *store, struct obs *obs,
 			    const struct cfg *cfg, const char *store_kind)
@@ -274,9 +274,9 @@ static void stop_wait(struct sess *s, void *arg)
 	sess_resume(s);
 }
 
-void lockapp_stop_waits(struct lockapp *app, struct srv *srv)
+void lockapp_stop_waits(struct lockapp *app, struct redis *r)
 {
-	srv_foreach(srv, stop_wait, app);
+	redis_foreach(r, stop_wait, app);
 }
 
 static void info_leases(struct buf *text, void *arg)
@@ -289,14 +289,12 @@ static void info_leases(struct buf *text, void *arg)
 	buf_printf(text, "leases_held:%llu\r\n", (unsigned long long)st.leases);
 	buf_printf(text, "waits:%llu\r\n", (unsigned long long)st.waits);
 	buf_printf(text, "locks_known:%llu\r\n", (unsigned long long)st.locks);
-	buf_printf(text, "releases_in_flight:%llu\r\n",
-			(unsigned long long)st.releases_in_flight);
-	buf_printf(
-		text, "acquisitions:%llu\r\n",
-		(unsigned long long)(app->obs->acquisitions[0] + app->obs->acquisitions[1]));
+	buf_printf(text, "releases_in_flight:%llu\r\n", (unsigned long long)st.releases_in_flight);
+	buf_printf(text, "acquisitions:%llu\r\n",
+		   (unsigned long long)(app->obs->acquisitions[0] + app->obs->acquisitions[1]));
 	buf_printf(text, "takeovers:%llu\r\n", (unsigned long long)app->obs->acquisitions[1]);
 	buf_printf(text, "renewals_ok:%llu\r\n",
-			(unsigned long long)obs_get(&app->obs->renewals, "ok"));
+		   (unsigned long long)obs_get(&app->obs->renewals, "ok"));
 	uint64_t lost = 0;
 	for (unsigned i = 0; i < app->obs->losses.n; i++)
 		lost += app->obs->losses.count[i];
@@ -304,9 +302,8 @@ static void info_leases(struct buf *text, void *arg)
 	buf_printf(text, "loss_pushes:%llu\r\n", (unsigned long long)app->pushes_sent);
 	for (int op = 0; op < STORE_OP_COUNT; op++)
 		buf_printf(text, "store_requests_%s:%llu\r\n", store_op_name(op),
-				(unsigned long long)app->store->requests[op]);
-	buf_printf(text, "store_in_flight:%llu\r\n",
-			(unsigned long long)app->store->in_flight);
+			   (unsigned long long)app->store->requests[op]);
+	buf_printf(text, "store_in_flight:%llu\r\n", (unsigned long long)app->store->in_flight);
 }
 
 /* INFO dynamodb: the HTTP side of the DynamoDB store. */
@@ -319,7 +316,7 @@ static void info_dynamodb(struct buf *text, void *arg)
 	for (int op = 0; op < DDB_OP_COUNT; op++) {
 		total += st.http[op];
 		buf_printf(text, "requests_%s:%llu\r\n", ddb_op_name(op),
-				(unsigned long long)st.http[op]);
+			   (unsigned long long)st.http[op]);
 	}
 	buf_printf(text, "requests_total:%llu\r\n", (unsigned long long)total);
 	buf_printf(text, "retries:%llu\r\n", (unsigned long long)st.retries);
@@ -330,7 +327,7 @@ static void info_dynamodb(struct buf *text, void *arg)
 	buf_printf(text, "retry_quota:%d\r\n", st.quota_tokens);
 }
 
-int lockapp_register(struct lockapp *app, struct cmd_table *cmds, struct srv *srv)
+int lockapp_register(struct lockapp *app, struct cmd_table *cmds, struct redis *r)
 {
 	struct sess_hooks hooks = {
 		.on_open = on_open, .on_close = on_close, .on_reset = on_reset, .arg = app};
@@ -340,6 +337,6 @@ int lockapp_register(struct lockapp *app, struct cmd_table *cmds, struct srv *sr
 	if (strcmp(app->store_kind, "dynamodb") == 0 &&
 	    cmd_table_add_info(cmds, "dynamodb", info_dynamodb, app) < 0)
 		return -1;
-	srv_set_hooks(srv, &hooks);
+	redis_set_hooks(r, &hooks);
 	return 0;
 }

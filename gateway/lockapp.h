@@ -20,11 +20,11 @@
 
 #include "core/election.h"
 #include "core/locktable.h"
-#include "gateway/commands.h"
+#include "gateway/redis/commands.h"
 #include "gateway/config.h"
 
 struct sess;
-struct srv;
+struct redis;
 struct lk_watch_set; /* LEADER.WATCH long polls (leadercmds.c) */
 
 /* One lease a session holds (or held, until its loss is reported). */
@@ -74,14 +74,14 @@ void lockapp_free(struct lockapp *app);
 
 /* Adds LOCK.*, LEADER.* and the INFO section "leases" to cmds and sets
  * the session hooks of srv. Returns -1 on failure. */
-int lockapp_register(struct lockapp *app, struct cmd_table *cmds, struct srv *srv)
+int lockapp_register(struct lockapp *app, struct cmd_table *cmds, struct redis *r)
 	__attribute__((warn_unused_result));
 
 /* Shutdown, before the sessions close (and release their leases): every
  * LOCK.ACQUIRE waiting is cancelled and answered "-ERR server is shutting
  * down", so that a closing holder does not hand its lock to a waiter whose
  * connection is closing too (a write and a token for nothing). */
-void lockapp_stop_waits(struct lockapp *app, struct srv *srv);
+void lockapp_stop_waits(struct lockapp *app, struct redis *r);
 
 /* --- for lockcmds.c and leadercmds.c --- */
 

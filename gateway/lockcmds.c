@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "gateway/lockapp.h"
-#include "gateway/session.h"
+#include "gateway/redis/session.h"
 
 static void oom(struct cmd_call *c)
 {

@@ -15,16 +15,16 @@
 
 #include <event2/event.h>
 
-#include "core/dynamodb/store_dynamodb.h"
 #include "gateway/admin.h"
 #include "gateway/backend.h"
-#include "gateway/commands.h"
+#include "gateway/redis/commands.h"
 #include "gateway/config.h"
 #include "gateway/lockapp.h"
 #include "gateway/log.h"
 #include "gateway/loop.h"
 #include "gateway/metrics.h"
-#include "gateway/server.h"
+#include "gateway/conn/server.h"
+#include "gateway/redis/session.h"
 
 extern char **environ;
 
@@ -33,7 +33,8 @@ extern char **environ;
 
 struct app {
 	struct event_base *base;
-	struct srv *srv;
+	struct srv *srv;     /* the connections of every front-end */
+	struct redis *redis; /* the Redis front-end */
 	struct backend backend;
 	struct lockapp *locks;
 	const struct cfg *cfg;
@@ -77,7 +78,7 @@ static void on_ready(void *arg, bool ok, const char *msg)
 		event_base_loopbreak(a->base);
 		return;
 	}
-	if (!srv_listen(a->srv, err, sizeof(err))) {
+	if (!redis_listen(a->redis, err, sizeof(err))) {
 		log_msg(LOG_LVL_ERROR, "%s", err);
 		fprintf(stderr, "leasegate: %s\n", err);
 		a->exit_code = 1;
@@ -97,7 +98,7 @@ static void on_ready(void *arg, bool ok, const char *msg)
 			(long long)cfg->pg_port);
 	a->ready = true;
 	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
-		LG_VERSION, cfg->bind, srv_port(a->srv), cfg->unixsocket[0] ? " and " : "",
+		LG_VERSION, cfg->bind, redis_port(a->redis), cfg->unixsocket[0] ? " and " : "",
 		cfg->unixsocket, (long)getpid());
 }
 
@@ -116,17 +117,8 @@ static void admin_metrics(void *arg, struct buf *out)
 {
 	const struct app *a = arg;
 	struct store_dynamodb_stats ddb;
-	struct metrics_src m = {
-		.obs = &a->backend.obs,
-		.table = a->cfg->table,
-		.sessions = srv_sessions(a->srv),
-		.version = LG_VERSION,
-	};
-	lt_stats(a->backend.lt, &m.lt);
-	if (strcmp(a->backend.kind, "dynamodb") == 0) {
-		store_dynamodb_stats(a->backend.store, &ddb);
-		m.ddb = &ddb;
-	}
+	struct metrics_src m = {.sessions = srv_conns(a->srv), .version = LG_VERSION};
+	backend_metrics(&a->backend, &m, &ddb);
 	metrics_render(&m, out);
 }
 
@@ -142,7 +134,7 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	log_msg(LOG_LVL_INFO, "signal %d: shutting down", (int)sig);
 	struct timeval bound = {SHUTDOWN_BOUND_S, 0};
 	event_base_loopexit(a->base, &bound);
-	lockapp_stop_waits(a->locks, a->srv);
+	lockapp_stop_waits(a->locks, a->redis);
 	srv_shutdown(a->srv, drained, a);
 }
 
@@ -186,8 +178,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leasegate: out of memory\n");
 		return 1;
 	}
-	a.srv = srv_new(a.base, &cfg, cmds);
-	if (!a.srv || cmd_add_builtin_info(cmds, a.srv) != 0) {
+	a.srv = srv_new(a.base, &cfg);
+	a.redis = a.srv ? redis_new(a.srv, &cfg, cmds) : NULL;
+	if (!a.redis || cmd_add_builtin_info(cmds, a.redis) != 0) {
 		fprintf(stderr, "leasegate: out of memory\n");
 		return 1;
 	}
@@ -199,7 +192,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	a.locks = lockapp_new(a.backend.lt, a.backend.store, &a.backend.obs, &cfg, a.backend.kind);
-	if (!a.wait_releases || !a.locks || lockapp_register(a.locks, cmds, a.srv) != 0) {
+	if (!a.wait_releases || !a.locks || lockapp_register(a.locks, cmds, a.redis) != 0) {
 		fprintf(stderr, "leasegate: out of memory\n");
 		return 1;
 	}
@@ -236,6 +229,7 @@ int main(int argc, char **argv)
 	log_msg(LOG_LVL_INFO, "stopped");
 	admin_free(a.admin);
 	srv_free(a.srv);
+	redis_free(a.redis);
 	lockapp_free(a.locks);
 	backend_close(&a.backend);
 	event_free(a.wait_releases);

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "gateway/commands.h"
-#include "gateway/session.h"
+#include "gateway/redis/commands.h"
+#include "gateway/redis/session.h"
 
 static int seen_argc;
 static void *seen_arg;
@@ -52,9 +52,9 @@ static int setup(void **state)
 	assert_non_null(f->t);
 	assert_int_equal(cmd_add_builtins(f->t), 0);
 	assert_int_equal(cmd_table_add(f->t, lock_defs, 3, &f->tag), 0);
-	f->s.authenticated = true;
+	f->s.c.authenticated = true;
 	f->s.proto = RESP2;
-	buf_init(&f->s.out, 0);
+	buf_init(&f->s.c.out, 0);
 	*state = f;
 	return 0;
 }
@@ -62,7 +62,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	buf_free(&f->s.out);
+	buf_free(&f->s.c.out);
 	free(f->s.name); /* sess_free() does this for a real session */
 	cmd_table_free(f->t);
 	free(f);
@@ -81,9 +81,9 @@ static const char *run(struct fixture *f, const char *line)
 		argv[argc].len = strlen(tok);
 		argc++;
 	}
-	f->s.out.len = 0;
+	f->s.c.out.len = 0;
 	cmd_dispatch(f->t, &f->s, argc, argv);
-	snprintf(reply, sizeof(reply), "%.*s", (int)f->s.out.len, f->s.out.buf);
+	snprintf(reply, sizeof(reply), "%.*s", (int)f->s.c.out.len, f->s.c.out.buf);
 	return reply;
 }
 
@@ -176,7 +176,7 @@ static void test_commands_counted_as_redis_does(void **state)
 				 (unsigned long long)(cmd_dispatched(f->t) - before),
 				 cases[i].counted);
 	}
-	f->s.authenticated = false;
+	f->s.c.authenticated = false;
 	uint64_t before = cmd_dispatched(f->t);
 	run(f, "PING"); /* refused: NOAUTH */
 	assert_int_equal(cmd_dispatched(f->t), before);
@@ -201,7 +201,7 @@ static void test_unknown_command_args_cut(void **state)
 static void test_noauth(void **state)
 {
 	struct fixture *f = *state;
-	f->s.authenticated = false;
+	f->s.c.authenticated = false;
 	assert_string_equal(run(f, "PING"), "-NOAUTH Authentication required.\r\n");
 	assert_string_equal(run(f, "lock.state a"), "-NOAUTH Authentication required.\r\n");
 	assert_string_equal(run(f, "thing get a"), "-NOAUTH Authentication required.\r\n");

@@ -1,6 +1,7 @@
 /*
- * test_session: gateway/server + session on a real event loop and a Unix
- * socket, driven from the test: deferred replies (sess_suspend/resume)
+ * test_session: the connection registry (gateway/conn) and the Redis
+ * front-end's sessions on a real event loop and a Unix socket, driven
+ * from the test: deferred replies (sess_suspend/resume)
  * keep pipelined replies in order, the hooks run once, a referenced
  * session outlives its connection, shutdown reports when drained.
  */
@@ -23,16 +24,17 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "gateway/commands.h"
+#include "gateway/redis/commands.h"
 #include "gateway/config.h"
-#include "gateway/server.h"
-#include "gateway/session.h"
+#include "gateway/conn/server.h"
+#include "gateway/redis/session.h"
 
 struct world {
 	struct cfg cfg;
 	struct event_base *base;
 	struct cmd_table *cmds;
 	struct srv *srv;
+	struct redis *redis;
 	char path[108];
 	int opened, closed, drained;
 	struct sess *pending; /* the session whose reply is deferred */
@@ -97,11 +99,13 @@ static int setup(void **state)
 	assert_int_equal(cmd_table_add(w->cmds, test_cmds, 2, NULL), 0);
 	w->soon = event_new(w->base, -1, 0, soon_cb, w);
 	assert_non_null(w->soon);
-	w->srv = srv_new(w->base, &w->cfg, w->cmds);
+	w->srv = srv_new(w->base, &w->cfg);
 	assert_non_null(w->srv);
+	w->redis = redis_new(w->srv, &w->cfg, w->cmds);
+	assert_non_null(w->redis);
 	struct sess_hooks hooks = {.on_open = on_open, .on_close = on_close, .arg = w};
-	srv_set_hooks(w->srv, &hooks);
-	assert_true(srv_listen(w->srv, err, sizeof(err)));
+	redis_set_hooks(w->redis, &hooks);
+	assert_true(redis_listen(w->redis, err, sizeof(err)));
 	W = w;
 	*state = w;
 	return 0;
@@ -112,6 +116,7 @@ static int teardown(void **state)
 	struct world *w = *state;
 	event_free(w->soon);
 	srv_free(w->srv);
+	redis_free(w->redis);
 	cmd_table_free(w->cmds);
 	event_base_free(w->base);
 	free(w);
@@ -156,8 +161,8 @@ static void test_deferred_reply_keeps_order(void **state)
 	size_t n = pump(w, fd, buf, sizeof(buf), 50, NULL);
 	assert_int_equal(n, 0); /* PING waits behind the deferred reply */
 	assert_non_null(w->pending);
-	assert_int_equal(sess_state(w->pending), SESS_BLOCKED);
-	assert_int_equal(srv_blocked_sessions(w->srv), 1);
+	assert_int_equal(sess_state(w->pending), CONN_BLOCKED);
+	assert_int_equal(srv_blocked_conns(w->srv), 1);
 
 	resp_add_int(sess_out(w->pending), 42);
 	sess_resume(w->pending);
@@ -169,7 +174,7 @@ static void test_deferred_reply_keeps_order(void **state)
 	close(fd);
 	pump(w, -1, NULL, 0, 20, NULL);
 	assert_int_equal(w->closed, 1);
-	assert_int_equal(srv_sessions(w->srv), 0);
+	assert_int_equal(srv_conns(w->srv), 0);
 }
 
 /* Pipelined commands that complete one after another in one loop turn
@@ -186,7 +191,7 @@ static void test_pipelined_completions_leave_in_one_write(void **state)
 	assert_int_equal(n, 24);
 	assert_memory_equal(buf, ":1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n", 24);
 	assert_non_null(w->pending);
-	assert_int_equal(w->pending->flushes, 1);
+	assert_int_equal(w->pending->c.flushes, 1);
 	close(fd);
 	pump(w, -1, NULL, 0, 20, NULL);
 }
@@ -238,7 +243,7 @@ static void test_blocked_output_not_starved_by_busy_clients(void **state)
 	assert_int_equal(send(f.a, "T.DEFER\r\n", 9, 0), 9);
 	pump(w, f.a, buf, sizeof(buf), 20, NULL);
 	assert_non_null(w->pending);
-	assert_int_equal(sess_state(w->pending), SESS_BLOCKED);
+	assert_int_equal(sess_state(w->pending), CONN_BLOCKED);
 	resp_add_int(sess_out(w->pending), 7); /* as a lost lease's push */
 	sess_flush(w->pending);
 	f.ev = event_new(w->base, f.b, EV_WRITE | EV_PERSIST, flood_cb, &f);
@@ -275,7 +280,7 @@ static void test_close_while_blocked(void **state)
 	pump(w, -1, NULL, 0, 20, NULL);
 	assert_int_equal(w->closed, 1);
 	assert_true(sess_closed(s));
-	assert_int_equal(sess_state(s), SESS_CLOSED);
+	assert_int_equal(sess_state(s), CONN_CLOSED);
 	resp_add_int(sess_out(s), 1); /* the late completion */
 	sess_resume(s);		      /* a no-op now */
 	sess_unref(s);

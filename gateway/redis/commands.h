@@ -16,8 +16,8 @@
  *   - call sess_suspend(call->sess) and later, from its completion, write
  *     the one reply to sess_out(sess) and call sess_resume(sess).
  * argv is only valid during the call (copy what a completion needs). If the
- * session closes while a reply is deferred, the server's on_close hook
- * (srv_set_hooks) runs: cancel or detach the operation there, or hold the
+ * session closes while a reply is deferred, the front-end's on_close hook
+ * (redis_set_hooks) runs: cancel or detach the operation there, or hold the
  * session with sess_ref() and check sess_closed() on completion.
  */
 #ifndef LG_COMMANDS_H
@@ -34,7 +34,7 @@ struct cmd_call {
 	struct sess *sess;
 	int argc; /* argv[0] is the command name (argv[1] the subcommand, if any) */
 	const struct resp_arg *argv;
-	struct buf *out;  /* == sess_out(sess) */
+	struct buf *out;       /* == sess_out(sess) */
 	enum resp_proto proto; /* RESP2 or RESP3: how to shape maps, nulls */
 	void *arg;	       /* the arg given to cmd_table_add() */
 	const struct cmd_def *def;
@@ -68,10 +68,11 @@ int cmd_table_add(struct cmd_table *t, const struct cmd_def *defs, size_t n, voi
 /* Adds the built-in connection commands (cmd_builtin.c). */
 int cmd_add_builtins(struct cmd_table *t) __attribute__((warn_unused_result));
 
-/* Adds the INFO sections server, clients and persistence of srv. Call it
- * before adding others: sections show in the order added. */
-struct srv;
-int cmd_add_builtin_info(struct cmd_table *t, struct srv *srv) __attribute__((warn_unused_result));
+/* Adds the INFO sections server, clients, persistence, stats and
+ * replication of the front-end r. Call it before adding others: sections
+ * show in the order added. */
+struct redis;
+int cmd_add_builtin_info(struct cmd_table *t, struct redis *r) __attribute__((warn_unused_result));
 
 /* An INFO section: fn appends "key:value\r\n" lines (buf_printf) to
  * text. name is lower case ("leases"); INFO shows it as "# Leases". */

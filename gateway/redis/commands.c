@@ -5,7 +5,7 @@
  * Lookup is a small open-addressing hash on the lower-cased name, built as
  * tables are added, so a pipelined PING costs one hash and one compare.
  */
-#include "gateway/commands.h"
+#include "gateway/redis/commands.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gateway/session.h"
+#include "gateway/redis/session.h"
 
 #define MAX_COMMANDS 192
 #define SLOTS	     512 /* power of two, > 2 * MAX_COMMANDS */
@@ -170,7 +170,7 @@ void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const st
 		if (!want)
 			continue;
 		buf_printf(text, "%s# %c%s\r\n", first ? "" : "\r\n",
-				toupper((unsigned char)sec->name[0]), sec->name + 1);
+			   toupper((unsigned char)sec->name[0]), sec->name + 1);
 		sec->fn(text, sec->arg);
 		first = false;
 	}
@@ -247,7 +247,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		flags |= sub->flags;
 		d = sub;
 	}
-	if (!s->authenticated && !(flags & CMD_NOAUTH)) {
+	if (!s->c.authenticated && !(flags & CMD_NOAUTH)) {
 		resp_add_error(call.out, "NOAUTH Authentication required.", 31);
 		return;
 	}

@@ -18,11 +18,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "gateway/commands.h"
 #include "gateway/config.h"
+#include "gateway/conn/auth.h"
+#include "gateway/conn/server.h"
 #include "gateway/loop.h"
-#include "gateway/server.h"
-#include "gateway/session.h"
+#include "gateway/redis/commands.h"
+#include "gateway/redis/session.h"
 
 /* The Redis version leasegate answers as (HELLO, INFO). */
 #define COMPAT_VERSION "7.0.0"
@@ -98,35 +99,22 @@ static void c_quit(struct cmd_call *c)
 static void c_reset(struct cmd_call *c)
 {
 	struct sess *s = c->sess;
-	const struct sess_hooks *h = srv_hooks(s->srv);
+	const struct sess_hooks *h = &sess_fe(s)->hooks;
 	if (h->on_reset)
 		h->on_reset(s, h->arg);
 	s->proto = RESP2;
 	free(s->name);
 	s->name = NULL;
-	s->authenticated = srv_cfg(s->srv)->requirepass[0] == '\0';
+	auth_start(&s->c, sess_fe(s)->cfg);
 	resp_add_simple(c->out, "RESET", 5);
 }
 
 /* ---- AUTH, HELLO ---- */
 
-/* Compares in time independent of where the first difference is. */
-static bool secret_equal(const char *a, size_t alen, const char *b)
+/* AUTH's and HELLO's check (the one in auth.c); logs s in on success. */
+static bool login(struct sess *s, const struct resp_arg *user, const struct resp_arg *pass)
 {
-	size_t blen = strlen(b);
-	unsigned char d = alen != blen;
-	for (size_t i = 0; i < alen; i++)
-		d |= (unsigned char)(a[i] ^ b[blen ? i % blen : 0]);
-	return d == 0;
-}
-
-/* AUTH's check: the only user is "default". */
-static bool credentials_ok(struct sess *s, const struct resp_arg *user, const struct resp_arg *pass)
-{
-	const char *want = srv_cfg(s->srv)->requirepass;
-	if (user && strcmp(user->p, "default") != 0)
-		return false;
-	return want[0] == '\0' || secret_equal(pass->p, pass->len, want);
+	return auth_login(&s->c, sess_fe(s)->cfg, user ? user->p : NULL, pass->p, pass->len);
 }
 
 static void wrongpass(struct cmd_call *c)
@@ -141,18 +129,17 @@ static void c_auth(struct cmd_call *c)
 		resp_add_errorf(c->out, "ERR syntax error");
 		return;
 	}
-	if (c->argc == 2 && srv_cfg(s->srv)->requirepass[0] == '\0') {
+	if (c->argc == 2 && !auth_required(sess_fe(s)->cfg)) {
 		resp_add_errorf(c->out, "ERR AUTH <password> called without any password "
 					"configured for the default user. Are you sure your "
 					"configuration is correct?");
 		return;
 	}
 	const struct resp_arg *user = c->argc == 3 ? &c->argv[1] : NULL;
-	if (!credentials_ok(s, user, &c->argv[c->argc - 1])) {
+	if (!login(s, user, &c->argv[c->argc - 1])) {
 		wrongpass(c);
 		return;
 	}
-	s->authenticated = true;
 	ok(c);
 }
 
@@ -217,13 +204,12 @@ static void c_hello(struct cmd_call *c)
 		}
 	}
 	if (user) {
-		if (!credentials_ok(s, user, pass)) {
+		if (!login(s, user, pass)) {
 			wrongpass(c);
 			return;
 		}
-		s->authenticated = true;
 	}
-	if (!s->authenticated) {
+	if (!s->c.authenticated) {
 		resp_add_errorf(
 			c->out,
 			"NOAUTH HELLO must be called with the client already authenticated, "
@@ -250,7 +236,7 @@ static void c_hello(struct cmd_call *c)
 	resp_add_cstr(c->out, "proto");
 	resp_add_int(c->out, ver);
 	resp_add_cstr(c->out, "id");
-	resp_add_int(c->out, (long long)s->id);
+	resp_add_int(c->out, (long long)s->c.id);
 	resp_add_cstr(c->out, "mode");
 	resp_add_cstr(c->out, "standalone");
 	resp_add_cstr(c->out, "role");
@@ -263,7 +249,7 @@ static void c_hello(struct cmd_call *c)
 
 static void c_client_id(struct cmd_call *c)
 {
-	resp_add_int(c->out, (long long)c->sess->id);
+	resp_add_int(c->out, (long long)c->sess->c.id);
 }
 
 static void c_client_setname(struct cmd_call *c)
@@ -314,18 +300,19 @@ static void c_client_setinfo(struct cmd_call *c)
 static void client_line(struct sess *s, void *arg)
 {
 	struct buf *text = arg;
-	int64_t now = srv_turn_ms(s->srv);
-	buf_printf(
-		text,
-		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 "
-		"sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
-		"multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%zu tot-mem=0 events=r "
-		"cmd=%s%s%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
-		(unsigned long long)s->id, s->addr, s->laddr, s->fd, s->name ? s->name : "",
-		(long long)(now - s->created_ms) / 1000, (long long)(now - s->last_cmd_ms) / 1000,
-		resp_parser_buffered(s->parser), resp_parser_room(s->parser), s->out.len,
-		s->last_cmd ? s->last_cmd->name : "NULL", s->last_sub ? "|" : "",
-		s->last_sub ? s->last_sub->name : "", (int)s->proto, s->lib_name, s->lib_ver);
+	int64_t now = srv_turn_ms(s->c.srv);
+	buf_printf(text,
+		   "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 "
+		   "sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
+		   "multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%zu tot-mem=0 events=r "
+		   "cmd=%s%s%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+		   (unsigned long long)s->c.id, s->c.addr, s->c.laddr, s->c.fd,
+		   s->name ? s->name : "", (long long)(now - s->c.created_ms) / 1000,
+		   (long long)(now - s->c.last_cmd_ms) / 1000, resp_parser_buffered(s->parser),
+		   resp_parser_room(s->parser), s->c.out.len,
+		   s->last_cmd ? s->last_cmd->name : "NULL", s->last_sub ? "|" : "",
+		   s->last_sub ? s->last_sub->name : "", s->c.user[0] ? s->c.user : "default",
+		   (int)s->proto, s->lib_name, s->lib_ver);
 }
 
 static void reply_text(struct cmd_call *c, struct buf *text)
@@ -341,7 +328,7 @@ static void c_client_list(struct cmd_call *c)
 {
 	struct buf text;
 	buf_init(&text, 64 << 20);
-	srv_foreach(c->sess->srv, client_line, &text);
+	redis_foreach(sess_fe(c->sess), client_line, &text);
 	reply_text(c, &text);
 }
 
@@ -395,7 +382,7 @@ static void c_command(struct cmd_call *c)
 
 static void c_command_count(struct cmd_call *c)
 {
-	resp_add_int(c->out, (long long)cmd_count(srv_cmds(c->sess->srv)));
+	resp_add_int(c->out, (long long)cmd_count(sess_fe(c->sess)->cmds));
 }
 
 static void c_command_docs(struct cmd_call *c)
@@ -417,7 +404,7 @@ static void add_name(const struct cmd_def *d, void *arg)
 
 static void c_command_list(struct cmd_call *c)
 {
-	const struct cmd_table *t = srv_cmds(c->sess->srv);
+	const struct cmd_table *t = sess_fe(c->sess)->cmds;
 	resp_add_array(c->out, cmd_count(t));
 	cmd_foreach(t, add_name, c->out);
 }
@@ -477,7 +464,7 @@ static void c_config_get(struct cmd_call *c)
 		if (!hit[i])
 			continue;
 		char v[300];
-		config_value(srv_cfg(c->sess->srv), &config_params[i], v, sizeof(v));
+		config_value(sess_fe(c->sess)->cfg, &config_params[i], v, sizeof(v));
 		resp_add_cstr(c->out, config_params[i].name);
 		resp_add_cstr(c->out, v);
 	}
@@ -495,33 +482,32 @@ static void c_info(struct cmd_call *c)
 {
 	struct buf text;
 	buf_init(&text, 16 << 20);
-	cmd_info_text(srv_cmds(c->sess->srv), c->sess, c->argc, c->argv, &text);
+	cmd_info_text(sess_fe(c->sess)->cmds, c->sess, c->argc, c->argv, &text);
 	reply_text(c, &text);
 }
 
 static void info_server(struct buf *t, void *arg)
 {
-	const struct srv *srv = arg;
+	const struct redis *r = arg;
 	struct utsname u;
-	int64_t up = (srv_now_ms() - srv_started_ms(srv)) / 1000;
+	int64_t up = (srv_now_ms() - srv_started_ms(r->srv)) / 1000;
 	if (uname(&u) != 0)
 		memset(&u, 0, sizeof(u));
 	buf_printf(t,
-			"redis_version:%s\r\nleasegate_version:%s\r\nredis_mode:standalone\r\n"
-			"os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:libevent\r\n"
-			"process_id:%ld\r\ntcp_port:%d\r\nuptime_in_seconds:%lld\r\n"
-			"uptime_in_days:%lld\r\nconfig_file:%s\r\n",
-			COMPAT_VERSION, LG_VERSION, u.sysname, u.release, u.machine,
-			(int)(sizeof(void *) * 8), (long)getpid(), srv_port(srv), (long long)up,
-			(long long)up / 86400, srv_cfg(srv)->config_file);
+		   "redis_version:%s\r\nleasegate_version:%s\r\nredis_mode:standalone\r\n"
+		   "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:libevent\r\n"
+		   "process_id:%ld\r\ntcp_port:%d\r\nuptime_in_seconds:%lld\r\n"
+		   "uptime_in_days:%lld\r\nconfig_file:%s\r\n",
+		   COMPAT_VERSION, LG_VERSION, u.sysname, u.release, u.machine,
+		   (int)(sizeof(void *) * 8), (long)getpid(), redis_port(r), (long long)up,
+		   (long long)up / 86400, r->cfg->config_file);
 }
 
 static void info_clients(struct buf *t, void *arg)
 {
-	const struct srv *srv = arg;
+	const struct redis *r = arg;
 	buf_printf(t, "connected_clients:%zu\r\nmaxclients:%lld\r\nblocked_clients:%zu\r\n",
-			srv_sessions(srv), (long long)srv_cfg(srv)->maxclients,
-			srv_blocked_sessions(srv));
+		   srv_conns(r->srv), (long long)r->cfg->maxclients, srv_blocked_conns(r->srv));
 }
 
 static void info_persistence(struct buf *t, void *arg)
@@ -535,19 +521,20 @@ static void info_persistence(struct buf *t, void *arg)
 static void info_stats(struct buf *t, void *arg)
 {
 	static const struct loop_poll off;
-	const struct srv *srv = arg;
+	const struct redis *r = arg;
+	const struct srv *srv = r->srv;
 	const struct loop_poll *lp = srv_poll(srv) ? srv_poll(srv) : &off;
 	buf_printf(t,
-			"total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
-			"rejected_connections:%llu\r\n",
-			(unsigned long long)srv_connections_received(srv),
-			(unsigned long long)cmd_dispatched(srv_cmds(srv)),
-			(unsigned long long)srv_connections_rejected(srv));
+		   "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
+		   "rejected_connections:%llu\r\n",
+		   (unsigned long long)srv_connections_received(srv),
+		   (unsigned long long)cmd_dispatched(r->cmds),
+		   (unsigned long long)srv_connections_rejected(srv));
 	buf_printf(t,
-			"busy_poll_max_us:%lld\r\nbusy_poll_window_us:%lld\r\n"
-			"busy_poll_hits:%llu\r\neventloop_sleeps:%llu\r\n",
-			(long long)(lp->max_ns / 1000), (long long)(lp->window_ns / 1000),
-			(unsigned long long)lp->poll_hits, (unsigned long long)lp->sleeps);
+		   "busy_poll_max_us:%lld\r\nbusy_poll_window_us:%lld\r\n"
+		   "busy_poll_hits:%llu\r\neventloop_sleeps:%llu\r\n",
+		   (long long)(lp->max_ns / 1000), (long long)(lp->window_ns / 1000),
+		   (unsigned long long)lp->poll_hits, (unsigned long long)lp->sleeps);
 }
 
 /* Tools read role from here (StackExchange.Redis, exporters, probes): every
@@ -556,7 +543,7 @@ static void info_stats(struct buf *t, void *arg)
 static void info_replication(struct buf *t, void *arg)
 {
 	buf_printf(t, "role:master\r\nconnected_slaves:0\r\n"
-			   "master_failover_state:no-failover\r\nmaster_repl_offset:0\r\n");
+		      "master_failover_state:no-failover\r\nmaster_repl_offset:0\r\n");
 }
 
 static const struct cmd_def builtins[] = {
@@ -579,13 +566,13 @@ int cmd_add_builtins(struct cmd_table *t)
 	return cmd_table_add(t, builtins, sizeof(builtins) / sizeof(builtins[0]), NULL);
 }
 
-int cmd_add_builtin_info(struct cmd_table *t, struct srv *srv)
+int cmd_add_builtin_info(struct cmd_table *t, struct redis *r)
 {
-	if (cmd_table_add_info(t, "server", info_server, srv) != 0 ||
-	    cmd_table_add_info(t, "clients", info_clients, srv) != 0 ||
-	    cmd_table_add_info(t, "persistence", info_persistence, srv) != 0 ||
-	    cmd_table_add_info(t, "stats", info_stats, srv) != 0 ||
-	    cmd_table_add_info(t, "replication", info_replication, srv) != 0)
+	if (cmd_table_add_info(t, "server", info_server, r) != 0 ||
+	    cmd_table_add_info(t, "clients", info_clients, r) != 0 ||
+	    cmd_table_add_info(t, "persistence", info_persistence, r) != 0 ||
+	    cmd_table_add_info(t, "stats", info_stats, r) != 0 ||
+	    cmd_table_add_info(t, "replication", info_replication, r) != 0)
 		return -1;
 	return 0;
 }

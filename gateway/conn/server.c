@@ -1,13 +1,14 @@
 /*
- * server: listeners, the session list and the reaper (see server.h).
+ * server: listeners, the connection registry and the reaper (see server.h).
  *
- * Sessions live on one of two intrusive lists: `live` (accepted, counted
- * against maxclients) and `grave` (closed, waiting for the reaper). The
- * reaper is an event made active whenever a session is buried; it runs the
- * on_close hook, closes the socket and frees the memory once nobody holds a
- * reference, all from the event loop, outside any session callback.
+ * Connections live on one of two intrusive lists: `live` (accepted,
+ * counted against maxclients) and `grave` (closed, waiting for the
+ * reaper). The reaper is an event made active whenever a connection is
+ * buried; it runs the front-end's close op, closes the transport and the
+ * socket, and frees the memory once nobody holds a reference, all from the
+ * event loop, outside any connection callback.
  */
-#include "gateway/server.h"
+#include "gateway/conn/server.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -27,33 +28,37 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "gateway/commands.h"
 #include "gateway/config.h"
+#include "gateway/conn/conn.h"
 #include "gateway/log.h"
 #include "gateway/loop.h"
-#include "gateway/session.h"
 
 enum { LIST_NONE, LIST_LIVE, LIST_GRAVE };
 
-struct sess_list {
-	struct sess *head, *tail;
+struct conn_list {
+	struct conn *head, *tail;
 	size_t n;
+};
+
+struct listener {
+	struct srv *srv;
+	struct evconnlistener *l;
+	const struct conn_proto *proto;
+	int port;	/* TCP: the bound port; Unix: 0 */
+	char path[108]; /* Unix: the socket file, removed at the end */
 };
 
 struct srv {
 	struct event_base *base;
 	const struct cfg *cfg;
-	struct cmd_table *cmds;
-	struct resp_limits limits;
-	struct sess_hooks hooks;
-	struct evconnlistener *tcp, *unix_l;
-	int port;
+	struct listener listeners[SRV_MAX_LISTENERS];
+	size_t nlisteners;
 	uint64_t next_id;  /* ids given: connections accepted so far */
 	uint64_t rejected; /* connections refused at maxclients */
 	int64_t started_ms;
-	struct sess_list live, grave;
+	struct conn_list live, grave;
 	struct event *reaper;
-	struct sess *flush_head;   /* sessions waiting for the end of the turn */
+	struct conn *flush_head;   /* connections waiting for the end of the turn */
 	struct event *flush_guard; /* writes them if that end does not come */
 	struct loop_poll *poll;	   /* told of input (loop.h), may be NULL */
 	bool shutting_down;
@@ -118,7 +123,7 @@ int64_t srv_turn_ms(struct srv *srv)
 	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
-static void list_push(struct sess_list *l, struct sess *s, int which)
+static void list_push(struct conn_list *l, struct conn *s, int which)
 {
 	s->prev = l->tail;
 	s->next = NULL;
@@ -131,7 +136,7 @@ static void list_push(struct sess_list *l, struct sess *s, int which)
 	s->list = which;
 }
 
-static void list_remove(struct sess_list *l, struct sess *s)
+static void list_remove(struct conn_list *l, struct conn *s)
 {
 	if (s->prev)
 		s->prev->next = s->next;
@@ -146,12 +151,11 @@ static void list_remove(struct sess_list *l, struct sess *s)
 	s->list = LIST_NONE;
 }
 
-/* The safe point: every buried session is finished here. */
 /* How long replies may wait for the lowest priority (a loop that always
  * has a read or a timer to run never reaches it). */
 static const struct timeval flush_guard_tv = {0, 1000};
 
-void srv_flush_queue(struct srv *srv, struct sess *s)
+void srv_flush_queue(struct srv *srv, struct conn *s)
 {
 	if (s->in_fq)
 		return;
@@ -165,7 +169,7 @@ void srv_flush_queue(struct srv *srv, struct sess *s)
 	s->in_fq = true;
 }
 
-void srv_flush_unqueue(struct srv *srv, struct sess *s)
+void srv_flush_unqueue(struct srv *srv, struct conn *s)
 {
 	if (srv == NULL || !s->in_fq)
 		return;
@@ -184,27 +188,24 @@ static void flush_guard_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct srv *srv = arg;
 	while (srv->flush_head != NULL)
-		sess_flush_now(srv->flush_head); /* unqueues it */
+		conn_flush_now(srv->flush_head); /* unqueues it */
 }
 
+/* The safe point: every buried connection is finished here. */
 static void reap_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct srv *srv = arg;
-	struct sess *s;
+	struct conn *s;
 	while ((s = srv->grave.head)) {
 		list_remove(&srv->grave, s);
-		if (!s->close_hook_done) {
-			s->close_hook_done = true;
-			if (srv->hooks.on_close)
-				srv->hooks.on_close(s, srv->hooks.arg);
+		if (!s->close_done) {
+			s->close_done = true;
+			s->proto->close(s);
 		}
-		if (s->bev) {
-			bufferevent_free(s->bev); /* closes the fd */
-			s->bev = NULL;
-		}
+		conn_drop_io(s);
 		if (s->refs == 0)
-			sess_free(s);
-		/* else: sess_unref() buries it again at the last reference */
+			conn_free(s);
+		/* else: conn_unref() buries it again at the last reference */
 	}
 	if (srv->shutting_down && srv->live.n == 0 && srv->drained) {
 		void (*done)(void *) = srv->drained;
@@ -213,7 +214,7 @@ static void reap_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-void srv_bury(struct srv *srv, struct sess *s)
+void srv_bury(struct srv *srv, struct conn *s)
 {
 	if (s->list == LIST_LIVE)
 		list_remove(&srv->live, s);
@@ -238,24 +239,38 @@ static void describe(const struct sockaddr *sa, char *buf, size_t len)
 	}
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
-		      void *arg)
+struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, const char *addr,
+		       const char *laddr)
 {
-	static const char full[] = "-ERR max number of clients reached\r\n";
-	struct srv *srv = arg;
-	loop_note_input(srv->poll);
-	if (srv->shutting_down) {
-		close(fd);
-		return;
-	}
 	if (srv->live.n >= (size_t)srv->cfg->maxclients) {
 		/* as Redis: best effort, the socket is fresh and its buffer empty */
-		ssize_t w = send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t w = send(fd, proto->refusal, strlen(proto->refusal),
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
 		(void)w;
 		close(fd);
 		srv->rejected++;
 		log_msg(LOG_LVL_WARN, "refused a client: maxclients (%lld) reached",
 			(long long)srv->cfg->maxclients);
+		return NULL;
+	}
+	struct conn *c = conn_new(srv, proto, fd, addr, laddr);
+	if (!c) {
+		log_msg(LOG_LVL_ERROR, "out of memory accepting a client");
+		return NULL;
+	}
+	c->id = ++srv->next_id;
+	list_push(&srv->live, c, LIST_LIVE);
+	return c;
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+		      void *arg)
+{
+	struct listener *li = arg;
+	struct srv *srv = li->srv;
+	loop_note_input(srv->poll);
+	if (srv->shutting_down) {
+		close(fd);
 		return;
 	}
 	if (sa->sa_family != AF_UNIX) {
@@ -271,16 +286,9 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		describe((struct sockaddr *)&local, laddr, sizeof(laddr));
 	else
 		snprintf(laddr, sizeof(laddr), "?");
-	struct sess *s = sess_new(srv, fd, addr, laddr);
-	if (!s) {
-		log_msg(LOG_LVL_ERROR, "out of memory accepting a client");
-		return;
-	}
-	s->id = ++srv->next_id;
-	list_push(&srv->live, s, LIST_LIVE);
-	if (srv->hooks.on_open)
-		srv->hooks.on_open(s, srv->hooks.arg);
-	sess_process(s); /* bytes may already be waiting */
+	struct conn *c = srv_adopt(srv, li->proto, fd, addr, laddr);
+	if (c != NULL)
+		conn_process(c); /* bytes may already be waiting */
 }
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
@@ -289,29 +297,22 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	log_msg(LOG_LVL_WARN, "accept: %s", evutil_socket_error_to_string(e));
 }
 
-struct srv *srv_new(struct event_base *base, const struct cfg *cfg, struct cmd_table *cmds)
+struct srv *srv_new(struct event_base *base, const struct cfg *cfg)
 {
 	struct srv *srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return NULL;
 	srv->base = base;
-	/* Three priorities: sessions write a turn's replies at the lowest
+	/* Three priorities: connections write a turn's replies at the lowest
 	 * one, once nothing else is active (libevent 2.1 has no before-poll
 	 * hook). Refused (harmless: one priority then) when the base has
 	 * active events. */
 	(void)event_base_priority_init(base, 3);
 	srv->cfg = cfg;
-	srv->cmds = cmds;
-	srv->limits.max_args = (uint32_t)cfg->max_args;
-	srv->limits.max_bulk = (size_t)cfg->max_bulk;
-	srv->limits.max_inline = (size_t)cfg->max_inline;
-	srv->limits.max_query = (size_t)cfg->max_query_buffer;
 	srv->started_ms = srv_now_ms();
 	srv->reaper = event_new(base, -1, 0, reap_cb, srv);
 	srv->flush_guard = evtimer_new(base, flush_guard_cb, srv);
-	struct resp_parser *probe = resp_parser_new(&srv->limits);
-	if (!srv->reaper || !srv->flush_guard || !probe) {
-		resp_parser_free(probe);
+	if (!srv->reaper || !srv->flush_guard) {
 		if (srv->reaper)
 			event_free(srv->reaper);
 		if (srv->flush_guard)
@@ -319,80 +320,94 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, struct cmd_t
 		free(srv);
 		return NULL;
 	}
-	resp_parser_free(probe);
 	return srv;
 }
 
-static bool listen_tcp(struct srv *srv, char *err, size_t errlen)
+/* The next free listener slot bound to proto, or NULL (with err). */
+static struct listener *new_listener(struct srv *srv, const struct conn_proto *proto, char *err,
+				     size_t errlen)
 {
+	if (srv->nlisteners == SRV_MAX_LISTENERS) {
+		snprintf(err, errlen, "too many listeners (at most %d)", SRV_MAX_LISTENERS);
+		return NULL;
+	}
+	struct listener *li = &srv->listeners[srv->nlisteners];
+	memset(li, 0, sizeof(*li));
+	li->srv = srv;
+	li->proto = proto;
+	return li;
+}
+
+bool srv_listen_tcp(struct srv *srv, const char *bind, int64_t port, const struct conn_proto *proto,
+		    char *err, size_t errlen)
+{
+	struct listener *li = new_listener(srv, proto, err, errlen);
+	if (li == NULL)
+		return false;
 	struct addrinfo hints = {
 		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
 	struct addrinfo *res = NULL;
-	char port[16];
-	snprintf(port, sizeof(port), "%lld", (long long)srv->cfg->port);
-	int rc = getaddrinfo(srv->cfg->bind, port, &hints, &res);
+	char sport[16];
+	snprintf(sport, sizeof(sport), "%lld", (long long)port);
+	int rc = getaddrinfo(bind, sport, &hints, &res);
 	if (rc != 0) {
-		snprintf(err, errlen, "--bind %s: %s", srv->cfg->bind, gai_strerror(rc));
+		snprintf(err, errlen, "--bind %s: %s", bind, gai_strerror(rc));
 		return false;
 	}
-	srv->tcp = evconnlistener_new_bind(srv->base, accept_cb, srv,
-					   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-						   LEV_OPT_CLOSE_ON_EXEC,
-					   511, res->ai_addr, (int)res->ai_addrlen);
+	li->l = evconnlistener_new_bind(srv->base, accept_cb, li,
+					LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+						LEV_OPT_CLOSE_ON_EXEC,
+					511, res->ai_addr, (int)res->ai_addrlen);
 	freeaddrinfo(res);
-	if (!srv->tcp) {
-		snprintf(err, errlen, "cannot listen on %s:%lld: %s", srv->cfg->bind,
-			 (long long)srv->cfg->port, strerror(errno));
+	if (!li->l) {
+		snprintf(err, errlen, "cannot listen on %s:%lld: %s", bind, (long long)port,
+			 strerror(errno));
 		return false;
 	}
-	evconnlistener_set_error_cb(srv->tcp, accept_error_cb);
+	evconnlistener_set_error_cb(li->l, accept_error_cb);
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	if (getsockname(evconnlistener_get_fd(srv->tcp), (struct sockaddr *)&ss, &len) == 0) {
+	if (getsockname(evconnlistener_get_fd(li->l), (struct sockaddr *)&ss, &len) == 0) {
 		if (ss.ss_family == AF_INET)
-			srv->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+			li->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 		else if (ss.ss_family == AF_INET6)
-			srv->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+			li->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 	}
+	srv->nlisteners++;
 	return true;
 }
 
-static bool listen_unix(struct srv *srv, char *err, size_t errlen)
+bool srv_listen_unix(struct srv *srv, const char *path, const struct conn_proto *proto, char *err,
+		     size_t errlen)
 {
+	struct listener *li = new_listener(srv, proto, err, errlen);
+	if (li == NULL)
+		return false;
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	const char *path = srv->cfg->unixsocket;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	unlink(path); /* a stale socket of an earlier run, as Redis does */
-	srv->unix_l = evconnlistener_new_bind(srv->base, accept_cb, srv,
-					      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 511,
-					      (struct sockaddr *)&sun, sizeof(sun));
-	if (!srv->unix_l) {
+	li->l = evconnlistener_new_bind(srv->base, accept_cb, li,
+					LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 511,
+					(struct sockaddr *)&sun, sizeof(sun));
+	if (!li->l) {
 		snprintf(err, errlen, "cannot listen on unix socket %s: %s", path, strerror(errno));
 		return false;
 	}
-	evconnlistener_set_error_cb(srv->unix_l, accept_error_cb);
-	return true;
-}
-
-bool srv_listen(struct srv *srv, char *err, size_t errlen)
-{
-	if (srv->cfg->port && !listen_tcp(srv, err, errlen))
-		return false;
-	if (srv->cfg->unixsocket[0] && !listen_unix(srv, err, errlen))
-		return false;
+	evconnlistener_set_error_cb(li->l, accept_error_cb);
+	snprintf(li->path, sizeof(li->path), "%s", path);
+	srv->nlisteners++;
 	return true;
 }
 
 static void stop_listening(struct srv *srv)
 {
-	if (srv->tcp)
-		evconnlistener_free(srv->tcp);
-	srv->tcp = NULL;
-	if (srv->unix_l) {
-		evconnlistener_free(srv->unix_l);
-		unlink(srv->cfg->unixsocket);
+	for (size_t i = 0; i < srv->nlisteners; i++) {
+		struct listener *li = &srv->listeners[i];
+		evconnlistener_free(li->l);
+		if (li->path[0])
+			unlink(li->path);
 	}
-	srv->unix_l = NULL;
+	srv->nlisteners = 0;
 }
 
 void srv_shutdown(struct srv *srv, void (*done)(void *arg), void *arg)
@@ -401,9 +416,9 @@ void srv_shutdown(struct srv *srv, void (*done)(void *arg), void *arg)
 	srv->drained = done;
 	srv->drained_arg = arg;
 	stop_listening(srv);
-	for (struct sess *s = srv->live.head, *next; s; s = next) {
+	for (struct conn *s = srv->live.head, *next; s; s = next) {
 		next = s->next;
-		sess_close(s, "server shutting down");
+		conn_close(s, "server shutting down");
 	}
 	event_active(srv->reaper, EV_TIMEOUT, 0); /* reports at once if none */
 }
@@ -414,7 +429,7 @@ void srv_free(struct srv *srv)
 		return;
 	stop_listening(srv);
 	while (srv->live.head)
-		sess_abort(srv->live.head, "server stopped");
+		conn_abort(srv->live.head, "server stopped");
 	srv->drained = NULL;
 	reap_cb(-1, 0, srv);
 	event_free(srv->reaper);
@@ -422,32 +437,22 @@ void srv_free(struct srv *srv)
 	free(srv);
 }
 
-void srv_set_hooks(struct srv *srv, const struct sess_hooks *hooks)
+int srv_port(const struct srv *srv, const struct conn_proto *proto)
 {
-	srv->hooks = *hooks;
-}
-
-int srv_port(const struct srv *srv)
-{
-	return srv->port;
+	for (size_t i = 0; i < srv->nlisteners; i++)
+		if (srv->listeners[i].proto == proto && srv->listeners[i].port != 0)
+			return srv->listeners[i].port;
+	return 0;
 }
 const struct cfg *srv_cfg(const struct srv *srv)
 {
 	return srv->cfg;
 }
-struct cmd_table *srv_cmds(const struct srv *srv)
-{
-	return srv->cmds;
-}
 struct event_base *srv_base(const struct srv *srv)
 {
 	return srv->base;
 }
-const struct resp_limits *srv_limits(const struct srv *srv)
-{
-	return &srv->limits;
-}
-size_t srv_sessions(const struct srv *srv)
+size_t srv_conns(const struct srv *srv)
 {
 	return srv->live.n;
 }
@@ -455,21 +460,21 @@ int64_t srv_started_ms(const struct srv *srv)
 {
 	return srv->started_ms;
 }
-const struct sess_hooks *srv_hooks(const struct srv *srv)
-{
-	return &srv->hooks;
-}
 
-size_t srv_blocked_sessions(const struct srv *srv)
+size_t srv_blocked_conns(const struct srv *srv)
 {
 	size_t n = 0;
-	for (const struct sess *s = srv->live.head; s; s = s->next)
-		n += s->state == SESS_BLOCKED;
+	for (const struct conn *s = srv->live.head; s; s = s->next)
+		n += s->state == CONN_BLOCKED;
 	return n;
 }
 
-void srv_foreach(struct srv *srv, void (*fn)(struct sess *s, void *arg), void *arg)
+void srv_foreach(struct srv *srv, const struct conn_proto *proto,
+		 void (*fn)(struct conn *c, void *arg), void *arg)
 {
-	for (struct sess *s = srv->live.head; s; s = s->next)
-		fn(s, arg);
+	for (struct conn *s = srv->live.head, *next; s; s = next) {
+		next = s->next;
+		if (proto == NULL || s->proto == proto)
+			fn(s, arg);
+	}
 }

@@ -1,0 +1,187 @@
+/*
+ * conn: one client connection, for any front-end (Redis, PostgreSQL):
+ * bytes in through the connection's transport, one request at a time
+ * through the front-end's ops, replies out through the transport, in order.
+ *
+ * States (changed only by conn_set_state(), which refuses an illegal move):
+ *
+ *   OPEN     reading, running requests; replies leave in request order.
+ *   BLOCKED  a request deferred its reply (conn_suspend); later requests
+ *            wait, read or not, until conn_resume(). Replies stay in order.
+ *   CLOSING  no more requests (QUIT, protocol error, shutdown): what is in
+ *            the reply buffer is sent, then the connection is closed.
+ *   CLOSED   the transport is gone and the front-end's close op has run;
+ *            the memory is freed by the registry at its next safe point
+ *            once no reference is held (conn_ref). Never freed under a
+ *            callback that may touch it.
+ *
+ *   OPEN <-> BLOCKED, OPEN|BLOCKED -> CLOSING, any -> CLOSED.
+ *
+ * Bytes move only through the transport table (transport.h): the plain
+ * one today, TLS as a second entry; conn_set_transport() switches a live
+ * connection (PostgreSQL's SSLRequest). Back-pressure: while the
+ * transport's unsent output is over the output limit the connection stops
+ * reading and running requests; it resumes when the output has drained to
+ * half the limit.
+ *
+ * A front-end embeds struct conn at the start of its own connection struct
+ * (conn_proto.size bytes are allocated) and gets the connection's events
+ * through its conn_proto ops.
+ *
+ * Not here: listeners and the registry (server.h), what requests mean (the
+ * front-ends), leases (gateway/lease).
+ */
+#ifndef LG_CONN_H
+#define LG_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "protocols/buf.h"
+
+struct srv;
+struct conn;
+struct event;
+struct transport;
+
+enum conn_state { CONN_OPEN, CONN_BLOCKED, CONN_CLOSING, CONN_CLOSED };
+
+/* What one step of a front-end did. */
+enum conn_step {
+	CONN_STEP_RAN,	/* ran one request (its reply may be deferred) */
+	CONN_STEP_IDLE, /* no complete request buffered: read more */
+	CONN_STEP_STOP, /* the front-end wrote its error and closed */
+};
+
+/* A front-end, as the connection layer sees it. */
+struct conn_proto {
+	const char *name; /* "redis", "pg": logs, CLIENT LIST */
+	size_t size;	  /* bytes of the front-end's struct, >= sizeof(struct conn) */
+	/* Accepted: set up the front-end's state. false: out of memory (the
+	 * connection is dropped, close is not called). */
+	bool (*open)(struct conn *c);
+	/* Bytes the front-end takes now (its parser's room). */
+	size_t (*room)(const struct conn *c);
+	/* len bytes read (len <= room). false: out of memory. */
+	bool (*feed)(struct conn *c, const char *bytes, size_t len);
+	/* Bytes read and not yet run (a client that pipelines). */
+	size_t (*buffered)(const struct conn *c);
+	/* Runs the next buffered request. */
+	enum conn_step (*step)(struct conn *c);
+	/* Once, when the connection is gone or closing is final: release
+	 * what it holds, cancel or detach what it waits for. */
+	void (*close)(struct conn *c);
+	/* At the safe point, before the memory goes: free the front-end's
+	 * own allocations (not c). */
+	void (*free)(struct conn *c);
+	/* What a client refused at --maxclients is sent before the close. */
+	const char *refusal;
+};
+
+/* Read-only outside the connection layer, but for `out` (replies) and
+ * `user` (the principal, set by authentication). */
+struct conn {
+	struct srv *srv;
+	const struct conn_proto *proto;
+	const struct transport *transport;
+	void *tp;		  /* the transport's state */
+	struct conn *prev, *next; /* the registry's live list, then its graveyard */
+	int list;		  /* server.c: which list prev/next are in */
+	uint64_t id;
+	int fd;
+	enum conn_state state;
+	bool reading_paused; /* back-pressure: output over the limit */
+	bool close_done;     /* proto->close has run */
+	bool in_process;     /* conn_process() is on the stack */
+	bool in_fq;	     /* in the registry's flush queue */
+	int refs;
+	struct buf out;		 /* replies not yet handed to the transport */
+	struct event *resume_ev; /* runs the request loop from the event loop */
+	struct event *flush_ev;	 /* writes the replies at the end of the turn */
+	struct conn *fq_prev, *fq_next;
+	char addr[64], laddr[64];
+	int64_t created_ms, last_cmd_ms;
+	uint64_t flushes;	  /* times replies were handed to the transport */
+	const char *close_reason; /* static string, for the log */
+	char user[64];		  /* the principal; "" until authenticated */
+	bool authenticated;
+};
+
+static inline enum conn_state conn_state(const struct conn *c)
+{
+	return c->state;
+}
+/* True once CLOSING or CLOSED: replies are no longer read. */
+static inline bool conn_closed(const struct conn *c)
+{
+	return c->state >= CONN_CLOSING;
+}
+
+/* The only way the state changes. Returns false, changing nothing, for a
+ * move the diagram above does not allow. */
+bool conn_set_state(struct conn *c, enum conn_state to) __attribute__((warn_unused_result));
+
+/* A connection on an accepted, non-blocking fd (the connection owns it)
+ * for proto, over the plain transport; reading starts at once. NULL on
+ * out-of-memory (the fd is closed). For the registry (server.c). */
+struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, int fd, const char *addr,
+		      const char *laddr) __attribute__((warn_unused_result));
+
+/* Closes the transport and the fd of a CLOSED connection (the reaper, at
+ * once, even while references keep the memory). */
+void conn_drop_io(struct conn *c);
+
+/* Frees a CLOSED, unreferenced connection: only the registry's reaper. */
+void conn_free(struct conn *c);
+
+/* Moves c to transport t (plain -> TLS after PostgreSQL's SSLRequest): the
+ * old transport lets go of the fd, t takes it. Returns false (c keeps its
+ * transport) when t cannot start. */
+bool conn_set_transport(struct conn *c, const struct transport *t)
+	__attribute__((warn_unused_result));
+
+/* A request will answer later: no further request runs until
+ * conn_resume(). */
+void conn_suspend(struct conn *c);
+
+/* The deferred reply is in c->out: sends it and, from the event loop
+ * (never from the caller's stack), carries on with the next requests. A
+ * no-op once the connection is closing. */
+void conn_resume(struct conn *c);
+
+/* Hands c->out to the transport: at the end of this turn of the event
+ * loop while the connection is open (so the replies of every request run
+ * in this turn leave in one write), at once when it is closing. */
+void conn_flush(struct conn *c);
+
+/* Writes the replies now (the registry's flush guard). */
+void conn_flush_now(struct conn *c);
+
+/* Keeps the memory of c valid across an asynchronous call even if the
+ * connection closes meanwhile (check conn_closed() on completion). Every
+ * conn_ref needs one conn_unref. */
+void conn_ref(struct conn *c);
+void conn_unref(struct conn *c);
+
+/* Stops running requests; sends what is buffered, then closes. reason is
+ * a static string for the log. Safe from any callback; idempotent. */
+void conn_close(struct conn *c, const char *reason);
+
+/* Closes at once, dropping unsent output (peer gone, transport error). */
+void conn_abort(struct conn *c, const char *reason);
+
+/* Runs the request loop (the registry and the resume event call it). */
+void conn_process(struct conn *c);
+
+/* --- for transports: what they tell the connection --- */
+
+/* Bytes may be read (the transport's read event). */
+void conn_readable(struct conn *c);
+/* Queued output was written; left bytes are still queued. */
+void conn_drained(struct conn *c, size_t left);
+/* The transport failed (a write error, the peer reset). */
+void conn_transport_error(struct conn *c);
+
+#endif

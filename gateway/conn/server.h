@@ -1,0 +1,102 @@
+/*
+ * server: the connection registry of the process and its listeners, for
+ * every front-end: TCP and Unix listeners (several, each bound to the
+ * front-end it speaks), one list of live connections and one
+ * --maxclients for all of them, TCP keepalive, the flush queue and its
+ * guard, and the safe point where closed connections are freed.
+ *
+ * It accepts (refusing past maxclients with the front-end's refusal), and
+ * frees closed connections at one safe point: a reaper event that runs
+ * from the event loop after the callback that closed them has returned.
+ * Shutdown stops accepting, closes every connection after its pending
+ * replies, and reports once the last one is gone.
+ *
+ * Not here: one connection's loop (conn.c), what requests mean (the
+ * front-ends), configuration parsing (config.c).
+ */
+#ifndef LG_SERVER_H
+#define LG_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct cfg;
+struct conn;
+struct conn_proto;
+struct loop_poll;
+struct srv;
+
+/* A registry on base, configured by *cfg (kept by pointer: it must
+ * outlive the registry). Listens on nothing yet. NULL on out-of-memory. */
+struct srv *srv_new(struct event_base *base, const struct cfg *cfg)
+	__attribute__((warn_unused_result));
+
+/* Listens on bind:port (port 0: any free port) for proto. Returns false
+ * with a message in err when it cannot. At most SRV_MAX_LISTENERS. */
+#define SRV_MAX_LISTENERS 8
+bool srv_listen_tcp(struct srv *srv, const char *bind, int64_t port, const struct conn_proto *proto,
+		    char *err, size_t errlen) __attribute__((warn_unused_result));
+/* Listens on a Unix socket at path (a stale socket file is replaced, and
+ * removed when the listener stops) for proto. */
+bool srv_listen_unix(struct srv *srv, const char *path, const struct conn_proto *proto, char *err,
+		     size_t errlen) __attribute__((warn_unused_result));
+
+/* The bound TCP port of proto's first TCP listener, 0 if none. */
+int srv_port(const struct srv *srv, const struct conn_proto *proto);
+
+/* Registers a connection for proto on fd, as an accepted one is (counted
+ * against maxclients, given an id, proto->open run), without reading yet:
+ * call conn_process() to start. NULL when refused (maxclients: the
+ * refusal is sent) or out of memory; the fd is closed then. */
+struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, const char *addr,
+		       const char *laddr);
+
+/* Stops accepting, closes every connection after its pending replies;
+ * calls done(arg) from the event loop once none is left (at once if none). */
+void srv_shutdown(struct srv *srv, void (*done)(void *arg), void *arg);
+
+/* Frees the registry; every connection still open is aborted first and
+ * its front-end's close op runs here, so free the front-ends after this. */
+void srv_free(struct srv *srv);
+
+const struct cfg *srv_cfg(const struct srv *srv);
+struct event_base *srv_base(const struct srv *srv);
+
+/* Connections accepted (each got an id) and refused at maxclients, since
+ * the registry was made: INFO stats. */
+uint64_t srv_connections_received(const struct srv *srv);
+uint64_t srv_connections_rejected(const struct srv *srv);
+
+/* The event loop's poll state (loop.h), told of client input and new
+ * connections; NULL (the default) tells nobody. */
+void srv_set_poll(struct srv *srv, struct loop_poll *lp);
+struct loop_poll *srv_poll(const struct srv *srv);
+
+/* Live connections, all front-ends; those BLOCKED. */
+size_t srv_conns(const struct srv *srv);
+size_t srv_blocked_conns(const struct srv *srv);
+int64_t srv_started_ms(const struct srv *srv);
+/* Calls fn for every live connection of proto (NULL: every front-end), in
+ * accept order. fn may close the connection it is given. */
+void srv_foreach(struct srv *srv, const struct conn_proto *proto,
+		 void (*fn)(struct conn *c, void *arg), void *arg);
+
+/* For conn.c: the graveyard of closed connections. */
+void srv_bury(struct srv *srv, struct conn *c);
+/* For conn.c: c has replies waiting for the end of the loop turn (queue),
+ * or no longer (unqueue; idempotent). Whatever waits longer than a
+ * millisecond, the registry's flush guard writes (conn_flush_now). */
+void srv_flush_queue(struct srv *srv, struct conn *c);
+void srv_flush_unqueue(struct srv *srv, struct conn *c);
+
+/* Monotonic milliseconds (for ages and idle times). */
+int64_t srv_now_ms(void);
+
+/* Wall-clock ms as of the start of this loop turn (libevent's cached time,
+ * no system call): for figures shown in seconds, such as CLIENT LIST's
+ * idle. */
+int64_t srv_turn_ms(struct srv *srv);
+
+#endif

@@ -1,0 +1,144 @@
+/*
+ * session: the Redis front-end's connections. A struct sess is a struct
+ * conn (gateway/conn, which moves the bytes, keeps the states and the
+ * back-pressure) with what the Redis protocol adds: the request parser,
+ * the protocol version (RESP2/RESP3), the client's name and library, the
+ * last command run.
+ *
+ * struct redis is the front-end: the listeners it asked the registry for
+ * (--port, --unixsocket), its command table, its request limits and the
+ * hooks the lease commands set. Its conn_proto ops (session.c) turn bytes
+ * into commands (protocols/resp) and run them (commands.c).
+ *
+ * The sess_* functions are the connection's, for command handlers: a
+ * handler that answers later calls sess_suspend(), writes its reply to
+ * sess_out() from its completion and calls sess_resume().
+ *
+ * Not here: moving bytes and connection states (gateway/conn), what
+ * commands do (commands.c, cmd_builtin.c, lockcmds.c, leadercmds.c).
+ */
+#ifndef LG_SESSION_H
+#define LG_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gateway/conn/conn.h"
+#include "protocols/resp/resp.h"
+
+struct cfg;
+struct cmd_def;
+struct cmd_table;
+struct srv;
+struct sess;
+
+/* What the lease commands learn about sessions. Each may be NULL.
+ * on_open: a session was accepted (before its first command).
+ * on_close: exactly once, when the connection is gone or closing is final;
+ *   after it the session runs no command and its replies are dropped.
+ *   Cancel or detach every pending operation on it here.
+ * on_reset: the client sent RESET (drop per-session state, stay open). */
+struct sess_hooks {
+	void (*on_open)(struct sess *s, void *arg);
+	void (*on_close)(struct sess *s, void *arg);
+	void (*on_reset)(struct sess *s, void *arg);
+	void *arg;
+};
+
+struct redis {
+	struct conn_proto proto; /* first: a session's c.proto is its front-end */
+	struct srv *srv;
+	const struct cfg *cfg;
+	struct cmd_table *cmds;
+	struct resp_limits limits;
+	struct sess_hooks hooks;
+};
+
+/* Fields are read-only outside the Redis front-end. */
+struct sess {
+	struct conn c; /* first: the connection layer allocates a struct sess */
+	struct resp_parser *parser;
+	enum resp_proto proto;
+	char *name; /* CLIENT SETNAME, NULL if none */
+	char lib_name[64], lib_ver[64];
+	/* the last command run (CLIENT LIST's cmd=), and its subcommand */
+	const struct cmd_def *last_cmd, *last_sub;
+	void *app; /* the lease commands' per-session state (sess_set_app) */
+};
+
+/* The Redis front-end on srv, configured by *cfg (kept by pointer),
+ * dispatching to cmds. Listens on nothing yet. NULL on out-of-memory or
+ * invalid limits. */
+struct redis *redis_new(struct srv *srv, const struct cfg *cfg, struct cmd_table *cmds)
+	__attribute__((warn_unused_result));
+/* Opens the listeners of the configuration (--port, 0 = none;
+ * --unixsocket). False with a message in err when one cannot be opened. */
+bool redis_listen(struct redis *r, char *err, size_t errlen) __attribute__((warn_unused_result));
+/* The bound TCP port, 0 if none. */
+int redis_port(const struct redis *r);
+void redis_set_hooks(struct redis *r, const struct sess_hooks *hooks);
+/* Frees r: after srv_free (sessions still open run their hooks there). */
+void redis_free(struct redis *r);
+
+static inline struct redis *sess_fe(const struct sess *s)
+{
+	return (struct redis *)s->c.proto;
+}
+/* Where a command handler writes its reply, and pushes go (RESP3). */
+static inline struct buf *sess_out(struct sess *s)
+{
+	return &s->c.out;
+}
+static inline enum resp_proto sess_proto(const struct sess *s)
+{
+	return s->proto;
+}
+static inline enum conn_state sess_state(const struct sess *s)
+{
+	return s->c.state;
+}
+/* True once the session is closing or closed: replies are no longer read. */
+static inline bool sess_closed(const struct sess *s)
+{
+	return conn_closed(&s->c);
+}
+/* Per-session state of the lease commands; the front-end only stores the
+ * pointer. Release it in the on_close hook. */
+static inline void *sess_app(const struct sess *s)
+{
+	return s->app;
+}
+static inline void sess_set_app(struct sess *s, void *app)
+{
+	s->app = app;
+}
+/* The connection's operations (conn.h), for command handlers. */
+static inline void sess_suspend(struct sess *s)
+{
+	conn_suspend(&s->c);
+}
+static inline void sess_resume(struct sess *s)
+{
+	conn_resume(&s->c);
+}
+static inline void sess_flush(struct sess *s)
+{
+	conn_flush(&s->c);
+}
+static inline void sess_ref(struct sess *s)
+{
+	conn_ref(&s->c);
+}
+static inline void sess_unref(struct sess *s)
+{
+	conn_unref(&s->c);
+}
+static inline void sess_close(struct sess *s, const char *reason)
+{
+	conn_close(&s->c, reason);
+}
+
+/* Calls fn for every live Redis session, in accept order. */
+void redis_foreach(struct redis *r, void (*fn)(struct sess *s, void *arg), void *arg);
+
+#endif
