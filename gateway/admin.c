@@ -1,131 +1,237 @@
 /*
- * admin: /healthz, /readyz and /metrics over libevent's evhttp (admin.h).
+ * admin: /healthz, /readyz and /metrics (admin.h), as a front-end of the
+ * connection layer: bytes are gathered until the end of the request head,
+ * the request line is parsed, one response is written and the connection
+ * closes after it.
  */
 #include "gateway/admin.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
+#include <event2/event.h>
 
-#define ADMIN_MAX_HEADERS 8192
-#define ADMIN_TIMEOUT_S	  10
-#define METRICS_MAX	  (4 << 20) /* bytes of /metrics text */
+#include "gateway/config.h"
+#include "gateway/conn/conn.h"
+#include "gateway/conn/server.h"
+
+#define ADMIN_MAX_HEAD	8192
+#define ADMIN_TIMEOUT_S 10
+#define METRICS_MAX	(4 << 20) /* bytes of /metrics text */
+#define TEXT_PLAIN	"text/plain; charset=utf-8"
+#define ADMIN_REFUSAL                                                                              \
+	"HTTP/1.1 503 Service Unavailable\r\nContent-Type: " TEXT_PLAIN "\r\n"                     \
+	"Content-Length: 49\r\nConnection: close\r\n\r\n"                                          \
+	"too many admin connections (--admin-maxclients)\n"
 
 struct admin {
-	struct evhttp *http;
+	struct conn_proto proto; /* first: a connection's proto is its admin */
+	struct srv *srv;	 /* the admin port's own registry */
 	struct admin_ops ops;
 };
 
-static void reply(struct evhttp_request *req, int code, const char *reason, const char *type,
-		  const char *body, size_t len)
+/* One admin connection. */
+struct aconn {
+	struct conn c;
+	struct buf head;       /* the request head, read so far */
+	struct event *timeout; /* the request must come within ADMIN_TIMEOUT_S */
+	bool head_only;	       /* HEAD: the response without its body */
+};
+
+static struct admin *admin_of(struct conn *c)
 {
-	struct evbuffer *b = evbuffer_new();
-	if (b == NULL) {
-		evhttp_send_error(req, 500, "out of memory");
-		return;
-	}
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", type);
-	if (evbuffer_add(b, body, len) != 0) {
-		evbuffer_free(b);
-		evhttp_send_error(req, 500, "out of memory");
-		return;
-	}
-	evhttp_send_reply(req, code, reason, b);
-	evbuffer_free(b);
+	return (struct admin *)c->proto;
 }
 
-static void text(struct evhttp_request *req, int code, const char *reason, const char *body)
+/* Writes the response and closes the connection once it is sent. */
+static void respond(struct aconn *a, int code, const char *reason, const char *type,
+		    const char *body, size_t len)
 {
-	reply(req, code, reason, "text/plain; charset=utf-8", body, strlen(body));
+	struct buf *out = &a->c.out;
+	buf_printf(out,
+		   "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+		   "Connection: close\r\n\r\n",
+		   code, reason, type, len);
+	if (!a->head_only)
+		buf_raw(out, body, len);
+	conn_close(&a->c, "answered");
 }
 
-static void healthz(struct admin *a, struct evhttp_request *req)
+static void text(struct aconn *a, int code, const char *reason, const char *body)
 {
-	text(req, 200, "OK", "ok\n");
+	respond(a, code, reason, TEXT_PLAIN, body, strlen(body));
 }
 
-static void readyz(struct admin *a, struct evhttp_request *req)
+static void healthz(struct admin *ad, struct aconn *a)
+{
+	text(a, 200, "OK", "ok\n");
+}
+
+static void readyz(struct admin *ad, struct aconn *a)
 {
 	const char *why = "not ready";
 	char body[256];
-	if (a->ops.ready(a->ops.arg, &why)) {
-		text(req, 200, "OK", "ready\n");
+	if (ad->ops.ready(ad->ops.arg, &why)) {
+		text(a, 200, "OK", "ready\n");
 		return;
 	}
 	snprintf(body, sizeof(body), "not ready: %s\n", why);
-	text(req, 503, "Service Unavailable", body);
+	text(a, 503, "Service Unavailable", body);
 }
 
-static void metrics(struct admin *a, struct evhttp_request *req)
+static void metrics(struct admin *ad, struct aconn *a)
 {
-	struct buf out;
-	buf_init(&out, METRICS_MAX);
-	a->ops.metrics(a->ops.arg, &out);
-	if (buf_failed(&out))
-		evhttp_send_error(req, 500, "metrics past their size limit or out of memory");
+	struct buf body;
+	buf_init(&body, METRICS_MAX);
+	ad->ops.metrics(ad->ops.arg, &body);
+	if (buf_failed(&body))
+		text(a, 500, "Internal Server Error",
+		     "metrics past their size limit or out of memory\n");
 	else
-		reply(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", out.buf, out.len);
-	buf_free(&out);
+		respond(a, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body.buf,
+			body.len);
+	buf_free(&body);
 }
 
 static const struct route {
 	const char *path;
-	void (*fn)(struct admin *a, struct evhttp_request *req);
+	void (*fn)(struct admin *ad, struct aconn *a);
 } routes[] = {
 	{"/healthz", healthz},
 	{"/readyz", readyz},
 	{"/metrics", metrics},
 };
 
-static void on_request(struct evhttp_request *req, void *arg)
+/* Answers the request line "METHOD SP target SP HTTP/x.y" of len bytes. */
+static void answer(struct admin *ad, struct aconn *a, const char *line, size_t len)
 {
-	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
-	for (size_t i = 0; path && i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (strcmp(path, routes[i].path) == 0) {
-			routes[i].fn(arg, req);
+	const char *sp1 = memchr(line, ' ', len);
+	const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', len - (size_t)(sp1 + 1 - line)) : NULL;
+	if (sp2 == NULL || sp1 == line || sp2 == sp1 + 1 || (size_t)(line + len - (sp2 + 1)) < 5 ||
+	    memcmp(sp2 + 1, "HTTP/", 5) != 0) {
+		text(a, 400, "Bad Request", "bad request line\n");
+		return;
+	}
+	size_t mlen = (size_t)(sp1 - line);
+	a->head_only = mlen == 4 && memcmp(line, "HEAD", 4) == 0;
+	if (!a->head_only && !(mlen == 3 && memcmp(line, "GET", 3) == 0)) {
+		text(a, 501, "Not Implemented", "only GET and HEAD\n");
+		return;
+	}
+	const char *path = sp1 + 1;
+	const char *q = memchr(path, '?', (size_t)(sp2 - path));
+	size_t plen = (size_t)((q ? q : sp2) - path);
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (strlen(routes[i].path) == plen && memcmp(path, routes[i].path, plen) == 0) {
+			routes[i].fn(ad, a);
 			return;
 		}
 	}
-	text(req, 404, "Not Found", "not found: try /healthz, /readyz or /metrics\n");
+	text(a, 404, "Not Found", "not found: try /healthz, /readyz or /metrics\n");
 }
 
-struct admin *admin_new(struct event_base *base, const char *bind, int port,
-			const struct admin_ops *ops, char *err, size_t errlen)
+static enum conn_step a_step(struct conn *c)
 {
-	struct admin *a = calloc(1, sizeof(*a));
-	if (a == NULL || (a->http = evhttp_new(base)) == NULL) {
+	struct aconn *a = (struct aconn *)c;
+	const char *h = a->head.buf;
+	size_t n = a->head.len;
+	const char *end = n >= 4 ? memmem(h, n, "\r\n\r\n", 4) : NULL;
+	if (end == NULL) {
+		if (n < ADMIN_MAX_HEAD)
+			return CONN_STEP_IDLE;
+		text(a, 431, "Request Header Fields Too Large", "request head over 8 KiB\n");
+		return CONN_STEP_STOP;
+	}
+	const char *eol = memchr(h, '\r', n);
+	answer(admin_of(c), a, h, (size_t)(eol - h));
+	buf_consume(&a->head, n); /* one request per connection */
+	return CONN_STEP_STOP;
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct aconn *a = arg;
+	conn_close(&a->c, "admin request timed out");
+}
+
+static bool a_open(struct conn *c)
+{
+	struct aconn *a = (struct aconn *)c;
+	struct timeval tv = {ADMIN_TIMEOUT_S, 0};
+	buf_init(&a->head, ADMIN_MAX_HEAD);
+	a->timeout = evtimer_new(srv_base(c->srv), on_timeout, a);
+	return a->timeout != NULL && event_add(a->timeout, &tv) == 0;
+}
+
+static size_t a_room(const struct conn *c)
+{
+	const struct aconn *a = (const struct aconn *)c;
+	return conn_closed(c) ? 0 : a->head.limit - a->head.len;
+}
+
+static bool a_feed(struct conn *c, const char *bytes, size_t len)
+{
+	struct aconn *a = (struct aconn *)c;
+	buf_raw(&a->head, bytes, len);
+	return !buf_failed(&a->head);
+}
+
+static size_t a_buffered(const struct conn *c)
+{
+	return ((const struct aconn *)c)->head.len;
+}
+
+static void a_close(struct conn *c)
+{
+	event_del(((struct aconn *)c)->timeout);
+}
+
+static void a_free(struct conn *c)
+{
+	struct aconn *a = (struct aconn *)c;
+	if (a->timeout)
+		event_free(a->timeout);
+	buf_free(&a->head);
+}
+
+struct admin *admin_new(struct event_base *base, const struct cfg *cfg, const struct admin_ops *ops,
+			char *err, size_t errlen)
+{
+	char why[256];
+	struct admin *ad = calloc(1, sizeof(*ad));
+	if (ad == NULL ||
+	    (ad->srv = srv_new(base, cfg, cfg->admin_maxclients, "--admin-maxclients")) == NULL) {
 		snprintf(err, errlen, "admin port: out of memory");
-		free(a);
+		free(ad);
 		return NULL;
 	}
-	a->ops = *ops;
-	evhttp_set_allowed_methods(a->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
-	evhttp_set_max_headers_size(a->http, ADMIN_MAX_HEADERS);
-	evhttp_set_max_body_size(a->http, 0);
-	evhttp_set_timeout(a->http, ADMIN_TIMEOUT_S);
-	evhttp_set_gencb(a->http, on_request, a);
-	if (evhttp_bind_socket_with_handle(a->http, bind, (ev_uint16_t)port) == NULL) {
-		snprintf(err, errlen,
-			 "bad value for --admin-port: cannot listen on %s:%d (%s; 0 turns the "
-			 "admin port off)",
-			 bind, port, strerror(errno));
-		admin_free(a);
+	ad->ops = *ops;
+	ad->proto = (struct conn_proto){
+		.name = "admin",
+		.size = sizeof(struct aconn),
+		.open = a_open,
+		.room = a_room,
+		.feed = a_feed,
+		.buffered = a_buffered,
+		.step = a_step,
+		.close = a_close,
+		.free = a_free,
+		.refusal = ADMIN_REFUSAL,
+	};
+	if (!srv_listen_tcp(ad->srv, cfg->bind, cfg->admin_port, &ad->proto, why, sizeof(why))) {
+		snprintf(err, errlen, "bad value for --admin-port: %s (0 turns the admin port off)",
+			 why);
+		admin_free(ad);
 		return NULL;
 	}
-	return a;
+	return ad;
 }
 
-void admin_free(struct admin *a)
+void admin_free(struct admin *ad)
 {
-	if (a == NULL)
+	if (ad == NULL)
 		return;
-	if (a->http)
-		evhttp_free(a->http);
-	free(a);
+	srv_free(ad->srv);
+	free(ad);
 }

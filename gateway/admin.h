@@ -1,6 +1,10 @@
 /*
- * admin: the admin HTTP port (libevent's evhttp): GET /healthz, /readyz
- * and /metrics, for Kubernetes probes and Prometheus.
+ * admin: the admin HTTP port: GET /healthz, /readyz and /metrics, for
+ * Kubernetes probes and Prometheus. A small HTTP/1.1 front-end on the
+ * connection layer (gateway/conn), with a registry of its own: its
+ * connections count against --admin-maxclients, never against the
+ * protocol ports' --maxclients, so the admin port cannot starve them (nor
+ * they it), and it keeps answering while the protocol ports drain.
  *
  *   /healthz  200 "ok" while the process runs its event loop (liveness).
  *   /readyz   200 "ready" once the store is open and until shutdown
@@ -9,11 +13,12 @@
  *             SIGTERM, gets no new clients (readiness).
  *   /metrics  the Prometheus text of metrics.h.
  *
- * Only GET and HEAD (libevent answers 501 otherwise), other paths 404;
- * headers up to 8 KiB, no body, 10 s to send a request. Connections are
- * not counted (libevent 2.1's evhttp has no limit; the timeout closes idle
- * ones): keep the port inside the cluster. It listens from the start,
- * before the store is open, so that probes can tell "alive" from "ready".
+ * Only GET and HEAD (501 otherwise), other paths 404; a request head of
+ * up to 8 KiB (431 past it), no body, 10 s to send it (then the connection
+ * is closed); one request per connection (answered with Connection:
+ * close). Past --admin-maxclients a newcomer is answered 503 and closed.
+ * It listens from the start, before the store is open, so that probes can
+ * tell "alive" from "ready".
  *
  * Not here: what the metrics are (metrics.c), what "ready" means (main.c
  * says, through admin_ops).
@@ -26,6 +31,7 @@
 
 #include "protocols/buf.h"
 
+struct cfg;
 struct event_base;
 
 struct admin_ops {
@@ -38,11 +44,12 @@ struct admin_ops {
 
 struct admin;
 
-/* Listens on bind:port (port > 0). NULL with a message in err when it
- * cannot (the address taken, out of memory). ops is copied. */
-struct admin *admin_new(struct event_base *base, const char *bind, int port,
-			const struct admin_ops *ops, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+/* Listens on cfg's bind:admin-port (> 0), taking at most
+ * cfg->admin_maxclients connections at once. NULL with a message in err
+ * when it cannot (the address taken, out of memory). ops is copied; cfg
+ * must outlive the admin port. */
+struct admin *admin_new(struct event_base *base, const struct cfg *cfg, const struct admin_ops *ops,
+			char *err, size_t errlen) __attribute__((warn_unused_result));
 
 void admin_free(struct admin *a);
 

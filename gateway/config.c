@@ -67,7 +67,10 @@ static const struct option_def options[] = {
 	{"requirepass", STR(requirepass), NULL, 0, 511, NULL,
 	 "password clients must give with AUTH (default: none)"},
 	{"maxclients", NUM(T_INT, maxclients), "10000", 1, 1000000, NULL,
-	 "most client connections at once"},
+	 "most client connections at once, every protocol port together (lowered at "
+	 "start to what the open-files limit allows, with a warning)"},
+	{"admin-maxclients", NUM(T_INT, admin_maxclients), "16", 1, 1000, NULL,
+	 "most connections at once on the admin port (not counted in --maxclients)"},
 	{"tcp-keepalive", NUM(T_DURATION, tcp_keepalive_ms), "300s", 0, DAY_MS, NULL,
 	 "probe a silent client connection after this, so a vanished client's leases go "
 	 "(0: off)"},

@@ -47,6 +47,7 @@ struct cfg {
 	int64_t max_lease_ms;
 	char requirepass[512];
 	int64_t maxclients;
+	int64_t admin_maxclients;
 	int64_t tcp_keepalive_ms; /* TCP keepalive idle time, 0 = off */
 	int64_t busy_poll_us;	  /* longest poll before the loop sleeps, 0 = off */
 	int64_t log_level;	  /* enum cfg_log_level */

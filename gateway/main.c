@@ -28,6 +28,10 @@
 
 extern char **environ;
 
+/* Descriptors kept for the process itself (as Redis keeps 32), on top
+ * of the admin port's clients. */
+#define RESERVED_FDS 32
+
 /* How long shutdown may wait for sessions to finish. */
 #define SHUTDOWN_BOUND_S 5
 
@@ -178,7 +182,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leasegate: out of memory\n");
 		return 1;
 	}
-	a.srv = srv_new(a.base, &cfg);
+	/* What the process needs besides its clients: listeners, stdio and
+	 * logs, DynamoDB's HTTP connections, the admin port's clients. */
+	int64_t reserved = RESERVED_FDS + cfg.admin_maxclients;
+	if (!srv_fit_nofile(&cfg.maxclients, reserved, err, sizeof(err))) {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	}
+	if (err[0] != '\0')
+		log_msg(LOG_LVL_WARN, "%s", err);
+	a.srv = srv_new(a.base, &cfg, cfg.maxclients, "--maxclients");
 	a.redis = a.srv ? redis_new(a.srv, &cfg, cmds) : NULL;
 	if (!a.redis || cmd_add_builtin_info(cmds, a.redis) != 0) {
 		fprintf(stderr, "leasegate: out of memory\n");
@@ -199,7 +213,7 @@ int main(int argc, char **argv)
 
 	if (cfg.admin_port > 0) {
 		const struct admin_ops ops = {admin_ready, admin_metrics, &a};
-		a.admin = admin_new(a.base, cfg.bind, (int)cfg.admin_port, &ops, err, sizeof(err));
+		a.admin = admin_new(a.base, &cfg, &ops, err, sizeof(err));
 		if (a.admin == NULL) {
 			log_msg(LOG_LVL_ERROR, "%s", err);
 			fprintf(stderr, "leasegate: %s\n", err);

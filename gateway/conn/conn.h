@@ -1,4 +1,12 @@
 /*
+ * gateway/conn, the connection layer (no wire protocol, no lease):
+ *   conn.h       one client connection: states, back-pressure, flushing
+ *   server.h     the registry of every front-end's connections, listeners,
+ *                --maxclients, keepalive, the safe point
+ *   transport.h  how bytes move (plain today; TLS plugs in as an entry)
+ *   auth.h       principals and the one password check
+ * Front-ends (gateway/redis, gateway/pg) build on it; it includes none.
+ *
  * conn: one client connection, for any front-end (Redis, PostgreSQL):
  * bytes in through the connection's transport, one request at a time
  * through the front-end's ops, replies out through the transport, in order.

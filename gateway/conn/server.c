@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
@@ -35,6 +37,10 @@
 
 enum { LIST_NONE, LIST_LIVE, LIST_GRAVE };
 
+/* Out of descriptors: the first pause of accepting, and the longest. */
+#define BACKOFF_FIRST_MS 100
+#define BACKOFF_MAX_MS	 1000
+
 struct conn_list {
 	struct conn *head, *tail;
 	size_t n;
@@ -51,6 +57,8 @@ struct listener {
 struct srv {
 	struct event_base *base;
 	const struct cfg *cfg;
+	int64_t maxclients;	/* connections at once, of every listener */
+	const char *limit_name; /* the option that sets it, for the log */
 	struct listener listeners[SRV_MAX_LISTENERS];
 	size_t nlisteners;
 	uint64_t next_id;  /* ids given: connections accepted so far */
@@ -60,7 +68,17 @@ struct srv {
 	struct event *reaper;
 	struct conn *flush_head;   /* connections waiting for the end of the turn */
 	struct event *flush_guard; /* writes them if that end does not come */
-	struct loop_poll *poll;	   /* told of input (loop.h), may be NULL */
+	/* Out of descriptors: accepting pauses for a back-off instead of
+	 * spinning on a listener that stays readable. */
+	int reserve_fd;		    /* closed to answer a newcomer, then reopened */
+	struct event *accept_retry; /* ends the pause */
+	bool accept_paused;
+	int64_t backoff_ms;	/* the next pause: doubles while it lasts */
+	uint64_t nofd_refused;	/* newcomers refused in this pause */
+	uint64_t nofd_events;	/* accepts that found no descriptor, ever */
+	int64_t full_logged_ms; /* last "maxclients reached" line */
+	uint64_t full_unlogged; /* refusals since that line */
+	struct loop_poll *poll; /* told of input (loop.h), may be NULL */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -242,15 +260,26 @@ static void describe(const struct sockaddr *sa, char *buf, size_t len)
 struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, const char *addr,
 		       const char *laddr)
 {
-	if (srv->live.n >= (size_t)srv->cfg->maxclients) {
+	if (srv->live.n >= (size_t)srv->maxclients) {
 		/* as Redis: best effort, the socket is fresh and its buffer empty */
 		ssize_t w = send(fd, proto->refusal, strlen(proto->refusal),
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
 		(void)w;
 		close(fd);
 		srv->rejected++;
-		log_msg(LOG_LVL_WARN, "refused a client: maxclients (%lld) reached",
-			(long long)srv->cfg->maxclients);
+		/* a line a second at most: a flood of clients must not flood the log */
+		int64_t now = srv_now_ms();
+		if (now - srv->full_logged_ms >= 1000 || srv->full_logged_ms == 0) {
+			log_msg(LOG_LVL_WARN,
+				"refused a client: %s (%lld) reached (%llu more refused since "
+				"the last line)",
+				srv->limit_name, (long long)srv->maxclients,
+				(unsigned long long)srv->full_unlogged);
+			srv->full_logged_ms = now;
+			srv->full_unlogged = 0;
+		} else {
+			srv->full_unlogged++;
+		}
 		return NULL;
 	}
 	struct conn *c = conn_new(srv, proto, fd, addr, laddr);
@@ -260,6 +289,8 @@ struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, 
 	}
 	c->id = ++srv->next_id;
 	list_push(&srv->live, c, LIST_LIVE);
+	if (!srv->accept_paused)
+		srv->backoff_ms = BACKOFF_FIRST_MS; /* descriptors are back */
 	return c;
 }
 
@@ -291,13 +322,112 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		conn_process(c); /* bytes may already be waiting */
 }
 
+static void set_accepting(struct srv *srv, bool on)
+{
+	for (size_t i = 0; i < srv->nlisteners; i++)
+		if (on)
+			evconnlistener_enable(srv->listeners[i].l);
+		else
+			evconnlistener_disable(srv->listeners[i].l);
+}
+
+static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct srv *srv = arg;
+	srv->accept_paused = false;
+	if (!srv->shutting_down)
+		set_accepting(srv, true);
+}
+
+/* The process is out of descriptors (EMFILE/ENFILE): the pending
+ * connection cannot be accepted, and a listener that stays readable would
+ * make the loop spin. Answer one newcomer with the front-end's refusal
+ * through the reserve descriptor (closed, used, reopened), stop accepting
+ * for a back-off (doubling while it lasts, up to a second) and log once
+ * per pause. */
+static void out_of_descriptors(struct listener *li, int err)
+{
+	struct srv *srv = li->srv;
+	if (srv->reserve_fd >= 0) {
+		close(srv->reserve_fd);
+		int fd = accept(evconnlistener_get_fd(li->l), NULL, NULL);
+		if (fd >= 0) {
+			ssize_t w = send(fd, li->proto->refusal, strlen(li->proto->refusal),
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+			(void)w;
+			close(fd);
+			srv->rejected++;
+			srv->nofd_refused++;
+		}
+		srv->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	srv->nofd_events++;
+	if (srv->accept_paused)
+		return;
+	srv->accept_paused = true;
+	set_accepting(srv, false);
+	log_msg(LOG_LVL_WARN,
+		"accept: %s: not accepting for %lld ms (%llu clients refused since the previous "
+		"message; raise the open files limit or lower %s)",
+		evutil_socket_error_to_string(err), (long long)srv->backoff_ms,
+		(unsigned long long)srv->nofd_refused, srv->limit_name);
+	srv->nofd_refused = 0;
+	struct timeval tv = {srv->backoff_ms / 1000, (srv->backoff_ms % 1000) * 1000};
+	event_add(srv->accept_retry, &tv);
+	srv->backoff_ms =
+		srv->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : srv->backoff_ms * 2;
+}
+
 static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	int e = EVUTIL_SOCKET_ERROR();
+	if (e == EMFILE || e == ENFILE) {
+		out_of_descriptors(arg, e);
+		return;
+	}
 	log_msg(LOG_LVL_WARN, "accept: %s", evutil_socket_error_to_string(e));
 }
 
-struct srv *srv_new(struct event_base *base, const struct cfg *cfg)
+uint64_t srv_out_of_fds(const struct srv *srv)
+{
+	return srv->nofd_events;
+}
+
+bool srv_fit_nofile(int64_t *maxclients, int64_t reserved, char *msg, size_t msglen)
+{
+	struct rlimit rl;
+	msg[0] = '\0';
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return true; /* nothing known: leave it */
+	rlim_t need = (rlim_t)(*maxclients + reserved);
+	if (rl.rlim_cur >= need)
+		return true;
+	rlim_t want = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ? rl.rlim_max : need;
+	struct rlimit up = {want, rl.rlim_max};
+	if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+		rl.rlim_cur = want;
+	if (rl.rlim_cur >= need)
+		return true;
+	int64_t fit = (int64_t)rl.rlim_cur - reserved;
+	if (fit < 1) {
+		snprintf(msg, msglen,
+			 "the open files limit (%llu) leaves no room for a client: leasegate needs "
+			 "%lld descriptors for itself; raise it (ulimit -n, LimitNOFILE=)",
+			 (unsigned long long)rl.rlim_cur, (long long)reserved);
+		return false;
+	}
+	snprintf(msg, msglen,
+		 "--maxclients %lld needs %llu open files, the limit is %llu (hard %llu): "
+		 "maxclients lowered to %lld; raise the limit (ulimit -n, LimitNOFILE=) to "
+		 "serve more",
+		 (long long)*maxclients, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+		 (unsigned long long)rl.rlim_max, (long long)fit);
+	*maxclients = fit;
+	return true;
+}
+
+struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxclients,
+		    const char *limit_name)
 {
 	struct srv *srv = calloc(1, sizeof(*srv));
 	if (!srv)
@@ -309,15 +439,16 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg)
 	 * active events. */
 	(void)event_base_priority_init(base, 3);
 	srv->cfg = cfg;
+	srv->maxclients = maxclients;
+	srv->limit_name = limit_name;
 	srv->started_ms = srv_now_ms();
 	srv->reaper = event_new(base, -1, 0, reap_cb, srv);
 	srv->flush_guard = evtimer_new(base, flush_guard_cb, srv);
-	if (!srv->reaper || !srv->flush_guard) {
-		if (srv->reaper)
-			event_free(srv->reaper);
-		if (srv->flush_guard)
-			event_free(srv->flush_guard);
-		free(srv);
+	srv->accept_retry = evtimer_new(base, accept_retry_cb, srv);
+	srv->backoff_ms = BACKOFF_FIRST_MS;
+	srv->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!srv->reaper || !srv->flush_guard || !srv->accept_retry) {
+		srv_free(srv);
 		return NULL;
 	}
 	return srv;
@@ -431,9 +562,16 @@ void srv_free(struct srv *srv)
 	while (srv->live.head)
 		conn_abort(srv->live.head, "server stopped");
 	srv->drained = NULL;
-	reap_cb(-1, 0, srv);
-	event_free(srv->reaper);
-	event_free(srv->flush_guard);
+	if (srv->reaper)
+		reap_cb(-1, 0, srv);
+	if (srv->reaper)
+		event_free(srv->reaper);
+	if (srv->flush_guard)
+		event_free(srv->flush_guard);
+	if (srv->accept_retry)
+		event_free(srv->accept_retry);
+	if (srv->reserve_fd >= 0)
+		close(srv->reserve_fd);
 	free(srv);
 }
 
@@ -451,6 +589,10 @@ const struct cfg *srv_cfg(const struct srv *srv)
 struct event_base *srv_base(const struct srv *srv)
 {
 	return srv->base;
+}
+int64_t srv_maxclients(const struct srv *srv)
+{
+	return srv->maxclients;
 }
 size_t srv_conns(const struct srv *srv)
 {

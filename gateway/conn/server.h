@@ -29,9 +29,27 @@ struct loop_poll;
 struct srv;
 
 /* A registry on base, configured by *cfg (kept by pointer: it must
- * outlive the registry). Listens on nothing yet. NULL on out-of-memory. */
-struct srv *srv_new(struct event_base *base, const struct cfg *cfg)
+ * outlive the registry), taking at most maxclients connections at once
+ * over all its listeners (limit_name, "--maxclients", names the option in
+ * the log). Listens on nothing yet. NULL on out-of-memory. */
+struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxclients,
+		    const char *limit_name) __attribute__((warn_unused_result));
+
+/* Fits *maxclients (and `reserved` descriptors the process needs besides
+ * its clients: listeners, DynamoDB connections, the admin port, logs) into
+ * the open files limit: raises the soft limit toward the hard one as far
+ * as needed, and when that is not enough lowers *maxclients and says so in
+ * msg (msg is "" when nothing changed). false, with msg, when not even one
+ * client fits. Call it before srv_new. */
+bool srv_fit_nofile(int64_t *maxclients, int64_t reserved, char *msg, size_t msglen)
 	__attribute__((warn_unused_result));
+
+/* Times an accept found the process out of descriptors. Each time the
+ * registry stops accepting for a back-off (100 ms, doubling to 1 s while
+ * it lasts) instead of spinning on a readable listener, and refuses one
+ * newcomer through a reserve descriptor so it is answered, not left
+ * hanging. */
+uint64_t srv_out_of_fds(const struct srv *srv);
 
 /* Listens on bind:port (port 0: any free port) for proto. Returns false
  * with a message in err when it cannot. At most SRV_MAX_LISTENERS. */
@@ -74,6 +92,8 @@ uint64_t srv_connections_rejected(const struct srv *srv);
 void srv_set_poll(struct srv *srv, struct loop_poll *lp);
 struct loop_poll *srv_poll(const struct srv *srv);
 
+/* The most connections at once. */
+int64_t srv_maxclients(const struct srv *srv);
 /* Live connections, all front-ends; those BLOCKED. */
 size_t srv_conns(const struct srv *srv);
 size_t srv_blocked_conns(const struct srv *srv);

@@ -507,7 +507,7 @@ static void info_clients(struct buf *t, void *arg)
 {
 	const struct redis *r = arg;
 	buf_printf(t, "connected_clients:%zu\r\nmaxclients:%lld\r\nblocked_clients:%zu\r\n",
-		   srv_conns(r->srv), (long long)r->cfg->maxclients, srv_blocked_conns(r->srv));
+		   srv_conns(r->srv), (long long)srv_maxclients(r->srv), srv_blocked_conns(r->srv));
 }
 
 static void info_persistence(struct buf *t, void *arg)

@@ -1,4 +1,13 @@
 /*
+ * gateway/redis, the Redis front-end (the only folder that includes
+ * protocols/resp):
+ *   session.h     struct sess over struct conn, the front-end's listeners
+ *   commands.h    the command table and dispatch; cmd_builtin.c the
+ *                 connection commands (PING, HELLO, AUTH, CLIENT, INFO...)
+ *   lockcmds.c, leadercmds.c  LOCK.* and LEADER.*: arguments parsed into
+ *                 lease-session requests (gateway/lease), results rendered
+ *                 as RESP replies, errors and pushes
+ *
  * session: the Redis front-end's connections. A struct sess is a struct
  * conn (gateway/conn, which moves the bytes, keeps the states and the
  * back-pressure) with what the Redis protocol adds: the request parser,

@@ -304,6 +304,62 @@ static void test_maxclients(void **state)
 	assert_int_equal(gw_signal(&s, SIGTERM), 0);
 }
 
+static long long cpu_ticks(pid_t pid);
+
+/* Started under an open files limit of 96 (as a systemd unit or a
+ * container may impose) with --maxclients 100: the gateway says at start
+ * that it lowers maxclients to what fits (96 minus its 32 + 16 admin
+ * descriptors: 48), refuses the rest with Redis's error instead of
+ * running out of descriptors, stays idle (no accept loop spinning), logs
+ * a bounded number of lines, and serves a new client once the others are
+ * gone. */
+static void test_open_files_limit(void **state)
+{
+	struct gw s;
+	gw_open_files = 96;
+	gw_start(&s, NULL, "--maxclients", "100", NULL);
+	gw_open_files = 0;
+	assert_int_equal(gw_log_count(&s, "maxclients lowered to 48"), 1);
+
+	enum { N = 80 };
+	int fds[N], refused = 0;
+	for (int i = 0; i < N; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in a = {.sin_family = AF_INET,
+					.sin_port = htons((uint16_t)s.port),
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		assert_int_equal(connect(fds[i], (struct sockaddr *)&a, sizeof(a)), 0);
+	}
+	long long t0 = gw_now_ms(), c0 = cpu_ticks(s.pid);
+	gw_sleep_ms(1000);
+	long long c1 = cpu_ticks(s.pid), t1 = gw_now_ms();
+	for (int i = 0; i < N; i++) {
+		char buf[64] = {0};
+		ssize_t r = recv(fds[i], buf, sizeof(buf) - 1, MSG_DONTWAIT);
+		if (r > 0) {
+			assert_string_equal(buf, "-ERR max number of clients reached\r\n");
+			refused++;
+		}
+	}
+	/* 48 taken, of which gw_start's probe has gone: 80 - 47 refused */
+	assert_true(refused >= N - 48 && refused <= N - 47);
+	/* idle: far from the whole CPU a spinning accept loop burns (ticks
+	 * are 1/100 s) */
+	assert_true((c1 - c0) * 10 < (t1 - t0) / 2);
+	assert_true(gw_log_count(&s, "refused a client") <= 3); /* a line a second */
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	gw_sleep_ms(100);
+	redisContext *c = gw_connect(&s);
+	expect_status(c, "PONG", "PING");
+	redisReply *r = redisCommand(c, "INFO clients");
+	assert_non_null(r);
+	assert_non_null(strstr(r->str, "maxclients:48\r\n"));
+	freeReplyObject(r);
+	redisFree(c);
+	assert_int_equal(gw_signal(&s, SIGTERM), 0);
+}
+
 /* The timer column ("tr") of the gateway's side of the TCP connection
  * whose client end has local port cport, from /proc/net/tcp: 2 while a
  * keepalive timer is pending, 0 with no timer; *when: its time left, in
@@ -633,6 +689,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_protocol_error_closes_one, gw_teardown),
 		cmocka_unit_test_teardown(test_limits, gw_teardown),
 		cmocka_unit_test_teardown(test_maxclients, gw_teardown),
+		cmocka_unit_test_teardown(test_open_files_limit, gw_teardown),
 		cmocka_unit_test_teardown(test_tcp_keepalive, gw_teardown),
 		cmocka_unit_test_teardown(test_busy_poll, gw_teardown),
 		cmocka_unit_test_teardown(test_unbuilt_ports_are_logged, gw_teardown),

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,6 +90,8 @@ static bool can_connect(int port)
 	return ok;
 }
 
+long gw_open_files;
+
 static void start(struct gw *g, const char *table, bool wait, va_list ap)
 {
 	const char *bin = getenv("LG_BIN");
@@ -129,6 +132,11 @@ static void start(struct gw *g, const char *table, bool wait, va_list ap)
 		if (fd >= 0) {
 			dup2(fd, 2);
 			dup2(fd, 1);
+		}
+		if (gw_open_files > 0) {
+			struct rlimit rl = {(rlim_t)gw_open_files, (rlim_t)gw_open_files};
+			if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+				_exit(126);
 		}
 		if (table != NULL) {
 			setenv("AWS_ACCESS_KEY_ID", getenv("LG_AK"), 1);

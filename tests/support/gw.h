@@ -33,6 +33,10 @@ const char *gw_new_table(void);
 /* True when tests/run-integration.sh started moto (LG_MOTO is set). */
 bool gw_have_moto(void);
 
+/* When > 0: the open files limit (soft and hard) gateways started from
+ * now on run under, as a systemd unit or a container may impose. */
+extern long gw_open_files;
+
 /* Starts $LG_BIN with the NULL-terminated extra options. With table set,
  * it runs on moto's DynamoDB table (created with --create-table), signed
  * with LG_AK/LG_SK. Waits until it accepts connections (fails the test

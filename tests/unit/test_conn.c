@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -223,7 +226,7 @@ static int setup(void **state)
 	char *envp[] = {NULL};
 	assert_int_equal(cfg_load(&w->cfg, 3, argv, envp, err, sizeof(err)), CFG_OK);
 	w->base = event_base_new();
-	w->srv = srv_new(w->base, &w->cfg);
+	w->srv = srv_new(w->base, &w->cfg, w->cfg.maxclients, "--maxclients");
 	assert_non_null(w->srv);
 	closes = 0;
 	*state = w;
@@ -383,6 +386,76 @@ static void test_close_sends_then_closes(void **state)
 	turns(w, 2);
 }
 
+static int connect_to(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* What fd received within about ms of loop turns. */
+static size_t pump(struct world *w, int fd, char *buf, size_t cap, int ms)
+{
+	size_t got = 0;
+	for (int i = 0; i < ms && got < cap - 1; i++) {
+		event_base_loop(w->base, EVLOOP_NONBLOCK);
+		ssize_t r = recv(fd, buf + got, cap - 1 - got, MSG_DONTWAIT);
+		if (r > 0)
+			got += (size_t)r;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	buf[got] = '\0';
+	return got;
+}
+
+/* Out of descriptors: the accept fails with EMFILE. The registry must not
+ * spin on the listener (it stays readable): it answers one newcomer with
+ * the refusal through its reserve descriptor, stops accepting for a
+ * back-off, and takes the others once descriptors are free again. */
+static void test_out_of_descriptors_pauses_accepting(void **state)
+{
+	struct world *w = *state;
+	char err[256], got[64];
+	assert_true(srv_listen_tcp(w->srv, "127.0.0.1", 0, &line_proto, err, sizeof(err)));
+	int port = srv_port(w->srv, &line_proto);
+	int a = connect_to(port), b = connect_to(port); /* queued, not accepted yet */
+
+	struct rlimit saved, low;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	low.rlim_cur = 256;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	static int burnt[256];
+	int nburnt = 0;
+	while (nburnt < 256 && (burnt[nburnt] = dup(a)) >= 0)
+		nburnt++;
+	assert_int_equal(errno, EMFILE);
+
+	for (int i = 0; i < 30; i++) /* a spinning listener would call back each turn */
+		event_base_loop(w->base, EVLOOP_NONBLOCK);
+	assert_int_equal(srv_out_of_fds(w->srv), 1);
+	assert_int_equal(srv_connections_rejected(w->srv), 1);
+	assert_int_equal(srv_conns(w->srv), 0);
+	assert_true(pump(w, a, got, sizeof(got), 5) > 0); /* the first one is answered */
+	assert_string_equal(got, "ERR line: too many\n");
+
+	while (nburnt > 0)
+		close(burnt[--nburnt]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	/* after the back-off (100 ms) the second is accepted and served */
+	assert_int_equal(send(b, "hi\n", 3, 0), 3);
+	assert_true(pump(w, b, got, sizeof(got), 1000) > 0);
+	assert_string_equal(got, "got:hi\n");
+	assert_int_equal(srv_conns(w->srv), 1);
+	close(a);
+	close(b);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -394,6 +467,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_maxclients_for_every_front_end, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_close_sends_then_closes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_descriptors_pauses_accepting, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

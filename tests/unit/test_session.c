@@ -99,7 +99,7 @@ static int setup(void **state)
 	assert_int_equal(cmd_table_add(w->cmds, test_cmds, 2, NULL), 0);
 	w->soon = event_new(w->base, -1, 0, soon_cb, w);
 	assert_non_null(w->soon);
-	w->srv = srv_new(w->base, &w->cfg);
+	w->srv = srv_new(w->base, &w->cfg, w->cfg.maxclients, "--maxclients");
 	assert_non_null(w->srv);
 	w->redis = redis_new(w->srv, &w->cfg, w->cmds);
 	assert_non_null(w->redis);
