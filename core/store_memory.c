@@ -21,8 +21,10 @@ struct mitem {
 	char *holder; /* the last label written, kept for the next write */
 	bool has_holder, has_lease;
 	/* Only store_memory_put_raw() makes an item that is no lock: its
-	 * _type is not LOCK, it has no fence, or a fence that is no int64. */
-	bool not_lock, no_fence, fence_bad;
+	 * _type is not LOCK (other_type, "" when absent; NULL for a lock), it
+	 * has no fence, or a fence that is no int64. */
+	char *other_type;
+	bool no_fence, fence_bad;
 	char name[]; /* NUL-terminated */
 };
 
@@ -105,8 +107,8 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	strcpy(out->rvn, it->rvn);
 	if (it->has_holder)
 		strcpy(out->holder, it->holder);
-	if (!it->not_lock)
-		strcpy(out->type, "LOCK");
+	snprintf(out->type, sizeof(out->type), "%s",
+		 it->other_type != NULL ? it->other_type : "LOCK");
 	out->fence = it->fence;
 	out->lease_ms = it->has_lease ? it->lease_ms : 0;
 	out->ttl = it->ttl;
@@ -136,7 +138,7 @@ static bool lock_writable(const struct mitem *it)
 {
 	bool fence_ok = it->no_fence || (!it->fence_bad && it->fence >= 0 && it->fence < INT64_MAX);
 	bool shape_ok = it->owner[0] == '\0' || (it->rvn[0] != '\0' && it->has_lease);
-	return !it->not_lock && fence_ok && shape_ok;
+	return it->other_type == NULL && fence_ok && shape_ok;
 }
 
 static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
@@ -181,7 +183,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		strcpy(it->rvn, r->rvn);
 		it->lease_ms = r->lease_ms;
 		it->has_lease = true;
-		it->not_lock = false; /* SET _type (only an unconditional write gets here) */
+		free(it->other_type); /* SET _type (only an unconditional write gets here) */
+		it->other_type = NULL;
 		if (it->no_fence || it->fence_bad)
 			it->fence = 0; /* ADD on an absent fence starts from 0 */
 		it->no_fence = it->fence_bad = false;
@@ -219,6 +222,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		if (it != NULL) {
 			*slot = it->next;
 			free(it->holder);
+			free(it->other_type);
 			free(it);
 			ms->nitems--;
 		}
@@ -403,6 +407,7 @@ static void mem_free(struct store *s)
 		for (; it != NULL; it = next) {
 			next = it->next;
 			free(it->holder);
+			free(it->other_type);
 			free(it);
 		}
 	}
@@ -500,7 +505,10 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 	it->lease_ms = item->lease_ms;
 	it->fence = item->fence;
 	it->ttl = item->ttl;
-	it->not_lock = strcmp(item->type, "LOCK") != 0;
+	free(it->other_type);
+	it->other_type = NULL;
+	if (strcmp(item->type, "LOCK") != 0 && (it->other_type = strdup(item->type)) == NULL)
+		return false;
 	it->no_fence = !item->has_fence;
 	it->fence_bad = item->has_fence && item->fence_bad;
 	return true;
