@@ -145,9 +145,8 @@ static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 {
 	if (r->unconditional || it == NULL)
 		return true;
-	return lock_writable(it) &&
-	       (it->owner[0] == '\0' || strcmp(it->owner, r->owner) == 0 ||
-		(r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
+	return lock_writable(it) && (it->owner[0] == '\0' || strcmp(it->owner, r->owner) == 0 ||
+				     (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
 }
 
 static bool owner_is(const struct mitem *it, const char *owner)

@@ -31,8 +31,8 @@
  * attribute_type comes first: comparing another type with a number is an
  * error on moto, not false. */
 #define LOCK_GUARD                                                                                 \
-	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                 \
-	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) " \
+	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                  \
+	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
 
 static const char *const lock_attrs[] = {"owner", "rvn", "fence", "leaseMs", "_type", "holder"};
@@ -472,7 +472,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		if (!acquire)
 			snprintf(cond, sizeof cond, "#o = :o");
 		else if (guarded)
-			snprintf(cond, sizeof cond, "(attribute_not_exists(#o) OR #o = :o%s) AND %s",
+			snprintf(cond, sizeof cond,
+				 "(attribute_not_exists(#o) OR #o = :o%s) AND %s",
 				 r->seen_rvn ? " OR #r = :s" : "", LOCK_GUARD);
 	}
 	jstr(&w, "UpdateExpression", expr);

@@ -341,7 +341,8 @@ static void moto_raw(const char *table, const char *name, const char *op, const 
 		"    d.put_item(TableName=t, Item=dict(k, **json.loads(attrs)))\n"
 		"else:\n"
 		"    i = d.get_item(TableName=t, Key=k, ConsistentRead=True).get('Item', {})\n"
-		"    print(json.dumps({a: v for a, v in i.items() if a not in k}, sort_keys=True))\n";
+		"    print(json.dumps({a: v for a, v in i.items() if a not in k}, "
+		"sort_keys=True))\n";
 	char path[512], cmd[2048];
 	snprintf(path, sizeof(path), "%s/it_locks_raw.py",
 		 getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp");
@@ -388,7 +389,8 @@ static void test_moto_items_not_locks(void **state)
 	} cases[] = {
 		{"foreign", "{\"kind\": {\"S\": \"invoice\"}, \"fence\": {\"N\": \"3\"}}",
 		 "not a lock"},
-		{"othertype", "{\"_type\": {\"S\": \"JOB\"}, \"rvn\": {\"S\": \"r\"}}", "not a lock"},
+		{"othertype", "{\"_type\": {\"S\": \"JOB\"}, \"rvn\": {\"S\": \"r\"}}",
+		 "not a lock"},
 		{"ownerless", "{\"_type\": {\"S\": \"LOCK\"}, \"owner\": {\"S\": \"o\"}}",
 		 "not a lock"},
 		{"negative", "{\"_type\": {\"S\": \"LOCK\"}, \"fence\": {\"N\": \"-5\"}}", "fence"},
@@ -436,7 +438,8 @@ static void test_moto_fraction_fence_undone(void **state)
 	const char *needles[] = {"fence", "half", table, NULL};
 	char item[1024];
 	moto_raw(table, "half", "put",
-		 "{\"_type\": {\"S\": \"LOCK\"}, \"rvn\": {\"S\": \"r\"}, \"fence\": {\"N\": \"1.5\"}}",
+		 "{\"_type\": {\"S\": \"LOCK\"}, \"rvn\": {\"S\": \"r\"}, \"fence\": {\"N\": "
+		 "\"1.5\"}}",
 		 NULL, 0);
 	expect_err_with(c, "LOCK.ACQUIRE %s 2000", "half", needles);
 	for (int i = 0; i < 50; i++) { /* the release is on its way */

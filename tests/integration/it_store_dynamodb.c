@@ -294,7 +294,8 @@ static bool put_raw(void *arg, struct store *s, const char *name, const struct l
 		n += (size_t)snprintf(item + n, sizeof item - n, ",\"owner\":{\"S\":\"%s\"}",
 				      it->owner);
 	if (it->has_rvn)
-		n += (size_t)snprintf(item + n, sizeof item - n, ",\"rvn\":{\"S\":\"%s\"}", it->rvn);
+		n += (size_t)snprintf(item + n, sizeof item - n, ",\"rvn\":{\"S\":\"%s\"}",
+				      it->rvn);
 	if (it->has_lease)
 		n += (size_t)snprintf(item + n, sizeof item - n, ",\"leaseMs\":{\"N\":\"%lld\"}",
 				      (long long)it->lease_ms);
@@ -306,7 +307,8 @@ static bool put_raw(void *arg, struct store *s, const char *name, const struct l
 				      (long long)it->fence);
 	snprintf(item + n, sizeof item - n, "}");
 	snprintf(cmd, sizeof cmd,
-		 BOTO "c.put_item(TableName=sys.argv[1],Item=json.loads(sys.argv[2]))' %s '%s' 2>&1",
+		 BOTO
+		 "c.put_item(TableName=sys.argv[1],Item=json.loads(sys.argv[2]))' %s '%s' 2>&1",
 		 k->table, item);
 	int rc = sh(cmd, out, sizeof out);
 	if (rc != 0)
@@ -413,10 +415,10 @@ int main(void)
 
 	struct variant pk_only = {"lg_contract_pk", NULL, NULL, false};
 	struct variant custom = {"lg_contract_sk", "Id", "Kind", false};
-	const struct store_factory f1 = {"dynamodb, partition key only", make, run, destroy,
-					 &pk_only, put_raw};
-	const struct store_factory f2 = {"dynamodb, custom partition and sort keys", make, run,
-					 destroy, &custom, put_raw};
+	const struct store_factory f1 = {
+		"dynamodb, partition key only", make, run, destroy, &pk_only, put_raw};
+	const struct store_factory f2 = {
+		"dynamodb, custom partition and sort keys", make, run, destroy, &custom, put_raw};
 	int failed = store_contract_run(&f1);
 	failed += store_contract_run(&f2);
 

@@ -475,8 +475,8 @@ static void request_strings_copied(void **state)
 
 /* ---- items that are not locks a write may raise (store.h's guard) ---- */
 
-static struct lock_item raw_item(const char *type, const char *owner, const char *rvn,
-				 bool lease, bool fence, bool fence_bad, int64_t fence_v)
+static struct lock_item raw_item(const char *type, const char *owner, const char *rvn, bool lease,
+				 bool fence, bool fence_bad, int64_t fence_v)
 {
 	struct lock_item it = {.exists = true, .has_lease = lease, .lease_ms = lease ? 30000 : 0};
 	snprintf(it.type, sizeof it.type, "%s", type);
@@ -491,8 +491,7 @@ static struct lock_item raw_item(const char *type, const char *owner, const char
 }
 
 /* The attributes a guard looks at, as read back. */
-static void assert_same_item(const char *what, const struct lock_item *a,
-			     const struct lock_item *b)
+static void assert_same_item(const char *what, const struct lock_item *a, const struct lock_item *b)
 {
 	if (a->exists != b->exists || a->has_owner != b->has_owner || a->has_rvn != b->has_rvn ||
 	    a->has_lease != b->has_lease || a->has_fence != b->has_fence ||

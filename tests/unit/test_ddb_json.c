@@ -21,10 +21,11 @@ static const struct ddb_keys k_sk_ttl = {"Shop", "PK", "SK", "expiresAt"};
 #define KEY_PK "\"Key\":{\"pk\":{\"S\":\"LOCK#a\"}}"
 /* The acquire's guard: the item, if any, is a lock whose fence can rise. */
 #define GUARD                                                                                      \
-	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                 \
-	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) " \
+	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                  \
+	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
-#define GUARD_VALUES "\":n\":{\"S\":\"N\"},\":f0\":{\"N\":\"0\"},\":ftop\":{\"N\":\"9223372036854775807\"}"
+#define GUARD_VALUES                                                                               \
+	"\":n\":{\"S\":\"N\"},\":f0\":{\"N\":\"0\"},\":ftop\":{\"N\":\"9223372036854775807\"}"
 #define KEY_SK "\"Key\":{\"PK\":{\"S\":\"LOCK#a\"},\"SK\":{\"S\":\"LOCK\"}}"
 
 struct build_case {
@@ -69,7 +70,8 @@ static const struct build_case build_cases[] = {
 	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #x = :x REMOVE #h "
 	 "ADD #f :one\","
-	 "\"ConditionExpression\":\"(attribute_not_exists(#o) OR #o = :o OR #r = :s) AND " GUARD "\","
+	 "\"ConditionExpression\":\"(attribute_not_exists(#o) OR #o = :o OR #r = :s) AND " GUARD
+	 "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire unconditional",
 	 &k_pk,

@@ -59,11 +59,20 @@ static const struct refused_case {
 	 "NotALock",
 	 "_type"},
 	{"an owner without rvn", {"LOCK", "o", NULL, true, true, false, 3}, "NotALock", "rvn"},
-	{"an owner without leaseMs", {"LOCK", "o", "r", false, true, false, 3}, "NotALock", "leaseMs"},
+	{"an owner without leaseMs",
+	 {"LOCK", "o", "r", false, true, false, 3},
+	 "NotALock",
+	 "leaseMs"},
 	{"fence -5", {"LOCK", NULL, "r", false, true, false, -5}, "BadFence", "fence"},
 	{"fence -1", {"LOCK", NULL, "r", false, true, false, -1}, "BadFence", "fence"},
-	{"fence INT64_MIN", {"LOCK", NULL, "r", false, true, false, INT64_MIN}, "BadFence", "fence"},
-	{"fence INT64_MAX", {"LOCK", NULL, "r", false, true, false, INT64_MAX}, "BadFence", "fence"},
+	{"fence INT64_MIN",
+	 {"LOCK", NULL, "r", false, true, false, INT64_MIN},
+	 "BadFence",
+	 "fence"},
+	{"fence INT64_MAX",
+	 {"LOCK", NULL, "r", false, true, false, INT64_MAX},
+	 "BadFence",
+	 "fence"},
 	{"fence INT64_MAX, held",
 	 {"LOCK", "o", "r", true, true, false, INT64_MAX},
 	 "BadFence",
@@ -74,8 +83,8 @@ static const struct refused_case {
 static void assert_refusal(const struct refused_case *c, const struct lt_error *e)
 {
 	if (e->status != STORE_FATAL || strcmp(e->error_type, c->error_type) != 0)
-		fail_msg("%s: got %s %s: %s", c->what, store_status_name(e->status),
-			 e->error_type, e->message);
+		fail_msg("%s: got %s %s: %s", c->what, store_status_name(e->status), e->error_type,
+			 e->message);
 	/* the lock, the table, the attribute */
 	if (strstr(e->message, "'it'") == NULL || strstr(e->message, "'locks'") == NULL ||
 	    strstr(e->message, c->attribute) == NULL)
@@ -199,7 +208,9 @@ static void locks_still_work(void **state)
 		{"released (no owner, no leaseMs)", {"LOCK", NULL, "r", false, true, false, 3}, 4},
 		{"no fence yet", {"LOCK", NULL, NULL, false, false, false, 0}, 1},
 		{"fence 0", {"LOCK", NULL, "r", false, true, false, 0}, 1},
-		{"the last token", {"LOCK", NULL, "r", false, true, false, INT64_MAX - 1}, INT64_MAX},
+		{"the last token",
+		 {"LOCK", NULL, "r", false, true, false, INT64_MAX - 1},
+		 INT64_MAX},
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		struct fx *f = fx_new(1, true);
@@ -246,8 +257,8 @@ static void absent_item_is_a_free_lock(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(refused_before_any_write), cmocka_unit_test(refused_at_a_poll),
-		cmocka_unit_test(state_refused_too),	    cmocka_unit_test(locks_still_work),
+		cmocka_unit_test(refused_before_any_write),   cmocka_unit_test(refused_at_a_poll),
+		cmocka_unit_test(state_refused_too),	      cmocka_unit_test(locks_still_work),
 		cmocka_unit_test(absent_item_is_a_free_lock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
