@@ -186,8 +186,11 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		it->other_type = NULL;
 		if (it->no_fence || it->fence_bad)
 			it->fence = 0; /* ADD on an absent fence starts from 0 */
-		it->no_fence = it->fence_bad = false;
-		it->fence++;
+		it->no_fence = false;
+		/* Only an unconditional write reaches INT64_MAX here: DynamoDB's
+		 * ADD makes it 2^63, which reads as no int64; so does this. */
+		it->fence_bad = it->fence == INT64_MAX;
+		it->fence = it->fence_bad ? 0 : it->fence + 1;
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		copy_out(it, &res->item);

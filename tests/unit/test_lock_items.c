@@ -239,6 +239,32 @@ static void locks_still_work(void **state)
 	fx_free(f);
 }
 
+static void got_value(void *arg, int64_t value)
+{
+	*(int64_t *)arg = value;
+}
+
+/* Another process's unconditional write (lt_testing) past the top leaves
+ * 2^63 on DynamoDB, which reads as no int64; the embedded store does the
+ * same (and does not overflow): the next acquire is refused. */
+static void unconditional_write_past_the_top(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	put(f, "it", &refused[8].raw); /* fence INT64_MAX */
+	int64_t token = -2;
+	assert_true(lt_simulate_holder(f->lt[0], "it", LEASE, "other", got_value, &token));
+	fx_run(f);
+	assert_int_equal(token, 0); /* written, but no token */
+	struct lock_item it = peek(f, "it");
+	assert_true(it.fence_bad);
+	struct fx_acq a;
+	fx_acquire(f, 0, "it", LEASE, false, 0, &a);
+	fx_run(f);
+	assert_true(a.error);
+	assert_string_equal(a.err.error_type, "BadFence");
+	fx_free(f);
+}
+
 /* A name never written is a free lock; its first acquire writes at once. */
 static void absent_item_is_a_free_lock(void **state)
 {
@@ -257,9 +283,12 @@ static void absent_item_is_a_free_lock(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(refused_before_any_write),   cmocka_unit_test(refused_at_a_poll),
-		cmocka_unit_test(state_refused_too),	      cmocka_unit_test(locks_still_work),
+		cmocka_unit_test(refused_before_any_write),
+		cmocka_unit_test(refused_at_a_poll),
+		cmocka_unit_test(state_refused_too),
+		cmocka_unit_test(locks_still_work),
 		cmocka_unit_test(absent_item_is_a_free_lock),
+		cmocka_unit_test(unconditional_write_past_the_top),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
