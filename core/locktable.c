@@ -201,21 +201,6 @@ void lt_error_from(struct lt_error *e, const struct locktable *t, const char *na
 		 res->message[0] != '\0' ? res->message : e->error_type, name, t->store->table);
 }
 
-bool lt_item_foreign(const struct lock_item *item)
-{
-	return item->exists && item->has_owner && (!item->has_rvn || !item->has_lease);
-}
-
-void lt_error_foreign(struct lt_error *e, const struct locktable *t, const char *name)
-{
-	e->status = STORE_FATAL;
-	e->error_type = "NotALock";
-	snprintf(e->message, sizeof(e->message),
-		 "the item at the key of lock '%.64s' in table '%s' has an owner but no "
-		 "rvn or leaseMs: it is not a lock; give the lock another name",
-		 name, t->store->table);
-}
-
 void lt_fire_refusal(struct lock *l)
 {
 	struct lt_hook **p = &l->t->hooks;
@@ -390,9 +375,8 @@ void lt_lock_kick(struct lock *l)
  * the head of the queue: write, take over, or wait for the next poll. */
 static void decide_queue(struct lock *l, const struct lock_item *item)
 {
-	if (lt_item_foreign(item)) {
-		struct lt_error e;
-		lt_error_foreign(&e, l->t, l->name);
+	struct lt_error e;
+	if (!lt_item_check(l->t, l->name, item, LT_ITEM_TO_ACQUIRE, &e)) {
 		fail_queue(l, &e);
 		return;
 	}
@@ -439,6 +423,15 @@ static void poll_due(void *arg)
 		fail_oom(l->wq_head);
 }
 
+/* A write landed on an item whose fence gives no token (DynamoDB cannot
+ * refuse a fraction in its condition): give back what it took, as an
+ * orphan does, and answer the error, never the fence. */
+static void undo_write(struct lt_wait *w, struct lease *lease, const struct lt_error *e)
+{
+	finish(w, NULL, e);
+	lease_release(lease);
+}
+
 static void on_write(void *arg, const struct store_result *res)
 {
 	struct lt_wait *w = arg;
@@ -460,13 +453,14 @@ static void on_write(void *arg, const struct store_result *res)
 		struct lease *lease = lease_start(w, &res->item);
 		if (lease == NULL)
 			fail_oom(w);
+		else if (!lt_item_check(l->t, l->name, &res->item, LT_ITEM_ACQUIRED, &e))
+			undo_write(w, lease, &e);
 		else
 			finish(w, lease, NULL);
 	} else if (res->status == STORE_REFUSED) {
 		if (w->answered != NULL)
 			w->answered(w->arg);
-		if (lt_item_foreign(&res->item)) {
-			lt_error_foreign(&e, l->t, l->name);
+		if (!lt_item_check(l->t, l->name, &res->item, LT_ITEM_TO_ACQUIRE, &e)) {
 			finish(w, NULL, &e);
 		} else if (!w->wait) {
 			lt_lock_see(l, &res->item);
@@ -497,8 +491,7 @@ static void on_try_read(void *arg, const struct store_result *res)
 	}
 	if (w->answered != NULL)
 		w->answered(w->arg);
-	if (lt_item_foreign(&res->item)) {
-		lt_error_foreign(&e, l->t, l->name);
+	if (!lt_item_check(l->t, l->name, &res->item, LT_ITEM_TO_ACQUIRE, &e)) {
 		finish(w, NULL, &e);
 		return;
 	}

@@ -117,8 +117,23 @@ void lt_fire_refusal(struct lock *l);
 int64_t lt_ttl(struct locktable *t);
 void lt_error_from(struct lt_error *e, const struct locktable *t, const char *name,
 		   const struct store_result *res);
-bool lt_item_foreign(const struct lock_item *item);
-void lt_error_foreign(struct lt_error *e, const struct locktable *t, const char *name);
+
+/* lt_item.c: what an item read at a lock's key is used for. */
+enum lt_item_use {
+	LT_ITEM_TO_ACQUIRE, /* an acquire decides on it, and may write: fence + 1
+			       must be a token */
+	LT_ITEM_ACQUIRED,   /* an acquire wrote it: its fence is the token */
+	LT_ITEM_TO_SHOW	    /* lt_get_state shows it: as it is, if a lock */
+};
+
+/* Judges item, read at the key of lock name, for use. true: absent, or a
+ * lock usable so. false: it is not a lock (its _type is not LOCK, or it has
+ * an owner without rvn or leaseMs: error_type "NotALock") or its fence
+ * cannot be or give a fencing token ("BadFence"); *e is then a STORE_FATAL
+ * error naming the lock, the table and what is wrong. Both stores' items
+ * are judged here, before anything is written or answered on them. */
+bool lt_item_check(const struct locktable *t, const char *name, const struct lock_item *item,
+		   enum lt_item_use use, struct lt_error *e) __attribute__((warn_unused_result));
 
 /* lease.c, for locktable.c */
 const char *lease_rvn(const struct lease *l);

@@ -36,6 +36,8 @@ static void on_state(void *arg, const struct store_result *res)
 	if (res->status != STORE_OK) {
 		lt_error_from(&e, r->t, r->name, res);
 		r->cb(r->arg, NULL, &e);
+	} else if (!lt_item_check(r->t, r->name, &res->item, LT_ITEM_TO_SHOW, &e)) {
+		r->cb(r->arg, NULL, &e); /* never shown as a lock, its fence as a token */
 	} else {
 		state_of(&res->item, &st);
 		r->cb(r->arg, &st, NULL);
@@ -46,8 +48,11 @@ static void on_state(void *arg, const struct store_result *res)
 bool lt_state_now(struct locktable *t, const char *name, struct lt_state *st)
 {
 	struct lock_item item;
+	struct lt_error e;
 	if (!store_read_now(t->store, name, &item))
 		return false;
+	if (!lt_item_check(t, name, &item, LT_ITEM_TO_SHOW, &e))
+		return false; /* lt_get_state reads it again and answers the error */
 	state_of(&item, st);
 	return true;
 }

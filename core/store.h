@@ -14,7 +14,13 @@
  *   ACQUIRE   SET owner, rvn, leaseMs, _type, holder (REMOVE holder when
  *             NULL), ttl; ADD fence 1.  Condition (unless .unconditional):
  *             attribute_not_exists(owner) OR owner = :owner (a retry of this
- *             very acquire) OR rvn = :seen_rvn (when seen_rvn is set).
+ *             very acquire) OR rvn = :seen_rvn (when seen_rvn is set);
+ *             and, when there is an item, that it is a lock whose fence can
+ *             rise: _type = LOCK, fence absent or 0 <= fence < INT64_MAX, and
+ *             an owner only with rvn and leaseMs (so that nothing is written
+ *             on another application's item or on a fence that would
+ *             overflow; DynamoDB cannot test that a number is an integer, so
+ *             there a fraction in range is written on, and then refused).
  *             OK: the new item.  REFUSED: the item that refused it.
  *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner.
  *             Never creates an item. REFUSED: the old item, or none.
@@ -54,10 +60,16 @@ enum store_status {
 	STORE_FATAL	 /* retrying will not help; .message says why */
 };
 
-/* A lock item as read. Strings are empty when the attribute is absent. */
+/* A lock item as read. Strings are empty when the attribute is absent.
+ * An item at a lock's key is not necessarily a lock (another application's,
+ * or edited by hand): type is "LOCK" only for a lock, and fence_bad marks a
+ * fence that is no int64 (another type, a fraction, past int64: DynamoDB's
+ * numbers have 38 digits). The stores report such items as they are; the
+ * core judges them (core/lt_item.c). */
 struct lock_item {
 	bool exists;
 	bool has_owner, has_rvn, has_lease, has_fence;
+	bool fence_bad; /* has_fence, but not an int64 (fence is 0 then) */
 	char owner[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1];
 	char holder[STORE_HOLDER_MAX + 1];

@@ -20,6 +20,11 @@ struct mitem {
 	int64_t fence, lease_ms, ttl;
 	char *holder; /* the last label written, kept for the next write */
 	bool has_holder, has_lease;
+	/* Only store_memory_put_raw() makes an item that is no lock: its
+	 * _type is not LOCK (other_type, "" when absent; NULL for a lock), it
+	 * has no fence, or a fence that is no int64. */
+	char *other_type;
+	bool no_fence, fence_bad;
 	char name[]; /* NUL-terminated */
 };
 
@@ -89,18 +94,21 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	out->owner[0] = out->rvn[0] = out->holder[0] = out->type[0] = '\0';
 	out->fence = out->lease_ms = out->ttl = 0;
 	out->exists = out->has_owner = out->has_rvn = out->has_lease = out->has_fence = false;
+	out->fence_bad = false;
 	if (it == NULL)
 		return;
 	out->exists = true;
 	out->has_owner = it->owner[0] != '\0';
 	out->has_rvn = it->rvn[0] != '\0';
 	out->has_lease = it->has_lease;
-	out->has_fence = true;
+	out->has_fence = !it->no_fence;
+	out->fence_bad = it->fence_bad;
 	strcpy(out->owner, it->owner);
 	strcpy(out->rvn, it->rvn);
 	if (it->has_holder)
 		strcpy(out->holder, it->holder);
-	strcpy(out->type, "LOCK");
+	snprintf(out->type, sizeof(out->type), "%s",
+		 it->other_type != NULL ? it->other_type : "LOCK");
 	out->fence = it->fence;
 	out->lease_ms = it->has_lease ? it->lease_ms : 0;
 	out->ttl = it->ttl;
@@ -123,11 +131,22 @@ static bool set_holder(struct mitem *it, const char *holder)
 	return true;
 }
 
+/* The guard of an acquire (store.h): the item is a lock whose fence can
+ * rise. Item for item DynamoDB's LOCK_GUARD (core/dynamodb/ddb_json.c),
+ * except that a fence that is no int64 is refused here too. */
+static bool lock_writable(const struct mitem *it)
+{
+	bool fence_ok = it->no_fence || (!it->fence_bad && it->fence >= 0 && it->fence < INT64_MAX);
+	bool shape_ok = it->owner[0] == '\0' || (it->rvn[0] != '\0' && it->has_lease);
+	return it->other_type == NULL && fence_ok && shape_ok;
+}
+
 static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 {
-	return r->unconditional || it == NULL || it->owner[0] == '\0' ||
-	       strcmp(it->owner, r->owner) == 0 ||
-	       (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0);
+	if (r->unconditional || it == NULL)
+		return true;
+	return lock_writable(it) && (it->owner[0] == '\0' || strcmp(it->owner, r->owner) == 0 ||
+				     (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
 }
 
 static bool owner_is(const struct mitem *it, const char *owner)
@@ -163,7 +182,15 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		strcpy(it->rvn, r->rvn);
 		it->lease_ms = r->lease_ms;
 		it->has_lease = true;
-		it->fence++;
+		free(it->other_type); /* SET _type (only an unconditional write gets here) */
+		it->other_type = NULL;
+		if (it->no_fence || it->fence_bad)
+			it->fence = 0; /* ADD on an absent fence starts from 0 */
+		it->no_fence = false;
+		/* Only an unconditional write reaches INT64_MAX here: DynamoDB's
+		 * ADD makes it 2^63, which reads as no int64; so does this. */
+		it->fence_bad = it->fence == INT64_MAX;
+		it->fence = it->fence_bad ? 0 : it->fence + 1;
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		copy_out(it, &res->item);
@@ -197,6 +224,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		if (it != NULL) {
 			*slot = it->next;
 			free(it->holder);
+			free(it->other_type);
 			free(it);
 			ms->nitems--;
 		}
@@ -381,6 +409,7 @@ static void mem_free(struct store *s)
 		for (; it != NULL; it = next) {
 			next = it->next;
 			free(it->holder);
+			free(it->other_type);
 			free(it);
 		}
 	}
@@ -478,5 +507,11 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 	it->lease_ms = item->lease_ms;
 	it->fence = item->fence;
 	it->ttl = item->ttl;
+	free(it->other_type);
+	it->other_type = NULL;
+	if (strcmp(item->type, "LOCK") != 0 && (it->other_type = strdup(item->type)) == NULL)
+		return false;
+	it->no_fence = !item->has_fence;
+	it->fence_bad = item->has_fence && item->fence_bad;
 	return true;
 }

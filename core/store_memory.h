@@ -24,7 +24,8 @@ void store_memory_fail(struct store *s, int n, enum store_status status, const c
 void store_memory_set_latency(struct store *s, int64_t ms);
 
 /* Writes item at name as it is, without a condition: for tests that need an
- * item no lock would write (an owner without rvn, say). */
+ * item no lock would write (an owner without rvn, a _type other than
+ * "LOCK", no fence or a fence_bad one, say). */
 bool store_memory_put_raw(struct store *s, const char *name, const struct lock_item *item)
 	__attribute__((warn_unused_result));
 

@@ -24,6 +24,17 @@
 #define N_TTL	 "#x"
 #define N_PK	 "#k"
 
+/* The acquire's condition that the item, if there is one, is a lock a write
+ * may raise (store.h): _type LOCK, a fence absent or from 0 to INT64_MAX - 1,
+ * an owner only with rvn and leaseMs. Without it, the write would land on
+ * another application's item, or ADD would take a fence past int64.
+ * attribute_type comes first: comparing another type with a number is an
+ * error on moto, not false. */
+#define LOCK_GUARD                                                                                 \
+	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                  \
+	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
+	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
+
 static const char *const lock_attrs[] = {"owner", "rvn", "fence", "leaseMs", "_type", "holder"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
@@ -396,6 +407,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 	struct jw w = {0};
 	bool ttl = k->ttl_attr && r->ttl > 0;
 	bool release = r->op == STORE_RELEASE, acquire = r->op == STORE_ACQUIRE;
+	bool guarded = acquire && !r->unconditional;
 	jobj(&w, NULL);
 	jstr(&w, "TableName", k->table);
 	jkey(&w, k, r->name);
@@ -408,7 +420,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jstr(&w, N_RVN, "rvn");
 	jstr(&w, N_LEASE, "leaseMs");
 	jstr(&w, N_HOLDER, "holder");
-	if (release && r->unconditional)
+	if ((release && r->unconditional) || guarded)
 		jstr(&w, N_PK, k->pk);
 	if (acquire) {
 		jstr(&w, N_TYPE, "_type");
@@ -435,13 +447,18 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 				jattr(&w, ":t", "S", "LOCK");
 				jnum(&w, ":one", 1);
 			}
-			if (acquire && !r->unconditional && r->seen_rvn)
+			if (guarded && r->seen_rvn)
 				jattr(&w, ":s", "S", r->seen_rvn);
+			if (guarded) {
+				jattr(&w, ":n", "S", "N");
+				jnum(&w, ":f0", 0);
+				jnum(&w, ":ftop", INT64_MAX);
+			}
 		}
 		jend(&w, '}');
 	}
 
-	char expr[160], cond[96] = "";
+	char expr[160], cond[320] = "";
 	if (release) {
 		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s", ttl ? " SET #x = :x" : "");
 		/* unconditional: never create an item, a bare key would be no lock */
@@ -454,9 +471,10 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 			 acquire ? " ADD #f :one" : "");
 		if (!acquire)
 			snprintf(cond, sizeof cond, "#o = :o");
-		else if (!r->unconditional)
-			snprintf(cond, sizeof cond, "attribute_not_exists(#o) OR #o = :o%s",
-				 r->seen_rvn ? " OR #r = :s" : "");
+		else if (guarded)
+			snprintf(cond, sizeof cond,
+				 "(attribute_not_exists(#o) OR #o = :o%s) AND %s",
+				 r->seen_rvn ? " OR #r = :s" : "", LOCK_GUARD);
 	}
 	jstr(&w, "UpdateExpression", expr);
 	if (cond[0]) {

@@ -91,7 +91,10 @@ bool ddb_parse_output(enum ddb_op op, const char *body, size_t len, const char *
 		      struct lock_item *item, char *err) __attribute__((warn_unused_result));
 
 /* Parses one attribute map (DynamoDB JSON, {"owner":{"S":"..."},...})
- * into *item, which it marks existing. Same errors. cjson is a cJSON *. */
+ * into *item, which it marks existing. Same errors, except for _type and
+ * fence, which another application's item may hold in any form: they are
+ * read as they are (a _type of another type as empty, a fence that is no
+ * int64 as fence_bad) for the core to refuse. cjson is a cJSON *. */
 bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *item, char *err)
 	__attribute__((warn_unused_result));
 

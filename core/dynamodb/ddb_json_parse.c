@@ -72,6 +72,30 @@ static bool get_num(const cJSON *attr, int64_t *dst, bool *has, char *err)
 	return true;
 }
 
+/* The fence as read: a value that is no int64 is no error here but
+ * fence_bad, so that the core refuses the item by its lock's name and says
+ * what is wrong with it (core/lt_item.c), instead of a bad answer. */
+static void get_fence(const cJSON *attr, struct lock_item *item)
+{
+	char ignored[DDB_ERR_MAX];
+	item->has_fence = true;
+	if (!get_num(attr, &item->fence, NULL, ignored)) {
+		item->fence = 0;
+		item->fence_bad = true;
+	}
+}
+
+/* _type as read: another application's item may have any value here. A
+ * string is kept (cut to fit: a cut string is longer than "LOCK"), any
+ * other type reads as empty; neither is "LOCK", so the core refuses it. */
+static void get_type(const cJSON *attr, struct lock_item *item)
+{
+	const cJSON *v = cJSON_IsObject(attr) ? attr->child : NULL;
+	item->type[0] = '\0';
+	if (v && !v->next && v->string && strcmp(v->string, "S") == 0 && cJSON_IsString(v))
+		snprintf(item->type, sizeof item->type, "%s", v->valuestring);
+}
+
 bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *item, char *err)
 {
 	const cJSON *map = cjson;
@@ -93,9 +117,9 @@ bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *i
 		else if (strcmp(n, "holder") == 0)
 			ok = get_str(a, item->holder, sizeof item->holder, NULL, err);
 		else if (strcmp(n, "_type") == 0)
-			ok = get_str(a, item->type, sizeof item->type, NULL, err);
+			get_type(a, item);
 		else if (strcmp(n, "fence") == 0)
-			ok = get_num(a, &item->fence, &item->has_fence, err);
+			get_fence(a, item);
 		else if (strcmp(n, "leaseMs") == 0)
 			ok = get_num(a, &item->lease_ms, &item->has_lease, err);
 		else if (ttl_attr && strcmp(n, ttl_attr) == 0)

@@ -22,14 +22,17 @@ static size_t format_header(char *h, char c, long long v)
 {
 	char digits[20];
 	size_t n = 0, len = 0;
-	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
 	h[len++] = c;
-	if (u < 10) { /* most headers: lengths and counts of small replies */
-		h[len++] = (char)('0' + u);
+	/* Most headers are lengths and counts of small replies: 0..9. Compared
+	 * unsigned, a negative v is huge, so -1..-9 take the signed path below
+	 * and keep their '-' (one compare, as before). */
+	if ((unsigned long long)v < 10) {
+		h[len++] = (char)('0' + v);
 		h[len++] = '\r';
 		h[len++] = '\n';
 		return len;
 	}
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
 	do {
 		digits[n++] = (char)('0' + u % 10);
 		u /= 10;

@@ -321,6 +321,140 @@ static void test_moto_item_written_behind(void **state)
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
+/* Writes (op "put": attrs, a JSON map of DynamoDB attributes besides the
+ * key) or reads (op "get": the attributes besides the key, as sorted JSON,
+ * into out) the item of lock `name` with boto3, behind the gateway. */
+static void moto_raw(const char *table, const char *name, const char *op, const char *attrs,
+		     char *out, size_t outsz)
+{
+	static const char script[] =
+		"import os, sys, json, boto3\n"
+		"t, n, op, attrs = sys.argv[1:5]\n"
+		"d = boto3.client('dynamodb', endpoint_url=os.environ['LG_MOTO'],\n"
+		"    region_name='us-east-1', aws_access_key_id=os.environ['LG_AK'],\n"
+		"    aws_secret_access_key=os.environ['LG_SK'])\n"
+		"k = {}\n"
+		"for e in d.describe_table(TableName=t)['Table']['KeySchema']:\n"
+		"    k[e['AttributeName']] = {'S': 'LOCK#' + n if e['KeyType'] == 'HASH' else "
+		"'LOCK'}\n"
+		"if op == 'put':\n"
+		"    d.put_item(TableName=t, Item=dict(k, **json.loads(attrs)))\n"
+		"else:\n"
+		"    i = d.get_item(TableName=t, Key=k, ConsistentRead=True).get('Item', {})\n"
+		"    print(json.dumps({a: v for a, v in i.items() if a not in k}, "
+		"sort_keys=True))\n";
+	char path[512], cmd[2048];
+	snprintf(path, sizeof(path), "%s/it_locks_raw.py",
+		 getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(script, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "python3 %s %s %s %s '%s'", path, table, name, op, attrs);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = out != NULL ? fread(out, 1, outsz - 1, p) : 0;
+	if (out != NULL)
+		out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+}
+
+/* The reply to cmd (a format with one %s: the lock's name) is an -ERR that
+ * contains each of the needles. */
+static void expect_err_with(redisContext *c, const char *cmd, const char *name,
+			    const char *const *needles)
+{
+	char line[256];
+	snprintf(line, sizeof(line), cmd, name);
+	redisReply *r = gw_cmd(c, cmd, name);
+	if (r->type != REDIS_REPLY_ERROR)
+		fail_msg("%s: no error (type %d, %lld)", line, r->type, r->integer);
+	print_message("%s: -%s\n", line, r->str);
+	if (strncmp(r->str, "ERR ", 4) != 0)
+		fail_msg("%s: not -ERR: %s", line, r->str);
+	for (; *needles != NULL; needles++)
+		if (strstr(r->str, *needles) == NULL)
+			fail_msg("%s: \"%s\" not in \"%s\"", line, *needles, r->str);
+	freeReplyObject(r);
+}
+
+/* Items at a lock's key that are no lock, or whose fence gives no rising
+ * token, written by another tool (issue 11): LOCK.ACQUIRE (a try and a
+ * wait) and LOCK.STATE answer -ERR naming the lock, the table and what is
+ * wrong, and the item is left as it was: nothing is written on it. */
+static void test_moto_items_not_locks(void **state)
+{
+	static const struct {
+		const char *name, *attrs, *needle;
+	} cases[] = {
+		{"foreign", "{\"kind\": {\"S\": \"invoice\"}, \"fence\": {\"N\": \"3\"}}",
+		 "not a lock"},
+		{"othertype", "{\"_type\": {\"S\": \"JOB\"}, \"rvn\": {\"S\": \"r\"}}",
+		 "not a lock"},
+		{"ownerless", "{\"_type\": {\"S\": \"LOCK\"}, \"owner\": {\"S\": \"o\"}}",
+		 "not a lock"},
+		{"negative", "{\"_type\": {\"S\": \"LOCK\"}, \"fence\": {\"N\": \"-5\"}}", "fence"},
+		{"top",
+		 "{\"_type\": {\"S\": \"LOCK\"}, \"fence\": {\"N\": \"9223372036854775807\"}}",
+		 "fence"},
+		{"huge",
+		 "{\"_type\": {\"S\": \"LOCK\"}, \"fence\": {\"N\": \"18446744073709551621\"}}",
+		 "fence"},
+		{"text", "{\"_type\": {\"S\": \"LOCK\"}, \"fence\": {\"S\": \"7\"}}", "fence"},
+	};
+	struct gw g;
+	const char *table = lh_mode_table();
+	assert_non_null(table);
+	gw_start(&g, table, "--holder-label", "gw-a", NULL);
+	redisContext *c = gw_connect(&g);
+	char before[1024], after[1024];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *name = cases[i].name;
+		const char *needles[] = {cases[i].needle, name, table, NULL};
+		moto_raw(table, name, "put", cases[i].attrs, NULL, 0);
+		moto_raw(table, name, "get", "", before, sizeof(before));
+		expect_err_with(c, "LOCK.ACQUIRE %s 2000", name, needles);
+		expect_err_with(c, "LOCK.ACQUIRE %s 2000", name, needles); /* not :4 then :3 */
+		expect_err_with(c, "LOCK.ACQUIRE %s 2000 WAIT 3000", name, needles);
+		if (strcmp(name, "top") != 0) /* a fence of 2^63-1 is shown: a token */
+			expect_err_with(c, "LOCK.STATE %s", name, needles);
+		moto_raw(table, name, "get", "", after, sizeof(after));
+		assert_string_equal(before, after);
+	}
+	redisFree(c);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+/* DynamoDB's condition cannot tell 1.5 from an integer: the write lands on
+ * a fence of 1.5, the answer (2.5) is refused as no token, and the write is
+ * given back at once: no owner stays on the item. */
+static void test_moto_fraction_fence_undone(void **state)
+{
+	struct gw g;
+	const char *table = lh_mode_table();
+	assert_non_null(table);
+	gw_start(&g, table, "--holder-label", "gw-a", NULL);
+	redisContext *c = gw_connect(&g);
+	const char *needles[] = {"fence", "half", table, NULL};
+	char item[1024];
+	moto_raw(table, "half", "put",
+		 "{\"_type\": {\"S\": \"LOCK\"}, \"rvn\": {\"S\": \"r\"}, \"fence\": {\"N\": "
+		 "\"1.5\"}}",
+		 NULL, 0);
+	expect_err_with(c, "LOCK.ACQUIRE %s 2000", "half", needles);
+	for (int i = 0; i < 50; i++) { /* the release is on its way */
+		moto_raw(table, "half", "get", "", item, sizeof(item));
+		if (strstr(item, "owner") == NULL)
+			break;
+		gw_sleep_ms(100);
+	}
+	print_message("after: %s", item);
+	assert_null(strstr(item, "owner"));
+	assert_non_null(strstr(item, "2.5"));
+	redisFree(c);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, gw_teardown)
 
 int main(void)
@@ -329,6 +463,7 @@ int main(void)
 		T(test_pair_refused_across),	  T(test_pair_sigkill_takeover),
 		T(test_pair_sigterm_handover),	  T(test_pair_sigstop_lost),
 		T(test_moto_item_written_behind), T(test_info_dynamodb),
+		T(test_moto_items_not_locks),	  T(test_moto_fraction_fence_undone),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return cmocka_run_group_tests_name("moto: two gateways, items written behind", two,

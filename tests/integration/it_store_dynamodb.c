@@ -141,7 +141,7 @@ static void destroy(void *arg, struct store *s)
 
 static struct store_result do_req(struct store *s, struct store_req r)
 {
-	static const struct store_factory f = {"dynamodb", NULL, run, NULL, NULL};
+	static const struct store_factory f = {"dynamodb", NULL, run, NULL, NULL, NULL};
 	struct store_result res;
 	store_contract_do(&f, s, &r, &res);
 	return res;
@@ -276,6 +276,46 @@ static int sh(const char *cmd, char *out, size_t outsz)
 	"region_name=\"us-east-1\",aws_access_key_id=os.environ[\"LG_AK\"],"                       \
 	"aws_secret_access_key=os.environ[\"LG_SK\"]);"
 
+/* The contract's raw items (store_contract.h), written with boto3's
+ * PutItem: no condition, any attribute a foreign writer may set. */
+static bool put_raw(void *arg, struct store *s, const char *name, const struct lock_item *it)
+{
+	const struct ddb_keys *k = store_dynamodb_keys(s);
+	char item[1024], cmd[2048], out[512];
+	size_t n = 0;
+	n += (size_t)snprintf(item + n, sizeof item - n, "{\"%s\":{\"S\":\"LOCK#%s\"}", k->pk,
+			      name);
+	if (k->sk)
+		n += (size_t)snprintf(item + n, sizeof item - n, ",\"%s\":{\"S\":\"LOCK\"}", k->sk);
+	if (it->type[0])
+		n += (size_t)snprintf(item + n, sizeof item - n, ",\"_type\":{\"S\":\"%s\"}",
+				      it->type);
+	if (it->has_owner)
+		n += (size_t)snprintf(item + n, sizeof item - n, ",\"owner\":{\"S\":\"%s\"}",
+				      it->owner);
+	if (it->has_rvn)
+		n += (size_t)snprintf(item + n, sizeof item - n, ",\"rvn\":{\"S\":\"%s\"}",
+				      it->rvn);
+	if (it->has_lease)
+		n += (size_t)snprintf(item + n, sizeof item - n, ",\"leaseMs\":{\"N\":\"%lld\"}",
+				      (long long)it->lease_ms);
+	if (it->has_fence && it->fence_bad)
+		n += (size_t)snprintf(item + n, sizeof item - n,
+				      ",\"fence\":{\"N\":\"18446744073709551621\"}");
+	else if (it->has_fence)
+		n += (size_t)snprintf(item + n, sizeof item - n, ",\"fence\":{\"N\":\"%lld\"}",
+				      (long long)it->fence);
+	snprintf(item + n, sizeof item - n, "}");
+	snprintf(cmd, sizeof cmd,
+		 BOTO
+		 "c.put_item(TableName=sys.argv[1],Item=json.loads(sys.argv[2]))' %s '%s' 2>&1",
+		 k->table, item);
+	int rc = sh(cmd, out, sizeof out);
+	if (rc != 0)
+		print_error("put_item: %s\n", out);
+	return rc == 0;
+}
+
 static void non_string_keys_refused(void **state)
 {
 	char out[512];
@@ -375,10 +415,10 @@ int main(void)
 
 	struct variant pk_only = {"lg_contract_pk", NULL, NULL, false};
 	struct variant custom = {"lg_contract_sk", "Id", "Kind", false};
-	const struct store_factory f1 = {"dynamodb, partition key only", make, run, destroy,
-					 &pk_only};
-	const struct store_factory f2 = {"dynamodb, custom partition and sort keys", make, run,
-					 destroy, &custom};
+	const struct store_factory f1 = {
+		"dynamodb, partition key only", make, run, destroy, &pk_only, put_raw};
+	const struct store_factory f2 = {
+		"dynamodb, custom partition and sort keys", make, run, destroy, &custom, put_raw};
 	int failed = store_contract_run(&f1);
 	failed += store_contract_run(&f2);
 

@@ -473,6 +473,102 @@ static void request_strings_copied(void **state)
 	assert_held(&w.res.item, "A", "r1", 1, 30000, "h");
 }
 
+/* ---- items that are not locks a write may raise (store.h's guard) ---- */
+
+static struct lock_item raw_item(const char *type, const char *owner, const char *rvn, bool lease,
+				 bool fence, bool fence_bad, int64_t fence_v)
+{
+	struct lock_item it = {.exists = true, .has_lease = lease, .lease_ms = lease ? 30000 : 0};
+	snprintf(it.type, sizeof it.type, "%s", type);
+	it.has_owner = owner != NULL;
+	snprintf(it.owner, sizeof it.owner, "%s", owner ? owner : "");
+	it.has_rvn = rvn != NULL;
+	snprintf(it.rvn, sizeof it.rvn, "%s", rvn ? rvn : "");
+	it.has_fence = fence;
+	it.fence_bad = fence_bad;
+	it.fence = fence_v;
+	return it;
+}
+
+/* The attributes a guard looks at, as read back. */
+static void assert_same_item(const char *what, const struct lock_item *a, const struct lock_item *b)
+{
+	if (a->exists != b->exists || a->has_owner != b->has_owner || a->has_rvn != b->has_rvn ||
+	    a->has_lease != b->has_lease || a->has_fence != b->has_fence ||
+	    a->fence_bad != b->fence_bad || a->fence != b->fence || a->lease_ms != b->lease_ms ||
+	    strcmp(a->owner, b->owner) != 0 || strcmp(a->rvn, b->rvn) != 0 ||
+	    strcmp(a->type, b->type) != 0)
+		fail_msg("%s: the item changed: owner '%s' -> '%s', fence %lld -> %lld", what,
+			 a->owner, b->owner, (long long)a->fence, (long long)b->fence);
+}
+
+/* Another application's item, an owner without rvn or leaseMs, a fence
+ * that is negative, at the top of int64 or past it: the acquire is refused
+ * (a free-lock write, a takeover of the item's rvn and a retry of its
+ * owner alike), the item comes back as it is and is not written on. */
+static void acquire_refused_on_items_not_locks(void **state)
+{
+	struct fixture *fx = *state;
+	const struct {
+		const char *what;
+		struct lock_item it;
+	} cases[] = {
+		{"another application's item", raw_item("", NULL, "r0", false, false, false, 0)},
+		{"another application's held item", raw_item("", "o0", "r0", true, true, false, 3)},
+		{"another _type", raw_item("JOB", NULL, "r0", false, true, false, 3)},
+		{"an owner without rvn", raw_item("LOCK", "o0", NULL, true, true, false, 3)},
+		{"an owner without leaseMs", raw_item("LOCK", "o0", "r0", false, true, false, 3)},
+		{"fence -5", raw_item("LOCK", NULL, "r0", false, true, false, -5)},
+		{"fence INT64_MAX", raw_item("LOCK", NULL, "r0", false, true, false, INT64_MAX)},
+		{"fence 2^64 + 5", raw_item("LOCK", NULL, "r0", false, true, true, 0)},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *what = cases[i].what;
+		assert_true(fx->f->put_raw(fx->f->arg, fx->s, fx->name, &cases[i].it));
+		struct store_result before = read_item(fx);
+		assert_int_equal(before.status, STORE_OK);
+		assert_same_item(what, &cases[i].it, &before.item); /* read as written */
+		const char *owners[] = {"A", "o0", "A"}, *seen[] = {NULL, NULL, "r0"};
+		for (int k = 0; k < 3; k++) {
+			struct store_result r = acquire(fx, owners[k], "r1", seen[k], NULL);
+			if (r.status != STORE_REFUSED)
+				fail_msg("%s (%d): %s", what, k, store_status_name(r.status));
+			assert_same_item(what, &before.item, &r.item);
+			struct store_result after = read_item(fx);
+			assert_same_item(what, &before.item, &after.item);
+		}
+	}
+}
+
+/* What is a lock keeps working: a free lock after a release, a lock item
+ * without a fence yet (ADD starts it at 1), and the last token. */
+static void acquire_on_lock_items(void **state)
+{
+	struct fixture *fx = *state;
+	const struct {
+		const char *what;
+		struct lock_item it;
+		int64_t token;
+	} cases[] = {
+		{"released", raw_item("LOCK", NULL, "r0", false, true, false, 3), 4},
+		{"no fence yet", raw_item("LOCK", NULL, NULL, false, false, false, 0), 1},
+		{"fence 0", raw_item("LOCK", NULL, "r0", false, true, false, 0), 1},
+		{"the last token", raw_item("LOCK", NULL, "r0", false, true, false, INT64_MAX - 1),
+		 INT64_MAX},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		assert_true(fx->f->put_raw(fx->f->arg, fx->s, fx->name, &cases[i].it));
+		struct store_result r = acquire(fx, "A", "r1", NULL, NULL);
+		if (r.status != STORE_OK)
+			fail_msg("%s: %s", cases[i].what, store_status_name(r.status));
+		assert_held(&r.item, "A", "r1", cases[i].token, 30000, NULL);
+	}
+	/* and past the last token, nothing is written */
+	struct store_result r = acquire(fx, "B", "r2", "r1", NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_held(&r.item, "A", "r1", INT64_MAX, 30000, NULL);
+}
+
 #define T(fn) cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, NULL)
 
 int store_contract_run(const struct store_factory *f)
@@ -498,6 +594,8 @@ int store_contract_run(const struct store_factory *f)
 		T(requests_counted),
 		T(cancel_means_no_callback),
 		T(request_strings_copied),
+		T(acquire_refused_on_items_not_locks),
+		T(acquire_on_lock_items),
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
 		tests[i].initial_state = (void *)f;

@@ -25,6 +25,12 @@ struct store_factory {
 	void (*run)(void *arg, const bool *done);
 	void (*destroy)(void *arg, struct store *s);
 	void *arg;
+	/* Writes item at name as it is, without a condition: an item no lock
+	 * would be (another application's, a fence edited by hand). type,
+	 * owner, rvn and fence only when set (has_..., type non-empty);
+	 * leaseMs when has_lease; a fence_bad fence as 2^64 + 5, a number
+	 * DynamoDB holds and int64 does not. Returns false on failure. */
+	bool (*put_raw)(void *arg, struct store *s, const char *name, const struct lock_item *item);
 };
 
 /* Runs the suite, each test named "<factory name>: <test>". Returns the

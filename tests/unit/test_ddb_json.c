@@ -19,6 +19,13 @@ static const struct ddb_keys k_pk = {"Locks", "pk", NULL, NULL};
 static const struct ddb_keys k_sk_ttl = {"Shop", "PK", "SK", "expiresAt"};
 
 #define KEY_PK "\"Key\":{\"pk\":{\"S\":\"LOCK#a\"}}"
+/* The acquire's guard: the item, if any, is a lock whose fence can rise. */
+#define GUARD                                                                                      \
+	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                  \
+	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
+	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
+#define GUARD_VALUES                                                                               \
+	"\":n\":{\"S\":\"N\"},\":f0\":{\"N\":\"0\"},\":ftop\":{\"N\":\"9223372036854775807\"}"
 #define KEY_SK "\"Key\":{\"PK\":{\"S\":\"LOCK#a\"},\"SK\":{\"S\":\"LOCK\"}}"
 
 struct build_case {
@@ -39,12 +46,12 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 30000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#t\":\"_type\",\"#f\":\"fence\"},"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"30000\"},"
 	 "\":h\":{\"S\":\"pod-1\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
-	 "\":one\":{\"N\":\"1\"}},"
+	 "\":one\":{\"N\":\"1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h ADD #f :one\","
-	 "\"ConditionExpression\":\"attribute_not_exists(#o) OR #o = :o\","
+	 "\"ConditionExpression\":\"(attribute_not_exists(#o) OR #o = :o) AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire takeover, no holder, ttl, sort key",
 	 &k_sk_ttl,
@@ -57,13 +64,14 @@ static const struct build_case build_cases[] = {
 	  .ttl = 1800000000},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
-	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#t\":\"_type\",\"#f\":\"fence\"},"
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#t\":\"_type\",\"#f\":\"fence\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1800000000\"},\":r\":{\"S\":\"r1\"},"
 	 "\":l\":{\"N\":\"1000\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
-	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"}},"
+	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #x = :x REMOVE #h "
 	 "ADD #f :one\","
-	 "\"ConditionExpression\":\"attribute_not_exists(#o) OR #o = :o OR #r = :s\","
+	 "\"ConditionExpression\":\"(attribute_not_exists(#o) OR #o = :o OR #r = :s) AND " GUARD
+	 "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire unconditional",
 	 &k_pk,
@@ -337,17 +345,11 @@ static void test_parse_bad_outputs(void **state)
 		"{\"Attributes\":{\"owner\":{\"S\":1}}}",
 		"{\"Attributes\":{\"owner\":\"x\"}}",
 		"{\"Attributes\":{\"owner\":{\"S\":\"x\",\"N\":\"1\"}}}",
-		"{\"Attributes\":{\"fence\":{\"N\":\"1.5\"}}}",
-		"{\"Attributes\":{\"fence\":{\"N\":\"1e3\"}}}",
-		"{\"Attributes\":{\"fence\":{\"N\":\"\"}}}",
-		"{\"Attributes\":{\"fence\":{\"N\":\"9223372036854775808\"}}}",
-		"{\"Attributes\":{\"fence\":{\"S\":\"1\"}}}",
 		"{\"Attributes\":{\"leaseMs\":{\"N\":\"0\"}}}",
 		"{\"Attributes\":{\"leaseMs\":{\"N\":\"-5\"}}}",
 		"{\"Attributes\":{\"exp\":{\"S\":\"soon\"}}}",
 		"{\"Attributes\":{\"rvn\":{\"S\":\"012345678901234567890123456789012345678901234567"
 		"8901234567890123456789\"}}}",
-		"{\"Attributes\":{\"_type\":{\"S\":\"A_TYPE_TOO_LONG_XX\"}}}",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct lock_item it;
@@ -355,6 +357,49 @@ static void test_parse_bad_outputs(void **state)
 		if (ddb_parse_output(DDB_UPDATE_ITEM, bad[i], strlen(bad[i]), "exp", &it, err))
 			fail_msg("accepted: %s", bad[i]);
 		assert_true(err[0] != '\0');
+	}
+}
+
+/* fence and _type are read as they are, for the core to refuse the item
+ * by its lock's name (core/lt_item.c): a fence that is no int64, whatever
+ * DynamoDB's 38-digit numbers hold, is fence_bad, never wrapped. */
+static void test_parse_foreign_values(void **state)
+{
+	static const struct {
+		const char *body;
+		bool fence_bad;
+		int64_t fence;
+		const char *type;
+	} cases[] = {
+		{"{\"Attributes\":{\"fence\":{\"N\":\"1.5\"}}}", true, 0, ""},
+		{"{\"Attributes\":{\"fence\":{\"N\":\"1e3\"}}}", true, 0, ""},
+		{"{\"Attributes\":{\"fence\":{\"N\":\"\"}}}", true, 0, ""},
+		{"{\"Attributes\":{\"fence\":{\"N\":\"9223372036854775808\"}}}", true, 0, ""},
+		{"{\"Attributes\":{\"fence\":{\"N\":\"-9223372036854775809\"}}}", true, 0, ""},
+		{"{\"Attributes\":{\"fence\":{\"N\":\"18446744073709551621\"}}}", true, 0, ""},
+		{"{\"Attributes\":{\"fence\":{\"N\":\"99999999999999999999999999999999999999\"}}}",
+		 true, 0, ""},
+		{"{\"Attributes\":{\"fence\":{\"S\":\"1\"}}}", true, 0, ""},
+		{"{\"Attributes\":{\"fence\":{\"N\":\"-5\"}}}", false, -5, ""},
+		{"{\"Attributes\":{\"fence\":{\"N\":\"9223372036854775807\"}}}", false, INT64_MAX,
+		 ""},
+		{"{\"Attributes\":{\"_type\":{\"S\":\"A_TYPE_TOO_LONG_XX\"}}}", false, 0,
+		 "A_TYPE_TOO_LONG"},
+		{"{\"Attributes\":{\"_type\":{\"N\":\"1\"}}}", false, 0, ""},
+		{"{\"Attributes\":{\"_type\":\"LOCK\"}}", false, 0, ""},
+		{"{\"Attributes\":{\"_type\":{\"S\":\"JOB\"}}}", false, 0, "JOB"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct lock_item it;
+		char err[DDB_ERR_MAX] = "";
+		const char *b = cases[i].body;
+		if (!ddb_parse_output(DDB_UPDATE_ITEM, b, strlen(b), NULL, &it, err))
+			fail_msg("refused: %s (%s)", b, err);
+		assert_true(it.exists);
+		assert_int_equal(it.fence_bad, cases[i].fence_bad);
+		assert_int_equal(it.fence, cases[i].fence);
+		assert_int_equal(it.has_fence, strstr(b, "fence") != NULL);
+		assert_string_equal(it.type, cases[i].type);
 	}
 }
 
@@ -468,10 +513,10 @@ static void test_parse_errors(void **state)
 	assert_int_equal(strlen(e.message), STORE_MSG_MAX - 1);
 
 	/* a malformed Item is an error, not a silently empty item */
-	const char *bad = "{\"__type\":\"ConditionalCheckFailedException\",\"Item\":{\"fence\":{"
+	const char *bad = "{\"__type\":\"ConditionalCheckFailedException\",\"Item\":{\"leaseMs\":{"
 			  "\"N\":\"x\"}}}";
 	assert_false(ddb_parse_error(bad, strlen(bad), NULL, &e, err));
-	assert_non_null(strstr(err, "fence"));
+	assert_non_null(strstr(err, "leaseMs"));
 }
 
 static void test_parse_many_reasons(void **state)
@@ -556,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_parse_update_output),
 		cmocka_unit_test(test_parse_get_output),
 		cmocka_unit_test(test_parse_bad_outputs),
+		cmocka_unit_test(test_parse_foreign_values),
 		cmocka_unit_test(test_parse_int64),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_many_reasons),

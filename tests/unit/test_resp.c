@@ -406,6 +406,75 @@ static void test_replies(void **state)
 	}
 }
 
+/* ---- integers against a reference: snprintf("%lld") ---- */
+
+/* Fails the test unless resp_add_int(v) wrote exactly ":<%lld of v>\r\n". */
+static void check_int(struct buf *o, long long v)
+{
+	char want[32];
+	int n = snprintf(want, sizeof(want), ":%lld\r\n", v);
+	o->len = 0;
+	resp_add_int(o, v);
+	assert_false(buf_failed(o));
+	if (o->len != (size_t)n || memcmp(o->buf, want, o->len) != 0)
+		fail_msg("resp_add_int(%lld): got \"%.*s\"", v, (int)o->len, o->buf);
+}
+
+/* Every one-digit value of either sign (the fast path's range and its
+ * edges), the ends of the range, and each power of ten and its neighbours:
+ * where a digit count changes. */
+static void test_int_boundaries(void **state)
+{
+	struct buf o;
+	buf_init(&o, 0);
+	for (long long v = -10; v <= 10; v++)
+		check_int(&o, v);
+	check_int(&o, INT64_MIN);
+	check_int(&o, INT64_MIN + 1);
+	check_int(&o, INT64_MAX);
+	check_int(&o, INT64_MAX - 1);
+	for (long long p = 1;; p *= 10) {
+		for (long long d = -1; d <= 1; d++) {
+			check_int(&o, p + d);
+			check_int(&o, -(p + d));
+		}
+		if (p > INT64_MAX / 10) /* 10^18: the last power of ten in range */
+			break;
+	}
+	/* the sign spelled out, not only compared with printf */
+	o.len = 0;
+	resp_add_int(&o, -5);
+	assert_int_equal(o.len, 5);
+	assert_memory_equal(o.buf, ":-5\r\n", 5);
+	buf_free(&o);
+}
+
+/* splitmix64: a fixed seed gives the same values on every run. */
+static uint64_t next_u64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* 100,000 pseudo-random values; each is shifted right by a random amount so
+ * that every magnitude (not only 19-digit ones) is drawn often. */
+static void test_int_matches_printf(void **state)
+{
+	struct buf o;
+	buf_init(&o, 0);
+	uint64_t seed = 11;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t r = next_u64(&seed);
+		unsigned shift = 1 + (unsigned)(next_u64(&seed) % 63);
+		long long v = (long long)(r >> shift); /* < 2^63: negating it is safe */
+		check_int(&o, (r & 1) ? -v : v);
+		check_int(&o, (long long)r); /* the whole range, as two's complement */
+	}
+	buf_free(&o);
+}
+
 static void test_out_grows_and_consumes(void **state)
 {
 	struct buf o;
@@ -445,6 +514,8 @@ int main(void)
 		cmocka_unit_test(test_feed_past_room),
 		cmocka_unit_test(test_bad_limits),
 		cmocka_unit_test(test_replies),
+		cmocka_unit_test(test_int_boundaries),
+		cmocka_unit_test(test_int_matches_printf),
 		cmocka_unit_test(test_out_grows_and_consumes),
 		cmocka_unit_test(test_out_limit_is_sticky),
 	};

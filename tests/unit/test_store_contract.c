@@ -32,12 +32,17 @@ static void destroy(void *arg, struct store *s)
 	store_free(s);
 }
 
+static bool put_raw(void *arg, struct store *s, const char *name, const struct lock_item *item)
+{
+	return store_memory_put_raw(s, name, item);
+}
+
 int main(void)
 {
 	fake = clock_fake_new(1700000000000);
 	if (!fake)
 		return 1;
-	const struct store_factory f = {"memory store", make, run, destroy, NULL};
+	const struct store_factory f = {"memory store", make, run, destroy, NULL, put_raw};
 	int failed = store_contract_run(&f);
 	clock_free(fake);
 	return failed;
