@@ -14,6 +14,11 @@
 
 struct mitem {
 	struct mitem *next;
+	/* released (no owner): in the store's list of released items, oldest
+	 * first, forgotten once released for the retention */
+	struct mitem *fprev, *fnext;
+	int64_t freed_ms;
+	bool in_freed;
 	uint64_t hash;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1];
@@ -29,7 +34,7 @@ struct mitem {
 };
 
 struct store_call {
-	struct timer timer;		  /* a call with latency completes from it */
+	struct timer timer;		/* a call with latency completes from it */
 	struct store_call *prev, *next; /* else in the queue, in order */
 	uint64_t seq;
 	uint64_t hash; /* of req.name */
@@ -56,6 +61,11 @@ struct mstore {
 	struct store_call *q_head, *q_tail;
 	uint64_t q_seq;
 	struct timer q_timer;
+	int64_t retention_ms; /* released items forgotten after this; 0: never */
+	size_t max_items;     /* new names refused past this; 0: no cap */
+	struct mitem *freed_head, *freed_tail;
+	size_t bytes;	    /* memory of the items, names and labels */
+	uint64_t forgotten; /* items forgotten, since the start */
 	int fail_n;
 	enum store_status fail_status;
 	const char *fail_type;
@@ -114,9 +124,14 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	out->ttl = it->ttl;
 }
 
+static size_t slen(const char *s)
+{
+	return s != NULL ? strlen(s) + 1 : 0;
+}
+
 /* Writes the label (NULL: removes it). The string is kept when removed:
  * most writes bring back the label the lock had. */
-static bool set_holder(struct mitem *it, const char *holder)
+static bool set_holder(struct mstore *ms, struct mitem *it, const char *holder)
 {
 	it->has_holder = holder != NULL;
 	if (holder == NULL || (it->holder != NULL && strcmp(holder, it->holder) == 0))
@@ -126,9 +141,81 @@ static bool set_holder(struct mitem *it, const char *holder)
 		it->has_holder = false;
 		return false;
 	}
+	ms->bytes += slen(h);
+	ms->bytes -= slen(it->holder);
 	free(it->holder);
 	it->holder = h;
 	return true;
+}
+
+/* A new item at *slot; NULL on out-of-memory. */
+static struct mitem *item_new(struct mstore *ms, struct mitem **slot, const char *name, uint64_t h)
+{
+	size_t len = strlen(name);
+	struct mitem *it = calloc(1, sizeof(*it) + len + 1);
+	if (it == NULL)
+		return NULL;
+	memcpy(it->name, name, len + 1);
+	it->hash = h;
+	*slot = it;
+	ms->nitems++;
+	ms->bytes += sizeof(*it) + len + 1;
+	return it;
+}
+
+/* Puts it in the list of released items (now), or takes it out. */
+static void freed_link(struct mstore *ms, struct mitem *it, bool in)
+{
+	if (it->in_freed == in)
+		return;
+	it->in_freed = in;
+	if (in) {
+		it->freed_ms = clock_now_ms(ms->clock);
+		it->fprev = ms->freed_tail;
+		it->fnext = NULL;
+		if (ms->freed_tail != NULL)
+			ms->freed_tail->fnext = it;
+		else
+			ms->freed_head = it;
+		ms->freed_tail = it;
+		return;
+	}
+	if (it->fprev != NULL)
+		it->fprev->fnext = it->fnext;
+	else
+		ms->freed_head = it->fnext;
+	if (it->fnext != NULL)
+		it->fnext->fprev = it->fprev;
+	else
+		ms->freed_tail = it->fprev;
+}
+
+/* Removes the item at *slot. */
+static void item_delete(struct mstore *ms, struct mitem **slot)
+{
+	struct mitem *it = *slot;
+	freed_link(ms, it, false);
+	*slot = it->next;
+	ms->bytes -= sizeof(*it) + strlen(it->name) + 1 + slen(it->holder) + slen(it->other_type);
+	free(it->holder);
+	free(it->other_type);
+	free(it);
+	ms->nitems--;
+}
+
+/* Forgets the items released for the retention or longer, as DynamoDB's
+ * TTL deletes expired lock items: a forgotten lock starts its fencing
+ * token at 1 again. Held items are never forgotten. */
+static void forget_released(struct mstore *ms)
+{
+	if (ms->retention_ms <= 0 || ms->freed_head == NULL)
+		return;
+	int64_t now = clock_now_ms(ms->clock);
+	struct mitem *it;
+	while ((it = ms->freed_head) != NULL && now - it->freed_ms >= ms->retention_ms) {
+		item_delete(ms, find_slot(ms, it->name, it->hash));
+		ms->forgotten++;
+	}
 }
 
 /* The guard of an acquire (store.h): the item is a lock whose fence can
@@ -158,6 +245,7 @@ static bool owner_is(const struct mitem *it, const char *owner)
 static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		  struct store_result *res)
 {
+	forget_released(ms);
 	struct mitem **slot = find_slot(ms, r->name, h), *it = *slot;
 
 	res->status = STORE_OK;
@@ -165,19 +253,25 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	case STORE_ACQUIRE:
 		if (!acquire_allowed(it, r))
 			break;
+		if (it == NULL && ms->max_items > 0 && ms->nitems >= ms->max_items) {
+			copy_out(NULL, &res->item);
+			res->status = STORE_FATAL;
+			res->error_type = "LockLimitExceeded";
+			snprintf(res->message, sizeof(res->message),
+				 "the embedded store holds its most locks (%zu): a new name is "
+				 "refused until released ones are forgotten",
+				 ms->max_items);
+			return;
+		}
 		if (it == NULL) {
-			size_t len = strlen(r->name);
-			it = calloc(1, sizeof(*it) + len + 1);
-			if (it == NULL)
+			if ((it = item_new(ms, slot, r->name, h)) == NULL)
 				goto oom;
-			memcpy(it->name, r->name, len + 1);
-			it->hash = h;
-			*slot = it;
-			if (++ms->nitems > ms->nbuckets)
+			if (ms->nitems > ms->nbuckets)
 				grow(ms);
 		}
-		if (!set_holder(it, r->holder))
+		if (!set_holder(ms, it, r->holder))
 			goto oom;
+		freed_link(ms, it, false);
 		strcpy(it->owner, r->owner);
 		strcpy(it->rvn, r->rvn);
 		it->lease_ms = r->lease_ms;
@@ -198,7 +292,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	case STORE_RENEW:
 		if (!owner_is(it, r->owner))
 			break;
-		if (!set_holder(it, r->holder))
+		if (!set_holder(ms, it, r->holder))
 			goto oom;
 		strcpy(it->rvn, r->rvn);
 		it->lease_ms = r->lease_ms;
@@ -212,7 +306,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			break;
 		it->owner[0] = '\0';
 		it->has_lease = false;
-		set_holder(it, NULL);
+		set_holder(ms, it, NULL);
+		freed_link(ms, it, true);
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		copy_out(it, &res->item);
@@ -221,13 +316,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		copy_out(it, &res->item);
 		return;
 	case STORE_DELETE:
-		if (it != NULL) {
-			*slot = it->next;
-			free(it->holder);
-			free(it->other_type);
-			free(it);
-			ms->nitems--;
-		}
+		if (it != NULL)
+			item_delete(ms, slot);
 		copy_out(NULL, &res->item);
 		return;
 	case STORE_CHECK:
@@ -336,11 +426,6 @@ static void put_str(char *text, size_t *pos, const char **dst, const char *s, si
 	memcpy(text + *pos, s, n);
 	*dst = text + *pos;
 	*pos += n;
-}
-
-static size_t slen(const char *s)
-{
-	return s != NULL ? strlen(s) + 1 : 0;
 }
 
 static struct store_call *mem_submit(struct store *s, const struct store_req *req, store_cb cb,
@@ -485,21 +570,31 @@ size_t store_memory_items(const struct store *s)
 	return ((const struct mstore *)s)->nitems;
 }
 
+void store_memory_limit(struct store *s, int64_t retention_ms, size_t max_items)
+{
+	struct mstore *ms = (struct mstore *)s;
+	ms->retention_ms = retention_ms;
+	ms->max_items = max_items;
+}
+
+void store_memory_stats(const struct store *s, struct store_memory_stats *out)
+{
+	const struct mstore *ms = (const struct mstore *)s;
+	out->items = ms->nitems;
+	out->bytes = ms->bytes;
+	out->forgotten = ms->forgotten;
+	out->retention_ms = ms->retention_ms;
+	out->max_items = ms->max_items;
+}
+
 bool store_memory_put_raw(struct store *s, const char *name, const struct lock_item *item)
 {
 	struct mstore *ms = (struct mstore *)s;
 	uint64_t h = store_name_hash(name);
 	struct mitem **slot = find_slot(ms, name, h), *it = *slot;
-	if (it == NULL) {
-		size_t len = strlen(name);
-		if ((it = calloc(1, sizeof(*it) + len + 1)) == NULL)
-			return false;
-		memcpy(it->name, name, len + 1);
-		it->hash = h;
-		*slot = it;
-		ms->nitems++;
-	}
-	if (!set_holder(it, item->holder[0] != '\0' ? item->holder : NULL))
+	if (it == NULL && (it = item_new(ms, slot, name, h)) == NULL)
+		return false;
+	if (!set_holder(ms, it, item->holder[0] != '\0' ? item->holder : NULL))
 		return false;
 	strcpy(it->owner, item->has_owner ? item->owner : "");
 	strcpy(it->rvn, item->has_rvn ? item->rvn : "");
@@ -507,10 +602,12 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 	it->lease_ms = item->lease_ms;
 	it->fence = item->fence;
 	it->ttl = item->ttl;
+	ms->bytes -= slen(it->other_type);
 	free(it->other_type);
 	it->other_type = NULL;
 	if (strcmp(item->type, "LOCK") != 0 && (it->other_type = strdup(item->type)) == NULL)
 		return false;
+	ms->bytes += slen(it->other_type);
 	it->no_fence = !item->has_fence;
 	it->fence_bad = item->has_fence && item->fence_bad;
 	return true;

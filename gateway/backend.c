@@ -208,6 +208,7 @@ bool backend_open(struct backend *b, struct event_base *base, const struct cfg *
 	b->store = store_memory_new(b->clock, "embedded");
 	if (b->store == NULL || !make_locktable(b, err, errlen))
 		return false;
+	store_memory_limit(b->store, cfg->memory_retention_ms, (size_t)cfg->max_locks);
 	/* Ready from the loop, as a DynamoDB open would be. */
 	timer_init(&b->retry, b->clock, ready_embedded, b);
 	timer_arm(&b->retry, 0);
@@ -233,15 +234,30 @@ static bool on_dynamodb(const struct backend *b)
 
 const char *backend_store_section(const struct backend *b)
 {
-	return on_dynamodb(b) ? "dynamodb" : NULL;
+	return b->kind;
+}
+
+/* INFO embedded: the items of the embedded store, and its bounds. */
+static void memory_lines(const struct backend *b,
+			 void (*line)(void *arg, const char *key, long long value), void *arg)
+{
+	struct store_memory_stats st;
+	store_memory_stats(b->store, &st);
+	line(arg, "items", (long long)st.items);
+	line(arg, "bytes", (long long)st.bytes);
+	line(arg, "forgotten", (long long)st.forgotten);
+	line(arg, "retention_ms", (long long)st.retention_ms);
+	line(arg, "max_items", (long long)st.max_items);
 }
 
 /* INFO dynamodb: the HTTP side of the DynamoDB store. */
 void backend_store_lines(const struct backend *b,
 			 void (*line)(void *arg, const char *key, long long value), void *arg)
 {
-	if (!on_dynamodb(b))
+	if (!on_dynamodb(b)) {
+		memory_lines(b, line, arg);
 		return;
+	}
 	struct store_dynamodb_stats st;
 	char key[64];
 	store_dynamodb_stats(b->store, &st);

@@ -45,9 +45,9 @@ bool backend_open(struct backend *b, struct event_base *base, const struct cfg *
 		  void (*ready)(void *arg, bool ok, const char *msg), void *arg, char *err,
 		  size_t errlen) __attribute__((warn_unused_result));
 
-/* The store's own figures, for INFO: the section's name ("dynamodb"; NULL
- * when the store has none: the embedded store) and its lines, each a key
- * and a number given to line(arg, key, value) in a fixed order. */
+/* The store's own figures, for INFO: the section's name (the store's kind:
+ * "embedded" or "dynamodb") and its lines, each a key and a number given
+ * to line(arg, key, value) in a fixed order. */
 const char *backend_store_section(const struct backend *b);
 void backend_store_lines(const struct backend *b,
 			 void (*line)(void *arg, const char *key, long long value), void *arg);

@@ -60,6 +60,11 @@ static const struct option_def options[] = {
 	 "TTL attribute of lock items (default: off)"},
 	{"ttl-retention", NUM(T_DURATION, ttl_retention_ms), "30d", DAY_MS, 3650 * DAY_MS, NULL,
 	 "lock item expiry after the last write, >= 1d"},
+	{"memory-retention", NUM(T_DURATION, memory_retention_ms), "1h", 0, 3650 * DAY_MS, NULL,
+	 "embedded store: forget a released lock after this (its token starts at 1 again; "
+	 "0: never)"},
+	{"max-locks", NUM(T_INT, max_locks), "1000000", 1, 1000000000, NULL,
+	 "embedded store: most lock items at once (new names refused past it)"},
 	{"default-lease", NUM(T_DURATION, default_lease_ms), "30s", 1000, DAY_MS, NULL,
 	 "lease when a client gives none"},
 	{"max-lease", NUM(T_DURATION, max_lease_ms), "1d", 1000, DAY_MS, NULL,

@@ -43,6 +43,8 @@ struct cfg {
 	char holder_label[257]; /* 1..256 characters; default: the host name */
 	char ttl_attribute[256];
 	int64_t ttl_retention_ms;
+	int64_t memory_retention_ms; /* embedded store: released items kept this long */
+	int64_t max_locks;	     /* embedded store: items at most */
 	int64_t default_lease_ms;
 	int64_t max_lease_ms;
 	char requirepass[512];

@@ -2,7 +2,8 @@
  * test_store_memory: what the embedded store adds to the store contract
  * (which test_store_contract runs on it): completions come in submission
  * order, from the loop, a cancelled one never; a call made by a callback
- * completes after those already queued.
+ * completes after those already queued; released items are forgotten
+ * after the retention, and new names refused past the most items.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,11 +91,114 @@ static void test_latency_keeps_order(void **state)
 	clock_free(c);
 }
 
+/* One request, run to its answer on the fake clock. */
+static struct store_result last;
+static void keep(void *arg, const struct store_result *res)
+{
+	last = *res;
+}
+
+static enum store_status run(struct clock *c, struct store *s, enum store_op op, const char *name,
+			     const char *owner)
+{
+	struct store_req r = {.op = op, .name = name, .owner = owner, .rvn = "r", .lease_ms = 1000};
+	last.status = -1;
+	assert_non_null(store_submit(s, &r, keep, NULL));
+	clock_fake_advance(c, 0);
+	return last.status;
+}
+
+#define HOUR 3600000LL
+
+/* Released items are forgotten after the retention (as DynamoDB's TTL
+ * deletes them), counted from their release, and only then: held items
+ * never, a name acquired again is kept; the memory goes back to nothing;
+ * a forgotten lock starts its token at 1 again. */
+static void test_released_items_forgotten_after_retention(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	struct store_memory_stats st;
+	store_memory_limit(s, HOUR, 0);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "a", "o1"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "held", "o2"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "again", "o3"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_RELEASE, "a", "o1"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_RELEASE, "again", "o3"), STORE_OK);
+	clock_fake_advance(c, HOUR / 2);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "again", "o4"), STORE_OK); /* kept */
+	assert_int_equal(run(c, s, STORE_RELEASE, "again", "o4"), STORE_OK);
+	clock_fake_advance(c, HOUR / 2 - 1);
+	assert_int_equal(run(c, s, STORE_READ, "x", NULL), STORE_OK);
+	assert_int_equal(store_memory_items(s), 3); /* a: released an hour less 1 ms ago */
+	clock_fake_advance(c, 1);
+	assert_int_equal(run(c, s, STORE_READ, "x", NULL), STORE_OK);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.items, 2); /* a forgotten; "again" released half an hour ago */
+	assert_int_equal(st.forgotten, 1);
+	clock_fake_advance(c, 10 * HOUR);
+	assert_int_equal(run(c, s, STORE_READ, "x", NULL), STORE_OK);
+	assert_int_equal(store_memory_items(s), 1); /* the held one stays */
+	assert_int_equal(run(c, s, STORE_READ, "held", NULL), STORE_OK);
+	assert_true(last.item.exists);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "a", "o5"), STORE_OK);
+	assert_int_equal(last.item.fence, 1); /* a new item: its token starts again */
+	assert_int_equal(run(c, s, STORE_RELEASE, "a", "o5"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_RELEASE, "held", "o2"), STORE_OK);
+	clock_fake_advance(c, HOUR);
+	assert_int_equal(run(c, s, STORE_READ, "x", NULL), STORE_OK);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.items, 0);
+	assert_int_equal(st.bytes, 0); /* every byte counted is given back */
+	store_free(s);
+	clock_free(c);
+}
+
+/* Without a retention nothing is forgotten (the default, for tests). */
+static void test_no_retention_keeps_items(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "a", "o1"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_RELEASE, "a", "o1"), STORE_OK);
+	clock_fake_advance(c, 1000 * HOUR);
+	assert_int_equal(run(c, s, STORE_READ, "x", NULL), STORE_OK);
+	assert_int_equal(store_memory_items(s), 1);
+	store_free(s);
+	clock_free(c);
+}
+
+/* At max_items a new name is refused with a clear error; names that have
+ * an item go on; once one is forgotten a new name fits again. */
+static void test_max_items_refuses_new_names(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	store_memory_limit(s, HOUR, 2);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "x", "o1"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "y", "o2"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "z", "o3"), STORE_FATAL);
+	assert_string_equal(last.error_type, "LockLimitExceeded");
+	assert_non_null(strstr(last.message, "most locks (2)"));
+	assert_int_equal(store_memory_items(s), 2);
+	assert_int_equal(run(c, s, STORE_RELEASE, "x", "o1"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "x", "o4"), STORE_OK); /* has an item */
+	assert_int_equal(run(c, s, STORE_RELEASE, "x", "o4"), STORE_OK);
+	clock_fake_advance(c, HOUR);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "z", "o3"), STORE_OK); /* x forgotten */
+	assert_int_equal(store_memory_items(s), 2);
+	store_free(s);
+	clock_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_completions_in_order_cancel_and_later_calls),
 		cmocka_unit_test(test_latency_keeps_order),
+		cmocka_unit_test(test_released_items_forgotten_after_retention),
+		cmocka_unit_test(test_no_retention_keeps_items),
+		cmocka_unit_test(test_max_items_refuses_new_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
