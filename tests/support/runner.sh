@@ -16,6 +16,16 @@
 rt_passed=0
 rt_failed=0
 rt_skipped=0
+rt_deadline=
+rt_budget=
+
+# rt_budget SECONDS: the whole run's time; a test gets no more than what is
+# left of it, and one that starts with nothing left fails unrun (so that
+# even a run where every test hangs ends in bounded time).
+rt_budget() {
+	rt_budget=$1
+	rt_deadline=$(($(date +%s) + $1))
+}
 
 # rt_run NAME LIMIT LOG KIND CMD...: runs CMD (KIND cmocka or script) with
 # its output in LOG, killed (with every process of its group: the gateways
@@ -25,6 +35,14 @@ rt_run() {
 	_name=$1 _limit=$2 _log=$3 _kind=$4
 	shift 4
 	_t0=$(date +%s)
+	if [ -n "$rt_deadline" ]; then
+		_left=$((rt_deadline - _t0))
+		if [ "$_left" -le 0 ]; then
+			rt_fail "$_name" "not run: the run's time budget (${rt_budget}s) is spent"
+			return
+		fi
+		[ "$_left" -lt "$_limit" ] && _limit=$_left
+	fi
 	# timeout puts CMD in a process group of its own and signals the
 	# whole group: SIGTERM at the limit, SIGKILL 10 s later.
 	timeout -k 10 "$_limit" "$@" >"$_log" 2>&1 </dev/null
