@@ -321,11 +321,15 @@ static void t_sigterm_while_waiting(void **state)
 		printf("  after the exit, the other gateway reads: held %lld, token %lld\n", held,
 		       token);
 		assert_int_equal(held, 0);
-		assert_int_equal(token, t1);
+		/* t1, or t1 + 1: b's campaign, queued on the same gateway, can be
+		 * handed the term by a's release on the way out (one more
+		 * acquire), its write then given back as its connection closes;
+		 * either way nothing holds the item now. */
+		assert_true(token == t1 || token == t1 + 1);
 		/* Its first attempt writes at once (it never saw st held). */
 		gw_send(o, "LEADER.CAMPAIGN st %d WAIT 0", LEASE_MS);
 		assert_int_equal(gw_token_within(o, SLACK_MS, "a campaign on the other gateway"),
-				 t1 + 1);
+				 token + 1);
 		assert_int_equal(gw_log_count(&gws[1], "event=41 "), 0); /* not a takeover */
 		redisFree(o);
 		assert_int_equal(gw_signal(&gws[1], SIGTERM), 0);

@@ -6,7 +6,8 @@
 #            "[       OK ]" lines passed and at least one test failed;
 #   script   its "ok ..." / "not ok ..." / "skip ..." lines; exit status
 #            77 alone is one skip; a script that exits 0 having printed no
-#            "ok" line failed (it checked nothing).
+#            "ok" line failed (it checked nothing); its "# ..." lines (what
+#            it measured) are shown when it passes.
 # Whatever it counts, a test whose exit status is not 0 (or 77) failed.
 # rt_close prints the closing line "N passed, N failed, N skipped" and
 # returns non-zero on any failure, and on any skip when LG_REFUSE_SKIPS=1
@@ -96,7 +97,10 @@ rt_run() {
 		grep -e '^skip ' -e 'SKIPPED' "$_log"
 	else
 		echo "PASS $_name ($_counts)"
+		# a script's notes ("# ..."): what it measured
+		[ "$_kind" = script ] && grep '^# ' "$_log"
 	fi
+	return 0
 }
 
 # rt_fail NAME WHY: a test that could not be run counts as one failure.
