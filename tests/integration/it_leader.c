@@ -310,7 +310,8 @@ static void t_sigterm_while_waiting(void **state)
 	redisFree(b);
 	redisFree(w);
 	char ended[96];
-	assert_int_equal(gw_log_count(&gws[0], "event=46 this process no longer leads: lock=st "), 1);
+	assert_int_equal(gw_log_count(&gws[0], "event=46 this process no longer leads: lock=st "),
+			 1);
 	snprintf(ended, sizeof(ended), "reason=cancelled token=%lld", t1);
 	assert_int_equal(gw_log_count(&gws[0], ended), 1);
 	assert_int_equal(gw_log_count(&gws[0], "event=43 "), 0); /* no release failed */

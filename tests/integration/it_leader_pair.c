@@ -399,8 +399,8 @@ static void t_idle_follower_requests(void **state)
 	 * an idle one). */
 	long long most = took / POLL_MS + 1, least = took / (POLL_MS + READ_RTT_MS);
 	if (reads < least || reads > most)
-		fail_msg("%lld reads in %lld ms: want %lld..%lld (one per %d ms poll interval)", reads,
-			 took, least, most, POLL_MS);
+		fail_msg("%lld reads in %lld ms: want %lld..%lld (one per %d ms poll interval)",
+			 reads, took, least, most, POLL_MS);
 	redisFree(a);
 	redisFree(b);
 	redisFree(ib);
