@@ -120,7 +120,7 @@ def race(endpoint, ak, sk, label):
             doubles += 1
             most = max(most, len(granted))
     print(f"# {label}: {doubles} of {TRIALS} trials granted one fresh item more than once "
-          f"({CLIENTS} clients at once; at most {most or 1} grants in one trial)", flush=True)
+          f"({CLIENTS} clients at once; most grants in one trial: {most or 1})", flush=True)
     return doubles
 
 

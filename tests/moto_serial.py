@@ -17,6 +17,7 @@ tests/moto_race.py shows the difference.
 Usage: python3 tests/moto_serial.py [-H HOST] [-p PORT]
 """
 import argparse
+import io
 import os
 import signal
 import sys
@@ -33,6 +34,11 @@ class SerialApp:
         self.lock = threading.Lock()
 
     def __call__(self, environ, start_response):
+        # The request body is read before taking the lock: a client slow
+        # to send its body holds up nobody.
+        length = environ.get("CONTENT_LENGTH")
+        if length and length.isdigit():
+            environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read(int(length)))
         with self.lock:
             body = self.app(environ, start_response)
             try:
