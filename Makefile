@@ -2,6 +2,7 @@
 #   make            build build/leasegate
 #   make run        install missing packages, build, run on the embedded store
 #   make test       install missing packages, build, run unit + integration tests
+#                   (each under a time limit; ends "N passed, N failed, N skipped")
 #   make check      the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      the benchmarks of bench/
 #   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)
@@ -42,7 +43,7 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: all deps run test unit integration check bench fuzz format clean
+.PHONY: all deps run test suite unit integration check bench fuzz format clean
 all: $(BUILD)/leasegate
 
 deps:
@@ -82,11 +83,24 @@ unit: all $(UNIT_BIN)
 integration: all $(IT_BIN)
 	@BUILD=$(BUILD) tests/run-integration.sh
 
+# Both runners, the second even when the first failed, then the sum of
+# their closing lines; fails when either failed (or, with
+# LG_REFUSE_SKIPS=1 as in .ci/run, skipped a test). Every test runs under
+# a time limit (tests/run-unit.sh, tests/run-integration.sh).
+suite: all $(UNIT_BIN) $(IT_BIN)
+	@rm -f $(BUILD)/tests/totals; rc=0; \
+	LG_TOTALS=$(BUILD)/tests/totals tests/run-unit.sh $(UNIT_BIN) || rc=1; \
+	LG_TOTALS=$(BUILD)/tests/totals BUILD=$(BUILD) tests/run-integration.sh || rc=1; \
+	awk '{ p += $$1; f += $$2; s += $$3 } \
+	     END { printf "all tests: %d passed, %d failed, %d skipped\n", p, f, s }' \
+	    $(BUILD)/tests/totals; \
+	exit $$rc
+
 test: deps
-	@$(MAKE) --no-print-directory unit integration
+	@$(MAKE) --no-print-directory suite
 
 check: deps
-	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 OPT=-O1 unit integration
+	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 OPT=-O1 suite
 
 bench: deps all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh

@@ -1,38 +1,73 @@
 #!/bin/sh
-# Integration tests: starts a moto_server (DynamoDB, IAM and STS emulator)
-# with signature checking on, then runs every build/tests/it_* binary and
-# every tests/integration/*.sh script with these variables set:
+# Integration tests: starts tests/moto_serial.py (moto_server's DynamoDB,
+# IAM and STS emulator applying one request at a time, so that a double
+# grant seen by a test is leasegate's, never the emulator's: see
+# tests/moto_race.py) with signature checking on, then runs every
+# build/tests/it_* binary (one per tests/integration/it_*.c) and every
+# tests/integration/*.sh script with these variables set:
 #   LG_BIN             the leasegate binary
 #   LG_MOTO            the moto endpoint (http://127.0.0.1:PORT)
 #   LG_AK, LG_SK       keys of an IAM user allowed everything
 #   LG_DENIED_AK/_SK   keys of an IAM user allowed nothing
+#   LG_WORK            a scratch directory, removed at the end
 #   AWS_REGION         us-east-1
+# Each runs under a time limit (IT_TIMEOUT seconds, default 240: the
+# longest takes about 35 s on an idle 2-core machine), killed with the
+# processes it started and failed, named, when it runs out; all of them
+# within IT_BUDGET seconds (default 720; the suite takes about 2.5 minutes).
+# A binary that is missing or a script that is not executable fails.
+# Closing line: "N passed, N failed, N skipped"; exits non-zero on any
+# failure (tests/support/runner.sh).
 set -u
 BUILD=${BUILD:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/tests/support/runner.sh"
 work=$(mktemp -d /tmp/leasegate-it.XXXXXX)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-INITIAL_NO_AUTH_ACTION_COUNT=5 python3 -m moto.server -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
+INITIAL_NO_AUTH_ACTION_COUNT=5 python3 "$root/tests/moto_serial.py" -H 127.0.0.1 -p "$port" \
+	>"$work/moto.log" 2>&1 &
 moto=$!
 trap 'kill $moto 2>/dev/null; wait $moto 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exit 1' HUP INT TERM
 i=0
 until curl -s "http://127.0.0.1:$port/moto-api/" >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -gt 100 ] && { echo "moto_server did not start"; cat "$work/moto.log"; exit 1; }
+	i=$((i + 1))
+	if [ $i -gt 300 ] || ! kill -0 $moto 2>/dev/null; then
+		rt_fail moto_serial.py "moto did not start"
+		cat "$work/moto.log"
+		rt_close "integration tests"
+		exit 1
+	fi
 	sleep 0.1
 done
-eval "$(python3 "$root/tests/moto_setup.py" "http://127.0.0.1:$port")" || exit 1
+if ! setup=$(timeout 60 python3 "$root/tests/moto_setup.py" "http://127.0.0.1:$port"); then
+	rt_fail moto_setup.py "could not create the IAM users"
+	rt_close "integration tests"
+	exit 1
+fi
+eval "$setup"
 export LG_AK LG_SK LG_DENIED_AK LG_DENIED_SK
 export LG_MOTO="http://127.0.0.1:$port" LG_BIN="$root/$BUILD/leasegate" AWS_REGION=us-east-1
 export LG_WORK="$work"
-fail=0
-for t in "$root/$BUILD"/tests/it_* "$root"/tests/integration/*.sh; do
-	[ -x "$t" ] || continue
-	case "$t" in *.log) continue ;; esac
-	name=$(basename "$t")
-	if "$t" >"$work/$name.log" 2>&1; then
-		echo "PASS $name ($(grep -c -e '^\[       OK \]' -e '^ok ' "$work/$name.log") tests)"
+
+limit=${IT_TIMEOUT:-240}
+rt_budget "${IT_BUDGET:-720}"
+[ -x "$LG_BIN" ] || rt_fail leasegate "not built (no executable $LG_BIN)"
+for src in "$root"/tests/integration/it_*.c; do
+	name=$(basename "$src" .c)
+	t="$root/$BUILD/tests/$name"
+	if [ -x "$t" ]; then
+		rt_run "$name" "$limit" "$work/$name.log" cmocka "$t"
 	else
-		echo "FAIL $name"; cat "$work/$name.log"; fail=1
+		rt_fail "$name" "not built (no executable $t)"
 	fi
 done
-exit $fail
+for t in "$root"/tests/integration/*.sh; do
+	name=$(basename "$t")
+	if [ -x "$t" ]; then
+		rt_run "$name" "$limit" "$work/$name.log" script "$t"
+	else
+		rt_fail "$name" "not executable (chmod +x $t)"
+	fi
+done
+rt_close "integration tests"

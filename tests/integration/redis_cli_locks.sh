@@ -23,6 +23,17 @@ trap cleanup EXIT
 
 cli() { redis-cli -p "$port" "$@"; }
 
+# reply ARGS...: one command's reply as redis-cli shows it to a person
+# (--no-raw: nil is "(nil)", not an empty line), with its stderr and, when
+# not 0, its exit status: a dead server or a refused connection never
+# looks like a nil.
+reply() {
+	_out=$(cli --no-raw "$@" 2>&1)
+	_rc=$?
+	[ $_rc = 0 ] || _out="$_out (redis-cli exit status $_rc)"
+	printf '%s' "$_out"
+}
+
 n=0
 # check WHAT WANT GOT
 check() {
@@ -68,7 +79,7 @@ until [ "$(cli PING 2>/dev/null)" = PONG ]; do
 	sleep 0.05
 done
 
-check "no item yet: nil" "" "$(cli LOCK.STATE nightly-report)"
+check "no item yet: nil" "(nil)" "$(reply LOCK.STATE nightly-report)"
 
 # The holder: one redis-cli session fed line by line through a fifo.
 mkfifo "$work/in"
@@ -97,8 +108,9 @@ lease-ms 30000
 fencing-token 1
 mine 0" "$(cli -3 LOCK.STATE nightly-report)"
 
-check "another connection is refused: nil" "" "$(cli LOCK.ACQUIRE nightly-report 30000)"
-check "WAIT 300 times out: nil" "" "$(cli LOCK.ACQUIRE nightly-report 30000 WAIT 300)"
+check "another connection is refused: nil" "(nil)" "$(reply LOCK.ACQUIRE nightly-report 30000)"
+check "WAIT 300 times out: nil" "(nil)" \
+	"$(reply LOCK.ACQUIRE nightly-report 30000 WAIT 300)"
 
 echo "LOCK.STATE nightly-report" >&3
 await_lines "$work/out" 11

@@ -8,7 +8,9 @@
 #     another client leads; continued, the example reports the loss, stops
 #     its work, campaigns again and leads again once the lock is free.
 # Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK);
-# installs nothing.
+# installs nothing. Prints "ok <what>" per case, "skip <what>" for the
+# cases it cannot run (no LG_MOTO), "FAIL: <what>" and exits 1 at the first
+# failure.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d "${LG_WORK:-/tmp}/singleton.XXXXXX")
@@ -114,6 +116,7 @@ resign_hands_on() {
 	kill -TERM "$e2"
 	wait_exit "$e2" 3000 || fail "$kind: the second copy did not exit"
 	grep -q "^resigned token=$t2$" "$l2" || fail "$kind: no resign of the second copy"
+	echo "ok $kind: one copy leads, SIGTERM resigns and hands on (tokens $t1, $t2)"
 }
 
 # The leader's gateway stopped past its lease: another client leads; the
@@ -147,6 +150,7 @@ loss_campaign_again() {
 	echo "$kind: tokens $t1, lost to $t2, leads again with $t3"
 	kill -TERM "$e"
 	wait_exit "$e" 3000 || fail "$kind: did not exit"
+	echo "ok $kind: the loss reported, no work after it, leads again"
 }
 
 [ -n "${LG_BIN:-}" ] || fail "LG_BIN is not set"
@@ -172,6 +176,7 @@ check_docs() {
 		        sys.exit(f"{sys.argv[1]}: its ```{lang} block is not {path}")
 	EOF
 		fail "the documented examples differ from examples/"
+	echo "ok README's singleton examples are examples/singleton.py and .sh"
 }
 
 check_docs
@@ -187,6 +192,6 @@ if [ -n "${LG_MOTO:-}" ]; then
 		loss_campaign_again $kind
 	done
 else
-	echo "no LG_MOTO: the loss cases are not run"
+	# Counted and printed as a skip by the runner (and refused by .ci/run).
+	echo "skip the loss cases: no LG_MOTO (tests/run-integration.sh sets it)"
 fi
-echo "ok singleton_example"

@@ -22,7 +22,7 @@ struct ldh_param {
 };
 extern const struct ldh_param ldh_embedded, ldh_moto;
 
-/* The test's param; skips the test when it needs moto and LG_MOTO is not
+/* The test's param; fails the test when it needs moto and LG_MOTO is not
  * set. */
 const struct ldh_param *ldh_setup_param(void **state);
 
