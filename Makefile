@@ -9,7 +9,7 @@
 #   make clean
 #
 # Sources are found by directory, so a new module is a new .c file:
-#   core/*.c core/dynamodb/*.c protocols/*/*.c gateway/*.c  -> build/libleasegate.a
+#   core/*.c core/dynamodb/*.c protocols/*/*.c gateway/*.c gateway/*/*.c -> build/libleasegate.a
 #   gateway/main.c                                          -> build/leasegate
 #   tests/unit/test_*.c                                     -> build/tests/test_*
 #   tests/integration/it_*.c                                -> build/tests/it_*
@@ -30,7 +30,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 LIB_SRC   := $(wildcard core/*.c core/dynamodb/*.c protocols/*.c protocols/*/*.c) \
-             $(filter-out gateway/main.c,$(wildcard gateway/*.c))
+             $(filter-out gateway/main.c,$(wildcard gateway/*.c)) $(wildcard gateway/*/*.c)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
