@@ -204,9 +204,9 @@ enum ls_status ls_resign(struct lsess *s, const char *name, struct ls_result *no
 /* The current leader of name: LS_OK with .st (st.held false: none) after
  * one fresh read if its token differs from after (-1: any answer), else
  * when it changes or timeout_ms (0: none) passes (then .st is the last
- * state read). Always LS_PENDING unless the name is bad. Watchers of one name share one
- * read per poll interval (a third of the leader's lease, at most
- * LT_MAX_POLL_MS) and read at once when a change goes through this
+ * state read); so LS_PENDING, or an error at once. Watchers of one name
+ * share one read per poll interval (a third of the leader's lease, at
+ * most LT_MAX_POLL_MS) and read at once when a change goes through this
  * replica. */
 enum ls_status ls_watch(struct lsess *s, const char *name, size_t name_len, int64_t after,
 			int64_t timeout_ms, struct ls_result *now, ls_done_cb cb, void *arg)

@@ -289,6 +289,15 @@ static void release_all_keeps_the_session(void **state)
 	assert_false(held(e, "b"));
 	take(e, 0, "a", LS_SCOPE_SESSION, false); /* usable still */
 	assert_true(held(e, "a"));
+	/* a wait in progress is answered, cancelled */
+	struct ls_acquire_req r = req_of("a", LEASE, 0);
+	struct ls_result now;
+	struct box b = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	ls_release_all(e->s[1]);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.last.status, LS_CANCELLED);
+	assert_string_equal(b.last.message, "the session was reset");
 }
 
 /* --- losses --- */
