@@ -10,7 +10,7 @@
 #   make clean
 #
 # Sources are found by directory, so a new module is a new .c file:
-#   core/*.c core/dynamodb/*.c protocols/*/*.c gateway/*.c  -> build/libleasegate.a
+#   core/*.c core/dynamodb/*.c protocols/*/*.c gateway/*.c gateway/*/*.c -> build/libleasegate.a
 #   gateway/main.c                                          -> build/leasegate
 #   tests/unit/test_*.c                                     -> build/tests/test_*
 #   tests/integration/it_*.c                                -> build/tests/it_*

@@ -19,11 +19,12 @@
 #include "gateway/backend.h"
 #include "gateway/redis/commands.h"
 #include "gateway/config.h"
-#include "gateway/lockapp.h"
+#include "gateway/lease/lsess.h"
 #include "gateway/log.h"
 #include "gateway/loop.h"
 #include "gateway/metrics.h"
 #include "gateway/conn/server.h"
+#include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 
 extern char **environ;
@@ -40,7 +41,8 @@ struct app {
 	struct srv *srv;     /* the connections of every front-end */
 	struct redis *redis; /* the Redis front-end */
 	struct backend backend;
-	struct lockapp *locks;
+	struct lsvc *leases;	     /* the lease-session layer */
+	struct rl_app *redis_leases; /* its Redis front-end */
 	const struct cfg *cfg;
 	struct event *wait_releases;
 	struct admin *admin;
@@ -138,7 +140,7 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	log_msg(LOG_LVL_INFO, "signal %d: shutting down", (int)sig);
 	struct timeval bound = {SHUTDOWN_BOUND_S, 0};
 	event_base_loopexit(a->base, &bound);
-	lockapp_stop_waits(a->locks, a->redis);
+	lsvc_cancel_waits(a->leases, "server is shutting down");
 	srv_shutdown(a->srv, drained, a);
 }
 
@@ -205,8 +207,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leasegate: %s\n", err);
 		return 1;
 	}
-	a.locks = lockapp_new(a.backend.lt, a.backend.store, &a.backend.obs, &cfg, a.backend.kind);
-	if (!a.wait_releases || !a.locks || lockapp_register(a.locks, cmds, a.redis) != 0) {
+	const struct ls_limits limits = {
+		.max_name = cfg.max_lock_name,
+		.max_leases = cfg.max_leases_per_session,
+		.max_lease_ms =
+			cfg.max_lease_ms < LT_MAX_LEASE_MS ? cfg.max_lease_ms : LT_MAX_LEASE_MS,
+		.default_lease_ms = cfg.default_lease_ms,
+	};
+	a.leases = lsvc_new(a.backend.lt, &limits);
+	a.redis_leases = a.leases ? rl_new(a.leases, &a.backend) : NULL;
+	if (!a.wait_releases || !a.redis_leases ||
+	    rl_register(a.redis_leases, cmds, a.redis) != 0) {
 		fprintf(stderr, "leasegate: out of memory\n");
 		return 1;
 	}
@@ -244,7 +255,8 @@ int main(int argc, char **argv)
 	admin_free(a.admin);
 	srv_free(a.srv);
 	redis_free(a.redis);
-	lockapp_free(a.locks);
+	rl_free(a.redis_leases);
+	lsvc_free(a.leases);
 	backend_close(&a.backend);
 	event_free(a.wait_releases);
 	event_free(ev_term);

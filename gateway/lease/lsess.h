@@ -103,7 +103,9 @@ struct ls_sess_ops {
  * NULL on out-of-memory or bad limits. */
 struct lsvc *lsvc_new(struct locktable *lt, const struct ls_limits *limits)
 	__attribute__((warn_unused_result));
-/* Frees svc; every session must have been freed first. */
+/* Frees svc; every session must have been freed first. Operations still
+ * in flight (releases of closed sessions) are forgotten: free the
+ * locktable next, without running the loop in between. */
 void lsvc_free(struct lsvc *svc);
 
 /* Shutdown: every wait of every session (acquire, campaign, watch) is
@@ -136,7 +138,7 @@ unsigned lsess_count(const struct lsess *s);
 /* --- operations --- */
 
 struct ls_acquire_req {
-	const char *name;   /* name_len bytes; checked: 1..max_name, no NUL */
+	const char *name; /* name_len bytes; checked: 1..max_name, no NUL */
 	size_t name_len;
 	int64_t lease_ms;   /* 0: limits.default_lease_ms; checked */
 	int64_t wait_ms;    /* -1: try once; 0: wait forever; > 0: at most */
@@ -144,7 +146,8 @@ struct ls_acquire_req {
 	enum ls_scope scope;
 	/* held already by this session: true counts one more hold in scope
 	 * and answers the token at once (PostgreSQL); false answers
-	 * LS_CONFLICT (Redis's LOCK.ACQUIRE). */
+	 * LS_CONFLICT (Redis's LOCK.ACQUIRE). A session has one wait at a
+	 * time (acquire, campaign, watch): another is LS_INVALID. */
 	bool reentrant;
 };
 
@@ -176,7 +179,8 @@ enum ls_status ls_release(struct lsess *s, const char *name, int64_t token, enum
 unsigned ls_release_scope(struct lsess *s, enum ls_scope scope);
 
 /* Every lease and term of the session released, as at its close, but the
- * session stays usable (Redis's RESET). */
+ * session stays usable (Redis's RESET); a wait in progress is answered
+ * LS_CANCELLED ("the session was reset"), last. */
 void ls_release_all(struct lsess *s);
 
 /* Reads the item of name: LS_OK with .st (st.exists false: no item) and
@@ -185,23 +189,24 @@ enum ls_status ls_state(struct lsess *s, const char *name, size_t name_len, stru
 			ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
 
 /* Campaigns for leadership of name (one term, req->scope and reentrant
- * ignored): LS_OK with the term's .token once the session leads — at once
- * while its term lasts, without a request; LS_NONE when the wait ran out;
- * LS_LOST once when the term was lost (the next campaign starts anew). */
-enum ls_status ls_campaign(struct lsess *s, const struct ls_acquire_req *req,
-			   struct ls_result *now, ls_done_cb cb, void *arg)
-	__attribute__((warn_unused_result));
+ * ignored; a campaign always waits: wait_ms -1 or 0 is forever): LS_OK
+ * with the term's .token once the session leads — at once while its term
+ * lasts, without a request; LS_NONE when the wait ran out; LS_LOST once
+ * when the term was lost (the next campaign starts anew). */
+enum ls_status ls_campaign(struct lsess *s, const struct ls_acquire_req *req, struct ls_result *now,
+			   ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
 
 /* Ends the session's term on name, handing the lock on: LS_OK once the
  * release is done; LS_NONE when not leading; LS_LOST once after a loss. */
 enum ls_status ls_resign(struct lsess *s, const char *name, struct ls_result *now, ls_done_cb cb,
 			 void *arg) __attribute__((warn_unused_result));
 
-/* The current leader of name: LS_OK with .st (st.held false: none) at
- * once if its token differs from after (-1: any answer), else when it
- * changes or timeout_ms (0: none) passes. Watchers of one name share one
- * read per poll interval (a third of the leader's lease, at most
- * LT_MAX_POLL_MS) and read at once when a change goes through this
+/* The current leader of name: LS_OK with .st (st.held false: none) after
+ * one fresh read if its token differs from after (-1: any answer), else
+ * when it changes or timeout_ms (0: none) passes (then .st is the last
+ * state read); so LS_PENDING, or an error at once. Watchers of one name
+ * share one read per poll interval (a third of the leader's lease, at
+ * most LT_MAX_POLL_MS) and read at once when a change goes through this
  * replica. */
 enum ls_status ls_watch(struct lsess *s, const char *name, size_t name_len, int64_t after,
 			int64_t timeout_ms, struct ls_result *now, ls_done_cb cb, void *arg)

@@ -173,6 +173,16 @@ static void test_argument_errors(void **state)
 		{{"LOCK.ACQUIRE", "e", ""}, "ERR lease-ms must be an integer from 1000 to 60000"},
 		{{"LOCK.ACQUIRE", "e", "99999999999999999999"},
 		 "ERR lease-ms must be an integer from 1000 to 60000"},
+		/* integers as Redis reads them: no leading 0, sign or space */
+		{{"LOCK.ACQUIRE", "e", "00002000"},
+		 "ERR lease-ms must be an integer from 1000 to 60000"},
+		{{"LOCK.ACQUIRE", "e", "+2000"},
+		 "ERR lease-ms must be an integer from 1000 to 60000"},
+		{{"LOCK.ACQUIRE", "e", " 2000"},
+		 "ERR lease-ms must be an integer from 1000 to 60000"},
+		{{"LOCK.ACQUIRE", "e", "2000", "WAIT", "010"},
+		 "ERR WAIT must be a non-negative integer of milliseconds (0: forever)"},
+		{{"LOCK.RENEW", "e", "01"}, "ERR token must be a positive integer"},
 		{{"LOCK.ACQUIRE", "e", "2000", "WAIT"}, "ERR syntax error"},
 		{{"LOCK.ACQUIRE", "e", "2000", "WAIT", "x"},
 		 "ERR WAIT must be a non-negative integer of milliseconds (0: forever)"},
@@ -731,6 +741,41 @@ static void test_sigterm_releases(void **state)
 
 #define T(f) cmocka_unit_test_teardown(f, gw_teardown)
 
+/* The embedded store's bounds: a new name past --max-locks is refused
+ * with -ERR (a name that has an item goes on), INFO embedded counts the
+ * items, and released items are forgotten after --memory-retention. */
+static void test_embedded_store_bounds(void **state)
+{
+	struct gw g;
+	gw_start(&g, NULL, "--max-locks", "3", "--memory-retention", "1s", NULL);
+	redisContext *c = gw_connect(&g);
+	const char *names[] = {"b1", "b2", "b3"};
+	for (int i = 0; i < 3; i++) {
+		gw_expect_int(c, 1, "LOCK.ACQUIRE %s 5000", names[i]);
+		gw_expect_int(c, 1, "LOCK.RELEASE %s", names[i]);
+	}
+	gw_expect_err(c, "ERR ", "LOCK.ACQUIRE b4 5000");
+	redisReply *r = gw_cmd(c, "LOCK.ACQUIRE b4 5000");
+	assert_int_equal(r->type, REDIS_REPLY_ERROR);
+	assert_non_null(strstr(r->str, "most locks (3)"));
+	freeReplyObject(r);
+	gw_expect_int(c, 2, "LOCK.ACQUIRE b1 5000"); /* has an item: its next token */
+	gw_expect_int(c, 1, "LOCK.RELEASE b1");
+	r = gw_cmd(c, "INFO embedded");
+	assert_non_null(strstr(r->str, "# Embedded\r\nitems:3\r\n"));
+	assert_non_null(strstr(r->str, "max_items:3\r\n"));
+	freeReplyObject(r);
+	gw_sleep_ms(1100);
+	gw_expect_int(c, 1, "LOCK.ACQUIRE b4 5000"); /* the released ones are forgotten */
+	gw_expect_int(c, 1, "LOCK.ACQUIRE b1 5000"); /* and start their token at 1 again */
+	r = gw_cmd(c, "INFO embedded");
+	assert_non_null(strstr(r->str, "items:2\r\n"));
+	assert_non_null(strstr(r->str, "forgotten:3\r\n"));
+	freeReplyObject(r);
+	redisFree(c);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest one[] = {
@@ -751,8 +796,12 @@ int main(void)
 		T(test_blocked_client_leaving_behind_a_pipeline),
 		T(test_sigterm_releases),
 	};
+	const struct CMUnitTest embedded_only[] = {
+		T(test_embedded_store_bounds),
+	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	int fails = cmocka_run_group_tests_name("embedded store", one, lh_group_embedded, NULL);
 	fails += cmocka_run_group_tests_name("moto", one, lh_group_moto, NULL);
+	fails += cmocka_run_group_tests_name("embedded store only", embedded_only, NULL, NULL);
 	return fails != 0;
 }

@@ -1,0 +1,172 @@
+/*
+ * lsess_int: what the files of the lease-session layer (lsess.c,
+ * lsess_lead.c, lsess_watch.c) share. Not for front-ends: they include
+ * gateway/lease/lsess.h only.
+ *
+ * A record (struct ls_rec) is one lock lease or one leader term of a
+ * session. Its state changes in ls_rec_set() only:
+ *
+ *   CAMPAIGNING  a leader term not started yet (the election contends)
+ *   HELD         a lease or term in force: .lease, .token
+ *   LOST         lost before it was released: .loss; kept (a lock's lease
+ *                too, ended) until an operation is answered LS_LOST or the
+ *                session closes. A lost lock is also in the service's lost
+ *                list, so that (name, token) from any session finds it.
+ *
+ * A pending operation (struct ls_op) is one answer owed through a callback
+ * (renew, release, state, resign). It belongs to its session until that
+ * closes; then it is detached (.sess NULL, in the service's list): its
+ * completion still does the work (wake watchers) but calls nobody.
+ */
+#ifndef LG_LSESS_INT_H
+#define LG_LSESS_INT_H
+
+#include "gateway/lease/lsess.h"
+
+enum ls_rec_state { LS_REC_CAMPAIGNING, LS_REC_HELD, LS_REC_LOST };
+
+struct ls_rec {
+	struct ls_rec *prev, *next;	      /* in its session's list */
+	struct ls_rec *lost_prev, *lost_next; /* in the service's lost list */
+	struct lsess *owner;
+	struct lease *lease;	   /* HELD; a lost lock's ended lease; else NULL */
+	struct election *election; /* LS_KIND_LEADER: the one-term election */
+	int64_t token;
+	enum ls_kind kind;
+	enum ls_rec_state state;
+	enum lt_loss loss; /* LOST: why */
+	unsigned holds[LS_SCOPE_COUNT];
+	size_t len;
+	char name[];
+};
+
+enum ls_wait_kind { LS_WAIT_NONE, LS_WAIT_ACQUIRE, LS_WAIT_CAMPAIGN, LS_WAIT_WATCH };
+
+struct ls_watcher;
+struct ls_watch_group;
+struct ls_op;
+
+struct lsess {
+	struct lsvc *svc;
+	struct ls_sess_ops ops;
+	void *arg;
+	struct ls_rec *recs;
+	unsigned nrecs;
+	struct ls_op *pending; /* operations owing this session an answer */
+	/* The one wait of the session (acquire, campaign or watch). */
+	enum ls_wait_kind wait_kind;
+	ls_done_cb wait_cb;
+	void *wait_arg;
+	uint64_t wait_seq;
+	struct lsess *wait_prev, *wait_next; /* in the service's waiting list */
+	struct lt_wait *acq;		     /* LS_WAIT_ACQUIRE */
+	enum ls_scope acq_scope;
+	struct ls_rec *campaign; /* LS_WAIT_CAMPAIGN */
+	struct timer campaign_timer;
+	struct ls_watcher *watcher; /* LS_WAIT_WATCH */
+};
+
+struct lsvc {
+	struct locktable *lt;
+	struct clock *clock;
+	struct ls_limits lim;
+	struct ls_rec *lost;			   /* lost locks not yet reported */
+	struct lsess *waiting_head, *waiting_tail; /* sessions with a wait, oldest first */
+	uint64_t wait_seq;
+	struct ls_op *detached; /* pending operations of closed sessions */
+	struct ls_watch_group *groups;
+	uint64_t sessions, lost_reported, losses_told;
+};
+
+struct ls_op {
+	struct ls_op *prev, *next; /* in its session's pending list, or svc->detached */
+	struct lsvc *svc;
+	struct lsess *sess; /* NULL once detached */
+	ls_done_cb cb;
+	void *arg;
+	int64_t token;
+	size_t size; /* bytes allocated */
+	char name[];
+};
+
+/* --- results --- */
+
+/* *r = status, with nothing else. */
+void ls_res_init(struct ls_result *r, enum ls_status status);
+/* Sets status and a message; returns status. */
+enum ls_status ls_res_msg(struct ls_result *r, enum ls_status status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A core error: LS_TRANSIENT or LS_FAILED with its message; returns it. */
+enum ls_status ls_res_err(struct ls_result *r, const struct lt_error *err);
+
+/* Checks name (len bytes) against the limits and copies it, NUL ended,
+ * into buf (STORE_NAME_MAX + 1 bytes). False with r set when bad. */
+bool ls_name_ok(const struct lsvc *svc, const char *name, size_t len, char *buf,
+		struct ls_result *r);
+/* Checks an acquire or campaign request (name into buf, the lease with
+ * the default applied into *lease_ms, the holder). False with r set. */
+bool ls_req_ok(const struct lsvc *svc, const struct ls_acquire_req *req, char *buf,
+	       int64_t *lease_ms, struct ls_result *r);
+/* Room for one more record in s? False with r set. */
+bool ls_room(const struct lsess *s, struct ls_result *r);
+
+/* --- records --- */
+
+/* A new record of s (state CAMPAIGNING, nothing held). NULL on OOM. */
+struct ls_rec *ls_rec_new(struct lsess *s, enum ls_kind kind, const char *name, size_t len);
+/* The one place a record's state changes (and its lost-list membership). */
+void ls_rec_set(struct ls_rec *rec, enum ls_rec_state state, enum lt_loss loss);
+/* Unlinks and frees rec; releases nothing. */
+void ls_rec_forget(struct ls_rec *rec);
+/* The record of kind and name in s (token 0: any), or NULL. */
+struct ls_rec *ls_rec_find(const struct lsess *s, enum ls_kind kind, const char *name,
+			   int64_t token);
+/* The loss of rec, LT_HELD while it holds. A lease past its end counts as
+ * expired before the core's end timer says so: after a stall of the loop
+ * (a starved CPU, a stopped process) a request can be read before the
+ * overdue timer runs, and must not be told its lease goes on. */
+enum lt_loss ls_rec_loss(const struct ls_rec *rec);
+/* Answers r LS_LOST for rec (loss), and ends and forgets rec. */
+enum ls_status ls_rec_report(struct ls_rec *rec, enum lt_loss loss, struct ls_result *r);
+/* Ends rec as at the session's close: the lease released, the term ended
+ * (handed on), watchers told once that is done. rec is freed. */
+void ls_rec_drop(struct ls_rec *rec);
+/* rec was lost (reason) under the session: mark it, wake watchers, tell
+ * the front-end (last: its callback may free the session). */
+void ls_rec_lost(struct ls_rec *rec, enum lt_loss reason);
+
+/* --- pending operations --- */
+
+/* An operation of s (s NULL: detached from the start) about name. NULL on
+ * out-of-memory. */
+struct ls_op *ls_op_new(struct lsvc *svc, struct lsess *s, ls_done_cb cb, void *arg,
+			const char *name, size_t len, int64_t token);
+/* Ends op: frees it, then calls its callback with res unless detached or
+ * res is NULL. */
+void ls_op_finish(struct ls_op *op, const struct ls_result *res);
+
+/* --- the session's wait --- */
+
+void ls_wait_begin(struct lsess *s, enum ls_wait_kind kind, ls_done_cb cb, void *arg);
+/* The wait is over: s waits for nothing; *cb and *arg get its callback. */
+void ls_wait_end(struct lsess *s, ls_done_cb *cb, void **arg);
+
+/* --- lsess_lead.c --- */
+
+/* The campaign's WAIT ran out (timer of s). */
+void ls_campaign_due(void *arg);
+/* Ends s's campaign wait without an answer; its record is forgotten. */
+void ls_campaign_drop(struct lsess *s);
+/* Ends rec's election (how) and forgets rec. */
+void ls_term_end(struct ls_rec *rec, enum election_end how);
+
+/* --- lsess_watch.c --- */
+
+/* A lease of name changed hands through this replica: its watchers read. */
+void ls_changed(struct lsvc *svc, const char *name);
+/* Ends s's watch without an answer. */
+void ls_watch_drop(struct lsess *s);
+/* Frees every group and watcher (lsvc_free). */
+void ls_watch_free_all(struct lsvc *svc);
+
+#endif

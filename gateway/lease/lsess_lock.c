@@ -1,0 +1,287 @@
+/*
+ * lsess_lock: the lock operations of a session — acquire (reentrant holds
+ * per scope over one lease), renew, release, release of a scope, state —
+ * and (name, token) addressing across the sessions of the replica.
+ * See lsess.h.
+ */
+#include "gateway/lease/lsess_int.h"
+
+#include <string.h>
+
+/* --- acquire --- */
+
+static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
+{
+	ls_rec_lost(arg, reason);
+}
+
+static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
+{
+	struct lsess *s = arg;
+	struct ls_result res;
+	ls_done_cb cb;
+	void *cb_arg;
+	s->acq = NULL;
+	ls_wait_end(s, &cb, &cb_arg);
+	ls_res_init(&res, LS_OK);
+	if (err != NULL) {
+		ls_res_err(&res, err);
+	} else if (lease == NULL) {
+		res.status = LS_NONE;
+	} else {
+		const char *name = lease_name(lease);
+		struct ls_rec *rec = ls_rec_new(s, LS_KIND_LOCK, name, strlen(name));
+		if (rec == NULL) {
+			lease_release(lease);
+			ls_res_msg(&res, LS_FAILED, "out of memory");
+		} else {
+			rec->lease = lease;
+			rec->token = res.token = lease_token(lease);
+			rec->holds[s->acq_scope] = 1;
+			lease_set_data(lease, rec);
+			lease_on_lost(lease, on_lost, rec);
+			/* a reply after a whole lease yields an ended lease: the
+			 * token is answered, the next operation says LOST */
+			ls_rec_set(rec, lease_loss(lease) == LT_HELD ? LS_REC_HELD : LS_REC_LOST,
+				   lease_loss(lease));
+			ls_changed(s->svc, rec->name);
+		}
+	}
+	cb(cb_arg, &res); /* last: it may free s */
+}
+
+enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, struct ls_result *now,
+			  ls_done_cb cb, void *arg)
+{
+	char name[STORE_NAME_MAX + 1];
+	int64_t lease_ms;
+	ls_res_init(now, LS_OK);
+	if (!ls_req_ok(s->svc, req, name, &lease_ms, now))
+		return now->status;
+	struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, name, 0);
+	if (rec != NULL && ls_rec_loss(rec) == LT_HELD) {
+		now->token = rec->token;
+		if (!req->reentrant)
+			return ls_res_msg(now, LS_CONFLICT,
+					  "this connection holds '%s' already (token %lld)", name,
+					  (long long)rec->token);
+		rec->holds[req->scope]++;
+		return LS_OK;
+	}
+	if (s->wait_kind != LS_WAIT_NONE)
+		return ls_res_msg(now, LS_INVALID, "this connection waits already");
+	if (rec != NULL) { /* a new acquire supersedes an unreported loss */
+		if (rec->lease != NULL) {
+			lease_set_data(rec->lease, NULL);
+			lease_release(rec->lease);
+		}
+		ls_rec_forget(rec);
+	}
+	if (!ls_room(s, now))
+		return now->status;
+	struct lt_acquire_args a = {
+		.name = name,
+		.lease_ms = lease_ms,
+		.wait = req->wait_ms >= 0,
+		.timeout_ms = req->wait_ms > 0 ? req->wait_ms : 0,
+		.holder = req->holder,
+	};
+	s->acq = lt_acquire(s->svc->lt, &a, acquired, s);
+	if (s->acq == NULL)
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	s->acq_scope = req->scope;
+	ls_wait_begin(s, LS_WAIT_ACQUIRE, cb, arg);
+	return now->status = LS_PENDING;
+}
+
+/* --- (name, token) --- */
+
+/* The lock record of (name, token) of any session of this replica: held,
+ * or lost and not yet reported; NULL when none. */
+static struct ls_rec *find_any(struct lsvc *svc, const char *name, int64_t token)
+{
+	struct lease *l = lt_local_lease(svc->lt, name);
+	struct ls_rec *rec = l != NULL ? lease_data(l) : NULL;
+	if (rec != NULL && rec->kind == LS_KIND_LOCK && rec->token == token)
+		return rec;
+	/* lost and not yet reported (few: they count toward the records of
+	 * their session) */
+	for (rec = svc->lost; rec != NULL; rec = rec->lost_next)
+		if (rec->token == token && strcmp(rec->name, name) == 0)
+			return rec;
+	return NULL;
+}
+
+/* The lock a renew or release is about: the session's own (token 0: by
+ * name), else (name, token) of any session. */
+static struct ls_rec *find_lock(struct lsess *s, const char *name, int64_t token)
+{
+	struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, name, token);
+	if (rec == NULL && token != 0)
+		rec = find_any(s->svc, name, token);
+	return rec;
+}
+
+/* --- renew --- */
+
+static void renewed(void *arg, int r, const struct lt_error *err)
+{
+	struct ls_op *op = arg;
+	struct ls_result res;
+	if (op->sess == NULL) {
+		ls_op_finish(op, NULL);
+		return;
+	}
+	ls_res_init(&res, LS_OK);
+	if (err != NULL) {
+		ls_res_err(&res, err);
+	} else {
+		/* lost meanwhile, even if this renewal's write succeeded (sent
+		 * before the end timer ran): the loss has been told */
+		struct ls_rec *rec = find_any(op->svc, op->name, op->token);
+		if (rec != NULL && rec->state == LS_REC_LOST)
+			ls_rec_report(rec, rec->loss, &res);
+		else
+			res.status = r == 1 ? LS_OK : LS_NONE;
+	}
+	ls_op_finish(op, &res);
+}
+
+enum ls_status ls_renew(struct lsess *s, const char *name, int64_t token, struct ls_result *now,
+			ls_done_cb cb, void *arg)
+{
+	ls_res_init(now, LS_NONE);
+	struct ls_rec *rec = find_lock(s, name, token);
+	if (rec == NULL)
+		return LS_NONE;
+	enum lt_loss loss = ls_rec_loss(rec);
+	if (loss != LT_HELD)
+		return ls_rec_report(rec, loss, now);
+	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, rec->name, rec->len, rec->token);
+	if (op == NULL)
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	if (!lease_renew(rec->lease, renewed, op)) {
+		ls_op_finish(op, NULL);
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	}
+	return now->status = LS_PENDING;
+}
+
+/* --- release --- */
+
+static void released(void *arg, int r, const struct lt_error *err)
+{
+	struct ls_op *op = arg;
+	struct ls_result res;
+	ls_changed(op->svc, op->name);
+	ls_res_init(&res, LS_OK);
+	res.token = op->token;
+	ls_op_finish(op, &res);
+}
+
+static unsigned holds(const struct ls_rec *rec)
+{
+	unsigned n = 0;
+	for (int i = 0; i < LS_SCOPE_COUNT; i++)
+		n += rec->holds[i];
+	return n;
+}
+
+enum ls_status ls_release(struct lsess *s, const char *name, int64_t token, enum ls_scope scope,
+			  struct ls_result *now, ls_done_cb cb, void *arg)
+{
+	ls_res_init(now, LS_NONE);
+	if ((unsigned)scope >= LS_SCOPE_COUNT)
+		return ls_res_msg(now, LS_INVALID, "bad scope");
+	struct ls_rec *rec = find_lock(s, name, token);
+	if (rec == NULL)
+		return LS_NONE;
+	enum lt_loss loss = ls_rec_loss(rec);
+	if (loss != LT_HELD)
+		return ls_rec_report(rec, loss, now);
+	if (token == 0) {
+		if (rec->holds[scope] == 0)
+			return LS_NONE;
+		if (holds(rec) > 1) { /* held still, by another hold */
+			rec->holds[scope]--;
+			now->token = rec->token;
+			return now->status = LS_OK;
+		}
+	}
+	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, rec->name, rec->len, rec->token);
+	if (op == NULL)
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	struct lease *lease = rec->lease;
+	lease_set_data(lease, NULL);
+	ls_rec_forget(rec);
+	lease_release_then(lease, released, op);
+	return now->status = LS_PENDING;
+}
+
+unsigned ls_release_scope(struct lsess *s, enum ls_scope scope)
+{
+	unsigned n = 0;
+	struct ls_rec *rec, *next;
+	if ((unsigned)scope >= LS_SCOPE_COUNT)
+		return 0;
+	for (rec = s->recs; rec != NULL; rec = next) {
+		next = rec->next;
+		if (rec->kind != LS_KIND_LOCK || rec->holds[scope] == 0)
+			continue;
+		rec->holds[scope] = 0;
+		if (holds(rec) > 0)
+			continue;
+		n += rec->state == LS_REC_HELD;
+		ls_rec_drop(rec);
+	}
+	return n;
+}
+
+/* --- state --- */
+
+/* Is the item's owner in st the session's lease of name? */
+static bool is_mine(const struct lsess *s, const char *name, const struct lt_state *st)
+{
+	const struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, name, 0);
+	return st->held && rec != NULL && rec->state == LS_REC_HELD && rec->lease != NULL &&
+	       strcmp(lease_owner(rec->lease), st->owner) == 0;
+}
+
+static void state_read(void *arg, const struct lt_state *st, const struct lt_error *err)
+{
+	struct ls_op *op = arg;
+	struct ls_result res;
+	if (op->sess == NULL) {
+		ls_op_finish(op, NULL);
+		return;
+	}
+	ls_res_init(&res, LS_OK);
+	if (err != NULL) {
+		ls_res_err(&res, err);
+	} else {
+		res.st = *st;
+		res.mine = is_mine(op->sess, op->name, st);
+	}
+	ls_op_finish(op, &res);
+}
+
+enum ls_status ls_state(struct lsess *s, const char *name, size_t name_len, struct ls_result *now,
+			ls_done_cb cb, void *arg)
+{
+	char buf[STORE_NAME_MAX + 1];
+	ls_res_init(now, LS_OK);
+	if (!ls_name_ok(s->svc, name, name_len, buf, now))
+		return now->status;
+	if (lt_state_now(s->svc->lt, buf, &now->st)) { /* the embedded store */
+		now->mine = is_mine(s, buf, &now->st);
+		return LS_OK;
+	}
+	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, buf, name_len, 0);
+	if (op == NULL)
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	if (!lt_get_state(s->svc->lt, op->name, state_read, op)) {
+		ls_op_finish(op, NULL);
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	}
+	return now->status = LS_PENDING;
+}

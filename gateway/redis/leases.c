@@ -1,0 +1,264 @@
+/*
+ * redis/leases: per-session lease state of Redis sessions, the session
+ * hooks, status rendering, loss pushes and the INFO sections. See
+ * leases.h.
+ */
+#include "gateway/redis/leases.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/obs.h"
+#include "core/store.h"
+#include "gateway/backend.h"
+#include "gateway/redis/session.h"
+
+/* A Redis session's lease state (sess_app). */
+struct rl_sess {
+	struct rl_app *app;
+	struct sess *sess;
+	struct lsess *ls;
+};
+
+struct rl_app *rl_new(struct lsvc *svc, const struct backend *backend)
+{
+	struct rl_app *app = calloc(1, sizeof(*app));
+	if (app == NULL)
+		return NULL;
+	app->svc = svc;
+	app->backend = backend;
+	app->lt = backend->lt;
+	app->store = backend->store;
+	app->obs = &backend->obs;
+	app->store_kind = backend->kind;
+	return app;
+}
+
+void rl_free(struct rl_app *app)
+{
+	free(app);
+}
+
+/* --- losses, pushed to RESP3 sessions as they happen --- */
+
+static const char *const lost_kind[] = {
+	[LS_KIND_LOCK] = "lock.lost",
+	[LS_KIND_LEADER] = "leader.lost",
+};
+
+static void on_lost(void *arg, enum ls_kind kind, const char *name, int64_t token,
+		    enum lt_loss reason)
+{
+	struct rl_sess *rs = arg;
+	struct sess *s = rs->sess;
+	if (sess_proto(s) != RESP3 || sess_closed(s))
+		return;
+	struct buf *out = sess_out(s);
+	resp_add_push(out, RESP3, 4);
+	resp_add_cstr(out, lost_kind[kind]);
+	resp_add_cstr(out, name);
+	resp_add_int(out, token);
+	resp_add_cstr(out, lt_loss_name(reason));
+	rs->app->pushes_sent++;
+	sess_flush(s);
+}
+
+static const struct ls_sess_ops sess_ops = {.lost = on_lost};
+
+struct lsess *rl_lsess(struct rl_app *app, struct cmd_call *c)
+{
+	struct rl_sess *rs = sess_app(c->sess);
+	if (rs != NULL)
+		return rs->ls;
+	rs = calloc(1, sizeof(*rs));
+	if (rs != NULL && (rs->ls = lsess_new(app->svc, &sess_ops, rs)) == NULL) {
+		free(rs);
+		rs = NULL;
+	}
+	if (rs == NULL) {
+		resp_add_errorf(c->out, "ERR out of memory");
+		return NULL;
+	}
+	rs->app = app;
+	rs->sess = c->sess;
+	sess_set_app(c->sess, rs);
+	return rs->ls;
+}
+
+/* A session is gone: release what it holds, cancel what it waits for. */
+static void on_close(struct sess *s, void *arg)
+{
+	struct rl_sess *rs = sess_app(s);
+	if (rs == NULL)
+		return;
+	sess_set_app(s, NULL);
+	lsess_free(rs->ls);
+	free(rs);
+}
+
+/* RESET: as a new connection, so the session's leases go as at a close. */
+static void on_reset(struct sess *s, void *arg)
+{
+	struct rl_sess *rs = sess_app(s);
+	if (rs != NULL)
+		ls_release_all(rs->ls);
+}
+
+/* --- rendering --- */
+
+/* The error code of each status that is an error reply. */
+static const char *const error_code[] = {
+	[LS_LOST] = "LOST",	[LS_INVALID] = "ERR",	     [LS_CONFLICT] = "ERR",
+	[LS_CANCELLED] = "ERR", [LS_TRANSIENT] = "TRYAGAIN", [LS_FAILED] = "ERR",
+};
+
+void rl_render(struct buf *out, enum resp_proto proto, const struct ls_result *res,
+	       rl_shape_fn shape)
+{
+	if (res->status == LS_LOST)
+		resp_add_errorf(out, "LOST %s", lt_loss_name(res->loss));
+	else if (res->status > LS_NONE &&
+		 (size_t)res->status < sizeof(error_code) / sizeof(*error_code))
+		resp_add_errorf(out, "%s %s", error_code[res->status], res->message);
+	else
+		shape(out, proto, res);
+}
+
+void rl_answer(struct cmd_call *c, enum ls_status st, const struct ls_result *now,
+	       rl_shape_fn shape)
+{
+	if (st == LS_PENDING)
+		sess_suspend(c->sess);
+	else
+		rl_render(c->out, c->proto, now, shape);
+}
+
+void rl_done(void *sess, const struct ls_result *res, rl_shape_fn shape)
+{
+	struct sess *s = sess;
+	if (!sess_closed(s))
+		rl_render(sess_out(s), sess_proto(s), res, shape);
+	sess_resume(s);
+}
+
+void rl_shape_token(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (res->status == LS_OK)
+		resp_add_int(out, res->token);
+	else
+		resp_add_null(out, proto);
+}
+
+void rl_shape_flag(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	resp_add_int(out, res->status == LS_OK);
+}
+
+/* --- parsing --- */
+
+bool rl_parse_int(const struct resp_arg *a, int64_t *out)
+{
+	int64_t v = 0;
+	/* as Redis's string2ll: digits only, no sign, spaces or leading 0 */
+	if (a->len == 0 || a->len > 18 || (a->len > 1 && a->p[0] == '0'))
+		return false;
+	for (size_t i = 0; i < a->len; i++) {
+		if (a->p[i] < '0' || a->p[i] > '9')
+			return false;
+		v = v * 10 + (a->p[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->name = c->argv[1].p;
+	req->name_len = c->argv[1].len;
+	req->scope = LS_SCOPE_SESSION;
+	req->wait_ms = -1;
+	/* mandatory here: 0 (and a non-number) is out of range, not "the
+	 * default", and the layer says so in its words */
+	if (!rl_parse_int(&c->argv[2], &req->lease_ms) || req->lease_ms == 0)
+		req->lease_ms = -1;
+	for (int i = 3; i < c->argc; i += 2) {
+		const struct resp_arg *opt = &c->argv[i];
+		if (i + 1 >= c->argc) {
+			resp_add_errorf(c->out, "ERR syntax error");
+			return false;
+		}
+		if (opt->len == 4 && strncasecmp(opt->p, "WAIT", 4) == 0) {
+			if (!rl_parse_int(&c->argv[i + 1], &req->wait_ms)) {
+				resp_add_errorf(c->out, "ERR WAIT must be a non-negative integer "
+							"of milliseconds (0: forever)");
+				return false;
+			}
+		} else if (opt->len == 6 && strncasecmp(opt->p, "HOLDER", 6) == 0) {
+			const struct resp_arg *h = &c->argv[i + 1];
+			if (memchr(h->p, '\0', h->len) != NULL) { /* the rest: the layer */
+				resp_add_errorf(c->out, "ERR HOLDER must be 1 to %d characters",
+						STORE_HOLDER_MAX);
+				return false;
+			}
+			req->holder = h->p;
+		} else {
+			resp_add_errorf(c->out, "ERR syntax error");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* --- INFO --- */
+
+static void info_leases(struct buf *text, void *arg)
+{
+	struct rl_app *app = arg;
+	struct lt_stats st;
+	lt_stats(app->lt, &st);
+	buf_printf(text, "store:%s\r\n", app->store_kind);
+	buf_printf(text, "table:%s\r\n", lt_table(app->lt));
+	buf_printf(text, "leases_held:%llu\r\n", (unsigned long long)st.leases);
+	buf_printf(text, "waits:%llu\r\n", (unsigned long long)st.waits);
+	buf_printf(text, "locks_known:%llu\r\n", (unsigned long long)st.locks);
+	buf_printf(text, "releases_in_flight:%llu\r\n", (unsigned long long)st.releases_in_flight);
+	buf_printf(text, "acquisitions:%llu\r\n",
+		   (unsigned long long)(app->obs->acquisitions[0] + app->obs->acquisitions[1]));
+	buf_printf(text, "takeovers:%llu\r\n", (unsigned long long)app->obs->acquisitions[1]);
+	buf_printf(text, "renewals_ok:%llu\r\n",
+		   (unsigned long long)obs_get(&app->obs->renewals, "ok"));
+	uint64_t lost = 0;
+	for (unsigned i = 0; i < app->obs->losses.n; i++)
+		lost += app->obs->losses.count[i];
+	buf_printf(text, "losses:%llu\r\n", (unsigned long long)lost);
+	buf_printf(text, "loss_pushes:%llu\r\n", (unsigned long long)app->pushes_sent);
+	for (int op = 0; op < STORE_OP_COUNT; op++)
+		buf_printf(text, "store_requests_%s:%llu\r\n", store_op_name(op),
+			   (unsigned long long)app->store->requests[op]);
+	buf_printf(text, "store_in_flight:%llu\r\n", (unsigned long long)app->store->in_flight);
+}
+
+static void info_line(void *text, const char *key, long long value)
+{
+	buf_printf(text, "%s:%lld\r\n", key, value);
+}
+
+/* INFO <store kind> (embedded, dynamodb): the store's own figures, as the
+ * backend gives them. */
+static void info_store(struct buf *text, void *arg)
+{
+	const struct rl_app *app = arg;
+	backend_store_lines(app->backend, info_line, text);
+}
+
+int rl_register(struct rl_app *app, struct cmd_table *cmds, struct redis *redis)
+{
+	struct sess_hooks hooks = {.on_close = on_close, .on_reset = on_reset, .arg = app};
+	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
+	    cmd_table_add_info(cmds, "leases", info_leases, app) < 0 ||
+	    cmd_table_add_info(cmds, backend_store_section(app->backend), info_store, app) < 0)
+		return -1;
+	redis_set_hooks(redis, &hooks);
+	return 0;
+}

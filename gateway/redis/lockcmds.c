@@ -1,0 +1,125 @@
+/*
+ * redis/lockcmds: LOCK.ACQUIRE, LOCK.RENEW, LOCK.RELEASE and LOCK.STATE,
+ * as shared/DESIGN.md describes them: RESP arguments into requests of the
+ * lease-session layer, its results into replies. A command answered later
+ * suspends its session; the layer calls back only while the session lives.
+ */
+#include <string.h>
+
+#include "gateway/redis/leases.h"
+#include "gateway/redis/session.h"
+
+/* --- LOCK.ACQUIRE name lease-ms [WAIT ms] [HOLDER label] --- */
+
+static void acquire_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, rl_shape_token);
+}
+
+static void cmd_acquire(struct cmd_call *c)
+{
+	struct ls_acquire_req req;
+	struct ls_result now;
+	struct lsess *ls;
+	if (!rl_parse_acquire(c, &req) || (ls = rl_lsess(c->arg, c)) == NULL)
+		return;
+	rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now, rl_shape_token);
+}
+
+/* --- LOCK.RENEW / LOCK.RELEASE name [token] --- */
+
+static void flag_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, rl_shape_flag);
+}
+
+/* Parses the optional token of a RENEW or RELEASE (0: none); writes the
+ * error and returns false when bad. */
+static bool parse_token(struct cmd_call *c, int64_t *token)
+{
+	*token = 0;
+	if (c->argc > 3) {
+		resp_add_errorf(c->out, "ERR syntax error");
+		return false;
+	}
+	if (c->argc == 3 && (!rl_parse_int(&c->argv[2], token) || *token == 0)) {
+		resp_add_errorf(c->out, "ERR token must be a positive integer");
+		return false;
+	}
+	return true;
+}
+
+static void cmd_renew(struct cmd_call *c)
+{
+	struct ls_result now;
+	struct lsess *ls;
+	int64_t token;
+	if (!parse_token(c, &token) || (ls = rl_lsess(c->arg, c)) == NULL)
+		return;
+	rl_answer(c, ls_renew(ls, c->argv[1].p, token, &now, flag_done, c->sess), &now,
+		  rl_shape_flag);
+}
+
+static void cmd_release(struct cmd_call *c)
+{
+	struct ls_result now;
+	struct lsess *ls;
+	int64_t token;
+	if (!parse_token(c, &token) || (ls = rl_lsess(c->arg, c)) == NULL)
+		return;
+	rl_answer(c,
+		  ls_release(ls, c->argv[1].p, token, LS_SCOPE_SESSION, &now, flag_done, c->sess),
+		  &now, rl_shape_flag);
+}
+
+/* --- LOCK.STATE name --- */
+
+static void shape_state(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	const struct lt_state *st = &res->st;
+	if (!st->exists) {
+		resp_add_null(out, proto);
+		return;
+	}
+	resp_add_map(out, proto, 5);
+	resp_add_cstr(out, "held");
+	resp_add_int(out, st->held);
+	resp_add_cstr(out, "holder");
+	if (st->held && st->holder[0] != '\0')
+		resp_add_cstr(out, st->holder);
+	else
+		resp_add_null(out, proto);
+	resp_add_cstr(out, "lease-ms");
+	resp_add_int(out, st->lease_ms);
+	resp_add_cstr(out, "fencing-token");
+	resp_add_int(out, st->token);
+	resp_add_cstr(out, "mine");
+	resp_add_int(out, res->mine);
+}
+
+static void state_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_state);
+}
+
+static void cmd_state(struct cmd_call *c)
+{
+	struct ls_result now;
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls == NULL)
+		return;
+	rl_answer(c, ls_state(ls, c->argv[1].p, c->argv[1].len, &now, state_done, c->sess), &now,
+		  shape_state);
+}
+
+static const struct cmd_def lock_cmds[] = {
+	{"lock.acquire", cmd_acquire, -3, 0, NULL},
+	{"lock.renew", cmd_renew, -2, 0, NULL},
+	{"lock.release", cmd_release, -2, 0, NULL},
+	{"lock.state", cmd_state, 2, 0, NULL},
+};
+
+int rl_lockcmds_register(struct rl_app *app, struct cmd_table *cmds)
+{
+	return cmd_table_add(cmds, lock_cmds, sizeof(lock_cmds) / sizeof(lock_cmds[0]), app);
+}
