@@ -46,12 +46,13 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 30000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\"},"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#w\":\"waiter\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"30000\"},"
 	 "\":h\":{\"S\":\"pod-1\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h ADD #f :one\","
-	 "\"ConditionExpression\":\"(attribute_not_exists(#o) OR #o = :o) AND " GUARD "\","
+	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
+	 "#o = :o) AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire takeover, no holder, ttl, sort key",
 	 &k_sk_ttl,
@@ -64,14 +65,15 @@ static const struct build_case build_cases[] = {
 	  .ttl = 1800000000},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
-	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#t\":\"_type\",\"#f\":\"fence\"},"
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#t\":\"_type\",\"#f\":\"fence\","
+	 "\"#w\":\"waiter\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1800000000\"},\":r\":{\"S\":\"r1\"},"
 	 "\":l\":{\"N\":\"1000\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #x = :x REMOVE #h "
 	 "ADD #f :one\","
-	 "\"ConditionExpression\":\"(attribute_not_exists(#o) OR #o = :o OR #r = :s) AND " GUARD
-	 "\","
+	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
+	 "#o = :o OR #r = :s) AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire unconditional",
 	 &k_pk,
@@ -89,6 +91,50 @@ static const struct build_case build_cases[] = {
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"}},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l REMOVE #h ADD #f :one\","
 	 "\"ReturnValues\":\"ALL_NEW\"}"},
+	{"acquire of an announced waiter, takeover",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .seen_rvn = "r0",
+	  .holder = "h",
+	  .waiter = "w1",
+	  .lease_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#w\":\"waiter\","
+	 "\"#wm\":\"waiterMs\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
+	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"},\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h REMOVE #w, #wm "
+	 "ADD #f :one\","
+	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
+	 "(attribute_not_exists(#o) OR #o = :o OR #r = :s) AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"announce a waiter",
+	 &k_pk,
+	 {.op = STORE_ANNOUNCE, .name = "a", .waiter = "w1", .waiter_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#w\":\"waiter\",\"#wm\":\"waiterMs\",\"#o\":\"owner\","
+	 "\"#t\":\"_type\"},"
+	 "\"ExpressionAttributeValues\":{\":w\":{\"S\":\"w1\"},\":wm\":{\"N\":\"1000\"},"
+	 "\":t\":{\"S\":\"LOCK\"}},"
+	 "\"UpdateExpression\":\"SET #w = :w, #wm = :wm\","
+	 "\"ConditionExpression\":\"attribute_exists(#o) AND attribute_not_exists(#w) AND #t = :t\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"withdraw a waiter",
+	 &k_pk,
+	 {.op = STORE_WITHDRAW, .name = "a", .waiter = "w1"},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#w\":\"waiter\",\"#wm\":\"waiterMs\"},"
+	 "\"ExpressionAttributeValues\":{\":w\":{\"S\":\"w1\"}},"
+	 "\"UpdateExpression\":\"REMOVE #w, #wm\","
+	 "\"ConditionExpression\":\"#w = :w\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"announce without a waiter id", &k_pk, {.op = STORE_ANNOUNCE, .name = "a", .waiter_ms = 5}, NULL},
+	{"announce without a poll interval", &k_pk, {.op = STORE_ANNOUNCE, .name = "a", .waiter = "w"}, NULL},
 	{"renew with holder and ttl",
 	 &k_sk_ttl,
 	 {.op = STORE_RENEW,
