@@ -16,16 +16,20 @@
  * holding replica gives it a turn:
  *
  *  - Announce: when a poll finds the lock held by another owner, and the
- *    previous answer did too at least one poll interval P = min(lease/3,
- *    10 s) ago, and the item carries no announcement, the waiting replica
- *    writes `waiter` (its id for this wait) and `waiterMs` (its poll
- *    interval, which it then never exceeds) — ANNOUNCE in store.h, which
- *    leaves rvn, owner, fence and leaseMs alone, so takeover timing is
- *    untouched. One slot per lock: an announcement refused because
- *    another is there costs nothing more; the replica polls on and
- *    announces once the slot is free. One announcement per wait (and one
- *    withdrawal when its last waiter gives up): writes per wait, not per
- *    poll.
+ *    first of the answers that have found it held elsewhere since (a
+ *    reservation goes on with such a streak but starts none) came at
+ *    least one poll interval P = min(lease/3, 10 s) ago, and the item
+ *    carries no announcement, the waiting replica writes `waiter` (its id
+ *    for this wait) and `waiterMs` (its poll interval, which it then never
+ *    exceeds) — ANNOUNCE in store.h, which leaves rvn, owner, fence and
+ *    leaseMs alone, so takeover timing is untouched. One slot per lock: an
+ *    announcement refused because another is there costs nothing more;
+ *    the replica polls on and announces once the slot is free. A replica
+ *    that waited through another's turn announces before the one that
+ *    just yielded (whose streak starts when it reads the next holder), so
+ *    turns go round the replicas. One announcement per turn waited for
+ *    (and one withdrawal when its last waiter gives up): writes per wait,
+ *    not per poll.
  *  - Yield: the holding replica learns of it from the answer of its next
  *    renewal or local hand-off (ALL_NEW). It hands on locally to the
  *    waiters queued at that moment (one round) and for at least half a
@@ -40,11 +44,13 @@
  *    waiter that crashed costs one window, not a lease). The announced
  *    waiter takes it at its next poll, within one poll interval.
  *
- * A waiter thus waits at most: one poll interval before it announces, the
- * holder's round (at least P/2), one poll interval to read the release —
- * with R replicas, one turn per other replica ahead of it. A crashed
- * holder never sees an announcement and is taken over by rvn as before; a
- * crashed announced waiter costs one reservation window.
+ * A waiter thus waits at most: one poll interval before it announces,
+ * the holder's round (and the rest of its half poll interval), one poll
+ * interval to read the release; with R replicas, one such turn per other
+ * replica ahead of it: about (R - 1) x (round + 1.5 P) + 2 P in all
+ * (tests/unit/test_fairness.c asserts it). A crashed holder never sees an
+ * announcement and is taken over by rvn as before; a crashed announced
+ * waiter costs one reservation window.
  */
 #include "core/lt_internal.h"
 
@@ -210,16 +216,20 @@ void lt_lock_see(struct lock *l, const struct lock_item *item)
 	struct locktable *t = l->t;
 	struct seen *sn = l->seen;
 	track_ann(l, item);
-	if (!item->exists || !item->has_owner)
-		l->elsewhere = false;
-	else if (!l->elsewhere) {
-		l->elsewhere = true;
-		l->elsewhere_since = clock_now_ms(t->clock);
-	}
 	/* A free item is forgotten, unless announced for another's waiter:
 	 * then it is held by that reservation. */
 	bool reserved = item->exists && !item->has_owner && item->has_waiter &&
 			strcmp(item->waiter, l->ann) != 0;
+	/* Reads find it held by another owner: our turn is elsewhere. A
+	 * reservation goes on with a streak but starts none, so a replica that
+	 * just yielded announces a poll interval after it reads the next
+	 * holder, and one that waited through that turn announces first. */
+	if (!item->exists || (!item->has_owner && !reserved)) {
+		l->elsewhere = false;
+	} else if (item->has_owner && !l->elsewhere) {
+		l->elsewhere = true;
+		l->elsewhere_since = clock_now_ms(t->clock);
+	}
 	if (!item->exists || (!item->has_owner && !reserved)) {
 		forget_seen(l);
 		return;
