@@ -163,8 +163,8 @@ static pid_t start_gateway(const char *bin, const char *table, int port)
 		setenv("AWS_SECRET_ACCESS_KEY", getenv("LG_SK"), 1);
 		setenv("AWS_ENDPOINT_URL_DYNAMODB", getenv("LG_MOTO"), 1);
 		setenv("AWS_REGION", "us-east-1", 1);
-		execl(bin, bin, "--port", p, "--pg-port", "0", "--admin-port", "0", "--table", table,
-		      "--create-table", "--log-level", "warn", (char *)NULL);
+		execl(bin, bin, "--port", p, "--pg-port", "0", "--admin-port", "0", "--table",
+		      table, "--create-table", "--log-level", "warn", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 400 && pid > 0; i++) {
@@ -317,8 +317,9 @@ int main(int argc, char **argv)
 	};
 	int max_gw = argc > 5 ? atoi(argv[5]) : 2;
 	if (c.clients < 1 || c.clients > CLIENTS_MAX || max_gw < 1 || max_gw > GW_MAX) {
-		fprintf(stderr, "usage: %s [clients 1..%d] [seconds] [lease-ms] [hold-ms] "
-				"[max-gateways 1..%d]\n",
+		fprintf(stderr,
+			"usage: %s [clients 1..%d] [seconds] [lease-ms] [hold-ms] "
+			"[max-gateways 1..%d]\n",
 			argv[0], CLIENTS_MAX, GW_MAX);
 		return 2;
 	}

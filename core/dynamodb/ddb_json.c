@@ -37,7 +37,7 @@
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
 
-static const char *const lock_attrs[] = {"owner", "rvn",    "fence",   "leaseMs",
+static const char *const lock_attrs[] = {"owner", "rvn",    "fence",  "leaseMs",
 					 "_type", "holder", "waiter", "waiterMs"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
@@ -51,9 +51,9 @@ static const char *const op_names[DDB_OP_COUNT] = {
 };
 
 static const enum ddb_op store_ops[STORE_OP_COUNT] = {
-	[STORE_ACQUIRE] = DDB_UPDATE_ITEM, [STORE_RENEW] = DDB_UPDATE_ITEM,
-	[STORE_RELEASE] = DDB_UPDATE_ITEM, [STORE_READ] = DDB_GET_ITEM,
-	[STORE_DELETE] = DDB_DELETE_ITEM,  [STORE_CHECK] = DDB_TRANSACT_WRITE_ITEMS,
+	[STORE_ACQUIRE] = DDB_UPDATE_ITEM,  [STORE_RENEW] = DDB_UPDATE_ITEM,
+	[STORE_RELEASE] = DDB_UPDATE_ITEM,  [STORE_READ] = DDB_GET_ITEM,
+	[STORE_DELETE] = DDB_DELETE_ITEM,   [STORE_CHECK] = DDB_TRANSACT_WRITE_ITEMS,
 	[STORE_ANNOUNCE] = DDB_UPDATE_ITEM, [STORE_WITHDRAW] = DDB_UPDATE_ITEM,
 };
 
@@ -484,8 +484,9 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		snprintf(cond, sizeof cond, "%s",
 			 r->unconditional ? "attribute_exists(#k)" : "#o = :o");
 	} else {
-		const char *removes = r->holder ? (takes_waiter ? " REMOVE #w, #wm" : "")
-						: (takes_waiter ? " REMOVE #h, #w, #wm" : " REMOVE #h");
+		const char *removes =
+			r->holder ? (takes_waiter ? " REMOVE #w, #wm" : "")
+				  : (takes_waiter ? " REMOVE #h, #w, #wm" : " REMOVE #h");
 		snprintf(expr, sizeof expr, "SET %s#r = :r, #l = :l%s%s%s%s",
 			 acquire ? "#o = :o, #t = :t, " : "", r->holder ? ", #h = :h" : "",
 			 ttl ? ", #x = :x" : "", removes, acquire ? " ADD #f :one" : "");
@@ -590,9 +591,9 @@ static char *build_keyed(const struct ddb_keys *k, const struct store_req *r, si
 typedef char *(*build_fn)(const struct ddb_keys *, const struct store_req *, size_t *, char *);
 
 static const build_fn builders[STORE_OP_COUNT] = {
-	[STORE_ACQUIRE] = build_update, [STORE_RENEW] = build_update,
-	[STORE_RELEASE] = build_update, [STORE_READ] = build_keyed,
-	[STORE_DELETE] = build_keyed,	[STORE_CHECK] = build_check,
+	[STORE_ACQUIRE] = build_update,	   [STORE_RENEW] = build_update,
+	[STORE_RELEASE] = build_update,	   [STORE_READ] = build_keyed,
+	[STORE_DELETE] = build_keyed,	   [STORE_CHECK] = build_check,
 	[STORE_ANNOUNCE] = build_announce, [STORE_WITHDRAW] = build_announce,
 };
 

@@ -55,8 +55,8 @@ long long fl_info(int port, const char *field)
 /* Store requests of the gateway on port, all operations. */
 static long long requests_of(int port)
 {
-	static const char *const ops[] = {"acquire", "renew",	 "release", "read",
-					  "delete",  "check",	 "announce", "withdraw"};
+	static const char *const ops[] = {"acquire", "renew", "release",  "read",
+					  "delete",  "check", "announce", "withdraw"};
 	long long n = 0;
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		char f[64];

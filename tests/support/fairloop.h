@@ -23,10 +23,10 @@ struct fl_config {
 	const int *ports; /* gateway Redis ports */
 	int ngw;
 	int clients;
-	int seconds;	/* how long clients start new acquires */
+	int seconds; /* how long clients start new acquires */
 	int lease_ms;
-	int hold_ms;	/* how long a client holds the lock */
-	int wait_ms;	/* WAIT of each acquire (a nil reply is a timeout) */
+	int hold_ms; /* how long a client holds the lock */
+	int wait_ms; /* WAIT of each acquire (a nil reply is a timeout) */
 	const char *name;
 	bool campaign; /* LEADER.CAMPAIGN / LEADER.RESIGN instead of LOCK.* */
 };
@@ -35,11 +35,11 @@ struct fl_result {
 	int clients;
 	long long acquisitions[FL_CLIENTS_MAX];
 	long long client_max_wait[FL_CLIENTS_MAX];
-	int timeouts, errors;	  /* nil replies; other failures */
-	long long total;	  /* acquisitions of all clients */
-	long long elapsed_ms;	  /* from the start to the last client's end */
-	long long requests;	  /* store requests of all gateways in the run */
-	long long announces;	  /* of which STORE_ANNOUNCE */
+	int timeouts, errors; /* nil replies; other failures */
+	long long total;      /* acquisitions of all clients */
+	long long elapsed_ms; /* from the start to the last client's end */
+	long long requests;   /* store requests of all gateways in the run */
+	long long announces;  /* of which STORE_ANNOUNCE */
 	long long min_acq, max_acq;
 	long long p50, p99, max_wait; /* waits for the lock, ms */
 	double handovers_per_s, requests_per_handover;

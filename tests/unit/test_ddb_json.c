@@ -122,7 +122,8 @@ static const struct build_case build_cases[] = {
 	 "\"ExpressionAttributeValues\":{\":w\":{\"S\":\"w1\"},\":wm\":{\"N\":\"1000\"},"
 	 "\":t\":{\"S\":\"LOCK\"}},"
 	 "\"UpdateExpression\":\"SET #w = :w, #wm = :wm\","
-	 "\"ConditionExpression\":\"attribute_exists(#o) AND attribute_not_exists(#w) AND #t = :t\","
+	 "\"ConditionExpression\":\"attribute_exists(#o) AND attribute_not_exists(#w) AND #t = "
+	 ":t\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"withdraw a waiter",
 	 &k_pk,
@@ -133,8 +134,14 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"REMOVE #w, #wm\","
 	 "\"ConditionExpression\":\"#w = :w\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
-	{"announce without a waiter id", &k_pk, {.op = STORE_ANNOUNCE, .name = "a", .waiter_ms = 5}, NULL},
-	{"announce without a poll interval", &k_pk, {.op = STORE_ANNOUNCE, .name = "a", .waiter = "w"}, NULL},
+	{"announce without a waiter id",
+	 &k_pk,
+	 {.op = STORE_ANNOUNCE, .name = "a", .waiter_ms = 5},
+	 NULL},
+	{"announce without a poll interval",
+	 &k_pk,
+	 {.op = STORE_ANNOUNCE, .name = "a", .waiter = "w"},
+	 NULL},
 	{"renew with holder and ttl",
 	 &k_sk_ttl,
 	 {.op = STORE_RENEW,

@@ -35,8 +35,8 @@ static struct lock_item item_of(struct fx *f, const char *name)
 #define CL_MAX 12
 
 struct cl {
-	int lt;		  /* the replica it talks to */
-	struct fx_acq a;  /* its wait */
+	int lt;		 /* the replica it talks to */
+	struct fx_acq a; /* its wait */
 	struct lt_wait *w;
 	struct lease *held;
 	int64_t wait_from, release_at;
@@ -288,7 +288,7 @@ static void holder_releases_to_the_store_after_its_round(void **state)
 	assert_non_null(a2.lease);
 	assert_int_equal(req(f, STORE_ACQUIRE) - w0, 2);
 	assert_int_equal(req(f, STORE_RELEASE), rel0); /* hand-offs so far */
-	fx_acquire(f, 0, "job", LEASE, true, 0, &a3); /* after the round */
+	fx_acquire(f, 0, "job", LEASE, true, 0, &a3);  /* after the round */
 	lease_release(a2.lease);
 	fx_run(f);
 	assert_int_equal(req(f, STORE_RELEASE) - rel0, 1); /* released to the store */
@@ -300,7 +300,7 @@ static void holder_releases_to_the_store_after_its_round(void **state)
 	uint64_t w1 = req(f, STORE_ACQUIRE);
 	while (!b.done && fx_now(f) - released <= POLL)
 		fx_advance(f, 1);
-	assert_non_null(b.lease); /* at its next poll */
+	assert_non_null(b.lease);			 /* at its next poll */
 	assert_int_equal(req(f, STORE_ACQUIRE) - w1, 1); /* b's write only */
 	assert_false(a3.done);
 	assert_false(item_of(f, "job").has_waiter);
