@@ -547,7 +547,9 @@ static void on_announce(void *arg, const struct store_result *res)
 	l->refs++;
 	if (res->status == STORE_OK || res->status == STORE_REFUSED) {
 		l->ann_on_item = res->status == STORE_OK;
-		if (l->wq_head != NULL && l->held == NULL)
+		if (l->ann_on_item && l->held != NULL)
+			withdraw(l); /* a try of ours took the lock meanwhile */
+		else if (l->wq_head != NULL && l->held == NULL)
 			decide_queue(l, &res->item);
 		else
 			lt_lock_kick(l);
@@ -814,6 +816,10 @@ bool lt_handoff(struct lock *l, struct lease *from)
 void lt_holder_saw(struct lock *l, const struct lock_item *item)
 {
 	bool other = item->has_waiter && strcmp(item->waiter, l->ann) != 0;
+	if (item->has_waiter && !other && l->ann_call == NULL) {
+		l->ann_on_item = true;
+		withdraw(l); /* ours, left from before we held it: free the slot */
+	}
 	if (!other) {
 		l->yield = false; /* none, or withdrawn */
 		return;
