@@ -249,7 +249,10 @@ void lt_lock_see(struct lock *l, const struct lock_item *item)
 		snprintf(sn->rvn, sizeof(sn->rvn), "%s", item->rvn);
 		snprintf(sn->waiter, sizeof(sn->waiter), "%s", waiter);
 		sn->at = clock_now_ms(t->clock);
-		sn->lease_ms = reserved ? LT_RESERVE_WINDOWS * item->waiter_ms : item->lease_ms;
+		/* a waiter polls at most every LT_MAX_POLL_MS: a larger waiterMs
+		 * (written by hand) gets no longer window */
+		int64_t wm = item->waiter_ms < LT_MAX_POLL_MS ? item->waiter_ms : LT_MAX_POLL_MS;
+		sn->lease_ms = reserved ? LT_RESERVE_WINDOWS * wm : item->lease_ms;
 		if (sn->lease_ms <= 0)
 			sn->lease_ms = 1;
 		free(sn->holder);

@@ -364,9 +364,21 @@ static void test_parse_update_output(void **state)
 	assert_int_equal(it.fence, 3);
 	assert_int_equal(it.lease_ms, 30000);
 	assert_int_equal(it.ttl, 99);
+	assert_false(it.has_waiter);
+	assert_string_equal(it.waiter, "");
 	/* without a TTL attribute configured, exp is somebody else's */
 	assert_true(ddb_parse_output(DDB_UPDATE_ITEM, body, strlen(body), NULL, &it, err));
 	assert_int_equal(it.ttl, 0);
+	/* an announced waiter */
+	const char *announced = "{\"Attributes\":{\"owner\":{\"S\":\"o1\"},\"rvn\":{\"S\":\"r1\"},"
+				"\"leaseMs\":{\"N\":\"3000\"},\"waiter\":{\"S\":\"w1\"},"
+				"\"waiterMs\":{\"N\":\"1000\"}}}";
+	assert_true(
+		ddb_parse_output(DDB_UPDATE_ITEM, announced, strlen(announced), NULL, &it, err));
+	assert_true(it.has_waiter);
+	assert_string_equal(it.waiter, "w1");
+	assert_int_equal(it.waiter_ms, 1000);
+	assert_string_equal(it.rvn, "r1");
 }
 
 static void test_parse_get_output(void **state)
@@ -401,6 +413,8 @@ static void test_parse_bad_outputs(void **state)
 		"{\"Attributes\":{\"leaseMs\":{\"N\":\"0\"}}}",
 		"{\"Attributes\":{\"leaseMs\":{\"N\":\"-5\"}}}",
 		"{\"Attributes\":{\"exp\":{\"S\":\"soon\"}}}",
+		"{\"Attributes\":{\"waiter\":{\"N\":\"1\"}}}",
+		"{\"Attributes\":{\"waiterMs\":{\"S\":\"1000\"}}}",
 		"{\"Attributes\":{\"rvn\":{\"S\":\"012345678901234567890123456789012345678901234567"
 		"8901234567890123456789\"}}}",
 	};
