@@ -201,6 +201,9 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 		return l;
 	}
 	w->lock->held = l;
+	if (!w->handoff) /* the lock came from the store: a new turn here */
+		w->lock->turn_start = clock_now_ms(t->clock);
+	lt_holder_saw(w->lock, item);
 	timer_arm_at(&l->end_timer, l->last_send_ms + l->lease_ms);
 	schedule_heartbeat(l);
 	return l;
@@ -233,6 +236,8 @@ static int renewal_result(struct lease *l, int64_t send_ms, const char *rvn,
 	case STORE_OK:
 		obs_count(&l->t->obs->renewals, "ok");
 		extend(l, send_ms, rvn);
+		if (l->lock->held == l)
+			lt_holder_saw(l->lock, &res->item);
 		return 1;
 	case STORE_REFUSED:
 		lose(l, res->item.exists ? LT_TAKEN_OVER : LT_DELETED, &res->item);
@@ -415,6 +420,8 @@ static void on_released(void *arg, const struct store_result *res)
 	l->t->releases_in_flight--;
 	if (lock->releasing == l)
 		lock->releasing = NULL;
+	if (l->yielding)
+		lt_yield_done(lock, res);
 	/* Refused because a lease of ours took the lock over meanwhile (a new
 	 * acquire overtook this release): nothing failed. */
 	bool overtaken = res->status == STORE_REFUSED && lock->held != NULL &&
@@ -466,6 +473,7 @@ void lease_release(struct lease *l)
 		lease_destroy(l);
 		return;
 	}
+	l->yielding = lock->yielding; /* released for another replica's turn */
 	struct store_req req = {
 		.op = STORE_RELEASE, .name = lock->name, .owner = l->owner, .ttl = lt_ttl(l->t)};
 	l->releasing = true;
@@ -476,6 +484,7 @@ void lease_release(struct lease *l)
 		snprintf(err.message, sizeof(err.message), "out of memory");
 		emit(l, OBS_RELEASE_FAILED, NULL, &err, 0);
 		release_answer(l, 1);
+		lock->yielding = lock->yield = false;
 		lock->refs++;
 		lease_destroy(l);
 		lt_lock_kick(lock);

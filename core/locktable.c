@@ -9,6 +9,48 @@
  * it free or the same rvn has been seen for a whole lease on our clock.
  *
  * Leases, renewals and releases are in lease.c.
+ *
+ * Fair across replicas. Local hand-offs write a new rvn each time, so a
+ * waiter on another replica would never see the lock free nor the same rvn
+ * for a lease. So a waiting replica announces itself on the item, and the
+ * holding replica gives it a turn:
+ *
+ *  - Announce: when a poll finds the lock held by another owner, and the
+ *    first of the answers that have found it held elsewhere since (a
+ *    reservation goes on with such a streak but starts none) came at
+ *    least one poll interval P = min(lease/3, 10 s) ago, and the item
+ *    carries no announcement, the waiting replica writes `waiter` (its id
+ *    for this wait) and `waiterMs` (its poll interval, which it then never
+ *    exceeds) — ANNOUNCE in store.h, which leaves rvn, owner, fence and
+ *    leaseMs alone, so takeover timing is untouched. One slot per lock: an
+ *    announcement refused because another is there costs nothing more;
+ *    the replica polls on and announces once the slot is free. A replica
+ *    that waited through another's turn announces before the one that
+ *    just yielded (whose streak starts when it reads the next holder), so
+ *    turns go round the replicas. One announcement per turn waited for
+ *    (and one withdrawal when its last waiter gives up): writes per wait,
+ *    not per poll.
+ *  - Yield: the holding replica learns of it from the answer of its next
+ *    renewal or local hand-off (ALL_NEW). It hands on locally to the
+ *    waiters queued at that moment (one round) and for at least half a
+ *    poll interval of its turn (so that turns amortise the requests they
+ *    cost), then releases to the store instead of handing on.
+ *  - Reservation: a free item with a `waiter` is left to that waiter: the
+ *    acquire of anyone else is refused (ACQUIRE's condition), and every
+ *    other replica, the yielding one included, treats it as held by the
+ *    reservation for LT_RESERVE_WINDOWS of the announced poll interval,
+ *    counted on its own clock from its first sight of it, like a holder
+ *    seen for a lease; then it may take it, removing the announcement (a
+ *    waiter that crashed costs one window, not a lease). The announced
+ *    waiter takes it at its next poll, within one poll interval.
+ *
+ * A waiter thus waits at most: one poll interval before it announces,
+ * the holder's round (and the rest of its half poll interval), one poll
+ * interval to read the release; with R replicas, one such turn per other
+ * replica ahead of it: about (R - 1) x (round + 1.5 P) + 2 P in all
+ * (tests/unit/test_fairness.c asserts it). A crashed holder never sees an
+ * announcement and is taken over by rvn as before; a crashed announced
+ * waiter costs one reservation window.
  */
 #include "core/lt_internal.h"
 
@@ -26,6 +68,9 @@ static void poll_due(void *arg);
 static void wait_timer(void *arg);
 static void on_write(void *arg, const struct store_result *res);
 static void on_try_read(void *arg, const struct store_result *res);
+static void on_announce(void *arg, const struct store_result *res);
+static void on_withdraw(void *arg, const struct store_result *res);
+static void decide_queue(struct lock *l, const struct lock_item *item);
 
 /* --- locks: hash table and seen cache --- */
 
@@ -109,7 +154,8 @@ static void forget_seen(struct lock *l)
 static bool lock_idle(const struct lock *l)
 {
 	return l->refs == 0 && l->writes == 0 && l->poll_call == NULL &&
-	       !timer_armed(&l->poll_timer);
+	       !timer_armed(&l->poll_timer) && l->ann_call == NULL && !l->ann_on_item &&
+	       !l->yielding;
 }
 
 static void lock_free(struct lock *l)
@@ -149,14 +195,46 @@ static void seen_trim(struct locktable *t)
 	}
 }
 
+/* The poll interval of a holder's lease: a third of it, at most
+ * LT_MAX_POLL_MS. */
+static int64_t poll_interval(int64_t lease_ms)
+{
+	int64_t d = lease_ms / 3;
+	return d > LT_MAX_POLL_MS ? LT_MAX_POLL_MS : d;
+}
+
+/* Our announcement as the item shows it, unless ours is in flight. */
+static void track_ann(struct lock *l, const struct lock_item *item)
+{
+	if (!item->exists || l->ann_call != NULL)
+		return;
+	l->ann_on_item = l->ann[0] != '\0' && item->has_waiter && strcmp(item->waiter, l->ann) == 0;
+}
+
 void lt_lock_see(struct lock *l, const struct lock_item *item)
 {
 	struct locktable *t = l->t;
 	struct seen *sn = l->seen;
-	if (!item->exists || !item->has_owner) {
+	track_ann(l, item);
+	/* A free item is forgotten, unless announced for another's waiter:
+	 * then it is held by that reservation. */
+	bool reserved = item->exists && !item->has_owner && item->has_waiter &&
+			strcmp(item->waiter, l->ann) != 0;
+	/* Reads find it held by another owner: our turn is elsewhere. A
+	 * reservation goes on with a streak but starts none, so a replica that
+	 * just yielded announces a poll interval after it reads the next
+	 * holder, and one that waited through that turn announces first. */
+	if (!item->exists || (!item->has_owner && !reserved)) {
+		l->elsewhere = false;
+	} else if (item->has_owner && !l->elsewhere) {
+		l->elsewhere = true;
+		l->elsewhere_since = clock_now_ms(t->clock);
+	}
+	if (!item->exists || (!item->has_owner && !reserved)) {
 		forget_seen(l);
 		return;
 	}
+	const char *waiter = reserved ? item->waiter : "";
 	if (sn != NULL) {
 		lru_unlink(t, sn);
 	} else {
@@ -166,10 +244,17 @@ void lt_lock_see(struct lock *l, const struct lock_item *item)
 		l->seen = sn;
 		t->seen_count++;
 	}
-	if (sn->rvn[0] == '\0' || strcmp(sn->rvn, item->rvn) != 0) {
+	if (sn->rvn[0] == '\0' || strcmp(sn->rvn, item->rvn) != 0 ||
+	    strcmp(sn->waiter, waiter) != 0) {
 		snprintf(sn->rvn, sizeof(sn->rvn), "%s", item->rvn);
+		snprintf(sn->waiter, sizeof(sn->waiter), "%s", waiter);
 		sn->at = clock_now_ms(t->clock);
-		sn->lease_ms = item->lease_ms;
+		/* a waiter polls at most every LT_MAX_POLL_MS: a larger waiterMs
+		 * (written by hand) gets no longer window */
+		int64_t wm = item->waiter_ms < LT_MAX_POLL_MS ? item->waiter_ms : LT_MAX_POLL_MS;
+		sn->lease_ms = reserved ? LT_RESERVE_WINDOWS * wm : item->lease_ms;
+		if (sn->lease_ms <= 0)
+			sn->lease_ms = 1;
 		free(sn->holder);
 		sn->holder = item->holder[0] != '\0' ? strdup(item->holder) : NULL;
 	}
@@ -287,30 +372,50 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
 {
 	struct locktable *t = w->t;
+	struct lock *l = w->lock;
 	/* Our own release of this lock may still be on its way, and DynamoDB
 	 * may apply this write first: take over the releasing item's rvn, so
 	 * the write wins in either order instead of meeting our old owner. */
-	if (seen_rvn == NULL && w->lock->releasing != NULL)
-		seen_rvn = lease_rvn(w->lock->releasing);
+	if (seen_rvn == NULL && l->releasing != NULL)
+		seen_rvn = lease_rvn(l->releasing);
+	/* The announcement this write may take (and removes): a reservation
+	 * whose window passed, or ours. */
+	const char *waiter = NULL;
+	if (l->seen != NULL && l->seen->waiter[0] != '\0')
+		waiter = l->seen->waiter;
+	else if (l->ann_on_item)
+		waiter = l->ann;
 	store_new_id(w->rvn);
 	struct store_req req = {
 		.op = STORE_ACQUIRE,
-		.name = w->lock->name,
+		.name = l->name,
 		.owner = w->owner,
 		.rvn = w->rvn,
 		.seen_rvn = seen_rvn,
 		.holder = w->holder,
+		.waiter = waiter,
 		.lease_ms = w->lease_ms,
 		.ttl = lt_ttl(t),
 	};
 	w->send_ms = clock_now_ms(t->clock);
 	w->takeover = takeover;
+	w->handoff = false;
+	w->took_waiter = waiter != NULL;
 	w->call = store_submit(t->store, &req, on_write, w);
 	if (w->call == NULL)
 		return false;
 	w->call_is_write = true;
-	w->lock->writes++;
+	l->writes++;
 	return true;
+}
+
+/* Writes for w on what the lock was last seen as: free (nothing seen), a
+ * holder due for takeover, or a reservation whose window passed. */
+static bool write_seen(struct lt_wait *w)
+{
+	struct seen *sn = w->lock->seen;
+	bool held = sn != NULL && sn->waiter[0] == '\0';
+	return send_write(w, held ? sn->rvn : NULL, held);
 }
 
 static void fail_oom(struct lt_wait *w)
@@ -345,6 +450,8 @@ static int64_t poll_delay(const struct lock *l)
 		d = LT_MAX_POLL_MS;
 	if (left < d)
 		d = left;
+	if (l->ann_on_item && l->ann_ms > 0 && d > l->ann_ms)
+		d = l->ann_ms; /* the interval we announced */
 	return d > 0 ? d : 0;
 }
 
@@ -353,12 +460,33 @@ static bool due_for_takeover(const struct lock *l)
 	return clock_now_ms(l->t->clock) - l->seen->at >= l->seen->lease_ms;
 }
 
+/* A request of the lock's own is under way (or it is held here): the
+ * queue waits for its answer. */
+static bool lock_busy(const struct lock *l)
+{
+	return l->held != NULL || l->poll_call != NULL || l->writes > 0 || l->ann_call != NULL ||
+	       l->yielding;
+}
+
+/* Nobody here waits any more: take our announcement back. */
+static void withdraw(struct lock *l)
+{
+	struct store_req req = {.op = STORE_WITHDRAW, .name = l->name, .waiter = l->ann};
+	l->ann_call = store_submit(l->t->store, &req, on_withdraw, l);
+	if (l->ann_call == NULL) { /* out of memory: its window will pass */
+		l->ann_on_item = false;
+		l->ann[0] = '\0';
+	}
+}
+
 void lt_lock_kick(struct lock *l)
 {
-	if (l->held != NULL || l->poll_call != NULL || l->writes > 0)
+	if (lock_busy(l))
 		return;
 	if (l->wq_head == NULL) {
 		timer_cancel(&l->poll_timer);
+		if (l->ann_on_item)
+			withdraw(l);
 		lock_maybe_free(l);
 		return;
 	}
@@ -369,6 +497,26 @@ void lt_lock_kick(struct lock *l)
 	}
 	if (!timer_armed(&l->poll_timer))
 		timer_arm(&l->poll_timer, poll_delay(l));
+}
+
+/* The queue waits on a lock held elsewhere: announce it (see the top of
+ * this file) once reads have found it so for a poll interval and the item
+ * carries no announcement. */
+static void maybe_announce(struct lock *l, const struct lock_item *item)
+{
+	if (!item->has_owner || item->has_waiter || l->ann_call != NULL || l->ann_on_item ||
+	    !l->elsewhere)
+		return;
+	int64_t p = poll_interval(item->lease_ms);
+	if (clock_now_ms(l->t->clock) - l->elsewhere_since < p)
+		return;
+	store_new_id(l->ann);
+	struct store_req req = {
+		.op = STORE_ANNOUNCE, .name = l->name, .waiter = l->ann, .waiter_ms = p};
+	l->ann_ms = p;
+	l->ann_call = store_submit(l->t->store, &req, on_announce, l);
+	if (l->ann_call == NULL)
+		l->ann[0] = '\0'; /* out of memory: announce at a later poll */
 }
 
 /* Decides what an answer (a read, or a refused write's old item) means for
@@ -386,12 +534,44 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 		return;
 	}
 	if (l->seen == NULL || due_for_takeover(l)) {
-		if (!send_write(l->wq_head, l->seen != NULL ? l->seen->rvn : NULL, l->seen != NULL))
+		if (!write_seen(l->wq_head))
 			fail_oom(l->wq_head);
 		return;
 	}
 	lt_fire_refusal(l);
+	maybe_announce(l, item);
 	lt_lock_kick(l);
+}
+
+static void on_announce(void *arg, const struct store_result *res)
+{
+	struct lock *l = arg;
+	l->ann_call = NULL;
+	l->refs++;
+	if (res->status == STORE_OK || res->status == STORE_REFUSED) {
+		l->ann_on_item = res->status == STORE_OK;
+		if (l->ann_on_item && l->held != NULL)
+			withdraw(l); /* a try of ours took the lock meanwhile */
+		else if (l->wq_head != NULL && l->held == NULL)
+			decide_queue(l, &res->item);
+		else
+			lt_lock_kick(l);
+	} else {
+		l->ann_on_item = true; /* it may have landed: later writes take it */
+		lt_lock_kick(l);
+	}
+	lt_lock_unref(l);
+}
+
+static void on_withdraw(void *arg, const struct store_result *res)
+{
+	struct lock *l = arg;
+	l->ann_call = NULL;
+	l->ann_on_item = false; /* gone, or its window will pass */
+	l->ann[0] = '\0';
+	l->refs++;
+	lt_lock_kick(l);
+	lt_lock_unref(l);
 }
 
 static void on_poll(void *arg, const struct store_result *res)
@@ -414,8 +594,8 @@ static void poll_due(void *arg)
 {
 	struct lock *l = arg;
 	struct store_req req = {.op = STORE_READ, .name = l->name};
-	if (l->wq_head == NULL || l->held != NULL || l->writes > 0) {
-		lock_maybe_free(l);
+	if (l->wq_head == NULL || lock_busy(l)) {
+		lt_lock_kick(l);
 		return;
 	}
 	l->poll_call = store_submit(l->t->store, &req, on_poll, l);
@@ -441,6 +621,10 @@ static void on_write(void *arg, const struct store_result *res)
 	w->call = NULL;
 	l->writes--;
 	l->refs++;
+	if (res->status == STORE_OK && w->took_waiter) {
+		l->ann_on_item = false; /* the write removed the announcement */
+		l->ann[0] = '\0';
+	}
 	if (w->cancelled) { /* orphan: give back what it took */
 		struct lease *lease = res->status == STORE_OK ? lease_start(w, &res->item) : NULL;
 		wait_free(w);
@@ -497,7 +681,7 @@ static void on_try_read(void *arg, const struct store_result *res)
 	}
 	lt_lock_see(l, &res->item);
 	if (l->held == NULL && (l->seen == NULL || due_for_takeover(l))) {
-		if (!send_write(w, l->seen != NULL ? l->seen->rvn : NULL, l->seen != NULL))
+		if (!write_seen(w))
 			fail_oom(w);
 		return;
 	}
@@ -584,7 +768,7 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 		/* The first wait starts the queue's work: a write on a lock not
 		 * seen held, a read at once on one seen held before. Later waits
 		 * join what is under way. */
-		if (!joined && l->held == NULL && l->writes == 0 && l->poll_call == NULL) {
+		if (!joined && !lock_busy(l)) {
 			if (l->seen != NULL)
 				timer_arm(&l->poll_timer, 0);
 			else
@@ -605,17 +789,58 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 	return w;
 }
 
+/* The holder's turn has lasted long enough to yield: half a poll interval
+ * of its lease, so that a turn amortises the requests it costs. */
+static bool turn_done(const struct lock *l, const struct lease *from)
+{
+	return clock_now_ms(l->t->clock) - l->turn_start >= poll_interval(from->lease_ms) / 2;
+}
+
 bool lt_handoff(struct lock *l, struct lease *from)
 {
 	struct lt_wait *w = l->wq_head;
+	if (l->yield && (w == NULL || (l->round_left == 0 && turn_done(l, from)))) {
+		l->yielding = true; /* released to the store: the announced turn */
+		return false;
+	}
 	if (w == NULL || l->writes > 0)
 		return false;
 	if (!send_write(w, from->rvn, false))
 		return false;
+	w->handoff = true;
+	if (l->yield && l->round_left > 0)
+		l->round_left--;
 	store_cancel(l->t->store, l->poll_call);
 	l->poll_call = NULL;
 	timer_cancel(&l->poll_timer);
 	return true;
+}
+
+void lt_holder_saw(struct lock *l, const struct lock_item *item)
+{
+	bool other = item->has_waiter && strcmp(item->waiter, l->ann) != 0;
+	if (item->has_waiter && !other && l->ann_call == NULL) {
+		l->ann_on_item = true;
+		withdraw(l); /* ours, left from before we held it: free the slot */
+	}
+	if (!other) {
+		l->yield = false; /* none, or withdrawn */
+		return;
+	}
+	if (l->yield)
+		return;
+	l->yield = true;
+	l->round_left = 0;
+	for (struct lt_wait *w = l->wq_head; w != NULL; w = w->next)
+		l->round_left++;
+}
+
+void lt_yield_done(struct lock *l, const struct store_result *res)
+{
+	l->yielding = false;
+	l->yield = false;
+	if (res->status == STORE_OK)
+		lt_lock_see(l, &res->item); /* free: reserved for the waiter, if still announced */
 }
 
 void lt_acquire_cancel(struct lt_wait *w)
@@ -699,6 +924,7 @@ void lt_free(struct locktable *t)
 				pool_put(&wait_pool, w, sizeof(*w));
 			}
 			store_cancel(t->store, l->poll_call);
+			store_cancel(t->store, l->ann_call);
 			timer_cancel(&l->poll_timer);
 			if (l->seen != NULL) {
 				free(l->seen->holder);

@@ -26,10 +26,19 @@ struct seen {
 	struct lock *lock;
 	struct seen *prev, *next; /* in t->lru, most recent first */
 	int64_t at;		  /* monotonic ms the rvn was first read */
-	int64_t lease_ms;
+	int64_t lease_ms;	  /* the holder's lease, or the reservation's window */
 	char *holder;
 	char rvn[STORE_ID_MAX + 1];
+	/* Not empty: the item was read free but announced for another
+	 * replica's waiter (a reservation); this is that waiter's id, and
+	 * lease_ms the window it is left to it (LT_RESERVE_WINDOWS of its
+	 * announced poll interval). */
+	char waiter[STORE_ID_MAX + 1];
 };
+
+/* A free item announced for another replica's waiter is left to it for
+ * this many of its announced poll intervals (see locktable.c). */
+#define LT_RESERVE_WINDOWS 2
 
 /* One lock this process holds, waits for, or has seen held. Lives while
  * refs > 0 (leases and waits on it), a request of its own is in flight, or
@@ -46,6 +55,18 @@ struct lock {
 	struct store_call *poll_call; /* the shared poll's read */
 	struct timer poll_timer;
 	struct seen *seen; /* the holder seen, NULL when none */
+	/* Fair across replicas (locktable.c). Waiting side: */
+	struct store_call *ann_call; /* our announce or withdraw in flight */
+	bool ann_on_item;	     /* ann is (or may be) on the item */
+	bool elsewhere;		     /* reads find it held by another owner ... */
+	int64_t elsewhere_since;     /* ... since this answer (monotonic ms) */
+	int64_t ann_ms;		     /* the poll interval we announced */
+	/* Holding side: */
+	bool yield;	     /* another replica's announcement seen while held */
+	bool yielding;	     /* released to the store for it, answer pending */
+	unsigned round_left; /* local hand-offs still due before yielding */
+	int64_t turn_start;  /* when the lock came to this replica from the store */
+	char ann[LT_ID_LEN + 1]; /* our announcement's id, "" when none */
 	char name[];
 };
 
@@ -54,6 +75,8 @@ struct lt_wait {
 	struct lock *lock;
 	struct lt_wait *prev, *next; /* in lock's queue while queued */
 	bool queued, wait, cancelled, takeover, finishing;
+	bool handoff;	  /* its write is a local hand-off */
+	bool took_waiter; /* its write removes an announcement */
 	lt_acquire_cb cb;
 	void *arg;
 	void (*answered)(void *arg);
@@ -77,6 +100,7 @@ struct lease {
 	int64_t token, lease_ms, last_send_ms, retry_ms, hb_send_ms;
 	enum lt_loss loss;
 	bool takeover, releasing;
+	bool yielding; /* its release gives another replica its turn */
 	struct timer hb_timer, end_timer;
 	struct store_call *hb_call; /* heartbeat renewal or release */
 	struct lt_op *ops;
@@ -113,6 +137,11 @@ struct lock *lt_lock_get(struct locktable *t, const char *name, bool create);
 void lt_lock_unref(struct lock *l);
 void lt_lock_kick(struct lock *l);
 void lt_lock_see(struct lock *l, const struct lock_item *item);
+/* An answer about a lock this locktable holds (a renewal's, a hand-off's):
+ * notes another replica's announcement on it. */
+void lt_holder_saw(struct lock *l, const struct lock_item *item);
+/* The release of a yielding lease was answered with res. */
+void lt_yield_done(struct lock *l, const struct store_result *res);
 void lt_fire_refusal(struct lock *l);
 int64_t lt_ttl(struct locktable *t);
 void lt_error_from(struct lt_error *e, const struct locktable *t, const char *name,

@@ -8,8 +8,9 @@
 #include <string.h>
 
 static const char *const op_names[STORE_OP_COUNT] = {
-	[STORE_ACQUIRE] = "acquire", [STORE_RENEW] = "renew",	[STORE_RELEASE] = "release",
-	[STORE_READ] = "read",	     [STORE_DELETE] = "delete", [STORE_CHECK] = "check",
+	[STORE_ACQUIRE] = "acquire",   [STORE_RENEW] = "renew",	      [STORE_RELEASE] = "release",
+	[STORE_READ] = "read",	       [STORE_DELETE] = "delete",     [STORE_CHECK] = "check",
+	[STORE_ANNOUNCE] = "announce", [STORE_WITHDRAW] = "withdraw",
 };
 
 static const char *const status_names[] = {

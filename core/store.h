@@ -12,9 +12,15 @@
  *
  * Conditions and results, per operation:
  *   ACQUIRE   SET owner, rvn, leaseMs, _type, holder (REMOVE holder when
- *             NULL), ttl; ADD fence 1.  Condition (unless .unconditional):
- *             attribute_not_exists(owner) OR owner = :owner (a retry of this
- *             very acquire) OR rvn = :seen_rvn (when seen_rvn is set);
+ *             NULL), ttl; ADD fence 1; with .waiter also REMOVE waiter,
+ *             waiterMs.  Condition (unless .unconditional), without .waiter:
+ *             (attribute_not_exists(owner) AND attribute_not_exists(waiter))
+ *             OR owner = :owner (a retry of this very acquire) OR rvn =
+ *             :seen_rvn (when seen_rvn is set); with .waiter:
+ *             (attribute_not_exists(waiter) OR waiter = :waiter) AND
+ *             (attribute_not_exists(owner) OR owner = :owner OR rvn =
+ *             :seen_rvn) — a free item announced for that waiter is free for
+ *             this write, and no other waiter's announcement is removed;
  *             and, when there is an item, that it is a lock whose fence can
  *             rise: _type = LOCK, fence absent or 0 <= fence < INT64_MAX, and
  *             an owner only with rvn and leaseMs (so that nothing is written
@@ -26,6 +32,12 @@
  *             Never creates an item. REFUSED: the old item, or none.
  *   RELEASE   REMOVE owner, leaseMs, holder SET ttl if owner = :owner
  *             (.unconditional: if the item exists). Never creates an item.
+ *   ANNOUNCE  SET waiter = :waiter, waiterMs if attribute_exists(owner) AND
+ *             attribute_not_exists(waiter) AND _type = LOCK: a waiting
+ *             replica says so on a held item, leaving rvn (so takeover
+ *             timing), owner, fence and leaseMs alone. Never creates an
+ *             item. OK: the new item. REFUSED: the item, or none.
+ *   WITHDRAW  REMOVE waiter, waiterMs if waiter = :waiter. OK / REFUSED.
  *   READ      consistent read. OK with item.exists false when there is none.
  *   DELETE    unconditional delete. OK.
  *   CHECK     fencing check: owner = :owner AND fence = :token, as one
@@ -49,6 +61,8 @@ enum store_op {
 	STORE_READ,
 	STORE_DELETE,
 	STORE_CHECK,
+	STORE_ANNOUNCE,
+	STORE_WITHDRAW,
 	STORE_OP_COUNT
 };
 
@@ -77,6 +91,12 @@ struct lock_item {
 	int64_t fence;
 	int64_t lease_ms;
 	int64_t ttl; /* epoch seconds, 0 when absent */
+	/* The announcement of a waiting replica (see "Fair across replicas"
+	 * in locktable.c): its id, "" when absent, and the poll interval it
+	 * keeps while announced. */
+	bool has_waiter;
+	char waiter[STORE_ID_MAX + 1];
+	int64_t waiter_ms;
 };
 
 struct store_req {
@@ -86,6 +106,9 @@ struct store_req {
 	const char *rvn;      /* ACQUIRE/RENEW: the new rvn */
 	const char *seen_rvn; /* ACQUIRE: takeover condition, or NULL */
 	const char *holder;   /* ACQUIRE/RENEW: label, or NULL to remove */
+	const char *waiter;   /* ACQUIRE: the announcement it may take and
+				 removes, or NULL; ANNOUNCE/WITHDRAW: mine */
+	int64_t waiter_ms;    /* ANNOUNCE: my poll interval while announced */
 	int64_t lease_ms;     /* ACQUIRE/RENEW */
 	int64_t ttl;	      /* epoch seconds to write, 0 = no TTL attribute */
 	int64_t token;	      /* CHECK: fencing token */

@@ -24,6 +24,8 @@ struct mitem {
 	char rvn[STORE_ID_MAX + 1];
 	int64_t fence, lease_ms, ttl;
 	char *holder; /* the last label written, kept for the next write */
+	char waiter[STORE_ID_MAX + 1]; /* an announced waiter, "" when none */
+	int64_t waiter_ms;
 	bool has_holder, has_lease;
 	/* Only store_memory_put_raw() makes an item that is no lock: its
 	 * _type is not LOCK (other_type, "" when absent; NULL for a lock), it
@@ -105,6 +107,9 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	out->fence = out->lease_ms = out->ttl = 0;
 	out->exists = out->has_owner = out->has_rvn = out->has_lease = out->has_fence = false;
 	out->fence_bad = false;
+	out->has_waiter = false;
+	out->waiter[0] = '\0';
+	out->waiter_ms = 0;
 	if (it == NULL)
 		return;
 	out->exists = true;
@@ -122,6 +127,9 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	out->fence = it->fence;
 	out->lease_ms = it->has_lease ? it->lease_ms : 0;
 	out->ttl = it->ttl;
+	out->has_waiter = it->waiter[0] != '\0';
+	strcpy(out->waiter, it->waiter);
+	out->waiter_ms = out->has_waiter ? it->waiter_ms : 0;
 }
 
 static size_t slen(const char *s)
@@ -232,7 +240,14 @@ static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 {
 	if (r->unconditional || it == NULL)
 		return true;
-	return lock_writable(it) && (it->owner[0] == '\0' || strcmp(it->owner, r->owner) == 0 ||
+	bool no_waiter = it->waiter[0] == '\0';
+	bool free = it->owner[0] == '\0';
+	if (r->waiter != NULL) { /* may take that waiter's announcement, no other */
+		if (!no_waiter && strcmp(it->waiter, r->waiter) != 0)
+			return false;
+		no_waiter = true;
+	}
+	return lock_writable(it) && ((free && no_waiter) || strcmp(it->owner, r->owner) == 0 ||
 				     (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
 }
 
@@ -287,6 +302,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		it->fence = it->fence_bad ? 0 : it->fence + 1;
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
+		if (r->waiter != NULL)
+			it->waiter[0] = '\0';
 		copy_out(it, &res->item);
 		return;
 	case STORE_RENEW:
@@ -310,6 +327,20 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		freed_link(ms, it, true);
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
+		copy_out(it, &res->item);
+		return;
+	case STORE_ANNOUNCE:
+		if (r->waiter == NULL || it == NULL || it->owner[0] == '\0' ||
+		    it->waiter[0] != '\0' || it->other_type != NULL)
+			break;
+		strcpy(it->waiter, r->waiter);
+		it->waiter_ms = r->waiter_ms;
+		copy_out(it, &res->item);
+		return;
+	case STORE_WITHDRAW:
+		if (r->waiter == NULL || it == NULL || strcmp(it->waiter, r->waiter) != 0)
+			break;
+		it->waiter[0] = '\0';
 		copy_out(it, &res->item);
 		return;
 	case STORE_READ:
@@ -435,8 +466,9 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	const char *owner = req->owner != NULL ? req->owner : "";
 	const char *rvn = req->rvn != NULL ? req->rvn : "";
 	size_t n_name = slen(req->name), n_owner = slen(owner), n_rvn = slen(rvn),
-	       n_seen = slen(req->seen_rvn), n_holder = slen(req->holder);
-	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder;
+	       n_seen = slen(req->seen_rvn), n_holder = slen(req->holder),
+	       n_waiter = slen(req->waiter);
+	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder + n_waiter;
 	struct store_call *call = pool_get(&call_pool, sizeof(*call) + need);
 	if (call == NULL)
 		return NULL;
@@ -453,6 +485,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	put_str(call->text, &pos, &call->req.rvn, rvn, n_rvn);
 	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn, n_seen);
 	put_str(call->text, &pos, &call->req.holder, req->holder, n_holder);
+	put_str(call->text, &pos, &call->req.waiter, req->waiter, n_waiter);
 	timer_init(&call->timer, ms->clock, complete, call);
 	int64_t delay = ms->latency_ms +
 			((unsigned)req->op < STORE_OP_COUNT ? ms->op_latency_ms[req->op] : 0);
@@ -610,5 +643,7 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 	ms->bytes += slen(it->other_type);
 	it->no_fence = !item->has_fence;
 	it->fence_bad = item->has_fence && item->fence_bad;
+	snprintf(it->waiter, sizeof(it->waiter), "%s", item->has_waiter ? item->waiter : "");
+	it->waiter_ms = item->waiter_ms;
 	return true;
 }

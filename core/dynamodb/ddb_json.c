@@ -23,6 +23,8 @@
 #define N_HOLDER "#h"
 #define N_TTL	 "#x"
 #define N_PK	 "#k"
+#define N_WAITER "#w"
+#define N_WAITMS "#wm"
 
 /* The acquire's condition that the item, if there is one, is a lock a write
  * may raise (store.h): _type LOCK, a fence absent or from 0 to INT64_MAX - 1,
@@ -35,7 +37,8 @@
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
 
-static const char *const lock_attrs[] = {"owner", "rvn", "fence", "leaseMs", "_type", "holder"};
+static const char *const lock_attrs[] = {"owner", "rvn",    "fence",  "leaseMs",
+					 "_type", "holder", "waiter", "waiterMs"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",
@@ -48,9 +51,10 @@ static const char *const op_names[DDB_OP_COUNT] = {
 };
 
 static const enum ddb_op store_ops[STORE_OP_COUNT] = {
-	[STORE_ACQUIRE] = DDB_UPDATE_ITEM, [STORE_RENEW] = DDB_UPDATE_ITEM,
-	[STORE_RELEASE] = DDB_UPDATE_ITEM, [STORE_READ] = DDB_GET_ITEM,
-	[STORE_DELETE] = DDB_DELETE_ITEM,  [STORE_CHECK] = DDB_TRANSACT_WRITE_ITEMS,
+	[STORE_ACQUIRE] = DDB_UPDATE_ITEM,  [STORE_RENEW] = DDB_UPDATE_ITEM,
+	[STORE_RELEASE] = DDB_UPDATE_ITEM,  [STORE_READ] = DDB_GET_ITEM,
+	[STORE_DELETE] = DDB_DELETE_ITEM,   [STORE_CHECK] = DDB_TRANSACT_WRITE_ITEMS,
+	[STORE_ANNOUNCE] = DDB_UPDATE_ITEM, [STORE_WITHDRAW] = DDB_UPDATE_ITEM,
 };
 
 const char *ddb_op_name(enum ddb_op op)
@@ -385,6 +389,14 @@ static bool req_valid(const struct store_req *r, char *err)
 	if (r->op == STORE_ACQUIRE && r->seen_rvn &&
 	    !str_ok("seen rvn", r->seen_rvn, STORE_ID_MAX, err))
 		return false;
+	bool announces = r->op == STORE_ANNOUNCE || r->op == STORE_WITHDRAW;
+	if ((announces || (r->op == STORE_ACQUIRE && r->waiter)) &&
+	    !str_ok("waiter", r->waiter, STORE_ID_MAX, err))
+		return false;
+	if (r->op == STORE_ANNOUNCE && r->waiter_ms <= 0) {
+		ddb_errf(err, "waiter poll interval must be positive");
+		return false;
+	}
 	if (writes && r->holder && !str_ok("holder", r->holder, STORE_HOLDER_MAX, err))
 		return false;
 	if (writes && r->lease_ms <= 0) {
@@ -426,6 +438,11 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jstr(&w, N_TYPE, "_type");
 		jstr(&w, N_FENCE, "fence");
 	}
+	bool takes_waiter = acquire && r->waiter;
+	if (guarded || takes_waiter)
+		jstr(&w, N_WAITER, "waiter");
+	if (takes_waiter)
+		jstr(&w, N_WAITMS, "waiterMs");
 	jend(&w, '}');
 
 	/* DynamoDB refuses an empty map: an unconditional release without a
@@ -449,6 +466,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 			}
 			if (guarded && r->seen_rvn)
 				jattr(&w, ":s", "S", r->seen_rvn);
+			if (guarded && r->waiter)
+				jattr(&w, ":w", "S", r->waiter);
 			if (guarded) {
 				jattr(&w, ":n", "S", "N");
 				jnum(&w, ":f0", 0);
@@ -458,29 +477,75 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jend(&w, '}');
 	}
 
-	char expr[160], cond[320] = "";
+	char expr[160], cond[420] = "";
 	if (release) {
 		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s", ttl ? " SET #x = :x" : "");
 		/* unconditional: never create an item, a bare key would be no lock */
 		snprintf(cond, sizeof cond, "%s",
 			 r->unconditional ? "attribute_exists(#k)" : "#o = :o");
 	} else {
+		const char *removes =
+			r->holder ? (takes_waiter ? " REMOVE #w, #wm" : "")
+				  : (takes_waiter ? " REMOVE #h, #w, #wm" : " REMOVE #h");
 		snprintf(expr, sizeof expr, "SET %s#r = :r, #l = :l%s%s%s%s",
 			 acquire ? "#o = :o, #t = :t, " : "", r->holder ? ", #h = :h" : "",
-			 ttl ? ", #x = :x" : "", r->holder ? "" : " REMOVE #h",
-			 acquire ? " ADD #f :one" : "");
+			 ttl ? ", #x = :x" : "", removes, acquire ? " ADD #f :one" : "");
+		const char *takeover = r->seen_rvn ? " OR #r = :s" : "";
 		if (!acquire)
 			snprintf(cond, sizeof cond, "#o = :o");
+		else if (guarded && r->waiter)
+			snprintf(cond, sizeof cond,
+				 "(attribute_not_exists(#w) OR #w = :w) AND "
+				 "(attribute_not_exists(#o) OR #o = :o%s) AND %s",
+				 takeover, LOCK_GUARD);
 		else if (guarded)
 			snprintf(cond, sizeof cond,
-				 "(attribute_not_exists(#o) OR #o = :o%s) AND %s",
-				 r->seen_rvn ? " OR #r = :s" : "", LOCK_GUARD);
+				 "((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
+				 "#o = :o%s) AND %s",
+				 takeover, LOCK_GUARD);
 	}
 	jstr(&w, "UpdateExpression", expr);
 	if (cond[0]) {
 		jstr(&w, "ConditionExpression", cond);
 		jstr(&w, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	}
+	jstr(&w, "ReturnValues", "ALL_NEW");
+	return jdone(&w, len, err);
+}
+
+/* ANNOUNCE and WITHDRAW: the waiter attributes only (store.h). */
+static char *build_announce(const struct ddb_keys *k, const struct store_req *r, size_t *len,
+			    char *err)
+{
+	struct jw w = {0};
+	bool announce = r->op == STORE_ANNOUNCE;
+	jobj(&w, NULL);
+	jstr(&w, "TableName", k->table);
+	jkey(&w, k, r->name);
+	jobj(&w, "ExpressionAttributeNames");
+	jstr(&w, N_WAITER, "waiter");
+	jstr(&w, N_WAITMS, "waiterMs");
+	if (announce) {
+		jstr(&w, N_OWNER, "owner");
+		jstr(&w, N_TYPE, "_type");
+	}
+	jend(&w, '}');
+	jobj(&w, "ExpressionAttributeValues");
+	jattr(&w, ":w", "S", r->waiter);
+	if (announce) {
+		jnum(&w, ":wm", r->waiter_ms);
+		jattr(&w, ":t", "S", "LOCK");
+	}
+	jend(&w, '}');
+	if (announce) {
+		jstr(&w, "UpdateExpression", "SET #w = :w, #wm = :wm");
+		jstr(&w, "ConditionExpression",
+		     "attribute_exists(#o) AND attribute_not_exists(#w) AND #t = :t");
+	} else {
+		jstr(&w, "UpdateExpression", "REMOVE #w, #wm");
+		jstr(&w, "ConditionExpression", "#w = :w");
+	}
+	jstr(&w, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	jstr(&w, "ReturnValues", "ALL_NEW");
 	return jdone(&w, len, err);
 }
@@ -526,9 +591,10 @@ static char *build_keyed(const struct ddb_keys *k, const struct store_req *r, si
 typedef char *(*build_fn)(const struct ddb_keys *, const struct store_req *, size_t *, char *);
 
 static const build_fn builders[STORE_OP_COUNT] = {
-	[STORE_ACQUIRE] = build_update, [STORE_RENEW] = build_update,
-	[STORE_RELEASE] = build_update, [STORE_READ] = build_keyed,
-	[STORE_DELETE] = build_keyed,	[STORE_CHECK] = build_check,
+	[STORE_ACQUIRE] = build_update,	   [STORE_RENEW] = build_update,
+	[STORE_RELEASE] = build_update,	   [STORE_READ] = build_keyed,
+	[STORE_DELETE] = build_keyed,	   [STORE_CHECK] = build_check,
+	[STORE_ANNOUNCE] = build_announce, [STORE_WITHDRAW] = build_announce,
 };
 
 char *ddb_build_request(const struct ddb_keys *k, const struct store_req *req, size_t *len,

@@ -122,6 +122,10 @@ bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *i
 			get_fence(a, item);
 		else if (strcmp(n, "leaseMs") == 0)
 			ok = get_num(a, &item->lease_ms, &item->has_lease, err);
+		else if (strcmp(n, "waiter") == 0)
+			ok = get_str(a, item->waiter, sizeof item->waiter, &item->has_waiter, err);
+		else if (strcmp(n, "waiterMs") == 0)
+			ok = get_num(a, &item->waiter_ms, NULL, err);
 		else if (ttl_attr && strcmp(n, ttl_attr) == 0)
 			ok = get_num(a, &item->ttl, NULL, err);
 		if (!ok)

@@ -135,6 +135,40 @@ static struct store_result check(struct fixture *fx, const char *owner, int64_t 
 	return op(fx, (struct store_req){.op = STORE_CHECK, .owner = owner, .token = token});
 }
 
+static struct store_result announce(struct fixture *fx, const char *waiter, int64_t ms)
+{
+	return op(fx, (struct store_req){.op = STORE_ANNOUNCE, .waiter = waiter, .waiter_ms = ms});
+}
+
+static struct store_result withdraw(struct fixture *fx, const char *waiter)
+{
+	return op(fx, (struct store_req){.op = STORE_WITHDRAW, .waiter = waiter});
+}
+
+/* An acquire that may take the announcement of waiter (and removes it). */
+static struct store_result acquire_w(struct fixture *fx, const char *owner, const char *rvn,
+				     const char *seen, const char *waiter)
+{
+	return op(fx, (struct store_req){.op = STORE_ACQUIRE,
+					 .owner = owner,
+					 .rvn = rvn,
+					 .seen_rvn = seen,
+					 .waiter = waiter,
+					 .lease_ms = 30000});
+}
+
+static void assert_waiter(const struct lock_item *it, const char *waiter, int64_t ms)
+{
+	if (waiter == NULL) {
+		assert_false(it->has_waiter);
+		assert_string_equal(it->waiter, "");
+		return;
+	}
+	assert_true(it->has_waiter);
+	assert_string_equal(it->waiter, waiter);
+	assert_int_equal(it->waiter_ms, ms);
+}
+
 static void assert_held(const struct lock_item *it, const char *owner, const char *rvn,
 			int64_t fence, int64_t lease_ms, const char *holder)
 {
@@ -426,6 +460,8 @@ static void requests_counted(void **state)
 	renew(fx, "A", "r2", NULL);
 	read_item(fx);
 	check(fx, "A", 1);
+	announce(fx, "W", 1000);
+	withdraw(fx, "W");
 	release(fx, "A");
 	del(fx);
 	for (int i = 0; i < STORE_OP_COUNT; i++)
@@ -569,6 +605,128 @@ static void acquire_on_lock_items(void **state)
 	assert_held(&r.item, "A", "r1", INT64_MAX, 30000, NULL);
 }
 
+/* ---- announcements (Fair across replicas) ---- */
+
+/* An announcement goes on a held item only, beside the holder: rvn, owner,
+ * fence and leaseMs stay as they are, renewals keep it, one at a time. */
+static void announce_on_held_leaves_rvn(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result r = announce(fx, "W1", 1000);
+	assert_int_equal(r.status, STORE_REFUSED); /* no item: none made */
+	assert_false(r.item.exists);
+	assert_false(read_item(fx).item.exists);
+	assert_int_equal(acquire(fx, "A", "r1", NULL, "pod-a").status, STORE_OK);
+	r = announce(fx, "W1", 1000);
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "A", "r1", 1, 30000, "pod-a");
+	assert_waiter(&r.item, "W1", 1000);
+	r = read_item(fx);
+	assert_held(&r.item, "A", "r1", 1, 30000, "pod-a");
+	assert_waiter(&r.item, "W1", 1000);
+	/* the holder sees it in its renewal's answer */
+	r = renew(fx, "A", "r2", "pod-a");
+	assert_int_equal(r.status, STORE_OK);
+	assert_waiter(&r.item, "W1", 1000);
+	/* one slot: a second waiter is refused and shown the first */
+	r = announce(fx, "W2", 500);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_waiter(&r.item, "W1", 1000);
+	assert_held(&r.item, "A", "r2", 1, 20000, "pod-a");
+	/* a hand-off (takeover of the holder's own rvn) keeps it */
+	r = acquire(fx, "B", "r3", "r2", "pod-a");
+	assert_int_equal(r.status, STORE_OK);
+	assert_waiter(&r.item, "W1", 1000);
+}
+
+/* A released item keeps the announcement: it is reserved for that waiter.
+ * Others' acquires are refused; the waiter's takes it and removes it. */
+static void announced_free_item_is_reserved(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	assert_int_equal(announce(fx, "W1", 700).status, STORE_OK);
+	struct store_result r = release(fx, "A");
+	assert_int_equal(r.status, STORE_OK);
+	assert_false(r.item.has_owner);
+	assert_waiter(&r.item, "W1", 700);
+	r = announce(fx, "W2", 700); /* not on a free item */
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_waiter(&r.item, "W1", 700);
+	r = acquire(fx, "B", "r2", NULL, NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.has_owner);
+	assert_waiter(&r.item, "W1", 700);
+	r = acquire_w(fx, "B", "r2", NULL, "W2"); /* another waiter's id */
+	assert_int_equal(r.status, STORE_REFUSED);
+	r = acquire_w(fx, "B", "r2", NULL, "W1");
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "B", "r2", 2, 30000, NULL);
+	assert_waiter(&r.item, NULL, 0);
+	r = read_item(fx);
+	assert_waiter(&r.item, NULL, 0);
+}
+
+/* An acquire that names a waiter never removes another's announcement,
+ * even by a takeover or its own retry; one that names none keeps it. */
+static void acquire_keeps_other_announcements(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	assert_int_equal(announce(fx, "W1", 700).status, STORE_OK);
+	struct store_result r = acquire_w(fx, "B", "r2", "r1", "W2");
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_held(&r.item, "A", "r1", 1, 30000, NULL);
+	/* a takeover naming no waiter: done, the announcement stays */
+	r = acquire(fx, "B", "r2", "r1", NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_waiter(&r.item, "W1", 700);
+	/* the announced waiter's takeover: done, and removed */
+	r = acquire_w(fx, "C", "r3", "r2", "W1");
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "C", "r3", 3, 30000, NULL);
+	assert_waiter(&r.item, NULL, 0);
+	/* naming a waiter that is not there is allowed */
+	r = acquire_w(fx, "C", "r4", NULL, "W9");
+	assert_int_equal(r.status, STORE_OK);
+	assert_held(&r.item, "C", "r4", 4, 30000, NULL);
+}
+
+/* A withdrawal removes only its own announcement; the slot is free again. */
+static void withdraw_own_only(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	assert_int_equal(announce(fx, "W1", 700).status, STORE_OK);
+	struct store_result r = withdraw(fx, "W2");
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_waiter(&r.item, "W1", 700);
+	r = withdraw(fx, "W1");
+	assert_int_equal(r.status, STORE_OK);
+	assert_waiter(&r.item, NULL, 0);
+	assert_held(&r.item, "A", "r1", 1, 30000, NULL);
+	r = withdraw(fx, "W1");
+	assert_int_equal(r.status, STORE_REFUSED);
+	r = announce(fx, "W2", 900);
+	assert_int_equal(r.status, STORE_OK);
+	assert_waiter(&r.item, "W2", 900);
+	/* a free item that was announced: withdrawn, it is free for all */
+	assert_int_equal(release(fx, "A").status, STORE_OK);
+	assert_int_equal(withdraw(fx, "W2").status, STORE_OK);
+	assert_int_equal(acquire(fx, "B", "r2", NULL, NULL).status, STORE_OK);
+}
+
+/* Not on another application's item. */
+static void announce_refused_on_items_not_locks(void **state)
+{
+	struct fixture *fx = *state;
+	struct lock_item it = raw_item("ORDER", "X", "r0", true, true, false, 1);
+	assert_true(fx->f->put_raw(fx->f->arg, fx->s, fx->name, &it));
+	struct store_result r = announce(fx, "W1", 700);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_waiter(&r.item, NULL, 0);
+}
+
 #define T(fn) cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, NULL)
 
 int store_contract_run(const struct store_factory *f)
@@ -596,6 +754,11 @@ int store_contract_run(const struct store_factory *f)
 		T(request_strings_copied),
 		T(acquire_refused_on_items_not_locks),
 		T(acquire_on_lock_items),
+		T(announce_on_held_leaves_rvn),
+		T(announced_free_item_is_reserved),
+		T(acquire_keeps_other_announcements),
+		T(withdraw_own_only),
+		T(announce_refused_on_items_not_locks),
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
 		tests[i].initial_state = (void *)f;

@@ -46,12 +46,13 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 30000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\"},"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#w\":\"waiter\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"30000\"},"
 	 "\":h\":{\"S\":\"pod-1\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h ADD #f :one\","
-	 "\"ConditionExpression\":\"(attribute_not_exists(#o) OR #o = :o) AND " GUARD "\","
+	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
+	 "#o = :o) AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire takeover, no holder, ttl, sort key",
 	 &k_sk_ttl,
@@ -64,14 +65,15 @@ static const struct build_case build_cases[] = {
 	  .ttl = 1800000000},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
-	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#t\":\"_type\",\"#f\":\"fence\"},"
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#t\":\"_type\",\"#f\":\"fence\","
+	 "\"#w\":\"waiter\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1800000000\"},\":r\":{\"S\":\"r1\"},"
 	 "\":l\":{\"N\":\"1000\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #x = :x REMOVE #h "
 	 "ADD #f :one\","
-	 "\"ConditionExpression\":\"(attribute_not_exists(#o) OR #o = :o OR #r = :s) AND " GUARD
-	 "\","
+	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
+	 "#o = :o OR #r = :s) AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire unconditional",
 	 &k_pk,
@@ -89,6 +91,57 @@ static const struct build_case build_cases[] = {
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"}},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l REMOVE #h ADD #f :one\","
 	 "\"ReturnValues\":\"ALL_NEW\"}"},
+	{"acquire of an announced waiter, takeover",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .seen_rvn = "r0",
+	  .holder = "h",
+	  .waiter = "w1",
+	  .lease_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#w\":\"waiter\","
+	 "\"#wm\":\"waiterMs\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
+	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"},\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h REMOVE #w, #wm "
+	 "ADD #f :one\","
+	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
+	 "(attribute_not_exists(#o) OR #o = :o OR #r = :s) AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"announce a waiter",
+	 &k_pk,
+	 {.op = STORE_ANNOUNCE, .name = "a", .waiter = "w1", .waiter_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#w\":\"waiter\",\"#wm\":\"waiterMs\",\"#o\":\"owner\","
+	 "\"#t\":\"_type\"},"
+	 "\"ExpressionAttributeValues\":{\":w\":{\"S\":\"w1\"},\":wm\":{\"N\":\"1000\"},"
+	 "\":t\":{\"S\":\"LOCK\"}},"
+	 "\"UpdateExpression\":\"SET #w = :w, #wm = :wm\","
+	 "\"ConditionExpression\":\"attribute_exists(#o) AND attribute_not_exists(#w) AND #t = "
+	 ":t\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"withdraw a waiter",
+	 &k_pk,
+	 {.op = STORE_WITHDRAW, .name = "a", .waiter = "w1"},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#w\":\"waiter\",\"#wm\":\"waiterMs\"},"
+	 "\"ExpressionAttributeValues\":{\":w\":{\"S\":\"w1\"}},"
+	 "\"UpdateExpression\":\"REMOVE #w, #wm\","
+	 "\"ConditionExpression\":\"#w = :w\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"announce without a waiter id",
+	 &k_pk,
+	 {.op = STORE_ANNOUNCE, .name = "a", .waiter_ms = 5},
+	 NULL},
+	{"announce without a poll interval",
+	 &k_pk,
+	 {.op = STORE_ANNOUNCE, .name = "a", .waiter = "w"},
+	 NULL},
 	{"renew with holder and ttl",
 	 &k_sk_ttl,
 	 {.op = STORE_RENEW,
@@ -311,9 +364,21 @@ static void test_parse_update_output(void **state)
 	assert_int_equal(it.fence, 3);
 	assert_int_equal(it.lease_ms, 30000);
 	assert_int_equal(it.ttl, 99);
+	assert_false(it.has_waiter);
+	assert_string_equal(it.waiter, "");
 	/* without a TTL attribute configured, exp is somebody else's */
 	assert_true(ddb_parse_output(DDB_UPDATE_ITEM, body, strlen(body), NULL, &it, err));
 	assert_int_equal(it.ttl, 0);
+	/* an announced waiter */
+	const char *announced = "{\"Attributes\":{\"owner\":{\"S\":\"o1\"},\"rvn\":{\"S\":\"r1\"},"
+				"\"leaseMs\":{\"N\":\"3000\"},\"waiter\":{\"S\":\"w1\"},"
+				"\"waiterMs\":{\"N\":\"1000\"}}}";
+	assert_true(
+		ddb_parse_output(DDB_UPDATE_ITEM, announced, strlen(announced), NULL, &it, err));
+	assert_true(it.has_waiter);
+	assert_string_equal(it.waiter, "w1");
+	assert_int_equal(it.waiter_ms, 1000);
+	assert_string_equal(it.rvn, "r1");
 }
 
 static void test_parse_get_output(void **state)
@@ -348,6 +413,8 @@ static void test_parse_bad_outputs(void **state)
 		"{\"Attributes\":{\"leaseMs\":{\"N\":\"0\"}}}",
 		"{\"Attributes\":{\"leaseMs\":{\"N\":\"-5\"}}}",
 		"{\"Attributes\":{\"exp\":{\"S\":\"soon\"}}}",
+		"{\"Attributes\":{\"waiter\":{\"N\":\"1\"}}}",
+		"{\"Attributes\":{\"waiterMs\":{\"S\":\"1000\"}}}",
 		"{\"Attributes\":{\"rvn\":{\"S\":\"012345678901234567890123456789012345678901234567"
 		"8901234567890123456789\"}}}",
 	};

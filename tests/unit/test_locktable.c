@@ -99,7 +99,7 @@ static void first_attempt_writes_later_polls_read(void **state)
 
 static void ten_local_waiters_cost_what_one_costs(void **state)
 {
-	uint64_t cost[2];
+	uint64_t cost[2], announces[2];
 	for (int run = 0; run < 2; run++) {
 		int n = run == 0 ? 1 : 10;
 		struct fx *f = fx_new(2, true);
@@ -110,6 +110,7 @@ static void ten_local_waiters_cost_what_one_costs(void **state)
 			fx_acquire(f, 1, "job", 30000, true, 0, &a[i]);
 		fx_advance(f, 60000);
 		cost[run] = store_requests_total(f->store) - fx_req(f, STORE_RENEW) - before;
+		announces[run] = fx_req(f, STORE_ANNOUNCE);
 		for (int i = 0; i < n; i++)
 			assert_false(a[i].done);
 		lease_release(l);
@@ -118,7 +119,11 @@ static void ten_local_waiters_cost_what_one_costs(void **state)
 		f->lt[1] = NULL;
 		fx_free(f);
 	}
-	assert_int_equal(cost[0], 7); /* one refused write, six polls */
+	/* one refused write, six polls, one announcement (after a poll
+	 * interval of waiting: writes per wait, not per poll) */
+	assert_int_equal(cost[0], 8);
+	assert_int_equal(announces[0], 1);
+	assert_int_equal(announces[1], 1);
 	assert_int_equal(cost[1], cost[0]);
 }
 
