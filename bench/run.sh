@@ -13,7 +13,8 @@ for b in "$root/$BUILD"/bench/bench_*; do
 	"$b" || echo "($(basename "$b") failed)"
 done
 for s in "$root"/bench/*.sh; do
-	[ "$(basename "$s")" = run.sh ] && continue
+	# ab_compare.sh compares two binaries given by hand
+	case $(basename "$s") in run.sh | ab_compare.sh) continue ;; esac
 	echo "== $(basename "$s")"
 	BUILD=$BUILD "$s" || echo "($(basename "$s") failed)"
 done

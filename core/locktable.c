@@ -8,7 +8,8 @@
  * LT_MAX_POLL_MS, sooner when the lease runs out first), until a read finds
  * it free or the same rvn has been seen for a whole lease on our clock.
  *
- * Leases, renewals and releases are in lease.c.
+ * Leases, renewals and releases are in lease.c; the hash table of locks
+ * and the holders seen in lt_lock.c.
  *
  * Fair across replicas. Local hand-offs write a new rvn each time, so a
  * waiter on another replica would never see the lock free nor the same rvn
@@ -58,249 +59,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Locks with names up to 64 bytes and waits come from pools: a lock
- * cycle creates and frees one of each. */
-#define LOCK_SIZE(len) (sizeof(struct lock) + (len) + 1)
-static struct pool lock_pool = POOL_INIT(LOCK_SIZE(64), 4096);
+/* Waits come from a pool: a lock cycle creates and frees one (and a
+ * lock, lt_lock.c). */
 static struct pool wait_pool = POOL_INIT(sizeof(struct lt_wait), 4096);
 
-static void poll_due(void *arg);
 static void wait_timer(void *arg);
 static void on_write(void *arg, const struct store_result *res);
 static void on_try_read(void *arg, const struct store_result *res);
 static void on_announce(void *arg, const struct store_result *res);
 static void on_withdraw(void *arg, const struct store_result *res);
 static void decide_queue(struct lock *l, const struct lock_item *item);
-
-/* --- locks: hash table and seen cache --- */
-
-static void rehash(struct locktable *t)
-{
-	size_t n = t->nbuckets * 2;
-	struct lock **b = calloc(n, sizeof(*b));
-	if (b == NULL)
-		return; /* longer chains, still correct */
-	for (size_t i = 0; i < t->nbuckets; i++) {
-		struct lock *l = t->buckets[i], *next;
-		for (; l != NULL; l = next) {
-			next = l->hnext;
-			l->hnext = b[l->hash & (n - 1)];
-			b[l->hash & (n - 1)] = l;
-		}
-	}
-	free(t->buckets);
-	t->buckets = b;
-	t->nbuckets = n;
-}
-
-struct lock *lt_lock_get(struct locktable *t, const char *name, bool create)
-{
-	uint64_t h = store_name_hash(name);
-	struct lock **p = &t->buckets[h & (t->nbuckets - 1)];
-	for (; *p != NULL; p = &(*p)->hnext)
-		if ((*p)->hash == h && strcmp((*p)->name, name) == 0)
-			return *p;
-	if (!create)
-		return NULL;
-	size_t len = strlen(name);
-	struct lock *l = pool_get(&lock_pool, LOCK_SIZE(len));
-	if (l == NULL)
-		return NULL;
-	memcpy(l->name, name, len + 1);
-	l->hash = h;
-	l->t = t;
-	timer_init(&l->poll_timer, t->clock, poll_due, l);
-	*p = l;
-	if (++t->nlocks > t->nbuckets)
-		rehash(t);
-	return l;
-}
-
-static void lru_unlink(struct locktable *t, struct seen *sn)
-{
-	if (sn->prev != NULL)
-		sn->prev->next = sn->next;
-	else
-		t->lru_head = sn->next;
-	if (sn->next != NULL)
-		sn->next->prev = sn->prev;
-	else
-		t->lru_tail = sn->prev;
-	sn->prev = sn->next = NULL;
-}
-
-static void lru_push(struct locktable *t, struct seen *sn)
-{
-	sn->next = t->lru_head;
-	if (t->lru_head != NULL)
-		t->lru_head->prev = sn;
-	t->lru_head = sn;
-	if (t->lru_tail == NULL)
-		t->lru_tail = sn;
-}
-
-static void forget_seen(struct lock *l)
-{
-	struct seen *sn = l->seen;
-	if (sn == NULL)
-		return;
-	lru_unlink(l->t, sn);
-	l->t->seen_count--;
-	l->seen = NULL;
-	free(sn->holder);
-	free(sn);
-}
-
-static bool lock_idle(const struct lock *l)
-{
-	return l->refs == 0 && l->writes == 0 && l->poll_call == NULL &&
-	       !timer_armed(&l->poll_timer) && l->ann_call == NULL && !l->ann_on_item &&
-	       !l->yielding;
-}
-
-static void lock_free(struct lock *l)
-{
-	struct locktable *t = l->t;
-	struct lock **p = &t->buckets[l->hash & (t->nbuckets - 1)];
-	while (*p != l)
-		p = &(*p)->hnext;
-	*p = l->hnext;
-	forget_seen(l);
-	t->nlocks--;
-	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
-}
-
-/* Frees l when nothing needs it any more. */
-static void lock_maybe_free(struct lock *l)
-{
-	if (lock_idle(l) && l->seen == NULL)
-		lock_free(l);
-}
-
-void lt_lock_unref(struct lock *l)
-{
-	l->refs--;
-	lock_maybe_free(l);
-}
-
-/* Evicts the least recently seen idle locks past seen_max. */
-static void seen_trim(struct locktable *t)
-{
-	struct seen *sn = t->lru_tail;
-	while (t->seen_count > t->seen_max && sn != NULL) {
-		struct seen *prev = sn->prev;
-		if (lock_idle(sn->lock))
-			lock_free(sn->lock);
-		sn = prev;
-	}
-}
-
-/* The poll interval of a holder's lease: a third of it, at most
- * LT_MAX_POLL_MS. */
-static int64_t poll_interval(int64_t lease_ms)
-{
-	int64_t d = lease_ms / 3;
-	return d > LT_MAX_POLL_MS ? LT_MAX_POLL_MS : d;
-}
-
-/* Our announcement as the item shows it, unless ours is in flight. */
-static void track_ann(struct lock *l, const struct lock_item *item)
-{
-	if (!item->exists || l->ann_call != NULL)
-		return;
-	l->ann_on_item = l->ann[0] != '\0' && item->has_waiter && strcmp(item->waiter, l->ann) == 0;
-}
-
-void lt_lock_see(struct lock *l, const struct lock_item *item)
-{
-	struct locktable *t = l->t;
-	struct seen *sn = l->seen;
-	track_ann(l, item);
-	/* A free item is forgotten, unless announced for another's waiter:
-	 * then it is held by that reservation. */
-	bool reserved = item->exists && !item->has_owner && item->has_waiter &&
-			strcmp(item->waiter, l->ann) != 0;
-	/* Reads find it held by another owner: our turn is elsewhere. A
-	 * reservation goes on with a streak but starts none, so a replica that
-	 * just yielded announces a poll interval after it reads the next
-	 * holder, and one that waited through that turn announces first. */
-	if (!item->exists || (!item->has_owner && !reserved)) {
-		l->elsewhere = false;
-	} else if (item->has_owner && !l->elsewhere) {
-		l->elsewhere = true;
-		l->elsewhere_since = clock_now_ms(t->clock);
-	}
-	if (!item->exists || (!item->has_owner && !reserved)) {
-		forget_seen(l);
-		return;
-	}
-	const char *waiter = reserved ? item->waiter : "";
-	if (sn != NULL) {
-		lru_unlink(t, sn);
-	} else {
-		if ((sn = calloc(1, sizeof(*sn))) == NULL)
-			return; /* out of memory: the lock counts as not seen */
-		sn->lock = l;
-		l->seen = sn;
-		t->seen_count++;
-	}
-	if (sn->rvn[0] == '\0' || strcmp(sn->rvn, item->rvn) != 0 ||
-	    strcmp(sn->waiter, waiter) != 0) {
-		snprintf(sn->rvn, sizeof(sn->rvn), "%s", item->rvn);
-		snprintf(sn->waiter, sizeof(sn->waiter), "%s", waiter);
-		sn->at = clock_now_ms(t->clock);
-		/* a waiter polls at most every LT_MAX_POLL_MS: a larger waiterMs
-		 * (written by hand) gets no longer window */
-		int64_t wm = item->waiter_ms < LT_MAX_POLL_MS ? item->waiter_ms : LT_MAX_POLL_MS;
-		sn->lease_ms = reserved ? LT_RESERVE_WINDOWS * wm : item->lease_ms;
-		if (sn->lease_ms <= 0)
-			sn->lease_ms = 1;
-		free(sn->holder);
-		sn->holder = item->holder[0] != '\0' ? strdup(item->holder) : NULL;
-	}
-	lru_push(t, sn);
-	seen_trim(t);
-}
-
-/* --- helpers shared with lease.c --- */
-
-void lt_holder_free(struct locktable *t, char *holder)
-{
-	if (holder != t->holder_label)
-		free(holder);
-}
-
-int64_t lt_ttl(struct locktable *t)
-{
-	if (t->retention_ms == 0)
-		return 0;
-	return (clock_wall_ms(t->clock) + t->retention_ms) / 1000;
-}
-
-void lt_error_from(struct lt_error *e, const struct locktable *t, const char *name,
-		   const struct store_result *res)
-{
-	e->status = res->status;
-	e->error_type = res->error_type != NULL ? res->error_type : store_status_name(res->status);
-	snprintf(e->message, sizeof(e->message), "%s (lock '%.64s', table '%s')",
-		 res->message[0] != '\0' ? res->message : e->error_type, name, t->store->table);
-}
-
-void lt_fire_refusal(struct lock *l)
-{
-	struct lt_hook **p = &l->t->hooks;
-	while (*p != NULL) {
-		struct lt_hook *h = *p;
-		if (strcmp(h->name, l->name) != 0) {
-			p = &h->next;
-			continue;
-		}
-		*p = h->next;
-		h->cb(h->arg, 0);
-		free(h);
-		p = &l->t->hooks; /* the callback may have changed the list */
-	}
-}
 
 /* --- waits --- */
 
@@ -487,7 +255,7 @@ void lt_lock_kick(struct lock *l)
 		timer_cancel(&l->poll_timer);
 		if (l->ann_on_item)
 			withdraw(l);
-		lock_maybe_free(l);
+		lt_lock_maybe_free(l);
 		return;
 	}
 	if (l->seen == NULL) {
@@ -507,7 +275,7 @@ static void maybe_announce(struct lock *l, const struct lock_item *item)
 	if (!item->has_owner || item->has_waiter || l->ann_call != NULL || l->ann_on_item ||
 	    !l->elsewhere)
 		return;
-	int64_t p = poll_interval(item->lease_ms);
+	int64_t p = lt_poll_interval(item->lease_ms);
 	if (clock_now_ms(l->t->clock) - l->elsewhere_since < p)
 		return;
 	store_new_id(l->ann);
@@ -590,7 +358,7 @@ static void on_poll(void *arg, const struct store_result *res)
 	lt_lock_unref(l);
 }
 
-static void poll_due(void *arg)
+void lt_poll_due(void *arg)
 {
 	struct lock *l = arg;
 	struct store_req req = {.op = STORE_READ, .name = l->name};
@@ -736,7 +504,7 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 	struct lt_wait *w = pool_get(&wait_pool, sizeof(*w));
 	if (w == NULL || (a->holder != NULL && (w->holder = strdup(a->holder)) == NULL)) {
 		pool_put(&wait_pool, w, sizeof(*w));
-		lock_maybe_free(l);
+		lt_lock_maybe_free(l);
 		return NULL;
 	}
 	if (a->holder == NULL)
@@ -793,7 +561,7 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
  * of its lease, so that a turn amortises the requests it costs. */
 static bool turn_done(const struct lock *l, const struct lease *from)
 {
-	return clock_now_ms(l->t->clock) - l->turn_start >= poll_interval(from->lease_ms) / 2;
+	return clock_now_ms(l->t->clock) - l->turn_start >= lt_poll_interval(from->lease_ms) / 2;
 }
 
 bool lt_handoff(struct lock *l, struct lease *from)
@@ -926,11 +694,7 @@ void lt_free(struct locktable *t)
 			store_cancel(t->store, l->poll_call);
 			store_cancel(t->store, l->ann_call);
 			timer_cancel(&l->poll_timer);
-			if (l->seen != NULL) {
-				free(l->seen->holder);
-				free(l->seen);
-			}
-			pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
+			lt_lock_destroy(l);
 		}
 	}
 	while (t->hooks != NULL) {

@@ -130,13 +130,27 @@ struct locktable {
 	uint64_t nleases, nwaits, releases_in_flight;
 };
 
-/* locktable.c, for lease.c and lt_testing.c */
+/* lt_lock.c: the hash table of locks, the holders seen, shared helpers */
 /* Frees a wait's or a lease's holder label unless it is the table's. */
 void lt_holder_free(struct locktable *t, char *holder);
+/* The lock of name, made when create (NULL when not, or out of memory). */
 struct lock *lt_lock_get(struct locktable *t, const char *name, bool create);
 void lt_lock_unref(struct lock *l);
-void lt_lock_kick(struct lock *l);
+/* Frees l when nothing needs it any more (idle and not seen held). */
+void lt_lock_maybe_free(struct lock *l);
+/* Frees l's memory, the locktable going away (lt_free). */
+void lt_lock_destroy(struct lock *l);
+/* Notes what a read or write found at l's key (the holder seen, since
+ * when, on our clock; announcements). */
 void lt_lock_see(struct lock *l, const struct lock_item *item);
+/* The poll interval of a holder's lease: a third of it, at most
+ * LT_MAX_POLL_MS. */
+int64_t lt_poll_interval(int64_t lease_ms);
+
+/* locktable.c, for lease.c and lt_testing.c */
+void lt_lock_kick(struct lock *l);
+/* A lock's poll timer is due. */
+void lt_poll_due(void *arg);
 /* An answer about a lock this locktable holds (a renewal's, a hand-off's):
  * notes another replica's announcement on it. */
 void lt_holder_saw(struct lock *l, const struct lock_item *item);

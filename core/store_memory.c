@@ -122,8 +122,10 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	strcpy(out->rvn, it->rvn);
 	if (it->has_holder)
 		strcpy(out->holder, it->holder);
-	snprintf(out->type, sizeof(out->type), "%s",
-		 it->other_type != NULL ? it->other_type : "LOCK");
+	if (it->other_type == NULL) /* a lock: the common case, without snprintf */
+		memcpy(out->type, "LOCK", sizeof("LOCK"));
+	else
+		snprintf(out->type, sizeof(out->type), "%s", it->other_type);
 	out->fence = it->fence;
 	out->lease_ms = it->has_lease ? it->lease_ms : 0;
 	out->ttl = it->ttl;

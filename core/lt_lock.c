@@ -1,0 +1,256 @@
+/*
+ * lt_lock: the locks a locktable knows — its hash table of struct lock,
+ * and the cache of holders seen (an LRU of struct seen, bounded by
+ * seen_max) that a takeover depends on: the rvn last read for a lock and
+ * when, on our clock. Also the small helpers locktable.c and lease.c share.
+ *
+ * What a lock does (waits, polls, announcements, hand-offs) is in
+ * locktable.c; leases in lease.c.
+ */
+#include "core/lt_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Locks with names up to 64 bytes come from a pool: a lock cycle of a new
+ * name creates and frees one. */
+#define LOCK_SIZE(len) (sizeof(struct lock) + (len) + 1)
+static struct pool lock_pool = POOL_INIT(LOCK_SIZE(64), 4096);
+
+/* --- the hash table --- */
+
+static void rehash(struct locktable *t)
+{
+	size_t n = t->nbuckets * 2;
+	struct lock **b = calloc(n, sizeof(*b));
+	if (b == NULL)
+		return; /* longer chains, still correct */
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		struct lock *l = t->buckets[i], *next;
+		for (; l != NULL; l = next) {
+			next = l->hnext;
+			l->hnext = b[l->hash & (n - 1)];
+			b[l->hash & (n - 1)] = l;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = n;
+}
+
+struct lock *lt_lock_get(struct locktable *t, const char *name, bool create)
+{
+	uint64_t h = store_name_hash(name);
+	struct lock **p = &t->buckets[h & (t->nbuckets - 1)];
+	for (; *p != NULL; p = &(*p)->hnext)
+		if ((*p)->hash == h && strcmp((*p)->name, name) == 0)
+			return *p;
+	if (!create)
+		return NULL;
+	size_t len = strlen(name);
+	struct lock *l = pool_get(&lock_pool, LOCK_SIZE(len));
+	if (l == NULL)
+		return NULL;
+	memcpy(l->name, name, len + 1);
+	l->hash = h;
+	l->t = t;
+	timer_init(&l->poll_timer, t->clock, lt_poll_due, l);
+	*p = l;
+	if (++t->nlocks > t->nbuckets)
+		rehash(t);
+	return l;
+}
+
+static void lru_unlink(struct locktable *t, struct seen *sn)
+{
+	if (sn->prev != NULL)
+		sn->prev->next = sn->next;
+	else
+		t->lru_head = sn->next;
+	if (sn->next != NULL)
+		sn->next->prev = sn->prev;
+	else
+		t->lru_tail = sn->prev;
+	sn->prev = sn->next = NULL;
+}
+
+static void lru_push(struct locktable *t, struct seen *sn)
+{
+	sn->next = t->lru_head;
+	if (t->lru_head != NULL)
+		t->lru_head->prev = sn;
+	t->lru_head = sn;
+	if (t->lru_tail == NULL)
+		t->lru_tail = sn;
+}
+
+static void forget_seen(struct lock *l)
+{
+	struct seen *sn = l->seen;
+	if (sn == NULL)
+		return;
+	lru_unlink(l->t, sn);
+	l->t->seen_count--;
+	l->seen = NULL;
+	free(sn->holder);
+	free(sn);
+}
+
+static bool lock_idle(const struct lock *l)
+{
+	return l->refs == 0 && l->writes == 0 && l->poll_call == NULL &&
+	       !timer_armed(&l->poll_timer) && l->ann_call == NULL && !l->ann_on_item &&
+	       !l->yielding;
+}
+
+static void lock_free(struct lock *l)
+{
+	struct locktable *t = l->t;
+	struct lock **p = &t->buckets[l->hash & (t->nbuckets - 1)];
+	while (*p != l)
+		p = &(*p)->hnext;
+	*p = l->hnext;
+	forget_seen(l);
+	t->nlocks--;
+	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
+}
+
+void lt_lock_maybe_free(struct lock *l)
+{
+	if (lock_idle(l) && l->seen == NULL)
+		lock_free(l);
+}
+
+void lt_lock_unref(struct lock *l)
+{
+	l->refs--;
+	lt_lock_maybe_free(l);
+}
+
+/* Evicts the least recently seen idle locks past seen_max. */
+static void seen_trim(struct locktable *t)
+{
+	struct seen *sn = t->lru_tail;
+	while (t->seen_count > t->seen_max && sn != NULL) {
+		struct seen *prev = sn->prev;
+		if (lock_idle(sn->lock))
+			lock_free(sn->lock);
+		sn = prev;
+	}
+}
+
+int64_t lt_poll_interval(int64_t lease_ms)
+{
+	int64_t d = lease_ms / 3;
+	return d > LT_MAX_POLL_MS ? LT_MAX_POLL_MS : d;
+}
+
+/* Our announcement as the item shows it, unless ours is in flight. */
+static void track_ann(struct lock *l, const struct lock_item *item)
+{
+	if (!item->exists || l->ann_call != NULL)
+		return;
+	l->ann_on_item = l->ann[0] != '\0' && item->has_waiter && strcmp(item->waiter, l->ann) == 0;
+}
+
+void lt_lock_see(struct lock *l, const struct lock_item *item)
+{
+	struct locktable *t = l->t;
+	struct seen *sn = l->seen;
+	track_ann(l, item);
+	/* A free item is forgotten, unless announced for another's waiter:
+	 * then it is held by that reservation. */
+	bool reserved = item->exists && !item->has_owner && item->has_waiter &&
+			strcmp(item->waiter, l->ann) != 0;
+	/* Reads find it held by another owner: our turn is elsewhere. A
+	 * reservation goes on with a streak but starts none, so a replica that
+	 * just yielded announces a poll interval after it reads the next
+	 * holder, and one that waited through that turn announces first. */
+	if (!item->exists || (!item->has_owner && !reserved)) {
+		l->elsewhere = false;
+	} else if (item->has_owner && !l->elsewhere) {
+		l->elsewhere = true;
+		l->elsewhere_since = clock_now_ms(t->clock);
+	}
+	if (!item->exists || (!item->has_owner && !reserved)) {
+		forget_seen(l);
+		return;
+	}
+	const char *waiter = reserved ? item->waiter : "";
+	if (sn != NULL) {
+		lru_unlink(t, sn);
+	} else {
+		if ((sn = calloc(1, sizeof(*sn))) == NULL)
+			return; /* out of memory: the lock counts as not seen */
+		sn->lock = l;
+		l->seen = sn;
+		t->seen_count++;
+	}
+	if (sn->rvn[0] == '\0' || strcmp(sn->rvn, item->rvn) != 0 ||
+	    strcmp(sn->waiter, waiter) != 0) {
+		snprintf(sn->rvn, sizeof(sn->rvn), "%s", item->rvn);
+		snprintf(sn->waiter, sizeof(sn->waiter), "%s", waiter);
+		sn->at = clock_now_ms(t->clock);
+		/* a waiter polls at most every LT_MAX_POLL_MS: a larger waiterMs
+		 * (written by hand) gets no longer window */
+		int64_t wm = item->waiter_ms < LT_MAX_POLL_MS ? item->waiter_ms : LT_MAX_POLL_MS;
+		sn->lease_ms = reserved ? LT_RESERVE_WINDOWS * wm : item->lease_ms;
+		if (sn->lease_ms <= 0)
+			sn->lease_ms = 1;
+		free(sn->holder);
+		sn->holder = item->holder[0] != '\0' ? strdup(item->holder) : NULL;
+	}
+	lru_push(t, sn);
+	seen_trim(t);
+}
+
+void lt_lock_destroy(struct lock *l)
+{
+	if (l->seen != NULL) {
+		free(l->seen->holder);
+		free(l->seen);
+	}
+	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
+}
+
+/* --- helpers shared with lease.c --- */
+
+void lt_holder_free(struct locktable *t, char *holder)
+{
+	if (holder != t->holder_label)
+		free(holder);
+}
+
+int64_t lt_ttl(struct locktable *t)
+{
+	if (t->retention_ms == 0)
+		return 0;
+	return (clock_wall_ms(t->clock) + t->retention_ms) / 1000;
+}
+
+void lt_error_from(struct lt_error *e, const struct locktable *t, const char *name,
+		   const struct store_result *res)
+{
+	e->status = res->status;
+	e->error_type = res->error_type != NULL ? res->error_type : store_status_name(res->status);
+	snprintf(e->message, sizeof(e->message), "%s (lock '%.64s', table '%s')",
+		 res->message[0] != '\0' ? res->message : e->error_type, name, t->store->table);
+}
+
+void lt_fire_refusal(struct lock *l)
+{
+	struct lt_hook **p = &l->t->hooks;
+	while (*p != NULL) {
+		struct lt_hook *h = *p;
+		if (strcmp(h->name, l->name) != 0) {
+			p = &h->next;
+			continue;
+		}
+		*p = h->next;
+		h->cb(h->arg, 0);
+		free(h);
+		p = &l->t->hooks; /* the callback may have changed the list */
+	}
+}
+
