@@ -175,8 +175,24 @@ enum lt_item_use {
  * cannot be or give a fencing token ("BadFence"); *e is then a STORE_FATAL
  * error naming the lock, the table and what is wrong. Both stores' items
  * are judged here, before anything is written or answered on them. */
-bool lt_item_check(const struct locktable *t, const char *name, const struct lock_item *item,
+bool lt_item_judge(const struct locktable *t, const char *name, const struct lock_item *item,
 		   enum lt_item_use use, struct lt_error *e) __attribute__((warn_unused_result));
+
+/* lt_item_judge, with the common case inline: every acquire and read
+ * checks an item, and nearly every item is a well-formed lock. */
+__attribute__((warn_unused_result)) static inline bool
+lt_item_check(const struct locktable *t, const char *name, const struct lock_item *item,
+	      enum lt_item_use use, struct lt_error *e)
+{
+	if (!item->exists)
+		return true;
+	if (item->type[0] == 'L' && item->type[1] == 'O' && item->type[2] == 'C' &&
+	    item->type[3] == 'K' && item->type[4] == '\0' &&
+	    (!item->has_owner || (item->has_rvn && item->has_lease)) &&
+	    (!item->has_fence || (!item->fence_bad && item->fence >= 1 && item->fence < INT64_MAX)))
+		return true;
+	return lt_item_judge(t, name, item, use, e);
+}
 
 /* lease.c, for locktable.c */
 const char *lease_rvn(const struct lease *l);

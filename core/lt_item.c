@@ -1,6 +1,6 @@
 /*
  * lt_item: judges an item read at a lock's key, whichever store read it
- * (see lt_item_check in lt_internal.h). The stores report items as they
+ * (see lt_item_check and lt_item_judge in lt_internal.h). The stores report items as they
  * are and refuse to write on the ones judged here (store.h's guard of
  * ACQUIRE); what such an item means for a client is decided here, once.
  *
@@ -42,7 +42,7 @@ static bool bad_fence(const struct lock_item *item, enum lt_item_use use, char *
 	return true;
 }
 
-bool lt_item_check(const struct locktable *t, const char *name, const struct lock_item *item,
+bool lt_item_judge(const struct locktable *t, const char *name, const struct lock_item *item,
 		   enum lt_item_use use, struct lt_error *e)
 {
 	char why[96];

@@ -23,7 +23,7 @@ struct mitem {
 	char owner[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1];
 	int64_t fence, lease_ms, ttl;
-	char *holder; /* the last label written, kept for the next write */
+	char *holder;		       /* the last label written, kept for the next write */
 	char waiter[STORE_ID_MAX + 1]; /* an announced waiter, "" when none */
 	int64_t waiter_ms;
 	bool has_holder, has_lease;
@@ -64,7 +64,14 @@ struct mstore {
 	uint64_t q_seq;
 	struct timer q_timer;
 	int64_t retention_ms; /* released items forgotten after this; 0: never */
-	size_t max_items;     /* new names refused past this; 0: no cap */
+	/* Released items are stamped, and forgotten, by a sweep timer that
+	 * ticks every eighth of the retention while there are any: no clock
+	 * read per request. stamp_ms is an upper bound of the time until the
+	 * next tick, so an item is never forgotten early, and at most two
+	 * ticks late. */
+	struct timer sweep;
+	int64_t stamp_ms;
+	size_t max_items; /* new names refused past this; 0: no cap */
 	struct mitem *freed_head, *freed_tail;
 	size_t bytes;	    /* memory of the items, names and labels */
 	uint64_t forgotten; /* items forgotten, since the start */
@@ -130,8 +137,10 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	out->lease_ms = it->has_lease ? it->lease_ms : 0;
 	out->ttl = it->ttl;
 	out->has_waiter = it->waiter[0] != '\0';
-	strcpy(out->waiter, it->waiter);
-	out->waiter_ms = out->has_waiter ? it->waiter_ms : 0;
+	if (out->has_waiter) { /* rare: empty above */
+		strcpy(out->waiter, it->waiter);
+		out->waiter_ms = it->waiter_ms;
+	}
 }
 
 static size_t slen(const char *s)
@@ -173,14 +182,25 @@ static struct mitem *item_new(struct mstore *ms, struct mitem **slot, const char
 	return it;
 }
 
-/* Puts it in the list of released items (now), or takes it out. */
+static int64_t sweep_tick(const struct mstore *ms)
+{
+	int64_t tick = ms->retention_ms / 8;
+	return tick > 10 ? tick : 10;
+}
+
+/* Puts it in the list of released items (stamped now, give or take a
+ * tick), or takes it out. */
 static void freed_link(struct mstore *ms, struct mitem *it, bool in)
 {
 	if (it->in_freed == in)
 		return;
 	it->in_freed = in;
 	if (in) {
-		it->freed_ms = clock_now_ms(ms->clock);
+		if (ms->freed_head == NULL && ms->retention_ms > 0 && !timer_armed(&ms->sweep)) {
+			ms->stamp_ms = clock_now_ms(ms->clock) + sweep_tick(ms);
+			timer_arm(&ms->sweep, sweep_tick(ms));
+		}
+		it->freed_ms = ms->stamp_ms;
 		it->fprev = ms->freed_tail;
 		it->fnext = NULL;
 		if (ms->freed_tail != NULL)
@@ -213,19 +233,27 @@ static void item_delete(struct mstore *ms, struct mitem **slot)
 	ms->nitems--;
 }
 
-/* Forgets the items released for the retention or longer, as DynamoDB's
- * TTL deletes expired lock items: a forgotten lock starts its fencing
- * token at 1 again. Held items are never forgotten. */
-static void forget_released(struct mstore *ms)
+/* Forgets the items released for the retention or longer (by now), as
+ * DynamoDB's TTL deletes expired lock items: a forgotten lock starts its
+ * fencing token at 1 again. Held items are never forgotten. */
+static void forget_released(struct mstore *ms, int64_t now)
 {
-	if (ms->retention_ms <= 0 || ms->freed_head == NULL)
-		return;
-	int64_t now = clock_now_ms(ms->clock);
 	struct mitem *it;
 	while ((it = ms->freed_head) != NULL && now - it->freed_ms >= ms->retention_ms) {
 		item_delete(ms, find_slot(ms, it->name, it->hash));
 		ms->forgotten++;
 	}
+}
+
+/* The sweep timer: forgets what is due, ticks on while anything waits. */
+static void sweep_due(void *arg)
+{
+	struct mstore *ms = arg;
+	int64_t now = clock_now_ms(ms->clock);
+	forget_released(ms, now);
+	ms->stamp_ms = now + sweep_tick(ms);
+	if (ms->freed_head != NULL)
+		timer_arm(&ms->sweep, sweep_tick(ms));
 }
 
 /* The guard of an acquire (store.h): the item is a lock whose fence can
@@ -262,7 +290,6 @@ static bool owner_is(const struct mitem *it, const char *owner)
 static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		  struct store_result *res)
 {
-	forget_released(ms);
 	struct mitem **slot = find_slot(ms, r->name, h), *it = *slot;
 
 	res->status = STORE_OK;
@@ -270,6 +297,11 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	case STORE_ACQUIRE:
 		if (!acquire_allowed(it, r))
 			break;
+		if (it == NULL && ms->max_items > 0 && ms->nitems >= ms->max_items &&
+		    ms->retention_ms > 0) { /* full: what is due goes first */
+			forget_released(ms, clock_now_ms(ms->clock));
+			slot = find_slot(ms, r->name, h);
+		}
 		if (it == NULL && ms->max_items > 0 && ms->nitems >= ms->max_items) {
 			copy_out(NULL, &res->item);
 			res->status = STORE_FATAL;
@@ -539,6 +571,7 @@ static void mem_free(struct store *s)
 		call_free(call);
 	}
 	timer_cancel(&ms->q_timer);
+	timer_cancel(&ms->sweep);
 	free(ms->buckets);
 	free(ms);
 }
@@ -579,6 +612,7 @@ struct store *store_memory_new(struct clock *clock, const char *table)
 	ms->base.table = ms->table;
 	ms->clock = clock;
 	timer_init(&ms->q_timer, clock, complete_queue, ms);
+	timer_init(&ms->sweep, clock, sweep_due, ms);
 	return &ms->base;
 }
 
@@ -610,6 +644,9 @@ void store_memory_limit(struct store *s, int64_t retention_ms, size_t max_items)
 	struct mstore *ms = (struct mstore *)s;
 	ms->retention_ms = retention_ms;
 	ms->max_items = max_items;
+	timer_cancel(&ms->sweep);
+	if (retention_ms > 0 && ms->freed_head != NULL)
+		timer_arm(&ms->sweep, sweep_tick(ms));
 }
 
 void store_memory_stats(const struct store *s, struct store_memory_stats *out)

@@ -37,9 +37,10 @@ void store_memory_set_op_latency(struct store *s, enum store_op op, int64_t ms);
 size_t store_memory_items(const struct store *s);
 
 /* Bounds its growth (default: none). A released item (no owner) is
- * forgotten once retention_ms (> 0) have passed since its release, as
- * DynamoDB's TTL deletes a lock item: the lock then starts its fencing
- * token at 1 again. With max_items > 0, an acquire of a name that has no
+ * forgotten once retention_ms (> 0) have passed since its release, at most
+ * a quarter of the retention later (a sweep timer ticks every eighth of
+ * it), as DynamoDB's TTL deletes a lock item: the lock then starts its
+ * fencing token at 1 again. With max_items > 0, an acquire of a name that has no
  * item is refused (STORE_FATAL, "LockLimitExceeded") while max_items items
  * exist; names that have one are unaffected. */
 void store_memory_limit(struct store *s, int64_t retention_ms, size_t max_items);

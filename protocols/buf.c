@@ -56,14 +56,6 @@ bool buf_grow(struct buf *o, size_t n)
 	return true;
 }
 
-void buf_raw(struct buf *o, const void *p, size_t len)
-{
-	if (!len || !buf_reserve(o, len))
-		return;
-	memcpy(o->buf + o->len, p, len);
-	o->len += len;
-}
-
 void buf_printf(struct buf *o, const char *fmt, ...)
 {
 	char small[256];

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 /* Zero-initialise or buf_init(); `limit` (0 = none) caps len: an append
  * past it fails the buffer like out-of-memory. */
@@ -35,8 +36,6 @@ static inline bool buf_failed(const struct buf *o)
 	return o->failed;
 }
 
-/* Appends len bytes / printf-formatted text. */
-void buf_raw(struct buf *o, const void *p, size_t len);
 void buf_printf(struct buf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The slow path of buf_reserve(): grows the buffer or fails it. */
@@ -50,6 +49,15 @@ static inline bool buf_reserve(struct buf *o, size_t n)
 	if (!o->failed && o->cap - o->len >= n && (!o->limit || o->len + n <= o->limit))
 		return true;
 	return buf_grow(o, n);
+}
+
+/* Appends len bytes. Inline: every reply's payload comes through here. */
+static inline void buf_raw(struct buf *o, const void *p, size_t len)
+{
+	if (!len || !buf_reserve(o, len))
+		return;
+	memcpy(o->buf + o->len, p, len);
+	o->len += len;
 }
 
 #endif

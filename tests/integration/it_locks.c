@@ -765,7 +765,7 @@ static void test_embedded_store_bounds(void **state)
 	assert_non_null(strstr(r->str, "# Embedded\r\nitems:3\r\n"));
 	assert_non_null(strstr(r->str, "max_items:3\r\n"));
 	freeReplyObject(r);
-	gw_sleep_ms(1100);
+	gw_sleep_ms(1500); /* the retention, and up to a quarter of it */
 	gw_expect_int(c, 1, "LOCK.ACQUIRE b4 5000"); /* the released ones are forgotten */
 	gw_expect_int(c, 1, "LOCK.ACQUIRE b1 5000"); /* and start their token at 1 again */
 	r = gw_cmd(c, "INFO embedded");
