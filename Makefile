@@ -72,6 +72,10 @@ $(BUILD)/bench/bench_%: $(BUILD)/obj/bench/bench_%.o $(BUILD)/libleasegate.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# bench_fairness runs the tests' fairness loop and process starters (no cmocka)
+$(BUILD)/bench/bench_fairness: $(BUILD)/obj/tests/support/fairloop.o \
+                               $(BUILD)/obj/tests/support/gwproc.o
+
 $(BUILD)/obj/tests/integration/%.o: CFLAGS += -I/usr/include/postgresql
 
 run: deps all

@@ -10,10 +10,11 @@
  * gateway is taken over within the usual 2L/3..4L/3 although the waiter
  * announced itself.
  *
- * These runs race conditional writes, so they use a moto of their own
- * that applies one request at a time (fl_serial_moto); without python3's
- * moto every test is skipped. Figures are printed ("# ..."); timing bounds
- * carry slack for shared machines.
+ * These runs race conditional writes: they run on the moto of
+ * tests/run-integration.sh, which applies one request at a time
+ * (tests/moto_serial.py); without it (LG_MOTO unset) every test is
+ * skipped. Figures are printed ("# ..."); timing bounds carry slack for
+ * shared machines.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -37,26 +38,11 @@
 #define HOLD  5
 #define SLACK 1500 /* a shared machine with two CPUs runs moto and all */
 
-static pid_t moto;
 static struct gw gws[3];
-
-static int group_setup(void **state)
-{
-	moto = fl_serial_moto();
-	if (moto == 0)
-		fprintf(stderr, "no serialized moto_server (python3 moto): tests skipped\n");
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	fl_serial_moto_stop(moto);
-	return 0;
-}
 
 static void need_moto(void)
 {
-	if (moto == 0)
+	if (!gw_have_moto())
 		skip();
 }
 
@@ -206,5 +192,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_sigkill_takeover_unchanged, gw_teardown),
 		cmocka_unit_test_teardown(test_sigstop_takeover_unchanged, gw_teardown),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,6 @@
 #include "tests/support/fairloop.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +70,7 @@ static long long requests_of(int port)
  * timeout, -2 for an error. */
 static int client(const struct fl_config *c, int i, int fd, long long deadline)
 {
-	struct timeval tv = {60, 0};
+	struct timeval tv = {c->wait_ms / 1000 + 30, 0}; /* a reply's longest wait, and more */
 	redisContext *rc = redisConnectWithTimeout("127.0.0.1", c->ports[i % c->ngw], tv);
 	if (rc == NULL || rc->err)
 		return 1;
@@ -198,89 +197,4 @@ void fl_print(const char *what, const struct fl_config *c, const struct fl_resul
 	       r->requests_per_handover, r->requests, r->announces, r->min_acq, r->max_acq, r->p50,
 	       r->p99, r->max_wait, r->timeouts, r->errors);
 	fflush(stdout);
-}
-
-/* moto's server with every request applied under one lock, its IAM user
- * made once it listens; prints the keys, then READY. (tests/moto_serial.py
- * on another branch does this for the runners; this is a minimal copy.) */
-static const char serial_moto_py[] =
-	"import json, sys, threading\n"
-	"import boto3\n"
-	"from moto.server import DomainDispatcherApplication, create_backend_app\n"
-	"from werkzeug.serving import make_server\n"
-	"lock = threading.Lock()\n"
-	"app = DomainDispatcherApplication(create_backend_app)\n"
-	"def serial(environ, start_response):\n"
-	"    with lock:\n"
-	"        return list(app(environ, start_response))\n"
-	"srv = make_server('127.0.0.1', 0, serial, threaded=True)\n"
-	"ep = 'http://127.0.0.1:%d' % srv.server_port\n"
-	"threading.Thread(target=srv.serve_forever, daemon=True).start()\n"
-	"iam = boto3.client('iam', endpoint_url=ep, region_name='us-east-1',\n"
-	"                   aws_access_key_id='setup', aws_secret_access_key='setup')\n"
-	"iam.create_user(UserName='leasegate')\n"
-	"iam.put_user_policy(UserName='leasegate', PolicyName='all', PolicyDocument=json.dumps(\n"
-	"    {'Version': '2012-10-17', 'Statement': [{'Effect': 'Allow', 'Action': '*', "
-	"'Resource': '*'}]}))\n"
-	"key = iam.create_access_key(UserName='leasegate')['AccessKey']\n"
-	"print('LG_MOTO=' + ep)\n"
-	"print('LG_AK=' + key['AccessKeyId'])\n"
-	"print('LG_SK=' + key['SecretAccessKey'])\n"
-	"print('READY', flush=True)\n"
-	"sys.stdout.close()\n"
-	"threading.Event().wait()\n";
-
-pid_t fl_serial_moto(void)
-{
-	int p[2];
-	if (pipe(p) != 0)
-		return 0;
-	pid_t pid = fork();
-	if (pid < 0)
-		return 0;
-	if (pid == 0) {
-		char log[256];
-		snprintf(log, sizeof(log), "%s/serial-moto-%ld.log",
-			 getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp", (long)getpid());
-		FILE *err = fopen(log, "w");
-		if (err != NULL)
-			dup2(fileno(err), 2);
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
-		/* signatures are checked after the 3 unsigned IAM calls */
-		setenv("INITIAL_NO_AUTH_ACTION_COUNT", "3", 1);
-		execlp("python3", "python3", "-c", serial_moto_py, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	FILE *in = fdopen(p[0], "r");
-	char line[512];
-	bool ready = false;
-	while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		char *eq = strchr(line, '=');
-		if (eq != NULL) {
-			*eq = '\0';
-			setenv(line, eq + 1, 1);
-		} else if (strcmp(line, "READY") == 0) {
-			ready = true;
-			break;
-		}
-	}
-	if (in != NULL)
-		fclose(in);
-	if (!ready) {
-		fl_serial_moto_stop(pid);
-		return 0;
-	}
-	return pid;
-}
-
-void fl_serial_moto_stop(pid_t pid)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
 }

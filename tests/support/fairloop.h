@@ -5,19 +5,15 @@
  * (client i to gateway i % ngw): LOCK.ACQUIRE name lease WAIT max (or
  * LEADER.CAMPAIGN), hold, LOCK.RELEASE (or LEADER.RESIGN), again, until
  * the run's time is up. The store requests of every gateway (INFO leases,
- * store_requests_*) are read before and after.
- *
- * Also fl_serial_moto: a moto_server of its own that applies one request at
- * a time (moto's stock server is threaded and its conditional writes are
- * not atomic), with its IAM user, for race-sensitive runs.
+ * store_requests_*) are read before and after. Needs hiredis only (no
+ * cmocka): bench/bench_fairness.c runs it too.
  */
 #ifndef LG_FAIRLOOP_H
 #define LG_FAIRLOOP_H
 
 #include <stdbool.h>
-#include <sys/types.h>
 
-#define FL_CLIENTS_MAX 32
+#define FL_CLIENTS_MAX 64
 
 struct fl_config {
 	const int *ports; /* gateway Redis ports */
@@ -54,11 +50,5 @@ void fl_print(const char *what, const struct fl_config *c, const struct fl_resul
 
 /* A field of INFO leases of the gateway on port (-1 when missing). */
 long long fl_info(int port, const char *field);
-
-/* Starts a serialized moto_server with signature checking on and an IAM
- * user allowed everything; sets LG_MOTO, LG_AK and LG_SK for gw_start.
- * Returns its pid, or 0 when it could not start. */
-pid_t fl_serial_moto(void);
-void fl_serial_moto_stop(pid_t pid);
 
 #endif

@@ -2,10 +2,8 @@
  * gw: see gw.h.
  */
 #include "tests/support/gw.h"
+#include "tests/support/gwproc.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -14,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,14 +46,9 @@ const char *gw_new_table(void)
 
 int gw_free_port(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
+	int port = gp_free_port();
+	assert_true(port > 0);
+	return port;
 }
 
 /* Gateways started and not reaped yet, for gw_teardown (a failed test's
@@ -77,17 +68,6 @@ static void track(pid_t from, pid_t to)
 		waitpid(to, NULL, 0);
 		fail_msg("more than %zu gateways running", sizeof(running) / sizeof(running[0]));
 	}
-}
-
-static bool can_connect(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	bool ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-	close(fd);
-	return ok;
 }
 
 long gw_open_files;
@@ -125,40 +105,15 @@ static void start(struct gw *g, const char *table, bool wait, va_list ap)
 	while ((a = va_arg(ap, const char *)) != NULL && n < 46)
 		argv[n++] = a;
 	argv[n] = NULL;
-	g->pid = fork();
-	assert_true(g->pid >= 0);
-	if (g->pid == 0) {
-		int fd = open(g->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0) {
-			dup2(fd, 2);
-			dup2(fd, 1);
-		}
-		if (gw_open_files > 0) {
-			struct rlimit rl = {(rlim_t)gw_open_files, (rlim_t)gw_open_files};
-			if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-				_exit(126);
-		}
-		if (table != NULL) {
-			setenv("AWS_ACCESS_KEY_ID", getenv("LG_AK"), 1);
-			setenv("AWS_SECRET_ACCESS_KEY", getenv("LG_SK"), 1);
-			setenv("AWS_ENDPOINT_URL_DYNAMODB", getenv("LG_MOTO"), 1);
-			setenv("AWS_REGION", "us-east-1", 1);
-		}
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
+	g->pid = gp_spawn(argv, g->log, table != NULL, gw_open_files);
+	assert_true(g->pid > 0);
 	track(0, g->pid);
-	for (int i = 0; wait && i < 400; i++) {
-		if (can_connect(g->port)) {
-			gw_sleep_ms(20); /* let it reap that probe session */
-			return;
-		}
-		int status;
-		if (waitpid(g->pid, &status, WNOHANG) == g->pid)
-			fail_msg("leasegate exited at start (see %s)", g->log);
-		gw_sleep_ms(25);
-	}
-	if (wait)
+	if (!wait)
+		return;
+	int ready = gp_wait_ready(g->pid, g->port);
+	if (ready > 0)
+		fail_msg("leasegate exited at start (see %s)", g->log);
+	if (ready < 0)
 		fail_msg("leasegate did not start on port %d (see %s)", g->port, g->log);
 }
 
@@ -180,7 +135,7 @@ void gw_spawn(struct gw *g, const char *table, ...)
 
 bool gw_can_connect(int port)
 {
-	return can_connect(port);
+	return gp_can_connect(port);
 }
 
 struct gw_port gw_free_port_arg(void)
