@@ -19,6 +19,7 @@ four):
   STRESS_LEASE_MS     lease of every acquire (2000)
   STRESS_WAIT_MS      WAIT of every acquire (5000)
   STRESS_HOLD_MS      longest hold, chosen at random from 0 (100)
+  STRESS_QUIET        seconds of each quiet phase after a fault (2)
   STRESS_SEED         random seed (time-based)
 
 Each gateway reaches DynamoDB through its own tests/integration/ddb_proxy.py
@@ -77,6 +78,7 @@ LOCKS = env_int("STRESS_LOCKS", 3)
 LEASE_MS = env_int("STRESS_LEASE_MS", 2000)
 WAIT_MS = env_int("STRESS_WAIT_MS", 5000)
 HOLD_MS = env_int("STRESS_HOLD_MS", 100)
+QUIET = float(os.environ.get("STRESS_QUIET", 2))
 SEED = env_int("STRESS_SEED", int(time.time() * 1000) % 1000000)
 WORK = os.environ.get("LG_WORK") or "/tmp"
 # A reply later than this means the gateway is gone: the longest legitimate
@@ -255,7 +257,7 @@ def client_loop(cid, gw):
             conn.close()
             conn = None
             continue
-        granted = now()
+        granted, label = now(), phase.label
         if r is None:
             stats["acquire nil (wait timed out)"] += 1
             continue
@@ -280,7 +282,7 @@ def client_loop(cid, gw):
         rel_done = now()
         current.pop(cid, None)
         with holds_lock:
-            holds.append(Hold(cid, gw.i, inc, name, token, sent, granted, phase.label,
+            holds.append(Hold(cid, gw.i, inc, name, token, sent, granted, label,
                               rejected, rel_sent, rel_done, rel))
     if conn is not None:
         conn.close()
@@ -295,7 +297,7 @@ def holder_gateway(gws, turn):
 
 def faults(gws, proxies):
     lease = LEASE_MS / 1000
-    quiet = 2.0
+    quiet = QUIET
     kinds = ["sigstop", "sigkill", "blackhole"]
     turn = 0
     done = set()
