@@ -5,7 +5,8 @@
 # serving the most holds (SIGSTOP past a lease then SIGCONT, SIGKILL and a
 # restart, DynamoDB cut off for 2 leases through ddb_proxy.py). Its "ok" /
 # "not ok" lines: strictly rising tokens, 0 overlapping holds, fenced
-# refusals only for holds told of their loss, every client served.
+# refusals only for holds told of their loss, every client served; and
+# first, --selftest: the same checks fail on crafted histories.
 # Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK).
 set -u
 [ -n "${LG_MOTO:-}" ] || {
@@ -16,5 +17,7 @@ set -u
 	echo "not ok stress_short: redis-py is missing for /usr/bin/python3: apt-get install python3-redis"
 	exit 1
 }
+# The checks themselves first: they must fail on crafted violations.
+/usr/bin/python3 "$(dirname "$0")/../stress/stress.py" --selftest || exit 1
 export STRESS_SECONDS=${STRESS_SECONDS:-15} STRESS_QUIET=${STRESS_QUIET:-1}
 exec /usr/bin/python3 "$(dirname "$0")/../stress/stress.py"

@@ -4,6 +4,8 @@ DynamoDB table (the serialized moto), clients contending for a few locks,
 gateways stopped, killed and cut off from DynamoDB on a schedule.
 
     /usr/bin/python3 tests/stress/stress.py        (Debian's python3-redis)
+    /usr/bin/python3 tests/stress/stress.py --selftest   (the checks on crafted
+                                                          histories; no moto)
 
 Environment (tests/run-stress.sh and tests/run-integration.sh set the first
 four):
@@ -70,7 +72,7 @@ def env_int(name, default):
 
 
 BIN = os.environ.get("LG_BIN", os.path.join(ROOT, "build", "leasegate"))
-MOTO = os.environ["LG_MOTO"]
+MOTO = os.environ.get("LG_MOTO", "")
 SECONDS = env_int("STRESS_SECONDS", 60)
 GATEWAYS = env_int("STRESS_GATEWAYS", 3)
 CLIENTS = env_int("STRESS_CLIENTS", 9)
@@ -350,7 +352,7 @@ def release_kind(rel):
     return f"other: {rel}"
 
 
-def checks():
+def checks(holds):
     by_lock = collections.defaultdict(list)
     for h in holds:
         by_lock[h.name].append(h)
@@ -470,12 +472,53 @@ def main():
         for p in proxies:
             p.proc.terminate()
             p.proc.wait()
-    kinds, refused, per_client = checks()
+    kinds, refused, per_client = checks(holds)
     summary(kinds, refused, per_client)
     if not all(results):
         print(f"# gateway logs: {WORK}/stress-gw*.log")
     return 0 if all(results) else 1
 
 
+def selftest():
+    """The checks fail on crafted histories that break each rule."""
+    import contextlib
+    import io
+
+    def h(client, token, granted, rel_sent, rel="1", rejected=0, name="x"):
+        return Hold(client, 0, 1, name, token, granted - 0.01, granted, "steady", rejected,
+                    rel_sent, rel_sent + 0.001, rel)
+
+    good = [h(c, 10 * (c + 1), c * 1.0, c * 1.0 + 0.5) for c in range(CLIENTS)]
+    cases = {
+        "a clean history": (good, [True] * 5),
+        "an overlap": (good + [h(1, 15, 0.3, 0.4)], [True, False, True, True, True]),
+        "a token repeated": (good + [h(0, 50, 4.7, 4.8)], [False, True, True, True, True]),
+        "a token lower": (good[:3] + [h(3, 1, 3.0, 3.5)] + good[4:],
+                          [False, True, True, True, True]),
+        "a fenced refusal released with 1": (good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5,
+                                                            rejected=1)],
+                                             [True, True, True, False, True]),
+        "a fenced refusal told -LOST": (good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5,
+                                                       rel="-LOST expired", rejected=1)],
+                                        [True] * 5),
+        "a release answering 0": (good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5, rel="0")],
+                                  [True, True, False, True, True]),
+        "a client never served": (good[1:], [True, True, True, True, False]),
+    }
+    failed = 0
+    for what, (hist, want) in cases.items():
+        del results[:]
+        with contextlib.redirect_stdout(io.StringIO()):
+            checks(hist)
+        if results != want:
+            failed += 1
+            print(f"not ok selftest: {what}: checks gave {results}, wanted {want}")
+    del results[:]
+    if not failed:
+        print(f"ok selftest: the checks pass a clean history and fail on "
+              f"{len(cases) - 2} crafted violations")
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(selftest() if sys.argv[1:] == ["--selftest"] else main())
