@@ -6,8 +6,10 @@
 # (tests/moto_serial.py, signature checking on, keys from
 # tests/moto_setup.py) that this script starts as tests/run-integration.sh
 # does. The STRESS_* variables of stress.py pass through (STRESS_SECONDS,
-# default 60). Gateway and proxy logs are kept in $BUILD/stress/. Exits
-# non-zero on any violation.
+# default 60). Before it: stress.py --selftest (the checks fail on crafted
+# violations) and release_after_stall.py (a RELEASE read by a gateway
+# continued after a stall past its lease answers -LOST). Gateway and proxy
+# logs are kept in $BUILD/stress/. Exits non-zero on any violation.
 set -u
 BUILD=${BUILD:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,4 +44,8 @@ export LG_AK LG_SK LG_MOTO="http://127.0.0.1:$port" LG_BIN="$root/$BUILD/leasega
 }
 # A bound on the whole run: the clients' time, the faults' (each at least
 # once), and the last waits.
-timeout -k 10 $((${STRESS_SECONDS:-60} + 120)) /usr/bin/python3 "$root/tests/stress/stress.py"
+rc=0
+/usr/bin/python3 "$root/tests/stress/stress.py" --selftest || rc=1
+timeout -k 10 60 /usr/bin/python3 "$root/tests/stress/release_after_stall.py" || rc=1
+timeout -k 10 $((${STRESS_SECONDS:-60} + 120)) /usr/bin/python3 "$root/tests/stress/stress.py" || rc=1
+exit $rc
