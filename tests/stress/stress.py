@@ -292,7 +292,7 @@ def client_loop(cid, gw):
 
 def holder_gateway(gws, turn):
     """The gateway serving the most current holds (ties: in turn)."""
-    count = collections.Counter(current.values())
+    count = collections.Counter(dict(current).values())
     order = [gws[(turn + k) % len(gws)] for k in range(len(gws))]
     return max(order, key=lambda g: count[g.i])
 
