@@ -226,7 +226,12 @@ holds = []              # every grant, once its release is answered (or failed)
 holds_lock = threading.Lock()
 current = {}            # client -> gateway index, while it holds
 stop = threading.Event()
-stats = collections.Counter()
+stats = collections.Counter()  # other answers, by kind (count() adds one)
+
+
+def count(what):
+    with holds_lock:
+        stats[what] += 1
 
 
 def client_loop(cid, gw):
@@ -241,7 +246,7 @@ def client_loop(cid, gw):
                 conn.ping()
             except (redis.ConnectionError, redis.TimeoutError):
                 conn = None
-                stats["reconnect failures"] += 1
+                count("reconnect failures")
                 time.sleep(0.2)
                 continue
         name = rnd.choice(names)
@@ -251,17 +256,17 @@ def client_loop(cid, gw):
             r = conn.execute_command("LOCK.ACQUIRE", name, LEASE_MS, "WAIT", WAIT_MS,
                                      "HOLDER", f"c{cid}")
         except redis.ResponseError as e:
-            stats[f"acquire -{str(e).split()[0]}"] += 1
+            count(f"acquire -{str(e).split()[0]}")
             time.sleep(0.05)
             continue
         except (redis.ConnectionError, redis.TimeoutError) as e:
-            stats[f"acquire {type(e).__name__}"] += 1
+            count(f"acquire {type(e).__name__}")
             conn.close()
             conn = None
             continue
         granted, label = now(), phase.label
         if r is None:
-            stats["acquire nil (wait timed out)"] += 1
+            count("acquire nil (wait timed out)")
             continue
         token = int(r)
         current[cid] = gw.i
@@ -292,9 +297,9 @@ def client_loop(cid, gw):
 
 def holder_gateway(gws, turn):
     """The gateway serving the most current holds (ties: in turn)."""
-    count = collections.Counter(dict(current).values())
+    serving = collections.Counter(dict(current).values())
     order = [gws[(turn + k) % len(gws)] for k in range(len(gws))]
-    return max(order, key=lambda g: count[g.i])
+    return max(order, key=lambda g: serving[g.i])
 
 
 def faults(gws, proxies):
