@@ -4,6 +4,11 @@
 #   make test       install missing packages, build, run unit + integration tests
 #                   (each under a time limit; ends "N passed, N failed, N skipped")
 #   make check      the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make stress     contention and fault-injection safety checks on the serialized
+#                   moto (tests/run-stress.sh -> tests/stress/stress.py): 3 gateways,
+#                   9 clients, SIGSTOP/SIGKILL/DynamoDB blackhole of the holder's
+#                   gateway; fails on an overlapping hold or a token out of order.
+#                   STRESS_SECONDS (60), STRESS_CLIENTS, STRESS_LEASE_MS...
 #   make bench      the benchmarks of bench/
 #   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)
 #   make format     clang-format every source file
@@ -43,7 +48,7 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: all deps run test suite unit integration check bench fuzz format clean
+.PHONY: all deps run test suite unit integration check stress bench fuzz format clean
 all: $(BUILD)/leasegate
 
 deps:
@@ -105,6 +110,11 @@ test: deps
 
 check: deps
 	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 OPT=-O1 suite
+
+# Long-running safety checks, not part of make test (a short version is:
+# tests/integration/stress_short.sh). Logs kept in $(BUILD)/stress/.
+stress: deps all
+	@BUILD=$(BUILD) tests/run-stress.sh
 
 bench: deps all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh

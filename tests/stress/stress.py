@@ -1,0 +1,529 @@
+#!/usr/bin/python3
+"""Contention and fault-injection safety checks: several gateways on one
+DynamoDB table (the serialized moto), clients contending for a few locks,
+gateways stopped, killed and cut off from DynamoDB on a schedule.
+
+    /usr/bin/python3 tests/stress/stress.py        (Debian's python3-redis)
+    /usr/bin/python3 tests/stress/stress.py --selftest   (the checks on crafted
+                                                          histories; no moto)
+
+Environment (tests/run-stress.sh and tests/run-integration.sh set the first
+four):
+  LG_BIN              the leasegate binary
+  LG_MOTO             the moto endpoint, http://127.0.0.1:PORT
+  LG_AK, LG_SK        keys of an IAM user allowed everything
+  LG_WORK             scratch directory (gateway and proxy logs)
+  STRESS_SECONDS      how long the clients run (60); every fault runs at
+                      least once even when that takes longer
+  STRESS_GATEWAYS     gateways on the table (3)
+  STRESS_CLIENTS      clients, spread round-robin over the gateways (9)
+  STRESS_LOCKS        lock names the clients pick from at random (3)
+  STRESS_LEASE_MS     lease of every acquire (2000)
+  STRESS_WAIT_MS      WAIT of every acquire (5000)
+  STRESS_HOLD_MS      longest hold, chosen at random from 0 (100)
+  STRESS_QUIET        seconds of each quiet phase after a fault (2)
+  STRESS_SEED         random seed (time-based)
+
+Each gateway reaches DynamoDB through its own tests/integration/ddb_proxy.py
+(--endpoint), so that one gateway alone can be cut off. Each client loops:
+LOCK.ACQUIRE name lease WAIT wait HOLDER client -> token; a write of the
+token to the fenced resource (an in-process store that accepts a token only
+if it is >= the highest it accepted, and records the refusals); a hold of
+0..STRESS_HOLD_MS; a second fenced write; LOCK.RELEASE name. A connection
+error or timeout ends the client's connection (the gateway releases what it
+held) and it reconnects. Faults, in turn, separated by quiet phases:
+  sigstop    SIGSTOP of the gateway serving the most current holds for
+             1.5 leases + 0.5 s, then SIGCONT
+  sigkill    SIGKILL of the gateway serving the most current holds, started
+             again (same port, same table) 1 s later
+  blackhole  that gateway's DynamoDB proxy down (connections reset, new ones
+             refused) for 2 leases, then up
+Checks, printed as "ok ..." / "not ok ..." lines (tests/support/runner.sh
+counts them), then a summary; exit status 1 on any "not ok":
+  1. per lock, tokens sorted by the time their grant was answered strictly
+     rise (no repeat, none lower);
+  2. no two holds of one lock whose releases both answered 1 overlap in
+     time (a hold is taken from its grant's answer to the sending of its
+     release: inside the true hold, so any overlap is a real one); holds
+     whose release answered -LOST or failed are counted apart (allowed);
+     a release answering 0 (a lease gone without a -LOST) fails;
+  3. the fenced resource refused only writes of holds that then learned
+     of their loss (-LOST on release, or the connection lost);
+  4. progress: every client was granted the lock at least once; grants
+     per phase are shown.
+"""
+import collections
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import redis
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def env_int(name, default):
+    return int(os.environ.get(name, default))
+
+
+BIN = os.environ.get("LG_BIN", os.path.join(ROOT, "build", "leasegate"))
+MOTO = os.environ.get("LG_MOTO", "")
+SECONDS = env_int("STRESS_SECONDS", 60)
+GATEWAYS = env_int("STRESS_GATEWAYS", 3)
+CLIENTS = env_int("STRESS_CLIENTS", 9)
+LOCKS = env_int("STRESS_LOCKS", 3)
+LEASE_MS = env_int("STRESS_LEASE_MS", 2000)
+WAIT_MS = env_int("STRESS_WAIT_MS", 5000)
+HOLD_MS = env_int("STRESS_HOLD_MS", 100)
+QUIET = float(os.environ.get("STRESS_QUIET", 2))
+SEED = env_int("STRESS_SEED", int(time.time() * 1000) % 1000000)
+WORK = os.environ.get("LG_WORK") or "/tmp"
+# A reply later than this means the gateway is gone: the longest legitimate
+# wait is WAIT plus a stop of the gateway plus DynamoDB retries.
+SOCKET_TIMEOUT = (WAIT_MS + 3 * LEASE_MS) / 1000 + 5
+
+t_start = time.monotonic()
+
+
+def now():
+    """Seconds since the start, on the monotonic clock."""
+    return time.monotonic() - t_start
+
+
+def log(msg):
+    print(f"# {now():7.2f} {msg}", flush=True)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def can_connect(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+class Proxy:
+    """tests/integration/ddb_proxy.py in front of moto for one gateway."""
+
+    def __init__(self, i):
+        self.port = free_port()
+        host, mport = MOTO.rsplit("/", 1)[-1].rsplit(":", 1)
+        self.log = open(os.path.join(WORK, f"stress-proxy{i}.log"), "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "tests/integration/ddb_proxy.py"),
+             str(self.port), host, mport], stdout=self.log, stderr=self.log)
+        for _ in range(200):
+            if can_connect(self.port):
+                return
+            time.sleep(0.025)
+        raise SystemExit(f"ddb_proxy.py did not start on port {self.port}")
+
+    def down(self):
+        self.proc.send_signal(signal.SIGUSR1)
+
+    def up(self):
+        self.proc.send_signal(signal.SIGUSR2)
+
+
+class Gateway:
+    def __init__(self, i, table, proxy):
+        self.i = i
+        self.table = table
+        self.proxy = proxy
+        self.port = free_port()
+        self.proc = None
+        self.incarnation = 0
+        self.logpath = os.path.join(WORK, f"stress-gw{i}.log")
+        self.start()
+
+    def start(self):
+        env = dict(os.environ, AWS_ACCESS_KEY_ID=os.environ["LG_AK"],
+                   AWS_SECRET_ACCESS_KEY=os.environ["LG_SK"], AWS_REGION="us-east-1",
+                   AWS_ENDPOINT_URL_DYNAMODB=MOTO)
+        with open(self.logpath, "a") as f:
+            f.write(f"=== stress: start {self.incarnation + 1} at {now():.2f}\n")
+            self.proc = subprocess.Popen(
+                [BIN, "--port", str(self.port), "--pg-port", "0", "--admin-port", "0",
+                 "--table", self.table, "--create-table",
+                 "--endpoint", f"http://127.0.0.1:{self.proxy.port}"],
+                env=env, stdout=f, stderr=f)
+        self.incarnation += 1
+        for _ in range(400):
+            if self.proc.poll() is not None:
+                raise SystemExit(f"gateway {self.i} exited at start (see {self.logpath})")
+            if can_connect(self.port):
+                return
+            time.sleep(0.025)
+        raise SystemExit(f"gateway {self.i} did not start (see {self.logpath})")
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop_for_good(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Fenced:
+    """The shared resource: accepts a token >= the highest it accepted."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.highest = collections.defaultdict(int)
+        self.accepted = 0
+
+    def write(self, name, token):
+        with self.lock:
+            if token < self.highest[name]:
+                return False
+            self.highest[name] = token
+            self.accepted += 1
+            return True
+
+
+class Phase:
+    """The fault phase now, to label grants with."""
+
+    def __init__(self):
+        self.label = "steady"
+        self.log = [(0.0, "steady")]
+
+    def set(self, label):
+        self.label = label
+        self.log.append((now(), label))
+        log(f"phase {label}")
+
+
+Hold = collections.namedtuple(
+    "Hold", "client gw inc name token sent granted phase rejected rel_sent rel_done rel")
+
+fenced = Fenced()
+phase = Phase()
+holds = []              # every grant, once its release is answered (or failed)
+holds_lock = threading.Lock()
+current = {}            # client -> gateway index, while it holds
+stop = threading.Event()
+stats = collections.Counter()  # other answers, by kind (count() adds one)
+
+
+def count(what):
+    with holds_lock:
+        stats[what] += 1
+
+
+def client_loop(cid, gw):
+    rnd = random.Random(SEED * 1000 + cid)
+    names = [f"stress-{k}" for k in range(LOCKS)]
+    conn = None
+    while not stop.is_set():
+        if conn is None:
+            try:
+                conn = redis.Redis(host="127.0.0.1", port=gw.port, socket_timeout=SOCKET_TIMEOUT,
+                                   socket_connect_timeout=1, single_connection_client=True)
+                conn.ping()
+            except (redis.ConnectionError, redis.TimeoutError):
+                conn = None
+                count("reconnect failures")
+                time.sleep(0.2)
+                continue
+        name = rnd.choice(names)
+        inc = gw.incarnation
+        sent = now()
+        try:
+            r = conn.execute_command("LOCK.ACQUIRE", name, LEASE_MS, "WAIT", WAIT_MS,
+                                     "HOLDER", f"c{cid}")
+        except redis.ResponseError as e:
+            count(f"acquire -{str(e).split()[0]}")
+            time.sleep(0.05)
+            continue
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            count(f"acquire {type(e).__name__}")
+            conn.close()
+            conn = None
+            continue
+        granted, label = now(), phase.label
+        if r is None:
+            count("acquire nil (wait timed out)")
+            continue
+        token = int(r)
+        current[cid] = gw.i
+        rejected = 0
+        if not fenced.write(name, token):
+            rejected += 1
+        time.sleep(rnd.uniform(0, HOLD_MS / 1000))
+        if not fenced.write(name, token):
+            rejected += 1
+        rel_sent = now()
+        try:
+            rel = conn.execute_command("LOCK.RELEASE", name)
+            rel = str(rel)
+        except redis.ResponseError as e:
+            rel = "-" + str(e)
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            rel = "error " + type(e).__name__
+            conn.close()
+            conn = None
+        rel_done = now()
+        current.pop(cid, None)
+        with holds_lock:
+            holds.append(Hold(cid, gw.i, inc, name, token, sent, granted, label,
+                              rejected, rel_sent, rel_done, rel))
+    if conn is not None:
+        conn.close()
+
+
+def holder_gateway(gws, turn):
+    """The gateway serving the most current holds (ties: in turn)."""
+    serving = collections.Counter(dict(current).values())
+    order = [gws[(turn + k) % len(gws)] for k in range(len(gws))]
+    return max(order, key=lambda g: serving[g.i])
+
+
+def faults(gws, proxies):
+    lease = LEASE_MS / 1000
+    quiet = QUIET
+    kinds = ["sigstop", "sigkill", "blackhole"]
+    turn = 0
+    done = set()
+    time.sleep(quiet + 1)
+    while now() < SECONDS - 2 * quiet or len(done) < len(kinds):
+        kind = kinds[turn % len(kinds)]
+        g = holder_gateway(gws, turn)
+        turn += 1
+        if kind == "sigstop":
+            phase.set(f"sigstop gw{g.i}")
+            g.signal(signal.SIGSTOP)
+            time.sleep(1.5 * lease + 0.5)
+            g.signal(signal.SIGCONT)
+            phase.set(f"after sigcont gw{g.i}")
+        elif kind == "sigkill":
+            phase.set(f"sigkill gw{g.i}")
+            g.kill()
+            time.sleep(1.0)
+            g.start()
+            phase.set(f"after restart gw{g.i}")
+        else:
+            phase.set(f"blackhole gw{g.i}")
+            proxies[g.i].down()
+            time.sleep(2 * lease)
+            proxies[g.i].up()
+            phase.set(f"after blackhole gw{g.i}")
+        done.add(kind)
+        time.sleep(quiet)
+        phase.set("steady")
+        time.sleep(quiet)
+    while now() < SECONDS:
+        time.sleep(0.1)
+
+
+results = []
+
+
+def check(ok, what):
+    results.append(ok)
+    print(f"{'ok' if ok else 'not ok'} {what}", flush=True)
+
+
+def release_kind(rel):
+    if rel == "1":
+        return "1"
+    if rel.startswith("-LOST"):
+        return rel
+    if rel.startswith("error"):
+        return "connection lost"
+    return f"other: {rel}"
+
+
+def checks(holds):
+    by_lock = collections.defaultdict(list)
+    for h in holds:
+        by_lock[h.name].append(h)
+
+    # 1. tokens strictly rise with the time their grant was answered
+    bad = []
+    for name, hs in sorted(by_lock.items()):
+        hs = sorted(hs, key=lambda h: h.granted)
+        for a, b in zip(hs, hs[1:]):
+            if b.token <= a.token:
+                bad.append((name, a, b))
+    for name, a, b in bad[:10]:
+        print(f"# token order: {name}: token {b.token} (c{b.client} gw{b.gw} granted "
+              f"{b.granted:.3f}, release {b.rel}) after {a.token} (c{a.client} gw{a.gw} "
+              f"granted {a.granted:.3f}, release {a.rel})")
+    check(not bad, f"tokens strictly rise with grant time per lock ({len(bad)} violations "
+          f"in {len(holds)} grants)")
+
+    # 2. no overlap of two holds whose releases both answered 1
+    overlaps, lost_overlaps = [], 0
+    for name, hs in sorted(by_lock.items()):
+        hs = sorted(hs, key=lambda h: h.granted)
+        for i, a in enumerate(hs):
+            for b in hs[i + 1:]:
+                if b.granted >= a.rel_sent:
+                    break
+                if a.rel == "1" and b.rel == "1":
+                    overlaps.append((name, a, b))
+                else:
+                    lost_overlaps += 1
+    for name, a, b in overlaps[:10]:
+        print(f"# overlap: {name}: c{a.client} gw{a.gw} token {a.token} "
+              f"[{a.granted:.3f}, {a.rel_sent:.3f}] and c{b.client} gw{b.gw} token {b.token} "
+              f"[{b.granted:.3f}, {b.rel_sent:.3f}]")
+    kinds = collections.Counter(release_kind(h.rel) for h in holds)
+    check(not overlaps, f"no overlapping holds released with 1 ({len(overlaps)} overlaps; "
+          f"{lost_overlaps} overlaps involve a hold told of its loss)")
+    silent = [h for h in holds if h.rel == "0" or release_kind(h.rel).startswith("other")]
+    for h in silent[:10]:
+        print(f"# release answered {h.rel}: c{h.client} gw{h.gw} {h.name} token {h.token} "
+              f"granted {h.granted:.3f} released {h.rel_sent:.3f} phase {h.phase}")
+    check(not silent, f"every release answered 1, -LOST or lost its connection "
+          f"({len(silent)} answered otherwise)")
+
+    # 3. fenced refusals only for holds that learned of their loss
+    refused = [h for h in holds if h.rejected]
+    unwarned = [h for h in refused if release_kind(h.rel) in ("1",) or
+                release_kind(h.rel).startswith("other")]
+    for h in unwarned[:10]:
+        print(f"# fenced refusal without loss: c{h.client} gw{h.gw} {h.name} token {h.token} "
+              f"release {h.rel}")
+    check(not unwarned, f"the fenced resource refused only holds told of their loss "
+          f"({sum(h.rejected for h in holds)} writes refused in {len(refused)} holds, "
+          f"{len(unwarned)} of them released with 1 or 0)")
+
+    # 4. progress
+    per_client = collections.Counter(h.client for h in holds)
+    idle = [c for c in range(CLIENTS) if per_client[c] == 0]
+    check(not idle, f"every client was granted the lock ({len(idle)} never: "
+          f"{' '.join(f'c{c}' for c in idle)})")
+    return kinds, refused, per_client
+
+
+def summary(kinds, refused, per_client):
+    print("# ---- summary ----")
+    print(f"# seed {SEED}, {GATEWAYS} gateways, {CLIENTS} clients, {LOCKS} locks, lease "
+          f"{LEASE_MS} ms, wait {WAIT_MS} ms, hold 0-{HOLD_MS} ms, {now():.1f} s")
+    print(f"# grants {len(holds)}; fenced writes accepted {fenced.accepted}, refused "
+          f"{sum(h.rejected for h in holds)}")
+    print("# releases: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+    others = ", ".join(f"{k} {v}" for k, v in sorted(stats.items()))
+    print(f"# other answers: {others or 'none'}")
+    print("# grants per client: " + " ".join(f"c{c}={per_client[c]}" for c in range(CLIENTS)))
+    print(f"# {'phase':<24} {'secs':>6} {'grants':>7} {'g/s':>6} {'lost':>5} "
+          f"{'per gateway':>12}")
+    spans = collections.OrderedDict()
+    for (t0, label), nxt in zip(phase.log, phase.log[1:] + [(now(), None)]):
+        spans.setdefault(label, 0.0)
+        spans[label] += nxt[0] - t0
+    for label, secs in spans.items():
+        hs = [h for h in holds if h.phase == label]
+        lost = sum(1 for h in hs if h.rel != "1")
+        per_gw = "/".join(str(sum(1 for h in hs if h.gw == i)) for i in range(GATEWAYS))
+        rate = len(hs) / secs if secs > 0 else 0
+        print(f"# {label:<24} {secs:6.1f} {len(hs):7d} {rate:6.1f} {lost:5d} {per_gw:>12}")
+    for name in sorted({h.name for h in holds}):
+        toks = [h.token for h in holds if h.name == name]
+        print(f"# {name}: {len(toks)} grants, tokens {min(toks)}..{max(toks)}")
+
+
+def main():
+    random.seed(SEED)
+    table = f"lg-stress-{os.getpid()}-{int(time.time())}"
+    log(f"table {table}, seed {SEED}, logs in {WORK}/stress-*.log")
+    proxies, gws = [], []
+    try:
+        proxies = [Proxy(i) for i in range(GATEWAYS)]
+        for i in range(GATEWAYS):
+            gws.append(Gateway(i, table, proxies[i]))
+        threads = [threading.Thread(target=client_loop, args=(c, gws[c % GATEWAYS]), daemon=True)
+                   for c in range(CLIENTS)]
+        for t in threads:
+            t.start()
+        faults(gws, proxies)
+        stop.set()
+        log("stopping the clients")
+        deadline = time.monotonic() + 2 * SOCKET_TIMEOUT
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        stuck = sum(t.is_alive() for t in threads)
+        check(stuck == 0, f"every client ended ({stuck} stuck)")
+        for g in gws:
+            check(g.proc.poll() is None, f"gateway {g.i} is running at the end")
+    finally:
+        for g in gws:
+            g.stop_for_good()
+        for p in proxies:
+            p.proc.terminate()
+            p.proc.wait()
+    kinds, refused, per_client = checks(holds)
+    summary(kinds, refused, per_client)
+    if not all(results):
+        print(f"# gateway logs: {WORK}/stress-gw*.log")
+    return 0 if all(results) else 1
+
+
+def selftest():
+    """The checks fail on crafted histories that break each rule."""
+    import contextlib
+    import io
+
+    def h(client, token, granted, rel_sent, rel="1", rejected=0, name="x"):
+        return Hold(client, 0, 1, name, token, granted - 0.01, granted, "steady", rejected,
+                    rel_sent, rel_sent + 0.001, rel)
+
+    good = [h(c, 10 * (c + 1), c * 1.0, c * 1.0 + 0.5) for c in range(CLIENTS)]
+    cases = {
+        "a clean history": (good, [True] * 5),
+        "an overlap": (good + [h(1, 15, 0.3, 0.4)], [True, False, True, True, True]),
+        "a token repeated": (good + [h(0, 50, 4.7, 4.8)], [False, True, True, True, True]),
+        "a token lower": (good[:3] + [h(3, 1, 3.0, 3.5)] + good[4:],
+                          [False, True, True, True, True]),
+        "a fenced refusal released with 1": (good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5,
+                                                            rejected=1)],
+                                             [True, True, True, False, True]),
+        "a fenced refusal told -LOST": (good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5,
+                                                       rel="-LOST expired", rejected=1)],
+                                        [True] * 5),
+        "a release answering 0": (good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5, rel="0")],
+                                  [True, True, False, True, True]),
+        "a client never served": (good[1:], [True, True, True, True, False]),
+    }
+    failed = 0
+    for what, (hist, want) in cases.items():
+        del results[:]
+        with contextlib.redirect_stdout(io.StringIO()):
+            checks(hist)
+        if results != want:
+            failed += 1
+            print(f"not ok selftest: {what}: checks gave {results}, wanted {want}")
+    del results[:]
+    if not failed:
+        print(f"ok selftest: the checks pass a clean history and fail on "
+              f"{len(cases) - 2} crafted violations")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(selftest() if sys.argv[1:] == ["--selftest"] else main())
