@@ -460,6 +460,31 @@ static void test_across_protocols(void **state)
 	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
 }
 
+/* A lease lost before it was released (the gateway stopped for longer
+ * than the lease): a WARNING notice, then 55000 on the session's next
+ * lock call whatever its name, then normal calls again. */
+static void test_lost_lease(void **state)
+{
+	struct pgw p;
+	struct notices ns = {0};
+	pg_start(&p, NULL, "s3cret");
+	PGconn *a = pg_connect(&p);
+	PQsetNoticeReceiver(a, on_notice, &ns);
+	ok(a, "SET leasegate.lease_ms = 1000");
+	ok(a, "SELECT pg_advisory_lock(21)");
+	assert_int_equal(kill(p.g.pid, SIGSTOP), 0);
+	gw_sleep_ms(2500);
+	assert_int_equal(kill(p.g.pid, SIGCONT), 0);
+	gw_sleep_ms(200);
+	expect_state(a, "SELECT pg_try_advisory_lock(22)", "55000");
+	assert_true(ns.n >= 1);
+	assert_non_null(strstr(ns.last, "WARNING the lease of lock \"pg:locks:21\""));
+	assert_string_equal(val(a, "SELECT pg_try_advisory_lock(22)"), "t");
+	assert_string_equal(val(a, "SELECT pg_advisory_unlock(21)"), "f"); /* gone */
+	PQfinish(a);
+	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
+}
+
 static void test_maxclients_refusal(void **state)
 {
 	struct pgw p;
@@ -514,6 +539,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_cancel_and_timeouts, gw_teardown),
 		cmocka_unit_test_teardown(test_malformed_messages, gw_teardown),
 		cmocka_unit_test_teardown(test_across_protocols, gw_teardown),
+		cmocka_unit_test_teardown(test_lost_lease, gw_teardown),
 		cmocka_unit_test_teardown(test_maxclients_refusal, gw_teardown),
 		cmocka_unit_test_teardown(test_across_replicas, gw_teardown),
 	};
