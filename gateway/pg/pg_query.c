@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway/config.h"
 #include "gateway/pg/pg_int.h"
 
 /* --- simple query --- */
@@ -58,6 +59,17 @@ static void simple_query(struct pgs *s, const struct pg_msg *m)
 		}
 		s->q = b;
 		s->qcap = n + 1;
+	}
+	unsigned limit = (unsigned)s->fe->cfg->max_args;
+	if (sql_count(q, n, limit) > limit) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "too many statements in one query (--max-args: %u)",
+			 limit);
+		pgs_error(s, "54000", msg, "Send them in several queries.");
+		if (s->in_block)
+			s->failed = true;
+		pg_ready(&s->c.out, pgq_status(s));
+		return;
 	}
 	memcpy(s->q, q, n + 1);
 	s->qlen = n;

@@ -626,6 +626,14 @@ static size_t stmt_end(const char *s, size_t pos, size_t len)
 	return len;
 }
 
+unsigned sql_count(const char *text, size_t len, unsigned limit)
+{
+	unsigned n = 0;
+	for (size_t pos = 0; pos < len && n <= limit; n++)
+		pos = stmt_end(text, pos, len) + 1;
+	return n;
+}
+
 bool sql_next(char *text, size_t len, size_t *pos, struct sql_stmt *out)
 {
 	struct lex x = {text, *pos, len};

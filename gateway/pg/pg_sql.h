@@ -106,6 +106,9 @@ struct sql_stmt {
  * text (nothing but blanks and comments left). */
 bool sql_next(char *text, size_t len, size_t *pos, struct sql_stmt *out);
 
+/* Statements in text (empty ones too), counting up to limit + 1 at most. */
+unsigned sql_count(const char *text, size_t len, unsigned limit);
+
 /* The name of fn as PostgreSQL names the result column. */
 const char *sql_fn_name(enum sql_fn fn);
 

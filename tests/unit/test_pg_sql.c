@@ -137,6 +137,9 @@ static void several_statements(void **state)
 		}
 	}
 	assert_false(sql_next(text, len, &pos, &st));
+	assert_int_equal(sql_count(text, len, 100), 5);
+	assert_int_equal(sql_count(text, len, 2), 3); /* stops past the limit */
+	assert_int_equal(sql_count("", 0, 10), 0);
 }
 
 int main(void)
