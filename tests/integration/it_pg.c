@@ -431,6 +431,18 @@ static void test_malformed_messages(void **state)
 	assert_int_equal(send(fd, nul, 14, 0), 14);
 	assert_true(closed_by_peer(fd, got, sizeof(got), &n));
 	close(fd);
+	/* protocol 3.1 with a _pq_ option: NegotiateProtocolVersion (3.0, the
+	 * option named), then the session goes on in 3.0 */
+	fd = raw_connect(p.pg.n);
+	const char v31[] = "\0\0\0\x19\0\x03\0\x01user\0u\0_pq_.x\0y\0\0";
+	assert_int_equal(send(fd, v31, 25, 0), 25);
+	gw_sleep_ms(100);
+	ssize_t got_n = recv(fd, got, sizeof(got), 0);
+	assert_true(got_n > 20);
+	assert_int_equal(got[0], 'v');
+	assert_memory_equal(got + 5, "\0\x03\0\0\0\0\0\x01_pq_.x\0", 15);
+	assert_int_equal(got[20], 'R'); /* trust: AuthenticationOk */
+	close(fd);
 	/* the other session is untouched */
 	assert_string_equal(val(c, "SELECT pg_try_advisory_lock(3)"), "t");
 	PQfinish(c);
