@@ -233,6 +233,50 @@ static void cancel_ends_a_wait_at_once(void **state)
 	assert_int_equal(b2.calls, 0);
 }
 
+/* PostgreSQL's pg_advisory_xact_lock under lock_timeout, as its front-end
+ * asks: a reentrant transaction-scope wait bounded by the timeout. Handed
+ * the lock within the bound, it holds it in the transaction scope only,
+ * until ls_release_scope ends the transaction; past the bound it is
+ * answered LS_NONE (the front-end's 55P03), not a millisecond early. */
+static void xact_wait_bounded_like_lock_timeout(void **state)
+{
+	struct env *e = *state;
+	take(e, 0, "k", LS_SCOPE_SESSION, true);
+	struct ls_acquire_req r = req_of("k", LEASE, 300);
+	r.scope = LS_SCOPE_XACT;
+	r.reentrant = true;
+	struct ls_result now;
+	struct box b = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	fx_advance(e->f, 299);
+	assert_int_equal(b.calls, 0);
+	fx_advance(e->f, 2);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.last.status, LS_NONE);
+	assert_false(ls_held(e->s[1], "k", 1, NULL, NULL));
+
+	/* again, and the holder lets go within the bound */
+	struct box b2 = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b2), LS_PENDING);
+	fx_advance(e->f, 100);
+	assert_int_equal(release(e, 0, "k", 0, LS_SCOPE_SESSION), LS_OK);
+	fx_run(e->f);
+	assert_int_equal(b2.calls, 1);
+	assert_int_equal(b2.last.status, LS_OK);
+	unsigned h[LS_SCOPE_COUNT];
+	assert_true(ls_held(e->s[1], "k", 1, NULL, h));
+	assert_int_equal(h[LS_SCOPE_XACT], 1);
+	assert_int_equal(h[LS_SCOPE_SESSION], 0);
+	/* the bound no longer matters once held */
+	fx_advance(e->f, 1000);
+	assert_true(ls_held(e->s[1], "k", 1, NULL, NULL));
+	/* COMMIT: the transaction's holds end, and with them the lease */
+	assert_int_equal(ls_release_scope(e->s[1], LS_SCOPE_XACT), 1);
+	fx_run(e->f);
+	assert_false(held(e, "k"));
+	assert_int_equal(release(e, 1, "k", 0, LS_SCOPE_SESSION), LS_NONE);
+}
+
 /* --- reentrant holds and scopes --- */
 
 static void reentrant_holds_count_over_one_lease(void **state)
@@ -750,6 +794,7 @@ int main(void)
 		T(wait_is_handed_the_lock_on_release),
 		T(wait_times_out),
 		T(cancel_ends_a_wait_at_once),
+		T(xact_wait_bounded_like_lock_timeout),
 		T(reentrant_holds_count_over_one_lease),
 		T(scopes_release_separately),
 		T(release_all_keeps_the_session),
