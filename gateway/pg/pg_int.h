@@ -146,6 +146,29 @@ void pgs_guc_xact_end(struct pgs *s);
  * error written. */
 struct lsess *pgs_lsess(struct pgs *s);
 
+/* A typed value of a result or an argument (text: s, len; else i). */
+struct val {
+	bool null;
+	int64_t i;
+	const char *s;
+	size_t len;
+};
+
+/* --- pg_value.c --- */
+
+/* The columns of the result of fn (alias: a one-column result's name), in
+ * po's formats (NULL: text); how many. */
+unsigned pgv_fn_columns(enum sql_fn fn, const char *alias, const struct pg_portal *po,
+			struct pg_col *cols);
+/* One DataRow of n (<= 5) values, each in its column's type and format. */
+void pgv_put_row(struct buf *o, unsigned n, const struct pg_col *cols, const struct val *v);
+/* Argument i of st (a literal or a parameter of po) as type want. false:
+ * the error is written (pgx_error). */
+bool pgv_arg(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po, unsigned i,
+	     uint32_t want, struct val *v);
+/* The type argument i of st is read as. */
+uint32_t pgv_arg_type(const struct sql_stmt *st, unsigned i);
+
 /* --- pg_exec.c --- */
 
 /* Runs one statement (po: its portal, NULL in a simple query): writes its
