@@ -45,11 +45,15 @@ static void unsupported(struct pgs *s, const struct sql_stmt *st)
 {
 	char msg[300];
 	int n = st->text_len > 200 ? 200 : (int)st->text_len;
-	snprintf(msg, sizeof(msg), "leasegate serves locks only: %.*s%s", n, st->text,
+	snprintf(msg, sizeof(msg), "leasegate serves locks only%s: %.*s%s",
+		 st->several ? ", one function call per SELECT" : "", n, st->text,
 		 st->text_len > 200 ? "..." : "");
 	pgx_error(s, "0A000", msg,
-		  "leasegate answers the advisory lock functions, leasegate.acquire/release/"
-		  "state/token, transaction control and SET/SHOW; see its README.");
+		  st->several ? "Send one SELECT per call: SELECT f(...); SELECT g(...) (one query "
+				"string may hold several)."
+			      : "leasegate answers the advisory lock functions, "
+				"leasegate.acquire/release/state/token, transaction control and "
+				"SET/SHOW; see its README.");
 }
 
 /* The transaction ends: xact locks go, SET LOCAL values end. */

@@ -376,6 +376,10 @@ static bool parse_select(struct lex *x, struct sql_stmt *st)
 	}
 	snprintf(st->alias, sizeof(st->alias), "%s", sql_fn_name(st->fn));
 	t = next(x);
+	if (is_punct(&t, ',')) {
+		st->several = true;
+		return false;
+	}
 	if (is_word(&t, "as"))
 		t = next(x);
 	if (t.t == T_IDENT && !is_word(&t, "from")) {
@@ -651,6 +655,7 @@ bool sql_next(char *text, size_t len, size_t *pos, struct sql_stmt *out)
 	out->value = NULL;
 	out->value_len = 0;
 	out->local = false;
+	out->several = false;
 	out->text = text + x.pos;
 	out->text_len = end - x.pos;
 	while (out->text_len > 0 && isspace((unsigned char)out->text[out->text_len - 1]))

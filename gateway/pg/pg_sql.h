@@ -96,6 +96,7 @@ struct sql_stmt {
 	size_t value_len;
 	bool local;
 	int catalog;	  /* SQL_CATALOG: which (enum sql_catalog) */
+	bool several;	  /* SQL_UNSUPPORTED: a SELECT of several calls */
 	const char *text; /* the statement as written, for errors */
 	size_t text_len;
 };

@@ -114,6 +114,11 @@ static void arguments(void **state)
 	assert_int_equal(st.args[2].param, 2);
 	assert_int_equal(st.args[2].cast, PG_OID_INT8);
 	assert_int_equal(st.nparams, 2);
+	char two[] = "SELECT pg_advisory_lock(1), pg_try_advisory_lock(2)";
+	pos = 0;
+	assert_true(sql_next(two, strlen(two), &pos, &st));
+	assert_int_equal(st.kind, SQL_UNSUPPORTED);
+	assert_true(st.several);
 	char neg[] = "SELECT pg_advisory_lock(-9223372036854775808)";
 	pos = 0;
 	assert_true(sql_next(neg, strlen(neg), &pos, &st));
