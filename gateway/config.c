@@ -30,6 +30,7 @@ struct option_def {
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
+static const char *const pg_auths[] = {"trust", "scram", "md5", "password", NULL};
 
 #define DAY_MS	  (24LL * 3600 * 1000)
 #define STR(f)	  T_STR, offsetof(struct cfg, f), sizeof(((struct cfg *)0)->f)
@@ -40,7 +41,16 @@ static const struct option_def options[] = {
 	{"port", NUM(T_INT, port), "6379", 0, 65535, NULL, "Redis protocol port, 0 = off"},
 	{"unixsocket", STR(unixsocket), NULL, 0, 107, NULL, "Redis protocol on a Unix socket"},
 	{"pg-port", NUM(T_INT, pg_port), "5432", 0, 65535, NULL,
-	 "PostgreSQL protocol port, 0 = off (not built yet: ignored)"},
+	 "PostgreSQL protocol port, 0 = off"},
+	{"pg-password", STR(pg_password), NULL, 0, 511, NULL,
+	 "PostgreSQL port: every user authenticates with this password (SCRAM-SHA-256 by "
+	 "default; none and no --pg-users: trust)"},
+	{"pg-users", STR(pg_users), NULL, 0, 511, NULL,
+	 "PostgreSQL port: file of `name:SCRAM-SHA-256$...` or `name:md5...` lines, as in "
+	 "pg_authid (read at start)"},
+	{"pg-auth", NUM(T_ENUM, pg_auth), "scram", 0, 0, pg_auths,
+	 "PostgreSQL port's method when a password or users are set: scram, md5 or password "
+	 "(cleartext); trust: no password asked"},
 	{"admin-port", NUM(T_INT, admin_port), "9464", 0, 65535, NULL,
 	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off"},
 	{"table", STR(table), NULL, 0, 255, NULL,

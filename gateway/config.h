@@ -27,12 +27,16 @@
 
 enum cfg_log_level { CFG_LOG_DEBUG, CFG_LOG_INFO, CFG_LOG_WARN, CFG_LOG_ERROR };
 enum cfg_log_format { CFG_LOG_TEXT, CFG_LOG_JSON };
+enum cfg_pg_auth { CFG_PG_TRUST, CFG_PG_SCRAM, CFG_PG_MD5, CFG_PG_PASSWORD };
 
 struct cfg {
 	char bind[256];
 	int64_t port;
 	char unixsocket[108];
 	int64_t pg_port;
+	char pg_password[512];
+	char pg_users[512];
+	int64_t pg_auth; /* enum cfg_pg_auth */
 	int64_t admin_port;
 	char table[256];
 	char partition_key[256];

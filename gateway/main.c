@@ -26,6 +26,8 @@
 #include "gateway/conn/server.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
+#include "gateway/conn/auth.h"
+#include "gateway/pg/pg_fe.h"
 
 extern char **environ;
 
@@ -40,6 +42,8 @@ struct app {
 	struct event_base *base;
 	struct srv *srv;     /* the connections of every front-end */
 	struct redis *redis; /* the Redis front-end */
+	struct pg_fe *pg;    /* the PostgreSQL front-end (NULL: --pg-port 0) */
+	struct auth_pg *pg_auth;
 	struct backend backend;
 	struct lsvc *leases;	     /* the lease-session layer */
 	struct rl_app *redis_leases; /* its Redis front-end */
@@ -98,10 +102,19 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	else
 		log_msg(LOG_LVL_INFO, "no --table: running on the embedded store (locks are "
 				      "shared by the clients of this process only)");
-	if (cfg->pg_port)
-		log_msg(LOG_LVL_INFO,
-			"not built yet, so not listening: the PostgreSQL protocol (--pg-port %lld)",
-			(long long)cfg->pg_port);
+	if (a->pg != NULL && !pg_fe_listen(a->pg, err, sizeof(err))) {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		a->exit_code = 1;
+		event_base_loopbreak(a->base);
+		return;
+	}
+	if (a->pg != NULL)
+		log_msg(LOG_LVL_INFO, "PostgreSQL protocol on %s:%d, %s", cfg->bind,
+			pg_fe_port(a->pg),
+			auth_pg_method(a->pg_auth) == AUTH_PG_TRUST
+				? "trust: no --pg-password or --pg-users, every client is accepted"
+				: "password authentication");
 	a->ready = true;
 	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
 		LG_VERSION, cfg->bind, redis_port(a->redis), cfg->unixsocket[0] ? " and " : "",
@@ -222,6 +235,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (cfg.pg_port > 0) {
+		a.pg_auth = auth_pg_new(&cfg, err, sizeof(err));
+		if (a.pg_auth == NULL) {
+			log_msg(LOG_LVL_ERROR, "%s", err);
+			fprintf(stderr, "leasegate: %s\n", err);
+			return 1;
+		}
+		a.pg = pg_fe_new(a.srv, &cfg, a.leases, a.pg_auth);
+		if (a.pg == NULL) {
+			fprintf(stderr, "leasegate: out of memory\n");
+			return 1;
+		}
+	}
+
 	if (cfg.admin_port > 0) {
 		const struct admin_ops ops = {admin_ready, admin_metrics, &a};
 		a.admin = admin_new(a.base, &cfg, &ops, err, sizeof(err));
@@ -255,6 +282,8 @@ int main(int argc, char **argv)
 	admin_free(a.admin);
 	srv_free(a.srv);
 	redis_free(a.redis);
+	pg_fe_free(a.pg);
+	auth_pg_free(a.pg_auth);
 	rl_free(a.redis_leases);
 	lsvc_free(a.leases);
 	backend_close(&a.backend);

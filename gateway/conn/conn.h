@@ -84,8 +84,10 @@ struct conn_proto {
 	/* At the safe point, before the memory goes: free the front-end's
 	 * own allocations (not c). */
 	void (*free)(struct conn *c);
-	/* What a client refused at --maxclients is sent before the close. */
+	/* What a client refused at --maxclients is sent before the close:
+	 * refusal_len bytes (0: a C string, strlen). */
 	const char *refusal;
+	size_t refusal_len;
 };
 
 /* Read-only outside the connection layer, but for `out` (replies) and

@@ -90,6 +90,11 @@ struct srv {
  * idle time, 2 hours by default). A client that vanishes (a partition, a
  * host gone) holds leases that the gateway renews until its connection
  * closes: keepalive bounds that. */
+static size_t srv_refusal_len(const struct conn_proto *proto)
+{
+	return proto->refusal_len ? proto->refusal_len : strlen(proto->refusal);
+}
+
 static void set_keepalive(int fd, int64_t idle_ms)
 {
 	int one = 1, zero = 0;
@@ -262,9 +267,16 @@ struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, 
 {
 	if (srv->live.n >= (size_t)srv->maxclients) {
 		/* as Redis: best effort, the socket is fresh and its buffer empty */
-		ssize_t w = send(fd, proto->refusal, strlen(proto->refusal),
+		ssize_t w = send(fd, proto->refusal, srv_refusal_len(proto),
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
 		(void)w;
+		/* what the client sent already (a PostgreSQL startup packet) is
+		 * read first: closing on unread bytes resets the connection, and
+		 * the client may lose the refusal */
+		char scratch[1024];
+		for (int i = 0; i < 8 && recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT) > 0; i++)
+			;
+		shutdown(fd, SHUT_WR);
 		close(fd);
 		srv->rejected++;
 		/* a line a second at most: a flood of clients must not flood the log */
@@ -352,7 +364,7 @@ static void out_of_descriptors(struct listener *li, int err)
 		close(srv->reserve_fd);
 		int fd = accept(evconnlistener_get_fd(li->l), NULL, NULL);
 		if (fd >= 0) {
-			ssize_t w = send(fd, li->proto->refusal, strlen(li->proto->refusal),
+			ssize_t w = send(fd, li->proto->refusal, srv_refusal_len(li->proto),
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
 			(void)w;
 			close(fd);

@@ -183,6 +183,21 @@ unsigned ls_release_scope(struct lsess *s, enum ls_scope scope);
  * LS_CANCELLED ("the session was reset"), last. */
 void ls_release_all(struct lsess *s);
 
+/* True when the session holds a lease on name now (not lost, not past
+ * its end), with its fencing token in *token and its holds per scope in
+ * holds (each may be NULL). No request: PostgreSQL's leasegate.token(). */
+bool ls_held(const struct lsess *s, const char *name, size_t name_len, int64_t *token,
+	     unsigned holds[LS_SCOPE_COUNT]) __attribute__((warn_unused_result));
+
+/* The session's oldest lock lease lost and not yet answered, if any: it is
+ * answered now — LS_LOST in *r with .token, .loss and a message naming
+ * the lock ("lease of '<name>' lost: <reason>"), and forgotten, as any
+ * operation about it would have answered — so that a front-end can fail
+ * the session's next lock call whatever its name (PostgreSQL). LS_NONE
+ * when nothing is lost. */
+enum ls_status ls_take_lost(struct lsess *s, struct ls_result *r)
+	__attribute__((warn_unused_result));
+
 /* Reads the item of name: LS_OK with .st (st.exists false: no item) and
  * .mine; errors. At once on the embedded store. */
 enum ls_status ls_state(struct lsess *s, const char *name, size_t name_len, struct ls_result *now,

@@ -6,6 +6,7 @@
  */
 #include "gateway/lease/lsess_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* --- acquire --- */
@@ -235,6 +236,49 @@ unsigned ls_release_scope(struct lsess *s, enum ls_scope scope)
 		ls_rec_drop(rec);
 	}
 	return n;
+}
+
+/* --- what the session holds, what it lost --- */
+
+bool ls_held(const struct lsess *s, const char *name, size_t name_len, int64_t *token,
+	     unsigned holds_out[LS_SCOPE_COUNT])
+{
+	char buf[STORE_NAME_MAX + 1];
+	if (name_len == 0 || name_len > STORE_NAME_MAX || memchr(name, '\0', name_len) != NULL)
+		return false;
+	memcpy(buf, name, name_len);
+	buf[name_len] = '\0';
+	const struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, buf, 0);
+	if (rec == NULL || ls_rec_loss(rec) != LT_HELD)
+		return false;
+	if (token != NULL)
+		*token = rec->token;
+	if (holds_out != NULL)
+		memcpy(holds_out, rec->holds, sizeof(rec->holds));
+	return true;
+}
+
+enum ls_status ls_take_lost(struct lsess *s, struct ls_result *r)
+{
+	ls_res_init(r, LS_NONE);
+	struct ls_rec *lost = NULL;
+	enum lt_loss loss = LT_HELD;
+	/* the list is newest first: the last lost one found is the oldest */
+	for (struct ls_rec *rec = s->recs; rec != NULL; rec = rec->next) {
+		enum lt_loss l;
+		if (rec->kind == LS_KIND_LOCK && (l = ls_rec_loss(rec)) != LT_HELD) {
+			lost = rec;
+			loss = l;
+		}
+	}
+	if (lost == NULL)
+		return LS_NONE;
+	char name[STORE_NAME_MAX + 1];
+	snprintf(name, sizeof(name), "%s", lost->name);
+	ls_rec_report(lost, loss, r);
+	snprintf(r->message, sizeof(r->message), "lease of '%.256s' lost: %s", name,
+		 lt_loss_name(loss));
+	return LS_LOST;
 }
 
 /* --- state --- */

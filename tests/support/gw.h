@@ -37,7 +37,10 @@ bool gw_have_moto(void);
  * now on run under, as a systemd unit or a container may impose. */
 extern long gw_open_files;
 
-/* Starts $LG_BIN with the NULL-terminated extra options. With table set,
+/* Starts $LG_BIN with the NULL-terminated extra options. They come after
+ * the defaults (--port P --pg-port 0 --admin-port 0 --log-level debug),
+ * and a later option wins: "--pg-port", gw_free_port_arg().arg among them
+ * gives the gateway a PostgreSQL port (tests/integration/it_pg.c). With table set,
  * it runs on moto's DynamoDB table (created with --create-table), signed
  * with LG_AK/LG_SK. Waits until it accepts connections (fails the test
  * after 10 s). The process is remembered until gw_signal reaps it. */

@@ -173,6 +173,31 @@ static void test_bad_values(void **state)
 	}
 }
 
+/* The PostgreSQL port's authentication options. */
+static void test_pg_auth_options(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *none[] = {"leasegate", NULL};
+	assert_int_equal(load(&c, none, no_env, err), CFG_OK);
+	assert_string_equal(c.pg_password, "");
+	assert_string_equal(c.pg_users, "");
+	assert_int_equal(c.pg_auth, CFG_PG_SCRAM);
+	char *argv[] = {"leasegate", "--pg-port", "0", "--pg-password", "s3cret",
+			"--pg-users", "/etc/lg-users", "--pg-auth", "md5", NULL};
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	assert_int_equal(c.pg_port, 0);
+	assert_string_equal(c.pg_password, "s3cret");
+	assert_string_equal(c.pg_users, "/etc/lg-users");
+	assert_int_equal(c.pg_auth, CFG_PG_MD5);
+	char *env[] = {"LEASEGATE_PG_AUTH=password", NULL};
+	assert_int_equal(load(&c, none, env, err), CFG_OK);
+	assert_int_equal(c.pg_auth, CFG_PG_PASSWORD);
+	char *bad[] = {"leasegate", "--pg-auth", "gss", NULL};
+	assert_int_equal(load(&c, bad, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "pg-auth"));
+}
+
 static void test_precedence(void **state)
 {
 	char path[] = "/tmp/lg-test-config.XXXXXX";
@@ -232,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_flag_forms),
 		cmocka_unit_test(test_help_version), cmocka_unit_test(test_durations_and_sizes),
 		cmocka_unit_test(test_bad_values),   cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_pg_auth_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -233,6 +233,50 @@ static void cancel_ends_a_wait_at_once(void **state)
 	assert_int_equal(b2.calls, 0);
 }
 
+/* PostgreSQL's pg_advisory_xact_lock under lock_timeout, as its front-end
+ * asks: a reentrant transaction-scope wait bounded by the timeout. Handed
+ * the lock within the bound, it holds it in the transaction scope only,
+ * until ls_release_scope ends the transaction; past the bound it is
+ * answered LS_NONE (the front-end's 55P03), not a millisecond early. */
+static void xact_wait_bounded_like_lock_timeout(void **state)
+{
+	struct env *e = *state;
+	take(e, 0, "k", LS_SCOPE_SESSION, true);
+	struct ls_acquire_req r = req_of("k", LEASE, 300);
+	r.scope = LS_SCOPE_XACT;
+	r.reentrant = true;
+	struct ls_result now;
+	struct box b = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	fx_advance(e->f, 299);
+	assert_int_equal(b.calls, 0);
+	fx_advance(e->f, 2);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.last.status, LS_NONE);
+	assert_false(ls_held(e->s[1], "k", 1, NULL, NULL));
+
+	/* again, and the holder lets go within the bound */
+	struct box b2 = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b2), LS_PENDING);
+	fx_advance(e->f, 100);
+	assert_int_equal(release(e, 0, "k", 0, LS_SCOPE_SESSION), LS_OK);
+	fx_run(e->f);
+	assert_int_equal(b2.calls, 1);
+	assert_int_equal(b2.last.status, LS_OK);
+	unsigned h[LS_SCOPE_COUNT];
+	assert_true(ls_held(e->s[1], "k", 1, NULL, h));
+	assert_int_equal(h[LS_SCOPE_XACT], 1);
+	assert_int_equal(h[LS_SCOPE_SESSION], 0);
+	/* the bound no longer matters once held */
+	fx_advance(e->f, 1000);
+	assert_true(ls_held(e->s[1], "k", 1, NULL, NULL));
+	/* COMMIT: the transaction's holds end, and with them the lease */
+	assert_int_equal(ls_release_scope(e->s[1], LS_SCOPE_XACT), 1);
+	fx_run(e->f);
+	assert_false(held(e, "k"));
+	assert_int_equal(release(e, 1, "k", 0, LS_SCOPE_SESSION), LS_NONE);
+}
+
 /* --- reentrant holds and scopes --- */
 
 static void reentrant_holds_count_over_one_lease(void **state)
@@ -407,6 +451,64 @@ static void name_and_token_from_another_session(void **state)
 	assert_int_equal(release(e, 1, "job", t, LS_SCOPE_SESSION), LS_OK);
 	assert_false(held(e, "job"));
 	assert_int_equal(lsess_count(e->s[0]), 0);
+}
+
+/* ls_held: the token and holds of a lease held now, without a request;
+ * nothing once it is lost or released. */
+static void held_answers_token_and_holds(void **state)
+{
+	struct env *e = *state;
+	int64_t token = -1;
+	unsigned h[LS_SCOPE_COUNT] = {9, 9};
+	assert_false(ls_held(e->s[0], "job", 3, &token, h));
+	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, true);
+	assert_int_equal(take(e, 0, "job", LS_SCOPE_SESSION, true), t);
+	assert_int_equal(take(e, 0, "job", LS_SCOPE_XACT, true), t);
+	uint64_t reads = fx_req(e->f, STORE_READ);
+	assert_true(ls_held(e->s[0], "job", 3, &token, h));
+	assert_int_equal(fx_req(e->f, STORE_READ), reads);
+	assert_int_equal(token, t);
+	assert_int_equal(h[LS_SCOPE_SESSION], 2);
+	assert_int_equal(h[LS_SCOPE_XACT], 1);
+	assert_true(ls_held(e->s[0], "job", 3, NULL, NULL));
+	assert_false(ls_held(e->s[1], "job", 3, &token, h)); /* another session's */
+	assert_false(ls_held(e->s[0], "jo", 2, &token, h));
+	assert_false(ls_held(e->s[0], "", 0, &token, h));
+	/* past its end (a stall): not held */
+	clock_fake_jump(e->f->clock, LEASE + 500);
+	assert_false(ls_held(e->s[0], "job", 3, &token, h));
+}
+
+/* ls_take_lost: the next lock call of the session, whatever its name,
+ * is answered the oldest loss, once. */
+static void take_lost_answers_the_oldest_loss_once(void **state)
+{
+	struct env *e = *state;
+	struct ls_result r;
+	int64_t ta = take(e, 0, "a", LS_SCOPE_SESSION, true);
+	int64_t tb = take(e, 0, "b", LS_SCOPE_SESSION, true);
+	take(e, 0, "c", LS_SCOPE_SESSION, true);
+	assert_int_equal(ls_take_lost(e->s[0], &r), LS_NONE);
+	delete_item(e, "a");
+	delete_item(e, "b");
+	fx_advance(e->f, LEASE / 3 + 1);
+	assert_int_equal(e->lost[0].n, 2);
+	assert_int_equal(ls_take_lost(e->s[0], &r), LS_LOST);
+	assert_int_equal(r.token, ta);
+	assert_int_equal(r.loss, LT_DELETED);
+	assert_string_equal(r.message, "lease of 'a' lost: deleted");
+	assert_int_equal(ls_take_lost(e->s[0], &r), LS_LOST);
+	assert_int_equal(r.token, tb);
+	assert_string_equal(r.message, "lease of 'b' lost: deleted");
+	assert_int_equal(ls_take_lost(e->s[0], &r), LS_NONE);
+	/* answered: the operations about them find nothing; c is held still */
+	assert_int_equal(release(e, 0, "a", 0, LS_SCOPE_SESSION), LS_NONE);
+	assert_int_equal(lsess_count(e->s[0]), 1);
+	assert_true(ls_held(e->s[0], "c", 1, NULL, NULL));
+	assert_int_equal(ls_take_lost(e->s[1], &r), LS_NONE);
+	struct lsvc_stats st;
+	lsvc_stats(e->svc, &st);
+	assert_int_equal(st.lost_reported, 2);
 }
 
 static void a_lost_lease_is_reported_to_name_and_token(void **state)
@@ -692,6 +794,7 @@ int main(void)
 		T(wait_is_handed_the_lock_on_release),
 		T(wait_times_out),
 		T(cancel_ends_a_wait_at_once),
+		T(xact_wait_bounded_like_lock_timeout),
 		T(reentrant_holds_count_over_one_lease),
 		T(scopes_release_separately),
 		T(release_all_keeps_the_session),
@@ -701,6 +804,8 @@ int main(void)
 		T(a_renewal_answered_after_the_loss_is_lost),
 		T(name_and_token_from_another_session),
 		T(a_lost_lease_is_reported_to_name_and_token),
+		T(held_answers_token_and_holds),
+		T(take_lost_answers_the_oldest_loss_once),
 		T(limits_are_checked),
 		T(max_leases_per_session),
 		T(lease_ms_zero_means_the_default),

@@ -1,0 +1,455 @@
+/*
+ * auth_pg: PostgreSQL users and their password checks — SCRAM-SHA-256,
+ * MD5, cleartext (see auth.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include "gateway/config.h"
+#include "gateway/conn/auth.h"
+#include "gateway/conn/conn.h"
+
+#define SCRAM_ITER   4096
+#define SCRAM_SALT   16
+#define MAX_PG_USERS 10000
+#define USER_MAX     63
+
+struct pg_user {
+	char name[USER_MAX + 1];
+	bool has_scram, has_md5;
+	unsigned char salt[64];
+	size_t salt_len;
+	int iterations;
+	unsigned char stored_key[32], server_key[32];
+	char md5[36]; /* "md5" + hex of md5(password + user) */
+};
+
+struct auth_pg {
+	enum auth_pg_method method;
+	char password[512]; /* --pg-password, "" if none */
+	struct pg_user any; /* --pg-password's SCRAM verifier, for every user */
+	struct pg_user *users;
+	unsigned n;
+	unsigned char mock_secret[32];
+};
+
+/* --- base64 --- */
+
+static size_t b64_enc(const unsigned char *in, size_t n, char *out, size_t outlen)
+{
+	if (outlen < 4 * ((n + 2) / 3) + 1)
+		return 0;
+	return (size_t)EVP_EncodeBlock((unsigned char *)out, in, (int)n);
+}
+
+/* Decodes strict base64 of len characters; returns the byte count or -1. */
+static int b64_dec(const char *in, size_t len, unsigned char *out, size_t outlen)
+{
+	if (len == 0 || len % 4 != 0 || len / 4 * 3 > outlen + 2)
+		return -1;
+	unsigned char tmp[1024];
+	if (len / 4 * 3 > sizeof(tmp))
+		return -1;
+	int n = EVP_DecodeBlock(tmp, (const unsigned char *)in, (int)len);
+	if (n < 0)
+		return -1;
+	if (in[len - 1] == '=')
+		n--;
+	if (in[len - 2] == '=')
+		n--;
+	if ((size_t)n > outlen)
+		return -1;
+	memcpy(out, tmp, (size_t)n);
+	return n;
+}
+
+/* --- SCRAM primitives --- */
+
+static void hmac256(const unsigned char *key, size_t klen, const void *msg, size_t len,
+		    unsigned char out[32])
+{
+	unsigned int n = 32;
+	HMAC(EVP_sha256(), key, (int)klen, msg, len, out, &n);
+}
+
+static void scram_keys(const char *password, const unsigned char *salt, size_t salt_len, int iter,
+		       unsigned char stored[32], unsigned char server[32])
+{
+	unsigned char salted[32], client[32];
+	PKCS5_PBKDF2_HMAC(password, (int)strlen(password), salt, (int)salt_len, iter, EVP_sha256(),
+			  32, salted);
+	hmac256(salted, 32, "Client Key", 10, client);
+	SHA256(client, 32, stored);
+	hmac256(salted, 32, "Server Key", 10, server);
+	OPENSSL_cleanse(salted, sizeof(salted));
+	OPENSSL_cleanse(client, sizeof(client));
+}
+
+bool auth_scram_verifier(const char *password, const unsigned char *salt, size_t salt_len,
+			 int iterations, char *out, size_t outlen)
+{
+	unsigned char stored[32], server[32];
+	char s64[100], st64[50], sv64[50];
+	scram_keys(password, salt, salt_len, iterations, stored, server);
+	if (!b64_enc(salt, salt_len, s64, sizeof(s64)))
+		return false;
+	b64_enc(stored, 32, st64, sizeof(st64));
+	b64_enc(server, 32, sv64, sizeof(sv64));
+	int n = snprintf(out, outlen, "SCRAM-SHA-256$%d:%s$%s:%s", iterations, s64, st64, sv64);
+	return n > 0 && (size_t)n < outlen;
+}
+
+/* Parses SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:<ServerKey> into u. */
+static bool parse_scram(const char *v, struct pg_user *u)
+{
+	const char *pfx = "SCRAM-SHA-256$";
+	if (strncmp(v, pfx, strlen(pfx)) != 0)
+		return false;
+	v += strlen(pfx);
+	char *end;
+	long it = strtol(v, &end, 10);
+	if (end == v || *end != ':' || it < 1 || it > 10000000)
+		return false;
+	const char *salt = end + 1, *d = strchr(salt, '$');
+	if (d == NULL)
+		return false;
+	const char *c = strchr(d + 1, ':');
+	if (c == NULL)
+		return false;
+	int sl = b64_dec(salt, (size_t)(d - salt), u->salt, sizeof(u->salt));
+	if (sl <= 0 || b64_dec(d + 1, (size_t)(c - d - 1), u->stored_key, 32) != 32 ||
+	    b64_dec(c + 1, strlen(c + 1), u->server_key, 32) != 32)
+		return false;
+	u->salt_len = (size_t)sl;
+	u->iterations = (int)it;
+	u->has_scram = true;
+	return true;
+}
+
+static void md5_hex(const void *a, size_t alen, const void *b, size_t blen, char out[33])
+{
+	unsigned char d[16];
+	unsigned int n = 16;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(ctx, EVP_md5(), NULL);
+	EVP_DigestUpdate(ctx, a, alen);
+	EVP_DigestUpdate(ctx, b, blen);
+	EVP_DigestFinal_ex(ctx, d, &n);
+	EVP_MD_CTX_free(ctx);
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* --- the users --- */
+
+static bool read_users(struct auth_pg *a, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		snprintf(err, errlen, "bad value for --pg-users: cannot read %s", path);
+		return false;
+	}
+	char line[1024];
+	unsigned lineno = 0;
+	bool ok = true;
+	while (ok && fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		char *colon = strchr(line, ':');
+		struct pg_user u = {0};
+		if (colon == NULL || colon == line || (size_t)(colon - line) > USER_MAX ||
+		    a->n >= MAX_PG_USERS) {
+			ok = false;
+			break;
+		}
+		memcpy(u.name, line, (size_t)(colon - line));
+		const char *v = colon + 1;
+		if (strncmp(v, "md5", 3) == 0 && strlen(v) == 35) {
+			snprintf(u.md5, sizeof(u.md5), "%s", v);
+			u.has_md5 = true;
+		} else if (!parse_scram(v, &u)) {
+			ok = false;
+			break;
+		}
+		struct pg_user *nu = realloc(a->users, (a->n + 1) * sizeof(*nu));
+		if (nu == NULL) {
+			ok = false;
+			break;
+		}
+		a->users = nu;
+		a->users[a->n++] = u;
+	}
+	fclose(f);
+	if (!ok)
+		snprintf(err, errlen,
+			 "bad value for --pg-users: %s line %u is not name:SCRAM-SHA-256$... or "
+			 "name:md5<32 hex digits>",
+			 path, lineno);
+	return ok;
+}
+
+struct auth_pg *auth_pg_new(const struct cfg *cfg, char *err, size_t errlen)
+{
+	struct auth_pg *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (RAND_bytes(a->mock_secret, sizeof(a->mock_secret)) != 1) {
+		snprintf(err, errlen, "no random bytes for the PostgreSQL authentication");
+		free(a);
+		return NULL;
+	}
+	snprintf(a->password, sizeof(a->password), "%s", cfg->pg_password);
+	if (cfg->pg_users[0] && !read_users(a, cfg->pg_users, err, errlen)) {
+		auth_pg_free(a);
+		return NULL;
+	}
+	if (a->password[0]) {
+		a->any.salt_len = SCRAM_SALT;
+		a->any.iterations = SCRAM_ITER;
+		RAND_bytes(a->any.salt, SCRAM_SALT);
+		scram_keys(a->password, a->any.salt, SCRAM_SALT, SCRAM_ITER, a->any.stored_key,
+			   a->any.server_key);
+		a->any.has_scram = true;
+	}
+	if (!a->password[0] && a->n == 0)
+		a->method = AUTH_PG_TRUST;
+	else
+		a->method = (enum auth_pg_method)cfg->pg_auth;
+	return a;
+}
+
+void auth_pg_free(struct auth_pg *a)
+{
+	if (a == NULL)
+		return;
+	if (a->users != NULL)
+		OPENSSL_cleanse(a->users, a->n * sizeof(*a->users));
+	free(a->users);
+	OPENSSL_cleanse(a, sizeof(*a));
+	free(a);
+}
+
+enum auth_pg_method auth_pg_method(const struct auth_pg *a)
+{
+	return a->method;
+}
+
+unsigned auth_pg_users(const struct auth_pg *a)
+{
+	return a->n;
+}
+
+static const struct pg_user *find_user(const struct auth_pg *a, const char *user)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		if (strcmp(a->users[i].name, user) == 0)
+			return &a->users[i];
+	return NULL;
+}
+
+enum auth_pg_method auth_pg_method_for(const struct auth_pg *a, const char *user)
+{
+	const struct pg_user *u = find_user(a, user);
+	if (a->method == AUTH_PG_TRUST || a->method == AUTH_PG_PASSWORD || u == NULL)
+		return a->method;
+	if (a->method == AUTH_PG_SCRAM && !u->has_scram)
+		return AUTH_PG_MD5;
+	if (a->method == AUTH_PG_MD5 && !u->has_md5)
+		return AUTH_PG_SCRAM;
+	return a->method;
+}
+
+void auth_pg_login(struct conn *c, const char *user)
+{
+	c->authenticated = true;
+	snprintf(c->user, sizeof(c->user), "%s", user);
+}
+
+/* --- SCRAM --- */
+
+/* The verifier to check user against: its own, --pg-password's, or a
+ * made-up one (known false) whose salt depends only on the name. */
+static void scram_verifier_of(const struct auth_pg *a, const char *user, struct auth_scram *x)
+{
+	const struct pg_user *u = find_user(a, user);
+	if (u == NULL && a->password[0])
+		u = &a->any;
+	if (u != NULL && u->has_scram) {
+		memcpy(x->salt, u->salt, u->salt_len);
+		x->salt_len = u->salt_len;
+		x->iterations = u->iterations;
+		memcpy(x->stored_key, u->stored_key, 32);
+		memcpy(x->server_key, u->server_key, 32);
+		x->known = true;
+		return;
+	}
+	unsigned char h[32];
+	hmac256(a->mock_secret, sizeof(a->mock_secret), user, strlen(user), h);
+	memcpy(x->salt, h, SCRAM_SALT);
+	x->salt_len = SCRAM_SALT;
+	x->iterations = SCRAM_ITER;
+	RAND_bytes(x->stored_key, 32);
+	RAND_bytes(x->server_key, 32);
+	x->known = false;
+}
+
+/* A printable SCRAM value: no ',' and printable ASCII. */
+static bool printable(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x21 || s[i] > 0x7e || s[i] == ',')
+			return false;
+	return n > 0;
+}
+
+bool auth_scram_first(const struct auth_pg *a, struct auth_scram *x, const char *user,
+		      const char *msg, size_t len, const char *server_nonce, char *out,
+		      size_t outlen)
+{
+	memset(x, 0, sizeof(*x));
+	if (len >= AUTH_SCRAM_MAX_MSG || memchr(msg, '\0', len) != NULL)
+		return false;
+	char m[AUTH_SCRAM_MAX_MSG];
+	memcpy(m, msg, len);
+	m[len] = '\0';
+	/* gs2-header: n,, or y,, (no channel binding: p= is refused) */
+	if (!(m[0] == 'n' || m[0] == 'y') || m[1] != ',')
+		return false;
+	char *second = strchr(m + 2, ',');
+	if (second == NULL || second != m + 2) /* no authzid */
+		return false;
+	size_t gl = (size_t)(second - m) + 1;
+	memcpy(x->gs2, m, gl);
+	x->gs2[gl] = '\0';
+	const char *bare = m + gl;
+	snprintf(x->client_first_bare, sizeof(x->client_first_bare), "%s", bare);
+	/* n=<user>,r=<nonce>[,extensions]: libpq sends n= empty, the user is
+	 * the startup packet's */
+	if (strncmp(bare, "n=", 2) != 0)
+		return false;
+	const char *r = strstr(bare, ",r=");
+	if (r == NULL)
+		return false;
+	r += 3;
+	size_t rn = strcspn(r, ",");
+	if (!printable(r, rn) || rn > 200)
+		return false;
+	char snonce[64];
+	if (server_nonce == NULL) {
+		unsigned char rb[18];
+		if (RAND_bytes(rb, sizeof(rb)) != 1)
+			return false;
+		b64_enc(rb, sizeof(rb), snonce, sizeof(snonce));
+		server_nonce = snonce;
+	}
+	snprintf(x->nonce, sizeof(x->nonce), "%.*s%s", (int)rn, r, server_nonce);
+	scram_verifier_of(a, user, x);
+	char s64[100];
+	b64_enc(x->salt, x->salt_len, s64, sizeof(s64));
+	int n = snprintf(x->server_first, sizeof(x->server_first), "r=%s,s=%s,i=%d", x->nonce, s64,
+			 x->iterations);
+	if (n < 0 || (size_t)n >= sizeof(x->server_first) || (size_t)n >= outlen)
+		return false;
+	memcpy(out, x->server_first, (size_t)n + 1);
+	x->state = 1;
+	return true;
+}
+
+bool auth_scram_final(struct auth_scram *x, const char *msg, size_t len, char *out, size_t outlen)
+{
+	if (x->state != 1 || len >= AUTH_SCRAM_MAX_MSG || memchr(msg, '\0', len) != NULL)
+		return false;
+	x->state = 2;
+	char m[AUTH_SCRAM_MAX_MSG];
+	memcpy(m, msg, len);
+	m[len] = '\0';
+	char *p = strstr(m, ",p=");
+	if (p == NULL || strncmp(m, "c=", 2) != 0)
+		return false;
+	/* c= is the base64 of the gs2 header; r= the whole nonce */
+	char c64[100];
+	b64_enc((const unsigned char *)x->gs2, strlen(x->gs2), c64, sizeof(c64));
+	const char *cv = m + 2;
+	size_t cl = strcspn(cv, ",");
+	if (cl != strlen(c64) || memcmp(cv, c64, cl) != 0)
+		return false;
+	const char *r = strstr(m, ",r=");
+	if (r == NULL || r > p)
+		return false;
+	r += 3;
+	size_t rl = strcspn(r, ",");
+	if (rl != strlen(x->nonce) || memcmp(r, x->nonce, rl) != 0)
+		return false;
+	unsigned char proof[32];
+	if (b64_dec(p + 3, strlen(p + 3), proof, sizeof(proof)) != 32)
+		return false;
+	*p = '\0'; /* client-final-message-without-proof */
+	char auth_msg[3 * AUTH_SCRAM_MAX_MSG];
+	int an = snprintf(auth_msg, sizeof(auth_msg), "%s,%s,%s", x->client_first_bare,
+			  x->server_first, m);
+	if (an < 0 || (size_t)an >= sizeof(auth_msg))
+		return false;
+	unsigned char sig[32], key[32], stored[32];
+	hmac256(x->stored_key, 32, auth_msg, (size_t)an, sig);
+	for (int i = 0; i < 32; i++)
+		key[i] = proof[i] ^ sig[i];
+	SHA256(key, 32, stored);
+	bool ok = CRYPTO_memcmp(stored, x->stored_key, 32) == 0 && x->known;
+	if (!ok)
+		return false;
+	unsigned char ssig[32];
+	char s64[50];
+	hmac256(x->server_key, 32, auth_msg, (size_t)an, ssig);
+	b64_enc(ssig, 32, s64, sizeof(s64));
+	int n = snprintf(out, outlen, "v=%s", s64);
+	return n > 0 && (size_t)n < outlen;
+}
+
+/* --- MD5 and cleartext --- */
+
+bool auth_pg_md5_check(const struct auth_pg *a, const char *user, const unsigned char salt[4],
+		       const char *response)
+{
+	const struct pg_user *u = find_user(a, user);
+	char inner[36] = "md5", want[36] = "md5";
+	bool known = true;
+	if (u != NULL && u->has_md5)
+		snprintf(inner, sizeof(inner), "%s", u->md5);
+	else if (u == NULL && a->password[0])
+		md5_hex(a->password, strlen(a->password), user, strlen(user), inner + 3);
+	else {
+		/* unknown user, or a SCRAM-only one: the same work, refused */
+		md5_hex(a->mock_secret, sizeof(a->mock_secret), user, strlen(user), inner + 3);
+		known = false;
+	}
+	md5_hex(inner + 3, 32, salt, 4, want + 3);
+	return strlen(response) == 35 && CRYPTO_memcmp(response, want, 35) == 0 && known;
+}
+
+bool auth_pg_password_check(const struct auth_pg *a, const char *user, const char *password)
+{
+	const struct pg_user *u = find_user(a, user);
+	if (u == NULL && a->password[0])
+		u = &a->any;
+	if (u != NULL && u->has_md5) {
+		char h[33];
+		md5_hex(password, strlen(password), user, strlen(user), h);
+		return CRYPTO_memcmp(h, u->md5 + 3, 32) == 0;
+	}
+	struct auth_scram x;
+	scram_verifier_of(a, user, &x);
+	unsigned char stored[32], server[32];
+	scram_keys(password, x.salt, x.salt_len, x.iterations, stored, server);
+	return CRYPTO_memcmp(stored, x.stored_key, 32) == 0 && x.known;
+}

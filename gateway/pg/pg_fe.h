@@ -1,0 +1,36 @@
+/*
+ * pg_fe: the PostgreSQL front-end — the protocol 3.0 on the connection
+ * layer (gateway/conn) and the lease-session layer (gateway/lease):
+ * startup and authentication (trust, SCRAM-SHA-256, MD5, cleartext, through
+ * gateway/conn/auth.h), CancelRequest, simple and extended query, and the
+ * small SQL subset of pg_sql.h run as lease operations. The only part of
+ * the gateway that includes protocols/pg.
+ *
+ * Not here: lease rules (gateway/lease), sockets (gateway/conn), password
+ * verification (gateway/conn/auth).
+ */
+#ifndef LG_PG_FE_H
+#define LG_PG_FE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct srv;
+struct cfg;
+struct lsvc;
+struct auth_pg;
+struct pg_fe;
+
+/* A front-end on the registry srv (its connections count against the
+ * registry's maxclients), with leases from svc and users from auth (all
+ * must outlive it). NULL on out-of-memory. */
+struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc,
+			const struct auth_pg *auth) __attribute__((warn_unused_result));
+/* Listens on cfg's bind:pg_port. false with err. */
+bool pg_fe_listen(struct pg_fe *fe, char *err, size_t errlen) __attribute__((warn_unused_result));
+/* The bound port, 0 if none. */
+int pg_fe_port(const struct pg_fe *fe);
+/* After srv_free (which closes the sessions). */
+void pg_fe_free(struct pg_fe *fe);
+
+#endif

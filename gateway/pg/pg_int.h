@@ -1,0 +1,201 @@
+/*
+ * pg_int: what the files of the PostgreSQL front-end share (pg_sess.c:
+ * connections, startup, authentication, cancel, settings; pg_query.c:
+ * simple and extended query, statements run as lease operations). Not for
+ * other modules: they include pg_fe.h.
+ */
+#ifndef LG_PG_INT_H
+#define LG_PG_INT_H
+
+#include <stdint.h>
+
+#include "gateway/conn/auth.h"
+#include "gateway/conn/conn.h"
+#include "gateway/lease/lsess.h"
+#include "gateway/pg/pg_fe.h"
+#include "gateway/pg/pg_sql.h"
+#include "protocols/pg/pg.h"
+
+struct pg_fe {
+	struct conn_proto proto;
+	struct srv *srv;
+	const struct cfg *cfg;
+	struct lsvc *svc;
+	const struct auth_pg *auth;
+	struct pg_limits lim;
+	struct buf refusal;
+};
+
+enum pgs_state { PGS_STARTUP, PGS_SASL_INIT, PGS_SASL_FINAL, PGS_MD5, PGS_PASSWORD, PGS_READY };
+
+/* Settings (SET/SHOW): index into the table of pg_sess.c. */
+enum pg_guc {
+	GUC_APPLICATION_NAME,
+	GUC_CLIENT_ENCODING,
+	GUC_DATESTYLE,
+	GUC_INTERVALSTYLE,
+	GUC_TIMEZONE,
+	GUC_EXTRA_FLOAT_DIGITS,
+	GUC_SEARCH_PATH,
+	GUC_LOCK_TIMEOUT,
+	GUC_STATEMENT_TIMEOUT,
+	GUC_LEASE_MS,
+	GUC_IDLE_XACT_TIMEOUT,
+	GUC_STANDARD_CONFORMING_STRINGS,
+	GUC_INTEGER_DATETIMES,
+	GUC_SERVER_VERSION,
+	GUC_SERVER_VERSION_NUM,
+	GUC_SERVER_ENCODING,
+	GUC_IS_SUPERUSER,
+	GUC_SESSION_AUTHORIZATION,
+	GUC_DEFAULT_XACT_READ_ONLY,
+	GUC_IN_HOT_STANDBY,
+	GUC_XACT_ISOLATION,
+	GUC_DEFAULT_XACT_ISOLATION,
+	GUC_XACT_READ_ONLY,
+	GUC_MAX_IDENTIFIER_LENGTH,
+	GUC_BYTEA_OUTPUT,
+	GUC_ROW_SECURITY,
+	GUC_COUNT
+};
+#define PG_GUC_VAL 128
+
+/* A prepared statement (Parse). */
+struct pg_prep {
+	struct pg_prep *next;
+	char name[64];
+	char *text;
+	struct sql_stmt st;
+	unsigned ntypes; /* max(declared, $n used) */
+	uint32_t *types;
+};
+
+/* A bound portal (Bind): its statement and parameter values (copied). */
+struct pg_val {
+	const char *p; /* NULL: SQL NULL */
+	int32_t len;
+	int16_t fmt;
+};
+struct pg_portal {
+	struct pg_portal *next;
+	char name[64];
+	struct pg_prep *prep;
+	unsigned nparams;
+	struct pg_val *params;
+	char *data;
+	unsigned nrfmt;
+	int16_t *rfmt;
+	/* room of the arrays: a closed portal is kept as the session's spare
+	 * and reused by the next Bind, so the per-statement path allocates
+	 * nothing once warm */
+	unsigned params_cap, rfmt_cap;
+	size_t data_cap;
+};
+
+struct pgs {
+	struct conn c; /* first: the connection layer allocates struct pgs */
+	struct pg_fe *fe;
+	struct pg_reader rd;
+	enum pgs_state st;
+	char user[64], database[64];
+	uint32_t pid, secret;
+	struct auth_scram *scram;
+	unsigned char md5salt[4];
+	struct lsess *ls;
+	bool in_block, failed, skip_sync;
+	/* the simple query being run (a copy: the reader's buffer moves) */
+	char *q;
+	size_t qcap, qlen, qpos;
+	bool in_query, q_any;
+	/* the statement waiting for a lease answer */
+	enum sql_fn pend_fn;
+	int pend_timeout; /* what bounded the wait: 0 the call, 1 lock_, 2 statement_timeout */
+	const struct pg_portal *pend_portal; /* NULL: simple query (text) */
+	char pend_alias[SQL_ALIAS_MAX];
+	struct pg_prep *preps;
+	struct pg_portal *portals;
+	struct pg_portal *spare;
+	char guc[GUC_COUNT][PG_GUC_VAL];
+	char guc_saved[GUC_COUNT][PG_GUC_VAL]; /* before SET LOCAL */
+	bool guc_local[GUC_COUNT];
+	int64_t lock_timeout_ms, statement_timeout_ms, lease_ms;
+};
+
+static inline struct pgs *pgs_of(struct conn *c)
+{
+	return (struct pgs *)c;
+}
+
+/* --- pg_sess.c --- */
+
+/* The error (ERROR) or fatal error (FATAL: the connection closes after). */
+void pgs_error(struct pgs *s, const char *sqlstate, const char *msg, const char *hint);
+void pgs_fatal(struct pgs *s, const char *sqlstate, const char *msg);
+void pgs_notice(struct pgs *s, const char *severity, const char *sqlstate, const char *msg,
+		const char *hint);
+/* Settings by name (case-insensitive), -1 if unknown. */
+int pgs_guc_find(const char *name);
+const char *pgs_guc_name(int g);
+/* Sets g to val (local: until the transaction ends). false with the error
+ * written when the value is bad. */
+bool pgs_guc_set(struct pgs *s, int g, const char *val, size_t len, bool local);
+void pgs_guc_reset(struct pgs *s, int g);
+/* SET LOCAL values end with the transaction. */
+void pgs_guc_xact_end(struct pgs *s);
+/* The session's lease session (made on first use); NULL: out of memory,
+ * error written. */
+struct lsess *pgs_lsess(struct pgs *s);
+
+/* A typed value of a result or an argument (text: s, len; else i). */
+struct val {
+	bool null;
+	int64_t i;
+	const char *s;
+	size_t len;
+};
+
+/* --- pg_value.c --- */
+
+/* The columns of the result of fn (alias: a one-column result's name), in
+ * po's formats (NULL: text); how many. */
+unsigned pgv_fn_columns(enum sql_fn fn, const char *alias, const struct pg_portal *po,
+			struct pg_col *cols);
+/* One DataRow of n (<= 5) values, each in its column's type and format. */
+void pgv_put_row(struct buf *o, unsigned n, const struct pg_col *cols, const struct val *v);
+/* Argument i of st (a literal or a parameter of po) as type want. false:
+ * the error is written (pgx_error). */
+bool pgv_arg(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po, unsigned i,
+	     uint32_t want, struct val *v);
+/* The type argument i of st is read as. */
+uint32_t pgv_arg_type(const struct sql_stmt *st, unsigned i);
+
+/* --- pg_exec.c --- */
+
+/* Runs one statement (po: its portal, NULL in a simple query): writes its
+ * result and CommandComplete or its error, or suspends the session until
+ * the lease layer answers. */
+void pgx_run(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po);
+/* An error of the statement running: written; the rest of a simple query
+ * is skipped, an extended one skips to Sync; an open transaction fails.
+ * pgx_failed: the same when the error is written already. */
+void pgx_error(struct pgs *s, const char *sqlstate, const char *msg, const char *hint);
+void pgx_failed(struct pgs *s);
+/* The result columns of st (0: none), in po's formats. */
+unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, struct pg_col *cols);
+/* The type of parameter $n of st, from where it is used. */
+uint32_t pgx_param_type(const struct sql_stmt *st, int n);
+
+/* --- pg_query.c --- */
+
+/* Closes the prepared statement name (NULL: every one). */
+void pgq_close_prep(struct pgs *s, const char *name);
+
+/* Runs one typed message of a ready session. */
+enum conn_step pgq_message(struct pgs *s, const struct pg_msg *m);
+/* Runs the next statement of the simple query in progress. */
+void pgq_continue(struct pgs *s);
+/* Frees statements and portals. */
+void pgq_free_all(struct pgs *s);
+char pgq_status(const struct pgs *s);
+
+#endif

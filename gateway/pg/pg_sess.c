@@ -1,0 +1,561 @@
+/*
+ * pg_sess: the PostgreSQL front-end's connections (see pg_fe.h): the
+ * conn_proto ops, the startup packet (SSLRequest, GSSENCRequest,
+ * CancelRequest, StartupMessage), authentication through
+ * gateway/conn/auth.h, the greeting (ParameterStatus, BackendKeyData),
+ * losses told as WARNING notices, and the session's settings.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+
+#include "gateway/config.h"
+#include "gateway/conn/server.h"
+#include "gateway/log.h"
+#include "gateway/pg/pg_int.h"
+
+/* --- settings --- */
+
+struct guc_def {
+	const char *name;
+	const char *def; /* NULL: filled at start of the session */
+	bool report;	 /* sent as ParameterStatus when it changes */
+	bool readonly;
+};
+
+static const struct guc_def gucs[GUC_COUNT] = {
+	[GUC_APPLICATION_NAME] = {"application_name", "", true, false},
+	[GUC_CLIENT_ENCODING] = {"client_encoding", "UTF8", true, false},
+	[GUC_DATESTYLE] = {"DateStyle", "ISO, MDY", true, false},
+	[GUC_INTERVALSTYLE] = {"IntervalStyle", "postgres", true, false},
+	[GUC_TIMEZONE] = {"TimeZone", "UTC", true, false},
+	[GUC_EXTRA_FLOAT_DIGITS] = {"extra_float_digits", "1", false, false},
+	[GUC_SEARCH_PATH] = {"search_path", "\"$user\", public", false, false},
+	[GUC_LOCK_TIMEOUT] = {"lock_timeout", "0", false, false},
+	[GUC_STATEMENT_TIMEOUT] = {"statement_timeout", "0", false, false},
+	[GUC_LEASE_MS] = {"leasegate.lease_ms", NULL, false, false},
+	[GUC_IDLE_XACT_TIMEOUT] = {"idle_in_transaction_session_timeout", "0", false, false},
+	[GUC_STANDARD_CONFORMING_STRINGS] = {"standard_conforming_strings", "on", true, true},
+	[GUC_INTEGER_DATETIMES] = {"integer_datetimes", "on", true, true},
+	[GUC_SERVER_VERSION] = {"server_version", "15.0", true, true},
+	[GUC_SERVER_VERSION_NUM] = {"server_version_num", "150000", false, true},
+	[GUC_SERVER_ENCODING] = {"server_encoding", "UTF8", true, true},
+	[GUC_IS_SUPERUSER] = {"is_superuser", "off", true, true},
+	[GUC_SESSION_AUTHORIZATION] = {"session_authorization", NULL, true, true},
+	[GUC_DEFAULT_XACT_READ_ONLY] = {"default_transaction_read_only", "off", true, false},
+	[GUC_IN_HOT_STANDBY] = {"in_hot_standby", "off", true, true},
+	[GUC_XACT_ISOLATION] = {"transaction_isolation", "read committed", false, false},
+	[GUC_DEFAULT_XACT_ISOLATION] = {"default_transaction_isolation", "read committed", false,
+					false},
+	[GUC_XACT_READ_ONLY] = {"transaction_read_only", "off", false, false},
+	[GUC_MAX_IDENTIFIER_LENGTH] = {"max_identifier_length", "63", false, true},
+	[GUC_BYTEA_OUTPUT] = {"bytea_output", "hex", false, false},
+	[GUC_ROW_SECURITY] = {"row_security", "on", false, false},
+};
+
+int pgs_guc_find(const char *name)
+{
+	for (int g = 0; g < GUC_COUNT; g++)
+		if (strcasecmp(gucs[g].name, name) == 0)
+			return g;
+	return -1;
+}
+
+const char *pgs_guc_name(int g)
+{
+	return gucs[g].name;
+}
+
+/* A duration setting: an integer of ms, or with a unit (ms, s, min, h,
+ * d), as PostgreSQL reads lock_timeout. */
+static bool parse_ms(const char *v, size_t len, int64_t *out)
+{
+	char tmp[64];
+	if (len == 0 || len >= sizeof(tmp))
+		return false;
+	memcpy(tmp, v, len);
+	tmp[len] = '\0';
+	char *end;
+	long long n = strtoll(tmp, &end, 10);
+	if (end == tmp || n < 0)
+		return false;
+	while (*end == ' ')
+		end++;
+	static const struct {
+		const char *unit;
+		long long ms;
+	} units[] = {{"", 1},	     {"ms", 1},	     {"s", 1000},
+		     {"min", 60000}, {"h", 3600000}, {"d", 86400000}};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].unit) == 0) {
+			if (n > INT32_MAX / units[i].ms + 1)
+				return false;
+			*out = n * units[i].ms;
+			return *out <= INT32_MAX;
+		}
+	return false;
+}
+
+static void report(struct pgs *s, int g)
+{
+	if (gucs[g].report && s->st == PGS_READY)
+		pg_parameter_status(&s->c.out, gucs[g].name, s->guc[g]);
+}
+
+/* Applies the value of a setting leasegate acts on. */
+static bool apply(struct pgs *s, int g, const char *v, size_t len)
+{
+	int64_t ms;
+	switch (g) {
+	case GUC_LOCK_TIMEOUT:
+	case GUC_STATEMENT_TIMEOUT:
+		if (!parse_ms(v, len, &ms)) {
+			char msg[200];
+			snprintf(msg, sizeof(msg), "invalid value for parameter \"%s\": \"%.*s\"",
+				 gucs[g].name, (int)(len > 64 ? 64 : len), v);
+			pgs_error(s, "22023", msg,
+				  "Valid units are \"ms\", \"s\", \"min\", \"h\" and \"d\".");
+			return false;
+		}
+		*(g == GUC_LOCK_TIMEOUT ? &s->lock_timeout_ms : &s->statement_timeout_ms) = ms;
+		return true;
+	case GUC_LEASE_MS:
+		if (!parse_ms(v, len, &ms) || ms < 0) {
+			pgs_error(s, "22023", "invalid value for parameter \"leasegate.lease_ms\"",
+				  "milliseconds of the lease of locks taken from now on, 0: the "
+				  "configured default");
+			return false;
+		}
+		s->lease_ms = ms;
+		return true;
+	default:
+		return true;
+	}
+}
+
+bool pgs_guc_set(struct pgs *s, int g, const char *val, size_t len, bool local)
+{
+	if (gucs[g].readonly) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "parameter \"%s\" cannot be changed", gucs[g].name);
+		pgs_error(s, "55P02", msg, NULL);
+		return false;
+	}
+	if (len >= PG_GUC_VAL)
+		len = PG_GUC_VAL - 1;
+	if (!apply(s, g, val, len))
+		return false;
+	if (local && !s->guc_local[g]) {
+		memcpy(s->guc_saved[g], s->guc[g], PG_GUC_VAL);
+		s->guc_local[g] = true;
+	}
+	memcpy(s->guc[g], val, len);
+	s->guc[g][len] = '\0';
+	report(s, g);
+	return true;
+}
+
+static const char *guc_default(struct pgs *s, int g, char *tmp, size_t n)
+{
+	if (g == GUC_LEASE_MS) {
+		snprintf(tmp, n, "%lld", (long long)s->fe->cfg->default_lease_ms);
+		return tmp;
+	}
+	if (g == GUC_SESSION_AUTHORIZATION)
+		return s->user;
+	return gucs[g].def;
+}
+
+void pgs_guc_reset(struct pgs *s, int g)
+{
+	char tmp[32];
+	if (gucs[g].readonly)
+		return;
+	const char *d = guc_default(s, g, tmp, sizeof(tmp));
+	(void)pgs_guc_set(s, g, d, strlen(d), false);
+	s->guc_local[g] = false;
+}
+
+void pgs_guc_xact_end(struct pgs *s)
+{
+	for (int g = 0; g < GUC_COUNT; g++)
+		if (s->guc_local[g]) {
+			s->guc_local[g] = false;
+			(void)pgs_guc_set(s, g, s->guc_saved[g], strlen(s->guc_saved[g]), false);
+		}
+}
+
+static void gucs_init(struct pgs *s)
+{
+	char tmp[32];
+	for (int g = 0; g < GUC_COUNT; g++) {
+		const char *d = guc_default(s, g, tmp, sizeof(tmp));
+		snprintf(s->guc[g], PG_GUC_VAL, "%s", d);
+	}
+	s->lease_ms = 0; /* the configured default */
+}
+
+/* --- errors and notices --- */
+
+void pgs_error(struct pgs *s, const char *sqlstate, const char *msg, const char *hint)
+{
+	pg_error(&s->c.out, 'E', "ERROR", sqlstate, msg, hint);
+}
+
+void pgs_fatal(struct pgs *s, const char *sqlstate, const char *msg)
+{
+	pg_error(&s->c.out, 'E', "FATAL", sqlstate, msg, NULL);
+	conn_close(&s->c, "fatal error");
+}
+
+void pgs_notice(struct pgs *s, const char *severity, const char *sqlstate, const char *msg,
+		const char *hint)
+{
+	pg_error(&s->c.out, 'N', severity, sqlstate, msg, hint);
+}
+
+/* --- leases --- */
+
+/* A lease of the session was lost: a WARNING at once (the next operation
+ * about it answers the error, pg_query.c). */
+static void on_lost(void *arg, enum ls_kind kind, const char *name, int64_t token,
+		    enum lt_loss reason)
+{
+	struct pgs *s = arg;
+	char msg[STORE_NAME_MAX + 160];
+	if (conn_closed(&s->c))
+		return;
+	snprintf(msg, sizeof(msg), "the lease of lock \"%s\" (fencing token %lld) was lost: %s",
+		 name, (long long)token, lt_loss_name(reason));
+	pgs_notice(s, "WARNING", "01000", msg,
+		   "The lock is no longer held; its next use in this session is an error "
+		   "(SQLSTATE 55000).");
+	conn_flush(&s->c);
+}
+
+static const struct ls_sess_ops sess_ops = {.lost = on_lost};
+
+struct lsess *pgs_lsess(struct pgs *s)
+{
+	if (s->ls == NULL && (s->ls = lsess_new(s->fe->svc, &sess_ops, s)) == NULL)
+		pgs_error(s, "53200", "out of memory", NULL);
+	return s->ls;
+}
+
+/* --- connection ops --- */
+
+static bool p_open(struct conn *c)
+{
+	struct pgs *s = pgs_of(c);
+	struct pg_fe *fe = (struct pg_fe *)((char *)c->proto - offsetof(struct pg_fe, proto));
+	s->fe = fe;
+	pg_reader_init(&s->rd, &fe->lim);
+	s->st = PGS_STARTUP;
+	s->pid = (uint32_t)(c->id & 0x7fffffff);
+	if (s->pid == 0)
+		s->pid = 1;
+	if (getrandom(&s->secret, sizeof(s->secret), 0) != sizeof(s->secret))
+		s->secret = (uint32_t)(c->id * 2654435761u) ^ (uint32_t)srv_now_ms();
+	return true;
+}
+
+static size_t p_room(const struct conn *c)
+{
+	return pg_reader_room(&((const struct pgs *)c)->rd);
+}
+
+static bool p_feed(struct conn *c, const char *bytes, size_t len)
+{
+	return pg_reader_feed(&pgs_of(c)->rd, bytes, len);
+}
+
+static size_t p_buffered(const struct conn *c)
+{
+	const struct pgs *s = (const struct pgs *)c;
+	return pg_reader_buffered(&s->rd) + (s->in_query ? 1 : 0);
+}
+
+/* The greeting once authenticated. */
+static void ready(struct pgs *s)
+{
+	struct buf *o = &s->c.out;
+	pg_auth_ok(o);
+	s->st = PGS_READY;
+	for (int g = 0; g < GUC_COUNT; g++)
+		if (gucs[g].report)
+			pg_parameter_status(o, gucs[g].name, s->guc[g]);
+	pg_backend_key(o, s->pid, s->secret);
+	pg_ready(o, 'I');
+	free(s->scram);
+	s->scram = NULL;
+	log_msg(LOG_LVL_DEBUG, "pg session %llu %s: user %s database %s",
+		(unsigned long long)s->c.id, s->c.addr, s->user, s->database);
+}
+
+static void auth_failed(struct pgs *s)
+{
+	char msg[128];
+	snprintf(msg, sizeof(msg), "password authentication failed for user \"%s\"", s->user);
+	pgs_fatal(s, "28P01", msg);
+}
+
+struct cancel_key {
+	uint32_t pid, secret;
+};
+
+static void cancel_one(struct conn *c, void *arg)
+{
+	const struct cancel_key *k = arg;
+	struct pgs *s = pgs_of(c);
+	if (s->st == PGS_READY && s->pid == k->pid && s->secret == k->secret && s->ls != NULL)
+		ls_cancel(s->ls, "canceling statement due to user request");
+}
+
+static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
+{
+	struct pg_startup su;
+	const char *err;
+	if (m->code == PG_SSL_REQUEST || m->code == PG_GSSENC_REQUEST) {
+		/* no TLS yet: 'N', and the client goes on in the clear (or leaves) */
+		buf_raw(&s->c.out, "N", 1);
+		return CONN_STEP_RAN;
+	}
+	if (m->code == PG_CANCEL_REQUEST) {
+		struct pg_cur cur = pg_cur_of(m);
+		struct cancel_key k;
+		k.pid = (uint32_t)pg_get_i32(&cur);
+		k.secret = (uint32_t)pg_get_i32(&cur);
+		if (!cur.bad)
+			srv_foreach(s->fe->srv, &s->fe->proto, cancel_one, &k);
+		conn_close(&s->c, "cancel request");
+		return CONN_STEP_STOP;
+	}
+	if (m->code >> 16 != 3) {
+		char msg[128];
+		snprintf(msg, sizeof(msg),
+			 "unsupported frontend protocol %u.%u: server supports 3.0 to 3.0",
+			 m->code >> 16, m->code & 0xffff);
+		pgs_fatal(s, "0A000", msg);
+		return CONN_STEP_STOP;
+	}
+	if (!pg_parse_startup(m, s->fe->lim.max_params, &su, &err)) {
+		pgs_fatal(s, "08P01", err);
+		return CONN_STEP_STOP;
+	}
+	pg_reader_typed(&s->rd);
+	const char *user = pg_startup_get(&su, "user");
+	if (user == NULL || *user == '\0') {
+		pgs_fatal(s, "28000", "no PostgreSQL user name specified in startup packet");
+		return CONN_STEP_STOP;
+	}
+	const char *db = pg_startup_get(&su, "database");
+	snprintf(s->user, sizeof(s->user), "%s", user);
+	snprintf(s->database, sizeof(s->database), "%s", db && *db ? db : user);
+	gucs_init(s);
+	const char *unknown[PG_MAX_STARTUP_PARAMS];
+	unsigned nunknown = 0;
+	for (unsigned i = 0; i < su.n; i++) {
+		if (strncmp(su.key[i], "_pq_.", 5) == 0) {
+			unknown[nunknown++] = su.key[i];
+			continue;
+		}
+		int g = pgs_guc_find(su.key[i]);
+		if (g >= 0 && !gucs[g].readonly && g != GUC_LOCK_TIMEOUT &&
+		    g != GUC_STATEMENT_TIMEOUT && g != GUC_LEASE_MS)
+			snprintf(s->guc[g], PG_GUC_VAL, "%s", su.val[i]);
+	}
+	if ((m->code & 0xffff) != 0 || nunknown > 0)
+		pg_negotiate_version(&s->c.out, PG_PROTO_30, nunknown, unknown);
+	switch (auth_pg_method_for(s->fe->auth, s->user)) {
+	case AUTH_PG_TRUST:
+		auth_pg_login(&s->c, s->user);
+		ready(s);
+		break;
+	case AUTH_PG_SCRAM:
+		s->scram = calloc(1, sizeof(*s->scram));
+		if (s->scram == NULL) {
+			pgs_fatal(s, "53200", "out of memory");
+			return CONN_STEP_STOP;
+		}
+		pg_auth_sasl(&s->c.out, "SCRAM-SHA-256");
+		s->st = PGS_SASL_INIT;
+		break;
+	case AUTH_PG_MD5:
+		if (getrandom(s->md5salt, 4, 0) != 4)
+			memcpy(s->md5salt, &s->secret, 4);
+		pg_auth_md5(&s->c.out, s->md5salt);
+		s->st = PGS_MD5;
+		break;
+	case AUTH_PG_PASSWORD:
+		pg_auth_cleartext(&s->c.out);
+		s->st = PGS_PASSWORD;
+		break;
+	}
+	return CONN_STEP_RAN;
+}
+
+/* A password message ('p') while authenticating. */
+static enum conn_step password(struct pgs *s, const struct pg_msg *m)
+{
+	struct pg_cur cur = pg_cur_of(m);
+	char out[AUTH_SCRAM_MAX_MSG];
+	if (m->type != 'p') {
+		pgs_fatal(s, "08P01", "expected password response");
+		return CONN_STEP_STOP;
+	}
+	switch (s->st) {
+	case PGS_SASL_INIT: {
+		const char *mech = pg_get_str(&cur);
+		int32_t n = pg_get_i32(&cur);
+		const char *data = n >= 0 ? pg_get_bytes(&cur, (size_t)n) : NULL;
+		if (cur.bad || data == NULL) {
+			pgs_fatal(s, "08P01", "malformed SASL message");
+			return CONN_STEP_STOP;
+		}
+		if (strcmp(mech, "SCRAM-SHA-256") != 0) {
+			pgs_fatal(s, "28000",
+				  "client selected an invalid SASL authentication mechanism");
+			return CONN_STEP_STOP;
+		}
+		if (!auth_scram_first(s->fe->auth, s->scram, s->user, data, (size_t)n, NULL, out,
+				      sizeof(out))) {
+			auth_failed(s);
+			return CONN_STEP_STOP;
+		}
+		pg_auth_sasl_continue(&s->c.out, out, strlen(out));
+		s->st = PGS_SASL_FINAL;
+		return CONN_STEP_RAN;
+	}
+	case PGS_SASL_FINAL:
+		if (!auth_scram_final(s->scram, m->body, m->len, out, sizeof(out))) {
+			auth_failed(s);
+			return CONN_STEP_STOP;
+		}
+		pg_auth_sasl_final(&s->c.out, out, strlen(out));
+		break;
+	case PGS_MD5: {
+		const char *resp = pg_get_str(&cur);
+		if (resp == NULL || !auth_pg_md5_check(s->fe->auth, s->user, s->md5salt, resp)) {
+			auth_failed(s);
+			return CONN_STEP_STOP;
+		}
+		break;
+	}
+	case PGS_PASSWORD: {
+		const char *pw = pg_get_str(&cur);
+		if (pw == NULL || !auth_pg_password_check(s->fe->auth, s->user, pw)) {
+			auth_failed(s);
+			return CONN_STEP_STOP;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	auth_pg_login(&s->c, s->user);
+	ready(s);
+	return CONN_STEP_RAN;
+}
+
+static enum conn_step p_step(struct conn *c)
+{
+	struct pgs *s = pgs_of(c);
+	struct pg_msg m;
+	if (s->in_query) {
+		pgq_continue(s);
+		return CONN_STEP_RAN;
+	}
+	enum pg_rstatus rs = pg_reader_next(&s->rd, &m);
+	if (rs == PG_NEED_MORE)
+		return CONN_STEP_IDLE;
+	if (rs == PG_ERROR) {
+		const char *e = pg_reader_error(&s->rd);
+		log_msg(LOG_LVL_DEBUG, "pg session %llu %s: %s", (unsigned long long)c->id, c->addr,
+			e);
+		pgs_fatal(s, strcmp(e, "out of memory") == 0 ? "53200" : "08P01", e);
+		return CONN_STEP_STOP;
+	}
+	switch (s->st) {
+	case PGS_STARTUP:
+		return startup(s, &m);
+	case PGS_READY:
+		return pgq_message(s, &m);
+	default:
+		return password(s, &m);
+	}
+}
+
+static void p_close(struct conn *c)
+{
+	struct pgs *s = pgs_of(c);
+	if (s->ls != NULL) { /* advisory locks end with the session */
+		lsess_free(s->ls);
+		s->ls = NULL;
+	}
+}
+
+static void p_free(struct conn *c)
+{
+	struct pgs *s = pgs_of(c);
+	pg_reader_free(&s->rd);
+	pgq_free_all(s);
+	free(s->q);
+	free(s->scram);
+}
+
+struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc,
+			const struct auth_pg *auth)
+{
+	struct pg_fe *fe = calloc(1, sizeof(*fe));
+	if (fe == NULL)
+		return NULL;
+	fe->srv = srv;
+	fe->cfg = cfg;
+	fe->svc = svc;
+	fe->auth = auth;
+	fe->lim = pg_default_limits;
+	fe->lim.max_msg = (uint32_t)(cfg->max_query_buffer < (1LL << 30) ? cfg->max_query_buffer
+									 : (1LL << 30));
+	fe->lim.max_params = (uint32_t)cfg->max_args;
+	buf_init(&fe->refusal, 0);
+	pg_error(&fe->refusal, 'E', "FATAL", "53300", "sorry, too many clients already", NULL);
+	if (buf_failed(&fe->refusal)) {
+		buf_free(&fe->refusal);
+		free(fe);
+		return NULL;
+	}
+	fe->proto = (struct conn_proto){
+		.name = "pg",
+		.size = sizeof(struct pgs),
+		.open = p_open,
+		.room = p_room,
+		.feed = p_feed,
+		.buffered = p_buffered,
+		.step = p_step,
+		.close = p_close,
+		.free = p_free,
+		.refusal = fe->refusal.buf,
+		.refusal_len = fe->refusal.len,
+	};
+	return fe;
+}
+
+bool pg_fe_listen(struct pg_fe *fe, char *err, size_t errlen)
+{
+	return srv_listen_tcp(fe->srv, fe->cfg->bind, fe->cfg->pg_port, &fe->proto, err, errlen);
+}
+
+int pg_fe_port(const struct pg_fe *fe)
+{
+	return srv_port(fe->srv, &fe->proto);
+}
+
+void pg_fe_free(struct pg_fe *fe)
+{
+	if (fe == NULL)
+		return;
+	buf_free(&fe->refusal);
+	free(fe);
+}

@@ -1,0 +1,116 @@
+/*
+ * pg_sql: the small, honest SQL recogniser of the PostgreSQL front-end. It
+ * is not a parser of SQL: it recognises the statements leasegate answers
+ * (the advisory lock functions, leasegate's own, transaction control,
+ * SET/RESET/SHOW, what drivers and pools send on their own) and says
+ * "unsupported" for anything else, with the statement's text for the
+ * error.
+ *
+ * It works in place on a text the caller owns (string literals are
+ * unescaped there), one statement at a time.
+ */
+#ifndef LG_PG_SQL_H
+#define LG_PG_SQL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sql_kind {
+	SQL_EMPTY,
+	SQL_SELECT, /* a function call or constant: .fn, .args */
+	SQL_BEGIN,
+	SQL_COMMIT,
+	SQL_ROLLBACK,
+	SQL_SET, /* .name = .value; .local */
+	SQL_RESET,
+	SQL_RESET_ALL,
+	SQL_SHOW, /* .name ("all") */
+	SQL_DISCARD_ALL,
+	SQL_CLOSE_ALL,
+	SQL_UNLISTEN,
+	SQL_DEALLOCATE, /* .name, "" = ALL */
+	SQL_CATALOG,	/* a catalogue query a driver sends on its own: .catalog */
+	SQL_UNSUPPORTED,
+};
+
+enum sql_fn {
+	FN_NONE,
+	FN_LOCK,	  /* pg_advisory_lock */
+	FN_TRY_LOCK,	  /* pg_try_advisory_lock */
+	FN_UNLOCK,	  /* pg_advisory_unlock */
+	FN_XACT_LOCK,	  /* pg_advisory_xact_lock */
+	FN_TRY_XACT_LOCK, /* pg_try_advisory_xact_lock */
+	FN_UNLOCK_ALL,	  /* pg_advisory_unlock_all */
+	FN_SHARED,	  /* any *_shared variant: refused */
+	FN_LG_ACQUIRE,	  /* leasegate.acquire(name, lease_ms [, wait_ms]) */
+	FN_LG_RELEASE,	  /* leasegate.release(name) */
+	FN_LG_STATE,	  /* leasegate.state(name) */
+	FN_LG_TOKEN,	  /* leasegate.token(key) / (k1, k2) */
+	FN_CONST,	  /* SELECT <integer> */
+	FN_VERSION,	  /* version() */
+	FN_CURRENT_SETTING,
+	FN_SET_CONFIG,
+	FN_COUNT
+};
+
+/* The catalogue queries answered, each found by running its driver against
+ * PostgreSQL 15 with log_statement=all. */
+enum sql_catalog {
+	/* pgjdbc's TypeInfoCache.getPGType(oid), e.g. for
+	 * ResultSetMetaData.getColumnTypeName of a void column: one row
+	 * (on the search path, schema, type name) for $1 */
+	CAT_JDBC_TYPE_BY_OID,
+	/* pgjdbc's TypeInfoCache.getSQLType(oid), for ResultSet.getObject:
+	 * (is_array, typtype, typname, oid) for $1 */
+	CAT_JDBC_SQLTYPE_BY_OID,
+	CAT_COUNT
+};
+
+enum sql_arg_type { ARG_NULL, ARG_INT, ARG_STR, ARG_PARAM, ARG_BOOL };
+
+struct sql_arg {
+	enum sql_arg_type t;
+	int64_t i;     /* ARG_INT, ARG_BOOL */
+	const char *s; /* ARG_STR: len bytes, unescaped */
+	size_t len;
+	int param;     /* ARG_PARAM: 1-based */
+	uint32_t cast; /* type OID of a ::cast, 0 none */
+};
+
+#define SQL_MAX_ARGS  4
+#define SQL_ALIAS_MAX 64
+
+struct sql_stmt {
+	enum sql_kind kind;
+	enum sql_fn fn;
+	unsigned nargs;
+	struct sql_arg args[SQL_MAX_ARGS];
+	int nparams;		   /* highest $n used */
+	char alias[SQL_ALIAS_MAX]; /* the result column's name */
+	char fname[SQL_ALIAS_MAX]; /* as written, for errors */
+	/* SET/SHOW/RESET/DEALLOCATE: name (lower case unless quoted) and
+	 * value (a literal's content, or the words as written) */
+	char name[SQL_ALIAS_MAX];
+	const char *value;
+	size_t value_len;
+	bool local;
+	int catalog;	  /* SQL_CATALOG: which (enum sql_catalog) */
+	bool several;	  /* SQL_UNSUPPORTED: a SELECT of several calls */
+	const char *text; /* the statement as written, for errors */
+	size_t text_len;
+};
+
+/* Recognises the statement at *pos in text[0..len) (string literals with
+ * '' are unescaped in place),
+ * and moves *pos past it and its ';'. Returns false at the end of the
+ * text (nothing but blanks and comments left). */
+bool sql_next(char *text, size_t len, size_t *pos, struct sql_stmt *out);
+
+/* Statements in text (empty ones too), counting up to limit + 1 at most. */
+unsigned sql_count(const char *text, size_t len, unsigned limit);
+
+/* The name of fn as PostgreSQL names the result column. */
+const char *sql_fn_name(enum sql_fn fn);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * pg_value: the values of the PostgreSQL front-end — the result columns of
+ * each statement with real type OIDs, DataRows in the text or binary
+ * format asked, and arguments read from literals or bound parameters (text
+ * or binary int2/int4/int8/oid/text/bool, types declared or inferred from
+ * where a parameter is used).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/pg/pg_int.h"
+
+/* --- the result columns of each function --- */
+
+static const struct pg_col state_cols[] = {
+	{"held", PG_OID_BOOL, 1, 0},	 {"holder", PG_OID_TEXT, -1, 0},
+	{"lease_ms", PG_OID_INT8, 8, 0}, {"fencing_token", PG_OID_INT8, 8, 0},
+	{"mine", PG_OID_BOOL, 1, 0},
+};
+
+static uint32_t fn_type(enum sql_fn fn)
+{
+	switch (fn) {
+	case FN_LOCK:
+	case FN_XACT_LOCK:
+	case FN_UNLOCK_ALL:
+		return PG_OID_VOID;
+	case FN_TRY_LOCK:
+	case FN_TRY_XACT_LOCK:
+	case FN_UNLOCK:
+	case FN_LG_RELEASE:
+		return PG_OID_BOOL;
+	case FN_LG_ACQUIRE:
+	case FN_LG_TOKEN:
+		return PG_OID_INT8;
+	case FN_CONST:
+		return PG_OID_INT4;
+	default:
+		return PG_OID_TEXT;
+	}
+}
+
+static int16_t type_len(uint32_t oid)
+{
+	switch (oid) {
+	case PG_OID_BOOL:
+		return 1;
+	case PG_OID_INT8:
+		return 8;
+	case PG_OID_INT4:
+		return 4;
+	case PG_OID_VOID:
+		return 4;
+	default:
+		return -1;
+	}
+}
+
+static int16_t col_format(const struct pg_portal *po, unsigned i)
+{
+	if (po == NULL || po->nrfmt == 0)
+		return 0;
+	return po->rfmt[po->nrfmt == 1 ? 0 : (i < po->nrfmt ? i : 0)];
+}
+
+/* The columns of the result of fn (alias: a one-column result's name). */
+unsigned pgv_fn_columns(enum sql_fn fn, const char *alias, const struct pg_portal *po,
+			struct pg_col *cols)
+{
+	if (fn == FN_SHARED)
+		return 0;
+	if (fn == FN_LG_STATE) {
+		for (unsigned i = 0; i < 5; i++) {
+			cols[i] = state_cols[i];
+			cols[i].format = col_format(po, i);
+		}
+		return 5;
+	}
+	uint32_t t = fn_type(fn);
+	cols[0] = (struct pg_col){alias, t, type_len(t), col_format(po, 0)};
+	return 1;
+}
+
+/* The columns of st's result (0: none). */
+unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, struct pg_col *cols)
+{
+	if (st->kind == SQL_SHOW) {
+		cols[0] = (struct pg_col){st->name, PG_OID_TEXT, -1, col_format(po, 0)};
+		return 1;
+	}
+	if (st->kind == SQL_CATALOG) {
+		static const struct pg_col cat[CAT_COUNT][4] = {
+			[CAT_JDBC_TYPE_BY_OID] = {{"?column?", PG_OID_BOOL, 1, 0},
+						  {"nspname", PG_OID_NAME, 64, 0},
+						  {"typname", PG_OID_NAME, 64, 0}},
+			[CAT_JDBC_SQLTYPE_BY_OID] = {{"is_array", PG_OID_BOOL, 1, 0},
+						     {"typtype", PG_OID_CHAR, 1, 0},
+						     {"typname", PG_OID_NAME, 64, 0},
+						     {"oid", PG_OID_OID, 4, 0}},
+		};
+		unsigned n = st->catalog == CAT_JDBC_TYPE_BY_OID ? 3 : 4;
+		for (unsigned i = 0; i < n; i++) {
+			cols[i] = cat[st->catalog][i];
+			cols[i].format = col_format(po, i);
+		}
+		return n;
+	}
+	if (st->kind != SQL_SELECT)
+		return 0;
+	return pgv_fn_columns(st->fn, st->alias, po, cols);
+}
+
+/* One DataRow of n values, each in its column's type and format. */
+void pgv_put_row(struct buf *o, unsigned n, const struct pg_col *cols, const struct val *v)
+{
+	char text[5][24];
+	unsigned char bin[5][8];
+	const char *p[5];
+	int32_t len[5];
+	for (unsigned i = 0; i < n; i++) {
+		p[i] = NULL;
+		len[i] = -1;
+		if (v[i].null)
+			continue;
+		bool b = cols[i].format == 1;
+		switch (cols[i].oid) {
+		case PG_OID_VOID:
+			p[i] = "";
+			len[i] = 0;
+			break;
+		case PG_OID_BOOL:
+			if (b) {
+				bin[i][0] = v[i].i != 0;
+				p[i] = (const char *)bin[i];
+			} else {
+				p[i] = v[i].i ? "t" : "f";
+			}
+			len[i] = 1;
+			break;
+		case PG_OID_INT8:
+		case PG_OID_INT4:
+		case PG_OID_OID: {
+			if (b) {
+				unsigned w = cols[i].oid == PG_OID_INT8 ? 8 : 4;
+				uint64_t u = (uint64_t)v[i].i;
+				for (unsigned k = 0; k < w; k++)
+					bin[i][k] = (unsigned char)(u >> (8 * (w - 1 - k)));
+				p[i] = (const char *)bin[i];
+				len[i] = (int32_t)w;
+				break;
+			}
+			/* no printf on the hot path */
+			char *e = text[i] + sizeof(text[i]);
+			uint64_t u = v[i].i < 0 ? 0 - (uint64_t)v[i].i : (uint64_t)v[i].i;
+			do {
+				*--e = (char)('0' + u % 10);
+				u /= 10;
+			} while (u);
+			if (v[i].i < 0)
+				*--e = '-';
+			p[i] = e;
+			len[i] = (int32_t)(text[i] + sizeof(text[i]) - e);
+			break;
+		}
+		default:
+			p[i] = v[i].s;
+			len[i] = (int32_t)v[i].len;
+		}
+	}
+	pg_data_row(o, n, p, len);
+}
+
+/* --- arguments --- */
+
+static const struct pg_val *param_of(const struct pg_portal *po, int n)
+{
+	if (po == NULL || n < 1 || (unsigned)n > po->nparams)
+		return NULL;
+	return &po->params[n - 1];
+}
+
+/* The type of parameter n of prep: declared, else from its use. */
+static uint32_t param_type(const struct pg_prep *prep, int n)
+{
+	if (prep != NULL && (unsigned)n <= prep->ntypes && prep->types[n - 1] != 0)
+		return prep->types[n - 1];
+	return PG_OID_TEXT;
+}
+
+static bool int_text(const char *p, size_t len, int64_t *out)
+{
+	size_t i = 0;
+	bool neg = false;
+	uint64_t v = 0;
+	while (i < len && p[i] == ' ')
+		i++;
+	if (i < len && (p[i] == '-' || p[i] == '+'))
+		neg = p[i++] == '-';
+	if (i == len)
+		return false;
+	for (; i < len && p[i] >= '0' && p[i] <= '9'; i++) {
+		if (v > (uint64_t)INT64_MAX / 10)
+			return false;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	while (i < len && p[i] == ' ')
+		i++;
+	if (i != len || v > (uint64_t)INT64_MAX + neg)
+		return false;
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return true;
+}
+
+/* Argument i of st as a value wanted of type want (int types, text,
+ * bool). false: error written. */
+bool pgv_arg(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po, unsigned i,
+	     uint32_t want, struct val *v)
+{
+	const struct sql_arg *a = &st->args[i];
+	char msg[160];
+	memset(v, 0, sizeof(*v));
+	switch (a->t) {
+	case ARG_NULL:
+		v->null = true;
+		return true;
+	case ARG_INT:
+	case ARG_BOOL:
+		v->i = a->i;
+		if (want == PG_OID_TEXT) {
+			pgx_error(s, "42883", "function does not exist",
+				  "The argument should be text: quote it.");
+			return false;
+		}
+		break;
+	case ARG_STR:
+		v->s = a->s;
+		v->len = a->len;
+		if (want != PG_OID_TEXT) {
+			if (want == PG_OID_BOOL) {
+				v->i = a->len > 0 &&
+				       (a->s[0] == 't' || a->s[0] == 'T' || a->s[0] == 'o');
+				break;
+			}
+			if (!int_text(a->s, a->len, &v->i)) {
+				snprintf(msg, sizeof(msg),
+					 "invalid input syntax for type %s: \"%.*s\"",
+					 want == PG_OID_INT8 ? "bigint" : "integer",
+					 (int)(a->len > 64 ? 64 : a->len), a->s);
+				pgx_error(s, "22P02", msg, NULL);
+				return false;
+			}
+		}
+		break;
+	case ARG_PARAM: {
+		const struct pg_val *p = param_of(po, a->param);
+		if (p == NULL) {
+			snprintf(msg, sizeof(msg), "there is no parameter $%d", a->param);
+			pgx_error(s, "42P02", msg, NULL);
+			return false;
+		}
+		if (p->p == NULL) {
+			v->null = true;
+			return true;
+		}
+		if (p->fmt == 1) {
+			uint32_t t = param_type(po->prep, a->param);
+			const unsigned char *u = (const unsigned char *)p->p;
+			if (t == PG_OID_TEXT || t == PG_OID_VARCHAR || t == PG_OID_UNKNOWN) {
+				v->s = p->p;
+				v->len = (size_t)p->len;
+				if (want != PG_OID_TEXT && !int_text(v->s, v->len, &v->i))
+					goto bad_binary;
+				break;
+			}
+			int w = t == PG_OID_INT8   ? 8
+				: t == PG_OID_INT4 ? 4
+				: t == PG_OID_OID  ? 4
+				: t == PG_OID_INT2 ? 2
+				: t == PG_OID_BOOL ? 1
+						   : 0;
+			if (w == 0 || p->len != w)
+				goto bad_binary;
+			uint64_t x = 0;
+			for (int k = 0; k < w; k++)
+				x = x << 8 | u[k];
+			if (w == 8)
+				v->i = (int64_t)x;
+			else if (w == 4 && t == PG_OID_OID)
+				v->i = (int64_t)x;
+			else if (w == 4)
+				v->i = (int32_t)(uint32_t)x;
+			else if (w == 2)
+				v->i = (int16_t)(uint16_t)x;
+			else
+				v->i = x != 0;
+			if (want == PG_OID_TEXT) {
+				snprintf(msg, sizeof(msg), "parameter $%d must be text", a->param);
+				pgx_error(s, "42804", msg, NULL);
+				return false;
+			}
+			break;
+		bad_binary:
+			snprintf(msg, sizeof(msg),
+				 "incorrect binary data format in bind parameter %d", a->param);
+			pgx_error(s, "22P03", msg, NULL);
+			return false;
+		}
+		v->s = p->p;
+		v->len = (size_t)p->len;
+		if (want == PG_OID_BOOL) {
+			v->i = p->len > 0 && (p->p[0] == 't' || p->p[0] == 'T' || p->p[0] == '1' ||
+					      p->p[0] == 'o' || p->p[0] == 'y');
+		} else if (want != PG_OID_TEXT && !int_text(p->p, (size_t)p->len, &v->i)) {
+			snprintf(msg, sizeof(msg), "invalid input syntax for type %s: \"%.*s\"",
+				 want == PG_OID_INT8 ? "bigint" : "integer",
+				 p->len > 64 ? 64 : (int)p->len, p->p);
+			pgx_error(s, "22P02", msg, NULL);
+			return false;
+		}
+		break;
+	}
+	}
+	if ((want == PG_OID_INT4 && (v->i < INT32_MIN || v->i > INT32_MAX)) ||
+	    (want == PG_OID_INT2 && (v->i < INT16_MIN || v->i > INT16_MAX))) {
+		pgx_error(s, "22003",
+			  want == PG_OID_INT4 ? "integer out of range" : "smallint out of range",
+			  NULL);
+		return false;
+	}
+	return true;
+}
+
+/* What type parameter $n of st is, from where it is used. */
+uint32_t pgx_param_type(const struct sql_stmt *st, int n)
+{
+	if (st->kind == SQL_CATALOG)
+		return PG_OID_OID;
+	for (unsigned i = 0; i < st->nargs; i++) {
+		const struct sql_arg *a = &st->args[i];
+		if (a->t != ARG_PARAM || a->param != n)
+			continue;
+		if (a->cast)
+			return a->cast;
+		switch (st->fn) {
+		case FN_LOCK:
+		case FN_TRY_LOCK:
+		case FN_UNLOCK:
+		case FN_XACT_LOCK:
+		case FN_TRY_XACT_LOCK:
+		case FN_LG_TOKEN:
+		case FN_SHARED:
+			return st->nargs == 1 ? PG_OID_INT8 : PG_OID_INT4;
+		case FN_LG_ACQUIRE:
+			return i == 0 ? PG_OID_TEXT : PG_OID_INT4;
+		case FN_SET_CONFIG:
+			return i == 2 ? PG_OID_BOOL : PG_OID_TEXT;
+		default:
+			return PG_OID_TEXT;
+		}
+	}
+	return PG_OID_TEXT;
+}
+
+/* The wanted type of argument i. */
+uint32_t pgv_arg_type(const struct sql_stmt *st, unsigned i)
+{
+	const struct sql_arg *a = &st->args[i];
+	if (a->t == ARG_PARAM)
+		return pgx_param_type(st, a->param);
+	switch (st->fn) {
+	case FN_LG_ACQUIRE:
+		return i == 0 ? PG_OID_TEXT : PG_OID_INT4;
+	case FN_LG_RELEASE:
+	case FN_LG_STATE:
+	case FN_CURRENT_SETTING:
+		return i == 0 ? PG_OID_TEXT : PG_OID_BOOL;
+	case FN_SET_CONFIG:
+		return i == 2 ? PG_OID_BOOL : PG_OID_TEXT;
+	default:
+		return st->nargs == 1 ? PG_OID_INT8 : PG_OID_INT4;
+	}
+}

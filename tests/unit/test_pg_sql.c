@@ -1,0 +1,158 @@
+/*
+ * gateway/pg/pg_sql: what the recogniser makes of statements — the
+ * advisory functions and their arguments, leasegate's own, transaction
+ * control, SET/SHOW/RESET, what pools send, several statements per text,
+ * comments and quotes, and what it refuses (data-driven).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/pg/pg_sql.h"
+#include "protocols/pg/pg.h"
+
+struct row {
+	const char *sql;
+	enum sql_kind kind;
+	enum sql_fn fn;
+	unsigned nargs;
+	const char *alias_or_name; /* SELECT: column name; SET/SHOW: name */
+};
+
+static const struct row rows[] = {
+	{"SELECT pg_advisory_lock(42)", SQL_SELECT, FN_LOCK, 1, "pg_advisory_lock"},
+	{"select PG_TRY_ADVISORY_LOCK(-1)", SQL_SELECT, FN_TRY_LOCK, 1, "pg_try_advisory_lock"},
+	{"SELECT pg_catalog.pg_advisory_unlock(1, 2) AS ok", SQL_SELECT, FN_UNLOCK, 2, "ok"},
+	{"SELECT pg_advisory_xact_lock($1)", SQL_SELECT, FN_XACT_LOCK, 1, "pg_advisory_xact_lock"},
+	{"SELECT pg_try_advisory_xact_lock($1::int, $2::int4) t", SQL_SELECT, FN_TRY_XACT_LOCK, 2,
+	 "t"},
+	{"SELECT pg_advisory_unlock_all()", SQL_SELECT, FN_UNLOCK_ALL, 0, "pg_advisory_unlock_all"},
+	{"SELECT pg_advisory_lock_shared(1)", SQL_SELECT, FN_SHARED, 1, "?column?"},
+	{"SELECT leasegate.acquire('a''b', 30000)", SQL_SELECT, FN_LG_ACQUIRE, 2, "acquire"},
+	{"SELECT * FROM leasegate.state('x')", SQL_SELECT, FN_LG_STATE, 1, "state"},
+	{"SELECT leasegate.token(1, 2);", SQL_SELECT, FN_LG_TOKEN, 2, "token"},
+	{"SELECT 1", SQL_SELECT, FN_CONST, 1, "?column?"},
+	{"SELECT version()", SQL_SELECT, FN_VERSION, 0, "version"},
+	{"select current_setting('lock_timeout')", SQL_SELECT, FN_CURRENT_SETTING, 1,
+	 "current_setting"},
+	{"SELECT set_config('search_path', '', false)", SQL_SELECT, FN_SET_CONFIG, 3, "set_config"},
+	{"BEGIN", SQL_BEGIN, FN_NONE, 0, NULL},
+	{"begin isolation level serializable", SQL_BEGIN, FN_NONE, 0, NULL},
+	{"START TRANSACTION READ WRITE", SQL_BEGIN, FN_NONE, 0, NULL},
+	{"COMMIT", SQL_COMMIT, FN_NONE, 0, NULL},
+	{"end transaction", SQL_COMMIT, FN_NONE, 0, NULL},
+	{"ROLLBACK", SQL_ROLLBACK, FN_NONE, 0, NULL},
+	{"abort", SQL_ROLLBACK, FN_NONE, 0, NULL},
+	{"ROLLBACK TO SAVEPOINT a", SQL_UNSUPPORTED, FN_NONE, 0, NULL},
+	{"SET lock_timeout = '5s'", SQL_SET, FN_NONE, 0, "lock_timeout"},
+	{"SET SESSION statement_timeout TO 100", SQL_SET, FN_NONE, 0, "statement_timeout"},
+	{"SET LOCAL leasegate.lease_ms = 2000", SQL_SET, FN_NONE, 0, "leasegate.lease_ms"},
+	{"SET TIME ZONE 'UTC'", SQL_SET, FN_NONE, 0, "timezone"},
+	{"SET extra_float_digits = 3", SQL_SET, FN_NONE, 0, "extra_float_digits"},
+	{"SHOW TimeZone", SQL_SHOW, FN_NONE, 0, "timezone"},
+	{"SHOW TRANSACTION ISOLATION LEVEL", SQL_SHOW, FN_NONE, 0, "transaction_isolation"},
+	{"RESET ALL", SQL_RESET_ALL, FN_NONE, 0, NULL},
+	{"RESET lock_timeout", SQL_RESET, FN_NONE, 0, "lock_timeout"},
+	{"DISCARD ALL", SQL_DISCARD_ALL, FN_NONE, 0, NULL},
+	{"CLOSE ALL", SQL_CLOSE_ALL, FN_NONE, 0, NULL},
+	{"UNLISTEN *", SQL_UNLISTEN, FN_NONE, 0, NULL},
+	{"DEALLOCATE PREPARE s1", SQL_DEALLOCATE, FN_NONE, 0, "s1"},
+	{"DEALLOCATE ALL", SQL_DEALLOCATE, FN_NONE, 0, ""},
+	{"SELECT * FROM pg_class", SQL_UNSUPPORTED, FN_NONE, 0, NULL},
+	{"SELECT pg_advisory_lock(42) FROM t", SQL_UNSUPPORTED, FN_NONE, 0, NULL},
+	{"SELECT pg_advisory_lock(99999999999999999999)", SQL_UNSUPPORTED, FN_NONE, 0, NULL},
+	{"SELECT pg_advisory_lock(hashtext('x'))", SQL_UNSUPPORTED, FN_NONE, 0, NULL},
+	{"INSERT INTO t VALUES (1)", SQL_UNSUPPORTED, FN_NONE, 0, NULL},
+	{"  -- a comment only", SQL_EMPTY, FN_NONE, 0, NULL},
+};
+
+static void each_row(void **state)
+{
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		char *text = strdup(r->sql);
+		size_t pos = 0;
+		struct sql_stmt st;
+		bool got = sql_next(text, strlen(text), &pos, &st);
+		if (r->kind == SQL_EMPTY) {
+			if (got)
+				assert_int_equal(st.kind, SQL_EMPTY);
+			free(text);
+			continue;
+		}
+		assert_true(got);
+		if (st.kind != r->kind)
+			fail_msg("%s: kind %d, wanted %d", r->sql, st.kind, r->kind);
+		if (r->kind == SQL_SELECT) {
+			assert_int_equal(st.fn, r->fn);
+			assert_int_equal(st.nargs, r->nargs);
+			if (r->fn != FN_SHARED)
+				assert_string_equal(st.alias, r->alias_or_name);
+		} else if (r->alias_or_name != NULL) {
+			assert_string_equal(st.name, r->alias_or_name);
+		}
+		free(text);
+	}
+}
+
+static void arguments(void **state)
+{
+	char text[] = "SELECT leasegate.acquire('it''s', 30000, $2::bigint)";
+	size_t pos = 0;
+	struct sql_stmt st;
+	assert_true(sql_next(text, strlen(text), &pos, &st));
+	assert_int_equal(st.args[0].t, ARG_STR);
+	assert_int_equal(st.args[0].len, 4);
+	assert_memory_equal(st.args[0].s, "it's", 4);
+	assert_int_equal(st.args[1].t, ARG_INT);
+	assert_int_equal(st.args[1].i, 30000);
+	assert_int_equal(st.args[2].t, ARG_PARAM);
+	assert_int_equal(st.args[2].param, 2);
+	assert_int_equal(st.args[2].cast, PG_OID_INT8);
+	assert_int_equal(st.nparams, 2);
+	char two[] = "SELECT pg_advisory_lock(1), pg_try_advisory_lock(2)";
+	pos = 0;
+	assert_true(sql_next(two, strlen(two), &pos, &st));
+	assert_int_equal(st.kind, SQL_UNSUPPORTED);
+	assert_true(st.several);
+	char neg[] = "SELECT pg_advisory_lock(-9223372036854775808)";
+	pos = 0;
+	assert_true(sql_next(neg, strlen(neg), &pos, &st));
+	assert_int_equal(st.kind, SQL_SELECT);
+	assert_true(st.args[0].i == INT64_MIN);
+}
+
+static void several_statements(void **state)
+{
+	char text[] =
+		"SELECT 1; /* ; */ SELECT ';' ;; -- x; y\n SET a.b = 'c;d'; SHOW lock_timeout";
+	size_t pos = 0, len = strlen(text);
+	struct sql_stmt st;
+	enum sql_kind want[] = {SQL_SELECT, SQL_UNSUPPORTED, SQL_EMPTY, SQL_SET, SQL_SHOW};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_true(sql_next(text, len, &pos, &st));
+		assert_int_equal(st.kind, want[i]);
+		if (st.kind == SQL_SET) {
+			assert_int_equal(st.value_len, 3);
+			assert_memory_equal(st.value, "c;d", 3);
+		}
+	}
+	assert_false(sql_next(text, len, &pos, &st));
+	assert_int_equal(sql_count(text, len, 100), 5);
+	assert_int_equal(sql_count(text, len, 2), 3); /* stops past the limit */
+	assert_int_equal(sql_count("", 0, 10), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(each_row),
+		cmocka_unit_test(arguments),
+		cmocka_unit_test(several_statements),
+	};
+	return cmocka_run_group_tests_name("postgresql statements", tests, NULL, NULL);
+}
