@@ -7,7 +7,9 @@
 --       or the end of the session; names are hashed to the (int, int) space)
 --   leasegate.release(name text) -> bool
 --   leasegate.token(key bigint) -> bigint: the token of an advisory lock
---       this session holds (NULL otherwise)
+--       this session holds (NULL otherwise); the first call for a key takes
+--       a token, kept in a session setting: the same one while held (and,
+--       unlike leasegate's, again after an unlock and a new lock)
 -- Tokens come from one sequence, so they grow as fencing tokens do.
 CREATE SCHEMA leasegate;
 CREATE SEQUENCE leasegate.tokens;
@@ -23,7 +25,9 @@ LANGUAGE sql VOLATILE AS $$
 	SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
 		AND pid = pg_backend_pid() AND granted AND objsubid = 1
 		AND (classid::bigint << 32 | objid::bigint) = key)
-	THEN nextval('leasegate.tokens') END
+	THEN coalesce(nullif(current_setting('leasegate.token_' || replace(key::text, '-', 'm'), true), ''),
+		set_config('leasegate.token_' || replace(key::text, '-', 'm'),
+			nextval('leasegate.tokens')::text, false))::bigint END
 $$;
 GRANT USAGE ON SCHEMA leasegate TO PUBLIC;
 GRANT USAGE ON SEQUENCE leasegate.tokens TO PUBLIC;
