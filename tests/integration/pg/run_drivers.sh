@@ -15,30 +15,32 @@
 #   jdbc        JdbcTest.java      Debian libpostgresql-jdbc-java, `java File.java`,
 #                                  past prepareThreshold (server-prepared)
 #   node-pg     node_pg.js         `pg` from npm, locked in ../node/package-lock.json
+#   examples    examples_test.sh   examples/pg_singleton.py and .js: the README's
+#                                  copies; one of two copies leads, takeover at SIGKILL
 #
 # PG_TARGET picks the server:
 #   leasegate (default)  $LG_BIN --port 0 --admin-port 0 --pg-port P --pg-password s3cret
 #   postgres             a throw-away PostgreSQL 15 cluster (pgcluster.sh), with
 #                        standins.sql for the leasegate.* functions
 # Either way the drivers get PGHOST, PGPORT, PGUSER=leasegate,
-# PGPASSWORD=s3cret, PGDATABASE=locks. PG_DRIVERS (default: all six, the
+# PGPASSWORD=s3cret, PGDATABASE=locks. PG_DRIVERS (default: all seven, the
 # names above) picks drivers. Prints `ok <n> <driver>: <what>` per check;
 # exits 1 when any failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 target=${PG_TARGET:-leasegate}
-drivers=${PG_DRIVERS:-psql psycopg2 psycopg3 asyncpg jdbc node-pg}
+drivers=${PG_DRIVERS:-psql psycopg2 psycopg3 asyncpg jdbc node-pg examples}
 py=/usr/bin/python3 # Debian's, where python3-psycopg2 & co. install
 jar=${PG_JDBC_JAR:-/usr/share/java/postgresql.jar}
 work=$(mktemp -d "${LG_WORK:-/tmp}/pg_drivers.XXXXXX")
-[ "$(id -u)" = 0 ] && chmod 755 "$work" # the cluster's user reaches its folder
+pgdir= # the cluster's, in /tmp: its user may not reach into $LG_WORK
 gw=
 . "$here/pgcluster.sh"
 cleanup() {
 	[ -n "$gw" ] && kill "$gw" 2>/dev/null
 	pgc_stop
 	wait 2>/dev/null
-	rm -rf "$work"
+	rm -rf "$work" $pgdir
 }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
@@ -71,8 +73,9 @@ leasegate)
 	done
 	;;
 postgres)
-	mkdir "$work/pg"
-	if ! pgc_start "$work/pg" "$port" >"$work/pgc.log" 2>&1 ||
+	pgdir=$(mktemp -d /tmp/pg_drivers_pg.XXXXXX)
+	chmod 755 "$pgdir"
+	if ! pgc_start "$pgdir/pg" "$port" >"$work/pgc.log" 2>&1 ||
 		! PGC_DB=locks pgc_sql "$(cat "$here/standins.sql")" >>"$work/pgc.log" 2>&1; then
 		say "not ok" "a PostgreSQL 15 cluster starts ($PG_BINDIR)"
 		sed 's/^/# /' "$work/pgc.log"
@@ -116,6 +119,24 @@ needs() {
 	return 1
 }
 
+# npm_ci: node-postgres from ../node/package-lock.json in $work/node, once
+npm_ci() {
+	[ -d "$work/node/node_modules/pg" ] && return 0
+	needs node-pg "Node.js >= 18 and npm" command -v npm || return 1
+	mkdir -p "$work/node"
+	cp "$here/../node/package.json" "$here/../node/package-lock.json" "$here/node_pg.js" \
+		"$work/node/"
+	if (cd "$work/node" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) \
+		>"$work/npm.log" 2>&1; then
+		say ok "node-pg: npm ci from the lockfile: pg $(cd "$work/node" &&
+			node -p "require('pg/package.json').version")"
+	else
+		say "not ok" "node-pg: npm ci"
+		sed 's/^/# /' "$work/npm.log"
+		return 1
+	fi
+}
+
 for d in $drivers; do
 	case $d in
 	psql)
@@ -135,20 +156,10 @@ for d in $drivers; do
 			needs jdbc "libpostgresql-jdbc-java ($jar)" test -r "$jar" &&
 			driver jdbc java -cp "$jar" "$here/JdbcTest.java" ;;
 	node-pg)
-		needs node-pg "Node.js >= 18 and npm" command -v npm || continue
-		mkdir "$work/node"
-		cp "$here/../node/package.json" "$here/../node/package-lock.json" "$here/node_pg.js" \
-			"$work/node/"
-		if (cd "$work/node" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) \
-			>"$work/npm.log" 2>&1; then
-			say ok "node-pg: npm ci from the lockfile: pg $(cd "$work/node" &&
-				node -p "require('pg/package.json').version")"
-			driver node-pg node "$work/node/node_pg.js"
-		else
-			say "not ok" "node-pg: npm ci"
-			sed 's/^/# /' "$work/npm.log"
-		fi
-		;;
+		npm_ci && driver node-pg node "$work/node/node_pg.js" ;;
+	examples)
+		needs examples "python3-psycopg" $py -c 'import psycopg' && npm_ci &&
+			NODE_PATH=$work/node/node_modules driver examples sh "$here/examples_test.sh" ;;
 	*) say "not ok" "unknown driver '$d' in PG_DRIVERS" ;;
 	esac
 done
