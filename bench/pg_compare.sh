@@ -20,7 +20,8 @@
 #
 #   BUILD     build directory (default build); LG_BIN overrides the binary
 #   CLIENTS   pgbench connections (default 50)
-#   SECONDS_EACH  duration of each pgbench run (default 4)
+#   SECONDS_EACH  duration of each pgbench run (default 4; it includes the 50
+#             SCRAM logins, about a second on one CPU: 1 s runs count nothing)
 #   REPEAT    runs of each measurement, the best one reported (default 2)
 set -u
 BUILD=${BUILD:-build}
