@@ -4,7 +4,9 @@
 set -e
 PKGS="build-essential pkg-config libevent-dev libhiredis-dev libcmocka-dev libcjson-dev
 libcurl4-openssl-dev libssl-dev libpq-dev redis-server redis-tools postgresql-client curl
-python3-redis prometheus"
+python3-redis prometheus
+postgresql-15 python3-psycopg2 python3-psycopg python3-asyncpg libpostgresql-jdbc-java
+openjdk-17-jre-headless"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -12,6 +14,9 @@ for p in $PKGS; do
 done
 # Node.js and npm (the Node clients' test) unless a Node is installed already.
 command -v npm >/dev/null || missing="$missing nodejs npm"
+# postgresql-15 to openjdk-17-jre-headless: the PostgreSQL drivers' tests
+# (tests/integration/pg/: server, pgbench, psycopg2, psycopg 3, asyncpg,
+# pgjdbc run as `java File.java`) and bench/pg_compare.sh.
 # moto (the DynamoDB emulator of the integration tests) comes from the machine's Python.
 [ -z "$missing" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$missing"
