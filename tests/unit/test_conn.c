@@ -253,6 +253,15 @@ static struct conn *adopt(struct world *w, const struct conn_proto *proto)
 	return srv_adopt(w->srv, proto, sv[0], "test", "test");
 }
 
+/* A connection of line_proto moved onto the memory transport. */
+static struct conn *adopt_mem(struct world *w)
+{
+	struct conn *c = adopt(w, &line_proto);
+	assert_non_null(c);
+	assert_true(conn_set_transport(c, &mem_transport));
+	return c;
+}
+
 static void turns(struct world *w, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -304,9 +313,7 @@ static void test_bytes_move_only_through_the_transport(void **state)
 static void test_switch_transport_mid_stream(void **state)
 {
 	struct world *w = *state;
-	struct conn *c = adopt(w, &line_proto);
-	assert_non_null(c);
-	assert_true(conn_set_transport(c, &mem_transport));
+	struct conn *c = adopt_mem(w);
 	client_sends(c, "one\n");
 	turns(w, 2);
 	assert_string_equal(outbox(c), "got:one\n");
@@ -321,9 +328,7 @@ static void test_switch_transport_mid_stream(void **state)
 static void test_states_move_only_as_allowed(void **state)
 {
 	struct world *w = *state;
-	struct conn *c = adopt(w, &line_proto);
-	assert_non_null(c);
-	assert_true(conn_set_transport(c, &mem_transport));
+	struct conn *c = adopt_mem(w);
 	static const struct {
 		enum conn_state from, to;
 		bool ok;
@@ -371,9 +376,7 @@ static void test_one_maxclients_for_every_front_end(void **state)
 static void test_close_sends_then_closes(void **state)
 {
 	struct world *w = *state;
-	struct conn *c = adopt(w, &line_proto);
-	assert_non_null(c);
-	assert_true(conn_set_transport(c, &mem_transport));
+	struct conn *c = adopt_mem(w);
 	buf_printf(&c->out, "bye\n");
 	conn_ref(c); /* to read its outbox after the close */
 	conn_close(c, "test");
