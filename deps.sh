@@ -6,7 +6,7 @@ PKGS="build-essential pkg-config libevent-dev libhiredis-dev libcmocka-dev libcj
 libcurl4-openssl-dev libssl-dev libpq-dev redis-server redis-tools postgresql-client curl
 python3-redis prometheus
 postgresql-15 python3-psycopg2 python3-psycopg python3-asyncpg libpostgresql-jdbc-java
-openjdk-17-jre-headless"
+openjdk-17-jre-headless golang-go golang-github-jackc-pgx-v4-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -16,7 +16,8 @@ done
 command -v npm >/dev/null || missing="$missing nodejs npm"
 # postgresql-15 to openjdk-17-jre-headless: the PostgreSQL drivers' tests
 # (tests/integration/pg/: server, pgbench, psycopg2, psycopg 3, asyncpg,
-# pgjdbc run as `java File.java`) and bench/pg_compare.sh.
+# pgjdbc run as `java File.java`, Go and pgx v4 with its dependencies, built
+# offline in GOPATH mode) and bench/pg_compare.sh.
 # moto (the DynamoDB emulator of the integration tests) comes from the machine's Python.
 [ -z "$missing" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$missing"

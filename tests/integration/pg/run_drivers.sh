@@ -15,6 +15,9 @@
 #   jdbc        JdbcTest.java      Debian libpostgresql-jdbc-java, `java File.java`,
 #                                  past prepareThreshold (server-prepared)
 #   node-pg     node_pg.js         `pg` from npm, locked in ../node/package-lock.json
+#   pgx         pgx_test_main.go   Debian golang-github-jackc-pgx-v4-dev (pgx v4, pure Go,
+#                                  extended, statement cache, binary), built offline
+#                                  with Debian's golang-go in GOPATH mode
 #   examples    examples_test.sh   examples/pg_singleton.py and .js: the README's
 #                                  copies; one of two copies leads, takeover at SIGKILL
 #
@@ -23,7 +26,7 @@
 #   postgres             a throw-away PostgreSQL 15 cluster (pgcluster.sh), with
 #                        standins.sql for the leasegate.* functions
 # Either way the drivers get PGHOST, PGPORT, PGUSER=leasegate,
-# PGPASSWORD=s3cret, PGDATABASE=locks. PG_DRIVERS (default: all seven, the
+# PGPASSWORD=s3cret, PGDATABASE=locks. PG_DRIVERS (default: all eight, the
 # names above) picks drivers. Prints `ok <n> <driver>: <what>` per check;
 # exits 1 when any failed.
 #
@@ -35,7 +38,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 target=${PG_TARGET:-leasegate}
-drivers=${PG_DRIVERS:-psql psycopg2 psycopg3 asyncpg jdbc node-pg examples}
+drivers=${PG_DRIVERS:-psql psycopg2 psycopg3 asyncpg jdbc node-pg pgx examples}
 py=/usr/bin/python3 # Debian's, where python3-psycopg2 & co. install
 jar=${PG_JDBC_JAR:-/usr/share/java/postgresql.jar}
 work=$(mktemp -d "${LG_WORK:-/tmp}/pg_drivers.XXXXXX")
@@ -143,6 +146,28 @@ npm_ci() {
 	fi
 }
 
+# go_build: the pgx program into $work/pgx_test, offline: GOPATH mode on
+# Debian's Go sources (/usr/share/gocode), no module proxy
+gopath=${PG_GOPATH:-/usr/share/gocode}
+go_build() {
+	needs pgx "Go (golang-go)" command -v go || return 1
+	needs pgx "pgx v4 (golang-github-jackc-pgx-v4-dev)" \
+		test -d "$gopath/src/github.com/jackc/pgx/v4" || return 1
+	# the build cache: the user's, else one in $work (a build from scratch)
+	gocache=$(go env GOCACHE 2>/dev/null) && [ -n "$gocache" ] && [ "$gocache" != off ] ||
+		gocache=$work/gocache
+	if GOPATH=$gopath GO111MODULE=off GOFLAGS= GOPROXY=off GOCACHE=$gocache \
+		timeout -k 5 300 go build -o "$work/pgx_test" "$here/pgx_test_main.go" \
+		>"$work/go.log" 2>&1; then
+		say ok "pgx: go build (GOPATH mode, $(go env GOVERSION), pgx $(dpkg-query -W \
+			-f='${Version}' golang-github-jackc-pgx-v4-dev 2>/dev/null))"
+	else
+		say "not ok" "pgx: go build"
+		sed 's/^/# /' "$work/go.log"
+		return 1
+	fi
+}
+
 for d in $drivers; do
 	case $d in
 	psql)
@@ -163,6 +188,8 @@ for d in $drivers; do
 			driver jdbc java -cp "$jar" "$here/JdbcTest.java" ;;
 	node-pg)
 		npm_ci && driver node-pg node "$work/node/node_pg.js" ;;
+	pgx)
+		go_build && driver pgx "$work/pgx_test" ;;
 	examples)
 		needs examples "python3-psycopg" $py -c 'import psycopg' && npm_ci &&
 			NODE_PATH=$work/node/node_modules driver examples sh "$here/examples_test.sh" ;;
