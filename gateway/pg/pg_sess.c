@@ -544,7 +544,15 @@ struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc
 
 bool pg_fe_listen(struct pg_fe *fe, char *err, size_t errlen)
 {
-	return srv_listen_tcp(fe->srv, fe->cfg->bind, fe->cfg->pg_port, &fe->proto, err, errlen);
+	char why[400];
+	if (srv_listen_tcp(fe->srv, fe->cfg->bind, fe->cfg->pg_port, &fe->proto, why, sizeof(why)))
+		return true;
+	/* 5432 is PostgreSQL's own port: say what to do when one runs here */
+	snprintf(err, errlen,
+		 "bad value for --pg-port: %s (a PostgreSQL server on this port? choose another "
+		 "--pg-port, or 0 to turn the PostgreSQL port off)",
+		 why);
+	return false;
 }
 
 int pg_fe_port(const struct pg_fe *fe)

@@ -6,6 +6,7 @@
  */
 #include "gateway/redis/session.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,9 +125,15 @@ struct redis *redis_new(struct srv *srv, const struct cfg *cfg, struct cmd_table
 
 bool redis_listen(struct redis *r, char *err, size_t errlen)
 {
+	char why[400];
 	if (r->cfg->port &&
-	    !srv_listen_tcp(r->srv, r->cfg->bind, r->cfg->port, &r->proto, err, errlen))
+	    !srv_listen_tcp(r->srv, r->cfg->bind, r->cfg->port, &r->proto, why, sizeof(why))) {
+		snprintf(err, errlen,
+			 "bad value for --port: %s (a Redis server on this port? choose another "
+			 "--port, or 0 to turn the Redis port off)",
+			 why);
 		return false;
+	}
 	if (r->cfg->unixsocket[0] &&
 	    !srv_listen_unix(r->srv, r->cfg->unixsocket, &r->proto, err, errlen))
 		return false;

@@ -212,6 +212,26 @@ static void test_admin_port_in_use_stops_the_start(void **state)
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
+/* The protocol ports too: a port taken (PostgreSQL's 5432 by a PostgreSQL
+ * server, say) stops the start with a message naming the option and how
+ * to turn it off, in the log and on stderr. */
+static void test_protocol_port_in_use_stops_the_start(void **state)
+{
+	struct gw g, second;
+	char port[16];
+	struct gw_port pg = gw_free_port_arg();
+	gw_start(&g, NULL, "--pg-port", pg.arg, NULL);
+	gw_spawn(&second, NULL, "--pg-port", pg.arg, NULL);
+	assert_int_equal(gw_wait(&second), 1);
+	assert_int_equal(gw_log_count(&second, "bad value for --pg-port: cannot listen on"), 2);
+	assert_int_equal(gw_log_count(&second, "or 0 to turn the PostgreSQL port off"), 2);
+	snprintf(port, sizeof(port), "%d", g.port); /* g's Redis port */
+	gw_spawn(&second, NULL, "--port", port, NULL);
+	assert_int_equal(gw_wait(&second), 1);
+	assert_int_equal(gw_log_count(&second, "bad value for --port: cannot listen on"), 2);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 static void test_dynamodb_requests_on_moto(void **state)
 {
 	if (!gw_have_moto())
@@ -324,6 +344,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_not_ready_until_the_store_opens, gw_teardown),
 		cmocka_unit_test_teardown(test_not_ready_while_shutting_down, gw_teardown),
 		cmocka_unit_test_teardown(test_admin_port_in_use_stops_the_start, gw_teardown),
+		cmocka_unit_test_teardown(test_protocol_port_in_use_stops_the_start, gw_teardown),
 		cmocka_unit_test_teardown(test_admin_connections_capped, gw_teardown),
 		cmocka_unit_test_teardown(test_dynamodb_requests_on_moto, gw_teardown),
 	};
