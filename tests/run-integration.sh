@@ -23,31 +23,15 @@ BUILD=${BUILD:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/tests/support/runner.sh"
 work=$(mktemp -d /tmp/leasegate-it.XXXXXX)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-INITIAL_NO_AUTH_ACTION_COUNT=5 python3 "$root/tests/moto_serial.py" -H 127.0.0.1 -p "$port" \
-	>"$work/moto.log" 2>&1 &
-moto=$!
-trap 'kill $moto 2>/dev/null; wait $moto 2>/dev/null; rm -rf "$work"' EXIT
+. "$root/tests/support/moto.sh"
+trap '[ -z "${moto_pid:-}" ] || { kill $moto_pid; wait $moto_pid; } 2>/dev/null; rm -rf "$work"' EXIT
 trap 'exit 1' HUP INT TERM
-i=0
-until curl -s "http://127.0.0.1:$port/moto-api/" >/dev/null 2>&1; do
-	i=$((i + 1))
-	if [ $i -gt 300 ] || ! kill -0 $moto 2>/dev/null; then
-		rt_fail moto_serial.py "moto did not start"
-		cat "$work/moto.log"
-		rt_close "integration tests"
-		exit 1
-	fi
-	sleep 0.1
-done
-if ! setup=$(timeout 60 python3 "$root/tests/moto_setup.py" "http://127.0.0.1:$port"); then
-	rt_fail moto_setup.py "could not create the IAM users"
+if ! moto_start "$root" "$work"; then
+	rt_fail moto "$moto_error"
 	rt_close "integration tests"
 	exit 1
 fi
-eval "$setup"
-export LG_AK LG_SK LG_DENIED_AK LG_DENIED_SK
-export LG_MOTO="http://127.0.0.1:$port" LG_BIN="$root/$BUILD/leasegate" AWS_REGION=us-east-1
+export LG_BIN="$root/$BUILD/leasegate" AWS_REGION=us-east-1
 export LG_WORK="$work"
 
 limit=${IT_TIMEOUT:-240}

@@ -16,28 +16,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work="$root/$BUILD/stress"
 rm -rf "$work"
 mkdir -p "$work"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-INITIAL_NO_AUTH_ACTION_COUNT=5 python3 "$root/tests/moto_serial.py" -H 127.0.0.1 -p "$port" \
-	>"$work/moto.log" 2>&1 &
-moto=$!
-trap 'kill $moto 2>/dev/null; wait $moto 2>/dev/null' EXIT
+. "$root/tests/support/moto.sh"
+trap '[ -z "${moto_pid:-}" ] || { kill $moto_pid; wait $moto_pid; } 2>/dev/null' EXIT
 trap 'exit 1' HUP INT TERM
-i=0
-until curl -s "http://127.0.0.1:$port/moto-api/" >/dev/null 2>&1; do
-	i=$((i + 1))
-	if [ $i -gt 300 ] || ! kill -0 $moto 2>/dev/null; then
-		echo "moto did not start:"
-		cat "$work/moto.log"
-		exit 1
-	fi
-	sleep 0.1
-done
-setup=$(timeout 60 python3 "$root/tests/moto_setup.py" "http://127.0.0.1:$port") || {
-	echo "moto_setup.py could not create the IAM users"
-	exit 1
-}
-eval "$setup"
-export LG_AK LG_SK LG_MOTO="http://127.0.0.1:$port" LG_BIN="$root/$BUILD/leasegate" LG_WORK="$work"
+moto_start "$root" "$work" || { echo "$moto_error"; exit 1; }
+export LG_BIN="$root/$BUILD/leasegate" LG_WORK="$work"
 /usr/bin/python3 -c 'import redis' 2>/dev/null || {
 	echo "redis-py is missing for /usr/bin/python3: apt-get install python3-redis"
 	exit 1

@@ -183,32 +183,17 @@ static void t_free(struct conn *c)
 	buf_free(&((struct tconn *)c)->in);
 }
 
-static const struct conn_proto line_proto = {
-	.name = "line",
-	.size = sizeof(struct tconn),
-	.open = t_open,
-	.room = t_room,
-	.feed = t_feed,
-	.buffered = t_buffered,
-	.step = t_step,
-	.close = t_close,
-	.free = t_free,
-	.refusal = "ERR line: too many\n",
-};
+/* The line front-end, under a name and with its refusal. */
+#define LINE_PROTO(n, refused)                                                                     \
+	{                                                                                          \
+		.name = n, .size = sizeof(struct tconn), .open = t_open, .room = t_room,           \
+		.feed = t_feed, .buffered = t_buffered, .step = t_step, .close = t_close,          \
+		.free = t_free, .refusal = refused,                                                \
+	}
 
+static const struct conn_proto line_proto = LINE_PROTO("line", "ERR line: too many\n");
 /* A second front-end, to show the registry is shared. */
-static const struct conn_proto other_proto = {
-	.name = "other",
-	.size = sizeof(struct tconn),
-	.open = t_open,
-	.room = t_room,
-	.feed = t_feed,
-	.buffered = t_buffered,
-	.step = t_step,
-	.close = t_close,
-	.free = t_free,
-	.refusal = "ERR other: too many\n",
-};
+static const struct conn_proto other_proto = LINE_PROTO("other", "ERR other: too many\n");
 
 struct world {
 	struct cfg cfg;
