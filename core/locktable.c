@@ -715,6 +715,8 @@ const char *lt_loss_name(enum lt_loss reason)
 		[LT_DELETED] = "deleted",
 		[LT_EXPIRED] = "expired",
 		[LT_TABLE_NOT_FOUND] = "table_not_found",
+		[LT_FORCED] = "forced",
+		[LT_RELEASED] = "released",
 	};
 	return (unsigned)reason < LT_LOSS_COUNT ? names[reason] : "?";
 }

@@ -29,6 +29,7 @@
 struct locktable;
 struct lease;
 struct lt_wait;
+struct lt_scan;
 
 enum lt_loss {
 	LT_HELD = 0,	    /* not lost */
@@ -36,6 +37,11 @@ enum lt_loss {
 	LT_DELETED,	    /* a renewal found no item */
 	LT_EXPIRED,	    /* the lease ran out without a successful renewal */
 	LT_TABLE_NOT_FOUND, /* a renewal was answered ResourceNotFound */
+	LT_FORCED,	    /* an operator's forced release (LOCK.FORCE-RELEASE) */
+	/* Not a loss: released by (name, token) from outside the session (any
+	 * replica). The lease has ended as by lease_release; the lost callback
+	 * runs so that its owner forgets it, and nothing counts it as lost. */
+	LT_RELEASED,
 	LT_LOSS_COUNT
 };
 
@@ -59,7 +65,9 @@ struct lt_acquire_args {
 	int64_t timeout_ms; /* wait only: give up after this, 0 = never */
 	const char *holder; /* label of this lease; NULL = the table's */
 	const char *owner;  /* owner id to write (a retried acquire reuses
-			       it), NULL = a new one */
+			       it, a detached lease may bring its own),
+			       1..STORE_ID_MAX printable ASCII bytes; NULL =
+			       a new one */
 	/* Called each time the store answers this acquire without an error
 	 * (the lock found free or held); may be NULL. */
 	void (*answered)(void *arg);
@@ -107,6 +115,11 @@ struct lt_state {
 	int64_t token;
 	int64_t ttl; /* epoch seconds, 0 when the item has none */
 	char owner[STORE_ID_MAX + 1];
+	/* held: how long before a contender of this replica could take the
+	 * lease over, on this replica's clock — what remains of this
+	 * replica's own lease, or the lease less how long this replica has
+	 * seen the same rvn (the whole lease when it reads it first). */
+	int64_t remaining_ms;
 };
 
 typedef void (*lt_state_cb)(void *arg, const struct lt_state *state, const struct lt_error *err);
@@ -153,6 +166,14 @@ void lease_on_lost(struct lease *l, lt_lost_cb cb, void *arg);
  * Returns false on out-of-memory (no callback). */
 bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn_unused_result));
 
+/* Lets the lease go without releasing it: no more renewals, no end timer,
+ * no lost callback; the item stays held under its owner until its lease
+ * runs out (contenders take it over as from a crashed holder), a renewal
+ * or release by (name, token) (lt_foreign), or a takeover. This replica
+ * treats it from now on as another's holder, seen now. Returns the
+ * lease's token; l is invalid afterwards. */
+int64_t lease_detach(struct lease *l);
+
 /* The caller's pointer on a lease (NULL until set). */
 void lease_set_data(struct lease *l, void *data);
 void *lease_data(const struct lease *l);
@@ -173,5 +194,64 @@ void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg);
 bool lease_check(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn_unused_result));
 
 const char *lt_loss_name(enum lt_loss reason);
+
+/* --- leases by what the item shows, wherever they are held --- */
+
+enum lt_foreign_op {
+	LT_FOREIGN_RENEW,   /* a renewal: a new rvn, as the holder's heartbeat */
+	LT_FOREIGN_RELEASE, /* a release by (name, token): freed, "token" */
+	LT_FOREIGN_FORCE,   /* an operator's release: freed, "force" */
+};
+
+struct lt_foreign_req {
+	const char *name;
+	enum lt_foreign_op op;
+	int64_t token;	   /* > 0: the item's fence must be this */
+	const char *owner; /* non-NULL: the item's owner must be this */
+	/* RENEW: the new lease; 0 keeps the item's; with add_remaining, ms
+	 * added to what remains of the lease (as lt_state.remaining_ms). */
+	int64_t lease_ms;
+	bool add_remaining;
+};
+
+/* Result: done 1 (renewed, released), 0 the item shows no such lease
+ * (none held, another owner or fence); st is the item as read first (NULL
+ * on error); err on a store error. */
+typedef void (*lt_foreign_cb)(void *arg, int done, const struct lt_state *st,
+			      const struct lt_error *err);
+
+/* Acts on the lease the item of req->name shows (matching token and
+ * owner; neither: whatever holds it), whichever replica holds it: one
+ * consistent read, then a RENEW or RELEASE conditional on the owner it
+ * showed (that owner wrote that fence: owners are new per acquire), so the
+ * write applies to that lease or to none. The holding replica learns of a
+ * release at its next renewal (loss LT_RELEASED or LT_FORCED); when the
+ * lease is held by this locktable, at once. Local waiters are woken after
+ * a release. Holder labels are kept. Returns false on out-of-memory or a
+ * bad request (no callback). */
+bool lt_foreign(struct locktable *t, const struct lt_foreign_req *req, lt_foreign_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* --- the lock items of the table --- */
+
+struct lt_scan_entry {
+	const char *name;
+	struct lt_state st;
+};
+
+/* A page of the table's lock items: count entries (items that are no lock
+ * are left out), next ("" at the end); or err. Valid during the call. */
+typedef void (*lt_scan_cb)(void *arg, const struct lt_scan_entry *entries, unsigned count,
+			   const char *next, const struct lt_error *err);
+
+/* Reads a page of at most limit (1..STORE_SCAN_MAX) lock items from cursor
+ * (NULL or "": the start). Returns NULL on out-of-memory or a bad cursor
+ * (no callback), else a handle for lt_scan_cancel. */
+struct lt_scan *lt_scan(struct locktable *t, const char *cursor, unsigned limit, lt_scan_cb cb,
+			void *arg) __attribute__((warn_unused_result));
+void lt_scan_cancel(struct lt_scan *sc);
+
+/* The lock name of a wait (lt_acquire's handle). */
+const char *lt_wait_name(const struct lt_wait *w);
 
 #endif

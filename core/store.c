@@ -10,7 +10,7 @@
 static const char *const op_names[STORE_OP_COUNT] = {
 	[STORE_ACQUIRE] = "acquire",   [STORE_RENEW] = "renew",	      [STORE_RELEASE] = "release",
 	[STORE_READ] = "read",	       [STORE_DELETE] = "delete",     [STORE_CHECK] = "check",
-	[STORE_ANNOUNCE] = "announce", [STORE_WITHDRAW] = "withdraw",
+	[STORE_ANNOUNCE] = "announce", [STORE_WITHDRAW] = "withdraw", [STORE_SCAN] = "scan",
 };
 
 static const char *const status_names[] = {

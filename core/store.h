@@ -32,6 +32,11 @@
  *             Never creates an item. REFUSED: the old item, or none.
  *   RELEASE   REMOVE owner, leaseMs, holder SET ttl if owner = :owner
  *             (.unconditional: if the item exists). Never creates an item.
+ *             With .token > 0 (a release from outside the holding replica:
+ *             by (name, token), or an operator's forced release) also SET
+ *             freed = :token, freedBy = "token" (or "force" with .forced),
+ *             so that the holder's next renewal tells a release from a
+ *             takeover. ACQUIRE leaves freed and freedBy alone.
  *   ANNOUNCE  SET waiter = :waiter, waiterMs if attribute_exists(owner) AND
  *             attribute_not_exists(waiter) AND _type = LOCK: a waiting
  *             replica says so on a held item, leaving rvn (so takeover
@@ -42,6 +47,10 @@
  *   DELETE    unconditional delete. OK.
  *   CHECK     fencing check: owner = :owner AND fence = :token, as one
  *             ConditionCheck of a transaction. OK, or REFUSED with the item.
+ *
+ * And one operation over many items, store_scan(): a page of the lock
+ * items of the table (keys LOCK#..., sort key LOCK when there is one), in
+ * the store's order, with a cursor for the next page.
  */
 #ifndef LG_STORE_H
 #define LG_STORE_H
@@ -63,6 +72,7 @@ enum store_op {
 	STORE_CHECK,
 	STORE_ANNOUNCE,
 	STORE_WITHDRAW,
+	STORE_SCAN, /* store_scan() only, never in a store_req: for the counts */
 	STORE_OP_COUNT
 };
 
@@ -97,6 +107,10 @@ struct lock_item {
 	bool has_waiter;
 	char waiter[STORE_ID_MAX + 1];
 	int64_t waiter_ms;
+	/* The last release from outside the holding replica (see RELEASE):
+	 * the fence it ended, 0 when none; freed_forced: by force. */
+	int64_t freed;
+	bool freed_forced;
 };
 
 struct store_req {
@@ -111,7 +125,8 @@ struct store_req {
 	int64_t waiter_ms;    /* ANNOUNCE: my poll interval while announced */
 	int64_t lease_ms;     /* ACQUIRE/RENEW */
 	int64_t ttl;	      /* epoch seconds to write, 0 = no TTL attribute */
-	int64_t token;	      /* CHECK: fencing token */
+	int64_t token;	      /* CHECK: fencing token; RELEASE: freed (0: none) */
+	bool forced;	      /* RELEASE with .token: freedBy "force" */
 	bool unconditional;   /* ACQUIRE/RELEASE for the testing helpers */
 };
 
@@ -128,6 +143,7 @@ typedef void (*store_cb)(void *arg, const struct store_result *res);
 
 struct store;
 struct store_call; /* one request in flight */
+struct store_scan_result;
 
 struct store_ops {
 	struct store_call *(*submit)(struct store *s, const struct store_req *req, store_cb cb,
@@ -137,6 +153,9 @@ struct store_ops {
 	 * process. NULL when the store can only answer later. */
 	bool (*read_now)(struct store *s, const char *name, struct lock_item *out);
 	void (*free)(struct store *s);
+	/* store_scan(); cancelled with cancel. */
+	struct store_call *(*scan)(struct store *s, const char *cursor, unsigned limit,
+				   struct store_scan_result *res, void (*cb)(void *arg), void *arg);
 };
 
 struct store {
@@ -161,6 +180,41 @@ void store_cancel(struct store *s, struct store_call *call);
 bool store_read_now(struct store *s, const char *name, struct lock_item *out);
 
 void store_free(struct store *s);
+
+/* --- scan --- */
+
+#define STORE_SCAN_MAX	 1000 /* items per page at most */
+#define STORE_CURSOR_MAX 4100 /* bytes of a cursor (the hex of a key's name) */
+
+struct store_scan_entry {
+	char name[STORE_NAME_MAX + 1]; /* the lock name (the key without LOCK#) */
+	struct lock_item item;	       /* as read, not judged: see lock_item */
+};
+
+/* A page of a scan. The caller allocates entries (room for limit) and
+ * keeps res alive until the callback. */
+struct store_scan_result {
+	enum store_status status; /* OK, TRANSIENT, NO_TABLE or FATAL */
+	const char *error_type;
+	char message[STORE_MSG_MAX];
+	struct store_scan_entry *entries; /* set by the caller */
+	unsigned count;			  /* entries filled */
+	/* Where the next page starts; "" when the scan is complete. Opaque,
+	 * printable ASCII: DynamoDB's is the hex of the last key's name, the
+	 * embedded store's a position. A page may hold fewer than limit items
+	 * (DynamoDB applies the limit before its filter) and still have a
+	 * cursor. */
+	char cursor[STORE_CURSOR_MAX + 1];
+};
+
+/* Reads one page of at most limit (1..STORE_SCAN_MAX) lock items from
+ * cursor ("" or NULL: the start) into *res, then cb(arg) from the loop; a
+ * strongly consistent read where the store has one. Counted as one
+ * STORE_SCAN request. Returns a handle for store_cancel, or NULL on
+ * out-of-memory or a bad cursor or limit (no callback then). */
+struct store_call *store_scan(struct store *s, const char *cursor, unsigned limit,
+			      struct store_scan_result *res, void (*cb)(void *arg), void *arg)
+	__attribute__((warn_unused_result));
 
 uint64_t store_requests_total(const struct store *s);
 const char *store_op_name(enum store_op op);

@@ -84,6 +84,7 @@ struct ls_result {
 	enum lt_loss loss;  /* LS_LOST */
 	struct lt_state st; /* ls_state (LS_OK: st.exists) and ls_watch (st.held) */
 	bool mine;	    /* ls_state: the item's owner is this session's lease */
+	bool detached;	    /* ls_state, ls_foreign: the item's lease is detached */
 	char message[LS_MSG_MAX];
 };
 
@@ -149,7 +150,20 @@ struct ls_acquire_req {
 	 * LS_CONFLICT (Redis's LOCK.ACQUIRE). A session has one wait at a
 	 * time (acquire, campaign, watch): another is LS_INVALID. */
 	bool reentrant;
+	/* A detached lease: owned by no session (not renewed by the gateway,
+	 * not released at close, not counted in max_leases); it ends at its
+	 * lease unless renewed or released by (name, token) from any session
+	 * of any replica (ls_renew, ls_release, ls_foreign). With detach,
+	 * owner (owner_len bytes, 1..LS_VALUE_MAX printable ASCII) is the
+	 * value a Redis lock library identifies its lease by (SET key value
+	 * NX PX), NULL a new one; the item's owner is then "d:" + value, so
+	 * every replica can tell a detached lease (ls_detached). */
+	bool detach;
+	const char *owner;
+	size_t owner_len;
 };
+
+#define LS_VALUE_MAX (STORE_ID_MAX - 2)
 
 /* Takes a lease on a lock. LS_OK with .token; LS_NONE when another holder
  * has it (try) or the wait timed out; LS_CONFLICT, LS_INVALID, errors. A
@@ -158,13 +172,17 @@ enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, str
 			  ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
 
 /* Sends one renewal of the session's lease of name (token 0), or of
- * (name, token) held by any session of the replica. LS_OK renewed now;
- * LS_NONE no such lease or it has ended; LS_LOST once after a loss. */
+ * (name, token) held by any session of the replica, or else (name, token)
+ * held anywhere: by another replica, or detached (through lt_foreign: a
+ * read and a conditional write). LS_OK renewed now; LS_NONE no such lease
+ * or it has ended; LS_LOST once after a loss. */
 enum ls_status ls_renew(struct lsess *s, const char *name, int64_t token, struct ls_result *now,
 			ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
 
 /* Gives back one hold of scope on the session's lease of name (token 0;
- * or (name, token) of any session, which drops every hold). At the last
+ * or (name, token) of any session, which drops every hold; or else of a
+ * lease held anywhere, as ls_renew: its holding replica then ends it as
+ * released, not lost, at its next renewal). At the last
  * hold the lease is released (handed to a local waiter, or written free)
  * and the answer comes once that is done: LS_OK. LS_NONE when there is no
  * such hold; LS_LOST once after a loss. */
@@ -225,6 +243,74 @@ enum ls_status ls_resign(struct lsess *s, const char *name, struct ls_result *no
  * replica. */
 enum ls_status ls_watch(struct lsess *s, const char *name, size_t name_len, int64_t after,
 			int64_t timeout_ms, struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* --- leases by what the item shows (Redis lock libraries, operators) --- */
+
+enum ls_foreign_op { LS_FX_RENEW, LS_FX_RELEASE, LS_FX_FORCE };
+
+struct ls_foreign_req {
+	const char *name; /* name_len bytes, checked as for acquire */
+	size_t name_len;
+	enum ls_foreign_op op;
+	/* The lease: by the client's value of a detached lease (value,
+	 * value_len: the item's owner is "d:" + value), or by token (> 0), or
+	 * neither: whatever holds the lock (LS_FX_FORCE only). */
+	const char *value;
+	size_t value_len;
+	int64_t token;
+	int64_t lease_ms;   /* LS_FX_RENEW: the new lease, 0 keeps the item's;
+			       checked against the limits */
+	bool add_remaining; /* LS_FX_RENEW: lease_ms more than what remains */
+};
+
+/* Renews or releases the lease req names wherever it is held (see
+ * lt_foreign); a forced release makes its holding session's next
+ * operation about it answer LS_LOST "forced". LS_OK done (.st: the item as
+ * read before, .detached), LS_NONE no such lease now, LS_INVALID, errors. */
+enum ls_status ls_foreign(struct lsess *s, const struct ls_foreign_req *req, struct ls_result *now,
+			  ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
+
+/* st's owner is a detached lease's (a Redis lock library's value or a
+ * DETACH acquire). */
+bool ls_detached(const struct lt_state *st);
+/* The value a client sees as the lock's (GET key): a detached lease's
+ * value without its "d:", else the owner id. */
+const char *ls_owner_value(const struct lt_state *st);
+
+/* --- listing --- */
+
+/* A session's label for listings: the front-end's protocol and client id
+ * (lsess_new: "", 0). */
+void lsess_set_label(struct lsess *s, const char *proto, uint64_t id);
+
+struct ls_entry {
+	const char *name;
+	enum ls_kind kind;
+	const char *state; /* "held", "waiting", "campaigning", "lost" */
+	int64_t token;	   /* held, lost: the lease's */
+	int64_t lease_ms;  /* held */
+	const char *holder; /* held: the label, NULL when none */
+	const char *proto;  /* the session's (lsess_set_label) */
+	uint64_t id;
+};
+
+/* Calls each for every lease, term and wait of every session of the
+ * replica whose name matches pattern (fnmatch(3) glob, NULL: all), at most
+ * max (0: no bound). Returns how many. */
+unsigned lsvc_list(struct lsvc *svc, const char *pattern, unsigned max,
+		   void (*each)(void *arg, const struct ls_entry *e), void *arg);
+
+/* A page of the table's lock items (LOCK.LIST TABLE): entries whose name
+ * matches pattern (NULL all), next cursor ("" at the end); or res with an
+ * error status. Called once, unless the session closes first. */
+typedef void (*ls_scan_cb)(void *arg, const struct ls_result *res,
+			   const struct lt_scan_entry *entries, unsigned count, const char *next);
+
+/* Reads one page (limit 1..STORE_SCAN_MAX) of the table from cursor (NULL
+ * or "": the start): LS_PENDING, or an error at once in *now. */
+enum ls_status ls_scan(struct lsess *s, const char *cursor, unsigned limit, const char *pattern,
+		       struct ls_result *now, ls_scan_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
 /* Ends the session's wait (acquire, campaign or watch) now: its callback
