@@ -16,6 +16,8 @@
 # processes it started and failed, named, when it runs out; all of them
 # within IT_BUDGET seconds (default 720; the suite takes about 2.5 minutes).
 # A binary that is missing or a script that is not executable fails.
+# IT_ONLY="it_locks redis_cli.sh" runs only the tests named (while
+# working on them; make test runs all).
 # Closing line: "N passed, N failed, N skipped"; exits non-zero on any
 # failure (tests/support/runner.sh).
 set -u
@@ -36,9 +38,11 @@ export LG_WORK="$work"
 
 limit=${IT_TIMEOUT:-240}
 rt_budget "${IT_BUDGET:-720}"
+only() { [ -z "${IT_ONLY:-}" ] || case " $IT_ONLY " in *" $1 "*) ;; *) return 1 ;; esac; }
 [ -x "$LG_BIN" ] || rt_fail leasegate "not built (no executable $LG_BIN)"
 for src in "$root"/tests/integration/it_*.c; do
 	name=$(basename "$src" .c)
+	only "$name" || continue
 	t="$root/$BUILD/tests/$name"
 	if [ -x "$t" ]; then
 		rt_run "$name" "$limit" "$work/$name.log" cmocka "$t"
@@ -48,6 +52,7 @@ for src in "$root"/tests/integration/it_*.c; do
 done
 for t in "$root"/tests/integration/*.sh; do
 	name=$(basename "$t")
+	only "$name" || continue
 	if [ -x "$t" ]; then
 		rt_run "$name" "$limit" "$work/$name.log" script "$t"
 	else
