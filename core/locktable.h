@@ -198,7 +198,8 @@ const char *lt_loss_name(enum lt_loss reason);
 /* --- leases by what the item shows, wherever they are held --- */
 
 enum lt_foreign_op {
-	LT_FOREIGN_RENEW,   /* a renewal: a new rvn, as the holder's heartbeat */
+	LT_FOREIGN_RENEW,   /* a renewal: a new rvn, as the holder's heartbeat;
+			       on a lease of this locktable, lease_renew */
 	LT_FOREIGN_RELEASE, /* a release by (name, token): freed, "token" */
 	LT_FOREIGN_FORCE,   /* an operator's release: freed, "force" */
 };

@@ -255,7 +255,7 @@ struct ls_foreign_req {
 	enum ls_foreign_op op;
 	/* The lease: by the client's value of a detached lease (value,
 	 * value_len: the item's owner is "d:" + value), or by token (> 0), or
-	 * neither: whatever holds the lock (LS_FX_FORCE only). */
+	 * neither: whatever holds the lock (Redis's PEXPIRE, DEL; operators). */
 	const char *value;
 	size_t value_len;
 	int64_t token;
