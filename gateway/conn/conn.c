@@ -210,8 +210,8 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg)
 	conn_process(arg);
 }
 
-struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, int fd, const char *addr,
-		      const char *laddr)
+struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const struct transport *t,
+		      int fd, const char *addr, const char *laddr)
 {
 	struct event_base *base = srv_base(srv);
 	struct conn *c = calloc(1, proto->size);
@@ -221,7 +221,7 @@ struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, int fd, c
 	}
 	c->srv = srv;
 	c->proto = proto;
-	c->transport = &transport_plain;
+	c->transport = t ? t : &transport_plain;
 	c->fd = fd;
 	c->state = CONN_OPEN;
 	c->created_ms = c->last_cmd_ms = srv_turn_ms(srv);
@@ -249,6 +249,10 @@ struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, int fd, c
 bool conn_set_transport(struct conn *c, const struct transport *t)
 {
 	const struct transport *old = c->transport;
+	/* the replies so far leave on the old transport, all of them */
+	flush_now(c);
+	if (c->state == CONN_CLOSED || c->tp == NULL || old->unsent(c) != 0)
+		return false;
 	old->close(c);
 	c->transport = t;
 	if (t->open(c))
@@ -257,6 +261,11 @@ bool conn_set_transport(struct conn *c, const struct transport *t)
 	if (!old->open(c))
 		conn_abort(c, "out of memory for the transport");
 	return false;
+}
+
+bool conn_encrypted(const struct conn *c)
+{
+	return c->transport->encrypted;
 }
 
 void conn_drop_io(struct conn *c)
