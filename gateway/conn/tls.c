@@ -98,6 +98,13 @@ static bool set_protocols(SSL_CTX *ctx, const char *list, char *err, size_t errl
 	return true;
 }
 
+/* An encrypted key is refused: OpenSSL's default would ask for its
+ * passphrase on the terminal. */
+static int no_passphrase(char *buf, int size, int rwflag, void *arg)
+{
+	return 0;
+}
+
 /* A context from the files of cfg, or NULL with err. */
 static SSL_CTX *build(const struct cfg *cfg, char *err, size_t errlen)
 {
@@ -142,11 +149,12 @@ static SSL_CTX *build(const struct cfg *cfg, char *err, size_t errlen)
 	if (!readable("tls-key-file", cfg->tls_key_file, err, errlen))
 		goto fail;
 	FILE *kf = fopen(cfg->tls_key_file, "r");
-	EVP_PKEY *key = kf ? PEM_read_PrivateKey(kf, NULL, NULL, NULL) : NULL;
+	EVP_PKEY *key = kf ? PEM_read_PrivateKey(kf, NULL, no_passphrase, NULL) : NULL;
 	if (kf)
 		fclose(kf);
 	if (key == NULL) {
-		snprintf(err, errlen, "bad value for --tls-key-file: %s: no private key: %s",
+		snprintf(err, errlen,
+			 "bad value for --tls-key-file: %s: no private key (PEM, not encrypted): %s",
 			 cfg->tls_key_file, ossl_reason(why, sizeof(why)));
 		goto fail;
 	}

@@ -321,7 +321,7 @@ static enum conn_step encryption_request(struct pgs *s, bool ssl)
 {
 	/* Bytes sent behind the request came before any answer: they cannot
 	 * be trusted to the encrypted session, nor read as the next plaintext
-	 * message (CVE-2021-23222): refused, as PostgreSQL does. */
+	 * message (CVE-2021-23214): refused, as PostgreSQL does. */
 	if (pg_reader_buffered(&s->rd) > 0) {
 		log_msg(LOG_LVL_INFO, "pg session %llu %s: data received after the %s request",
 			(unsigned long long)s->c.id, s->c.addr, ssl ? "SSL" : "GSSENC");

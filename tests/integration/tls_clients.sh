@@ -161,7 +161,7 @@ print(data[:1].decode(), "C08P01" in data.decode(errors="replace"),
       "received unencrypted data after SSL request" in data.decode(errors="replace"))
 EOF
 )
-expect "data sent behind an SSLRequest is refused (08P01, CVE-2021-23222)" "$got" "E True True"
+expect "data sent behind an SSLRequest is refused (08P01, CVE-2021-23214)" "$got" "E True True"
 
 failed=$(curl -s "http://127.0.0.1:$admin/metrics" | awk '/^leasegate_tls_handshakes_failed_total /{print $2}')
 expect "/metrics counts the failed handshake (no client certificate)" "$failed" "[1-9]*"

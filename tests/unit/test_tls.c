@@ -36,6 +36,7 @@
 struct pki {
 	char dir[64];
 	char ca[128], cert[128], key[128], other_key[128], client_cert[128], client_key[128];
+	char enc_key[128];
 	EVP_PKEY *ca_key;
 	X509 *ca_cert;
 };
@@ -106,9 +107,19 @@ static void pki_make(struct pki *p)
 	PATH(other_key, "other.key");
 	PATH(client_cert, "client.crt");
 	PATH(client_key, "client.key");
+	PATH(enc_key, "encrypted.key");
 #undef PATH
 	p->ca_cert = make_cert(p, "test CA", 1, p->ca, NULL, &p->ca_key);
-	X509_free(make_cert(p, "server one", 0x1001, p->cert, p->key, NULL));
+	EVP_PKEY *server_key;
+	X509_free(make_cert(p, "server one", 0x1001, p->cert, p->key, &server_key));
+	/* the same key, encrypted with a passphrase */
+	FILE *f = fopen(p->enc_key, "w");
+	assert_non_null(f);
+	assert_int_equal(PEM_write_PrivateKey(f, server_key, EVP_aes_128_cbc(),
+					      (const unsigned char *)"pw", 2, NULL, NULL),
+			 1);
+	fclose(f);
+	EVP_PKEY_free(server_key);
 	X509_free(make_cert(p, "client", 0x3001, p->client_cert, p->client_key, NULL));
 	EVP_PKEY *other = EVP_EC_gen("P-256");
 	write_key(p->other_key, other);
@@ -117,8 +128,8 @@ static void pki_make(struct pki *p)
 
 static void pki_free(struct pki *p)
 {
-	const char *files[] = {p->ca,	     p->cert,	     p->key,
-			       p->other_key, p->client_cert, p->client_key};
+	const char *files[] = {p->ca,	       p->cert,	      p->key,	 p->other_key,
+			       p->client_cert, p->client_key, p->enc_key};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		unlink(files[i]);
 	rmdir(p->dir);
@@ -540,13 +551,16 @@ static void test_bad_files_name_the_option(void **state)
 		{"--tls-cert-file", 0, "/nonexistent/c.pem", "cannot read /nonexistent/c.pem"},
 		{"--tls-cert-file", 0, "key", "no certificate"},
 		{"--tls-ca-cert-file", 2, "key", "no CA certificate"},
+		/* refused without asking a passphrase on the terminal */
+		{"--tls-key-file", 1, "encrypted", "no private key (PEM, not encrypted)"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cfg c = w->cfg;
 		char *field[] = {c.tls_cert_file, c.tls_key_file, c.tls_ca_cert_file};
 		const char *v = strcmp(cases[i].value, "other") == 0 ? w->pki.other_key
-				: strcmp(cases[i].value, "key") == 0 ? w->pki.key
-								     : cases[i].value;
+				: strcmp(cases[i].value, "key") == 0	? w->pki.key
+				: strcmp(cases[i].value, "encrypted") == 0 ? w->pki.enc_key
+									   : cases[i].value;
 		snprintf(field[cases[i].which], 512, "%s", v);
 		char err[512] = "";
 		struct tls_srv *t = tls_srv_new(&c, err, sizeof(err));
