@@ -1,7 +1,8 @@
 /*
  * test_tls: the TLS transport and its shared context (gateway/conn:
  * transport_tls.c, tls.c) over a socketpair, with a CA, server and client
- * certificates made by OpenSSL at test time in a scratch directory. A
+ * certificates made by OpenSSL at test time in a scratch directory
+ * (tests/support/testpki). A
  * line front-end ("x\n" answers "got:x\n") runs over it; the client is
  * an OpenSSL client on the other end, driven turn by turn with the event
  * loop.
@@ -30,112 +31,7 @@
 #include "gateway/conn/server.h"
 #include "gateway/conn/tls.h"
 #include "gateway/conn/transport.h"
-
-/* ---- certificates ---- */
-
-struct pki {
-	char dir[64];
-	char ca[128], cert[128], key[128], other_key[128], client_cert[128], client_key[128];
-	char enc_key[128];
-	EVP_PKEY *ca_key;
-	X509 *ca_cert;
-};
-
-static void add_ext(X509 *x, X509 *issuer, int nid, const char *value)
-{
-	X509V3_CTX v3;
-	X509V3_set_ctx_nodb(&v3);
-	X509V3_set_ctx(&v3, issuer, x, NULL, NULL, 0);
-	X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
-	assert_non_null(e);
-	X509_add_ext(x, e, -1);
-	X509_EXTENSION_free(e);
-}
-
-static void write_key(const char *path, EVP_PKEY *key)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL), 1);
-	fclose(f);
-}
-
-/* A certificate for cn with serial, signed by the test CA (NULL: it is the
- * CA, self-signed); its key in key_path when given. */
-static X509 *make_cert(struct pki *p, const char *cn, long serial, const char *cert_path,
-		       const char *key_path, EVP_PKEY **key_out)
-{
-	EVP_PKEY *key = EVP_EC_gen("P-256");
-	X509 *x = X509_new();
-	assert_non_null(key);
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), serial);
-	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
-	X509_set_pubkey(x, key);
-	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
-				   (const unsigned char *)cn, -1, -1, 0);
-	bool is_ca = p->ca_cert == NULL;
-	X509 *issuer = is_ca ? x : p->ca_cert;
-	X509_set_issuer_name(x, X509_get_subject_name(issuer));
-	add_ext(x, issuer, NID_basic_constraints, is_ca ? "critical,CA:TRUE" : "CA:FALSE");
-	if (!is_ca)
-		add_ext(x, issuer, NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost");
-	assert_true(X509_sign(x, is_ca ? key : p->ca_key, EVP_sha256()) > 0);
-	FILE *f = fopen(cert_path, "w");
-	assert_non_null(f);
-	PEM_write_X509(f, x);
-	fclose(f);
-	if (key_path)
-		write_key(key_path, key);
-	if (key_out)
-		*key_out = key;
-	else
-		EVP_PKEY_free(key);
-	return x;
-}
-
-static void pki_make(struct pki *p)
-{
-	memset(p, 0, sizeof(*p));
-	snprintf(p->dir, sizeof(p->dir), "/tmp/lg-test-tls.XXXXXX");
-	assert_non_null(mkdtemp(p->dir));
-#define PATH(f, name) snprintf(p->f, sizeof(p->f), "%s/" name, p->dir)
-	PATH(ca, "ca.crt");
-	PATH(cert, "server.crt");
-	PATH(key, "server.key");
-	PATH(other_key, "other.key");
-	PATH(client_cert, "client.crt");
-	PATH(client_key, "client.key");
-	PATH(enc_key, "encrypted.key");
-#undef PATH
-	p->ca_cert = make_cert(p, "test CA", 1, p->ca, NULL, &p->ca_key);
-	EVP_PKEY *server_key;
-	X509_free(make_cert(p, "server one", 0x1001, p->cert, p->key, &server_key));
-	/* the same key, encrypted with a passphrase */
-	FILE *f = fopen(p->enc_key, "w");
-	assert_non_null(f);
-	assert_int_equal(PEM_write_PrivateKey(f, server_key, EVP_aes_128_cbc(),
-					      (const unsigned char *)"pw", 2, NULL, NULL),
-			 1);
-	fclose(f);
-	EVP_PKEY_free(server_key);
-	X509_free(make_cert(p, "client", 0x3001, p->client_cert, p->client_key, NULL));
-	EVP_PKEY *other = EVP_EC_gen("P-256");
-	write_key(p->other_key, other);
-	EVP_PKEY_free(other);
-}
-
-static void pki_free(struct pki *p)
-{
-	const char *files[] = {p->ca,	       p->cert,	      p->key,	 p->other_key,
-			       p->client_cert, p->client_key, p->enc_key};
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		unlink(files[i]);
-	rmdir(p->dir);
-	X509_free(p->ca_cert);
-	EVP_PKEY_free(p->ca_key);
-}
+#include "tests/support/testpki.h"
 
 /* ---- a line front-end ---- */
 
@@ -199,7 +95,7 @@ static const struct conn_proto mtls_proto = LINE_PROTO(CONN_CERT_REQUIRED);
 /* ---- the world: a registry with a TLS context, a client context ---- */
 
 struct world {
-	struct pki pki;
+	struct testpki pki;
 	struct cfg cfg;
 	struct event_base *base;
 	struct srv *srv;
@@ -228,7 +124,7 @@ static int setup(void **state)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	char err[512];
-	pki_make(&w->pki);
+	testpki_make(&w->pki);
 	load_cfg(w, true);
 	w->tls = tls_srv_new(&w->cfg, err, sizeof(err));
 	if (w->tls == NULL)
@@ -253,7 +149,7 @@ static int teardown(void **state)
 	event_base_free(w->base);
 	for (int i = 0; i < w->npeers; i++)
 		close(w->peers[i]);
-	pki_free(&w->pki);
+	testpki_free(&w->pki);
 	free(w);
 	return 0;
 }
@@ -505,7 +401,7 @@ static void test_reload(void **state)
 	SSL *old = connect_tls(w, &line_proto, &old_c);
 	assert_int_equal(peer_serial(old), 0x1001);
 
-	X509_free(make_cert(&w->pki, "server two", 0x2002, w->pki.cert, w->pki.key, NULL));
+	testpki_server(&w->pki, "server two", 0x2002);
 	char err[512];
 	assert_true(tls_srv_reload(w->tls, err, sizeof(err)));
 	char desc[512];
