@@ -318,6 +318,12 @@ static void test_libpq_verify_full_and_required(void **state)
 	    strstr(e, "--pg-tls required") == NULL)
 		fail_msg("%s", e);
 	PQfinish(c);
+	/* no Redis TLS port here: INFO says so, and that no certificate is asked */
+	redisContext *plain = gw_connect(&g);
+	redisReply *info = gw_cmd(plain, "INFO server");
+	assert_non_null(strstr(info->str, "\r\ntls_port:0\r\ntls_auth_clients:no\r\n"));
+	freeReplyObject(info);
+	redisFree(plain);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
