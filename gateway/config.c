@@ -376,12 +376,14 @@ static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 static bool finish_tls(struct cfg *c, char *err, size_t errlen)
 {
 	if ((c->tls_cert_file[0] != '\0') != (c->tls_key_file[0] != '\0')) {
-		errf(err, errlen, "bad value for --%s: --tls-cert-file and --tls-key-file go together",
+		errf(err, errlen,
+		     "bad value for --%s: --tls-cert-file and --tls-key-file go together",
 		     c->tls_cert_file[0] ? "tls-key-file" : "tls-cert-file");
 		return false;
 	}
 	if (c->tls_port != 0 && !cfg_tls(c)) {
-		errf(err, errlen, "bad value for --tls-port: needs --tls-cert-file and --tls-key-file");
+		errf(err, errlen,
+		     "bad value for --tls-port: needs --tls-cert-file and --tls-key-file");
 		return false;
 	}
 	if (c->tls_port != 0 && c->tls_port == c->port) {

@@ -122,11 +122,11 @@ static void on_ready(void *arg, bool ok, const char *msg)
 		char cert[512];
 		tls_srv_describe(a->tls, cert, sizeof(cert));
 		log_msg(LOG_LVL_INFO,
-			"TLS: Redis TLS port %d (client certificates %s), PostgreSQL SSLRequest %s; "
-			"certificate %s",
+			"TLS: Redis TLS port %d (client certificates %s), PostgreSQL "
+			"SSLRequest %s; certificate %s",
 			redis_tls_port(a->redis),
-			cfg->tls_port == 0		      ? "-"
-			: cfg->tls_auth_clients == CFG_TLS_AUTH_YES ? "required"
+			cfg->tls_port == 0				 ? "-"
+			: cfg->tls_auth_clients == CFG_TLS_AUTH_YES	 ? "required"
 			: cfg->tls_auth_clients == CFG_TLS_AUTH_OPTIONAL ? "optional"
 									 : "not asked",
 			a->pg == NULL			     ? "-"
@@ -192,8 +192,9 @@ static void on_hup(evutil_socket_t sig, short what, void *arg)
 	if (a->tls != NULL) {
 		char err[512], cert[512];
 		if (!tls_srv_reload(a->tls, err, sizeof(err))) {
-			log_msg(LOG_LVL_ERROR, "SIGHUP: TLS files not reloaded, the previous ones "
-					       "stay in use: %s", err);
+			log_msg(LOG_LVL_ERROR,
+				"SIGHUP: TLS files not reloaded, the previous ones stay in use: %s",
+				err);
 			return;
 		}
 		tls_srv_describe(a->tls, cert, sizeof(cert));

@@ -109,12 +109,12 @@ static void ddb_series(struct buf *out, const char *part, const char *table, con
 		       const char *outcome, bool le)
 {
 	buf_printf(out,
-			"db_client_operation_duration_seconds_%s{db_system_name=\"aws.dynamodb\","
-			"db_collection_name=\"",
-			part);
+		   "db_client_operation_duration_seconds_%s{db_system_name=\"aws.dynamodb\","
+		   "db_collection_name=\"",
+		   part);
 	put_value(out, table);
 	buf_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\"%s", op, outcome,
-			le ? ",le=\"" : "} ");
+		   le ? ",le=\"" : "} ");
 }
 
 /* One histogram series: cumulative buckets, sum and count. */

@@ -75,7 +75,8 @@ static bool set_protocols(SSL_CTX *ctx, const char *list, char *err, size_t errl
 			break;
 		bool known = false;
 		for (size_t i = 0; i < NV; i++)
-			if (strlen(versions[i].name) == n && strncasecmp(p, versions[i].name, n) == 0)
+			if (strlen(versions[i].name) == n &&
+			    strncasecmp(p, versions[i].name, n) == 0)
 				on[i] = known = any = true;
 		if (!known) {
 			snprintf(err, errlen,
@@ -122,8 +123,8 @@ static SSL_CTX *build(const struct cfg *cfg, char *err, size_t errlen)
 	SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
 					 SSL_OP_CIPHER_SERVER_PREFERENCE |
 					 SSL_OP_IGNORE_UNEXPECTED_EOF);
-	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
-				      SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+				      SSL_MODE_RELEASE_BUFFERS);
 	/* resumed sessions with client certificates need an id context */
 	static const unsigned char sid[] = "leasegate";
 	SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
@@ -153,9 +154,10 @@ static SSL_CTX *build(const struct cfg *cfg, char *err, size_t errlen)
 	if (kf)
 		fclose(kf);
 	if (key == NULL) {
-		snprintf(err, errlen,
-			 "bad value for --tls-key-file: %s: no private key (PEM, not encrypted): %s",
-			 cfg->tls_key_file, ossl_reason(why, sizeof(why)));
+		snprintf(
+			err, errlen,
+			"bad value for --tls-key-file: %s: no private key (PEM, not encrypted): %s",
+			cfg->tls_key_file, ossl_reason(why, sizeof(why)));
 		goto fail;
 	}
 	if (X509_check_private_key(SSL_CTX_get0_certificate(ctx), key) != 1) {
@@ -182,7 +184,8 @@ static SSL_CTX *build(const struct cfg *cfg, char *err, size_t errlen)
 		    SSL_CTX_load_verify_locations(ctx, cfg->tls_ca_cert_file, NULL) != 1) {
 			if (names != NULL)
 				sk_X509_NAME_pop_free(names, X509_NAME_free);
-			snprintf(err, errlen, "bad value for --tls-ca-cert-file: %s: no CA certificate: %s",
+			snprintf(err, errlen,
+				 "bad value for --tls-ca-cert-file: %s: no CA certificate: %s",
 				 cfg->tls_ca_cert_file, ossl_reason(why, sizeof(why)));
 			goto fail;
 		}

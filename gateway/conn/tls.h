@@ -23,7 +23,7 @@ struct tls_srv;
 typedef struct ssl_ctx_st SSL_CTX;
 
 struct tls_stats {
-	uint64_t handshakes;	    /* completed */
+	uint64_t handshakes;	     /* completed */
 	uint64_t handshake_failures; /* a TLS error before the handshake completed */
 	uint64_t reloads, reload_failures;
 };

@@ -78,9 +78,8 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED) {
 		t->handshaken = t->counted = true;
 		tls_srv_count(t->srv, true);
-		log_msg(LOG_LVL_DEBUG, "connection %llu %s: TLS %s %s%s",
-			(unsigned long long)c->id, c->addr, SSL_get_version(t->ssl),
-			SSL_get_cipher_name(t->ssl),
+		log_msg(LOG_LVL_DEBUG, "connection %llu %s: TLS %s %s%s", (unsigned long long)c->id,
+			c->addr, SSL_get_version(t->ssl), SSL_get_cipher_name(t->ssl),
 			SSL_get0_peer_certificate(t->ssl) ? ", client certificate verified" : "");
 		return;
 	}

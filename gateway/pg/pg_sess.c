@@ -348,8 +348,7 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 {
 	struct pg_startup su;
 	const char *err;
-	if ((m->code == PG_SSL_REQUEST || m->code == PG_GSSENC_REQUEST) &&
-	    !conn_encrypted(&s->c))
+	if ((m->code == PG_SSL_REQUEST || m->code == PG_GSSENC_REQUEST) && !conn_encrypted(&s->c))
 		return encryption_request(s, m->code == PG_SSL_REQUEST);
 	if (m->code == PG_CANCEL_REQUEST) {
 		struct pg_cur cur = pg_cur_of(m);
@@ -585,7 +584,7 @@ struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc
 	};
 	/* --pg-tls applies once a certificate is configured (cfg_tls) */
 	fe->tls = cfg_tls(cfg) && srv_tls(srv) != NULL ? (enum cfg_pg_tls)cfg->pg_tls
-							: CFG_PG_TLS_OFF;
+						       : CFG_PG_TLS_OFF;
 	return fe;
 }
 

@@ -108,9 +108,10 @@ struct redis *redis_new(struct srv *srv, const struct cfg *cfg, struct cmd_table
 		.free = r_free,
 		.refusal = "-ERR max number of clients reached\r\n",
 		/* --tls-auth-clients, as Redis reads tls-auth-clients */
-		.tls_client_cert = cfg->tls_auth_clients == CFG_TLS_AUTH_YES	   ? CONN_CERT_REQUIRED
-				   : cfg->tls_auth_clients == CFG_TLS_AUTH_OPTIONAL ? CONN_CERT_OPTIONAL
-										    : CONN_CERT_NONE,
+		.tls_client_cert = cfg->tls_auth_clients == CFG_TLS_AUTH_YES ? CONN_CERT_REQUIRED
+				   : cfg->tls_auth_clients == CFG_TLS_AUTH_OPTIONAL
+					   ? CONN_CERT_OPTIONAL
+					   : CONN_CERT_NONE,
 	};
 	r->srv = srv;
 	r->cfg = cfg;
@@ -139,13 +140,13 @@ bool redis_listen(struct redis *r, char *err, size_t errlen)
 			 why);
 		return false;
 	}
-	if (r->cfg->tls_port &&
-	    !srv_listen_tcp_on(r->srv, r->cfg->bind, r->cfg->tls_port, &r->proto, &transport_tls,
-			       why, sizeof(why))) {
-		snprintf(err, errlen,
-			 "bad value for --tls-port: %s (choose another --tls-port, or 0 to turn the "
-			 "TLS port off)",
-			 why);
+	if (r->cfg->tls_port && !srv_listen_tcp_on(r->srv, r->cfg->bind, r->cfg->tls_port,
+						   &r->proto, &transport_tls, why, sizeof(why))) {
+		snprintf(
+			err, errlen,
+			"bad value for --tls-port: %s (choose another --tls-port, or 0 to turn the "
+			"TLS port off)",
+			why);
 		return false;
 	}
 	if (r->cfg->unixsocket[0] &&

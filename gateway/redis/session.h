@@ -81,7 +81,8 @@ struct sess {
 struct redis *redis_new(struct srv *srv, const struct cfg *cfg, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 /* Opens the listeners of the configuration (--port, 0 = none;
- * --tls-port, over the registry's TLS context; --unixsocket). False with a message in err when one cannot be opened. */
+ * --tls-port, over the registry's TLS context; --unixsocket). False with
+ * a message in err when one cannot be opened. */
 bool redis_listen(struct redis *r, char *err, size_t errlen) __attribute__((warn_unused_result));
 /* The bound TCP port, 0 if none; the TLS port (--tls-port). */
 int redis_port(const struct redis *r);

@@ -76,12 +76,10 @@ static bool tcl_open(struct tcl *t, int port, bool cert)
 	assert_int_equal(SSL_CTX_load_verify_locations(t->ctx, pki.ca, NULL), 1);
 	SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
 	if (cert) {
-		assert_int_equal(SSL_CTX_use_certificate_file(t->ctx, pki.client_cert,
-							      SSL_FILETYPE_PEM),
-				 1);
-		assert_int_equal(SSL_CTX_use_PrivateKey_file(t->ctx, pki.client_key,
-							     SSL_FILETYPE_PEM),
-				 1);
+		assert_int_equal(
+			SSL_CTX_use_certificate_file(t->ctx, pki.client_cert, SSL_FILETYPE_PEM), 1);
+		assert_int_equal(
+			SSL_CTX_use_PrivateKey_file(t->ctx, pki.client_key, SSL_FILETYPE_PEM), 1);
 	}
 	t->ssl = SSL_new(t->ctx);
 	SSL_set_tlsext_host_name(t->ssl, "localhost");
@@ -309,8 +307,8 @@ static void test_libpq_verify_full_and_required(void **state)
 	PQclear(r);
 	PQfinish(c);
 
-	snprintf(dsn, sizeof(dsn),
-		 "host=127.0.0.1 port=%d user=app dbname=locks sslmode=disable", pg.n);
+	snprintf(dsn, sizeof(dsn), "host=127.0.0.1 port=%d user=app dbname=locks sslmode=disable",
+		 pg.n);
 	c = PQconnectdb(dsn);
 	assert_int_equal(PQstatus(c), CONNECTION_BAD);
 	const char *e = PQerrorMessage(c);
@@ -340,7 +338,7 @@ static void test_bad_start(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct gw g;
 		struct gw_port tport = gw_free_port_arg();
-		const char *key = cases[i].file_kind == NULL ? pki.key
+		const char *key = cases[i].file_kind == NULL		     ? pki.key
 				  : strcmp(cases[i].file_kind, "other") == 0 ? pki.other_key
 									     : pki.enc_key;
 		gw_spawn(&g, NULL, "--tls-port", tport.arg, "--tls-cert-file", pki.cert,

@@ -31,8 +31,8 @@ static void write_key(const char *path, EVP_PKEY *key, const char *pass)
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	assert_int_equal(PEM_write_PrivateKey(f, key, pass ? EVP_aes_128_cbc() : NULL,
-					      (const unsigned char *)pass, pass ? (int)strlen(pass) : 0,
-					      NULL, NULL),
+					      (const unsigned char *)pass,
+					      pass ? (int)strlen(pass) : 0, NULL, NULL),
 			 1);
 	fclose(f);
 }
@@ -110,7 +110,7 @@ void testpki_make(struct testpki *p)
 
 void testpki_free(struct testpki *p)
 {
-	const char *files[] = {p->ca,	     p->cert,	     p->key,	    p->other_key,
+	const char *files[] = {p->ca,	   p->cert,	   p->key,	 p->other_key,
 			       p->enc_key, p->client_cert, p->client_key};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		unlink(files[i]);

@@ -183,8 +183,8 @@ static void test_pg_auth_options(void **state)
 	assert_string_equal(c.pg_password, "");
 	assert_string_equal(c.pg_users, "");
 	assert_int_equal(c.pg_auth, CFG_PG_SCRAM);
-	char *argv[] = {"leasegate", "--pg-port", "0", "--pg-password", "s3cret",
-			"--pg-users", "/etc/lg-users", "--pg-auth", "md5", NULL};
+	char *argv[] = {"leasegate",  "--pg-port",     "0",	    "--pg-password", "s3cret",
+			"--pg-users", "/etc/lg-users", "--pg-auth", "md5",	     NULL};
 	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
 	assert_int_equal(c.pg_port, 0);
 	assert_string_equal(c.pg_password, "s3cret");
@@ -265,9 +265,9 @@ static void test_tls_options(void **state)
 	assert_int_equal(c.pg_tls, CFG_PG_TLS_OPTIONAL);
 	assert_false(cfg_tls(&c));
 
-	char *env[] = {"LEASEGATE_TLS_PORT=6380", "LEASEGATE_TLS_CERT_FILE=/c.pem",
+	char *env[] = {"LEASEGATE_TLS_PORT=6380",	"LEASEGATE_TLS_CERT_FILE=/c.pem",
 		       "LEASEGATE_TLS_KEY_FILE=/k.pem", "LEASEGATE_TLS_AUTH_CLIENTS=no",
-		       "LEASEGATE_PG_TLS=required", NULL};
+		       "LEASEGATE_PG_TLS=required",	NULL};
 	assert_int_equal(load(&c, none, env, err), CFG_OK);
 	assert_int_equal(c.tls_port, 6380);
 	assert_true(cfg_tls(&c));
@@ -299,20 +299,24 @@ static void test_tls_options(void **state)
 			argv[n++] = (char *)bad[i].args[j];
 		argv[n] = NULL;
 		if (load(&c, argv, no_env, err) != CFG_ERROR || strstr(err, bad[i].want) == NULL)
-			fail_msg("case %zu: want an error with '%s', got '%s'", i, bad[i].want, err);
+			fail_msg("case %zu: want an error with '%s', got '%s'", i, bad[i].want,
+				 err);
 	}
 	/* with no client certificates asked, no CA is needed */
-	char *ok[] = {"leasegate",	 "--tls-port",	       "6380", "--tls-cert-file", "/c",
-		      "--tls-key-file", "/k", "--tls-auth-clients", "no", NULL};
+	char *ok[] = {"leasegate", "--tls-port",
+		      "6380",	   "--tls-cert-file",
+		      "/c",	   "--tls-key-file",
+		      "/k",	   "--tls-auth-clients",
+		      "no",	   NULL};
 	assert_int_equal(load(&c, ok, no_env, err), CFG_OK);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_flag_forms),
-		cmocka_unit_test(test_help_version), cmocka_unit_test(test_durations_and_sizes),
-		cmocka_unit_test(test_bad_values),   cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_defaults),	cmocka_unit_test(test_flag_forms),
+		cmocka_unit_test(test_help_version),	cmocka_unit_test(test_durations_and_sizes),
+		cmocka_unit_test(test_bad_values),	cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_pg_auth_options), cmocka_unit_test(test_tls_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -108,14 +108,8 @@ struct world {
 static void load_cfg(struct world *w, bool with_ca)
 {
 	char err[512];
-	char *argv[] = {"t",
-			"--tls-cert-file",
-			w->pki.cert,
-			"--tls-key-file",
-			w->pki.key,
-			"--tls-ca-cert-file",
-			w->pki.ca,
-			NULL};
+	char *argv[] = {"t",	    "--tls-cert-file",	  w->pki.cert, "--tls-key-file",
+			w->pki.key, "--tls-ca-cert-file", w->pki.ca,   NULL};
 	char *envp[] = {NULL};
 	assert_int_equal(cfg_load(&w->cfg, with_ca ? 7 : 5, argv, envp, err, sizeof(err)), CFG_OK);
 }
@@ -193,8 +187,8 @@ static SSL *client_on(struct world *w, int peer, bool cert)
 	SSL *ssl = SSL_new(w->client);
 	assert_non_null(ssl);
 	if (cert) {
-		assert_int_equal(SSL_use_certificate_file(ssl, w->pki.client_cert, SSL_FILETYPE_PEM),
-				 1);
+		assert_int_equal(
+			SSL_use_certificate_file(ssl, w->pki.client_cert, SSL_FILETYPE_PEM), 1);
 		assert_int_equal(SSL_use_PrivateKey_file(ssl, w->pki.client_key, SSL_FILETYPE_PEM),
 				 1);
 	}
@@ -453,8 +447,8 @@ static void test_bad_files_name_the_option(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cfg c = w->cfg;
 		char *field[] = {c.tls_cert_file, c.tls_key_file, c.tls_ca_cert_file};
-		const char *v = strcmp(cases[i].value, "other") == 0 ? w->pki.other_key
-				: strcmp(cases[i].value, "key") == 0	? w->pki.key
+		const char *v = strcmp(cases[i].value, "other") == 0	   ? w->pki.other_key
+				: strcmp(cases[i].value, "key") == 0	   ? w->pki.key
 				: strcmp(cases[i].value, "encrypted") == 0 ? w->pki.enc_key
 									   : cases[i].value;
 		snprintf(field[cases[i].which], 512, "%s", v);
@@ -504,12 +498,14 @@ static void test_protocols_option(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_requests_and_replies_over_tls, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pipelined_input_past_the_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_requests_and_replies_over_tls, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_input_past_the_room, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_plaintext_client_fails_the_handshake, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_switch_writes_the_plaintext_answer_first, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_switch_writes_the_plaintext_answer_first,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_certificate_required, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_ca_asks_no_certificate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
