@@ -71,6 +71,37 @@ void rl_foreign_flag(struct cmd_call *c, const struct ls_foreign_req *req)
 		rl_answer(c, ls_foreign(ls, req, &now, flag_done, c->sess), &now, rl_shape_flag);
 }
 
+/* What Redis answers a SET NX of a key that exists: a lock this session
+ * holds (LOCK.ACQUIRE) is one, not an error. */
+static void conflict_is_held(struct ls_result *res)
+{
+	if (res->status == LS_CONFLICT)
+		res->status = LS_NONE;
+}
+
+void rl_acquire_detached(struct cmd_call *c, const struct resp_arg *key,
+			 const struct resp_arg *value, int64_t ms, rl_shape_fn shape,
+			 ls_done_cb done)
+{
+	struct ls_acquire_req req = {
+		.name = key->p,
+		.name_len = key->len,
+		.lease_ms = ms,
+		.wait_ms = -1,
+		.scope = LS_SCOPE_SESSION,
+		.detach = true,
+		.owner = value->p,
+		.owner_len = value->len,
+	};
+	struct ls_result now;
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls == NULL)
+		return;
+	enum ls_status st = ls_acquire(ls, &req, &now, done, c->sess);
+	conflict_is_held(&now);
+	rl_answer(c, st, &now, shape);
+}
+
 /* --- integers as Redis reads them --- */
 
 /* A signed integer (Redis's string2ll: no spaces, no '+', no leading 0);
@@ -187,20 +218,7 @@ static void cmd_set(struct cmd_call *c)
 	}
 	if (!rl_check_expiry(c, to_ms(expiry, scale), scale, unit))
 		return;
-	struct ls_acquire_req req = {
-		.name = c->argv[1].p,
-		.name_len = c->argv[1].len,
-		.lease_ms = expiry * scale,
-		.wait_ms = -1,
-		.scope = LS_SCOPE_SESSION,
-		.detach = true,
-		.owner = c->argv[2].p,
-		.owner_len = c->argv[2].len,
-	};
-	struct ls_result now;
-	struct lsess *ls = rl_lsess(c->arg, c);
-	if (ls != NULL)
-		rl_answer(c, ls_acquire(ls, &req, &now, set_done, c->sess), &now, shape_set);
+	rl_acquire_detached(c, &c->argv[1], &c->argv[2], expiry * scale, shape_set, set_done);
 }
 
 /* --- GET key, PTTL key, TTL key: what the item shows --- */

@@ -112,6 +112,14 @@ bool rl_check_expiry(struct cmd_call *c, int64_t ms, int64_t scale, const char *
  * now or later. */
 void rl_foreign_flag(struct cmd_call *c, const struct ls_foreign_req *req);
 
+/* SET key value NX PX ms, and the acquire scripts: a detached lease on
+ * key whose owner is value, tried once; answered with shape (LS_OK: taken;
+ * LS_NONE: held, also by this session) now, or later through done (which
+ * calls rl_done with shape). */
+void rl_acquire_detached(struct cmd_call *c, const struct resp_arg *key,
+			 const struct resp_arg *value, int64_t ms, rl_shape_fn shape,
+			 ls_done_cb done);
+
 /* True when v is a value a detached lease can carry (SET key value NX
  * PX): 1..LS_VALUE_MAX printable ASCII bytes, no space (as the lease layer). */
 bool rl_value_ok(const struct resp_arg *v);

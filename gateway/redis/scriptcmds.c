@@ -73,13 +73,17 @@ static const struct known_script scripts[] = {
 	{"a4e8783852e6b949f9ef3a97212805108459a890", "redis-py Lock", "extend", SC_RENEW, 3, 2, 3},
 	{"1cac51482acf5858da00f6d685d68f886cd6b6b2", "redis-py Lock", "reacquire", SC_RENEW, 2, 2,
 	 0},
+	{"e5a322e2634ef59a516e8ea150cb085afafee684", "redlock", "lock", SC_ACQUIRE, 2, 2, 0},
+	{"0f0f23b9048b36752b5be114f357ba083449f908", "redlock", "unlock", SC_RELEASE, 1, 0, 0},
+	{"ce46f80993d5dac20dd066eb301a4e37994bdbed", "redlock", "extend", SC_RENEW, 2, 2, 0},
 };
 
 #define NSCRIPTS (sizeof(scripts) / sizeof(scripts[0]))
 
 #define SUPPORTED                                                                                  \
 	"leasegate runs no Lua; it knows the lock scripts of redis-py's Lock (release, extend, "   \
-	"reacquire), see the README, \"Using a Redis lock library\""
+	"reacquire) and of redlock 4 for Node.js (lock, unlock, extend; one resource per lock), "  \
+	"see the README, \"Using a Redis lock library\""
 
 static const struct known_script *find_sha(const char *hex, size_t len)
 {
@@ -117,7 +121,7 @@ static const struct known_script *find_body(const struct resp_arg *body, char he
 
 /* --- running a script: one lease operation --- */
 
-static void acquire_done(void *arg, const struct ls_result *res)
+static void flag_done(void *arg, const struct ls_result *res)
 {
 	rl_done(arg, res, rl_shape_flag);
 }
@@ -162,21 +166,7 @@ static void run(struct cmd_call *c, const struct known_script *k, const struct r
 		return;
 	}
 	if (k->op == SC_ACQUIRE) {
-		struct ls_acquire_req req = {
-			.name = key->p,
-			.name_len = key->len,
-			.lease_ms = ms,
-			.wait_ms = -1,
-			.scope = LS_SCOPE_SESSION,
-			.detach = true,
-			.owner = value->p,
-			.owner_len = value->len,
-		};
-		struct ls_result now;
-		struct lsess *ls = rl_lsess(c->arg, c);
-		if (ls != NULL)
-			rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now,
-				  rl_shape_flag);
+		rl_acquire_detached(c, key, value, ms, rl_shape_flag, flag_done);
 		return;
 	}
 	struct ls_foreign_req req = {

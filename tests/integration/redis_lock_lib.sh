@@ -119,6 +119,16 @@ else
 	say "not ok" "redis-cli: SET NX PX (62-byte value) OK, again nil, GET the value, DEL 1, GET nil (got $got)"
 fi
 
+# SET NX of a lock this very connection holds (LOCK.ACQUIRE): nil, as
+# Redis answers for a key that exists, not an error
+got=$(printf 'LOCK.ACQUIRE mine 5000\nSET mine v NX PX 5000\nLOCK.RELEASE mine\n' |
+	redis-cli -p "$port_embedded" --no-raw 2>&1 | tr '\n' '/')
+if [ "$got" = "(integer) 1/(nil)/(integer) 1/" ]; then
+	say ok "redis-cli: SET NX PX of a lock the same connection holds: nil"
+else
+	say "not ok" "redis-cli: SET NX PX of a lock the same connection holds: nil (got $got)"
+fi
+
 lib embedded "$port_embedded"
 
 if [ -z "${LG_MOTO:-}" ]; then
