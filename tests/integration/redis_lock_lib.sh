@@ -8,6 +8,8 @@
 #   moto       one gateway on a table of moto ($LG_MOTO) it creates
 #   moto-pair  two gateways on one table: the holder on one, the
 #              contender on the other (another replica)
+# and node/redlock.js runs redlock 4 (npm, over ioredis 5; versions from
+# node/package-lock.json, `npm ci` into $LG_WORK) on embedded and moto-pair.
 # Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK).
 # Prints `ok <what>` / `not ok <what>`; exits 1 when any check failed.
 set -u
@@ -140,6 +142,35 @@ lib moto "$port_moto"
 start a "lg-rlib-pair-$$"
 start b "lg-rlib-pair-$$"
 lib moto-pair "$port_a" "$port_b"
+
+# redlock SETUP PORT_A PORT_B: node/redlock.js on those gateways
+redlock() {
+	LG_SETUP=$1 LG_PORT_A=$2 LG_PORT_B=$3 timeout -k 5 90 node "$work/node/redlock.js" \
+		>"$work/redlock-$1.out" 2>&1
+	rc=$?
+	cat "$work/redlock-$1.out"
+	grep -q '^not ok' "$work/redlock-$1.out" && failed=1
+	if [ $rc != 0 ] && ! grep -q '^not ok' "$work/redlock-$1.out"; then
+		say "not ok" "$1: redlock.js exited $rc"
+	fi
+}
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	say "not ok" "redlock needs Node.js (>= 18) and npm (deps.sh installs them)"
+else
+	mkdir "$work/node"
+	cp "$here/node/package.json" "$here/node/package-lock.json" "$here/node/redlock.js" \
+		"$work/node/"
+	if (cd "$work/node" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) \
+		>"$work/npm.log" 2>&1; then
+		say ok "npm ci from the lockfile: redlock $(cd "$work/node" &&
+			node -p "require('redlock/package.json').version")"
+		redlock embedded "$port_embedded" "$port_embedded"
+		redlock moto-pair "$port_a" "$port_b"
+	else
+		say "not ok" "npm ci (redlock)"
+		sed 's/^/# /' "$work/npm.log"
+	fi
+fi
 
 if [ $failed != 0 ]; then
 	for f in "$work"/gw-*.log; do
