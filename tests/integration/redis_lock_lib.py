@@ -11,9 +11,11 @@ non-blocking acquire refused while held and its blocking acquire served
 after the release, extend (added and replaced), reacquire, PTTL/TTL/GET as
 the lock shows them, a lease of timeout=2 that is never released taken
 over by the contender once it ran out (and then LockNotOwnedError for its
-first holder), DEL by an operator, the scripts by SHA1 (EVALSHA, SCRIPT
-LOAD/EXISTS, EVAL with redis-py's own bodies) and an unknown script
-refused with NOSCRIPT. Prints "ok ..." / "not ok ..." lines; exits 1 when
+first holder), DEL by an operator (also of a LOCK.ACQUIRE lock, whose
+connection is told LOST forced), LOCK.RELEASE by token of a library's lock,
+redis.asyncio's Lock, the scripts by SHA1 (EVALSHA, SCRIPT LOAD/EXISTS,
+EVAL with redis-py's own bodies) and an unknown script refused with
+NOSCRIPT. Prints "ok ..." / "not ok ..." lines; exits 1 when
 any failed.
 """
 import hashlib
@@ -194,13 +196,61 @@ def scripts():
               "EVAL of an unknown script: an error naming what is supported", str(e))
 
 
+def lock_commands():
+    """The key commands on a lock taken with LOCK.ACQUIRE, and LOCK.RELEASE
+    by token on a library's detached lease."""
+    name = f"session-{run}"
+    holder = redis.Redis(port=port_a, socket_timeout=30, single_connection_client=True)
+    token = holder.execute_command("LOCK.ACQUIRE", name, 10000)
+    got = rb.get(name)
+    check(got is not None and 0 < rb.pttl(name) <= 10000,
+          "GET and PTTL show a lock taken with LOCK.ACQUIRE", got)
+    check(rb.delete(name) == 1, "DEL takes a LOCK.ACQUIRE lock away")
+    try:
+        holder.execute_command("LOCK.RENEW", name)
+        check(False, "its holding connection is then told LOST forced")
+    except ResponseError as e:
+        check(str(e) == "LOST forced", "its holding connection is then told LOST forced", str(e))
+    holder.close()
+    name = f"detached-{run}"
+    a = ra.lock(name, timeout=10)
+    a.acquire(blocking=False)
+    token = fence(ra, name)
+    check(rb.execute_command("LOCK.RELEASE", name, token) == 1 and not a.locked(),
+          "LOCK.RELEASE name token (another connection) ends a library's lock")
+    try:
+        a.release()
+        check(False, "... and its release then raises LockNotOwnedError")
+    except LockNotOwnedError:
+        check(True, "... and its release then raises LockNotOwnedError")
+
+
+def asyncio_lock():
+    import asyncio
+    import redis.asyncio as aioredis
+
+    async def main():
+        r = aioredis.Redis(port=port_a)
+        lock = r.lock(f"aio-{run}", timeout=5)
+        got = [await lock.acquire(blocking_timeout=2), await lock.owned(),
+               await lock.extend(2), await r.pttl(f"aio-{run}")]
+        await lock.release()
+        got.append(await lock.locked())
+        await r.close()
+        return got
+
+    got = asyncio.run(main())
+    check(got[:3] == [True, True, True] and 6000 < got[3] <= 7000 and got[4] is False,
+          "redis.asyncio's Lock: acquire, owned, extend, release", got)
+
+
 def nothing():
     name = f"never-{run}"
     check(ra.get(name) is None and ra.pttl(name) == -2 and ra.ttl(name) == -2,
           "a lock never taken: GET nil, PTTL -2, TTL -2")
 
 
-for part in (nothing, basics, scripts, operator_del, takeover):
+for part in (nothing, basics, scripts, operator_del, lock_commands, asyncio_lock, takeover):
     try:
         part()
     except Exception as e:  # a failure, named: never a traceback only
