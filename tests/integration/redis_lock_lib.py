@@ -20,6 +20,7 @@ any failed.
 """
 import hashlib
 import os
+import socket
 import sys
 import threading
 import time
@@ -223,6 +224,15 @@ def lock_commands():
         check(False, "... and its release then raises LockNotOwnedError")
     except LockNotOwnedError:
         check(True, "... and its release then raises LockNotOwnedError")
+    # connections that close while their command waits for the store
+    for cmd in ([b"DEL", b"gone-1", b"gone-2", b"gone-3"],
+                [b"SET", f"gone-{run}".encode(), b"v", b"NX", b"PX", b"5000"],
+                [b"EVALSHA", Lock.lua_release.sha.encode(), b"1", b"gone-1", b"v"]):
+        s = socket.create_connection(("127.0.0.1", port_a))
+        s.sendall(b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in cmd))
+        s.close()
+    check(ra.ping() and ra.delete(f"gone-{run}") in (0, 1),
+          "connections closed while DEL, SET and EVALSHA run: the gateway goes on")
 
 
 def asyncio_lock():
