@@ -1,11 +1,13 @@
 /*
  * redis/leases: the Redis front-end of the lease-session layer — LOCK.*
- * (lockcmds.c) and LEADER.* (leadercmds.c) parse RESP arguments into
- * requests of gateway/lease/lsess.h and render its results; this module
- * gives each Redis session its struct lsess (released at close, at RESET),
- * renders statuses, pushes losses to RESP3 sessions and writes the INFO
- * sections "leases" and the store's (through the backend: no store is
- * named here).
+ * (lockcmds.c), LEADER.* (leadercmds.c) and the commands of Redis lock
+ * libraries (compatcmds.c: SET NX PX, GET, DEL, PEXPIRE, PTTL...;
+ * scriptcmds.c: EVALSHA, EVAL, SCRIPT for their known scripts) parse RESP
+ * arguments into requests of gateway/lease/lsess.h and render its
+ * results; this module gives each Redis session its struct lsess
+ * (released at close, at RESET), renders statuses, pushes losses to RESP3
+ * sessions and writes the INFO sections "leases" and the store's (through
+ * the backend: no store is named here).
  *
  * Rendering: LS_INVALID, LS_CONFLICT, LS_FAILED and LS_CANCELLED are
  * "-ERR <message>", LS_TRANSIENT "-TRYAGAIN <message>", LS_LOST
