@@ -158,7 +158,7 @@ static void cmd_set(struct cmd_call *c)
 {
 	bool nx = false, xx = false;
 	const char *unsupported = NULL;
-	const char *unit = NULL; /* "PX" or "EX" once given */
+	const char *unit = NULL; /* "PX", "EX" (or EXAT, PXAT) once given */
 	int64_t expiry = 0;
 	for (int i = 3; i < c->argc; i++) {
 		const struct resp_arg *o = &c->argv[i];

@@ -254,13 +254,25 @@ def asyncio_lock():
           "redis.asyncio's Lock: acquire, owned, extend, release", got)
 
 
+def ran_out():
+    """A lease that ran out shows as no key on the replica that took it,
+    as Redis's key would have expired (another replica shows it until it
+    has watched it for a lease: the takeover rule)."""
+    name = f"ran-out-{run}"
+    a = ra.lock(name, timeout=1)
+    check(a.acquire(blocking=False), "a lock with timeout=1 taken")
+    time.sleep(1.3)
+    check(ra.get(name) is None and ra.pttl(name) == -2 and not a.locked(),
+          "its lease ran out: GET nil, PTTL -2, not locked()", (ra.get(name), ra.pttl(name)))
+
+
 def nothing():
     name = f"never-{run}"
     check(ra.get(name) is None and ra.pttl(name) == -2 and ra.ttl(name) == -2,
           "a lock never taken: GET nil, PTTL -2, TTL -2")
 
 
-for part in (nothing, basics, scripts, operator_del, lock_commands, asyncio_lock, takeover):
+for part in (nothing, ran_out, basics, scripts, operator_del, lock_commands, asyncio_lock, takeover):
     try:
         part()
     except Exception as e:  # a failure, named: never a traceback only
