@@ -216,6 +216,13 @@ struct store_call *store_scan(struct store *s, const char *cursor, unsigned limi
 			      struct store_scan_result *res, void (*cb)(void *arg), void *arg)
 	__attribute__((warn_unused_result));
 
+/* For the stores: the cursor of a page that ends at the lock name (its
+ * lowercase hex; buf has STORE_CURSOR_MAX + 1 bytes), and back: false when
+ * cursor is not the hex of 1..STORE_NAME_MAX bytes without NUL (name has
+ * STORE_NAME_MAX + 1 bytes). */
+void store_cursor_of(const char *name, char *buf);
+bool store_cursor_name(const char *cursor, char *name) __attribute__((warn_unused_result));
+
 uint64_t store_requests_total(const struct store *s);
 const char *store_op_name(enum store_op op);
 const char *store_status_name(enum store_status st);
