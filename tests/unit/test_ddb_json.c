@@ -317,7 +317,9 @@ static void test_op_mapping(void **state)
 	assert_int_equal(ddb_op_for(STORE_READ), DDB_GET_ITEM);
 	assert_int_equal(ddb_op_for(STORE_DELETE), DDB_DELETE_ITEM);
 	assert_int_equal(ddb_op_for(STORE_CHECK), DDB_TRANSACT_WRITE_ITEMS);
+	assert_int_equal(ddb_op_for(STORE_SCAN), DDB_SCAN);
 	assert_string_equal(ddb_op_name(DDB_TRANSACT_WRITE_ITEMS), "TransactWriteItems");
+	assert_string_equal(ddb_op_name(DDB_SCAN), "Scan");
 	assert_string_equal(ddb_op_name(DDB_OP_COUNT), "?");
 }
 
