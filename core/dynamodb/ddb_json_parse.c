@@ -459,11 +459,13 @@ static const char *key_value(const cJSON *map, const char *name)
 	return a ? typed(a, "S", ignored) : NULL;
 }
 
-/* The lock name of a key: pk LOCK#<name>, name 1..STORE_NAME_MAX bytes,
- * and sk LOCK when the table has a sort key. NULL for another key. */
+/* The lock name of a key: pk LOCK#<name>, name 1..STORE_NAME_MAX bytes
+ * of UTF-8 (as every lock name is), and sk LOCK when the table has a sort
+ * key. NULL for another key. */
 static const char *lock_name(const struct ddb_keys *k, const char *pk, const char *sk)
 {
-	if (!pk || strncmp(pk, "LOCK#", 5) != 0 || pk[5] == '\0' || strlen(pk + 5) > STORE_NAME_MAX)
+	if (!pk || strncmp(pk, "LOCK#", 5) != 0 || pk[5] == '\0' ||
+	    strlen(pk + 5) > STORE_NAME_MAX || !ddb_utf8_valid(pk + 5, strlen(pk + 5)))
 		return NULL;
 	if (k->sk && (!sk || strcmp(sk, "LOCK") != 0))
 		return NULL;
@@ -473,7 +475,10 @@ static const char *lock_name(const struct ddb_keys *k, const char *pk, const cha
 static bool scan_cursor(const struct ddb_keys *k, const cJSON *last, char *cursor, char *err)
 {
 	const char *pk = key_value(last, k->pk), *sk = k->sk ? key_value(last, k->sk) : NULL;
-	if (!cJSON_IsObject(last) || !pk || (k->sk && !sk)) {
+	/* a DynamoDB key is a non-empty string of UTF-8: anything else is no
+	 * key to start from */
+	if (!cJSON_IsObject(last) || !pk || !pk[0] || (k->sk && (!sk || !sk[0])) ||
+	    !ddb_utf8_valid(pk, strlen(pk)) || (sk && !ddb_utf8_valid(sk, strlen(sk)))) {
 		ddb_errf(err, "LastEvaluatedKey without the string keys of table %s", k->table);
 		return false;
 	}

@@ -152,16 +152,17 @@ static void test_parse_scan_page(void **state)
 		"{\"pk\":{\"S\":\"ORDER#1\"},\"owner\":{\"S\":\"x\"}},"
 		"{\"pk\":{\"N\":\"5\"}},"
 		"{\"pk\":{\"S\":\"LOCK#\"}},"
+		"{\"pk\":{\"S\":\"LOCK#\xc3\"}},"
 		"7,"
 		"{\"pk\":{\"S\":\"LOCK#b c\"},\"_type\":{\"S\":\"LOCK\"},\"rvn\":{\"S\":\"r2\"},"
 		"\"fence\":{\"N\":\"9\"},\"freed\":{\"N\":\"9\"},\"freedBy\":{\"S\":\"force\"},"
 		"\"waiter\":{\"S\":\"w\"},\"waiterMs\":{\"N\":\"500\"}}],"
-		"\"Count\":6,\"ScannedCount\":10,"
+		"\"Count\":7,\"ScannedCount\":10,"
 		"\"LastEvaluatedKey\":{\"pk\":{\"S\":\"LOCK#b c\"}}}";
 	struct page p;
 	char err[DDB_ERR_MAX] = "";
-	assert_false(parse(&k_pk, body, 5, &p, err)); /* DynamoDB never gives more than Limit */
-	if (!parse(&k_pk, body, 6, &p, err))
+	assert_false(parse(&k_pk, body, 6, &p, err)); /* DynamoDB never gives more than Limit */
+	if (!parse(&k_pk, body, 7, &p, err))
 		fail_msg("%s", err);
 	assert_int_equal(p.res.count, 2);
 	assert_string_equal(p.entries[0].name, "a");
@@ -271,6 +272,10 @@ static void test_parse_scan_bad(void **state)
 		"{\"Items\":[],\"LastEvaluatedKey\":{}}",
 		"{\"Items\":[],\"LastEvaluatedKey\":{\"pk\":{\"N\":\"1\"}}}",
 		"{\"Items\":[],\"LastEvaluatedKey\":[]}",
+		/* no UTF-8: no key DynamoDB has, nor a cursor the next page takes */
+		"{\"Items\":[],\"LastEvaluatedKey\":{\"pk\":{\"S\":\"ORDER#\xed\"}}}",
+		"{\"Items\":[],\"LastEvaluatedKey\":{\"pk\":{\"S\":\"LOCK#\xff\"}}}",
+		"{\"Items\":[],\"LastEvaluatedKey\":{\"pk\":{\"S\":\"\"}}}",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct page p;
@@ -286,6 +291,10 @@ static void test_parse_scan_bad(void **state)
 	/* with a sort key, a LastEvaluatedKey must carry it */
 	struct page p;
 	char err[DDB_ERR_MAX] = "";
+	assert_false(parse(
+		&k_sk_ttl,
+		"{\"Items\":[],\"LastEvaluatedKey\":{\"PK\":{\"S\":\"a\"},\"SK\":{\"S\":\"\"}}}", 2,
+		&p, err));
 	assert_false(parse(&k_sk_ttl, "{\"Items\":[],\"LastEvaluatedKey\":{\"PK\":{\"S\":\"a\"}}}",
 			   2, &p, err));
 }
