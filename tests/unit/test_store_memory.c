@@ -266,6 +266,7 @@ static void test_scan_pages_exact(void **state)
 		strcpy(cursor, p->res.cursor);
 	}
 	assert_int_equal(s->requests[STORE_SCAN], 4);
+	assert_string_equal(store_op_name(STORE_SCAN), "scan"); /* INFO's store_requests_scan */
 	page_free(p);
 	store_free(s);
 	clock_free(c);
