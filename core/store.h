@@ -203,9 +203,9 @@ struct store_scan_result {
 	 * printable ASCII: the lowercase hex of the name of the last lock the
 	 * page read (DynamoDB: of its last evaluated key; when that key is
 	 * another application's item, "~" and the base64url of its key).
-	 * store_scan() refuses a cursor of a form its store does not give. A page may hold fewer
-	 * than limit items (DynamoDB applies the limit before its filter) and
-	 * still have a cursor. */
+	 * store_scan() refuses a cursor of a form its store does not give.
+	 * A page may hold fewer than limit items (DynamoDB applies the limit
+	 * before its filter) and still have a cursor. */
 	char cursor[STORE_CURSOR_MAX + 1];
 };
 
