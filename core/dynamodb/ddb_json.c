@@ -621,6 +621,10 @@ char *ddb_build_request(const struct ddb_keys *k, const struct store_req *req, s
 {
 	if (!req_valid(req, err))
 		return NULL;
+	if (!builders[req->op]) { /* STORE_SCAN: store_scan() only */
+		ddb_errf(err, "%s is no store request", store_op_name(req->op));
+		return NULL;
+	}
 	return builders[req->op](k, req, len, err);
 }
 

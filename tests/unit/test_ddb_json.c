@@ -276,6 +276,7 @@ static const struct build_case build_cases[] = {
 	 NULL},
 	{"negative ttl", &k_pk, {.op = STORE_DELETE, .name = "a", .ttl = -1}, NULL},
 	{"unknown op", &k_pk, {.op = STORE_OP_COUNT, .name = "a"}, NULL},
+	{"scan is no request", &k_pk, {.op = STORE_SCAN, .name = "a"}, NULL},
 };
 
 static void assert_json_eq(const char *got, const char *want)
