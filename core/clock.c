@@ -130,8 +130,9 @@ static void heap_remove(struct clock *c, struct timer *t)
 	c->n--;
 }
 
-/* Real clock: have the libevent timer fire by the earliest due timer. */
-static void rearm_wake(struct clock *c)
+/* Real clock: have the libevent timer fire by the earliest due timer.
+ * now_us: the time if the caller has just read it, else -1. */
+static void rearm_wake(struct clock *c, int64_t now_us)
 {
 	if (c->fake || c->running)
 		return;
@@ -144,7 +145,7 @@ static void rearm_wake(struct clock *c)
 	int64_t due_ms = c->root->due_ms;
 	if (c->wake_due_ms >= 0 && c->wake_due_ms <= due_ms)
 		return; /* wakes in time (maybe early) */
-	int64_t delay = due_ms * 1000 - clock_now_us(c);
+	int64_t delay = due_ms * 1000 - (now_us >= 0 ? now_us : clock_now_us(c));
 	if (delay <= 0) {
 		/* Due now (a store completion, a deferred answer): run it in
 		 * this turn of the loop, not after the next poll for I/O. */
@@ -174,7 +175,7 @@ static void run_now(struct clock *c)
 	c->running = true;
 	run_due(c, clock_now_ms(c));
 	c->running = false;
-	rearm_wake(c);
+	rearm_wake(c, -1);
 }
 
 static void on_wake(evutil_socket_t fd, short what, void *arg)
@@ -267,12 +268,7 @@ void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg)
 	t->armed = false;
 }
 
-void timer_arm(struct timer *t, int64_t delay_ms)
-{
-	timer_arm_at(t, clock_now_ms(t->clock) + (delay_ms > 0 ? delay_ms : 0));
-}
-
-void timer_arm_at(struct timer *t, int64_t due_ms)
+static void arm_at(struct timer *t, int64_t due_ms, int64_t now_us)
 {
 	struct clock *c = t->clock;
 	if (t->armed)
@@ -282,7 +278,20 @@ void timer_arm_at(struct timer *t, int64_t due_ms)
 	t->armed = true;
 	c->root = c->root != NULL ? meld(c->root, t) : t;
 	c->n++;
-	rearm_wake(c);
+	rearm_wake(c, now_us);
+}
+
+void timer_arm(struct timer *t, int64_t delay_ms)
+{
+	/* one read of the clock: most timers armed so are due at once (a
+	 * store completion) and rearm_wake compares with the same now */
+	int64_t now_us = clock_now_us(t->clock);
+	arm_at(t, now_us / 1000 + (delay_ms > 0 ? delay_ms : 0), now_us);
+}
+
+void timer_arm_at(struct timer *t, int64_t due_ms)
+{
+	arm_at(t, due_ms, -1);
 }
 
 void timer_cancel(struct timer *t)
@@ -290,5 +299,5 @@ void timer_cancel(struct timer *t)
 	if (!t->armed)
 		return;
 	heap_remove(t->clock, t);
-	rearm_wake(t->clock);
+	rearm_wake(t->clock, -1);
 }
