@@ -76,7 +76,7 @@ static void cmd_release(struct cmd_call *c)
 
 /* A map key as its RESP bulk string, encoded here: LOCK.STATE writes five
  * per reply. */
-#define KEY(len, name) "$" #len "\r\n" name "\r\n"
+#define KEY(len, name)	  "$" #len "\r\n" name "\r\n"
 #define add_key(out, enc) buf_raw((out), (enc), sizeof(enc) - 1)
 
 static void shape_state(struct buf *out, enum resp_proto proto, const struct ls_result *res)
