@@ -50,7 +50,7 @@ struct cmd_table {
 /* A hash of the name (len >= 1) that case does not change: its length
  * and its first, middle and last bytes, the 0x20 bit (ASCII case) set
  * (LOCK.ACQUIRE and LOCK.RELEASE differ in the middle only). */
-static uint32_t name_hash(const char *s, size_t len)
+static inline uint32_t name_hash(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	uint32_t h = (uint32_t)len * 0x9E3779B1u;
