@@ -38,8 +38,8 @@ static void keepalive(int fd)
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 }
 
-struct cli_conn *cli_conn_open(const char *host, int port, const char *socket_path,
-			       int timeout_ms, char *err, size_t errlen)
+struct cli_conn *cli_conn_open(const char *host, int port, const char *socket_path, int timeout_ms,
+			       char *err, size_t errlen)
 {
 	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
 	bool unix_socket = socket_path != NULL && socket_path[0] != '\0';

@@ -21,8 +21,8 @@ struct cli_conn;
 
 /* Connects to socket_path when it is not empty, else to host:port, within
  * timeout_ms. NULL with err (errlen bytes) saying why. */
-struct cli_conn *cli_conn_open(const char *host, int port, const char *socket_path,
-			       int timeout_ms, char *err, size_t errlen) CLI_WUR;
+struct cli_conn *cli_conn_open(const char *host, int port, const char *socket_path, int timeout_ms,
+			       char *err, size_t errlen) CLI_WUR;
 
 /* Closes the connection (the gateway then releases its leases). NULL is fine. */
 void cli_conn_close(struct cli_conn *c);

@@ -315,7 +315,10 @@ static void render(struct text *t, const struct cli_reply *rep)
 		break;
 	}
 	bool map = rep->type == CLI_REPLY_MAP;
-	puts_(t, map ? "{" : rep->type == CLI_REPLY_PUSH ? ">[" : rep->type == CLI_REPLY_SET ? "~[" : "[");
+	puts_(t, map			       ? "{"
+		 : rep->type == CLI_REPLY_PUSH ? ">["
+		 : rep->type == CLI_REPLY_SET  ? "~["
+					       : "[");
 	for (size_t i = 0; i < rep->n; i++) {
 		if (i > 0)
 			puts_(t, map && i % 2 ? ": " : ", ");

@@ -26,20 +26,20 @@
 
 #define CLI_REPLY_MAX_BUFFER (1024 * 1024)
 #define CLI_REPLY_MAX_ELEMS  4096
-#define CLI_REPLY_MAX_DEPTH 8
+#define CLI_REPLY_MAX_DEPTH  8
 
 enum cli_reply_type {
-	CLI_REPLY_STATUS,  /* +OK: str */
-	CLI_REPLY_ERROR,   /* -ERR ... (and RESP3 !len blob errors): str */
-	CLI_REPLY_INT,	   /* :42: num */
-	CLI_REPLY_STRING,  /* $len bulk, =len verbatim (without its "txt:"): str */
-	CLI_REPLY_NULL,	   /* $-1, *-1, _ */
-	CLI_REPLY_BOOL,	   /* #t / #f: num 1 / 0 */
-	CLI_REPLY_DOUBLE,  /* ,1.5 and (bignum: str, as sent */
-	CLI_REPLY_ARRAY,   /* *n */
-	CLI_REPLY_SET,	   /* ~n */
-	CLI_REPLY_PUSH,	   /* >n */
-	CLI_REPLY_MAP,	   /* %n: 2n elements, key then value */
+	CLI_REPLY_STATUS, /* +OK: str */
+	CLI_REPLY_ERROR,  /* -ERR ... (and RESP3 !len blob errors): str */
+	CLI_REPLY_INT,	  /* :42: num */
+	CLI_REPLY_STRING, /* $len bulk, =len verbatim (without its "txt:"): str */
+	CLI_REPLY_NULL,	  /* $-1, *-1, _ */
+	CLI_REPLY_BOOL,	  /* #t / #f: num 1 / 0 */
+	CLI_REPLY_DOUBLE, /* ,1.5 and (bignum: str, as sent */
+	CLI_REPLY_ARRAY,  /* *n */
+	CLI_REPLY_SET,	  /* ~n */
+	CLI_REPLY_PUSH,	  /* >n */
+	CLI_REPLY_MAP,	  /* %n: 2n elements, key then value */
 };
 
 struct cli_reply {

@@ -42,8 +42,8 @@ static const struct opt_def {
 	 "its Redis protocol port (default 6379)"},
 	{"-s", "--socket", OPT_STRING, offsetof(struct lock_opts, socket), NULL, "PATH",
 	 "its Unix socket instead of host and port"},
-	{"-a", "--password", OPT_STRING, offsetof(struct lock_opts, password),
-	 "LEASEGATE_PASSWORD", "PASSWORD", "AUTH with this password (--requirepass)"},
+	{"-a", "--password", OPT_STRING, offsetof(struct lock_opts, password), "LEASEGATE_PASSWORD",
+	 "PASSWORD", "AUTH with this password (--requirepass)"},
 	{NULL, "--user", OPT_STRING, offsetof(struct lock_opts, user), NULL, "USER",
 	 "AUTH as this user (with -a)"},
 	{NULL, "--lease", OPT_DURATION, offsetof(struct lock_opts, lease_ms), NULL, "DURATION",
@@ -94,11 +94,14 @@ void lock_cli_usage(FILE *f)
 		fprintf(f, "  %-26s %s%s%s\n", left, d->help, d->env ? "; env " : "",
 			d->env ? d->env : "");
 	}
-	fprintf(f, "  %-26s %s\n\nexit status: the command's own (128+N when killed by signal N), or\n",
+	fprintf(f,
+		"  %-26s %s\n\nexit status: the command's own (128+N when killed by signal N), "
+		"or\n",
 		"    --help", "this text");
 	for (size_t i = 0; i < sizeof(exit_codes) / sizeof(exit_codes[0]); i++)
 		fprintf(f, "  %3d  %s\n", exit_codes[i].code, exit_codes[i].what);
-	fprintf(f, "\nexample: leasegate lock --wait 10m nightly-report -- /usr/local/bin/report\n");
+	fprintf(f,
+		"\nexample: leasegate lock --wait 10m nightly-report -- /usr/local/bin/report\n");
 }
 
 static const char *env_get(char *const *envp, const char *name)
@@ -134,9 +137,10 @@ static bool set_option(struct lock_opts *o, const struct opt_def *d, const char 
 		return true;
 	case OPT_DURATION:
 		if (!cfg_parse_duration(value, &v)) {
-			snprintf(err, errlen,
-				 "bad value for %s: '%s' is not a duration (250ms, 30s, 5m, 1h, 1d)",
-				 from, value);
+			snprintf(
+				err, errlen,
+				"bad value for %s: '%s' is not a duration (250ms, 30s, 5m, 1h, 1d)",
+				from, value);
 			return false;
 		}
 		*(int64_t *)(void *)field = v;
@@ -172,7 +176,8 @@ static enum lock_parse take_option(struct lock_opts *o, int argc, char **argv, i
 		} else if (*i + 1 < argc) {
 			value = argv[++*i];
 		} else {
-			snprintf(err, errlen, "%s needs a value (%s)", is_short ? d->shortname : d->longname, d->arg);
+			snprintf(err, errlen, "%s needs a value (%s)",
+				 is_short ? d->shortname : d->longname, d->arg);
 			return LOCK_PARSE_USAGE;
 		}
 		if (d->kind == OPT_NO_WAIT)
@@ -194,19 +199,22 @@ static enum lock_parse check(const struct lock_opts *o, bool waits_set, bool no_
 	if (waits_set && no_wait)
 		snprintf(err, errlen, "--wait and --no-wait exclude each other");
 	else if (o->lease_ms < MIN_LEASE_MS || o->lease_ms > MAX_LEASE_MS)
-		snprintf(err, errlen, "--lease must be from 1s to 1d (the gateway's bounds), not %lldms",
+		snprintf(err, errlen,
+			 "--lease must be from 1s to 1d (the gateway's bounds), not %lldms",
 			 (long long)o->lease_ms);
 	else if (o->user && !o->password)
 		snprintf(err, errlen, "--user needs a password (-a or LEASEGATE_PASSWORD)");
 	else if (o->holder && (o->holder[0] == '\0' || strlen(o->holder) > 256))
 		snprintf(err, errlen, "--holder must be 1 to 256 characters");
 	else if (o->name == NULL)
-		snprintf(err, errlen, "no lock name (usage: leasegate lock [options] NAME -- command)");
+		snprintf(err, errlen,
+			 "no lock name (usage: leasegate lock [options] NAME -- command)");
 	else if (o->name[0] == '\0')
 		snprintf(err, errlen, "the lock name is empty");
 	else if (o->cmd == NULL || o->cmd[0] == NULL)
-		snprintf(err, errlen, "no command to run (usage: leasegate lock [options] NAME -- "
-				      "command [args...])");
+		snprintf(err, errlen,
+			 "no command to run (usage: leasegate lock [options] NAME -- "
+			 "command [args...])");
 	else
 		return LOCK_PARSE_RUN;
 	return LOCK_PARSE_USAGE;
@@ -331,8 +339,8 @@ static int ask(struct lock_ctx *x, int argc, const char **argv, int timeout_ms,
 			continue;
 		case LOCK_WAIT_SIGNAL:
 			/* leaving closes the connection, which ends a wait */
-			fprintf(stderr, LOCK_MSG_PREFIX "%s while waiting for %s\n",
-				strsignal(sig), argv[0]);
+			fprintf(stderr, LOCK_MSG_PREFIX "%s while waiting for %s\n", strsignal(sig),
+				argv[0]);
 			return 128 + sig;
 		case LOCK_WAIT_TIMEOUT:
 			fprintf(stderr, LOCK_MSG_PREFIX "no answer to %s within %d ms\n", argv[0],
@@ -396,7 +404,9 @@ static int acquire(struct lock_ctx *x)
 		argv[argc++] = "WAIT";
 		argv[argc++] = wait;
 		if (o->wait_ms > 0)
-			timeout = (int)(o->wait_ms < INT32_MAX - WAIT_MARGIN_MS ? o->wait_ms + WAIT_MARGIN_MS : INT32_MAX);
+			timeout = (int)(o->wait_ms < INT32_MAX - WAIT_MARGIN_MS
+						? o->wait_ms + WAIT_MARGIN_MS
+						: INT32_MAX);
 	} else {
 		timeout = CONNECT_TIMEOUT_MS + WAIT_MARGIN_MS;
 	}

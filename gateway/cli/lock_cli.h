@@ -26,10 +26,10 @@
 
 /* Exit codes besides the command's own status (sysexits.h's numbers). */
 enum lock_exit {
-	LOCK_EXIT_USAGE = 64,	      /* bad options */
-	LOCK_EXIT_UNAVAILABLE = 69,   /* no connection, a protocol or server error */
-	LOCK_EXIT_NOT_ACQUIRED = 75,  /* held elsewhere (--no-wait), or --wait ran out */
-	LOCK_EXIT_LOST = 76,	      /* the lease was lost while the command ran */
+	LOCK_EXIT_USAGE = 64,	     /* bad options */
+	LOCK_EXIT_UNAVAILABLE = 69,  /* no connection, a protocol or server error */
+	LOCK_EXIT_NOT_ACQUIRED = 75, /* held elsewhere (--no-wait), or --wait ran out */
+	LOCK_EXIT_LOST = 76,	     /* the lease was lost while the command ran */
 	LOCK_EXIT_NOT_EXECUTABLE = 126,
 	LOCK_EXIT_NOT_FOUND = 127,
 };

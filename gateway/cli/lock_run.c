@@ -86,7 +86,8 @@ static void on_conn(struct run *r)
 		case CLI_RECV_NONE:
 			return;
 		case CLI_RECV_CLOSED:
-			snprintf(why, sizeof(why), "%s (the gateway releases a lease whose connection closes)", err);
+			snprintf(why, sizeof(why),
+				 "%s (the gateway releases a lease whose connection closes)", err);
 			lose(r, why);
 			return;
 		case CLI_RECV_BAD:
@@ -166,7 +167,8 @@ static int release(struct run *r)
 		struct cli_reply *rep = NULL;
 		int sig;
 		int64_t left = deadline - lock_now_ms();
-		enum lock_wait w = lock_await(x, left > 0 ? (int)left : 0, &rep, &sig, err, sizeof(err));
+		enum lock_wait w =
+			lock_await(x, left > 0 ? (int)left : 0, &rep, &sig, err, sizeof(err));
 		if (w == LOCK_WAIT_SIGNAL)
 			continue; /* the command is gone: nothing to forward to */
 		if (w != LOCK_WAIT_REPLY) {
@@ -177,7 +179,9 @@ static int release(struct run *r)
 		}
 		int rc = -1;
 		if (lost_push(r, rep, &reason)) {
-			fprintf(stderr, LOCK_MSG_PREFIX "lost the lock %s (token %lld) before the command ended: LOST %s\n",
+			fprintf(stderr,
+				LOCK_MSG_PREFIX
+				"lost the lock %s (token %lld) before the command ended: LOST %s\n",
 				x->o->name, (long long)x->token, reason);
 			rc = LOCK_EXIT_LOST;
 		} else if (rep->type == CLI_REPLY_INT && rep->num == 1) {
@@ -188,7 +192,8 @@ static int release(struct run *r)
 			fprintf(stderr,
 				LOCK_MSG_PREFIX "lock %s (token %lld) was no longer held when the "
 						"command ended: LOCK.RELEASE answered %s\n",
-				x->o->name, (long long)x->token, cli_reply_text(rep, text, sizeof(text)));
+				x->o->name, (long long)x->token,
+				cli_reply_text(rep, text, sizeof(text)));
 			rc = LOCK_EXIT_LOST;
 		} else if (rep->type != CLI_REPLY_PUSH) {
 			/* leaving closes the connection, and that releases */
@@ -215,14 +220,16 @@ int lock_run(struct lock_ctx *x)
 	char token[24];
 	snprintf(token, sizeof(token), "%lld", (long long)x->token);
 	if (setenv("LEASEGATE_LOCK", o->name, 1) != 0 || setenv("LEASEGATE_TOKEN", token, 1) != 0) {
-		fprintf(stderr, LOCK_MSG_PREFIX "cannot set the environment: %s\n", strerror(errno));
+		fprintf(stderr, LOCK_MSG_PREFIX "cannot set the environment: %s\n",
+			strerror(errno));
 		return LOCK_EXIT_UNAVAILABLE;
 	}
 	fflush(NULL);
 	struct run r = {.x = x, .ping_ms = o->lease_ms / 3};
 	r.pid = fork();
 	if (r.pid < 0) {
-		fprintf(stderr, LOCK_MSG_PREFIX "cannot start %s: %s\n", o->cmd[0], strerror(errno));
+		fprintf(stderr, LOCK_MSG_PREFIX "cannot start %s: %s\n", o->cmd[0],
+			strerror(errno));
 		return LOCK_EXIT_UNAVAILABLE;
 	}
 	if (r.pid == 0)
@@ -231,7 +238,8 @@ int lock_run(struct lock_ctx *x)
 	while (!r.exited) {
 		int64_t left = r.timer - lock_now_ms();
 		bool timer_on = !(r.lost && r.killed);
-		struct pollfd p[2] = {{x->sigfd, POLLIN, 0}, {x->conn ? cli_conn_fd(x->conn) : -1, POLLIN, 0}};
+		struct pollfd p[2] = {{x->sigfd, POLLIN, 0},
+				      {x->conn ? cli_conn_fd(x->conn) : -1, POLLIN, 0}};
 		int n = poll(p, 2, !timer_on ? -1 : left > 0 ? (int)left : 0);
 		if (n < 0 && errno != EINTR) {
 			lose(&r, strerror(errno));

@@ -65,7 +65,8 @@ static const struct {
 	{"=8\r\ntxt:some\r\n", "some|"},
 	{"!10\r\nSYNTAX bad\r\n", "SYNTAX bad|"},
 	{"*2\r\n$1\r\na\r\n:1\r\n~1\r\n+x\r\n", "[a, 1]|~[x]|"},
-	{"%2\r\n$6\r\nserver\r\n$5\r\nredis\r\n$5\r\nproto\r\n:3\r\n", "{server: redis, proto: 3}|"},
+	{"%2\r\n$6\r\nserver\r\n$5\r\nredis\r\n$5\r\nproto\r\n:3\r\n",
+	 "{server: redis, proto: 3}|"},
 	{">4\r\n$9\r\nlock.lost\r\n$3\r\njob\r\n:7\r\n$7\r\ndeleted\r\n",
 	 ">[lock.lost, job, 7, deleted]|"},
 	/* a push between two replies, as the gateway may send one */
@@ -117,7 +118,8 @@ static void test_buffer_bound(void **state)
 	memcpy(big, "$99999999\r\n", 11);
 	assert_int_equal(cli_reader_feed(r, big, n), CLI_READ_MORE);
 	assert_int_equal(cli_reader_feed(r, big, n), CLI_READ_ERROR);
-	assert_string_equal(cli_reader_error(r), "protocol error: reply larger than the reader's buffer");
+	assert_string_equal(cli_reader_error(r),
+			    "protocol error: reply larger than the reader's buffer");
 	assert_int_equal(cli_reader_feed(r, "+OK\r\n", 5), CLI_READ_ERROR);
 	struct cli_reply *rep;
 	assert_int_equal(cli_reader_next(r, &rep), CLI_READ_ERROR);

@@ -51,10 +51,10 @@ static void test_every_option(void **state)
 {
 	struct lock_opts o;
 	char err[256];
-	char *argv[] = {"lock",	       "-h",	  "db1",      "-p",	     "7000",  "-s",
-			"/run/lg.sock", "-a",	  "pw",	      "--user",	     "ops",   "--lease=2m",
-			"--wait",       "1h",	  "--holder", "cron@db1",    "--grace", "500ms",
-			"job",	       "--",	  "-x",	      NULL};
+	char *argv[] = {"lock",		"-h", "db1",	  "-p",	      "7000",	 "-s",
+			"/run/lg.sock", "-a", "pw",	  "--user",   "ops",	 "--lease=2m",
+			"--wait",	"1h", "--holder", "cron@db1", "--grace", "500ms",
+			"job",		"--", "-x",	  NULL};
 	assert_int_equal(parse(&o, argv, no_env, err), LOCK_PARSE_RUN);
 	assert_string_equal(o.host, "db1");
 	assert_int_equal(o.port, 7000);
@@ -134,22 +134,40 @@ static const struct {
 	const char *want;
 } refusals[] = {
 	{{NULL}, NULL, "no lock name (usage: leasegate lock [options] NAME -- command)"},
-	{{"job"}, NULL, "no command to run (usage: leasegate lock [options] NAME -- command [args...])"},
-	{{"job", "--"}, NULL, "no command to run (usage: leasegate lock [options] NAME -- command [args...])"},
+	{{"job"},
+	 NULL,
+	 "no command to run (usage: leasegate lock [options] NAME -- command [args...])"},
+	{{"job", "--"},
+	 NULL,
+	 "no command to run (usage: leasegate lock [options] NAME -- command [args...])"},
 	{{"", "true"}, NULL, "the lock name is empty"},
-	{{"--bogus", "job", "true"}, NULL, "unknown option --bogus (leasegate lock --help lists them)"},
+	{{"--bogus", "job", "true"},
+	 NULL,
+	 "unknown option --bogus (leasegate lock --help lists them)"},
 	{{"-p"}, NULL, "-p needs a value (PORT)"},
 	{{"-p", "0", "job", "true"}, NULL, "bad value for -p: '0' is not a port (1-65535)"},
-	{{"--port=6379x", "job", "true"}, NULL, "bad value for --port: '6379x' is not a port (1-65535)"},
-	{{"job", "true"}, "LEASEGATE_PORT=http", "bad value for LEASEGATE_PORT: 'http' is not a port (1-65535)"},
-	{{"--lease", "soon", "job", "true"}, NULL,
+	{{"--port=6379x", "job", "true"},
+	 NULL,
+	 "bad value for --port: '6379x' is not a port (1-65535)"},
+	{{"job", "true"},
+	 "LEASEGATE_PORT=http",
+	 "bad value for LEASEGATE_PORT: 'http' is not a port (1-65535)"},
+	{{"--lease", "soon", "job", "true"},
+	 NULL,
 	 "bad value for --lease: 'soon' is not a duration (250ms, 30s, 5m, 1h, 1d)"},
-	{{"--lease", "999", "job", "true"}, NULL, "--lease must be from 1s to 1d (the gateway's bounds), not 999ms"},
-	{{"--lease", "2d", "job", "true"}, NULL,
+	{{"--lease", "999", "job", "true"},
+	 NULL,
+	 "--lease must be from 1s to 1d (the gateway's bounds), not 999ms"},
+	{{"--lease", "2d", "job", "true"},
+	 NULL,
 	 "--lease must be from 1s to 1d (the gateway's bounds), not 172800000ms"},
-	{{"--wait", "1s", "--no-wait", "job", "true"}, NULL, "--wait and --no-wait exclude each other"},
+	{{"--wait", "1s", "--no-wait", "job", "true"},
+	 NULL,
+	 "--wait and --no-wait exclude each other"},
 	{{"--no-wait=1", "job", "true"}, NULL, "--no-wait takes no value"},
-	{{"--user", "ops", "job", "true"}, NULL, "--user needs a password (-a or LEASEGATE_PASSWORD)"},
+	{{"--user", "ops", "job", "true"},
+	 NULL,
+	 "--user needs a password (-a or LEASEGATE_PASSWORD)"},
 	{{"--holder", "", "job", "true"}, NULL, "--holder must be 1 to 256 characters"},
 };
 
@@ -182,12 +200,27 @@ static void test_usage_text(void **state)
 	assert_non_null(f);
 	lock_cli_usage(f);
 	fclose(f);
-	static const char *const want[] = {
-		"--host HOST", "--port PORT", "--socket PATH", "--password PASSWORD", "--user USER",
-		"--lease DURATION", "--wait DURATION", "--no-wait", "--holder LABEL",
-		"--grace DURATION", "LEASEGATE_HOST", "LEASEGATE_PORT", "LEASEGATE_PASSWORD",
-		"LEASEGATE_LOCK", "LEASEGATE_TOKEN", "   64  ", "   69  ", "   75  ", "   76  ",
-		"  126  ", "  127  "};
+	static const char *const want[] = {"--host HOST",
+					   "--port PORT",
+					   "--socket PATH",
+					   "--password PASSWORD",
+					   "--user USER",
+					   "--lease DURATION",
+					   "--wait DURATION",
+					   "--no-wait",
+					   "--holder LABEL",
+					   "--grace DURATION",
+					   "LEASEGATE_HOST",
+					   "LEASEGATE_PORT",
+					   "LEASEGATE_PASSWORD",
+					   "LEASEGATE_LOCK",
+					   "LEASEGATE_TOKEN",
+					   "   64  ",
+					   "   69  ",
+					   "   75  ",
+					   "   76  ",
+					   "  126  ",
+					   "  127  "};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (strstr(text, want[i]) == NULL)
 			fail_msg("--help does not say '%s'", want[i]);
