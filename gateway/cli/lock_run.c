@@ -130,7 +130,9 @@ static void on_timer(struct run *r)
 		return;
 	}
 	r->ping_out = true;
-	r->timer += r->ping_ms;
+	/* from now, not from the last deadline: a pause of this process (^Z)
+	 * is not the gateway's silence */
+	r->timer = lock_now_ms() + r->ping_ms;
 }
 
 static void on_signal(struct run *r)

@@ -192,6 +192,19 @@ wait_exit "$sp" 5000 || fail "SIGTERM: leasegate lock did not exit"
 not_held "$P" job3 "released after a forwarded SIGTERM"
 ok "SIGTERM is forwarded to the command; its status (5) is the exit status; released"
 
+# leasegate lock itself paused (^Z, SIGSTOP) past several PINGs: the
+# gateway kept renewing, so the lease is not taken for lost once it goes on.
+"$LG_BIN" lock -p "$P" --lease 3s job8 -- sleep 3.5 2>"$work/pause.err" &
+pp=$!
+pids+=($pp)
+sleep 0.5
+kill -STOP "$pp"
+sleep 2.5
+kill -CONT "$pp"
+wait_exit "$pp" 5000 || fail "paused: leasegate lock did not exit"
+[ "$rc" = 0 ] || fail "paused for 2.5 s (PING every 1 s): exit status $rc, want 0 ($(cat "$work/pause.err"))"
+ok "leasegate lock paused past its PINGs: not a loss, exit 0"
+
 # The command does not inherit the connection: leasegate lock killed, the
 # gateway sees the connection close and releases, though the command runs on.
 "$LG_BIN" lock -p "$P" job5 -- sh -c 'echo $$ >"$0/up5"; exec sleep 30' "$work" &
