@@ -205,6 +205,21 @@ wait_exit "$pp" 5000 || fail "paused: leasegate lock did not exit"
 [ "$rc" = 0 ] || fail "paused for 2.5 s (PING every 1 s): exit status $rc, want 0 ($(cat "$work/pause.err"))"
 ok "leasegate lock paused past its PINGs: not a loss, exit 0"
 
+# Released behind its back by (name, token) from another connection: the
+# lease ended before the command did, so 76 (seen at the latest by the
+# LOCK.RELEASE at the end, which answers 0).
+rm -f "$work/t9"
+"$LG_BIN" lock -p "$P" job9 -- sh -c 'echo "$LEASEGATE_TOKEN" >"$0"; sleep 1' "$work/t9" \
+	2>"$work/rel.err" &
+rp=$!
+pids+=($rp)
+wait_for "$work/t9" . 3000 || fail "job9 did not start"
+[ "$(redis-cli -p "$P" LOCK.RELEASE job9 "$(cat "$work/t9")")" = 1 ] || fail "job9: LOCK.RELEASE by token"
+wait_exit "$rp" 5000 || fail "released by token: leasegate lock did not exit"
+[ "$rc" = 76 ] || fail "released by token from elsewhere: exit status $rc, want 76"
+grep -q 'job9' "$work/rel.err" || fail "released by token: no message"
+ok "released by (name, token) from another connection while the command ran: 76"
+
 # The command does not inherit the connection: leasegate lock killed, the
 # gateway sees the connection close and releases, though the command runs on.
 "$LG_BIN" lock -p "$P" job5 -- sh -c 'echo $$ >"$0/up5"; exec sleep 30' "$work" &
