@@ -66,6 +66,7 @@ struct cfg {
 	int64_t max_output_buffer; /* a session stops reading while above this */
 	int64_t max_lock_name;
 	int64_t max_leases_per_session;
+	char fenced_tables[4096]; /* comma list; empty: fenced writes off */
 	char config_file[512];
 };
 

@@ -24,6 +24,7 @@ void ls_res_init(struct ls_result *r, enum ls_status status)
 	r->st.exists = false;
 	r->st.held = false;
 	r->mine = false;
+	r->reasons = NULL;
 	r->message[0] = '\0';
 }
 
@@ -409,6 +410,7 @@ void lsvc_free(struct lsvc *svc)
 	if (svc == NULL)
 		return;
 	ls_watch_free_all(svc);
+	ls_fence_free(svc);
 	/* completions of detached operations can no longer come: the
 	 * locktable is freed next, and drops them */
 	while (svc->detached != NULL)
