@@ -36,6 +36,12 @@ char *ddb_build_transact(const struct ddb_keys *k, const struct store_tx_req *re
 		return NULL;
 	}
 	p++, e--;
+	while (p < e && strchr(" \t\r\n", *p) != NULL)
+		p++;
+	if (p == e) {
+		ddb_errf(err, "the items must not be empty");
+		return NULL;
+	}
 	if (!token_ok(client_token)) {
 		ddb_errf(err, "a ClientRequestToken is 1..%d characters of A-Z a-z 0-9 -",
 			 STORE_TX_TOKEN_MAX);
