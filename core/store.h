@@ -72,7 +72,7 @@ enum store_op {
 	STORE_CHECK,
 	STORE_ANNOUNCE,
 	STORE_WITHDRAW,
-	STORE_SCAN, /* store_scan() only, never in a store_req: for the counts */
+	STORE_SCAN,	/* store_scan() only, never in a store_req: for the counts */
 	STORE_TRANSACT, /* store_transact() only, never in a store_req: counts */
 	STORE_OP_COUNT
 };

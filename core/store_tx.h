@@ -32,9 +32,9 @@
 
 #include "core/store.h"
 
-#define STORE_TX_MAX_ITEMS 99		  /* the client's; the check makes 100 */
+#define STORE_TX_MAX_ITEMS 99		 /* the client's; the check makes 100 */
 #define STORE_TX_MAX_BYTES (1024 * 1024) /* of the client's items' text */
-#define STORE_TX_TOKEN_MAX 36		  /* a ClientRequestToken, bytes */
+#define STORE_TX_TOKEN_MAX 36		 /* a ClientRequestToken, bytes */
 
 struct store_tx_req {
 	const char *name;  /* the lock */

@@ -202,7 +202,8 @@ static void tx_done(struct store_call *c, struct store_result *res, const char *
 			tr.status = STORE_FATAL;
 			tr.error_type = "BadResponse";
 			snprintf(tr.message, sizeof(tr.message),
-				 "DynamoDB TransactWriteItems on table %.64s: %.150s", ds->table, err);
+				 "DynamoDB TransactWriteItems on table %.64s: %.150s", ds->table,
+				 err);
 		}
 	}
 	if (tr.status == STORE_OK)

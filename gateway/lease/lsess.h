@@ -291,9 +291,9 @@ void lsess_set_label(struct lsess *s, const char *proto, uint64_t id);
 struct ls_entry {
 	const char *name;
 	enum ls_kind kind;
-	const char *state; /* "held", "waiting", "campaigning", "lost" */
-	int64_t token;	   /* held, lost: the lease's */
-	int64_t lease_ms;  /* held */
+	const char *state;  /* "held", "waiting", "campaigning", "lost" */
+	int64_t token;	    /* held, lost: the lease's */
+	int64_t lease_ms;   /* held */
 	const char *holder; /* held: the label, NULL when none */
 	const char *proto;  /* the session's (lsess_set_label) */
 	uint64_t id;
@@ -325,7 +325,7 @@ bool ls_cancel(struct lsess *s, const char *message);
 
 /* --- fenced writes (the reference's IsHeld) --- */
 
-#define LS_TX_MAX_ITEMS 99		/* the client's; the lock check makes 100 */
+#define LS_TX_MAX_ITEMS 99	      /* the client's; the lock check makes 100 */
 #define LS_TX_MAX_BYTES (1024 * 1024) /* of the items' JSON text */
 
 /* Fenced writes may write the tables of the comma list tables (NULL or

@@ -147,14 +147,16 @@ static bool item_ok(const struct lsvc *svc, const cJSON *it, unsigned i, struct 
 {
 	const cJSON *op = cJSON_IsObject(it) ? it->child : NULL;
 	if (op == NULL || op->next != NULL || op->string == NULL)
-		return bad(r, i, "must be an object with exactly one of Put, Update, Delete, "
-				 "ConditionCheck");
+		return bad(r, i,
+			   "must be an object with exactly one of Put, Update, Delete, "
+			   "ConditionCheck");
 	size_t k = 0;
 	while (k < 4 && strcmp(op->string, kinds[k]) != 0)
 		k++;
 	if (k == 4 || !cJSON_IsObject(op))
-		return bad(r, i, "must be an object with exactly one of Put, Update, Delete, "
-				 "ConditionCheck");
+		return bad(r, i,
+			   "must be an object with exactly one of Put, Update, Delete, "
+			   "ConditionCheck");
 	bool seen[NMEMBERS] = {false};
 	const cJSON *m, *table = NULL, *key = NULL;
 	cJSON_ArrayForEach(m, op)
@@ -178,8 +180,8 @@ static bool item_ok(const struct lsvc *svc, const cJSON *it, unsigned i, struct 
 	if (!cJSON_IsString(table) || table->valuestring[0] == '\0')
 		return bad(r, i, "has no TableName");
 	if (key == NULL || !cJSON_IsObject(key) || strcmp(key->string, put ? "Item" : "Key") != 0)
-		return bad(r, i, put ? "a Put needs an Item (and no Key)"
-				     : "needs a Key (and no Item)");
+		return bad(r, i,
+			   put ? "a Put needs an Item (and no Key)" : "needs a Key (and no Item)");
 	if (!fenced(svc, table->valuestring)) {
 		ls_res_msg(r, LS_INVALID,
 			   "fenced write: item %u: table '%.128s' is not in --fenced-tables", i,
@@ -200,8 +202,9 @@ static bool item_ok(const struct lsvc *svc, const cJSON *it, unsigned i, struct 
 bool ls_tx_items_ok(const struct lsvc *svc, const char *items, size_t len, struct ls_result *r)
 {
 	if (svc->nfenced == 0) {
-		ls_res_msg(r, LS_INVALID, "fenced writes are off: start leasegate with "
-					  "--fenced-tables");
+		ls_res_msg(r, LS_INVALID,
+			   "fenced writes are off: start leasegate with "
+			   "--fenced-tables");
 		return false;
 	}
 	if (len == 0 || len > LS_TX_MAX_BYTES || memchr(items, '\0', len) != NULL) {
@@ -268,8 +271,7 @@ static void transacted(void *arg, const struct lt_tx_result *tr)
 	}
 	case LT_TX_CANCELLED:
 		res.reasons = tr->reasons;
-		ls_res_msg(&res, LS_TXCANCELLED, "item %u of the transaction failed",
-			   tr->index);
+		ls_res_msg(&res, LS_TXCANCELLED, "item %u of the transaction failed", tr->index);
 		break;
 	case LT_TX_ERROR:
 		ls_res_err(&res, tr->err);

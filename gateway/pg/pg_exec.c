@@ -306,11 +306,11 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 	char name[STORE_NAME_MAX + 64];
 	char msg[256];
 	static const unsigned want_args[FN_COUNT][2] = {
-		[FN_LOCK] = {1, 2},	 [FN_TRY_LOCK] = {1, 2},	[FN_UNLOCK] = {1, 2},
-		[FN_XACT_LOCK] = {1, 2}, [FN_TRY_XACT_LOCK] = {1, 2},	[FN_UNLOCK_ALL] = {0, 0},
-		[FN_SHARED] = {0, 9},	 [FN_LG_ACQUIRE] = {2, 3},	[FN_LG_RELEASE] = {1, 1},
-		[FN_LG_STATE] = {1, 1},	 [FN_LG_TOKEN] = {1, 2},	[FN_CONST] = {1, 1},
-		[FN_VERSION] = {0, 0},	 [FN_CURRENT_SETTING] = {1, 2}, [FN_SET_CONFIG] = {3, 3},
+		[FN_LOCK] = {1, 2},	   [FN_TRY_LOCK] = {1, 2},	  [FN_UNLOCK] = {1, 2},
+		[FN_XACT_LOCK] = {1, 2},   [FN_TRY_XACT_LOCK] = {1, 2},	  [FN_UNLOCK_ALL] = {0, 0},
+		[FN_SHARED] = {0, 9},	   [FN_LG_ACQUIRE] = {2, 3},	  [FN_LG_RELEASE] = {1, 1},
+		[FN_LG_STATE] = {1, 1},	   [FN_LG_TOKEN] = {1, 2},	  [FN_CONST] = {1, 1},
+		[FN_VERSION] = {0, 0},	   [FN_CURRENT_SETTING] = {1, 2}, [FN_SET_CONFIG] = {3, 3},
 		[FN_LG_TRANSACT] = {3, 3}, [FN_LG_CHECK] = {2, 2},
 	};
 	if (st->nargs < want_args[st->fn][0] || st->nargs > want_args[st->fn][1]) {

@@ -68,7 +68,8 @@ static const char script[] =
 static void boto(char *out, size_t cap, const char *op, const char *table, const char *arg)
 {
 	char path[512], cmd[1024];
-	snprintf(path, sizeof(path), "%s/it_fenced.py", getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp");
+	snprintf(path, sizeof(path), "%s/it_fenced.py",
+		 getenv("LG_WORK") ? getenv("LG_WORK") : "/tmp");
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(script, f);
@@ -251,8 +252,9 @@ static void test_client_reasons_per_item(void **state)
 	redisReply *r = tx_err(c, "job", t, items);
 	printf("# %s\n", r->str);
 	/* the client's three, in order: the second failed, with its item */
-	assert_true(strncmp(r->str, "TXCANCELLED [{\"Code\":\"None\"},{\"Code\":"
-				    "\"ConditionalCheckFailed\"",
+	assert_true(strncmp(r->str,
+			    "TXCANCELLED [{\"Code\":\"None\"},{\"Code\":"
+			    "\"ConditionalCheckFailed\"",
 			    strlen("TXCANCELLED [{\"Code\":\"None\"},{\"Code\":"
 				   "\"ConditionalCheckFailed\"")) == 0);
 	assert_non_null(strstr(r->str, "\"id\":{\"S\":\"exists\"}"));
@@ -286,8 +288,9 @@ static void test_error_paths(void **state)
 	long long t = lh_acquire(c, "job", 30000);
 
 	expect_err(c, "job", t, "[{\"Put\":", "ERR fenced write: the items are not valid JSON");
-	expect_err(c, "job", t, put("audit", "1", t), "ERR fenced write: item 1: table 'audit' is "
-						       "not in --fenced-tables");
+	expect_err(c, "job", t, put("audit", "1", t),
+		   "ERR fenced write: item 1: table 'audit' is "
+		   "not in --fenced-tables");
 	/* the lock table is allowed (single-table design), its locks are not */
 	char items[8192];
 	snprintf(items, sizeof(items),
@@ -311,8 +314,9 @@ static void test_error_paths(void **state)
 		if (n == 99)
 			expect_ok(c, "job", t, items);
 		else
-			expect_err(c, "job", t, items, "ERR fenced write: the items must be an "
-						       "array of 1 to 99");
+			expect_err(c, "job", t, items,
+				   "ERR fenced write: the items must be an "
+				   "array of 1 to 99");
 	}
 	assert_string_equal(item(data, "m98"), "{\"id\": {\"S\": \"m98\"}}");
 	/* a lease of another replica, a token of no lease */

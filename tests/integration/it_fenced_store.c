@@ -167,7 +167,7 @@ static void retry_keeps_the_token(void **state)
 }
 
 #define CANCELLED(reasons)                                                                         \
-	"{\"__type\":\"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\","          \
+	"{\"__type\":\"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\","           \
 	"\"Message\":\"Transaction cancelled\",\"CancellationReasons\":" reasons "}"
 
 static void conflict_retried_then_transient(void **state)
@@ -176,21 +176,20 @@ static void conflict_retried_then_transient(void **state)
 	struct txr t;
 	unsigned before = fake_ddb_requests(e->fake);
 	for (int i = 0; i < 3; i++)
-		fake_ddb_push(e->fake,
-			      (struct fake_ddb_reply){
-				      .status = 400,
-				      .body = CANCELLED("[{\"Code\":\"None\"},{\"Code\":"
-							"\"TransactionConflict\"}]")});
+		fake_ddb_push(e->fake, (struct fake_ddb_reply){
+					       .status = 400,
+					       .body = CANCELLED("[{\"Code\":\"None\"},{\"Code\":"
+								 "\"TransactionConflict\"}]")});
 	(void)start(e, &t);
 	run_until(&t.done);
 	assert_int_equal(t.res.status, STORE_TRANSIENT);
 	assert_string_equal(t.res.error_type, "TransactionConflict");
 	assert_int_equal(fake_ddb_requests(e->fake), before + 3);
 	/* throttled, then committed */
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 400,
-				       .body = CANCELLED("[{\"Code\":\"ThrottlingError\"},"
-							 "{\"Code\":\"None\"}]")});
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.status = 400,
+					      .body = CANCELLED("[{\"Code\":\"ThrottlingError\"},"
+								"{\"Code\":\"None\"}]")});
 	(void)start(e, &t);
 	run_until(&t.done);
 	assert_int_equal(t.res.status, STORE_OK);
@@ -200,29 +199,32 @@ static void failed_item_past_four(void **state)
 {
 	struct env *e = *state;
 	struct txr t;
-	fake_ddb_push(e->fake,
-		      (struct fake_ddb_reply){
-			      .status = 400,
-			      .body = CANCELLED(
-				      "[{\"Code\":\"None\"},{\"Code\":\"None\"},{\"Code\":\"None\"},"
-				      "{\"Code\":\"None\"},{\"Code\":\"None\"},{\"Code\":"
-				      "\"ConditionalCheckFailed\",\"Message\":\"no\"}]")});
+	fake_ddb_push(
+		e->fake,
+		(struct fake_ddb_reply){
+			.status = 400,
+			.body = CANCELLED(
+				"[{\"Code\":\"None\"},{\"Code\":\"None\"},{\"Code\":\"None\"},"
+				"{\"Code\":\"None\"},{\"Code\":\"None\"},{\"Code\":"
+				"\"ConditionalCheckFailed\",\"Message\":\"no\"}]")});
 	(void)start(e, &t);
 	run_until(&t.done);
 	assert_int_equal(t.res.status, STORE_REFUSED);
 	assert_int_equal(t.res.index, 5);
-	assert_string_equal(t.reasons, "[{\"Code\":\"None\"},{\"Code\":\"None\"},{\"Code\":\"None\"},"
-				       "{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\","
-				       "\"Message\":\"no\"}]");
+	assert_string_equal(t.reasons,
+			    "[{\"Code\":\"None\"},{\"Code\":\"None\"},{\"Code\":\"None\"},"
+			    "{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\","
+			    "\"Message\":\"no\"}]");
 	/* the check: the lease is gone, and the item says who has it */
-	fake_ddb_push(e->fake,
-		      (struct fake_ddb_reply){
-			      .status = 400,
-			      .body = CANCELLED(
-				      "[{\"Code\":\"ConditionalCheckFailed\",\"Item\":{\"pk\":{\"S\":"
-				      "\"LOCK#job\"},\"_type\":{\"S\":\"LOCK\"},\"owner\":{\"S\":"
-				      "\"o2\"},\"rvn\":{\"S\":\"r\"},\"leaseMs\":{\"N\":\"1000\"},"
-				      "\"fence\":{\"N\":\"8\"}}},{\"Code\":\"None\"}]")});
+	fake_ddb_push(
+		e->fake,
+		(struct fake_ddb_reply){
+			.status = 400,
+			.body = CANCELLED(
+				"[{\"Code\":\"ConditionalCheckFailed\",\"Item\":{\"pk\":{\"S\":"
+				"\"LOCK#job\"},\"_type\":{\"S\":\"LOCK\"},\"owner\":{\"S\":"
+				"\"o2\"},\"rvn\":{\"S\":\"r\"},\"leaseMs\":{\"N\":\"1000\"},"
+				"\"fence\":{\"N\":\"8\"}}},{\"Code\":\"None\"}]")});
 	(void)start(e, &t);
 	run_until(&t.done);
 	assert_int_equal(t.res.status, STORE_REFUSED);
@@ -236,12 +238,13 @@ static void missing_table_is_fatal(void **state)
 {
 	struct env *e = *state;
 	struct txr t;
-	fake_ddb_push(e->fake,
-		      (struct fake_ddb_reply){
-			      .status = 400,
-			      .body = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
-				      "ResourceNotFoundException\",\"message\":\"Requested resource "
-				      "not found\"}"});
+	fake_ddb_push(
+		e->fake,
+		(struct fake_ddb_reply){
+			.status = 400,
+			.body = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+				"ResourceNotFoundException\",\"message\":\"Requested resource "
+				"not found\"}"});
 	(void)start(e, &t);
 	run_until(&t.done);
 	assert_int_equal(t.res.status, STORE_FATAL);

@@ -54,9 +54,9 @@ static void body_has_the_check_first(void **state)
 	cJSON *key = cJSON_GetObjectItem(check, "Key");
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(key, "pk"), "S")->valuestring,
 			    "LOCK#job");
-	assert_string_equal(cJSON_GetObjectItem(check, "ReturnValuesOnConditionCheckFailure")
-				    ->valuestring,
-			    "ALL_OLD");
+	assert_string_equal(
+		cJSON_GetObjectItem(check, "ReturnValuesOnConditionCheckFailure")->valuestring,
+		"ALL_OLD");
 	assert_non_null(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 1), "Put"));
 	assert_non_null(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 2), "Put"));
 	assert_string_equal(cJSON_GetObjectItem(root, "ClientRequestToken")->valuestring, "tok-1");
@@ -74,7 +74,7 @@ static void body_refuses_bad_input(void **state)
 	assert_null(build("[" ITEM "]", "", err));
 	assert_null(build("[" ITEM "]", "a\"b", err));
 	assert_null(build("[" ITEM "]", "0123456789012345678901234567890123456", err)); /* 37 */
-	char *ok = build("[" ITEM "]", "012345678901234567890123456789012345", err);   /* 36 */
+	char *ok = build("[" ITEM "]", "012345678901234567890123456789012345", err);	/* 36 */
 	assert_non_null(ok);
 	ddb_body_free(ok);
 }
@@ -88,16 +88,15 @@ static char *cancel_body(int n, int at, const char *code, const char *item)
 				    "TransactionCanceledException\",\"Message\":\"cancelled\","
 				    "\"CancellationReasons\":[");
 	for (int i = 0; i < n; i++)
-		k += (size_t)snprintf(b + k, sizeof(b) - k, "%s{\"Code\":\"%s\"%s%s%s}",
-				      i ? "," : "", i == at ? code : "None",
-				      i == at ? ",\"Message\":\"m\"" : "",
-				      i == at && item ? ",\"Item\":" : "", i == at && item ? item : "");
+		k += (size_t)snprintf(
+			b + k, sizeof(b) - k, "%s{\"Code\":\"%s\"%s%s%s}", i ? "," : "",
+			i == at ? code : "None", i == at ? ",\"Message\":\"m\"" : "",
+			i == at && item ? ",\"Item\":" : "", i == at && item ? item : "");
 	snprintf(b + k, sizeof(b) - k, "]}");
 	return b;
 }
 
-static const struct ddb_verdict canceled = {DDB_C_TRANSIENT, "TransactionCanceledException",
-					    false};
+static const struct ddb_verdict canceled = {DDB_C_TRANSIENT, "TransactionCanceledException", false};
 
 static void classified_by_every_reason(void **state)
 {

@@ -185,7 +185,8 @@ static int setup(void **state)
 	e->svc = lsvc_new(e->lt, &lsf_limits);
 	assert_non_null(e->svc);
 	char msg[128];
-	assert_true(lsvc_set_fenced(e->svc, "orders, ledger,locks", "locks", "pk", msg, sizeof(msg)));
+	assert_true(
+		lsvc_set_fenced(e->svc, "orders, ledger,locks", "locks", "pk", msg, sizeof(msg)));
 	for (int i = 0; i < 2; i++)
 		assert_non_null(e->s[i] = lsess_new(e->svc, &ops, &e->lost[i]));
 	*state = e;
@@ -219,8 +220,8 @@ static int64_t take(struct env *e, int i, const char *name)
 }
 
 /* Runs ls_transact to its answer (or returns the immediate one). */
-static struct ls_result transact(struct env *e, int i, const char *name, bool leader,
-				 int64_t token, const char *items)
+static struct ls_result transact(struct env *e, int i, const char *name, bool leader, int64_t token,
+				 const char *items)
 {
 	struct lsf_box b = {0};
 	struct ls_result now;
@@ -459,7 +460,8 @@ static void items_counted(void **state)
 		size_t at = 0;
 		at += (size_t)snprintf(s + at, cap - at, "[");
 		for (int i = 0; i < n; i++)
-			at += (size_t)snprintf(s + at, cap - at, "%s" PUT("orders", "\"id\":{\"S\":\"%d\"}"),
+			at += (size_t)snprintf(s + at, cap - at,
+					       "%s" PUT("orders", "\"id\":{\"S\":\"%d\"}"),
 					       i ? "," : "", i);
 		snprintf(s + at, cap - at, "]");
 		assert_int_equal(ls_tx_items_ok(e->svc, s, strlen(s), &r), n <= 99);
