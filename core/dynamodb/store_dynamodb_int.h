@@ -22,6 +22,10 @@ struct store_call {
 	store_cb cb;
 	store_tx_cb tx_cb; /* STORE_TRANSACT (ddb_transact.c) */
 	void *arg;
+	/* a scan: the caller's page (filled from the answer) and callback */
+	struct store_scan_result *page;
+	void (*page_cb)(void *arg);
+	unsigned limit;
 	enum store_op op;
 	enum ddb_op dop;
 	bool unconditional;

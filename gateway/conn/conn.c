@@ -228,8 +228,10 @@ struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, int fd, c
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
 	snprintf(c->laddr, sizeof(c->laddr), "%s", laddr);
 	buf_init(&c->out, 0);
-	c->resume_ev = event_new(base, -1, 0, resume_cb, c);
-	c->flush_ev = event_new(base, -1, 0, flush_cb, c);
+	/* Only ever activated; persistent, so that running them costs no
+	 * event_del (a deleted one leaves the active queue all the same). */
+	c->resume_ev = event_new(base, -1, EV_PERSIST, resume_cb, c);
+	c->flush_ev = event_new(base, -1, EV_PERSIST, flush_cb, c);
 	if (c->flush_ev)
 		event_priority_set(c->flush_ev, event_base_get_npriorities(base) - 1);
 	if (!c->resume_ev || !c->flush_ev || !c->transport->open(c) || !proto->open(c)) {
