@@ -26,8 +26,9 @@ read back at the end with boto3:
   3. every append answered OK is in the list once, none answered -LOST,
      -TXCANCELLED or -ERR is (one whose answer was lost with a killed
      gateway may be in it, once);
-  4. the run did something: appends committed under several tokens, and
-     the faults made some holder learn of its loss (-LOST).
+  4. the run did something: appends committed under several tokens (the
+     -LOST answers are counted: a holder learns of its loss only when an
+     append was in flight at a SIGSTOP).
 """
 import collections
 import json
@@ -273,8 +274,11 @@ def checks(entries, appends, grants, outcomes):
     check(not twice and not missing and not refused_in,
           f"every OK append once, no refused one (twice {twice[:3]}, missing {missing[:3]}, "
           f"refused but written {refused_in[:3]})")
-    check(len(set(tokens)) >= 3 and outcomes["LOST"] >= 1,
-          f"appends under {len(set(tokens))} tokens, {outcomes['LOST']} refused -LOST")
+    # -LOST needs an append in flight at a SIGSTOP: counted, not required
+    # (it_fenced refuses a paused holder deterministically)
+    check(len(set(tokens)) >= 3,
+          f"progress: appends under {len(set(tokens))} tokens "
+          f"({outcomes['LOST']} refused -LOST, {outcomes['unknown']} answers lost)")
 
 
 def selftest():
@@ -288,7 +292,7 @@ def selftest():
     good_appends = {(0, 1): [1, 0.1, "ok"], (1, 1): [2, 0.3, "ok"], (1, 2): [2, 0.4, "ok"],
                     (0, 2): [3, 0.6, "ok"], (0, 3): [1, 0.05, "LOST"]}
     grants = [(0.0, 1), (0.2, 2), (0.5, 3)]
-    lost = collections.Counter(LOST=1)
+    lost = collections.Counter()
     cases = [
         ("clean", good_entries, good_appends, grants, True),
         ("a token drops", [e(2, 1, 1), e(1, 0, 1)], good_appends, grants, False),
