@@ -221,8 +221,10 @@ def faults(gws):
         if stop.is_set():
             return
         g = holder_gateway(gws)
+        with mu:
+            held = sorted(c for c, i in holding.items() if i == g.i)
         if turn % 2 == 0:
-            log(f"SIGSTOP gateway {g.i} for {1.5 * LEASE_MS + 500:.0f} ms")
+            log(f"SIGSTOP gateway {g.i} for {1.5 * LEASE_MS + 500:.0f} ms (holding: {held})")
             g.proc.send_signal(signal.SIGSTOP)
             time.sleep(1.5 * LEASE_MS / 1000 + 0.5)
             g.proc.send_signal(signal.SIGCONT)
