@@ -2,8 +2,11 @@
  * http: the API of http.h, the queue and the life of a request; the bytes
  * travel through one of two transports (http_int.h): the direct HTTP/1.1
  * client for http:// and https:// without a proxy, libcurl for the rest.
- * At most max_active requests are in the transports; the rest wait in a
- * FIFO queue whose members still time out (queue_ev).
+ * At most max_active requests are in the transports; the rest wait in two
+ * FIFO queues, urgent before normal, whose members still time out
+ * (queue_ev). Why two: when DynamoDB slows down and the slots fill up, a
+ * renewal stuck behind a burst of acquires and polls costs a lease, while
+ * an acquire or a poll can wait, or be refused and asked again.
  *
  * Callbacks run only from loop callbacks: the transports' events
  * (finished transfers), queue_ev (expired waits) and defer_ev (requests
@@ -59,6 +62,8 @@ static void list_unlink(struct req_list *l, struct http_req *r)
 
 static struct req_list *list_of(struct http *h, struct http_req *r)
 {
+	if (r->state == REQ_QUEUED && r->urgent)
+		return &h->urgent;
 	static const size_t offsets[] = {
 		[REQ_QUEUED] = offsetof(struct http, queue),
 		[REQ_ACTIVE] = offsetof(struct http, active),
@@ -291,6 +296,11 @@ static bool start(struct http *h, struct http_req *r, int *code, const char **ms
 		http_direct_takes(r) ? &http_direct_transport : &http_curl_transport;
 	if (!tp->start(h, r, timeout_ms - waited_ms, code, msg))
 		return false;
+	int64_t wait_us = http_mono_us() - r->queued_us;
+	h->stats.started++;
+	h->stats.wait_sum_us += (uint64_t)(wait_us > 0 ? wait_us : 0);
+	if (wait_us > h->stats.wait_max_us)
+		h->stats.wait_max_us = wait_us;
 	r->tp = tp;
 	r->state = REQ_ACTIVE;
 	list_push(&h->active, r);
@@ -317,17 +327,23 @@ static void queue_timer_at(struct http *h, int64_t due_us)
 	evtimer_add(h->queue_ev, &tv);
 }
 
+static unsigned queued(const struct http *h)
+{
+	return h->queue.count + h->urgent.count;
+}
+
 static void start_queued(struct http *h)
 {
-	while (!h->dead && h->queue.head && h->active.count < h->opts.max_active) {
-		struct http_req *r = h->queue.head;
-		list_unlink(&h->queue, r);
+	while (!h->dead && queued(h) && h->active.count < h->opts.max_active) {
+		struct req_list *l = h->urgent.head ? &h->urgent : &h->queue;
+		struct http_req *r = l->head;
+		list_unlink(l, r);
 		int code;
 		const char *msg;
 		if (!start(h, r, &code, &msg))
 			fail_later(h, r, code, msg);
 	}
-	if (!h->queue.head)
+	if (!queued(h))
 		evtimer_del(h->queue_ev);
 }
 
@@ -340,18 +356,21 @@ static void on_queue_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct http *h = arg;
 	int64_t now = http_mono_us(), next_due = INT64_MAX;
-	struct http_req *r = h->queue.head;
-	while (r) {
-		struct http_req *next = r->next;
-		int64_t due = queue_due(h, r);
-		if (due <= now) {
-			list_unlink(&h->queue, r);
-			fail_later(h, r, CURLE_OPERATION_TIMEDOUT,
-				   "timed out waiting in the request queue");
-		} else if (due < next_due) {
-			next_due = due;
+	struct req_list *lists[] = {&h->urgent, &h->queue};
+	for (size_t i = 0; i < 2; i++) {
+		struct http_req *r = lists[i]->head;
+		while (r) {
+			struct http_req *next = r->next;
+			int64_t due = queue_due(h, r);
+			if (due <= now) {
+				list_unlink(lists[i], r);
+				fail_later(h, r, CURLE_OPERATION_TIMEDOUT,
+					   "timed out waiting in the request queue");
+			} else if (due < next_due) {
+				next_due = due;
+			}
+			r = next;
 		}
-		r = next;
 	}
 	if (next_due != INT64_MAX)
 		queue_timer_at(h, next_due + QUEUE_SLACK_US);
@@ -371,6 +390,10 @@ struct http *http_new(struct event_base *base, const struct http_options *opts)
 		h->opts.max_active = 64;
 	if (!h->opts.max_queued)
 		h->opts.max_queued = 10000;
+	if (!h->opts.max_queued_normal)
+		h->opts.max_queued_normal = h->opts.max_queued;
+	if (h->opts.max_queued_normal > h->opts.max_queued)
+		h->opts.max_queued_normal = h->opts.max_queued;
 	if (h->opts.connect_timeout_ms <= 0)
 		h->opts.connect_timeout_ms = 2000;
 	if (h->opts.timeout_ms <= 0)
@@ -389,8 +412,12 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	if (h->dead || !req->url || !req->method || !cb || (req->nheaders && !req->headers) ||
 	    (req->body_len && !req->body))
 		return NULL;
-	if (h->active.count >= h->opts.max_active && h->queue.count >= h->opts.max_queued)
+	bool urgent = req->priority == HTTP_PRIO_URGENT;
+	if (h->active.count >= h->opts.max_active &&
+	    queued(h) >= (urgent ? h->opts.max_queued : h->opts.max_queued_normal)) {
+		h->stats.refused++;
 		return NULL;
+	}
 	/* one allocation: the request, its header list, URL, method and body */
 	size_t hbytes = header_bytes(req);
 	if (!hbytes)
@@ -418,6 +445,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	r->connect_timeout_ms = req->connect_timeout_ms;
 	r->timeout_ms = req->timeout_ms;
 	r->no_proxy = req->no_proxy;
+	r->urgent = urgent;
 	r->queued_us = http_mono_us();
 	r->cb = cb;
 	r->arg = arg;
@@ -431,7 +459,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 		}
 	} else {
 		r->state = REQ_QUEUED;
-		list_push(&h->queue, r);
+		list_push(urgent ? &h->urgent : &h->queue, r);
 		queue_timer_at(h, queue_due(h, r));
 	}
 	h->stats.sent++;
@@ -449,13 +477,13 @@ void http_cancel(struct http *h, struct http_req *r)
 	req_free(r);
 	if (was_active)
 		start_queued(h);
-	else if (!h->queue.head)
+	else if (!queued(h))
 		evtimer_del(h->queue_ev);
 }
 
 static void drop_all(struct http *h)
 {
-	struct req_list *lists[] = {&h->queue, &h->active, &h->done};
+	struct req_list *lists[] = {&h->queue, &h->urgent, &h->active, &h->done};
 	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
 		struct http_req *r;
 		while ((r = lists[i]->head)) {
@@ -493,5 +521,7 @@ void http_stats(const struct http *h, struct http_stats *out)
 {
 	*out = h->stats;
 	out->active = h->active.count;
-	out->queued = h->queue.count;
+	out->queued = queued(h);
+	out->queued_urgent = h->urgent.count;
+	out->max_active = h->opts.max_active;
 }

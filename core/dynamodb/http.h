@@ -5,7 +5,11 @@
  * from the environment, other schemes) through libcurl's multi-socket API
  * (http_curl.c). Both report in libcurl's terms (curl_code, CURLE_*).
  * Keep-alive connections are reused; at most max_active requests run at
- * once, the rest wait in a FIFO queue.
+ * once, the rest wait in two FIFO queues: urgent requests (a lease's
+ * renewal or release, which cost a lease when they wait too long) start
+ * before any normal one (an acquire or a read, which can wait or be asked
+ * again). Normal requests are refused at once (back-pressure) when
+ * max_queued_normal requests already wait, urgent ones only at max_queued.
  *
  * This module knows nothing of DynamoDB or SigV4: the caller passes the
  * complete header list. It never adds Accept-Encoding (identity is asked
@@ -29,6 +33,11 @@ struct http_header {
 	const char *value;
 };
 
+enum http_priority {
+	HTTP_PRIO_NORMAL, /* waits behind every urgent request */
+	HTTP_PRIO_URGENT,
+};
+
 struct http_request {
 	const char *method; /* "GET", "POST", "PUT" */
 	const char *url;
@@ -40,6 +49,7 @@ struct http_request {
 	int64_t timeout_ms;	    /* whole request, 0 = the http default */
 	bool no_proxy;		    /* ignore proxies named by the environment
 				     * (for link-local endpoints: IMDS, container agents) */
+	enum http_priority priority; /* when it has to wait for a slot */
 };
 
 struct http_response {
@@ -58,6 +68,8 @@ typedef void (*http_cb)(void *arg, const struct http_response *res);
 struct http_options {
 	unsigned max_active;	    /* concurrent requests, default 64 */
 	unsigned max_queued;	    /* waiting requests, default 10000 */
+	unsigned max_queued_normal; /* waiting requests past which a normal one
+				     * is refused, default (and at most) max_queued */
 	int64_t connect_timeout_ms; /* default 2000 */
 	int64_t timeout_ms;	    /* default 10000 */
 	bool insecure;		    /* skip TLS verification (never by default) */
@@ -68,8 +80,9 @@ struct http_options {
 struct http *http_new(struct event_base *base, const struct http_options *opts);
 
 /* Starts req (copied). cb runs exactly once, later, from the loop, unless
- * http_cancel() is called first. Returns NULL when the queue is full or on
- * out-of-memory: no callback then. */
+ * http_cancel() is called first. Returns NULL when the queue is full for
+ * req's priority (counted in http_stats.refused) or on out-of-memory: no
+ * callback then. */
 struct http_req *http_send(struct http *h, const struct http_request *req, http_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
@@ -84,7 +97,15 @@ void http_free(struct http *h);
 /* Figures for INFO and benchmarks. */
 struct http_stats {
 	uint64_t sent, completed, failed, connections_opened;
-	unsigned active, queued;
+	uint64_t refused;     /* http_send() refused: the queue was full */
+	unsigned active;      /* in the transports (at most max_active) */
+	unsigned queued;      /* waiting, both priorities */
+	unsigned queued_urgent;
+	/* Time from http_send to the start of the transfer, over every
+	 * request started (those started at once count 0). */
+	uint64_t started, wait_sum_us;
+	int64_t wait_max_us;
+	unsigned max_active; /* the options in force */
 };
 void http_stats(const struct http *h, struct http_stats *out);
 

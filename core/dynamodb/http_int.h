@@ -21,7 +21,7 @@ struct hd_pool;
 struct hd_conn;
 
 enum req_state {
-	REQ_QUEUED,  /* on h->queue */
+	REQ_QUEUED,  /* on h->queue, or h->urgent when r->urgent */
 	REQ_ACTIVE,  /* on h->active, in a transport */
 	REQ_DONE,    /* on h->done, failed, its callback due from defer_ev */
 	REQ_CALLING, /* on no list: its callback is running */
@@ -55,6 +55,7 @@ struct http_req {
 	size_t body_len;
 	int64_t connect_timeout_ms, timeout_ms;
 	bool no_proxy;
+	bool urgent;	   /* HTTP_PRIO_URGENT */
 	int64_t queued_us; /* monotonic time of http_send */
 	http_cb cb;
 	void *arg;
@@ -79,7 +80,7 @@ struct http {
 	struct event_base *base;
 	struct event *queue_ev, *defer_ev;
 	struct http_options opts;
-	struct req_list queue, active, done;
+	struct req_list queue, urgent, active, done; /* urgent starts first */
 	struct http_stats stats;
 	int64_t queue_due_us;	/* when queue_ev fires, while pending */
 	int depth;		/* nested dispatches running user callbacks */

@@ -619,6 +619,88 @@ static void test_free_inside_callback_and_early_errors(void **state)
 	http_free(h);
 }
 
+/* One GET of /hold?n=idx with priority prio, its result in results[idx]. */
+static struct http_req *send_prio(struct http *h, enum http_priority prio, int idx)
+{
+	char url[128];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/hold?n=%d", port, idx);
+	struct http_request req = {.method = "GET", .url = url, .priority = prio};
+	return http_send(h, &req, on_done, &results[idx]);
+}
+
+/* Serves the held requests one at a time until `total` are done. */
+static void serve_one_by_one(int total)
+{
+	for (int done = 0; done < total;) {
+		want_held = 1;
+		assert_true(run_until(n_held, 5000));
+		assert_int_equal(nheld, 1); /* max_active 1 */
+		release_held();
+		want_done = ++done;
+		assert_true(run_until(n_done, 5000));
+	}
+}
+
+/* Renewals and releases (urgent) start before acquires and polls queued
+ * earlier; within a priority, FIFO. */
+static void test_urgent_before_normal(void **state)
+{
+	struct http_options o = {.max_active = 1};
+	struct http *h = http_new(base, &o);
+	assert_non_null(send_prio(h, HTTP_PRIO_NORMAL, 0)); /* takes the slot */
+	assert_non_null(send_prio(h, HTTP_PRIO_NORMAL, 1));
+	assert_non_null(send_prio(h, HTTP_PRIO_NORMAL, 2));
+	assert_non_null(send_prio(h, HTTP_PRIO_URGENT, 3));
+	assert_non_null(send_prio(h, HTTP_PRIO_URGENT, 4));
+	struct http_stats st;
+	http_stats(h, &st);
+	assert_int_equal(st.active, 1);
+	assert_int_equal(st.queued, 4);
+	assert_int_equal(st.queued_urgent, 2);
+	serve_one_by_one(5);
+	assert_string_equal(order, "03412");
+	http_stats(h, &st);
+	assert_int_equal(st.queued, 0);
+	assert_int_equal(st.queued_urgent, 0);
+	assert_int_equal(st.started, 5);
+	http_free(h);
+}
+
+/* Past max_queued_normal waiting requests a normal one is refused at once
+ * (back-pressure), an urgent one only at max_queued; the queue wait is
+ * counted. */
+static void test_normal_refused_early(void **state)
+{
+	struct http_options o = {.max_active = 1, .max_queued = 3, .max_queued_normal = 1};
+	struct http *h = http_new(base, &o);
+	assert_non_null(send_prio(h, HTTP_PRIO_NORMAL, 0));
+	assert_non_null(send_prio(h, HTTP_PRIO_NORMAL, 1));
+	assert_null(send_prio(h, HTTP_PRIO_NORMAL, 2)); /* one normal waits already */
+	assert_non_null(send_prio(h, HTTP_PRIO_URGENT, 3));
+	assert_non_null(send_prio(h, HTTP_PRIO_URGENT, 4));
+	assert_null(send_prio(h, HTTP_PRIO_URGENT, 5)); /* max_queued */
+	assert_null(send_prio(h, HTTP_PRIO_NORMAL, 6));
+	struct http_stats st;
+	http_stats(h, &st);
+	assert_int_equal(st.refused, 3);
+	assert_int_equal(st.queued, 3);
+	assert_int_equal(st.max_active, 1);
+	assert_int_equal(st.started, 1);
+	/* the queued wait while the first is held */
+	want_held = 1;
+	assert_true(run_until(n_held, 5000));
+	want_done = 1;
+	assert_false(run_until(n_done, 100));
+	serve_one_by_one(4);
+	assert_string_equal(order, "0341");
+	assert_false(results[2].done || results[5].done || results[6].done);
+	http_stats(h, &st);
+	assert_int_equal(st.started, 4);
+	assert_true(st.wait_max_us >= 100000); /* n=3 waited for n=0's 100 ms at least */
+	assert_true(st.wait_sum_us >= (uint64_t)st.wait_max_us);
+	http_free(h);
+}
+
 int main(void)
 {
 	base = event_base_new();
@@ -639,6 +721,8 @@ int main(void)
 		cmocka_unit_test_setup(test_keepalive_reuse, setup),
 		cmocka_unit_test_setup(test_headers_sent_and_captured, setup),
 		cmocka_unit_test_setup(test_queue_beyond_max_active, setup),
+		cmocka_unit_test_setup(test_urgent_before_normal, setup),
+		cmocka_unit_test_setup(test_normal_refused_early, setup),
 		cmocka_unit_test_setup(test_timeouts, setup),
 		cmocka_unit_test_setup(test_body_limit, setup),
 		cmocka_unit_test_setup(test_cancel, setup),
