@@ -452,7 +452,10 @@ void ddbs_send(struct store_call *c)
 	for (size_t i = 0; i < sig.nextra; i++)
 		h[n++] = sig.extra[i];
 	int64_t t = c->attempt_ms < left ? c->attempt_ms : left;
+	/* a renewal or a release waiting behind acquires costs a lease */
+	bool urgent = c->op == STORE_RENEW || c->op == STORE_RELEASE;
 	struct http_request req = {
+		.priority = urgent ? HTTP_PRIO_URGENT : HTTP_PRIO_NORMAL,
 		.method = "POST",
 		.url = ds->url,
 		.headers = h,
@@ -462,10 +465,24 @@ void ddbs_send(struct store_call *c)
 		.timeout_ms = t,
 		.connect_timeout_ms = t,
 	};
-	ds->stats.http[c->dop]++;
 	c->sent_us = clock_now_us(ds->clock);
 	c->http = http_send(ds->http, &req, on_http, c);
-	if (!c->http) {
+	if (c->http)
+		ds->stats.http[c->dop]++;
+	if (!c->http && !urgent) {
+		/* back-pressure: the client hears it now and asks again, rather
+		 * than wait in a queue that renewals go ahead of */
+		struct http_stats hs;
+		http_stats(ds->http, &hs);
+		ds->stats.shed++;
+		res->status = STORE_TRANSIENT;
+		res->error_type = "LocalQueueFull";
+		msgf(res,
+		     "DynamoDB %s on table %s: the requests to DynamoDB are saturated (%u in "
+		     "flight, %u queued): try again",
+		     ddb_op_name(c->dop), ds->table, hs.active, hs.queued);
+		ddbs_defer(c);
+	} else if (!c->http) {
 		msgf(res, "DynamoDB %s on table %s: too many requests queued", ddb_op_name(c->dop),
 		     ds->table);
 		defer_failure(c, (struct ddb_verdict){DDB_C_THROTTLED, "LocalQueueFull", false});
@@ -653,7 +670,11 @@ struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,
 		goto fail;
 	ds->http = cfg->http;
 	if (!ds->http) {
-		ds->http = http_new(base, NULL);
+		/* as many acquires and reads again may wait: past that they
+		 * would wait longer than a request takes, and are refused */
+		struct http_options ho = {.max_active = cfg->max_in_flight,
+					  .max_queued_normal = cfg->max_in_flight};
+		ds->http = http_new(base, &ho);
 		ds->own_http = true;
 		if (!ds->http) {
 			snprintf(err, STORE_DDB_ERR_MAX, "DynamoDB store: HTTP client init failed");
@@ -682,4 +703,5 @@ void store_dynamodb_stats(const struct store *s, struct store_dynamodb_stats *ou
 	const struct ddb_store *ds = (const struct ddb_store *)s;
 	*out = ds->stats;
 	out->quota_tokens = ds->quota.tokens;
+	http_stats(ds->http, &out->pool);
 }

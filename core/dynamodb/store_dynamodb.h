@@ -32,6 +32,12 @@
  * op_timeout_ms for the others. Each attempt is bounded by
  * attempt_timeout_ms, by a third of the lease, and by what is left before
  * the deadline. Retries: ddb_retry.h (standard mode, 3 attempts).
+ *
+ * Saturation: RENEW and RELEASE go to the HTTP client as urgent requests,
+ * ahead of every other waiting request (http.h). The others are refused
+ * at once when the client's normal queue is full: the call ends TRANSIENT
+ * "LocalQueueFull" without a retry (counted in stats.shed), so that the
+ * client is told to try again instead of waiting behind the renewals.
  */
 #ifndef LG_STORE_DYNAMODB_H
 #define LG_STORE_DYNAMODB_H
@@ -43,6 +49,7 @@
 #include "core/clock.h"
 #include "core/dynamodb/ddb_json.h"
 #include "core/dynamodb/ddb_retry.h"
+#include "core/dynamodb/http.h"
 #include "core/dynamodb/sigv4.h"
 #include "core/store.h"
 
@@ -73,6 +80,8 @@ struct store_dynamodb_config {
 	void (*credentials_expired)(void *arg);
 
 	struct http *http;		      /* NULL: the store makes its own */
+	unsigned max_in_flight;		      /* its own http's max_active and
+					       * max_queued_normal (0: 64 and 10000) */
 	int64_t attempt_timeout_ms;	      /* default 5000 */
 	int64_t op_timeout_ms;		      /* default 15000: deadline without a lease */
 	const struct ddb_retry_policy *retry; /* NULL: ddb_retry_standard */
@@ -126,6 +135,8 @@ struct store_dynamodb_stats {
 	uint64_t skew_corrections;
 	int64_t clock_offset_ms; /* added to the wall clock when signing */
 	int quota_tokens;	 /* retry quota left */
+	uint64_t shed;		 /* calls refused at once: the HTTP queue was full */
+	struct http_stats pool;	 /* the HTTP client: in flight, queued, queue wait */
 };
 
 void store_dynamodb_stats(const struct store *s, struct store_dynamodb_stats *out);

@@ -1,0 +1,486 @@
+/*
+ * ddb_standin: the DynamoDB stand-in (ddb_standin.h): the HTTP server, the
+ * latency and throttling draws, the counting, the lateness of renewals.
+ * Bodies: ddb_standin_ops.c.
+ *
+ * A request is applied to the embedded store when it arrives; its answer
+ * leaves when its drawn latency has passed since the arrival (a pending
+ * entry with its own timer). A connection that closes first drops its
+ * pending answers.
+ */
+#include "tests/support/ddb_standin.h"
+
+#include <arpa/inet.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "core/store_memory.h"
+#include "tests/support/ddb_standin_int.h"
+
+/* When a lock was last written (acquire or renewal, as it arrived), for
+ * the lateness of its next renewal. Open addressing, never shrinks. */
+struct last_write {
+	char *name; /* NULL: empty slot */
+	int64_t at_us;
+	int64_t lease_ms;
+};
+
+struct pending {
+	struct standin *s;
+	struct pending *prev, *next;
+	struct evhttp_request *req;
+	struct evhttp_connection *conn;
+	struct event *ev;
+	struct evbuffer *body;
+	int status;
+	struct sd_req r; /* strings not kept: see name */
+	char *name;	 /* the lock name, for the last writes */
+	int64_t arrived_us, late_us;
+	struct store_call *call;
+	bool linked; /* on s->pending */
+};
+
+struct standin {
+	struct event_base *base;
+	struct evhttp *http;
+	struct clock *clock;
+	struct store *store;
+	pthread_mutex_t mu;
+	struct standin_options opt;
+	uint64_t rng;
+	struct standin_stats st;
+	struct pending *pending;
+	char ttl_attr[256];
+	struct last_write *lw;
+	size_t lw_cap, lw_used;
+	bool recording;
+	int64_t *late;
+	size_t nlate, late_cap;
+};
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+struct standin_options standin_latency(double ms)
+{
+	return (struct standin_options){.min_ms = 0.6 * ms,
+					.max_ms = 1.4 * ms,
+					.tail_p = 0.01,
+					.tail_max_ms = 40 * ms};
+}
+
+/* xorshift64*: uniform in [0, 1) */
+static double uniform(struct standin *s)
+{
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return (double)((s->rng * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
+static int64_t draw_latency_us(struct standin *s)
+{
+	const struct standin_options *o = &s->opt;
+	double ms;
+	if (o->tail_p > 0 && uniform(s) < o->tail_p) {
+		ms = o->max_ms * pow(1.0 - uniform(s), -1.0 / 1.5);
+		if (ms > o->tail_max_ms)
+			ms = o->tail_max_ms;
+	} else {
+		ms = o->min_ms + (o->max_ms - o->min_ms) * uniform(s);
+	}
+	return (int64_t)(ms * 1000);
+}
+
+/* ---- last writes ---- */
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static struct last_write *lw_slot(struct last_write *tab, size_t cap, const char *name)
+{
+	size_t i = hash(name) & (cap - 1);
+	while (tab[i].name && strcmp(tab[i].name, name) != 0)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* The entry of name, made when missing; NULL on out-of-memory. */
+static struct last_write *lw_get(struct standin *s, const char *name, bool make)
+{
+	if (!s->lw_cap)
+		return NULL;
+	struct last_write *w = lw_slot(s->lw, s->lw_cap, name);
+	if (w->name || !make)
+		return w->name ? w : NULL;
+	if ((s->lw_used + 1) * 2 > s->lw_cap) {
+		size_t cap = s->lw_cap * 2;
+		struct last_write *tab = calloc(cap, sizeof *tab);
+		if (!tab)
+			return NULL;
+		for (size_t i = 0; i < s->lw_cap; i++)
+			if (s->lw[i].name)
+				*lw_slot(tab, cap, s->lw[i].name) = s->lw[i];
+		free(s->lw);
+		s->lw = tab;
+		s->lw_cap = cap;
+		w = lw_slot(tab, cap, name);
+	}
+	if (!(w->name = strdup(name)))
+		return NULL;
+	s->lw_used++;
+	return w;
+}
+
+static void record_late(struct standin *s, int64_t us)
+{
+	if (!s->recording)
+		return;
+	if (s->nlate == s->late_cap) {
+		size_t cap = s->late_cap ? s->late_cap * 2 : 4096;
+		int64_t *p = realloc(s->late, cap * sizeof *p);
+		if (!p)
+			return;
+		s->late = p;
+		s->late_cap = cap;
+	}
+	s->late[s->nlate++] = us;
+	s->st.renewals_timed++;
+}
+
+/* ---- pending answers ---- */
+
+static void pending_unlink(struct pending *p)
+{
+	struct standin *s = p->s;
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		s->pending = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	p->prev = p->next = NULL;
+	p->linked = false;
+}
+
+static void pending_free(struct pending *p)
+{
+	struct standin *s = p->s;
+	if (p->linked)
+		pending_unlink(p);
+	if (p->call)
+		store_cancel(s->store, p->call);
+	if (p->ev)
+		event_free(p->ev);
+	if (p->body)
+		evbuffer_free(p->body);
+	free(p->name);
+	s->st.in_flight--;
+	free(p);
+}
+
+static void on_due(evutil_socket_t fd, short what, void *arg)
+{
+	struct pending *p = arg;
+	struct standin *s = p->s;
+	pthread_mutex_lock(&s->mu);
+	/* off the list first: a close inside the send must not free it */
+	pending_unlink(p);
+	struct evkeyvalq *h = evhttp_request_get_output_headers(p->req);
+	char crc[16];
+	size_t len = evbuffer_get_length(p->body);
+	snprintf(crc, sizeof crc, "%u", (unsigned)ddb_crc32(evbuffer_pullup(p->body, -1), len));
+	evhttp_add_header(h, "Content-Type", "application/x-amz-json-1.0");
+	evhttp_add_header(h, "x-amz-crc32", crc);
+	evhttp_send_reply(p->req, p->status, p->status == 200 ? "OK" : "Error", p->body);
+	pending_free(p);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* The answer is ready: it leaves at arrival + latency. */
+static void schedule(struct pending *p, int64_t latency_us)
+{
+	int64_t wait = p->arrived_us + latency_us - mono_us();
+	if (wait < 0)
+		wait = 0;
+	struct timeval tv = {wait / 1000000, wait % 1000000};
+	p->ev = evtimer_new(p->s->base, on_due, p);
+	if (p->ev)
+		evtimer_add(p->ev, &tv);
+}
+
+/* The store's answer: the last writes, the counts, then the body. */
+static void on_store(void *arg, const struct store_result *res)
+{
+	struct pending *p = arg;
+	struct standin *s = p->s;
+	pthread_mutex_lock(&s->mu);
+	p->call = NULL;
+	enum store_op op = p->r.req.op;
+	bool write = op == STORE_ACQUIRE || op == STORE_RENEW;
+	if (res->status == STORE_OK && (write || op == STORE_RELEASE)) {
+		struct last_write *w = lw_get(s, p->name, write);
+		if (w) {
+			w->at_us = write ? p->arrived_us : 0;
+			w->lease_ms = p->r.req.lease_ms;
+		}
+		if (op == STORE_RENEW && p->late_us >= 0)
+			record_late(s, p->late_us);
+	}
+	if (res->status == STORE_REFUSED) {
+		s->st.refused++;
+		if (op == STORE_RENEW)
+			s->st.renew_refused++;
+	}
+	p->r.req.name = p->name;
+	p->status = sd_put_result(p->body, &p->r, res, s->ttl_attr[0] ? s->ttl_attr : NULL);
+	memset(&p->r.req, 0, sizeof p->r.req); /* its strings were the body's */
+	p->r.req.op = op;
+	schedule(p, draw_latency_us(s));
+	pthread_mutex_unlock(&s->mu);
+}
+
+static enum ddb_op op_of_target(const char *target)
+{
+	const char *dot = target ? strrchr(target, '.') : NULL;
+	for (int op = 0; dot && op < DDB_OP_COUNT; op++)
+		if (strcmp(dot + 1, ddb_op_name(op)) == 0)
+			return op;
+	return DDB_OP_COUNT;
+}
+
+static void on_close(struct evhttp_connection *conn, void *arg)
+{
+	struct standin *s = arg;
+	pthread_mutex_lock(&s->mu);
+	s->st.connections--;
+	for (struct pending *p = s->pending, *next; p; p = next) {
+		next = p->next;
+		if (p->conn == conn)
+			pending_free(p);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void answer_now(struct pending *p, int status, const char *type, const char *msg)
+{
+	p->status = status;
+	sd_put_error(p->body, type, msg);
+	schedule(p, draw_latency_us(p->s));
+}
+
+static void handle(struct standin *s, struct pending *p)
+{
+	struct evhttp_request *req = p->req;
+	enum ddb_op dop =
+		op_of_target(evhttp_find_header(evhttp_request_get_input_headers(req), "X-Amz-Target"));
+	if (dop == DDB_OP_COUNT) {
+		s->st.errors++;
+		answer_now(p, 400, "UnknownOperationException", "unknown X-Amz-Target");
+		return;
+	}
+	s->st.by_op[dop]++;
+	if (s->opt.throttle_p > 0 && uniform(s) < s->opt.throttle_p) {
+		s->st.throttled++;
+		answer_now(p, 400, "ProvisionedThroughputExceededException",
+			   "The level of configured provisioned throughput for the table was "
+			   "exceeded.");
+		return;
+	}
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t len = evbuffer_get_length(in);
+	const char *body = (const char *)evbuffer_pullup(in, -1);
+	char err[DDB_ERR_MAX];
+	cJSON *root = sd_decode(dop, body ? body : "", len, &p->r, err);
+	if (!root) {
+		s->st.errors++;
+		answer_now(p, 400, "ValidationException", err);
+		return;
+	}
+	if (p->r.ttl_attr)
+		snprintf(s->ttl_attr, sizeof s->ttl_attr, "%s", p->r.ttl_attr);
+	if (!p->r.to_store) {
+		sd_put_admin(p->body, &p->r, s->ttl_attr[0] ? s->ttl_attr : NULL);
+		p->status = 200;
+		cJSON_Delete(root);
+		schedule(p, draw_latency_us(s));
+		return;
+	}
+	p->name = strdup(p->r.req.name);
+	if (p->r.req.op == STORE_RENEW && p->name) {
+		struct last_write *w = lw_get(s, p->name, false);
+		p->late_us = -1;
+		if (w && w->at_us > 0) {
+			int64_t late = p->arrived_us - (w->at_us + w->lease_ms / 3 * 1000);
+			p->late_us = late > 0 ? late : 0;
+		}
+	}
+	p->call = p->name ? store_submit(s->store, &p->r.req, on_store, p) : NULL;
+	cJSON_Delete(root);
+	if (!p->call)
+		answer_now(p, 500, "InternalServerError", "out of memory");
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct standin *s = arg;
+	pthread_mutex_lock(&s->mu);
+	struct pending *p = calloc(1, sizeof *p);
+	struct evbuffer *b = p ? evbuffer_new() : NULL;
+	if (!b) {
+		free(p);
+		evhttp_send_error(req, 500, "out of memory");
+		pthread_mutex_unlock(&s->mu);
+		return;
+	}
+	p->s = s;
+	p->req = req;
+	p->body = b;
+	p->conn = evhttp_request_get_connection(req);
+	p->arrived_us = mono_us();
+	p->next = s->pending;
+	if (s->pending)
+		s->pending->prev = p;
+	s->pending = p;
+	p->linked = true;
+	s->st.requests++;
+	if (++s->st.in_flight > s->st.in_flight_max)
+		s->st.in_flight_max = s->st.in_flight;
+	evhttp_connection_set_closecb(p->conn, on_close, s);
+	handle(s, p);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static struct bufferevent *on_conn(struct event_base *b, void *arg)
+{
+	struct standin *s = arg;
+	pthread_mutex_lock(&s->mu);
+	s->st.connections++;
+	s->st.connections_total++;
+	pthread_mutex_unlock(&s->mu);
+	return bufferevent_socket_new(b, -1, BEV_OPT_CLOSE_ON_FREE);
+}
+
+/* ---- public ---- */
+
+struct standin *standin_new(struct event_base *base, int port, const struct standin_options *o,
+			    char *url, size_t urlsz)
+{
+	struct standin *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->base = base;
+	s->opt = *o;
+	s->rng = o->seed ? o->seed : 0x9E3779B97F4A7C15ULL;
+	/* recursive: evhttp may call on_close from inside a send */
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&s->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
+	s->lw_cap = 1024;
+	s->lw = calloc(s->lw_cap, sizeof *s->lw);
+	s->clock = clock_real_new(base);
+	s->store = s->clock ? store_memory_new(s->clock, "standin") : NULL;
+	s->http = evhttp_new(base);
+	if (!s->lw || !s->store || !s->http)
+		goto fail;
+	evhttp_set_gencb(s->http, on_request, s);
+	evhttp_set_bevcb(s->http, on_conn, s);
+	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_POST);
+	evhttp_set_timeout(s->http, 3600);
+	struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(s->http, "127.0.0.1", port);
+	if (!bs)
+		goto fail;
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof sin;
+	getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&sin, &sl);
+	snprintf(url, urlsz, "http://127.0.0.1:%d", ntohs(sin.sin_port));
+	return s;
+fail:
+	standin_free(s);
+	return NULL;
+}
+
+void standin_set_options(struct standin *s, const struct standin_options *o)
+{
+	pthread_mutex_lock(&s->mu);
+	s->opt = *o;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void standin_stats(struct standin *s, struct standin_stats *out)
+{
+	pthread_mutex_lock(&s->mu);
+	*out = s->st;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void standin_reset(struct standin *s)
+{
+	pthread_mutex_lock(&s->mu);
+	struct standin_stats keep = s->st;
+	memset(&s->st, 0, sizeof s->st);
+	s->st.in_flight = s->st.in_flight_max = keep.in_flight;
+	s->st.connections = keep.connections;
+	s->nlate = 0;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void standin_record(struct standin *s, bool on)
+{
+	pthread_mutex_lock(&s->mu);
+	s->recording = on;
+	pthread_mutex_unlock(&s->mu);
+}
+
+int64_t *standin_lateness(struct standin *s, size_t *n)
+{
+	pthread_mutex_lock(&s->mu);
+	int64_t *out = s->nlate ? malloc(s->nlate * sizeof *out) : NULL;
+	*n = out ? s->nlate : 0;
+	if (out)
+		memcpy(out, s->late, s->nlate * sizeof *out);
+	pthread_mutex_unlock(&s->mu);
+	return out;
+}
+
+void standin_free(struct standin *s)
+{
+	if (!s)
+		return;
+	/* closing the connections drops their pending answers (on_close) */
+	if (s->http)
+		evhttp_free(s->http);
+	while (s->pending)
+		pending_free(s->pending);
+	if (s->store)
+		store_free(s->store);
+	clock_free(s->clock);
+	for (size_t i = 0; s->lw && i < s->lw_cap; i++)
+		free(s->lw[i].name);
+	free(s->lw);
+	free(s->late);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
