@@ -66,6 +66,11 @@ static const struct option_def options[] = {
 	 "DynamoDB endpoint URL (default: AWS conventions)"},
 	{"create-table", NUM(T_BOOL, create_table), "no", 0, 1, NULL,
 	 "create the table if it is missing"},
+	{"ddb-max-in-flight", NUM(T_INT, ddb_max_in_flight), "256", 1, 4096, NULL,
+	 "most DynamoDB requests at once (one keep-alive connection each); more wait, "
+	 "renewals and releases first, and past as many again waiting an acquire or a read "
+	 "is answered TRYAGAIN. 256 carries 100,000 leases of 30 s at 10 ms per request "
+	 "(README, Sizing a replica)"},
 	{"holder-label", STR(holder_label), NULL, 0, 256, NULL,
 	 "written as `holder`, 1-256 characters (default: host name)"},
 	{"ttl-attribute", STR(ttl_attribute), NULL, 0, 255, NULL,

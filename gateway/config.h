@@ -47,6 +47,7 @@ struct cfg {
 	char region[64];
 	char endpoint[512];
 	bool create_table;
+	int64_t ddb_max_in_flight; /* DynamoDB requests in flight at most (http max_active) */
 	char holder_label[257]; /* 1..256 characters; default: the host name */
 	char ttl_attribute[256];
 	int64_t ttl_retention_ms;
