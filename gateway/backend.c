@@ -12,6 +12,7 @@
 #include "core/store_memory.h"
 #include "gateway/log.h"
 #include "gateway/metrics.h"
+#include "gateway/metrics_pool.h"
 
 #define OPEN_RETRY_MS 2000
 
@@ -173,6 +174,7 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 		.credentials = current_creds,
 		.credentials_arg = b->creds,
 		.credentials_expired = creds_expired,
+		.max_in_flight = (unsigned)cfg->ddb_max_in_flight,
 	};
 	b->store = store_dynamodb_new(b->base, b->clock, &dc, derr);
 	if (b->store == NULL) {
@@ -274,6 +276,7 @@ void backend_store_lines(const struct backend *b,
 	line(arg, "skew_corrections", (long long)st.skew_corrections);
 	line(arg, "clock_offset_ms", (long long)st.clock_offset_ms);
 	line(arg, "retry_quota", (long long)st.quota_tokens);
+	metrics_ddb_pool_info(&st, line, arg);
 }
 
 void backend_metrics(const struct backend *b, struct metrics_src *m,

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gateway/metrics_pool.h"
+
 /* A label value as the text format wants it: \ " and newline escaped. */
 static void put_value(struct buf *out, const char *v)
 {
@@ -151,6 +153,7 @@ static void dynamodb_metrics(const struct metrics_src *m, struct buf *out)
 	family(out, "leasegate_dynamodb_retries_total", "counter",
 	       "DynamoDB requests sent again after a transient failure.");
 	sample(out, "leasegate_dynamodb_retries_total", m->table, NULL, NULL, st->retries);
+	metrics_ddb_pool(st, m->table, out);
 }
 
 void metrics_render(const struct metrics_src *m, struct buf *out)
