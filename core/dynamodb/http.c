@@ -22,6 +22,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/pool.h"
+
 int64_t http_mono_us(void)
 {
 	struct timespec ts;
@@ -72,10 +74,22 @@ static struct req_list *list_of(struct http *h, struct http_req *r)
 	return (struct req_list *)((char *)h + offsets[r->state]);
 }
 
+/* Requests and their answers' buffers come from pools: both are larger
+ * than glibc's small bins, where each malloc first consolidates the fast
+ * bins. Most DynamoDB requests fit REQ_BLOCK with their headers and body;
+ * larger ones come from malloc (pool_get). */
+#define REQ_BLOCK  4096
+#define BODY_BLOCK 4096
+static struct pool req_pool = POOL_INIT(REQ_BLOCK, 1024);
+static struct pool body_pool = POOL_INIT(BODY_BLOCK, 1024);
+
 static void req_free(struct http_req *r)
 {
-	free(r->rbuf);
-	free(r);
+	if (r->rcap == BODY_BLOCK)
+		pool_put(&body_pool, r->rbuf, BODY_BLOCK);
+	else
+		free(r->rbuf);
+	pool_put(&req_pool, r, r->alloc);
 }
 
 /* ---- the response sinks: they never call user code ---- */
@@ -88,13 +102,23 @@ size_t http_on_body(char *data, size_t size, size_t nmemb, void *arg)
 		r->too_big = true;
 		return 0; /* makes curl fail with CURLE_WRITE_ERROR */
 	}
+	if (!r->rcap && n + 1 <= BODY_BLOCK) {
+		if (!(r->rbuf = pool_get(&body_pool, BODY_BLOCK)))
+			return 0;
+		r->rcap = BODY_BLOCK;
+	}
 	if (r->rlen + n + 1 > r->rcap) {
-		size_t cap = r->rcap ? r->rcap : 4096;
+		size_t cap = r->rcap ? r->rcap : BODY_BLOCK;
 		while (cap < r->rlen + n + 1)
 			cap *= 2;
-		char *p = realloc(r->rbuf, cap);
+		char *p = malloc(cap);
 		if (!p)
 			return 0;
+		memcpy(p, r->rbuf, r->rlen);
+		if (r->rcap == BODY_BLOCK)
+			pool_put(&body_pool, r->rbuf, BODY_BLOCK);
+		else
+			free(r->rbuf);
 		r->rbuf = p;
 		r->rcap = cap;
 	}
@@ -425,10 +449,12 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	size_t nnodes = req->nheaders + NSUPPRESSED;
 	size_t ulen = strlen(req->url) + 1, mlen = strlen(req->method) + 1;
 	size_t blen = req->body ? req->body_len + 1 : 0;
-	struct http_req *r = calloc(1, sizeof *r + nnodes * sizeof(struct curl_slist) + hbytes +
-					       ulen + mlen + blen);
+	size_t alloc = sizeof(struct http_req) + nnodes * sizeof(struct curl_slist) + hbytes +
+		       ulen + mlen + blen;
+	struct http_req *r = pool_get(&req_pool, alloc);
 	if (!r)
 		return NULL;
+	r->alloc = alloc;
 	struct curl_slist *nodes = (struct curl_slist *)(r + 1);
 	char *text = (char *)(nodes + nnodes);
 	r->url = text + hbytes;

@@ -59,7 +59,8 @@ struct http_req {
 	int64_t queued_us; /* monotonic time of http_send */
 	http_cb cb;
 	void *arg;
-	char *rbuf; /* response body */
+	size_t alloc; /* bytes of this allocation (req_pool) */
+	char *rbuf;   /* response body */
 	size_t rlen, rcap;
 	bool too_big;
 	char date[64], crc32[16];

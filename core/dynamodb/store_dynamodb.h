@@ -57,6 +57,7 @@ struct event_base;
 struct http;
 
 #define STORE_DDB_ERR_MAX 256
+#define STORE_DDB_URGENT_MAX 1000000 /* renewals and releases waiting, at most */
 
 /* Returns the current credentials, or NULL when none are available yet
  * (the request then fails TRANSIENT "CredentialsNotAvailable" after its
@@ -81,7 +82,8 @@ struct store_dynamodb_config {
 
 	struct http *http;		      /* NULL: the store makes its own */
 	unsigned max_in_flight;		      /* its own http's max_active and
-					       * max_queued_normal (0: 64 and 10000) */
+					       * max_queued_normal (0: 64 and 10000);
+					       * max_queued: STORE_DDB_URGENT_MAX */
 	int64_t attempt_timeout_ms;	      /* default 5000 */
 	int64_t op_timeout_ms;		      /* default 15000: deadline without a lease */
 	const struct ddb_retry_policy *retry; /* NULL: ddb_retry_standard */
