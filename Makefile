@@ -83,6 +83,15 @@ $(BUILD)/bench/bench_%: $(BUILD)/obj/bench/bench_%.o $(BUILD)/libleasegate.a
 $(BUILD)/bench/bench_fairness: $(BUILD)/obj/tests/support/fairloop.o \
                                $(BUILD)/obj/tests/support/gwproc.o
 
+# bench_scale runs the DynamoDB stand-in of the tests (which uses the
+# library: it links before it) and starts gateways
+$(BUILD)/bench/bench_scale: $(BUILD)/obj/bench/bench_scale.o \
+                            $(BUILD)/obj/tests/support/ddb_standin.o \
+                            $(BUILD)/obj/tests/support/ddb_standin_ops.o \
+                            $(BUILD)/obj/tests/support/gwproc.o $(BUILD)/libleasegate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(filter %.o,$^) $(BUILD)/libleasegate.a $(LDLIBS) -lpthread -o $@
+
 $(BUILD)/obj/tests/integration/%.o: CFLAGS += -I/usr/include/postgresql
 
 run: deps all
