@@ -6,7 +6,8 @@
  *                 connection commands (PING, HELLO, AUTH, CLIENT, INFO...)
  *   lockcmds.c, leadercmds.c  LOCK.* and LEADER.*: arguments parsed into
  *                 lease-session requests (gateway/lease), results rendered
- *                 as RESP replies, errors and pushes
+ *                 as RESP replies, errors and pushes; admincmds.c the
+ *                 operators' LOCK.LIST and LOCK.FORCE-RELEASE
  *
  * session: the Redis front-end's connections. A struct sess is a struct
  * conn (gateway/conn, which moves the bytes, keeps the states and the
@@ -24,7 +25,8 @@
  * sess_out() from its completion and calls sess_resume().
  *
  * Not here: moving bytes and connection states (gateway/conn), what
- * commands do (commands.c, cmd_builtin.c, lockcmds.c, leadercmds.c).
+ * commands do (commands.c, cmd_builtin.c, lockcmds.c, leadercmds.c,
+ * admincmds.c).
  */
 #ifndef LG_SESSION_H
 #define LG_SESSION_H
