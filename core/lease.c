@@ -145,8 +145,10 @@ static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *i
 		lock->held = NULL;
 	if (item != NULL && item->exists)
 		lt_lock_see(lock, item);
-	emit(l, OBS_LEASE_LOST, lt_loss_name(reason), NULL, 0);
-	obs_count(&l->t->obs->losses, lt_loss_name(reason));
+	if (reason != LT_RELEASED) { /* released from outside: no loss */
+		emit(l, OBS_LEASE_LOST, lt_loss_name(reason), NULL, 0);
+		obs_count(&l->t->obs->losses, lt_loss_name(reason));
+	}
 	lock->refs++; /* the callback may release l */
 	if (l->on_lost != NULL)
 		l->on_lost(l->on_lost_arg, l, reason);
@@ -227,6 +229,16 @@ static struct store_call *send_renew(struct lease *l, char *rvn, int64_t *send_m
 	return store_submit(l->t->store, &req, cb, arg);
 }
 
+/* Why a renewal was refused with item: released from outside the lease's
+ * session (its freed marker names this lease: by token, or by force), the
+ * item gone, or taken over. */
+static enum lt_loss refusal_loss(const struct lease *l, const struct lock_item *item)
+{
+	if (item->exists && item->freed == l->token)
+		return item->freed_forced ? LT_FORCED : LT_RELEASED;
+	return item->exists ? LT_TAKEN_OVER : LT_DELETED;
+}
+
 /* What a renewal's answer means for the lease. Returns 1 renewed, 0 lost,
  * -1 an error that leaves the lease to the heartbeat (err filled). */
 static int renewal_result(struct lease *l, int64_t send_ms, const char *rvn,
@@ -240,7 +252,7 @@ static int renewal_result(struct lease *l, int64_t send_ms, const char *rvn,
 			lt_holder_saw(l->lock, &res->item);
 		return 1;
 	case STORE_REFUSED:
-		lose(l, res->item.exists ? LT_TAKEN_OVER : LT_DELETED, &res->item);
+		lose(l, refusal_loss(l, &res->item), &res->item);
 		return 0;
 	case STORE_NO_TABLE:
 		lose(l, LT_TABLE_NOT_FOUND, NULL);
@@ -492,6 +504,46 @@ void lease_release(struct lease *l)
 		return;
 	}
 	l->t->releases_in_flight++;
+}
+
+void lt_lease_lose(struct lease *l, enum lt_loss reason)
+{
+	lose(l, reason, NULL);
+}
+
+int64_t lease_detach(struct lease *l)
+{
+	struct lock *lock = l->lock;
+	int64_t token = l->token;
+	orphan_ops(l);
+	l->on_lost = NULL;
+	lock->refs++;
+	if (lock->held == l && l->loss == LT_HELD && !l->releasing) {
+		/* From now on another's holder, seen since its write was sent:
+		 * its lease ends then on this replica's clock too. */
+		struct lock_item it = {
+			.exists = true,
+			.has_owner = true,
+			.has_rvn = true,
+			.has_lease = true,
+			.has_fence = true,
+			.fence = token,
+			.lease_ms = l->lease_ms,
+		};
+		memcpy(it.owner, l->owner, sizeof(it.owner));
+		memcpy(it.rvn, l->rvn, sizeof(l->rvn));
+		memcpy(it.type, "LOCK", 5);
+		if (l->holder != NULL)
+			snprintf(it.holder, sizeof(it.holder), "%s", l->holder);
+		lock->held = NULL;
+		lt_lock_see(lock, &it);
+		if (lock->seen != NULL)
+			lock->seen->at = l->last_send_ms;
+	}
+	lease_destroy(l);
+	lt_lock_kick(lock);
+	lt_lock_unref(lock);
+	return token;
 }
 
 void lease_free_all(struct locktable *t)

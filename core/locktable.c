@@ -465,6 +465,17 @@ static void wait_timer(void *arg)
 	finish(w, NULL, NULL); /* a local refusal, or the wait timed out */
 }
 
+bool lt_id_ok(const char *id)
+{
+	size_t n = strlen(id);
+	if (n == 0 || n > STORE_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (id[i] < 0x21 || id[i] > 0x7e)
+			return false;
+	return true;
+}
+
 bool lt_args_valid(const struct lt_acquire_args *a, char *msg, size_t msglen)
 {
 	size_t n = a->name != NULL ? strlen(a->name) : 0;
@@ -481,8 +492,8 @@ bool lt_args_valid(const struct lt_acquire_args *a, char *msg, size_t msglen)
 		snprintf(msg, msglen, "holder label must be 1 to %d characters", STORE_HOLDER_MAX);
 		return false;
 	}
-	if (a->owner != NULL && (a->owner[0] == '\0' || strlen(a->owner) > STORE_ID_MAX)) {
-		snprintf(msg, msglen, "owner id must be 1 to %d bytes", STORE_ID_MAX);
+	if (a->owner != NULL && !lt_id_ok(a->owner)) {
+		snprintf(msg, msglen, "owner id must be 1 to %d printable ASCII bytes", STORE_ID_MAX);
 		return false;
 	}
 	if (a->timeout_ms < 0) {
@@ -619,6 +630,11 @@ void lt_acquire_cancel(struct lt_wait *w)
 	finish(w, NULL, NULL);
 }
 
+const char *lt_wait_name(const struct lt_wait *w)
+{
+	return w->lock->name;
+}
+
 struct lease *lt_local_lease(struct locktable *t, const char *name)
 {
 	struct lock *l = lt_lock_get(t, name, false);
@@ -679,6 +695,8 @@ void lt_free(struct locktable *t)
 	if (t == NULL)
 		return;
 	lease_free_all(t);
+	lt_foreign_free_all(t);
+	lt_scan_free_all(t);
 	for (size_t i = 0; i < t->nbuckets; i++) {
 		struct lock *l = t->buckets[i], *next;
 		for (; l != NULL; l = next) {

@@ -91,6 +91,10 @@ struct locktable *lt_new(struct clock *clock, struct store *store, struct obs *o
  * releases still in flight are dropped. */
 void lt_free(struct locktable *t);
 
+/* An owner id as a store keeps it: 1..STORE_ID_MAX bytes, printable
+ * ASCII without space. */
+bool lt_id_ok(const char *id);
+
 /* Validates args (lease range, name length, holder 1..256); on failure
  * returns false and writes a message for the client into msg. */
 bool lt_args_valid(const struct lt_acquire_args *args, char *msg, size_t msglen);

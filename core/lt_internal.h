@@ -127,6 +127,8 @@ struct locktable {
 	struct lease *leases;
 	struct lt_hook *hooks;
 	struct lt_op *orphans; /* ops of released leases, answering 0 */
+	struct foreign *foreign; /* lt_foreign requests in flight */
+	struct lt_scan *scans;	 /* lt_scan pages in flight */
 	uint64_t nleases, nwaits, releases_in_flight;
 };
 
@@ -194,7 +196,20 @@ lt_item_check(const struct locktable *t, const char *name, const struct lock_ite
 	return lt_item_judge(t, name, item, use, e);
 }
 
-/* lease.c, for locktable.c */
+struct foreign;
+/* lt_foreign.c, lt_scan.c: requests in flight dropped (lt_free). */
+void lt_foreign_free_all(struct locktable *t);
+void lt_scan_free_all(struct locktable *t);
+
+/* lease.c, for locktable.c and lt_foreign.c */
+/* l is lost (or, LT_RELEASED, ended) for reason, as a renewal finds it. */
+void lt_lease_lose(struct lease *l, enum lt_loss reason);
+/* What remains of the lease item shows, on this replica's clock (see
+ * lt_state.remaining_ms); 0 when it shows none. */
+int64_t lt_remaining_ms(struct locktable *t, const char *name, const struct lock_item *item);
+/* The lt_state of item, read at name's key. */
+void lt_state_of(struct locktable *t, const char *name, const struct lock_item *it,
+		 struct lt_state *st);
 const char *lease_rvn(const struct lease *l);
 struct lease *lease_start(struct lt_wait *w, const struct lock_item *item);
 void lease_free_all(struct locktable *t);

@@ -15,8 +15,23 @@ struct state_read {
 	char name[];
 };
 
-static void state_of(const struct lock_item *it, struct lt_state *st)
+int64_t lt_remaining_ms(struct locktable *t, const char *name, const struct lock_item *item)
 {
+	if (!item->has_owner)
+		return 0;
+	int64_t now = clock_now_ms(t->clock), left = item->lease_ms;
+	struct lock *l = lt_lock_get(t, name, false);
+	if (l != NULL && l->held != NULL && strcmp(l->held->owner, item->owner) == 0)
+		left = lease_end_ms(l->held) - now;
+	else if (l != NULL && l->seen != NULL && strcmp(l->seen->rvn, item->rvn) == 0)
+		left = l->seen->at + l->seen->lease_ms - now;
+	return left > 0 ? left : 0;
+}
+
+void lt_state_of(struct locktable *t, const char *name, const struct lock_item *it,
+		 struct lt_state *st)
+{
+	st->remaining_ms = lt_remaining_ms(t, name, it);
 	st->exists = it->exists;
 	st->held = it->has_owner;
 	st->lease_ms = it->has_owner ? it->lease_ms : 0;
@@ -39,7 +54,7 @@ static void on_state(void *arg, const struct store_result *res)
 	} else if (!lt_item_check(r->t, r->name, &res->item, LT_ITEM_TO_SHOW, &e)) {
 		r->cb(r->arg, NULL, &e); /* never shown as a lock, its fence as a token */
 	} else {
-		state_of(&res->item, &st);
+		lt_state_of(r->t, r->name, &res->item, &st);
 		r->cb(r->arg, &st, NULL);
 	}
 	free(r);
@@ -53,7 +68,7 @@ bool lt_state_now(struct locktable *t, const char *name, struct lt_state *st)
 		return false;
 	if (!lt_item_check(t, name, &item, LT_ITEM_TO_SHOW, &e))
 		return false; /* lt_get_state reads it again and answers the error */
-	state_of(&item, st);
+	lt_state_of(t, name, &item, st);
 	return true;
 }
 

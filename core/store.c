@@ -108,3 +108,11 @@ void store_new_id(char *buf)
 		memcpy(buf + 2 * i, pairs[raw[i]], 2);
 	buf[32] = '\0';
 }
+
+struct store_call *store_scan(struct store *s, const char *cursor, unsigned limit,
+			      struct store_scan_result *res, void (*cb)(void *arg), void *arg)
+{
+	if (s->ops->scan == NULL || limit == 0 || limit > STORE_SCAN_MAX)
+		return NULL;
+	return s->ops->scan(s, cursor != NULL ? cursor : "", limit, res, cb, arg);
+}

@@ -19,6 +19,7 @@ struct mitem {
 	struct mitem *fprev, *fnext;
 	int64_t freed_ms;
 	bool in_freed;
+	bool freed_forced; /* with freed: released by force */
 	uint64_t hash;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1];
@@ -26,6 +27,10 @@ struct mitem {
 	char *holder;		       /* the last label written, kept for the next write */
 	char waiter[STORE_ID_MAX + 1]; /* an announced waiter, "" when none */
 	int64_t waiter_ms;
+	/* The last release from outside the holding replica (store.h's
+	 * RELEASE with .token): the fence it ended, 0 when none. Not to be
+	 * confused with freed_ms, the time of any release. */
+	int64_t freed;
 	bool has_holder, has_lease;
 	/* Only store_memory_put_raw() makes an item that is no lock: its
 	 * _type is not LOCK (other_type, "" when absent; NULL for a lock), it
@@ -117,6 +122,8 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	out->has_waiter = false;
 	out->waiter[0] = '\0';
 	out->waiter_ms = 0;
+	out->freed = 0;
+	out->freed_forced = false;
 	if (it == NULL)
 		return;
 	out->exists = true;
@@ -140,6 +147,10 @@ static void copy_out(const struct mitem *it, struct lock_item *out)
 	if (out->has_waiter) { /* rare: empty above */
 		strcpy(out->waiter, it->waiter);
 		out->waiter_ms = it->waiter_ms;
+	}
+	if (it->freed != 0) { /* rare: zero above */
+		out->freed = it->freed;
+		out->freed_forced = it->freed_forced;
 	}
 }
 
@@ -361,6 +372,10 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		freed_link(ms, it, true);
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
+		if (r->token > 0) { /* a release from outside the holding replica */
+			it->freed = r->token;
+			it->freed_forced = r->forced;
+		}
 		copy_out(it, &res->item);
 		return;
 	case STORE_ANNOUNCE:
@@ -684,5 +699,7 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 	it->fence_bad = item->has_fence && item->fence_bad;
 	snprintf(it->waiter, sizeof(it->waiter), "%s", item->has_waiter ? item->waiter : "");
 	it->waiter_ms = item->waiter_ms;
+	it->freed = item->freed;
+	it->freed_forced = item->freed != 0 && item->freed_forced;
 	return true;
 }

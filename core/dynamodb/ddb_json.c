@@ -15,16 +15,18 @@
 #include <string.h>
 
 /* The lock attributes: placeholder and name, in one place. */
-#define N_OWNER	 "#o"
-#define N_RVN	 "#r"
-#define N_FENCE	 "#f"
-#define N_LEASE	 "#l"
-#define N_TYPE	 "#t"
-#define N_HOLDER "#h"
-#define N_TTL	 "#x"
-#define N_PK	 "#k"
-#define N_WAITER "#w"
-#define N_WAITMS "#wm"
+#define N_OWNER	  "#o"
+#define N_RVN	  "#r"
+#define N_FENCE	  "#f"
+#define N_LEASE	  "#l"
+#define N_TYPE	  "#t"
+#define N_HOLDER  "#h"
+#define N_TTL	  "#x"
+#define N_PK	  "#k"
+#define N_WAITER  "#w"
+#define N_WAITMS  "#wm"
+#define N_FREED	  "#fr"
+#define N_FREEDBY "#fb"
 
 /* The acquire's condition that the item, if there is one, is a lock a write
  * may raise (store.h): _type LOCK, a fence absent or from 0 to INT64_MAX - 1,
@@ -37,8 +39,8 @@
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
 
-static const char *const lock_attrs[] = {"owner", "rvn",    "fence",  "leaseMs",
-					 "_type", "holder", "waiter", "waiterMs"};
+static const char *const lock_attrs[] = {"owner",  "rvn",    "fence",	 "leaseMs", "_type",
+					 "holder", "waiter", "waiterMs", "freed",   "freedBy"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",
@@ -420,6 +422,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 	bool ttl = k->ttl_attr && r->ttl > 0;
 	bool release = r->op == STORE_RELEASE, acquire = r->op == STORE_ACQUIRE;
 	bool guarded = acquire && !r->unconditional;
+	bool freed = release && r->token > 0; /* a release from outside (store.h) */
 	jobj(&w, NULL);
 	jstr(&w, "TableName", k->table);
 	jkey(&w, k, r->name);
@@ -443,17 +446,25 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jstr(&w, N_WAITER, "waiter");
 	if (takes_waiter)
 		jstr(&w, N_WAITMS, "waiterMs");
+	if (freed) {
+		jstr(&w, N_FREED, "freed");
+		jstr(&w, N_FREEDBY, "freedBy");
+	}
 	jend(&w, '}');
 
 	/* DynamoDB refuses an empty map: an unconditional release without a
 	 * TTL has no values */
-	if (ttl || !release || !r->unconditional) {
+	if (ttl || freed || !release || !r->unconditional) {
 		jobj(&w, "ExpressionAttributeValues");
 		if (ttl)
 			jnum(&w, ":x", r->ttl);
 		if (release) {
 			if (!r->unconditional)
 				jattr(&w, ":o", "S", r->owner);
+			if (freed) {
+				jnum(&w, ":fr", r->token);
+				jattr(&w, ":fb", "S", r->forced ? "force" : "token");
+			}
 		} else {
 			jattr(&w, ":r", "S", r->rvn);
 			jnum(&w, ":l", r->lease_ms);
@@ -479,7 +490,9 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 
 	char expr[160], cond[420] = "";
 	if (release) {
-		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s", ttl ? " SET #x = :x" : "");
+		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s%s%s", ttl || freed ? " SET " : "",
+			 freed ? "#fr = :fr, #fb = :fb" : "",
+			 ttl ? (freed ? ", #x = :x" : "#x = :x") : "");
 		/* unconditional: never create an item, a bare key would be no lock */
 		snprintf(cond, sizeof cond, "%s",
 			 r->unconditional ? "attribute_exists(#k)" : "#o = :o");

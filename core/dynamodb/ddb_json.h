@@ -4,7 +4,8 @@
  *
  * Bodies follow shared/DESIGN.md "The lock item": every attribute goes
  * through ExpressionAttributeNames (#o owner, #r rvn, #f fence, #l leaseMs,
- * #t _type, #h holder, #x the TTL attribute, #k the partition key), writes
+ * #t _type, #h holder, #w waiter, #wm waiterMs, #fr freed, #fb freedBy,
+ * #x the TTL attribute, #k the partition key), writes
  * ask for ALL_NEW and, on a refusal, ALL_OLD. Parsers validate every
  * attribute they use (type, size, number syntax) and ignore the others, so
  * a lock item may live in a single-table design.
@@ -94,7 +95,10 @@ bool ddb_parse_output(enum ddb_op op, const char *body, size_t len, const char *
  * into *item, which it marks existing. Same errors, except for _type and
  * fence, which another application's item may hold in any form: they are
  * read as they are (a _type of another type as empty, a fence that is no
- * int64 as fence_bad) for the core to refuse. cjson is a cJSON *. */
+ * int64 as fence_bad) for the core to refuse; nor for freed and freedBy,
+ * never an error either: a freed that is no int64 reads as 0, a freedBy
+ * other than "force" as not forced, and forced only with a freed. cjson is
+ * a cJSON *. */
 bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *item, char *err)
 	__attribute__((warn_unused_result));
 

@@ -96,6 +96,24 @@ static void get_type(const cJSON *attr, struct lock_item *item)
 		snprintf(item->type, sizeof item->type, "%s", v->valuestring);
 }
 
+/* freed and freedBy as read (store.h's RELEASE): only leasegate writes
+ * them, but an item edited by hand is no reason to refuse the answer; a
+ * freed that is no int64 reads as none, a freedBy other than the string
+ * "force" as not forced. */
+static void get_freed(const cJSON *attr, struct lock_item *item)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_num(attr, &item->freed, NULL, ignored))
+		item->freed = 0;
+}
+
+static void get_freed_by(const cJSON *attr, struct lock_item *item)
+{
+	const cJSON *v = cJSON_IsObject(attr) ? attr->child : NULL;
+	item->freed_forced = v && !v->next && v->string && strcmp(v->string, "S") == 0 &&
+			     cJSON_IsString(v) && strcmp(v->valuestring, "force") == 0;
+}
+
 bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *item, char *err)
 {
 	const cJSON *map = cjson;
@@ -126,11 +144,17 @@ bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *i
 			ok = get_str(a, item->waiter, sizeof item->waiter, &item->has_waiter, err);
 		else if (strcmp(n, "waiterMs") == 0)
 			ok = get_num(a, &item->waiter_ms, NULL, err);
+		else if (strcmp(n, "freed") == 0)
+			get_freed(a, item);
+		else if (strcmp(n, "freedBy") == 0)
+			get_freed_by(a, item);
 		else if (ttl_attr && strcmp(n, ttl_attr) == 0)
 			ok = get_num(a, &item->ttl, NULL, err);
 		if (!ok)
 			return false;
 	}
+	if (item->freed == 0)
+		item->freed_forced = false; /* how, only with what */
 	if (item->has_lease && item->lease_ms <= 0) {
 		ddb_errf(err, "attribute leaseMs is not positive");
 		return false;

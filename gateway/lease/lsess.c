@@ -442,7 +442,12 @@ struct lsess *lsess_new(struct lsvc *svc, const struct ls_sess_ops *ops, void *a
 	if (ops != NULL)
 		s->ops = *ops;
 	s->arg = arg;
+	s->proto = "";
 	timer_init(&s->campaign_timer, svc->clock, ls_campaign_due, s);
+	s->all_next = svc->all;
+	if (svc->all != NULL)
+		svc->all->all_prev = s;
+	svc->all = s;
 	svc->sessions++;
 	return s;
 }
@@ -473,6 +478,12 @@ void lsess_free(struct lsess *s)
 	}
 	drop_records(s, NULL);
 	timer_cancel(&s->campaign_timer);
+	if (s->all_prev != NULL)
+		s->all_prev->all_next = s->all_next;
+	else
+		s->svc->all = s->all_next;
+	if (s->all_next != NULL)
+		s->all_next->all_prev = s->all_prev;
 	s->svc->sessions--;
 	free(s);
 }

@@ -48,6 +48,9 @@ struct ls_op;
 
 struct lsess {
 	struct lsvc *svc;
+	struct lsess *all_prev, *all_next; /* in the service's list of sessions */
+	const char *proto;		   /* lsess_set_label */
+	uint64_t id;
 	struct ls_sess_ops ops;
 	void *arg;
 	struct ls_rec *recs;
@@ -61,6 +64,7 @@ struct lsess {
 	struct lsess *wait_prev, *wait_next; /* in the service's waiting list */
 	struct lt_wait *acq;		     /* LS_WAIT_ACQUIRE */
 	enum ls_scope acq_scope;
+	bool acq_detach; /* the acquire is DETACH: no record, the lease let go */
 	struct ls_rec *campaign; /* LS_WAIT_CAMPAIGN */
 	struct timer campaign_timer;
 	struct ls_watcher *watcher; /* LS_WAIT_WATCH */
@@ -75,6 +79,7 @@ struct lsvc {
 	uint64_t wait_seq;
 	struct ls_op *detached; /* pending operations of closed sessions */
 	struct ls_watch_group *groups;
+	struct lsess *all; /* every session, newest first (listings) */
 	uint64_t sessions, lost_reported, losses_told;
 };
 
@@ -159,6 +164,18 @@ void ls_campaign_due(void *arg);
 void ls_campaign_drop(struct lsess *s);
 /* Ends rec's election (how) and forgets rec. */
 void ls_term_end(struct ls_rec *rec, enum election_end how);
+
+/* --- lsess_foreign.c --- */
+
+/* A Redis lock library's value: 1..LS_VALUE_MAX printable ASCII bytes. */
+bool ls_value_ok(const char *value, size_t len);
+
+/* Renews or releases, through lt_foreign, the lease (name, token) or
+ * value or whatever holds name (NUL-ended, len bytes) shows, wherever it
+ * is held: LS_PENDING, or an error at once in now. */
+enum ls_status ls_foreign_start(struct lsess *s, const char *name, size_t len,
+				const struct lt_foreign_req *fr, struct ls_result *now,
+				ls_done_cb cb, void *arg);
 
 /* --- lsess_watch.c --- */
 

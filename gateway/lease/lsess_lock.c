@@ -13,7 +13,20 @@
 
 static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
 {
-	ls_rec_lost(arg, reason);
+	struct ls_rec *rec = arg;
+	if (reason != LT_RELEASED) {
+		ls_rec_lost(rec, reason);
+		return;
+	}
+	/* released by (name, token) from elsewhere: ended as by a release of
+	 * the session's own, so its next operation finds nothing */
+	struct lsvc *svc = rec->owner->svc;
+	char name[STORE_NAME_MAX + 1];
+	memcpy(name, rec->name, rec->len + 1);
+	lease_set_data(lease, NULL);
+	ls_rec_forget(rec);
+	lease_release(lease); /* ended: only freed */
+	ls_changed(svc, name);
 }
 
 static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
@@ -29,6 +42,14 @@ static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
 		ls_res_err(&res, err);
 	} else if (lease == NULL) {
 		res.status = LS_NONE;
+	} else if (s->acq_detach) {
+		if (lease_loss(lease) != LT_HELD) { /* answered after a whole lease */
+			res.loss = lease_loss(lease);
+			lease_release(lease);
+			ls_res_msg(&res, LS_LOST, "%s", lt_loss_name(res.loss));
+		} else {
+			res.token = lease_detach(lease);
+		}
 	} else {
 		const char *name = lease_name(lease);
 		struct ls_rec *rec = ls_rec_new(s, LS_KIND_LOCK, name, strlen(name));
@@ -49,6 +70,25 @@ static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
 		}
 	}
 	cb(cb_arg, &res); /* last: it may free s */
+}
+
+/* The owner id of a detached lease: "d:" + the client's value, or + a new
+ * id. False with now set when the value is bad. */
+static bool detached_owner(const struct ls_acquire_req *req, char *owner, struct ls_result *now)
+{
+	memcpy(owner, "d:", 2);
+	if (req->owner == NULL) {
+		store_new_id(owner + 2);
+		return true;
+	}
+	if (!ls_value_ok(req->owner, req->owner_len)) {
+		ls_res_msg(now, LS_INVALID, "a lock value must be 1 to %d printable ASCII bytes",
+			   LS_VALUE_MAX);
+		return false;
+	}
+	memcpy(owner + 2, req->owner, req->owner_len);
+	owner[2 + req->owner_len] = '\0';
+	return true;
 }
 
 enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, struct ls_result *now,
@@ -78,19 +118,26 @@ enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, str
 		}
 		ls_rec_forget(rec);
 	}
-	if (!ls_room(s, now))
+	char owner[STORE_ID_MAX + 1];
+	if (req->detach) {
+		if (!detached_owner(req, owner, now))
+			return now->status;
+	} else if (!ls_room(s, now)) {
 		return now->status;
+	}
 	struct lt_acquire_args a = {
 		.name = name,
 		.lease_ms = lease_ms,
 		.wait = req->wait_ms >= 0,
 		.timeout_ms = req->wait_ms > 0 ? req->wait_ms : 0,
 		.holder = req->holder,
+		.owner = req->detach ? owner : NULL,
 	};
 	s->acq = lt_acquire(s->svc->lt, &a, acquired, s);
 	if (s->acq == NULL)
 		return ls_res_msg(now, LS_FAILED, "out of memory");
 	s->acq_scope = req->scope;
+	s->acq_detach = req->detach;
 	ls_wait_begin(s, LS_WAIT_ACQUIRE, cb, arg);
 	return now->status = LS_PENDING;
 }
@@ -123,6 +170,17 @@ static struct ls_rec *find_lock(struct lsess *s, const char *name, int64_t token
 	return rec;
 }
 
+/* (name, token) held elsewhere (another replica, or detached): through
+ * lt_foreign. */
+static enum ls_status foreign(struct lsess *s, const char *name, struct lt_foreign_req *fr,
+			      struct ls_result *now, ls_done_cb cb, void *arg)
+{
+	size_t len = strlen(name);
+	if (len == 0 || len > (size_t)s->svc->lim.max_name)
+		return LS_NONE;
+	return ls_foreign_start(s, name, len, fr, now, cb, arg);
+}
+
 /* --- renew --- */
 
 static void renewed(void *arg, int r, const struct lt_error *err)
@@ -153,6 +211,10 @@ enum ls_status ls_renew(struct lsess *s, const char *name, int64_t token, struct
 {
 	ls_res_init(now, LS_NONE);
 	struct ls_rec *rec = find_lock(s, name, token);
+	if (rec == NULL && token > 0) {
+		struct lt_foreign_req fr = {.op = LT_FOREIGN_RENEW, .token = token};
+		return foreign(s, name, &fr, now, cb, arg);
+	}
 	if (rec == NULL)
 		return LS_NONE;
 	enum lt_loss loss = ls_rec_loss(rec);
@@ -195,6 +257,10 @@ enum ls_status ls_release(struct lsess *s, const char *name, int64_t token, enum
 	if ((unsigned)scope >= LS_SCOPE_COUNT)
 		return ls_res_msg(now, LS_INVALID, "bad scope");
 	struct ls_rec *rec = find_lock(s, name, token);
+	if (rec == NULL && token > 0) {
+		struct lt_foreign_req fr = {.op = LT_FOREIGN_RELEASE, .token = token};
+		return foreign(s, name, &fr, now, cb, arg);
+	}
 	if (rec == NULL)
 		return LS_NONE;
 	enum lt_loss loss = ls_rec_loss(rec);
@@ -284,8 +350,10 @@ enum ls_status ls_take_lost(struct lsess *s, struct ls_result *r)
 /* --- state --- */
 
 /* Is the item's owner in st the session's lease of name? */
-static bool is_mine(const struct lsess *s, const char *name, const struct lt_state *st)
+static bool is_mine(const struct lsess *s, const char *name, struct ls_result *r)
 {
+	const struct lt_state *st = &r->st;
+	r->detached = ls_detached(st);
 	const struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, name, 0);
 	return st->held && rec != NULL && rec->state == LS_REC_HELD && rec->lease != NULL &&
 	       strcmp(lease_owner(rec->lease), st->owner) == 0;
@@ -304,7 +372,7 @@ static void state_read(void *arg, const struct lt_state *st, const struct lt_err
 		ls_res_err(&res, err);
 	} else {
 		res.st = *st;
-		res.mine = is_mine(op->sess, op->name, st);
+		res.mine = is_mine(op->sess, op->name, &res);
 	}
 	ls_op_finish(op, &res);
 }
@@ -317,7 +385,7 @@ enum ls_status ls_state(struct lsess *s, const char *name, size_t name_len, stru
 	if (!ls_name_ok(s->svc, name, name_len, buf, now))
 		return now->status;
 	if (lt_state_now(s->svc->lt, buf, &now->st)) { /* the embedded store */
-		now->mine = is_mine(s, buf, &now->st);
+		now->mine = is_mine(s, buf, now);
 		return LS_OK;
 	}
 	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, buf, name_len, 0);

@@ -394,6 +394,54 @@ static void item_as_boto3_reads_it(void **state)
 	store_free(s);
 }
 
+/* A release from outside the holding replica, as boto3 reads the item:
+ * freed (a number) and freedBy; an acquire leaves them. */
+static void freed_as_boto3_reads_it(void **state)
+{
+	struct store_result res;
+	struct store *s =
+		open_store((struct store_dynamodb_config){.table = "lg_contract_pk"}, &res);
+	assert_int_equal(res.status, STORE_OK);
+	char name[64], id[33], cmd[1024], out[1024];
+	store_new_id(id);
+	snprintf(name, sizeof name, "freed-%.8s", id);
+	struct store_req acq = {.op = STORE_ACQUIRE,
+				.name = name,
+				.owner = "own-1",
+				.rvn = "rvn-1",
+				.lease_ms = 15000};
+	assert_int_equal(do_req(s, acq).status, STORE_OK);
+	res = do_req(s, (struct store_req){.op = STORE_RELEASE,
+					   .name = name,
+					   .owner = "own-1",
+					   .token = 1,
+					   .forced = true});
+	assert_int_equal(res.status, STORE_OK);
+	assert_int_equal(res.item.freed, 1);
+	assert_true(res.item.freed_forced);
+	acq.owner = "own-2";
+	assert_int_equal(do_req(s, acq).status, STORE_OK);
+	snprintf(cmd, sizeof cmd,
+		 BOTO "i=c.get_item(TableName=\"lg_contract_pk\",Key={\"pk\":{\"S\":\"LOCK#%s\"}},"
+		      "ConsistentRead=True)[\"Item\"];"
+		      "print(json.dumps([i[\"freed\"],i[\"freedBy\"],i[\"owner\"]]))'",
+		 name);
+	assert_int_equal(sh(cmd, out, sizeof out), 0);
+	assert_string_equal(out, "[{\"N\": \"1\"}, {\"S\": \"force\"}, {\"S\": \"own-2\"}]\n");
+	/* by token, from the second holder's fence */
+	res = do_req(s, (struct store_req){
+				.op = STORE_RELEASE, .name = name, .owner = "own-2", .token = 2});
+	assert_int_equal(res.status, STORE_OK);
+	snprintf(cmd, sizeof cmd,
+		 BOTO "i=c.get_item(TableName=\"lg_contract_pk\",Key={\"pk\":{\"S\":\"LOCK#%s\"}},"
+		      "ConsistentRead=True)[\"Item\"];"
+		      "print(json.dumps([i[\"freed\"],i[\"freedBy\"],\"owner\" in i]))'",
+		 name);
+	assert_int_equal(sh(cmd, out, sizeof out), 0);
+	assert_string_equal(out, "[{\"N\": \"2\"}, {\"S\": \"token\"}, false]\n");
+	store_free(s);
+}
+
 int main(void)
 {
 	endpoint = getenv("LG_MOTO");
@@ -430,6 +478,7 @@ int main(void)
 		cmocka_unit_test(unreachable_endpoint_transient),
 		cmocka_unit_test(non_string_keys_refused),
 		cmocka_unit_test(item_as_boto3_reads_it),
+		cmocka_unit_test(freed_as_boto3_reads_it),
 	};
 	failed += cmocka_run_group_tests_name("dynamodb only", tests, NULL, NULL);
 	event_free(tick);

@@ -2,7 +2,7 @@
  * store_contract.c: the store contract suite (see store_contract.h). Every
  * test states what store.h promises; none knows which store it runs on.
  */
-#include "tests/support/store_contract.h"
+#include "tests/support/store_contract_int.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,15 +14,9 @@
 
 #include <cmocka.h>
 
-struct fixture {
-	const struct store_factory *f;
-	struct store *s;
-	char name[96]; /* this test's lock */
-};
-
 static unsigned name_seq;
 
-static int setup(void **state)
+int store_contract_setup(void **state)
 {
 	const struct store_factory *f = *state;
 	struct fixture *fx = calloc(1, sizeof *fx);
@@ -41,7 +35,7 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
+int store_contract_teardown(void **state)
 {
 	struct fixture *fx = *state;
 	fx->f->destroy(fx->f->arg, fx->s);
@@ -81,7 +75,7 @@ bool store_contract_do(const struct store_factory *f, struct store *s, const str
 
 /* ---- one line per operation ---- */
 
-static struct store_result op(struct fixture *fx, struct store_req r)
+struct store_result store_contract_op(struct fixture *fx, struct store_req r)
 {
 	struct store_result res;
 	r.name = r.name ? r.name : fx->name;
@@ -92,6 +86,11 @@ static struct store_result op(struct fixture *fx, struct store_req r)
 			      store_status_name(res.status), res.error_type ? res.error_type : "",
 			      res.message);
 	return res;
+}
+
+static struct store_result op(struct fixture *fx, struct store_req r)
+{
+	return store_contract_op(fx, r);
 }
 
 static struct store_result acquire(struct fixture *fx, const char *owner, const char *rvn,
@@ -727,11 +726,13 @@ static void announce_refused_on_items_not_locks(void **state)
 	assert_waiter(&r.item, NULL, 0);
 }
 
-#define T(fn) cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, NULL)
+#define T(fn)                                                                                      \
+	cmocka_unit_test_prestate_setup_teardown(fn, store_contract_setup,                         \
+						 store_contract_teardown, NULL)
 
 int store_contract_run(const struct store_factory *f)
 {
-	struct CMUnitTest tests[] = {
+	struct CMUnitTest tests[64 + STORE_CONTRACT_SCAN_TESTS] = {
 		T(acquire_free),
 		T(acquire_refused_with_item),
 		T(acquire_takeover_of_seen_rvn),
@@ -760,7 +761,12 @@ int store_contract_run(const struct store_factory *f)
 		T(withdraw_own_only),
 		T(announce_refused_on_items_not_locks),
 	};
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+	size_t n = 0;
+	while (n < sizeof tests / sizeof tests[0] && tests[n].name != NULL)
+		n++;
+	for (size_t i = 0; i < STORE_CONTRACT_SCAN_TESTS; i++)
+		tests[n++] = store_contract_scan_tests[i];
+	for (size_t i = 0; i < n; i++)
 		tests[i].initial_state = (void *)f;
-	return _cmocka_run_group_tests(f->name, tests, sizeof tests / sizeof tests[0], NULL, NULL);
+	return _cmocka_run_group_tests(f->name, tests, n, NULL, NULL);
 }

@@ -189,6 +189,41 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"REMOVE #o, #l, #h\","
 	 "\"ConditionExpression\":\"attribute_exists(#k)\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"release from outside: freed marker by token",
+	 &k_pk,
+	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .token = 7},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\","
+	 "\"#fr\":\"freed\",\"#fb\":\"freedBy\"},"
+	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"},\":fr\":{\"N\":\"7\"},"
+	 "\":fb\":{\"S\":\"token\"}},"
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h SET #fr = :fr, #fb = :fb\","
+	 "\"ConditionExpression\":\"#o = :o\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"release forced, unconditional, ttl: freed marker by force",
+	 &k_sk_ttl,
+	 {.op = STORE_RELEASE,
+	  .name = "a",
+	  .token = INT64_MAX,
+	  .forced = true,
+	  .ttl = 9,
+	  .unconditional = true},
+	 "{\"TableName\":\"Shop\"," KEY_SK ","
+	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\",\"#k\":\"PK\",\"#fr\":\"freed\",\"#fb\":\"freedBy\"},"
+	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"9\"},"
+	 "\":fr\":{\"N\":\"9223372036854775807\"},\":fb\":{\"S\":\"force\"}},"
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h SET #fr = :fr, #fb = :fb, #x = :x\","
+	 "\"ConditionExpression\":\"attribute_exists(#k)\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"release forced without a token: no marker",
+	 &k_pk,
+	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .forced = true},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\"},"
+	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"}},"
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h\",\"ConditionExpression\":\"#o = :o\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"ttl ignored without a ttl attribute",
 	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .ttl = 9},
@@ -333,6 +368,8 @@ static void test_keys_valid(void **state)
 		{{"Locks", "pk", "sk", "sk"}, false},
 		{{"Locks", "pk", NULL, "fence"}, false}, /* ttl on a lock attribute */
 		{{"Locks", "pk", NULL, "leaseMs"}, false},
+		{{"Locks", "pk", NULL, "freed"}, false},
+		{{"Locks", "freedBy", NULL, NULL}, false},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char err[DDB_ERR_MAX] = "";
@@ -468,6 +505,63 @@ static void test_parse_foreign_values(void **state)
 		assert_int_equal(it.has_fence, strstr(b, "fence") != NULL);
 		assert_string_equal(it.type, cases[i].type);
 	}
+}
+
+/* freed and freedBy: written only by a release from outside the holding
+ * replica; an odd value reads as no marker or not forced, never an error. */
+static void test_parse_freed(void **state)
+{
+	static const struct {
+		const char *body;
+		int64_t freed;
+		bool forced;
+	} cases[] = {
+		{"{\"Attributes\":{\"owner\":{\"S\":\"o\"}}}", 0, false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"7\"},\"freedBy\":{\"S\":\"token\"}}}", 7,
+		 false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"9223372036854775807\"},"
+		 "\"freedBy\":{\"S\":\"force\"}}}",
+		 INT64_MAX, true},
+		{"{\"Attributes\":{\"freedBy\":{\"S\":\"force\"},\"freed\":{\"N\":\"3\"}}}", 3,
+		 true},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"3\"}}}", 3, false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"3\"},\"freedBy\":{\"S\":\"FORCE\"}}}", 3,
+		 false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"3\"},\"freedBy\":{\"S\":\"forced\"}}}", 3,
+		 false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"3\"},\"freedBy\":{\"N\":\"1\"}}}", 3, false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"3\"},\"freedBy\":\"force\"}}", 3, false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"3\"},"
+		 "\"freedBy\":{\"S\":\"force\",\"N\":\"1\"}}}",
+		 3, false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"1.5\"},\"freedBy\":{\"S\":\"force\"}}}", 0,
+		 false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"18446744073709551621\"}}}", 0, false},
+		{"{\"Attributes\":{\"freed\":{\"S\":\"7\"},\"freedBy\":{\"S\":\"token\"}}}", 0,
+		 false},
+		{"{\"Attributes\":{\"freed\":{\"NULL\":true}}}", 0, false},
+		{"{\"Attributes\":{\"freed\":7}}", 0, false},
+		{"{\"Attributes\":{\"freedBy\":{\"S\":\"force\"}}}", 0, false},
+		{"{\"Attributes\":{\"freed\":{\"N\":\"-2\"}}}", -2, false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct lock_item it;
+		char err[DDB_ERR_MAX] = "";
+		const char *b = cases[i].body;
+		if (!ddb_parse_output(DDB_UPDATE_ITEM, b, strlen(b), NULL, &it, err))
+			fail_msg("refused: %s (%s)", b, err);
+		if (it.freed != cases[i].freed || it.freed_forced != cases[i].forced)
+			fail_msg("%s: freed %lld forced %d", b, (long long)it.freed,
+				 it.freed_forced);
+	}
+	/* and in a GetItem's Item, as any attribute */
+	const char *got = "{\"Item\":{\"pk\":{\"S\":\"LOCK#a\"},\"rvn\":{\"S\":\"r\"},"
+			  "\"freed\":{\"N\":\"12\"},\"freedBy\":{\"S\":\"force\"}}}";
+	struct lock_item it;
+	char err[DDB_ERR_MAX];
+	assert_true(ddb_parse_output(DDB_GET_ITEM, got, strlen(got), NULL, &it, err));
+	assert_int_equal(it.freed, 12);
+	assert_true(it.freed_forced);
 }
 
 static void test_parse_int64(void **state)
@@ -669,6 +763,7 @@ int main(void)
 		cmocka_unit_test(test_parse_get_output),
 		cmocka_unit_test(test_parse_bad_outputs),
 		cmocka_unit_test(test_parse_foreign_values),
+		cmocka_unit_test(test_parse_freed),
 		cmocka_unit_test(test_parse_int64),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_many_reasons),

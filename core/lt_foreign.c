@@ -1,0 +1,213 @@
+/*
+ * lt_foreign: renewals and releases of a lease by what its item shows,
+ * wherever it is held — by (name, token) from a replica that does not hold
+ * it, a detached lease, a Redis lock library's value, an operator's forced
+ * release (see lt_foreign in locktable.h).
+ *
+ * One consistent read, then a write conditional on the owner the read
+ * showed. Owners are new per acquire, so "owner = what I read" names the
+ * very acquire whose fence was read: the write applies to that lease or to
+ * none, with no window in between. A release also writes the freed marker
+ * (the fence it ended, and how), so that the holding replica's next
+ * renewal tells it from a takeover (lease.c, refusal_loss).
+ */
+#include "core/lt_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct foreign {
+	struct foreign *prev, *next; /* in t->foreign */
+	struct store_call *call;
+	struct locktable *t;
+	enum lt_foreign_op op;
+	int64_t token, lease_ms;
+	bool add_remaining, has_owner;
+	lt_foreign_cb cb;
+	void *arg;
+	struct lt_state st; /* the item as read */
+	char owner[STORE_ID_MAX + 1];
+	char rvn[LT_ID_LEN + 1];
+	char name[];
+};
+
+static void state_from(struct foreign *f, const struct lock_item *it)
+{
+	struct lt_state *st = &f->st;
+	st->exists = it->exists;
+	st->held = it->has_owner;
+	st->lease_ms = it->has_owner ? it->lease_ms : 0;
+	st->token = it->fence;
+	st->ttl = it->ttl;
+	snprintf(st->holder, sizeof(st->holder), "%s", it->holder);
+	snprintf(st->owner, sizeof(st->owner), "%s", it->owner);
+	st->remaining_ms = lt_remaining_ms(f->t, f->name, it);
+}
+
+static void unlink_f(struct foreign *f)
+{
+	if (f->prev != NULL)
+		f->prev->next = f->next;
+	else
+		f->t->foreign = f->next;
+	if (f->next != NULL)
+		f->next->prev = f->prev;
+}
+
+static void answer(struct foreign *f, int done, const struct lt_error *err)
+{
+	unlink_f(f);
+	f->cb(f->arg, done, err != NULL ? NULL : &f->st, err);
+	free(f);
+}
+
+void lt_foreign_free_all(struct locktable *t)
+{
+	while (t->foreign != NULL) {
+		struct foreign *f = t->foreign;
+		store_cancel(t->store, f->call);
+		unlink_f(f);
+		free(f);
+	}
+}
+
+static void fail(struct foreign *f, const struct store_result *res)
+{
+	struct lt_error e;
+	lt_error_from(&e, f->t, f->name, res);
+	answer(f, -1, &e);
+}
+
+/* A write of f succeeded with item: what this replica knows changes. */
+static void written(struct foreign *f, const struct lock_item *item)
+{
+	struct lock *l = lt_lock_get(f->t, f->name, false);
+	if (l == NULL)
+		return;
+	l->refs++;
+	if (f->op != LT_FOREIGN_RENEW && l->held != NULL &&
+	    strcmp(l->held->owner, f->st.owner) == 0) /* a lease of ours: ended now */
+		lt_lease_lose(l->held, f->op == LT_FOREIGN_FORCE ? LT_FORCED : LT_RELEASED);
+	if (l->held == NULL)
+		lt_lock_see(l, item);
+	lt_lock_kick(l); /* local waiters try at once */
+	lt_lock_unref(l);
+}
+
+static void on_write(void *arg, const struct store_result *res)
+{
+	struct foreign *f = arg;
+	f->call = NULL;
+	if (res->status == STORE_OK)
+		written(f, &res->item);
+	if (res->status == STORE_OK || res->status == STORE_REFUSED)
+		answer(f, res->status == STORE_OK, NULL);
+	else
+		fail(f, res);
+}
+
+static void on_renewed_here(void *arg, int renewed, const struct lt_error *err)
+{
+	struct foreign *f = arg;
+	answer(f, renewed > 0, err);
+}
+
+/* The new lease of a renewal. */
+static int64_t new_lease(const struct foreign *f)
+{
+	int64_t ms = f->lease_ms > 0 ? f->lease_ms : f->st.lease_ms;
+	if (f->add_remaining)
+		ms = f->lease_ms + f->st.remaining_ms;
+	if (ms < LT_MIN_LEASE_MS)
+		ms = LT_MIN_LEASE_MS;
+	return ms < LT_MAX_LEASE_MS ? ms : LT_MAX_LEASE_MS;
+}
+
+static bool matches(const struct foreign *f, const struct lock_item *it)
+{
+	return it->has_owner && (f->token <= 0 || it->fence == f->token) &&
+	       (!f->has_owner || strcmp(it->owner, f->owner) == 0);
+}
+
+static void on_read(void *arg, const struct store_result *res)
+{
+	struct foreign *f = arg;
+	struct lt_error e;
+	f->call = NULL;
+	if (res->status != STORE_OK) {
+		fail(f, res);
+		return;
+	}
+	const struct lock_item *it = &res->item;
+	if (!lt_item_check(f->t, f->name, it, LT_ITEM_TO_SHOW, &e)) {
+		answer(f, -1, &e); /* never written on as a lock */
+		return;
+	}
+	state_from(f, it);
+	if (!matches(f, it)) {
+		answer(f, 0, NULL);
+		return;
+	}
+	struct lock *l = lt_lock_get(f->t, f->name, false);
+	if (l != NULL && l->held == NULL && it->has_owner)
+		lt_lock_see(l, it); /* what waiters here count from */
+	struct store_req req = {.name = f->name, .owner = it->owner, .ttl = lt_ttl(f->t)};
+	if (f->op == LT_FOREIGN_RENEW) {
+		struct lease *mine = l != NULL ? l->held : NULL;
+		if (mine != NULL && strcmp(mine->owner, it->owner) == 0) {
+			/* held by this locktable: its own renewal keeps its clock */
+			if (!lease_renew(mine, on_renewed_here, f))
+				answer(f, -1, &(struct lt_error){.status = STORE_TRANSIENT,
+								 .error_type = "OutOfMemory",
+								 .message = "out of memory"});
+			return;
+		}
+		store_new_id(f->rvn);
+		req.op = STORE_RENEW;
+		req.rvn = f->rvn;
+		req.holder = it->holder[0] != '\0' ? it->holder : NULL;
+		req.lease_ms = new_lease(f);
+	} else {
+		req.op = STORE_RELEASE;
+		req.token = it->fence;
+		req.forced = f->op == LT_FOREIGN_FORCE;
+	}
+	if ((f->call = store_submit(f->t->store, &req, on_write, f)) == NULL)
+		answer(f, -1,
+		       &(struct lt_error){.status = STORE_TRANSIENT,
+					  .error_type = "OutOfMemory",
+					  .message = "out of memory"});
+}
+
+bool lt_foreign(struct locktable *t, const struct lt_foreign_req *req, lt_foreign_cb cb, void *arg)
+{
+	size_t n = req->name != NULL ? strlen(req->name) : 0;
+	if (n == 0 || n > STORE_NAME_MAX || (req->owner != NULL && !lt_id_ok(req->owner)) ||
+	    req->lease_ms < 0 || req->lease_ms > LT_MAX_LEASE_MS ||
+	    (unsigned)req->op > LT_FOREIGN_FORCE)
+		return false;
+	struct foreign *f = calloc(1, sizeof(*f) + n + 1);
+	if (f == NULL)
+		return false;
+	f->t = t;
+	f->op = req->op;
+	f->token = req->token;
+	f->lease_ms = req->lease_ms;
+	f->add_remaining = req->add_remaining;
+	f->cb = cb;
+	f->arg = arg;
+	if ((f->has_owner = req->owner != NULL))
+		memcpy(f->owner, req->owner, strlen(req->owner) + 1);
+	memcpy(f->name, req->name, n + 1);
+	struct store_req rd = {.op = STORE_READ, .name = f->name};
+	if ((f->call = store_submit(t->store, &rd, on_read, f)) == NULL) {
+		free(f);
+		return false;
+	}
+	f->next = t->foreign;
+	if (t->foreign != NULL)
+		t->foreign->prev = f;
+	t->foreign = f;
+	return true;
+}
