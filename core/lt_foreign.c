@@ -158,9 +158,10 @@ static void on_read(void *arg, const struct store_result *res)
 		if (mine != NULL && strcmp(mine->owner, it->owner) == 0) {
 			/* held by this locktable: its own renewal keeps its clock */
 			if (!lease_renew(mine, on_renewed_here, f))
-				answer(f, -1, &(struct lt_error){.status = STORE_TRANSIENT,
-								 .error_type = "OutOfMemory",
-								 .message = "out of memory"});
+				answer(f, -1,
+				       &(struct lt_error){.status = STORE_TRANSIENT,
+							  .error_type = "OutOfMemory",
+							  .message = "out of memory"});
 			return;
 		}
 		store_new_id(f->rvn);

@@ -53,7 +53,8 @@ static void on_page(void *arg)
 	}
 	for (unsigned i = 0; i < res->count; i++) {
 		const struct store_scan_entry *se = &res->entries[i];
-		if (!se->item.exists || !lt_item_check(sc->t, se->name, &se->item, LT_ITEM_TO_SHOW, &e))
+		if (!se->item.exists ||
+		    !lt_item_check(sc->t, se->name, &se->item, LT_ITEM_TO_SHOW, &e))
 			continue;
 		struct lt_scan_entry *o = &sc->out[n++];
 		o->name = se->name;

@@ -100,7 +100,8 @@ enum ls_status ls_foreign(struct lsess *s, const struct ls_foreign_req *req, str
 	}
 	if (req->op == LS_FX_RENEW) {
 		int64_t min = req->add_remaining ? 1 : LT_MIN_LEASE_MS;
-		if (req->lease_ms != 0 && (req->lease_ms < min || req->lease_ms > lim->max_lease_ms))
+		if (req->lease_ms != 0 &&
+		    (req->lease_ms < min || req->lease_ms > lim->max_lease_ms))
 			return ls_res_msg(now, LS_INVALID, "lease must be %lld ms to %lld ms",
 					  (long long)min, (long long)lim->max_lease_ms);
 		fr.lease_ms = req->lease_ms;

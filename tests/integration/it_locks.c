@@ -8,7 +8,8 @@
  * The same list runs twice: on the embedded store and on moto's DynamoDB
  * (a new table per test; without LG_MOTO every moto test fails). The
  * moto-only tests (two gateway processes on one table, items written
- * behind a gateway's back) are it_locks_moto.c.
+ * behind a gateway's back) are it_locks_moto.c; pipelines, inline commands
+ * and broken input it_locks_wire.c.
  *
  * Timings are asserted loosely (shared, noisy machines) and printed.
  */
@@ -36,54 +37,6 @@
 #include "tests/support/gw.h"
 #include "tests/support/lockhelp.h"
 #include "tests/support/rawresp.h"
-
-/* ---- INFO leases ---- */
-
-/* A field of INFO leases. */
-static long long info_leases(redisContext *c, const char *field)
-{
-	redisReply *r = gw_cmd(c, "INFO leases");
-	char key[64];
-	assert_int_equal(r->type, REDIS_REPLY_STRING);
-	snprintf(key, sizeof(key), "\n%s:", field);
-	const char *p = strstr(r->str, key);
-	if (p == NULL)
-		fail_msg("INFO leases has no %s", field);
-	long long v = strtoll(p + strlen(key), NULL, 10);
-	freeReplyObject(r);
-	return v;
-}
-
-/* Waits (up to 5 s) until INFO leases shows field == want. */
-static void await_info(redisContext *c, const char *field, long long want)
-{
-	for (int i = 0; i < 500; i++) {
-		if (info_leases(c, field) == want)
-			return;
-		gw_sleep_ms(10);
-	}
-	fail_msg("INFO leases %s stayed %lld, wanted %lld", field, info_leases(c, field), want);
-}
-
-/* Waits (up to 5 s) until the gateway holds `leases` leases, with no wait,
- * release or store request in flight (one INFO snapshot). */
-static void await_settled(redisContext *c, long long leases)
-{
-	for (int i = 0; i < 500; i++) {
-		redisReply *r = gw_cmd(c, "INFO leases");
-		char want[64];
-		snprintf(want, sizeof(want), "\nleases_held:%lld\r\n", leases);
-		bool done = r->type == REDIS_REPLY_STRING && strstr(r->str, want) != NULL &&
-			    strstr(r->str, "\nwaits:0\r\n") != NULL &&
-			    strstr(r->str, "\nreleases_in_flight:0\r\n") != NULL &&
-			    strstr(r->str, "\nstore_in_flight:0\r\n") != NULL;
-		freeReplyObject(r);
-		if (done)
-			return;
-		gw_sleep_ms(10);
-	}
-	fail_msg("the gateway did not settle with %lld leases held", leases);
-}
 
 /* ---- one gateway: the list run on both stores ---- */
 
@@ -265,7 +218,7 @@ static void test_max_leases_per_session(void **state)
 	gw_expect_int(a, 1, "LOCK.RELEASE m1");
 	lh_acquire(a, "m5", 2000);
 	gw_expect_err(a, "ERR max leases per connection reached (2)", "LOCK.ACQUIRE m6 2000");
-	assert_int_equal(info_leases(a, "leases_held"), 4);
+	assert_int_equal(lh_info_leases(a, "leases_held"), 4);
 	redisFree(a);
 	redisFree(b);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
@@ -344,7 +297,7 @@ static void test_token_addressing(void **state)
 	assert_true(t2 > t);
 	gw_expect_int(b, 0, "LOCK.RELEASE pool %lld", t); /* the old token names nothing */
 	lh_expect_state(b, "pool", 1, "gw-a", 2000, t2, 0);
-	assert_int_equal(info_leases(b, "leases_held"), 1);
+	assert_int_equal(lh_info_leases(b, "leases_held"), 1);
 	redisFree(a);
 	redisFree(b);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
@@ -361,7 +314,7 @@ static void test_wait_handover_fifo(void **state)
 	for (int i = 0; i < 3; i++) {
 		w[i] = raw_open(g.port);
 		raw_send(w[i], "LOCK.ACQUIRE q 6000 WAIT 0");
-		await_info(info, "waits", i + 1); /* queued in this order */
+		lh_await_info(info, "waits", i + 1); /* queued in this order */
 	}
 	for (int i = 0; i < 3; i++)
 		assert_true(raw_quiet(w[i], 100));
@@ -381,7 +334,7 @@ static void test_wait_handover_fifo(void **state)
 		t0 = gw_now_ms();
 		raw_expect(w[i], "LOCK.RELEASE q", ":1");
 	}
-	await_info(info, "leases_held", 0);
+	lh_await_info(info, "leases_held", 0);
 	for (int i = 0; i < 3; i++)
 		raw_close(w[i]);
 	redisFree(a);
@@ -441,7 +394,7 @@ static void test_close_releases_at_once(void **state)
 	assert_int_equal(got, t + 1);
 	assert_true(ms < 2000); /* not after the lease of 10 s */
 	lh_acquire(b, "c2", 10000);
-	assert_int_equal(info_leases(b, "leases_held"), 2);
+	assert_int_equal(lh_info_leases(b, "leases_held"), 2);
 	redisFree(b);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
@@ -457,11 +410,11 @@ static void test_wait_disconnect_leaves_no_lease(void **state)
 		struct raw *a = raw_open(g.port), *b = raw_open(g.port);
 		raw_int(a, "LOCK.ACQUIRE d 10000");
 		raw_send(b, "LOCK.ACQUIRE d 10000 WAIT 0");
-		await_info(c, "waits", 1);
+		lh_await_info(c, "waits", 1);
 		switch (round % 3) {
 		case 0: /* the waiter leaves, then the holder releases */
 			raw_close(b);
-			await_info(c, "waits", 0);
+			lh_await_info(c, "waits", 0);
 			raw_expect(a, "LOCK.RELEASE d", ":1");
 			break;
 		case 1: /* both at once, release first */
@@ -477,7 +430,7 @@ static void test_wait_disconnect_leaves_no_lease(void **state)
 		}
 		/* no lease is left (one handed to the closing waiter is
 		 * released with its session): d is free, not merely shown free */
-		await_settled(c, 0);
+		lh_await_settled(c, 0);
 		lh_expect_state(c, "d", 0, NULL, 0, 0, 0);
 		lh_acquire(c, "d", 1000);
 		gw_expect_int(c, 1, "LOCK.RELEASE d");
@@ -503,8 +456,8 @@ static void test_wait_behind_inflight_release(void **state)
 		raw_close(b);			    /* its release is sent at once */
 		/* catch the release in flight (on the embedded store it may
 		 * be answered already) */
-		for (int i = 0; i < 200 && info_leases(info, "releases_in_flight") == 0 &&
-				info_leases(info, "leases_held") > 0;
+		for (int i = 0; i < 200 && lh_info_leases(info, "releases_in_flight") == 0 &&
+				lh_info_leases(info, "leases_held") > 0;
 		     i++)
 			;
 		long long t0 = gw_now_ms();
@@ -528,165 +481,6 @@ static void test_wait_behind_inflight_release(void **state)
 
 /* Several commands in one write are answered in order, a WAIT holding
  * back the ones behind it. */
-static void test_pipelining(void **state)
-{
-	static const char *const cmds[] = {
-		"LOCK.ACQUIRE p1 2000",
-		"LOCK.ACQUIRE p2 2000",
-		"LOCK.ACQUIRE held 2000",
-		"LOCK.STATE p1",
-		"LOCK.RENEW p1",
-		"LOCK.RELEASE p2",
-		"LOCK.RELEASE p2",
-		"LOCK.ACQUIRE held 2000 WAIT 0",
-		"PING",
-		"LOCK.RELEASE held",
-		"LOCK.RELEASE p1",
-		"LOCK.STATE p2",
-	};
-	enum { N = sizeof(cmds) / sizeof(cmds[0]) };
-	struct gw g;
-	char buf[8192], want[256];
-	size_t n = 0;
-	gw_start(&g, lh_mode_table(), "--holder-label", "gw-a", NULL);
-	redisContext *o = gw_connect(&g);
-	long long th = lh_acquire(o, "held", 2000);
-	struct raw *r = raw_open(g.port);
-	for (int i = 0; i < N; i++)
-		n += raw_encode(buf + n, sizeof(buf) - n, cmds[i]);
-	raw_write(r, buf, n); /* one write */
-	/* everything up to the WAIT is answered; nothing after it */
-	const char *got;
-	long long t1 = raw_int_of(raw_reply(r, 5000));
-	long long t2 = raw_int_of(raw_reply(r, 5000));
-	assert_true(t1 > 0 && t2 > 0);
-	assert_string_equal(raw_reply(r, 5000), "nil");
-	got = raw_reply(r, 5000);
-	snprintf(want, sizeof(want),
-		 "[\"held\", :1, \"holder\", \"gw-a\", \"lease-ms\", :2000, \"fencing-token\", "
-		 ":%lld, \"mine\", :1]",
-		 t1);
-	assert_string_equal(got, want);
-	assert_string_equal(raw_reply(r, 5000), ":1");
-	assert_string_equal(raw_reply(r, 5000), ":1");
-	assert_string_equal(raw_reply(r, 5000), ":0");
-	assert_true(raw_quiet(r, 300));
-	gw_expect_int(o, 1, "LOCK.RELEASE held");
-	assert_int_equal(raw_int_of(raw_reply(r, 5000)), th + 1);
-	assert_string_equal(raw_reply(r, 5000), "+PONG");
-	assert_string_equal(raw_reply(r, 5000), ":1");
-	assert_string_equal(raw_reply(r, 5000), ":1");
-	snprintf(want, sizeof(want),
-		 "[\"held\", :0, \"holder\", nil, \"lease-ms\", :0, \"fencing-token\", :%lld, "
-		 "\"mine\", :0]",
-		 t2);
-	assert_string_equal(raw_reply(r, 5000), want);
-	assert_true(raw_quiet(r, 100));
-	raw_close(r);
-	redisFree(o);
-	assert_int_equal(gw_signal(&g, SIGTERM), 0);
-}
-
-static void test_inline_commands(void **state)
-{
-	static const char req[] = "LOCK.ACQUIRE inl 2000 HOLDER \"two words\"\r\n"
-				  "lock.state inl\r\nLOCK.RENEW inl\n"
-				  "LOCK.RELEASE inl\r\nLOCK.RELEASE inl\r\n";
-	struct gw g;
-	char want[256];
-	gw_start(&g, lh_mode_table(), "--holder-label", "gw-a", NULL);
-	struct raw *r = raw_open(g.port);
-	raw_write(r, req, sizeof(req) - 1);
-	long long t = raw_int_of(raw_reply(r, 5000));
-	snprintf(want, sizeof(want),
-		 "[\"held\", :1, \"holder\", \"two words\", \"lease-ms\", :2000, "
-		 "\"fencing-token\", :%lld, \"mine\", :1]",
-		 t);
-	assert_string_equal(raw_reply(r, 5000), want);
-	assert_string_equal(raw_reply(r, 5000), ":1");
-	assert_string_equal(raw_reply(r, 5000), ":1");
-	assert_string_equal(raw_reply(r, 5000), ":0");
-	raw_close(r);
-	assert_int_equal(gw_signal(&g, SIGTERM), 0);
-}
-
-/* A waiting client that pipelined more than the socket read-ahead (64 KiB)
- * behind its wait and then went away is noticed: its wait ends. */
-static void test_blocked_client_leaving_behind_a_pipeline(void **state)
-{
-	static char pings[200 * 1024];
-	struct gw g;
-	gw_start(&g, lh_mode_table(), "--holder-label", "gw-a", NULL);
-	redisContext *a = gw_connect(&g), *c = gw_connect(&g);
-	lh_acquire(a, "busy", 2000);
-	for (size_t i = 0; i + 6 <= sizeof(pings); i += 6)
-		memcpy(pings + i, "PING\r\n", 6);
-	struct raw *b = raw_open(g.port);
-	raw_send(b, "LOCK.ACQUIRE busy 2000 WAIT 0");
-	await_info(c, "waits", 1);
-	raw_write(b, pings, sizeof(pings) - sizeof(pings) % 6);
-	raw_close(b);
-	await_info(c, "waits", 0); /* before the fix: waits stayed 1 */
-	redisFree(a);
-	redisFree(c);
-	assert_int_equal(gw_signal(&g, SIGTERM), 0);
-}
-
-/* Broken input closes that connection (releasing its own leases) and
- * nothing else: another connection's lease stays held. */
-static void test_malformed_closes_one(void **state)
-{
-	static const char *const broken[] = {
-		"*2\r\n$12\r\nLOCK.RELEASE\r\n:1\r\n",
-		"*abc\r\n",
-		"*2\r\n$10\r\nLOCK.STATE\r\n$-5\r\n",
-		"LOCK.STATE \"unbalanced\r\n",
-	};
-	struct gw g;
-	gw_start(&g, lh_mode_table(), "--holder-label", "gw-a", NULL);
-	redisContext *a = gw_connect(&g), *c = gw_connect(&g);
-	long long t = lh_acquire(a, "keep", 2000);
-	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
-		struct raw *b = raw_open(g.port);
-		char name[32];
-		snprintf(name, sizeof(name), "LOCK.ACQUIRE mine%zu 10000", i);
-		raw_int(b, name);
-		raw_send(b, "LOCK.ACQUIRE keep 2000 WAIT 0"); /* queued behind a */
-		await_info(c, "waits", 1);
-		raw_write(b, broken[i], strlen(broken[i]));
-		/* the wait is still on: the broken bytes are read after it */
-		raw_close(b);
-		await_info(c, "waits", 0);
-		/* b's own lease went with it, once its release is answered */
-		await_settled(c, 1);
-		snprintf(name, sizeof(name), "mine%zu", i);
-		lh_acquire(c, name, 1000);
-		gw_expect_int(c, 1, "LOCK.RELEASE %s", name);
-
-		/* now broken bytes on an idle connection that holds a lease */
-		b = raw_open(g.port);
-		raw_int(b, "LOCK.ACQUIRE gone 10000");
-		raw_write(b, broken[i], strlen(broken[i]));
-		const char *got = raw_reply(b, 5000);
-		if (strncmp(got, "-ERR Protocol error", 19) != 0)
-			fail_msg("broken input %zu: got %s", i, got);
-		assert_int_equal(raw_read(b, 3000), -1); /* closed */
-		raw_close(b);
-		await_settled(c, 1);
-		lh_acquire(c, "gone", 1000);
-		gw_expect_int(c, 1, "LOCK.RELEASE gone");
-	}
-	gw_expect_int(a, 1, "LOCK.RENEW keep");
-	lh_expect_state(a, "keep", 1, "gw-a", 2000, t, 1);
-	gw_expect_nil(c, "LOCK.ACQUIRE keep 2000");
-	gw_expect_int(a, 1, "LOCK.RELEASE keep");
-	redisFree(a);
-	redisFree(c);
-	assert_int_equal(gw_signal(&g, SIGTERM), 0);
-}
-
-/* SIGTERM releases every lease and exits 0; on moto another gateway on
- * the same table sees the locks free. */
 static void test_sigterm_releases(void **state)
 {
 	struct gw g, other;
@@ -765,7 +559,7 @@ static void test_embedded_store_bounds(void **state)
 	assert_non_null(strstr(r->str, "# Embedded\r\nitems:3\r\n"));
 	assert_non_null(strstr(r->str, "max_items:3\r\n"));
 	freeReplyObject(r);
-	gw_sleep_ms(1500); /* the retention, and up to a quarter of it */
+	gw_sleep_ms(1500);			     /* the retention, and up to a quarter of it */
 	gw_expect_int(c, 1, "LOCK.ACQUIRE b4 5000"); /* the released ones are forgotten */
 	gw_expect_int(c, 1, "LOCK.ACQUIRE b1 5000"); /* and start their token at 1 again */
 	r = gw_cmd(c, "INFO embedded");
@@ -790,10 +584,6 @@ int main(void)
 		T(test_close_releases_at_once),
 		T(test_wait_disconnect_leaves_no_lease),
 		T(test_wait_behind_inflight_release),
-		T(test_pipelining),
-		T(test_inline_commands),
-		T(test_malformed_closes_one),
-		T(test_blocked_client_leaving_behind_a_pipeline),
 		T(test_sigterm_releases),
 	};
 	const struct CMUnitTest embedded_only[] = {

@@ -6,7 +6,10 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdio.h>
 
 #include <cmocka.h>
@@ -80,4 +83,52 @@ long long lh_expect_state(redisContext *c, const char *name, long long held, con
 	long long t = v[7]->integer;
 	freeReplyObject(r);
 	return t;
+}
+
+/* ---- INFO leases ---- */
+
+/* A field of INFO leases. */
+long long lh_info_leases(redisContext *c, const char *field)
+{
+	redisReply *r = gw_cmd(c, "INFO leases");
+	char key[64];
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	snprintf(key, sizeof(key), "\n%s:", field);
+	const char *p = strstr(r->str, key);
+	if (p == NULL)
+		fail_msg("INFO leases has no %s", field);
+	long long v = strtoll(p + strlen(key), NULL, 10);
+	freeReplyObject(r);
+	return v;
+}
+
+/* Waits (up to 5 s) until INFO leases shows field == want. */
+void lh_await_info(redisContext *c, const char *field, long long want)
+{
+	for (int i = 0; i < 500; i++) {
+		if (lh_info_leases(c, field) == want)
+			return;
+		gw_sleep_ms(10);
+	}
+	fail_msg("INFO leases %s stayed %lld, wanted %lld", field, lh_info_leases(c, field), want);
+}
+
+/* Waits (up to 5 s) until the gateway holds `leases` leases, with no wait,
+ * release or store request in flight (one INFO snapshot). */
+void lh_await_settled(redisContext *c, long long leases)
+{
+	for (int i = 0; i < 500; i++) {
+		redisReply *r = gw_cmd(c, "INFO leases");
+		char want[64];
+		snprintf(want, sizeof(want), "\nleases_held:%lld\r\n", leases);
+		bool done = r->type == REDIS_REPLY_STRING && strstr(r->str, want) != NULL &&
+			    strstr(r->str, "\nwaits:0\r\n") != NULL &&
+			    strstr(r->str, "\nreleases_in_flight:0\r\n") != NULL &&
+			    strstr(r->str, "\nstore_in_flight:0\r\n") != NULL;
+		freeReplyObject(r);
+		if (done)
+			return;
+		gw_sleep_ms(10);
+	}
+	fail_msg("the gateway did not settle with %lld leases held", leases);
 }

@@ -30,4 +30,12 @@ long long lh_acquire(redisContext *c, const char *name, int lease_ms);
 long long lh_expect_state(redisContext *c, const char *name, long long held, const char *holder,
 			  long long lease_ms, long long token, long long mine);
 
+/* A field of INFO leases. */
+long long lh_info_leases(redisContext *c, const char *field);
+/* Waits (up to 5 s) until INFO leases shows field == want. */
+void lh_await_info(redisContext *c, const char *field, long long want);
+/* Waits (up to 5 s) until the gateway holds `leases` leases, with no wait,
+ * release or store request in flight (one INFO snapshot). */
+void lh_await_settled(redisContext *c, long long leases);
+
 #endif

@@ -2,8 +2,9 @@
  * The lease-session layer (gateway/lease): acquire, waits, cancel,
  * reentrant holds and scopes, losses told once and answered LS_LOST once,
  * the stall rule, (name, token) from another session, limits, the default
- * lease, campaigns, resign, watches, close. Fake clock, embedded store, no
- * sockets, no protocol.
+ * lease, close (leaders: test_lsess_lead.c; beyond one session:
+ * test_lsess_foreign.c). Fake clock, embedded store, no sockets, no
+ * protocol.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,162 +14,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/lease/lsess.h"
-#include "tests/support/lt_fixture.h"
+#include "tests/support/ls_fixture.h"
 
-#define LEASE 3000
-
-/* The answers an operation got through its callback. */
-struct box {
-	int calls;
-	struct ls_result last;
-};
-
-static void got(void *arg, const struct ls_result *r)
-{
-	struct box *b = arg;
-	b->calls++;
-	b->last = *r;
-}
-
-/* The losses told to a session. */
-struct lost_log {
-	int n;
-	enum ls_kind kind;
-	char name[64];
-	int64_t token;
-	enum lt_loss reason;
-};
-
-static void on_lost(void *arg, enum ls_kind kind, const char *name, int64_t token,
-		    enum lt_loss reason)
-{
-	struct lost_log *l = arg;
-	l->n++;
-	l->kind = kind;
-	snprintf(l->name, sizeof(l->name), "%s", name);
-	l->token = token;
-	l->reason = reason;
-}
-
-static const struct ls_sess_ops ops = {.lost = on_lost};
-
-struct env {
-	struct fx *f;
-	struct lsvc *svc;
-	struct lsess *s[4];
-	struct lost_log lost[4];
-};
-
-static const struct ls_limits limits = {
-	.max_name = 8, .max_leases = 3, .max_lease_ms = 60000, .default_lease_ms = 5000};
-
-static int setup(void **state)
-{
-	struct env *e = calloc(1, sizeof(*e));
-	e->f = fx_new(1, true);
-	e->svc = lsvc_new(e->f->lt[0], &limits);
-	assert_non_null(e->svc);
-	for (int i = 0; i < 4; i++) {
-		e->s[i] = lsess_new(e->svc, &ops, &e->lost[i]);
-		assert_non_null(e->s[i]);
-	}
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	for (int i = 0; i < 4; i++)
-		lsess_free(e->s[i]);
-	fx_run(e->f); /* the releases of the close */
-	struct lt_stats st;
-	lt_stats(e->f->lt[0], &st);
-	assert_int_equal(st.releases_in_flight, 0);
-	lsvc_free(e->svc);
-	fx_free(e->f);
-	free(e);
-	return 0;
-}
-
-static struct ls_acquire_req req_of(const char *name, int64_t lease_ms, int64_t wait_ms)
-{
-	struct ls_acquire_req r = {
-		.name = name, .name_len = strlen(name), .lease_ms = lease_ms, .wait_ms = wait_ms};
-	return r;
-}
-
-/* Acquires name for session i (a try) and returns its token. */
-static int64_t take(struct env *e, int i, const char *name, enum ls_scope scope, bool reentrant)
-{
-	struct ls_acquire_req r = req_of(name, LEASE, -1);
-	struct ls_result now;
-	struct box b = {0};
-	r.scope = scope;
-	r.reentrant = reentrant;
-	enum ls_status st = ls_acquire(e->s[i], &r, &now, got, &b);
-	if (st == LS_OK)
-		return now.token;
-	assert_int_equal(st, LS_PENDING);
-	assert_int_equal(b.calls, 0); /* never inside the call */
-	fx_run(e->f);
-	assert_int_equal(b.calls, 1);
-	assert_int_equal(b.last.status, LS_OK);
-	assert_true(b.last.token > 0);
-	return b.last.token;
-}
-
-static bool held(struct env *e, const char *name)
-{
-	return fx_state(e->f, name).held;
-}
-
-/* Releases (session i, name, token, scope) and runs the loop: the status. */
-static enum ls_status release(struct env *e, int i, const char *name, int64_t token,
-			      enum ls_scope scope)
-{
-	struct ls_result now;
-	struct box b = {0};
-	enum ls_status st = ls_release(e->s[i], name, token, scope, &now, got, &b);
-	if (st != LS_PENDING)
-		return st;
-	fx_run(e->f);
-	assert_int_equal(b.calls, 1);
-	return b.last.status;
-}
-
-static enum ls_status renew(struct env *e, int i, const char *name, int64_t token,
-			    struct ls_result *out)
-{
-	struct box b = {0};
-	enum ls_status st = ls_renew(e->s[i], name, token, out, got, &b);
-	if (st != LS_PENDING)
-		return st;
-	fx_run(e->f);
-	assert_int_equal(b.calls, 1);
-	*out = b.last;
-	return b.last.status;
-}
+#define LEASE LSF_LEASE
 
 /* --- acquire, try, wait, timeout, cancel --- */
 
 static void try_then_held_elsewhere(void **state)
 {
-	struct env *e = *state;
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, false);
-	assert_true(held(e, "job"));
+	struct lsf_env *e = *state;
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
+	assert_true(lsf_held(e, "job"));
 	assert_int_equal(lsess_count(e->s[0]), 1);
-	struct ls_acquire_req r = req_of("job", LEASE, -1);
+	struct ls_acquire_req r = lsf_req_of("job", LEASE, -1);
 	struct ls_result now;
-	struct box b = {0};
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	struct lsf_box b = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b), LS_PENDING);
 	fx_run(e->f);
 	assert_int_equal(b.calls, 1);
 	assert_int_equal(b.last.status, LS_NONE);
 	assert_int_equal(lsess_count(e->s[1]), 0);
 	/* the same session again, not reentrant: a conflict naming the token */
-	assert_int_equal(ls_acquire(e->s[0], &r, &now, got, &b), LS_CONFLICT);
+	assert_int_equal(ls_acquire(e->s[0], &r, &now, lsf_got, &b), LS_CONFLICT);
 	assert_int_equal(now.token, t);
 	char want[128];
 	snprintf(want, sizeof(want), "this connection holds 'job' already (token %lld)",
@@ -178,15 +45,15 @@ static void try_then_held_elsewhere(void **state)
 
 static void wait_is_handed_the_lock_on_release(void **state)
 {
-	struct env *e = *state;
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, false);
-	struct ls_acquire_req r = req_of("job", LEASE, 0); /* forever */
+	struct lsf_env *e = *state;
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
+	struct ls_acquire_req r = lsf_req_of("job", LEASE, 0); /* forever */
 	struct ls_result now;
-	struct box b = {0};
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	struct lsf_box b = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b), LS_PENDING);
 	fx_advance(e->f, 2 * LEASE); /* a holder renewing: still waiting */
 	assert_int_equal(b.calls, 0);
-	assert_int_equal(release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
+	assert_int_equal(lsf_release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
 	fx_run(e->f);
 	assert_int_equal(b.calls, 1);
 	assert_int_equal(b.last.status, LS_OK);
@@ -196,12 +63,12 @@ static void wait_is_handed_the_lock_on_release(void **state)
 
 static void wait_times_out(void **state)
 {
-	struct env *e = *state;
-	take(e, 0, "job", LS_SCOPE_SESSION, false);
-	struct ls_acquire_req r = req_of("job", LEASE, 2000);
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
+	struct ls_acquire_req r = lsf_req_of("job", LEASE, 2000);
 	struct ls_result now;
-	struct box b = {0};
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	struct lsf_box b = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b), LS_PENDING);
 	fx_advance(e->f, 1900);
 	assert_int_equal(b.calls, 0);
 	fx_advance(e->f, 200);
@@ -211,25 +78,25 @@ static void wait_times_out(void **state)
 
 static void cancel_ends_a_wait_at_once(void **state)
 {
-	struct env *e = *state;
-	take(e, 0, "job", LS_SCOPE_SESSION, false);
-	struct ls_acquire_req r = req_of("job", LEASE, 0);
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
+	struct ls_acquire_req r = lsf_req_of("job", LEASE, 0);
 	struct ls_result now;
-	struct box b = {0};
+	struct lsf_box b = {0};
 	assert_false(ls_cancel(e->s[1], "nothing to cancel"));
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b), LS_PENDING);
 	/* one wait at a time */
-	struct box b2 = {0};
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b2), LS_INVALID);
+	struct lsf_box b2 = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b2), LS_INVALID);
 	assert_true(ls_cancel(e->s[1], "canceling statement due to user request"));
 	assert_int_equal(b.calls, 1); /* before ls_cancel returned */
 	assert_int_equal(b.last.status, LS_CANCELLED);
 	assert_string_equal(b.last.message, "canceling statement due to user request");
 	assert_false(ls_cancel(e->s[1], "again"));
-	assert_int_equal(release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
+	assert_int_equal(lsf_release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
 	fx_advance(e->f, LEASE);
 	assert_int_equal(b.calls, 1); /* never handed the lock */
-	assert_false(held(e, "job"));
+	assert_false(lsf_held(e, "job"));
 	assert_int_equal(b2.calls, 0);
 }
 
@@ -240,14 +107,14 @@ static void cancel_ends_a_wait_at_once(void **state)
  * answered LS_NONE (the front-end's 55P03), not a millisecond early. */
 static void xact_wait_bounded_like_lock_timeout(void **state)
 {
-	struct env *e = *state;
-	take(e, 0, "k", LS_SCOPE_SESSION, true);
-	struct ls_acquire_req r = req_of("k", LEASE, 300);
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "k", LS_SCOPE_SESSION, true);
+	struct ls_acquire_req r = lsf_req_of("k", LEASE, 300);
 	r.scope = LS_SCOPE_XACT;
 	r.reentrant = true;
 	struct ls_result now;
-	struct box b = {0};
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	struct lsf_box b = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b), LS_PENDING);
 	fx_advance(e->f, 299);
 	assert_int_equal(b.calls, 0);
 	fx_advance(e->f, 2);
@@ -256,10 +123,10 @@ static void xact_wait_bounded_like_lock_timeout(void **state)
 	assert_false(ls_held(e->s[1], "k", 1, NULL, NULL));
 
 	/* again, and the holder lets go within the bound */
-	struct box b2 = {0};
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b2), LS_PENDING);
+	struct lsf_box b2 = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b2), LS_PENDING);
 	fx_advance(e->f, 100);
-	assert_int_equal(release(e, 0, "k", 0, LS_SCOPE_SESSION), LS_OK);
+	assert_int_equal(lsf_release(e, 0, "k", 0, LS_SCOPE_SESSION), LS_OK);
 	fx_run(e->f);
 	assert_int_equal(b2.calls, 1);
 	assert_int_equal(b2.last.status, LS_OK);
@@ -267,77 +134,77 @@ static void xact_wait_bounded_like_lock_timeout(void **state)
 	assert_true(ls_held(e->s[1], "k", 1, NULL, h));
 	assert_int_equal(h[LS_SCOPE_XACT], 1);
 	assert_int_equal(h[LS_SCOPE_SESSION], 0);
-	/* the bound no longer matters once held */
+	/* the bound no longer matters once lsf_held */
 	fx_advance(e->f, 1000);
 	assert_true(ls_held(e->s[1], "k", 1, NULL, NULL));
 	/* COMMIT: the transaction's holds end, and with them the lease */
 	assert_int_equal(ls_release_scope(e->s[1], LS_SCOPE_XACT), 1);
 	fx_run(e->f);
-	assert_false(held(e, "k"));
-	assert_int_equal(release(e, 1, "k", 0, LS_SCOPE_SESSION), LS_NONE);
+	assert_false(lsf_held(e, "k"));
+	assert_int_equal(lsf_release(e, 1, "k", 0, LS_SCOPE_SESSION), LS_NONE);
 }
 
 /* --- reentrant holds and scopes --- */
 
 static void reentrant_holds_count_over_one_lease(void **state)
 {
-	struct env *e = *state;
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, true);
+	struct lsf_env *e = *state;
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, true);
 	uint64_t writes = fx_req(e->f, STORE_ACQUIRE);
-	assert_int_equal(take(e, 0, "job", LS_SCOPE_SESSION, true), t); /* at once */
-	assert_int_equal(fx_req(e->f, STORE_ACQUIRE), writes);		/* no request */
+	assert_int_equal(lsf_take(e, 0, "job", LS_SCOPE_SESSION, true), t); /* at once */
+	assert_int_equal(fx_req(e->f, STORE_ACQUIRE), writes);		    /* no request */
 	struct lt_stats st;
 	lt_stats(e->f->lt[0], &st);
 	assert_int_equal(st.leases, 1);
 	assert_int_equal(lsess_count(e->s[0]), 1);
-	assert_int_equal(release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
-	assert_true(held(e, "job")); /* one hold left */
-	assert_int_equal(release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
-	assert_false(held(e, "job"));
+	assert_int_equal(lsf_release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
+	assert_true(lsf_held(e, "job")); /* one hold left */
+	assert_int_equal(lsf_release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
+	assert_false(lsf_held(e, "job"));
 	assert_int_equal(lsess_count(e->s[0]), 0);
-	assert_int_equal(release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_NONE);
+	assert_int_equal(lsf_release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_NONE);
 }
 
 static void scopes_release_separately(void **state)
 {
-	struct env *e = *state;
-	int64_t ta = take(e, 0, "a", LS_SCOPE_XACT, true);
-	assert_int_equal(take(e, 0, "a", LS_SCOPE_SESSION, true), ta); /* both scopes */
-	take(e, 0, "b", LS_SCOPE_XACT, true);
-	take(e, 0, "c", LS_SCOPE_SESSION, true);
+	struct lsf_env *e = *state;
+	int64_t ta = lsf_take(e, 0, "a", LS_SCOPE_XACT, true);
+	assert_int_equal(lsf_take(e, 0, "a", LS_SCOPE_SESSION, true), ta); /* both scopes */
+	lsf_take(e, 0, "b", LS_SCOPE_XACT, true);
+	lsf_take(e, 0, "c", LS_SCOPE_SESSION, true);
 	/* no session hold of b */
-	assert_int_equal(release(e, 0, "b", 0, LS_SCOPE_SESSION), LS_NONE);
+	assert_int_equal(lsf_release(e, 0, "b", 0, LS_SCOPE_SESSION), LS_NONE);
 	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT), 1); /* b only */
 	fx_run(e->f);
-	assert_false(held(e, "b"));
-	assert_true(held(e, "a"));
-	assert_true(held(e, "c"));
+	assert_false(lsf_held(e, "b"));
+	assert_true(lsf_held(e, "a"));
+	assert_true(lsf_held(e, "c"));
 	assert_int_equal(lsess_count(e->s[0]), 2);
 	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT), 0);
 	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_SESSION), 2);
 	fx_run(e->f);
-	assert_false(held(e, "a"));
-	assert_false(held(e, "c"));
+	assert_false(lsf_held(e, "a"));
+	assert_false(lsf_held(e, "c"));
 	assert_int_equal(lsess_count(e->s[0]), 0);
 }
 
 static void release_all_keeps_the_session(void **state)
 {
-	struct env *e = *state;
-	take(e, 0, "a", LS_SCOPE_SESSION, false);
-	take(e, 0, "b", LS_SCOPE_XACT, true);
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "a", LS_SCOPE_SESSION, false);
+	lsf_take(e, 0, "b", LS_SCOPE_XACT, true);
 	ls_release_all(e->s[0]);
 	assert_int_equal(lsess_count(e->s[0]), 0);
 	fx_run(e->f);
-	assert_false(held(e, "a"));
-	assert_false(held(e, "b"));
-	take(e, 0, "a", LS_SCOPE_SESSION, false); /* usable still */
-	assert_true(held(e, "a"));
+	assert_false(lsf_held(e, "a"));
+	assert_false(lsf_held(e, "b"));
+	lsf_take(e, 0, "a", LS_SCOPE_SESSION, false); /* usable still */
+	assert_true(lsf_held(e, "a"));
 	/* a wait in progress is answered, cancelled */
-	struct ls_acquire_req r = req_of("a", LEASE, 0);
+	struct ls_acquire_req r = lsf_req_of("a", LEASE, 0);
 	struct ls_result now;
-	struct box b = {0};
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	struct lsf_box b = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b), LS_PENDING);
 	ls_release_all(e->s[1]);
 	assert_int_equal(b.calls, 1);
 	assert_int_equal(b.last.status, LS_CANCELLED);
@@ -346,31 +213,11 @@ static void release_all_keeps_the_session(void **state)
 
 /* --- losses --- */
 
-static void set_value(void *arg, int64_t v)
-{
-	*(int64_t *)arg = v;
-}
-
-/* The item of name is deleted under its holder. */
-static void delete_item(struct env *e, const char *name)
-{
-	int64_t v = -2;
-	assert_true(lt_simulate_delete(e->f->lt[0], name, set_value, &v));
-	fx_run(e->f);
-	assert_int_equal(v, 0);
-}
-
-static void lose_by_delete(struct env *e, const char *name)
-{
-	delete_item(e, name);
-	fx_advance(e->f, LEASE / 3 + 1); /* the heartbeat finds no item */
-}
-
 static void loss_told_once_answered_lost_once(void **state)
 {
-	struct env *e = *state;
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, false);
-	lose_by_delete(e, "job");
+	struct lsf_env *e = *state;
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
+	lsf_lose_by_delete(e, "job");
 	assert_int_equal(e->lost[0].n, 1);
 	assert_int_equal(e->lost[0].kind, LS_KIND_LOCK);
 	assert_string_equal(e->lost[0].name, "job");
@@ -378,11 +225,11 @@ static void loss_told_once_answered_lost_once(void **state)
 	assert_int_equal(e->lost[0].reason, LT_DELETED);
 	assert_int_equal(lsess_count(e->s[0]), 1); /* kept until answered */
 	struct ls_result r;
-	assert_int_equal(renew(e, 0, "job", 0, &r), LS_LOST);
+	assert_int_equal(lsf_renew(e, 0, "job", 0, &r), LS_LOST);
 	assert_int_equal(r.loss, LT_DELETED);
 	assert_int_equal(r.token, t);
-	assert_int_equal(renew(e, 0, "job", 0, &r), LS_NONE);
-	assert_int_equal(release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_NONE);
+	assert_int_equal(lsf_renew(e, 0, "job", 0, &r), LS_NONE);
+	assert_int_equal(lsf_release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_NONE);
 	assert_int_equal(e->lost[0].n, 1);
 	struct lsvc_stats st;
 	lsvc_stats(e->svc, &st);
@@ -392,26 +239,26 @@ static void loss_told_once_answered_lost_once(void **state)
 
 static void lost_then_acquired_again_supersedes(void **state)
 {
-	struct env *e = *state;
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, false);
-	lose_by_delete(e, "job");
-	int64_t t2 = take(e, 0, "job", LS_SCOPE_SESSION, false);
+	struct lsf_env *e = *state;
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
+	lsf_lose_by_delete(e, "job");
+	int64_t t2 = lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
 	assert_true(t2 > 0 && t > 0); /* (a deleted item's fence starts anew) */
-	assert_true(held(e, "job"));
+	assert_true(lsf_held(e, "job"));
 	assert_int_equal(lsess_count(e->s[0]), 1);
 	struct ls_result r;
-	assert_int_equal(renew(e, 0, "job", 0, &r), LS_OK);
+	assert_int_equal(lsf_renew(e, 0, "job", 0, &r), LS_OK);
 }
 
 static void a_stalled_lease_is_lost_before_the_timer_runs(void **state)
 {
-	struct env *e = *state;
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, false);
+	struct lsf_env *e = *state;
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
 	uint64_t renewals = fx_req(e->f, STORE_RENEW);
 	clock_fake_jump(e->f->clock, LEASE + 500); /* a stall: no timer ran */
 	struct ls_result now;
-	struct box b = {0};
-	assert_int_equal(ls_renew(e->s[0], "job", 0, &now, got, &b), LS_LOST);
+	struct lsf_box b = {0};
+	assert_int_equal(ls_renew(e->s[0], "job", 0, &now, lsf_got, &b), LS_LOST);
 	assert_int_equal(now.loss, LT_EXPIRED);
 	assert_int_equal(now.token, t);
 	assert_int_equal(fx_req(e->f, STORE_RENEW), renewals); /* nothing sent */
@@ -419,51 +266,51 @@ static void a_stalled_lease_is_lost_before_the_timer_runs(void **state)
 	assert_int_equal(b.calls, 0);
 	assert_int_equal(e->lost[0].n, 0); /* answered, never told: no timer ran */
 	assert_int_equal(lsess_count(e->s[0]), 0);
-	assert_int_equal(release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_NONE);
+	assert_int_equal(lsf_release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_NONE);
 }
 
 static void a_renewal_answered_after_the_loss_is_lost(void **state)
 {
-	struct env *e = *state;
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, false);
-	delete_item(e, "job");
+	struct lsf_env *e = *state;
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
+	lsf_delete_item(e, "job");
 	struct ls_result r;
 	/* the renewal itself finds the item gone: the lease is lost under it */
-	assert_int_equal(renew(e, 0, "job", 0, &r), LS_LOST);
+	assert_int_equal(lsf_renew(e, 0, "job", 0, &r), LS_LOST);
 	assert_int_equal(r.loss, LT_DELETED);
 	assert_int_equal(r.token, t);
 	assert_int_equal(e->lost[0].n, 1); /* told too, as it happened */
-	assert_int_equal(renew(e, 0, "job", 0, &r), LS_NONE);
+	assert_int_equal(lsf_renew(e, 0, "job", 0, &r), LS_NONE);
 }
 
 /* --- (name, token) --- */
 
 static void name_and_token_from_another_session(void **state)
 {
-	struct env *e = *state;
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, false);
+	struct lsf_env *e = *state;
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
 	struct ls_result r;
-	assert_int_equal(renew(e, 1, "job", t + 1, &r), LS_NONE);
-	assert_int_equal(renew(e, 1, "job", 0, &r), LS_NONE); /* not its own */
+	assert_int_equal(lsf_renew(e, 1, "job", t + 1, &r), LS_NONE);
+	assert_int_equal(lsf_renew(e, 1, "job", 0, &r), LS_NONE); /* not its own */
 	uint64_t renewals = fx_req(e->f, STORE_RENEW);
-	assert_int_equal(renew(e, 1, "job", t, &r), LS_OK);
+	assert_int_equal(lsf_renew(e, 1, "job", t, &r), LS_OK);
 	assert_int_equal(fx_req(e->f, STORE_RENEW), renewals + 1);
-	assert_int_equal(release(e, 1, "job", t, LS_SCOPE_SESSION), LS_OK);
-	assert_false(held(e, "job"));
+	assert_int_equal(lsf_release(e, 1, "job", t, LS_SCOPE_SESSION), LS_OK);
+	assert_false(lsf_held(e, "job"));
 	assert_int_equal(lsess_count(e->s[0]), 0);
 }
 
-/* ls_held: the token and holds of a lease held now, without a request;
+/* ls_held: the token and holds of a lease lsf_held now, without a request;
  * nothing once it is lost or released. */
 static void held_answers_token_and_holds(void **state)
 {
-	struct env *e = *state;
+	struct lsf_env *e = *state;
 	int64_t token = -1;
 	unsigned h[LS_SCOPE_COUNT] = {9, 9};
 	assert_false(ls_held(e->s[0], "job", 3, &token, h));
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, true);
-	assert_int_equal(take(e, 0, "job", LS_SCOPE_SESSION, true), t);
-	assert_int_equal(take(e, 0, "job", LS_SCOPE_XACT, true), t);
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, true);
+	assert_int_equal(lsf_take(e, 0, "job", LS_SCOPE_SESSION, true), t);
+	assert_int_equal(lsf_take(e, 0, "job", LS_SCOPE_XACT, true), t);
 	uint64_t reads = fx_req(e->f, STORE_READ);
 	assert_true(ls_held(e->s[0], "job", 3, &token, h));
 	assert_int_equal(fx_req(e->f, STORE_READ), reads);
@@ -474,7 +321,7 @@ static void held_answers_token_and_holds(void **state)
 	assert_false(ls_held(e->s[1], "job", 3, &token, h)); /* another session's */
 	assert_false(ls_held(e->s[0], "jo", 2, &token, h));
 	assert_false(ls_held(e->s[0], "", 0, &token, h));
-	/* past its end (a stall): not held */
+	/* past its end (a stall): not lsf_held */
 	clock_fake_jump(e->f->clock, LEASE + 500);
 	assert_false(ls_held(e->s[0], "job", 3, &token, h));
 }
@@ -483,14 +330,14 @@ static void held_answers_token_and_holds(void **state)
  * is answered the oldest loss, once. */
 static void take_lost_answers_the_oldest_loss_once(void **state)
 {
-	struct env *e = *state;
+	struct lsf_env *e = *state;
 	struct ls_result r;
-	int64_t ta = take(e, 0, "a", LS_SCOPE_SESSION, true);
-	int64_t tb = take(e, 0, "b", LS_SCOPE_SESSION, true);
-	take(e, 0, "c", LS_SCOPE_SESSION, true);
+	int64_t ta = lsf_take(e, 0, "a", LS_SCOPE_SESSION, true);
+	int64_t tb = lsf_take(e, 0, "b", LS_SCOPE_SESSION, true);
+	lsf_take(e, 0, "c", LS_SCOPE_SESSION, true);
 	assert_int_equal(ls_take_lost(e->s[0], &r), LS_NONE);
-	delete_item(e, "a");
-	delete_item(e, "b");
+	lsf_delete_item(e, "a");
+	lsf_delete_item(e, "b");
 	fx_advance(e->f, LEASE / 3 + 1);
 	assert_int_equal(e->lost[0].n, 2);
 	assert_int_equal(ls_take_lost(e->s[0], &r), LS_LOST);
@@ -501,8 +348,8 @@ static void take_lost_answers_the_oldest_loss_once(void **state)
 	assert_int_equal(r.token, tb);
 	assert_string_equal(r.message, "lease of 'b' lost: deleted");
 	assert_int_equal(ls_take_lost(e->s[0], &r), LS_NONE);
-	/* answered: the operations about them find nothing; c is held still */
-	assert_int_equal(release(e, 0, "a", 0, LS_SCOPE_SESSION), LS_NONE);
+	/* answered: the operations about them find nothing; c is lsf_held still */
+	assert_int_equal(lsf_release(e, 0, "a", 0, LS_SCOPE_SESSION), LS_NONE);
 	assert_int_equal(lsess_count(e->s[0]), 1);
 	assert_true(ls_held(e->s[0], "c", 1, NULL, NULL));
 	assert_int_equal(ls_take_lost(e->s[1], &r), LS_NONE);
@@ -513,21 +360,21 @@ static void take_lost_answers_the_oldest_loss_once(void **state)
 
 static void a_lost_lease_is_reported_to_name_and_token(void **state)
 {
-	struct env *e = *state;
-	int64_t t = take(e, 0, "job", LS_SCOPE_SESSION, false);
-	lose_by_delete(e, "job");
+	struct lsf_env *e = *state;
+	int64_t t = lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
+	lsf_lose_by_delete(e, "job");
 	struct ls_result r;
-	assert_int_equal(renew(e, 1, "job", t, &r), LS_LOST);
+	assert_int_equal(lsf_renew(e, 1, "job", t, &r), LS_LOST);
 	assert_int_equal(r.loss, LT_DELETED);
 	assert_int_equal(lsess_count(e->s[0]), 0); /* answered: forgotten */
-	assert_int_equal(renew(e, 0, "job", 0, &r), LS_NONE);
+	assert_int_equal(lsf_renew(e, 0, "job", 0, &r), LS_NONE);
 }
 
 /* --- limits and the default lease --- */
 
 static void limits_are_checked(void **state)
 {
-	struct env *e = *state;
+	struct lsf_env *e = *state;
 	static const struct {
 		const char *name;
 		size_t len;
@@ -544,72 +391,72 @@ static void limits_are_checked(void **state)
 		{"a", 1, LEASE, "", "HOLDER must be 1 to 256 characters"},
 	};
 	struct ls_result now;
-	struct box b = {0};
+	struct lsf_box b = {0};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct ls_acquire_req r = {.name = bad[i].name,
 					   .name_len = bad[i].len,
 					   .lease_ms = bad[i].lease_ms,
 					   .wait_ms = -1,
 					   .holder = bad[i].holder};
-		assert_int_equal(ls_acquire(e->s[0], &r, &now, got, &b), LS_INVALID);
+		assert_int_equal(ls_acquire(e->s[0], &r, &now, lsf_got, &b), LS_INVALID);
 		assert_string_equal(now.message, bad[i].message);
-		assert_int_equal(ls_campaign(e->s[0], &r, &now, got, &b), LS_INVALID);
+		assert_int_equal(ls_campaign(e->s[0], &r, &now, lsf_got, &b), LS_INVALID);
 		assert_string_equal(now.message, bad[i].message);
 	}
 	char label[258];
 	memset(label, 'h', 257);
 	label[257] = '\0';
-	struct ls_acquire_req r = req_of("a", LEASE, -1);
+	struct ls_acquire_req r = lsf_req_of("a", LEASE, -1);
 	r.holder = label;
-	assert_int_equal(ls_acquire(e->s[0], &r, &now, got, &b), LS_INVALID);
+	assert_int_equal(ls_acquire(e->s[0], &r, &now, lsf_got, &b), LS_INVALID);
 	assert_string_equal(now.message, "HOLDER must be 1 to 256 characters");
 	label[256] = '\0'; /* 256: fine */
-	assert_int_equal(ls_acquire(e->s[0], &r, &now, got, &b), LS_PENDING);
+	assert_int_equal(ls_acquire(e->s[0], &r, &now, lsf_got, &b), LS_PENDING);
 	fx_run(e->f);
 	assert_int_equal(b.last.status, LS_OK);
 	assert_string_equal(fx_state(e->f, "a").holder, label);
-	assert_int_equal(ls_state(e->s[0], "", 0, &now, got, &b), LS_INVALID);
-	assert_int_equal(ls_watch(e->s[0], "abcdefghi", 9, -1, 0, &now, got, &b), LS_INVALID);
+	assert_int_equal(ls_state(e->s[0], "", 0, &now, lsf_got, &b), LS_INVALID);
+	assert_int_equal(ls_watch(e->s[0], "abcdefghi", 9, -1, 0, &now, lsf_got, &b), LS_INVALID);
 	assert_int_equal(b.calls, 1);
 }
 
 static void max_leases_per_session(void **state)
 {
-	struct env *e = *state;
-	take(e, 0, "a", LS_SCOPE_SESSION, false);
-	take(e, 0, "b", LS_SCOPE_SESSION, false);
-	take(e, 0, "c", LS_SCOPE_SESSION, false);
-	struct ls_acquire_req r = req_of("d", LEASE, -1);
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "a", LS_SCOPE_SESSION, false);
+	lsf_take(e, 0, "b", LS_SCOPE_SESSION, false);
+	lsf_take(e, 0, "c", LS_SCOPE_SESSION, false);
+	struct ls_acquire_req r = lsf_req_of("d", LEASE, -1);
 	struct ls_result now;
-	struct box b = {0};
-	assert_int_equal(ls_acquire(e->s[0], &r, &now, got, &b), LS_INVALID);
+	struct lsf_box b = {0};
+	assert_int_equal(ls_acquire(e->s[0], &r, &now, lsf_got, &b), LS_INVALID);
 	assert_string_equal(now.message, "max leases per connection reached (3)");
 	r.reentrant = true;
-	r.name = "a"; /* a hold of a lock held already is no new record */
+	r.name = "a"; /* a hold of a lock lsf_held already is no new record */
 	r.name_len = 1;
-	assert_int_equal(ls_acquire(e->s[0], &r, &now, got, &b), LS_OK);
+	assert_int_equal(ls_acquire(e->s[0], &r, &now, lsf_got, &b), LS_OK);
 	assert_int_equal(b.calls, 0);
 }
 
 static void lease_ms_zero_means_the_default(void **state)
 {
-	struct env *e = *state;
-	struct ls_acquire_req r = req_of("job", 0, -1);
+	struct lsf_env *e = *state;
+	struct ls_acquire_req r = lsf_req_of("job", 0, -1);
 	struct ls_result now;
-	struct box b = {0};
-	assert_int_equal(ls_acquire(e->s[0], &r, &now, got, &b), LS_PENDING);
+	struct lsf_box b = {0};
+	assert_int_equal(ls_acquire(e->s[0], &r, &now, lsf_got, &b), LS_PENDING);
 	fx_run(e->f);
 	assert_int_equal(b.last.status, LS_OK);
 	struct lease *l = lt_local_lease(e->f->lt[0], "job");
 	assert_non_null(l);
-	assert_int_equal(lease_duration_ms(l), limits.default_lease_ms);
-	assert_int_equal(fx_state(e->f, "job").lease_ms, limits.default_lease_ms);
+	assert_int_equal(lease_duration_ms(l), lsf_limits.default_lease_ms);
+	assert_int_equal(fx_state(e->f, "job").lease_ms, lsf_limits.default_lease_ms);
 	/* ls_state too: read at once on the embedded store, mine */
-	assert_int_equal(ls_state(e->s[0], "job", 3, &now, got, &b), LS_OK);
+	assert_int_equal(ls_state(e->s[0], "job", 3, &now, lsf_got, &b), LS_OK);
 	assert_true(now.st.held);
 	assert_true(now.mine);
 	assert_int_equal(now.st.token, b.last.token);
-	assert_int_equal(ls_state(e->s[1], "job", 3, &now, got, &b), LS_OK);
+	assert_int_equal(ls_state(e->s[1], "job", 3, &now, lsf_got, &b), LS_OK);
 	assert_false(now.mine);
 }
 
@@ -617,21 +464,22 @@ static void lease_ms_zero_means_the_default(void **state)
 
 static void free_releases_everything_without_callbacks(void **state)
 {
-	struct env *e = *state;
-	take(e, 0, "a", LS_SCOPE_SESSION, false);
-	int64_t tb = take(e, 0, "b", LS_SCOPE_XACT, true);
-	struct ls_acquire_req r = req_of("lead", LEASE, 0);
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "a", LS_SCOPE_SESSION, false);
+	int64_t tb = lsf_take(e, 0, "b", LS_SCOPE_XACT, true);
+	struct ls_acquire_req r = lsf_req_of("lead", LEASE, 0);
 	struct ls_result now;
-	struct box camp = {0}, rel = {0}, w = {0}, renewing = {0};
-	assert_int_equal(ls_campaign(e->s[0], &r, &now, got, &camp), LS_PENDING);
+	struct lsf_box camp = {0}, rel = {0}, w = {0}, renewing = {0};
+	assert_int_equal(ls_campaign(e->s[0], &r, &now, lsf_got, &camp), LS_PENDING);
 	fx_run(e->f);
 	assert_int_equal(camp.last.status, LS_OK);
-	/* a watcher of b, and a release and a renewal in flight at the close */
-	assert_int_equal(ls_watch(e->s[1], "b", 1, tb, 0, &now, got, &w), LS_PENDING);
+	/* a watcher of b, and a lsf_release and a renewal in flight at the close */
+	assert_int_equal(ls_watch(e->s[1], "b", 1, tb, 0, &now, lsf_got, &w), LS_PENDING);
 	fx_run(e->f);
 	assert_int_equal(w.calls, 0);
-	assert_int_equal(ls_renew(e->s[0], "a", 0, &now, got, &renewing), LS_PENDING);
-	assert_int_equal(ls_release(e->s[0], "b", 0, LS_SCOPE_XACT, &now, got, &rel), LS_PENDING);
+	assert_int_equal(ls_renew(e->s[0], "a", 0, &now, lsf_got, &renewing), LS_PENDING);
+	assert_int_equal(ls_release(e->s[0], "b", 0, LS_SCOPE_XACT, &now, lsf_got, &rel),
+			 LS_PENDING);
 	lsess_free(e->s[0]);
 	e->s[0] = NULL;
 	fx_run(e->f);
@@ -639,12 +487,12 @@ static void free_releases_everything_without_callbacks(void **state)
 	assert_int_equal(renewing.calls, 0);
 	assert_int_equal(camp.calls, 1);
 	assert_int_equal(e->lost[0].n, 0);
-	assert_int_equal(w.calls, 1); /* the release went through and woke it */
+	assert_int_equal(w.calls, 1); /* the lsf_release went through and woke it */
 	assert_false(w.last.st.held);
-	assert_false(held(e, "a"));
-	assert_false(held(e, "b"));
-	assert_false(held(e, "lead"));
-	take(e, 1, "a", LS_SCOPE_SESSION, false);
+	assert_false(lsf_held(e, "a"));
+	assert_false(lsf_held(e, "b"));
+	assert_false(lsf_held(e, "lead"));
+	lsf_take(e, 1, "a", LS_SCOPE_SESSION, false);
 	struct lsvc_stats st;
 	lsvc_stats(e->svc, &st);
 	assert_int_equal(st.sessions, 3);
@@ -652,144 +500,24 @@ static void free_releases_everything_without_callbacks(void **state)
 
 static void free_while_waiting_never_calls_back(void **state)
 {
-	struct env *e = *state;
-	take(e, 0, "job", LS_SCOPE_SESSION, false);
-	struct ls_acquire_req r = req_of("job", LEASE, 0);
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "job", LS_SCOPE_SESSION, false);
+	struct ls_acquire_req r = lsf_req_of("job", LEASE, 0);
 	struct ls_result now;
-	struct box b = {0};
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &b), LS_PENDING);
+	struct lsf_box b = {0};
+	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b), LS_PENDING);
 	lsess_free(e->s[1]);
 	e->s[1] = NULL;
-	assert_int_equal(release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
+	assert_int_equal(lsf_release(e, 0, "job", 0, LS_SCOPE_SESSION), LS_OK);
 	fx_advance(e->f, LEASE);
 	assert_int_equal(b.calls, 0);
-	assert_false(held(e, "job"));
-}
-
-/* --- leaders --- */
-
-static void campaign_leads_and_answers_its_term_again(void **state)
-{
-	struct env *e = *state;
-	struct ls_acquire_req r = req_of("lead", LEASE, -1); /* -1: waits too */
-	struct ls_result now;
-	struct box a = {0}, b = {0};
-	assert_int_equal(ls_campaign(e->s[0], &r, &now, got, &a), LS_PENDING);
-	fx_run(e->f);
-	assert_int_equal(a.last.status, LS_OK);
-	uint64_t writes = fx_req(e->f, STORE_ACQUIRE);
-	assert_int_equal(ls_campaign(e->s[0], &r, &now, got, &a), LS_OK);
-	assert_int_equal(now.token, a.last.token);
-	assert_int_equal(fx_req(e->f, STORE_ACQUIRE), writes);
-	/* another session waits 2 s, then gives up */
-	r.wait_ms = 2000;
-	assert_int_equal(ls_campaign(e->s[1], &r, &now, got, &b), LS_PENDING);
-	fx_advance(e->f, 2100);
-	assert_int_equal(b.calls, 1);
-	assert_int_equal(b.last.status, LS_NONE);
-	assert_int_equal(lsess_count(e->s[1]), 0);
-	/* resign: answered once the release is done */
-	assert_int_equal(ls_resign(e->s[1], "lead", &now, got, &b), LS_NONE);
-	struct box res = {0};
-	assert_int_equal(ls_resign(e->s[0], "lead", &now, got, &res), LS_PENDING);
-	assert_int_equal(res.calls, 0);
-	fx_run(e->f);
-	assert_int_equal(res.calls, 1);
-	assert_int_equal(res.last.status, LS_OK);
-	assert_false(held(e, "lead"));
-	assert_int_equal(ls_resign(e->s[0], "lead", &now, got, &res), LS_NONE);
-}
-
-static void a_lost_term_is_told_and_answered_once(void **state)
-{
-	struct env *e = *state;
-	struct ls_acquire_req r = req_of("lead", LEASE, 0);
-	struct ls_result now;
-	struct box a = {0};
-	assert_int_equal(ls_campaign(e->s[0], &r, &now, got, &a), LS_PENDING);
-	fx_run(e->f);
-	int64_t t = a.last.token;
-	lose_by_delete(e, "lead");
-	assert_int_equal(e->lost[0].n, 1);
-	assert_int_equal(e->lost[0].kind, LS_KIND_LEADER);
-	assert_int_equal(e->lost[0].token, t);
-	assert_int_equal(ls_campaign(e->s[0], &r, &now, got, &a), LS_LOST);
-	assert_int_equal(now.loss, LT_DELETED);
-	assert_int_equal(lsess_count(e->s[0]), 0);
-	/* the next campaign is a new term */
-	assert_int_equal(ls_campaign(e->s[0], &r, &now, got, &a), LS_PENDING);
-	fx_run(e->f);
-	assert_int_equal(a.calls, 2);
-	assert_int_equal(a.last.status, LS_OK);
-	assert_true(held(e, "lead"));
-	assert_int_equal(fx_state(e->f, "lead").token, a.last.token);
-}
-
-static void watch_answers_changes(void **state)
-{
-	struct env *e = *state;
-	struct ls_result now;
-	struct box w = {0}, w2 = {0};
-	/* no leader: answered after one read */
-	assert_int_equal(ls_watch(e->s[2], "lead", 4, -1, 0, &now, got, &w), LS_PENDING);
-	fx_run(e->f);
-	assert_int_equal(w.calls, 1);
-	assert_false(w.last.st.held);
-	/* waits for a leader other than none (token 0) */
-	assert_int_equal(ls_watch(e->s[2], "lead", 4, 0, 0, &now, got, &w), LS_PENDING);
-	assert_int_equal(ls_watch(e->s[3], "lead", 4, 0, 5000, &now, got, &w2), LS_PENDING);
-	fx_run(e->f);
-	assert_int_equal(w.calls, 1);
-	struct ls_acquire_req r = req_of("lead", LEASE, 0);
-	struct box a = {0};
-	uint64_t reads = fx_req(e->f, STORE_READ);
-	assert_int_equal(ls_campaign(e->s[0], &r, &now, got, &a), LS_PENDING);
-	fx_run(e->f);
-	assert_int_equal(a.last.status, LS_OK);
-	assert_int_equal(w.calls, 2); /* woken by the change, not a poll */
-	assert_int_equal(w2.calls, 1);
-	assert_true(w.last.st.held);
-	assert_int_equal(w.last.st.token, a.last.token);
-	assert_int_equal(fx_req(e->f, STORE_READ) - reads, 1); /* one read for both */
-	/* a timeout answers the last state read */
-	assert_int_equal(ls_watch(e->s[3], "lead", 4, a.last.token, 1500, &now, got, &w2),
-			 LS_PENDING);
-	fx_advance(e->f, 1600);
-	assert_int_equal(w2.calls, 2);
-	assert_int_equal(w2.last.status, LS_OK);
-	assert_int_equal(w2.last.st.token, a.last.token);
-}
-
-static void cancel_waits_answers_every_wait(void **state)
-{
-	struct env *e = *state;
-	take(e, 0, "job", LS_SCOPE_SESSION, false);
-	struct ls_acquire_req r = req_of("job", LEASE, 0);
-	struct ls_result now;
-	struct box acq = {0}, camp = {0}, w = {0};
-	assert_int_equal(ls_acquire(e->s[1], &r, &now, got, &acq), LS_PENDING);
-	/* a campaign for the lock s0 holds waits too */
-	assert_int_equal(ls_campaign(e->s[2], &r, &now, got, &camp), LS_PENDING);
-	/* -2: no token matches, so the first read would answer: cancel before */
-	assert_int_equal(ls_watch(e->s[3], "job", 3, -2, 0, &now, got, &w), LS_PENDING);
-	lsvc_cancel_waits(e->svc, "server is shutting down");
-	struct box *all[] = {&acq, &camp, &w};
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(all[i]->calls, 1);
-		assert_int_equal(all[i]->last.status, LS_CANCELLED);
-		assert_string_equal(all[i]->last.message, "server is shutting down");
-	}
-	fx_advance(e->f, LEASE);
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(all[i]->calls, 1);
-	assert_int_equal(lsess_count(e->s[2]), 0);
-	assert_true(held(e, "job")); /* holds are not waits */
+	assert_false(lsf_held(e, "job"));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, lsf_setup, lsf_teardown)
 		T(try_then_held_elsewhere),
 		T(wait_is_handed_the_lock_on_release),
 		T(wait_times_out),
@@ -811,10 +539,6 @@ int main(void)
 		T(lease_ms_zero_means_the_default),
 		T(free_releases_everything_without_callbacks),
 		T(free_while_waiting_never_calls_back),
-		T(campaign_leads_and_answers_its_term_again),
-		T(a_lost_term_is_told_and_answered_once),
-		T(watch_answers_changes),
-		T(cancel_waits_answers_every_wait),
 #undef T
 	};
 	return cmocka_run_group_tests_name("lease sessions", tests, NULL, NULL);

@@ -83,8 +83,7 @@ static int teardown(void **state)
 }
 
 /* Runs op's answer: the status at once, or after the loop ran. */
-static enum ls_status finish(struct env *e, enum ls_status st, struct ls_result *now,
-			     struct box *b)
+static enum ls_status finish(struct env *e, enum ls_status st, struct ls_result *now, struct box *b)
 {
 	if (st != LS_PENDING)
 		return st;
@@ -148,8 +147,8 @@ static struct ls_result state_of(struct env *e, int i, const char *name)
 {
 	struct ls_result now;
 	struct box b = {0};
-	assert_int_equal(
-		finish(e, ls_state(e->s[i], name, strlen(name), &now, got, &b), &now, &b), LS_OK);
+	assert_int_equal(finish(e, ls_state(e->s[i], name, strlen(name), &now, got, &b), &now, &b),
+			 LS_OK);
 	return now;
 }
 
@@ -211,8 +210,8 @@ static void detached_lease_renewed_by_token_from_another_replica(void **state)
 	wait_for(e, 1, "cron", &b); /* a contender on the acquiring replica */
 	fx_advance(e->f, LEASE / 2);
 	assert_int_equal(renew(e, 2, "cron", t), LS_OK);
-	fx_advance(e->f, LEASE / 2 + 100); /* past the first lease's end */
-	assert_int_equal(b.calls, 0);	   /* the renewal moved it on */
+	fx_advance(e->f, LEASE / 2 + 100);		       /* past the first lease's end */
+	assert_int_equal(b.calls, 0);			       /* the renewal moved it on */
 	assert_int_equal(renew(e, 2, "cron", t + 1), LS_NONE); /* no such token */
 	/* released through the replica the waiter is on: it goes at once */
 	assert_int_equal(release(e, 0, "cron", t), LS_OK);
@@ -276,12 +275,12 @@ static void release_by_token_elsewhere_ends_the_lease_as_released(void **state)
 	struct env *e = *state;
 	int64_t t = acquire(e, 0, "job", false, NULL, LS_OK);
 	struct box b = {0};
-	wait_for(e, 3, "job", &b);		 /* waits on replica 1 */
+	wait_for(e, 3, "job", &b);			  /* waits on replica 1 */
 	assert_int_equal(release(e, 2, "job", t), LS_OK); /* from replica 1 */
 	fx_advance(e->f, LEASE / 3);			  /* replica 1 polls, ... */
 	assert_int_equal(b.calls, 1);			  /* ... and is served */
 	assert_int_equal(b.last.status, LS_OK);
-	fx_advance(e->f, LEASE / 3 + 10); /* replica 0's heartbeat */
+	fx_advance(e->f, LEASE / 3 + 10);  /* replica 0's heartbeat */
 	assert_int_equal(e->lost[0].n, 0); /* not told as lost */
 	assert_int_equal(lsess_count(e->s[0]), 0);
 	assert_int_equal(release(e, 0, "job", 0), LS_NONE); /* as after a release */
