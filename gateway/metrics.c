@@ -83,6 +83,21 @@ static void gateway_metrics(const struct metrics_src *m, struct buf *out)
 	buf_printf(out, "\"} 1\n");
 	family(out, "leasegate_sessions", "gauge", "Client connections open.");
 	buf_printf(out, "leasegate_sessions %zu\n", m->sessions);
+	if (m->tls != NULL) {
+		family(out, "leasegate_tls_handshakes_total", "counter",
+		       "TLS handshakes completed (TLS port and PostgreSQL SSLRequest).");
+		buf_printf(out, "leasegate_tls_handshakes_total %llu\n",
+			   (unsigned long long)m->tls->handshakes);
+		family(out, "leasegate_tls_handshakes_failed_total", "counter",
+		       "TLS handshakes that failed (bad or missing client certificate, protocol, "
+		       "not TLS at all).");
+		buf_printf(out, "leasegate_tls_handshakes_failed_total %llu\n",
+			   (unsigned long long)m->tls->handshake_failures);
+		family(out, "leasegate_tls_reloads_failed_total", "counter",
+		       "SIGHUP reloads of the TLS files that failed (the previous ones stay).");
+		buf_printf(out, "leasegate_tls_reloads_failed_total %llu\n",
+			   (unsigned long long)m->tls->reload_failures);
+	}
 	family(out, "leasegate_leases_held", "gauge", "Leases held, not yet released.");
 	sample(out, "leasegate_leases_held", m->table, NULL, NULL, m->lt.leases);
 	family(out, "leasegate_lock_waits", "gauge", "Acquires in progress (waiting or trying).");
@@ -94,12 +109,12 @@ static void ddb_series(struct buf *out, const char *part, const char *table, con
 		       const char *outcome, bool le)
 {
 	buf_printf(out,
-			"db_client_operation_duration_seconds_%s{db_system_name=\"aws.dynamodb\","
-			"db_collection_name=\"",
-			part);
+		   "db_client_operation_duration_seconds_%s{db_system_name=\"aws.dynamodb\","
+		   "db_collection_name=\"",
+		   part);
 	put_value(out, table);
 	buf_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\"%s", op, outcome,
-			le ? ",le=\"" : "} ");
+		   le ? ",le=\"" : "} ");
 }
 
 /* One histogram series: cumulative buckets, sum and count. */

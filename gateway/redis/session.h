@@ -6,8 +6,11 @@
  *                 connection commands (PING, HELLO, AUTH, CLIENT, INFO...)
  *   lockcmds.c, leadercmds.c  LOCK.* and LEADER.*: arguments parsed into
  *                 lease-session requests (gateway/lease), results rendered
- *                 as RESP replies, errors and pushes; admincmds.c the
- *                 operators' LOCK.LIST and LOCK.FORCE-RELEASE
+ *                 as RESP replies, errors and pushes
+ *   compatcmds.c, scriptcmds.c  what Redis lock libraries send (SET NX PX,
+ *                 GET, DEL, PEXPIRE, PTTL; EVALSHA/EVAL/SCRIPT of their
+ *                 scripts, known by SHA1), on locks only
+ *   admincmds.c   the operators' LOCK.LIST and LOCK.FORCE-RELEASE
  *
  * session: the Redis front-end's connections. A struct sess is a struct
  * conn (gateway/conn, which moves the bytes, keeps the states and the
@@ -83,10 +86,12 @@ struct sess {
 struct redis *redis_new(struct srv *srv, const struct cfg *cfg, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 /* Opens the listeners of the configuration (--port, 0 = none;
- * --unixsocket). False with a message in err when one cannot be opened. */
+ * --tls-port, over the registry's TLS context; --unixsocket). False with
+ * a message in err when one cannot be opened. */
 bool redis_listen(struct redis *r, char *err, size_t errlen) __attribute__((warn_unused_result));
-/* The bound TCP port, 0 if none. */
+/* The bound TCP port, 0 if none; the TLS port (--tls-port). */
 int redis_port(const struct redis *r);
+int redis_tls_port(const struct redis *r);
 void redis_set_hooks(struct redis *r, const struct sess_hooks *hooks);
 /* Frees r: after srv_free (sessions still open run their hooks there). */
 void redis_free(struct redis *r);
