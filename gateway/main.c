@@ -3,7 +3,8 @@
  * the listeners, runs the event loop; SIGTERM/SIGINT stop accepting, close
  * every session after its pending replies and exit 0 within a bounded time;
  * SIGHUP reopens the log file and rereads the TLS certificate, key and CA
- * (for new sessions; live ones keep theirs).
+ * (for new sessions; live ones keep theirs). `leasegate lock ...` runs the
+ * client subcommand of gateway/cli/ instead.
  *
  * Not here: anything a test would want to drive without a process (that is
  * in server.c, session.c, commands.c).
@@ -18,6 +19,7 @@
 
 #include "gateway/admin.h"
 #include "gateway/backend.h"
+#include "gateway/cli/lock_cli.h"
 #include "gateway/redis/commands.h"
 #include "gateway/config.h"
 #include "gateway/lease/lsess.h"
@@ -91,7 +93,10 @@ static void on_ready(void *arg, bool ok, const char *msg)
 		event_base_loopbreak(a->base);
 		return;
 	}
-	if (!redis_listen(a->redis, err, sizeof(err))) {
+	if (!lsvc_set_fenced(a->leases, a->cfg->fenced_tables,
+			     a->cfg->table[0] ? a->cfg->table : NULL, backend_lock_pk(&a->backend),
+			     err, sizeof(err)) ||
+	    !redis_listen(a->redis, err, sizeof(err))) {
 		log_msg(LOG_LVL_ERROR, "%s", err);
 		fprintf(stderr, "leasegate: %s\n", err);
 		a->exit_code = 1;
@@ -207,9 +212,15 @@ int main(int argc, char **argv)
 {
 	static struct cfg cfg;
 	char err[512];
+	if (argc > 1 && strcmp(argv[1], "lock") == 0)
+		return lock_cli_main(argc - 1, argv + 1, environ);
 	switch (cfg_load(&cfg, argc, argv, environ, err, sizeof(err))) {
 	case CFG_HELP:
 		cfg_usage(stdout, argv[0]);
+		printf("\nsubcommand:\n  %s lock [options] NAME -- command [args...]\n"
+		       "      run a command while holding a lock of a running gateway\n"
+		       "      (%s lock --help)\n",
+		       argv[0], argv[0]);
 		return 0;
 	case CFG_VERSION:
 		printf("leasegate %s\n", LG_VERSION);
