@@ -55,7 +55,7 @@
 #define LEASE_MS     30000
 #define CYCLERS	     50
 #define CYCLE_NAMES  100 /* per cycler */
-#define RETRY_MS     20
+#define RETRY_MS     100
 #define ACQUIRE_MAX_S 180
 
 struct scenario {

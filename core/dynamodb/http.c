@@ -372,9 +372,14 @@ static void start_queued(struct http *h)
 }
 
 /* Fails queued requests whose whole timeout passed while they waited.
- * The next wake-up comes QUEUE_SLACK_US after the next due time, so that
- * a long queue expiring bit by bit costs one scan per batch, not per
- * request. */
+ * Each queue is in the order of http_send, so it is read from its head
+ * while requests are due: a scan costs what it expires, not the length of
+ * the queue (at 100,000 leases the queue can hold tens of thousands of
+ * renewals). A request behind one due later (a shorter timeout of its
+ * own) is failed when it reaches the head, or when it would start
+ * (start() checks its time), whichever comes first. The next wake-up
+ * comes QUEUE_SLACK_US after the next due time, so that a queue expiring
+ * bit by bit costs one run per batch, not per request. */
 #define QUEUE_SLACK_US 10000
 static void on_queue_event(evutil_socket_t fd, short what, void *arg)
 {
@@ -382,19 +387,14 @@ static void on_queue_event(evutil_socket_t fd, short what, void *arg)
 	int64_t now = http_mono_us(), next_due = INT64_MAX;
 	struct req_list *lists[] = {&h->urgent, &h->queue};
 	for (size_t i = 0; i < 2; i++) {
-		struct http_req *r = lists[i]->head;
-		while (r) {
-			struct http_req *next = r->next;
-			int64_t due = queue_due(h, r);
-			if (due <= now) {
-				list_unlink(lists[i], r);
-				fail_later(h, r, CURLE_OPERATION_TIMEDOUT,
-					   "timed out waiting in the request queue");
-			} else if (due < next_due) {
-				next_due = due;
-			}
-			r = next;
+		struct http_req *r;
+		while ((r = lists[i]->head) && queue_due(h, r) <= now) {
+			list_unlink(lists[i], r);
+			fail_later(h, r, CURLE_OPERATION_TIMEDOUT,
+				   "timed out waiting in the request queue");
 		}
+		if (r && queue_due(h, r) < next_due)
+			next_due = queue_due(h, r);
 	}
 	if (next_due != INT64_MAX)
 		queue_timer_at(h, next_due + QUEUE_SLACK_US);
@@ -437,8 +437,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	    (req->body_len && !req->body))
 		return NULL;
 	bool urgent = req->priority == HTTP_PRIO_URGENT;
-	if (h->active.count >= h->opts.max_active &&
-	    queued(h) >= (urgent ? h->opts.max_queued : h->opts.max_queued_normal)) {
+	if (!http_has_room(h, req->priority)) {
 		h->stats.refused++;
 		return NULL;
 	}
@@ -490,6 +489,12 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	}
 	h->stats.sent++;
 	return r;
+}
+
+bool http_has_room(const struct http *h, enum http_priority p)
+{
+	return h->active.count < h->opts.max_active ||
+	       queued(h) < (p == HTTP_PRIO_URGENT ? h->opts.max_queued : h->opts.max_queued_normal);
 }
 
 void http_cancel(struct http *h, struct http_req *r)

@@ -86,6 +86,11 @@ struct http *http_new(struct event_base *base, const struct http_options *opts);
 struct http_req *http_send(struct http *h, const struct http_request *req, http_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
+/* Whether http_send() would take a request of priority p now: a free slot,
+ * or room in the queue for p. Lets a caller skip the cost of building a
+ * request that would be refused. */
+bool http_has_room(const struct http *h, enum http_priority p);
+
 /* The callback of r will not run; r is invalid afterwards. Safe from any
  * callback; from r's own callback it does nothing (r ends with it). */
 void http_cancel(struct http *h, struct http_req *r);

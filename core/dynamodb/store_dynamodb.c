@@ -400,6 +400,24 @@ static void on_http(void *arg, const struct http_response *hr)
 	failed(c, v, &res, hr->date);
 }
 
+/* Back-pressure: c, no renewal or release, ends TRANSIENT at once (from the
+ * loop) because the HTTP queue is full; the client hears it now and asks
+ * again, rather than wait in a queue that renewals go ahead of. */
+static void shed(struct store_call *c)
+{
+	struct ddb_store *ds = c->ds;
+	struct http_stats hs;
+	http_stats(ds->http, &hs);
+	ds->stats.shed++;
+	c->res.status = STORE_TRANSIENT;
+	c->res.error_type = "LocalQueueFull";
+	msgf(&c->res,
+	     "DynamoDB %s on table %s: the requests to DynamoDB are saturated (%u in flight, %u "
+	     "queued): try again",
+	     ddb_op_name(c->dop), ds->table, hs.active, hs.queued);
+	ddbs_defer(c);
+}
+
 /* Signs and sends the next attempt. It may run inside store_submit(), so
  * it never ends the call itself: failures before the send go through the
  * timer. */
@@ -415,6 +433,12 @@ void ddbs_send(struct store_call *c)
 		msgf(res, "DynamoDB %s on table %s: no time left before the deadline",
 		     ddb_op_name(c->dop), ds->table);
 		ddbs_defer(c);
+		return;
+	}
+	/* a renewal or a release waiting behind acquires costs a lease */
+	bool urgent = c->op == STORE_RENEW || c->op == STORE_RELEASE;
+	if (!urgent && !http_has_room(ds->http, HTTP_PRIO_NORMAL)) {
+		shed(c);
 		return;
 	}
 	c->attempts++;
@@ -459,8 +483,6 @@ void ddbs_send(struct store_call *c)
 	for (size_t i = 0; i < sig.nextra; i++)
 		h[n++] = sig.extra[i];
 	int64_t t = c->attempt_ms < left ? c->attempt_ms : left;
-	/* a renewal or a release waiting behind acquires costs a lease */
-	bool urgent = c->op == STORE_RENEW || c->op == STORE_RELEASE;
 	struct http_request req = {
 		.priority = urgent ? HTTP_PRIO_URGENT : HTTP_PRIO_NORMAL,
 		.method = "POST",
@@ -477,18 +499,7 @@ void ddbs_send(struct store_call *c)
 	if (c->http)
 		ds->stats.http[c->dop]++;
 	if (!c->http && !urgent) {
-		/* back-pressure: the client hears it now and asks again, rather
-		 * than wait in a queue that renewals go ahead of */
-		struct http_stats hs;
-		http_stats(ds->http, &hs);
-		ds->stats.shed++;
-		res->status = STORE_TRANSIENT;
-		res->error_type = "LocalQueueFull";
-		msgf(res,
-		     "DynamoDB %s on table %s: the requests to DynamoDB are saturated (%u in "
-		     "flight, %u queued): try again",
-		     ddb_op_name(c->dop), ds->table, hs.active, hs.queued);
-		ddbs_defer(c);
+		shed(c);
 	} else if (!c->http) {
 		msgf(res, "DynamoDB %s on table %s: too many requests queued", ddb_op_name(c->dop),
 		     ds->table);
