@@ -118,6 +118,7 @@ struct ls_rec *ls_rec_new(struct lsess *s, enum ls_kind kind, const char *name, 
 		s->recs->prev = rec;
 	s->recs = rec;
 	s->nrecs++;
+	ls_index_add(&s->idx, rec, s->recs);
 	return rec;
 }
 
@@ -160,6 +161,7 @@ void ls_rec_forget(struct ls_rec *rec)
 	struct lsess *s = rec->owner;
 	if (listed(rec->kind, rec->state))
 		lost_link(rec, false);
+	ls_index_del(&s->idx, rec);
 	if (rec->prev != NULL)
 		rec->prev->next = rec->next;
 	else
@@ -173,11 +175,7 @@ void ls_rec_forget(struct ls_rec *rec)
 struct ls_rec *ls_rec_find(const struct lsess *s, enum ls_kind kind, const char *name,
 			   int64_t token)
 {
-	for (struct ls_rec *r = s->recs; r != NULL; r = r->next)
-		if (r->kind == kind && (token == 0 || r->token == token) &&
-		    strcmp(r->name, name) == 0)
-			return r;
-	return NULL;
+	return ls_index_find(&s->idx, s->recs, kind, name, token);
 }
 
 enum lt_loss ls_rec_loss(const struct ls_rec *rec)
@@ -480,6 +478,7 @@ void lsess_free(struct lsess *s)
 		op_link(op); /* into the service's detached list */
 	}
 	drop_records(s, NULL);
+	ls_index_free(&s->idx);
 	timer_cancel(&s->campaign_timer);
 	if (s->all_prev != NULL)
 		s->all_prev->all_next = s->all_next;

@@ -22,11 +22,14 @@
 #define LG_LSESS_INT_H
 
 #include "gateway/lease/lsess.h"
+#include "gateway/lease/lsess_index.h"
 
 enum ls_rec_state { LS_REC_CAMPAIGNING, LS_REC_HELD, LS_REC_LOST };
 
 struct ls_rec {
 	struct ls_rec *prev, *next;	      /* in its session's list */
+	struct ls_rec *hnext;		      /* in its session's index (lsess_index.h) */
+	uint32_t hash;			      /* of name, for the index */
 	struct ls_rec *lost_prev, *lost_next; /* in the service's lost list */
 	struct lsess *owner;
 	struct lease *lease;	   /* HELD; a lost lock's ended lease; else NULL */
@@ -54,6 +57,7 @@ struct lsess {
 	struct ls_sess_ops ops;
 	void *arg;
 	struct ls_rec *recs;
+	struct ls_index idx; /* recs by name */
 	unsigned nrecs;
 	struct ls_op *pending; /* operations owing this session an answer */
 	/* The one wait of the session (acquire, campaign or watch). */
