@@ -78,7 +78,7 @@ static struct req_list *list_of(struct http *h, struct http_req *r)
  * than glibc's small bins, where each malloc first consolidates the fast
  * bins. Most DynamoDB requests fit REQ_BLOCK with their headers and body;
  * larger ones come from malloc (pool_get). */
-#define REQ_BLOCK  4096
+#define REQ_BLOCK  2048
 #define BODY_BLOCK 4096
 static struct pool req_pool = POOL_INIT(REQ_BLOCK, 1024);
 static struct pool body_pool = POOL_INIT(BODY_BLOCK, 1024);
@@ -311,14 +311,21 @@ static bool start(struct http *h, struct http_req *r, int *code, const char **ms
 {
 	int64_t timeout_ms = http_effective(r->timeout_ms, h->opts.timeout_ms);
 	int64_t waited_ms = (http_mono_us() - r->queued_us) / 1000;
-	if (waited_ms >= timeout_ms) {
+	int64_t limit_ms = r->queue_timeout_ms > 0 ? r->queue_timeout_ms : timeout_ms;
+	if (waited_ms >= limit_ms) {
 		*code = CURLE_OPERATION_TIMEDOUT;
 		*msg = "timed out waiting in the request queue";
 		return false;
 	}
+	/* what is left of the whole; or, with a queue timeout, the transfer's
+	 * own timeout within what is left of the queue's */
+	if (r->queue_timeout_ms <= 0)
+		timeout_ms -= waited_ms;
+	else if (timeout_ms > limit_ms - waited_ms)
+		timeout_ms = limit_ms - waited_ms;
 	const struct http_transport *tp =
 		http_direct_takes(r) ? &http_direct_transport : &http_curl_transport;
-	if (!tp->start(h, r, timeout_ms - waited_ms, code, msg))
+	if (!tp->start(h, r, timeout_ms, code, msg))
 		return false;
 	int64_t wait_us = http_mono_us() - r->queued_us;
 	h->stats.started++;
@@ -334,7 +341,9 @@ static bool start(struct http *h, struct http_req *r, int *code, const char **ms
 /* When a queued request is due to time out, in monotonic us. */
 static int64_t queue_due(const struct http *h, const struct http_req *r)
 {
-	return r->queued_us + http_effective(r->timeout_ms, h->opts.timeout_ms) * 1000;
+	int64_t ms = r->queue_timeout_ms > 0 ? r->queue_timeout_ms
+					     : http_effective(r->timeout_ms, h->opts.timeout_ms);
+	return r->queued_us + ms * 1000;
 }
 
 /* Arms queue_ev for due_us unless it is armed for earlier. A timer left
@@ -469,6 +478,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	r->body_len = req->body_len;
 	r->connect_timeout_ms = req->connect_timeout_ms;
 	r->timeout_ms = req->timeout_ms;
+	r->queue_timeout_ms = req->queue_timeout_ms;
 	r->no_proxy = req->no_proxy;
 	r->urgent = urgent;
 	r->queued_us = http_mono_us();

@@ -47,6 +47,10 @@ struct http_request {
 	size_t body_len;
 	int64_t connect_timeout_ms; /* 0 = the http default */
 	int64_t timeout_ms;	    /* whole request, 0 = the http default */
+	int64_t queue_timeout_ms;   /* > 0: the most it may wait for a slot, and
+				     * timeout_ms counts from the start of its
+				     * transfer (within queue_timeout_ms of the
+				     * send all the same) */
 	bool no_proxy;		    /* ignore proxies named by the environment
 				     * (for link-local endpoints: IMDS, container agents) */
 	enum http_priority priority; /* when it has to wait for a slot */

@@ -53,7 +53,7 @@ struct http_req {
 	bool has_host;		   /* the caller gave Host */
 	char *url, *method, *body; /* in this allocation */
 	size_t body_len;
-	int64_t connect_timeout_ms, timeout_ms;
+	int64_t connect_timeout_ms, timeout_ms, queue_timeout_ms;
 	bool no_proxy;
 	bool urgent;	   /* HTTP_PRIO_URGENT */
 	int64_t queued_us; /* monotonic time of http_send */

@@ -493,6 +493,11 @@ void ddbs_send(struct store_call *c)
 		.body_len = c->body_len,
 		.timeout_ms = t,
 		.connect_timeout_ms = t,
+		/* Waiting for a slot counts against the call's deadline, not the
+		 * attempt's timeout: a renewal that timed out in the queue would
+		 * be signed and queued again behind the others, and a backlog
+		 * would feed itself. */
+		.queue_timeout_ms = left,
 	};
 	c->sent_us = clock_now_us(ds->clock);
 	c->http = http_send(ds->http, &req, on_http, c);

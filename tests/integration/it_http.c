@@ -701,6 +701,39 @@ static void test_normal_refused_early(void **state)
 	http_free(h);
 }
 
+/* With a queue timeout, the wait for a slot is bounded by it, and
+ * timeout_ms counts from the start of the transfer: a request queued
+ * longer than its timeout_ms still runs. (Expiry reads the queue from its
+ * head: the short one is first in line here.) */
+static void test_queue_timeout(void **state)
+{
+	struct http_options o = {.max_active = 1};
+	struct http *h = http_new(base, &o);
+	char url[128];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/hold?n=0", port);
+	struct http_request first = {.method = "GET", .url = url};
+	assert_non_null(http_send(h, &first, on_done, &results[0]));
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/hold?n=2", port);
+	struct http_request gives_up = {
+		.method = "GET", .url = url, .timeout_ms = 5000, .queue_timeout_ms = 150};
+	assert_non_null(http_send(h, &gives_up, on_done, &results[2]));
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/hold?n=1", port);
+	struct http_request waits = {
+		.method = "GET", .url = url, .timeout_ms = 100, .queue_timeout_ms = 2000};
+	assert_non_null(http_send(h, &waits, on_done, &results[1]));
+	want_done = 1;
+	assert_true(run_until(n_done, 5000)); /* n=2, after its 150 ms */
+	assert_true(results[2].done);
+	assert_int_equal(results[2].code, CURLE_OPERATION_TIMEDOUT);
+	assert_false(run_until(n_done, 300) && results[1].done); /* 450 ms > its 100 */
+	serve_one_by_one(2);
+	assert_false(results[1].done && results[1].code != CURLE_OK);
+	want_done = 3;
+	assert_true(run_until(n_done, 5000));
+	assert_int_equal(results[1].code, CURLE_OK);
+	http_free(h);
+}
+
 int main(void)
 {
 	base = event_base_new();
@@ -723,6 +756,7 @@ int main(void)
 		cmocka_unit_test_setup(test_queue_beyond_max_active, setup),
 		cmocka_unit_test_setup(test_urgent_before_normal, setup),
 		cmocka_unit_test_setup(test_normal_refused_early, setup),
+		cmocka_unit_test_setup(test_queue_timeout, setup),
 		cmocka_unit_test_setup(test_timeouts, setup),
 		cmocka_unit_test_setup(test_body_limit, setup),
 		cmocka_unit_test_setup(test_cancel, setup),
