@@ -55,8 +55,8 @@
 #define LEASE_MS     30000
 #define CYCLERS	     50
 #define CYCLE_NAMES  100 /* per cycler */
-#define RETRY_MS     100
-#define ACQUIRE_MAX_S 180
+#define RETRY_MS     250
+#define ACQUIRE_MAX_S 90
 
 struct scenario {
 	const char *id;
@@ -431,7 +431,7 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 
 	/* acquire */
 	r.nh = sc->conns;
-	r.window = sc->leases / sc->conns < 50 ? sc->leases / sc->conns : 50;
+	r.window = sc->leases / sc->conns < 10 ? sc->leases / sc->conns : 10;
 	r.h = calloc((size_t)r.nh, sizeof *r.h);
 	int per = sc->leases / sc->conns;
 	for (int i = 0; i < r.nh; i++) {
