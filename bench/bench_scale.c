@@ -6,8 +6,9 @@
  * in a long tail up to 40 times), a fresh gateway (build/leasegate, its own
  * process, default options but those a scale test needs: the stand-in's
  * endpoint, --maxclients 10100); clients (hiredis on
- * this process's loop) take the scenario's leases of 30 s and keep their
- * connections open; then the leases are held for at least two lease
+ * this process's loop, 10 commands outstanding per connection, a TRYAGAIN
+ * tried again after 100 ms doubling to 4 s, with jitter) take the
+ * scenario's leases of 30 s and keep their connections open; then the leases are held for at least two lease
  * periods (SCALE_HOLD_S, default 65 s), optionally with a lock-cycle load
  * on top (50 connections looping LOCK.ACQUIRE / LOCK.RELEASE over 5,000
  * names), and the run prints:
@@ -55,7 +56,7 @@
 #define LEASE_MS     30000
 #define CYCLERS	     50
 #define CYCLE_NAMES  100 /* per cycler */
-#define RETRY_MS     250
+#define RETRY_MS     100
 #define ACQUIRE_MAX_S 90
 
 struct scenario {
@@ -215,6 +216,8 @@ struct holder {
 	int inflight, acquired;
 	int *retry; /* names refused TRYAGAIN, to send again */
 	int nretry;
+	int backoff_ms;	   /* after a TRYAGAIN: RETRY_MS doubling to 4 s */
+	double retry_at_s; /* retries wait until then */
 };
 
 struct cycler {
@@ -239,6 +242,13 @@ struct run {
 	struct event *retry_ev, *start_ev;
 	int opened;
 };
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static void pump(struct run *r, struct holder *h);
 
@@ -266,8 +276,14 @@ static void on_acquire(redisAsyncContext *ac, void *reply, void *priv)
 		else
 			r->errors++;
 		h->retry[h->nretry++] = name;
+		/* as a client should: back off, with jitter, doubling */
+		h->backoff_ms = h->backoff_ms ? h->backoff_ms * 2 : RETRY_MS;
+		if (h->backoff_ms > 4000)
+			h->backoff_ms = 4000;
+		h->retry_at_s = mono_s() + h->backoff_ms * (0.5 + drand48()) / 1000;
 		return;
 	}
+	h->backoff_ms = 0;
 	pump(r, h);
 }
 
@@ -291,8 +307,11 @@ static void pump(struct run *r, struct holder *h)
 static void on_retry_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct run *r = arg;
+	double now = mono_s();
 	for (int i = 0; i < r->nh; i++) {
 		struct holder *h = &r->h[i];
+		if (h->retry_at_s > now)
+			continue;
 		while (h->ac && h->nretry > 0 && h->inflight < r->window)
 			send_acquire(r, h, h->retry[--h->nretry]);
 		pump(r, h);
@@ -393,12 +412,6 @@ static void run_loop_for(struct event_base *base, double seconds)
 	event_base_dispatch(base);
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -441,7 +454,7 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	}
 	r.start_ev = event_new(r.base, -1, EV_PERSIST, on_start_tick, &r);
 	r.retry_ev = event_new(r.base, -1, EV_PERSIST, on_retry_tick, &r);
-	struct timeval t10 = {0, 10000}, tretry = {0, RETRY_MS * 1000};
+	struct timeval t10 = {0, 10000}, tretry = {0, 50000};
 	event_add(r.start_ev, &t10);
 	event_add(r.retry_ev, &tretry);
 	double t0 = mono_s();

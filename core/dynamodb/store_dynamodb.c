@@ -544,10 +544,14 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 		s->requests[req->op]++;
 	s->in_flight++;
 	char err[DDB_ERR_MAX];
+	bool urgent = req->op == STORE_RENEW || req->op == STORE_RELEASE;
 	if (ds->open != OPEN_DONE) {
 		c->res.status = STORE_FATAL;
 		c->res.error_type = "NotOpen";
 		msgf(&c->res, "DynamoDB store of table %s is not open", ds->table);
+	} else if (!urgent && !http_has_room(ds->http, HTTP_PRIO_NORMAL)) {
+		shed(c); /* before its body is built: a herd of acquires costs little */
+		return c;
 	} else if (!(c->body = ddb_build_request(&ds->keys, req, &c->body_len, err))) {
 		c->res.status = STORE_FATAL;
 		c->res.error_type = "InvalidRequest";
