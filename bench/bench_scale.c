@@ -8,12 +8,10 @@
  * endpoint, --maxclients 10100); clients (hiredis on
  * this process's loop, 10 commands outstanding per connection, a TRYAGAIN
  * tried again after 100 ms doubling to 4 s, with jitter) take the
- * scenario's leases of 30 s and keep their connections open; then the leases are held for at least two lease
- * periods (SCALE_HOLD_S, default 65 s), optionally with a lock-cycle load
- * on top (50 connections looping LOCK.ACQUIRE / LOCK.RELEASE over 5,000
- * names), and the run prints:
- *   lost       leases lost while held (INFO leases, losses), and leases
- *              still held at the end out of those taken
+ * scenario's leases of 30 s and keep their connections open; then the leases are held for at least
+ * two lease periods (SCALE_HOLD_S, default 65 s), optionally with a lock-cycle load on top (50
+ * connections looping LOCK.ACQUIRE / LOCK.RELEASE over 5,000 names), and the run prints: lost
+ * leases lost while held (INFO leases, losses), and leases still held at the end out of those taken
  *   late       renewal lateness p50/p99/max: how long after a third of its
  *              lease past the write before it each renewal reached the
  *              stand-in (0 = on schedule)
@@ -53,10 +51,10 @@
 #include "tests/support/ddb_standin.h"
 #include "tests/support/gwproc.h"
 
-#define LEASE_MS     30000
-#define CYCLERS	     50
-#define CYCLE_NAMES  100 /* per cycler */
-#define RETRY_MS     100
+#define LEASE_MS      30000
+#define CYCLERS	      50
+#define CYCLE_NAMES   100 /* per cycler */
+#define RETRY_MS      100
 #define ACQUIRE_MAX_S 90
 
 struct scenario {
@@ -141,7 +139,8 @@ static bool proc_cpu_ticks(pid_t pid, long long *ticks)
 	buf[n] = '\0';
 	const char *p = strrchr(buf, ')');
 	unsigned long long ut, st;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return false;
 	*ticks = (long long)(ut + st);
 	return true;
@@ -167,17 +166,11 @@ static pid_t start_gateway(const char *bin, const char *url, int port, const cha
 {
 	char p[16];
 	snprintf(p, sizeof p, "%d", port);
-	const char *argv[] = {bin,
-			      "--port", p,
-			      "--pg-port", "0",
-			      "--admin-port", "0",
-			      "--table", "scale",
-			      "--region", "us-east-1",
-			      "--endpoint", url,
-			      "--partition-key", "pk",
-			      "--maxclients", "10100",
-			      "--log-level", "error",
-			      NULL};
+	const char *argv[] = {bin,     "--port",	  p,	       "--pg-port",
+			      "0",     "--admin-port",	  "0",	       "--table",
+			      "scale", "--region",	  "us-east-1", "--endpoint",
+			      url,     "--partition-key", "pk",	       "--maxclients",
+			      "10100", "--log-level",	  "error",     NULL};
 	struct rlimit rl;
 	getrlimit(RLIMIT_NOFILE, &rl);
 	pid_t pid = gp_spawn(argv, log, false, (long)rl.rlim_cur);
@@ -412,15 +405,13 @@ static void run_loop_for(struct event_base *base, double seconds)
 	event_base_dispatch(base);
 }
 
-
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-static bool run_scenario(const char *bin, const struct scenario *sc, double hold_s,
-			 const char *log)
+static bool run_scenario(const char *bin, const struct scenario *sc, double hold_s, const char *log)
 {
 	struct sd_thread sd;
 	if (!sd_start(&sd, 0, sc->lat_ms)) {
@@ -512,10 +503,10 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 
 	printf("%-16s %7d %6d %4.0f %8.1f %9lld %5lld %7lld %8.1f %8.1f %8.1f %8.0f %8.0f %6.1f "
 	       "%7.1f %6lld/%-5lld %8.1f %8llu\n",
-	       sc->id, sc->leases, sc->conns, sc->lat_ms, acquire_s, r.tryagain, lost,
-	       held, p50, p99, lmax, st.requests / held_s,
-	       cycles / held_s, cpu, smp.rss_max_kb / 1024.0, smp.inflight_max, smp.queued_max,
-	       smp.qwait_max_us / 1000.0, (unsigned long long)st.renewals_timed);
+	       sc->id, sc->leases, sc->conns, sc->lat_ms, acquire_s, r.tryagain, lost, held, p50,
+	       p99, lmax, st.requests / held_s, cycles / held_s, cpu, smp.rss_max_kb / 1024.0,
+	       smp.inflight_max, smp.queued_max, smp.qwait_max_us / 1000.0,
+	       (unsigned long long)st.renewals_timed);
 	if (r.errors || r.acquired < sc->leases)
 		printf("%-16s   (%lld of %d leases taken, %lld other errors)\n", "", r.acquired,
 		       sc->leases, r.errors);
@@ -602,9 +593,9 @@ int main(int argc, char **argv)
 	       "uniform 0.6-1.4x, 1%% tail to 40x);\nopen files: %llu; gateway log %s\n",
 	       LEASE_MS, hold_s, (unsigned long long)rl.rlim_cur, log);
 	printf("%-16s %7s %6s %4s %8s %9s %5s %7s %8s %8s %8s %8s %8s %6s %7s %12s %8s %8s\n",
-	       "scenario", "leases", "conns", "ms", "acq_s", "tryagain", "lost", "held",
-	       "late_p50", "late_p99", "late_max", "req/s", "cycles/s", "cpu%", "rss_MB",
-	       "inflight/q", "qwait_ms", "renewals");
+	       "scenario", "leases", "conns", "ms", "acq_s", "tryagain", "lost", "held", "late_p50",
+	       "late_p99", "late_max", "req/s", "cycles/s", "cpu%", "rss_MB", "inflight/q",
+	       "qwait_ms", "renewals");
 	int rc = 0;
 	for (size_t i = 0; i < NSCEN; i++) {
 		bool want = argc < 2;

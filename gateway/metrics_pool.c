@@ -55,10 +55,9 @@ void metrics_ddb_pool(const struct store_dynamodb_stats *st, const char *table, 
 	buf_printf(out, "%.6f\n", (double)p->wait_sum_us / 1e6);
 	series(out, "leasegate_dynamodb_queue_wait_seconds_count", table, "");
 	buf_printf(out, "%llu\n", (unsigned long long)p->started);
-	buf_printf(out,
-		   "# HELP leasegate_dynamodb_queue_wait_max_seconds The longest a DynamoDB "
-		   "request waited for a slot since the start.\n"
-		   "# TYPE leasegate_dynamodb_queue_wait_max_seconds gauge\n");
+	buf_printf(out, "# HELP leasegate_dynamodb_queue_wait_max_seconds The longest a DynamoDB "
+			"request waited for a slot since the start.\n"
+			"# TYPE leasegate_dynamodb_queue_wait_max_seconds gauge\n");
 	series(out, "leasegate_dynamodb_queue_wait_max_seconds", table, "");
 	buf_printf(out, "%.6f\n", (double)p->wait_max_us / 1e6);
 	one(out, "leasegate_dynamodb_requests_refused_total", "counter",

@@ -163,9 +163,11 @@ static void test_semantics(void **state)
 	r = do_req(e->s, renew("a", "o1", "r2", 30000));
 	assert_int_equal(r.status, STORE_OK);
 	assert_string_equal(r.item.rvn, "r2");
-	r = do_req(e->s, (struct store_req){.op = STORE_CHECK, .name = "a", .owner = "o1", .token = 1});
+	r = do_req(e->s,
+		   (struct store_req){.op = STORE_CHECK, .name = "a", .owner = "o1", .token = 1});
 	assert_int_equal(r.status, STORE_OK);
-	r = do_req(e->s, (struct store_req){.op = STORE_CHECK, .name = "a", .owner = "o1", .token = 2});
+	r = do_req(e->s,
+		   (struct store_req){.op = STORE_CHECK, .name = "a", .owner = "o1", .token = 2});
 	assert_int_equal(r.status, STORE_REFUSED);
 	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .name = "a", .owner = "o1"});
 	assert_int_equal(r.status, STORE_OK);

@@ -78,10 +78,8 @@ static int64_t mono_us(void)
 
 struct standin_options standin_latency(double ms)
 {
-	return (struct standin_options){.min_ms = 0.6 * ms,
-					.max_ms = 1.4 * ms,
-					.tail_p = 0.01,
-					.tail_max_ms = 40 * ms};
+	return (struct standin_options){
+		.min_ms = 0.6 * ms, .max_ms = 1.4 * ms, .tail_p = 0.01, .tail_max_ms = 40 * ms};
 }
 
 /* xorshift64*: uniform in [0, 1) */
@@ -292,8 +290,8 @@ static void answer_now(struct pending *p, int status, const char *type, const ch
 static void handle(struct standin *s, struct pending *p)
 {
 	struct evhttp_request *req = p->req;
-	enum ddb_op dop =
-		op_of_target(evhttp_find_header(evhttp_request_get_input_headers(req), "X-Amz-Target"));
+	enum ddb_op dop = op_of_target(
+		evhttp_find_header(evhttp_request_get_input_headers(req), "X-Amz-Target"));
 	if (dop == DDB_OP_COUNT) {
 		s->st.errors++;
 		answer_now(p, 400, "UnknownOperationException", "unknown X-Amz-Target");

@@ -17,7 +17,7 @@
 
 struct sd_req {
 	enum ddb_op dop;
-	bool to_store;	     /* a store operation (req is set), else table admin */
+	bool to_store;	      /* a store operation (req is set), else table admin */
 	struct store_req req; /* strings point into the parsed body */
 	const char *table;
 	const char *ttl_attr; /* the name of #x, when the request has one */

@@ -113,8 +113,8 @@ cJSON *sd_decode(enum ddb_op dop, const char *body, size_t len, struct sd_req *o
 		}
 	}
 	out->table = ok ? str_of(src, "TableName") : NULL;
-	const cJSON *vals = ok ? cJSON_GetObjectItemCaseSensitive(src, "ExpressionAttributeValues")
-			       : NULL;
+	const cJSON *vals =
+		ok ? cJSON_GetObjectItemCaseSensitive(src, "ExpressionAttributeValues") : NULL;
 	switch (ok ? dop : DDB_OP_COUNT) {
 	case DDB_UPDATE_ITEM:
 		ok = decode_update(src, out, err);
@@ -134,9 +134,9 @@ cJSON *sd_decode(enum ddb_op dop, const char *body, size_t len, struct sd_req *o
 	case DDB_CREATE_TABLE:
 	case DDB_UPDATE_TIME_TO_LIVE:
 	case DDB_SCAN:
-		out->ttl_attr = str_of(cJSON_GetObjectItemCaseSensitive(src,
-									"TimeToLiveSpecification"),
-				       "AttributeName");
+		out->ttl_attr =
+			str_of(cJSON_GetObjectItemCaseSensitive(src, "TimeToLiveSpecification"),
+			       "AttributeName");
 		return root;
 	default:
 		break;
@@ -249,13 +249,13 @@ int sd_put_result(struct evbuffer *b, const struct sd_req *r, const struct store
 		return 200;
 	case STORE_REFUSED:
 		if (r->dop == DDB_TRANSACT_WRITE_ITEMS) {
-			evbuffer_add_printf(b,
-					    "{\"__type\":\"" TYPE_PREFIX
-					    "TransactionCanceledException\",\"message\":"
-					    "\"Transaction cancelled, please refer cancellation "
-					    "reasons for specific reasons [ConditionalCheckFailed]\","
-					    "\"CancellationReasons\":[{\"Code\":\"ConditionalCheckFailed\","
-					    "\"Message\":\"The conditional request failed\"");
+			evbuffer_add_printf(
+				b, "{\"__type\":\"" TYPE_PREFIX
+				   "TransactionCanceledException\",\"message\":"
+				   "\"Transaction cancelled, please refer cancellation "
+				   "reasons for specific reasons [ConditionalCheckFailed]\","
+				   "\"CancellationReasons\":[{\"Code\":\"ConditionalCheckFailed\","
+				   "\"Message\":\"The conditional request failed\"");
 			if (res->item.exists) {
 				evbuffer_add(b, ",\"Item\":", 8);
 				sd_put_item(b, NULL, name, &res->item, ttl_attr);

@@ -39,9 +39,8 @@ static void test_bounds(void **state)
 		bool ok;
 		long long want;
 	} cases[] = {
-		{"1", true, 1},	   {"4096", true, 4096}, {"64", true, 64},
-		{"0", false, 0},   {"4097", false, 0},	 {"-5", false, 0},
-		{"many", false, 0},
+		{"1", true, 1},	    {"4096", true, 4096}, {"64", true, 64},   {"0", false, 0},
+		{"4097", false, 0}, {"-5", false, 0},	  {"many", false, 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cfg c;
@@ -54,8 +53,8 @@ static void test_bounds(void **state)
 		} else {
 			assert_int_equal(r, CFG_ERROR);
 			if (!strstr(err, "--ddb-max-in-flight"))
-				fail_msg("%s: message \"%s\" does not name the option", cases[i].val,
-					 err);
+				fail_msg("%s: message \"%s\" does not name the option",
+					 cases[i].val, err);
 		}
 	}
 }
