@@ -15,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 enum opt_type { T_STR, T_INT, T_DURATION, T_SIZE, T_BOOL, T_ENUM };
 
 struct option_def {
@@ -26,6 +29,7 @@ struct option_def {
 	long long min, max;	    /* numbers: range; T_STR: length range */
 	const char *const *choices; /* T_ENUM: index = value */
 	const char *help;
+	const char *no_default;	    /* --help's words for an empty default */
 };
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
@@ -38,6 +42,9 @@ static const char *const pg_tlss[] = {"off", "optional", "required", NULL};
 #define STR(f)	  T_STR, offsetof(struct cfg, f), sizeof(((struct cfg *)0)->f)
 #define NUM(t, f) t, offsetof(struct cfg, f), 0
 
+/* Only options with no default value give no_default (the last field). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct option_def options[] = {
 	{"bind", STR(bind), "127.0.0.1", 1, 255, NULL, "address of every listener"},
 	{"port", NUM(T_INT, port), "6379", 0, 65535, NULL, "Redis protocol port, 0 = off"},
@@ -56,20 +63,20 @@ static const struct option_def options[] = {
 	{"admin-port", NUM(T_INT, admin_port), "9464", 0, 65535, NULL,
 	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off"},
 	{"table", STR(table), NULL, 0, 255, NULL,
-	 "DynamoDB table of the locks (none: the embedded store)"},
+	 "DynamoDB table of the locks", "none: the embedded store"},
 	{"partition-key", STR(partition_key), NULL, 0, 255, NULL,
-	 "partition key attribute (default: from DescribeTable)"},
+	 "partition key attribute", "from DescribeTable"},
 	{"sort-key", STR(sort_key), NULL, 0, 255, NULL,
-	 "sort key attribute (default: from DescribeTable)"},
-	{"region", STR(region), NULL, 0, 63, NULL, "AWS region (default: AWS conventions)"},
+	 "sort key attribute", "from DescribeTable"},
+	{"region", STR(region), NULL, 0, 63, NULL, "AWS region", "AWS_REGION, AWS_DEFAULT_REGION, then the profile's region"},
 	{"endpoint", STR(endpoint), NULL, 0, 511, NULL,
-	 "DynamoDB endpoint URL (default: AWS conventions)"},
+	 "DynamoDB endpoint URL", "AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, else https://dynamodb.<region>.amazonaws.com"},
 	{"create-table", NUM(T_BOOL, create_table), "no", 0, 1, NULL,
 	 "create the table if it is missing"},
 	{"holder-label", STR(holder_label), NULL, 0, 256, NULL,
-	 "written as `holder`, 1-256 characters (default: host name)"},
+	 "written as `holder`, 1-256 characters", "the host name"},
 	{"ttl-attribute", STR(ttl_attribute), NULL, 0, 255, NULL,
-	 "TTL attribute of lock items (default: off)"},
+	 "TTL attribute of lock items", "off"},
 	{"ttl-retention", NUM(T_DURATION, ttl_retention_ms), "30d", DAY_MS, 3650 * DAY_MS, NULL,
 	 "lock item expiry after the last write, >= 1d"},
 	{"memory-retention", NUM(T_DURATION, memory_retention_ms), "1h", 0, 3650 * DAY_MS, NULL,
@@ -82,7 +89,7 @@ static const struct option_def options[] = {
 	{"max-lease", NUM(T_DURATION, max_lease_ms), "1d", 1000, DAY_MS, NULL,
 	 "longest lease a client may ask for"},
 	{"requirepass", STR(requirepass), NULL, 0, 511, NULL,
-	 "password clients must give with AUTH (default: none)"},
+	 "password clients must give with AUTH", "none"},
 	{"maxclients", NUM(T_INT, maxclients), "10000", 1, 1000000, NULL,
 	 "most client connections at once, every protocol port together (lowered at "
 	 "start to what the open-files limit allows, with a warning)"},
@@ -99,7 +106,7 @@ static const struct option_def options[] = {
 	 "debug, info, warn or error"},
 	{"log-format", NUM(T_ENUM, log_format), "text", 0, 0, log_formats, "text or json"},
 	{"log-file", STR(log_file), NULL, 0, 511, NULL,
-	 "log to this file (reopened on SIGHUP; default: stderr)"},
+	 "log to this file (reopened on SIGHUP)", "stderr"},
 	{"max-query-buffer", NUM(T_SIZE, max_query_buffer), "1mb", 1024, 1LL << 30, NULL,
 	 "bytes a client may have sent and not yet had parsed"},
 	{"max-args", NUM(T_INT, max_args), "1024", 1, 1 << 20, NULL, "arguments of one command"},
@@ -114,7 +121,7 @@ static const struct option_def options[] = {
 	 "leases one connection may hold"},
 	{"fenced-tables", STR(fenced_tables), NULL, 0, 4095, NULL,
 	 "DynamoDB tables LOCK.TRANSACT, LEADER.TRANSACT and leasegate.transact() may "
-	 "write, comma-separated (default: none, fenced writes off)"},
+	 "write, comma-separated", "none, fenced writes off"},
 	{"config", STR(config_file), NULL, 0, 511, NULL, "read options from this file first"},
 	/* TLS, named as in redis.conf */
 	{"tls-port", NUM(T_INT, tls_port), "0", 0, 65535, NULL,
@@ -134,13 +141,14 @@ static const struct option_def options[] = {
 	{"tls-protocols", STR(tls_protocols), "TLSv1.2 TLSv1.3", 1, 127, NULL,
 	 "TLS versions accepted, among TLSv1 TLSv1.1 TLSv1.2 TLSv1.3"},
 	{"tls-ciphers", STR(tls_ciphers), NULL, 0, 511, NULL,
-	 "TLSv1.2 and older cipher list, OpenSSL syntax (default: OpenSSL's)"},
+	 "TLSv1.2 and older cipher list, OpenSSL syntax", "OpenSSL's"},
 	{"tls-ciphersuites", STR(tls_ciphersuites), NULL, 0, 511, NULL,
-	 "TLSv1.3 ciphersuites, OpenSSL syntax (default: OpenSSL's)"},
+	 "TLSv1.3 ciphersuites, OpenSSL syntax", "OpenSSL's"},
 	{"pg-tls", NUM(T_ENUM, pg_tls), "optional", 0, 0, pg_tlss,
 	 "PostgreSQL port, once a certificate is configured: optional (SSLRequest answered S), "
 	 "required (plaintext sessions refused, 28000), off (answered N)"},
 };
+#pragma GCC diagnostic pop
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
@@ -252,6 +260,27 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A number of o's type as a value would be written: "1s", "64kb", "10". */
+static void format_value(const struct option_def *o, long long v, char *out, size_t len)
+{
+	const struct unit *u = o->type == T_DURATION ? duration_units : size_units;
+	size_t n = o->type == T_DURATION ? sizeof(duration_units) / sizeof(duration_units[0])
+					 : sizeof(size_units) / sizeof(size_units[0]);
+	const char *best = "";
+	long long factor = 1;
+	if (o->type == T_DURATION || o->type == T_SIZE)
+		for (size_t i = 0; i < n; i++)
+			/* the largest exact unit; sizes in powers of 1024 */
+			if (u[i].factor > factor && v % u[i].factor == 0 && v != 0 &&
+			    (o->type == T_DURATION || strchr(u[i].suffix, 'b'))) {
+				best = u[i].suffix;
+				factor = u[i].factor;
+			}
+	if (o->type == T_DURATION && factor == 1)
+		best = "ms";
+	snprintf(out, len, "%lld%s", v / factor, best);
+}
+
 /* Sets option o from text v; `from` names the source for the message. */
 static bool apply(struct cfg *c, const struct option_def *o, const char *v, const char *from,
 		  char *err, size_t errlen)
@@ -313,8 +342,11 @@ static bool apply(struct cfg *c, const struct option_def *o, const char *v, cons
 	}
 	if (o->type == T_INT || o->type == T_DURATION || o->type == T_SIZE) {
 		if (n < o->min || n > o->max) {
-			errf(err, errlen, "bad value for --%s (%s): '%s' is out of range", o->name,
-			     from, v);
+			char lo[32], hi[32];
+			format_value(o, o->min, lo, sizeof(lo));
+			format_value(o, o->max, hi, sizeof(hi));
+			errf(err, errlen, "bad value for --%s (%s): '%s' is out of range %s..%s",
+			     o->name, from, v, lo, hi);
 			return false;
 		}
 		*(int64_t *)field = n;
@@ -410,8 +442,53 @@ static bool finish_tls(struct cfg *c, char *err, size_t errlen)
 	return true;
 }
 
+/* --bind must be an address of this machine: checked here, so that the
+ * first listener to open (the admin port) is not blamed for it. */
+/* Binds fd to port 0 of the address (any free port) to see whether the
+ * address is this machine's. */
+static int bind_probe(int fd, const struct addrinfo *ai)
+{
+	return bind(fd, ai->ai_addr, ai->ai_addrlen);
+}
+
+bool cfg_check_bind(const char *bind, char *err, size_t errlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+	struct addrinfo *res = NULL;
+	bool numeric = strspn(bind, "0123456789.") == strlen(bind);
+	int rc = getaddrinfo(bind, NULL, &hints, &res);
+	if (rc != 0) {
+		errf(err, errlen, "bad value for --bind: '%s' is %s", bind,
+		     numeric ? "not an IPv4 address"
+			     : "neither an IP address nor a host name that resolves");
+		return false;
+	}
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int saved = 0;
+	if (fd >= 0 && bind_probe(fd, res) != 0)
+		saved = errno;
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	if (saved == EADDRNOTAVAIL) {
+		errf(err, errlen,
+		     "bad value for --bind: %s is not an address of this machine (127.0.0.1 for "
+		     "local clients, 0.0.0.0 for every interface)",
+		     bind);
+		return false;
+	}
+	return true;
+}
+
 static bool finish(struct cfg *c, char *err, size_t errlen)
 {
+	if (c->port == 0 && c->tls_port == 0 && c->pg_port == 0 && c->unixsocket[0] == '\0') {
+		errf(err, errlen,
+		     "bad value for --port: 0, and --tls-port, --pg-port and --unixsocket are off "
+		     "too: clients could not reach this gateway (give at least one of them)");
+		return false;
+	}
+
 	if (c->holder_label[0] == '\0') {
 		if (gethostname(c->holder_label, sizeof(c->holder_label) - 1) != 0 ||
 		    c->holder_label[0] == '\0')
@@ -522,7 +599,7 @@ void cfg_usage(FILE *f, const char *prog)
 		char env[64];
 		env_name(o, env, sizeof(env));
 		fprintf(f, "  --%-24s %s\n  %-26s default: %s; env %s\n", o->name, o->help, "",
-			o->def ? o->def : "(none)", env);
+			o->def ? o->def : o->no_default ? o->no_default : "none", env);
 	}
 	fprintf(f, "  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
 		"print the version");

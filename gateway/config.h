@@ -103,6 +103,11 @@ enum cfg_result {
 enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp, char *err,
 			 size_t errlen) CFG_WUR;
 
+/* Checks that bind (--bind) is an address of this machine, by binding a
+ * socket to it; false with a message naming --bind in err otherwise.
+ * Separate from cfg_load(), which reads no more than its sources. */
+bool cfg_check_bind(const char *bind, char *err, size_t errlen) CFG_WUR;
+
 /* Writes the option list (from the table) to f. */
 void cfg_usage(FILE *f, const char *prog);
 

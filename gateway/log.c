@@ -5,6 +5,7 @@
  */
 #include "gateway/log.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,15 +28,24 @@ static int open_path(const char *path)
 	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 }
 
-bool log_open(const char *path, enum log_level min_level, bool json)
+bool log_open(const char *path, enum log_level min_level, bool json, char *err, size_t errlen)
 {
 	int fd = 2;
 	if (path && *path) {
-		if (strlen(path) >= sizeof(sink.path))
+		if (strlen(path) >= sizeof(sink.path)) {
+			snprintf(err, errlen, "the path is longer than %zu bytes",
+				 sizeof(sink.path) - 1);
 			return false;
+		}
 		fd = open_path(path);
-		if (fd < 0)
+		if (fd < 0) {
+			snprintf(err, errlen, "cannot open %s for appending: %s%s", path,
+				 strerror(errno),
+				 errno == ENOENT	 ? " (create its directory first)"
+				 : errno == EACCES ? " (this user may not write there)"
+						   : "");
 			return false;
+		}
 	}
 	if (sink.fd != 2)
 		close(sink.fd);

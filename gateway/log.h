@@ -11,13 +11,15 @@
 #define LG_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum log_level { LOG_LVL_DEBUG, LOG_LVL_INFO, LOG_LVL_WARN, LOG_LVL_ERROR };
 
 /* Directs logs to path (NULL or "" = stderr) at min_level, as JSON when
  * json. Returns false (and keeps the previous sink) if path cannot be
- * opened for appending. */
-bool log_open(const char *path, enum log_level min_level, bool json)
+ * opened for appending, with the reason (the system's, and what to do)
+ * in err. */
+bool log_open(const char *path, enum log_level min_level, bool json, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
 
 /* Reopens the file (after rotation); false if it cannot, the old sink stays. */

@@ -231,10 +231,13 @@ int main(int argc, char **argv)
 	case CFG_OK:
 		break;
 	}
+	if (!cfg_check_bind(cfg.bind, err, sizeof(err))) {
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	}
 	if (!log_open(cfg.log_file, (enum log_level)cfg.log_level,
-		      cfg.log_format == CFG_LOG_JSON)) {
-		fprintf(stderr, "leasegate: bad value for --log-file: cannot open %s\n",
-			cfg.log_file);
+		      cfg.log_format == CFG_LOG_JSON, err, sizeof(err))) {
+		fprintf(stderr, "leasegate: bad value for --log-file: %s\n", err);
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);

@@ -173,6 +173,80 @@ static void test_bad_values(void **state)
 	}
 }
 
+/* An out-of-range value gives the range, in the option's own units. */
+static void test_range_messages(void **state)
+{
+	static const struct {
+		const char *arg, *val, *want;
+	} cases[] = {
+		{"--max-lease", "2d", "'2d' is out of range 1s..1d"},
+		{"--port", "70000", "out of range 0..65535"},
+		{"--max-query-buffer", "10", "out of range 1kb..1gb"},
+		{"--ttl-retention", "12h", "out of range 1d..3650d"},
+		{"--default-lease", "10ms", "out of range 1s..1d"},
+		{"--max-bulk", "1", "out of range 16..512mb"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cfg c;
+		char err[256] = "";
+		char *argv[] = {"leasegate", (char *)cases[i].arg, (char *)cases[i].val, NULL};
+		assert_int_equal(load(&c, argv, no_env, err), CFG_ERROR);
+		if (!strstr(err, cases[i].want))
+			fail_msg("%s %s: \"%s\" lacks \"%s\"", cases[i].arg, cases[i].val, err,
+				 cases[i].want);
+	}
+}
+
+/* Every Redis and PostgreSQL listener off: refused, not a silent start. */
+static void test_no_listener(void **state)
+{
+	struct cfg c;
+	char err[256] = "";
+	char *off[] = {"leasegate", "--port", "0", "--pg-port", "0", "--admin-port", "0", NULL};
+	assert_int_equal(load(&c, off, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "--port"));
+	assert_non_null(strstr(err, "give at least one"));
+	char *unix_only[] = {"leasegate", "--port",	  "0", "--pg-port",
+			     "0",	  "--unixsocket", "/tmp/x.sock", NULL};
+	assert_int_equal(load(&c, unix_only, no_env, err), CFG_OK);
+}
+
+/* --bind: a malformed address and one of another machine name --bind. */
+static void test_bind_check(void **state)
+{
+	char err[256] = "";
+	assert_false(cfg_check_bind("999.1.1.1", err, sizeof(err)));
+	assert_non_null(strstr(err, "--bind"));
+	assert_non_null(strstr(err, "not an IPv4 address"));
+	assert_false(cfg_check_bind("192.0.2.77", err, sizeof(err))); /* TEST-NET-1 */
+	assert_non_null(strstr(err, "not an address of this machine"));
+	assert_true(cfg_check_bind("127.0.0.1", err, sizeof(err)));
+}
+
+/* --help says each option's default once: from the default column. */
+static void test_help_one_default(void **state)
+{
+	static char buf[65536];
+	memset(buf, 0, sizeof(buf));
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+	cfg_usage(f, "leasegate");
+	fclose(f);
+	/* each option takes two lines: help, then "default: ...; env ..." */
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		char *d = strstr(line, "default");
+		if (d && strstr(d + 1, "default"))
+			fail_msg("two defaults: %s", line);
+		if (strncmp(line, "  --", 4) == 0 && strstr(line, "(default"))
+			fail_msg("a default in the help text: %s", line);
+	}
+	memset(buf, 0, sizeof(buf));
+	f = fmemopen(buf, sizeof(buf) - 1, "w");
+	cfg_usage(f, "leasegate");
+	fclose(f);
+	assert_non_null(strstr(buf, "default: from DescribeTable; env LEASEGATE_PARTITION_KEY"));
+	assert_null(strstr(buf, "(none)"));
+}
+
 /* The PostgreSQL port's authentication options. */
 static void test_pg_auth_options(void **state)
 {
@@ -351,7 +425,9 @@ int main(void)
 		cmocka_unit_test(test_help_version),	cmocka_unit_test(test_durations_and_sizes),
 		cmocka_unit_test(test_bad_values),	cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_pg_auth_options), cmocka_unit_test(test_tls_options),
-		cmocka_unit_test(test_fenced_tables),
+		cmocka_unit_test(test_fenced_tables),	cmocka_unit_test(test_range_messages),
+		cmocka_unit_test(test_no_listener),	cmocka_unit_test(test_bind_check),
+		cmocka_unit_test(test_help_one_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
