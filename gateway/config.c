@@ -151,6 +151,7 @@ static const struct option_def options[] = {
 #pragma GCC diagnostic pop
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+_Static_assert(N_OPTIONS <= sizeof(((struct cfg *)0)->given), "cfg.given too small");
 
 static const struct option_def *find_option(const char *name, size_t len)
 {
@@ -287,6 +288,9 @@ static bool apply(struct cfg *c, const struct option_def *o, const char *v, cons
 {
 	char *field = (char *)c + o->offset;
 	int64_t n = 0;
+	size_t idx = (size_t)(o - options);
+	if (strcmp(from, "default") != 0 && idx < sizeof(c->given))
+		c->given[idx] = 1;
 	bool ok = true;
 	const char *want = NULL;
 	char choices[128] = "one of:";
@@ -449,6 +453,12 @@ static bool finish_tls(struct cfg *c, char *err, size_t errlen)
 static int bind_probe(int fd, const struct addrinfo *ai)
 {
 	return bind(fd, ai->ai_addr, ai->ai_addrlen);
+}
+
+bool cfg_given(const struct cfg *c, const char *name)
+{
+	const struct option_def *o = find_option(name, strlen(name));
+	return o != NULL && c->given[o - options] != 0;
 }
 
 bool cfg_check_bind(const char *bind, char *err, size_t errlen)

@@ -81,6 +81,9 @@ struct cfg {
 	char tls_ciphers[512];
 	char tls_ciphersuites[512];
 	int64_t pg_tls; /* enum cfg_pg_tls */
+	/* which options a source other than the default set, by the index of
+	 * the option in the table (cfg_given) */
+	unsigned char given[96];
 };
 
 /* TLS is configured: a certificate and its key are given. */
@@ -107,6 +110,10 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
  * socket to it; false with a message naming --bind in err otherwise.
  * Separate from cfg_load(), which reads no more than its sources. */
 bool cfg_check_bind(const char *bind, char *err, size_t errlen) CFG_WUR;
+
+/* True when the option named name (without "--") was set by the config
+ * file, the environment or the command line, not left at its default. */
+bool cfg_given(const struct cfg *c, const char *name);
 
 /* Writes the option list (from the table) to f. */
 void cfg_usage(FILE *f, const char *prog);

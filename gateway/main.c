@@ -105,8 +105,8 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	}
 	const struct cfg *cfg = a->cfg;
 	if (cfg->table[0])
-		log_msg(LOG_LVL_INFO, "locks in DynamoDB table %s (region %s)", cfg->table,
-			a->backend.region);
+		log_msg(LOG_LVL_INFO, "locks in DynamoDB table %s (region %s, endpoint %s)",
+			cfg->table, a->backend.region, a->backend.endpoint);
 	else
 		log_msg(LOG_LVL_INFO, "no --table: running on the embedded store (locks are "
 				      "shared by the clients of this process only)");
@@ -153,7 +153,8 @@ static bool admin_ready(void *arg, const char **why)
 	if (a->stopping)
 		*why = "shutting down";
 	else if (!a->ready)
-		*why = "the lock store is not open yet (see the log)";
+		*why = a->backend.not_ready[0] ? a->backend.not_ready
+						: "the lock store is not open yet";
 	return a->ready && !a->stopping;
 }
 
@@ -318,8 +319,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "leasegate: %s\n", err);
 			return 1;
 		}
-		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%lld (/healthz, /readyz, /metrics)",
-			cfg.bind, (long long)cfg.admin_port);
+		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%d (/healthz, /readyz, /metrics)",
+			cfg.bind, admin_port(a.admin));
 	}
 
 	struct event *ev_term = evsignal_new(a.base, SIGTERM, on_stop, &a);

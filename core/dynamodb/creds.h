@@ -41,7 +41,7 @@ struct event_base;
 struct http;
 struct creds;
 
-#define CREDS_ERR_MAX	 256   /* error messages, with NUL */
+#define CREDS_ERR_MAX	 512   /* error messages, with NUL */
 #define CREDS_FILE_MAX	 65536 /* largest shared file or token file read */
 #define CREDS_REGION_MAX 64
 
@@ -122,6 +122,11 @@ const char *creds_source_name(enum creds_source s); /* "environment"... */
 
 /* The last fetch error ("" when the last fetch succeeded). */
 const char *creds_last_error(const struct creds *c);
+
+/* What each source of the chain lacked, in order, for a message when no
+ * credentials could be had ("1. environment: no AWS_ACCESS_KEY_ID...;
+ * ... 5. EC2 instance metadata: <the last error>"). */
+void creds_describe_chain(const struct creds *c, char *out, size_t outsz);
 
 /* Cancels fetches and timers; no listener call afterwards. */
 void creds_free(struct creds *c);

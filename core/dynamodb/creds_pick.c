@@ -162,6 +162,34 @@ static bool pick_container(struct creds *c, const char *full, const char *rel, c
 	return true;
 }
 
+/* The shared files' paths, as creds_profile_load reads them. */
+static void shared_paths(const struct creds *c, char *cred, char *conf)
+{
+	const char *v = env(c, "AWS_SHARED_CREDENTIALS_FILE");
+	if (!creds_expand_home(c->opts.getenv, c->opts.getenv_arg, v ? v : "~/.aws/credentials",
+			       cred, CREDS_PATH_MAX))
+		snprintf(cred, CREDS_PATH_MAX, "~/.aws/credentials");
+	v = env(c, "AWS_CONFIG_FILE");
+	if (!creds_expand_home(c->opts.getenv, c->opts.getenv_arg, v ? v : "~/.aws/config", conf,
+			       CREDS_PATH_MAX))
+		snprintf(conf, CREDS_PATH_MAX, "~/.aws/config");
+}
+
+void creds_describe_chain(const struct creds *c, char *out, size_t outsz)
+{
+	char cred[CREDS_PATH_MAX], conf[CREDS_PATH_MAX];
+	const char *profile = env(c, "AWS_PROFILE");
+	shared_paths(c, cred, conf);
+	snprintf(out, outsz,
+		 "1. environment: no AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; 2. web identity: "
+		 "no AWS_WEB_IDENTITY_TOKEN_FILE+AWS_ROLE_ARN; 3. shared files: profile %s has no "
+		 "keys in %s or %s; 4. container: no AWS_CONTAINER_CREDENTIALS_FULL_URI or "
+		 "_RELATIVE_URI; 5. EC2 instance metadata: %s",
+		 profile ? profile : "default", cred, conf,
+		 c->src == CREDS_SRC_IMDS ? (c->last_error[0] ? c->last_error : "no answer yet")
+					  : "not tried");
+}
+
 bool creds_pick(struct creds *c, const struct creds_options *opts, char *err, size_t errsz)
 {
 	if (opts && opts->fixed) {
@@ -202,12 +230,37 @@ bool creds_pick(struct creds *c, const struct creds_options *opts, char *err, si
 	if (!creds_profile_load(c->opts.getenv, c->opts.getenv_arg, profile, &p, err, errsz))
 		return false;
 	if (profile && !p.exists) {
-		snprintf(err, errsz, "AWS_PROFILE names profile '%s', found in no shared file",
-			 profile);
+		char cred[CREDS_PATH_MAX], conf[CREDS_PATH_MAX];
+		shared_paths(c, cred, conf);
+		snprintf(err, errsz,
+			 "profile not found: AWS_PROFILE names '%s', a profile in neither %s nor %s",
+			 profile, cred, conf);
 		return false;
 	}
 	bool ok = true;
-	if (p.web_identity_token_file[0] && p.role_arn[0]) {
+	const char *pname = profile ? profile : "default";
+	if (!p.has_keys && (p.sso_session[0] || p.sso_start_url[0])) {
+		snprintf(err, errsz,
+			 "profile %s is an SSO profile (sso_session/sso_start_url), which leasegate "
+			 "does not support: export its credentials (aws configure "
+			 "export-credentials --profile %s --format env) or use a profile with keys",
+			 pname, pname);
+		ok = false;
+	} else if (!p.has_keys && p.role_arn[0] && !p.web_identity_token_file[0]) {
+		snprintf(err, errsz,
+			 "profile %s assumes role %s%s%s, which leasegate does not support "
+			 "(role_arn with source_profile): export the role's credentials (aws "
+			 "configure export-credentials --profile %s --format env)",
+			 pname, p.role_arn, p.source_profile[0] ? " from profile " : "",
+			 p.source_profile, pname);
+		ok = false;
+	} else if (!p.has_keys && p.credential_process[0]) {
+		snprintf(err, errsz,
+			 "profile %s gets its keys from credential_process, which leasegate does "
+			 "not run: export them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+			 pname);
+		ok = false;
+	} else if (p.web_identity_token_file[0] && p.role_arn[0]) {
 		ok = pick_web_identity(c, opts, p.web_identity_token_file, p.role_arn,
 				       p.role_session_name[0] ? p.role_session_name : NULL, err,
 				       errsz);

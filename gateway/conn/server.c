@@ -521,8 +521,10 @@ bool srv_listen_tcp_on(struct srv *srv, const char *bind, int64_t port,
 					511, res->ai_addr, (int)res->ai_addrlen);
 	freeaddrinfo(res);
 	if (!li->l) {
+		int saved = errno; /* callers tell EADDRINUSE from the rest */
 		snprintf(err, errlen, "cannot listen on %s:%lld: %s", bind, (long long)port,
-			 strerror(errno));
+			 strerror(saved));
+		errno = saved;
 		return false;
 	}
 	evconnlistener_set_error_cb(li->l, accept_error_cb);

@@ -5,6 +5,7 @@
  * gateway/conn/auth.h, the greeting (ParameterStatus, BackendKeyData),
  * losses told as WARNING notices, and the session's settings.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -593,6 +594,18 @@ bool pg_fe_listen(struct pg_fe *fe, char *err, size_t errlen)
 	char why[400];
 	if (srv_listen_tcp(fe->srv, fe->cfg->bind, fe->cfg->pg_port, &fe->proto, why, sizeof(why)))
 		return true;
+	/* the default port, held by PostgreSQL or another gateway: a free one
+	 * instead, named in the log ("PostgreSQL protocol on ..."), rather
+	 * than no start; a port given explicitly stops the start */
+	if (errno == EADDRINUSE && !cfg_given(fe->cfg, "pg-port") &&
+	    srv_listen_tcp(fe->srv, fe->cfg->bind, 0, &fe->proto, why, sizeof(why))) {
+		log_msg(LOG_LVL_WARN,
+			"the default PostgreSQL port %lld is in use (a PostgreSQL server, or another "
+			"leasegate?): PostgreSQL protocol on a free port instead; give --pg-port to "
+			"choose one",
+			(long long)fe->cfg->pg_port);
+		return true;
+	}
 	/* 5432 is PostgreSQL's own port: say what to do when one runs here */
 	snprintf(err, errlen,
 		 "bad value for --pg-port: %s (a PostgreSQL server on this port? choose another "

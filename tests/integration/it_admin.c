@@ -25,6 +25,7 @@
 #include <hiredis/hiredis.h>
 
 #include "tests/support/gw.h"
+#include "tests/support/gwproc.h"
 
 struct got {
 	long code;
@@ -152,9 +153,123 @@ static void test_not_ready_until_the_store_opens(void **state)
 	assert_int_equal(r.code, 200);
 	get(admin.n, "/readyz", &r);
 	assert_int_equal(r.code, 503);
-	assert_string_equal(r.body, "not ready: the lock store is not open yet (see the log)\n");
+	/* the reason, not "see the log" */
+	assert_non_null(strstr(r.body, "not ready: "));
+	assert_null(strstr(r.body, "see the log"));
+	assert_non_null(strstr(r.body, "DynamoDB table locks"));
 	assert_false(gw_can_connect(g.port));
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+	/* the start log names the endpoint it opens */
+	char want[128];
+	snprintf(want, sizeof(want), "opening DynamoDB table locks at %s", url);
+	assert_int_equal(gw_log_count(&g, want), 1);
+}
+
+/* No credentials anywhere: the log and /readyz name the sources tried in
+ * order and what to do, and the retries back off (1 s, 2 s, ...). */
+static void test_no_credentials_explained(void **state)
+{
+	struct gw g;
+	struct got r;
+	struct gw_port admin = gw_free_port_arg();
+	char url[64], imds[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", gw_free_port());
+	snprintf(imds, sizeof(imds), "http://127.0.0.1:%d", gw_free_port());
+	/* the child inherits this environment: nothing to find */
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	unsetenv("AWS_PROFILE");
+	unsetenv("AWS_WEB_IDENTITY_TOKEN_FILE");
+	unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+	unsetenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+	setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds, 1);
+	gw_spawn(&g, NULL, "--admin-port", admin.arg, "--table", "locks", "--region", "us-east-1",
+		 "--endpoint", url, NULL);
+	unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+	unsetenv("AWS_CONFIG_FILE");
+	unsetenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+	long long t0 = gw_now_ms();
+	while (gw_log_count(&g, "trying again in 2 s") == 0 && gw_now_ms() - t0 < 8000)
+		gw_sleep_ms(50);
+	assert_int_equal(gw_log_count(&g, "no AWS credentials. Tried in order: 1. environment"),
+			 2);
+	assert_int_equal(gw_log_count(&g, "trying again in 1 s (backoff up to 60 s)"), 1);
+	assert_int_equal(gw_log_count(&g, "trying again in 2 s (backoff up to 60 s)"), 1);
+	assert_int_equal(gw_log_count(&g, "5. EC2 instance metadata: "), 2);
+	assert_int_equal(gw_log_count(&g, "/nonexistent/config"), 2);
+	get(admin.n, "/readyz", &r);
+	assert_int_equal(r.code, 503);
+	assert_non_null(strstr(r.body, "no AWS credentials. Tried in order: 1. environment"));
+	assert_non_null(strstr(r.body, "Set AWS_ACCESS_KEY_ID"));
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+/* AWS_PROFILE naming no profile: said so, not a missing region. */
+static void test_profile_not_found(void **state)
+{
+	struct gw g;
+	setenv("AWS_PROFILE", "nosuch", 1);
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+	setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+	char *region = getenv("AWS_REGION") ? strdup(getenv("AWS_REGION")) : NULL;
+	unsetenv("AWS_REGION");
+	unsetenv("AWS_DEFAULT_REGION");
+	gw_spawn(&g, NULL, "--table", "locks", NULL);
+	unsetenv("AWS_PROFILE");
+	unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+	unsetenv("AWS_CONFIG_FILE");
+	if (region) {
+		setenv("AWS_REGION", region, 1);
+		free(region);
+	}
+	assert_int_equal(gw_wait(&g), 1);
+	assert_int_equal(gw_log_count(&g, "profile not found: AWS_PROFILE names 'nosuch'"), 2);
+	assert_int_equal(gw_log_count(&g, "region"), 0);
+}
+
+/* A second gateway on one machine, the admin port left at its default:
+ * the first has 9464 (or another process does), so the second takes a
+ * free port and says which; a port given explicitly still stops it. */
+static void test_default_admin_port_taken(void **state)
+{
+	int hold = socket(AF_INET, SOCK_STREAM, 0);
+	int one = 1;
+	setsockopt(hold, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons(9464),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	/* if 9464 is someone else's already, it is taken all the same */
+	if (bind(hold, (struct sockaddr *)&a, sizeof(a)) == 0)
+		assert_int_equal(listen(hold, 4), 0);
+	assert_true(gw_can_connect(9464));
+	struct gw g;
+	struct got r;
+	/* gw_start gives --admin-port 0; the environment does not count as a
+	 * default either, so run the binary with only --port and --pg-port */
+	struct gw_port port = gw_free_port_arg();
+	const char *const argv[] = {getenv("LG_BIN"), "--port", port.arg, "--pg-port", "0", NULL};
+	snprintf(g.log, sizeof(g.log), "/tmp/lg-it-admin-%d.log", (int)getpid());
+	unlink(g.log);
+	g.pid = gp_spawn(argv, g.log, false, 0);
+	g.port = port.n;
+	assert_int_equal(gp_wait_ready(g.pid, port.n), 0);
+	assert_int_equal(gw_log_count(&g, "the default admin port 9464 is in use"), 1);
+	FILE *f = fopen(g.log, "r");
+	char line[1024];
+	int admin = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "admin HTTP on 127.0.0.1:"))
+			admin = atoi(strstr(line, "127.0.0.1:") + 10);
+	if (f)
+		fclose(f);
+	assert_true(admin > 0 && admin != 9464);
+	get(admin, "/healthz", &r);
+	assert_int_equal(r.code, 200);
+	gp_stop(g.pid);
+	unlink(g.log);
+	close(hold);
 }
 
 /* After SIGTERM, while sessions drain, /readyz answers 503 so that the
@@ -344,6 +459,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_not_ready_until_the_store_opens, gw_teardown),
 		cmocka_unit_test_teardown(test_not_ready_while_shutting_down, gw_teardown),
 		cmocka_unit_test_teardown(test_admin_port_in_use_stops_the_start, gw_teardown),
+		cmocka_unit_test_teardown(test_no_credentials_explained, gw_teardown),
+		cmocka_unit_test_teardown(test_profile_not_found, gw_teardown),
+		cmocka_unit_test_teardown(test_default_admin_port_taken, gw_teardown),
 		cmocka_unit_test_teardown(test_protocol_port_in_use_stops_the_start, gw_teardown),
 		cmocka_unit_test_teardown(test_admin_connections_capped, gw_teardown),
 		cmocka_unit_test_teardown(test_dynamodb_requests_on_moto, gw_teardown),
