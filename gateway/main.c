@@ -46,6 +46,7 @@ struct app {
 	struct event_base *base;
 	struct srv *srv;     /* the connections of every front-end */
 	struct redis *redis; /* the Redis front-end */
+	struct cmd_table *cmds;
 	struct pg_fe *pg;    /* the PostgreSQL front-end (NULL: --pg-port 0) */
 	struct auth_pg *pg_auth;
 	struct tls_srv *tls; /* NULL: no certificate configured */
@@ -162,7 +163,14 @@ static void admin_metrics(void *arg, struct buf *out)
 {
 	const struct app *a = arg;
 	struct store_dynamodb_stats ddb;
-	struct metrics_src m = {.sessions = srv_conns(a->srv), .version = LG_VERSION};
+	struct metrics_src m = {
+		.sessions = srv_conns(a->srv),
+		.version = LG_VERSION,
+		.connections_received = srv_connections_received(a->srv),
+		.connections_rejected = srv_connections_rejected(a->srv),
+		.cmds = a->cmds,
+		.process = true,
+	};
 	struct tls_stats tls;
 	if (a->tls != NULL) {
 		tls_srv_stats(a->tls, &tls);
@@ -276,6 +284,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	a.cfg = &cfg;
+	a.cmds = cmds;
 	a.wait_releases = evtimer_new(a.base, check_releases, &a);
 	if (!backend_open(&a.backend, a.base, &cfg, on_ready, &a, err, sizeof(err))) {
 		log_msg(LOG_LVL_ERROR, "%s", err);

@@ -28,6 +28,7 @@
 struct entry {
 	const struct cmd_def *def;
 	void *arg;
+	struct cmd_stat stat; /* calls answered, by outcome (/metrics) */
 	size_t len;				       /* of def->name */
 	char lname[MAX_NAME + 1], uname[MAX_NAME + 1]; /* def->name in lower, upper case */
 };
@@ -81,6 +82,15 @@ struct cmd_table *cmd_table_new(void)
 void cmd_table_free(struct cmd_table *t)
 {
 	free(t);
+}
+
+/* The entry of a definition in the table (dispatch found it there). */
+static const struct entry *entry_of(const struct cmd_table *t, const struct cmd_def *d)
+{
+	size_t len = strlen(d->name);
+	for (uint32_t i = name_hash(d->name, len) & (SLOTS - 1);; i = (i + 1) & (SLOTS - 1))
+		if (t->cmds[t->slot[i]].def == d)
+			return &t->cmds[t->slot[i]];
 }
 
 static bool same_name(const char *def, const char *s, size_t len)
@@ -235,6 +245,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		unknown_command(call.out, argc, argv);
 		return;
 	}
+	const struct cmd_def *top = d;
 	s->last_cmd = d;
 	s->last_sub = NULL;
 	if (!arity_ok(d->arity, argc)) {
@@ -274,5 +285,20 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 	}
 	call.def = d;
 	t->dispatched++;
+	/* the outcome is the first byte of the reply: now, or at sess_resume */
+	struct cmd_stat *stat = &((struct entry *)entry_of(t, top))->stat;
+	size_t at = call.out->len;
+	uint64_t flushes = s->c.flushes;
 	d->fn(&call);
+	if (s->c.state == CONN_BLOCKED)
+		sess_expect_reply(s, stat, at, flushes);
+	else
+		sess_count_reply(s, stat, at, flushes);
+}
+
+void cmd_foreach_stat(const struct cmd_table *t,
+		      void (*fn)(const char *name, const struct cmd_stat *st, void *arg), void *arg)
+{
+	for (size_t i = 0; i < t->n; i++)
+		fn(t->cmds[i].lname, &t->cmds[i].stat, arg);
 }

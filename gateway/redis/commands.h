@@ -30,6 +30,12 @@
 struct sess;
 struct cmd_def;
 
+/* Replies of one command, by outcome: an error reply (-ERR, -LOCKED...)
+ * or any other. */
+struct cmd_stat {
+	uint64_t ok, error;
+};
+
 struct cmd_call {
 	struct sess *sess;
 	int argc; /* argv[0] is the command name (argv[1] the subcommand, if any) */
@@ -91,6 +97,11 @@ size_t cmd_count(const struct cmd_table *t);
  * unknown commands, wrong arity or refused for want of AUTH), since the
  * table was made. */
 uint64_t cmd_dispatched(const struct cmd_table *t);
+
+/* Calls fn for every command with its counts of replies (subcommands
+ * counted under their command), in the order added. */
+void cmd_foreach_stat(const struct cmd_table *t,
+		      void (*fn)(const char *name, const struct cmd_stat *st, void *arg), void *arg);
 
 /* Calls fn for every command, in the order added. */
 void cmd_foreach(const struct cmd_table *t, void (*fn)(const struct cmd_def *d, void *arg),

@@ -125,10 +125,22 @@ static void test_probes_and_metrics(void **state)
 	gw_expect_int(c, 1, "LOCK.RELEASE %s", "m2");
 	get(admin.n, "/metrics", &r);
 	assert_int_equal(r.code, 200);
-	expect_line(r.body, "dynasharp_lock_acquisitions_total{db_collection_name=\"\","
-			    "dynasharp_lock_takeover=\"false\"} 2");
-	expect_line(r.body, "leasegate_leases_held{db_collection_name=\"\"} 1");
+	/* the embedded store: no table, so no db_collection_name (never "") */
+	expect_line(r.body, "leasegate_lock_acquisitions_total{takeover=\"false\"} 2");
+	expect_line(r.body, "leasegate_leases_held 1");
+	assert_null(strstr(r.body, "=\"\"")); /* no empty label value */
+	assert_null(strstr(r.body, "dynasharp_"));
 	expect_line(r.body, "leasegate_sessions 1");
+	/* connections and commands by name and outcome */
+	expect_line(r.body, "leasegate_commands_total{command=\"lock.acquire\",outcome=\"ok\"} 2");
+	expect_line(r.body, "leasegate_commands_total{command=\"lock.release\",outcome=\"ok\"} 1");
+	expect_line(r.body, "leasegate_connections_rejected_total 0");
+	assert_non_null(strstr(r.body, "\nleasegate_connections_received_total "));
+	/* the process_* metrics of the Prometheus client libraries */
+	assert_non_null(strstr(r.body, "\nprocess_cpu_seconds_total "));
+	assert_non_null(strstr(r.body, "\nprocess_resident_memory_bytes "));
+	assert_non_null(strstr(r.body, "\nprocess_open_fds "));
+	assert_non_null(strstr(r.body, "\nprocess_start_time_seconds "));
 	assert_null(strstr(r.body, "m1")); /* never a lock name */
 	promtool_accepts(r.body);
 	redisFree(c);
@@ -374,8 +386,8 @@ static void test_dynamodb_requests_on_moto(void **state)
 		 table);
 	assert_non_null(strstr(r.body, line)); /* the open */
 	snprintf(line, sizeof(line),
-		 "dynasharp_lock_acquisitions_total{db_collection_name=\"%s\","
-		 "dynasharp_lock_takeover=\"false\"} 1",
+		 "leasegate_lock_acquisitions_total{db_collection_name=\"%s\","
+		 "takeover=\"false\"} 1",
 		 table);
 	expect_line(r.body, line);
 	promtool_accepts(r.body);
