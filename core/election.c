@@ -44,6 +44,7 @@ static void emit(struct election *e, enum obs_event_id id, const char *reason,
 		.token = token,
 		.wait_ms = wait_ms,
 		.retries = e->retries,
+		.ctx = e->arg,
 	};
 	obs_emit(e->t->obs, &ev);
 }

@@ -46,6 +46,7 @@ static void emit(struct lease *l, enum obs_event_id id, const char *reason,
 		.message = err != NULL ? err->message : NULL,
 		.token = l->token,
 		.wait_ms = wait_ms,
+		.ctx = l->data,
 	};
 	obs_emit(l->t->obs, &ev);
 }
@@ -190,6 +191,7 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 			.holder = l->holder,
 			.prev_holder = w->lock->seen != NULL ? w->lock->seen->holder : NULL,
 			.token = l->token,
+			.ctx = l->data,
 		};
 		obs_emit(t->obs, &ev);
 	}

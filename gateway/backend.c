@@ -10,6 +10,7 @@
 #include "core/dynamodb/creds.h"
 #include "core/dynamodb/store_dynamodb.h"
 #include "core/store_memory.h"
+#include "gateway/events.h"
 #include "gateway/log.h"
 #include "gateway/metrics.h"
 
@@ -25,60 +26,18 @@ static const enum log_level obs_to_log[] = {
 	[OBS_ERROR] = LOG_LVL_ERROR,
 };
 
-/* What each event says in words; the fields follow as key=value. */
-static const char *const event_text[OBS_EVENT_COUNT] = {
-	"lease lost",
-	"lock taken over from a holder that stopped renewing it",
-	"renewal failed; trying again",
-	"release failed; the lock is free once its lease runs out",
-	"acquire of a leader election failed; contending again",
-	"this process leads",
-	"this process no longer leads",
-	"the work of the leader failed after its lease was lost",
-	"the work of the leader failed after a cancel",
-	"contending works again",
-};
-
-static void add(char *buf, size_t n, size_t *len, const char *key, const char *val)
-{
-	if (val == NULL || *len >= n)
-		return;
-	*len += (size_t)snprintf(buf + *len, n - *len, " %s=%s", key, val);
-}
-
-/* One log line per core event: id, words, then lock, table, labels... */
+/* One log line per core event (gateway/events), naming the session. */
 static void log_event(void *ctx, const struct obs_event *ev)
 {
+	struct backend *b = ctx;
 	enum log_level lvl = obs_to_log[ev->level];
 	if (!log_enabled(lvl))
 		return;
-	char buf[1024], num[32];
-	size_t len = 0;
-	unsigned i = (unsigned)ev->id - OBS_FIRST_ID;
-	len += (size_t)snprintf(buf, sizeof(buf), "event=%d %s:", (int)ev->id,
-				i < OBS_EVENT_COUNT ? event_text[i] : "?");
-	add(buf, sizeof(buf), &len, "lock", ev->lock);
-	add(buf, sizeof(buf), &len, "table", ev->table);
-	add(buf, sizeof(buf), &len, "holder", ev->holder);
-	add(buf, sizeof(buf), &len, "previous_holder", ev->prev_holder);
-	add(buf, sizeof(buf), &len, "reason", ev->reason);
-	if (ev->token > 0) {
-		snprintf(num, sizeof(num), "%lld", (long long)ev->token);
-		add(buf, sizeof(buf), &len, "token", num);
-	}
-	add(buf, sizeof(buf), &len, "error_type", ev->error_type);
-	if (ev->id == OBS_RENEW_RETRY || ev->id == OBS_CONTEND_FAILED) {
-		snprintf(num, sizeof(num), "%lldms", (long long)ev->wait_ms);
-		add(buf, sizeof(buf), &len, "retry_in", num);
-	}
-	if (ev->id == OBS_CONTEND_RECOVERED) {
-		snprintf(num, sizeof(num), "%lldms", (long long)ev->wait_ms);
-		add(buf, sizeof(buf), &len, "outage", num);
-		snprintf(num, sizeof(num), "%lld", (long long)ev->retries);
-		add(buf, sizeof(buf), &len, "retries", num);
-	}
-	add(buf, sizeof(buf), &len, "error", ev->message);
-	log_msg(lvl, "%s", buf);
+	struct ls_who who;
+	bool known = b->who != NULL && b->who(ev->ctx, &who);
+	struct event_line line;
+	events_describe(ev, known ? &who : NULL, &line);
+	log_fields(lvl, line.f, line.n, "%s", line.msg);
 }
 
 static const struct aws_credentials *current_creds(void *arg)
@@ -240,6 +199,7 @@ bool backend_open(struct backend *b, struct event_base *base, const struct cfg *
 	b->ready = ready;
 	b->ready_arg = arg;
 	b->obs.sink = log_event;
+	b->obs.ctx = b;
 	b->clock = clock_real_new(base);
 	if (b->clock == NULL) {
 		snprintf(err, errlen, "out of memory");

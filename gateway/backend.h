@@ -25,6 +25,7 @@
 
 struct event_base;
 struct creds;
+struct ls_who;
 
 struct backend {
 	struct event_base *base;
@@ -42,6 +43,9 @@ struct backend {
 	char endpoint[512];	/* DynamoDB's URL; "" on the embedded store */
 	char not_ready[1536];	/* why the store is not open yet; "" once it is */
 	int64_t open_retry_ms;	/* the open's current backoff */
+	/* names the session of an event's ctx for its log line (lsvc_who);
+	 * NULL: the lines name no session */
+	bool (*who)(const void *ctx, struct ls_who *who);
 };
 
 /* Builds the backend of cfg and starts opening its store; ready(arg, ok,

@@ -58,6 +58,8 @@ struct app {
 	struct admin *admin;
 	bool ready; /* the store is open, the listeners are up */
 	bool stopping;
+	/* at the stop signal: leases held, sessions open, failed releases */
+	uint64_t stop_leases, stop_sessions, stop_release_failed;
 	int exit_code;
 };
 
@@ -189,7 +191,17 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	a->stopping = true;
-	log_msg(LOG_LVL_INFO, "signal %d: shutting down", (int)sig);
+	struct lt_stats st;
+	lt_stats(a->backend.lt, &st);
+	a->stop_leases = st.leases;
+	a->stop_sessions = srv_conns(a->srv);
+	a->stop_release_failed = a->backend.obs.events[OBS_RELEASE_FAILED - OBS_FIRST_ID];
+	log_fields(LOG_LVL_INFO,
+		   (struct log_field[]){LOG_NUM("signal", (int)sig),
+					LOG_NUM("sessions", (long long)a->stop_sessions),
+					LOG_NUM("leases", (long long)st.leases)},
+		   3, "signal %d: shutting down: closing %llu client sessions, releasing %llu leases",
+		   (int)sig, (unsigned long long)a->stop_sessions, (unsigned long long)st.leases);
 	struct timeval bound = {SHUTDOWN_BOUND_S, 0};
 	event_base_loopexit(a->base, &bound);
 	lsvc_cancel_waits(a->leases, "server is shutting down");
@@ -299,6 +311,7 @@ int main(int argc, char **argv)
 		.default_lease_ms = cfg.default_lease_ms,
 	};
 	a.leases = lsvc_new(a.backend.lt, &limits);
+	a.backend.who = lsvc_who;
 	a.redis_leases = a.leases ? rl_new(a.leases, &a.backend) : NULL;
 	if (!a.wait_releases || !a.redis_leases ||
 	    rl_register(a.redis_leases, cmds, a.redis) != 0) {
@@ -349,7 +362,26 @@ int main(int argc, char **argv)
 		a.exit_code = 1;
 	}
 
-	log_msg(LOG_LVL_INFO, "stopped");
+	if (a.stopping) {
+		/* what the shutdown did: leases released, and those whose release
+		 * failed or did not finish in time (free once their lease runs out) */
+		struct lt_stats st;
+		lt_stats(a.backend.lt, &st);
+		uint64_t failed = a.backend.obs.events[OBS_RELEASE_FAILED - OBS_FIRST_ID] -
+				  a.stop_release_failed;
+		uint64_t left = st.leases + failed;
+		uint64_t released = a.stop_leases > left ? a.stop_leases - left : 0;
+		log_fields(LOG_LVL_INFO,
+			   (struct log_field[]){LOG_NUM("sessions", (long long)a.stop_sessions),
+						LOG_NUM("leases_released", (long long)released),
+						LOG_NUM("leases_not_released", (long long)left)},
+			   3,
+			   "stopped: %llu client sessions closed, %llu leases released%s",
+			   (unsigned long long)a.stop_sessions, (unsigned long long)released,
+			   left ? "; some not released are free once their lease runs out" : "");
+	} else {
+		log_msg(LOG_LVL_INFO, "stopped");
+	}
 	admin_free(a.admin);
 	srv_free(a.srv);
 	redis_free(a.redis);

@@ -237,7 +237,15 @@ static void on_lost(void *arg, enum ls_kind kind, const char *name, int64_t toke
 	conn_flush(&s->c);
 }
 
-static const struct ls_sess_ops sess_ops = {.lost = on_lost};
+static void who(void *arg, struct ls_who *w)
+{
+	const struct pgs *s = arg;
+	w->id = s->c.id;
+	snprintf(w->client, sizeof(w->client), "%s", s->c.addr);
+	snprintf(w->name, sizeof(w->name), "%s", s->user);
+}
+
+static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who};
 
 struct lsess *pgs_lsess(struct pgs *s)
 {

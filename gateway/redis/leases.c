@@ -64,7 +64,16 @@ static void on_lost(void *arg, enum ls_kind kind, const char *name, int64_t toke
 	sess_flush(s);
 }
 
-static const struct ls_sess_ops sess_ops = {.lost = on_lost};
+static void who(void *arg, struct ls_who *w)
+{
+	const struct rl_sess *rs = arg;
+	const struct sess *s = rs->sess;
+	w->id = s->c.id;
+	snprintf(w->client, sizeof(w->client), "%s", s->c.addr);
+	snprintf(w->name, sizeof(w->name), "%s", s->name != NULL ? s->name : "");
+}
+
+static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who};
 
 struct lsess *rl_lsess(struct rl_app *app, struct cmd_call *c)
 {

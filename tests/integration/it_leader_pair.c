@@ -175,13 +175,13 @@ static void handover_across(enum handover how)
 		 * L later, plus the noise of a loaded machine. */
 		assert_true(took >= 2 * LEASE_MS / 3 - TIMER_LATE_MS);
 		assert_true(took < LEASE_MS + LEASE_MS / 3 + SLACK_MS);
-		assert_int_equal(gw_log_count(&gws[1], "event=41 "), 1);
+		assert_int_equal(gw_log_count(&gws[1], "event_id=41 "), 1);
 	} else {
 		/* Released: taken at b's next poll, no takeover. */
 		assert_true(took < POLL_MS + SLACK_MS);
-		assert_int_equal(gw_log_count(&gws[1], "event=41 "), 0);
+		assert_int_equal(gw_log_count(&gws[1], "event_id=41 "), 0);
 	}
-	assert_int_equal(gw_log_count(&gws[1], "event=45 "), 1);
+	assert_int_equal(gw_log_count(&gws[1], "event_id=45 "), 1);
 	if (a != NULL)
 		redisFree(a);
 	redisFree(b);
@@ -277,7 +277,7 @@ static void t_sigstop_across(void **state)
 	long long t2 = gw_token_within(b, 2 * LEASE_MS + SLACK_MS, "b while a is stopped");
 	printf("handover SIGSTOP across replicas (moto): %lld ms\n", gw_now_ms() - t0);
 	assert_true(t2 > tok1);
-	assert_int_equal(gw_log_count(&gws[1], "event=41 "), 1);
+	assert_int_equal(gw_log_count(&gws[1], "event_id=41 "), 1);
 	kill(gws[0].pid, SIGCONT);
 	/* The term is lost: a push, then -LOST on the next LEADER command. */
 	if (raw_read(a, 2 * LEASE_MS) != 1)
@@ -307,7 +307,7 @@ static void t_sigstop_across(void **state)
 	ldh_watch_now(b, "sx", &l);
 	assert_string_equal(l.holder, "b");
 	assert_int_equal(l.token, t2);
-	assert_int_equal(gw_log_count(&gws[0], "event=40 "), 1);
+	assert_int_equal(gw_log_count(&gws[0], "event_id=40 "), 1);
 	raw_close(a);
 	redisFree(b);
 	assert_int_equal(gw_signal(&gws[0], SIGTERM), 0);
