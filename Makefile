@@ -1,7 +1,9 @@
 # leasegate: the one build.
 #   make            build build/leasegate
-#   make run        install missing packages, build, run on the embedded store
-#   make test       install missing packages, build, run unit + integration tests
+#   make run        install what building and running need (./deps.sh run: no
+#                   test servers), build, run on the embedded store
+#   make test       install what the tests need too (./deps.sh test), build, run
+#                   unit + integration tests
 #                   (each under a time limit; ends "N passed, N failed, N skipped")
 #   make check      the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make stress     contention and fault-injection safety checks on the serialized
@@ -50,11 +52,16 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: all deps run test suite unit integration check stress bench fuzz format clean
+.PHONY: all deps deps-run run test suite unit integration check stress bench fuzz format clean
 all: $(BUILD)/leasegate
 
+# The tests' packages (servers among them: redis-server starts a Redis on
+# 6379 when Debian installs it) for the test targets only.
 deps:
-	@./deps.sh
+	@./deps.sh test
+
+deps-run:
+	@./deps.sh run
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -85,7 +92,7 @@ $(BUILD)/bench/bench_fairness: $(BUILD)/obj/tests/support/fairloop.o \
 
 $(BUILD)/obj/tests/integration/%.o: CFLAGS += -I/usr/include/postgresql
 
-run: deps all
+run: deps-run all
 	$(BUILD)/leasegate $(ARGS)
 
 unit: all $(UNIT_BIN)
