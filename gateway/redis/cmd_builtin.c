@@ -22,6 +22,7 @@
 #include "gateway/conn/auth.h"
 #include "gateway/conn/server.h"
 #include "gateway/loop.h"
+#include "gateway/redis/cmd_docs.h"
 #include "gateway/redis/commands.h"
 #include "gateway/redis/session.h"
 
@@ -375,9 +376,30 @@ static const struct cmd_def client_subs[] = {
 
 /* ---- COMMAND, CONFIG ---- */
 
+struct each_ctx {
+	struct buf *out;
+	enum resp_proto proto;
+};
+
+static void add_info(const struct cmd_def *d, void *arg)
+{
+	struct each_ctx *x = arg;
+	cmd_doc_info(x->out, x->proto, d);
+}
+
+static void add_docs(const struct cmd_def *d, void *arg)
+{
+	struct each_ctx *x = arg;
+	cmd_doc_docs(x->out, x->proto, d);
+}
+
+/* COMMAND: COMMAND INFO of every command. */
 static void c_command(struct cmd_call *c)
 {
-	resp_add_array(c->out, 0); /* no per-command documentation to give */
+	const struct cmd_table *t = sess_fe(c->sess)->cmds;
+	struct each_ctx x = {c->out, c->proto};
+	resp_add_array(c->out, cmd_count(t));
+	cmd_foreach(t, add_info, &x);
 }
 
 static void c_command_count(struct cmd_call *c)
@@ -385,16 +407,45 @@ static void c_command_count(struct cmd_call *c)
 	resp_add_int(c->out, (long long)cmd_count(sess_fe(c->sess)->cmds));
 }
 
+/* COMMAND DOCS [name...]: a map of name to its documentation; every
+ * command without names, the known ones among the names given. */
 static void c_command_docs(struct cmd_call *c)
 {
-	resp_add_map(c->out, c->proto, 0);
+	const struct cmd_table *t = sess_fe(c->sess)->cmds;
+	struct each_ctx x = {c->out, c->proto};
+	if (c->argc == 2) {
+		resp_add_map(c->out, c->proto, cmd_count(t));
+		cmd_foreach(t, add_docs, &x);
+		return;
+	}
+	size_t n = 0;
+	for (int i = 2; i < c->argc; i++)
+		n += cmd_lookup(t, c->argv[i].p, c->argv[i].len, NULL) != NULL;
+	resp_add_map(c->out, c->proto, n);
+	for (int i = 2; i < c->argc; i++) {
+		const struct cmd_def *d = cmd_lookup(t, c->argv[i].p, c->argv[i].len, NULL);
+		if (d != NULL)
+			cmd_doc_docs(c->out, c->proto, d);
+	}
 }
 
+/* COMMAND INFO [name...]: an entry per name (nil for an unknown one);
+ * every command without names, as Redis 7. */
 static void c_command_info(struct cmd_call *c)
 {
+	const struct cmd_table *t = sess_fe(c->sess)->cmds;
+	if (c->argc == 2) {
+		c_command(c);
+		return;
+	}
 	resp_add_array(c->out, (size_t)(c->argc - 2));
-	for (int i = 2; i < c->argc; i++)
-		resp_add_null_array(c->out, c->proto);
+	for (int i = 2; i < c->argc; i++) {
+		const struct cmd_def *d = cmd_lookup(t, c->argv[i].p, c->argv[i].len, NULL);
+		if (d != NULL)
+			cmd_doc_info(c->out, c->proto, d);
+		else
+			resp_add_null_array(c->out, c->proto);
+	}
 }
 
 static void add_name(const struct cmd_def *d, void *arg)
@@ -470,9 +521,33 @@ static void c_config_get(struct cmd_call *c)
 	}
 }
 
+static const char *const config_help[] = {
+	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GET <pattern>",
+	"    Return parameters matching the glob-like <pattern> and their values:",
+	"    maxclients, port, bind, unixsocket, proto-max-bulk-len,",
+	"    client-query-buffer-limit, and fixed answers for databases, appendonly,",
+	"    timeout and save.",
+	"RESETSTAT",
+	"    Accepted; resets nothing.",
+	"HELP",
+	"    Print this help.",
+	"leasegate's configuration is set at start (--help lists the options);",
+	"CONFIG SET and CONFIG REWRITE are not supported.",
+};
+
+static void c_config_help(struct cmd_call *c)
+{
+	size_t n = sizeof(config_help) / sizeof(config_help[0]);
+	resp_add_array(c->out, n);
+	for (size_t i = 0; i < n; i++)
+		resp_add_simple(c->out, config_help[i], strlen(config_help[i]));
+}
+
 static const struct cmd_def config_subs[] = {
 	{"get", c_config_get, -3, 0, NULL},
 	{"resetstat", ok, 2, 0, NULL},
+	{"help", c_config_help, 2, 0, NULL},
 	{NULL, NULL, 0, 0, NULL},
 };
 

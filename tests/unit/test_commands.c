@@ -117,8 +117,6 @@ static void test_dispatch_table(void **state)
 		{"CLIENT GETNAME", "$1\r\nx\r\n"},
 		{"CLIENT SETINFO lib-name redis-py", "+OK\r\n"},
 		{"CLIENT SETINFO colour red", "-ERR Unrecognized option 'colour'\r\n"},
-		{"COMMAND DOCS", "*0\r\n"},
-		{"COMMAND INFO get", "*1\r\n*-1\r\n"},
 		{"HELLO 1", "-NOPROTO unsupported protocol version\r\n"},
 		{"HELLO two", "-ERR Protocol version is not an integer or out of range\r\n"},
 		{"HELLO 3 SETNAME", "-ERR Syntax error in HELLO option 'SETNAME'\r\n"},
