@@ -92,6 +92,15 @@ static const struct cmd_doc docs[] = {
 	 "O(1)", "readonly", READ_ACL, 1, 1, 1, "name:key ?AFTER:integer ?TIMEOUT:integer"},
 	{"leader.transact", "LOCK.TRANSACT under this connection's current term of the lock.",
 	 "generic", "O(N) items", "write", LOCK_ACL, 1, 1, 1, "name:key items-json:string"},
+	/* the operators' lock commands (admincmds.c) */
+	{"lock.list",
+	 "Lists this replica's leases, terms and waits; with TABLE, a page of the table's lock "
+	 "items, as SCAN.",
+	 "generic", "O(N) locks", "readonly", "keyspace read slow", 0, 0, 0,
+	 "?TABLE ?CURSOR:string ?MATCH:pattern ?COUNT:integer"},
+	{"lock.force-release",
+	 "Releases whatever holds the lock, on whatever replica; its holder answers -LOST forced.",
+	 "generic", "O(1)", "write", "keyspace write slow dangerous", 1, 1, 1, "name:key"},
 	/* the key commands of Redis lock libraries, acting on locks */
 	{"set", "SET key value NX PX ms takes a lock for a lock library; other forms refused.",
 	 "string", "O(1)", "write denyoom", "write string slow", 1, 1, 1,
