@@ -1,6 +1,6 @@
 /*
  * locktable: leases on named locks of one table, with the semantics of
- * shared/reference/lease-semantics.md, on any struct store.
+ * docs/lease-rules.md, on any struct store.
  *
  * One locktable per table per process: it remembers the holders it has seen
  * (a takeover depends on that) and keeps local contention local — while a

@@ -2,7 +2,7 @@
  * store: the item operations the lease core needs, asynchronous.
  *
  * A store keeps one item per lock, at the key LOCK#<name> (sort key LOCK
- * when the table has one), in the format of shared/DESIGN.md. The core
+ * when the table has one), in the format of docs/lease-rules.md. The core
  * submits a struct store_req; the store completes it later, always through
  * the callback and never inside store_submit(), on the one event loop.
  *
