@@ -98,8 +98,7 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	}
 	if (!lsvc_set_fenced(a->leases, a->cfg->fenced_tables,
 			     a->cfg->table[0] ? a->cfg->table : NULL, backend_lock_pk(&a->backend),
-			     err, sizeof(err)) ||
-	    !redis_listen(a->redis, err, sizeof(err))) {
+			     err, sizeof(err))) {
 		log_msg(LOG_LVL_ERROR, "%s", err);
 		fprintf(stderr, "leasegate: %s\n", err);
 		a->exit_code = 1;
@@ -113,13 +112,6 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	else
 		log_msg(LOG_LVL_INFO, "no --table: running on the embedded store (locks are "
 				      "shared by the clients of this process only)");
-	if (a->pg != NULL && !pg_fe_listen(a->pg, err, sizeof(err))) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		a->exit_code = 1;
-		event_base_loopbreak(a->base);
-		return;
-	}
 	if (a->pg != NULL)
 		log_msg(LOG_LVL_INFO, "PostgreSQL protocol on %s:%d, %s", cfg->bind,
 			pg_fe_port(a->pg),
@@ -147,6 +139,17 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
 		LG_VERSION, cfg->bind, redis_port(a->redis), cfg->unixsocket[0] ? " and " : "",
 		cfg->unixsocket, (long)getpid());
+}
+
+/* The protocol ports' gate: commands and sessions wait for the store
+ * (-LOADING, 57P03) until it is open, with the reason. */
+static bool store_ready(void *arg, const char **why)
+{
+	const struct app *a = arg;
+	if (!a->ready)
+		*why = a->backend.not_ready[0] ? a->backend.not_ready
+						: "the lock store is not open yet";
+	return a->ready;
 }
 
 /* /readyz: ready once the store is open, until shutdown starts. */
@@ -331,6 +334,19 @@ int main(int argc, char **argv)
 			fprintf(stderr, "leasegate: out of memory\n");
 			return 1;
 		}
+	}
+
+	/* The protocol ports open now, before the store: a client that comes
+	 * early is told -LOADING (57P03 on PostgreSQL) and why, rather than
+	 * refused; a port taken stops the start at once. */
+	cmd_table_set_gate(cmds, store_ready, &a);
+	if (a.pg != NULL)
+		pg_fe_set_gate(a.pg, store_ready, &a);
+	if (!redis_listen(a.redis, err, sizeof(err)) ||
+	    (a.pg != NULL && !pg_fe_listen(a.pg, err, sizeof(err)))) {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
 	}
 
 	if (cfg.admin_port > 0) {

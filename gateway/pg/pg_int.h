@@ -26,6 +26,8 @@ struct pg_fe {
 	struct pg_limits lim;
 	struct buf refusal;
 	enum cfg_pg_tls tls; /* OFF when no TLS context */
+	bool (*ready)(void *arg, const char **why); /* pg_fe_set_gate */
+	void *ready_arg;
 };
 
 enum pgs_state { PGS_STARTUP, PGS_SASL_INIT, PGS_SASL_FINAL, PGS_MD5, PGS_PASSWORD, PGS_READY };

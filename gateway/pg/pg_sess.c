@@ -407,6 +407,13 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 		pgs_fatal(s, "28000", msg);
 		return CONN_STEP_STOP;
 	}
+	const char *why = "the lock store is not open yet";
+	if (s->fe->ready != NULL && !s->fe->ready(s->fe->ready_arg, &why)) {
+		char msg[1600];
+		snprintf(msg, sizeof(msg), "the database system is starting up: %s", why);
+		pgs_fatal(s, "57P03", msg);
+		return CONN_STEP_STOP;
+	}
 	gucs_init(s);
 	const char *unknown[PG_MAX_STARTUP_PARAMS];
 	unsigned nunknown = 0;
@@ -624,6 +631,12 @@ bool pg_fe_listen(struct pg_fe *fe, char *err, size_t errlen)
 		 "--pg-port, or 0 to turn the PostgreSQL port off)",
 		 why);
 	return false;
+}
+
+void pg_fe_set_gate(struct pg_fe *fe, bool (*is_ready)(void *arg, const char **why), void *arg)
+{
+	fe->ready = is_ready;
+	fe->ready_arg = arg;
 }
 
 int pg_fe_port(const struct pg_fe *fe)

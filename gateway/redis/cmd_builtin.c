@@ -591,9 +591,11 @@ static void info_clients(struct buf *t, void *arg)
 		   srv_conns(r->srv), (long long)srv_maxclients(r->srv), srv_blocked_conns(r->srv));
 }
 
+/* loading:1 while the lock store is not open (commands answer -LOADING). */
 static void info_persistence(struct buf *t, void *arg)
 {
-	buf_printf(t, "loading:0\r\nasync_loading:0\r\n");
+	const struct redis *r = arg;
+	buf_printf(t, "loading:%d\r\nasync_loading:0\r\n", cmd_table_is_ready(r->cmds) ? 0 : 1);
 }
 
 /* Redis's counters that monitoring reads (redis_exporter, Datadog), then
@@ -630,16 +632,16 @@ static void info_replication(struct buf *t, void *arg)
 static const struct cmd_def builtins[] = {
 	{"ping", c_ping, -1, 0, NULL},
 	{"echo", c_echo, 2, 0, NULL},
-	{"hello", c_hello, -1, CMD_NOAUTH, NULL},
-	{"auth", c_auth, -2, CMD_NOAUTH, NULL},
-	{"client", NULL, -2, 0, client_subs},
-	{"select", c_select, 2, 0, NULL},
-	{"role", c_role, 1, 0, NULL},
-	{"info", c_info, -1, 0, NULL},
-	{"command", c_command, -1, 0, command_subs},
-	{"config", NULL, -2, 0, config_subs},
-	{"quit", c_quit, -1, CMD_NOAUTH, NULL},
-	{"reset", c_reset, 1, CMD_NOAUTH, NULL},
+	{"hello", c_hello, -1, CMD_NOAUTH | CMD_LOADING, NULL},
+	{"auth", c_auth, -2, CMD_NOAUTH | CMD_LOADING, NULL},
+	{"client", NULL, -2, CMD_LOADING, client_subs},
+	{"select", c_select, 2, CMD_LOADING, NULL},
+	{"role", c_role, 1, CMD_LOADING, NULL},
+	{"info", c_info, -1, CMD_LOADING, NULL},
+	{"command", c_command, -1, CMD_LOADING, command_subs},
+	{"config", NULL, -2, CMD_LOADING, config_subs},
+	{"quit", c_quit, -1, CMD_NOAUTH | CMD_LOADING, NULL},
+	{"reset", c_reset, 1, CMD_NOAUTH | CMD_LOADING, NULL},
 };
 
 int cmd_add_builtins(struct cmd_table *t)

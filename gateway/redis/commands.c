@@ -46,7 +46,22 @@ struct cmd_table {
 	struct info_section info[MAX_INFO];
 	size_t ninfo;
 	uint64_t dispatched; /* commands run (INFO stats) */
+	bool (*ready)(void *arg, const char **why); /* cmd_table_set_gate */
+	void *ready_arg;
 };
+
+bool cmd_table_is_ready(const struct cmd_table *t)
+{
+	const char *why;
+	return t->ready == NULL || t->ready(t->ready_arg, &why);
+}
+
+void cmd_table_set_gate(struct cmd_table *t, bool (*ready)(void *arg, const char **why),
+			void *arg)
+{
+	t->ready = ready;
+	t->ready_arg = arg;
+}
 
 /* A hash of the name (len >= 1) that case does not change: its length
  * and its first, middle and last bytes, the 0x20 bit (ASCII case) set
@@ -281,6 +296,11 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 	}
 	if (!s->c.authenticated && !(flags & CMD_NOAUTH)) {
 		resp_add_error(call.out, "NOAUTH Authentication required.", 31);
+		return;
+	}
+	const char *why = "the lock store is not open yet";
+	if (t->ready != NULL && !(flags & CMD_LOADING) && !t->ready(t->ready_arg, &why)) {
+		resp_add_errorf(call.out, "LOADING leasegate is not ready: %s", why);
 		return;
 	}
 	call.def = d;

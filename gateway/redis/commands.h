@@ -23,6 +23,7 @@
 #ifndef LG_COMMANDS_H
 #define LG_COMMANDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "protocols/resp/resp.h"
@@ -49,7 +50,9 @@ struct cmd_call {
 typedef void (*cmd_fn)(struct cmd_call *call);
 
 enum cmd_flags {
-	CMD_NOAUTH = 1 << 0, /* runs before AUTH when requirepass is set */
+	CMD_NOAUTH = 1 << 0,  /* runs before AUTH when requirepass is set */
+	CMD_LOADING = 1 << 1, /* runs while the store is not open yet (as Redis's
+			       * ok-loading: HELLO, AUTH, CLIENT, INFO...) */
 };
 
 struct cmd_def {
@@ -111,6 +114,15 @@ void cmd_foreach(const struct cmd_table *t, void (*fn)(const struct cmd_def *d, 
  * "everything": every section) to text. */
 void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv,
 		   struct buf *text);
+
+/* While ready(arg, &why) is false (the lock store is not open yet), a
+ * command without CMD_LOADING is answered "-LOADING <why>", Redis's error
+ * for "not ready yet", which clients retry. NULL: always ready. */
+void cmd_table_set_gate(struct cmd_table *t, bool (*ready)(void *arg, const char **why),
+			void *arg);
+
+/* True unless the gate says the store is not open yet. */
+bool cmd_table_is_ready(const struct cmd_table *t);
 
 /* Runs one command for s: looks it up, checks arity and auth, calls it. */
 void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv);

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 #include <hiredis/hiredis.h>
+#include <libpq-fe.h>
 
 #include "tests/support/gw.h"
 #include "tests/support/gwproc.h"
@@ -157,8 +158,9 @@ static void test_not_ready_until_the_store_opens(void **state)
 	int nothing = gw_free_port();
 	char url[64];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", nothing);
+	struct gw_port pg = gw_free_port_arg();
 	gw_spawn(&g, NULL, "--admin-port", admin.arg, "--table", "locks", "--region", "us-east-1",
-		 "--endpoint", url, NULL);
+		 "--endpoint", url, "--pg-port", pg.arg, NULL);
 	for (int i = 0; i < 200 && !gw_can_connect(admin.n); i++)
 		gw_sleep_ms(25);
 	get(admin.n, "/healthz", &r);
@@ -169,7 +171,24 @@ static void test_not_ready_until_the_store_opens(void **state)
 	assert_non_null(strstr(r.body, "not ready: "));
 	assert_null(strstr(r.body, "see the log"));
 	assert_non_null(strstr(r.body, "DynamoDB table locks"));
-	assert_false(gw_can_connect(g.port));
+	/* the Redis port is open already: a client is told to wait, and why */
+	for (int i = 0; i < 200 && !gw_can_connect(g.port); i++)
+		gw_sleep_ms(25);
+	redisContext *c = gw_connect(&g);
+	gw_expect_err(c, "LOADING leasegate is not ready: DynamoDB table locks", "PING");
+	gw_expect_err(c, "LOADING leasegate is not ready: ", "LOCK.ACQUIRE a 10000");
+	redisReply *info = gw_cmd(c, "INFO persistence"); /* INFO runs while loading */
+	assert_non_null(strstr(info->str, "loading:1"));
+	freeReplyObject(info);
+	redisFree(c);
+	/* PostgreSQL: 57P03, "the database system is starting up", and why */
+	char conninfo[128];
+	snprintf(conninfo, sizeof(conninfo), "host=127.0.0.1 port=%d user=app dbname=locks", pg.n);
+	PGconn *pc = PQconnectdb(conninfo);
+	assert_int_equal(PQstatus(pc), CONNECTION_BAD);
+	if (!strstr(PQerrorMessage(pc), "the database system is starting up: DynamoDB table locks"))
+		fail_msg("PostgreSQL: %s", PQerrorMessage(pc));
+	PQfinish(pc);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 	/* the start log names the endpoint it opens */
 	char want[128];

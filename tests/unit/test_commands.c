@@ -180,6 +180,59 @@ static void test_commands_counted_as_redis_does(void **state)
 	assert_int_equal(cmd_dispatched(f->t), before);
 }
 
+static bool store_open;
+static bool gate(void *arg, const char **why)
+{
+	*why = "DynamoDB table locks not reachable yet";
+	return store_open;
+}
+
+/* While the store is not open, commands answer -LOADING with the reason
+ * (not counted as run); the connection commands marked CMD_LOADING run. */
+static void test_loading_gate(void **state)
+{
+	struct fixture *f = *state;
+	store_open = false;
+	cmd_table_set_gate(f->t, gate, NULL);
+	assert_false(cmd_table_is_ready(f->t));
+	uint64_t before = cmd_dispatched(f->t);
+	assert_string_equal(run(f, "lock.state a"),
+			    "-LOADING leasegate is not ready: DynamoDB table locks not reachable "
+			    "yet\r\n");
+	assert_string_equal(run(f, "PING"), "-LOADING leasegate is not ready: DynamoDB table "
+					    "locks not reachable yet\r\n");
+	assert_int_equal(cmd_dispatched(f->t), before);
+	assert_string_equal(run(f, "CLIENT SETNAME w"), "+OK\r\n");
+	assert_string_equal(run(f, "SELECT 0"), "+OK\r\n");
+	/* arity comes first, as in Redis */
+	assert_string_equal(run(f, "lock.state"),
+			    "-ERR wrong number of arguments for 'lock.state' command\r\n");
+	store_open = true;
+	assert_true(cmd_table_is_ready(f->t));
+	assert_string_equal(run(f, "lock.state a"), ":2\r\n");
+	assert_string_equal(run(f, "PING"), "+PONG\r\n");
+}
+
+/* Replies by command and outcome, for /metrics. */
+static void count_stat(const char *name, const struct cmd_stat *st, void *arg)
+{
+	struct cmd_stat *want = arg;
+	if (strcmp(name, "select") == 0)
+		*want = *st;
+}
+
+static void test_replies_counted_by_outcome(void **state)
+{
+	struct fixture *f = *state;
+	run(f, "SELECT 0");
+	run(f, "SELECT 0");
+	run(f, "SELECT 2"); /* -ERR DB index is out of range */
+	struct cmd_stat st = {0};
+	cmd_foreach_stat(f->t, count_stat, &st);
+	assert_int_equal(st.ok, 2);
+	assert_int_equal(st.error, 1);
+}
+
 static void test_unknown_command_args_cut(void **state)
 {
 	struct fixture *f = *state;
@@ -275,6 +328,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_last_command_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commands_counted_as_redis_does, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_loading_gate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replies_counted_by_outcome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_command_args_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_noauth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_rules, setup, teardown),
