@@ -15,7 +15,8 @@
 #                   STRESS_SECONDS (60), STRESS_CLIENTS, STRESS_LEASE_MS...
 #   make bench      the benchmarks of bench/
 #   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)
-#   make format     clang-format every source file
+#   make format     clang-format every source file (.clang-format; idempotent)
+#   make format-check  fail, naming the files, when a file is not formatted (CI)
 #   make clean
 #
 # Sources are found by directory, so a new module is a new .c file:
@@ -52,7 +53,7 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: all deps deps-run run test suite unit integration check stress bench fuzz format clean
+.PHONY: format-check all deps deps-run run test suite unit integration check stress bench fuzz format clean
 all: $(BUILD)/leasegate
 
 # The tests' packages (servers among them: redis-server starts a Redis on
@@ -142,6 +143,12 @@ fuzz: deps
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-check:
+	@bad=$$(for f in $$(git ls-files '*.c' '*.h'); do \
+	  clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
+	if [ -n "$$bad" ]; then echo "not formatted (make format):" $$bad; exit 1; fi; \
+	echo "format-check: $$(git ls-files '*.c' '*.h' | wc -l) files formatted"
 
 clean:
 	rm -rf build

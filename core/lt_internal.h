@@ -8,6 +8,7 @@
 
 #include "core/locktable.h"
 #include "core/pool.h"
+#include "core/trace.h"
 
 #define LT_ID_LEN 32
 
@@ -88,6 +89,7 @@ struct lt_wait {
 	int64_t send_ms;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
+	struct trace_span *span; /* Lock.Acquire / Lock.TryAcquire / Leader.Campaign */
 };
 
 struct lt_op; /* an explicit renew or a fencing check in flight */
@@ -112,6 +114,8 @@ struct lease {
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
 	char hb_rvn[LT_ID_LEN + 1];
+	struct trace_ctx acq_ctx;    /* its acquire's span: renewals link to it */
+	struct trace_span *hb_span;  /* the Lock.Renew or Lock.Release of hb_call */
 };
 
 struct locktable {
@@ -131,6 +135,7 @@ struct locktable {
 	struct lt_scan *scans;	 /* lt_scan pages in flight */
 	struct lt_tx *txs;	 /* lt_transact calls in flight */
 	uint64_t nleases, nwaits, releases_in_flight;
+	struct tracer *tracer; /* NULL: no spans (lt_set_tracer) */
 };
 
 /* lt_lock.c: the hash table of locks, the holders seen, shared helpers */

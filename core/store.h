@@ -129,6 +129,11 @@ struct store_req {
 	int64_t token;	      /* CHECK: fencing token; RELEASE: freed (0: none) */
 	bool forced;	      /* RELEASE with .token: freedBy "force" */
 	bool unconditional;   /* ACQUIRE/RELEASE for the testing helpers */
+	/* the span of the lock operation this request is for (core/trace.h):
+	 * a store that sends requests records each as a child span; NULL:
+	 * untraced. Valid during store_submit() only: a store copies what it
+	 * keeps. */
+	struct trace_span *span;
 };
 
 struct store_result {

@@ -26,6 +26,7 @@
 #include "gateway/log.h"
 #include "gateway/loop.h"
 #include "gateway/metrics.h"
+#include "gateway/otlp.h"
 #include "gateway/conn/server.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
@@ -56,6 +57,7 @@ struct app {
 	const struct cfg *cfg;
 	struct event *wait_releases;
 	struct admin *admin;
+	struct otlp *otlp; /* NULL: tracing off */
 	bool ready; /* the store is open, the listeners are up */
 	bool stopping;
 	/* at the stop signal: leases held, sessions open, failed releases */
@@ -176,6 +178,11 @@ static void admin_metrics(void *arg, struct buf *out)
 		.cmds = a->cmds,
 		.process = true,
 	};
+	struct otlp_stats ot;
+	if (a->otlp != NULL) {
+		otlp_stats(a->otlp, &ot);
+		m.traces = &ot;
+	}
 	struct tls_stats tls;
 	if (a->tls != NULL) {
 		tls_srv_stats(a->tls, &tls);
@@ -208,6 +215,7 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	struct timeval bound = {SHUTDOWN_BOUND_S, 0};
 	event_base_loopexit(a->base, &bound);
 	lsvc_cancel_waits(a->leases, "server is shutting down");
+	otlp_flush(a->otlp);
 	srv_shutdown(a->srv, drained, a);
 }
 
@@ -313,6 +321,17 @@ int main(int argc, char **argv)
 			cfg.max_lease_ms < LT_MAX_LEASE_MS ? cfg.max_lease_ms : LT_MAX_LEASE_MS,
 		.default_lease_ms = cfg.default_lease_ms,
 	};
+	/* traces: on when OTEL_EXPORTER_OTLP_ENDPOINT names a collector */
+	a.otlp = otlp_new(a.base, a.backend.clock, environ, LG_VERSION, err, sizeof(err));
+	if (a.otlp == NULL && err[0] != '\0') {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	}
+	if (a.otlp != NULL) {
+		lt_set_tracer(a.backend.lt, otlp_tracer(a.otlp));
+		log_msg(LOG_LVL_INFO, "%s", otlp_describe(a.otlp));
+	}
 	a.leases = lsvc_new(a.backend.lt, &limits);
 	a.backend.who = lsvc_who;
 	a.redis_leases = a.leases ? rl_new(a.leases, &a.backend) : NULL;
@@ -407,6 +426,7 @@ int main(int argc, char **argv)
 	rl_free(a.redis_leases);
 	lsvc_free(a.leases);
 	backend_close(&a.backend);
+	otlp_free(a.otlp); /* after the lock table, whose last spans end there */
 	event_free(a.wait_releases);
 	event_free(ev_term);
 	event_free(ev_int);

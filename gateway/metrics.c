@@ -4,6 +4,7 @@
  */
 #include "gateway/metrics.h"
 
+#include "gateway/otlp.h"
 #include "gateway/redis/commands.h"
 
 #include <stdbool.h>
@@ -117,6 +118,20 @@ static void connection_metrics(const struct metrics_src *m, struct buf *out)
 	cmd_foreach_stat(m->cmds, command_sample, out);
 }
 
+static void trace_metrics(const struct otlp_stats *t, struct buf *out)
+{
+	family(out, "leasegate_trace_spans_exported_total", "counter",
+	       "Spans an OTLP collector accepted.");
+	buf_printf(out, "leasegate_trace_spans_exported_total %llu\n",
+		   (unsigned long long)t->exported);
+	family(out, "leasegate_trace_spans_dropped_total", "counter",
+	       "Spans dropped: the export failed (collector down), or the queue was full.");
+	buf_printf(out, "leasegate_trace_spans_dropped_total{reason=\"export_failed\"} %llu\n",
+		   (unsigned long long)t->export_failed);
+	buf_printf(out, "leasegate_trace_spans_dropped_total{reason=\"queue_full\"} %llu\n",
+		   (unsigned long long)t->queue_dropped);
+}
+
 static void gateway_metrics(const struct metrics_src *m, struct buf *out)
 {
 	family(out, "leasegate_build_info", "gauge", "The running version (always 1).");
@@ -210,6 +225,8 @@ void metrics_render(const struct metrics_src *m, struct buf *out)
 	lock_metrics(m, out);
 	gateway_metrics(m, out);
 	connection_metrics(m, out);
+	if (m->traces != NULL)
+		trace_metrics(m->traces, out);
 	if (m->process)
 		metrics_process(out);
 	if (m->ddb != NULL)

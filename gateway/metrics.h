@@ -32,6 +32,7 @@
 #include "protocols/buf.h"
 
 struct cmd_table;
+struct otlp_stats;
 
 struct metrics_src {
 	const struct obs *obs;
@@ -44,6 +45,7 @@ struct metrics_src {
 	uint64_t connections_received, connections_rejected;
 	const struct cmd_table *cmds; /* the Redis commands' counts; NULL: none */
 	bool process;		      /* add the process_* metrics */
+	const struct otlp_stats *traces; /* NULL: tracing off */
 };
 
 /* Appends the exposition of m to out (a text buffer: buf_printf). */

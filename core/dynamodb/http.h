@@ -50,6 +50,7 @@ struct http_response {
 	size_t body_len;
 	const char *date;  /* the Date header, or NULL */
 	const char *crc32; /* the x-amz-crc32 header, or NULL */
+	const char *request_id; /* the x-amzn-RequestId header, or NULL */
 	int64_t elapsed_us;
 };
 

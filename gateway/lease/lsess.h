@@ -179,6 +179,10 @@ struct ls_acquire_req {
 	bool detach;
 	const char *owner;
 	size_t owner_len;
+	/* the client's trace context (TRACEPARENT, leasegate.traceparent):
+	 * the acquire's or campaign's span is its child; .valid false: a new
+	 * trace */
+	struct trace_ctx trace;
 };
 
 #define LS_VALUE_MAX (STORE_ID_MAX - 2)

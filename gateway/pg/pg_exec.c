@@ -367,6 +367,7 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 										 : LS_SCOPE_SESSION;
 		if (st->fn == FN_LOCK || st->fn == FN_XACT_LOCK)
 			req.wait_ms = wait_bound(s, 0, &why);
+		req.trace = s->trace;
 		rc = ls_acquire(ls, &req, &now, lease_done, s);
 		answer(s, st, po, why, rc, &now);
 		return;
@@ -411,6 +412,7 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 			}
 			req.wait_ms = wait_bound(s, a[2].i, &why);
 		}
+		req.trace = s->trace;
 		rc = ls_acquire(ls, &req, &now, lease_done, s);
 		answer(s, st, po, why, rc, &now);
 		return;

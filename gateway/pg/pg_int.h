@@ -60,6 +60,7 @@ enum pg_guc {
 	GUC_MAX_IDENTIFIER_LENGTH,
 	GUC_BYTEA_OUTPUT,
 	GUC_ROW_SECURITY,
+	GUC_TRACEPARENT,
 	GUC_COUNT
 };
 #define PG_GUC_VAL 128
@@ -120,6 +121,7 @@ struct pgs {
 	struct pg_portal *portals;
 	struct pg_portal *spare;
 	char guc[GUC_COUNT][PG_GUC_VAL];
+	struct trace_ctx trace; /* leasegate.traceparent; .valid false: none */
 	char guc_saved[GUC_COUNT][PG_GUC_VAL]; /* before SET LOCAL */
 	bool guc_local[GUC_COUNT];
 	int64_t lock_timeout_ms, statement_timeout_ms, lease_ms;

@@ -55,6 +55,7 @@ static const struct guc_def gucs[GUC_COUNT] = {
 	[GUC_MAX_IDENTIFIER_LENGTH] = {"max_identifier_length", "63", false, true},
 	[GUC_BYTEA_OUTPUT] = {"bytea_output", "hex", false, false},
 	[GUC_ROW_SECURITY] = {"row_security", "on", false, false},
+	[GUC_TRACEPARENT] = {"leasegate.traceparent", "", false, false},
 };
 
 int pgs_guc_find(const char *name)
@@ -132,6 +133,23 @@ static bool apply(struct pgs *s, int g, const char *v, size_t len)
 		}
 		s->lease_ms = ms;
 		return true;
+	case GUC_TRACEPARENT: {
+		/* the client's W3C trace context: the spans of the locks taken
+		 * from now on join its trace; '' (RESET) ends that */
+		char tp[PG_GUC_VAL];
+		snprintf(tp, sizeof(tp), "%.*s", (int)len, v);
+		if (len == 0) {
+			s->trace.valid = false;
+			return true;
+		}
+		if (!trace_parse_traceparent(tp, &s->trace)) {
+			pgs_error(s, "22023", "invalid value for parameter \"leasegate.traceparent\"",
+				  "A W3C traceparent: 00-<32 hex digits>-<16 hex digits>-<2 hex "
+				  "digits>, or '' for none.");
+			return false;
+		}
+		return true;
+	}
 	default:
 		return true;
 	}

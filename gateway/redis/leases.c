@@ -219,7 +219,7 @@ bool rl_parse_int(const struct resp_arg *a, int64_t *out)
 }
 
 /* The options of an acquire or a campaign, as data. */
-enum acq_field { OPT_WAIT, OPT_HOLDER, OPT_DETACH };
+enum acq_field { OPT_WAIT, OPT_HOLDER, OPT_DETACH, OPT_TRACEPARENT };
 static const struct acq_opt {
 	const char *name;
 	size_t len;
@@ -229,6 +229,7 @@ static const struct acq_opt {
 	{"WAIT", 4, OPT_WAIT, 0},
 	{"HOLDER", 6, OPT_HOLDER, 0},
 	{"DETACH", 6, OPT_DETACH, RL_ACQ_DETACH},
+	{"TRACEPARENT", 11, OPT_TRACEPARENT, 0},
 };
 
 static const struct acq_opt *find_acq_opt(const struct resp_arg *a, unsigned flags)
@@ -266,6 +267,18 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned f
 			resp_add_errorf(c->out, "ERR WAIT must be a non-negative integer "
 						"of milliseconds (0: forever)");
 			return false;
+		}
+		if (o->field == OPT_TRACEPARENT) {
+			/* the client's W3C trace context: the acquire's span joins
+			 * its trace (00-<trace id>-<parent id>-<flags>) */
+			char tp[64];
+			if (v->len >= sizeof(tp) ||
+			    (memcpy(tp, v->p, v->len), tp[v->len] = '\0',
+			     !trace_parse_traceparent(tp, &req->trace))) {
+				resp_add_errorf(c->out, "ERR TRACEPARENT must be a W3C traceparent: "
+							"00-<32 hex>-<16 hex>-<2 hex>");
+				return false;
+			}
 		}
 		if (o->field == OPT_HOLDER) {
 			if (memchr(v->p, '\0', v->len) != NULL) { /* the rest: the layer */
