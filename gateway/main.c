@@ -2,7 +2,8 @@
  * main: leasegate's process. Reads the configuration, opens the log and
  * the listeners, runs the event loop; SIGTERM/SIGINT stop accepting, close
  * every session after its pending replies and exit 0 within a bounded time;
- * SIGHUP reopens the log file.
+ * SIGHUP reopens the log file and reloads --aclfile (a bad file is logged
+ * and the users stay as they were).
  *
  * Not here: anything a test would want to drive without a process (that is
  * in server.c, session.c, commands.c).
@@ -44,6 +45,7 @@ struct app {
 	struct redis *redis; /* the Redis front-end */
 	struct pg_fe *pg;    /* the PostgreSQL front-end (NULL: --pg-port 0) */
 	struct auth_pg *pg_auth;
+	struct auth *auth; /* users and ACLs of both protocols */
 	struct backend backend;
 	struct lsvc *leases;	     /* the lease-session layer */
 	struct rl_app *redis_leases; /* its Redis front-end */
@@ -137,6 +139,8 @@ static void admin_metrics(void *arg, struct buf *out)
 	const struct app *a = arg;
 	struct store_dynamodb_stats ddb;
 	struct metrics_src m = {.sessions = srv_conns(a->srv), .version = LG_VERSION};
+	m.auth_failures_redis = auth_failures(a->auth, AUTH_REDIS);
+	m.auth_failures_pg = auth_failures(a->auth, AUTH_PG);
 	backend_metrics(&a->backend, &m, &ddb);
 	metrics_render(&m, out);
 }
@@ -159,10 +163,15 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 
 static void on_hup(evutil_socket_t sig, short what, void *arg)
 {
+	struct app *a = arg;
+	char err[600];
 	if (!log_reopen())
 		log_msg(LOG_LVL_ERROR, "SIGHUP: cannot reopen the log file");
 	else
 		log_msg(LOG_LVL_INFO, "SIGHUP: log reopened");
+	if (auth_has_file(a->auth) && !auth_reload(a->auth, a->srv, err, sizeof(err)))
+		log_msg(LOG_LVL_ERROR, "SIGHUP: ACL file refused, the users stay as they were: %s",
+			err);
 }
 
 int main(int argc, char **argv)
@@ -235,6 +244,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	a.auth = auth_new(&cfg, a.base, cmd_acl_known, cmds, err, sizeof(err));
+	if (a.auth == NULL) {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	}
+	srv_set_auth(a.srv, a.auth);
+	if (auth_has_file(a.auth))
+		log_msg(LOG_LVL_INFO, "users from %s: %u", cfg.aclfile,
+			acl_count(auth_acl(a.auth)));
+
 	if (cfg.pg_port > 0) {
 		a.pg_auth = auth_pg_new(&cfg, err, sizeof(err));
 		if (a.pg_auth == NULL) {
@@ -242,6 +262,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "leasegate: %s\n", err);
 			return 1;
 		}
+		auth_set_pg(a.auth, a.pg_auth);
 		a.pg = pg_fe_new(a.srv, &cfg, a.leases, a.pg_auth);
 		if (a.pg == NULL) {
 			fprintf(stderr, "leasegate: out of memory\n");
@@ -284,6 +305,7 @@ int main(int argc, char **argv)
 	redis_free(a.redis);
 	pg_fe_free(a.pg);
 	auth_pg_free(a.pg_auth);
+	auth_free(a.auth);
 	rl_free(a.redis_leases);
 	lsvc_free(a.leases);
 	backend_close(&a.backend);

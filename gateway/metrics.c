@@ -83,6 +83,13 @@ static void gateway_metrics(const struct metrics_src *m, struct buf *out)
 	buf_printf(out, "\"} 1\n");
 	family(out, "leasegate_sessions", "gauge", "Client connections open.");
 	buf_printf(out, "leasegate_sessions %zu\n", m->sessions);
+	family(out, "leasegate_auth_failures_total", "counter",
+	       "Failed authentications (a wrong password, an unknown or disabled user), by "
+	       "protocol.");
+	buf_printf(out, "leasegate_auth_failures_total{protocol=\"redis\"} %llu\n",
+		   (unsigned long long)m->auth_failures_redis);
+	buf_printf(out, "leasegate_auth_failures_total{protocol=\"postgresql\"} %llu\n",
+		   (unsigned long long)m->auth_failures_pg);
 	family(out, "leasegate_leases_held", "gauge", "Leases held, not yet released.");
 	sample(out, "leasegate_leases_held", m->table, NULL, NULL, m->lt.leases);
 	family(out, "leasegate_lock_waits", "gauge", "Acquires in progress (waiting or trying).");
@@ -94,12 +101,12 @@ static void ddb_series(struct buf *out, const char *part, const char *table, con
 		       const char *outcome, bool le)
 {
 	buf_printf(out,
-			"db_client_operation_duration_seconds_%s{db_system_name=\"aws.dynamodb\","
-			"db_collection_name=\"",
-			part);
+		   "db_client_operation_duration_seconds_%s{db_system_name=\"aws.dynamodb\","
+		   "db_collection_name=\"",
+		   part);
 	put_value(out, table);
 	buf_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\"%s", op, outcome,
-			le ? ",le=\"" : "} ");
+		   le ? ",le=\"" : "} ");
 }
 
 /* One histogram series: cumulative buckets, sum and count. */

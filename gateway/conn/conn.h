@@ -53,6 +53,7 @@ struct srv;
 struct conn;
 struct event;
 struct transport;
+struct acl_user;
 
 enum conn_state { CONN_OPEN, CONN_BLOCKED, CONN_CLOSING, CONN_CLOSED };
 
@@ -117,6 +118,11 @@ struct conn {
 	const char *close_reason; /* static string, for the log */
 	char user[64];		  /* the principal; "" until authenticated */
 	bool authenticated;
+	/* the principal's rules (auth.h): NULL until authenticated; of
+	 * "default" when acl_fallback (a PostgreSQL user of --pg-users that
+	 * the ACL file does not name) */
+	const struct acl_user *acl;
+	bool acl_fallback;
 };
 
 static inline enum conn_state conn_state(const struct conn *c)

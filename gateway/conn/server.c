@@ -79,6 +79,7 @@ struct srv {
 	int64_t full_logged_ms; /* last "maxclients reached" line */
 	uint64_t full_unlogged; /* refusals since that line */
 	struct loop_poll *poll; /* told of input (loop.h), may be NULL */
+	struct auth *auth;	/* users and rules (auth.h), may be NULL */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -594,6 +595,16 @@ int srv_port(const struct srv *srv, const struct conn_proto *proto)
 			return srv->listeners[i].port;
 	return 0;
 }
+void srv_set_auth(struct srv *srv, struct auth *auth)
+{
+	srv->auth = auth;
+}
+
+struct auth *srv_auth(const struct srv *srv)
+{
+	return srv->auth;
+}
+
 const struct cfg *srv_cfg(const struct srv *srv)
 {
 	return srv->cfg;
