@@ -338,16 +338,17 @@ int64_t auth_delay_ms(const struct conn *c)
 {
 	struct auth *a = auth_of(c);
 	char host[64];
-	if (a == NULL)
+	if (a == NULL || a->cfg->auth_max_delay_ms == 0)
 		return 0;
+	int64_t max = a->cfg->auth_max_delay_ms;
 	host_of(c, host, sizeof(host));
 	const struct slow_entry *e = slow_find(a, host, false, srv_now_ms());
 	if (e == NULL || e->failures == 0)
 		return 0;
 	int64_t ms = SLOW_BASE_MS;
-	for (uint32_t i = 1; i < e->failures && ms < SLOW_MAX_MS; i++)
+	for (uint32_t i = 1; i < e->failures && ms < max; i++)
 		ms *= 2;
-	return ms < SLOW_MAX_MS ? ms : SLOW_MAX_MS;
+	return ms < max ? ms : max;
 }
 
 void auth_note(struct conn *c, enum auth_proto proto, const char *user, bool ok)

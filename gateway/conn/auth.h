@@ -15,7 +15,8 @@
  *
  * Failed authentications are logged (user, address; never a password) and
  * counted by protocol; an address's failures slow its next attempts: each
- * is answered after 100 ms doubling per failure, at most 5 s (success
+ * is answered after 100 ms doubling per failure, at most --auth-max-delay
+ * (5 s; 0: no slowdown) (success
  * answered late too, so that not waiting for the answer gives nothing
  * away), until a success or 10 minutes without a failure. The addresses
  * are a fixed table: the oldest is forgotten when it is full.

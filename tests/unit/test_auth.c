@@ -136,6 +136,9 @@ static void test_slowdown(void **state)
 	assert_true(auth_login(&a2, &w->cfg, "alice", "alicepw", 7));
 	assert_int_equal(auth_delay_ms(&a), 0);
 	assert_int_equal(auth_delay_ms(&b), 100);
+	/* --auth-max-delay 0: no slowdown */
+	w->cfg.auth_max_delay_ms = 0;
+	assert_int_equal(auth_delay_ms(&b), 0);
 }
 
 /* Many addresses: a fixed table, the oldest forgotten. */
