@@ -18,6 +18,7 @@ struct rl_sess {
 	struct rl_app *app;
 	struct sess *sess;
 	struct lsess *ls;
+	void *ctx; /* rl_keep_ctx: freed at close */
 };
 
 struct rl_app *rl_new(struct lsvc *svc, const struct backend *backend)
@@ -92,8 +93,24 @@ static void on_close(struct sess *s, void *arg)
 	if (rs == NULL)
 		return;
 	sess_set_app(s, NULL);
-	lsess_free(rs->ls);
+	lsess_free(rs->ls); /* its callbacks never run now: the context is ours */
+	free(rs->ctx);
 	free(rs);
+}
+
+void rl_keep_ctx(struct sess *s, void *ctx)
+{
+	struct rl_sess *rs = sess_app(s);
+	rs->ctx = ctx;
+}
+
+void *rl_drop_ctx(struct sess *s)
+{
+	struct rl_sess *rs = sess_app(s);
+	void *ctx = rs != NULL ? rs->ctx : NULL;
+	if (rs != NULL)
+		rs->ctx = NULL;
+	return ctx;
 }
 
 /* RESET: as a new connection, so the session's leases go as at a close. */
@@ -256,6 +273,7 @@ int rl_register(struct rl_app *app, struct cmd_table *cmds, struct redis *redis)
 {
 	struct sess_hooks hooks = {.on_close = on_close, .on_reset = on_reset, .arg = app};
 	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
+	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
 	    cmd_table_add_info(cmds, "leases", info_leases, app) < 0 ||
 	    cmd_table_add_info(cmds, backend_store_section(app->backend), info_store, app) < 0)
 		return -1;

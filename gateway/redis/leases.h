@@ -1,11 +1,13 @@
 /*
  * redis/leases: the Redis front-end of the lease-session layer — LOCK.*
- * (lockcmds.c) and LEADER.* (leadercmds.c) parse RESP arguments into
- * requests of gateway/lease/lsess.h and render its results; this module
- * gives each Redis session its struct lsess (released at close, at RESET),
- * renders statuses, pushes losses to RESP3 sessions and writes the INFO
- * sections "leases" and the store's (through the backend: no store is
- * named here).
+ * (lockcmds.c), LEADER.* (leadercmds.c) and the commands of Redis lock
+ * libraries (compatcmds.c: SET NX PX, GET, DEL, PEXPIRE, PTTL...;
+ * scriptcmds.c: EVALSHA, EVAL, SCRIPT for their known scripts) parse RESP
+ * arguments into requests of gateway/lease/lsess.h and render its
+ * results; this module gives each Redis session its struct lsess
+ * (released at close, at RESET), renders statuses, pushes losses to RESP3
+ * sessions and writes the INFO sections "leases" and the store's (through
+ * the backend: no store is named here).
  *
  * Rendering: LS_INVALID, LS_CONFLICT, LS_FAILED and LS_CANCELLED are
  * "-ERR <message>", LS_TRANSIENT "-TRYAGAIN <message>", LS_LOST
@@ -85,6 +87,48 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req);
 int rl_lockcmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 int rl_leadercmds_register(struct rl_app *app, struct cmd_table *cmds)
+	__attribute__((warn_unused_result));
+
+/* --- for compatcmds.c and scriptcmds.c (Redis lock libraries) --- */
+
+/* A command answered later that needs more than its session to finish
+ * (DEL of several keys) keeps its context on the session: ctx (from
+ * malloc) is freed at the session's close unless rl_drop_ctx took it back
+ * first. One at a time: a session runs one command at a time. The session
+ * must have its lsess (rl_lsess). */
+void rl_keep_ctx(struct sess *s, void *ctx);
+/* Takes the kept context back (the caller frees it). */
+void *rl_drop_ctx(struct sess *s);
+
+/* The longest lease a client may ask for: --max-lease, at most
+ * LT_MAX_LEASE_MS. */
+int64_t rl_max_lease_ms(const struct cmd_call *c);
+
+/* True when ms (an expiry a lock library gives: SET's PX, PEXPIRE, a
+ * script's) is a lease leasegate grants; else writes "-ERR <what> must
+ * be ..." naming the bounds in the unit the client used (scale 1000: it
+ * gave seconds) and returns false. */
+bool rl_check_expiry(struct cmd_call *c, int64_t ms, int64_t scale, const char *what);
+
+/* Runs ls_foreign(req) for c and answers 1 (done) or 0 (no such lease),
+ * now or later. */
+void rl_foreign_flag(struct cmd_call *c, const struct ls_foreign_req *req);
+
+/* SET key value NX PX ms, and the acquire scripts: a detached lease on
+ * key whose owner is value, tried once; answered with shape (LS_OK: taken;
+ * LS_NONE: held, also by this session) now, or later through done (which
+ * calls rl_done with shape). */
+void rl_acquire_detached(struct cmd_call *c, const struct resp_arg *key,
+			 const struct resp_arg *value, int64_t ms, rl_shape_fn shape,
+			 ls_done_cb done);
+
+/* True when v is a value a detached lease can carry (SET key value NX
+ * PX): 1..LS_VALUE_MAX printable ASCII bytes, no space (as the lease layer). */
+bool rl_value_ok(const struct resp_arg *v);
+
+int rl_compatcmds_register(struct rl_app *app, struct cmd_table *cmds)
+	__attribute__((warn_unused_result));
+int rl_scriptcmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 
 #endif

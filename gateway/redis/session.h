@@ -7,6 +7,9 @@
  *   lockcmds.c, leadercmds.c  LOCK.* and LEADER.*: arguments parsed into
  *                 lease-session requests (gateway/lease), results rendered
  *                 as RESP replies, errors and pushes
+ *   compatcmds.c, scriptcmds.c  what Redis lock libraries send (SET NX PX,
+ *                 GET, DEL, PEXPIRE, PTTL; EVALSHA/EVAL/SCRIPT of their
+ *                 scripts, known by SHA1), on locks only
  *
  * session: the Redis front-end's connections. A struct sess is a struct
  * conn (gateway/conn, which moves the bytes, keeps the states and the

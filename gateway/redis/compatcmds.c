@@ -1,0 +1,428 @@
+/*
+ * redis/compatcmds: the Redis key commands that lock libraries send —
+ * SET key value NX PX ms (a detached lease whose owner is the library's
+ * value), GET, DEL, PEXPIRE/EXPIRE, PTTL/TTL — each on a lock, and only on
+ * a lock: a key is a lock name, its value is the lease's value, its TTL
+ * what remains of the lease. Anything SET could do that is not taking a
+ * lock (a SET without NX or without an expiry, XX, GET, KEEPTTL) is an
+ * error that says what leasegate does instead.
+ *
+ * A key "exists" while its item shows a lease this replica would not yet
+ * take over (lt_state.held with remaining_ms > 0), which is what a lock
+ * library reading GET or PTTL after a lease ran out expects.
+ *
+ * Not here: the scripts of the libraries (scriptcmds.c), the lease rules
+ * (gateway/lease, core/).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gateway/config.h"
+#include "gateway/redis/leases.h"
+#include "gateway/redis/session.h"
+
+/* --- shared with scriptcmds.c (leases.h) --- */
+
+int64_t rl_max_lease_ms(const struct cmd_call *c)
+{
+	int64_t max = sess_fe(c->sess)->cfg->max_lease_ms;
+	return max > 0 && max < LT_MAX_LEASE_MS ? max : LT_MAX_LEASE_MS;
+}
+
+bool rl_check_expiry(struct cmd_call *c, int64_t ms, int64_t scale, const char *what)
+{
+	int64_t max = rl_max_lease_ms(c);
+	if (ms >= LT_MIN_LEASE_MS && ms <= max)
+		return true;
+	if (scale == 1000)
+		resp_add_errorf(c->out,
+				"ERR %s must be %lld to %lld seconds: a lease runs 1 s to "
+				"--max-lease",
+				what, (long long)(LT_MIN_LEASE_MS / 1000), (long long)(max / 1000));
+	else
+		resp_add_errorf(c->out,
+				"ERR %s must be %lld to %lld milliseconds: a lease runs 1 s "
+				"to --max-lease",
+				what, (long long)LT_MIN_LEASE_MS, (long long)max);
+	return false;
+}
+
+bool rl_value_ok(const struct resp_arg *v)
+{
+	if (v->len == 0 || v->len > LS_VALUE_MAX)
+		return false;
+	for (size_t i = 0; i < v->len; i++)
+		if (v->p[i] < 0x21 || v->p[i] > 0x7e)
+			return false;
+	return true;
+}
+
+static void flag_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, rl_shape_flag);
+}
+
+void rl_foreign_flag(struct cmd_call *c, const struct ls_foreign_req *req)
+{
+	struct ls_result now;
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls != NULL)
+		rl_answer(c, ls_foreign(ls, req, &now, flag_done, c->sess), &now, rl_shape_flag);
+}
+
+/* What Redis answers a SET NX of a key that exists: a lock this session
+ * holds (LOCK.ACQUIRE) is one, not an error. */
+static void conflict_is_held(struct ls_result *res)
+{
+	if (res->status == LS_CONFLICT)
+		res->status = LS_NONE;
+}
+
+void rl_acquire_detached(struct cmd_call *c, const struct resp_arg *key,
+			 const struct resp_arg *value, int64_t ms, rl_shape_fn shape,
+			 ls_done_cb done)
+{
+	struct ls_acquire_req req = {
+		.name = key->p,
+		.name_len = key->len,
+		.lease_ms = ms,
+		.wait_ms = -1,
+		.scope = LS_SCOPE_SESSION,
+		.detach = true,
+		.owner = value->p,
+		.owner_len = value->len,
+	};
+	struct ls_result now;
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls == NULL)
+		return;
+	enum ls_status st = ls_acquire(ls, &req, &now, done, c->sess);
+	conflict_is_held(&now);
+	rl_answer(c, st, &now, shape);
+}
+
+/* --- integers as Redis reads them --- */
+
+/* A signed integer (Redis's string2ll: no spaces, no '+', no leading 0);
+ * false writes Redis's own error. */
+static bool parse_ll(struct cmd_call *c, const struct resp_arg *a, int64_t *out)
+{
+	struct resp_arg digits = *a;
+	bool neg = a->len > 1 && a->p[0] == '-';
+	if (neg) {
+		digits.p++;
+		digits.len--;
+	}
+	if (!rl_parse_int(&digits, out)) {
+		resp_add_errorf(c->out, "ERR value is not an integer or out of range");
+		return false;
+	}
+	if (neg)
+		*out = -*out;
+	return true;
+}
+
+/* v units of scale ms, as ms; past any lease (or below) when it would
+ * overflow. */
+static int64_t to_ms(int64_t v, int64_t scale)
+{
+	if (v > LT_MAX_LEASE_MS / scale)
+		return LT_MAX_LEASE_MS + 1;
+	return v < 0 ? 0 : v * scale;
+}
+
+static bool is(const struct resp_arg *a, const char *word)
+{
+	return a->len == strlen(word) && strncasecmp(a->p, word, a->len) == 0;
+}
+
+/* --- SET key value NX PX ms | EX s --- */
+
+#define SET_FORM "SET key value NX PX milliseconds (or EX seconds)"
+
+static void shape_set(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (res->status == LS_OK)
+		resp_add_simple(out, "OK", 2);
+	else
+		resp_add_null(out, proto);
+}
+
+static void set_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_set);
+}
+
+static void cmd_set(struct cmd_call *c)
+{
+	bool nx = false, xx = false;
+	const char *unsupported = NULL;
+	const char *unit = NULL; /* "PX", "EX" (or EXAT, PXAT) once given */
+	int64_t expiry = 0;
+	for (int i = 3; i < c->argc; i++) {
+		const struct resp_arg *o = &c->argv[i];
+		if (is(o, "NX") && !xx) {
+			nx = true;
+		} else if (is(o, "XX") && !nx) {
+			xx = true;
+			unsupported = "XX";
+		} else if (is(o, "GET") || is(o, "KEEPTTL")) {
+			unsupported = is(o, "GET") ? "GET" : "KEEPTTL";
+		} else if ((is(o, "PX") || is(o, "EX") || is(o, "EXAT") || is(o, "PXAT")) &&
+			   unit == NULL && i + 1 < c->argc) {
+			unit = is(o, "PX")     ? "PX"
+			       : is(o, "EX")   ? "EX"
+			       : is(o, "EXAT") ? "EXAT"
+					       : "PXAT";
+			if (!parse_ll(c, &c->argv[++i], &expiry))
+				return;
+			if (expiry <= 0) {
+				resp_add_errorf(c->out, "ERR invalid expire time in 'set' command");
+				return;
+			}
+			if (unit[2] == 'A')
+				unsupported = unit;
+		} else {
+			resp_add_errorf(c->out, "ERR syntax error");
+			return;
+		}
+	}
+	if (unsupported != NULL) {
+		resp_add_errorf(c->out,
+				"ERR leasegate's SET only takes a lock: " SET_FORM
+				"; %s is not supported",
+				unsupported);
+		return;
+	}
+	if (!nx) {
+		resp_add_errorf(c->out,
+				"ERR leasegate's SET only takes a lock, so it needs NX: " SET_FORM
+				" (a SET without NX would overwrite a lock)");
+		return;
+	}
+	if (unit == NULL) {
+		resp_add_errorf(c->out,
+				"ERR a lock needs an expiry, leasegate's leases end: " SET_FORM
+				" (redis-py: r.lock(name, timeout=seconds))");
+		return;
+	}
+	int64_t scale = unit[0] == 'E' ? 1000 : 1;
+	if (!rl_value_ok(&c->argv[2])) {
+		resp_add_errorf(
+			c->out,
+			"ERR a lock's value must be 1 to %d printable ASCII characters, no space "
+			"(leasegate keeps it as the lease's owner)",
+			LS_VALUE_MAX);
+		return;
+	}
+	if (!rl_check_expiry(c, to_ms(expiry, scale), scale, unit))
+		return;
+	rl_acquire_detached(c, &c->argv[1], &c->argv[2], expiry * scale, shape_set, set_done);
+}
+
+/* --- GET key, PTTL key, TTL key: what the item shows --- */
+
+/* The item shows a lease this replica would not take over yet. */
+static bool key_exists(const struct ls_result *res)
+{
+	return res->status == LS_OK && res->st.exists && res->st.held && res->st.remaining_ms > 0;
+}
+
+static void shape_get(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (key_exists(res))
+		resp_add_cstr(out, ls_owner_value(&res->st));
+	else
+		resp_add_null(out, proto);
+}
+
+static void shape_pttl(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	resp_add_int(out, key_exists(res) ? res->st.remaining_ms : -2);
+}
+
+/* As Redis rounds a TTL: to the nearest second. */
+static void shape_ttl(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	resp_add_int(out, key_exists(res) ? (res->st.remaining_ms + 500) / 1000 : -2);
+}
+
+static void get_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_get);
+}
+
+static void pttl_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_pttl);
+}
+
+static void ttl_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_ttl);
+}
+
+static void read_key(struct cmd_call *c, ls_done_cb cb, rl_shape_fn shape)
+{
+	struct ls_result now;
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls != NULL)
+		rl_answer(c, ls_state(ls, c->argv[1].p, c->argv[1].len, &now, cb, c->sess), &now,
+			  shape);
+}
+
+static void cmd_get(struct cmd_call *c)
+{
+	read_key(c, get_done, shape_get);
+}
+
+static void cmd_pttl(struct cmd_call *c)
+{
+	read_key(c, pttl_done, shape_pttl);
+}
+
+static void cmd_ttl(struct cmd_call *c)
+{
+	read_key(c, ttl_done, shape_ttl);
+}
+
+/* --- PEXPIRE key ms, EXPIRE key s: renew whatever holds the lock --- */
+
+static void expire(struct cmd_call *c, int64_t scale)
+{
+	int64_t v;
+	if (c->argc > 3) {
+		const char *cmd = scale == 1 ? "PEXPIRE" : "EXPIRE";
+		resp_add_errorf(c->out,
+				"ERR leasegate's %s takes no option (NX, XX, GT, LT): "
+				"%s key %s renews the lock's lease",
+				cmd, cmd, scale == 1 ? "milliseconds" : "seconds");
+		return;
+	}
+	if (!parse_ll(c, &c->argv[2], &v))
+		return;
+	if (!rl_check_expiry(c, to_ms(v, scale), scale,
+			     scale == 1 ? "PEXPIRE's time" : "EXPIRE's time"))
+		return;
+	struct ls_foreign_req req = {
+		.name = c->argv[1].p,
+		.name_len = c->argv[1].len,
+		.op = LS_FX_RENEW,
+		.lease_ms = v * scale,
+	};
+	rl_foreign_flag(c, &req);
+}
+
+static void cmd_pexpire(struct cmd_call *c)
+{
+	expire(c, 1);
+}
+
+static void cmd_expire(struct cmd_call *c)
+{
+	expire(c, 1000);
+}
+
+/* --- DEL key [key ...]: a forced release of each held one --- */
+
+struct del_ctx {
+	struct sess *sess;
+	struct lsess *ls;
+	int n, next;	       /* keys, the next to release */
+	long long count;       /* released */
+	bool suspended;	       /* answered through sess_out, then resumed */
+	struct resp_arg key[]; /* copies, in the same block */
+};
+
+static void del_done(void *arg, const struct ls_result *res);
+
+/* Ends DEL: frees d, answers err (an error status) or, when NULL, the
+ * count. */
+static void del_end(struct del_ctx *d, const struct ls_result *err)
+{
+	struct sess *s = d->sess;
+	bool suspended = d->suspended;
+	long long count = d->count;
+	free(rl_drop_ctx(s)); /* d */
+	if (!suspended || !sess_closed(s)) {
+		if (err != NULL)
+			rl_render(sess_out(s), sess_proto(s), err, rl_shape_flag);
+		else
+			resp_add_int(sess_out(s), count);
+	}
+	if (suspended)
+		sess_resume(s);
+}
+
+/* Releases the keys from d->next on until one answers later or all have
+ * answered; then replies. res: the answer of the key before, or NULL. */
+static void del_run(struct del_ctx *d, const struct ls_result *res)
+{
+	struct ls_result now;
+	for (;;) {
+		if (res != NULL) {
+			if (res->status > LS_NONE) { /* an error: stop there */
+				del_end(d, res);
+				return;
+			}
+			d->count += res->status == LS_OK;
+		}
+		if (d->next == d->n)
+			break;
+		const struct resp_arg *k = &d->key[d->next++];
+		struct ls_foreign_req req = {.name = k->p, .name_len = k->len, .op = LS_FX_FORCE};
+		enum ls_status st = ls_foreign(d->ls, &req, &now, del_done, d);
+		if (st == LS_PENDING) {
+			if (!d->suspended)
+				sess_suspend(d->sess);
+			d->suspended = true;
+			return;
+		}
+		res = &now;
+	}
+	del_end(d, NULL);
+}
+
+static void del_done(void *arg, const struct ls_result *res)
+{
+	del_run(arg, res);
+}
+
+static void cmd_del(struct cmd_call *c)
+{
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls == NULL)
+		return;
+	int n = c->argc - 1;
+	size_t bytes = sizeof(struct del_ctx) + (size_t)n * sizeof(struct resp_arg);
+	for (int i = 1; i < c->argc; i++)
+		bytes += c->argv[i].len + 1;
+	struct del_ctx *d = malloc(bytes);
+	if (d == NULL) {
+		resp_add_errorf(c->out, "ERR out of memory");
+		return;
+	}
+	*d = (struct del_ctx){.sess = c->sess, .ls = ls, .n = n};
+	char *names = (char *)&d->key[n];
+	for (int i = 0; i < n; i++) {
+		memcpy(names, c->argv[i + 1].p, c->argv[i + 1].len + 1);
+		d->key[i] = (struct resp_arg){.p = names, .len = c->argv[i + 1].len};
+		names += c->argv[i + 1].len + 1;
+	}
+	rl_keep_ctx(c->sess, d);
+	del_run(d, NULL);
+}
+
+/* Kept together, to ease merges: the key commands of lock libraries. */
+static const struct cmd_def compat_cmds[] = {
+	{"set", cmd_set, -3, 0, NULL},	     {"get", cmd_get, 2, 0, NULL},
+	{"del", cmd_del, -2, 0, NULL},	     {"pexpire", cmd_pexpire, -3, 0, NULL},
+	{"expire", cmd_expire, -3, 0, NULL}, {"pttl", cmd_pttl, 2, 0, NULL},
+	{"ttl", cmd_ttl, 2, 0, NULL},
+};
+
+int rl_compatcmds_register(struct rl_app *app, struct cmd_table *cmds)
+{
+	return cmd_table_add(cmds, compat_cmds, sizeof(compat_cmds) / sizeof(compat_cmds[0]), app);
+}
