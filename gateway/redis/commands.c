@@ -226,10 +226,19 @@ static bool acl_allows(struct sess *s, const struct cmd_def *d, const struct cmd
 	snprintf(full, sizeof(full), "%s%s%s", parent ? parent->name : "", parent ? "|" : "",
 		 d->name);
 	struct acl_req r = {.cmd = full, .cats = d->acl, .keys = keys, .key_lens = lens};
+	int k = d->key > 0 ? d->key : argc;
 	int last = d->key_last == CMD_KEYS_REST ? argc - 1 : d->key_last > 0 ? d->key_last : d->key;
+	if (d->key_last == CMD_KEYS_NUMKEYS && k < argc) {
+		/* a bad count is the handler's error: no name to check then */
+		long long n = 0;
+		const struct resp_arg *a = &argv[k];
+		for (size_t i = 0; i < a->len && n <= argc; i++)
+			n = a->p[i] >= '0' && a->p[i] <= '9' ? n * 10 + (a->p[i] - '0') : -1;
+		last = a->len && n >= 0 && n <= argc ? k + (int)n : k;
+		k++;
+	}
 	if (last >= argc)
 		last = argc - 1;
-	int k = d->key > 0 ? d->key : argc;
 	enum acl_verdict v;
 	do { /* the command alone, then the names a chunk at a time */
 		r.nkeys = 0;

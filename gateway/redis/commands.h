@@ -55,8 +55,10 @@ enum cmd_flags {
 	CMD_AUTHENTICATES = 1 << 1, /* checks a password: answered after the penalty */
 };
 
-/* The last lock name of a key spec: every argument from key on. */
-#define CMD_KEYS_REST (-1)
+/* The last lock name of a key spec: every argument from key on; or
+ * argv[key] is a count (EVAL's numkeys) of the names that follow it. */
+#define CMD_KEYS_REST	 (-1)
+#define CMD_KEYS_NUMKEYS (-2)
 
 struct cmd_def {
 	const char *name;	    /* lower case, as errors show it: "ping", "lock.acquire" */
@@ -66,7 +68,7 @@ struct cmd_def {
 	const struct cmd_def *subs; /* subcommands, ended by a {NULL} row, or NULL */
 	uint32_t acl;		    /* ACL categories (enum acl_cat), at least one */
 	int key;		    /* argv index of the lock name; 0: none */
-	int key_last;		    /* 0: key alone; CMD_KEYS_REST: key to the end */
+	int key_last;		    /* 0: key alone; CMD_KEYS_REST, CMD_KEYS_NUMKEYS */
 };
 
 struct cmd_table;

@@ -41,6 +41,7 @@ static const struct cmd_def lock_defs[] = {
 	{"lock.state", h_record, 2, 0, NULL, ACL_READ | ACL_LOCK, 1, 0},
 	{"thing", NULL, -2, 0, sub_defs, ACL_SLOW, 0, 0},
 	{"lock.many", h_record, -2, 0, NULL, ACL_WRITE | ACL_LOCK, 1, CMD_KEYS_REST},
+	{"t.eval", h_record, -3, 0, NULL, ACL_WRITE | ACL_SCRIPTING, 2, CMD_KEYS_NUMKEYS},
 };
 
 struct fixture {
@@ -55,7 +56,7 @@ static int setup(void **state)
 	f->t = cmd_table_new();
 	assert_non_null(f->t);
 	assert_int_equal(cmd_add_builtins(f->t), 0);
-	assert_int_equal(cmd_table_add(f->t, lock_defs, 4, &f->tag), 0);
+	assert_int_equal(cmd_table_add(f->t, lock_defs, 5, &f->tag), 0);
 	static const struct cfg nopass;
 	auth_start(&f->s.c, &nopass); /* no registry: default, every right */
 	assert_true(f->s.c.authenticated);
@@ -225,7 +226,8 @@ static void test_acl_in_dispatch(void **state)
 {
 	struct fixture *f = *state;
 	static const char text[] = "user u on nopass ~orders:* %R~view:* +@lock +thing|get +ping\n"
-				   "user n on nopass ~* +@all -thing\n";
+				   "user n on nopass ~* +@all -thing\n"
+				   "user e on nopass ~orders:* +@scripting\n";
 	char err[200];
 	struct acl *acl =
 		acl_parse(text, strlen(text), "t.acl", "", cmd_acl_known, f->t, err, sizeof(err));
