@@ -119,6 +119,36 @@ static void test_lock_commands_by_pattern(void **state)
 	unlink(a.path);
 }
 
+/* The commands of Redis lock libraries name locks too. */
+static void test_lock_library_commands_by_pattern(void **state)
+{
+	struct agw a;
+	start(&a, users);
+	redisContext *c = login(&a, "app", "apppw");
+	expect_str(c, "OK", "SET orders:lib v1 NX PX 10000");
+	expect_str(c, "v1", "GET orders:lib");
+	gw_expect_int(c, 1, "PEXPIRE orders:lib 20000");
+	gw_expect_err(c, NOKEY, "SET invoices:lib v1 NX PX 10000");
+	gw_expect_err(c, NOKEY, "GET invoices:lib");
+	gw_expect_err(c, NOKEY, "PTTL invoices:lib");
+	gw_expect_err(c, NOKEY, "DEL orders:lib invoices:lib"); /* every key of DEL */
+	/* EVALSHA: the numkeys keys (redis-py Lock's release script) */
+	gw_expect_err(c, NOKEY,
+		      "EVALSHA c3f8721cbb97f72bc19e972846bd7aaf91901658 1 invoices:lib v1");
+	gw_expect_int(c, 1, "EVALSHA c3f8721cbb97f72bc19e972846bd7aaf91901658 1 orders:lib v1");
+	/* reader: @read, not @write */
+	redisContext *r = login(&a, "reader", "readpw");
+	gw_expect_nil(r, "GET orders:lib");
+	gw_expect_err(r, "NOPERM User reader has no permissions to run the 'set' command",
+		      "SET orders:lib v NX PX 1000");
+	gw_expect_err(r, "NOPERM User reader has no permissions to run the 'evalsha' command",
+		      "EVALSHA c3f8721cbb97f72bc19e972846bd7aaf91901658 1 orders:lib v1");
+	redisFree(r);
+	redisFree(c);
+	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
+	unlink(a.path);
+}
+
 static void test_lock_commands_by_category(void **state)
 {
 	struct agw a;
@@ -434,6 +464,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_lock_commands_by_pattern, gw_teardown),
+		cmocka_unit_test_teardown(test_lock_library_commands_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_lock_commands_by_category, gw_teardown),
 		cmocka_unit_test_teardown(test_auth_replies, gw_teardown),
 		cmocka_unit_test_teardown(test_acl_listing, gw_teardown),
