@@ -782,6 +782,20 @@ static const char *cat_name(uint32_t bit)
 	return "?";
 }
 
+/* " " + prefix + text, "double quoted" (\" and \\) when text holds a blank
+ * or a quote, so that the line parses back to the same rule. */
+static void put_rule(struct buf *out, const char *prefix, const char *text)
+{
+	if (strpbrk(text, " \t\"") == NULL) {
+		buf_printf(out, " %s%s", prefix, text);
+		return;
+	}
+	buf_printf(out, " \"%s", prefix);
+	for (const char *p = text; *p; p++)
+		buf_printf(out, "%s%c", *p == '"' || *p == '\\' ? "\\" : "", *p);
+	buf_printf(out, "\"");
+}
+
 void acl_describe(const struct acl_user *u, struct buf *out)
 {
 	buf_printf(out, "user %s %s", u->name, u->on ? "on" : "off");
@@ -797,7 +811,7 @@ void acl_describe(const struct acl_user *u, struct buf *out)
 		const char *pfx = k->access == ACL_KEY_READ    ? "%R~"
 				  : k->access == ACL_KEY_WRITE ? "%W~"
 							       : "~";
-		buf_printf(out, " %s%s", pfx, k->pat);
+		put_rule(out, pfx, k->pat);
 	}
 	if (u->nrules == 0 || u->rules[0].cats != ALL_CATS)
 		buf_printf(out, " -@all");
@@ -809,6 +823,6 @@ void acl_describe(const struct acl_user *u, struct buf *out)
 		else if (r->cats != 0)
 			buf_printf(out, " %c@%s", sign, cat_name(r->cats));
 		else
-			buf_printf(out, " %c%s", sign, r->name);
+			put_rule(out, r->allow ? "+" : "-", r->name);
 	}
 }

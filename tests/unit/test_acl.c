@@ -243,6 +243,27 @@ static void test_command_rules(void **state)
 	acl_free(a);
 }
 
+/* A pattern with blanks or quotes is listed quoted: the line loads back. */
+static void test_quoted_rules_listed_quoted(void **state)
+{
+	struct acl *a = parse("user q on nopass \"~a b\" \"~x\\\"y\" ~\\* +@all\n");
+	assert_non_null(a);
+	const struct acl_user *u = user(a, "q");
+	assert_int_equal(check(u, "lock.state", LOCKR, "a b"), ACL_OK);
+	assert_int_equal(check(u, "lock.state", LOCKR, "x\"y"), ACL_OK);
+	assert_int_equal(check(u, "lock.state", LOCKR, "*"), ACL_OK);
+	assert_int_equal(check(u, "lock.state", LOCKR, "a"), ACL_DENIED_KEY);
+	char line[1100];
+	snprintf(line, sizeof(line), "%s\n", describe(u));
+	assert_string_equal(line, "user q on nopass \"~a b\" \"~x\\\"y\" ~\\* +@all\n");
+	struct acl *b = parse(line);
+	assert_non_null(b);
+	assert_string_equal(describe(user(b, "q")),
+			    "user q on nopass \"~a b\" \"~x\\\"y\" ~\\* +@all");
+	acl_free(b);
+	acl_free(a);
+}
+
 static void test_channels_ignored(void **state)
 {
 	struct acl *a = parse("user p on nopass ~* &* &news:* allchannels resetchannels +@all\n");
@@ -381,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_password_rules),
 		cmocka_unit_test(test_key_rules),
 		cmocka_unit_test(test_command_rules),
+		cmocka_unit_test(test_quoted_rules_listed_quoted),
 		cmocka_unit_test(test_channels_ignored),
 		cmocka_unit_test(test_bad_lines),
 		cmocka_unit_test(test_unknown_commands),
