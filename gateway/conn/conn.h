@@ -4,7 +4,8 @@
  *   server.h     the registry of every front-end's connections, listeners,
  *                --maxclients, keepalive, the safe point
  *   transport.h  how bytes move (plain today; TLS plugs in as an entry)
- *   auth.h       principals and the one password check
+ *   auth.h       principals and the one password check, users, failed logins
+ *   acl.h        users' rules (Redis's ACL syntax) and the one ACL check point
  * Front-ends (gateway/redis, gateway/pg) build on it; it includes none.
  *
  * conn: one client connection, for any front-end (Redis, PostgreSQL):
