@@ -41,6 +41,66 @@ bool store_read_now(struct store *s, const char *name, struct lock_item *out)
 	return true;
 }
 
+/* The checks every store shares; what a cursor means is the store's own
+ * (it may refuse one it did not give). */
+struct store_call *store_scan(struct store *s, const char *cursor, unsigned limit,
+			      struct store_scan_result *res, void (*cb)(void *arg), void *arg)
+{
+	if (cursor == NULL)
+		cursor = "";
+	size_t n = strnlen(cursor, STORE_CURSOR_MAX + 1);
+	if (s->ops->scan == NULL || limit < 1 || limit > STORE_SCAN_MAX || n > STORE_CURSOR_MAX ||
+	    res == NULL || res->entries == NULL || cb == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (cursor[i] < 0x20 || cursor[i] > 0x7e)
+			return NULL;
+	res->status = STORE_OK;
+	res->error_type = NULL;
+	res->message[0] = '\0';
+	res->count = 0;
+	res->cursor[0] = '\0';
+	struct store_call *c = s->ops->scan(s, cursor, limit, res, cb, arg);
+	if (c != NULL)
+		s->requests[STORE_SCAN]++;
+	return c;
+}
+
+void store_cursor_of(const char *name, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = strnlen(name, STORE_NAME_MAX);
+	for (size_t i = 0; i < n; i++) {
+		buf[2 * i] = hex[(unsigned char)name[i] >> 4];
+		buf[2 * i + 1] = hex[(unsigned char)name[i] & 15];
+	}
+	buf[2 * n] = '\0';
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+bool store_cursor_name(const char *cursor, char *name)
+{
+	size_t n = strnlen(cursor, 2 * STORE_NAME_MAX + 1);
+	if (n == 0 || n % 2 != 0 || n > 2 * STORE_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hex_digit(cursor[2 * i]), lo = hex_digit(cursor[2 * i + 1]);
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+			return false;
+		name[i] = (char)(hi << 4 | lo);
+	}
+	name[n / 2] = '\0';
+	return true;
+}
+
 void store_free(struct store *s)
 {
 	if (s != NULL)
@@ -107,12 +167,4 @@ void store_new_id(char *buf)
 	for (size_t i = 0; i < 16; i++)
 		memcpy(buf + 2 * i, pairs[raw[i]], 2);
 	buf[32] = '\0';
-}
-
-struct store_call *store_scan(struct store *s, const char *cursor, unsigned limit,
-			      struct store_scan_result *res, void (*cb)(void *arg), void *arg)
-{
-	if (s->ops->scan == NULL || limit == 0 || limit > STORE_SCAN_MAX)
-		return NULL;
-	return s->ops->scan(s, cursor != NULL ? cursor : "", limit, res, cb, arg);
 }

@@ -184,7 +184,7 @@ void store_free(struct store *s);
 /* --- scan --- */
 
 #define STORE_SCAN_MAX	 1000 /* items per page at most */
-#define STORE_CURSOR_MAX 4100 /* bytes of a cursor (the hex of a key's name) */
+#define STORE_CURSOR_MAX 4100 /* bytes of a cursor: see store_scan_result */
 
 struct store_scan_entry {
 	char name[STORE_NAME_MAX + 1]; /* the lock name (the key without LOCK#) */
@@ -200,10 +200,12 @@ struct store_scan_result {
 	struct store_scan_entry *entries; /* set by the caller */
 	unsigned count;			  /* entries filled */
 	/* Where the next page starts; "" when the scan is complete. Opaque,
-	 * printable ASCII: DynamoDB's is the hex of the last key's name, the
-	 * embedded store's a position. A page may hold fewer than limit items
-	 * (DynamoDB applies the limit before its filter) and still have a
-	 * cursor. */
+	 * printable ASCII: the lowercase hex of the name of the last lock the
+	 * page read (DynamoDB: of its last evaluated key; when that key is
+	 * another application's item, "~" and the base64url of its key).
+	 * store_scan() refuses a cursor of a form its store does not give.
+	 * A page may hold fewer than limit items (DynamoDB applies the limit
+	 * before its filter) and still have a cursor. */
 	char cursor[STORE_CURSOR_MAX + 1];
 };
 
@@ -215,6 +217,13 @@ struct store_scan_result {
 struct store_call *store_scan(struct store *s, const char *cursor, unsigned limit,
 			      struct store_scan_result *res, void (*cb)(void *arg), void *arg)
 	__attribute__((warn_unused_result));
+
+/* For the stores: the cursor of a page that ends at the lock name (its
+ * lowercase hex; buf has STORE_CURSOR_MAX + 1 bytes), and back: false when
+ * cursor is not the hex of 1..STORE_NAME_MAX bytes without NUL (name has
+ * STORE_NAME_MAX + 1 bytes). */
+void store_cursor_of(const char *name, char *buf);
+bool store_cursor_name(const char *cursor, char *name) __attribute__((warn_unused_result));
 
 uint64_t store_requests_total(const struct store *s);
 const char *store_op_name(enum store_op op);

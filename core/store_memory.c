@@ -2,9 +2,10 @@
  * store_memory: the embedded store. Items live in a chained hash table keyed
  * by lock name; each request is copied into a call that completes from a
  * timer (zero delay by default), so callers see the same asynchrony as with
- * DynamoDB. The conditions are those of store.h, item for item.
+ * DynamoDB. The conditions are those of store.h, item for item. A scan is
+ * a call like the others; the page it reads is store_memory_scan.c's.
  */
-#include "core/store_memory.h"
+#include "core/store_memory_int.h"
 
 #include "core/pool.h"
 
@@ -12,79 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct mitem {
-	struct mitem *next;
-	/* released (no owner): in the store's list of released items, oldest
-	 * first, forgotten once released for the retention */
-	struct mitem *fprev, *fnext;
-	int64_t freed_ms;
-	bool in_freed;
-	bool freed_forced; /* with freed: released by force */
-	uint64_t hash;
-	char owner[STORE_ID_MAX + 1];
-	char rvn[STORE_ID_MAX + 1];
-	int64_t fence, lease_ms, ttl;
-	char *holder;		       /* the last label written, kept for the next write */
-	char waiter[STORE_ID_MAX + 1]; /* an announced waiter, "" when none */
-	int64_t waiter_ms;
-	/* The last release from outside the holding replica (store.h's
-	 * RELEASE with .token): the fence it ended, 0 when none. Not to be
-	 * confused with freed_ms, the time of any release. */
-	int64_t freed;
-	bool has_holder, has_lease;
-	/* Only store_memory_put_raw() makes an item that is no lock: its
-	 * _type is not LOCK (other_type, "" when absent; NULL for a lock), it
-	 * has no fence, or a fence that is no int64. */
-	char *other_type;
-	bool no_fence, fence_bad;
-	char name[]; /* NUL-terminated */
-};
-
-struct store_call {
-	struct timer timer;		/* a call with latency completes from it */
-	struct store_call *prev, *next; /* else in the queue, in order */
-	uint64_t seq;
-	uint64_t hash; /* of req.name */
-	size_t size;
-	struct mstore *ms;
-	store_cb cb;
-	void *arg;
-	struct store_req req; /* strings point into text */
-	char text[];
-};
-
 /* Calls whose strings fit 192 bytes come from a pool. */
 static struct pool call_pool = POOL_INIT(sizeof(struct store_call) + 192, 4096);
-
-struct mstore {
-	struct store base;
-	struct clock *clock;
-	struct mitem **buckets;
-	size_t nbuckets, nitems;
-	int64_t latency_ms;
-	int64_t op_latency_ms[STORE_OP_COUNT]; /* added to latency_ms, per op */
-	/* Calls without latency queue here and complete together from one
-	 * zero-delay timer: one timer per batch instead of one per call. */
-	struct store_call *q_head, *q_tail;
-	uint64_t q_seq;
-	struct timer q_timer;
-	int64_t retention_ms; /* released items forgotten after this; 0: never */
-	/* Released items are stamped, and forgotten, by a sweep timer that
-	 * ticks every eighth of the retention while there are any: no clock
-	 * read per request. stamp_ms is an upper bound of the time until the
-	 * next tick, so an item is never forgotten early, and at most two
-	 * ticks late. */
-	struct timer sweep;
-	int64_t stamp_ms;
-	size_t max_items; /* new names refused past this; 0: no cap */
-	struct mitem *freed_head, *freed_tail;
-	size_t bytes;	    /* memory of the items, names and labels */
-	uint64_t forgotten; /* items forgotten, since the start */
-	int fail_n;
-	enum store_status fail_status;
-	const char *fail_type;
-	char table[];
-};
 
 static struct mitem **find_slot(struct mstore *ms, const char *name, uint64_t h)
 {
@@ -113,7 +43,7 @@ static void grow(struct mstore *ms)
 	ms->nbuckets = n;
 }
 
-static void copy_out(const struct mitem *it, struct lock_item *out)
+void mem_copy_out(const struct mitem *it, struct lock_item *out)
 {
 	out->owner[0] = out->rvn[0] = out->holder[0] = out->type[0] = '\0';
 	out->fence = out->lease_ms = out->ttl = 0;
@@ -314,7 +244,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			slot = find_slot(ms, r->name, h);
 		}
 		if (it == NULL && ms->max_items > 0 && ms->nitems >= ms->max_items) {
-			copy_out(NULL, &res->item);
+			mem_copy_out(NULL, &res->item);
 			res->status = STORE_FATAL;
 			res->error_type = "LockLimitExceeded";
 			snprintf(res->message, sizeof(res->message),
@@ -349,7 +279,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			it->ttl = r->ttl;
 		if (r->waiter != NULL)
 			it->waiter[0] = '\0';
-		copy_out(it, &res->item);
+		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RENEW:
 		if (!owner_is(it, r->owner))
@@ -361,7 +291,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		it->has_lease = true;
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
-		copy_out(it, &res->item);
+		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RELEASE:
 		if (it == NULL || (!r->unconditional && !owner_is(it, r->owner)))
@@ -376,7 +306,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			it->freed = r->token;
 			it->freed_forced = r->forced;
 		}
-		copy_out(it, &res->item);
+		mem_copy_out(it, &res->item);
 		return;
 	case STORE_ANNOUNCE:
 		if (r->waiter == NULL || it == NULL || it->owner[0] == '\0' ||
@@ -384,40 +314,40 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			break;
 		strcpy(it->waiter, r->waiter);
 		it->waiter_ms = r->waiter_ms;
-		copy_out(it, &res->item);
+		mem_copy_out(it, &res->item);
 		return;
 	case STORE_WITHDRAW:
 		if (r->waiter == NULL || it == NULL || strcmp(it->waiter, r->waiter) != 0)
 			break;
 		it->waiter[0] = '\0';
-		copy_out(it, &res->item);
+		mem_copy_out(it, &res->item);
 		return;
 	case STORE_READ:
-		copy_out(it, &res->item);
+		mem_copy_out(it, &res->item);
 		return;
 	case STORE_DELETE:
 		if (it != NULL)
 			item_delete(ms, slot);
-		copy_out(NULL, &res->item);
+		mem_copy_out(NULL, &res->item);
 		return;
 	case STORE_CHECK:
 		if (owner_is(it, r->owner) && it->fence == r->token) {
-			copy_out(it, &res->item);
+			mem_copy_out(it, &res->item);
 			return;
 		}
 		break;
 	default:
-		copy_out(NULL, &res->item);
+		mem_copy_out(NULL, &res->item);
 		res->status = STORE_FATAL;
 		res->error_type = "InvalidOperation";
 		strcpy(res->message, "unknown store operation");
 		return;
 	}
 	res->status = STORE_REFUSED;
-	copy_out(it, &res->item);
+	mem_copy_out(it, &res->item);
 	return;
 oom:
-	copy_out(NULL, &res->item);
+	mem_copy_out(NULL, &res->item);
 	res->status = STORE_TRANSIENT;
 	res->error_type = "OutOfMemory";
 	strcpy(res->message, "the embedded store is out of memory");
@@ -440,26 +370,39 @@ static void unqueue(struct mstore *ms, struct store_call *call)
 		ms->q_tail = call->prev;
 }
 
+/* A failure the test asked for (store_memory_fail), when one is due:
+ * true with its status, type and message (STORE_MSG_MAX bytes). */
+static bool injected(struct mstore *ms, enum store_status *status, const char **type, char *msg)
+{
+	if (ms->fail_n == 0)
+		return false;
+	if (ms->fail_n > 0)
+		ms->fail_n--;
+	*status = ms->fail_status;
+	*type = ms->fail_type;
+	snprintf(msg, STORE_MSG_MAX, "%s (injected by the test)",
+		 ms->fail_type != NULL ? ms->fail_type : store_status_name(ms->fail_status));
+	return true;
+}
+
+static void complete_scan(struct store_call *call);
+
 static void complete(void *arg)
 {
 	struct store_call *call = arg;
 	struct mstore *ms = call->ms;
 	struct store_result res;
 
+	if (call->page != NULL) {
+		complete_scan(call);
+		return;
+	}
 	res.error_type = NULL;
 	res.message[0] = '\0';
-	if (ms->fail_n != 0) {
-		if (ms->fail_n > 0)
-			ms->fail_n--;
-		res.status = ms->fail_status;
-		res.error_type = ms->fail_type;
-		copy_out(NULL, &res.item);
-		snprintf(res.message, sizeof(res.message), "%s (injected by the test)",
-			 ms->fail_type != NULL ? ms->fail_type
-					       : store_status_name(ms->fail_status));
-	} else {
+	if (injected(ms, &res.status, &res.error_type, res.message))
+		mem_copy_out(NULL, &res.item);
+	else
 		apply(ms, &call->req, call->hash, &res);
-	}
 	ms->base.in_flight--;
 	store_cb cb = call->cb;
 	void *cb_arg = call->arg;
@@ -508,6 +451,29 @@ static void put_str(char *text, size_t *pos, const char **dst, const char *s, si
 	*pos += n;
 }
 
+/* Completes call after the store's latency (and its operation's), from its
+ * timer, else from the queue in submission order. */
+static void enqueue(struct mstore *ms, struct store_call *call)
+{
+	enum store_op op = call->req.op;
+	timer_init(&call->timer, ms->clock, complete, call);
+	int64_t delay =
+		ms->latency_ms + ((unsigned)op < STORE_OP_COUNT ? ms->op_latency_ms[op] : 0);
+	if (delay > 0) {
+		timer_arm(&call->timer, delay);
+	} else {
+		call->seq = ms->q_seq++;
+		call->prev = ms->q_tail;
+		if (ms->q_tail != NULL)
+			ms->q_tail->next = call;
+		else
+			ms->q_head = call;
+		ms->q_tail = call;
+		if (!timer_armed(&ms->q_timer))
+			timer_arm(&ms->q_timer, 0);
+	}
+}
+
 static struct store_call *mem_submit(struct store *s, const struct store_req *req, store_cb cb,
 				     void *arg)
 {
@@ -535,22 +501,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn, n_seen);
 	put_str(call->text, &pos, &call->req.holder, req->holder, n_holder);
 	put_str(call->text, &pos, &call->req.waiter, req->waiter, n_waiter);
-	timer_init(&call->timer, ms->clock, complete, call);
-	int64_t delay = ms->latency_ms +
-			((unsigned)req->op < STORE_OP_COUNT ? ms->op_latency_ms[req->op] : 0);
-	if (delay > 0) {
-		timer_arm(&call->timer, delay);
-	} else {
-		call->seq = ms->q_seq++;
-		call->prev = ms->q_tail;
-		if (ms->q_tail != NULL)
-			ms->q_tail->next = call;
-		else
-			ms->q_head = call;
-		ms->q_tail = call;
-		if (!timer_armed(&ms->q_timer))
-			timer_arm(&ms->q_timer, 0);
-	}
+	enqueue(ms, call);
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
 	s->in_flight++;
@@ -566,6 +517,60 @@ static void mem_cancel(struct store *s, struct store_call *call)
 		unqueue(ms, call);
 	s->in_flight--;
 	call_free(call);
+}
+
+/* ---- scan (the page itself: store_memory_scan.c) ---- */
+
+static void complete_scan(struct store_call *call)
+{
+	struct mstore *ms = call->ms;
+	struct store_scan_result *res = call->page;
+	if (!injected(ms, &res->status, &res->error_type, res->message) &&
+	    !mem_scan_page(ms, call)) {
+		res->status = STORE_TRANSIENT;
+		res->error_type = "OutOfMemory";
+		strcpy(res->message, "the embedded store is out of memory");
+	}
+	if (res->status != STORE_OK) {
+		res->count = 0;
+		res->cursor[0] = '\0';
+	}
+	ms->base.in_flight--;
+	void (*cb)(void *) = call->scan_cb;
+	void *cb_arg = call->arg;
+	call_free(call);
+	cb(cb_arg);
+}
+
+/* store_scan() has checked limit and that the cursor is printable; the
+ * page is read when the call completes, after the requests before it. */
+static struct store_call *mem_scan(struct store *s, const char *cursor, unsigned limit,
+				   struct store_scan_result *res, void (*cb)(void *arg), void *arg)
+{
+	struct mstore *ms = (struct mstore *)s;
+	char after[STORE_NAME_MAX + 1];
+	bool from_start = cursor[0] == '\0';
+	if (!from_start && !store_cursor_name(cursor, after))
+		return NULL;
+	size_t need = from_start ? 0 : strlen(after) + 1;
+	struct store_call *call = pool_get(&call_pool, sizeof(*call) + need);
+	if (call == NULL)
+		return NULL;
+	call->size = sizeof(*call) + need;
+	call->ms = ms;
+	call->scan_cb = cb;
+	call->arg = arg;
+	call->page = res;
+	call->limit = limit;
+	call->req.op = STORE_SCAN;
+	if (!from_start) {
+		memcpy(call->text, after, need);
+		call->req.name = call->text;
+		call->hash = store_name_hash(after);
+	}
+	enqueue(ms, call);
+	s->in_flight++;
+	return call;
 }
 
 static void mem_free(struct store *s)
@@ -599,7 +604,7 @@ static bool mem_read_now(struct store *s, const char *name, struct lock_item *ou
 	if (ms->fail_n != 0 || ms->latency_ms != 0 || ms->op_latency_ms[STORE_READ] != 0 ||
 	    s->in_flight != 0)
 		return false;
-	copy_out(*find_slot(ms, name, store_name_hash(name)), out);
+	mem_copy_out(*find_slot(ms, name, store_name_hash(name)), out);
 	return true;
 }
 
@@ -608,6 +613,7 @@ static const struct store_ops memory_ops = {
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,
 	.free = mem_free,
+	.scan = mem_scan,
 };
 
 struct store *store_memory_new(struct clock *clock, const char *table)

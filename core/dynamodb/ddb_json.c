@@ -50,13 +50,19 @@ static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_DESCRIBE_TABLE] = "DescribeTable",
 	[DDB_CREATE_TABLE] = "CreateTable",
 	[DDB_UPDATE_TIME_TO_LIVE] = "UpdateTimeToLive",
+	[DDB_SCAN] = "Scan",
 };
 
 static const enum ddb_op store_ops[STORE_OP_COUNT] = {
-	[STORE_ACQUIRE] = DDB_UPDATE_ITEM,  [STORE_RENEW] = DDB_UPDATE_ITEM,
-	[STORE_RELEASE] = DDB_UPDATE_ITEM,  [STORE_READ] = DDB_GET_ITEM,
-	[STORE_DELETE] = DDB_DELETE_ITEM,   [STORE_CHECK] = DDB_TRANSACT_WRITE_ITEMS,
-	[STORE_ANNOUNCE] = DDB_UPDATE_ITEM, [STORE_WITHDRAW] = DDB_UPDATE_ITEM,
+	[STORE_ACQUIRE] = DDB_UPDATE_ITEM,
+	[STORE_RENEW] = DDB_UPDATE_ITEM,
+	[STORE_RELEASE] = DDB_UPDATE_ITEM,
+	[STORE_READ] = DDB_GET_ITEM,
+	[STORE_DELETE] = DDB_DELETE_ITEM,
+	[STORE_CHECK] = DDB_TRANSACT_WRITE_ITEMS,
+	[STORE_ANNOUNCE] = DDB_UPDATE_ITEM,
+	[STORE_WITHDRAW] = DDB_UPDATE_ITEM,
+	[STORE_SCAN] = DDB_SCAN,
 };
 
 const char *ddb_op_name(enum ddb_op op)
@@ -615,7 +621,63 @@ char *ddb_build_request(const struct ddb_keys *k, const struct store_req *req, s
 {
 	if (!req_valid(req, err))
 		return NULL;
+	if (!builders[req->op]) { /* STORE_SCAN: store_scan() only */
+		ddb_errf(err, "%s is no store request", store_op_name(req->op));
+		return NULL;
+	}
 	return builders[req->op](k, req, len, err);
+}
+
+char *ddb_build_scan(const struct ddb_keys *k, const char *cursor, unsigned limit, size_t *len,
+		     char *err)
+{
+	char pk[DDB_PK_MAX + 1], sk[DDB_SK_MAX + 1];
+	bool from = cursor != NULL && cursor[0] != '\0';
+	if (from && !ddb_scan_cursor_key(k, cursor, pk, sk)) {
+		ddb_errf(err, "scan cursor '%.32s' is not one of table %s", cursor, k->table);
+		return NULL;
+	}
+	char num[16], proj[96];
+	snprintf(num, sizeof num, "%u", limit);
+	snprintf(proj, sizeof proj, "#pk, %s#o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb%s",
+		 k->sk ? "#sk, " : "", k->ttl_attr ? ", #x" : "");
+	struct jw w = {0};
+	jobj(&w, NULL);
+	jstr(&w, "TableName", k->table);
+	jw_member(&w, "Limit");
+	jw_raw(&w, num, strlen(num));
+	jtrue(&w, "ConsistentRead");
+	jstr(&w, "FilterExpression",
+	     k->sk ? "begins_with(#pk, :prefix) AND #sk = :lock" : "begins_with(#pk, :prefix)");
+	jstr(&w, "ProjectionExpression", proj);
+	jobj(&w, "ExpressionAttributeNames");
+	jstr(&w, "#pk", k->pk);
+	if (k->sk)
+		jstr(&w, "#sk", k->sk);
+	static const char *const attrs[][2] = {
+		{N_OWNER, "owner"},	{N_RVN, "rvn"},		{N_FENCE, "fence"},
+		{N_LEASE, "leaseMs"},	{N_TYPE, "_type"},	{N_HOLDER, "holder"},
+		{N_WAITER, "waiter"},	{N_WAITMS, "waiterMs"}, {N_FREED, "freed"},
+		{N_FREEDBY, "freedBy"},
+	};
+	for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+		jstr(&w, attrs[i][0], attrs[i][1]);
+	if (k->ttl_attr)
+		jstr(&w, N_TTL, k->ttl_attr);
+	jend(&w, '}');
+	jobj(&w, "ExpressionAttributeValues");
+	jattr(&w, ":prefix", "S", "LOCK#");
+	if (k->sk)
+		jattr(&w, ":lock", "S", "LOCK");
+	jend(&w, '}');
+	if (from) {
+		jobj(&w, "ExclusiveStartKey");
+		jattr(&w, k->pk, "S", pk);
+		if (k->sk)
+			jattr(&w, k->sk, "S", sk);
+		jend(&w, '}');
+	}
+	return jdone(&w, len, err);
 }
 
 char *ddb_build_describe_table(const char *table, size_t *len, char *err)

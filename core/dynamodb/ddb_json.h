@@ -40,13 +40,15 @@ enum ddb_op {
 	DDB_DESCRIBE_TABLE,
 	DDB_CREATE_TABLE,
 	DDB_UPDATE_TIME_TO_LIVE,
+	DDB_SCAN,
 	DDB_OP_COUNT
 };
 
 /* "UpdateItem"...: the name after "DynamoDB_20120810." in X-Amz-Target. */
 const char *ddb_op_name(enum ddb_op op);
 
-/* The DynamoDB operation that carries a store operation. */
+/* The DynamoDB operation that carries a store operation (STORE_SCAN:
+ * Scan). */
 enum ddb_op ddb_op_for(enum store_op op);
 
 /* Where the locks live. Strings are borrowed; sk and ttl_attr may be NULL. */
@@ -82,6 +84,43 @@ char *ddb_build_update_ttl(const char *table, const char *ttl_attr, size_t *len,
 	__attribute__((warn_unused_result));
 
 void ddb_body_free(char *body);
+
+/* ---- Scan (store_scan) ---- */
+
+#define DDB_PK_MAX 2048 /* bytes of a partition key value */
+#define DDB_SK_MAX 1024 /* bytes of a sort key value */
+
+/* The body of one page of a scan of the lock items of k's table: Limit
+ * limit, ConsistentRead, FilterExpression begins_with(#pk, :prefix) with
+ * :prefix "LOCK#" (AND #sk = :lock, "LOCK", with a sort key), a
+ * ProjectionExpression of the keys and the attributes ddb_parse_item
+ * reads, so that a page holds nothing else, and ExclusiveStartKey from
+ * cursor ("" or NULL: none; see ddb_parse_scan). Returns NULL with a
+ * message in err on a cursor that is neither form, for this table, or
+ * out-of-memory; ownership as ddb_build_request. */
+char *ddb_build_scan(const struct ddb_keys *k, const char *cursor, unsigned limit, size_t *len,
+		     char *err) __attribute__((warn_unused_result));
+
+/* The key a scan cursor stands for: pk (DDB_PK_MAX + 1 bytes) and, when k
+ * has a sort key, sk (DDB_SK_MAX + 1). False when cursor is neither
+ * form (see ddb_parse_scan) or lacks the sort key of k or has one k has
+ * not. */
+bool ddb_scan_cursor_key(const struct ddb_keys *k, const char *cursor, char *pk, char *sk)
+	__attribute__((warn_unused_result));
+
+/* Parses a 2xx body of a Scan into res (res->entries has room for max):
+ * the Items whose partition key is LOCK#<name> (name 1..STORE_NAME_MAX
+ * bytes) and, with a sort key, whose sort key is LOCK, each read by
+ * ddb_parse_item; others are skipped. res->cursor gets the cursor of
+ * LastEvaluatedKey, "" without one: the lowercase hex of the lock name for
+ * a lock item's key (store_cursor_of), else "~" and the base64url (no
+ * padding) of the partition key's value, then, with a sort key, "." and
+ * that of the sort key's (a page may end on another application's item).
+ * Returns false with a message in err on a malformed body, more than max
+ * Items, a lock item ddb_parse_item refuses, or a LastEvaluatedKey without
+ * the table's string keys. */
+bool ddb_parse_scan(const char *body, size_t len, const struct ddb_keys *k, unsigned max,
+		    struct store_scan_result *res, char *err) __attribute__((warn_unused_result));
 
 /* Parses a 2xx body of op into *item: the Attributes of an UpdateItem, the
  * Item of a GetItem, nothing (exists false) for DeleteItem and

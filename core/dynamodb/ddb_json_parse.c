@@ -1,7 +1,7 @@
 /*
  * ddb_json_parse.c: DynamoDB responses into leasegate's structs (see
- * ddb_json.h). Every attribute used is checked for its type and bounded;
- * a DynamoDB answer is input like any other.
+ * ddb_json.h), and the cursors of a Scan. Every attribute used is checked
+ * for its type and bounded; a DynamoDB answer is input like any other.
  */
 #include "core/dynamodb/ddb_json.h"
 
@@ -370,6 +370,174 @@ bool ddb_parse_table(const char *body, size_t len, struct ddb_table_desc *out, c
 			  strlen(st->valuestring));
 	if (!ok)
 		ddb_errf(err, "table description without a valid KeySchema");
+	cJSON_Delete(root);
+	return ok;
+}
+
+/* ---- Scan ---- */
+
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* Appends the base64url (no padding) of s to out at *pos, within cap
+ * (with its NUL); false when it does not fit. */
+static bool b64_put(const char *s, char *out, size_t *pos, size_t cap)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), need = (n * 4 + 2) / 3;
+	if (*pos + need + 1 > cap)
+		return false;
+	char *o = out + *pos;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		*o++ = b64url[v >> 18 & 63];
+		*o++ = b64url[v >> 12 & 63];
+		if (i + 1 < n)
+			*o++ = b64url[v >> 6 & 63];
+		if (i + 2 < n)
+			*o++ = b64url[v & 63];
+	}
+	*o = '\0';
+	*pos += need;
+	return true;
+}
+
+/* Decodes n characters of base64url (no padding) into out (at most max
+ * bytes and a NUL): false on a bad character or length, more than max
+ * bytes, NUL bytes, bits past the end, or no valid UTF-8. */
+static bool b64_get(const char *s, size_t n, char *out, size_t max)
+{
+	size_t len = n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0);
+	if (n == 0 || n % 4 == 1 || len > max)
+		return false;
+	uint32_t v = 0;
+	size_t bits = 0, o = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *d = memchr(b64url, s[i], 64);
+		if (!d || !s[i])
+			return false;
+		v = v << 6 | (uint32_t)(d - b64url);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)(v >> bits & 0xFF);
+		}
+	}
+	if (v & ((1u << bits) - 1)) /* not the canonical form */
+		return false;
+	out[o] = '\0';
+	return memchr(out, 0, o) == NULL && ddb_utf8_valid(out, o);
+}
+
+bool ddb_scan_cursor_key(const struct ddb_keys *k, const char *cursor, char *pk, char *sk)
+{
+	if (cursor[0] != '~') {
+		char name[STORE_NAME_MAX + 1];
+		if (!store_cursor_name(cursor, name) || !ddb_utf8_valid(name, strlen(name)))
+			return false;
+		snprintf(pk, DDB_PK_MAX + 1, "LOCK#%s", name);
+		if (k->sk)
+			strcpy(sk, "LOCK");
+		return true;
+	}
+	const char *p = cursor + 1, *dot = strchr(p, '.');
+	if ((dot != NULL) != (k->sk != NULL))
+		return false;
+	size_t n = dot ? (size_t)(dot - p) : strlen(p);
+	return b64_get(p, n, pk, DDB_PK_MAX) &&
+	       (!dot || b64_get(dot + 1, strlen(dot + 1), sk, DDB_SK_MAX));
+}
+
+/* The string value of key attribute name in map, or NULL. */
+static const char *key_value(const cJSON *map, const char *name)
+{
+	char ignored[DDB_ERR_MAX];
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(map, name);
+	return a ? typed(a, "S", ignored) : NULL;
+}
+
+/* The lock name of a key: pk LOCK#<name>, name 1..STORE_NAME_MAX bytes
+ * of UTF-8 (as every lock name is), and sk LOCK when the table has a sort
+ * key. NULL for another key. */
+static const char *lock_name(const struct ddb_keys *k, const char *pk, const char *sk)
+{
+	if (!pk || strncmp(pk, "LOCK#", 5) != 0 || pk[5] == '\0' ||
+	    strlen(pk + 5) > STORE_NAME_MAX || !ddb_utf8_valid(pk + 5, strlen(pk + 5)))
+		return NULL;
+	if (k->sk && (!sk || strcmp(sk, "LOCK") != 0))
+		return NULL;
+	return pk + 5;
+}
+
+static bool scan_cursor(const struct ddb_keys *k, const cJSON *last, char *cursor, char *err)
+{
+	const char *pk = key_value(last, k->pk), *sk = k->sk ? key_value(last, k->sk) : NULL;
+	/* a DynamoDB key is a non-empty string of UTF-8: anything else is no
+	 * key to start from */
+	if (!cJSON_IsObject(last) || !pk || !pk[0] || (k->sk && (!sk || !sk[0])) ||
+	    !ddb_utf8_valid(pk, strlen(pk)) || (sk && !ddb_utf8_valid(sk, strlen(sk)))) {
+		ddb_errf(err, "LastEvaluatedKey without the string keys of table %s", k->table);
+		return false;
+	}
+	const char *name = lock_name(k, pk, sk);
+	if (name) {
+		store_cursor_of(name, cursor);
+		return true;
+	}
+	/* DynamoDB's largest keys (2048 and 1024 bytes) fit: 1 + 2731 + 1 + 1366 */
+	size_t pos = 1;
+	cursor[0] = '~';
+	bool fits = b64_put(pk, cursor, &pos, STORE_CURSOR_MAX + 1);
+	if (fits && sk) {
+		cursor[pos++] = '.';
+		fits = b64_put(sk, cursor, &pos, STORE_CURSOR_MAX + 1);
+	}
+	if (!fits)
+		ddb_errf(err, "LastEvaluatedKey of table %s is longer than a cursor", k->table);
+	return fits;
+}
+
+bool ddb_parse_scan(const char *body, size_t len, const struct ddb_keys *k, unsigned max,
+		    struct store_scan_result *res, char *err)
+{
+	res->count = 0;
+	res->cursor[0] = '\0';
+	cJSON *root = parse_body(body, len, err);
+	if (!root)
+		return false;
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "Items");
+	const cJSON *last = cJSON_GetObjectItemCaseSensitive(root, "LastEvaluatedKey");
+	bool ok = cJSON_IsArray(items);
+	if (!ok)
+		ddb_errf(err, "Scan response without Items");
+	else if ((unsigned)cJSON_GetArraySize(items) > max)
+		ok = false, ddb_errf(err, "Scan response with more than %u Items", max);
+	const cJSON *it, *none = NULL;
+	cJSON_ArrayForEach(it, (ok ? items : none))
+	{
+		const char *name =
+			lock_name(k, key_value(it, k->pk), k->sk ? key_value(it, k->sk) : NULL);
+		if (!name)
+			continue; /* not a lock's key: the filter lets none through */
+		struct store_scan_entry *e = &res->entries[res->count];
+		char ierr[DDB_ERR_MAX];
+		if (!ddb_parse_item(it, k->ttl_attr, &e->item, ierr)) {
+			ddb_errf(err, "lock %.64s: %s", name, ierr);
+			ok = false;
+			break;
+		}
+		strcpy(e->name, name);
+		res->count++;
+	}
+	if (ok && last)
+		ok = scan_cursor(k, last, res->cursor, err);
+	if (!ok) {
+		res->count = 0;
+		res->cursor[0] = '\0';
+	}
 	cJSON_Delete(root);
 	return ok;
 }

@@ -29,6 +29,7 @@ static const char *const targets[DDB_OP_COUNT] = {
 	[DDB_DESCRIBE_TABLE] = TARGET_PREFIX "DescribeTable",
 	[DDB_CREATE_TABLE] = TARGET_PREFIX "CreateTable",
 	[DDB_UPDATE_TIME_TO_LIVE] = TARGET_PREFIX "UpdateTimeToLive",
+	[DDB_SCAN] = TARGET_PREFIX "Scan",
 };
 
 static void msgf(struct store_result *res, const char *fmt, ...)
@@ -294,6 +295,14 @@ static void on_http(void *arg, const struct http_response *hr)
 		observe(c, v.cls);
 		msgf(&res, "DynamoDB %s on table %s: %s", op, ds->table,
 		     hr->error ? hr->error : "transport error");
+		if (c->page && hr->curl_code == CURLE_FILESIZE_EXCEEDED) {
+			/* the same page would be as large again: not retried */
+			v.cls = DDB_C_FATAL;
+			msgf(&res,
+			     "DynamoDB Scan on table %s: a page of %u items is larger than %u "
+			     "bytes: ask for fewer",
+			     ds->table, c->limit, HTTP_BODY_MAX);
+		}
 		failed(c, v, &res, NULL);
 		return;
 	}
@@ -315,8 +324,13 @@ static void on_http(void *arg, const struct http_response *hr)
 	char err[DDB_ERR_MAX] = "";
 	const char *ttl = ds->keys.ttl_attr;
 	if (hr->status >= 200 && hr->status < 300) {
-		if (c->op != STORE_OP_COUNT &&
-		    !ddb_parse_output(c->dop, hr->body, hr->body_len, ttl, &res.item, err)) {
+		bool ok = c->page ? ddb_parse_scan(hr->body, hr->body_len, &ds->keys, c->limit,
+						   c->page, err)
+			  : c->op != STORE_OP_COUNT
+				  ? ddb_parse_output(c->dop, hr->body, hr->body_len, ttl, &res.item,
+						     err)
+				  : true;
+		if (!ok) {
 			res.status = STORE_FATAL;
 			res.error_type = "BadResponse";
 			msgf(&res, "DynamoDB %s on table %s: %s", op, ds->table, err);
@@ -499,6 +513,58 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 	return c;
 }
 
+/* The end of a scan: the page has its entries and cursor when OK. */
+static void scan_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
+{
+	struct store_scan_result *page = c->page;
+	page->status = res->status == STORE_REFUSED ? STORE_FATAL : res->status;
+	page->error_type = res->error_type;
+	memcpy(page->message, res->message, sizeof page->message);
+	if (page->status != STORE_OK) {
+		page->count = 0;
+		page->cursor[0] = '\0';
+	}
+	c->ds->base.in_flight--;
+	c->page_cb(c->arg);
+}
+
+/* One Scan request, with the deadline and retries of the other requests
+ * without a lease. store_scan() has checked limit and that the cursor is
+ * printable; one that is no cursor of this table is refused here (NULL).
+ * The page is written only when the answer comes, never after a cancel. */
+static struct store_call *ddb_scan(struct store *s, const char *cursor, unsigned limit,
+				   struct store_scan_result *page, void (*cb)(void *arg), void *arg)
+{
+	struct ddb_store *ds = (struct ddb_store *)s;
+	char err[DDB_ERR_MAX];
+	char *body = NULL;
+	size_t len = 0;
+	if (ds->open == OPEN_DONE && !(body = ddb_build_scan(&ds->keys, cursor, limit, &len, err)))
+		return NULL;
+	struct store_call *c = ddbs_new_call(ds, DDB_SCAN, scan_done, ds->cfg.op_timeout_ms);
+	if (!c) {
+		ddb_body_free(body);
+		return NULL;
+	}
+	c->op = STORE_SCAN;
+	c->page = page;
+	c->page_cb = cb;
+	c->arg = arg;
+	c->limit = limit;
+	c->body = body;
+	c->body_len = len;
+	s->in_flight++;
+	if (!body) {
+		c->res.status = STORE_FATAL;
+		c->res.error_type = "NotOpen";
+		msgf(&c->res, "DynamoDB store of table %s is not open", ds->table);
+		ddbs_defer(c);
+	} else {
+		ddbs_send(c);
+	}
+	return c;
+}
+
 static void ddb_cancel(struct store *s, struct store_call *c)
 {
 	s->in_flight--;
@@ -521,6 +587,7 @@ static const struct store_ops ddb_ops = {
 	.submit = ddb_submit,
 	.cancel = ddb_cancel,
 	.free = ddb_free,
+	.scan = ddb_scan,
 };
 
 struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,

@@ -13,12 +13,18 @@
  *                          UpdateTimeToLive on the TTL attribute;
  *   store_submit()...      the operations of store.h (before the open
  *                          completes OK they fail FATAL "store not open");
+ *   store_scan()           one Scan request a page (ddb_build_scan: lock
+ *                          keys only, strongly consistent), retried like
+ *                          the others; a page whose answer passes
+ *                          HTTP_BODY_MAX (4 MiB, while DynamoDB stops a
+ *                          page at 1 MB of items) fails FATAL
+ *                          "ResponseTooLarge" at once: ask for fewer;
  *   store_free()           cancels what is in flight, without callbacks.
  *
  * Counting: store->requests[op] counts logical operations (one per
- * store_submit()), which is what the lease rules count ("a free lock costs
- * one request"); the HTTP requests sent, retries included, are in
- * store_dynamodb_stats().http[ddb_op].
+ * store_submit(), one STORE_SCAN per store_scan()), which is what the lease
+ * rules count ("a free lock costs one request"); the HTTP requests sent,
+ * retries included, are in store_dynamodb_stats().http[ddb_op].
  *
  * Time: an operation has a deadline, so that a request never outlives the
  * lease it serves: the lease for ACQUIRE (the lease starts at the send),

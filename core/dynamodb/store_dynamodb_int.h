@@ -21,6 +21,10 @@ struct store_call {
 	ddbs_done_fn done;
 	store_cb cb;
 	void *arg;
+	/* a scan: the caller's page (filled from the answer) and callback */
+	struct store_scan_result *page;
+	void (*page_cb)(void *arg);
+	unsigned limit;
 	enum store_op op;
 	enum ddb_op dop;
 	bool unconditional;

@@ -4,11 +4,14 @@
  * name.
  *
  * The first byte picks: an UpdateItem or GetItem answer, an error body
- * (JSON or XML), a table description, or a request with the rest as the
- * lock name. Contracts checked: every string of a parsed item or error is
+ * (JSON or XML), a table description, a request with the rest as the
+ * lock name, a Scan answer, or a Scan request with the rest as its cursor.
+ * Contracts checked: every string of a parsed item or error is
  * NUL-terminated within its field; a successful UpdateItem parse has an
  * item; a built body is JSON whose key is "LOCK#" + the name, byte for
- * byte; a refused name comes with a message.
+ * byte; a refused name or cursor comes with a message; a Scan page has at
+ * most its limit of entries, lock names of 1..STORE_NAME_MAX bytes, and a
+ * printable cursor that a next Scan request takes.
  */
 #include <cJSON.h>
 #include <stddef.h>
@@ -33,6 +36,57 @@ static void check_item(const struct lock_item *it)
 	check(strnlen(it->holder, sizeof it->holder) < sizeof it->holder);
 	check(strnlen(it->type, sizeof it->type) < sizeof it->type);
 	check(!it->has_lease || it->lease_ms > 0);
+	check(!it->freed_forced || it->freed != 0);
+}
+
+static const struct ddb_keys scan_keys[2] = {{"Locks", "pk", NULL, NULL},
+					     {"Locks", "pk", "sk", "exp"}};
+
+static void fuzz_scan_answer(const char *body, size_t n, unsigned which)
+{
+	static struct store_scan_entry entries[4];
+	static struct store_scan_result res;
+	const struct ddb_keys *k = &scan_keys[which];
+	char err[DDB_ERR_MAX] = "";
+	res.entries = entries;
+	if (!ddb_parse_scan(body, n, k, 4, &res, err)) {
+		check(err[0] != '\0' && res.count == 0 && res.cursor[0] == '\0');
+		return;
+	}
+	check(res.count <= 4);
+	for (unsigned i = 0; i < res.count; i++) {
+		size_t len = strnlen(entries[i].name, sizeof entries[i].name);
+		check(len >= 1 && len <= STORE_NAME_MAX);
+		check(entries[i].item.exists);
+		check_item(&entries[i].item);
+	}
+	size_t len = strnlen(res.cursor, sizeof res.cursor);
+	check(len <= STORE_CURSOR_MAX);
+	for (size_t i = 0; i < len; i++)
+		check(res.cursor[i] >= 0x20 && res.cursor[i] <= 0x7e);
+	if (len > 0) {
+		size_t blen;
+		char *next = ddb_build_scan(k, res.cursor, 4, &blen, err);
+		check(next != NULL);
+		ddb_body_free(next);
+	}
+}
+
+static void fuzz_scan_cursor(const char *cursor, unsigned which)
+{
+	char err[DDB_ERR_MAX] = "";
+	size_t len = 0;
+	char *body = ddb_build_scan(&scan_keys[which], cursor, 10, &len, err);
+	if (!body) {
+		check(err[0] != '\0');
+		return;
+	}
+	cJSON *root = cJSON_ParseWithLength(body, len);
+	check(root != NULL);
+	check(cJSON_GetObjectItemCaseSensitive(root, "ExclusiveStartKey") != NULL ||
+	      cursor[0] == '\0');
+	cJSON_Delete(root);
+	ddb_body_free(body);
 }
 
 static void fuzz_name(const char *name, size_t n)
@@ -68,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	unsigned pick = data[0] % 5;
+	unsigned pick = data[0] % 7, which = data[0] / 7 % 2;
 	const char *body = (const char *)data + 1;
 	size_t n = size - 1;
 	char err[DDB_ERR_MAX] = "";
@@ -112,8 +166,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(strnlen(d.sk, sizeof d.sk) < sizeof d.sk);
 			check(strnlen(d.status, sizeof d.status) < sizeof d.status);
 		}
-	} else if (strlen(copy) == n) {
+	} else if (pick == 4 && strlen(copy) == n) {
 		fuzz_name(copy, n);
+	} else if (pick == 5) {
+		fuzz_scan_answer(copy, n, which);
+	} else if (pick == 6 && strlen(copy) == n) {
+		fuzz_scan_cursor(copy, which);
 	}
 	free(copy);
 	return 0;

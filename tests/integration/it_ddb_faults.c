@@ -4,7 +4,8 @@
  * throttling retried within the standard mode's 3 attempts, the retry
  * quota, a wrong CRC32, a skewed clock corrected from Date, a server that
  * never answers (the deadline of the lease), malformed answers, expired
- * tokens, the request headers, cancel and free with requests in flight.
+ * tokens, the request headers, cancel and free with requests in flight;
+ * a scan's retries, its answer past HTTP_BODY_MAX, a cancel in flight.
  * Real loop and clock; no sleeps: the loop waits on sockets and timers.
  */
 #include <setjmp.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/dynamodb/http.h"
 #include "core/dynamodb/store_dynamodb.h"
 #include "tests/support/fake_ddb.h"
 #include "tests/support/store_contract.h"
@@ -543,6 +545,128 @@ static void not_open_refused(void **state)
 	store_free(s);
 }
 
+struct scanned {
+	bool done;
+	int calls;
+};
+
+static void on_scanned(void *arg)
+{
+	struct scanned *w = arg;
+	w->done = true;
+	w->calls++;
+}
+
+/* One page of a scan from cursor, run to its callback. */
+static void scan_page(struct store *s, const char *cursor, struct store_scan_result *page)
+{
+	struct scanned w = {0};
+	assert_non_null(store_scan(s, cursor, 10, page, on_scanned, &w));
+	assert_false(w.done);
+	run_until(&w.done);
+	assert_int_equal(w.calls, 1);
+}
+
+/* A Scan is signed, sent as Scan and retried like the others; an answer
+ * past HTTP_BODY_MAX or a malformed one ends it at once; before the open,
+ * it is refused from the loop without a request. */
+static void scan_retried_and_bounded(void **state)
+{
+	struct env *e = *state;
+	struct store_scan_entry entries[10];
+	struct store_scan_result page = {.entries = entries};
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.status = 500,
+					      .body = "{\"__type\":\"InternalServerError\"}"});
+	fake_ddb_push(
+		e->fake,
+		(struct fake_ddb_reply){
+			.body = "{\"Items\":[{\"pk\":{\"S\":\"LOCK#b\"},\"rvn\":{\"S\":\"r\"}}],"
+				"\"LastEvaluatedKey\":{\"pk\":{\"S\":\"LOCK#b\"}}}"});
+	scan_page(e->s, "61", &page);
+	assert_int_equal(page.status, STORE_OK);
+	assert_int_equal(page.count, 1);
+	assert_string_equal(entries[0].name, "b");
+	assert_string_equal(page.cursor, "62");
+	const struct fake_ddb_seen *seen = fake_ddb_last(e->fake);
+	assert_string_equal(seen->target, "DynamoDB_20120810.Scan");
+	assert_true(strncmp(seen->authorization, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 40) ==
+		    0);
+	assert_non_null(strstr(seen->body, "\"ExclusiveStartKey\":{\"pk\":{\"S\":\"LOCK#a\"}}"));
+	assert_non_null(strstr(seen->body, "\"Limit\":10"));
+	assert_int_equal(stats(e->s).http[DDB_SCAN], 2);
+	assert_int_equal(answered(e->s, DDB_SCAN, DDB_C_TRANSIENT), 1);
+	assert_int_equal(answered(e->s, DDB_SCAN, DDB_C_OK), 1);
+	assert_int_equal(e->s->requests[STORE_SCAN], 1);
+
+	/* larger than HTTP_BODY_MAX: the same page would be again, so no retry */
+	size_t big = HTTP_BODY_MAX + 100;
+	char *body = malloc(big + 1);
+	assert_non_null(body);
+	memset(body, ' ', big);
+	memcpy(body, "{\"Items\":[]", 11);
+	body[big - 1] = '}';
+	body[big] = '\0';
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = body});
+	unsigned before = fake_ddb_requests(e->fake);
+	scan_page(e->s, NULL, &page);
+	free(body);
+	assert_int_equal(page.status, STORE_FATAL);
+	assert_string_equal(page.error_type, "ResponseTooLarge");
+	assert_non_null(strstr(page.message, "ask for fewer"));
+	assert_int_equal(page.count, 0);
+	assert_int_equal(fake_ddb_requests(e->fake) - before, 1);
+
+	/* malformed: not retried either */
+	static const char *const bad[] = {
+		"{}",
+		"{\"Items\":[{\"pk\":{\"S\":\"LOCK#c\"},\"owner\":{\"N\":\"1\"}}]}",
+		"{\"Items\":[],\"LastEvaluatedKey\":{\"id\":{\"S\":\"x\"}}}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		before = fake_ddb_requests(e->fake);
+		fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = bad[i]});
+		scan_page(e->s, NULL, &page);
+		assert_int_equal(page.status, STORE_FATAL);
+		assert_string_equal(page.error_type, "BadResponse");
+		assert_string_equal(page.cursor, "");
+		assert_int_equal(fake_ddb_requests(e->fake) - before, 1);
+	}
+
+	struct store *s = make_store(e->url, NULL);
+	scan_page(s, NULL, &page);
+	assert_int_equal(page.status, STORE_FATAL);
+	assert_string_equal(page.error_type, "NotOpen");
+	assert_int_equal(stats(s).http[DDB_SCAN], 0);
+	store_free(s);
+}
+
+/* A scan cancelled while its request is in flight: no callback, and its
+ * page (freed at once) is never written. */
+static void scan_cancelled_in_flight(void **state)
+{
+	struct env *e = *state;
+	struct store_scan_result *page = calloc(1, sizeof *page);
+	assert_non_null(page);
+	page->entries = calloc(10, sizeof *page->entries);
+	assert_non_null(page->entries);
+	struct scanned w = {0};
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Items\":[{\"pk\":{\"S\":\"LOCK#b\"}}]}"});
+	struct store_call *c = store_scan(e->s, NULL, 10, page, on_scanned, &w);
+	assert_non_null(c);
+	/* until the request has reached the server */
+	while (fake_ddb_requests(e->fake) == 0)
+		event_base_loop(base, EVLOOP_ONCE);
+	store_cancel(e->s, c);
+	free(page->entries);
+	free(page);
+	assert_int_equal(e->s->in_flight, 0);
+	struct store_result r = do_req(e->s, (struct store_req){.op = STORE_READ});
+	assert_int_equal(r.status, STORE_OK);
+	assert_false(w.done);
+}
+
 static void bad_config(void **state)
 {
 	static const struct store_dynamodb_config cfgs[] = {
@@ -617,6 +741,8 @@ int main(void)
 		T(xml_auth_failure),
 		T(cancel_and_free_in_flight),
 		T(not_open_refused),
+		T(scan_retried_and_bounded),
+		T(scan_cancelled_in_flight),
 		T(bad_config),
 	};
 	int failed =

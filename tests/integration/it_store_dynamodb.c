@@ -442,6 +442,118 @@ static void freed_as_boto3_reads_it(void **state)
 	store_free(s);
 }
 
+struct scan_wait {
+	bool done;
+};
+
+static void scanned(void *arg)
+{
+	((struct scan_wait *)arg)->done = true;
+}
+
+/* Locks written by the store beside another application's items written
+ * by boto3 (other partition keys, a key that only looks like a lock's,
+ * and, with a sort key, other items of a lock's partition): pages of 3
+ * give every lock once and nothing else, including after pages that end
+ * on another item's key (the "~" cursor). */
+static void scan_over_other_items(const char *table, const char *pk, const char *sk)
+{
+	struct store_result res;
+	struct store_dynamodb_config cfg = {
+		.table = table, .partition_key = pk, .sort_key = sk, .create_table = true};
+	struct store *s = open_store(cfg, &res);
+	assert_non_null(s);
+	assert_int_equal(res.status, STORE_OK);
+	enum { LOCKS = 12 }; /* and range(12) below */
+	char name[32], cmd[2048], out[512];
+	for (int i = 0; i < LOCKS; i++) {
+		snprintf(name, sizeof name, "s-%02d", i);
+		struct store_req a = {.op = STORE_ACQUIRE,
+				      .name = name,
+				      .owner = "o",
+				      .rvn = "r",
+				      .holder = "pod",
+				      .lease_ms = 30000};
+		assert_int_equal(do_req(s, a).status, STORE_OK);
+		if (i % 4 == 0) {
+			struct store_req r = {.op = STORE_RELEASE,
+					      .name = name,
+					      .owner = "o",
+					      .token = 1,
+					      .forced = true};
+			assert_int_equal(do_req(s, r).status, STORE_OK);
+		}
+	}
+	snprintf(cmd, sizeof cmd,
+		 BOTO
+		 "t,pk,sk=sys.argv[1],sys.argv[2],sys.argv[3];"
+		 "k=lambda p,s2:dict([(pk,{\"S\":p})]+([(sk,{\"S\":s2})] if sk!=\"-\" else []));"
+		 "[c.put_item(TableName=t,Item=dict(k(\"ORDER#%%d\"%%i,\"X\"),owner={\"N\":\"1\"}))"
+		 " for i in range(15)];"
+		 "c.put_item(TableName=t,Item=k(\"LOCKS#x\",\"LOCK\"));"
+		 "[c.put_item(TableName=t,Item=dict(k(\"LOCK#s-%%02d\"%%i,\"META\"),owner={\"N\":"
+		 "\"2\"}))"
+		 " for i in range(12) if sk!=\"-\"]' %s %s %s 2>&1",
+		 table, pk, sk ? sk : "-");
+	int rc = sh(cmd, out, sizeof out);
+	if (rc != 0)
+		fail_msg("boto3: %s", out);
+
+	struct store_scan_result *page = calloc(1, sizeof *page);
+	assert_non_null(page);
+	page->entries = calloc(3, sizeof *page->entries);
+	assert_non_null(page->entries);
+	int seen[LOCKS] = {0};
+	unsigned pages = 0, other_cursors = 0;
+	char cursor[STORE_CURSOR_MAX + 1] = "";
+	do {
+		struct scan_wait w = {0};
+		assert_non_null(store_scan(s, cursor, 3, page, scanned, &w));
+		run_until(&w.done);
+		assert_true(w.done);
+		if (page->status != STORE_OK)
+			fail_msg("scan: %s %s", store_status_name(page->status), page->message);
+		assert_true(page->count <= 3);
+		for (unsigned i = 0; i < page->count; i++) {
+			int k;
+			const struct store_scan_entry *e = &page->entries[i];
+			if (sscanf(e->name, "s-%d", &k) != 1 || k < 0 || k >= LOCKS)
+				fail_msg("scan gave %s", e->name);
+			seen[k]++;
+			assert_string_equal(e->item.owner, k % 4 ? "o" : "");
+			assert_string_equal(e->item.holder, k % 4 ? "pod" : "");
+			assert_int_equal(e->item.fence, 1);
+			assert_int_equal(e->item.freed, k % 4 ? 0 : 1);
+			assert_int_equal(e->item.freed_forced, k % 4 == 0);
+		}
+		other_cursors += page->cursor[0] == '~';
+		strcpy(cursor, page->cursor);
+		assert_true(++pages < 100);
+	} while (cursor[0] != '\0');
+	for (int i = 0; i < LOCKS; i++)
+		if (seen[i] != 1)
+			fail_msg("%s: s-%02d seen %d times", table, i, seen[i]);
+	print_message("%s: %u pages, %u ended on another item\n", table, pages, other_cursors);
+	assert_true(other_cursors > 0);
+	assert_int_equal(s->requests[STORE_SCAN], pages);
+	struct store_dynamodb_stats st;
+	store_dynamodb_stats(s, &st);
+	assert_int_equal(st.http[DDB_SCAN], pages);
+	free(page->entries);
+	free(page);
+	store_free(s);
+}
+
+static void scan_pages_partition_key(void **state)
+{
+	scan_over_other_items("lg_scan_pk", "pk", NULL);
+}
+
+static void scan_pages_sort_key(void **state)
+{
+	scan_over_other_items("lg_scan_sk", "Id", "Kind");
+}
+
 int main(void)
 {
 	endpoint = getenv("LG_MOTO");
@@ -479,6 +591,8 @@ int main(void)
 		cmocka_unit_test(non_string_keys_refused),
 		cmocka_unit_test(item_as_boto3_reads_it),
 		cmocka_unit_test(freed_as_boto3_reads_it),
+		cmocka_unit_test(scan_pages_partition_key),
+		cmocka_unit_test(scan_pages_sort_key),
 	};
 	failed += cmocka_run_group_tests_name("dynamodb only", tests, NULL, NULL);
 	event_free(tick);

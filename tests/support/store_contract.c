@@ -463,6 +463,7 @@ static void requests_counted(void **state)
 	withdraw(fx, "W");
 	release(fx, "A");
 	del(fx);
+	store_contract_scan_page(fx);
 	for (int i = 0; i < STORE_OP_COUNT; i++)
 		assert_int_equal(fx->s->requests[i] - before[i], 1);
 	assert_int_equal(fx->s->in_flight, 0);

@@ -32,8 +32,11 @@ int store_contract_teardown(void **state);
  * prints what went wrong on TRANSIENT, FATAL, NO_TABLE. */
 struct store_result store_contract_op(struct fixture *fx, struct store_req r);
 
+/* One page of a scan, which must be OK (for the counts of each operation). */
+void store_contract_scan_page(struct fixture *fx);
+
 /* The tests of store_contract_scan.c, to run with the others. */
-#define STORE_CONTRACT_SCAN_TESTS 2
+#define STORE_CONTRACT_SCAN_TESTS 6
 extern const struct CMUnitTest store_contract_scan_tests[STORE_CONTRACT_SCAN_TESTS];
 
 #endif

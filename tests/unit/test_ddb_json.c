@@ -276,6 +276,7 @@ static const struct build_case build_cases[] = {
 	 NULL},
 	{"negative ttl", &k_pk, {.op = STORE_DELETE, .name = "a", .ttl = -1}, NULL},
 	{"unknown op", &k_pk, {.op = STORE_OP_COUNT, .name = "a"}, NULL},
+	{"scan is no request", &k_pk, {.op = STORE_SCAN, .name = "a"}, NULL},
 };
 
 static void assert_json_eq(const char *got, const char *want)
@@ -317,7 +318,9 @@ static void test_op_mapping(void **state)
 	assert_int_equal(ddb_op_for(STORE_READ), DDB_GET_ITEM);
 	assert_int_equal(ddb_op_for(STORE_DELETE), DDB_DELETE_ITEM);
 	assert_int_equal(ddb_op_for(STORE_CHECK), DDB_TRANSACT_WRITE_ITEMS);
+	assert_int_equal(ddb_op_for(STORE_SCAN), DDB_SCAN);
 	assert_string_equal(ddb_op_name(DDB_TRANSACT_WRITE_ITEMS), "TransactWriteItems");
+	assert_string_equal(ddb_op_name(DDB_SCAN), "Scan");
 	assert_string_equal(ddb_op_name(DDB_OP_COUNT), "?");
 }
 

@@ -3,12 +3,16 @@
  * (which test_store_contract runs on it): completions come in submission
  * order, from the loop, a cancelled one never; a call made by a callback
  * completes after those already queued; released items are forgotten
- * after the retention, and new names refused past the most items.
+ * after the retention, and new names refused past the most items; a
+ * scan's pages are exact, complete across the table's growth, and queued
+ * with the other calls.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -189,6 +193,190 @@ static void test_max_items_refuses_new_names(void **state)
 	clock_free(c);
 }
 
+/* ---- scan ---- */
+
+struct page {
+	struct store_scan_result res;
+	int calls;
+};
+
+static void paged(void *arg)
+{
+	((struct page *)arg)->calls++;
+}
+
+static struct page *page_new(unsigned cap)
+{
+	struct page *p = calloc(1, sizeof(*p));
+	assert_non_null(p);
+	p->res.entries = calloc(cap, sizeof(*p->res.entries));
+	assert_non_null(p->res.entries);
+	return p;
+}
+
+static void page_free(struct page *p)
+{
+	free(p->res.entries);
+	free(p);
+}
+
+/* One page, completed by the fake clock. */
+static void scan(struct clock *c, struct store *s, struct page *p, const char *cursor,
+		 unsigned limit)
+{
+	p->calls = 0;
+	assert_non_null(store_scan(s, cursor, limit, &p->res, paged, p));
+	clock_fake_advance(c, 0);
+	assert_int_equal(p->calls, 1);
+	assert_int_equal(p->res.status, STORE_OK);
+}
+
+static void put(struct store *s, const char *fmt, int i)
+{
+	char name[64];
+	struct lock_item it = {.exists = true, .has_fence = true, .fence = i + 1};
+	strcpy(it.type, "LOCK");
+	snprintf(name, sizeof(name), fmt, i);
+	assert_true(store_memory_put_raw(s, name, &it));
+}
+
+/* Pages are full until the last, whose cursor is ""; a cursor is the hex
+ * of the last name of its page. */
+static void test_scan_pages_exact(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	struct page *p = page_new(10);
+	scan(c, s, p, NULL, 10);
+	assert_int_equal(p->res.count, 0);
+	assert_string_equal(p->res.cursor, "");
+	for (int i = 0; i < 25; i++)
+		put(s, "lock-%d", i);
+	char cursor[STORE_CURSOR_MAX + 1] = "", hex[STORE_CURSOR_MAX + 1];
+	const unsigned want[] = {10, 10, 5};
+	for (int k = 0; k < 3; k++) {
+		scan(c, s, p, cursor, 10);
+		assert_int_equal(p->res.count, want[k]);
+		if (k < 2) {
+			store_cursor_of(p->res.entries[9].name, hex);
+			assert_string_equal(p->res.cursor, hex);
+		} else {
+			assert_string_equal(p->res.cursor, "");
+		}
+		strcpy(cursor, p->res.cursor);
+	}
+	assert_int_equal(s->requests[STORE_SCAN], 4);
+	assert_string_equal(store_op_name(STORE_SCAN), "scan"); /* INFO's store_requests_scan */
+	page_free(p);
+	store_free(s);
+	clock_free(c);
+}
+
+static void acquired(void *arg, const struct store_result *res)
+{
+	assert_int_equal(res->status, STORE_OK);
+	(*(int *)arg)++;
+}
+
+static void acquire_new(struct clock *c, struct store *s, int n)
+{
+	int ok = 0;
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "new-%d", i);
+		struct store_req a = {.op = STORE_ACQUIRE,
+				      .name = name,
+				      .owner = "o",
+				      .rvn = "r",
+				      .lease_ms = 1000};
+		assert_non_null(store_submit(s, &a, acquired, &ok));
+	}
+	clock_fake_advance(c, 0);
+	assert_int_equal(ok, n);
+}
+
+/* Items there from the first page to the last are listed once each even
+ * when the table grows (1024 buckets to 4096) between pages, and no item
+ * twice. */
+static void test_scan_complete_across_growth(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	enum { OLD = 1000, NEW = 3000 };
+	for (int i = 0; i < OLD; i++)
+		put(s, "old-%d", i);
+	static unsigned char seen_old[OLD];
+	memset(seen_old, 0, sizeof(seen_old));
+	unsigned seen_new = 0, pages = 0;
+	struct page *p = page_new(300);
+	char cursor[STORE_CURSOR_MAX + 1] = "";
+	do {
+		scan(c, s, p, cursor, 300);
+		for (unsigned i = 0; i < p->res.count; i++) {
+			int k;
+			if (sscanf(p->res.entries[i].name, "old-%d", &k) == 1)
+				seen_old[k]++;
+			else
+				seen_new++;
+		}
+		if (pages++ == 0) /* acquires grow the table, twice */
+			acquire_new(c, s, NEW);
+		strcpy(cursor, p->res.cursor);
+	} while (cursor[0] != '\0');
+	for (int i = 0; i < OLD; i++)
+		if (seen_old[i] != 1)
+			fail_msg("old-%d seen %u times", i, seen_old[i]);
+	assert_true(seen_new <= NEW);
+	assert_int_equal(store_memory_items(s), OLD + NEW);
+	page_free(p);
+	store_free(s);
+	clock_free(c);
+}
+
+/* A scan completes in its place among the other calls, sees what they
+ * wrote, fails when the test injects a failure, waits for the latency. */
+static void test_scan_queued_with_other_calls(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	struct page *p = page_new(10);
+	struct order o = {.s = s};
+	order = &o;
+	struct store_req a = {
+		.op = STORE_ACQUIRE, .name = "a", .owner = "o", .rvn = "r", .lease_ms = 1000};
+	assert_non_null(store_submit(s, &a, done, "a"));
+	assert_non_null(store_scan(s, NULL, 10, &p->res, paged, p));
+	clock_fake_advance(c, 0);
+	assert_int_equal(p->calls, 1);
+	assert_int_equal(p->res.count, 1);
+	assert_string_equal(p->res.entries[0].name, "a");
+	assert_string_equal(p->res.entries[0].item.owner, "o");
+	assert_int_equal(p->res.entries[0].item.fence, 1);
+
+	store_memory_fail(s, 1, STORE_TRANSIENT, "Throttling");
+	p->calls = 0;
+	assert_non_null(store_scan(s, NULL, 10, &p->res, paged, p));
+	clock_fake_advance(c, 0);
+	assert_int_equal(p->calls, 1);
+	assert_int_equal(p->res.status, STORE_TRANSIENT);
+	assert_string_equal(p->res.error_type, "Throttling");
+	assert_int_equal(p->res.count, 0);
+	assert_string_equal(p->res.cursor, "");
+
+	store_memory_set_op_latency(s, STORE_SCAN, 50);
+	p->calls = 0;
+	assert_non_null(store_scan(s, NULL, 10, &p->res, paged, p));
+	clock_fake_advance(c, 49);
+	assert_int_equal(p->calls, 0);
+	clock_fake_advance(c, 1);
+	assert_int_equal(p->calls, 1);
+	assert_int_equal(p->res.status, STORE_OK);
+	assert_int_equal(p->res.count, 1);
+	page_free(p);
+	store_free(s);
+	clock_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +385,9 @@ int main(void)
 		cmocka_unit_test(test_released_items_forgotten_after_retention),
 		cmocka_unit_test(test_no_retention_keeps_items),
 		cmocka_unit_test(test_max_items_refuses_new_names),
+		cmocka_unit_test(test_scan_pages_exact),
+		cmocka_unit_test(test_scan_complete_across_growth),
+		cmocka_unit_test(test_scan_queued_with_other_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

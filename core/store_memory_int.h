@@ -1,0 +1,97 @@
+/*
+ * store_memory_int: what store_memory.c (the table, the calls, the
+ * operations) and store_memory_scan.c (a scan's page) share. Private to
+ * those two files; everything else uses store_memory.h.
+ */
+#ifndef LG_STORE_MEMORY_INT_H
+#define LG_STORE_MEMORY_INT_H
+
+#include "core/store_memory.h"
+
+struct mitem {
+	struct mitem *next;
+	/* released (no owner): in the store's list of released items, oldest
+	 * first, forgotten once released for the retention */
+	struct mitem *fprev, *fnext;
+	int64_t freed_ms;
+	bool in_freed;
+	bool freed_forced; /* with freed: released by force */
+	uint64_t hash;
+	char owner[STORE_ID_MAX + 1];
+	char rvn[STORE_ID_MAX + 1];
+	int64_t fence, lease_ms, ttl;
+	char *holder;		       /* the last label written, kept for the next write */
+	char waiter[STORE_ID_MAX + 1]; /* an announced waiter, "" when none */
+	int64_t waiter_ms;
+	/* The last release from outside the holding replica (store.h's
+	 * RELEASE with .token): the fence it ended, 0 when none. Not to be
+	 * confused with freed_ms, the time of any release. */
+	int64_t freed;
+	bool has_holder, has_lease;
+	/* Only store_memory_put_raw() makes an item that is no lock: its
+	 * _type is not LOCK (other_type, "" when absent; NULL for a lock), it
+	 * has no fence, or a fence that is no int64. */
+	char *other_type;
+	bool no_fence, fence_bad;
+	char name[]; /* NUL-terminated */
+};
+
+struct store_call {
+	struct timer timer;		/* a call with latency completes from it */
+	struct store_call *prev, *next; /* else in the queue, in order */
+	uint64_t seq;
+	uint64_t hash; /* of req.name */
+	size_t size;
+	struct mstore *ms;
+	union {
+		store_cb cb;
+		void (*scan_cb)(void *arg); /* a scan */
+	};
+	void *arg;
+	/* A scan (req.op STORE_SCAN): its page, at most limit items after
+	 * req.name (NULL: from the start). */
+	struct store_scan_result *page;
+	unsigned limit;
+	struct store_req req; /* strings point into text */
+	char text[];
+};
+
+struct mstore {
+	struct store base;
+	struct clock *clock;
+	struct mitem **buckets;
+	size_t nbuckets, nitems;
+	int64_t latency_ms;
+	int64_t op_latency_ms[STORE_OP_COUNT]; /* added to latency_ms, per op */
+	/* Calls without latency queue here and complete together from one
+	 * zero-delay timer: one timer per batch instead of one per call. */
+	struct store_call *q_head, *q_tail;
+	uint64_t q_seq;
+	struct timer q_timer;
+	int64_t retention_ms; /* released items forgotten after this; 0: never */
+	/* Released items are stamped, and forgotten, by a sweep timer that
+	 * ticks every eighth of the retention while there are any: no clock
+	 * read per request. stamp_ms is an upper bound of the time until the
+	 * next tick, so an item is never forgotten early, and at most two
+	 * ticks late. */
+	struct timer sweep;
+	int64_t stamp_ms;
+	size_t max_items; /* new names refused past this; 0: no cap */
+	struct mitem *freed_head, *freed_tail;
+	size_t bytes;	    /* memory of the items, names and labels */
+	uint64_t forgotten; /* items forgotten, since the start */
+	int fail_n;
+	enum store_status fail_status;
+	const char *fail_type;
+	char table[];
+};
+
+/* The item as a read gives it (it NULL: none). */
+void mem_copy_out(const struct mitem *it, struct lock_item *out);
+
+/* Fills the page of the scan call (call->page, call->limit; call->req.name
+ * the name of its cursor, NULL from the start, call->hash its hash).
+ * False on out-of-memory. */
+bool mem_scan_page(struct mstore *ms, struct store_call *call) __attribute__((warn_unused_result));
+
+#endif
