@@ -257,6 +257,16 @@ static bool acl_allows(struct sess *s, const struct cmd_def *d, const struct cmd
 	return v == ACL_OK;
 }
 
+bool cmd_acl_require(struct cmd_call *c, const char *name, uint32_t cats)
+{
+	struct acl_req r = {.cmd = name, .cats = cats};
+	if (acl_check(c->sess->c.acl, &r, NULL) == ACL_OK)
+		return true;
+	resp_add_errorf(c->out, "NOPERM User %s has no permissions to run the '%s' command",
+			c->sess->c.user[0] ? c->sess->c.user : "default", name);
+	return false;
+}
+
 /* The answer of an authentication held back: now in the session's output. */
 static void release_answer(struct conn *c, void *arg)
 {

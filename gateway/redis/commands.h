@@ -104,6 +104,13 @@ int cmd_table_add_info(struct cmd_table *t, const char *name, cmd_info_fn fn, vo
 const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, size_t len,
 				 void **arg);
 
+/* For a command whose rights depend on an argument (LOCK.LIST TABLE is
+ * @admin, LOCK.LIST is not): asks the ACL check point again, for name
+ * ("lock.list|table": +lock.list allows it, -lock.list|table denies it)
+ * of categories cats, no lock name. false with -NOPERM written. */
+bool cmd_acl_require(struct cmd_call *c, const char *name, uint32_t cats)
+	__attribute__((warn_unused_result));
+
 /* An ACL rule's command exists: "name" or "name|sub" (acl_known_fn; arg:
  * the table). */
 bool cmd_acl_known(const char *name, void *table);
