@@ -1,6 +1,6 @@
 /*
  * fuzz_acl: libFuzzer target for the ACL file's parser and the check point
- * (gateway/conn/acl.c).
+ * (gateway/conn/acl.c, acl_check.c).
  *
  * The input is an ACL file. A parse either succeeds — then every user is
  * described (ACL LIST) and, with a second parse of that description (the
@@ -9,7 +9,7 @@
  * asked about a few commands and names, and globs are matched both ways.
  * Build: `make fuzz`, or by hand:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz/fuzz_acl.c \
- *     protocols/buf.c gateway/conn/acl.c -lcrypto -o build/fuzz_acl
+ *     protocols/buf.c gateway/conn/acl.c gateway/conn/acl_check.c -lcrypto -o build/fuzz_acl
  */
 #include <stddef.h>
 #include <stdint.h>
