@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -43,14 +44,21 @@ struct pgw {
 	char path[256];
 };
 
-static void start(struct pgw *p, const char *text, const char *o1, const char *o2)
+/* delay: --auth-max-delay ("0": no slowdown, as most tests here want). */
+static void start_delay(struct pgw *p, const char *text, const char *delay, const char *o1,
+			const char *o2)
 {
 	acl_path(p->path, sizeof(p->path), "it-acl-pg");
 	acl_write(p->path, text, 0600);
 	p->pg = gw_free_port_arg();
 	p->admin = gw_free_port_arg();
 	gw_start(&p->g, NULL, "--aclfile", p->path, "--pg-port", p->pg.arg, "--admin-port",
-		 p->admin.arg, "--auth-max-delay", "0", o1, o2, NULL);
+		 p->admin.arg, "--auth-max-delay", delay, o1, o2, NULL);
+}
+
+static void start(struct pgw *p, const char *text, const char *o1, const char *o2)
+{
+	start_delay(p, text, "0", o1, o2);
 }
 
 static PGconn *try_login(const struct pgw *p, const char *user, const char *password,
@@ -253,6 +261,50 @@ static void test_reload_reaches_pg(void **state)
 	unlink(p.path);
 }
 
+/* Repeated failures from one address slow its logins, the right one too
+ * (by SCRAM: the server-final message waits with the rest). */
+static void test_failures_slowed(void **state)
+{
+	struct pgw p;
+	start_delay(&p, users, "5s", NULL, NULL);
+	long long took[4];
+	for (int i = 0; i < 4; i++) {
+		long long t0 = gw_now_ms();
+		refused(&p, "app", "wrong", "password authentication failed for user \"app\"");
+		took[i] = gw_now_ms() - t0;
+	}
+	print_message("failed logins answered in %lld %lld %lld %lld ms\n", took[0], took[1],
+		      took[2], took[3]);
+	assert_true(took[0] < 300);		       /* 0 */
+	assert_true(took[3] >= 300 && took[3] < 3000); /* 400 */
+	long long t0 = gw_now_ms();
+	PGconn *c = login(&p, "app", "apppw", "shop"); /* 800 */
+	assert_true(gw_now_ms() - t0 >= 600);
+	expect_row(c, "SELECT pg_try_advisory_lock(1)", "t");
+	PQfinish(c);
+	t0 = gw_now_ms(); /* reset by the success */
+	refused(&p, "app", "wrong", "password authentication failed");
+	assert_true(gw_now_ms() - t0 < 300);
+	/* a client that leaves while its answer waits is no trouble */
+	refused(&p, "app", "wrong", "password authentication failed");
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) { /* its answer is held 200 ms: killed before */
+		PQfinish(try_login(&p, "app", "wrong", "shop"));
+		_exit(0);
+	}
+	gw_sleep_ms(100);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	gw_sleep_ms(300);
+	PQfinish(login(&p, "app", "apppw", "shop"));
+	assert_int_equal(acl_metric(acl_metrics(p.admin.n),
+				    "leasegate_auth_failures_total{protocol=\"postgresql\"}"),
+			 7);
+	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
+	unlink(p.path);
+}
+
 /* A user of --pg-users the ACL file does not name: default's rules. */
 static void test_pg_users_beside_acl(void **state)
 {
@@ -292,6 +344,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_advisory_locks_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_functions_by_category, gw_teardown),
 		cmocka_unit_test_teardown(test_reload_reaches_pg, gw_teardown),
+		cmocka_unit_test_teardown(test_failures_slowed, gw_teardown),
 		cmocka_unit_test_teardown(test_pg_users_beside_acl, gw_teardown),
 	};
 	return cmocka_run_group_tests_name("acl pg", tests, NULL, NULL);
