@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential pkg-config libevent-dev libhiredis-dev libcmocka-dev libcjson-dev
 libcurl4-openssl-dev libssl-dev libpq-dev redis-server redis-tools postgresql-client curl
-python3-redis prometheus
+python3-redis prometheus openssl
 postgresql-15 python3-psycopg2 python3-psycopg python3-asyncpg libpostgresql-jdbc-java
 openjdk-17-jre-headless golang-go golang-github-jackc-pgx-v4-dev"
 missing=""

@@ -13,11 +13,17 @@ struct clock {
 	bool fake;
 	int64_t fake_now_us;
 	int64_t fake_wall_start_ms;
-	struct event *wake; /* real: fires at the earliest due time */
+	/* Real: wake fires no later than the earliest due time, and now
+	 * runs timers due at once in this turn of the loop. wake is moved
+	 * only when a timer due earlier than it is armed: a cancel or a
+	 * later timer leaves it set, and it may fire with nothing due (then
+	 * it is set again) — once per lease, against twice per request. */
+	struct event *wake, *now;
 	struct timer *root; /* the earliest armed timer */
 	size_t n;
 	uint64_t seq;
 	bool running;	     /* inside a run of due timers: do not re-arm wake */
+	bool now_active;     /* now is activated */
 	int64_t wake_due_ms; /* due time wake is set for, -1 when not set */
 };
 
@@ -124,8 +130,9 @@ static void heap_remove(struct clock *c, struct timer *t)
 	c->n--;
 }
 
-/* Real clock: point the libevent timer at the earliest due timer. */
-static void rearm_wake(struct clock *c)
+/* Real clock: have the libevent timer fire by the earliest due timer.
+ * now_us: the time if the caller has just read it, else -1. */
+static void rearm_wake(struct clock *c, int64_t now_us)
 {
 	if (c->fake || c->running)
 		return;
@@ -135,16 +142,20 @@ static void rearm_wake(struct clock *c)
 		c->wake_due_ms = -1;
 		return;
 	}
-	if (c->root->due_ms == c->wake_due_ms)
-		return;
-	c->wake_due_ms = c->root->due_ms;
-	int64_t delay = c->root->due_ms * 1000 - clock_now_us(c);
+	int64_t due_ms = c->root->due_ms;
+	if (c->wake_due_ms >= 0 && c->wake_due_ms <= due_ms)
+		return; /* wakes in time (maybe early) */
+	int64_t delay = due_ms * 1000 - (now_us >= 0 ? now_us : clock_now_us(c));
 	if (delay <= 0) {
 		/* Due now (a store completion, a deferred answer): run it in
 		 * this turn of the loop, not after the next poll for I/O. */
-		event_active(c->wake, EV_TIMEOUT, 0);
+		if (!c->now_active) {
+			c->now_active = true;
+			event_active(c->now, EV_TIMEOUT, 0);
+		}
 		return;
 	}
+	c->wake_due_ms = due_ms;
 	struct timeval tv = {.tv_sec = delay / 1000000, .tv_usec = delay % 1000000};
 	event_add(c->wake, &tv);
 }
@@ -159,14 +170,26 @@ static void run_due(struct clock *c, int64_t now_ms)
 	}
 }
 
-static void on_wake(evutil_socket_t fd, short what, void *arg)
+static void run_now(struct clock *c)
 {
-	struct clock *c = arg;
-	c->wake_due_ms = -1;
 	c->running = true;
 	run_due(c, clock_now_ms(c));
 	c->running = false;
-	rearm_wake(c);
+	rearm_wake(c, -1);
+}
+
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+	struct clock *c = arg;
+	c->wake_due_ms = -1; /* fired: no longer pending */
+	run_now(c);
+}
+
+static void on_now(evutil_socket_t fd, short what, void *arg)
+{
+	struct clock *c = arg;
+	c->now_active = false;
+	run_now(c);
 }
 
 static struct clock *clock_alloc(void)
@@ -184,7 +207,10 @@ struct clock *clock_real_new(struct event_base *base)
 	if (c == NULL)
 		return NULL;
 	c->wake = evtimer_new(base, on_wake, c);
-	if (c->wake == NULL) {
+	/* only ever activated; persistent, so that running it costs no
+	 * event_del */
+	c->now = event_new(base, -1, EV_PERSIST, on_now, c);
+	if (c->wake == NULL || c->now == NULL) {
 		clock_free(c);
 		return NULL;
 	}
@@ -226,6 +252,8 @@ void clock_free(struct clock *c)
 		return;
 	if (c->wake != NULL)
 		event_free(c->wake);
+	if (c->now != NULL)
+		event_free(c->now);
 	free(c);
 }
 
@@ -240,12 +268,7 @@ void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg)
 	t->armed = false;
 }
 
-void timer_arm(struct timer *t, int64_t delay_ms)
-{
-	timer_arm_at(t, clock_now_ms(t->clock) + (delay_ms > 0 ? delay_ms : 0));
-}
-
-void timer_arm_at(struct timer *t, int64_t due_ms)
+static void arm_at(struct timer *t, int64_t due_ms, int64_t now_us)
 {
 	struct clock *c = t->clock;
 	if (t->armed)
@@ -255,7 +278,20 @@ void timer_arm_at(struct timer *t, int64_t due_ms)
 	t->armed = true;
 	c->root = c->root != NULL ? meld(c->root, t) : t;
 	c->n++;
-	rearm_wake(c);
+	rearm_wake(c, now_us);
+}
+
+void timer_arm(struct timer *t, int64_t delay_ms)
+{
+	/* one read of the clock: most timers armed so are due at once (a
+	 * store completion) and rearm_wake compares with the same now */
+	int64_t now_us = clock_now_us(t->clock);
+	arm_at(t, now_us / 1000 + (delay_ms > 0 ? delay_ms : 0), now_us);
+}
+
+void timer_arm_at(struct timer *t, int64_t due_ms)
+{
+	arm_at(t, due_ms, -1);
 }
 
 void timer_cancel(struct timer *t)
@@ -263,5 +299,5 @@ void timer_cancel(struct timer *t)
 	if (!t->armed)
 		return;
 	heap_remove(t->clock, t);
-	rearm_wake(t->clock);
+	rearm_wake(t->clock, -1);
 }

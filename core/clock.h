@@ -4,7 +4,8 @@
  * The core never reads the system clock: it asks a struct clock. Two
  * implementations share the timer heap below and differ only in where "now"
  * comes from and how the earliest due timer is woken:
- *   - clock_real_new(): CLOCK_MONOTONIC / CLOCK_REALTIME, one libevent timer;
+ *   - clock_real_new(): CLOCK_MONOTONIC / CLOCK_REALTIME, one libevent timer
+ *     (moved only to an earlier time) and one event for timers due at once;
  *   - clock_fake_new(): time moves only with clock_fake_advance(), which runs
  *     due timers in order of due time (ties: the order they were armed).
  *

@@ -37,9 +37,14 @@ void lt_state_of(struct locktable *t, const char *name, const struct lock_item *
 	st->lease_ms = it->has_owner ? it->lease_ms : 0;
 	st->token = it->fence;
 	st->ttl = it->ttl;
-	/* Only the strings' bytes: LOCK.STATE runs this per command. */
-	memcpy(st->holder, it->holder, strnlen(it->holder, STORE_HOLDER_MAX) + 1);
-	memcpy(st->owner, it->owner, strnlen(it->owner, STORE_ID_MAX) + 1);
+	/* Only the strings' bytes: LOCK.STATE runs this per command (and
+	 * most locks have no label, a free one no owner). */
+	st->holder[0] = '\0';
+	if (it->holder[0] != '\0')
+		memcpy(st->holder, it->holder, strnlen(it->holder, STORE_HOLDER_MAX) + 1);
+	st->owner[0] = '\0';
+	if (it->owner[0] != '\0')
+		memcpy(st->owner, it->owner, strnlen(it->owner, STORE_ID_MAX) + 1);
 }
 
 static void on_state(void *arg, const struct store_result *res)

@@ -43,19 +43,23 @@ static void grow(struct mstore *ms)
 	ms->nbuckets = n;
 }
 
+/* Each field written once: a read answered at once (LOCK.STATE) runs this
+ * per request. */
 void mem_copy_out(const struct mitem *it, struct lock_item *out)
 {
-	out->owner[0] = out->rvn[0] = out->holder[0] = out->type[0] = '\0';
-	out->fence = out->lease_ms = out->ttl = 0;
-	out->exists = out->has_owner = out->has_rvn = out->has_lease = out->has_fence = false;
-	out->fence_bad = false;
-	out->has_waiter = false;
-	out->waiter[0] = '\0';
-	out->waiter_ms = 0;
-	out->freed = 0;
-	out->freed_forced = false;
-	if (it == NULL)
+	if (it == NULL) {
+		out->owner[0] = out->rvn[0] = out->holder[0] = out->type[0] = '\0';
+		out->fence = out->lease_ms = out->ttl = 0;
+		out->exists = out->has_owner = out->has_rvn = out->has_lease = out->has_fence =
+			false;
+		out->fence_bad = false;
+		out->has_waiter = false;
+		out->waiter[0] = '\0';
+		out->waiter_ms = 0;
+		out->freed = 0;
+		out->freed_forced = false;
 		return;
+	}
 	out->exists = true;
 	out->has_owner = it->owner[0] != '\0';
 	out->has_rvn = it->rvn[0] != '\0';
@@ -66,6 +70,8 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	strcpy(out->rvn, it->rvn);
 	if (it->has_holder)
 		strcpy(out->holder, it->holder);
+	else
+		out->holder[0] = '\0';
 	if (it->other_type == NULL) /* a lock: the common case, without snprintf */
 		memcpy(out->type, "LOCK", sizeof("LOCK"));
 	else
@@ -74,14 +80,15 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	out->lease_ms = it->has_lease ? it->lease_ms : 0;
 	out->ttl = it->ttl;
 	out->has_waiter = it->waiter[0] != '\0';
-	if (out->has_waiter) { /* rare: empty above */
+	if (out->has_waiter) { /* rare */
 		strcpy(out->waiter, it->waiter);
 		out->waiter_ms = it->waiter_ms;
+	} else {
+		out->waiter[0] = '\0';
+		out->waiter_ms = 0;
 	}
-	if (it->freed != 0) { /* rare: zero above */
-		out->freed = it->freed;
-		out->freed_forced = it->freed_forced;
-	}
+	out->freed = it->freed;
+	out->freed_forced = it->freed_forced;
 }
 
 static size_t slen(const char *s)

@@ -31,6 +31,8 @@ struct option_def {
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const pg_auths[] = {"trust", "scram", "md5", "password", NULL};
+static const char *const tls_auths[] = {"no", "yes", "optional", NULL};
+static const char *const pg_tlss[] = {"off", "optional", "required", NULL};
 
 #define DAY_MS	  (24LL * 3600 * 1000)
 #define STR(f)	  T_STR, offsetof(struct cfg, f), sizeof(((struct cfg *)0)->f)
@@ -119,6 +121,30 @@ static const struct option_def options[] = {
 	{"max-leases-per-session", NUM(T_INT, max_leases_per_session), "1000", 1, 1000000, NULL,
 	 "leases one connection may hold"},
 	{"config", STR(config_file), NULL, 0, 511, NULL, "read options from this file first"},
+	/* TLS, named as in redis.conf */
+	{"tls-port", NUM(T_INT, tls_port), "0", 0, 65535, NULL,
+	 "Redis protocol over TLS on this port, beside --port, 0 = off (needs "
+	 "--tls-cert-file and --tls-key-file)"},
+	{"tls-cert-file", STR(tls_cert_file), NULL, 0, 511, NULL,
+	 "server certificate (PEM, with its chain) of the TLS port and the PostgreSQL port's "
+	 "SSLRequest; reread on SIGHUP"},
+	{"tls-key-file", STR(tls_key_file), NULL, 0, 511, NULL,
+	 "private key (PEM) of --tls-cert-file; reread on SIGHUP"},
+	{"tls-ca-cert-file", STR(tls_ca_cert_file), NULL, 0, 511, NULL,
+	 "CA certificates (PEM) that client certificates must chain to; reread on SIGHUP"},
+	{"tls-auth-clients", NUM(T_ENUM, tls_auth_clients), "yes", 0, 0, tls_auths,
+	 "TLS port: yes, clients must present a certificate of --tls-ca-cert-file; optional, "
+	 "one is checked if presented; no, none is asked (as Redis: yes and optional need "
+	 "--tls-ca-cert-file)"},
+	{"tls-protocols", STR(tls_protocols), "TLSv1.2 TLSv1.3", 1, 127, NULL,
+	 "TLS versions accepted, among TLSv1 TLSv1.1 TLSv1.2 TLSv1.3"},
+	{"tls-ciphers", STR(tls_ciphers), NULL, 0, 511, NULL,
+	 "TLSv1.2 and older cipher list, OpenSSL syntax (default: OpenSSL's)"},
+	{"tls-ciphersuites", STR(tls_ciphersuites), NULL, 0, 511, NULL,
+	 "TLSv1.3 ciphersuites, OpenSSL syntax (default: OpenSSL's)"},
+	{"pg-tls", NUM(T_ENUM, pg_tls), "optional", 0, 0, pg_tlss,
+	 "PostgreSQL port, once a certificate is configured: optional (SSLRequest answered S), "
+	 "required (plaintext sessions refused, 28000), off (answered N)"},
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -354,6 +380,41 @@ static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 	return ok;
 }
 
+/* TLS options that only make sense together. */
+static bool finish_tls(struct cfg *c, char *err, size_t errlen)
+{
+	if ((c->tls_cert_file[0] != '\0') != (c->tls_key_file[0] != '\0')) {
+		errf(err, errlen,
+		     "bad value for --%s: --tls-cert-file and --tls-key-file go together",
+		     c->tls_cert_file[0] ? "tls-key-file" : "tls-cert-file");
+		return false;
+	}
+	if (c->tls_port != 0 && !cfg_tls(c)) {
+		errf(err, errlen,
+		     "bad value for --tls-port: needs --tls-cert-file and --tls-key-file");
+		return false;
+	}
+	if (c->tls_port != 0 && c->tls_port == c->port) {
+		errf(err, errlen, "bad value for --tls-port: the same port as --port");
+		return false;
+	}
+	/* as Redis refuses to start: a client certificate needs a CA to check it */
+	if (c->tls_port != 0 && c->tls_auth_clients != CFG_TLS_AUTH_NO &&
+	    c->tls_ca_cert_file[0] == '\0') {
+		errf(err, errlen,
+		     "bad value for --tls-auth-clients: %s needs --tls-ca-cert-file (the CA of the "
+		     "client certificates), or --tls-auth-clients no",
+		     c->tls_auth_clients == CFG_TLS_AUTH_YES ? "yes" : "optional");
+		return false;
+	}
+	if (c->pg_tls == CFG_PG_TLS_REQUIRED && !cfg_tls(c)) {
+		errf(err, errlen,
+		     "bad value for --pg-tls: required needs --tls-cert-file and --tls-key-file");
+		return false;
+	}
+	return true;
+}
+
 static bool finish(struct cfg *c, char *err, size_t errlen)
 {
 	if (c->holder_label[0] == '\0') {
@@ -370,7 +431,7 @@ static bool finish(struct cfg *c, char *err, size_t errlen)
 		errf(err, errlen, "bad value for --max-bulk: larger than --max-query-buffer");
 		return false;
 	}
-	return true;
+	return finish_tls(c, err, errlen);
 }
 
 enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp, char *err,

@@ -28,6 +28,9 @@
 enum cfg_log_level { CFG_LOG_DEBUG, CFG_LOG_INFO, CFG_LOG_WARN, CFG_LOG_ERROR };
 enum cfg_log_format { CFG_LOG_TEXT, CFG_LOG_JSON };
 enum cfg_pg_auth { CFG_PG_TRUST, CFG_PG_SCRAM, CFG_PG_MD5, CFG_PG_PASSWORD };
+/* TLS (as redis.conf's tls-auth-clients; --pg-tls) */
+enum cfg_tls_auth { CFG_TLS_AUTH_NO, CFG_TLS_AUTH_YES, CFG_TLS_AUTH_OPTIONAL };
+enum cfg_pg_tls { CFG_PG_TLS_OFF, CFG_PG_TLS_OPTIONAL, CFG_PG_TLS_REQUIRED };
 
 struct cfg {
 	char bind[256];
@@ -69,7 +72,23 @@ struct cfg {
 	int64_t max_lock_name;
 	int64_t max_leases_per_session;
 	char config_file[512];
+	/* TLS: the Redis TLS port and the PostgreSQL port's SSLRequest */
+	int64_t tls_port; /* 0 = off */
+	char tls_cert_file[512];
+	char tls_key_file[512];
+	char tls_ca_cert_file[512];
+	int64_t tls_auth_clients; /* enum cfg_tls_auth */
+	char tls_protocols[128];
+	char tls_ciphers[512];
+	char tls_ciphersuites[512];
+	int64_t pg_tls; /* enum cfg_pg_tls */
 };
+
+/* TLS is configured: a certificate and its key are given. */
+static inline bool cfg_tls(const struct cfg *c)
+{
+	return c->tls_cert_file[0] != '\0' && c->tls_key_file[0] != '\0';
+}
 
 enum cfg_result {
 	CFG_OK,	     /* *c is complete and valid */

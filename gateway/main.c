@@ -2,8 +2,9 @@
  * main: leasegate's process. Reads the configuration, opens the log and
  * the listeners, runs the event loop; SIGTERM/SIGINT stop accepting, close
  * every session after its pending replies and exit 0 within a bounded time;
- * SIGHUP reopens the log file and reloads --aclfile (a bad file is logged
- * and the users stay as they were).
+ * SIGHUP reopens the log file, reloads --aclfile (a bad file is logged and
+ * the users stay as they were) and rereads the TLS certificate, key and CA
+ * (for new sessions; live ones keep theirs).
  *
  * Not here: anything a test would want to drive without a process (that is
  * in server.c, session.c, commands.c).
@@ -28,6 +29,7 @@
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 #include "gateway/conn/auth.h"
+#include "gateway/conn/tls.h"
 #include "gateway/pg/pg_fe.h"
 
 extern char **environ;
@@ -46,6 +48,7 @@ struct app {
 	struct pg_fe *pg;    /* the PostgreSQL front-end (NULL: --pg-port 0) */
 	struct auth_pg *pg_auth;
 	struct auth *auth; /* users and ACLs of both protocols */
+	struct tls_srv *tls; /* NULL: no certificate configured */
 	struct backend backend;
 	struct lsvc *leases;	     /* the lease-session layer */
 	struct rl_app *redis_leases; /* its Redis front-end */
@@ -117,6 +120,23 @@ static void on_ready(void *arg, bool ok, const char *msg)
 			auth_pg_method(a->pg_auth) == AUTH_PG_TRUST
 				? "trust: no --pg-password or --pg-users, every client is accepted"
 				: "password authentication");
+	if (a->tls != NULL) {
+		char cert[512];
+		tls_srv_describe(a->tls, cert, sizeof(cert));
+		log_msg(LOG_LVL_INFO,
+			"TLS: Redis TLS port %d (client certificates %s), PostgreSQL "
+			"SSLRequest %s; certificate %s",
+			redis_tls_port(a->redis),
+			cfg->tls_port == 0				 ? "-"
+			: cfg->tls_auth_clients == CFG_TLS_AUTH_YES	 ? "required"
+			: cfg->tls_auth_clients == CFG_TLS_AUTH_OPTIONAL ? "optional"
+									 : "not asked",
+			a->pg == NULL			     ? "-"
+			: cfg->pg_tls == CFG_PG_TLS_OFF	     ? "answered N (--pg-tls off)"
+			: cfg->pg_tls == CFG_PG_TLS_REQUIRED ? "required"
+							     : "answered S",
+			cert);
+	}
 	a->ready = true;
 	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
 		LG_VERSION, cfg->bind, redis_port(a->redis), cfg->unixsocket[0] ? " and " : "",
@@ -141,6 +161,11 @@ static void admin_metrics(void *arg, struct buf *out)
 	struct metrics_src m = {.sessions = srv_conns(a->srv), .version = LG_VERSION};
 	m.auth_failures_redis = auth_failures(a->auth, AUTH_REDIS);
 	m.auth_failures_pg = auth_failures(a->auth, AUTH_PG);
+	struct tls_stats tls;
+	if (a->tls != NULL) {
+		tls_srv_stats(a->tls, &tls);
+		m.tls = &tls;
+	}
 	backend_metrics(&a->backend, &m, &ddb);
 	metrics_render(&m, out);
 }
@@ -164,14 +189,26 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 static void on_hup(evutil_socket_t sig, short what, void *arg)
 {
 	struct app *a = arg;
-	char err[600];
 	if (!log_reopen())
 		log_msg(LOG_LVL_ERROR, "SIGHUP: cannot reopen the log file");
 	else
 		log_msg(LOG_LVL_INFO, "SIGHUP: log reopened");
-	if (auth_has_file(a->auth) && !auth_reload(a->auth, a->srv, err, sizeof(err)))
+	char acl_err[600];
+	if (auth_has_file(a->auth) && !auth_reload(a->auth, a->srv, acl_err, sizeof(acl_err)))
 		log_msg(LOG_LVL_ERROR, "SIGHUP: ACL file refused, the users stay as they were: %s",
-			err);
+			acl_err);
+	if (a->tls != NULL) {
+		char err[512], cert[512];
+		if (!tls_srv_reload(a->tls, err, sizeof(err))) {
+			log_msg(LOG_LVL_ERROR,
+				"SIGHUP: TLS files not reloaded, the previous ones stay in use: %s",
+				err);
+			return;
+		}
+		tls_srv_describe(a->tls, cert, sizeof(cert));
+		log_msg(LOG_LVL_INFO, "SIGHUP: TLS reloaded for new sessions: certificate %s",
+			cert);
+	}
 }
 
 int main(int argc, char **argv)
@@ -217,6 +254,15 @@ int main(int argc, char **argv)
 	if (err[0] != '\0')
 		log_msg(LOG_LVL_WARN, "%s", err);
 	a.srv = srv_new(a.base, &cfg, cfg.maxclients, "--maxclients");
+	if (a.srv != NULL && cfg_tls(&cfg)) {
+		a.tls = tls_srv_new(&cfg, err, sizeof(err));
+		if (a.tls == NULL) {
+			log_msg(LOG_LVL_ERROR, "%s", err);
+			fprintf(stderr, "leasegate: %s\n", err);
+			return 1;
+		}
+		srv_set_tls(a.srv, a.tls);
+	}
 	a.redis = a.srv ? redis_new(a.srv, &cfg, cmds) : NULL;
 	if (!a.redis || cmd_add_builtin_info(cmds, a.redis) != 0) {
 		fprintf(stderr, "leasegate: out of memory\n");
@@ -305,6 +351,7 @@ int main(int argc, char **argv)
 	redis_free(a.redis);
 	pg_fe_free(a.pg);
 	auth_pg_free(a.pg_auth);
+	tls_srv_free(a.tls);
 	auth_free(a.auth);
 	rl_free(a.redis_leases);
 	lsvc_free(a.leases);

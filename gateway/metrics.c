@@ -90,6 +90,21 @@ static void gateway_metrics(const struct metrics_src *m, struct buf *out)
 		   (unsigned long long)m->auth_failures_redis);
 	buf_printf(out, "leasegate_auth_failures_total{protocol=\"postgresql\"} %llu\n",
 		   (unsigned long long)m->auth_failures_pg);
+	if (m->tls != NULL) {
+		family(out, "leasegate_tls_handshakes_total", "counter",
+		       "TLS handshakes completed (TLS port and PostgreSQL SSLRequest).");
+		buf_printf(out, "leasegate_tls_handshakes_total %llu\n",
+			   (unsigned long long)m->tls->handshakes);
+		family(out, "leasegate_tls_handshakes_failed_total", "counter",
+		       "TLS handshakes that failed (bad or missing client certificate, protocol, "
+		       "not TLS at all).");
+		buf_printf(out, "leasegate_tls_handshakes_failed_total %llu\n",
+			   (unsigned long long)m->tls->handshake_failures);
+		family(out, "leasegate_tls_reloads_failed_total", "counter",
+		       "SIGHUP reloads of the TLS files that failed (the previous ones stay).");
+		buf_printf(out, "leasegate_tls_reloads_failed_total %llu\n",
+			   (unsigned long long)m->tls->reload_failures);
+	}
 	family(out, "leasegate_leases_held", "gauge", "Leases held, not yet released.");
 	sample(out, "leasegate_leases_held", m->table, NULL, NULL, m->lt.leases);
 	family(out, "leasegate_lock_waits", "gauge", "Acquires in progress (waiting or trying).");

@@ -21,6 +21,7 @@
 #include "core/dynamodb/store_dynamodb.h"
 #include "core/locktable.h"
 #include "core/obs.h"
+#include "gateway/conn/tls.h"
 #include "protocols/buf.h"
 
 struct metrics_src {
@@ -31,6 +32,7 @@ struct metrics_src {
 	uint64_t auth_failures_redis, auth_failures_pg; /* failed authentications */
 	const struct store_dynamodb_stats *ddb; /* NULL on the embedded store */
 	const char *version;
+	const struct tls_stats *tls; /* NULL: no TLS configured */
 };
 
 /* Appends the exposition of m to out (a text buffer: buf_printf). */

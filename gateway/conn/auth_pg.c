@@ -310,8 +310,8 @@ const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool tls)
 		return NULL;
 	return "this user has only SHA-256 password digests (#...) in the ACL file: PostgreSQL's "
 	       "SCRAM and MD5 need the password itself, and a cleartext password is taken over "
-	       "TLS only (not available on this port); give the user a >password in the ACL "
-	       "file, or a SCRAM verifier in --pg-users";
+	       "TLS only (connect with sslmode=require; the server needs --tls-cert-file); or "
+	       "give the user a >password in the ACL file, or a SCRAM verifier in --pg-users";
 }
 
 enum auth_pg_method auth_pg_method_for(const struct auth_pg *a, const char *user)

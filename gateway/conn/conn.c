@@ -210,8 +210,8 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg)
 	conn_process(arg);
 }
 
-struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, int fd, const char *addr,
-		      const char *laddr)
+struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const struct transport *t,
+		      int fd, const char *addr, const char *laddr)
 {
 	struct event_base *base = srv_base(srv);
 	struct conn *c = calloc(1, proto->size);
@@ -221,15 +221,17 @@ struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, int fd, c
 	}
 	c->srv = srv;
 	c->proto = proto;
-	c->transport = &transport_plain;
+	c->transport = t ? t : &transport_plain;
 	c->fd = fd;
 	c->state = CONN_OPEN;
 	c->created_ms = c->last_cmd_ms = srv_turn_ms(srv);
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
 	snprintf(c->laddr, sizeof(c->laddr), "%s", laddr);
 	buf_init(&c->out, 0);
-	c->resume_ev = event_new(base, -1, 0, resume_cb, c);
-	c->flush_ev = event_new(base, -1, 0, flush_cb, c);
+	/* Only ever activated; persistent, so that running them costs no
+	 * event_del (a deleted one leaves the active queue all the same). */
+	c->resume_ev = event_new(base, -1, EV_PERSIST, resume_cb, c);
+	c->flush_ev = event_new(base, -1, EV_PERSIST, flush_cb, c);
 	if (c->flush_ev)
 		event_priority_set(c->flush_ev, event_base_get_npriorities(base) - 1);
 	if (!c->resume_ev || !c->flush_ev || !c->transport->open(c) || !proto->open(c)) {
@@ -249,6 +251,10 @@ struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, int fd, c
 bool conn_set_transport(struct conn *c, const struct transport *t)
 {
 	const struct transport *old = c->transport;
+	/* the replies so far leave on the old transport, all of them */
+	flush_now(c);
+	if (c->state == CONN_CLOSED || c->tp == NULL || old->unsent(c) != 0)
+		return false;
 	old->close(c);
 	c->transport = t;
 	if (t->open(c))
@@ -257,6 +263,11 @@ bool conn_set_transport(struct conn *c, const struct transport *t)
 	if (!old->open(c))
 		conn_abort(c, "out of memory for the transport");
 	return false;
+}
+
+bool conn_encrypted(const struct conn *c)
+{
+	return c->transport->encrypted;
 }
 
 void conn_drop_io(struct conn *c)

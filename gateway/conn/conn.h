@@ -3,7 +3,7 @@
  *   conn.h       one client connection: states, back-pressure, flushing
  *   server.h     the registry of every front-end's connections, listeners,
  *                --maxclients, keepalive, the safe point
- *   transport.h  how bytes move (plain today; TLS plugs in as an entry)
+ *   transport.h  how bytes move: plain, TLS (tls.h: the shared context)
  *   auth.h       principals and the one password check, users, failed logins
  *   acl.h        users' rules (Redis's ACL syntax) and the one ACL check point
  * Front-ends (gateway/redis, gateway/pg) build on it; it includes none.
@@ -26,8 +26,8 @@
  *
  *   OPEN <-> BLOCKED, OPEN|BLOCKED -> CLOSING, any -> CLOSED.
  *
- * Bytes move only through the transport table (transport.h): the plain
- * one today, TLS as a second entry; conn_set_transport() switches a live
+ * Bytes move only through the transport table (transport.h): plain or
+ * TLS; conn_set_transport() switches a live
  * connection (PostgreSQL's SSLRequest). Back-pressure: while the
  * transport's unsent output is over the output limit the connection stops
  * reading and running requests; it resumes when the output has drained to
@@ -57,6 +57,14 @@ struct transport;
 struct acl_user;
 
 enum conn_state { CONN_OPEN, CONN_BLOCKED, CONN_CLOSING, CONN_CLOSED };
+
+/* What a front-end asks of a TLS client's certificate (the TLS transport
+ * asks for none when no CA is configured to check one with). */
+enum conn_client_cert {
+	CONN_CERT_NONE,	    /* not asked for */
+	CONN_CERT_OPTIONAL, /* asked for, checked if presented */
+	CONN_CERT_REQUIRED, /* the handshake fails without a valid one */
+};
 
 /* What one step of a front-end did. */
 enum conn_step {
@@ -90,6 +98,8 @@ struct conn_proto {
 	 * refusal_len bytes (0: a C string, strlen). */
 	const char *refusal;
 	size_t refusal_len;
+	/* Over TLS: what is asked of the client's certificate. */
+	enum conn_client_cert tls_client_cert;
 };
 
 /* Read-only outside the connection layer, but for `out` (replies) and
@@ -141,10 +151,14 @@ static inline bool conn_closed(const struct conn *c)
 bool conn_set_state(struct conn *c, enum conn_state to) __attribute__((warn_unused_result));
 
 /* A connection on an accepted, non-blocking fd (the connection owns it)
- * for proto, over the plain transport; reading starts at once. NULL on
- * out-of-memory (the fd is closed). For the registry (server.c). */
-struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, int fd, const char *addr,
-		      const char *laddr) __attribute__((warn_unused_result));
+ * for proto, over transport t (NULL: plain); reading starts at once. NULL
+ * on out-of-memory (the fd is closed). For the registry (server.c). */
+struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const struct transport *t,
+		      int fd, const char *addr, const char *laddr)
+	__attribute__((warn_unused_result));
+
+/* True when the connection's bytes are encrypted (TLS). */
+bool conn_encrypted(const struct conn *c);
 
 /* Closes the transport and the fd of a CLOSED connection (the reaper, at
  * once, even while references keep the memory). */
@@ -153,9 +167,11 @@ void conn_drop_io(struct conn *c);
 /* Frees a CLOSED, unreferenced connection: only the registry's reaper. */
 void conn_free(struct conn *c);
 
-/* Moves c to transport t (plain -> TLS after PostgreSQL's SSLRequest): the
- * old transport lets go of the fd, t takes it. Returns false (c keeps its
- * transport) when t cannot start. */
+/* Moves c to transport t (plain -> TLS after PostgreSQL's SSLRequest):
+ * the replies in c->out are written on the old transport first, then it
+ * lets go of the fd and t takes it. Returns false when the old transport
+ * cannot write them all at once (c keeps it) or t cannot start (c gets
+ * the old one back, or is aborted when even that fails). */
 bool conn_set_transport(struct conn *c, const struct transport *t)
 	__attribute__((warn_unused_result));
 

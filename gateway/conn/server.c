@@ -32,6 +32,7 @@
 
 #include "gateway/config.h"
 #include "gateway/conn/conn.h"
+#include "gateway/conn/transport.h"
 #include "gateway/log.h"
 #include "gateway/loop.h"
 
@@ -50,6 +51,7 @@ struct listener {
 	struct srv *srv;
 	struct evconnlistener *l;
 	const struct conn_proto *proto;
+	const struct transport *transport;
 	int port;	/* TCP: the bound port; Unix: 0 */
 	char path[108]; /* Unix: the socket file, removed at the end */
 };
@@ -79,6 +81,7 @@ struct srv {
 	int64_t full_logged_ms; /* last "maxclients reached" line */
 	uint64_t full_unlogged; /* refusals since that line */
 	struct loop_poll *poll; /* told of input (loop.h), may be NULL */
+	struct tls_srv *tls;	/* the TLS transport's context, may be NULL */
 	struct auth *auth;	/* users and rules (auth.h), may be NULL */
 	bool shutting_down;
 	void (*drained)(void *arg);
@@ -263,8 +266,8 @@ static void describe(const struct sockaddr *sa, char *buf, size_t len)
 	}
 }
 
-struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, const char *addr,
-		       const char *laddr)
+static struct conn *adopt(struct srv *srv, const struct conn_proto *proto,
+			  const struct transport *t, int fd, const char *addr, const char *laddr)
 {
 	if (srv->live.n >= (size_t)srv->maxclients) {
 		/* as Redis: best effort, the socket is fresh and its buffer empty */
@@ -295,7 +298,7 @@ struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, 
 		}
 		return NULL;
 	}
-	struct conn *c = conn_new(srv, proto, fd, addr, laddr);
+	struct conn *c = conn_new(srv, proto, t, fd, addr, laddr);
 	if (!c) {
 		log_msg(LOG_LVL_ERROR, "out of memory accepting a client");
 		return NULL;
@@ -305,6 +308,12 @@ struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, 
 	if (!srv->accept_paused)
 		srv->backoff_ms = BACKOFF_FIRST_MS; /* descriptors are back */
 	return c;
+}
+
+struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, const char *addr,
+		       const char *laddr)
+{
+	return adopt(srv, proto, &transport_plain, fd, addr, laddr);
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
@@ -330,7 +339,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		describe((struct sockaddr *)&local, laddr, sizeof(laddr));
 	else
 		snprintf(laddr, sizeof(laddr), "?");
-	struct conn *c = srv_adopt(srv, li->proto, fd, addr, laddr);
+	struct conn *c = adopt(srv, li->proto, li->transport, fd, addr, laddr);
 	if (c != NULL)
 		conn_process(c); /* bytes may already be waiting */
 }
@@ -479,15 +488,24 @@ static struct listener *new_listener(struct srv *srv, const struct conn_proto *p
 	memset(li, 0, sizeof(*li));
 	li->srv = srv;
 	li->proto = proto;
+	li->transport = &transport_plain;
 	return li;
 }
 
 bool srv_listen_tcp(struct srv *srv, const char *bind, int64_t port, const struct conn_proto *proto,
 		    char *err, size_t errlen)
 {
+	return srv_listen_tcp_on(srv, bind, port, proto, &transport_plain, err, errlen);
+}
+
+bool srv_listen_tcp_on(struct srv *srv, const char *bind, int64_t port,
+		       const struct conn_proto *proto, const struct transport *t, char *err,
+		       size_t errlen)
+{
 	struct listener *li = new_listener(srv, proto, err, errlen);
 	if (li == NULL)
 		return false;
+	li->transport = t;
 	struct addrinfo hints = {
 		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
 	struct addrinfo *res = NULL;
@@ -588,10 +606,11 @@ void srv_free(struct srv *srv)
 	free(srv);
 }
 
-int srv_port(const struct srv *srv, const struct conn_proto *proto)
+int srv_port_on(const struct srv *srv, const struct conn_proto *proto, const struct transport *t)
 {
 	for (size_t i = 0; i < srv->nlisteners; i++)
-		if (srv->listeners[i].proto == proto && srv->listeners[i].port != 0)
+		if (srv->listeners[i].proto == proto && srv->listeners[i].transport == t &&
+		    srv->listeners[i].port != 0)
 			return srv->listeners[i].port;
 	return 0;
 }
@@ -605,6 +624,21 @@ struct auth *srv_auth(const struct srv *srv)
 	return srv->auth;
 }
 
+
+int srv_port(const struct srv *srv, const struct conn_proto *proto)
+{
+	return srv_port_on(srv, proto, &transport_plain);
+}
+
+void srv_set_tls(struct srv *srv, struct tls_srv *tls)
+{
+	srv->tls = tls;
+}
+
+struct tls_srv *srv_tls(const struct srv *srv)
+{
+	return srv->tls;
+}
 const struct cfg *srv_cfg(const struct srv *srv)
 {
 	return srv->cfg;

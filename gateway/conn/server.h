@@ -56,13 +56,26 @@ uint64_t srv_out_of_fds(const struct srv *srv);
 #define SRV_MAX_LISTENERS 8
 bool srv_listen_tcp(struct srv *srv, const char *bind, int64_t port, const struct conn_proto *proto,
 		    char *err, size_t errlen) __attribute__((warn_unused_result));
+/* The same on transport t (&transport_tls: a TLS port; srv_set_tls first). */
+struct transport;
+bool srv_listen_tcp_on(struct srv *srv, const char *bind, int64_t port,
+		       const struct conn_proto *proto, const struct transport *t, char *err,
+		       size_t errlen) __attribute__((warn_unused_result));
 /* Listens on a Unix socket at path (a stale socket file is replaced, and
  * removed when the listener stops) for proto. */
 bool srv_listen_unix(struct srv *srv, const char *path, const struct conn_proto *proto, char *err,
 		     size_t errlen) __attribute__((warn_unused_result));
 
-/* The bound TCP port of proto's first TCP listener, 0 if none. */
+/* The bound TCP port of proto's first plain TCP listener, 0 if none. */
 int srv_port(const struct srv *srv, const struct conn_proto *proto);
+/* The same for its listeners on transport t. */
+int srv_port_on(const struct srv *srv, const struct conn_proto *proto, const struct transport *t);
+
+/* The TLS context of the TLS transport (kept by pointer; NULL: none, the
+ * default), and the registry's. */
+struct tls_srv;
+void srv_set_tls(struct srv *srv, struct tls_srv *tls);
+struct tls_srv *srv_tls(const struct srv *srv);
 
 /* Registers a connection for proto on fd, as an accepted one is (counted
  * against maxclients, given an id, proto->open run), without reading yet:

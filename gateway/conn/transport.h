@@ -1,8 +1,9 @@
 /*
  * transport: how a connection's bytes move, as a table of operations. The
  * plain transport (a socket: recv() and send(), a bufferevent for what the
- * socket does not take at once) is the only entry today; TLS is a second
- * one, and a connection can switch from one to the other mid-stream
+ * socket does not take at once) and TLS (OpenSSL through libevent's
+ * bufferevent_openssl, with the registry's shared context, tls.h); a
+ * connection can switch from one to the other mid-stream
  * (conn_set_transport: PostgreSQL's SSLRequest). Nothing else in the
  * gateway reads or writes a client's socket.
  *
@@ -22,6 +23,7 @@ struct conn;
 
 struct transport {
 	const char *name; /* "plain", "tls" */
+	bool encrypted;
 	/* Takes over c->fd (non-blocking) and starts reading: c->tp is the
 	 * transport's state. false: out of memory (c->tp left NULL). */
 	bool (*open)(struct conn *c);
@@ -48,5 +50,11 @@ struct transport {
 
 /* A socket as it is: the default of every connection. */
 extern const struct transport transport_plain;
+
+/* TLS, server side, with the context of srv_tls(c->srv) as it is when the
+ * connection opens (a reload changes later connections only); asks the
+ * client's certificate as c->proto->tls_client_cert says. open() fails
+ * when the registry has no TLS context. */
+extern const struct transport transport_tls;
 
 #endif

@@ -124,6 +124,7 @@ static void plain_set_drain_mark(struct conn *c, size_t mark)
 
 const struct transport transport_plain = {
 	.name = "plain",
+	.encrypted = false,
 	.open = plain_open,
 	.close = plain_close,
 	.stop = plain_stop,

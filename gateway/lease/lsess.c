@@ -24,6 +24,7 @@ void ls_res_init(struct ls_result *r, enum ls_status status)
 	r->st.exists = false;
 	r->st.held = false;
 	r->mine = false;
+	r->detached = false;
 	r->message[0] = '\0';
 }
 

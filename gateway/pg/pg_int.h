@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "gateway/config.h"
 #include "gateway/conn/auth.h"
 #include "gateway/conn/conn.h"
 #include "gateway/lease/lsess.h"
@@ -24,6 +25,7 @@ struct pg_fe {
 	const struct auth_pg *auth;
 	struct pg_limits lim;
 	struct buf refusal;
+	enum cfg_pg_tls tls; /* OFF when no TLS context */
 };
 
 enum pgs_state { PGS_STARTUP, PGS_SASL_INIT, PGS_SASL_FINAL, PGS_MD5, PGS_PASSWORD, PGS_READY };

@@ -319,15 +319,42 @@ static void cancel_one(struct conn *c, void *arg)
 		ls_cancel(s->ls, "canceling statement due to user request");
 }
 
+/* SSLRequest (ssl) or GSSENCRequest on a plaintext session: 'S' and the
+ * TLS handshake when TLS is on, else 'N' and the client goes on in the
+ * clear (or leaves). */
+static enum conn_step encryption_request(struct pgs *s, bool ssl)
+{
+	/* Bytes sent behind the request came before any answer: they cannot
+	 * be trusted to the encrypted session, nor read as the next plaintext
+	 * message (CVE-2021-23214): refused, as PostgreSQL does. */
+	if (pg_reader_buffered(&s->rd) > 0) {
+		log_msg(LOG_LVL_INFO, "pg session %llu %s: data received after the %s request",
+			(unsigned long long)s->c.id, s->c.addr, ssl ? "SSL" : "GSSENC");
+		pgs_fatal(s, "08P01",
+			  ssl ? "received unencrypted data after SSL request"
+			      : "received unencrypted data after GSSAPI encryption request");
+		return CONN_STEP_STOP;
+	}
+	if (!ssl || s->fe->tls == CFG_PG_TLS_OFF) {
+		buf_raw(&s->c.out, "N", 1);
+		return CONN_STEP_RAN;
+	}
+	buf_raw(&s->c.out, "S", 1);
+	if (!conn_set_transport(&s->c, &transport_tls)) {
+		log_msg(LOG_LVL_WARN, "pg session %llu %s: cannot start TLS",
+			(unsigned long long)s->c.id, s->c.addr);
+		conn_abort(&s->c, "cannot start TLS");
+		return CONN_STEP_STOP;
+	}
+	return CONN_STEP_RAN;
+}
+
 static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 {
 	struct pg_startup su;
 	const char *err;
-	if (m->code == PG_SSL_REQUEST || m->code == PG_GSSENC_REQUEST) {
-		/* no TLS yet: 'N', and the client goes on in the clear (or leaves) */
-		buf_raw(&s->c.out, "N", 1);
-		return CONN_STEP_RAN;
-	}
+	if ((m->code == PG_SSL_REQUEST || m->code == PG_GSSENC_REQUEST) && !conn_encrypted(&s->c))
+		return encryption_request(s, m->code == PG_SSL_REQUEST);
 	if (m->code == PG_CANCEL_REQUEST) {
 		struct pg_cur cur = pg_cur_of(m);
 		struct cancel_key k;
@@ -359,6 +386,19 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 	const char *db = pg_startup_get(&su, "database");
 	snprintf(s->user, sizeof(s->user), "%s", user);
 	snprintf(s->database, sizeof(s->database), "%s", db && *db ? db : user);
+	if (s->fe->tls == CFG_PG_TLS_REQUIRED && !conn_encrypted(&s->c)) {
+		/* as a hostssl-only pg_hba.conf refuses it */
+		char msg[400];
+		const char *colon = strrchr(s->c.addr, ':');
+		int hostlen = colon ? (int)(colon - s->c.addr) : (int)strlen(s->c.addr);
+		snprintf(msg, sizeof(msg),
+			 "no pg_hba.conf entry for host \"%.*s\", user \"%s\", database \"%s\", no "
+			 "encryption (leasegate --pg-tls required: connect with sslmode=require or "
+			 "verify-full)",
+			 hostlen, s->c.addr, s->user, s->database);
+		pgs_fatal(s, "28000", msg);
+		return CONN_STEP_STOP;
+	}
 	gucs_init(s);
 	const char *unknown[PG_MAX_STARTUP_PARAMS];
 	unsigned nunknown = 0;
@@ -585,7 +625,12 @@ struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc
 		.free = p_free,
 		.refusal = fe->refusal.buf,
 		.refusal_len = fe->refusal.len,
+		/* as PostgreSQL with ssl_ca_file: asked for, checked if sent */
+		.tls_client_cert = CONN_CERT_OPTIONAL,
 	};
+	/* --pg-tls applies once a certificate is configured (cfg_tls) */
+	fe->tls = cfg_tls(cfg) && srv_tls(srv) != NULL ? (enum cfg_pg_tls)cfg->pg_tls
+						       : CFG_PG_TLS_OFF;
 	return fe;
 }
 

@@ -509,6 +509,12 @@ static void info_server(struct buf *t, void *arg)
 		   COMPAT_VERSION, LG_VERSION, u.sysname, u.release, u.machine,
 		   (int)(sizeof(void *) * 8), (long)getpid(), redis_port(r), (long long)up,
 		   (long long)up / 86400, r->cfg->config_file);
+	/* the TLS port, and whether its clients must present a certificate
+	 * (no TLS port: none is asked) */
+	static const char *const auth[] = {"no", "yes", "optional"};
+	int tls_port = redis_tls_port(r);
+	buf_printf(t, "tls_port:%d\r\ntls_auth_clients:%s\r\n", tls_port,
+		   tls_port ? auth[r->cfg->tls_auth_clients] : "no");
 }
 
 static void info_clients(struct buf *t, void *arg)

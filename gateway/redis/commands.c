@@ -4,6 +4,9 @@
  *
  * Lookup is a small open-addressing hash on the lower-cased name, built as
  * tables are added, so a pipelined PING costs one hash and one compare.
+ * The hash reads a few bytes of the name, not all (ASCII case folding, as
+ * strncasecmp in the C locale): the compare reads them all anyway, against
+ * the entry's lower-cased copy, once the lengths agree.
  */
 #include "gateway/redis/commands.h"
 
@@ -26,6 +29,8 @@
 struct entry {
 	const struct cmd_def *def;
 	void *arg;
+	size_t len;				       /* of def->name */
+	char lname[MAX_NAME + 1], uname[MAX_NAME + 1]; /* def->name in lower, upper case */
 };
 
 struct info_section {
@@ -43,15 +48,25 @@ struct cmd_table {
 	uint64_t dispatched; /* commands run (INFO stats) */
 };
 
-/* FNV-1a of the lower-cased name. */
-static uint32_t name_hash(const char *s, size_t len)
+/* A hash of the name (len >= 1) that case does not change: its length
+ * and its first, middle and last bytes, the 0x20 bit (ASCII case) set
+ * (LOCK.ACQUIRE and LOCK.RELEASE differ in the middle only). */
+static inline uint32_t name_hash(const char *s, size_t len)
 {
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint32_t)tolower((unsigned char)s[i]);
-		h *= 16777619u;
-	}
-	return h;
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t h = (uint32_t)len * 0x9E3779B1u;
+	h ^= (uint32_t)(u[0] | 0x20) * 0x85EBCA77u;
+	h ^= (uint32_t)(u[len / 2] | 0x20) * 0x27D4EB2Fu;
+	h ^= (uint32_t)(u[len - 1] | 0x20) * 0xC2B2AE3Du;
+	return h ^ (h >> 15);
+}
+
+/* Is s (len bytes) e's name, case aside? Commands come in lower or upper
+ * case: those are two memcmp; strncasecmp for the rest. */
+static bool entry_is(const struct entry *e, const char *s, size_t len)
+{
+	return e->len == len && (memcmp(s, e->uname, len) == 0 || memcmp(s, e->lname, len) == 0 ||
+				 strncasecmp(s, e->lname, len) == 0);
 }
 
 struct cmd_table *cmd_table_new(void)
@@ -83,7 +98,7 @@ const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, si
 		int16_t k = t->slot[i];
 		if (k < 0)
 			return NULL;
-		if (same_name(t->cmds[k].def->name, name, len)) {
+		if (entry_is(&t->cmds[k], name, len)) {
 			if (arg)
 				*arg = t->cmds[k].arg;
 			return t->cmds[k].def;
@@ -112,8 +127,14 @@ int cmd_table_add(struct cmd_table *t, const struct cmd_def *defs, size_t n, voi
 		uint32_t h = name_hash(defs[i].name, len) & (SLOTS - 1);
 		while (t->slot[h] >= 0)
 			h = (h + 1) & (SLOTS - 1);
-		t->cmds[t->n].def = &defs[i];
-		t->cmds[t->n].arg = arg;
+		struct entry *e = &t->cmds[t->n];
+		e->def = &defs[i];
+		e->arg = arg;
+		e->len = len;
+		for (size_t j = 0; j <= len; j++) {
+			e->lname[j] = (char)tolower((unsigned char)defs[i].name[j]);
+			e->uname[j] = (char)toupper((unsigned char)defs[i].name[j]);
+		}
 		t->slot[h] = (int16_t)t->n;
 		t->n++;
 	}

@@ -74,6 +74,11 @@ static void cmd_release(struct cmd_call *c)
 
 /* --- LOCK.STATE name --- */
 
+/* A map key as its RESP bulk string, encoded here: LOCK.STATE writes five
+ * per reply. */
+#define KEY(len, name)	  "$" #len "\r\n" name "\r\n"
+#define add_key(out, enc) buf_raw((out), (enc), sizeof(enc) - 1)
+
 static void shape_state(struct buf *out, enum resp_proto proto, const struct ls_result *res)
 {
 	const struct lt_state *st = &res->st;
@@ -82,18 +87,18 @@ static void shape_state(struct buf *out, enum resp_proto proto, const struct ls_
 		return;
 	}
 	resp_add_map(out, proto, 5);
-	resp_add_cstr(out, "held");
+	add_key(out, KEY(4, "held"));
 	resp_add_int(out, st->held);
-	resp_add_cstr(out, "holder");
+	add_key(out, KEY(6, "holder"));
 	if (st->held && st->holder[0] != '\0')
 		resp_add_cstr(out, st->holder);
 	else
 		resp_add_null(out, proto);
-	resp_add_cstr(out, "lease-ms");
+	add_key(out, KEY(8, "lease-ms"));
 	resp_add_int(out, st->lease_ms);
-	resp_add_cstr(out, "fencing-token");
+	add_key(out, KEY(13, "fencing-token"));
 	resp_add_int(out, st->token);
-	resp_add_cstr(out, "mine");
+	add_key(out, KEY(4, "mine"));
 	resp_add_int(out, res->mine);
 }
 

@@ -13,6 +13,7 @@
 #include "gateway/config.h"
 #include "gateway/conn/auth.h"
 #include "gateway/conn/server.h"
+#include "gateway/conn/transport.h"
 #include "gateway/log.h"
 #include "gateway/redis/commands.h"
 
@@ -106,6 +107,11 @@ struct redis *redis_new(struct srv *srv, const struct cfg *cfg, struct cmd_table
 		.close = r_close,
 		.free = r_free,
 		.refusal = "-ERR max number of clients reached\r\n",
+		/* --tls-auth-clients, as Redis reads tls-auth-clients */
+		.tls_client_cert = cfg->tls_auth_clients == CFG_TLS_AUTH_YES ? CONN_CERT_REQUIRED
+				   : cfg->tls_auth_clients == CFG_TLS_AUTH_OPTIONAL
+					   ? CONN_CERT_OPTIONAL
+					   : CONN_CERT_NONE,
 	};
 	r->srv = srv;
 	r->cfg = cfg;
@@ -134,10 +140,24 @@ bool redis_listen(struct redis *r, char *err, size_t errlen)
 			 why);
 		return false;
 	}
+	if (r->cfg->tls_port && !srv_listen_tcp_on(r->srv, r->cfg->bind, r->cfg->tls_port,
+						   &r->proto, &transport_tls, why, sizeof(why))) {
+		snprintf(
+			err, errlen,
+			"bad value for --tls-port: %s (choose another --tls-port, or 0 to turn the "
+			"TLS port off)",
+			why);
+		return false;
+	}
 	if (r->cfg->unixsocket[0] &&
 	    !srv_listen_unix(r->srv, r->cfg->unixsocket, &r->proto, err, errlen))
 		return false;
 	return true;
+}
+
+int redis_tls_port(const struct redis *r)
+{
+	return srv_port_on(r->srv, &r->proto, &transport_tls);
 }
 
 int redis_port(const struct redis *r)

@@ -84,10 +84,12 @@ struct sess {
 struct redis *redis_new(struct srv *srv, const struct cfg *cfg, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 /* Opens the listeners of the configuration (--port, 0 = none;
- * --unixsocket). False with a message in err when one cannot be opened. */
+ * --tls-port, over the registry's TLS context; --unixsocket). False with
+ * a message in err when one cannot be opened. */
 bool redis_listen(struct redis *r, char *err, size_t errlen) __attribute__((warn_unused_result));
-/* The bound TCP port, 0 if none. */
+/* The bound TCP port, 0 if none; the TLS port (--tls-port). */
 int redis_port(const struct redis *r);
+int redis_tls_port(const struct redis *r);
 void redis_set_hooks(struct redis *r, const struct sess_hooks *hooks);
 /* Frees r: after srv_free (sessions still open run their hooks there). */
 void redis_free(struct redis *r);

@@ -26,6 +26,7 @@
 
 #include "tests/support/aclhelp.h"
 #include "tests/support/gw.h"
+#include "tests/support/testpki.h"
 
 /* sha256("1") */
 #define DIGEST_1 "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"
@@ -124,7 +125,7 @@ static void test_logins(void **state)
 	refused(&p, "nobody", "x", "password authentication failed for user \"nobody\"");
 	refused(&p, "default", "", "password authentication failed for user \"default\"");
 	/* a #digest cannot give SCRAM's verifier: cleartext over TLS only */
-	refused(&p, "digest", "1", "cleartext password is taken over TLS only");
+	refused(&p, "digest", "1", "a cleartext password is taken over TLS only");
 	const char *m = acl_metrics(p.admin.n);
 	assert_int_equal(acl_metric(m, "leasegate_auth_failures_total{protocol=\"postgresql\"}"),
 			 4);
@@ -305,6 +306,44 @@ static void test_failures_slowed(void **state)
 	unlink(p.path);
 }
 
+/* A #digest user over TLS: its cleartext password, checked against the
+ * digest; without TLS on that port, refused saying so. */
+static void test_digest_user_over_tls(void **state)
+{
+	struct testpki pki;
+	struct pgw p;
+	testpki_make(&pki);
+	acl_path(p.path, sizeof(p.path), "it-acl-pg");
+	acl_write(p.path, users, 0600);
+	p.pg = gw_free_port_arg();
+	gw_start(&p.g, NULL, "--aclfile", p.path, "--pg-port", p.pg.arg, "--auth-max-delay", "0",
+		 "--tls-cert-file", pki.cert, "--tls-key-file", pki.key, NULL);
+	char ci[300];
+	snprintf(ci, sizeof(ci),
+		 "host=127.0.0.1 port=%d user=digest dbname=shop password=1 sslmode=require "
+		 "connect_timeout=5",
+		 p.pg.n);
+	PGconn *c = PQconnectdb(ci);
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("over TLS: %s", PQerrorMessage(c));
+	assert_non_null(PQsslAttribute(c, "protocol"));
+	expect_row(c, "SELECT pg_try_advisory_lock(1)", "t");
+	PQfinish(c);
+	snprintf(ci, sizeof(ci),
+		 "host=127.0.0.1 port=%d user=digest dbname=shop password=2 sslmode=require "
+		 "connect_timeout=5",
+		 p.pg.n);
+	c = PQconnectdb(ci);
+	assert_int_equal(PQstatus(c), CONNECTION_BAD);
+	assert_non_null(strstr(PQerrorMessage(c), "password authentication failed"));
+	PQfinish(c);
+	/* libpq's sslmode=disable: in the clear, refused saying why */
+	refused(&p, "digest", "1", "a cleartext password is taken over TLS only");
+	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
+	unlink(p.path);
+	testpki_free(&pki);
+}
+
 /* A user of --pg-users the ACL file does not name: default's rules. */
 static void test_pg_users_beside_acl(void **state)
 {
@@ -345,6 +384,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_functions_by_category, gw_teardown),
 		cmocka_unit_test_teardown(test_reload_reaches_pg, gw_teardown),
 		cmocka_unit_test_teardown(test_failures_slowed, gw_teardown),
+		cmocka_unit_test_teardown(test_digest_user_over_tls, gw_teardown),
 		cmocka_unit_test_teardown(test_pg_users_beside_acl, gw_teardown),
 	};
 	return cmocka_run_group_tests_name("acl pg", tests, NULL, NULL);

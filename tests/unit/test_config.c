@@ -272,13 +272,74 @@ static void test_precedence(void **state)
 	assert_non_null(strstr(err, "LEASEGATE_LOG_LEVEL"));
 }
 
+/* The TLS options: their defaults, their sources, and the combinations
+ * that refuse a start, each naming the option. */
+static void test_tls_options(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *none[] = {"leasegate", NULL};
+	assert_int_equal(load(&c, none, no_env, err), CFG_OK);
+	assert_int_equal(c.tls_port, 0);
+	assert_int_equal(c.tls_auth_clients, CFG_TLS_AUTH_YES);
+	assert_string_equal(c.tls_protocols, "TLSv1.2 TLSv1.3");
+	assert_int_equal(c.pg_tls, CFG_PG_TLS_OPTIONAL);
+	assert_false(cfg_tls(&c));
+
+	char *env[] = {"LEASEGATE_TLS_PORT=6380",	"LEASEGATE_TLS_CERT_FILE=/c.pem",
+		       "LEASEGATE_TLS_KEY_FILE=/k.pem", "LEASEGATE_TLS_AUTH_CLIENTS=no",
+		       "LEASEGATE_PG_TLS=required",	NULL};
+	assert_int_equal(load(&c, none, env, err), CFG_OK);
+	assert_int_equal(c.tls_port, 6380);
+	assert_true(cfg_tls(&c));
+	assert_int_equal(c.tls_auth_clients, CFG_TLS_AUTH_NO);
+	assert_int_equal(c.pg_tls, CFG_PG_TLS_REQUIRED);
+
+	static const struct {
+		const char *args[8];
+		const char *want;
+	} bad[] = {
+		{{"--tls-port", "6380"}, "--tls-port: needs --tls-cert-file"},
+		{{"--tls-cert-file", "/c.pem"}, "--tls-key-file"},
+		{{"--tls-key-file", "/k.pem"}, "--tls-cert-file"},
+		{{"--tls-port", "6380", "--tls-cert-file", "/c", "--tls-key-file", "/k"},
+		 "--tls-auth-clients: yes needs --tls-ca-cert-file"},
+		{{"--tls-port", "6380", "--tls-cert-file", "/c", "--tls-key-file", "/k",
+		  "--tls-auth-clients", "optional"},
+		 "--tls-auth-clients: optional needs --tls-ca-cert-file"},
+		{{"--tls-port", "6379", "--tls-cert-file", "/c", "--tls-key-file", "/k"},
+		 "--tls-port: the same port as --port"},
+		{{"--pg-tls", "required"}, "--pg-tls: required needs --tls-cert-file"},
+		{{"--tls-auth-clients", "maybe"}, "--tls-auth-clients"},
+		{{"--pg-tls", "prefer"}, "--pg-tls"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[10] = {"leasegate"};
+		int n = 1;
+		for (int j = 0; j < 8 && bad[i].args[j]; j++)
+			argv[n++] = (char *)bad[i].args[j];
+		argv[n] = NULL;
+		if (load(&c, argv, no_env, err) != CFG_ERROR || strstr(err, bad[i].want) == NULL)
+			fail_msg("case %zu: want an error with '%s', got '%s'", i, bad[i].want,
+				 err);
+	}
+	/* with no client certificates asked, no CA is needed */
+	char *ok[] = {"leasegate", "--tls-port",
+		      "6380",	   "--tls-cert-file",
+		      "/c",	   "--tls-key-file",
+		      "/k",	   "--tls-auth-clients",
+		      "no",	   NULL};
+	assert_int_equal(load(&c, ok, no_env, err), CFG_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),	cmocka_unit_test(test_flag_forms),
 		cmocka_unit_test(test_help_version),	cmocka_unit_test(test_durations_and_sizes),
 		cmocka_unit_test(test_bad_values),	cmocka_unit_test(test_precedence),
-		cmocka_unit_test(test_pg_auth_options), cmocka_unit_test(test_acl_options),
+		cmocka_unit_test(test_pg_auth_options), cmocka_unit_test(test_tls_options),
+		cmocka_unit_test(test_acl_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
