@@ -240,12 +240,14 @@ static void unknown_command(struct buf *out, int argc, const struct resp_arg *ar
 static bool acl_allows(struct sess *s, const struct cmd_def *d, const struct cmd_def *parent,
 		       int argc, const struct resp_arg *argv)
 {
-	char full[2 * MAX_NAME + 2];
+	char sub[2 * MAX_NAME + 2];
 	enum { CHUNK = 16 };
-	const char *keys[CHUNK];
+	const char *keys[CHUNK], *full = d->name;
 	size_t lens[CHUNK];
-	snprintf(full, sizeof(full), "%s%s%s", parent ? parent->name : "", parent ? "|" : "",
-		 d->name);
+	if (parent != NULL) { /* "config|get" (no formatting on the common path) */
+		snprintf(sub, sizeof(sub), "%s|%s", parent->name, d->name);
+		full = sub;
+	}
 	struct acl_req r = {.cmd = full, .cats = d->acl, .keys = keys, .key_lens = lens};
 	int k = d->key > 0 ? d->key : argc;
 	int last = d->key_last == CMD_KEYS_REST ? argc - 1 : d->key_last > 0 ? d->key_last : d->key;
