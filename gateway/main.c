@@ -4,7 +4,8 @@
  * every session after its pending replies and exit 0 within a bounded time;
  * SIGHUP reopens the log file, reloads --aclfile (a bad file is logged and
  * the users stay as they were) and rereads the TLS certificate, key and CA
- * (for new sessions; live ones keep theirs).
+ * (for new sessions; live ones keep theirs). `leasegate lock ...` runs the
+ * client subcommand of gateway/cli/ instead.
  *
  * Not here: anything a test would want to drive without a process (that is
  * in server.c, session.c, commands.c).
@@ -19,6 +20,7 @@
 
 #include "gateway/admin.h"
 #include "gateway/backend.h"
+#include "gateway/cli/lock_cli.h"
 #include "gateway/redis/commands.h"
 #include "gateway/config.h"
 #include "gateway/lease/lsess.h"
@@ -215,9 +217,15 @@ int main(int argc, char **argv)
 {
 	static struct cfg cfg;
 	char err[512];
+	if (argc > 1 && strcmp(argv[1], "lock") == 0)
+		return lock_cli_main(argc - 1, argv + 1, environ);
 	switch (cfg_load(&cfg, argc, argv, environ, err, sizeof(err))) {
 	case CFG_HELP:
 		cfg_usage(stdout, argv[0]);
+		printf("\nsubcommand:\n  %s lock [options] NAME -- command [args...]\n"
+		       "      run a command while holding a lock of a running gateway\n"
+		       "      (%s lock --help)\n",
+		       argv[0], argv[0]);
 		return 0;
 	case CFG_VERSION:
 		printf("leasegate %s\n", LG_VERSION);
