@@ -60,6 +60,17 @@ case "$list" in
 *) report "ACL LIST shows no password" "$list" "user app on #..." ;;
 esac
 
+# leasegate lock: AUTH as a user with --user and -a
+"$LG_BIN" lock -p "$port" --user app -a apppw --no-wait orders:cli -- true 2>"$dir/cli.err"
+report "leasegate lock --user: a lock the patterns cover" "$?" "0"
+"$LG_BIN" lock -p "$port" --user app -a apppw --no-wait invoices:cli -- true 2>"$dir/cli.err"
+rc=$?
+report "leasegate lock --user: outside the patterns, not run" \
+	"$rc $(grep -c 'NOPERM No permissions to access a key' "$dir/cli.err")" "69 1"
+"$LG_BIN" lock -p "$port" --user app -a nope --no-wait orders:cli -- true 2>"$dir/cli.err"
+report "leasegate lock --user: wrong password" \
+	"$? $(grep -c WRONGPASS "$dir/cli.err")" "69 1"
+
 # psql: the same users
 pq() { PGPASSWORD=$2 PGCONNECT_TIMEOUT=5 psql "host=127.0.0.1 port=$pgport user=$1 dbname=$3 sslmode=disable" -XAtqc "$4" 2>&1; }
 report "psql: pg_advisory_lock in pg:shop:*" "$(pq app apppw shop 'SELECT pg_try_advisory_lock(1)')" "t"
