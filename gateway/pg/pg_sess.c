@@ -295,11 +295,6 @@ static void ready(struct pgs *s)
 		(unsigned long long)s->c.id, s->c.addr, s->user, s->database);
 }
 
-static bool is_tls(const struct pgs *s)
-{
-	return strcmp(s->c.transport->name, "tls") == 0;
-}
-
 static void auth_failed(struct pgs *s)
 {
 	char msg[128];
@@ -414,7 +409,7 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 	}
 	if ((m->code & 0xffff) != 0 || nunknown > 0)
 		pg_negotiate_version(&s->c.out, PG_PROTO_30, nunknown, unknown);
-	const char *why = auth_pg_why_not(s->fe->auth, s->user, is_tls(s));
+	const char *why = auth_pg_why_not(s->fe->auth, s->user, conn_encrypted(&s->c));
 	if (why != NULL) {
 		char msg[600];
 		log_msg(LOG_LVL_WARN, "pg session %llu %s: user \"%s\" refused: %s",
