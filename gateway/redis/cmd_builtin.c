@@ -4,7 +4,7 @@
  * gateway itself (server, clients, persistence).
  *
  * Not here: lock and leader commands (added by the command layer with
- * cmd_table_add), the key space (leasegate has none: CONFIG and COMMAND
+ * cmd_table_add), ACL (aclcmds.c), the key space (leasegate has none: CONFIG and COMMAND
  * answer harmlessly).
  */
 #include <errno.h>

@@ -4,7 +4,7 @@
  * One table maps a case-insensitive name to (handler, arity, flags,
  * subcommands). The connection commands real clients send on connect
  * (PING, ECHO, HELLO, AUTH, CLIENT, SELECT, INFO, COMMAND, CONFIG, QUIT,
- * RESET) are built in (cmd_builtin.c); more tables are added with
+ * RESET) are built in (cmd_builtin.c), and ACL (aclcmds.c); more tables are added with
  * cmd_table_add() — that is how LOCK.* and LEADER.* come in — and more
  * INFO sections with cmd_table_add_info().
  *
