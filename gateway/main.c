@@ -49,7 +49,7 @@ struct app {
 	struct redis *redis; /* the Redis front-end */
 	struct pg_fe *pg;    /* the PostgreSQL front-end (NULL: --pg-port 0) */
 	struct auth_pg *pg_auth;
-	struct auth *auth; /* users and ACLs of both protocols */
+	struct auth *auth;   /* users and ACLs of both protocols */
 	struct tls_srv *tls; /* NULL: no certificate configured */
 	struct backend backend;
 	struct lsvc *leases;	     /* the lease-session layer */
@@ -355,6 +355,7 @@ int main(int argc, char **argv)
 
 	log_msg(LOG_LVL_INFO, "stopped");
 	admin_free(a.admin);
+	auth_flush_held(a.auth); /* held login answers let their connections go */
 	srv_free(a.srv);
 	redis_free(a.redis);
 	pg_fe_free(a.pg);

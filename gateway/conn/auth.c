@@ -35,6 +35,8 @@ struct slow_entry {
 	int64_t last_ms;
 };
 
+struct later;
+
 struct auth {
 	const struct cfg *cfg;
 	struct event_base *base;
@@ -43,6 +45,7 @@ struct auth {
 	struct acl *acl;
 	struct auth_pg *pg; /* told of new users, may be NULL */
 	uint64_t failures[AUTH_PROTO_COUNT];
+	struct later *held; /* answers held back (auth_later), not yet sent */
 	struct slow_entry slow[SLOW_BUCKETS][SLOW_WAYS];
 };
 
@@ -126,6 +129,7 @@ void auth_free(struct auth *a)
 {
 	if (a == NULL)
 		return;
+	auth_flush_held(a);
 	acl_free(a->acl);
 	free(a);
 }
@@ -376,19 +380,34 @@ void auth_note(struct conn *c, enum auth_proto proto, const char *user, bool ok)
 }
 
 struct later {
+	struct auth *a; /* NULL: no registry's users (its list) */
+	struct later *prev, *next;
 	struct conn *c;
 	struct event *ev;
 	void (*fn)(struct conn *c, void *arg);
 	void *arg;
 };
 
-static void later_fire(evutil_socket_t fd, short what, void *arg)
+/* Runs l's answer and forgets l. */
+static void later_end(struct later *l)
 {
-	struct later *l = arg;
+	if (l->a != NULL) {
+		if (l->prev)
+			l->prev->next = l->next;
+		else
+			l->a->held = l->next;
+		if (l->next)
+			l->next->prev = l->prev;
+	}
 	l->fn(l->c, l->arg);
 	conn_unref(l->c);
 	event_free(l->ev);
 	free(l);
+}
+
+static void later_fire(evutil_socket_t fd, short what, void *arg)
+{
+	later_end(arg);
 }
 
 bool auth_later(struct conn *c, int64_t ms, void (*fn)(struct conn *c, void *arg), void *arg)
@@ -401,11 +420,24 @@ bool auth_later(struct conn *c, int64_t ms, void (*fn)(struct conn *c, void *arg
 		free(l);
 		return false;
 	}
+	l->a = auth_of(c);
 	l->c = c;
 	l->fn = fn;
 	l->arg = arg;
+	if (l->a != NULL) {
+		l->next = l->a->held;
+		if (l->next)
+			l->next->prev = l;
+		l->a->held = l;
+	}
 	conn_ref(c);
 	struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
 	evtimer_add(l->ev, &tv);
 	return true;
+}
+
+void auth_flush_held(struct auth *a)
+{
+	while (a != NULL && a->held != NULL)
+		later_end(a->held);
 }

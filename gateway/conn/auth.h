@@ -108,6 +108,9 @@ void auth_note(struct conn *c, enum auth_proto proto, const char *user, bool ok)
  * false: out of memory (nothing scheduled). */
 bool auth_later(struct conn *c, int64_t ms, void (*fn)(struct conn *c, void *arg), void *arg)
 	__attribute__((warn_unused_result));
+/* Runs every held answer now (before the registry is freed at exit: the
+ * connections they hold can go then). */
+void auth_flush_held(struct auth *a);
 
 /* --- PostgreSQL --- */
 

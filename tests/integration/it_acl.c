@@ -444,6 +444,22 @@ static void test_failures_counted_and_slowed(void **state)
 	unlink(a.path);
 }
 
+/* SIGTERM while a login's answer is held: a clean exit (no connection
+ * left behind; the sanitizers' build checks the leaks). */
+static void test_stop_while_answer_held(void **state)
+{
+	struct agw a;
+	start(&a, users);
+	redisContext *c = gw_connect(&a.g);
+	for (int i = 0; i < 5; i++)
+		gw_expect_err(c, "WRONGPASS", "AUTH app wrong");
+	gw_send(c, "AUTH app apppw"); /* held 1.6 s */
+	gw_sleep_ms(100);
+	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
+	redisFree(c);
+	unlink(a.path);
+}
+
 /* Without --aclfile, --requirepass is default's password, as before. */
 static void test_requirepass_without_file(void **state)
 {
@@ -478,6 +494,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_sighup_reloads, gw_teardown),
 		cmocka_unit_test_teardown(test_world_readable_file_refused, gw_teardown),
 		cmocka_unit_test_teardown(test_failures_counted_and_slowed, gw_teardown),
+		cmocka_unit_test_teardown(test_stop_while_answer_held, gw_teardown),
 		cmocka_unit_test_teardown(test_requirepass_without_file, gw_teardown),
 	};
 	return cmocka_run_group_tests_name("acl", tests, NULL, NULL);
