@@ -319,8 +319,8 @@ static bool same(const char *t, size_t len, const char *word)
 }
 
 /* Applies one rule (t, len bytes) to u; false with the reason in err. */
-static bool apply_rule(struct acl_user *u, const char *t, size_t len, acl_known_fn known,
-		       void *known_arg, char *err, size_t errlen)
+static bool apply_rule(struct acl_user *u, const char *t, size_t len, unsigned idx,
+		       acl_known_fn known, void *known_arg, char *err, size_t errlen)
 {
 	unsigned char d[32];
 	if (same(t, len, "on") || same(t, len, "off")) {
@@ -356,7 +356,7 @@ static bool apply_rule(struct acl_user *u, const char *t, size_t len, acl_known_
 	if (same(t, len, "allchannels") || same(t, len, "resetchannels"))
 		return true;
 	if (same(t, len, "reset")) {
-		(void)apply_rule(u, "resetpass", 9, NULL, NULL, err, errlen);
+		(void)apply_rule(u, "resetpass", 9, 0, NULL, NULL, err, errlen);
 		reset_keys(u);
 		u->on = false;
 		return add_rule(u, false, ALL_CATS, "", 0, err, errlen);
@@ -440,7 +440,11 @@ static bool apply_rule(struct acl_user *u, const char *t, size_t len, acl_known_
 		errf(err, errlen, "selectors '(...)' are not supported");
 		return false;
 	default:
-		errf(err, errlen, "syntax error in rule '%.*s'", (int)(len > 64 ? 64 : len), t);
+		/* not echoed: a password with a blank, unquoted, ends up here */
+		errf(err, errlen,
+		     "rule %u is no rule (not shown: it may be part of a password; one with blanks "
+		     "is written \">pass word\")",
+		     idx);
 		return false;
 	}
 }
@@ -576,7 +580,7 @@ static bool parse_line(struct acl *a, char *line, acl_known_fn known, void *know
 		return false;
 	}
 	for (unsigned i = 2; i < n; i++)
-		if (!apply_rule(u, tok[i].p, tok[i].len, known, known_arg, err, errlen))
+		if (!apply_rule(u, tok[i].p, tok[i].len, i - 1, known, known_arg, err, errlen))
 			return false;
 	return true;
 }

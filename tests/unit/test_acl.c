@@ -292,7 +292,13 @@ static void test_bad_lines(void **state)
 		 "users.acl:1: a key permission is %R~, %W~ or %RW~ and a pattern"},
 		{"user a on %R\n",
 		 "users.acl:1: a key permission is %R~, %W~ or %RW~ and a pattern"},
-		{"user a on onn\n", "users.acl:1: syntax error in rule 'onn'"},
+		{"user a on onn\n",
+		 "users.acl:1: rule 2 is no rule (not shown: it may be part of a "
+		 "password; one with blanks is written \">pass word\")"},
+		/* a password with a blank, unquoted: no part of it is shown */
+		{"user a on >my secret\n", "users.acl:1: rule 3 is no rule (not shown: it may be "
+					   "part of a password; one with "
+					   "blanks is written \">pass word\")"},
 		{"user a on (~x +get)\n", "users.acl:1: selectors '(...)' are not supported"},
 		{"user a on \"unclosed\n", "users.acl:1: unbalanced quotes or too many rules"},
 		{"user a on +\n", "users.acl:1: unknown command '+'"},
