@@ -222,8 +222,19 @@ static void hmac256(const unsigned char *key, size_t klen, const void *msg, size
 
 /* PostgreSQL's secrets of password: a SCRAM-SHA-256 verifier (as
  * PostgreSQL computes one) and md5(password + user). */
-static bool derive_pg(struct acl_user *u, const char *pw, size_t len, const unsigned char d[32])
+static bool derive_pg(struct acl_user *u, const char *pw, size_t len, const unsigned char d[32],
+		      const struct acl *prev)
 {
+	/* the same user with the same password in the set in force: its
+	 * derivation again (PBKDF2 costs milliseconds a user, and a reload
+	 * runs on the event loop) */
+	const struct acl_user *p = prev ? acl_find(prev, u->name, strlen(u->name)) : NULL;
+	if (p != NULL && p->has_pg && CRYPTO_memcmp(p->pg_of, d, 32) == 0) {
+		u->pg = p->pg;
+		memcpy(u->pg_of, d, 32);
+		u->has_pg = true;
+		return true;
+	}
 	struct acl_pg_secret *s = &u->pg;
 	unsigned char salted[32], client[32], md[16];
 	unsigned int mdn = 16;
@@ -320,7 +331,8 @@ static bool same(const char *t, size_t len, const char *word)
 
 /* Applies one rule (t, len bytes) to u; false with the reason in err. */
 static bool apply_rule(struct acl_user *u, const char *t, size_t len, unsigned idx,
-		       acl_known_fn known, void *known_arg, char *err, size_t errlen)
+		       const struct acl *prev, acl_known_fn known, void *known_arg, char *err,
+		       size_t errlen)
 {
 	unsigned char d[32];
 	if (same(t, len, "on") || same(t, len, "off")) {
@@ -356,7 +368,7 @@ static bool apply_rule(struct acl_user *u, const char *t, size_t len, unsigned i
 	if (same(t, len, "allchannels") || same(t, len, "resetchannels"))
 		return true;
 	if (same(t, len, "reset")) {
-		(void)apply_rule(u, "resetpass", 9, 0, NULL, NULL, err, errlen);
+		(void)apply_rule(u, "resetpass", 9, 0, NULL, NULL, NULL, err, errlen);
 		reset_keys(u);
 		u->on = false;
 		return add_rule(u, false, ALL_CATS, "", 0, err, errlen);
@@ -372,7 +384,7 @@ static bool apply_rule(struct acl_user *u, const char *t, size_t len, unsigned i
 		u->secrets = true;
 		if (!add_digest(u, d, err, errlen))
 			return false;
-		if (!u->has_pg && !derive_pg(u, t + 1, len - 1, d)) {
+		if (!u->has_pg && !derive_pg(u, t + 1, len - 1, d, prev)) {
 			errf(err, errlen, "no random bytes for a SCRAM salt");
 			return false;
 		}
@@ -514,7 +526,7 @@ static struct acl_user *new_user(struct acl *a, const char *name, size_t len)
 	return u;
 }
 
-static bool add_default(struct acl *a, const char *requirepass)
+static bool add_default(struct acl *a, const char *requirepass, const struct acl *prev)
 {
 	char err[128];
 	struct acl_user *u = new_user(a, "default", 7);
@@ -525,7 +537,7 @@ static bool add_default(struct acl *a, const char *requirepass)
 		size_t n = strlen(requirepass);
 		unsigned char d[32];
 		SHA256((const unsigned char *)requirepass, n, d);
-		if (!add_digest(u, d, err, sizeof(err)) || !derive_pg(u, requirepass, n, d))
+		if (!add_digest(u, d, err, sizeof(err)) || !derive_pg(u, requirepass, n, d, prev))
 			return false;
 	} else {
 		u->nopass = true;
@@ -537,7 +549,7 @@ static bool add_default(struct acl *a, const char *requirepass)
 struct acl *acl_default(const char *requirepass)
 {
 	struct acl *a = calloc(1, sizeof(*a));
-	if (a != NULL && !add_default(a, requirepass)) {
+	if (a != NULL && !add_default(a, requirepass, NULL)) {
 		acl_free(a);
 		return NULL;
 	}
@@ -545,8 +557,8 @@ struct acl *acl_default(const char *requirepass)
 }
 
 /* One line (NUL-terminated, modified); false with err (no position). */
-static bool parse_line(struct acl *a, char *line, acl_known_fn known, void *known_arg, char *err,
-		       size_t errlen)
+static bool parse_line(struct acl *a, char *line, const struct acl *prev, acl_known_fn known,
+		       void *known_arg, char *err, size_t errlen)
 {
 	static struct token tok[MAX_TOKENS];
 	unsigned n;
@@ -580,13 +592,21 @@ static bool parse_line(struct acl *a, char *line, acl_known_fn known, void *know
 		return false;
 	}
 	for (unsigned i = 2; i < n; i++)
-		if (!apply_rule(u, tok[i].p, tok[i].len, i - 1, known, known_arg, err, errlen))
+		if (!apply_rule(u, tok[i].p, tok[i].len, i - 1, prev, known, known_arg, err,
+				errlen))
 			return false;
 	return true;
 }
 
 struct acl *acl_parse(const char *text, size_t len, const char *path, const char *requirepass,
 		      acl_known_fn known, void *known_arg, char *err, size_t errlen)
+{
+	return acl_reparse(text, len, path, requirepass, NULL, known, known_arg, err, errlen);
+}
+
+struct acl *acl_reparse(const char *text, size_t len, const char *path, const char *requirepass,
+			const struct acl *prev, acl_known_fn known, void *known_arg, char *err,
+			size_t errlen)
 {
 	struct acl *a = calloc(1, sizeof(*a));
 	char *copy = malloc(len + 1);
@@ -614,7 +634,7 @@ struct acl *acl_parse(const char *text, size_t len, const char *path, const char
 		} else {
 			if (ll && line[ll - 1] == '\r')
 				line[ll - 1] = '\0';
-			ok = parse_line(a, line, known, known_arg, why, sizeof(why));
+			ok = parse_line(a, line, prev, known, known_arg, why, sizeof(why));
 		}
 		if (!ok)
 			errf(err, errlen, "%s:%u: %s", path, lineno, why);
@@ -622,7 +642,7 @@ struct acl *acl_parse(const char *text, size_t len, const char *path, const char
 	}
 	OPENSSL_cleanse(copy, len);
 	free(copy);
-	if (ok && acl_find(a, "default", 7) == NULL && !add_default(a, requirepass)) {
+	if (ok && acl_find(a, "default", 7) == NULL && !add_default(a, requirepass, prev)) {
 		errf(err, errlen, "%s: out of memory", path);
 		ok = false;
 	}

@@ -99,6 +99,14 @@ struct acl *acl_parse(const char *text, size_t len, const char *path, const char
 		      acl_known_fn known, void *known_arg, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
 
+/* acl_parse for a reload: a user of prev (the set in force, may be NULL)
+ * with the same name and first >password keeps its PostgreSQL secrets
+ * instead of deriving them again (PBKDF2: milliseconds a user, on the
+ * event loop), salt included. */
+struct acl *acl_reparse(const char *text, size_t len, const char *path, const char *requirepass,
+			const struct acl *prev, acl_known_fn known, void *known_arg, char *err,
+			size_t errlen) __attribute__((warn_unused_result));
+
 /* The set without a file: default only, as above. NULL on out-of-memory. */
 struct acl *acl_default(const char *requirepass) __attribute__((warn_unused_result));
 

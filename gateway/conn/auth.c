@@ -87,8 +87,8 @@ static struct acl *load_file(const struct auth *a, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
-	struct acl *acl = acl_parse(text, got, path, a->cfg->requirepass, a->known, a->known_arg,
-				    err, errlen);
+	struct acl *acl = acl_reparse(text, got, path, a->cfg->requirepass, a->acl, a->known,
+				      a->known_arg, err, errlen);
 	OPENSSL_cleanse(text, got);
 	free(text);
 	if (acl != NULL && acl_has_secrets(acl) && (st.st_mode & 077) != 0) {

@@ -164,6 +164,34 @@ static void test_password_rules(void **state)
 	acl_free(a);
 }
 
+/* A reload keeps the PostgreSQL secrets of unchanged passwords (PBKDF2 is
+ * not run again on the event loop), and derives the others anew. */
+static void test_reparse_keeps_derivations(void **state)
+{
+	const char *one = "user a on >x\nuser b on >y\n", *two = "user a on >x\nuser b on >z\n";
+	struct acl *a = acl_parse(one, strlen(one), "f", "rp", NULL, NULL, err, sizeof(err));
+	struct acl *b = acl_reparse(two, strlen(two), "f", "rp", a, NULL, NULL, err, sizeof(err));
+	assert_non_null(a);
+	assert_non_null(b);
+	struct acl_pg_secret sa, sb;
+	assert_true(acl_pg_secret(user(a, "a"), &sa) && acl_pg_secret(user(b, "a"), &sb));
+	assert_memory_equal(&sa, &sb, sizeof(sa)); /* the same salt: not derived again */
+	assert_true(acl_pg_secret(user(a, "b"), &sa) && acl_pg_secret(user(b, "b"), &sb));
+	assert_memory_not_equal(sa.salt, sb.salt, sizeof(sa.salt));
+	assert_memory_not_equal(sa.md5, sb.md5, sizeof(sa.md5));
+	assert_true(acl_pg_secret(user(a, "default"), &sa) &&
+		    acl_pg_secret(user(b, "default"), &sb));
+	assert_memory_equal(&sa, &sb, sizeof(sa)); /* --requirepass's too */
+	/* the same password under another name: derived (its md5 has the name) */
+	const char *three = "user c on >x\n";
+	struct acl *c = acl_reparse(three, strlen(three), "f", "", a, NULL, NULL, err, sizeof(err));
+	assert_true(acl_pg_secret(user(a, "a"), &sa) && acl_pg_secret(user(c, "c"), &sb));
+	assert_memory_not_equal(sa.salt, sb.salt, sizeof(sa.salt));
+	acl_free(c);
+	acl_free(b);
+	acl_free(a);
+}
+
 static void test_key_rules(void **state)
 {
 	struct acl *a = parse("user k on nopass +@all ~orders:* ~jobs:?\n"
@@ -406,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_default_without_file),
 		cmocka_unit_test(test_file_users_and_default),
 		cmocka_unit_test(test_password_rules),
+		cmocka_unit_test(test_reparse_keeps_derivations),
 		cmocka_unit_test(test_key_rules),
 		cmocka_unit_test(test_command_rules),
 		cmocka_unit_test(test_quoted_rules_listed_quoted),
