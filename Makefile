@@ -7,7 +7,9 @@
 #   make stress     contention and fault-injection safety checks on the serialized
 #                   moto (tests/run-stress.sh -> tests/stress/stress.py): 3 gateways,
 #                   9 clients, SIGSTOP/SIGKILL/DynamoDB blackhole of the holder's
-#                   gateway; fails on an overlapping hold or a token out of order.
+#                   gateway; fails on an overlapping hold or a token out of order;
+#                   then tests/stress/fenced.py: LOCK.TRANSACT appends under
+#                   SIGSTOP/SIGKILL of 2 gateways (FENCED_SECONDS, 40).
 #                   STRESS_SECONDS (60), STRESS_CLIENTS, STRESS_LEASE_MS...
 #   make bench      the benchmarks of bench/
 #   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)

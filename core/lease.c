@@ -511,6 +511,13 @@ void lt_lease_lose(struct lease *l, enum lt_loss reason)
 	lose(l, reason, NULL);
 }
 
+enum lt_loss lt_lease_refused(struct lease *l, const struct lock_item *item)
+{
+	if (l->loss == LT_HELD)
+		lose(l, refusal_loss(l, item), item);
+	return l->loss;
+}
+
 int64_t lease_detach(struct lease *l)
 {
 	struct lock *lock = l->lock;

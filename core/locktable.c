@@ -697,6 +697,7 @@ void lt_free(struct locktable *t)
 	lease_free_all(t);
 	lt_foreign_free_all(t);
 	lt_scan_free_all(t);
+	lt_tx_free_all(t);
 	for (size_t i = 0; i < t->nbuckets; i++) {
 		struct lock *l = t->buckets[i], *next;
 		for (; l != NULL; l = next) {

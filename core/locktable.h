@@ -259,4 +259,40 @@ void lt_scan_cancel(struct lt_scan *sc);
 /* The lock name of a wait (lt_acquire's handle). */
 const char *lt_wait_name(const struct lt_wait *w);
 
+/* --- fenced transactions (the reference's IsHeld, "Fencing") --- */
+
+struct lt_tx;
+
+enum lt_tx_status {
+	LT_TX_OK,	 /* committed */
+	LT_TX_LOST,	 /* the lock check failed: the lease no longer holds the
+			    lock (.loss); the lease is lost through the normal
+			    path (its lost callback) if this locktable held it */
+	LT_TX_CANCELLED, /* a client item failed: .index, .reasons */
+	LT_TX_ERROR	 /* .err (TRANSIENT or FATAL) */
+};
+
+struct lt_tx_result {
+	enum lt_tx_status status;
+	enum lt_loss loss;	    /* LOST */
+	unsigned index;		    /* CANCELLED: the client's item, from 1 */
+	const char *reasons;	    /* CANCELLED: the client's items' reasons (JSON) */
+	const struct lt_error *err; /* ERROR */
+};
+
+/* res and what it points to are valid during the call only. */
+typedef void (*lt_tx_cb)(void *arg, const struct lt_tx_result *res);
+
+/* Writes the client's items (a validated JSON array text of len bytes,
+ * see core/store_tx.h) in one transaction with a check that l's owner and
+ * token still hold its lock, at commit. The lease may be released or lost
+ * while it is in flight: the answer still comes (the check decides).
+ * Returns a handle for lt_transact_cancel, or NULL on out-of-memory (no
+ * callback). */
+struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, lt_tx_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* cb will not run; the transaction may still commit. */
+void lt_transact_cancel(struct lt_tx *tx);
+
 #endif

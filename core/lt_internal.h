@@ -129,6 +129,7 @@ struct locktable {
 	struct lt_op *orphans; /* ops of released leases, answering 0 */
 	struct foreign *foreign; /* lt_foreign requests in flight */
 	struct lt_scan *scans;	 /* lt_scan pages in flight */
+	struct lt_tx *txs;	 /* lt_transact calls in flight */
 	uint64_t nleases, nwaits, releases_in_flight;
 };
 
@@ -200,10 +201,15 @@ struct foreign;
 /* lt_foreign.c, lt_scan.c: requests in flight dropped (lt_free). */
 void lt_foreign_free_all(struct locktable *t);
 void lt_scan_free_all(struct locktable *t);
+void lt_tx_free_all(struct locktable *t);
 
 /* lease.c, for locktable.c and lt_foreign.c */
 /* l is lost (or, LT_RELEASED, ended) for reason, as a renewal finds it. */
 void lt_lease_lose(struct lease *l, enum lt_loss reason);
+/* A check of l's lease was refused by item (a fenced transaction's): l is
+ * lost as a renewal refused so would lose it (taken_over, deleted,
+ * released, forced). Returns the loss, or l's loss if it had one. */
+enum lt_loss lt_lease_refused(struct lease *l, const struct lock_item *item);
 /* What remains of the lease item shows, on this replica's clock (see
  * lt_state.remaining_ms); 0 when it shows none. */
 int64_t lt_remaining_ms(struct locktable *t, const char *name, const struct lock_item *item);

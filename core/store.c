@@ -2,6 +2,7 @@
  * store: the dispatch of the store interface and what every store shares.
  */
 #include "core/store.h"
+#include "core/store_tx.h"
 
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@ static const char *const op_names[STORE_OP_COUNT] = {
 	[STORE_ACQUIRE] = "acquire",   [STORE_RENEW] = "renew",	      [STORE_RELEASE] = "release",
 	[STORE_READ] = "read",	       [STORE_DELETE] = "delete",     [STORE_CHECK] = "check",
 	[STORE_ANNOUNCE] = "announce", [STORE_WITHDRAW] = "withdraw", [STORE_SCAN] = "scan",
+	[STORE_TRANSACT] = "transact",
 };
 
 static const char *const status_names[] = {
@@ -31,6 +33,12 @@ void store_cancel(struct store *s, struct store_call *call)
 {
 	if (call != NULL)
 		s->ops->cancel(s, call);
+}
+
+struct store_call *store_transact(struct store *s, const struct store_tx_req *req, store_tx_cb cb,
+				  void *arg)
+{
+	return s->ops->transact(s, req, cb, arg);
 }
 
 bool store_read_now(struct store *s, const char *name, struct lock_item *out)

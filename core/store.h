@@ -72,7 +72,8 @@ enum store_op {
 	STORE_CHECK,
 	STORE_ANNOUNCE,
 	STORE_WITHDRAW,
-	STORE_SCAN, /* store_scan() only, never in a store_req: for the counts */
+	STORE_SCAN,	/* store_scan() only, never in a store_req: for the counts */
+	STORE_TRANSACT, /* store_transact() only, never in a store_req: counts */
 	STORE_OP_COUNT
 };
 
@@ -144,6 +145,10 @@ typedef void (*store_cb)(void *arg, const struct store_result *res);
 struct store;
 struct store_call; /* one request in flight */
 struct store_scan_result;
+struct store_tx_req;
+struct store_tx_result;
+/* A fenced transaction's answer (store_tx.h). */
+typedef void (*store_tx_cb)(void *arg, const struct store_tx_result *res);
 
 struct store_ops {
 	struct store_call *(*submit)(struct store *s, const struct store_req *req, store_cb cb,
@@ -156,6 +161,9 @@ struct store_ops {
 	/* store_scan(); cancelled with cancel. */
 	struct store_call *(*scan)(struct store *s, const char *cursor, unsigned limit,
 				   struct store_scan_result *res, void (*cb)(void *arg), void *arg);
+	/* store_transact() (store_tx.h); cancelled with cancel. */
+	struct store_call *(*transact)(struct store *s, const struct store_tx_req *req,
+				       store_tx_cb cb, void *arg);
 };
 
 struct store {

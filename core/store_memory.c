@@ -6,6 +6,7 @@
  * a call like the others; the page it reads is store_memory_scan.c's.
  */
 #include "core/store_memory_int.h"
+#include "core/store_tx.h"
 
 #include "core/pool.h"
 
@@ -615,7 +616,43 @@ static bool mem_read_now(struct store *s, const char *name, struct lock_item *ou
 	return true;
 }
 
+/* Fenced writes name tables of their own, which the embedded store does
+ * not have: refused, from the loop. */
+static void tx_refuse(void *arg)
+{
+	struct store_call *call = arg;
+	struct store_tx_result res = {.status = STORE_FATAL, .error_type = "NotSupported"};
+	snprintf(res.message, sizeof(res.message),
+		 "fenced writes need DynamoDB (--table): the embedded store holds no other tables");
+	call->ms->base.in_flight--;
+	store_tx_cb cb = call->tx_cb;
+	void *cb_arg = call->arg;
+	call_free(call);
+	cb(cb_arg, &res);
+}
+
+static struct store_call *mem_transact(struct store *s, const struct store_tx_req *req,
+				       store_tx_cb cb, void *arg)
+{
+	struct mstore *ms = (struct mstore *)s;
+	struct store_call *call = pool_get(&call_pool, sizeof(*call));
+	if (call == NULL)
+		return NULL;
+	memset(call, 0, sizeof(*call));
+	call->size = sizeof(*call);
+	call->ms = ms;
+	call->req.op = STORE_TRANSACT;
+	call->tx_cb = cb;
+	call->arg = arg;
+	timer_init(&call->timer, ms->clock, tx_refuse, call);
+	timer_arm(&call->timer, 0);
+	s->requests[STORE_TRANSACT]++;
+	s->in_flight++;
+	return call;
+}
+
 static const struct store_ops memory_ops = {
+	.transact = mem_transact,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,

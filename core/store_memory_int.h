@@ -46,6 +46,7 @@ struct store_call {
 	union {
 		store_cb cb;
 		void (*scan_cb)(void *arg); /* a scan */
+		store_tx_cb tx_cb;	    /* a transaction (mem_transact) */
 	};
 	void *arg;
 	/* A scan (req.op STORE_SCAN): its page, at most limit items after

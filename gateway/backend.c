@@ -288,3 +288,10 @@ void backend_metrics(const struct backend *b, struct metrics_src *m,
 		m->ddb = ddb;
 	}
 }
+
+const char *backend_lock_pk(const struct backend *b)
+{
+	if (b->store == NULL || strcmp(b->kind, "dynamodb") != 0)
+		return NULL;
+	return store_dynamodb_keys(b->store)->pk;
+}

@@ -60,6 +60,10 @@ struct store_dynamodb_stats;
 void backend_metrics(const struct backend *b, struct metrics_src *m,
 		     struct store_dynamodb_stats *ddb);
 
+/* The partition key attribute of the lock table once open (DynamoDB), or
+ * NULL (the embedded store). */
+const char *backend_lock_pk(const struct backend *b);
+
 /* Frees what backend_open built; every lease must be released first. */
 void backend_close(struct backend *b);
 

@@ -120,6 +120,9 @@ static const struct option_def options[] = {
 	 "bytes of a lock name (<= 2000)"},
 	{"max-leases-per-session", NUM(T_INT, max_leases_per_session), "1000", 1, 1000000, NULL,
 	 "leases one connection may hold"},
+	{"fenced-tables", STR(fenced_tables), NULL, 0, 4095, NULL,
+	 "DynamoDB tables LOCK.TRANSACT, LEADER.TRANSACT and leasegate.transact() may "
+	 "write, comma-separated (default: none, fenced writes off)"},
 	{"config", STR(config_file), NULL, 0, 511, NULL, "read options from this file first"},
 	/* TLS, named as in redis.conf */
 	{"tls-port", NUM(T_INT, tls_port), "0", 0, 65535, NULL,

@@ -71,6 +71,7 @@ struct cfg {
 	int64_t max_output_buffer; /* a session stops reading while above this */
 	int64_t max_lock_name;
 	int64_t max_leases_per_session;
+	char fenced_tables[4096]; /* comma list; empty: fenced writes off */
 	char config_file[512];
 	/* TLS: the Redis TLS port and the PostgreSQL port's SSLRequest */
 	int64_t tls_port; /* 0 = off */

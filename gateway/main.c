@@ -95,7 +95,10 @@ static void on_ready(void *arg, bool ok, const char *msg)
 		event_base_loopbreak(a->base);
 		return;
 	}
-	if (!redis_listen(a->redis, err, sizeof(err))) {
+	if (!lsvc_set_fenced(a->leases, a->cfg->fenced_tables,
+			     a->cfg->table[0] ? a->cfg->table : NULL, backend_lock_pk(&a->backend),
+			     err, sizeof(err)) ||
+	    !redis_listen(a->redis, err, sizeof(err))) {
 		log_msg(LOG_LVL_ERROR, "%s", err);
 		fprintf(stderr, "leasegate: %s\n", err);
 		a->exit_code = 1;

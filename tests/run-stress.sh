@@ -9,7 +9,10 @@
 # default 60). Before it: stress.py --selftest (the checks fail on crafted
 # violations) and release_after_stall.py (a RELEASE read by a gateway
 # continued after a stall past its lease answers -LOST). Gateway and proxy
-# logs are kept in $BUILD/stress/. Exits non-zero on any violation.
+# logs are kept in $BUILD/stress/. Then tests/stress/fenced.py: fenced
+# writes (LOCK.TRANSACT) under SIGSTOP and SIGKILL of two gateways; no
+# append of a superseded holder, tokens only rising in the list. Exits
+# non-zero on any violation.
 set -u
 BUILD=${BUILD:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,4 +34,8 @@ rc=0
 /usr/bin/python3 "$root/tests/stress/stress.py" --selftest || rc=1
 timeout -k 10 60 /usr/bin/python3 "$root/tests/stress/release_after_stall.py" || rc=1
 timeout -k 10 $((${STRESS_SECONDS:-60} + 120)) /usr/bin/python3 "$root/tests/stress/stress.py" || rc=1
+# Fenced writes: two gateways, one list appended to under LOCK.TRANSACT,
+# SIGSTOP and SIGKILL (tests/stress/fenced.py; FENCED_SECONDS, default 40).
+/usr/bin/python3 "$root/tests/stress/fenced.py" --selftest || rc=1
+timeout -k 10 $((${FENCED_SECONDS:-40} + 90)) /usr/bin/python3 "$root/tests/stress/fenced.py" || rc=1
 exit $rc

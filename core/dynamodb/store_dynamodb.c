@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dynamodb/ddb_transact.h"
 #include "core/dynamodb/http.h"
 
 #define TARGET_PREFIX "DynamoDB_20120810."
@@ -356,6 +357,10 @@ static void on_http(void *arg, const struct http_response *hr)
 				break;
 			}
 	}
+	/* a fenced transaction reads all its reasons, and is told which item
+	 * failed (ddb_transact.c) */
+	if (c->op == STORE_TRANSACT && strcmp(e->type, "TransactionCanceledException") == 0)
+		v = ddb_tx_classify(hr->body, hr->body_len, v);
 	if (v.cls == DDB_C_TRANSIENT && strstr(e->type, "ExpiredToken") &&
 	    ds->cfg.credentials_expired)
 		ds->cfg.credentials_expired(ds->cfg.credentials_arg);
@@ -378,7 +383,10 @@ static void on_http(void *arg, const struct http_response *hr)
 			res.message[0] = '\0';
 		}
 		free(e);
-		finish(c, &res, NULL, 0);
+		if (c->op == STORE_TRANSACT)
+			finish(c, &res, hr->body, hr->body_len);
+		else
+			finish(c, &res, NULL, 0);
 		return;
 	}
 	free(e);
@@ -584,6 +592,7 @@ static void ddb_free(struct store *s)
 }
 
 static const struct store_ops ddb_ops = {
+	.transact = ddbs_transact,
 	.submit = ddb_submit,
 	.cancel = ddb_cancel,
 	.free = ddb_free,

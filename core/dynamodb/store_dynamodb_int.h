@@ -20,6 +20,7 @@ struct store_call {
 	struct ddb_store *ds;
 	ddbs_done_fn done;
 	store_cb cb;
+	store_tx_cb tx_cb; /* STORE_TRANSACT (ddb_transact.c) */
 	void *arg;
 	/* a scan: the caller's page (filled from the answer) and callback */
 	struct store_scan_result *page;
@@ -85,6 +86,10 @@ void ddbs_defer(struct store_call *c);
 void ddbs_drop(struct store_call *c);
 
 bool ddbs_copy(char *dst, size_t cap, const char *src);
+
+/* store_transact() of the DynamoDB store (ddb_transact.c). */
+struct store_call *ddbs_transact(struct store *s, const struct store_tx_req *req, store_tx_cb cb,
+				 void *arg);
 
 /* Initialises the open's timer (store_dynamodb_new). */
 void ddbs_open_init(struct ddb_store *ds);

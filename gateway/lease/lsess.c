@@ -25,6 +25,7 @@ void ls_res_init(struct ls_result *r, enum ls_status status)
 	r->st.held = false;
 	r->mine = false;
 	r->detached = false;
+	r->reasons = NULL;
 	r->message[0] = '\0';
 }
 
@@ -410,6 +411,7 @@ void lsvc_free(struct lsvc *svc)
 	if (svc == NULL)
 		return;
 	ls_watch_free_all(svc);
+	ls_fence_free(svc);
 	/* completions of detached operations can no longer come: the
 	 * locktable is freed next, and drops them */
 	while (svc->detached != NULL)

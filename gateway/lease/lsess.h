@@ -74,6 +74,7 @@ enum ls_status {
 	LS_CANCELLED,	 /* the wait was cancelled: .message says by what */
 	LS_TRANSIENT,	 /* a store error retrying may fix: .message */
 	LS_FAILED,	 /* a store error retrying cannot fix, out of memory: .message */
+	LS_TXCANCELLED,	 /* ls_transact: a client item failed: .reasons */
 };
 
 #define LS_MSG_MAX (STORE_MSG_MAX + 160)
@@ -85,6 +86,9 @@ struct ls_result {
 	struct lt_state st; /* ls_state (LS_OK: st.exists) and ls_watch (st.held) */
 	bool mine;	    /* ls_state: the item's owner is this session's lease */
 	bool detached;	    /* ls_state, ls_foreign: the item's lease is detached */
+	/* LS_TXCANCELLED: the CancellationReasons of the client's items, a
+	 * JSON array in their order; valid during the callback only. */
+	const char *reasons;
 	char message[LS_MSG_MAX];
 };
 
@@ -287,9 +291,9 @@ void lsess_set_label(struct lsess *s, const char *proto, uint64_t id);
 struct ls_entry {
 	const char *name;
 	enum ls_kind kind;
-	const char *state; /* "held", "waiting", "campaigning", "lost" */
-	int64_t token;	   /* held, lost: the lease's */
-	int64_t lease_ms;  /* held */
+	const char *state;  /* "held", "waiting", "campaigning", "lost" */
+	int64_t token;	    /* held, lost: the lease's */
+	int64_t lease_ms;   /* held */
 	const char *holder; /* held: the label, NULL when none */
 	const char *proto;  /* the session's (lsess_set_label) */
 	uint64_t id;
@@ -318,5 +322,61 @@ enum ls_status ls_scan(struct lsess *s, const char *cursor, unsigned limit, cons
  * session waits for nothing. Safe from any callback of another session or
  * a timer. */
 bool ls_cancel(struct lsess *s, const char *message);
+
+/* --- fenced writes (the reference's IsHeld) --- */
+
+#define LS_TX_MAX_ITEMS 99	      /* the client's; the lock check makes 100 */
+#define LS_TX_MAX_BYTES (1024 * 1024) /* of the items' JSON text */
+
+/* Fenced writes may write the tables of the comma list tables (NULL or
+ * "": fenced writes are off) and no other, so that the gateway's IAM role
+ * does not become every client's. lock_table and lock_pk name the lock
+ * table and its partition key, on which no item may touch a lock's key
+ * (LOCK#...); lock_pk NULL: no lock table another store could reach (the
+ * embedded store). Copied. False with msg on a bad list or OOM. */
+bool lsvc_set_fenced(struct lsvc *svc, const char *tables, const char *lock_table,
+		     const char *lock_pk, char *msg, size_t msglen)
+	__attribute__((warn_unused_result));
+
+/* Checks a client's TransactItems (DynamoDB JSON, as the AWS SDKs
+ * serialize them): an array of 1..LS_TX_MAX_ITEMS objects, each with
+ * exactly one of Put, Update, Delete, ConditionCheck whose members are
+ * those DynamoDB knows, once each, a TableName in the fenced tables, and
+ * on the lock table no key of a lock; at most LS_TX_MAX_BYTES. False with
+ * r LS_INVALID and a message saying what is wrong. */
+bool ls_tx_items_ok(const struct lsvc *svc, const char *items, size_t len, struct ls_result *r)
+	__attribute__((warn_unused_result));
+
+struct ls_tx_req {
+	const char *name; /* name_len bytes */
+	size_t name_len;
+	/* false: the lease (name, token) held by any session of this replica
+	 * (LOCK.TRANSACT); true: the session's current term of name
+	 * (LEADER.TRANSACT; token ignored). */
+	bool leader;
+	int64_t token;
+	const char *items; /* items_len bytes, checked with ls_tx_items_ok */
+	size_t items_len;
+};
+
+/* Writes the items in one DynamoDB transaction whose first item checks
+ * that the lease still holds the lock (this replica's owner id and fence =
+ * token), at commit. LS_OK committed; LS_LOST the check failed (the lease
+ * is lost as any loss: told to its session, and this answer reports it) or
+ * the lease had ended; LS_TXCANCELLED a client item failed (.reasons);
+ * LS_TRANSIENT throttling or TransactionConflict past the retries;
+ * LS_INVALID fenced writes off, bad items, no such lease or term here;
+ * LS_FAILED DynamoDB refused the request (or the embedded store: fenced
+ * writes need DynamoDB). */
+enum ls_status ls_transact(struct lsess *s, const struct ls_tx_req *req, struct ls_result *now,
+			   ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
+
+/* A check, not a fence: one strongly consistent read of name; LS_OK while
+ * the item shows the lease (name, token) holding the lock now (for a lease
+ * of this replica: its owner, before its end; for another's: not seen
+ * unchanged for a whole lease), LS_NONE otherwise; errors. */
+enum ls_status ls_check(struct lsess *s, const char *name, size_t name_len, int64_t token,
+			struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
 
 #endif

@@ -80,6 +80,10 @@ struct lsvc {
 	struct ls_op *detached; /* pending operations of closed sessions */
 	struct ls_watch_group *groups;
 	struct lsess *all; /* every session, newest first (listings) */
+	/* fenced writes (lsess_fence.c): the tables allowed, the lock table */
+	char **fenced;
+	unsigned nfenced;
+	char *lock_table, *lock_pk;
 	uint64_t sessions, lost_reported, losses_told;
 };
 
@@ -155,6 +159,15 @@ void ls_op_finish(struct ls_op *op, const struct ls_result *res);
 void ls_wait_begin(struct lsess *s, enum ls_wait_kind kind, ls_done_cb cb, void *arg);
 /* The wait is over: s waits for nothing; *cb and *arg get its callback. */
 void ls_wait_end(struct lsess *s, ls_done_cb *cb, void **arg);
+
+/* The lock record of (name, token) of any session of this replica: held,
+ * or lost and not yet reported; NULL when none (lsess_lock.c). */
+struct ls_rec *ls_find_any(struct lsvc *svc, const char *name, int64_t token);
+
+/* --- lsess_fence.c --- */
+
+/* Frees the fenced-writes configuration (lsvc_free). */
+void ls_fence_free(struct lsvc *svc);
 
 /* --- lsess_lead.c --- */
 

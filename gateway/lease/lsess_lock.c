@@ -144,9 +144,7 @@ enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, str
 
 /* --- (name, token) --- */
 
-/* The lock record of (name, token) of any session of this replica: held,
- * or lost and not yet reported; NULL when none. */
-static struct ls_rec *find_any(struct lsvc *svc, const char *name, int64_t token)
+struct ls_rec *ls_find_any(struct lsvc *svc, const char *name, int64_t token)
 {
 	struct lease *l = lt_local_lease(svc->lt, name);
 	struct ls_rec *rec = l != NULL ? lease_data(l) : NULL;
@@ -166,7 +164,7 @@ static struct ls_rec *find_lock(struct lsess *s, const char *name, int64_t token
 {
 	struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, name, token);
 	if (rec == NULL && token != 0)
-		rec = find_any(s->svc, name, token);
+		rec = ls_find_any(s->svc, name, token);
 	return rec;
 }
 
@@ -197,7 +195,7 @@ static void renewed(void *arg, int r, const struct lt_error *err)
 	} else {
 		/* lost meanwhile, even if this renewal's write succeeded (sent
 		 * before the end timer ran): the loss has been told */
-		struct ls_rec *rec = find_any(op->svc, op->name, op->token);
+		struct ls_rec *rec = ls_find_any(op->svc, op->name, op->token);
 		if (rec != NULL && rec->state == LS_REC_LOST)
 			ls_rec_report(rec, rec->loss, &res);
 		else

@@ -53,7 +53,8 @@ static void unsupported(struct pgs *s, const struct sql_stmt *st)
 		  st->several ? "Send one SELECT per call: SELECT f(...); SELECT g(...) (one query "
 				"string may hold several)."
 			      : "leasegate answers the advisory lock functions, "
-				"leasegate.acquire/release/state/token, transaction control and "
+				"leasegate.acquire/release/state/token/transact/check, transaction "
+				"control and "
 				"SET/SHOW; see its README.");
 }
 
@@ -118,6 +119,8 @@ static const uint32_t fn_cats[FN_COUNT] = {
 	[FN_LG_RELEASE] = ACL_WRITE | ACL_LOCK | ACL_FAST,
 	[FN_LG_STATE] = ACL_READ | ACL_LOCK | ACL_FAST,
 	[FN_LG_TOKEN] = ACL_READ | ACL_LOCK | ACL_FAST,
+	[FN_LG_TRANSACT] = ACL_WRITE | ACL_LOCK | ACL_SLOW,
+	[FN_LG_CHECK] = ACL_READ | ACL_LOCK | ACL_FAST,
 };
 
 static size_t advisory_name(const struct pgs *s, const struct val *k, unsigned nk, char *out);
@@ -137,7 +140,9 @@ static bool acl_allows(struct pgs *s, const struct sql_stmt *st, const struct va
 		fname[i] = (char)tolower((unsigned char)st->fname[i]);
 	fname[i] = '\0';
 	struct acl_req r = {.cmd = fname, .cats = fn_cats[st->fn], .keys = &key, .key_lens = &klen};
-	if (st->fn >= FN_LG_ACQUIRE && st->fn <= FN_LG_STATE) {
+	bool by_name = st->fn == FN_LG_ACQUIRE || st->fn == FN_LG_RELEASE ||
+		       st->fn == FN_LG_STATE || st->fn == FN_LG_TRANSACT || st->fn == FN_LG_CHECK;
+	if (by_name) { /* leasegate.*(name, ...) */
 		r.nkeys = !a[0].null;
 		key = a[0].s;
 		klen = a[0].len;
@@ -168,6 +173,44 @@ static void complete_select(struct pgs *s)
 	pg_command_complete(&s->c.out, "SELECT 1");
 }
 
+/* leasegate.transact's own SQLSTATEs (README "Fenced writes"): the
+ * client's items cancelled 23000 with the reasons, a conflict or
+ * throttling past the retries 40001 (retry), fenced writes unavailable
+ * here 0A000; the rest as every lease function. True when written. */
+static bool fenced_error(struct pgs *s, const struct ls_result *res)
+{
+	static const char cancelled[] = "leasegate.transact: the transaction was cancelled: ";
+	switch (res->status) {
+	case LS_TXCANCELLED: {
+		const char *r = res->reasons != NULL ? res->reasons : "[]";
+		size_t n = strlen(r);
+		char *msg = malloc(sizeof(cancelled) + n);
+		if (msg == NULL) {
+			pgx_error(s, "23000", "leasegate.transact: the transaction was cancelled",
+				  NULL);
+			return true;
+		}
+		memcpy(msg, cancelled, sizeof(cancelled) - 1);
+		memcpy(msg + sizeof(cancelled) - 1, r, n + 1);
+		pgx_error(s, "23000", msg,
+			  "The reasons are DynamoDB's CancellationReasons of your items, in "
+			  "order.");
+		free(msg);
+		return true;
+	}
+	case LS_TRANSIENT:
+		pgx_error(s, "40001", res->message, "Retry the transaction.");
+		return true;
+	case LS_FAILED:
+		if (strstr(res->message, "fenced writes need DynamoDB") == NULL)
+			return false;
+		pgx_error(s, "0A000", res->message, NULL);
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Renders res of the statement (fn) that waited or ran. */
 static void render(struct pgs *s, enum sql_fn fn, int timeout, const struct pg_portal *po,
 		   const char *alias, const struct ls_result *res)
@@ -176,6 +219,8 @@ static void render(struct pgs *s, enum sql_fn fn, int timeout, const struct pg_p
 	struct val v[5];
 	char msg[LS_MSG_MAX + 64];
 	memset(v, 0, sizeof(v));
+	if (fn == FN_LG_TRANSACT && fenced_error(s, res))
+		return;
 	switch (res->status) {
 	case LS_OK:
 	case LS_NONE:
@@ -221,6 +266,8 @@ static void render(struct pgs *s, enum sql_fn fn, int timeout, const struct pg_p
 	case FN_TRY_LOCK:
 	case FN_TRY_XACT_LOCK:
 	case FN_LG_RELEASE:
+	case FN_LG_TRANSACT:
+	case FN_LG_CHECK:
 		v[0].i = ok;
 		break;
 	case FN_UNLOCK:
@@ -322,11 +369,12 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 	char name[STORE_NAME_MAX + 64];
 	char msg[256];
 	static const unsigned want_args[FN_COUNT][2] = {
-		[FN_LOCK] = {1, 2},	 [FN_TRY_LOCK] = {1, 2},	[FN_UNLOCK] = {1, 2},
-		[FN_XACT_LOCK] = {1, 2}, [FN_TRY_XACT_LOCK] = {1, 2},	[FN_UNLOCK_ALL] = {0, 0},
-		[FN_SHARED] = {0, 9},	 [FN_LG_ACQUIRE] = {2, 3},	[FN_LG_RELEASE] = {1, 1},
-		[FN_LG_STATE] = {1, 1},	 [FN_LG_TOKEN] = {1, 2},	[FN_CONST] = {1, 1},
-		[FN_VERSION] = {0, 0},	 [FN_CURRENT_SETTING] = {1, 2}, [FN_SET_CONFIG] = {3, 3},
+		[FN_LOCK] = {1, 2},	   [FN_TRY_LOCK] = {1, 2},	  [FN_UNLOCK] = {1, 2},
+		[FN_XACT_LOCK] = {1, 2},   [FN_TRY_XACT_LOCK] = {1, 2},	  [FN_UNLOCK_ALL] = {0, 0},
+		[FN_SHARED] = {0, 9},	   [FN_LG_ACQUIRE] = {2, 3},	  [FN_LG_RELEASE] = {1, 1},
+		[FN_LG_STATE] = {1, 1},	   [FN_LG_TOKEN] = {1, 2},	  [FN_CONST] = {1, 1},
+		[FN_VERSION] = {0, 0},	   [FN_CURRENT_SETTING] = {1, 2}, [FN_SET_CONFIG] = {3, 3},
+		[FN_LG_TRANSACT] = {3, 3}, [FN_LG_CHECK] = {2, 2},
 	};
 	if (st->nargs < want_args[st->fn][0] || st->nargs > want_args[st->fn][1]) {
 		snprintf(msg, sizeof(msg), "function %s with %u arguments does not exist",
@@ -454,6 +502,27 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 			return;
 		}
 		rc = ls_state(ls, a[0].s, a[0].len, &now, lease_done, s);
+		answer(s, st, po, 0, rc, &now);
+		return;
+	case FN_LG_TRANSACT:
+	case FN_LG_CHECK:
+		if ((ls = pgs_lsess(s)) == NULL)
+			return;
+		if (a[0].null || a[1].null || (st->fn == FN_LG_TRANSACT && a[2].null)) {
+			snprintf(msg, sizeof(msg), "%s: arguments must not be NULL", st->fname);
+			pgx_error(s, "22004", msg, NULL);
+			return;
+		}
+		if (st->fn == FN_LG_CHECK) {
+			rc = ls_check(ls, a[0].s, a[0].len, a[1].i, &now, lease_done, s);
+		} else {
+			struct ls_tx_req tx = {.name = a[0].s,
+					       .name_len = a[0].len,
+					       .token = a[1].i,
+					       .items = a[2].s,
+					       .items_len = a[2].len};
+			rc = ls_transact(ls, &tx, &now, lease_done, s);
+		}
 		answer(s, st, po, 0, rc, &now);
 		return;
 	case FN_LG_TOKEN:

@@ -211,6 +211,8 @@ static const struct {
 	{"int2", PG_OID_INT2},
 	{"text", PG_OID_TEXT},
 	{"varchar", PG_OID_TEXT},
+	{"json", PG_OID_TEXT}, /* leasegate.transact's items: text to leasegate */
+	{"jsonb", PG_OID_TEXT},
 	{"bool", PG_OID_BOOL},
 	{"boolean", PG_OID_BOOL},
 	{"pg_catalog.int8", PG_OID_INT8},
@@ -245,6 +247,8 @@ static const struct {
 	{"leasegate.release", FN_LG_RELEASE},
 	{"leasegate.state", FN_LG_STATE},
 	{"leasegate.token", FN_LG_TOKEN},
+	{"leasegate.transact", FN_LG_TRANSACT},
+	{"leasegate.check", FN_LG_CHECK},
 	{"version", FN_VERSION},
 	{"current_setting", FN_CURRENT_SETTING},
 	{"set_config", FN_SET_CONFIG},

@@ -47,6 +47,8 @@ enum sql_fn {
 	FN_LG_RELEASE,	  /* leasegate.release(name) */
 	FN_LG_STATE,	  /* leasegate.state(name) */
 	FN_LG_TOKEN,	  /* leasegate.token(key) / (k1, k2) */
+	FN_LG_TRANSACT,	  /* leasegate.transact(name, token, items) */
+	FN_LG_CHECK,	  /* leasegate.check(name, token) */
 	FN_CONST,	  /* SELECT <integer> */
 	FN_VERSION,	  /* version() */
 	FN_CURRENT_SETTING,

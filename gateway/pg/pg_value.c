@@ -30,6 +30,8 @@ static uint32_t fn_type(enum sql_fn fn)
 	case FN_TRY_XACT_LOCK:
 	case FN_UNLOCK:
 	case FN_LG_RELEASE:
+	case FN_LG_TRANSACT:
+	case FN_LG_CHECK:
 		return PG_OID_BOOL;
 	case FN_LG_ACQUIRE:
 	case FN_LG_TOKEN:
@@ -353,6 +355,9 @@ uint32_t pgx_param_type(const struct sql_stmt *st, int n)
 			return st->nargs == 1 ? PG_OID_INT8 : PG_OID_INT4;
 		case FN_LG_ACQUIRE:
 			return i == 0 ? PG_OID_TEXT : PG_OID_INT4;
+		case FN_LG_TRANSACT:
+		case FN_LG_CHECK:
+			return i == 1 ? PG_OID_INT8 : PG_OID_TEXT;
 		case FN_SET_CONFIG:
 			return i == 2 ? PG_OID_BOOL : PG_OID_TEXT;
 		default:
@@ -371,6 +376,9 @@ uint32_t pgv_arg_type(const struct sql_stmt *st, unsigned i)
 	switch (st->fn) {
 	case FN_LG_ACQUIRE:
 		return i == 0 ? PG_OID_TEXT : PG_OID_INT4;
+	case FN_LG_TRANSACT:
+	case FN_LG_CHECK:
+		return i == 1 ? PG_OID_INT8 : PG_OID_TEXT;
 	case FN_LG_RELEASE:
 	case FN_LG_STATE:
 	case FN_CURRENT_SETTING:

@@ -129,11 +129,31 @@ static const char *const error_code[] = {
 	[LS_CANCELLED] = "ERR", [LS_TRANSIENT] = "TRYAGAIN", [LS_FAILED] = "ERR",
 };
 
+/* "-TXCANCELLED <reasons>": the reasons are JSON (one line) of any length,
+ * not cut as a formatted error would be. */
+static void add_txcancelled(struct buf *out, const struct ls_result *res)
+{
+	static const char code[] = "TXCANCELLED ";
+	const char *reasons = res->reasons != NULL ? res->reasons : "[]";
+	size_t n = strlen(reasons);
+	char *msg = malloc(sizeof(code) + n);
+	if (msg == NULL) {
+		resp_add_errorf(out, "TXCANCELLED %s", reasons);
+		return;
+	}
+	memcpy(msg, code, sizeof(code) - 1);
+	memcpy(msg + sizeof(code) - 1, reasons, n);
+	resp_add_error(out, msg, sizeof(code) - 1 + n);
+	free(msg);
+}
+
 void rl_render(struct buf *out, enum resp_proto proto, const struct ls_result *res,
 	       rl_shape_fn shape)
 {
 	if (res->status == LS_LOST)
 		resp_add_errorf(out, "LOST %s", lt_loss_name(res->loss));
+	else if (res->status == LS_TXCANCELLED)
+		add_txcancelled(out, res);
 	else if (res->status > LS_NONE &&
 		 (size_t)res->status < sizeof(error_code) / sizeof(*error_code))
 		resp_add_errorf(out, "%s %s", error_code[res->status], res->message);
@@ -274,6 +294,7 @@ int rl_register(struct rl_app *app, struct cmd_table *cmds, struct redis *redis)
 	struct sess_hooks hooks = {.on_close = on_close, .on_reset = on_reset, .arg = app};
 	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
 	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
+	    rl_fencecmds_register(app, cmds) < 0 ||
 	    cmd_table_add_info(cmds, "leases", info_leases, app) < 0 ||
 	    cmd_table_add_info(cmds, backend_store_section(app->backend), info_store, app) < 0)
 		return -1;

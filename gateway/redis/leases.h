@@ -11,7 +11,7 @@
  *
  * Rendering: LS_INVALID, LS_CONFLICT, LS_FAILED and LS_CANCELLED are
  * "-ERR <message>", LS_TRANSIENT "-TRYAGAIN <message>", LS_LOST
- * "-LOST <reason>"; LS_OK and LS_NONE are each command's own reply.
+ * "-LOST <reason>", LS_TXCANCELLED "-TXCANCELLED <reasons JSON>"; LS_OK and LS_NONE are each command's own reply.
  *
  * Not here: the lease rules (gateway/lease, core/), sessions and sockets.
  */
@@ -87,6 +87,8 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req);
 int rl_lockcmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 int rl_leadercmds_register(struct rl_app *app, struct cmd_table *cmds)
+	__attribute__((warn_unused_result));
+int rl_fencecmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 
 /* --- for compatcmds.c and scriptcmds.c (Redis lock libraries) --- */

@@ -96,6 +96,16 @@ static void test_lock_commands_by_pattern(void **state)
 	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
 	freeReplyObject(r);
 	gw_expect_int(c, 1, "LEADER.RESIGN orders:lead");
+	/* fenced writes: by the lock's name */
+	r = gw_cmd(c, "LOCK.ACQUIRE orders:f 10000");
+	long long ft = r->integer;
+	freeReplyObject(r);
+	gw_expect_int(c, 1, "LOCK.CHECK orders:f %lld", ft);
+	gw_expect_err(c, "ERR fenced writes are off", "LOCK.TRANSACT orders:f %lld []", ft);
+	gw_expect_err(c, "ERR fenced writes are off", "LEADER.TRANSACT orders:lead []");
+	gw_expect_err(c, NOKEY, "LOCK.CHECK invoices:f %lld", ft);
+	gw_expect_err(c, NOKEY, "LOCK.TRANSACT invoices:f %lld []", ft);
+	gw_expect_err(c, NOKEY, "LEADER.TRANSACT invoices:lead []");
 	/* a name they do not: refused before anything is asked of the store */
 	gw_expect_err(c, NOKEY, "LOCK.ACQUIRE invoices:1 10000");
 	gw_expect_err(c, NOKEY, "LOCK.RENEW invoices:1");
@@ -157,6 +167,7 @@ static void test_lock_commands_by_category(void **state)
 	/* @read: LOCK.STATE and LEADER.WATCH */
 	gw_expect_nil(c, "LOCK.STATE orders:1");
 	gw_expect_nil(c, "LEADER.WATCH orders:lead");
+	gw_expect_int(c, 0, "LOCK.CHECK orders:1 1");
 	/* not @write, @lock alone or @leader alone */
 	static const char *const refused[][2] = {
 		{"LOCK.ACQUIRE orders:1 10000", "lock.acquire"},
@@ -164,6 +175,8 @@ static void test_lock_commands_by_category(void **state)
 		{"LOCK.RELEASE orders:1", "lock.release"},
 		{"LEADER.CAMPAIGN orders:lead 10000", "leader.campaign"},
 		{"LEADER.RESIGN orders:lead", "leader.resign"},
+		{"LOCK.TRANSACT orders:1 1 []", "lock.transact"},
+		{"LEADER.TRANSACT orders:lead []", "leader.transact"},
 		{"CONFIG GET port", "config|get"},
 		{"ACL LIST", "acl|list"},
 		{"ACL LOAD", "acl|load"},
@@ -267,7 +280,7 @@ static void test_acl_listing(void **state)
 	assert_true(lock && leader);
 	freeReplyObject(r);
 	r = gw_cmd(c, "ACL CAT leader");
-	assert_int_equal(r->elements, 3);
+	assert_int_equal(r->elements, 4); /* campaign, resign, watch, transact */
 	assert_string_equal(r->element[0]->str, "leader.campaign");
 	freeReplyObject(r);
 	r = gw_cmd(c, "ACL CAT admin");

@@ -169,6 +169,11 @@ static void test_advisory_locks_by_pattern(void **state)
 		      "permission denied for lock \"invoices:9\"");
 	expect_denied(c, "SELECT leasegate.release('invoices:9')",
 		      "permission denied for lock \"invoices:9\"");
+	expect_row(c, "SELECT leasegate.check('orders:9', 1)", "f");
+	expect_denied(c, "SELECT leasegate.check('invoices:9', 1)",
+		      "permission denied for lock \"invoices:9\"");
+	expect_denied(c, "SELECT leasegate.transact('invoices:9', 1, '[]')",
+		      "permission denied for lock \"invoices:9\"");
 	PQfinish(c);
 
 	/* another database: pg:other:*, refused */
@@ -201,6 +206,7 @@ static void test_functions_by_category(void **state)
 	PGconn *c = login(&p, "reader", "readpw", "shop"); /* +@read only */
 	expect_row(c, "SELECT * FROM leasegate.state('x')", "f");
 	expect_row(c, "SELECT leasegate.token(1)", NULL);
+	expect_row(c, "SELECT leasegate.check('x', 1)", "f");
 	static const char *const sql[][2] = {
 		{"SELECT pg_advisory_lock(1)", "pg_advisory_lock"},
 		{"SELECT pg_try_advisory_lock(1)", "pg_try_advisory_lock"},
@@ -208,6 +214,7 @@ static void test_functions_by_category(void **state)
 		{"SELECT pg_advisory_unlock_all()", "pg_advisory_unlock_all"},
 		{"SELECT leasegate.acquire('x', 5000)", "leasegate.acquire"},
 		{"SELECT leasegate.release('x')", "leasegate.release"},
+		{"SELECT leasegate.transact('x', 1, '[]')", "leasegate.transact"},
 	};
 	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
 		char want[128];

@@ -2,6 +2,7 @@
  * store_contract.c: the store contract suite (see store_contract.h). Every
  * test states what store.h promises; none knows which store it runs on.
  */
+#include "core/store_tx.h"
 #include "tests/support/store_contract_int.h"
 
 #include <setjmp.h>
@@ -465,7 +466,46 @@ static void requests_counted(void **state)
 	del(fx);
 	store_contract_scan_page(fx);
 	for (int i = 0; i < STORE_OP_COUNT; i++)
-		assert_int_equal(fx->s->requests[i] - before[i], 1);
+		if (i != STORE_TRANSACT) /* transact_counted */
+			assert_int_equal(fx->s->requests[i] - before[i], 1);
+	assert_int_equal(fx->s->in_flight, 0);
+}
+
+struct tx_box {
+	bool done;
+	enum store_status status;
+};
+
+static void tx_done(void *arg, const struct store_tx_result *res)
+{
+	struct tx_box *b = arg;
+	b->done = true;
+	b->status = res->status;
+}
+
+/* A fenced transaction is one STORE_TRANSACT request, answered later
+ * (never inside the call), whatever the store makes of it: the embedded
+ * store refuses it, DynamoDB refuses a table that does not exist. */
+static void transact_counted(void **state)
+{
+	struct fixture *fx = *state;
+	static const char items[] =
+		"[{\"Put\":{\"TableName\":\"lg-no-such-table\",\"Item\":{\"id\":{\"S\":\"1\"}}}}]";
+	uint64_t before = fx->s->requests[STORE_TRANSACT];
+	acquire(fx, "A", "r1", NULL, NULL);
+	struct tx_box b = {0};
+	struct store_tx_req req = {.name = fx->name,
+				   .owner = "A",
+				   .token = 1,
+				   .items = items,
+				   .items_len = sizeof(items) - 1};
+	struct store_call *c = store_transact(fx->s, &req, tx_done, &b);
+	assert_non_null(c);
+	assert_false(b.done);
+	assert_int_equal(fx->s->requests[STORE_TRANSACT] - before, 1);
+	fx->f->run(fx->f->arg, &b.done);
+	assert_true(b.done);
+	assert_int_equal(b.status, STORE_FATAL);
 	assert_int_equal(fx->s->in_flight, 0);
 }
 
@@ -752,6 +792,7 @@ int store_contract_run(const struct store_factory *f)
 		T(ttl_written),
 		T(unconditional_acquire_and_release),
 		T(requests_counted),
+		T(transact_counted),
 		T(cancel_means_no_callback),
 		T(request_strings_copied),
 		T(acquire_refused_on_items_not_locks),

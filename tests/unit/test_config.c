@@ -219,6 +219,39 @@ static void test_acl_options(void **state)
 	assert_non_null(strstr(err, "auth-max-delay"));
 }
 
+static void test_fenced_tables(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *none[] = {"leasegate", NULL};
+	assert_int_equal(load(&c, none, no_env, err), CFG_OK);
+	assert_string_equal(c.fenced_tables, ""); /* off */
+	char *argv[] = {"leasegate", "--fenced-tables", "orders,ledger", NULL};
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	assert_string_equal(c.fenced_tables, "orders,ledger");
+	char *env[] = {"LEASEGATE_FENCED_TABLES=audit", NULL};
+	assert_int_equal(load(&c, none, env, err), CFG_OK);
+	assert_string_equal(c.fenced_tables, "audit");
+	char path[] = "/tmp/lg-test-fenced.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "fenced-tables orders\n");
+	fclose(f);
+	char cfgflag[300];
+	snprintf(cfgflag, sizeof(cfgflag), "--config=%s", path);
+	char *argv2[] = {"leasegate", cfgflag, NULL};
+	assert_int_equal(load(&c, argv2, no_env, err), CFG_OK);
+	assert_string_equal(c.fenced_tables, "orders");
+	unlink(path);
+	char buf[16384];
+	FILE *h = fmemopen(buf, sizeof(buf), "w");
+	cfg_usage(h, "leasegate");
+	fclose(h);
+	assert_non_null(strstr(buf, "--fenced-tables"));
+	assert_non_null(strstr(buf, "LOCK.TRANSACT"));
+}
+
 static void test_precedence(void **state)
 {
 	char path[] = "/tmp/lg-test-config.XXXXXX";
@@ -339,7 +372,7 @@ int main(void)
 		cmocka_unit_test(test_help_version),	cmocka_unit_test(test_durations_and_sizes),
 		cmocka_unit_test(test_bad_values),	cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_pg_auth_options), cmocka_unit_test(test_tls_options),
-		cmocka_unit_test(test_acl_options),
+		cmocka_unit_test(test_acl_options),	cmocka_unit_test(test_fenced_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

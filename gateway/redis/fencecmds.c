@@ -1,0 +1,90 @@
+/*
+ * redis/fencecmds: fenced writes — LOCK.TRANSACT, LEADER.TRANSACT and
+ * LOCK.CHECK — over the lease-session layer (gateway/lease/lsess_fence.c,
+ * where every rule is). Here: arguments in, replies out.
+ *
+ *   LOCK.TRANSACT name token items-json   +OK, -LOST <reason>,
+ *   LEADER.TRANSACT name items-json       -TXCANCELLED <reasons JSON>,
+ *                                         -TRYAGAIN <message>, -ERR <message>
+ *   LOCK.CHECK name token                 :1 held now, :0 not (a check)
+ */
+#include "gateway/redis/leases.h"
+#include "gateway/redis/session.h"
+
+static void shape_ok(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	resp_add_simple(out, "OK", 2);
+}
+
+static void transact_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_ok);
+}
+
+static void transact(struct cmd_call *c, struct ls_tx_req *req)
+{
+	struct ls_result now;
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls == NULL)
+		return;
+	rl_answer(c, ls_transact(ls, req, &now, transact_done, c->sess), &now, shape_ok);
+}
+
+static void cmd_lock_transact(struct cmd_call *c)
+{
+	struct ls_tx_req req = {
+		.name = c->argv[1].p,
+		.name_len = c->argv[1].len,
+		.items = c->argv[3].p,
+		.items_len = c->argv[3].len,
+	};
+	if (!rl_parse_int(&c->argv[2], &req.token) || req.token == 0) {
+		resp_add_errorf(c->out, "ERR token must be a positive integer");
+		return;
+	}
+	transact(c, &req);
+}
+
+static void cmd_leader_transact(struct cmd_call *c)
+{
+	struct ls_tx_req req = {
+		.name = c->argv[1].p,
+		.name_len = c->argv[1].len,
+		.leader = true,
+		.items = c->argv[2].p,
+		.items_len = c->argv[2].len,
+	};
+	transact(c, &req);
+}
+
+static void check_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, rl_shape_flag);
+}
+
+static void cmd_check(struct cmd_call *c)
+{
+	struct ls_result now;
+	struct lsess *ls;
+	int64_t token;
+	if (!rl_parse_int(&c->argv[2], &token) || token == 0) {
+		resp_add_errorf(c->out, "ERR token must be a positive integer");
+		return;
+	}
+	if ((ls = rl_lsess(c->arg, c)) == NULL)
+		return;
+	rl_answer(c, ls_check(ls, c->argv[1].p, c->argv[1].len, token, &now, check_done, c->sess),
+		  &now, rl_shape_flag);
+}
+
+static const struct cmd_def fence_cmds[] = {
+	{"lock.transact", cmd_lock_transact, 4, 0, NULL, ACL_WRITE | ACL_LOCK | ACL_SLOW, 1, 0},
+	{"leader.transact", cmd_leader_transact, 3, 0, NULL, ACL_WRITE | ACL_LEADER | ACL_SLOW, 1,
+	 0},
+	{"lock.check", cmd_check, 3, 0, NULL, ACL_READ | ACL_LOCK | ACL_FAST, 1, 0},
+};
+
+int rl_fencecmds_register(struct rl_app *app, struct cmd_table *cmds)
+{
+	return cmd_table_add(cmds, fence_cmds, sizeof(fence_cmds) / sizeof(fence_cmds[0]), app);
+}

@@ -1,0 +1,88 @@
+#!/bin/sh
+# fenced_examples: README's "Fenced writes" examples run as they are against
+# a gateway on moto's DynamoDB with --fenced-tables: examples/fenced.py
+# (boto3's TypeSerializer + redis-py) and examples/fenced.js
+# (@aws-sdk/util-dynamodb's marshall + ioredis, installed with `npm ci`
+# from node_fenced/package-lock.json into $LG_WORK); the items they wrote
+# are read back with boto3. Prints "ok N - what" / "not ok N - what".
+# Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK).
+set -u
+: "${LG_BIN:?LG_BIN must name the leasegate binary}"
+: "${LG_MOTO:?run under tests/run-integration.sh (LG_MOTO)}"
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=$(mktemp -d "${LG_WORK:-/tmp}/fenced_examples.XXXXXX")
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exit 1' HUP INT TERM
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); echo "not ok $n - $1"; fail=1; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+orders=lgfx-$$-orders
+cat >"$work/boto.py" <<'EOF'
+import os, sys, boto3
+d = boto3.client('dynamodb', endpoint_url=os.environ['LG_MOTO'], region_name='us-east-1',
+                 aws_access_key_id=os.environ['LG_AK'], aws_secret_access_key=os.environ['LG_SK'])
+op, t = sys.argv[1:3]
+if op == 'create':
+    d.create_table(TableName=t, BillingMode='PAY_PER_REQUEST',
+                   AttributeDefinitions=[{'AttributeName': 'id', 'AttributeType': 'S'}],
+                   KeySchema=[{'AttributeName': 'id', 'KeyType': 'HASH'}])
+elif op == 'delete-items':
+    for i in ('order-0', 'order-1', 'order-2'):
+        d.delete_item(TableName=t, Key={'id': {'S': i}})
+else:
+    for i in ('order-0', 'order-1', 'order-2'):
+        it = d.get_item(TableName=t, Key={'id': {'S': i}}, ConsistentRead=True).get('Item', {})
+        print(i, it.get('status', {}).get('S'), it.get('writtenUnderToken', {}).get('N'))
+EOF
+python3 "$work/boto.py" create "$orders"
+AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK "$LG_BIN" --port "$port" --pg-port 0 \
+	--admin-port 0 --table "lgfx-$$-locks" --create-table --endpoint "$LG_MOTO" \
+	--region us-east-1 --fenced-tables "$orders" 2>"$work/gw.log" &
+pid=$!
+i=0
+until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null; do
+	i=$((i + 1)); [ $i -gt 200 ] && { notok "leasegate did not start"; cat "$work/gw.log"; exit 1; }
+	sleep 0.05
+done
+
+# Python: boto3 (pyenv's python3) and redis-py (Debian's dist-packages).
+if PYTHONPATH=/usr/lib/python3/dist-packages python3 "$root/examples/fenced.py" --port "$port" \
+	--table "$orders" --lock py-report >"$work/py.out" 2>&1; then
+	ok "examples/fenced.py runs"
+else
+	notok "examples/fenced.py runs"; sed 's/^/# /' "$work/py.out"
+fi
+token=$(sed -n 's/^holding py-report with fencing token \([0-9]*\)$/\1/p' "$work/py.out")
+want="order-0 shipped $token
+order-1 shipped $token
+order-2 shipped $token"
+got=$(python3 "$work/boto.py" get "$orders")
+[ -n "$token" ] && [ "$got" = "$want" ] && ok "its items written under token $token" ||
+	{ notok "its items written"; echo "# got: $got"; }
+
+# Node.js: ioredis and @aws-sdk/util-dynamodb at the versions of the lockfile.
+python3 "$work/boto.py" delete-items "$orders"
+cp "$here/node_fenced/package.json" "$here/node_fenced/package-lock.json" "$work/"
+if ! (cd "$work" && npm ci --no-audit --no-fund >npm.log 2>&1); then
+	notok "npm ci (ioredis, @aws-sdk/util-dynamodb)"; sed 's/^/# /' "$work/npm.log"
+	exit 1
+fi
+if NODE_PATH="$work/node_modules" node "$root/examples/fenced.js" 127.0.0.1 "$port" "$orders" \
+	js-report >"$work/js.out" 2>&1; then
+	ok "examples/fenced.js runs"
+else
+	notok "examples/fenced.js runs"; sed 's/^/# /' "$work/js.out"
+fi
+token=$(sed -n 's/^holding js-report with fencing token \([0-9]*\)$/\1/p' "$work/js.out")
+want="order-0 shipped $token
+order-1 shipped $token
+order-2 shipped $token"
+got=$(python3 "$work/boto.py" get "$orders")
+[ -n "$token" ] && [ "$got" = "$want" ] && ok "its items written under token $token" ||
+	{ notok "its items written"; echo "# got: $got"; }
+exit $fail

@@ -1,0 +1,116 @@
+#!/bin/sh
+# pg_fenced.sh: leasegate.transact() and leasegate.check() from psycopg 3
+# (Debian's /usr/bin/python3, extended protocol with parameters, and a
+# simple query with literals) against a gateway on moto's DynamoDB with
+# --fenced-tables, items read back with boto3: a write under the lease
+# commits; the client's failed condition is 23000 with the reasons; a
+# table not allowed 22023; a lock taken behind the gateway's back 55000 and
+# nothing written; check true / false. Prints "ok N - what" / "not ok".
+set -u
+: "${LG_BIN:?LG_BIN must name the leasegate binary}"
+: "${LG_MOTO:?run under tests/run-integration.sh (LG_MOTO)}"
+work=${LG_WORK:-/tmp}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+pgport=$(free_port)
+locks=lgpgf-$$-locks
+data=lgpgf-$$-data
+log=$(mktemp /tmp/lg-pgf.XXXXXX)
+boto="$work/pg_fenced_boto.py"
+cat >"$boto" <<'EOF'
+import os, sys, json, boto3
+d = boto3.client('dynamodb', endpoint_url=os.environ['LG_MOTO'], region_name='us-east-1',
+                 aws_access_key_id=os.environ['LG_AK'], aws_secret_access_key=os.environ['LG_SK'])
+op, t = sys.argv[1:3]
+if op == 'create':
+    d.create_table(TableName=t, BillingMode='PAY_PER_REQUEST',
+                   AttributeDefinitions=[{'AttributeName': 'id', 'AttributeType': 'S'}],
+                   KeySchema=[{'AttributeName': 'id', 'KeyType': 'HASH'}])
+elif op == 'get':
+    i = d.get_item(TableName=t, Key={'id': {'S': sys.argv[3]}}, ConsistentRead=True).get('Item')
+    print(json.dumps(i, sort_keys=True) if i else 'none')
+elif op == 'steal':
+    d.update_item(TableName=t, Key={'pk': {'S': 'LOCK#' + sys.argv[3]}},
+                  UpdateExpression='SET #o = :o, #r = :r ADD #f :one',
+                  ExpressionAttributeNames={'#o': 'owner', '#r': 'rvn', '#f': 'fence'},
+                  ExpressionAttributeValues={':o': {'S': 'intruder'}, ':r': {'S': 'x'},
+                                             ':one': {'N': '1'}})
+EOF
+python3 "$boto" create "$data" || { echo "not ok 1 - create $data"; exit 1; }
+AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK "$LG_BIN" --port "$port" --pg-port "$pgport" \
+	--admin-port 0 --table "$locks" --create-table --endpoint "$LG_MOTO" --region us-east-1 \
+	--partition-key pk --fenced-tables "$data" 2>"$log" &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$log" "$boto"' EXIT
+i=0
+until python3 -c "import socket; socket.create_connection(('127.0.0.1', $pgport))" 2>/dev/null; do
+	i=$((i + 1)); [ $i -gt 200 ] && { echo "not ok 1 - leasegate did not start"; cat "$log"; exit 1; }
+	sleep 0.05
+done
+
+BOTO="$boto" DATA="$data" LOCKS="$locks" PGPORT=$pgport /usr/bin/python3 - <<'EOF'
+import json, os, subprocess, sys
+import psycopg
+
+data, locks, boto = os.environ['DATA'], os.environ['LOCKS'], os.environ['BOTO']
+n = 0
+failed = False
+
+def ok(cond, what, got=None):
+    global n, failed
+    n += 1
+    print(('ok %d - %s' % (n, what)) if cond else ('not ok %d - %s: got %r' % (n, what, got)))
+    failed |= not cond
+
+def item(id):
+    return subprocess.run(['python3', boto, 'get', data, id], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+def put(id, extra=None):
+    p = {'TableName': data, 'Item': {'id': {'S': id}}}
+    p.update(extra or {})
+    return json.dumps([{'Put': p}])
+
+def sqlstate(conn, sql, params):
+    try:
+        with conn.cursor() as c:
+            c.execute(sql, params)
+            return 'ok', c.fetchone()[0]
+    except psycopg.Error as e:
+        return e.sqlstate, str(e)
+
+conn = psycopg.connect(host='127.0.0.1', port=int(os.environ['PGPORT']), user='leasegate',
+                       dbname='locks', autocommit=True)
+cur = conn.cursor()
+cur.execute('SELECT leasegate.acquire(%s, %s)', ('job', 30000))
+token = cur.fetchone()[0]
+cur.execute('SELECT leasegate.transact(%s, %s, %s)', ('job', token, put('p1')))
+ok(cur.fetchone()[0] is True and item('p1') != 'none', 'transact commits under the lease')
+cur.execute("SELECT leasegate.transact('job', %d, '%s'::json)" % (token, put('p2')),
+            prepare=False)
+ok(item('p2') != 'none', 'transact with literals, items ::json')
+cur.execute('SELECT leasegate.check(%s, %s)', ('job', token))
+ok(cur.fetchone()[0] is True, 'check: held')
+cur.execute('SELECT leasegate.check(%s, %s)', ('job', token + 1))
+ok(cur.fetchone()[0] is False, 'check: another token')
+
+st, msg = sqlstate(conn, 'SELECT leasegate.transact(%s, %s, %s)',
+                   ('job', token, put('p1', {'ConditionExpression': 'attribute_not_exists(id)'})))
+ok(st == '23000' and 'ConditionalCheckFailed' in msg, 'client condition: 23000 with reasons',
+   (st, msg))
+st, msg = sqlstate(conn, 'SELECT leasegate.transact(%s, %s, %s)',
+                   ('job', token, json.dumps([{'Put': {'TableName': 'audit', 'Item': {}}}])))
+ok(st == '22023' and '--fenced-tables' in msg, 'table not allowed: 22023', (st, msg))
+st, msg = sqlstate(conn, 'SELECT leasegate.transact(%s, %s, %s)', ('job', token, 'nope'))
+ok(st == '22023', 'invalid JSON: 22023', (st, msg))
+st, msg = sqlstate(conn, 'SELECT leasegate.transact(%s, %s, %s)', ('job', token, None))
+ok(st == '22004', 'NULL: 22004', (st, msg))
+
+subprocess.run(['python3', boto, 'steal', locks, 'job'], check=True)
+st, msg = sqlstate(conn, 'SELECT leasegate.transact(%s, %s, %s)', ('job', token, put('p3')))
+ok(st == '55000' and 'taken_over' in msg, 'lock stolen: 55000 taken_over', (st, msg))
+ok(item('p3') == 'none', 'nothing written after the loss', item('p3'))
+st, got = sqlstate(conn, 'SELECT leasegate.check(%s, %s)', ('job', token))
+ok(st == 'ok' and got is False, 'check: lost', (st, got))
+sys.exit(1 if failed else 0)
+EOF
