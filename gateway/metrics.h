@@ -30,7 +30,7 @@ struct metrics_src {
 	struct lt_stats lt;
 	size_t sessions;
 	uint64_t auth_failures_redis, auth_failures_pg; /* failed authentications */
-	const struct store_dynamodb_stats *ddb; /* NULL on the embedded store */
+	const struct store_dynamodb_stats *ddb;		/* NULL on the embedded store */
 	const char *version;
 	const struct tls_stats *tls; /* NULL: no TLS configured */
 };

@@ -624,7 +624,6 @@ struct auth *srv_auth(const struct srv *srv)
 	return srv->auth;
 }
 
-
 int srv_port(const struct srv *srv, const struct conn_proto *proto)
 {
 	return srv_port_on(srv, proto, &transport_plain);
