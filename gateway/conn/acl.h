@@ -167,6 +167,10 @@ struct acl_req {
 enum acl_verdict acl_check(const struct acl_user *u, const struct acl_req *r, unsigned *bad_key)
 	__attribute__((warn_unused_result));
 
+/* u's patterns let it read the lock name (len bytes): for listings
+ * (LOCK.LIST) that show only the names a user may use. */
+bool acl_may_read(const struct acl_user *u, const char *name, size_t len);
+
 /* Redis's glob (* ? [abc] [^a] [a-z] \x) of pattern on s (slen bytes). */
 bool acl_glob(const char *pattern, size_t plen, const char *s, size_t slen);
 

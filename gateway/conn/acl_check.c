@@ -95,6 +95,11 @@ static bool key_ok(const struct acl_user *u, const char *k, size_t len, unsigned
 	return false;
 }
 
+bool acl_may_read(const struct acl_user *u, const char *name, size_t len)
+{
+	return u != NULL && u->on && key_ok(u, name, len, ACL_KEY_READ);
+}
+
 enum acl_verdict acl_check(const struct acl_user *u, const struct acl_req *r, unsigned *bad_key)
 {
 	bool allow = false;

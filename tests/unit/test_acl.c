@@ -216,6 +216,11 @@ static void test_key_rules(void **state)
 	assert_int_equal(check(r, "lock.other", ACL_LOCK, "view:1"), ACL_DENIED_KEY);
 	assert_int_equal(check(r, "lock.other", ACL_LOCK, "both:1"), ACL_OK);
 	assert_string_equal(describe(r), "user r on nopass %R~view:* %W~feed:* ~both:* +@all");
+	/* what a listing may show it */
+	assert_true(acl_may_read(r, "view:1", 6));
+	assert_false(acl_may_read(r, "feed:1", 6));
+	assert_true(acl_may_read(r, "both:1", 6));
+	assert_false(acl_may_read(NULL, "both:1", 6));
 	assert_int_equal(check(user(a, "all"), "lock.acquire", LOCKW, "anything"), ACL_OK);
 	assert_int_equal(check(user(a, "none"), "lock.acquire", LOCKW, "x"), ACL_DENIED_KEY);
 	acl_free(a);
