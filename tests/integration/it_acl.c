@@ -159,6 +159,46 @@ static void test_lock_library_commands_by_pattern(void **state)
 	unlink(a.path);
 }
 
+/* LOCK.LIST shows a user the names its patterns let it read; its TABLE
+ * form and LOCK.FORCE-RELEASE are @admin. */
+static void test_listing_and_forced_release(void **state)
+{
+	struct agw a;
+	start(&a, users);
+	redisContext *boss = login(&a, "boss", "bosspw");
+	redisContext *app = login(&a, "app", "apppw");
+	redisReply *r = gw_cmd(boss, "LOCK.ACQUIRE invoices:1 10000");
+	freeReplyObject(r);
+	r = gw_cmd(app, "LOCK.ACQUIRE orders:1 10000");
+	freeReplyObject(r);
+	r = gw_cmd(boss, "LOCK.LIST");
+	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+	assert_int_equal(r->elements, 2);
+	freeReplyObject(r);
+	r = gw_cmd(app, "LOCK.LIST");
+	assert_int_equal(r->elements, 1); /* not invoices:1 */
+	assert_string_equal(r->element[0]->element[1]->str, "orders:1");
+	freeReplyObject(r);
+	r = gw_cmd(app, "LOCK.LIST COUNT 1");
+	assert_int_equal(r->elements, 1);
+	freeReplyObject(r);
+	gw_expect_err(app,
+		      "NOPERM User app has no permissions to run the 'lock.list|table' command",
+		      "LOCK.LIST TABLE");
+	r = gw_cmd(boss, "LOCK.LIST TABLE");
+	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+	assert_int_equal(r->element[1]->elements, 2);
+	freeReplyObject(r);
+	gw_expect_err(app,
+		      "NOPERM User app has no permissions to run the 'lock.force-release' command",
+		      "LOCK.FORCE-RELEASE orders:1");
+	gw_expect_int(boss, 1, "LOCK.FORCE-RELEASE orders:1");
+	redisFree(app);
+	redisFree(boss);
+	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
+	unlink(a.path);
+}
+
 static void test_lock_commands_by_category(void **state)
 {
 	struct agw a;
@@ -500,6 +540,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_lock_commands_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_lock_library_commands_by_pattern, gw_teardown),
+		cmocka_unit_test_teardown(test_listing_and_forced_release, gw_teardown),
 		cmocka_unit_test_teardown(test_lock_commands_by_category, gw_teardown),
 		cmocka_unit_test_teardown(test_auth_replies, gw_teardown),
 		cmocka_unit_test_teardown(test_acl_listing, gw_teardown),
