@@ -546,6 +546,26 @@ static bool add_default(struct acl *a, const char *requirepass, const struct acl
 	       add_rule(u, true, ALL_CATS, "", 0, err, sizeof(err));
 }
 
+/* Notes which users may run everything on every lock name (the check
+ * point's fast path: most deployments have only such a default). */
+static void settle_all(struct acl *a)
+{
+	for (unsigned i = 0; i < a->n; i++) {
+		struct acl_user *u = &a->users[i];
+		bool cmds = false, keys = false;
+		for (unsigned r = 0; r < u->nrules; r++)
+			if (u->rules[r].cats == ALL_CATS)
+				cmds = u->rules[r].allow;
+			else if (!u->rules[r].allow)
+				cmds = false;
+		for (unsigned k = 0; k < u->nkeys; k++)
+			keys |= u->keys[k].len == 1 && u->keys[k].pat[0] == '*' &&
+				(u->keys[k].access & (ACL_KEY_READ | ACL_KEY_WRITE)) ==
+					(ACL_KEY_READ | ACL_KEY_WRITE);
+		u->all = u->on && cmds && keys;
+	}
+}
+
 struct acl *acl_default(const char *requirepass)
 {
 	struct acl *a = calloc(1, sizeof(*a));
@@ -553,6 +573,7 @@ struct acl *acl_default(const char *requirepass)
 		acl_free(a);
 		return NULL;
 	}
+	settle_all(a);
 	return a;
 }
 
@@ -650,5 +671,6 @@ struct acl *acl_reparse(const char *text, size_t len, const char *path, const ch
 		acl_free(a);
 		return NULL;
 	}
+	settle_all(a);
 	return a;
 }

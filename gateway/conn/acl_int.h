@@ -29,6 +29,7 @@ struct acl_rule {
 struct acl_user {
 	char name[ACL_USER_MAX + 1];
 	bool on, nopass;
+	bool all;     /* on, every command, every lock name (acl.c settle_all) */
 	bool secrets; /* the file gave it a password (> or #) */
 	unsigned char (*pass)[32];
 	unsigned npass;

@@ -240,6 +240,8 @@ static void unknown_command(struct buf *out, int argc, const struct resp_arg *ar
 static bool acl_allows(struct sess *s, const struct cmd_def *d, const struct cmd_def *parent,
 		       int argc, const struct resp_arg *argv)
 {
+	if (acl_allows_all(s->c.acl)) /* the common case: nothing to check */
+		return true;
 	char sub[2 * MAX_NAME + 2];
 	enum { CHUNK = 16 };
 	const char *keys[CHUNK], *full = d->name;

@@ -433,6 +433,35 @@ static void test_bad_key_index(void **state)
 	acl_free(a);
 }
 
+/* The fast path: only a user that may run everything on every name skips
+ * the rules; any narrowing keeps it on the slow, checked path. */
+static void test_allows_all(void **state)
+{
+	struct acl *a = parse("user a on nopass ~* +@all\n"
+			      "user b on nopass ~* +@all -lock.acquire\n"
+			      "user c on nopass ~orders:* +@all\n"
+			      "user d off nopass ~* +@all\n"
+			      "user e on nopass %R~* +@all\n"
+			      "user f on nopass ~* -@all +@all\n"
+			      "user g on nopass ~* +@all -@write\n");
+	assert_non_null(a);
+	assert_true(acl_allows_all(user(a, "a")));
+	assert_true(acl_allows_all(user(a, "f")));
+	assert_true(acl_allows_all(user(a, "default"))); /* no file's default */
+	const char *narrow[] = {"b", "c", "d", "e", "g"};
+	for (unsigned i = 0; i < sizeof(narrow) / sizeof(narrow[0]); i++)
+		assert_false(acl_allows_all(user(a, narrow[i])));
+	assert_int_equal(check(user(a, "b"), "lock.acquire", LOCKW, "x"), ACL_DENIED_CMD);
+	assert_int_equal(check(user(a, "c"), "lock.acquire", LOCKW, "x"), ACL_DENIED_KEY);
+	assert_int_equal(check(user(a, "e"), "lock.acquire", LOCKW, "x"), ACL_DENIED_KEY);
+	assert_int_equal(check(user(a, "g"), "lock.acquire", LOCKW, "x"), ACL_DENIED_CMD);
+	assert_int_equal(check(user(a, "a"), "lock.acquire", LOCKW, "x"), ACL_OK);
+	acl_free(a);
+	struct acl *d = acl_default("secret");
+	assert_true(acl_allows_all(acl_find(d, "default", 7)));
+	acl_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_glob),
 		cmocka_unit_test(test_categories),
 		cmocka_unit_test(test_bad_key_index),
+		cmocka_unit_test(test_allows_all),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
