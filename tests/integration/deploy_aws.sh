@@ -8,6 +8,9 @@
 #     !GetAtt, !Sub, !If tags) and its role has the policy's statements,
 #     same Sids and actions, all but LeasegateCreateTable (it makes the
 #     table: on demand, key pk, TTL);
+#   - `aws cloudformation deploy` of the template on moto: the resolved
+#     role policy is the policy file's (but LeasegateCreateTable), the
+#     trust names IRSA's OIDC subject and Pod Identity's service;
 #   - the README's `aws dynamodb create-table` / `update-time-to-live`
 #     block runs as written against moto; the gateway then works on that
 #     table with keys whose IAM user has the policy's LeasegateLocks
@@ -159,6 +162,39 @@ d = json.load(open(sys.argv[1]))["TimeToLiveDescription"]
 assert d["TimeToLiveStatus"] == "ENABLED" and d["AttributeName"] == "expiresAt", d' "$work/ttl.out" ||
 	fail "the table's TTL is on, on expiresAt"
 ok "README's aws dynamodb create-table, wait, update-time-to-live run against moto: TTL ENABLED on expiresAt"
+
+# the template deployed on moto (its CloudFormation resolves the tags):
+# the role's policy is the policy file's, resolved, but CreateTable
+aws cloudformation deploy --region eu-west-1 --template-file "$root/docker/cloudformation.yaml" \
+	--stack-name leasegate --capabilities CAPABILITY_NAMED_IAM \
+	--parameter-overrides OidcIssuer=oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLE FencedTable=orders \
+	>"$work/cfn.log" 2>&1 || fail "aws cloudformation deploy of docker/cloudformation.yaml on moto"
+python3 - "$root" "$LG_MOTO" "$LG_AK" "$LG_SK" >"$work/stack.out" 2>&1 <<'PY' || fail "the deployed stack's table and role"
+import ast, json, sys, boto3
+root, ep, ak, sk = sys.argv[1:]
+kw = dict(endpoint_url=ep, region_name="eu-west-1", aws_access_key_id=ak, aws_secret_access_key=sk)
+cfn = boto3.client("cloudformation", **kw)
+res = {r["LogicalResourceId"]: r for r in
+       cfn.describe_stack_resources(StackName="leasegate")["StackResources"]}
+t = boto3.client("dynamodb", **kw).describe_table(TableName=res["LockTable"]["PhysicalResourceId"])["Table"]
+assert t["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}], t["KeySchema"]
+assert t["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+iam = boto3.client("iam", **kw)
+role = res["Role"]["PhysicalResourceId"]
+doc = iam.get_role_policy(RoleName=role, PolicyName="leasegate")["PolicyDocument"]
+if isinstance(doc, str):  # moto hands it back as Python's repr
+    doc = ast.literal_eval(doc)
+text = open(f"{root}/docker/iam-policy.json").read()
+text = text.replace("REGION", "eu-west-1").replace("ACCOUNT", "123456789012")
+want = [s for s in json.loads(text)["Statement"] if s["Sid"] != "LeasegateCreateTable"]
+assert doc["Statement"] == want, f"deployed {doc['Statement']} != {want}"
+trust = iam.get_role(RoleName=role)["Role"]["AssumeRolePolicyDocument"]
+trust = json.dumps(trust if not isinstance(trust, str) else json.loads(trust))
+for x in ('"pods.eks.amazonaws.com"', '"sts:TagSession"', "oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLE",
+          '"oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLE:sub": "system:serviceaccount:default:leasegate"'):
+    assert x in trust, f"trust policy without {x}: {trust}"
+PY
+ok "the template deploys on moto: table pk/on demand, the role's policy is iam-policy.json's resolved (but CreateTable), trusted by IRSA and Pod Identity"
 
 # an IAM user with the policy's LeasegateLocks statement only
 python3 - "$root" "$LG_MOTO" "$LG_AK" "$LG_SK" >"$work/keys.out" 2>&1 <<'PY' || fail "IAM users with the policy"
