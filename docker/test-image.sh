@@ -30,13 +30,13 @@ if [ "${1:-}" != --inside ]; then
 	"$root/docker/build-image.sh" || { echo "not ok 1 the image builds"; echo "0 passed, 1 failed"; exit 1; }
 	ns=leasegate-img-$$
 	ip netns add "$ns" || exit 1
+	trap 'ip netns del "$ns"' EXIT
+	trap 'exit 1' HUP INT TERM
 	ip netns exec "$ns" ip link set lo up
 	# nsenter, not `ip netns exec`: that one mounts a sysfs of its own,
 	# without the cgroup mounts runc needs
 	nsenter --net="/run/netns/$ns" "$0" --inside
-	rc=$?
-	ip netns del "$ns"
-	exit $rc
+	exit
 fi
 
 work=$(mktemp -d /tmp/leasegate-image.XXXXXX)
