@@ -83,6 +83,14 @@ static const struct option_def options[] = {
 	 "longest lease a client may ask for"},
 	{"requirepass", STR(requirepass), NULL, 0, 511, NULL,
 	 "password clients must give with AUTH (default: none)"},
+	/* users and ACLs (gateway/conn/acl.h, auth.h) */
+	{"aclfile", STR(aclfile), NULL, 0, 511, NULL,
+	 "users and their rules, one `user NAME rules...` a line in Redis's ACL syntax, for "
+	 "both protocols (re-read on SIGHUP and ACL LOAD; refused when it holds passwords and "
+	 "group or others may read it; default: the user default, --requirepass)"},
+	{"auth-max-delay", NUM(T_DURATION, auth_max_delay_ms), "5s", 0, 60000, NULL,
+	 "after failed logins from an address, its next attempts are answered 100ms late, "
+	 "doubling per failure up to this, until a success (0: off)"},
 	{"maxclients", NUM(T_INT, maxclients), "10000", 1, 1000000, NULL,
 	 "most client connections at once, every protocol port together (lowered at "
 	 "start to what the open-files limit allows, with a warning)"},

@@ -55,6 +55,8 @@ struct cfg {
 	int64_t default_lease_ms;
 	int64_t max_lease_ms;
 	char requirepass[512];
+	char aclfile[512]; /* users and ACLs (Redis's syntax); empty: requirepass's default */
+	int64_t auth_max_delay_ms; /* the slowdown of an address's failed logins, 0 = off */
 	int64_t maxclients;
 	int64_t admin_maxclients;
 	int64_t tcp_keepalive_ms; /* TCP keepalive idle time, 0 = off */

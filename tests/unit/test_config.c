@@ -227,6 +227,27 @@ static void test_pg_auth_options(void **state)
 	assert_non_null(strstr(err, "pg-auth"));
 }
 
+static void test_acl_options(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *none[] = {"leasegate", NULL};
+	assert_int_equal(load(&c, none, no_env, err), CFG_OK);
+	assert_string_equal(c.aclfile, "");
+	assert_int_equal(c.auth_max_delay_ms, 5000);
+	char *argv[] = {"leasegate", "--aclfile", "/etc/users.acl", "--auth-max-delay", "2s", NULL};
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	assert_string_equal(c.aclfile, "/etc/users.acl");
+	assert_int_equal(c.auth_max_delay_ms, 2000);
+	char *env[] = {"LEASEGATE_ACLFILE=/x.acl", "LEASEGATE_AUTH_MAX_DELAY=0", NULL};
+	assert_int_equal(load(&c, none, env, err), CFG_OK);
+	assert_string_equal(c.aclfile, "/x.acl");
+	assert_int_equal(c.auth_max_delay_ms, 0);
+	char *bad[] = {"leasegate", "--auth-max-delay", "2m", NULL};
+	assert_int_equal(load(&c, bad, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "auth-max-delay"));
+}
+
 static void test_fenced_tables(void **state)
 {
 	struct cfg c;
@@ -380,7 +401,8 @@ int main(void)
 		cmocka_unit_test(test_help_version),	cmocka_unit_test(test_durations_and_sizes),
 		cmocka_unit_test(test_bad_values),	cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_pg_auth_options), cmocka_unit_test(test_tls_options),
-		cmocka_unit_test(test_fenced_tables),	cmocka_unit_test(test_options_list),
+		cmocka_unit_test(test_acl_options),	cmocka_unit_test(test_fenced_tables),
+		cmocka_unit_test(test_options_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
