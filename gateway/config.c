@@ -460,6 +460,10 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
 			res = CFG_VERSION;
 			goto out;
 		}
+		if (!strcmp(a, "--options")) {
+			res = CFG_OPTIONS;
+			goto out;
+		}
 		if (strncmp(a, "--", 2) != 0) {
 			errf(err, errlen, "unexpected argument '%s' (options start with --)", a);
 			goto out;
@@ -532,6 +536,22 @@ void cfg_usage(FILE *f, const char *prog)
 		fprintf(f, "  --%-24s %s\n  %-26s default: %s; env %s\n", o->name, o->help, "",
 			o->def ? o->def : "(none)", env);
 	}
-	fprintf(f, "  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
-		"print the version");
+	fprintf(f, "  --%-24s %s\n  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
+		"print the version", "options", "the option table, one tab-separated line each");
+}
+
+void cfg_list(FILE *f)
+{
+	static const char *const types[] = {
+		[T_STR] = "string", [T_INT] = "int",   [T_DURATION] = "duration",
+		[T_SIZE] = "size",  [T_BOOL] = "bool", [T_ENUM] = "enum"};
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_def *o = &options[i];
+		char env[64];
+		env_name(o, env, sizeof(env));
+		fprintf(f, "%s\t%s\t%s\t", o->name, types[o->type], env);
+		for (size_t k = 0; o->choices && o->choices[k]; k++)
+			fprintf(f, "%s%s", k ? "|" : "", o->choices[k]);
+		fprintf(f, "\t%s\n", o->def ? o->def : "");
+	}
 }

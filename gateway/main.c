@@ -5,7 +5,8 @@
  * SIGHUP reopens the log file, reloads --aclfile (a bad file is logged and
  * the users stay as they were) and rereads the TLS certificate, key and CA
  * (for new sessions; live ones keep theirs). `leasegate lock ...` runs the
- * client subcommand of gateway/cli/ instead.
+ * client subcommand of gateway/cli/ instead, `leasegate --probe` the health
+ * check of probe.h.
  *
  * Not here: anything a test would want to drive without a process (that is
  * in server.c, session.c, commands.c).
@@ -33,6 +34,7 @@
 #include "gateway/conn/auth.h"
 #include "gateway/conn/tls.h"
 #include "gateway/pg/pg_fe.h"
+#include "gateway/probe.h"
 
 extern char **environ;
 
@@ -222,16 +224,24 @@ int main(int argc, char **argv)
 	char err[512];
 	if (argc > 1 && strcmp(argv[1], "lock") == 0)
 		return lock_cli_main(argc - 1, argv + 1, environ);
+	if (argc > 1 && strcmp(argv[1], "--probe") == 0)
+		return probe_main(argc - 1, argv + 1, environ);
 	switch (cfg_load(&cfg, argc, argv, environ, err, sizeof(err))) {
 	case CFG_HELP:
 		cfg_usage(stdout, argv[0]);
 		printf("\nsubcommand:\n  %s lock [options] NAME -- command [args...]\n"
 		       "      run a command while holding a lock of a running gateway\n"
-		       "      (%s lock --help)\n",
-		       argv[0], argv[0]);
+		       "      (%s lock --help)\n"
+		       "  %s --probe [/readyz] [options]\n"
+		       "      GET the path on the admin port of a running gateway (the same\n"
+		       "      options and LEASEGATE_* variables): exit 0 on 200, else 1\n",
+		       argv[0], argv[0], argv[0]);
 		return 0;
 	case CFG_VERSION:
 		printf("leasegate %s\n", LG_VERSION);
+		return 0;
+	case CFG_OPTIONS:
+		cfg_list(stdout);
 		return 0;
 	case CFG_ERROR:
 		fprintf(stderr, "leasegate: %s\n", err);
