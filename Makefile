@@ -15,6 +15,8 @@
 #                   STRESS_SECONDS (60), STRESS_CLIENTS, STRESS_LEASE_MS...
 #   make bench      the benchmarks of bench/
 #   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)
+#   make image      the container image with podman (docker/build-image.sh), then
+#                   docker/test-image.sh runs it against moto (root; minutes)
 #   make format     clang-format every source file (.clang-format; idempotent)
 #   make format-check  fail, naming the files, when a file is not formatted (CI)
 #   make clean
@@ -53,7 +55,7 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: format-check all deps deps-run run test suite unit integration check stress bench fuzz format clean
+.PHONY: format-check all deps deps-run run test suite unit integration check stress bench fuzz image format clean
 all: $(BUILD)/leasegate
 
 # The tests' packages (servers among them: redis-server starts a Redis on
@@ -140,6 +142,10 @@ fuzz: deps
 	    $(shell pkg-config --cflags $(PKGS)) $$f $(LIB_SRC) $(LDLIBS) -o build/fuzz/$$n || exit 1; \
 	  mkdir -p build/fuzz/$$n.corpus; \
 	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) build/fuzz/$$n.corpus || exit 1; done
+
+# The image is built from the sources (docker/Dockerfile), not from build/.
+image:
+	@docker/test-image.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -4,7 +4,8 @@
  *   server.h     the registry of every front-end's connections, listeners,
  *                --maxclients, keepalive, the safe point
  *   transport.h  how bytes move: plain, TLS (tls.h: the shared context)
- *   auth.h       principals and the one password check
+ *   auth.h       principals and the one password check, users, failed logins
+ *   acl.h        users' rules (Redis's ACL syntax) and the one ACL check point
  * Front-ends (gateway/redis, gateway/pg) build on it; it includes none.
  *
  * conn: one client connection, for any front-end (Redis, PostgreSQL):
@@ -53,6 +54,7 @@ struct srv;
 struct conn;
 struct event;
 struct transport;
+struct acl_user;
 
 enum conn_state { CONN_OPEN, CONN_BLOCKED, CONN_CLOSING, CONN_CLOSED };
 
@@ -127,6 +129,11 @@ struct conn {
 	const char *close_reason; /* static string, for the log */
 	char user[64];		  /* the principal; "" until authenticated */
 	bool authenticated;
+	/* the principal's rules (auth.h): NULL until authenticated; of
+	 * "default" when acl_fallback (a PostgreSQL user of --pg-users that
+	 * the ACL file does not name) */
+	const struct acl_user *acl;
+	bool acl_fallback;
 };
 
 static inline enum conn_state conn_state(const struct conn *c)

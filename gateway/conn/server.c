@@ -82,6 +82,7 @@ struct srv {
 	uint64_t full_unlogged; /* refusals since that line */
 	struct loop_poll *poll; /* told of input (loop.h), may be NULL */
 	struct tls_srv *tls;	/* the TLS transport's context, may be NULL */
+	struct auth *auth;	/* users and rules (auth.h), may be NULL */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -614,6 +615,15 @@ int srv_port_on(const struct srv *srv, const struct conn_proto *proto, const str
 		    srv->listeners[i].port != 0)
 			return srv->listeners[i].port;
 	return 0;
+}
+void srv_set_auth(struct srv *srv, struct auth *auth)
+{
+	srv->auth = auth;
+}
+
+struct auth *srv_auth(const struct srv *srv)
+{
+	return srv->auth;
 }
 
 int srv_port(const struct srv *srv, const struct conn_proto *proto)

@@ -7,131 +7,128 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LOCK_ACL "keyspace write"
-#define READ_ACL "keyspace read"
+#include "gateway/conn/acl.h"
+
 
 static const struct cmd_doc docs[] = {
 	/* the connection commands clients send */
-	{"ping", "Returns PONG, or the message given.", "connection", "O(1)", "fast", "fast connection",
-	 0, 0, 0, "?message:string"},
-	{"echo", "Returns the message given.", "connection", "O(1)", "fast", "fast connection", 0, 0,
-	 0, "message:string"},
+	{"ping", "Returns PONG, or the message given.", "connection", "O(1)", "fast", "?message:string"},
+	{"echo", "Returns the message given.", "connection", "O(1)", "fast", "message:string"},
 	{"hello", "Handshakes: the protocol version (2 or 3), authentication, the client name.",
-	 "connection", "O(1)", "noauth fast", "fast connection", 0, 0, 0,
+	 "connection", "O(1)", "noauth fast",
 	 "?protover:integer ?AUTH:string ?SETNAME:string"},
 	{"auth", "Authenticates the connection (--requirepass).", "connection", "O(1)",
-	 "noauth fast", "fast connection", 0, 0, 0, "?username:string password:string"},
-	{"client", "A container for client connection commands.", "connection", "O(1)", "", "", 0, 0,
-	 0, ""},
+	 "noauth fast", "?username:string password:string"},
+	{"client", "A container for client connection commands.", "connection", "O(1)", "", ""},
 	{"client|id", "Returns the connection's id (the session id of the logs).", "connection",
-	 "O(1)", "fast", "slow connection", 0, 0, 0, ""},
+	 "O(1)", "fast", ""},
 	{"client|setname", "Names the connection (the client_name of the logs).", "connection",
-	 "O(1)", "fast", "slow connection", 0, 0, 0, "connection-name:string"},
-	{"client|getname", "Returns the connection's name.", "connection", "O(1)", "fast",
-	 "slow connection", 0, 0, 0, ""},
+	 "O(1)", "fast", "connection-name:string"},
+	{"client|getname", "Returns the connection's name.", "connection", "O(1)", "fast", ""},
 	{"client|setinfo", "Sets the client library's name or version.", "connection", "O(1)",
-	 "fast", "slow connection", 0, 0, 0, "attr:string value:string"},
-	{"client|list", "Lists the client connections.", "connection", "O(N) connections", "",
-	 "admin slow dangerous connection", 0, 0, 0, "?TYPE:string ?ID:integer"},
-	{"client|info", "Returns this connection's line of CLIENT LIST.", "connection", "O(1)", "",
-	 "slow connection", 0, 0, 0, ""},
-	{"client|help", "Lists the CLIENT subcommands.", "connection", "O(1)", "loading stale",
-	 "slow connection", 0, 0, 0, ""},
-	{"select", "Selects database 0, the only one.", "connection", "O(1)", "fast",
-	 "fast connection", 0, 0, 0, "index:integer"},
+	 "fast", "attr:string value:string"},
+	{"client|list", "Lists the client connections.", "connection", "O(N) connections", "", "?TYPE:string ?ID:integer"},
+	{"client|info", "Returns this connection's line of CLIENT LIST.", "connection", "O(1)", "", ""},
+	{"client|help", "Lists the CLIENT subcommands.", "connection", "O(1)", "loading stale", ""},
+	{"select", "Selects database 0, the only one.", "connection", "O(1)", "fast", "index:integer"},
 	{"role", "Returns master: every replica is a primary of its own.", "server", "O(1)",
-	 "noscript loading stale fast", "admin fast dangerous", 0, 0, 0, ""},
+	 "noscript loading stale fast", ""},
 	{"info", "Returns the server's figures (server, clients, stats, leases, store...).",
-	 "server", "O(1)", "loading stale", "slow dangerous", 0, 0, 0, "*section:string"},
+	 "server", "O(1)", "loading stale", "*section:string"},
 	{"command", "Returns the commands' details (COMMAND INFO of every command).", "server",
-	 "O(N) commands", "loading stale", "slow connection", 0, 0, 0, ""},
-	{"command|count", "Returns the number of commands.", "server", "O(1)", "loading stale",
-	 "slow connection", 0, 0, 0, ""},
+	 "O(N) commands", "loading stale", ""},
+	{"command|count", "Returns the number of commands.", "server", "O(1)", "loading stale", ""},
 	{"command|docs", "Returns the documentation of the commands named, or of all.", "server",
-	 "O(N) commands", "loading stale", "slow connection", 0, 0, 0, "*command-name:string"},
+	 "O(N) commands", "loading stale", "*command-name:string"},
 	{"command|info", "Returns the details of the commands named, or of all.", "server",
-	 "O(N) commands", "loading stale", "slow connection", 0, 0, 0, "*command-name:string"},
+	 "O(N) commands", "loading stale", "*command-name:string"},
 	{"command|list", "Returns the names of the commands.", "server", "O(N) commands",
-	 "loading stale", "slow connection", 0, 0, 0, "?FILTERBY:string"},
-	{"config", "A container for configuration commands.", "server", "O(1)", "", "", 0, 0, 0,
+	 "loading stale", "?FILTERBY:string"},
+	{"config", "A container for configuration commands.", "server", "O(1)", "",
 	 ""},
 	{"config|get", "Returns configuration parameters matching the patterns.", "server",
-	 "O(N) parameters", "admin noscript loading stale", "admin slow dangerous", 0, 0, 0,
+	 "O(N) parameters", "admin noscript loading stale",
 	 "*parameter:pattern"},
 	{"config|resetstat", "Accepted; resets nothing.", "server", "O(1)",
-	 "admin noscript loading stale", "admin slow dangerous", 0, 0, 0, ""},
-	{"config|help", "Lists the CONFIG subcommands.", "server", "O(1)", "loading stale",
-	 "slow", 0, 0, 0, ""},
+	 "admin noscript loading stale", ""},
+	{"config|help", "Lists the CONFIG subcommands.", "server", "O(1)", "loading stale", ""},
 	{"quit", "Closes the connection, releasing its leases.", "connection", "O(1)",
-	 "noauth fast", "fast connection", 0, 0, 0, ""},
+	 "noauth fast", ""},
 	{"reset", "Resets the connection: releases its leases, clears its name.", "connection",
-	 "O(1)", "noauth fast", "fast connection", 0, 0, 0, ""},
+	 "O(1)", "noauth fast", ""},
+	/* users and ACLs (aclcmds.c) */
+	{"acl", "A container for the ACL commands.", "server", "O(1)", "", ""},
+	{"acl|whoami", "Returns the user this connection is authenticated as.", "server", "O(1)",
+	 "noscript loading stale", ""},
+	{"acl|list", "Lists the users and their rules (password digests, never passwords).",
+	 "server", "O(N) users", "admin noscript loading stale", ""},
+	{"acl|users", "Lists the user names.", "server", "O(N) users", "admin noscript loading stale",
+	 ""},
+	{"acl|cat", "Lists the ACL categories, or the commands of one.", "server", "O(1)",
+	 "noscript loading stale", "?category:string"},
+	{"acl|load", "Reloads the users from --aclfile (all or nothing).", "server", "O(N) users",
+	 "admin noscript loading stale", ""},
+	{"acl|help", "Lists the ACL subcommands.", "server", "O(1)", "loading stale", ""},
 	/* leases and leader elections */
 	{"lock.acquire",
 	 "Takes a lease on a lock: its fencing token, or nil when held elsewhere (or after WAIT).",
-	 "generic", "O(1)", "write", LOCK_ACL, 1, 1, 1,
+	 "generic", "O(1)", "write",
 	 "name:key lease-ms:integer ?WAIT:integer ?HOLDER:string ?DETACH ?TRACEPARENT:string"},
 	{"lock.renew", "Renews a lease of the lock: 1 renewed, 0 no such lease.", "generic", "O(1)",
-	 "write", LOCK_ACL, 1, 1, 1, "name:key ?token:integer"},
+	 "write", "name:key ?token:integer"},
 	{"lock.release", "Releases a lease of the lock: 1 released, 0 no such lease.", "generic",
-	 "O(1)", "write", LOCK_ACL, 1, 1, 1, "name:key ?token:integer"},
+	 "O(1)", "write", "name:key ?token:integer"},
 	{"lock.state", "Returns the lock's item: held, holder, lease-ms, fencing-token, mine.",
-	 "generic", "O(1)", "readonly", READ_ACL, 1, 1, 1, "name:key"},
+	 "generic", "O(1)", "readonly", "name:key"},
 	{"lock.transact",
 	 "Writes DynamoDB items in one transaction with a check that the lease still holds.",
-	 "generic", "O(N) items", "write", LOCK_ACL, 1, 1, 1,
+	 "generic", "O(N) items", "write",
 	 "name:key token:integer items-json:string"},
 	{"lock.check", "Returns 1 while the lease (name, token) holds the lock now, else 0.",
-	 "generic", "O(1)", "readonly", READ_ACL, 1, 1, 1, "name:key token:integer"},
+	 "generic", "O(1)", "readonly", "name:key token:integer"},
 	{"leader.campaign", "Campaigns for leadership: the term's fencing token once leading.",
-	 "generic", "O(1)", "write", LOCK_ACL, 1, 1, 1,
+	 "generic", "O(1)", "write",
 	 "name:key lease-ms:integer ?WAIT:integer ?HOLDER:string ?TRACEPARENT:string"},
 	{"leader.resign", "Ends this connection's term and hands the lock on.", "generic", "O(1)",
-	 "write", LOCK_ACL, 1, 1, 1, "name:key"},
+	 "write", "name:key"},
 	{"leader.watch", "Returns the current leader, at once or when it changes.", "generic",
-	 "O(1)", "readonly", READ_ACL, 1, 1, 1, "name:key ?AFTER:integer ?TIMEOUT:integer"},
+	 "O(1)", "readonly", "name:key ?AFTER:integer ?TIMEOUT:integer"},
 	{"leader.transact", "LOCK.TRANSACT under this connection's current term of the lock.",
-	 "generic", "O(N) items", "write", LOCK_ACL, 1, 1, 1, "name:key items-json:string"},
+	 "generic", "O(N) items", "write", "name:key items-json:string"},
 	/* the operators' lock commands (admincmds.c) */
 	{"lock.list",
 	 "Lists this replica's leases, terms and waits; with TABLE, a page of the table's lock "
 	 "items, as SCAN.",
-	 "generic", "O(N) locks", "readonly", "keyspace read slow", 0, 0, 0,
+	 "generic", "O(N) locks", "readonly",
 	 "?TABLE ?CURSOR:string ?MATCH:pattern ?COUNT:integer"},
 	{"lock.force-release",
 	 "Releases whatever holds the lock, on whatever replica; its holder answers -LOST forced.",
-	 "generic", "O(1)", "write", "keyspace write slow dangerous", 1, 1, 1, "name:key"},
+	 "generic", "O(1)", "write", "name:key"},
 	/* the key commands of Redis lock libraries, acting on locks */
 	{"set", "SET key value NX PX ms takes a lock for a lock library; other forms refused.",
-	 "string", "O(1)", "write denyoom", "write string slow", 1, 1, 1,
+	 "string", "O(1)", "write denyoom",
 	 "key:key value:string ?NX ?PX:integer ?EX:integer"},
 	{"get", "Returns the lock library value of a lock held through SET.", "string", "O(1)",
-	 "readonly fast", "read string fast", 1, 1, 1, "key:key"},
-	{"del", "Releases locks held through SET.", "keyspace", "O(N) keys", "write",
-	 "keyspace write slow", 1, -1, 1, "*key:key"},
-	{"pexpire", "Sets a lock's lease in milliseconds.", "keyspace", "O(1)", "write fast",
-	 "keyspace write fast", 1, 1, 1, "key:key milliseconds:integer"},
-	{"expire", "Sets a lock's lease in seconds.", "keyspace", "O(1)", "write fast",
-	 "keyspace write fast", 1, 1, 1, "key:key seconds:integer"},
+	 "readonly fast", "key:key"},
+	{"del", "Releases locks held through SET.", "keyspace", "O(N) keys", "write", "*key:key"},
+	{"pexpire", "Sets a lock's lease in milliseconds.", "keyspace", "O(1)", "write fast", "key:key milliseconds:integer"},
+	{"expire", "Sets a lock's lease in seconds.", "keyspace", "O(1)", "write fast", "key:key seconds:integer"},
 	{"pttl", "Returns a lock's lease left in milliseconds.", "keyspace", "O(1)",
-	 "readonly fast", "keyspace read fast", 1, 1, 1, "key:key"},
-	{"ttl", "Returns a lock's lease left in seconds.", "keyspace", "O(1)", "readonly fast",
-	 "keyspace read fast", 1, 1, 1, "key:key"},
+	 "readonly fast", "key:key"},
+	{"ttl", "Returns a lock's lease left in seconds.", "keyspace", "O(1)", "readonly fast", "key:key"},
 	{"evalsha", "Runs a known lock library script by its SHA1.", "scripting", "O(1)",
-	 "noscript", "slow scripting", 0, 0, 0,
+	 "noscript",
 	 "sha1:string numkeys:integer *key:key *arg:string"},
 	{"eval", "Runs a known lock library script (redis-py's Lock, redlock).", "scripting", "O(1)",
-	 "noscript", "slow scripting", 0, 0, 0,
+	 "noscript",
 	 "script:string numkeys:integer *key:key *arg:string"},
-	{"script", "A container for script commands.", "scripting", "O(1)", "", "", 0, 0, 0, ""},
+	{"script", "A container for script commands.", "scripting", "O(1)", "", ""},
 	{"script|load", "Loads a known lock library script: its SHA1.", "scripting", "O(1)",
-	 "noscript stale", "slow scripting", 0, 0, 0, "script:string"},
+	 "noscript stale", "script:string"},
 	{"script|exists", "Says which SHA1s name known scripts.", "scripting", "O(N) scripts",
-	 "noscript", "slow scripting", 0, 0, 0, "*sha1:string"},
-	{"script|flush", "Accepted; the known scripts stay.", "scripting", "O(1)", "noscript",
-	 "slow scripting", 0, 0, 0, "?ASYNC ?SYNC"},
-	{"script|help", "Lists the SCRIPT subcommands.", "scripting", "O(1)", "loading stale",
-	 "slow scripting", 0, 0, 0, ""},
+	 "noscript", "*sha1:string"},
+	{"script|flush", "Accepted; the known scripts stay.", "scripting", "O(1)", "noscript", "?ASYNC ?SYNC"},
+	{"script|help", "Lists the SCRIPT subcommands.", "scripting", "O(1)", "loading stale", ""},
 };
 
 const struct cmd_doc *cmd_doc_find(const char *parent, const char *sub)
@@ -181,26 +178,47 @@ static size_t nsubs(const struct cmd_def *d)
 	return n;
 }
 
+/* The ACL categories of d (its own, from the dispatch table). */
+static size_t ncats(uint32_t acl)
+{
+	size_t n = 0;
+	for (const struct acl_cat_def *c = acl_cats; c->name; c++)
+		n += (acl & c->bit) != 0;
+	return n;
+}
+
 /* One COMMAND INFO entry: name, arity, flags, first key, last key, step,
- * ACL categories, tips, key specs, subcommands. */
+ * ACL categories, tips, key specs, subcommands. Keys and categories are
+ * the dispatch table's own (what the ACL check uses): the lock name is
+ * the key. */
 static void info_entry(struct buf *out, enum resp_proto proto, const struct cmd_def *d,
 		       const char *parent)
 {
-	const struct cmd_doc *doc = parent ? cmd_doc_find(parent, d->name) : cmd_doc_find(d->name, NULL);
+	const struct cmd_doc *doc =
+		parent ? cmd_doc_find(parent, d->name) : cmd_doc_find(d->name, NULL);
 	char name[160];
 	snprintf(name, sizeof(name), "%s%s%s", parent ? parent : "", parent ? "|" : "", d->name);
 	resp_add_array(out, 10);
 	resp_add_cstr(out, name);
 	resp_add_int(out, d->arity);
 	const char *flags = doc ? doc->flags : "";
-	resp_add_set(out, proto, words(flags));
+	bool movable = d->key_last == CMD_KEYS_NUMKEYS;
+	resp_add_set(out, proto, words(flags) + (movable ? 1 : 0));
 	add_words(out, flags, "");
-	resp_add_int(out, doc ? doc->first_key : 0);
-	resp_add_int(out, doc ? doc->last_key : 0);
-	resp_add_int(out, doc ? doc->step : 0);
-	const char *acl = doc ? doc->acl : "";
-	resp_add_set(out, proto, words(acl));
-	add_words(out, acl, "@");
+	if (movable)
+		resp_add_simple(out, "movablekeys", 11);
+	int first = movable ? 0 : d->key;
+	int last = movable || d->key == 0 ? 0 : d->key_last == CMD_KEYS_REST ? -1 : d->key;
+	resp_add_int(out, first);
+	resp_add_int(out, last);
+	resp_add_int(out, first ? 1 : 0);
+	resp_add_set(out, proto, ncats(d->acl));
+	for (const struct acl_cat_def *c = acl_cats; c->name; c++)
+		if (d->acl & c->bit) {
+			char w[64];
+			snprintf(w, sizeof(w), "@%s", c->name);
+			resp_add_simple(out, w, strlen(w));
+		}
 	resp_add_array(out, 0); /* tips */
 	resp_add_array(out, 0); /* key specs: first/last/step say it */
 	resp_add_array(out, nsubs(d));

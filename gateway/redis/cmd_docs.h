@@ -3,8 +3,9 @@
  * command — flags, key positions, ACL categories, a summary, the group and
  * the arguments — as Redis 7 shapes them, so that clients and tools that
  * introspect (redis-cli's hints, cluster-aware clients, GUIs) see real
- * data. One table (cmd_docs.c) keyed by name, "parent|sub" for a
- * subcommand; a command added to the dispatch table without a row here
+ * data. Key positions and ACL categories come from the dispatch table
+ * itself (struct cmd_def: what the ACL check uses); the rest from one
+ * table (cmd_docs.c) keyed by name, "parent|sub" for a subcommand; a command added to the dispatch table without a row here
  * is answered with its arity alone (tests/unit/test_cmd_docs.c finds it).
  *
  * Not here: dispatch (commands.c), the handlers.
@@ -22,8 +23,6 @@ struct cmd_doc {
 	const char *group;    /* Redis's groups: connection, server, string... */
 	const char *complexity;
 	const char *flags;    /* space-separated: "write fast" */
-	const char *acl;      /* space-separated, without '@' */
-	int first_key, last_key, step; /* 0 0 0: no key */
 	/* space-separated arguments: "name:type", "?NAME:type" optional with
 	 * its token, "*name:type" repeated, "?NAME" a flag token alone */
 	const char *args;
