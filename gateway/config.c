@@ -500,10 +500,12 @@ bool cfg_check_bind(const char *bind, char *err, size_t errlen)
 
 static bool finish(struct cfg *c, char *err, size_t errlen)
 {
-	if (c->port == 0 && c->tls_port == 0 && c->pg_port == 0 && c->unixsocket[0] == '\0') {
+	if (c->port == 0 && c->tls_port == 0 && c->pg_port == 0 && c->unixsocket[0] == '\0' &&
+	    c->admin_port == 0) {
 		errf(err, errlen,
-		     "bad value for --port: 0, and --tls-port, --pg-port and --unixsocket are off "
-		     "too: clients could not reach this gateway (give at least one of them)");
+		     "bad value for --port: 0, and --tls-port, --pg-port, --unixsocket and "
+		     "--admin-port are off too: nothing could reach this gateway (give at least one "
+		     "of them)");
 		return false;
 	}
 

@@ -142,9 +142,13 @@ static void on_ready(void *arg, bool ok, const char *msg)
 			cert);
 	}
 	a->ready = true;
-	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
-		LG_VERSION, cfg->bind, redis_port(a->redis), cfg->unixsocket[0] ? " and " : "",
-		cfg->unixsocket, (long)getpid());
+	if (redis_port(a->redis) != 0 || cfg->unixsocket[0])
+		log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
+			LG_VERSION, cfg->bind, redis_port(a->redis), cfg->unixsocket[0] ? " and " : "",
+			cfg->unixsocket, (long)getpid());
+	else
+		log_msg(LOG_LVL_INFO, "leasegate %s ready: no Redis port%s (pid %ld)", LG_VERSION,
+			a->pg != NULL ? ", PostgreSQL protocol only" : "", (long)getpid());
 }
 
 /* The protocol ports' gate: commands and sessions wait for the store
@@ -385,6 +389,10 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (cfg.port == 0 && cfg.tls_port == 0 && cfg.pg_port == 0 && cfg.unixsocket[0] == '\0')
+		log_msg(LOG_LVL_WARN, "no protocol port (--port, --tls-port, --pg-port and "
+				      "--unixsocket are off): only the admin port is open, no client "
+				      "can take a lock");
 	/* The protocol ports open now, before the store: a client that comes
 	 * early is told -LOADING (57P03 on PostgreSQL) and why, rather than
 	 * refused; a port taken stops the start at once. */

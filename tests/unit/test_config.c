@@ -238,6 +238,9 @@ static void test_no_listener(void **state)
 	char *unix_only[] = {"leasegate", "--port",	  "0", "--pg-port",
 			     "0",	  "--unixsocket", "/tmp/x.sock", NULL};
 	assert_int_equal(load(&c, unix_only, no_env, err), CFG_OK);
+	/* the admin port alone (a probe's target): allowed, with a warning at start */
+	char *admin_only[] = {"leasegate", "--port", "0", "--pg-port", "0", NULL};
+	assert_int_equal(load(&c, admin_only, no_env, err), CFG_OK);
 }
 
 /* --bind: a malformed address and one of another machine name --bind. */
