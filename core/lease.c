@@ -464,7 +464,8 @@ static void on_released(void *arg, const struct store_result *res)
 	void *cb_arg = l->release_arg;
 	l->hb_call = NULL;
 	l->t->releases_in_flight--;
-	end_hb_span(l, res->status == STORE_OK || res->status == STORE_REFUSED ? NULL : res->message);
+	end_hb_span(l,
+		    res->status == STORE_OK || res->status == STORE_REFUSED ? NULL : res->message);
 	if (lock->releasing == l)
 		lock->releasing = NULL;
 	if (l->yielding)

@@ -518,7 +518,8 @@ bool lt_args_valid(const struct lt_acquire_args *a, char *msg, size_t msglen)
 		return false;
 	}
 	if (a->owner != NULL && !lt_id_ok(a->owner)) {
-		snprintf(msg, msglen, "owner id must be 1 to %d printable ASCII bytes", STORE_ID_MAX);
+		snprintf(msg, msglen, "owner id must be 1 to %d printable ASCII bytes",
+			 STORE_ID_MAX);
 		return false;
 	}
 	if (a->timeout_ms < 0) {
@@ -561,8 +562,8 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 	t->nwaits++;
 	w->span = trace_start(t->tracer,
 			      a->span_name != NULL ? a->span_name
-			      : a->wait	     ? "Lock.Acquire"
-						     : "Lock.TryAcquire",
+			      : a->wait		   ? "Lock.Acquire"
+						   : "Lock.TryAcquire",
 			      TRACE_INTERNAL, a->trace_parent);
 	trace_str(w->span, "leasegate.lock.name", l->name);
 	trace_str(w->span, "db.collection.name", t->store->table);

@@ -49,7 +49,7 @@ struct trace_span {
 	struct trace_ctx ctx;
 	uint8_t parent_id[8];
 	bool has_parent;
-	struct trace_ctx link; /* .valid: a link (a renewal's to its acquire) */
+	struct trace_ctx link;	  /* .valid: a link (a renewal's to its acquire) */
 	int64_t start_ns, end_ns; /* Unix epoch */
 	bool error;
 	char status[TRACE_STR_MAX]; /* the error's message */
@@ -66,9 +66,9 @@ struct tracer_options {
 };
 
 struct tracer_stats {
-	uint64_t started;  /* sampled spans started */
-	uint64_t dropped;  /* ended while the queue was full */
-	uint64_t queued;   /* in the queue now */
+	uint64_t started; /* sampled spans started */
+	uint64_t dropped; /* ended while the queue was full */
+	uint64_t queued;  /* in the queue now */
 };
 
 struct tracer;

@@ -229,7 +229,8 @@ struct admin *admin_new(struct event_base *base, const struct cfg *cfg, const st
 		if (ok)
 			log_msg(LOG_LVL_WARN,
 				"the default admin port %lld is in use (another leasegate on this "
-				"machine?): admin HTTP on %s:%d instead; give --admin-port to choose "
+				"machine?): admin HTTP on %s:%d instead; give --admin-port to "
+				"choose "
 				"one",
 				(long long)cfg->admin_port, cfg->bind, admin_port(ad));
 	}

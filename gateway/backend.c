@@ -79,9 +79,8 @@ static void not_ready(struct backend *b, const struct store_result *res)
 			 b->cfg->table, chain);
 		return;
 	}
-	snprintf(b->not_ready, sizeof(b->not_ready),
-		 "DynamoDB table %s not reachable yet (%s: %s)", b->cfg->table, type,
-		 res->message);
+	snprintf(b->not_ready, sizeof(b->not_ready), "DynamoDB table %s not reachable yet (%s: %s)",
+		 b->cfg->table, type, res->message);
 }
 
 static void opened(void *arg, const struct store_result *res)
@@ -95,11 +94,13 @@ static void opened(void *arg, const struct store_result *res)
 		return;
 	case STORE_TRANSIENT:
 		b->open_retry_ms = b->open_retry_ms == 0 ? OPEN_RETRY_MIN_MS
-				   : b->open_retry_ms * 2 > OPEN_RETRY_MAX_MS ? OPEN_RETRY_MAX_MS
-									       : b->open_retry_ms * 2;
+				   : b->open_retry_ms * 2 > OPEN_RETRY_MAX_MS
+					   ? OPEN_RETRY_MAX_MS
+					   : b->open_retry_ms * 2;
 		not_ready(b, res);
-		log_msg(LOG_LVL_WARN, "%s; trying again in %lld s (backoff up to %d s)", b->not_ready,
-			(long long)(b->open_retry_ms / 1000), OPEN_RETRY_MAX_MS / 1000);
+		log_msg(LOG_LVL_WARN, "%s; trying again in %lld s (backoff up to %d s)",
+			b->not_ready, (long long)(b->open_retry_ms / 1000),
+			OPEN_RETRY_MAX_MS / 1000);
 		timer_arm(&b->retry, b->open_retry_ms);
 		return;
 	case STORE_NO_TABLE:
@@ -144,8 +145,7 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 		struct creds *c = creds_new(b->base, b->clock, &probe, cerr, sizeof(cerr));
 		if (c != NULL)
 			creds_free(c);
-		snprintf(err, errlen, "%s%s",
-			 c == NULL ? "credentials: " : "",
+		snprintf(err, errlen, "%s%s", c == NULL ? "credentials: " : "",
 			 c == NULL ? cerr
 				   : "--table needs a region: set --region, AWS_REGION or "
 				     "AWS_DEFAULT_REGION");

@@ -40,9 +40,9 @@ struct backend {
 	void (*ready)(void *arg, bool ok, const char *msg);
 	void *ready_arg;
 	char region[64];
-	char endpoint[512];	/* DynamoDB's URL; "" on the embedded store */
-	char not_ready[1536];	/* why the store is not open yet; "" once it is */
-	int64_t open_retry_ms;	/* the open's current backoff */
+	char endpoint[512];    /* DynamoDB's URL; "" on the embedded store */
+	char not_ready[1536];  /* why the store is not open yet; "" once it is */
+	int64_t open_retry_ms; /* the open's current backoff */
 	/* names the session of an event's ctx for its log line (lsvc_who);
 	 * NULL: the lines name no session */
 	bool (*who)(const void *ctx, struct ls_who *who);

@@ -29,7 +29,7 @@ struct option_def {
 	long long min, max;	    /* numbers: range; T_STR: length range */
 	const char *const *choices; /* T_ENUM: index = value */
 	const char *help;
-	const char *no_default;	    /* --help's words for an empty default */
+	const char *no_default; /* --help's words for an empty default */
 };
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
@@ -62,21 +62,22 @@ static const struct option_def options[] = {
 	 "(cleartext); trust: no password asked"},
 	{"admin-port", NUM(T_INT, admin_port), "9464", 0, 65535, NULL,
 	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off"},
-	{"table", STR(table), NULL, 0, 255, NULL,
-	 "DynamoDB table of the locks", "none: the embedded store"},
-	{"partition-key", STR(partition_key), NULL, 0, 255, NULL,
-	 "partition key attribute", "from DescribeTable"},
-	{"sort-key", STR(sort_key), NULL, 0, 255, NULL,
-	 "sort key attribute", "from DescribeTable"},
-	{"region", STR(region), NULL, 0, 63, NULL, "AWS region", "AWS_REGION, AWS_DEFAULT_REGION, then the profile's region"},
-	{"endpoint", STR(endpoint), NULL, 0, 511, NULL,
-	 "DynamoDB endpoint URL", "AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, else https://dynamodb.<region>.amazonaws.com"},
+	{"table", STR(table), NULL, 0, 255, NULL, "DynamoDB table of the locks",
+	 "none: the embedded store"},
+	{"partition-key", STR(partition_key), NULL, 0, 255, NULL, "partition key attribute",
+	 "from DescribeTable"},
+	{"sort-key", STR(sort_key), NULL, 0, 255, NULL, "sort key attribute", "from DescribeTable"},
+	{"region", STR(region), NULL, 0, 63, NULL, "AWS region",
+	 "AWS_REGION, AWS_DEFAULT_REGION, then the profile's region"},
+	{"endpoint", STR(endpoint), NULL, 0, 511, NULL, "DynamoDB endpoint URL",
+	 "AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, else "
+	 "https://dynamodb.<region>.amazonaws.com"},
 	{"create-table", NUM(T_BOOL, create_table), "no", 0, 1, NULL,
 	 "create the table if it is missing"},
 	{"holder-label", STR(holder_label), NULL, 0, 256, NULL,
 	 "written as `holder`, 1-256 characters", "the host name"},
-	{"ttl-attribute", STR(ttl_attribute), NULL, 0, 255, NULL,
-	 "TTL attribute of lock items", "off"},
+	{"ttl-attribute", STR(ttl_attribute), NULL, 0, 255, NULL, "TTL attribute of lock items",
+	 "off"},
 	{"ttl-retention", NUM(T_DURATION, ttl_retention_ms), "30d", DAY_MS, 3650 * DAY_MS, NULL,
 	 "lock item expiry after the last write, >= 1d"},
 	{"memory-retention", NUM(T_DURATION, memory_retention_ms), "1h", 0, 3650 * DAY_MS, NULL,
@@ -94,7 +95,8 @@ static const struct option_def options[] = {
 	{"aclfile", STR(aclfile), NULL, 0, 511, NULL,
 	 "users and their rules, one `user NAME rules...` a line in Redis's ACL syntax, for "
 	 "both protocols (re-read on SIGHUP and ACL LOAD; refused when it holds passwords and "
-	 "group or others may read it)", "none: one user, with --requirepass"},
+	 "group or others may read it)",
+	 "none: one user, with --requirepass"},
 	{"auth-max-delay", NUM(T_DURATION, auth_max_delay_ms), "5s", 0, 60000, NULL,
 	 "after failed logins from an address, its next attempts are answered 100ms late, "
 	 "doubling per failure up to this, until a success (0: off)"},
@@ -113,8 +115,8 @@ static const struct option_def options[] = {
 	{"log-level", NUM(T_ENUM, log_level), "info", 0, 0, log_levels,
 	 "debug, info, warn or error"},
 	{"log-format", NUM(T_ENUM, log_format), "text", 0, 0, log_formats, "text or json"},
-	{"log-file", STR(log_file), NULL, 0, 511, NULL,
-	 "log to this file (reopened on SIGHUP)", "stderr"},
+	{"log-file", STR(log_file), NULL, 0, 511, NULL, "log to this file (reopened on SIGHUP)",
+	 "stderr"},
 	{"max-query-buffer", NUM(T_SIZE, max_query_buffer), "1mb", 1024, 1LL << 30, NULL,
 	 "bytes a client may have sent and not yet had parsed"},
 	{"max-args", NUM(T_INT, max_args), "1024", 1, 1 << 20, NULL, "arguments of one command"},
@@ -129,7 +131,8 @@ static const struct option_def options[] = {
 	 "leases one connection may hold"},
 	{"fenced-tables", STR(fenced_tables), NULL, 0, 4095, NULL,
 	 "DynamoDB tables LOCK.TRANSACT, LEADER.TRANSACT and leasegate.transact() may "
-	 "write, comma-separated", "none, fenced writes off"},
+	 "write, comma-separated",
+	 "none, fenced writes off"},
 	{"config", STR(config_file), NULL, 0, 511, NULL, "read options from this file first"},
 	/* TLS, named as in redis.conf */
 	{"tls-port", NUM(T_INT, tls_port), "0", 0, 65535, NULL,
@@ -504,7 +507,8 @@ static bool finish(struct cfg *c, char *err, size_t errlen)
 	    c->admin_port == 0) {
 		errf(err, errlen,
 		     "bad value for --port: 0, and --tls-port, --pg-port, --unixsocket and "
-		     "--admin-port are off too: nothing could reach this gateway (give at least one "
+		     "--admin-port are off too: nothing could reach this gateway (give at least "
+		     "one "
 		     "of them)");
 		return false;
 	}
@@ -623,7 +627,10 @@ void cfg_usage(FILE *f, const char *prog)
 		char env[64];
 		env_name(o, env, sizeof(env));
 		fprintf(f, "  --%-24s %s\n  %-26s default: %s; env %s\n", o->name, o->help, "",
-			o->def ? o->def : o->no_default ? o->no_default : "none", env);
+			o->def		? o->def
+			: o->no_default ? o->no_default
+					: "none",
+			env);
 	}
 	fprintf(f, "  --%-24s %s\n  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
 		"print the version", "options", "the option table, one tab-separated line each");

@@ -82,7 +82,8 @@ void events_describe(const struct obs_event *ev, const struct ls_who *who, struc
 		break;
 	case OBS_CONTEND_FAILED:
 		snprintf(m, mz,
-			 "%s could not contend for %s (DynamoDB failed); contending again in %lld ms "
+			 "%s could not contend for %s (DynamoDB failed); contending again in %lld "
+			 "ms "
 			 "(logged once until DynamoDB answers)",
 			 s, lock, (long long)ev->wait_ms);
 		break;

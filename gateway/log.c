@@ -41,7 +41,7 @@ bool log_open(const char *path, enum log_level min_level, bool json, char *err, 
 		if (fd < 0) {
 			snprintf(err, errlen, "cannot open %s for appending: %s%s", path,
 				 strerror(errno),
-				 errno == ENOENT	 ? " (create its directory first)"
+				 errno == ENOENT   ? " (create its directory first)"
 				 : errno == EACCES ? " (this user may not write there)"
 						   : "");
 			return false;
@@ -110,8 +110,9 @@ size_t log_format_line(char *line, size_t cap, bool json, enum log_level level, 
 {
 	/* room kept for the closing bytes: "}\n" */
 	size_t end = cap - 4, len;
-	len = (size_t)snprintf(line, end, json ? "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"" : "%s %-5s ",
-			       ts, level_names[level]);
+	len = (size_t)snprintf(line, end,
+			       json ? "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"" : "%s %-5s ", ts,
+			       level_names[level]);
 	if (len >= end)
 		len = end - 1;
 	len = put_str(line, len, end, msg, json, false);

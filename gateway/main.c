@@ -51,7 +51,7 @@ struct app {
 	struct srv *srv;     /* the connections of every front-end */
 	struct redis *redis; /* the Redis front-end */
 	struct cmd_table *cmds;
-	struct pg_fe *pg;    /* the PostgreSQL front-end (NULL: --pg-port 0) */
+	struct pg_fe *pg; /* the PostgreSQL front-end (NULL: --pg-port 0) */
 	struct auth_pg *pg_auth;
 	struct auth *auth;   /* users and ACLs of both protocols */
 	struct tls_srv *tls; /* NULL: no certificate configured */
@@ -62,7 +62,7 @@ struct app {
 	struct event *wait_releases;
 	struct admin *admin;
 	struct otlp *otlp; /* NULL: tracing off */
-	bool ready; /* the store is open, the listeners are up */
+	bool ready;	   /* the store is open, the listeners are up */
 	bool stopping;
 	/* at the stop signal: leases held, sessions open, failed releases */
 	uint64_t stop_leases, stop_sessions, stop_release_failed;
@@ -144,8 +144,8 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	a->ready = true;
 	if (redis_port(a->redis) != 0 || cfg->unixsocket[0])
 		log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
-			LG_VERSION, cfg->bind, redis_port(a->redis), cfg->unixsocket[0] ? " and " : "",
-			cfg->unixsocket, (long)getpid());
+			LG_VERSION, cfg->bind, redis_port(a->redis),
+			cfg->unixsocket[0] ? " and " : "", cfg->unixsocket, (long)getpid());
 	else
 		log_msg(LOG_LVL_INFO, "leasegate %s ready: no Redis port%s (pid %ld)", LG_VERSION,
 			a->pg != NULL ? ", PostgreSQL protocol only" : "", (long)getpid());
@@ -158,7 +158,7 @@ static bool store_ready(void *arg, const char **why)
 	const struct app *a = arg;
 	if (!a->ready)
 		*why = a->backend.not_ready[0] ? a->backend.not_ready
-						: "the lock store is not open yet";
+					       : "the lock store is not open yet";
 	return a->ready;
 }
 
@@ -170,7 +170,7 @@ static bool admin_ready(void *arg, const char **why)
 		*why = "shutting down";
 	else if (!a->ready)
 		*why = a->backend.not_ready[0] ? a->backend.not_ready
-						: "the lock store is not open yet";
+					       : "the lock store is not open yet";
 	return a->ready && !a->stopping;
 }
 
@@ -220,7 +220,8 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 		   (struct log_field[]){LOG_NUM("signal", (int)sig),
 					LOG_NUM("sessions", (long long)a->stop_sessions),
 					LOG_NUM("leases", (long long)st.leases)},
-		   3, "signal %d: shutting down: closing %llu client sessions, releasing %llu leases",
+		   3,
+		   "signal %d: shutting down: closing %llu client sessions, releasing %llu leases",
 		   (int)sig, (unsigned long long)a->stop_sessions, (unsigned long long)st.leases);
 	struct timeval bound = {SHUTDOWN_BOUND_S, 0};
 	event_base_loopexit(a->base, &bound);
@@ -289,8 +290,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leasegate: %s\n", err);
 		return 1;
 	}
-	if (!log_open(cfg.log_file, (enum log_level)cfg.log_level,
-		      cfg.log_format == CFG_LOG_JSON, err, sizeof(err))) {
+	if (!log_open(cfg.log_file, (enum log_level)cfg.log_level, cfg.log_format == CFG_LOG_JSON,
+		      err, sizeof(err))) {
 		fprintf(stderr, "leasegate: bad value for --log-file: %s\n", err);
 		return 1;
 	}
@@ -390,9 +391,10 @@ int main(int argc, char **argv)
 	}
 
 	if (cfg.port == 0 && cfg.tls_port == 0 && cfg.pg_port == 0 && cfg.unixsocket[0] == '\0')
-		log_msg(LOG_LVL_WARN, "no protocol port (--port, --tls-port, --pg-port and "
-				      "--unixsocket are off): only the admin port is open, no client "
-				      "can take a lock");
+		log_msg(LOG_LVL_WARN,
+			"no protocol port (--port, --tls-port, --pg-port and "
+			"--unixsocket are off): only the admin port is open, no client "
+			"can take a lock");
 	/* The protocol ports open now, before the store: a client that comes
 	 * early is told -LOADING (57P03 on PostgreSQL) and why, rather than
 	 * refused; a port taken stops the start at once. */
@@ -414,8 +416,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "leasegate: %s\n", err);
 			return 1;
 		}
-		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%d (/healthz, /readyz, /metrics)",
-			cfg.bind, admin_port(a.admin));
+		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%d (/healthz, /readyz, /metrics)", cfg.bind,
+			admin_port(a.admin));
 	}
 
 	struct event *ev_term = evsignal_new(a.base, SIGTERM, on_stop, &a);
@@ -448,8 +450,7 @@ int main(int argc, char **argv)
 			   (struct log_field[]){LOG_NUM("sessions", (long long)a.stop_sessions),
 						LOG_NUM("leases_released", (long long)released),
 						LOG_NUM("leases_not_released", (long long)left)},
-			   3,
-			   "stopped: %llu client sessions closed, %llu leases released%s",
+			   3, "stopped: %llu client sessions closed, %llu leases released%s",
 			   (unsigned long long)a.stop_sessions, (unsigned long long)released,
 			   left ? "; some not released are free once their lease runs out" : "");
 	} else {

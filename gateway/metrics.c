@@ -71,17 +71,16 @@ static void lock_metrics(const struct metrics_src *m, struct buf *out)
 	const struct obs *o = m->obs;
 	family(out, "leasegate_lock_acquisitions_total", "counter",
 	       "Leases acquired, by whether the lock was taken over.");
-	sample(out, "leasegate_lock_acquisitions_total", m->table, "takeover",
-	       "false", o->acquisitions[0]);
-	sample(out, "leasegate_lock_acquisitions_total", m->table, "takeover",
-	       "true", o->acquisitions[1]);
+	sample(out, "leasegate_lock_acquisitions_total", m->table, "takeover", "false",
+	       o->acquisitions[0]);
+	sample(out, "leasegate_lock_acquisitions_total", m->table, "takeover", "true",
+	       o->acquisitions[1]);
 	family(out, "leasegate_lock_renewals_total", "counter",
 	       "Lease renewals, with error_type on those that failed.");
 	labeled(out, "leasegate_lock_renewals_total", m->table, "error_type", &o->renewals, "ok");
 	family(out, "leasegate_lock_losses_total", "counter",
 	       "Leases lost before they were released, by reason.");
-	labeled(out, "leasegate_lock_losses_total", m->table, "loss_reason",
-		&o->losses, NULL);
+	labeled(out, "leasegate_lock_losses_total", m->table, "loss_reason", &o->losses, NULL);
 	family(out, "leasegate_lock_contention_retries_total", "counter",
 	       "Leader elections contending again after a transient acquire failure.");
 	labeled(out, "leasegate_lock_contention_retries_total", m->table, "error_type",
@@ -95,8 +94,7 @@ static void command_sample(const char *name, const struct cmd_stat *st, void *ar
 		buf_printf(out, "leasegate_commands_total{command=\"%s\",outcome=\"ok\"} %llu\n",
 			   name, (unsigned long long)st->ok);
 	if (st->error)
-		buf_printf(out,
-			   "leasegate_commands_total{command=\"%s\",outcome=\"error\"} %llu\n",
+		buf_printf(out, "leasegate_commands_total{command=\"%s\",outcome=\"error\"} %llu\n",
 			   name, (unsigned long long)st->error);
 }
 

@@ -44,8 +44,8 @@ struct metrics_src {
 	const char *version;
 	const struct tls_stats *tls; /* NULL: no TLS configured */
 	uint64_t connections_received, connections_rejected;
-	const struct cmd_table *cmds; /* the Redis commands' counts; NULL: none */
-	bool process;		      /* add the process_* metrics */
+	const struct cmd_table *cmds;	 /* the Redis commands' counts; NULL: none */
+	bool process;			 /* add the process_* metrics */
 	const struct otlp_stats *traces; /* NULL: tracing off */
 };
 

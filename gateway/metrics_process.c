@@ -12,8 +12,7 @@
 
 #include "gateway/metrics.h"
 
-static void gauge(struct buf *out, const char *name, const char *type, const char *help,
-		  double v)
+static void gauge(struct buf *out, const char *name, const char *type, const char *help, double v)
 {
 	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
 }
@@ -83,8 +82,8 @@ void metrics_process(struct buf *out)
 	unsigned long long vm = 0, rss = 0;
 	FILE *f = fopen("/proc/self/statm", "r");
 	if (f != NULL && fscanf(f, "%llu %llu", &vm, &rss) == 2 && page > 0) {
-		gauge(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
-		      (double)rss * (double)page);
+		gauge(out, "process_resident_memory_bytes", "gauge",
+		      "Resident memory size in bytes.", (double)rss * (double)page);
 		gauge(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
 		      (double)vm * (double)page);
 	}

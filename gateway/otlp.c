@@ -23,7 +23,7 @@ struct otlp {
 	char url[512];
 	char service[128];
 	char version[32];
-	char resource[512];  /* OTEL_RESOURCE_ATTRIBUTES, k=v,k=v */
+	char resource[512]; /* OTEL_RESOURCE_ATTRIBUTES, k=v,k=v */
 	char headers_text[1024];
 	struct http_header headers[HEADERS_MAX + 1];
 	size_t nheaders;
@@ -95,7 +95,8 @@ static bool sampler(char *const *envp, double *ratio, char *err, size_t errlen)
 		char *end = NULL;
 		double r = arg != NULL ? strtod(arg, &end) : 1;
 		if (arg != NULL && (*end != '\0' || r < 0 || r > 1)) {
-			snprintf(err, errlen, "OTEL_TRACES_SAMPLER_ARG: '%s' is not a ratio 0..1", arg);
+			snprintf(err, errlen, "OTEL_TRACES_SAMPLER_ARG: '%s' is not a ratio 0..1",
+				 arg);
 			return false;
 		}
 		*ratio = r;
@@ -142,15 +143,16 @@ struct otlp *otlp_new(struct event_base *base, struct clock *clock, char *const 
 	const char *full = env_get(envp, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
 	const char *base_url = env_get(envp, "OTEL_EXPORTER_OTLP_ENDPOINT");
 	if ((disabled != NULL && strcasecmp(disabled, "true") == 0) ||
-	    (exporter != NULL && strcmp(exporter, "none") == 0) || (full == NULL && base_url == NULL))
+	    (exporter != NULL && strcmp(exporter, "none") == 0) ||
+	    (full == NULL && base_url == NULL))
 		return NULL;
 	if (exporter != NULL && strcmp(exporter, "otlp") != 0) {
 		snprintf(err, errlen, "OTEL_TRACES_EXPORTER: '%s' is not supported (otlp or none)",
 			 exporter);
 		return NULL;
 	}
-	const char *proto = env2(envp, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
-				 "OTEL_EXPORTER_OTLP_PROTOCOL");
+	const char *proto =
+		env2(envp, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL");
 	if (proto != NULL && strcmp(proto, "http/json") != 0) {
 		snprintf(err, errlen,
 			 "OTEL_EXPORTER_OTLP_PROTOCOL: '%s' is not supported: leasegate exports "
@@ -183,13 +185,14 @@ struct otlp *otlp_new(struct event_base *base, struct clock *clock, char *const 
 	const char *res = env_get(envp, "OTEL_RESOURCE_ATTRIBUTES");
 	snprintf(o->resource, sizeof(o->resource), "%s", res ? res : "");
 	int64_t queue, batch;
-	const char *hdrs = env2(envp, "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-				"OTEL_EXPORTER_OTLP_HEADERS");
+	const char *hdrs =
+		env2(envp, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS");
 	if (!parse_headers(o, hdrs ? hdrs : "", err, errlen) ||
 	    !env_ms(envp, "OTEL_BSP_SCHEDULE_DELAY", 5000, &o->delay_ms, err, errlen) ||
 	    !env_ms(envp,
-		    env_get(envp, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"
-								       : "OTEL_EXPORTER_OTLP_TIMEOUT",
+		    env_get(envp, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+			    ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"
+			    : "OTEL_EXPORTER_OTLP_TIMEOUT",
 		    10000, &o->timeout_ms, err, errlen) ||
 	    !env_ms(envp, "OTEL_BSP_MAX_QUEUE_SIZE", 2048, &queue, err, errlen) ||
 	    !env_ms(envp, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, &batch, err, errlen)) {
@@ -367,7 +370,8 @@ static void exported(void *arg, const struct http_response *res)
 	if (!o->failing) {
 		char why[160];
 		if (res->curl_code != 0)
-			snprintf(why, sizeof(why), "%s", res->error ? res->error : "transport error");
+			snprintf(why, sizeof(why), "%s",
+				 res->error ? res->error : "transport error");
 		else
 			snprintf(why, sizeof(why), "HTTP %ld", res->status);
 		log_fields(LOG_LVL_WARN,

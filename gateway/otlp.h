@@ -41,17 +41,18 @@ struct buf;
 struct otlp;
 
 struct otlp_stats {
-	uint64_t exported;	 /* spans a collector accepted */
-	uint64_t export_failed;	 /* spans dropped: the export failed */
-	uint64_t queue_dropped;	 /* spans dropped: the queue was full */
-	uint64_t exports;	 /* POSTs sent */
+	uint64_t exported;	/* spans a collector accepted */
+	uint64_t export_failed; /* spans dropped: the export failed */
+	uint64_t queue_dropped; /* spans dropped: the queue was full */
+	uint64_t exports;	/* POSTs sent */
 };
 
 /* Reads the OTEL_* variables of envp (a NULL-terminated "NAME=value"
  * array). NULL with err "" when tracing is off; NULL with a message in
  * err on a bad value (naming the variable). */
 struct otlp *otlp_new(struct event_base *base, struct clock *clock, char *const *envp,
-		      const char *version, char *err, size_t errlen) __attribute__((warn_unused_result));
+		      const char *version, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
 
 /* The tracer to give the lock table (lt_set_tracer). */
 struct tracer *otlp_tracer(struct otlp *o);

@@ -232,19 +232,21 @@ bool creds_pick(struct creds *c, const struct creds_options *opts, char *err, si
 	if (profile && !p.exists) {
 		char cred[CREDS_PATH_MAX], conf[CREDS_PATH_MAX];
 		shared_paths(c, cred, conf);
-		snprintf(err, errsz,
-			 "profile not found: AWS_PROFILE names '%s', a profile in neither %s nor %s",
-			 profile, cred, conf);
+		snprintf(
+			err, errsz,
+			"profile not found: AWS_PROFILE names '%s', a profile in neither %s nor %s",
+			profile, cred, conf);
 		return false;
 	}
 	bool ok = true;
 	const char *pname = profile ? profile : "default";
 	if (!p.has_keys && (p.sso_session[0] || p.sso_start_url[0])) {
-		snprintf(err, errsz,
-			 "profile %s is an SSO profile (sso_session/sso_start_url), which leasegate "
-			 "does not support: export its credentials (aws configure "
-			 "export-credentials --profile %s --format env) or use a profile with keys",
-			 pname, pname);
+		snprintf(
+			err, errsz,
+			"profile %s is an SSO profile (sso_session/sso_start_url), which leasegate "
+			"does not support: export its credentials (aws configure "
+			"export-credentials --profile %s --format env) or use a profile with keys",
+			pname, pname);
 		ok = false;
 	} else if (!p.has_keys && p.role_arn[0] && !p.web_identity_token_file[0]) {
 		snprintf(err, errsz,

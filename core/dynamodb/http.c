@@ -124,7 +124,8 @@ size_t http_on_header(char *line, size_t size, size_t nmemb, void *arg)
 	struct http_req *r = arg;
 	size_t n = size * nmemb;
 	if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
-		r->has_date = r->has_crc32 = r->has_request_id = false; /* a new response (after 1xx) */
+		r->has_date = r->has_crc32 = r->has_request_id =
+			false; /* a new response (after 1xx) */
 	} else if (header_value(line, n, "date", r->date, sizeof r->date)) {
 		r->has_date = true;
 	} else if (header_value(line, n, "x-amz-crc32", r->crc32, sizeof r->crc32)) {

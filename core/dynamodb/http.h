@@ -48,8 +48,8 @@ struct http_response {
 	long status;	   /* HTTP status, 0 without a response */
 	const char *body;  /* NUL-terminated; valid during the callback */
 	size_t body_len;
-	const char *date;  /* the Date header, or NULL */
-	const char *crc32; /* the x-amz-crc32 header, or NULL */
+	const char *date;	/* the Date header, or NULL */
+	const char *crc32;	/* the x-amz-crc32 header, or NULL */
 	const char *request_id; /* the x-amzn-RequestId header, or NULL */
 	int64_t elapsed_us;
 };

@@ -97,9 +97,9 @@ typedef void (*ls_done_cb)(void *arg, const struct ls_result *res);
 /* What the front-end is told about its session, as it happens. */
 /* Who a session is, for the log lines about its leases. */
 struct ls_who {
-	uint64_t id;	  /* the connection's id (Redis CLIENT ID), else the session's */
-	char client[64];  /* the peer's address:port, "" if unknown */
-	char name[128];	  /* CLIENT SETNAME, or the PostgreSQL user; "" if none */
+	uint64_t id;	 /* the connection's id (Redis CLIENT ID), else the session's */
+	char client[64]; /* the peer's address:port, "" if unknown */
+	char name[128];	 /* CLIENT SETNAME, or the PostgreSQL user; "" if none */
 };
 
 struct ls_sess_ops {

@@ -25,7 +25,7 @@ struct pg_fe {
 	const struct auth_pg *auth;
 	struct pg_limits lim;
 	struct buf refusal;
-	enum cfg_pg_tls tls; /* OFF when no TLS context */
+	enum cfg_pg_tls tls;			    /* OFF when no TLS context */
 	bool (*ready)(void *arg, const char **why); /* pg_fe_set_gate */
 	void *ready_arg;
 };
@@ -125,7 +125,7 @@ struct pgs {
 	struct pg_portal *portals;
 	struct pg_portal *spare;
 	char guc[GUC_COUNT][PG_GUC_VAL];
-	struct trace_ctx trace; /* leasegate.traceparent; .valid false: none */
+	struct trace_ctx trace;		       /* leasegate.traceparent; .valid false: none */
 	char guc_saved[GUC_COUNT][PG_GUC_VAL]; /* before SET LOCAL */
 	bool guc_local[GUC_COUNT];
 	int64_t lock_timeout_ms, statement_timeout_ms, lease_ms;

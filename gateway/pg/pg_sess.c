@@ -143,7 +143,8 @@ static bool apply(struct pgs *s, int g, const char *v, size_t len)
 			return true;
 		}
 		if (!trace_parse_traceparent(tp, &s->trace)) {
-			pgs_error(s, "22023", "invalid value for parameter \"leasegate.traceparent\"",
+			pgs_error(s, "22023",
+				  "invalid value for parameter \"leasegate.traceparent\"",
 				  "A W3C traceparent: 00-<32 hex digits>-<16 hex digits>-<2 hex "
 				  "digits>, or '' for none.");
 			return false;
@@ -678,8 +679,10 @@ bool pg_fe_listen(struct pg_fe *fe, char *err, size_t errlen)
 	if (errno == EADDRINUSE && !cfg_given(fe->cfg, "pg-port") &&
 	    srv_listen_tcp(fe->srv, fe->cfg->bind, 0, &fe->proto, why, sizeof(why))) {
 		log_msg(LOG_LVL_WARN,
-			"the default PostgreSQL port %lld is in use (a PostgreSQL server, or another "
-			"leasegate?): PostgreSQL protocol on a free port instead; give --pg-port to "
+			"the default PostgreSQL port %lld is in use (a PostgreSQL server, or "
+			"another "
+			"leasegate?): PostgreSQL protocol on a free port instead; give --pg-port "
+			"to "
 			"choose one",
 			(long long)fe->cfg->pg_port);
 		return true;

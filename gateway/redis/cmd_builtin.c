@@ -642,9 +642,10 @@ static void info_replication(struct buf *t, void *arg)
 static const struct cmd_def builtins[] = {
 	{"ping", c_ping, -1, 0, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
 	{"echo", c_echo, 2, 0, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
-	{"hello", c_hello, -1, CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING, NULL, ACL_FAST | ACL_CONNECTION, 0,
-	 0},
-	{"auth", c_auth, -2, CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"hello", c_hello, -1, CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING, NULL,
+	 ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"auth", c_auth, -2, CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING, NULL,
+	 ACL_FAST | ACL_CONNECTION, 0, 0},
 	{"client", NULL, -2, CMD_LOADING, client_subs, CONN_CATS, 0, 0},
 	{"select", c_select, 2, CMD_LOADING, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
 	{"role", c_role, 1, CMD_LOADING, NULL, ACL_ADMIN | ACL_FAST | ACL_DANGEROUS, 0, 0},

@@ -5,8 +5,8 @@
  * introspect (redis-cli's hints, cluster-aware clients, GUIs) see real
  * data. Key positions and ACL categories come from the dispatch table
  * itself (struct cmd_def: what the ACL check uses); the rest from one
- * table (cmd_docs.c) keyed by name, "parent|sub" for a subcommand; a command added to the dispatch table without a row here
- * is answered with its arity alone (tests/unit/test_cmd_docs.c finds it).
+ * table (cmd_docs.c) keyed by name, "parent|sub" for a subcommand; a command added to the dispatch
+ * table without a row here is answered with its arity alone (tests/unit/test_cmd_docs.c finds it).
  *
  * Not here: dispatch (commands.c), the handlers.
  */
@@ -18,11 +18,11 @@
 #include "gateway/redis/commands.h"
 
 struct cmd_doc {
-	const char *name;     /* "lock.acquire", "client|setname" */
+	const char *name; /* "lock.acquire", "client|setname" */
 	const char *summary;
-	const char *group;    /* Redis's groups: connection, server, string... */
+	const char *group; /* Redis's groups: connection, server, string... */
 	const char *complexity;
-	const char *flags;    /* space-separated: "write fast" */
+	const char *flags; /* space-separated: "write fast" */
 	/* space-separated arguments: "name:type", "?NAME:type" optional with
 	 * its token, "*name:type" repeated, "?NAME" a flag token alone */
 	const char *args;

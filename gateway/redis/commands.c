@@ -29,7 +29,7 @@
 struct entry {
 	const struct cmd_def *def;
 	void *arg;
-	struct cmd_stat stat; /* calls answered, by outcome (/metrics) */
+	struct cmd_stat stat;			       /* calls answered, by outcome (/metrics) */
 	size_t len;				       /* of def->name */
 	char lname[MAX_NAME + 1], uname[MAX_NAME + 1]; /* def->name in lower, upper case */
 };
@@ -46,7 +46,7 @@ struct cmd_table {
 	int16_t slot[SLOTS]; /* index into cmds, -1 = empty */
 	struct info_section info[MAX_INFO];
 	size_t ninfo;
-	uint64_t dispatched; /* commands run (INFO stats) */
+	uint64_t dispatched;			    /* commands run (INFO stats) */
 	bool (*ready)(void *arg, const char **why); /* cmd_table_set_gate */
 	void *ready_arg;
 };
@@ -57,8 +57,7 @@ bool cmd_table_is_ready(const struct cmd_table *t)
 	return t->ready == NULL || t->ready(t->ready_arg, &why);
 }
 
-void cmd_table_set_gate(struct cmd_table *t, bool (*ready)(void *arg, const char **why),
-			void *arg)
+void cmd_table_set_gate(struct cmd_table *t, bool (*ready)(void *arg, const char **why), void *arg)
 {
 	t->ready = ready;
 	t->ready_arg = arg;

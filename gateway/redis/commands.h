@@ -134,7 +134,8 @@ uint64_t cmd_dispatched(const struct cmd_table *t);
 /* Calls fn for every command with its counts of replies (subcommands
  * counted under their command), in the order added. */
 void cmd_foreach_stat(const struct cmd_table *t,
-		      void (*fn)(const char *name, const struct cmd_stat *st, void *arg), void *arg);
+		      void (*fn)(const char *name, const struct cmd_stat *st, void *arg),
+		      void *arg);
 
 /* Calls fn for every command, in the order added. */
 void cmd_foreach(const struct cmd_table *t, void (*fn)(const struct cmd_def *d, void *arg),
@@ -148,8 +149,7 @@ void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const st
 /* While ready(arg, &why) is false (the lock store is not open yet), a
  * command without CMD_LOADING is answered "-LOADING <why>", Redis's error
  * for "not ready yet", which clients retry. NULL: always ready. */
-void cmd_table_set_gate(struct cmd_table *t, bool (*ready)(void *arg, const char **why),
-			void *arg);
+void cmd_table_set_gate(struct cmd_table *t, bool (*ready)(void *arg, const char **why), void *arg);
 
 /* True unless the gate says the store is not open yet. */
 bool cmd_table_is_ready(const struct cmd_table *t);

@@ -272,11 +272,11 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned f
 			/* the client's W3C trace context: the acquire's span joins
 			 * its trace (00-<trace id>-<parent id>-<flags>) */
 			char tp[64];
-			if (v->len >= sizeof(tp) ||
-			    (memcpy(tp, v->p, v->len), tp[v->len] = '\0',
-			     !trace_parse_traceparent(tp, &req->trace))) {
-				resp_add_errorf(c->out, "ERR TRACEPARENT must be a W3C traceparent: "
-							"00-<32 hex>-<16 hex>-<2 hex>");
+			if (v->len >= sizeof(tp) || (memcpy(tp, v->p, v->len), tp[v->len] = '\0',
+						     !trace_parse_traceparent(tp, &req->trace))) {
+				resp_add_errorf(c->out,
+						"ERR TRACEPARENT must be a W3C traceparent: "
+						"00-<32 hex>-<16 hex>-<2 hex>");
 				return false;
 			}
 		}

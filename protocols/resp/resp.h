@@ -98,8 +98,7 @@ void resp_add_simple(struct buf *o, const char *s, size_t len);
 /* `-msg`: msg starts with its code ("ERR ...", "NOAUTH ..."); CR and LF
  * are replaced by spaces, as Redis does. */
 void resp_add_error(struct buf *o, const char *msg, size_t len);
-void resp_add_errorf(struct buf *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void resp_add_errorf(struct buf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void resp_add_int(struct buf *o, long long v);
 void resp_add_bulk(struct buf *o, const void *p, size_t len);
 static inline void resp_add_cstr(struct buf *o, const char *s);

@@ -224,8 +224,7 @@ static void test_no_credentials_explained(void **state)
 	long long t0 = gw_now_ms();
 	while (gw_log_count(&g, "trying again in 2 s") == 0 && gw_now_ms() - t0 < 8000)
 		gw_sleep_ms(50);
-	assert_int_equal(gw_log_count(&g, "no AWS credentials. Tried in order: 1. environment"),
-			 2);
+	assert_int_equal(gw_log_count(&g, "no AWS credentials. Tried in order: 1. environment"), 2);
 	assert_int_equal(gw_log_count(&g, "trying again in 1 s (backoff up to 60 s)"), 1);
 	assert_int_equal(gw_log_count(&g, "trying again in 2 s (backoff up to 60 s)"), 1);
 	assert_int_equal(gw_log_count(&g, "5. EC2 instance metadata: "), 2);

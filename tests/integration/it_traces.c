@@ -58,10 +58,9 @@ static void on_post(struct evhttp_request *req, void *arg)
 	}
 	cJSON *rs, *ss, *sp;
 	cJSON_ArrayForEach(rs, cJSON_GetObjectItem(j, "resourceSpans"))
-		cJSON_ArrayForEach(ss, cJSON_GetObjectItem(rs, "scopeSpans"))
-			cJSON_ArrayForEach(sp, cJSON_GetObjectItem(ss, "spans"))
-				if (rx.nspans < SPANS_MAX)
-					rx.spans[rx.nspans++] = cJSON_Duplicate(sp, 1);
+		cJSON_ArrayForEach(ss, cJSON_GetObjectItem(rs, "scopeSpans")) cJSON_ArrayForEach(
+			sp, cJSON_GetObjectItem(ss, "spans")) if (rx.nspans < SPANS_MAX)
+			rx.spans[rx.nspans++] = cJSON_Duplicate(sp, 1);
 	cJSON_Delete(j);
 	struct evbuffer *out = evbuffer_new();
 	evbuffer_add_printf(out, "{}");
@@ -93,7 +92,8 @@ static cJSON *rx_wait_span(const char *name)
 	long long t0 = gw_now_ms();
 	while (gw_now_ms() - t0 < 5000) {
 		for (int i = 0; i < rx.nspans; i++)
-			if (strcmp(cJSON_GetObjectItem(rx.spans[i], "name")->valuestring, name) == 0)
+			if (strcmp(cJSON_GetObjectItem(rx.spans[i], "name")->valuestring, name) ==
+			    0)
 				return rx.spans[i];
 		event_base_loop(rx.base, EVLOOP_NONBLOCK);
 		gw_sleep_ms(5);
@@ -124,7 +124,8 @@ static const char *attr(const cJSON *s, const char *key)
 			snprintf(text, sizeof(text), "%s", x->valuestring);
 		else
 			snprintf(text, sizeof(text), "%s",
-				 cJSON_IsTrue(cJSON_GetObjectItem(v, "boolValue")) ? "true" : "false");
+				 cJSON_IsTrue(cJSON_GetObjectItem(v, "boolValue")) ? "true"
+										   : "false");
 		return text;
 	}
 	return "";
@@ -170,7 +171,8 @@ static void test_spans_on_moto(void **state)
 	redisContext *c = gw_connect(&g);
 	gw_expect_err(c, "ERR TRACEPARENT must be a W3C traceparent",
 		      "LOCK.ACQUIRE t 10000 TRACEPARENT nope");
-	gw_expect_int(c, 1, "LOCK.ACQUIRE t 10000 TRACEPARENT 00-" CLIENT_TRACE "-" CLIENT_SPAN "-01");
+	gw_expect_int(c, 1,
+		      "LOCK.ACQUIRE t 10000 TRACEPARENT 00-" CLIENT_TRACE "-" CLIENT_SPAN "-01");
 	gw_expect_int(c, 1, "LOCK.RELEASE t");
 	const cJSON *acq = rx_wait_span("Lock.TryAcquire");
 	const cJSON *rel = rx_wait_span("Lock.Release");
@@ -186,7 +188,8 @@ static void test_spans_on_moto(void **state)
 	/* its DynamoDB request, a child */
 	long long t0 = gw_now_ms();
 	const cJSON *upd = NULL;
-	while ((upd = child_of(str(acq, "spanId"), "UpdateItem")) == NULL && gw_now_ms() - t0 < 3000) {
+	while ((upd = child_of(str(acq, "spanId"), "UpdateItem")) == NULL &&
+	       gw_now_ms() - t0 < 3000) {
 		event_base_loop(rx.base, EVLOOP_NONBLOCK);
 		gw_sleep_ms(5);
 	}
@@ -212,7 +215,8 @@ static void test_spans_on_moto(void **state)
 	assert_non_null(child_of(str(rel, "spanId"), "UpdateItem"));
 	/* a client span that was not sampled: nothing of that acquire */
 	int before = rx.nspans;
-	gw_expect_int(c, 1, "LOCK.ACQUIRE u 10000 TRACEPARENT 00-" CLIENT_TRACE "-" CLIENT_SPAN "-00");
+	gw_expect_int(c, 1,
+		      "LOCK.ACQUIRE u 10000 TRACEPARENT 00-" CLIENT_TRACE "-" CLIENT_SPAN "-00");
 	gw_expect_int(c, 1, "LOCK.RELEASE u");
 	rx_wait_span("Lock.Release"); /* the release is a root: sampled */
 	for (int i = before; i < rx.nspans; i++)
@@ -233,10 +237,12 @@ static void test_spans_on_moto(void **state)
 	size_t n = fread(out, 1, sizeof(out) - 1, p);
 	out[n] = '\0';
 	pclose(p);
-	const char *d = strstr(out, "leasegate_trace_spans_dropped_total{reason=\"export_failed\"} ");
+	const char *d =
+		strstr(out, "leasegate_trace_spans_dropped_total{reason=\"export_failed\"} ");
 	assert_non_null(d);
-	assert_true(atoi(d + strlen("leasegate_trace_spans_dropped_total{reason=\"export_failed\"} ")) >
-		    0);
+	assert_true(
+		atoi(d + strlen("leasegate_trace_spans_dropped_total{reason=\"export_failed\"} ")) >
+		0);
 	assert_non_null(strstr(out, "leasegate_trace_spans_exported_total "));
 	assert_int_equal(gw_log_count(&g, "trace export failed"), 1); /* once per outage */
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
@@ -250,7 +256,8 @@ static void test_bad_otel_settings(void **state)
 	setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
 	gw_spawn(&g, NULL, NULL);
 	assert_int_equal(gw_wait(&g), 1);
-	assert_int_equal(gw_log_count(&g, "OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not supported"), 2);
+	assert_int_equal(gw_log_count(&g, "OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not supported"),
+			 2);
 	unsetenv("OTEL_EXPORTER_OTLP_PROTOCOL");
 	setenv("OTEL_TRACES_SAMPLER", "sometimes", 1);
 	gw_spawn(&g, NULL, NULL);

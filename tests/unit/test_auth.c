@@ -46,7 +46,8 @@ static int setup(void **state)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	char err[256];
-	assert_true(log_open(NULL, LOG_LVL_ERROR, false, err, sizeof(err))); /* not a line per failure */
+	assert_true(log_open(NULL, LOG_LVL_ERROR, false, err,
+			     sizeof(err))); /* not a line per failure */
 	snprintf(w->path, sizeof(w->path), "/tmp/lg-test-auth-%d.acl", (int)getpid());
 	write_file(w->path,
 		   "user default off\n"

@@ -235,7 +235,7 @@ static void test_no_listener(void **state)
 	assert_int_equal(load(&c, off, no_env, err), CFG_ERROR);
 	assert_non_null(strstr(err, "--port"));
 	assert_non_null(strstr(err, "give at least one"));
-	char *unix_only[] = {"leasegate", "--port",	  "0", "--pg-port",
+	char *unix_only[] = {"leasegate", "--port",	  "0",		 "--pg-port",
 			     "0",	  "--unixsocket", "/tmp/x.sock", NULL};
 	assert_int_equal(load(&c, unix_only, no_env, err), CFG_OK);
 	/* the admin port alone (a probe's target): allowed, with a warning at start */
@@ -474,13 +474,13 @@ static void test_tls_options(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),	cmocka_unit_test(test_flag_forms),
-		cmocka_unit_test(test_help_version),	cmocka_unit_test(test_durations_and_sizes),
-		cmocka_unit_test(test_bad_values),	cmocka_unit_test(test_precedence),
-		cmocka_unit_test(test_pg_auth_options), cmocka_unit_test(test_tls_options),
-		cmocka_unit_test(test_acl_options),	cmocka_unit_test(test_fenced_tables),
-		cmocka_unit_test(test_options_list),	cmocka_unit_test(test_range_messages),
-		cmocka_unit_test(test_no_listener),	cmocka_unit_test(test_bind_check),
+		cmocka_unit_test(test_defaults),	 cmocka_unit_test(test_flag_forms),
+		cmocka_unit_test(test_help_version),	 cmocka_unit_test(test_durations_and_sizes),
+		cmocka_unit_test(test_bad_values),	 cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_pg_auth_options),	 cmocka_unit_test(test_tls_options),
+		cmocka_unit_test(test_acl_options),	 cmocka_unit_test(test_fenced_tables),
+		cmocka_unit_test(test_options_list),	 cmocka_unit_test(test_range_messages),
+		cmocka_unit_test(test_no_listener),	 cmocka_unit_test(test_bind_check),
 		cmocka_unit_test(test_help_one_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

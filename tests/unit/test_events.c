@@ -27,8 +27,9 @@ static void test_leads_names_the_session(void **state)
 			       .token = 7};
 	struct event_line l;
 	events_describe(&ev, &worker, &l);
-	assert_string_equal(l.msg, "session 12 (10.0.0.5:4411, name=worker-1) leads nightly-report, "
-				   "token 7");
+	assert_string_equal(l.msg,
+			    "session 12 (10.0.0.5:4411, name=worker-1) leads nightly-report, "
+			    "token 7");
 	assert_null(strstr(l.msg, "this process"));
 	events_describe(&ev, NULL, &l);
 	assert_string_equal(l.msg, "a client session leads nightly-report, token 7");
@@ -45,7 +46,8 @@ static void test_reasons_are_gateway_words(void **state)
 		{"cancelled", "session_ended", "its session closed or stopped campaigning"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct obs_event ev = {.id = OBS_NO_LONGER_LEADS, .lock = "j", .reason = cases[i].core};
+		struct obs_event ev = {
+			.id = OBS_NO_LONGER_LEADS, .lock = "j", .reason = cases[i].core};
 		struct event_line l;
 		events_describe(&ev, &worker, &l);
 		assert_non_null(strstr(l.msg, cases[i].words));
@@ -67,8 +69,8 @@ static void test_reasons_are_gateway_words(void **state)
 /* JSON: the message alone in msg, each field a key; numbers as numbers. */
 static void test_json_fields_are_keys(void **state)
 {
-	struct obs_event ev = {.id = OBS_LEADS, .lock = "j", .table = "embedded", .holder = "me",
-			       .token = 1};
+	struct obs_event ev = {
+		.id = OBS_LEADS, .lock = "j", .table = "embedded", .holder = "me", .token = 1};
 	struct event_line l;
 	events_describe(&ev, &worker, &l);
 	char line[4096];
@@ -100,7 +102,8 @@ static void test_text_and_escaping(void **state)
 				LOG_STR("?absent", NULL), LOG_STR("error", "say \"hi\"\n")};
 	char line[1024];
 	log_format_line(line, sizeof(line), false, LOG_LVL_WARN, "T", "msg here", f, 4);
-	assert_string_equal(line, "T warn  msg here lock=\"a b\" token=3 error=\"say \\\"hi\\\" \"\n");
+	assert_string_equal(line,
+			    "T warn  msg here lock=\"a b\" token=3 error=\"say \\\"hi\\\" \"\n");
 	log_format_line(line, sizeof(line), true, LOG_LVL_WARN, "T", "m", f, 4);
 	cJSON *j = cJSON_Parse(line);
 	assert_non_null(j);

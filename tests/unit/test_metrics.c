@@ -127,7 +127,8 @@ static void test_dynamodb_clock_offset(void **state)
 	struct metrics_src m = {.obs = &o, .table = "locks", .version = "v", .ddb = &st};
 	struct buf out;
 	const char *t = render(&m, &out);
-	expect_line(t, "leasegate_dynamodb_clock_offset_seconds{db_collection_name=\"locks\"} -1.500");
+	expect_line(t,
+		    "leasegate_dynamodb_clock_offset_seconds{db_collection_name=\"locks\"} -1.500");
 	expect_line(t, "leasegate_dynamodb_throttled_total{db_collection_name=\"locks\"} 3");
 	buf_free(&out);
 }

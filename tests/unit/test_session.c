@@ -330,8 +330,8 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN); /* as the server: replies to a closed client */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_deferred_reply_keeps_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pipelined_completions_leave_in_one_write, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_completions_leave_in_one_write,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_output_not_starved_by_busy_clients,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_while_blocked, setup, teardown),

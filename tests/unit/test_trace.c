@@ -27,7 +27,8 @@ static int64_t fake_ns(void *arg)
 
 static struct tracer *tracer_for(struct fx *f, double ratio, size_t queue)
 {
-	struct tracer_options o = {.ratio = ratio, .queue_max = queue, .now_ns = fake_ns, .now_arg = f};
+	struct tracer_options o = {
+		.ratio = ratio, .queue_max = queue, .now_ns = fake_ns, .now_arg = f};
 	struct tracer *t = tracer_new(&o);
 	assert_non_null(t);
 	lt_set_tracer(f->lt[0], t);
@@ -57,18 +58,21 @@ static const struct trace_attr *attr(const struct trace_span *s, const char *key
 static void test_traceparent(void **state)
 {
 	struct trace_ctx c;
-	assert_true(trace_parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", &c));
+	assert_true(trace_parse_traceparent(
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", &c));
 	assert_true(c.valid && c.sampled);
 	assert_int_equal(c.trace_id[0], 0x4b);
 	assert_int_equal(c.span_id[7], 0xb7);
-	assert_true(trace_parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", &c));
+	assert_true(trace_parse_traceparent(
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", &c));
 	assert_false(c.sampled);
 	static const char *const bad[] = {
-		"", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
-		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",	  /* version */
-		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",	  /* zero trace */
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",	  /* zero span */
-		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",	  /* upper case */
+		"",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",	 /* version */
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",	 /* zero trace */
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",	 /* zero span */
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",	 /* upper case */
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", /* length */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -121,8 +125,8 @@ static void test_client_parent_and_sampling(void **state)
 	struct fx *f = fx_new(2, true);
 	struct tracer *t = tracer_for(f, 1, 0);
 	struct trace_ctx client;
-	assert_true(trace_parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-					    &client));
+	assert_true(trace_parse_traceparent(
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", &client));
 	struct fx_acq got = {0};
 	struct lt_acquire_args a = {.name = "j", .lease_ms = 3000, .trace_parent = &client};
 	assert_non_null(lt_acquire(f->lt[0], &a, fx_acquire_cb, &got));
@@ -194,8 +198,8 @@ static void test_otlp_json(void **state)
 	struct fx *f = fx_new(1, true);
 	struct tracer *t = tracer_for(f, 1, 0);
 	struct trace_ctx client;
-	assert_true(trace_parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-					    &client));
+	assert_true(trace_parse_traceparent(
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", &client));
 	struct trace_span *s = trace_start(t, "Lock.Acquire", TRACE_INTERNAL, &client);
 	struct trace_span *c = trace_child(s, "GetItem", TRACE_CLIENT);
 	trace_str(c, "db.system", "dynamodb");
@@ -218,30 +222,36 @@ static void test_otlp_json(void **state)
 	assert_int_equal(cJSON_GetArraySize(rattrs), 3);
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(rattrs, 0), "key")->valuestring,
 			    "service.name");
-	cJSON *spans = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(rs, "scopeSpans"), 0),
-					   "spans");
+	cJSON *spans = cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(rs, "scopeSpans"), 0), "spans");
 	cJSON *get = cJSON_GetArrayItem(spans, 0), *acq = cJSON_GetArrayItem(spans, 1);
 	assert_string_equal(cJSON_GetObjectItem(get, "name")->valuestring, "GetItem");
 	assert_string_equal(cJSON_GetObjectItem(acq, "traceId")->valuestring,
 			    "4bf92f3577b34da6a3ce929d0e0e4736");
-	assert_string_equal(cJSON_GetObjectItem(acq, "parentSpanId")->valuestring, "00f067aa0ba902b7");
+	assert_string_equal(cJSON_GetObjectItem(acq, "parentSpanId")->valuestring,
+			    "00f067aa0ba902b7");
 	assert_string_equal(cJSON_GetObjectItem(get, "parentSpanId")->valuestring,
 			    cJSON_GetObjectItem(acq, "spanId")->valuestring);
 	assert_int_equal(cJSON_GetObjectItem(get, "kind")->valueint, 3);
 	assert_true(cJSON_IsString(cJSON_GetObjectItem(get, "startTimeUnixNano")));
 	cJSON *ga = cJSON_GetObjectItem(get, "attributes");
-	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ga, 0), "value"),
-						"stringValue")->valuestring,
-			    "dynamodb");
-	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ga, 1), "value"),
-						"intValue")->valuestring,
-			    "2");
+	assert_string_equal(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ga, 0), "value"),
+				    "stringValue")
+			->valuestring,
+		"dynamodb");
+	assert_string_equal(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ga, 1), "value"),
+				    "intValue")
+			->valuestring,
+		"2");
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(
 		cJSON_GetObjectItem(cJSON_GetArrayItem(ga, 2), "value"), "boolValue")));
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(get, "links")), 1);
 	cJSON *status = cJSON_GetObjectItem(get, "status");
 	assert_int_equal(cJSON_GetObjectItem(status, "code")->valueint, 2);
-	assert_string_equal(cJSON_GetObjectItem(status, "message")->valuestring, "Throttled \"hard\"");
+	assert_string_equal(cJSON_GetObjectItem(status, "message")->valuestring,
+			    "Throttled \"hard\"");
 	assert_null(cJSON_GetObjectItem(acq, "status"));
 	cJSON_Delete(j);
 	buf_free(&out);
