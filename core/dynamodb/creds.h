@@ -11,7 +11,11 @@
  *   3. shared files: the profile (AWS_PROFILE, else "default") of
  *      AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) and AWS_CONFIG_FILE
  *      (~/.aws/config, "[profile x]" sections): static keys, or
- *      web_identity_token_file + role_arn [+ role_session_name];
+ *      web_identity_token_file + role_arn [+ role_session_name], or
+ *      role_arn + source_profile (a profile with keys) [+ role_session_name,
+ *      duration_seconds]: STS AssumeRole signed with the source's keys.
+ *      SSO profiles, credential_process and a source_profile that assumes
+ *      a role itself are refused, saying so;
  *   4. container: AWS_CONTAINER_CREDENTIALS_FULL_URI or
  *      AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (http://169.254.170.2), with
  *      AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE] (ECS, EKS Pod Identity);
@@ -53,7 +57,8 @@ enum creds_source {
 	CREDS_SRC_PROFILE,
 	CREDS_SRC_CONTAINER,
 	CREDS_SRC_IMDS,
-	CREDS_SRC_CUSTOM, /* creds_options.custom (tests) */
+	CREDS_SRC_CUSTOM,      /* creds_options.custom (tests) */
+	CREDS_SRC_ASSUME_ROLE, /* a profile's role_arn + source_profile: STS AssumeRole */
 	CREDS_SRC_COUNT
 };
 

@@ -439,6 +439,7 @@ static const struct profile_keys pkeys[] = {
 	PK("sso_session", sso_session),
 	PK("sso_start_url", sso_start_url),
 	PK("credential_process", credential_process),
+	PK("duration_seconds", duration_seconds),
 };
 
 bool creds_profile_load(creds_getenv_fn getenv_fn, void *arg, const char *name,

@@ -61,6 +61,7 @@ struct creds_profile {
 	char sso_session[CREDS_NAME_MAX];
 	char sso_start_url[CREDS_PATH_MAX];
 	char credential_process[CREDS_PATH_MAX];
+	char duration_seconds[16]; /* assume role: the session's length */
 };
 
 /* Loads profile name (NULL: AWS_PROFILE, else "default") from

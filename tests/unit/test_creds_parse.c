@@ -230,6 +230,11 @@ static const char CONF_FILE[] = "[default]\n"
 				"[profile assume]\n"
 				"role_arn = arn:aws:iam::123456789012:role/ops\n"
 				"source_profile = dev\n"
+				"[profile assumeempty]\n"
+				"role_arn = arn:aws:iam::123456789012:role/ops\n"
+				"source_profile = empty\n"
+				"[profile assumenone]\n"
+				"role_arn = arn:aws:iam::123456789012:role/ops\n"
 				"[profile proc]\n"
 				"credential_process = /usr/bin/get-keys\n";
 
@@ -363,10 +368,13 @@ static void test_source_precedence(void **state)
 		/* kinds of profile leasegate does not run: refused by name */
 		{{{"AWS_PROFILE", "sso"}}, CREDS_SRC_NONE, NULL, "profile sso is an SSO profile"},
 		{{{"AWS_PROFILE", "ssolegacy"}}, CREDS_SRC_NONE, NULL, "is an SSO profile"},
-		{{{"AWS_PROFILE", "assume"}},
+		/* role_arn + source_profile: AssumeRole with the source's keys */
+		{{{"AWS_PROFILE", "assume"}}, CREDS_SRC_ASSUME_ROLE, NULL, NULL},
+		{{{"AWS_PROFILE", "assumeempty"}},
 		 CREDS_SRC_NONE,
 		 NULL,
-		 "assumes role arn:aws:iam::123456789012:role/ops from profile dev"},
+		 "which has no aws_access_key_id"},
+		{{{"AWS_PROFILE", "assumenone"}}, CREDS_SRC_NONE, NULL, "but no source_profile"},
 		{{{"AWS_PROFILE", "proc"}}, CREDS_SRC_NONE, NULL, "credential_process"},
 		{{{"AWS_PROFILE", "half"}}, CREDS_SRC_NONE, NULL, "aws_access_key_id"},
 		/* a profile without keys falls through to the container */
