@@ -121,6 +121,23 @@ static void test_text_and_escaping(void **state)
 	assert_int_equal(small[n - 2], '}');
 }
 
+/* --log-file that cannot be opened: the reason, and what to do. */
+static void test_log_open_reasons(void **state)
+{
+	char err[512] = "";
+	assert_false(log_open("/nonexistent-dir/x/leasegate.log", LOG_LVL_INFO, false, err,
+			      sizeof(err)));
+	assert_non_null(strstr(err, "cannot open /nonexistent-dir/x/leasegate.log for appending"));
+	assert_non_null(strstr(err, "No such file or directory (create its directory first)"));
+	static char longpath[700];
+	memset(longpath, 'a', sizeof(longpath) - 1);
+	longpath[0] = '/';
+	assert_false(log_open(longpath, LOG_LVL_INFO, false, err, sizeof(err)));
+	assert_non_null(strstr(err, "the path is longer than"));
+	/* stderr is always there */
+	assert_true(log_open(NULL, LOG_LVL_INFO, false, err, sizeof(err)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +145,7 @@ int main(void)
 		cmocka_unit_test(test_reasons_are_gateway_words),
 		cmocka_unit_test(test_json_fields_are_keys),
 		cmocka_unit_test(test_text_and_escaping),
+		cmocka_unit_test(test_log_open_reasons),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
