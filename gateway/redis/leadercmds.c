@@ -1,7 +1,8 @@
 /*
  * redis/leadercmds: LEADER.CAMPAIGN, LEADER.RESIGN and LEADER.WATCH, as
- * shared/DESIGN.md describes them, over the lease-session layer (terms in
- * gateway/lease/lsess_lead.c, shared-poll watches in lsess_watch.c).
+ * the README's Commands table describes them, over the lease-session
+ * layer (terms in gateway/lease/lsess_lead.c, shared-poll watches in
+ * lsess_watch.c).
  */
 #include <string.h>
 
