@@ -41,6 +41,7 @@
 #   CLIENTS   connections (default 50)
 #   CYCLE_SECONDS   duration of each lock-cycle run (default 2)
 #   REPEAT    runs of each measurement, the best one reported (default 3)
+#   TRACING_ONLY=1  only the tracing overhead rows
 set -u
 BUILD=${BUILD:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -143,6 +144,7 @@ row() {
 }
 
 for pl in 1 16; do
+	[ "${TRACING_ONLY:-0}" = 1 ] && break
 	if [ "$pl" = 1 ]; then n=100000; else n=1000000; fi
 	for t in PING_INLINE PING_MBULK; do
 		row "$t (req/s)" "$pl" "$(best $rpid "$rport" "$n" "$pl" "$t" -t "$(echo $t | tr A-Z a-z)")" \

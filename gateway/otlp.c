@@ -242,18 +242,24 @@ void otlp_stats(const struct otlp *o, struct otlp_stats *out)
 
 /* ---- OTLP JSON ---- */
 
+/* A JSON string: runs of plain bytes copied at once, the rest escaped. */
 static void json_str(struct buf *out, const char *s)
 {
-	buf_printf(out, "\"");
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			buf_printf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			buf_printf(out, "\\u%04x", *p);
-		else
-			buf_printf(out, "%c", *p);
+	buf_raw(out, "\"", 1);
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		const unsigned char *run = p;
+		while (*p && *p != '"' && *p != '\\' && *p >= 0x20)
+			p++;
+		buf_raw(out, run, (size_t)(p - run));
+		if (*p == '"' || *p == '\\') {
+			char esc[2] = {'\\', (char)*p++};
+			buf_raw(out, esc, 2);
+		} else if (*p) {
+			buf_printf(out, "\\u%04x", *p++);
+		}
 	}
-	buf_printf(out, "\"");
+	buf_raw(out, "\"", 1);
 }
 
 static void kv_str(struct buf *out, const char *key, const char *v, bool comma)
@@ -283,48 +289,84 @@ static void resource(struct buf *out, const char *service, const char *version, 
 	buf_printf(out, "]}");
 }
 
+/* Plain text, a constant: no printf on the export's path. */
+#define PUT(out, lit) buf_raw((out), (lit), sizeof(lit) - 1)
+
+static void put_i64(struct buf *out, int64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	do
+		tmp[sizeof(tmp) - ++n] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		tmp[sizeof(tmp) - ++n] = '-';
+	buf_raw(out, tmp + sizeof(tmp) - n, n);
+}
+
+static void put_hex(struct buf *out, const uint8_t *b, size_t n)
+{
+	char hex[33];
+	trace_hex(b, n, hex);
+	buf_raw(out, "\"", 1);
+	buf_raw(out, hex, 2 * n);
+	buf_raw(out, "\"", 1);
+}
+
 static void span_json(struct buf *out, const struct trace_span *s)
 {
-	char tid[33], sid[17], pid[17];
-	trace_hex(s->ctx.trace_id, 16, tid);
-	trace_hex(s->ctx.span_id, 8, sid);
-	buf_printf(out, "{\"traceId\":\"%s\",\"spanId\":\"%s\"", tid, sid);
+	PUT(out, "{\"traceId\":");
+	put_hex(out, s->ctx.trace_id, 16);
+	PUT(out, ",\"spanId\":");
+	put_hex(out, s->ctx.span_id, 8);
 	if (s->has_parent) {
-		trace_hex(s->parent_id, 8, pid);
-		buf_printf(out, ",\"parentSpanId\":\"%s\"", pid);
+		PUT(out, ",\"parentSpanId\":");
+		put_hex(out, s->parent_id, 8);
 	}
-	buf_printf(out, ",\"name\":");
+	PUT(out, ",\"name\":");
 	json_str(out, s->name);
-	buf_printf(out,
-		   ",\"kind\":%d,\"startTimeUnixNano\":\"%lld\",\"endTimeUnixNano\":\"%lld\","
-		   "\"attributes\":[",
-		   (int)s->kind, (long long)s->start_ns, (long long)s->end_ns);
+	PUT(out, ",\"kind\":");
+	put_i64(out, s->kind);
+	PUT(out, ",\"startTimeUnixNano\":\"");
+	put_i64(out, s->start_ns);
+	PUT(out, "\",\"endTimeUnixNano\":\"");
+	put_i64(out, s->end_ns);
+	PUT(out, "\",\"attributes\":[");
 	for (unsigned i = 0; i < s->nattrs; i++) {
 		const struct trace_attr *a = &s->attrs[i];
-		buf_printf(out, "%s{\"key\":", i ? "," : "");
+		if (i)
+			PUT(out, ",");
+		PUT(out, "{\"key\":");
 		json_str(out, a->key);
 		if (a->type == TRACE_STR) {
-			buf_printf(out, ",\"value\":{\"stringValue\":");
+			PUT(out, ",\"value\":{\"stringValue\":");
 			json_str(out, a->s);
-			buf_printf(out, "}}");
+			PUT(out, "}}");
 		} else if (a->type == TRACE_INT) {
-			buf_printf(out, ",\"value\":{\"intValue\":\"%lld\"}}", (long long)a->i);
+			PUT(out, ",\"value\":{\"intValue\":\"");
+			put_i64(out, a->i);
+			PUT(out, "\"}}");
+		} else if (a->i) {
+			PUT(out, ",\"value\":{\"boolValue\":true}}");
 		} else {
-			buf_printf(out, ",\"value\":{\"boolValue\":%s}}", a->i ? "true" : "false");
+			PUT(out, ",\"value\":{\"boolValue\":false}}");
 		}
 	}
-	buf_printf(out, "]");
+	PUT(out, "]");
 	if (s->link.valid) {
-		trace_hex(s->link.trace_id, 16, tid);
-		trace_hex(s->link.span_id, 8, pid);
-		buf_printf(out, ",\"links\":[{\"traceId\":\"%s\",\"spanId\":\"%s\"}]", tid, pid);
+		PUT(out, ",\"links\":[{\"traceId\":");
+		put_hex(out, s->link.trace_id, 16);
+		PUT(out, ",\"spanId\":");
+		put_hex(out, s->link.span_id, 8);
+		PUT(out, "}]");
 	}
 	if (s->error) {
-		buf_printf(out, ",\"status\":{\"code\":2,\"message\":");
+		PUT(out, ",\"status\":{\"code\":2,\"message\":");
 		json_str(out, s->status);
-		buf_printf(out, "}");
+		PUT(out, "}");
 	}
-	buf_printf(out, "}");
+	PUT(out, "}");
 }
 
 void otlp_encode(struct buf *out, const char *service, const char *version,
@@ -337,7 +379,7 @@ void otlp_encode(struct buf *out, const char *service, const char *version,
 	buf_printf(out, "},\"spans\":[");
 	for (size_t i = 0; i < n; i++) {
 		if (i)
-			buf_printf(out, ",");
+			PUT(out, ",");
 		span_json(out, spans[i]);
 	}
 	buf_printf(out, "]}]}]}");
