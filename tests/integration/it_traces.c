@@ -21,6 +21,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <libpq-fe.h>
 
 #include "tests/support/gw.h"
 
@@ -158,9 +159,9 @@ static void test_spans_on_moto(void **state)
 	setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer t0ken", 1);
 	setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "500", 1);
 	struct gw g;
-	struct gw_port admin = gw_free_port_arg();
+	struct gw_port admin = gw_free_port_arg(), pg = gw_free_port_arg();
 	const char *table = gw_new_table();
-	gw_start(&g, table, "--admin-port", admin.arg, NULL);
+	gw_start(&g, table, "--admin-port", admin.arg, "--pg-port", pg.arg, NULL);
 	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
 	unsetenv("OTEL_EXPORTER_OTLP_PROTOCOL");
 	unsetenv("OTEL_BSP_SCHEDULE_DELAY");
@@ -213,6 +214,38 @@ static void test_spans_on_moto(void **state)
 		gw_sleep_ms(5);
 	}
 	assert_non_null(child_of(str(rel, "spanId"), "UpdateItem"));
+	/* PostgreSQL: SET leasegate.traceparent, then the locks of the session
+	 * join that trace */
+	char conninfo[128];
+	snprintf(conninfo, sizeof(conninfo), "host=127.0.0.1 port=%d user=app dbname=locks", pg.n);
+	PGconn *pc = PQconnectdb(conninfo);
+	assert_int_equal(PQstatus(pc), CONNECTION_OK);
+	PGresult *r = PQexec(pc, "SET leasegate.traceparent = 'nope'");
+	assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "22023");
+	PQclear(r);
+	r = PQexec(pc, "SET leasegate.traceparent = "
+		       "'00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'");
+	assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+	PQclear(r);
+	r = PQexec(pc, "SELECT pg_try_advisory_lock(42)");
+	assert_string_equal(PQgetvalue(r, 0, 0), "t");
+	PQclear(r);
+	PQfinish(pc);
+	t0 = gw_now_ms();
+	const cJSON *pgspan = NULL;
+	while (pgspan == NULL && gw_now_ms() - t0 < 5000) {
+		for (int i = 0; i < rx.nspans && pgspan == NULL; i++)
+			if (!strcmp(str(rx.spans[i], "traceId"),
+				    "0af7651916cd43dd8448eb211c80319c") &&
+			    !strcmp(str(rx.spans[i], "name"), "Lock.TryAcquire"))
+				pgspan = rx.spans[i];
+		event_base_loop(rx.base, EVLOOP_NONBLOCK);
+		gw_sleep_ms(5);
+	}
+	assert_non_null(pgspan);
+	assert_string_equal(str(pgspan, "parentSpanId"), "b7ad6b7169203331");
+	assert_non_null(child_of(str(pgspan, "spanId"), "UpdateItem"));
+
 	/* a client span that was not sampled: nothing of that acquire */
 	int before = rx.nspans;
 	gw_expect_int(c, 1,
