@@ -13,9 +13,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-enum opt_type { T_STR, T_INT, T_DURATION, T_SIZE, T_BOOL, T_ENUM };
+/* T_SECONDS: a duration whose bare number is seconds (Redis's `timeout 300`);
+ * T_MODE: file permission bits in octal, as Redis's unixsocketperm. */
+enum opt_type { T_STR, T_INT, T_DURATION, T_SIZE, T_BOOL, T_ENUM, T_SECONDS, T_MODE };
 
 struct option_def {
 	const char *name;
@@ -140,6 +143,25 @@ static const struct option_def options[] = {
 	{"pg-tls", NUM(T_ENUM, pg_tls), "optional", 0, 0, pg_tlss,
 	 "PostgreSQL port, once a certificate is configured: optional (SSLRequest answered S), "
 	 "required (plaintext sessions refused, 28000), off (answered N)"},
+	/* hostile clients: protected mode, timeouts, per-session bounds, the
+	 * Unix socket's permissions (as redis.conf names those it has) */
+	{"protected-mode", NUM(T_BOOL, protected_mode), "yes", 0, 1, NULL,
+	 "as Redis: while a port lets clients in without a password (Redis: no --requirepass "
+	 "or ACL password; PostgreSQL: trust), only loopback and Unix socket clients are "
+	 "served on it; others get an error saying how to change that"},
+	{"unixsocketperm", NUM(T_MODE, unixsocketperm), "770", 0, 0777, NULL,
+	 "permissions of the --unixsocket file, octal (owner and group: grant access by "
+	 "group, e.g. Kubernetes fsGroup; never to others by default)"},
+	{"auth-timeout", NUM(T_DURATION, auth_timeout_ms), "10s", 0, 3600000, NULL,
+	 "a connection that has not authenticated this long after it came (Redis, when a "
+	 "password is needed; PostgreSQL: its whole startup) is closed (0: off)"},
+	{"timeout", NUM(T_SECONDS, timeout_ms), "0", 0, 3650 * DAY_MS, NULL,
+	 "as Redis: close a client idle this long (a bare number is seconds), unless it holds "
+	 "a lease or waits for one (0: off)"},
+	{"max-prepared-statements", NUM(T_INT, max_prepared), "1000", 1, 1000000, NULL,
+	 "PostgreSQL: named prepared statements of one session (Parse past it: 54000)"},
+	{"max-portals", NUM(T_INT, max_portals), "1000", 1, 1000000, NULL,
+	 "PostgreSQL: named portals of one session (Bind past it: 54000)"},
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -305,13 +327,30 @@ static bool apply(struct cfg *c, const struct option_def *o, const char *v, cons
 		ok = cfg_parse_size(v, &n);
 		want = "a size (bytes, kb, mb, gb)";
 		break;
+	case T_SECONDS: {
+		size_t d = strspn(v, "0123456789");
+		ok = d > 0 && v[d] == '\0' ? cfg_parse_duration(v, &n) && scale(n, 1000, &n)
+					    : cfg_parse_duration(v, &n);
+		want = "a duration (seconds, or with ms, s, m, h, d)";
+		break;
+	}
+	case T_MODE: {
+		char *end;
+		errno = 0;
+		long m = strtol(v, &end, 8);
+		ok = *v >= '0' && *v <= '7' && *end == '\0' && errno == 0;
+		n = m;
+		want = "an octal mode (e.g. 700)";
+		break;
+	}
 	}
 	if (!ok) {
 		errf(err, errlen, "bad value for --%s (%s): '%s' is not %s", o->name, from, v,
 		     want);
 		return false;
 	}
-	if (o->type == T_INT || o->type == T_DURATION || o->type == T_SIZE) {
+	if (o->type == T_INT || o->type == T_DURATION || o->type == T_SIZE ||
+	    o->type == T_SECONDS || o->type == T_MODE) {
 		if (n < o->min || n > o->max) {
 			errf(err, errlen, "bad value for --%s (%s): '%s' is out of range", o->name,
 			     from, v);
@@ -328,6 +367,18 @@ struct setting {
 	const char *value;
 };
 
+/* Options whose value is a secret: a config file that sets one must be
+ * readable by its owner alone (as ssh wants of a key; --aclfile alike). */
+static const char *const secret_options[] = {"requirepass", "pg-password"};
+
+static bool is_secret(const struct option_def *o)
+{
+	for (size_t i = 0; i < sizeof(secret_options) / sizeof(secret_options[0]); i++)
+		if (strcmp(o->name, secret_options[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Reads the config file: `name value` lines, blank lines and # comments. */
 static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 {
@@ -336,6 +387,13 @@ static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 		errf(err, errlen, "cannot open config file %s: %s", path, strerror(errno));
 		return false;
 	}
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0) {
+		errf(err, errlen, "cannot read config file %s: %s", path, strerror(errno));
+		fclose(f);
+		return false;
+	}
+	const char *secret = NULL; /* the first secret option the file sets */
 	char line[1024];
 	int lineno = 0;
 	bool ok = true;
@@ -370,8 +428,18 @@ static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 		char from[600];
 		snprintf(from, sizeof(from), "%s:%d", path, lineno);
 		ok = apply(c, o, s, from, err, errlen);
+		if (ok && !secret && is_secret(o) && *s)
+			secret = o->name;
 	}
 	fclose(f);
+	if (ok && secret && (st.st_mode & 077) != 0) {
+		errf(err, errlen,
+		     "config file %s sets %s, a secret, and group or others may access it (mode "
+		     "%04o): refused; chmod 600 %s (or pass the secret in LEASEGATE_%s)",
+		     path, secret, (unsigned)(st.st_mode & 07777), path,
+		     strcmp(secret, "requirepass") == 0 ? "REQUIREPASS" : "PG_PASSWORD");
+		return false;
+	}
 	return ok;
 }
 

@@ -81,6 +81,13 @@ struct cfg {
 	char tls_ciphers[512];
 	char tls_ciphersuites[512];
 	int64_t pg_tls; /* enum cfg_pg_tls */
+	/* hostile clients (README "Protected mode", "Bounds and timeouts") */
+	bool protected_mode;
+	int64_t unixsocketperm;	 /* mode bits of the Unix socket file */
+	int64_t auth_timeout_ms; /* 0 = off */
+	int64_t timeout_ms;	 /* idle timeout, 0 = off */
+	int64_t max_prepared;	 /* PostgreSQL, per session */
+	int64_t max_portals;	 /* PostgreSQL, per session */
 };
 
 /* TLS is configured: a certificate and its key are given. */

@@ -19,6 +19,7 @@ bool auth_required(const struct cfg *cfg)
 void auth_start(struct conn *c, const struct cfg *cfg)
 {
 	c->authenticated = !auth_required(cfg);
+	c->auth_since_ms = c->last_cmd_ms; /* --auth-timeout counts from here */
 	snprintf(c->user, sizeof(c->user), "%s", c->authenticated ? DEFAULT_USER : "");
 }
 

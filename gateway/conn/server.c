@@ -54,6 +54,8 @@ struct listener {
 	const struct transport *transport;
 	int port;	/* TCP: the bound port; Unix: 0 */
 	char path[108]; /* Unix: the socket file, removed at the end */
+	dev_t dev;	/* Unix: the file made, so that only it is removed */
+	ino_t ino;
 };
 
 struct srv {
@@ -82,6 +84,9 @@ struct srv {
 	uint64_t full_unlogged; /* refusals since that line */
 	struct loop_poll *poll; /* told of input (loop.h), may be NULL */
 	struct tls_srv *tls;	/* the TLS transport's context, may be NULL */
+	/* --auth-timeout, --timeout: the sweep (srv_expire) and its counts */
+	struct event *cron;
+	uint64_t expired[2]; /* by enum conn_expiry */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -447,6 +452,94 @@ bool srv_fit_nofile(int64_t *maxclients, int64_t reserved, char *msg, size_t msg
 	return true;
 }
 
+void srv_expire(struct srv *srv, int64_t now_ms)
+{
+	const struct cfg *cfg = srv->cfg;
+	for (struct conn *c = srv->live.head, *next; c; c = next) {
+		next = c->next;
+		enum conn_expiry why;
+		if (c->state >= CONN_CLOSING)
+			continue;
+		if (cfg->auth_timeout_ms > 0 && !c->authenticated &&
+		    now_ms - c->auth_since_ms >= cfg->auth_timeout_ms)
+			why = CONN_EXPIRE_AUTH;
+		else if (cfg->timeout_ms > 0 && c->state == CONN_OPEN &&
+			 now_ms - c->last_cmd_ms >= cfg->timeout_ms &&
+			 (c->proto->idle == NULL || c->proto->idle(c)))
+			why = CONN_EXPIRE_IDLE;
+		else
+			continue;
+		srv->expired[why]++;
+		log_msg(LOG_LVL_INFO, "%s connection %llu %s closed: %s", c->proto->name,
+			(unsigned long long)c->id, c->addr,
+			why == CONN_EXPIRE_AUTH ? "not authenticated within --auth-timeout"
+						: "idle for --timeout");
+		if (c->proto->expire)
+			c->proto->expire(c, why);
+		else
+			conn_close(c, why == CONN_EXPIRE_AUTH ? "auth timeout" : "idle timeout");
+	}
+}
+
+uint64_t srv_expired(const struct srv *srv, enum conn_expiry why)
+{
+	return srv->expired[why];
+}
+
+void srv_protected_text(char *buf, size_t len, const char *who, const char *how)
+{
+	/* Redis's explanation, with leasegate's ways out */
+	snprintf(buf, len,
+		 "leasegate is running in protected mode because protected mode is enabled and no "
+		 "password is set for %s. In this mode connections are only accepted from the "
+		 "loopback interface and the Unix socket. If you want to connect from external "
+		 "computers to leasegate you may adopt one of the following solutions: 1) Set up a "
+		 "password: %s. 2) Just disable protected mode: start leasegate with "
+		 "'--protected-mode no' (or LEASEGATE_PROTECTED_MODE=no, or 'protected-mode no' in "
+		 "its config file), however MAKE SURE leasegate is not publicly accessible from "
+		 "internet if you do so. 3) If only local clients need it, bind it to the loopback "
+		 "interface (--bind 127.0.0.1). NOTE: You only need to do one of the above things "
+		 "in order for the server to start accepting connections from the outside.",
+		 who, how);
+}
+
+void srv_largest_buffers(const struct srv *srv, size_t *in, size_t *out)
+{
+	*in = *out = 0;
+	for (const struct conn *c = srv->live.head; c; c = c->next) {
+		size_t i = c->proto->buffered(c);
+		size_t o = c->out.len + (c->tp != NULL ? c->transport->unsent(c) : 0);
+		*in = i > *in ? i : *in;
+		*out = o > *out ? o : *out;
+	}
+}
+
+void srv_note_rejected(struct srv *srv)
+{
+	srv->rejected++;
+}
+
+static void cron_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct srv *srv = arg;
+	srv_expire(srv, srv_turn_ms(srv));
+}
+
+/* The sweep's period: a tenth of the shortest timeout, within 10 ms..1 s
+ * (a timeout is honoured within that much). */
+static int64_t cron_period_ms(const struct cfg *cfg)
+{
+	int64_t t = 0;
+	if (cfg->auth_timeout_ms > 0)
+		t = cfg->auth_timeout_ms;
+	if (cfg->timeout_ms > 0 && (t == 0 || cfg->timeout_ms < t))
+		t = cfg->timeout_ms;
+	if (t == 0)
+		return 0;
+	t /= 10;
+	return t < 10 ? 10 : t > 1000 ? 1000 : t;
+}
+
 struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxclients,
 		    const char *limit_name)
 {
@@ -471,6 +564,15 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxc
 	if (!srv->reaper || !srv->flush_guard || !srv->accept_retry) {
 		srv_free(srv);
 		return NULL;
+	}
+	int64_t period = cron_period_ms(cfg);
+	if (period > 0) {
+		srv->cron = event_new(base, -1, EV_PERSIST, cron_cb, srv);
+		struct timeval tv = {period / 1000, (period % 1000) * 1000};
+		if (srv->cron == NULL || event_add(srv->cron, &tv) != 0) {
+			srv_free(srv);
+			return NULL;
+		}
 	}
 	return srv;
 }
@@ -538,6 +640,56 @@ bool srv_listen_tcp_on(struct srv *srv, const char *bind, int64_t port,
 	return true;
 }
 
+/* What is at a Unix socket's path before we listen there: nothing, or a
+ * socket nobody answers on (the leftover of a run that did not stop
+ * cleanly), which is removed. Anything else stays, and the start fails. */
+static bool clear_unix_path(const struct sockaddr_un *sun, char *err, size_t errlen)
+{
+	const char *path = sun->sun_path;
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return true;
+		snprintf(err, errlen, "--unixsocket %s: %s", path, strerror(errno));
+		return false;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen,
+			 "--unixsocket %s: the path exists and is not a socket: not replaced "
+			 "(remove it, or choose another path)",
+			 path);
+		return false;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "--unixsocket %s: %s", path, strerror(errno));
+		return false;
+	}
+	int rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	int e = errno;
+	close(fd);
+	if (rc == 0) {
+		snprintf(err, errlen,
+			 "--unixsocket %s: another process is listening on this socket: not "
+			 "replaced (stop it, or choose another path)",
+			 path);
+		return false;
+	}
+	if (e != ECONNREFUSED) {
+		snprintf(err, errlen, "--unixsocket %s: cannot tell whether the socket is in use "
+				      "(%s): not replaced", path, strerror(e));
+		return false;
+	}
+	if (unlink(path) != 0 && errno != ENOENT) {
+		snprintf(err, errlen, "--unixsocket %s: cannot remove the stale socket: %s", path,
+			 strerror(errno));
+		return false;
+	}
+	log_msg(LOG_LVL_INFO, "--unixsocket %s: removed a stale socket (nobody answered on it)",
+		path);
+	return true;
+}
+
 bool srv_listen_unix(struct srv *srv, const char *path, const struct conn_proto *proto, char *err,
 		     size_t errlen)
 {
@@ -545,15 +697,37 @@ bool srv_listen_unix(struct srv *srv, const char *path, const struct conn_proto 
 	if (li == NULL)
 		return false;
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "--unixsocket %s: path too long", path);
+		return false;
+	}
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	unlink(path); /* a stale socket of an earlier run, as Redis does */
+	if (!clear_unix_path(&sun, err, errlen))
+		return false;
+	/* The file is made with --unixsocketperm from the start (no moment
+	 * with the umask's wider mode); the loop has no other thread yet
+	 * that makes files. */
+	mode_t perm = (mode_t)srv->cfg->unixsocketperm & 0777;
+	mode_t old = umask(~perm & 0777);
 	li->l = evconnlistener_new_bind(srv->base, accept_cb, li,
 					LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 511,
 					(struct sockaddr *)&sun, sizeof(sun));
+	int e = errno;
+	umask(old);
 	if (!li->l) {
-		snprintf(err, errlen, "cannot listen on unix socket %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "cannot listen on unix socket %s: %s", path, strerror(e));
 		return false;
 	}
+	struct stat st;
+	if (chmod(path, perm) != 0 || stat(path, &st) != 0) {
+		snprintf(err, errlen, "--unixsocketperm %o on %s: %s", (unsigned)perm, path,
+			 strerror(errno));
+		evconnlistener_free(li->l);
+		unlink(path);
+		return false;
+	}
+	li->dev = st.st_dev;
+	li->ino = st.st_ino;
 	evconnlistener_set_error_cb(li->l, accept_error_cb);
 	snprintf(li->path, sizeof(li->path), "%s", path);
 	srv->nlisteners++;
@@ -565,7 +739,10 @@ static void stop_listening(struct srv *srv)
 	for (size_t i = 0; i < srv->nlisteners; i++) {
 		struct listener *li = &srv->listeners[i];
 		evconnlistener_free(li->l);
-		if (li->path[0])
+		/* only the socket we made: another process may have one there now */
+		struct stat st;
+		if (li->path[0] && lstat(li->path, &st) == 0 && st.st_dev == li->dev &&
+		    st.st_ino == li->ino)
 			unlink(li->path);
 	}
 	srv->nlisteners = 0;
@@ -600,6 +777,8 @@ void srv_free(struct srv *srv)
 		event_free(srv->flush_guard);
 	if (srv->accept_retry)
 		event_free(srv->accept_retry);
+	if (srv->cron)
+		event_free(srv->cron);
 	if (srv->reserve_fd >= 0)
 		close(srv->reserve_fd);
 	free(srv);

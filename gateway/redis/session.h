@@ -54,6 +54,9 @@ struct sess_hooks {
 	void (*on_open)(struct sess *s, void *arg);
 	void (*on_close)(struct sess *s, void *arg);
 	void (*on_reset)(struct sess *s, void *arg);
+	/* --timeout: true when the session holds something (a lease) that
+	 * an idle client keeps it open for */
+	bool (*holds)(const struct sess *s, void *arg);
 	void *arg;
 };
 
@@ -76,6 +79,7 @@ struct sess {
 	/* the last command run (CLIENT LIST's cmd=), and its subcommand */
 	const struct cmd_def *last_cmd, *last_sub;
 	void *app; /* the lease commands' per-session state (sess_set_app) */
+	bool denied; /* protected mode: refused at its first step */
 };
 
 /* The Redis front-end on srv, configured by *cfg (kept by pointer),
