@@ -532,8 +532,10 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
 			goto out;
 		}
 		const char *v = eq ? eq + 1 : NULL;
+		bool b;
+		/* a boolean alone is yes; `--protected-mode no` as Redis writes it */
 		if (!v && o->type == T_BOOL)
-			v = "yes";
+			v = i + 1 < argc && parse_bool(argv[i + 1], &b) ? argv[++i] : "yes";
 		if (!v) {
 			if (i + 1 >= argc) {
 				errf(err, errlen, "option --%s needs a value", o->name);

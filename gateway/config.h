@@ -6,7 +6,8 @@
  * Sources, lowest to highest precedence: the table's default, the config
  * file (--config FILE or LEASEGATE_CONFIG; lines `name value`, `#`
  * comments), the environment, the command line (`--name value`,
- * `--name=value`; a boolean option alone means yes). Durations take ms, s,
+ * `--name=value`; a boolean option alone means yes, or takes the
+ * next argument when that is yes/no/true/false/on/off/1/0). Durations take ms, s,
  * m, h or d (a bare number is ms); sizes take k, kb, m, mb, g, gb as Redis
  * does. A bad value fails the load with a message naming the option and
  * where the value came from.
