@@ -470,7 +470,7 @@ void srv_expire(struct srv *srv, int64_t now_ms)
 		else
 			continue;
 		srv->expired[why]++;
-		log_msg(LOG_LVL_INFO, "%s connection %llu %s closed: %s", c->proto->name,
+		log_msg(LOG_LVL_DEBUG, "%s connection %llu %s closed: %s", c->proto->name,
 			(unsigned long long)c->id, c->addr,
 			why == CONN_EXPIRE_AUTH ? "not authenticated within --auth-timeout"
 						: "idle for --timeout");
