@@ -88,6 +88,10 @@ enum pg_rstatus pg_reader_next(struct pg_reader *r, struct pg_msg *m)
 		r->err = "invalid message length";
 		return PG_ERROR;
 	}
+	if (r->startup && len > PG_MAX_STARTUP_LEN) {
+		r->err = "invalid length of startup packet";
+		return PG_ERROR;
+	}
 	if (len > r->lim.max_msg) {
 		r->err = "message too long";
 		return PG_ERROR;
