@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential pkg-config libevent-dev libhiredis-dev libcmocka-dev libcjson-dev
 libcurl4-openssl-dev libssl-dev libpq-dev redis-server redis-tools postgresql-client curl
-python3-redis prometheus openssl
+python3-redis prometheus openssl iproute2 clang libclang-rt-14-dev
 postgresql-15 python3-psycopg2 python3-psycopg python3-asyncpg libpostgresql-jdbc-java
 openjdk-17-jre-headless golang-go golang-github-jackc-pgx-v4-dev"
 missing=""
@@ -18,6 +18,8 @@ command -v npm >/dev/null || missing="$missing nodejs npm"
 # (tests/integration/pg/: server, pgbench, psycopg2, psycopg 3, asyncpg,
 # pgjdbc run as `java File.java`, Go and pgx v4 with its dependencies, built
 # offline in GOPATH mode) and bench/pg_compare.sh.
+# iproute2: the network namespace of tests/integration/protected_mode.sh;
+# clang and its libFuzzer runtime: make fuzz.
 # moto (the DynamoDB emulator of the integration tests) comes from the machine's Python.
 [ -z "$missing" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$missing"
