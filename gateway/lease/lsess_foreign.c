@@ -226,6 +226,12 @@ enum ls_status ls_scan(struct lsess *s, const char *cursor, unsigned limit, cons
 	ls_res_init(now, LS_OK);
 	if (limit == 0 || limit > STORE_SCAN_MAX)
 		return ls_res_msg(now, LS_INVALID, "COUNT must be 1 to %d", STORE_SCAN_MAX);
+	size_t clen = cursor != NULL ? strnlen(cursor, STORE_CURSOR_MAX + 1) : 0;
+	bool cursor_ok = clen <= STORE_CURSOR_MAX;
+	for (size_t i = 0; cursor_ok && i < clen; i++)
+		cursor_ok = cursor[i] >= 0x20 && cursor[i] <= 0x7e;
+	if (!cursor_ok)
+		return ls_res_msg(now, LS_INVALID, "invalid cursor");
 	size_t plen = pattern != NULL ? strlen(pattern) : 0;
 	struct ls_scan *sc = malloc(sizeof(*sc) + plen + 1);
 	if (sc == NULL)
@@ -241,6 +247,7 @@ enum ls_status ls_scan(struct lsess *s, const char *cursor, unsigned limit, cons
 	if (lt_scan(s->svc->lt, cursor, limit, page_read, sc) == NULL) {
 		ls_op_finish(sc->op, NULL);
 		free(sc);
+		/* the store could not read the cursor (or out of memory) */
 		return ls_res_msg(now, LS_INVALID, "invalid cursor");
 	}
 	return now->status = LS_PENDING;

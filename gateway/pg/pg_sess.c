@@ -240,8 +240,12 @@ static const struct ls_sess_ops sess_ops = {.lost = on_lost};
 
 struct lsess *pgs_lsess(struct pgs *s)
 {
-	if (s->ls == NULL && (s->ls = lsess_new(s->fe->svc, &sess_ops, s)) == NULL)
+	if (s->ls != NULL)
+		return s->ls;
+	if ((s->ls = lsess_new(s->fe->svc, &sess_ops, s)) == NULL)
 		pgs_error(s, "53200", "out of memory", NULL);
+	else /* LOCK.LIST shows the pid of its cancel key (PQbackendPID) */
+		lsess_set_label(s->ls, "pg", s->pid);
 	return s->ls;
 }
 

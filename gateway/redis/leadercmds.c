@@ -20,7 +20,7 @@ static void cmd_campaign(struct cmd_call *c)
 	struct ls_acquire_req req;
 	struct ls_result now;
 	struct lsess *ls;
-	if (!rl_parse_acquire(c, &req) || (ls = rl_lsess(c->arg, c)) == NULL)
+	if (!rl_parse_acquire(c, &req, 0) || (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
 	rl_answer(c, ls_campaign(ls, &req, &now, campaign_done, c->sess), &now, rl_shape_token);
 }

@@ -82,6 +82,7 @@ struct lsess *rl_lsess(struct rl_app *app, struct cmd_call *c)
 	}
 	rs->app = app;
 	rs->sess = c->sess;
+	lsess_set_label(rs->ls, "redis", c->sess->c.id);
 	sess_set_app(c->sess, rs);
 	return rs->ls;
 }
@@ -215,7 +216,29 @@ bool rl_parse_int(const struct resp_arg *a, int64_t *out)
 	return true;
 }
 
-bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req)
+/* The options of an acquire or a campaign, as data. */
+enum acq_field { OPT_WAIT, OPT_HOLDER, OPT_DETACH };
+static const struct acq_opt {
+	const char *name;
+	size_t len;
+	enum acq_field field;
+	unsigned only; /* enum rl_acq_flags that allow it, 0: always */
+} acq_opts[] = {
+	{"WAIT", 4, OPT_WAIT, 0},
+	{"HOLDER", 6, OPT_HOLDER, 0},
+	{"DETACH", 6, OPT_DETACH, RL_ACQ_DETACH},
+};
+
+static const struct acq_opt *find_acq_opt(const struct resp_arg *a, unsigned flags)
+{
+	for (size_t k = 0; k < sizeof(acq_opts) / sizeof(acq_opts[0]); k++)
+		if (a->len == acq_opts[k].len && strncasecmp(a->p, acq_opts[k].name, a->len) == 0 &&
+		    (acq_opts[k].only == 0 || (acq_opts[k].only & flags)))
+			return &acq_opts[k];
+	return NULL;
+}
+
+bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned flags)
 {
 	memset(req, 0, sizeof(*req));
 	req->name = c->argv[1].p;
@@ -226,29 +249,29 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req)
 	 * default", and the layer says so in its words */
 	if (!rl_parse_int(&c->argv[2], &req->lease_ms) || req->lease_ms == 0)
 		req->lease_ms = -1;
-	for (int i = 3; i < c->argc; i += 2) {
-		const struct resp_arg *opt = &c->argv[i];
-		if (i + 1 >= c->argc) {
+	for (int i = 3; i < c->argc; i++) {
+		const struct acq_opt *o = find_acq_opt(&c->argv[i], flags);
+		if (o == NULL || (o->field != OPT_DETACH && i + 1 >= c->argc)) {
 			resp_add_errorf(c->out, "ERR syntax error");
 			return false;
 		}
-		if (opt->len == 4 && strncasecmp(opt->p, "WAIT", 4) == 0) {
-			if (!rl_parse_int(&c->argv[i + 1], &req->wait_ms)) {
-				resp_add_errorf(c->out, "ERR WAIT must be a non-negative integer "
-							"of milliseconds (0: forever)");
-				return false;
-			}
-		} else if (opt->len == 6 && strncasecmp(opt->p, "HOLDER", 6) == 0) {
-			const struct resp_arg *h = &c->argv[i + 1];
-			if (memchr(h->p, '\0', h->len) != NULL) { /* the rest: the layer */
+		if (o->field == OPT_DETACH) {
+			req->detach = true;
+			continue;
+		}
+		const struct resp_arg *v = &c->argv[++i];
+		if (o->field == OPT_WAIT && !rl_parse_int(v, &req->wait_ms)) {
+			resp_add_errorf(c->out, "ERR WAIT must be a non-negative integer "
+						"of milliseconds (0: forever)");
+			return false;
+		}
+		if (o->field == OPT_HOLDER) {
+			if (memchr(v->p, '\0', v->len) != NULL) { /* the rest: the layer */
 				resp_add_errorf(c->out, "ERR HOLDER must be 1 to %d characters",
 						STORE_HOLDER_MAX);
 				return false;
 			}
-			req->holder = h->p;
-		} else {
-			resp_add_errorf(c->out, "ERR syntax error");
-			return false;
+			req->holder = v->p;
 		}
 	}
 	return true;
@@ -302,7 +325,7 @@ int rl_register(struct rl_app *app, struct cmd_table *cmds, struct redis *redis)
 		.on_close = on_close, .on_reset = on_reset, .holds = holds, .arg = app};
 	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
 	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
-	    rl_fencecmds_register(app, cmds) < 0 ||
+	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0 ||
 	    cmd_table_add_info(cmds, "leases", info_leases, app) < 0 ||
 	    cmd_table_add_info(cmds, backend_store_section(app->backend), info_store, app) < 0)
 		return -1;

@@ -1,6 +1,7 @@
 /*
  * redis/leases: the Redis front-end of the lease-session layer — LOCK.*
- * (lockcmds.c), LEADER.* (leadercmds.c) and the commands of Redis lock
+ * (lockcmds.c; the operators' LOCK.LIST and LOCK.FORCE-RELEASE in
+ * admincmds.c), LEADER.* (leadercmds.c) and the commands of Redis lock
  * libraries (compatcmds.c: SET NX PX, GET, DEL, PEXPIRE, PTTL...;
  * scriptcmds.c: EVALSHA, EVAL, SCRIPT for their known scripts) parse RESP
  * arguments into requests of gateway/lease/lsess.h and render its
@@ -11,7 +12,8 @@
  *
  * Rendering: LS_INVALID, LS_CONFLICT, LS_FAILED and LS_CANCELLED are
  * "-ERR <message>", LS_TRANSIENT "-TRYAGAIN <message>", LS_LOST
- * "-LOST <reason>", LS_TXCANCELLED "-TXCANCELLED <reasons JSON>"; LS_OK and LS_NONE are each command's own reply.
+ * "-LOST <reason>", LS_TXCANCELLED "-TXCANCELLED <reasons JSON>"; LS_OK and LS_NONE are each
+ * command's own reply.
  *
  * Not here: the lease rules (gateway/lease, core/), sessions and sockets.
  */
@@ -79,16 +81,24 @@ void rl_done(void *sess, const struct ls_result *res, rl_shape_fn shape);
 /* Parses a non-negative integer argument. */
 bool rl_parse_int(const struct resp_arg *a, int64_t *out);
 
-/* Parses "name lease-ms [WAIT ms] [HOLDER label]" into *req (wait_ms -1:
- * no WAIT); lease-ms is mandatory here (not 0, which the layer would take
- * as the default). Writes the error and returns false when bad. */
-bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req);
+/* What an acquire's arguments may say besides WAIT and HOLDER. */
+enum rl_acq_flags {
+	RL_ACQ_DETACH = 1 << 0, /* DETACH (LOCK.ACQUIRE, not LEADER.CAMPAIGN) */
+};
+
+/* Parses "name lease-ms [WAIT ms] [HOLDER label]", and [DETACH] with
+ * RL_ACQ_DETACH in flags, into *req (wait_ms -1: no WAIT); lease-ms is
+ * mandatory here (not 0, which the layer would take as the default).
+ * Writes the error and returns false when bad. */
+bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned flags);
 
 int rl_lockcmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 int rl_leadercmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 int rl_fencecmds_register(struct rl_app *app, struct cmd_table *cmds)
+	__attribute__((warn_unused_result));
+int rl_admincmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 
 /* --- for compatcmds.c and scriptcmds.c (Redis lock libraries) --- */

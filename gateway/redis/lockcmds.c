@@ -9,7 +9,10 @@
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 
-/* --- LOCK.ACQUIRE name lease-ms [WAIT ms] [HOLDER label] --- */
+/* --- LOCK.ACQUIRE name lease-ms [WAIT ms] [HOLDER label] [DETACH] ---
+ * DETACH: a lease no connection owns (not renewed, not released at close),
+ * ended by its lease or by LOCK.RENEW/LOCK.RELEASE name token from any
+ * connection of any replica. */
 
 static void acquire_done(void *arg, const struct ls_result *res)
 {
@@ -21,7 +24,7 @@ static void cmd_acquire(struct cmd_call *c)
 	struct ls_acquire_req req;
 	struct ls_result now;
 	struct lsess *ls;
-	if (!rl_parse_acquire(c, &req) || (ls = rl_lsess(c->arg, c)) == NULL)
+	if (!rl_parse_acquire(c, &req, RL_ACQ_DETACH) || (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
 	rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now, rl_shape_token);
 }
@@ -99,7 +102,10 @@ static void shape_state(struct buf *out, enum resp_proto proto, const struct ls_
 	add_key(out, KEY(13, "fencing-token"));
 	resp_add_int(out, st->token);
 	add_key(out, KEY(4, "mine"));
-	resp_add_int(out, res->mine);
+	if (res->detached) /* no connection's: neither 1 nor 0 says it */
+		resp_add_cstr(out, "detached");
+	else
+		resp_add_int(out, res->mine);
 }
 
 static void state_done(void *arg, const struct ls_result *res)

@@ -10,6 +10,7 @@
  *   compatcmds.c, scriptcmds.c  what Redis lock libraries send (SET NX PX,
  *                 GET, DEL, PEXPIRE, PTTL; EVALSHA/EVAL/SCRIPT of their
  *                 scripts, known by SHA1), on locks only
+ *   admincmds.c   the operators' LOCK.LIST and LOCK.FORCE-RELEASE
  *
  * session: the Redis front-end's connections. A struct sess is a struct
  * conn (gateway/conn, which moves the bytes, keeps the states and the
@@ -27,7 +28,8 @@
  * sess_out() from its completion and calls sess_resume().
  *
  * Not here: moving bytes and connection states (gateway/conn), what
- * commands do (commands.c, cmd_builtin.c, lockcmds.c, leadercmds.c).
+ * commands do (commands.c, cmd_builtin.c, lockcmds.c, leadercmds.c,
+ * admincmds.c).
  */
 #ifndef LG_SESSION_H
 #define LG_SESSION_H

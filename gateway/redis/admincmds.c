@@ -1,0 +1,285 @@
+/*
+ * redis/admincmds: the operators' lock commands, over the lease-session
+ * layer —
+ *   LOCK.LIST [MATCH pattern] [COUNT n]
+ *       this replica's leases, terms and waits (no request);
+ *   LOCK.LIST TABLE [CURSOR c] [MATCH pattern] [COUNT n]
+ *       one page of the table's lock items, replied as SCAN is (a Scan
+ *       page of COUNT items on DynamoDB: it costs reads);
+ *   LOCK.FORCE-RELEASE name
+ *       releases whatever holds the lock, on whatever replica; its holder
+ *       answers -LOST forced. An administrative command (ACLs will guard
+ *       it when there are some).
+ *
+ * Not here: the commands of a lease's own holder (lockcmds.c), the listing
+ * and the scan themselves (gateway/lease).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/store.h"
+#include "gateway/redis/leases.h"
+#include "gateway/redis/session.h"
+
+#define LIST_DEFAULT_COUNT  1000
+#define LIST_MAX_COUNT	    100000
+#define TABLE_DEFAULT_COUNT 100
+/* A glob costs time per name it is tried on; a pattern as long as the
+ * longest name says all a pattern can. */
+#define MATCH_MAX STORE_NAME_MAX
+
+static const char list_usage[] = "ERR syntax error. Usage: LOCK.LIST [MATCH pattern] [COUNT n] | "
+				 "LOCK.LIST TABLE [CURSOR cursor] [MATCH pattern] [COUNT n]";
+
+/* What LOCK.LIST's arguments say. */
+struct list_args {
+	bool table;
+	const char *cursor;  /* TABLE: NULL from the start */
+	const char *pattern; /* NULL: all */
+	int64_t count;
+};
+
+/* The options, as data: which form takes each, and where it goes. */
+enum list_field { OPT_CURSOR, OPT_MATCH, OPT_COUNT };
+static const struct list_opt {
+	const char *name;
+	size_t len;
+	enum list_field field;
+	bool table_only;
+} list_opts[] = {
+	{"CURSOR", 6, OPT_CURSOR, true},
+	{"MATCH", 5, OPT_MATCH, false},
+	{"COUNT", 5, OPT_COUNT, false},
+};
+
+static bool arg_is(const struct resp_arg *a, const char *s, size_t len)
+{
+	return a->len == len && strncasecmp(a->p, s, len) == 0;
+}
+
+/* A cursor as the store gives them: printable ASCII, bounded. */
+static bool valid_cursor(const struct resp_arg *a)
+{
+	if (a->len == 0 || a->len > STORE_CURSOR_MAX)
+		return false;
+	for (size_t i = 0; i < a->len; i++)
+		if (a->p[i] < '!' || a->p[i] > '~')
+			return false;
+	return true;
+}
+
+/* Parses LOCK.LIST's arguments; writes the error and returns false when
+ * bad. */
+static bool parse_list(struct cmd_call *c, struct list_args *la)
+{
+	memset(la, 0, sizeof(*la));
+	int i = 1;
+	if (c->argc > 1 && arg_is(&c->argv[1], "TABLE", 5)) {
+		la->table = true;
+		i = 2;
+	}
+	int64_t max = la->table ? STORE_SCAN_MAX : LIST_MAX_COUNT;
+	la->count = la->table ? TABLE_DEFAULT_COUNT : LIST_DEFAULT_COUNT;
+	for (; i < c->argc; i += 2) {
+		const struct list_opt *o = NULL;
+		for (size_t k = 0; k < sizeof(list_opts) / sizeof(list_opts[0]); k++)
+			if (arg_is(&c->argv[i], list_opts[k].name, list_opts[k].len) &&
+			    (la->table || !list_opts[k].table_only))
+				o = &list_opts[k];
+		if (o == NULL || i + 1 >= c->argc) {
+			resp_add_errorf(c->out, "%s", list_usage);
+			return false;
+		}
+		const struct resp_arg *v = &c->argv[i + 1];
+		switch (o->field) {
+		case OPT_CURSOR:
+			if (!valid_cursor(v)) {
+				resp_add_errorf(c->out, "ERR invalid cursor");
+				return false;
+			}
+			/* "0" starts, as SCAN's: the store's cursors are never "0" */
+			la->cursor = arg_is(v, "0", 1) ? NULL : v->p;
+			break;
+		case OPT_MATCH:
+			if (v->len == 0 || v->len > MATCH_MAX || memchr(v->p, '\0', v->len)) {
+				resp_add_errorf(c->out,
+						"ERR MATCH must be a glob pattern of 1 to %d "
+						"bytes",
+						MATCH_MAX);
+				return false;
+			}
+			la->pattern = v->p;
+			break;
+		case OPT_COUNT:
+			if (!rl_parse_int(v, &la->count) || la->count < 1 || la->count > max) {
+				resp_add_errorf(c->out, "ERR COUNT must be 1 to %lld",
+						(long long)max);
+				return false;
+			}
+			break;
+		}
+	}
+	return true;
+}
+
+/* --- LOCK.LIST: this replica's leases and waits --- */
+
+static const char *const kind_name[] = {[LS_KIND_LOCK] = "lock", [LS_KIND_LEADER] = "leader"};
+
+static void count_entry(void *arg, const struct ls_entry *e) {}
+
+struct list_out {
+	struct buf *out;
+	enum resp_proto proto;
+};
+
+static void add_int_or_null(struct buf *out, enum resp_proto proto, int64_t v)
+{
+	if (v > 0)
+		resp_add_int(out, v);
+	else
+		resp_add_null(out, proto);
+}
+
+static void add_entry(void *arg, const struct ls_entry *e)
+{
+	const struct list_out *lo = arg;
+	struct buf *out = lo->out;
+	resp_add_map(out, lo->proto, 7);
+	resp_add_cstr(out, "name");
+	resp_add_cstr(out, e->name);
+	resp_add_cstr(out, "kind");
+	resp_add_cstr(out, kind_name[e->kind]);
+	resp_add_cstr(out, "state");
+	resp_add_cstr(out, e->state);
+	resp_add_cstr(out, "token");
+	add_int_or_null(out, lo->proto, e->token);
+	resp_add_cstr(out, "lease-ms");
+	add_int_or_null(out, lo->proto, e->lease_ms);
+	resp_add_cstr(out, "holder");
+	if (e->holder != NULL)
+		resp_add_cstr(out, e->holder);
+	else
+		resp_add_null(out, lo->proto);
+	resp_add_cstr(out, "session");
+	if (e->proto != NULL && e->proto[0] != '\0') {
+		char label[64];
+		snprintf(label, sizeof(label), "%s:%llu", e->proto, (unsigned long long)e->id);
+		resp_add_cstr(out, label);
+	} else {
+		resp_add_null(out, lo->proto);
+	}
+}
+
+static void list_local(struct cmd_call *c, struct rl_app *app, const struct list_args *la)
+{
+	/* Twice: the array's length comes first. Nothing runs in between. */
+	unsigned n = lsvc_list(app->svc, la->pattern, (unsigned)la->count, count_entry, NULL);
+	struct list_out lo = {c->out, c->proto};
+	resp_add_array(c->out, n);
+	if (n > 0) /* (max 0 would be no bound) */
+		(void)lsvc_list(app->svc, la->pattern, n, add_entry, &lo);
+}
+
+/* --- LOCK.LIST TABLE: a page of the table's items --- */
+
+static void add_item(struct buf *out, enum resp_proto proto, const struct lt_scan_entry *e)
+{
+	const struct lt_state *st = &e->st;
+	resp_add_map(out, proto, 6);
+	resp_add_cstr(out, "name");
+	resp_add_cstr(out, e->name);
+	resp_add_cstr(out, "held");
+	resp_add_int(out, st->held);
+	resp_add_cstr(out, "holder");
+	if (st->held && st->holder[0] != '\0')
+		resp_add_cstr(out, st->holder);
+	else
+		resp_add_null(out, proto);
+	resp_add_cstr(out, "lease-ms");
+	resp_add_int(out, st->lease_ms);
+	resp_add_cstr(out, "token");
+	resp_add_int(out, st->token);
+	resp_add_cstr(out, "detached");
+	resp_add_int(out, st->held && ls_detached(st));
+}
+
+static void scan_done(void *arg, const struct ls_result *res, const struct lt_scan_entry *entries,
+		      unsigned count, const char *next)
+{
+	struct sess *s = arg;
+	if (sess_closed(s)) {
+		sess_resume(s);
+		return;
+	}
+	struct buf *out = sess_out(s);
+	enum resp_proto proto = sess_proto(s);
+	if (res->status != LS_OK) {
+		rl_render(out, proto, res, rl_shape_flag); /* an error status */
+	} else {
+		resp_add_array(out, 2);
+		resp_add_cstr(out, next != NULL && next[0] != '\0' ? next : "0");
+		resp_add_array(out, count);
+		for (unsigned i = 0; i < count; i++)
+			add_item(out, proto, &entries[i]);
+	}
+	sess_resume(s);
+}
+
+static void list_table(struct cmd_call *c, const struct list_args *la)
+{
+	struct ls_result now;
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls == NULL)
+		return;
+	enum ls_status st =
+		ls_scan(ls, la->cursor, (unsigned)la->count, la->pattern, &now, scan_done, c->sess);
+	if (st == LS_PENDING)
+		sess_suspend(c->sess);
+	else if (st == LS_OK) /* the layer answers a page through its callback */
+		resp_add_errorf(c->out, "ERR internal error: a scan answered at once");
+	else
+		rl_render(c->out, c->proto, &now, rl_shape_flag);
+}
+
+static void cmd_list(struct cmd_call *c)
+{
+	struct list_args la;
+	if (!parse_list(c, &la))
+		return;
+	if (la.table)
+		list_table(c, &la);
+	else
+		list_local(c, c->arg, &la);
+}
+
+/* --- LOCK.FORCE-RELEASE name --- */
+
+static void force_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, rl_shape_flag);
+}
+
+static void cmd_force_release(struct cmd_call *c)
+{
+	struct ls_result now;
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls == NULL)
+		return;
+	struct ls_foreign_req req = {
+		.name = c->argv[1].p,
+		.name_len = c->argv[1].len,
+		.op = LS_FX_FORCE,
+	};
+	rl_answer(c, ls_foreign(ls, &req, &now, force_done, c->sess), &now, rl_shape_flag);
+}
+
+static const struct cmd_def admin_cmds[] = {
+	{"lock.list", cmd_list, -1, 0, NULL},
+	{"lock.force-release", cmd_force_release, 2, 0, NULL},
+};
+
+int rl_admincmds_register(struct rl_app *app, struct cmd_table *cmds)
+{
+	return cmd_table_add(cmds, admin_cmds, sizeof(admin_cmds) / sizeof(admin_cmds[0]), app);
+}
