@@ -63,6 +63,13 @@ static void startup_packet_bound(void **state)
 {
 	struct pg_reader r;
 	struct pg_msg m;
+	/* fuzz_session's first finding: asked before any byte came, the
+	 * reader did arithmetic on its NULL buffer (UBSan, make check) */
+	pg_reader_init(&r, &pg_default_limits);
+	assert_int_equal(pg_reader_next(&r, &m), PG_NEED_MORE);
+	pg_reader_typed(&r);
+	assert_int_equal(pg_reader_next(&r, &m), PG_NEED_MORE);
+	pg_reader_free(&r);
 	pg_reader_init(&r, &pg_default_limits);
 	assert_true(pg_reader_feed(&r, "\0\0\x27\x11", 4)); /* 10001 */
 	assert_int_equal(pg_reader_next(&r, &m), PG_ERROR);
