@@ -121,7 +121,11 @@ static void on_ready(void *arg, bool ok, const char *msg)
 		log_msg(LOG_LVL_INFO, "PostgreSQL protocol on %s:%d, %s", cfg->bind,
 			pg_fe_port(a->pg),
 			auth_pg_method(a->pg_auth) == AUTH_PG_TRUST
-				? "trust: no --pg-password or --pg-users, every client is accepted"
+				? (cfg->protected_mode
+					   ? "trust: no --pg-password or --pg-users, every loopback "
+					     "and Unix socket client is accepted (protected mode)"
+					   : "trust: no --pg-password or --pg-users, every client is "
+					     "accepted")
 				: "password authentication");
 	if (a->tls != NULL) {
 		char cert[512];
@@ -140,21 +144,6 @@ static void on_ready(void *arg, bool ok, const char *msg)
 							     : "answered S",
 			cert);
 	}
-	/* protected mode: say at once which ports serve local clients only */
-	bool open_redis = !auth_required(cfg);
-	bool open_pg = a->pg != NULL && auth_pg_method(a->pg_auth) == AUTH_PG_TRUST;
-	bool bind_local = strncmp(cfg->bind, "127.", 4) == 0 || strcmp(cfg->bind, "::1") == 0 ||
-			  strcmp(cfg->bind, "localhost") == 0;
-	if (cfg->protected_mode && !bind_local && (open_redis || open_pg))
-		log_msg(LOG_LVL_WARN,
-			"protected mode: no password on the %s: only loopback and Unix socket "
-			"clients are served there (set %s, or --protected-mode no)",
-			open_redis && open_pg ? "Redis and PostgreSQL ports"
-			: open_redis	      ? "Redis port"
-					      : "PostgreSQL port",
-			open_redis && open_pg ? "--requirepass and --pg-password"
-			: open_redis	      ? "--requirepass"
-					      : "--pg-password");
 	a->ready = true;
 	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
 		LG_VERSION, cfg->bind, redis_port(a->redis), cfg->unixsocket[0] ? " and " : "",

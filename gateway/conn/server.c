@@ -87,6 +87,8 @@ struct srv {
 	/* --auth-timeout, --timeout: the sweep (srv_expire) and its counts */
 	struct event *cron;
 	uint64_t expired[2]; /* by enum conn_expiry */
+	int64_t protected_logged_ms;   /* last "protected mode: refused" line */
+	uint64_t protected_unlogged; /* refusals since that line */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -514,9 +516,21 @@ void srv_largest_buffers(const struct srv *srv, size_t *in, size_t *out)
 	}
 }
 
-void srv_note_rejected(struct srv *srv)
+void srv_note_protected(struct srv *srv, const struct conn *c)
 {
 	srv->rejected++;
+	/* a line a minute at most, with the count: a scan must not flood the log */
+	int64_t now = srv_now_ms();
+	if (srv->protected_logged_ms != 0 && now - srv->protected_logged_ms < 60000) {
+		srv->protected_unlogged++;
+		return;
+	}
+	log_msg(LOG_LVL_WARN,
+		"protected mode: refused a %s client from %s (%llu more refused since the last "
+		"line): no password is set on that port; set one, or --protected-mode no",
+		c->proto->name, c->addr, (unsigned long long)srv->protected_unlogged);
+	srv->protected_logged_ms = now;
+	srv->protected_unlogged = 0;
 }
 
 static void cron_cb(evutil_socket_t fd, short what, void *arg)

@@ -403,7 +403,7 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 		char msg[1200];
 		srv_protected_text(msg, sizeof(msg), "PostgreSQL users",
 				   "--pg-password or --pg-users");
-		srv_note_rejected(s->fe->srv);
+		srv_note_protected(s->fe->srv, &s->c);
 		log_msg(LOG_LVL_DEBUG, "pg session %llu %s: refused by protected mode",
 			(unsigned long long)s->c.id, s->c.addr);
 		pgs_fatal(s, "28000", msg);

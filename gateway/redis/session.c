@@ -71,7 +71,7 @@ static enum conn_step r_step(struct conn *c)
 		srv_protected_text(msg + 7, sizeof(msg) - 7, "the default user",
 				   "--requirepass (or users with passwords in --aclfile)");
 		resp_add_error(sess_out(s), msg, strlen(msg));
-		srv_note_rejected(c->srv);
+		srv_note_protected(c->srv, c);
 		log_msg(LOG_LVL_DEBUG, "session %llu %s: refused by protected mode",
 			(unsigned long long)c->id, c->addr);
 		conn_close(c, "protected mode");

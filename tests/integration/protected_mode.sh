@@ -105,8 +105,12 @@ expect "psql on loopback: served" "1" \
 	psql -X -At "host=127.0.0.1 port=$pport user=u dbname=d sslmode=disable" -c "select 1"
 expect "refusals counted in rejected_connections" "*rejected_connections:4*" \
 	redis-cli -p "$rport" INFO stats
-expect "the start warns that remote clients are refused" \
-	"*protected mode: no password on the Redis and PostgreSQL ports*" cat "$work/open.log"
+expect "a refusal is logged, once a minute with the count" \
+	"*protected mode: refused a redis client from $peer_ip:*--protected-mode no*" cat "$work/open.log"
+n=$((n + 1))
+lines=$(grep -c "protected mode: refused" "$work/open.log")
+[ "$lines" = 1 ] && echo "ok $n - 4 refusals, 1 log line" ||
+	{ echo "not ok $n - 4 refusals, $lines log lines"; fail=1; }
 stop
 
 # 2. passwords set: remote clients authenticate as anyone
