@@ -90,8 +90,12 @@ static long long info_field(redisContext *c, const char *section, const char *fi
 static void test_auth_timeout_redis(void **state)
 {
 	struct gw g;
-	gw_start(&g, NULL, "--requirepass", "pw", "--auth-timeout", "400ms", NULL);
+	struct gw_port admin = gw_free_port_arg();
+	gw_start(&g, NULL, "--requirepass", "pw", "--auth-timeout", "400ms", "--admin-port",
+		 admin.arg, NULL);
 	long long t0 = gw_now_ms();
+	int scrape = tcp(admin.n); /* the admin port has no login: not timed out */
+	put(scrape, "GET /healthz HTTP/1.0\r\n", 23);
 	int silent = tcp(g.port);
 	int authed = tcp(g.port);
 	assert_string_equal(ask(authed, "AUTH pw\r\n"), "+OK\r\n");
@@ -104,6 +108,10 @@ static void test_auth_timeout_redis(void **state)
 	assert_string_equal(buf, ""); /* closed without a word, as Redis closes */
 	assert_string_equal(ask(authed, "PING\r\n"), "+PONG\r\n");
 	assert_non_null(strstr(ask(authed, "INFO stats\r\n"), "auth_timeout_closed:1\r\n"));
+	put(scrape, "\r\n", 2);
+	read_until_eof(scrape, buf, sizeof(buf), 2000, &eof);
+	assert_memory_equal(buf, "HTTP/1.1 200", 12);
+	close(scrape);
 	/* RESET makes it unauthenticated again: the timeout counts from then */
 	assert_string_equal(ask(authed, "RESET\r\n"), "+RESET\r\n");
 	read_until_eof(authed, buf, sizeof(buf), 5000, &eof);
