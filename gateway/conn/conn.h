@@ -2,7 +2,8 @@
  * gateway/conn, the connection layer (no wire protocol, no lease):
  *   conn.h       one client connection: states, back-pressure, flushing
  *   server.h     the registry of every front-end's connections, listeners,
- *                --maxclients, keepalive, the safe point
+ *                --maxclients, keepalive, the safe point; server_guard.c
+ *                its timeouts and protected mode
  *   transport.h  how bytes move: plain, TLS (tls.h: the shared context)
  *   auth.h       principals and the one password check
  * Front-ends (gateway/redis, gateway/pg) build on it; it includes none.

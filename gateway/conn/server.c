@@ -32,6 +32,7 @@
 
 #include "gateway/config.h"
 #include "gateway/conn/conn.h"
+#include "gateway/conn/server_int.h"
 #include "gateway/conn/transport.h"
 #include "gateway/log.h"
 #include "gateway/loop.h"
@@ -84,11 +85,7 @@ struct srv {
 	uint64_t full_unlogged; /* refusals since that line */
 	struct loop_poll *poll; /* told of input (loop.h), may be NULL */
 	struct tls_srv *tls;	/* the TLS transport's context, may be NULL */
-	/* --auth-timeout, --timeout: the sweep (srv_expire) and its counts */
-	struct event *cron;
-	uint64_t expired[2]; /* by enum conn_expiry */
-	int64_t protected_logged_ms;   /* last "protected mode: refused" line */
-	uint64_t protected_unlogged; /* refusals since that line */
+	struct srv_guard *guard; /* timeouts, protected mode (server_guard.c) */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -454,104 +451,14 @@ bool srv_fit_nofile(int64_t *maxclients, int64_t reserved, char *msg, size_t msg
 	return true;
 }
 
-void srv_expire(struct srv *srv, int64_t now_ms)
-{
-	const struct cfg *cfg = srv->cfg;
-	for (struct conn *c = srv->live.head, *next; c; c = next) {
-		next = c->next;
-		enum conn_expiry why;
-		if (c->state >= CONN_CLOSING)
-			continue;
-		if (cfg->auth_timeout_ms > 0 && !c->authenticated &&
-		    now_ms - c->auth_since_ms >= cfg->auth_timeout_ms)
-			why = CONN_EXPIRE_AUTH;
-		else if (cfg->timeout_ms > 0 && c->state == CONN_OPEN &&
-			 now_ms - c->last_cmd_ms >= cfg->timeout_ms &&
-			 (c->proto->idle == NULL || c->proto->idle(c)))
-			why = CONN_EXPIRE_IDLE;
-		else
-			continue;
-		srv->expired[why]++;
-		log_msg(LOG_LVL_DEBUG, "%s connection %llu %s closed: %s", c->proto->name,
-			(unsigned long long)c->id, c->addr,
-			why == CONN_EXPIRE_AUTH ? "not authenticated within --auth-timeout"
-						: "idle for --timeout");
-		if (c->proto->expire)
-			c->proto->expire(c, why);
-		else
-			conn_close(c, why == CONN_EXPIRE_AUTH ? "auth timeout" : "idle timeout");
-	}
-}
-
-uint64_t srv_expired(const struct srv *srv, enum conn_expiry why)
-{
-	return srv->expired[why];
-}
-
-void srv_protected_text(char *buf, size_t len, const char *who, const char *how)
-{
-	/* Redis's explanation, with leasegate's ways out */
-	snprintf(buf, len,
-		 "leasegate is running in protected mode because protected mode is enabled and no "
-		 "password is set for %s. In this mode connections are only accepted from the "
-		 "loopback interface and the Unix socket. If you want to connect from external "
-		 "computers to leasegate you may adopt one of the following solutions: 1) Set up a "
-		 "password: %s. 2) Just disable protected mode: start leasegate with "
-		 "'--protected-mode no' (or LEASEGATE_PROTECTED_MODE=no, or 'protected-mode no' in "
-		 "its config file), however MAKE SURE leasegate is not publicly accessible from "
-		 "internet if you do so. 3) If only local clients need it, bind it to the loopback "
-		 "interface (--bind 127.0.0.1). NOTE: You only need to do one of the above things "
-		 "in order for the server to start accepting connections from the outside.",
-		 who, how);
-}
-
-void srv_largest_buffers(const struct srv *srv, size_t *in, size_t *out)
-{
-	*in = *out = 0;
-	for (const struct conn *c = srv->live.head; c; c = c->next) {
-		size_t i = c->proto->buffered(c);
-		size_t o = c->out.len + (c->tp != NULL ? c->transport->unsent(c) : 0);
-		*in = i > *in ? i : *in;
-		*out = o > *out ? o : *out;
-	}
-}
-
-void srv_note_protected(struct srv *srv, const struct conn *c)
+void srv_count_rejected(struct srv *srv)
 {
 	srv->rejected++;
-	/* a line a minute at most, with the count: a scan must not flood the log */
-	int64_t now = srv_now_ms();
-	if (srv->protected_logged_ms != 0 && now - srv->protected_logged_ms < 60000) {
-		srv->protected_unlogged++;
-		return;
-	}
-	log_msg(LOG_LVL_WARN,
-		"protected mode: refused a %s client from %s (%llu more refused since the last "
-		"line): no password is set on that port; set one, or --protected-mode no",
-		c->proto->name, c->addr, (unsigned long long)srv->protected_unlogged);
-	srv->protected_logged_ms = now;
-	srv->protected_unlogged = 0;
 }
 
-static void cron_cb(evutil_socket_t fd, short what, void *arg)
+struct srv_guard *srv_guard_of(const struct srv *srv)
 {
-	struct srv *srv = arg;
-	srv_expire(srv, srv_turn_ms(srv));
-}
-
-/* The sweep's period: a tenth of the shortest timeout, within 10 ms..1 s
- * (a timeout is honoured within that much). */
-static int64_t cron_period_ms(const struct cfg *cfg)
-{
-	int64_t t = 0;
-	if (cfg->auth_timeout_ms > 0)
-		t = cfg->auth_timeout_ms;
-	if (cfg->timeout_ms > 0 && (t == 0 || cfg->timeout_ms < t))
-		t = cfg->timeout_ms;
-	if (t == 0)
-		return 0;
-	t /= 10;
-	return t < 10 ? 10 : t > 1000 ? 1000 : t;
+	return srv->guard;
 }
 
 struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxclients,
@@ -579,14 +486,9 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxc
 		srv_free(srv);
 		return NULL;
 	}
-	int64_t period = cron_period_ms(cfg);
-	if (period > 0) {
-		srv->cron = event_new(base, -1, EV_PERSIST, cron_cb, srv);
-		struct timeval tv = {period / 1000, (period % 1000) * 1000};
-		if (srv->cron == NULL || event_add(srv->cron, &tv) != 0) {
-			srv_free(srv);
-			return NULL;
-		}
+	if ((srv->guard = srv_guard_new(srv)) == NULL) {
+		srv_free(srv);
+		return NULL;
 	}
 	return srv;
 }
@@ -791,8 +693,7 @@ void srv_free(struct srv *srv)
 		event_free(srv->flush_guard);
 	if (srv->accept_retry)
 		event_free(srv->accept_retry);
-	if (srv->cron)
-		event_free(srv->cron);
+	srv_guard_free(srv->guard);
 	if (srv->reserve_fd >= 0)
 		close(srv->reserve_fd);
 	free(srv);

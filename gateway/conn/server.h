@@ -119,7 +119,7 @@ uint64_t srv_expired(const struct srv *srv, enum conn_expiry why);
 void srv_protected_text(char *buf, size_t len, const char *who, const char *how);
 /* The largest input (read, not yet run) and output (not yet sent) of a
  * live connection now: INFO's client_recent_max_*_buffer. */
-void srv_largest_buffers(const struct srv *srv, size_t *in, size_t *out);
+void srv_largest_buffers(struct srv *srv, size_t *in, size_t *out);
 /* A front-end refused c by protected mode: counted as rejected, and
  * logged (a line a minute at most, with the count since the last). */
 void srv_note_protected(struct srv *srv, const struct conn *c);
