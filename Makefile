@@ -13,6 +13,8 @@
 #                   STRESS_SECONDS (60), STRESS_CLIENTS, STRESS_LEASE_MS...
 #   make bench      the benchmarks of bench/
 #   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)
+#   make image      the container image with podman (docker/build-image.sh), then
+#                   docker/test-image.sh runs it against moto (root; minutes)
 #   make format     clang-format every source file
 #   make clean
 #
@@ -50,7 +52,7 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: all deps run test suite unit integration check stress bench fuzz format clean
+.PHONY: all deps run test suite unit integration check stress bench fuzz image format clean
 all: $(BUILD)/leasegate
 
 deps:
@@ -149,6 +151,10 @@ fuzz: deps
 	    $$seeds 2>$$n.log || { tail -40 $$n.log; exit 1; }; \
 	  echo "$$n: $$(grep -h stat::number_of_executed_units $$n.log | \
 	    awk '{print $$2}') executions in $(FUZZ_SECONDS) s, no crash"; done
+
+# The image is built from the sources (docker/Dockerfile), not from build/.
+image:
+	@docker/test-image.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -86,6 +86,14 @@ static const struct option_def options[] = {
 	 "longest lease a client may ask for"},
 	{"requirepass", STR(requirepass), NULL, 0, 511, NULL,
 	 "password clients must give with AUTH (default: none)"},
+	/* users and ACLs (gateway/conn/acl.h, auth.h) */
+	{"aclfile", STR(aclfile), NULL, 0, 511, NULL,
+	 "users and their rules, one `user NAME rules...` a line in Redis's ACL syntax, for "
+	 "both protocols (re-read on SIGHUP and ACL LOAD; refused when it holds passwords and "
+	 "group or others may read it; default: the user default, --requirepass)"},
+	{"auth-max-delay", NUM(T_DURATION, auth_max_delay_ms), "5s", 0, 60000, NULL,
+	 "after failed logins from an address, its next attempts are answered 100ms late, "
+	 "doubling per failure up to this, until a success (0: off)"},
 	{"maxclients", NUM(T_INT, maxclients), "10000", 1, 1000000, NULL,
 	 "most client connections at once, every protocol port together (lowered at "
 	 "start to what the open-files limit allows, with a warning)"},
@@ -520,6 +528,10 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
 			res = CFG_VERSION;
 			goto out;
 		}
+		if (!strcmp(a, "--options")) {
+			res = CFG_OPTIONS;
+			goto out;
+		}
 		if (strncmp(a, "--", 2) != 0) {
 			errf(err, errlen, "unexpected argument '%s' (options start with --)", a);
 			goto out;
@@ -594,6 +606,23 @@ void cfg_usage(FILE *f, const char *prog)
 		fprintf(f, "  --%-24s %s\n  %-26s default: %s; env %s\n", o->name, o->help, "",
 			o->def ? o->def : "(none)", env);
 	}
-	fprintf(f, "  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
-		"print the version");
+	fprintf(f, "  --%-24s %s\n  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
+		"print the version", "options", "the option table, one tab-separated line each");
+}
+
+void cfg_list(FILE *f)
+{
+	static const char *const types[] = {
+		[T_STR] = "string",	 [T_INT] = "int",   [T_DURATION] = "duration",
+		[T_SIZE] = "size",	 [T_BOOL] = "bool", [T_ENUM] = "enum",
+		[T_SECONDS] = "seconds", [T_MODE] = "mode"};
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_def *o = &options[i];
+		char env[64];
+		env_name(o, env, sizeof(env));
+		fprintf(f, "%s\t%s\t%s\t", o->name, types[o->type], env);
+		for (size_t k = 0; o->choices && o->choices[k]; k++)
+			fprintf(f, "%s%s", k ? "|" : "", o->choices[k]);
+		fprintf(f, "\t%s\n", o->def ? o->def : "");
+	}
 }

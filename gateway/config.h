@@ -56,6 +56,8 @@ struct cfg {
 	int64_t default_lease_ms;
 	int64_t max_lease_ms;
 	char requirepass[512];
+	char aclfile[512]; /* users and ACLs (Redis's syntax); empty: requirepass's default */
+	int64_t auth_max_delay_ms; /* the slowdown of an address's failed logins, 0 = off */
 	int64_t maxclients;
 	int64_t admin_maxclients;
 	int64_t tcp_keepalive_ms; /* TCP keepalive idle time, 0 = off */
@@ -101,6 +103,7 @@ enum cfg_result {
 	CFG_OK,	     /* *c is complete and valid */
 	CFG_HELP,    /* --help: print cfg_usage() and exit 0 */
 	CFG_VERSION, /* --version */
+	CFG_OPTIONS, /* --options: print cfg_list() and exit 0 */
 	CFG_ERROR,   /* err holds a message naming the option */
 };
 
@@ -113,6 +116,12 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
 
 /* Writes the option list (from the table) to f. */
 void cfg_usage(FILE *f, const char *prog);
+
+/* Writes the option table to f for programs (the deployment's tests):
+ * one line per option, tab-separated: name, type (string, int, duration,
+ * size, bool, enum), environment variable, choices (enum: a|b|c; else
+ * empty), default as text (empty: none). */
+void cfg_list(FILE *f);
 
 /* Parses a duration ("250ms", "30s", "5m", "1h", "30d", "100" = ms) into
  * *ms. Returns false on a malformed or overflowing value. */

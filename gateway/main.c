@@ -2,9 +2,11 @@
  * main: leasegate's process. Reads the configuration, opens the log and
  * the listeners, runs the event loop; SIGTERM/SIGINT stop accepting, close
  * every session after its pending replies and exit 0 within a bounded time;
- * SIGHUP reopens the log file and rereads the TLS certificate, key and CA
+ * SIGHUP reopens the log file, reloads --aclfile (a bad file is logged and
+ * the users stay as they were) and rereads the TLS certificate, key and CA
  * (for new sessions; live ones keep theirs). `leasegate lock ...` runs the
- * client subcommand of gateway/cli/ instead.
+ * client subcommand of gateway/cli/ instead, `leasegate --probe` the health
+ * check of probe.h.
  *
  * Not here: anything a test would want to drive without a process (that is
  * in server.c, session.c, commands.c).
@@ -32,6 +34,7 @@
 #include "gateway/conn/auth.h"
 #include "gateway/conn/tls.h"
 #include "gateway/pg/pg_fe.h"
+#include "gateway/probe.h"
 
 extern char **environ;
 
@@ -48,6 +51,7 @@ struct app {
 	struct redis *redis; /* the Redis front-end */
 	struct pg_fe *pg;    /* the PostgreSQL front-end (NULL: --pg-port 0) */
 	struct auth_pg *pg_auth;
+	struct auth *auth;   /* users and ACLs of both protocols */
 	struct tls_srv *tls; /* NULL: no certificate configured */
 	struct backend backend;
 	struct lsvc *leases;	     /* the lease-session layer */
@@ -166,6 +170,8 @@ static void admin_metrics(void *arg, struct buf *out)
 	const struct app *a = arg;
 	struct store_dynamodb_stats ddb;
 	struct metrics_src m = {.sessions = srv_conns(a->srv), .version = LG_VERSION};
+	m.auth_failures_redis = auth_failures(a->auth, AUTH_REDIS);
+	m.auth_failures_pg = auth_failures(a->auth, AUTH_PG);
 	struct tls_stats tls;
 	if (a->tls != NULL) {
 		tls_srv_stats(a->tls, &tls);
@@ -198,6 +204,10 @@ static void on_hup(evutil_socket_t sig, short what, void *arg)
 		log_msg(LOG_LVL_ERROR, "SIGHUP: cannot reopen the log file");
 	else
 		log_msg(LOG_LVL_INFO, "SIGHUP: log reopened");
+	char acl_err[600];
+	if (auth_has_file(a->auth) && !auth_reload(a->auth, a->srv, acl_err, sizeof(acl_err)))
+		log_msg(LOG_LVL_ERROR, "SIGHUP: ACL file refused, the users stay as they were: %s",
+			acl_err);
 	if (a->tls != NULL) {
 		char err[512], cert[512];
 		if (!tls_srv_reload(a->tls, err, sizeof(err))) {
@@ -218,16 +228,24 @@ int main(int argc, char **argv)
 	char err[512];
 	if (argc > 1 && strcmp(argv[1], "lock") == 0)
 		return lock_cli_main(argc - 1, argv + 1, environ);
+	if (argc > 1 && strcmp(argv[1], "--probe") == 0)
+		return probe_main(argc - 1, argv + 1, environ);
 	switch (cfg_load(&cfg, argc, argv, environ, err, sizeof(err))) {
 	case CFG_HELP:
 		cfg_usage(stdout, argv[0]);
 		printf("\nsubcommand:\n  %s lock [options] NAME -- command [args...]\n"
 		       "      run a command while holding a lock of a running gateway\n"
-		       "      (%s lock --help)\n",
-		       argv[0], argv[0]);
+		       "      (%s lock --help)\n"
+		       "  %s --probe [/readyz] [options]\n"
+		       "      GET the path on the admin port of a running gateway (the same\n"
+		       "      options and LEASEGATE_* variables): exit 0 on 200, else 1\n",
+		       argv[0], argv[0], argv[0]);
 		return 0;
 	case CFG_VERSION:
 		printf("leasegate %s\n", LG_VERSION);
+		return 0;
+	case CFG_OPTIONS:
+		cfg_list(stdout);
 		return 0;
 	case CFG_ERROR:
 		fprintf(stderr, "leasegate: %s\n", err);
@@ -297,6 +315,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	a.auth = auth_new(&cfg, a.base, cmd_acl_known, cmds, err, sizeof(err));
+	if (a.auth == NULL) {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	}
+	srv_set_auth(a.srv, a.auth);
+	if (auth_has_file(a.auth))
+		log_msg(LOG_LVL_INFO, "users from %s: %u", cfg.aclfile,
+			acl_count(auth_acl(a.auth)));
+
 	if (cfg.pg_port > 0) {
 		a.pg_auth = auth_pg_new(&cfg, err, sizeof(err));
 		if (a.pg_auth == NULL) {
@@ -304,6 +333,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "leasegate: %s\n", err);
 			return 1;
 		}
+		auth_set_pg(a.auth, a.pg_auth);
 		a.pg = pg_fe_new(a.srv, &cfg, a.leases, a.pg_auth);
 		if (a.pg == NULL) {
 			fprintf(stderr, "leasegate: out of memory\n");
@@ -342,11 +372,13 @@ int main(int argc, char **argv)
 
 	log_msg(LOG_LVL_INFO, "stopped");
 	admin_free(a.admin);
+	auth_flush_held(a.auth); /* held login answers let their connections go */
 	srv_free(a.srv);
 	redis_free(a.redis);
 	pg_fe_free(a.pg);
 	auth_pg_free(a.pg_auth);
 	tls_srv_free(a.tls);
+	auth_free(a.auth);
 	rl_free(a.redis_leases);
 	lsvc_free(a.leases);
 	backend_close(&a.backend);

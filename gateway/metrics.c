@@ -83,6 +83,13 @@ static void gateway_metrics(const struct metrics_src *m, struct buf *out)
 	buf_printf(out, "\"} 1\n");
 	family(out, "leasegate_sessions", "gauge", "Client connections open.");
 	buf_printf(out, "leasegate_sessions %zu\n", m->sessions);
+	family(out, "leasegate_auth_failures_total", "counter",
+	       "Failed authentications (a wrong password, an unknown or disabled user), by "
+	       "protocol.");
+	buf_printf(out, "leasegate_auth_failures_total{protocol=\"redis\"} %llu\n",
+		   (unsigned long long)m->auth_failures_redis);
+	buf_printf(out, "leasegate_auth_failures_total{protocol=\"postgresql\"} %llu\n",
+		   (unsigned long long)m->auth_failures_pg);
 	if (m->tls != NULL) {
 		family(out, "leasegate_tls_handshakes_total", "counter",
 		       "TLS handshakes completed (TLS port and PostgreSQL SSLRequest).");

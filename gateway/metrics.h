@@ -29,7 +29,8 @@ struct metrics_src {
 	const char *table; /* the table; "" on the embedded store */
 	struct lt_stats lt;
 	size_t sessions;
-	const struct store_dynamodb_stats *ddb; /* NULL on the embedded store */
+	uint64_t auth_failures_redis, auth_failures_pg; /* failed authentications */
+	const struct store_dynamodb_stats *ddb;		/* NULL on the embedded store */
 	const char *version;
 	const struct tls_stats *tls; /* NULL: no TLS configured */
 };

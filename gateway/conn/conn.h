@@ -5,7 +5,8 @@
  *                --maxclients, keepalive, the safe point; server_guard.c
  *                its timeouts and protected mode
  *   transport.h  how bytes move: plain, TLS (tls.h: the shared context)
- *   auth.h       principals and the one password check
+ *   auth.h       principals and the one password check, users, failed logins
+ *   acl.h        users' rules (Redis's ACL syntax) and the one ACL check point
  * Front-ends (gateway/redis, gateway/pg) build on it; it includes none.
  *
  * conn: one client connection, for any front-end (Redis, PostgreSQL):
@@ -54,6 +55,7 @@ struct srv;
 struct conn;
 struct event;
 struct transport;
+struct acl_user;
 
 enum conn_state { CONN_OPEN, CONN_BLOCKED, CONN_CLOSING, CONN_CLOSED };
 
@@ -143,6 +145,11 @@ struct conn {
 	bool authenticated;
 	int64_t auth_since_ms; /* unauthenticated since (--auth-timeout): auth_start */
 	bool local;	       /* the peer is on loopback or the Unix socket */
+	/* the principal's rules (auth.h): NULL until authenticated; of
+	 * "default" when acl_fallback (a PostgreSQL user of --pg-users that
+	 * the ACL file does not name) */
+	const struct acl_user *acl;
+	bool acl_fallback;
 };
 
 static inline enum conn_state conn_state(const struct conn *c)

@@ -86,6 +86,7 @@ struct srv {
 	struct loop_poll *poll; /* told of input (loop.h), may be NULL */
 	struct tls_srv *tls;	/* the TLS transport's context, may be NULL */
 	struct srv_guard *guard; /* timeouts, protected mode (server_guard.c) */
+	struct auth *auth;	/* users and rules (auth.h), may be NULL */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -706,6 +707,15 @@ int srv_port_on(const struct srv *srv, const struct conn_proto *proto, const str
 		    srv->listeners[i].port != 0)
 			return srv->listeners[i].port;
 	return 0;
+}
+void srv_set_auth(struct srv *srv, struct auth *auth)
+{
+	srv->auth = auth;
+}
+
+struct auth *srv_auth(const struct srv *srv)
+{
+	return srv->auth;
 }
 
 int srv_port(const struct srv *srv, const struct conn_proto *proto)

@@ -98,6 +98,11 @@ void srv_shutdown(struct srv *srv, void (*done)(void *arg), void *arg);
 void srv_free(struct srv *srv);
 
 const struct cfg *srv_cfg(const struct srv *srv);
+
+/* The users and their rules (auth.h), kept by pointer; NULL until set. */
+struct auth;
+void srv_set_auth(struct srv *srv, struct auth *auth);
+struct auth *srv_auth(const struct srv *srv);
 struct event_base *srv_base(const struct srv *srv);
 
 /* Connections accepted (each got an id) and refused at maxclients, since

@@ -103,6 +103,10 @@ struct pgs {
 	uint32_t pid, secret;
 	struct auth_scram *scram;
 	unsigned char md5salt[4];
+	/* an authentication's answer held back (auth_delay_ms): its verdict
+	 * and the SCRAM server-final message */
+	bool auth_ok;
+	char *auth_final;
 	struct lsess *ls;
 	bool in_block, failed, skip_sync;
 	/* the simple query being run (a copy: the reader's buffer moves) */

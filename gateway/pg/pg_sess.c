@@ -424,9 +424,22 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 	}
 	if ((m->code & 0xffff) != 0 || nunknown > 0)
 		pg_negotiate_version(&s->c.out, PG_PROTO_30, nunknown, unknown);
+	const char *why = auth_pg_why_not(s->fe->auth, s->user, conn_encrypted(&s->c));
+	if (why != NULL) {
+		char msg[600];
+		log_msg(LOG_LVL_WARN, "pg session %llu %s: user \"%s\" refused: %s",
+			(unsigned long long)s->c.id, s->c.addr, s->user, why);
+		snprintf(msg, sizeof(msg), "user \"%s\" cannot log in here: %s", s->user, why);
+		pgs_fatal(s, "28000", msg);
+		return CONN_STEP_STOP;
+	}
 	switch (method) {
 	case AUTH_PG_TRUST:
-		auth_pg_login(&s->c, s->user);
+		if (!auth_pg_login(&s->c, s->user)) {
+			auth_note(&s->c, AUTH_PG, s->user, false);
+			auth_failed(s);
+			return CONN_STEP_STOP;
+		}
 		ready(s);
 		break;
 	case AUTH_PG_SCRAM:
@@ -452,11 +465,37 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 	return CONN_STEP_RAN;
 }
 
+/* The verdict of an authentication (s->auth_ok): the greeting, or the
+ * error and the close. false when closed. */
+static bool answer_auth(struct pgs *s)
+{
+	if (!s->auth_ok) {
+		auth_failed(s);
+		return false;
+	}
+	if (s->auth_final != NULL)
+		pg_auth_sasl_final(&s->c.out, s->auth_final, strlen(s->auth_final));
+	free(s->auth_final);
+	s->auth_final = NULL;
+	ready(s);
+	return true;
+}
+
+/* The verdict held back by an address's past failures, now. */
+static void answer_later(struct conn *c, void *arg)
+{
+	if (!conn_closed(c) && answer_auth(pgs_of(c)))
+		conn_resume(c);
+}
+
 /* A password message ('p') while authenticating. */
 static enum conn_step password(struct pgs *s, const struct pg_msg *m)
 {
 	struct pg_cur cur = pg_cur_of(m);
 	char out[AUTH_SCRAM_MAX_MSG];
+	bool ok = false;
+	/* read before the check, which changes it: success waits too */
+	int64_t delay = auth_delay_ms(&s->c);
 	if (m->type != 'p') {
 		pgs_fatal(s, "08P01", "expected password response");
 		return CONN_STEP_STOP;
@@ -485,34 +524,35 @@ static enum conn_step password(struct pgs *s, const struct pg_msg *m)
 		return CONN_STEP_RAN;
 	}
 	case PGS_SASL_FINAL:
-		if (!auth_scram_final(s->scram, m->body, m->len, out, sizeof(out))) {
-			auth_failed(s);
-			return CONN_STEP_STOP;
-		}
-		pg_auth_sasl_final(&s->c.out, out, strlen(out));
+		ok = auth_scram_final(s->scram, m->body, m->len, out, sizeof(out));
 		break;
 	case PGS_MD5: {
 		const char *resp = pg_get_str(&cur);
-		if (resp == NULL || !auth_pg_md5_check(s->fe->auth, s->user, s->md5salt, resp)) {
-			auth_failed(s);
-			return CONN_STEP_STOP;
-		}
+		ok = resp != NULL && auth_pg_md5_check(s->fe->auth, s->user, s->md5salt, resp);
 		break;
 	}
 	case PGS_PASSWORD: {
 		const char *pw = pg_get_str(&cur);
-		if (pw == NULL || !auth_pg_password_check(s->fe->auth, s->user, pw)) {
-			auth_failed(s);
-			return CONN_STEP_STOP;
-		}
+		ok = pw != NULL && auth_pg_password_check(s->fe->auth, s->user, pw);
 		break;
 	}
 	default:
 		break;
 	}
-	auth_pg_login(&s->c, s->user);
-	ready(s);
-	return CONN_STEP_RAN;
+	ok = ok && auth_pg_login(&s->c, s->user);
+	auth_note(&s->c, AUTH_PG, s->user, ok);
+	s->auth_ok = ok;
+	free(s->auth_final);
+	s->auth_final = s->st == PGS_SASL_FINAL && ok ? strdup(out) : NULL;
+	if (ok && s->st == PGS_SASL_FINAL && s->auth_final == NULL) {
+		pgs_fatal(s, "53200", "out of memory");
+		return CONN_STEP_STOP;
+	}
+	if (delay > 0 && auth_later(&s->c, delay, answer_later, NULL)) {
+		conn_suspend(&s->c);
+		return CONN_STEP_RAN;
+	}
+	return answer_auth(s) ? CONN_STEP_RAN : CONN_STEP_STOP;
 }
 
 static enum conn_step p_step(struct conn *c)
@@ -577,6 +617,7 @@ static void p_free(struct conn *c)
 	pgq_free_all(s);
 	free(s->q);
 	free(s->scram);
+	free(s->auth_final);
 }
 
 struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc,

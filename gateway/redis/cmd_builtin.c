@@ -4,7 +4,7 @@
  * gateway itself (server, clients, persistence).
  *
  * Not here: lock and leader commands (added by the command layer with
- * cmd_table_add), the key space (leasegate has none: CONFIG and COMMAND
+ * cmd_table_add), ACL (aclcmds.c), the key space (leasegate has none: CONFIG and COMMAND
  * answer harmlessly).
  */
 #include <errno.h>
@@ -129,7 +129,7 @@ static void c_auth(struct cmd_call *c)
 		resp_add_errorf(c->out, "ERR syntax error");
 		return;
 	}
-	if (c->argc == 2 && !auth_required(sess_fe(s)->cfg)) {
+	if (c->argc == 2 && auth_default_nopass(&s->c, sess_fe(s)->cfg)) {
 		resp_add_errorf(c->out, "ERR AUTH <password> called without any password "
 					"configured for the default user. Are you sure your "
 					"configuration is correct?");
@@ -366,11 +366,18 @@ static void c_client_help(struct cmd_call *c)
 		resp_add_simple(c->out, client_help[i], strlen(client_help[i]));
 }
 
+#define CONN_CATS  (ACL_SLOW | ACL_CONNECTION)
+#define ADMIN_CATS (ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS)
+
 static const struct cmd_def client_subs[] = {
-	{"id", c_client_id, 2, 0, NULL},	   {"setname", c_client_setname, 3, 0, NULL},
-	{"getname", c_client_getname, 2, 0, NULL}, {"setinfo", c_client_setinfo, 4, 0, NULL},
-	{"list", c_client_list, -2, 0, NULL},	   {"info", c_client_info, 2, 0, NULL},
-	{"help", c_client_help, 2, 0, NULL},	   {NULL, NULL, 0, 0, NULL},
+	{"id", c_client_id, 2, 0, NULL, CONN_CATS, 0, 0},
+	{"setname", c_client_setname, 3, 0, NULL, CONN_CATS, 0, 0},
+	{"getname", c_client_getname, 2, 0, NULL, CONN_CATS, 0, 0},
+	{"setinfo", c_client_setinfo, 4, 0, NULL, CONN_CATS, 0, 0},
+	{"list", c_client_list, -2, 0, NULL, ADMIN_CATS | ACL_CONNECTION, 0, 0},
+	{"info", c_client_info, 2, 0, NULL, CONN_CATS, 0, 0},
+	{"help", c_client_help, 2, 0, NULL, CONN_CATS, 0, 0},
+	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 /* ---- COMMAND, CONFIG ---- */
@@ -410,11 +417,11 @@ static void c_command_list(struct cmd_call *c)
 }
 
 static const struct cmd_def command_subs[] = {
-	{"count", c_command_count, 2, 0, NULL},
-	{"docs", c_command_docs, -2, 0, NULL},
-	{"info", c_command_info, -2, 0, NULL},
-	{"list", c_command_list, -2, 0, NULL},
-	{NULL, NULL, 0, 0, NULL},
+	{"count", c_command_count, 2, 0, NULL, CONN_CATS, 0, 0},
+	{"docs", c_command_docs, -2, 0, NULL, CONN_CATS, 0, 0},
+	{"info", c_command_info, -2, 0, NULL, CONN_CATS, 0, 0},
+	{"list", c_command_list, -2, 0, NULL, CONN_CATS, 0, 0},
+	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 /* CONFIG GET answers these parameters (glob patterns as Redis): a fixed
@@ -430,6 +437,7 @@ static const struct config_param {
 	{"port", CFG_NUM, NULL, offsetof(struct cfg, port)},
 	{"bind", CFG_STR, NULL, offsetof(struct cfg, bind)},
 	{"unixsocket", CFG_STR, NULL, offsetof(struct cfg, unixsocket)},
+	{"aclfile", CFG_STR, NULL, offsetof(struct cfg, aclfile)},
 	{"proto-max-bulk-len", CFG_NUM, NULL, offsetof(struct cfg, max_bulk)},
 	{"client-query-buffer-limit", CFG_NUM, NULL, offsetof(struct cfg, max_query_buffer)},
 	{"databases", FIXED, "1", 0},
@@ -479,9 +487,9 @@ static void c_config_get(struct cmd_call *c)
 }
 
 static const struct cmd_def config_subs[] = {
-	{"get", c_config_get, -3, 0, NULL},
-	{"resetstat", ok, 2, 0, NULL},
-	{NULL, NULL, 0, 0, NULL},
+	{"get", c_config_get, -3, 0, NULL, ADMIN_CATS, 0, 0},
+	{"resetstat", ok, 2, 0, NULL, ADMIN_CATS, 0, 0},
+	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 /* ---- INFO ---- */
@@ -578,24 +586,29 @@ static void info_replication(struct buf *t, void *arg)
 		      "master_failover_state:no-failover\r\nmaster_repl_offset:0\r\n");
 }
 
+/* ACL categories as Redis 7 gives them (AUTH, HELLO, QUIT and RESET run
+ * whatever the ACL says, as they must to change user). */
 static const struct cmd_def builtins[] = {
-	{"ping", c_ping, -1, 0, NULL},
-	{"echo", c_echo, 2, 0, NULL},
-	{"hello", c_hello, -1, CMD_NOAUTH, NULL},
-	{"auth", c_auth, -2, CMD_NOAUTH, NULL},
-	{"client", NULL, -2, 0, client_subs},
-	{"select", c_select, 2, 0, NULL},
-	{"role", c_role, 1, 0, NULL},
-	{"info", c_info, -1, 0, NULL},
-	{"command", c_command, -1, 0, command_subs},
-	{"config", NULL, -2, 0, config_subs},
-	{"quit", c_quit, -1, CMD_NOAUTH, NULL},
-	{"reset", c_reset, 1, CMD_NOAUTH, NULL},
+	{"ping", c_ping, -1, 0, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"echo", c_echo, 2, 0, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"hello", c_hello, -1, CMD_NOAUTH | CMD_AUTHENTICATES, NULL, ACL_FAST | ACL_CONNECTION, 0,
+	 0},
+	{"auth", c_auth, -2, CMD_NOAUTH | CMD_AUTHENTICATES, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"client", NULL, -2, 0, client_subs, CONN_CATS, 0, 0},
+	{"select", c_select, 2, 0, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"role", c_role, 1, 0, NULL, ACL_ADMIN | ACL_FAST | ACL_DANGEROUS, 0, 0},
+	{"info", c_info, -1, 0, NULL, ACL_SLOW | ACL_DANGEROUS, 0, 0},
+	{"command", c_command, -1, 0, command_subs, CONN_CATS, 0, 0},
+	{"config", NULL, -2, 0, config_subs, ADMIN_CATS, 0, 0},
+	{"quit", c_quit, -1, CMD_NOAUTH, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"reset", c_reset, 1, CMD_NOAUTH, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
 };
 
 int cmd_add_builtins(struct cmd_table *t)
 {
-	return cmd_table_add(t, builtins, sizeof(builtins) / sizeof(builtins[0]), NULL);
+	if (cmd_table_add(t, builtins, sizeof(builtins) / sizeof(builtins[0]), NULL) != 0)
+		return -1;
+	return cmd_add_acl(t);
 }
 
 int cmd_add_builtin_info(struct cmd_table *t, struct redis *r)

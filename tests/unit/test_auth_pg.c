@@ -321,9 +321,12 @@ static void test_login(void **state)
 {
 	struct conn c;
 	memset(&c, 0, sizeof(c));
-	auth_pg_login(&c, "leasegate");
+	assert_true(auth_pg_login(&c, "leasegate"));
 	assert_true(c.authenticated);
 	assert_string_equal(c.user, "leasegate");
+	/* no ACL file: the rules of default (every right) */
+	assert_non_null(c.acl);
+	assert_true(c.acl_fallback);
 }
 
 int main(void)

@@ -92,6 +92,37 @@ static void test_help_version(void **state)
 	assert_null(strstr(buf, "--max-waits-per-session")); /* a connection waits once at a time */
 }
 
+/* --options: the table for programs, one tab-separated line per option */
+static void test_options_list(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *o[] = {"leasegate", "--port", "1", "--options", NULL};
+	assert_int_equal(load(&c, o, no_env, err), CFG_OPTIONS);
+	char buf[16384] = "";
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	cfg_list(f);
+	fclose(f);
+	assert_non_null(strstr(buf, "port\tint\tLEASEGATE_PORT\t\t6379\n"));
+	assert_non_null(strstr(buf, "\nadmin-port\tint\tLEASEGATE_ADMIN_PORT\t\t9464\n"));
+	assert_non_null(strstr(buf, "\ntable\tstring\tLEASEGATE_TABLE\t\t\n"));
+	assert_non_null(strstr(buf, "\ncreate-table\tbool\tLEASEGATE_CREATE_TABLE\t\tno\n"));
+	assert_non_null(strstr(buf, "\nttl-retention\tduration\tLEASEGATE_TTL_RETENTION\t\t30d\n"));
+	assert_non_null(strstr(buf, "\nlog-format\tenum\tLEASEGATE_LOG_FORMAT\ttext|json\ttext\n"));
+	assert_non_null(strstr(buf, "\ntimeout\tseconds\tLEASEGATE_TIMEOUT\t\t0\n"));
+	assert_non_null(strstr(buf, "\nunixsocketperm\tmode\tLEASEGATE_UNIXSOCKETPERM\t\t770\n"));
+	/* every line has five fields */
+	int lines = 0;
+	for (char *l = buf; *l; l = strchr(l, '\n') + 1) {
+		int tabs = 0;
+		for (char *p = l; *p != '\n'; p++)
+			tabs += *p == '\t';
+		assert_int_equal(tabs, 4);
+		lines++;
+	}
+	assert_true(lines > 40);
+}
+
 static void test_durations_and_sizes(void **state)
 {
 	static const struct {
@@ -197,6 +228,27 @@ static void test_pg_auth_options(void **state)
 	char *bad[] = {"leasegate", "--pg-auth", "gss", NULL};
 	assert_int_equal(load(&c, bad, no_env, err), CFG_ERROR);
 	assert_non_null(strstr(err, "pg-auth"));
+}
+
+static void test_acl_options(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *none[] = {"leasegate", NULL};
+	assert_int_equal(load(&c, none, no_env, err), CFG_OK);
+	assert_string_equal(c.aclfile, "");
+	assert_int_equal(c.auth_max_delay_ms, 5000);
+	char *argv[] = {"leasegate", "--aclfile", "/etc/users.acl", "--auth-max-delay", "2s", NULL};
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	assert_string_equal(c.aclfile, "/etc/users.acl");
+	assert_int_equal(c.auth_max_delay_ms, 2000);
+	char *env[] = {"LEASEGATE_ACLFILE=/x.acl", "LEASEGATE_AUTH_MAX_DELAY=0", NULL};
+	assert_int_equal(load(&c, none, env, err), CFG_OK);
+	assert_string_equal(c.aclfile, "/x.acl");
+	assert_int_equal(c.auth_max_delay_ms, 0);
+	char *bad[] = {"leasegate", "--auth-max-delay", "2m", NULL};
+	assert_int_equal(load(&c, bad, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "auth-max-delay"));
 }
 
 static void test_fenced_tables(void **state)
@@ -442,7 +494,8 @@ int main(void)
 		cmocka_unit_test(test_hostile_client_options),
 		cmocka_unit_test(test_config_file_with_secret_mode),
 		cmocka_unit_test(test_pg_auth_options), cmocka_unit_test(test_tls_options),
-		cmocka_unit_test(test_fenced_tables),
+		cmocka_unit_test(test_acl_options),	cmocka_unit_test(test_fenced_tables),
+		cmocka_unit_test(test_options_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,8 +70,8 @@ static void h_soon(struct cmd_call *c)
 }
 
 static const struct cmd_def test_cmds[] = {
-	{"t.defer", h_defer, 1, 0, NULL},
-	{"t.soon", h_soon, 1, 0, NULL},
+	{"t.defer", h_defer, 1, 0, NULL, ACL_FAST, 0, 0},
+	{"t.soon", h_soon, 1, 0, NULL, ACL_FAST, 0, 0},
 };
 
 static void on_open(struct sess *s, void *arg)
