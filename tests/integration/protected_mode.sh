@@ -132,6 +132,23 @@ expect "PostgreSQL in trust: remote still refused" "*FATAL:  leasegate is runnin
 	remote psql -X "host=$host_ip port=$pport user=u dbname=d sslmode=disable" -c "select 1"
 stop
 
+# 3b. the ACL file decides for the Redis port: a default user with a
+# password is as --requirepass; a nopass default user is no password
+printf 'user default on >acl-secret ~* &* +@all\n' >"$work/pw.acl"
+chmod 600 "$work/pw.acl"
+start aclpw --aclfile "$work/pw.acl"
+expect "--aclfile, default with a password: remote NOAUTH" "NOAUTH*" \
+	remote redis-cli -h "$host_ip" -p "$rport" PING
+expect "--aclfile, default with a password: remote AUTH served" "PONG" \
+	remote redis-cli -h "$host_ip" -p "$rport" --no-auth-warning -a acl-secret PING
+stop
+printf 'user default on nopass ~* &* +@all\nuser app on >app-secret ~* +@all\n' >"$work/nopass.acl"
+chmod 600 "$work/nopass.acl"
+start aclnopass --aclfile "$work/nopass.acl"
+expect "--aclfile, default nopass: remote DENIED" "DENIED *" \
+	remote redis-cli -h "$host_ip" -p "$rport" PING
+stop
+
 # 4. --protected-mode no (as Redis writes it)
 start off --protected-mode no
 expect "--protected-mode no: remote redis-cli served" "PONG" \
