@@ -131,17 +131,34 @@ stress: deps all
 bench: deps all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh
 
-# libFuzzer targets: clang builds each with the library sources, then runs
-# it for FUZZ_SECONDS on its own corpus directory under build/fuzz.
+# libFuzzer targets: clang builds the library once with ASan and UBSan
+# (build/fuzz/obj) and each tests/fuzz/fuzz_*.c against it, then runs each
+# for FUZZ_SECONDS on its corpus: build/fuzz/NAME.corpus (what it finds,
+# kept between runs) seeded from tests/fuzz/corpus/NAME (checked in). A
+# crash stops the run with the input in build/fuzz/crash-*: turn it into a
+# regression test in the unit test of the parser it hit.
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
+FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	       -std=c11 -D_GNU_SOURCE -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+build/fuzz/libleasegate.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libleasegate.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libleasegate.a $(LDLIBS) -o $@
 fuzz: deps
-	@mkdir -p build/fuzz
-	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -I. \
-	    $(shell pkg-config --cflags $(PKGS)) $$f $(LIB_SRC) $(LDLIBS) -o build/fuzz/$$n || exit 1; \
-	  mkdir -p build/fuzz/$$n.corpus; \
-	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) build/fuzz/$$n.corpus || exit 1; done
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@cd build/fuzz && for n in $(notdir $(FUZZ_BIN)); do mkdir -p $$n.corpus; \
+	  seeds=../../tests/fuzz/corpus/$$n; [ -d $$seeds ] || seeds=; \
+	  ./$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$n.corpus \
+	    $$seeds 2>$$n.log || { tail -40 $$n.log; exit 1; }; \
+	  echo "$$n: $$(grep -h stat::number_of_executed_units $$n.log | \
+	    awk '{print $$2}') executions in $(FUZZ_SECONDS) s, no crash"; done
 
 # The image is built from the sources (docker/Dockerfile), not from build/.
 image:
@@ -159,4 +176,4 @@ format-check:
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj build/fuzz/obj -name '*.d' 2>/dev/null)

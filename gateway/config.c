@@ -13,12 +13,15 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <netdb.h>
 #include <sys/socket.h>
 
-enum opt_type { T_STR, T_INT, T_DURATION, T_SIZE, T_BOOL, T_ENUM };
+/* T_SECONDS: a duration whose bare number is seconds (Redis's `timeout 300`);
+ * T_MODE: file permission bits in octal, as Redis's unixsocketperm. */
+enum opt_type { T_STR, T_INT, T_DURATION, T_SIZE, T_BOOL, T_ENUM, T_SECONDS, T_MODE };
 
 struct option_def {
 	const char *name;
@@ -158,6 +161,25 @@ static const struct option_def options[] = {
 	{"pg-tls", NUM(T_ENUM, pg_tls), "optional", 0, 0, pg_tlss,
 	 "PostgreSQL port, once a certificate is configured: optional (SSLRequest answered S), "
 	 "required (plaintext sessions refused, 28000), off (answered N)"},
+	/* hostile clients: protected mode, timeouts, per-session bounds, the
+	 * Unix socket's permissions (as redis.conf names those it has) */
+	{"protected-mode", NUM(T_BOOL, protected_mode), "yes", 0, 1, NULL,
+	 "as Redis: while a port lets clients in without a password (Redis: no --requirepass "
+	 "or ACL password; PostgreSQL: trust), only loopback and Unix socket clients are "
+	 "served on it; others get an error saying how to change that"},
+	{"unixsocketperm", NUM(T_MODE, unixsocketperm), "770", 0, 0777, NULL,
+	 "permissions of the --unixsocket file, octal (owner and group: grant access by "
+	 "group, e.g. Kubernetes fsGroup; never to others by default)"},
+	{"auth-timeout", NUM(T_DURATION, auth_timeout_ms), "10s", 0, 3600000, NULL,
+	 "a connection that has not authenticated this long after it came (Redis, when a "
+	 "password is needed; PostgreSQL: its whole startup) is closed (0: off)"},
+	{"timeout", NUM(T_SECONDS, timeout_ms), "0", 0, 3650 * DAY_MS, NULL,
+	 "as Redis: close a client idle this long (a bare number is seconds), unless it holds "
+	 "a lease or waits for one (0: off)"},
+	{"max-prepared-statements", NUM(T_INT, max_prepared), "1000", 1, 1000000, NULL,
+	 "PostgreSQL: named prepared statements of one session (Parse past it: 54000)"},
+	{"max-portals", NUM(T_INT, max_portals), "1000", 1, 1000000, NULL,
+	 "PostgreSQL: named portals of one session (Bind past it: 54000)"},
 };
 #pragma GCC diagnostic pop
 
@@ -275,20 +297,25 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 /* A number of o's type as a value would be written: "1s", "64kb", "10". */
 static void format_value(const struct option_def *o, long long v, char *out, size_t len)
 {
-	const struct unit *u = o->type == T_DURATION ? duration_units : size_units;
-	size_t n = o->type == T_DURATION ? sizeof(duration_units) / sizeof(duration_units[0])
-					 : sizeof(size_units) / sizeof(size_units[0]);
+	bool duration = o->type == T_DURATION || o->type == T_SECONDS; /* both held in ms */
+	const struct unit *u = duration ? duration_units : size_units;
+	size_t n = duration ? sizeof(duration_units) / sizeof(duration_units[0])
+			    : sizeof(size_units) / sizeof(size_units[0]);
 	const char *best = "";
 	long long factor = 1;
-	if (o->type == T_DURATION || o->type == T_SIZE)
+	if (o->type == T_MODE) {
+		snprintf(out, len, "%04llo", v);
+		return;
+	}
+	if (duration || o->type == T_SIZE)
 		for (size_t i = 0; i < n; i++)
 			/* the largest exact unit; sizes in powers of 1024 */
 			if (u[i].factor > factor && v % u[i].factor == 0 && v != 0 &&
-			    (o->type == T_DURATION || strchr(u[i].suffix, 'b'))) {
+			    (duration || strchr(u[i].suffix, 'b'))) {
 				best = u[i].suffix;
 				factor = u[i].factor;
 			}
-	if (o->type == T_DURATION && factor == 1)
+	if (duration && factor == 1)
 		best = "ms";
 	snprintf(out, len, "%lld%s", v / factor, best);
 }
@@ -349,13 +376,30 @@ static bool apply(struct cfg *c, const struct option_def *o, const char *v, cons
 		ok = cfg_parse_size(v, &n);
 		want = "a size (bytes, kb, mb, gb)";
 		break;
+	case T_SECONDS: {
+		size_t d = strspn(v, "0123456789");
+		ok = d > 0 && v[d] == '\0' ? cfg_parse_duration(v, &n) && scale(n, 1000, &n)
+					   : cfg_parse_duration(v, &n);
+		want = "a duration (seconds, or with ms, s, m, h, d)";
+		break;
+	}
+	case T_MODE: {
+		char *end;
+		errno = 0;
+		long m = strtol(v, &end, 8);
+		ok = *v >= '0' && *v <= '7' && *end == '\0' && errno == 0;
+		n = m;
+		want = "an octal mode (e.g. 700)";
+		break;
+	}
 	}
 	if (!ok) {
 		errf(err, errlen, "bad value for --%s (%s): '%s' is not %s", o->name, from, v,
 		     want);
 		return false;
 	}
-	if (o->type == T_INT || o->type == T_DURATION || o->type == T_SIZE) {
+	if (o->type == T_INT || o->type == T_DURATION || o->type == T_SIZE ||
+	    o->type == T_SECONDS || o->type == T_MODE) {
 		if (n < o->min || n > o->max) {
 			char lo[32], hi[32];
 			format_value(o, o->min, lo, sizeof(lo));
@@ -375,6 +419,18 @@ struct setting {
 	const char *value;
 };
 
+/* Options whose value is a secret: a config file that sets one must be
+ * readable by its owner alone (as ssh wants of a key; --aclfile alike). */
+static const char *const secret_options[] = {"requirepass", "pg-password"};
+
+static bool is_secret(const struct option_def *o)
+{
+	for (size_t i = 0; i < sizeof(secret_options) / sizeof(secret_options[0]); i++)
+		if (strcmp(o->name, secret_options[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Reads the config file: `name value` lines, blank lines and # comments. */
 static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 {
@@ -383,6 +439,13 @@ static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 		errf(err, errlen, "cannot open config file %s: %s", path, strerror(errno));
 		return false;
 	}
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0) {
+		errf(err, errlen, "cannot read config file %s: %s", path, strerror(errno));
+		fclose(f);
+		return false;
+	}
+	const char *secret = NULL; /* the first secret option the file sets */
 	char line[1024];
 	int lineno = 0;
 	bool ok = true;
@@ -417,8 +480,18 @@ static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 		char from[600];
 		snprintf(from, sizeof(from), "%s:%d", path, lineno);
 		ok = apply(c, o, s, from, err, errlen);
+		if (ok && !secret && is_secret(o) && *s)
+			secret = o->name;
 	}
 	fclose(f);
+	if (ok && secret && (st.st_mode & 077) != 0) {
+		errf(err, errlen,
+		     "config file %s sets %s, a secret, and group or others may access it (mode "
+		     "%04o): refused; chmod 600 %s (or pass the secret in LEASEGATE_%s)",
+		     path, secret, (unsigned)(st.st_mode & 07777), path,
+		     strcmp(secret, "requirepass") == 0 ? "REQUIREPASS" : "PG_PASSWORD");
+		return false;
+	}
 	return ok;
 }
 
@@ -569,8 +642,10 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
 			goto out;
 		}
 		const char *v = eq ? eq + 1 : NULL;
+		bool b;
+		/* a boolean alone is yes; `--protected-mode no` as Redis writes it */
 		if (!v && o->type == T_BOOL)
-			v = "yes";
+			v = i + 1 < argc && parse_bool(argv[i + 1], &b) ? argv[++i] : "yes";
 		if (!v) {
 			if (i + 1 >= argc) {
 				errf(err, errlen, "option --%s needs a value", o->name);
@@ -639,8 +714,9 @@ void cfg_usage(FILE *f, const char *prog)
 void cfg_list(FILE *f)
 {
 	static const char *const types[] = {
-		[T_STR] = "string", [T_INT] = "int",   [T_DURATION] = "duration",
-		[T_SIZE] = "size",  [T_BOOL] = "bool", [T_ENUM] = "enum"};
+		[T_STR] = "string",	 [T_INT] = "int",   [T_DURATION] = "duration",
+		[T_SIZE] = "size",	 [T_BOOL] = "bool", [T_ENUM] = "enum",
+		[T_SECONDS] = "seconds", [T_MODE] = "mode"};
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		const struct option_def *o = &options[i];
 		char env[64];

@@ -6,7 +6,8 @@
  * Sources, lowest to highest precedence: the table's default, the config
  * file (--config FILE or LEASEGATE_CONFIG; lines `name value`, `#`
  * comments), the environment, the command line (`--name value`,
- * `--name=value`; a boolean option alone means yes). Durations take ms, s,
+ * `--name=value`; a boolean option alone means yes, or takes the
+ * next argument when that is yes/no/true/false/on/off/1/0). Durations take ms, s,
  * m, h or d (a bare number is ms); sizes take k, kb, m, mb, g, gb as Redis
  * does. A bad value fails the load with a message naming the option and
  * where the value came from.
@@ -83,6 +84,13 @@ struct cfg {
 	char tls_ciphers[512];
 	char tls_ciphersuites[512];
 	int64_t pg_tls; /* enum cfg_pg_tls */
+	/* hostile clients (README "Protected mode", "Bounds and timeouts") */
+	bool protected_mode;
+	int64_t unixsocketperm;	 /* mode bits of the Unix socket file */
+	int64_t auth_timeout_ms; /* 0 = off */
+	int64_t timeout_ms;	 /* idle timeout, 0 = off */
+	int64_t max_prepared;	 /* PostgreSQL, per session */
+	int64_t max_portals;	 /* PostgreSQL, per session */
 	/* which options a source other than the default set, by the index of
 	 * the option in the table (cfg_given) */
 	unsigned char given[96];

@@ -122,7 +122,13 @@ static void on_ready(void *arg, bool ok, const char *msg)
 		log_msg(LOG_LVL_INFO, "PostgreSQL protocol on %s:%d, %s", cfg->bind,
 			pg_fe_port(a->pg),
 			auth_pg_method(a->pg_auth) == AUTH_PG_TRUST
-				? "trust: no --pg-password or --pg-users, every client is accepted"
+				? (cfg->protected_mode
+					   ? "trust: no --pg-password or --pg-users, every "
+					     "loopback "
+					     "and Unix socket client is accepted (protected mode)"
+					   : "trust: no --pg-password or --pg-users, every client "
+					     "is "
+					     "accepted")
 				: "password authentication");
 	if (a->tls != NULL) {
 		char cert[512];

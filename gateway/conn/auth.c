@@ -243,6 +243,7 @@ void auth_start(struct conn *c, const struct cfg *cfg)
 	c->acl_fallback = false;
 	c->authenticated = u != NULL && acl_user_on(u) && auth_default_nopass(c, cfg);
 	c->acl = c->authenticated ? u : NULL;
+	c->auth_since_ms = c->last_cmd_ms; /* --auth-timeout counts from here */
 	snprintf(c->user, sizeof(c->user), "%s", c->authenticated ? DEFAULT_USER : "");
 }
 

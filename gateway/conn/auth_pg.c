@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -156,6 +157,17 @@ static bool read_users(struct auth_pg *a, const char *path, char *err, size_t er
 	FILE *f = fopen(path, "r");
 	if (f == NULL) {
 		snprintf(err, errlen, "bad value for --pg-users: cannot read %s", path);
+		return false;
+	}
+	/* an md5 hash logs in as well as the password does: owner only, as
+	 * --aclfile and a config file with a secret */
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0 || (st.st_mode & 077) != 0) {
+		snprintf(err, errlen,
+			 "bad value for --pg-users: %s holds password hashes and group or others "
+			 "may access it (mode %04o): refused; chmod 600 %s",
+			 path, (unsigned)(st.st_mode & 07777), path);
+		fclose(f);
 		return false;
 	}
 	char line[1024];

@@ -123,6 +123,7 @@ struct pgs {
 	char pend_alias[SQL_ALIAS_MAX];
 	struct pg_prep *preps;
 	struct pg_portal *portals;
+	unsigned npreps, nportals; /* named ones: --max-prepared-statements, --max-portals */
 	struct pg_portal *spare;
 	char guc[GUC_COUNT][PG_GUC_VAL];
 	struct trace_ctx trace;		       /* leasegate.traceparent; .valid false: none */

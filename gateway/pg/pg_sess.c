@@ -433,6 +433,17 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 		pgs_fatal(s, "57P03", msg);
 		return CONN_STEP_STOP;
 	}
+	enum auth_pg_method method = auth_pg_method_for(s->fe->auth, s->user);
+	if (s->fe->cfg->protected_mode && method == AUTH_PG_TRUST && !s->c.local) {
+		char msg[1200];
+		srv_protected_text(msg, sizeof(msg), "PostgreSQL users",
+				   "--pg-password or --pg-users");
+		srv_note_protected(s->fe->srv, &s->c);
+		log_msg(LOG_LVL_DEBUG, "pg session %llu %s: refused by protected mode",
+			(unsigned long long)s->c.id, s->c.addr);
+		pgs_fatal(s, "28000", msg);
+		return CONN_STEP_STOP;
+	}
 	gucs_init(s);
 	const char *unknown[PG_MAX_STARTUP_PARAMS];
 	unsigned nunknown = 0;
@@ -457,7 +468,7 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 		pgs_fatal(s, "28000", msg);
 		return CONN_STEP_STOP;
 	}
-	switch (auth_pg_method_for(s->fe->auth, s->user)) {
+	switch (method) {
 	case AUTH_PG_TRUST:
 		if (!auth_pg_login(&s->c, s->user)) {
 			auth_note(&s->c, AUTH_PG, s->user, false);
@@ -607,6 +618,23 @@ static enum conn_step p_step(struct conn *c)
 	}
 }
 
+/* --timeout: nothing held (no advisory lock, no transaction open) */
+static bool p_idle(const struct conn *c)
+{
+	const struct pgs *s = (const struct pgs *)c;
+	return s->st == PGS_READY && !s->in_block && !s->in_query &&
+	       (s->ls == NULL || lsess_count(s->ls) == 0);
+}
+
+/* PostgreSQL's own words for the two timeouts */
+static void p_expire(struct conn *c, enum conn_expiry why)
+{
+	if (why == CONN_EXPIRE_AUTH)
+		pgs_fatal(pgs_of(c), "57014", "canceling authentication due to timeout");
+	else
+		pgs_fatal(pgs_of(c), "57P05", "terminating connection due to idle-session timeout");
+}
+
 static void p_close(struct conn *c)
 {
 	struct pgs *s = pgs_of(c);
@@ -657,6 +685,8 @@ struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc
 		.step = p_step,
 		.close = p_close,
 		.free = p_free,
+		.idle = p_idle,
+		.expire = p_expire,
 		.refusal = fe->refusal.buf,
 		.refusal_len = fe->refusal.len,
 		/* as PostgreSQL with ssl_ca_file: asked for, checked if sent */

@@ -477,7 +477,7 @@ static const struct cmd_def command_subs[] = {
 
 /* CONFIG GET answers these parameters (glob patterns as Redis): a fixed
  * value, or a number or string of the configuration. No secret is listed. */
-enum cfg_kind { FIXED, CFG_NUM, CFG_STR };
+enum cfg_kind { FIXED, CFG_NUM, CFG_STR, CFG_SECONDS, CFG_YESNO, CFG_OCTAL };
 static const struct config_param {
 	const char *name;
 	enum cfg_kind kind;
@@ -493,7 +493,9 @@ static const struct config_param {
 	{"client-query-buffer-limit", CFG_NUM, NULL, offsetof(struct cfg, max_query_buffer)},
 	{"databases", FIXED, "1", 0},
 	{"appendonly", FIXED, "no", 0},
-	{"timeout", FIXED, "0", 0},
+	{"timeout", CFG_SECONDS, NULL, offsetof(struct cfg, timeout_ms)},
+	{"protected-mode", CFG_YESNO, NULL, offsetof(struct cfg, protected_mode)},
+	{"unixsocketperm", CFG_OCTAL, NULL, offsetof(struct cfg, unixsocketperm)},
 	{"save", FIXED, "", 0},
 };
 #define N_CONFIG (sizeof(config_params) / sizeof(config_params[0]))
@@ -503,6 +505,12 @@ static void config_value(const struct cfg *cfg, const struct config_param *p, ch
 	const char *field = (const char *)cfg + p->offset;
 	if (p->kind == CFG_NUM)
 		snprintf(buf, len, "%lld", (long long)*(const int64_t *)field);
+	else if (p->kind == CFG_SECONDS) /* as Redis: whole seconds */
+		snprintf(buf, len, "%lld", (long long)*(const int64_t *)field / 1000);
+	else if (p->kind == CFG_YESNO)
+		snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
+	else if (p->kind == CFG_OCTAL)
+		snprintf(buf, len, "%llo", (unsigned long long)*(const int64_t *)field);
 	else
 		snprintf(buf, len, "%s", p->kind == CFG_STR ? field : p->fixed);
 }
@@ -597,6 +605,21 @@ static void info_clients(struct buf *t, void *arg)
 	const struct redis *r = arg;
 	buf_printf(t, "connected_clients:%zu\r\nmaxclients:%lld\r\nblocked_clients:%zu\r\n",
 		   srv_conns(r->srv), (long long)srv_maxclients(r->srv), srv_blocked_conns(r->srv));
+	/* the bounds of what one session may make the server keep, and the
+	 * largest buffers now (Redis's names where it has them) */
+	size_t in, out;
+	srv_largest_buffers(r->srv, &in, &out);
+	const struct cfg *cfg = r->cfg;
+	buf_printf(t,
+		   "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n"
+		   "client_query_buffer_limit:%lld\r\nclient_output_buffer_limit:%lld\r\n"
+		   "max_leases_per_session:%lld\r\nmax_waits_per_session:1\r\n"
+		   "pg_max_prepared_statements:%lld\r\npg_max_portals:%lld\r\n"
+		   "protected_mode:%s\r\nauth_timeout_ms:%lld\r\ntimeout_ms:%lld\r\n",
+		   in, out, (long long)cfg->max_query_buffer, (long long)cfg->max_output_buffer,
+		   (long long)cfg->max_leases_per_session, (long long)cfg->max_prepared,
+		   (long long)cfg->max_portals, cfg->protected_mode ? "yes" : "no",
+		   (long long)cfg->auth_timeout_ms, (long long)cfg->timeout_ms);
 }
 
 /* loading:1 while the lock store is not open (commands answer -LOADING). */
@@ -617,10 +640,13 @@ static void info_stats(struct buf *t, void *arg)
 	const struct loop_poll *lp = srv_poll(srv) ? srv_poll(srv) : &off;
 	buf_printf(t,
 		   "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
-		   "rejected_connections:%llu\r\n",
+		   "rejected_connections:%llu\r\nauth_timeout_closed:%llu\r\n"
+		   "idle_timeout_closed:%llu\r\n",
 		   (unsigned long long)srv_connections_received(srv),
 		   (unsigned long long)cmd_dispatched(r->cmds),
-		   (unsigned long long)srv_connections_rejected(srv));
+		   (unsigned long long)srv_connections_rejected(srv),
+		   (unsigned long long)srv_expired(srv, CONN_EXPIRE_AUTH),
+		   (unsigned long long)srv_expired(srv, CONN_EXPIRE_IDLE));
 	buf_printf(t,
 		   "busy_poll_max_us:%lld\r\nbusy_poll_window_us:%lld\r\n"
 		   "busy_poll_hits:%llu\r\neventloop_sleeps:%llu\r\n",

@@ -108,6 +108,13 @@ static void on_close(struct sess *s, void *arg)
 	free(rs);
 }
 
+/* --timeout spares a session that holds a lease (or a lost one to tell) */
+static bool holds(const struct sess *s, void *arg)
+{
+	const struct rl_sess *rs = sess_app(s);
+	return rs != NULL && rs->ls != NULL && lsess_count(rs->ls) > 0;
+}
+
 void rl_keep_ctx(struct sess *s, void *ctx)
 {
 	struct rl_sess *rs = sess_app(s);
@@ -336,7 +343,8 @@ static void info_store(struct buf *text, void *arg)
 
 int rl_register(struct rl_app *app, struct cmd_table *cmds, struct redis *redis)
 {
-	struct sess_hooks hooks = {.on_close = on_close, .on_reset = on_reset, .arg = app};
+	struct sess_hooks hooks = {
+		.on_close = on_close, .on_reset = on_reset, .holds = holds, .arg = app};
 	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
 	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
 	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0 ||

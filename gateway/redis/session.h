@@ -57,6 +57,9 @@ struct sess_hooks {
 	void (*on_open)(struct sess *s, void *arg);
 	void (*on_close)(struct sess *s, void *arg);
 	void (*on_reset)(struct sess *s, void *arg);
+	/* --timeout: true when the session holds something (a lease) that
+	 * an idle client keeps it open for */
+	bool (*holds)(const struct sess *s, void *arg);
 	void *arg;
 };
 
@@ -78,7 +81,8 @@ struct sess {
 	char lib_name[64], lib_ver[64];
 	/* the last command run (CLIENT LIST's cmd=), and its subcommand */
 	const struct cmd_def *last_cmd, *last_sub;
-	void *app; /* the lease commands' per-session state (sess_set_app) */
+	void *app;   /* the lease commands' per-session state (sess_set_app) */
+	bool denied; /* protected mode: refused at its first step */
 	/* a deferred reply's command and where its reply will start in c.out
 	 * (as of c.flushes), to count its outcome at sess_resume */
 	struct cmd_stat *reply_stat;

@@ -83,6 +83,16 @@ enum resp_status resp_parser_feed(struct resp_parser *p, const char *buf, size_t
  * requests (a blank inline line, `*0`, `*-1`) are skipped, as Redis does. */
 enum resp_status resp_parser_next(struct resp_parser *p, struct resp_cmd *out) RESP_WUR;
 
+/* Before authentication, as Redis 7: a multibulk of more than
+ * RESP_UNAUTH_MAX_ARGS arguments ("Protocol error: unauthenticated
+ * multibulk length") or an argument of more than RESP_UNAUTH_MAX_BULK
+ * bytes ("Protocol error: unauthenticated bulk length") is an error. Holds
+ * for the requests parsed from now on (set it before each
+ * resp_parser_next: AUTH changes it between two pipelined requests). */
+#define RESP_UNAUTH_MAX_ARGS 10
+#define RESP_UNAUTH_MAX_BULK 16384
+void resp_parser_set_unauthenticated(struct resp_parser *p, bool unauth);
+
 /* The error message ("Protocol error: invalid bulk length"), or NULL. */
 const char *resp_parser_error(const struct resp_parser *p);
 
