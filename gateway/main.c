@@ -148,6 +148,9 @@ static void on_ready(void *arg, bool ok, const char *msg)
 			cert);
 	}
 	a->ready = true;
+	/* ready for good: the commands need not ask any more */
+	if (a->cmds != NULL)
+		cmd_table_set_gate(a->cmds, NULL, NULL);
 	if (redis_port(a->redis) != 0 || cfg->unixsocket[0])
 		log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
 			LG_VERSION, cfg->bind, redis_port(a->redis),
@@ -404,7 +407,8 @@ int main(int argc, char **argv)
 	/* The protocol ports open now, before the store: a client that comes
 	 * early is told -LOADING (57P03 on PostgreSQL) and why, rather than
 	 * refused; a port taken stops the start at once. */
-	cmd_table_set_gate(cmds, store_ready, &a);
+	if (!a.ready)
+		cmd_table_set_gate(cmds, store_ready, &a);
 	if (a.pg != NULL)
 		pg_fe_set_gate(a.pg, store_ready, &a);
 	if (!redis_listen(a.redis, err, sizeof(err)) ||

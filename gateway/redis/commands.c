@@ -99,22 +99,13 @@ void cmd_table_free(struct cmd_table *t)
 	free(t);
 }
 
-/* The entry of a definition in the table (dispatch found it there). */
-static const struct entry *entry_of(const struct cmd_table *t, const struct cmd_def *d)
-{
-	size_t len = strlen(d->name);
-	for (uint32_t i = name_hash(d->name, len) & (SLOTS - 1);; i = (i + 1) & (SLOTS - 1))
-		if (t->cmds[t->slot[i]].def == d)
-			return &t->cmds[t->slot[i]];
-}
-
 static bool same_name(const char *def, const char *s, size_t len)
 {
 	return strlen(def) == len && strncasecmp(def, s, len) == 0;
 }
 
-const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, size_t len,
-				 void **arg)
+/* The entry of the command name (len bytes, any case), or NULL. */
+static struct entry *find_entry(const struct cmd_table *t, const char *name, size_t len)
 {
 	if (len == 0 || len > MAX_NAME)
 		return NULL;
@@ -122,12 +113,20 @@ const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, si
 		int16_t k = t->slot[i];
 		if (k < 0)
 			return NULL;
-		if (entry_is(&t->cmds[k], name, len)) {
-			if (arg)
-				*arg = t->cmds[k].arg;
-			return t->cmds[k].def;
-		}
+		if (entry_is(&t->cmds[k], name, len))
+			return (struct entry *)&t->cmds[k];
 	}
+}
+
+const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, size_t len,
+				 void **arg)
+{
+	const struct entry *e = find_entry(t, name, len);
+	if (e == NULL)
+		return NULL;
+	if (arg)
+		*arg = e->arg;
+	return e->def;
 }
 
 int cmd_table_add(struct cmd_table *t, const struct cmd_def *defs, size_t n, void *arg)
@@ -366,12 +365,13 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		.out = sess_out(s),
 		.proto = sess_proto(s),
 	};
-	const struct cmd_def *d = cmd_lookup(t, argv[0].p, argv[0].len, &call.arg);
-	if (!d) {
+	struct entry *top = find_entry(t, argv[0].p, argv[0].len);
+	if (top == NULL) {
 		unknown_command(call.out, argc, argv);
 		return;
 	}
-	const struct cmd_def *top = d;
+	const struct cmd_def *d = top->def;
+	call.arg = top->arg;
 	s->last_cmd = d;
 	s->last_sub = NULL;
 	if (!arity_ok(d->arity, argc)) {
@@ -422,7 +422,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 	if ((flags & CMD_AUTHENTICATES) && hold_answer(&call))
 		return;
 	/* the outcome is the first byte of the reply: now, or at sess_resume */
-	struct cmd_stat *stat = &((struct entry *)entry_of(t, top))->stat;
+	struct cmd_stat *stat = &top->stat;
 	size_t at = call.out->len;
 	uint64_t flushes = s->c.flushes;
 	d->fn(&call);
