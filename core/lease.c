@@ -554,9 +554,11 @@ void lt_lease_lose(struct lease *l, enum lt_loss reason)
 
 enum lt_loss lt_lease_refused(struct lease *l, const struct lock_item *item)
 {
-	if (l->loss == LT_HELD)
-		lose(l, refusal_loss(l, item), item);
-	return l->loss;
+	if (l->loss != LT_HELD)
+		return l->loss;
+	enum lt_loss reason = refusal_loss(l, item);
+	lose(l, reason, item); /* its lost callback may free l (an election's does) */
+	return reason;
 }
 
 int64_t lease_detach(struct lease *l)

@@ -218,7 +218,10 @@ static void t_disconnect_across(void **state)
  * a crashed leader after about a lease (the gateway remembers how long it
  * has seen the holder unchanged across campaigns), and its campaigns read:
  * two writes, the first attempt on a lock this replica had not seen and the
- * takeover. */
+ * takeover — three when the takeover's answer comes after its campaign's
+ * WAIT ran out (a slow emulator on a loaded machine): that lease is
+ * released at once and the next campaign writes again. One write per
+ * campaign would be about eight. */
 static void t_sigkill_campaign_loop(void **state)
 {
 	ldh_setup_param(state);
@@ -248,7 +251,7 @@ static void t_sigkill_campaign_loop(void **state)
 	       took, campaigns, writes);
 	assert_true(t2 > t1);
 	assert_true(took < 2 * LEASE_MS + SLACK_MS);
-	assert_int_equal(writes, 2);
+	assert_in_range(writes, 2, 3);
 	redisFree(a);
 	redisFree(b);
 	redisFree(ib);
