@@ -1,7 +1,9 @@
 # leasegate: the one build.
 #   make            build build/leasegate
-#   make run        install missing packages, build, run on the embedded store
-#   make test       install missing packages, build, run unit + integration tests
+#   make run        install what building and running need (./deps.sh run: no
+#                   test servers), build, run on the embedded store
+#   make test       install what the tests need too (./deps.sh test), build, run
+#                   unit + integration tests
 #                   (each under a time limit; ends "N passed, N failed, N skipped")
 #   make check      the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make stress     contention and fault-injection safety checks on the serialized
@@ -13,7 +15,10 @@
 #                   STRESS_SECONDS (60), STRESS_CLIENTS, STRESS_LEASE_MS...
 #   make bench      the benchmarks of bench/
 #   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)
-#   make format     clang-format every source file
+#   make image      the container image with podman (docker/build-image.sh), then
+#                   docker/test-image.sh runs it against moto (root; minutes)
+#   make format     clang-format every source file (.clang-format; idempotent)
+#   make format-check  fail, naming the files, when a file is not formatted (CI)
 #   make clean
 #
 # Sources are found by directory, so a new module is a new .c file:
@@ -50,11 +55,16 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: all deps run test suite unit integration check stress bench fuzz format clean
+.PHONY: format-check all deps deps-run run test suite unit integration check stress bench fuzz image format clean
 all: $(BUILD)/leasegate
 
+# The tests' packages (servers among them: redis-server starts a Redis on
+# 6379 when Debian installs it) for the test targets only.
 deps:
-	@./deps.sh
+	@./deps.sh test
+
+deps-run:
+	@./deps.sh run
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -94,7 +104,7 @@ $(BUILD)/bench/bench_scale: $(BUILD)/obj/bench/bench_scale.o \
 
 $(BUILD)/obj/tests/integration/%.o: CFLAGS += -I/usr/include/postgresql
 
-run: deps all
+run: deps-run all
 	$(BUILD)/leasegate $(ARGS)
 
 unit: all $(UNIT_BIN)
@@ -130,22 +140,49 @@ stress: deps all
 bench: deps all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh
 
-# libFuzzer targets: clang builds each with the library sources, then runs
-# it for FUZZ_SECONDS on its own corpus directory under build/fuzz.
+# libFuzzer targets: clang builds the library once with ASan and UBSan
+# (build/fuzz/obj) and each tests/fuzz/fuzz_*.c against it, then runs each
+# for FUZZ_SECONDS on its corpus: build/fuzz/NAME.corpus (what it finds,
+# kept between runs) seeded from tests/fuzz/corpus/NAME (checked in). A
+# crash stops the run with the input in build/fuzz/crash-*: turn it into a
+# regression test in the unit test of the parser it hit.
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
+FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	       -std=c11 -D_GNU_SOURCE -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+build/fuzz/libleasegate.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libleasegate.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libleasegate.a $(LDLIBS) -o $@
 fuzz: deps
-	@mkdir -p build/fuzz
-	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -I. \
-	    $(shell pkg-config --cflags $(PKGS)) $$f $(LIB_SRC) $(LDLIBS) -o build/fuzz/$$n || exit 1; \
-	  mkdir -p build/fuzz/$$n.corpus; \
-	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) build/fuzz/$$n.corpus || exit 1; done
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@cd build/fuzz && for n in $(notdir $(FUZZ_BIN)); do mkdir -p $$n.corpus; \
+	  seeds=../../tests/fuzz/corpus/$$n; [ -d $$seeds ] || seeds=; \
+	  ./$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$n.corpus \
+	    $$seeds 2>$$n.log || { tail -40 $$n.log; exit 1; }; \
+	  echo "$$n: $$(grep -h stat::number_of_executed_units $$n.log | \
+	    awk '{print $$2}') executions in $(FUZZ_SECONDS) s, no crash"; done
+
+# The image is built from the sources (docker/Dockerfile), not from build/.
+image:
+	@docker/test-image.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+format-check:
+	@bad=$$(for f in $$(git ls-files '*.c' '*.h'); do \
+	  clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
+	if [ -n "$$bad" ]; then echo "not formatted (make format):" $$bad; exit 1; fi; \
+	echo "format-check: $$(git ls-files '*.c' '*.h' | wc -l) files formatted"
+
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj build/fuzz/obj -name '*.d' 2>/dev/null)

@@ -12,6 +12,15 @@
 #   lock cycle           LOCK.ACQUIRE n + LOCK.RELEASE n vs SET n 1 NX PX + DEL n,
 #                        random names, by bench_lockcycle (redis-benchmark
 #                        cannot chain a release to its acquire)
+#   tracing overhead     the lock cycle on leasegate with tracing off (the
+#                        gateway above), on with every trace sampled
+#                        (OTEL_TRACES_SAMPLER=always_on: a Lock.TryAcquire
+#                        and a Lock.Release span per cycle, exported as
+#                        OTLP/HTTP JSON to a local sink that answers 200),
+#                        and on with sampling off (always_off): the cost of
+#                        recording and exporting spans, and of the checks
+#                        alone. Target: sampled >= 0.8 of untraced, unsampled
+#                        >= 0.95.
 #
 # Both servers are started here on free ports, each pinned to CPU 0 and the
 # load generators to CPU 1 when the machine has two CPUs or more, so neither
@@ -32,6 +41,7 @@
 #   CLIENTS   connections (default 50)
 #   CYCLE_SECONDS   duration of each lock-cycle run (default 2)
 #   REPEAT    runs of each measurement, the best one reported (default 3)
+#   TRACING_ONLY=1  only the tracing overhead rows
 set -u
 BUILD=${BUILD:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -134,6 +144,7 @@ row() {
 }
 
 for pl in 1 16; do
+	[ "${TRACING_ONLY:-0}" = 1 ] && break
 	if [ "$pl" = 1 ]; then n=100000; else n=1000000; fi
 	for t in PING_INLINE PING_MBULK; do
 		row "$t (req/s)" "$pl" "$(best $rpid "$rport" "$n" "$pl" "$t" -t "$(echo $t | tr A-Z a-z)")" \
@@ -148,6 +159,47 @@ for pl in 1 16; do
 	row "lock cycle (cycles/s)" "$pl" "$(cycles $rpid "$rport" redis "$pl")" \
 		"$(cycles $lpid "$lport" lock "$pl")" 0.8
 done
+# ---- tracing overhead: the lock cycle untraced, sampled, not sampled ----
+sport=$(free_port)
+$cli_cpu python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers()
+        self.wfile.write(b"{}")
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+' "$sport" >"$work/sink.log" 2>&1 &
+spid=$!
+onport=$(free_port) offport=$(free_port)
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sport OTEL_TRACES_SAMPLER=always_on \
+	OTEL_BSP_SCHEDULE_DELAY=200 OTEL_BSP_MAX_QUEUE_SIZE=65536 \
+	$srv_cpu "$lg_bin" --port "$onport" --pg-port 0 --admin-port 0 --log-level warn \
+	>"$work/traced.log" 2>&1 &
+onpid=$!
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sport OTEL_TRACES_SAMPLER=always_off \
+	$srv_cpu "$lg_bin" --port "$offport" --pg-port 0 --admin-port 0 --log-level warn \
+	>"$work/unsampled.log" 2>&1 &
+offpid=$!
+trap 'kill $rpid $lpid $spid $onpid $offpid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+for p in "$onport" "$offport"; do
+	i=0
+	until [ "$(redis-cli -p "$p" PING 2>/dev/null)" = PONG ]; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && { echo "a traced gateway did not start"; cat "$work"/*.log; exit 2; }
+		sleep 0.05
+	done
+done
+echo "-- tracing overhead (lock cycle, leasegate; ratio to tracing off)"
+printf '%-34s %3s %12s %12s %6s %9s | %-21s %6s\n' "lock cycle ($clients clients)" "-P" "off" \
+	"traced" "ratio" "target" "server CPU us off/on" "cpu x"
+for pl in 1 16; do
+	base=$(cycles $lpid "$lport" lock "$pl")
+	row "sampled (always_on)" "$pl" "$base" "$(cycles $onpid "$onport" lock "$pl")" 0.8
+	row "not sampled (always_off)" "$pl" "$base" "$(cycles $offpid "$offport" lock "$pl")" 0.95
+done
+
 if [ -s "$work/bench.err" ]; then
 	echo "-- load generator messages:"
 	sort "$work/bench.err" | uniq -c | head -20

@@ -23,6 +23,7 @@ struct election {
 	int64_t lease_ms;
 	bool one_term, idle, outage;
 	int64_t outage_start, retries;
+	struct trace_ctx trace_parent;
 	char *holder;
 	char owner[LT_ID_LEN + 1];
 	char name[];
@@ -44,6 +45,7 @@ static void emit(struct election *e, enum obs_event_id id, const char *reason,
 		.token = token,
 		.wait_ms = wait_ms,
 		.retries = e->retries,
+		.ctx = e->arg,
 	};
 	obs_emit(e->t->obs, &ev);
 }
@@ -121,6 +123,8 @@ static void contend(struct election *e)
 		.holder = e->holder,
 		.owner = e->owner,
 		.answered = on_answered,
+		.trace_parent = &e->trace_parent,
+		.span_name = "Leader.Campaign",
 	};
 	e->wait = lt_acquire(e->t, &a, on_acquired, e);
 	if (e->wait == NULL) /* out of memory: try again later */
@@ -152,6 +156,8 @@ struct election *election_start(struct locktable *t, const struct election_args 
 	e->arg = arg;
 	e->lease_ms = args->lease_ms;
 	e->one_term = args->one_term;
+	if (args->trace_parent != NULL)
+		e->trace_parent = *args->trace_parent;
 	store_new_id(e->owner);
 	timer_init(&e->retry, t->clock, retry_due, e);
 	contend(e);

@@ -15,6 +15,7 @@
 #define LG_ELECTION_H
 
 #include "core/locktable.h"
+#include "core/trace.h"
 
 struct election;
 
@@ -34,6 +35,9 @@ struct election_args {
 	int64_t lease_ms;
 	const char *holder; /* NULL = the table's label */
 	bool one_term;	    /* stop after the first lost term */
+	/* the client's trace context of the campaign (NULL: a new trace);
+	 * each acquire of the campaign is a Leader.Campaign span under it */
+	const struct trace_ctx *trace_parent;
 };
 
 /* Starts contending. Returns NULL on bad args (msg says why) or

@@ -46,6 +46,7 @@ static void emit(struct lease *l, enum obs_event_id id, const char *reason,
 		.message = err != NULL ? err->message : NULL,
 		.token = l->token,
 		.wait_ms = wait_ms,
+		.ctx = l->data,
 	};
 	obs_emit(l->t->obs, &ev);
 }
@@ -109,9 +110,33 @@ static void orphan_ops(struct lease *l)
 	}
 }
 
+/* A renewal or release span of the lease: the root of a trace of its
+ * own, linked to the acquire's (a heartbeat outlives its acquire's trace). */
+static struct trace_span *lease_span(struct lease *l, const char *name)
+{
+	struct trace_span *s = trace_start(l->t->tracer, name, TRACE_INTERNAL, NULL);
+	trace_link(s, &l->acq_ctx);
+	trace_str(s, "leasegate.lock.name", l->lock->name);
+	trace_str(s, "db.collection.name", l->t->store->table);
+	trace_int(s, "leasegate.lock.fencing_token", l->token);
+	return s;
+}
+
+/* Ends the span of hb_call, failed with why unless why is NULL. */
+static void end_hb_span(struct lease *l, const char *why)
+{
+	if (l->hb_span == NULL)
+		return;
+	if (why != NULL)
+		trace_fail(l->hb_span, why);
+	trace_end(l->hb_span);
+	l->hb_span = NULL;
+}
+
 static void lease_destroy(struct lease *l)
 {
 	struct lock *lock = l->lock;
+	end_hb_span(l, l->hb_call != NULL ? "cancelled" : NULL);
 	timer_cancel(&l->hb_timer);
 	timer_cancel(&l->end_timer);
 	store_cancel(l->t->store, l->hb_call);
@@ -151,6 +176,8 @@ static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *i
 	timer_cancel(&l->hb_timer);
 	timer_cancel(&l->end_timer);
 	store_cancel(l->t->store, l->hb_call);
+	trace_str(l->hb_span, "leasegate.lock.loss_reason", lt_loss_name(reason));
+	end_hb_span(l, "the lease was lost");
 	l->hb_call = NULL;
 	if (lock->held == l)
 		lock->held = NULL;
@@ -201,6 +228,7 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 			.holder = l->holder,
 			.prev_holder = w->lock->seen != NULL ? w->lock->seen->holder : NULL,
 			.token = l->token,
+			.ctx = l->data,
 		};
 		obs_emit(t->obs, &ev);
 	}
@@ -224,7 +252,7 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 
 /* Sends a renewal with a new rvn; returns the call or NULL. */
 static struct store_call *send_renew(struct lease *l, char *rvn, int64_t *send_ms, store_cb cb,
-				     void *arg)
+				     void *arg, struct trace_span *span)
 {
 	store_new_id(rvn);
 	struct store_req req = {
@@ -235,6 +263,7 @@ static struct store_call *send_renew(struct lease *l, char *rvn, int64_t *send_m
 		.holder = l->holder,
 		.lease_ms = l->lease_ms,
 		.ttl = lt_ttl(l->t),
+		.span = span,
 	};
 	*send_ms = clock_now_ms(l->t->clock);
 	return store_submit(l->t->store, &req, cb, arg);
@@ -281,6 +310,8 @@ static void on_heartbeat(void *arg, const struct store_result *res)
 	struct lt_error err;
 	l->hb_call = NULL;
 	int r = renewal_result(l, l->hb_send_ms, l->hb_rvn, res, &err);
+	trace_bool(l->hb_span, "leasegate.lock.renewed", r == 1);
+	end_hb_span(l, r < 0 ? err.message : r == 0 ? "the lease has ended" : NULL);
 	if (r == 1) {
 		l->retry_ms = 0;
 		schedule_heartbeat(l);
@@ -307,9 +338,12 @@ static void heartbeat(void *arg)
 		lose(l, LT_EXPIRED, NULL);
 		return;
 	}
-	l->hb_call = send_renew(l, l->hb_rvn, &l->hb_send_ms, on_heartbeat, l);
-	if (l->hb_call == NULL) /* out of memory: try again soon */
+	l->hb_span = lease_span(l, "Lock.Renew");
+	l->hb_call = send_renew(l, l->hb_rvn, &l->hb_send_ms, on_heartbeat, l, l->hb_span);
+	if (l->hb_call == NULL) { /* out of memory: try again soon */
+		end_hb_span(l, "out of memory");
 		timer_arm(&l->hb_timer, LT_RENEW_RETRY_FIRST_MS);
+	}
 }
 
 static void op_unlink(struct lt_op *op)
@@ -401,7 +435,7 @@ bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg)
 		timer_arm(&op->timer, 0);
 		return true;
 	}
-	op->call = send_renew(l, op->rvn, &op->send_ms, on_explicit_renew, op);
+	op->call = send_renew(l, op->rvn, &op->send_ms, on_explicit_renew, op, NULL);
 	return op->call != NULL || op_fail(op);
 }
 
@@ -442,6 +476,8 @@ static void on_released(void *arg, const struct store_result *res)
 	void *cb_arg = l->release_arg;
 	l->hb_call = NULL;
 	l->t->releases_in_flight--;
+	end_hb_span(l,
+		    res->status == STORE_OK || res->status == STORE_REFUSED ? NULL : res->message);
 	if (lock->releasing == l)
 		lock->releasing = NULL;
 	if (l->yielding)
@@ -490,6 +526,7 @@ void lease_release(struct lease *l)
 	timer_cancel(&l->hb_timer);
 	timer_cancel(&l->end_timer);
 	store_cancel(l->t->store, l->hb_call);
+	end_hb_span(l, l->hb_call != NULL ? "cancelled by the release" : NULL);
 	l->hb_call = NULL;
 	lock->held = NULL;
 	if (lt_handoff(lock, l)) {
@@ -498,8 +535,12 @@ void lease_release(struct lease *l)
 		return;
 	}
 	l->yielding = lock->yielding; /* released for another replica's turn */
-	struct store_req req = {
-		.op = STORE_RELEASE, .name = lock->name, .owner = l->owner, .ttl = lt_ttl(l->t)};
+	l->hb_span = lease_span(l, "Lock.Release");
+	struct store_req req = {.op = STORE_RELEASE,
+				.name = lock->name,
+				.owner = l->owner,
+				.ttl = lt_ttl(l->t),
+				.span = l->hb_span};
 	l->releasing = true;
 	lock->releasing = l;
 	l->hb_call = store_submit(l->t->store, &req, on_released, l);
@@ -525,9 +566,11 @@ void lt_lease_lose(struct lease *l, enum lt_loss reason)
 
 enum lt_loss lt_lease_refused(struct lease *l, const struct lock_item *item)
 {
-	if (l->loss == LT_HELD)
-		lose(l, refusal_loss(l, item), item);
-	return l->loss;
+	if (l->loss != LT_HELD)
+		return l->loss;
+	enum lt_loss reason = refusal_loss(l, item);
+	lose(l, reason, item); /* its lost callback may free l (an election's does) */
+	return reason;
 }
 
 int64_t lease_detach(struct lease *l)

@@ -114,12 +114,35 @@ static void wait_free(struct lt_wait *w)
 
 /* Ends w with a result. A write still in flight keeps w alive as an orphan
  * whose lease, if the write succeeds, is released at once. */
+/* Ends w's span with the acquire's outcome. */
+static void end_span(struct lt_wait *w, struct lease *lease, const struct lt_error *err)
+{
+	struct trace_span *s = w->span;
+	if (s == NULL)
+		return;
+	w->span = NULL;
+	trace_bool(s, "leasegate.lock.acquired", lease != NULL);
+	if (lease != NULL) {
+		trace_bool(s, "leasegate.lock.takeover", lease->takeover);
+		trace_int(s, "leasegate.lock.fencing_token", lease->token);
+		lease->acq_ctx = trace_ctx_of(s);
+	}
+	if (err != NULL) {
+		trace_str(s, "error.type", err->error_type);
+		trace_fail(s, err->message);
+	} else if (lease == NULL && w->cb == NULL) {
+		trace_fail(s, "cancelled");
+	}
+	trace_end(s);
+}
+
 static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error *err)
 {
 	struct lock *l = w->lock;
 	lt_acquire_cb cb = w->cb;
 	void *arg = w->arg;
 
+	end_span(w, lease, err);
 	dequeue(w);
 	timer_cancel(&w->timer);
 	w->cancelled = true;
@@ -164,6 +187,7 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
 		.waiter = waiter,
 		.lease_ms = w->lease_ms,
 		.ttl = lt_ttl(t),
+		.span = w->span,
 	};
 	w->send_ms = clock_now_ms(t->clock);
 	w->takeover = takeover;
@@ -366,6 +390,7 @@ void lt_poll_due(void *arg)
 		lt_lock_kick(l);
 		return;
 	}
+	req.span = l->wq_head->span; /* a poll is for the queue: its head's */
 	l->poll_call = store_submit(l->t->store, &req, on_poll, l);
 	if (l->poll_call == NULL)
 		fail_oom(l->wq_head);
@@ -493,7 +518,8 @@ bool lt_args_valid(const struct lt_acquire_args *a, char *msg, size_t msglen)
 		return false;
 	}
 	if (a->owner != NULL && !lt_id_ok(a->owner)) {
-		snprintf(msg, msglen, "owner id must be 1 to %d printable ASCII bytes", STORE_ID_MAX);
+		snprintf(msg, msglen, "owner id must be 1 to %d printable ASCII bytes",
+			 STORE_ID_MAX);
 		return false;
 	}
 	if (a->timeout_ms < 0) {
@@ -534,6 +560,13 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 	timer_init(&w->timer, t->clock, wait_timer, w);
 	l->refs++;
 	t->nwaits++;
+	w->span = trace_start(t->tracer,
+			      a->span_name != NULL ? a->span_name
+			      : a->wait		   ? "Lock.Acquire"
+						   : "Lock.TryAcquire",
+			      TRACE_INTERNAL, a->trace_parent);
+	trace_str(w->span, "leasegate.lock.name", l->name);
+	trace_str(w->span, "db.collection.name", t->store->table);
 
 	bool ok = true;
 	if (l->held != NULL && !a->wait) {
@@ -554,7 +587,7 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 				ok = send_write(w, NULL, false);
 		}
 	} else if (l->seen != NULL) {
-		struct store_req req = {.op = STORE_READ, .name = l->name};
+		struct store_req req = {.op = STORE_READ, .name = l->name, .span = w->span};
 		w->call = store_submit(t->store, &req, on_try_read, w);
 		ok = w->call != NULL;
 	} else {
@@ -562,10 +595,16 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 	}
 	if (!ok) {
 		dequeue(w);
+		trace_end(w->span);
 		wait_free(w);
 		return NULL;
 	}
 	return w;
+}
+
+void lt_set_tracer(struct locktable *t, struct tracer *tracer)
+{
+	t->tracer = tracer;
 }
 
 /* The holder's turn has lasted long enough to yield: half a poll interval

@@ -1,6 +1,6 @@
 /*
  * locktable: leases on named locks of one table, with the semantics of
- * shared/reference/lease-semantics.md, on any struct store.
+ * docs/lease-rules.md, on any struct store.
  *
  * One locktable per table per process: it remembers the holders it has seen
  * (a takeover depends on that) and keeps local contention local — while a
@@ -71,6 +71,11 @@ struct lt_acquire_args {
 	/* Called each time the store answers this acquire without an error
 	 * (the lock found free or held); may be NULL. */
 	void (*answered)(void *arg);
+	/* Tracing (core/trace.h): the client's context the acquire's span is
+	 * a child of (NULL or invalid: a new trace), and the span's name
+	 * (NULL: Lock.Acquire when wait, else Lock.TryAcquire). */
+	const struct trace_ctx *trace_parent;
+	const char *span_name;
 };
 
 /* The result of an acquire: lease != NULL (now owned by the callee: release
@@ -86,6 +91,16 @@ typedef void (*lt_renew_cb)(void *arg, int renewed, const struct lt_error *err);
  * outlive the locktable. */
 struct locktable *lt_new(struct clock *clock, struct store *store, struct obs *obs,
 			 const struct lt_options *opts);
+
+/* Records spans of acquires (Lock.Acquire, Lock.TryAcquire), renewals
+ * (Lock.Renew, each the root of its trace, linked to its acquire) and
+ * releases (Lock.Release, linked too), with their store requests as
+ * children, to tracer (NULL: none; it must outlive t). Attributes:
+ * leasegate.lock.name, db.collection.name; an acquire's
+ * leasegate.lock.acquired, leasegate.lock.takeover and
+ * leasegate.lock.fencing_token. */
+struct tracer;
+void lt_set_tracer(struct locktable *t, struct tracer *tracer);
 
 /* Frees t. Every lease must have been released and every wait cancelled;
  * releases still in flight are dropped. */

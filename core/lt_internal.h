@@ -8,6 +8,7 @@
 
 #include "core/locktable.h"
 #include "core/pool.h"
+#include "core/trace.h"
 
 #define LT_ID_LEN 32
 
@@ -62,10 +63,10 @@ struct lock {
 	int64_t elsewhere_since;     /* ... since this answer (monotonic ms) */
 	int64_t ann_ms;		     /* the poll interval we announced */
 	/* Holding side: */
-	bool yield;	     /* another replica's announcement seen while held */
-	bool yielding;	     /* released to the store for it, answer pending */
-	unsigned round_left; /* local hand-offs still due before yielding */
-	int64_t turn_start;  /* when the lock came to this replica from the store */
+	bool yield;		 /* another replica's announcement seen while held */
+	bool yielding;		 /* released to the store for it, answer pending */
+	unsigned round_left;	 /* local hand-offs still due before yielding */
+	int64_t turn_start;	 /* when the lock came to this replica from the store */
 	char ann[LT_ID_LEN + 1]; /* our announcement's id, "" when none */
 	char name[];
 };
@@ -81,13 +82,14 @@ struct lt_wait {
 	void *arg;
 	void (*answered)(void *arg);
 	int64_t lease_ms;
-	char *holder; /* t->holder_label (shared) or a copy of its own */
+	char *holder;	    /* t->holder_label (shared) or a copy of its own */
 	struct timer timer; /* timeout, or a deferred refusal */
 	struct store_call *call;
 	bool call_is_write;
 	int64_t send_ms;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
+	struct trace_span *span; /* Lock.Acquire / Lock.TryAcquire / Leader.Campaign */
 };
 
 struct lt_op; /* an explicit renew or a fencing check in flight */
@@ -112,6 +114,8 @@ struct lease {
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
 	char hb_rvn[LT_ID_LEN + 1];
+	struct trace_ctx acq_ctx;   /* its acquire's span: renewals link to it */
+	struct trace_span *hb_span; /* the Lock.Renew or Lock.Release of hb_call */
 };
 
 struct locktable {
@@ -126,11 +130,12 @@ struct locktable {
 	struct seen *lru_head, *lru_tail; /* most recently seen first */
 	struct lease *leases;
 	struct lt_hook *hooks;
-	struct lt_op *orphans; /* ops of released leases, answering 0 */
+	struct lt_op *orphans;	 /* ops of released leases, answering 0 */
 	struct foreign *foreign; /* lt_foreign requests in flight */
 	struct lt_scan *scans;	 /* lt_scan pages in flight */
 	struct lt_tx *txs;	 /* lt_transact calls in flight */
 	uint64_t nleases, nwaits, releases_in_flight;
+	struct tracer *tracer; /* NULL: no spans (lt_set_tracer) */
 };
 
 /* lt_lock.c: the hash table of locks, the holders seen, shared helpers */

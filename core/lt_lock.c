@@ -253,4 +253,3 @@ void lt_fire_refusal(struct lock *l)
 		p = &l->t->hooks; /* the callback may have changed the list */
 	}
 }
-

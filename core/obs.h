@@ -41,6 +41,9 @@ struct obs_event {
 	int64_t token;		 /* fencing token, 0 when none */
 	int64_t wait_ms;	 /* 42: delay before the next try; 49: outage length */
 	int64_t retries;	 /* 49: retries during the outage */
+	/* the lease's data (lease_set_data) or the election's arg: whose lease
+	 * or term it is, for the gateway to name the session; may be NULL */
+	const void *ctx;
 };
 
 /* A counter split by a short static label (an error type, a reason). */

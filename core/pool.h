@@ -21,7 +21,12 @@ struct pool {
 	void *free;   /* the list, linked through each block's first bytes */
 };
 
-#define POOL_INIT(block_size, max_blocks) {(block_size), (max_blocks), 0, NULL}
+/* clang-format off: clang-format 14 spreads a braced macro over four lines */
+#define POOL_INIT(block_size, max_blocks)                                                          \
+	{                                                                                          \
+		(block_size), (max_blocks), 0, NULL                                                \
+	}
+/* clang-format on */
 
 /* Returns n zeroed bytes (n >= sizeof(void *)), or NULL on out-of-memory. */
 void *pool_get(struct pool *p, size_t n) __attribute__((warn_unused_result));

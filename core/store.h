@@ -2,7 +2,7 @@
  * store: the item operations the lease core needs, asynchronous.
  *
  * A store keeps one item per lock, at the key LOCK#<name> (sort key LOCK
- * when the table has one), in the format of shared/DESIGN.md. The core
+ * when the table has one), in the format of docs/lease-rules.md. The core
  * submits a struct store_req; the store completes it later, always through
  * the callback and never inside store_submit(), on the one event loop.
  *
@@ -129,6 +129,11 @@ struct store_req {
 	int64_t token;	      /* CHECK: fencing token; RELEASE: freed (0: none) */
 	bool forced;	      /* RELEASE with .token: freedBy "force" */
 	bool unconditional;   /* ACQUIRE/RELEASE for the testing helpers */
+	/* the span of the lock operation this request is for (core/trace.h):
+	 * a store that sends requests records each as a child span; NULL:
+	 * untraced. Valid during store_submit() only: a store copies what it
+	 * keeps. */
+	struct trace_span *span;
 };
 
 struct store_result {

@@ -6,6 +6,7 @@
  */
 #include "gateway/admin.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "gateway/config.h"
 #include "gateway/conn/conn.h"
 #include "gateway/conn/server.h"
+#include "gateway/log.h"
 
 #define ADMIN_MAX_HEAD	8192
 #define ADMIN_TIMEOUT_S 10
@@ -71,7 +73,7 @@ static void healthz(struct admin *ad, struct aconn *a)
 static void readyz(struct admin *ad, struct aconn *a)
 {
 	const char *why = "not ready";
-	char body[256];
+	char body[2048];
 	if (ad->ops.ready(ad->ops.arg, &why)) {
 		text(a, 200, "OK", "ready\n");
 		return;
@@ -159,6 +161,9 @@ static bool a_open(struct conn *c)
 {
 	struct aconn *a = (struct aconn *)c;
 	struct timeval tv = {ADMIN_TIMEOUT_S, 0};
+	/* no login here: --auth-timeout is not for the admin port (its own
+	 * request timeout is) */
+	c->authenticated = true;
 	buf_init(&a->head, ADMIN_MAX_HEAD);
 	a->timeout = evtimer_new(srv_base(c->srv), on_timeout, a);
 	return a->timeout != NULL && event_add(a->timeout, &tv) == 0;
@@ -219,13 +224,33 @@ struct admin *admin_new(struct event_base *base, const struct cfg *cfg, const st
 		.free = a_free,
 		.refusal = ADMIN_REFUSAL,
 	};
-	if (!srv_listen_tcp(ad->srv, cfg->bind, cfg->admin_port, &ad->proto, why, sizeof(why))) {
-		snprintf(err, errlen, "bad value for --admin-port: %s (0 turns the admin port off)",
+	bool ok = srv_listen_tcp(ad->srv, cfg->bind, cfg->admin_port, &ad->proto, why, sizeof(why));
+	if (!ok && errno == EADDRINUSE && !cfg_given(cfg, "admin-port")) {
+		/* the default port, held by another gateway of this machine, say:
+		 * a free port instead, named in the log, rather than no start */
+		ok = srv_listen_tcp(ad->srv, cfg->bind, 0, &ad->proto, why, sizeof(why));
+		if (ok)
+			log_msg(LOG_LVL_WARN,
+				"the default admin port %lld is in use (another leasegate on this "
+				"machine?): admin HTTP on %s:%d instead; give --admin-port to "
+				"choose "
+				"one",
+				(long long)cfg->admin_port, cfg->bind, admin_port(ad));
+	}
+	if (!ok) {
+		snprintf(err, errlen,
+			 "bad value for --admin-port: %s (another process has it? choose another "
+			 "--admin-port, or 0 to turn the admin port off)",
 			 why);
 		admin_free(ad);
 		return NULL;
 	}
 	return ad;
+}
+
+int admin_port(const struct admin *ad)
+{
+	return srv_port(ad->srv, &ad->proto);
 }
 
 void admin_free(struct admin *ad)

@@ -46,10 +46,15 @@ struct admin;
 
 /* Listens on cfg's bind:admin-port (> 0), taking at most
  * cfg->admin_maxclients connections at once. NULL with a message in err
- * when it cannot (the address taken, out of memory). ops is copied; cfg
- * must outlive the admin port. */
+ * when it cannot (the address taken, out of memory). When the port is
+ * the default one (--admin-port not given) and another process holds it,
+ * a free port is taken instead, with a warning naming it (admin_port()).
+ * ops is copied; cfg must outlive the admin port. */
 struct admin *admin_new(struct event_base *base, const struct cfg *cfg, const struct admin_ops *ops,
 			char *err, size_t errlen) __attribute__((warn_unused_result));
+
+/* The port the admin HTTP server listens on. */
+int admin_port(const struct admin *ad);
 
 void admin_free(struct admin *a);
 

@@ -10,11 +10,15 @@
 #include "core/dynamodb/creds.h"
 #include "core/dynamodb/store_dynamodb.h"
 #include "core/store_memory.h"
+#include "gateway/events.h"
 #include "gateway/log.h"
 #include "gateway/metrics.h"
 #include "gateway/metrics_pool.h"
 
-#define OPEN_RETRY_MS 2000
+/* A store that cannot be opened yet (no credentials, DynamoDB down) is
+ * tried again after OPEN_RETRY_MIN_MS, doubling up to OPEN_RETRY_MAX_MS. */
+#define OPEN_RETRY_MIN_MS 1000
+#define OPEN_RETRY_MAX_MS 60000
 
 static const enum log_level obs_to_log[] = {
 	[OBS_DEBUG] = LOG_LVL_DEBUG,
@@ -23,60 +27,18 @@ static const enum log_level obs_to_log[] = {
 	[OBS_ERROR] = LOG_LVL_ERROR,
 };
 
-/* What each event says in words; the fields follow as key=value. */
-static const char *const event_text[OBS_EVENT_COUNT] = {
-	"lease lost",
-	"lock taken over from a holder that stopped renewing it",
-	"renewal failed; trying again",
-	"release failed; the lock is free once its lease runs out",
-	"acquire of a leader election failed; contending again",
-	"this process leads",
-	"this process no longer leads",
-	"the work of the leader failed after its lease was lost",
-	"the work of the leader failed after a cancel",
-	"contending works again",
-};
-
-static void add(char *buf, size_t n, size_t *len, const char *key, const char *val)
-{
-	if (val == NULL || *len >= n)
-		return;
-	*len += (size_t)snprintf(buf + *len, n - *len, " %s=%s", key, val);
-}
-
-/* One log line per core event: id, words, then lock, table, labels... */
+/* One log line per core event (gateway/events), naming the session. */
 static void log_event(void *ctx, const struct obs_event *ev)
 {
+	struct backend *b = ctx;
 	enum log_level lvl = obs_to_log[ev->level];
 	if (!log_enabled(lvl))
 		return;
-	char buf[1024], num[32];
-	size_t len = 0;
-	unsigned i = (unsigned)ev->id - OBS_FIRST_ID;
-	len += (size_t)snprintf(buf, sizeof(buf), "event=%d %s:", (int)ev->id,
-				i < OBS_EVENT_COUNT ? event_text[i] : "?");
-	add(buf, sizeof(buf), &len, "lock", ev->lock);
-	add(buf, sizeof(buf), &len, "table", ev->table);
-	add(buf, sizeof(buf), &len, "holder", ev->holder);
-	add(buf, sizeof(buf), &len, "previous_holder", ev->prev_holder);
-	add(buf, sizeof(buf), &len, "reason", ev->reason);
-	if (ev->token > 0) {
-		snprintf(num, sizeof(num), "%lld", (long long)ev->token);
-		add(buf, sizeof(buf), &len, "token", num);
-	}
-	add(buf, sizeof(buf), &len, "error_type", ev->error_type);
-	if (ev->id == OBS_RENEW_RETRY || ev->id == OBS_CONTEND_FAILED) {
-		snprintf(num, sizeof(num), "%lldms", (long long)ev->wait_ms);
-		add(buf, sizeof(buf), &len, "retry_in", num);
-	}
-	if (ev->id == OBS_CONTEND_RECOVERED) {
-		snprintf(num, sizeof(num), "%lldms", (long long)ev->wait_ms);
-		add(buf, sizeof(buf), &len, "outage", num);
-		snprintf(num, sizeof(num), "%lld", (long long)ev->retries);
-		add(buf, sizeof(buf), &len, "retries", num);
-	}
-	add(buf, sizeof(buf), &len, "error", ev->message);
-	log_msg(lvl, "%s", buf);
+	struct ls_who who;
+	bool known = b->who != NULL && b->who(ev->ctx, &who);
+	struct event_line line;
+	events_describe(ev, known ? &who : NULL, &line);
+	log_fields(lvl, line.f, line.n, "%s", line.msg);
 }
 
 static const struct aws_credentials *current_creds(void *arg)
@@ -103,19 +65,44 @@ static bool make_locktable(struct backend *b, char *err, size_t errlen)
 
 static void open_store(struct backend *b);
 
+/* Why the store is not open yet, for the log and /readyz: with missing
+ * credentials, the sources of the chain tried and what to do. */
+static void not_ready(struct backend *b, const struct store_result *res)
+{
+	const char *type = res->error_type ? res->error_type : "transient";
+	if (strcmp(type, "CredentialsNotAvailable") == 0 && b->creds != NULL) {
+		char chain[CREDS_ERR_MAX + 512];
+		creds_describe_chain(b->creds, chain, sizeof(chain));
+		snprintf(b->not_ready, sizeof(b->not_ready),
+			 "DynamoDB table %s not reachable yet: no AWS credentials. Tried in order: "
+			 "%s. Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE to a "
+			 "profile with keys",
+			 b->cfg->table, chain);
+		return;
+	}
+	snprintf(b->not_ready, sizeof(b->not_ready), "DynamoDB table %s not reachable yet (%s: %s)",
+		 b->cfg->table, type, res->message);
+}
+
 static void opened(void *arg, const struct store_result *res)
 {
 	struct backend *b = arg;
 	char msg[STORE_MSG_MAX + 640];
 	switch (res->status) {
 	case STORE_OK:
+		b->not_ready[0] = '\0';
 		b->ready(b->ready_arg, true, NULL);
 		return;
 	case STORE_TRANSIENT:
-		log_msg(LOG_LVL_WARN, "DynamoDB table %s not reachable yet (%s: %s); retrying",
-			b->cfg->table, res->error_type ? res->error_type : "transient",
-			res->message);
-		timer_arm(&b->retry, OPEN_RETRY_MS);
+		b->open_retry_ms = b->open_retry_ms == 0 ? OPEN_RETRY_MIN_MS
+				   : b->open_retry_ms * 2 > OPEN_RETRY_MAX_MS
+					   ? OPEN_RETRY_MAX_MS
+					   : b->open_retry_ms * 2;
+		not_ready(b, res);
+		log_msg(LOG_LVL_WARN, "%s; trying again in %lld s (backoff up to %d s)",
+			b->not_ready, (long long)(b->open_retry_ms / 1000),
+			OPEN_RETRY_MAX_MS / 1000);
+		timer_arm(&b->retry, b->open_retry_ms);
 		return;
 	case STORE_NO_TABLE:
 		snprintf(msg, sizeof(msg),
@@ -132,7 +119,7 @@ static void opened(void *arg, const struct store_result *res)
 static void open_store(struct backend *b)
 {
 	if (!store_dynamodb_open(b->store, opened, b))
-		timer_arm(&b->retry, OPEN_RETRY_MS);
+		timer_arm(&b->retry, OPEN_RETRY_MIN_MS);
 }
 
 static void retry_open(void *arg)
@@ -149,12 +136,20 @@ static void ready_embedded(void *arg)
 static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 {
 	const struct cfg *cfg = b->cfg;
-	char cerr[256], derr[STORE_DDB_ERR_MAX];
+	char cerr[CREDS_ERR_MAX], derr[STORE_DDB_ERR_MAX];
 	if (cfg->region[0] != '\0')
 		snprintf(b->region, sizeof(b->region), "%s", cfg->region);
 	else if (!creds_region(NULL, NULL, b->region, sizeof(b->region))) {
-		snprintf(err, errlen,
-			 "--table needs a region: set --region, AWS_REGION or AWS_DEFAULT_REGION");
+		/* a broken credential setup (AWS_PROFILE=nosuch) is the cause to
+		 * report, before the region it would have given */
+		struct creds_options probe = {0};
+		struct creds *c = creds_new(b->base, b->clock, &probe, cerr, sizeof(cerr));
+		if (c != NULL)
+			creds_free(c);
+		snprintf(err, errlen, "%s%s", c == NULL ? "credentials: " : "",
+			 c == NULL ? cerr
+				   : "--table needs a region: set --region, AWS_REGION or "
+				     "AWS_DEFAULT_REGION");
 		return false;
 	}
 	struct creds_options co = {.region = b->region};
@@ -182,6 +177,14 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 		return false;
 	}
 	b->kind = "dynamodb";
+	if (dc.endpoint != NULL)
+		snprintf(b->endpoint, sizeof(b->endpoint), "%s", dc.endpoint);
+	else
+		store_dynamodb_endpoint(b->region, b->endpoint, sizeof(b->endpoint));
+	snprintf(b->not_ready, sizeof(b->not_ready),
+		 "opening DynamoDB table %s at %s (credentials: %s)", cfg->table, b->endpoint,
+		 creds_source_name(creds_source(b->creds)));
+	log_msg(LOG_LVL_INFO, "%s", b->not_ready);
 	if (!make_locktable(b, err, errlen))
 		return false;
 	open_store(b);
@@ -198,6 +201,7 @@ bool backend_open(struct backend *b, struct event_base *base, const struct cfg *
 	b->ready = ready;
 	b->ready_arg = arg;
 	b->obs.sink = log_event;
+	b->obs.ctx = b;
 	b->clock = clock_real_new(base);
 	if (b->clock == NULL) {
 		snprintf(err, errlen, "out of memory");

@@ -5,8 +5,11 @@
  *
  * Opening DynamoDB is asynchronous (DescribeTable, and CreateTable with
  * --create-table); ready() says when the gateway may take clients.
- * Transient failures of the open are retried every few seconds; a missing
- * table or a permission error ends it with a clear message.
+ * Transient failures of the open are retried after 1 s, doubling up to
+ * 60 s, each logged with its cause (for missing credentials, the sources
+ * of the chain tried and what each lacked), which not_ready keeps for
+ * /readyz; a missing table or a permission error ends it with a clear
+ * message.
  */
 #ifndef LG_BACKEND_H
 #define LG_BACKEND_H
@@ -22,6 +25,7 @@
 
 struct event_base;
 struct creds;
+struct ls_who;
 
 struct backend {
 	struct event_base *base;
@@ -36,6 +40,12 @@ struct backend {
 	void (*ready)(void *arg, bool ok, const char *msg);
 	void *ready_arg;
 	char region[64];
+	char endpoint[512];    /* DynamoDB's URL; "" on the embedded store */
+	char not_ready[1536];  /* why the store is not open yet; "" once it is */
+	int64_t open_retry_ms; /* the open's current backoff */
+	/* names the session of an event's ctx for its log line (lsvc_who);
+	 * NULL: the lines name no session */
+	bool (*who)(const void *ctx, struct ls_who *who);
 };
 
 /* Builds the backend of cfg and starts opening its store; ready(arg, ok,

@@ -13,9 +13,15 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-enum opt_type { T_STR, T_INT, T_DURATION, T_SIZE, T_BOOL, T_ENUM };
+#include <netdb.h>
+#include <sys/socket.h>
+
+/* T_SECONDS: a duration whose bare number is seconds (Redis's `timeout 300`);
+ * T_MODE: file permission bits in octal, as Redis's unixsocketperm. */
+enum opt_type { T_STR, T_INT, T_DURATION, T_SIZE, T_BOOL, T_ENUM, T_SECONDS, T_MODE };
 
 struct option_def {
 	const char *name;
@@ -26,6 +32,7 @@ struct option_def {
 	long long min, max;	    /* numbers: range; T_STR: length range */
 	const char *const *choices; /* T_ENUM: index = value */
 	const char *help;
+	const char *no_default; /* --help's words for an empty default */
 };
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
@@ -38,6 +45,9 @@ static const char *const pg_tlss[] = {"off", "optional", "required", NULL};
 #define STR(f)	  T_STR, offsetof(struct cfg, f), sizeof(((struct cfg *)0)->f)
 #define NUM(t, f) t, offsetof(struct cfg, f), 0
 
+/* Only options with no default value give no_default (the last field). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct option_def options[] = {
 	{"bind", STR(bind), "127.0.0.1", 1, 255, NULL, "address of every listener"},
 	{"port", NUM(T_INT, port), "6379", 0, 65535, NULL, "Redis protocol port, 0 = off"},
@@ -55,15 +65,16 @@ static const struct option_def options[] = {
 	 "(cleartext); trust: no password asked"},
 	{"admin-port", NUM(T_INT, admin_port), "9464", 0, 65535, NULL,
 	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off"},
-	{"table", STR(table), NULL, 0, 255, NULL,
-	 "DynamoDB table of the locks (none: the embedded store)"},
-	{"partition-key", STR(partition_key), NULL, 0, 255, NULL,
-	 "partition key attribute (default: from DescribeTable)"},
-	{"sort-key", STR(sort_key), NULL, 0, 255, NULL,
-	 "sort key attribute (default: from DescribeTable)"},
-	{"region", STR(region), NULL, 0, 63, NULL, "AWS region (default: AWS conventions)"},
-	{"endpoint", STR(endpoint), NULL, 0, 511, NULL,
-	 "DynamoDB endpoint URL (default: AWS conventions)"},
+	{"table", STR(table), NULL, 0, 255, NULL, "DynamoDB table of the locks",
+	 "none: the embedded store"},
+	{"partition-key", STR(partition_key), NULL, 0, 255, NULL, "partition key attribute",
+	 "from DescribeTable"},
+	{"sort-key", STR(sort_key), NULL, 0, 255, NULL, "sort key attribute", "from DescribeTable"},
+	{"region", STR(region), NULL, 0, 63, NULL, "AWS region",
+	 "AWS_REGION, AWS_DEFAULT_REGION, then the profile's region"},
+	{"endpoint", STR(endpoint), NULL, 0, 511, NULL, "DynamoDB endpoint URL",
+	 "AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, else "
+	 "https://dynamodb.<region>.amazonaws.com"},
 	{"create-table", NUM(T_BOOL, create_table), "no", 0, 1, NULL,
 	 "create the table if it is missing"},
 	{"ddb-max-in-flight", NUM(T_INT, ddb_max_in_flight), "256", 1, 4096, NULL,
@@ -72,9 +83,9 @@ static const struct option_def options[] = {
 	 "is answered TRYAGAIN. 256 carries 100,000 leases of 30 s at 10 ms per request "
 	 "(README, Sizing a replica)"},
 	{"holder-label", STR(holder_label), NULL, 0, 256, NULL,
-	 "written as `holder`, 1-256 characters (default: host name)"},
-	{"ttl-attribute", STR(ttl_attribute), NULL, 0, 255, NULL,
-	 "TTL attribute of lock items (default: off)"},
+	 "written as `holder`, 1-256 characters", "the host name"},
+	{"ttl-attribute", STR(ttl_attribute), NULL, 0, 255, NULL, "TTL attribute of lock items",
+	 "off"},
 	{"ttl-retention", NUM(T_DURATION, ttl_retention_ms), "30d", DAY_MS, 3650 * DAY_MS, NULL,
 	 "lock item expiry after the last write, >= 1d"},
 	{"memory-retention", NUM(T_DURATION, memory_retention_ms), "1h", 0, 3650 * DAY_MS, NULL,
@@ -87,7 +98,16 @@ static const struct option_def options[] = {
 	{"max-lease", NUM(T_DURATION, max_lease_ms), "1d", 1000, DAY_MS, NULL,
 	 "longest lease a client may ask for"},
 	{"requirepass", STR(requirepass), NULL, 0, 511, NULL,
-	 "password clients must give with AUTH (default: none)"},
+	 "password clients must give with AUTH", "none"},
+	/* users and ACLs (gateway/conn/acl.h, auth.h) */
+	{"aclfile", STR(aclfile), NULL, 0, 511, NULL,
+	 "users and their rules, one `user NAME rules...` a line in Redis's ACL syntax, for "
+	 "both protocols (re-read on SIGHUP and ACL LOAD; refused when it holds passwords and "
+	 "group or others may read it)",
+	 "none: one user, with --requirepass"},
+	{"auth-max-delay", NUM(T_DURATION, auth_max_delay_ms), "5s", 0, 60000, NULL,
+	 "after failed logins from an address, its next attempts are answered 100ms late, "
+	 "doubling per failure up to this, until a success (0: off)"},
 	{"maxclients", NUM(T_INT, maxclients), "10000", 1, 1000000, NULL,
 	 "most client connections at once, every protocol port together (lowered at "
 	 "start to what the open-files limit allows, with a warning)"},
@@ -103,8 +123,8 @@ static const struct option_def options[] = {
 	{"log-level", NUM(T_ENUM, log_level), "info", 0, 0, log_levels,
 	 "debug, info, warn or error"},
 	{"log-format", NUM(T_ENUM, log_format), "text", 0, 0, log_formats, "text or json"},
-	{"log-file", STR(log_file), NULL, 0, 511, NULL,
-	 "log to this file (reopened on SIGHUP; default: stderr)"},
+	{"log-file", STR(log_file), NULL, 0, 511, NULL, "log to this file (reopened on SIGHUP)",
+	 "stderr"},
 	{"max-query-buffer", NUM(T_SIZE, max_query_buffer), "1mb", 1024, 1LL << 30, NULL,
 	 "bytes a client may have sent and not yet had parsed"},
 	{"max-args", NUM(T_INT, max_args), "1024", 1, 1 << 20, NULL, "arguments of one command"},
@@ -119,7 +139,8 @@ static const struct option_def options[] = {
 	 "leases one connection may hold"},
 	{"fenced-tables", STR(fenced_tables), NULL, 0, 4095, NULL,
 	 "DynamoDB tables LOCK.TRANSACT, LEADER.TRANSACT and leasegate.transact() may "
-	 "write, comma-separated (default: none, fenced writes off)"},
+	 "write, comma-separated",
+	 "none, fenced writes off"},
 	{"config", STR(config_file), NULL, 0, 511, NULL, "read options from this file first"},
 	/* TLS, named as in redis.conf */
 	{"tls-port", NUM(T_INT, tls_port), "0", 0, 65535, NULL,
@@ -139,15 +160,36 @@ static const struct option_def options[] = {
 	{"tls-protocols", STR(tls_protocols), "TLSv1.2 TLSv1.3", 1, 127, NULL,
 	 "TLS versions accepted, among TLSv1 TLSv1.1 TLSv1.2 TLSv1.3"},
 	{"tls-ciphers", STR(tls_ciphers), NULL, 0, 511, NULL,
-	 "TLSv1.2 and older cipher list, OpenSSL syntax (default: OpenSSL's)"},
+	 "TLSv1.2 and older cipher list, OpenSSL syntax", "OpenSSL's"},
 	{"tls-ciphersuites", STR(tls_ciphersuites), NULL, 0, 511, NULL,
-	 "TLSv1.3 ciphersuites, OpenSSL syntax (default: OpenSSL's)"},
+	 "TLSv1.3 ciphersuites, OpenSSL syntax", "OpenSSL's"},
 	{"pg-tls", NUM(T_ENUM, pg_tls), "optional", 0, 0, pg_tlss,
 	 "PostgreSQL port, once a certificate is configured: optional (SSLRequest answered S), "
 	 "required (plaintext sessions refused, 28000), off (answered N)"},
+	/* hostile clients: protected mode, timeouts, per-session bounds, the
+	 * Unix socket's permissions (as redis.conf names those it has) */
+	{"protected-mode", NUM(T_BOOL, protected_mode), "yes", 0, 1, NULL,
+	 "as Redis: while a port lets clients in without a password (Redis: no --requirepass "
+	 "or ACL password; PostgreSQL: trust), only loopback and Unix socket clients are "
+	 "served on it; others get an error saying how to change that"},
+	{"unixsocketperm", NUM(T_MODE, unixsocketperm), "770", 0, 0777, NULL,
+	 "permissions of the --unixsocket file, octal (owner and group: grant access by "
+	 "group, e.g. Kubernetes fsGroup; never to others by default)"},
+	{"auth-timeout", NUM(T_DURATION, auth_timeout_ms), "10s", 0, 3600000, NULL,
+	 "a connection that has not authenticated this long after it came (Redis, when a "
+	 "password is needed; PostgreSQL: its whole startup) is closed (0: off)"},
+	{"timeout", NUM(T_SECONDS, timeout_ms), "0", 0, 3650 * DAY_MS, NULL,
+	 "as Redis: close a client idle this long (a bare number is seconds), unless it holds "
+	 "a lease or waits for one (0: off)"},
+	{"max-prepared-statements", NUM(T_INT, max_prepared), "1000", 1, 1000000, NULL,
+	 "PostgreSQL: named prepared statements of one session (Parse past it: 54000)"},
+	{"max-portals", NUM(T_INT, max_portals), "1000", 1, 1000000, NULL,
+	 "PostgreSQL: named portals of one session (Bind past it: 54000)"},
 };
+#pragma GCC diagnostic pop
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+_Static_assert(N_OPTIONS <= sizeof(((struct cfg *)0)->given), "cfg.given too small");
 
 static const struct option_def *find_option(const char *name, size_t len)
 {
@@ -257,12 +299,41 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A number of o's type as a value would be written: "1s", "64kb", "10". */
+static void format_value(const struct option_def *o, long long v, char *out, size_t len)
+{
+	bool duration = o->type == T_DURATION || o->type == T_SECONDS; /* both held in ms */
+	const struct unit *u = duration ? duration_units : size_units;
+	size_t n = duration ? sizeof(duration_units) / sizeof(duration_units[0])
+			    : sizeof(size_units) / sizeof(size_units[0]);
+	const char *best = "";
+	long long factor = 1;
+	if (o->type == T_MODE) {
+		snprintf(out, len, "%04llo", v);
+		return;
+	}
+	if (duration || o->type == T_SIZE)
+		for (size_t i = 0; i < n; i++)
+			/* the largest exact unit; sizes in powers of 1024 */
+			if (u[i].factor > factor && v % u[i].factor == 0 && v != 0 &&
+			    (duration || strchr(u[i].suffix, 'b'))) {
+				best = u[i].suffix;
+				factor = u[i].factor;
+			}
+	if (duration && factor == 1)
+		best = "ms";
+	snprintf(out, len, "%lld%s", v / factor, best);
+}
+
 /* Sets option o from text v; `from` names the source for the message. */
 static bool apply(struct cfg *c, const struct option_def *o, const char *v, const char *from,
 		  char *err, size_t errlen)
 {
 	char *field = (char *)c + o->offset;
 	int64_t n = 0;
+	size_t idx = (size_t)(o - options);
+	if (strcmp(from, "default") != 0 && idx < sizeof(c->given))
+		c->given[idx] = 1;
 	bool ok = true;
 	const char *want = NULL;
 	char choices[128] = "one of:";
@@ -310,16 +381,36 @@ static bool apply(struct cfg *c, const struct option_def *o, const char *v, cons
 		ok = cfg_parse_size(v, &n);
 		want = "a size (bytes, kb, mb, gb)";
 		break;
+	case T_SECONDS: {
+		size_t d = strspn(v, "0123456789");
+		ok = d > 0 && v[d] == '\0' ? cfg_parse_duration(v, &n) && scale(n, 1000, &n)
+					   : cfg_parse_duration(v, &n);
+		want = "a duration (seconds, or with ms, s, m, h, d)";
+		break;
+	}
+	case T_MODE: {
+		char *end;
+		errno = 0;
+		long m = strtol(v, &end, 8);
+		ok = *v >= '0' && *v <= '7' && *end == '\0' && errno == 0;
+		n = m;
+		want = "an octal mode (e.g. 700)";
+		break;
+	}
 	}
 	if (!ok) {
 		errf(err, errlen, "bad value for --%s (%s): '%s' is not %s", o->name, from, v,
 		     want);
 		return false;
 	}
-	if (o->type == T_INT || o->type == T_DURATION || o->type == T_SIZE) {
+	if (o->type == T_INT || o->type == T_DURATION || o->type == T_SIZE ||
+	    o->type == T_SECONDS || o->type == T_MODE) {
 		if (n < o->min || n > o->max) {
-			errf(err, errlen, "bad value for --%s (%s): '%s' is out of range", o->name,
-			     from, v);
+			char lo[32], hi[32];
+			format_value(o, o->min, lo, sizeof(lo));
+			format_value(o, o->max, hi, sizeof(hi));
+			errf(err, errlen, "bad value for --%s (%s): '%s' is out of range %s..%s",
+			     o->name, from, v, lo, hi);
 			return false;
 		}
 		*(int64_t *)field = n;
@@ -333,6 +424,18 @@ struct setting {
 	const char *value;
 };
 
+/* Options whose value is a secret: a config file that sets one must be
+ * readable by its owner alone (as ssh wants of a key; --aclfile alike). */
+static const char *const secret_options[] = {"requirepass", "pg-password"};
+
+static bool is_secret(const struct option_def *o)
+{
+	for (size_t i = 0; i < sizeof(secret_options) / sizeof(secret_options[0]); i++)
+		if (strcmp(o->name, secret_options[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Reads the config file: `name value` lines, blank lines and # comments. */
 static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 {
@@ -341,6 +444,13 @@ static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 		errf(err, errlen, "cannot open config file %s: %s", path, strerror(errno));
 		return false;
 	}
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0) {
+		errf(err, errlen, "cannot read config file %s: %s", path, strerror(errno));
+		fclose(f);
+		return false;
+	}
+	const char *secret = NULL; /* the first secret option the file sets */
 	char line[1024];
 	int lineno = 0;
 	bool ok = true;
@@ -375,8 +485,18 @@ static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 		char from[600];
 		snprintf(from, sizeof(from), "%s:%d", path, lineno);
 		ok = apply(c, o, s, from, err, errlen);
+		if (ok && !secret && is_secret(o) && *s)
+			secret = o->name;
 	}
 	fclose(f);
+	if (ok && secret && (st.st_mode & 077) != 0) {
+		errf(err, errlen,
+		     "config file %s sets %s, a secret, and group or others may access it (mode "
+		     "%04o): refused; chmod 600 %s (or pass the secret in LEASEGATE_%s)",
+		     path, secret, (unsigned)(st.st_mode & 07777), path,
+		     strcmp(secret, "requirepass") == 0 ? "REQUIREPASS" : "PG_PASSWORD");
+		return false;
+	}
 	return ok;
 }
 
@@ -415,8 +535,62 @@ static bool finish_tls(struct cfg *c, char *err, size_t errlen)
 	return true;
 }
 
+/* --bind must be an address of this machine: checked here, so that the
+ * first listener to open (the admin port) is not blamed for it. */
+/* Binds fd to port 0 of the address (any free port) to see whether the
+ * address is this machine's. */
+static int bind_probe(int fd, const struct addrinfo *ai)
+{
+	return bind(fd, ai->ai_addr, ai->ai_addrlen);
+}
+
+bool cfg_given(const struct cfg *c, const char *name)
+{
+	const struct option_def *o = find_option(name, strlen(name));
+	return o != NULL && c->given[o - options] != 0;
+}
+
+bool cfg_check_bind(const char *bind, char *err, size_t errlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+	struct addrinfo *res = NULL;
+	bool numeric = strspn(bind, "0123456789.") == strlen(bind);
+	int rc = getaddrinfo(bind, NULL, &hints, &res);
+	if (rc != 0) {
+		errf(err, errlen, "bad value for --bind: '%s' is %s", bind,
+		     numeric ? "not an IPv4 address"
+			     : "neither an IP address nor a host name that resolves");
+		return false;
+	}
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int saved = 0;
+	if (fd >= 0 && bind_probe(fd, res) != 0)
+		saved = errno;
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	if (saved == EADDRNOTAVAIL) {
+		errf(err, errlen,
+		     "bad value for --bind: %s is not an address of this machine (127.0.0.1 for "
+		     "local clients, 0.0.0.0 for every interface)",
+		     bind);
+		return false;
+	}
+	return true;
+}
+
 static bool finish(struct cfg *c, char *err, size_t errlen)
 {
+	if (c->port == 0 && c->tls_port == 0 && c->pg_port == 0 && c->unixsocket[0] == '\0' &&
+	    c->admin_port == 0) {
+		errf(err, errlen,
+		     "bad value for --port: 0, and --tls-port, --pg-port, --unixsocket and "
+		     "--admin-port are off too: nothing could reach this gateway (give at least "
+		     "one "
+		     "of them)");
+		return false;
+	}
+
 	if (c->holder_label[0] == '\0') {
 		if (gethostname(c->holder_label, sizeof(c->holder_label) - 1) != 0 ||
 		    c->holder_label[0] == '\0')
@@ -457,6 +631,10 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
 			res = CFG_VERSION;
 			goto out;
 		}
+		if (!strcmp(a, "--options")) {
+			res = CFG_OPTIONS;
+			goto out;
+		}
 		if (strncmp(a, "--", 2) != 0) {
 			errf(err, errlen, "unexpected argument '%s' (options start with --)", a);
 			goto out;
@@ -469,8 +647,10 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
 			goto out;
 		}
 		const char *v = eq ? eq + 1 : NULL;
+		bool b;
+		/* a boolean alone is yes; `--protected-mode no` as Redis writes it */
 		if (!v && o->type == T_BOOL)
-			v = "yes";
+			v = i + 1 < argc && parse_bool(argv[i + 1], &b) ? argv[++i] : "yes";
 		if (!v) {
 			if (i + 1 >= argc) {
 				errf(err, errlen, "option --%s needs a value", o->name);
@@ -527,8 +707,28 @@ void cfg_usage(FILE *f, const char *prog)
 		char env[64];
 		env_name(o, env, sizeof(env));
 		fprintf(f, "  --%-24s %s\n  %-26s default: %s; env %s\n", o->name, o->help, "",
-			o->def ? o->def : "(none)", env);
+			o->def		? o->def
+			: o->no_default ? o->no_default
+					: "none",
+			env);
 	}
-	fprintf(f, "  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
-		"print the version");
+	fprintf(f, "  --%-24s %s\n  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
+		"print the version", "options", "the option table, one tab-separated line each");
+}
+
+void cfg_list(FILE *f)
+{
+	static const char *const types[] = {
+		[T_STR] = "string",	 [T_INT] = "int",   [T_DURATION] = "duration",
+		[T_SIZE] = "size",	 [T_BOOL] = "bool", [T_ENUM] = "enum",
+		[T_SECONDS] = "seconds", [T_MODE] = "mode"};
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_def *o = &options[i];
+		char env[64];
+		env_name(o, env, sizeof(env));
+		fprintf(f, "%s\t%s\t%s\t", o->name, types[o->type], env);
+		for (size_t k = 0; o->choices && o->choices[k]; k++)
+			fprintf(f, "%s%s", k ? "|" : "", o->choices[k]);
+		fprintf(f, "\t%s\n", o->def ? o->def : "");
+	}
 }

@@ -6,7 +6,8 @@
  * Sources, lowest to highest precedence: the table's default, the config
  * file (--config FILE or LEASEGATE_CONFIG; lines `name value`, `#`
  * comments), the environment, the command line (`--name value`,
- * `--name=value`; a boolean option alone means yes). Durations take ms, s,
+ * `--name=value`; a boolean option alone means yes, or takes the
+ * next argument when that is yes/no/true/false/on/off/1/0). Durations take ms, s,
  * m, h or d (a bare number is ms); sizes take k, kb, m, mb, g, gb as Redis
  * does. A bad value fails the load with a message naming the option and
  * where the value came from.
@@ -48,7 +49,7 @@ struct cfg {
 	char endpoint[512];
 	bool create_table;
 	int64_t ddb_max_in_flight; /* DynamoDB requests in flight at most (http max_active) */
-	char holder_label[257]; /* 1..256 characters; default: the host name */
+	char holder_label[257];	   /* 1..256 characters; default: the host name */
 	char ttl_attribute[256];
 	int64_t ttl_retention_ms;
 	int64_t memory_retention_ms; /* embedded store: released items kept this long */
@@ -56,6 +57,8 @@ struct cfg {
 	int64_t default_lease_ms;
 	int64_t max_lease_ms;
 	char requirepass[512];
+	char aclfile[512]; /* users and ACLs (Redis's syntax); empty: requirepass's default */
+	int64_t auth_max_delay_ms; /* the slowdown of an address's failed logins, 0 = off */
 	int64_t maxclients;
 	int64_t admin_maxclients;
 	int64_t tcp_keepalive_ms; /* TCP keepalive idle time, 0 = off */
@@ -82,6 +85,16 @@ struct cfg {
 	char tls_ciphers[512];
 	char tls_ciphersuites[512];
 	int64_t pg_tls; /* enum cfg_pg_tls */
+	/* hostile clients (README "Protected mode", "Bounds and timeouts") */
+	bool protected_mode;
+	int64_t unixsocketperm;	 /* mode bits of the Unix socket file */
+	int64_t auth_timeout_ms; /* 0 = off */
+	int64_t timeout_ms;	 /* idle timeout, 0 = off */
+	int64_t max_prepared;	 /* PostgreSQL, per session */
+	int64_t max_portals;	 /* PostgreSQL, per session */
+	/* which options a source other than the default set, by the index of
+	 * the option in the table (cfg_given) */
+	unsigned char given[96];
 };
 
 /* TLS is configured: a certificate and its key are given. */
@@ -94,6 +107,7 @@ enum cfg_result {
 	CFG_OK,	     /* *c is complete and valid */
 	CFG_HELP,    /* --help: print cfg_usage() and exit 0 */
 	CFG_VERSION, /* --version */
+	CFG_OPTIONS, /* --options: print cfg_list() and exit 0 */
 	CFG_ERROR,   /* err holds a message naming the option */
 };
 
@@ -104,8 +118,23 @@ enum cfg_result {
 enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp, char *err,
 			 size_t errlen) CFG_WUR;
 
+/* Checks that bind (--bind) is an address of this machine, by binding a
+ * socket to it; false with a message naming --bind in err otherwise.
+ * Separate from cfg_load(), which reads no more than its sources. */
+bool cfg_check_bind(const char *bind, char *err, size_t errlen) CFG_WUR;
+
+/* True when the option named name (without "--") was set by the config
+ * file, the environment or the command line, not left at its default. */
+bool cfg_given(const struct cfg *c, const char *name);
+
 /* Writes the option list (from the table) to f. */
 void cfg_usage(FILE *f, const char *prog);
+
+/* Writes the option table to f for programs (the deployment's tests):
+ * one line per option, tab-separated: name, type (string, int, duration,
+ * size, bool, enum), environment variable, choices (enum: a|b|c; else
+ * empty), default as text (empty: none). */
+void cfg_list(FILE *f);
 
 /* Parses a duration ("250ms", "30s", "5m", "1h", "30d", "100" = ms) into
  * *ms. Returns false on a malformed or overflowing value. */

@@ -2,9 +2,11 @@
  * main: leasegate's process. Reads the configuration, opens the log and
  * the listeners, runs the event loop; SIGTERM/SIGINT stop accepting, close
  * every session after its pending replies and exit 0 within a bounded time;
- * SIGHUP reopens the log file and rereads the TLS certificate, key and CA
+ * SIGHUP reopens the log file, reloads --aclfile (a bad file is logged and
+ * the users stay as they were) and rereads the TLS certificate, key and CA
  * (for new sessions; live ones keep theirs). `leasegate lock ...` runs the
- * client subcommand of gateway/cli/ instead.
+ * client subcommand of gateway/cli/ instead, `leasegate --probe` the health
+ * check of probe.h.
  *
  * Not here: anything a test would want to drive without a process (that is
  * in server.c, session.c, commands.c).
@@ -26,12 +28,14 @@
 #include "gateway/log.h"
 #include "gateway/loop.h"
 #include "gateway/metrics.h"
+#include "gateway/otlp.h"
 #include "gateway/conn/server.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 #include "gateway/conn/auth.h"
 #include "gateway/conn/tls.h"
 #include "gateway/pg/pg_fe.h"
+#include "gateway/probe.h"
 
 extern char **environ;
 
@@ -46,8 +50,10 @@ struct app {
 	struct event_base *base;
 	struct srv *srv;     /* the connections of every front-end */
 	struct redis *redis; /* the Redis front-end */
-	struct pg_fe *pg;    /* the PostgreSQL front-end (NULL: --pg-port 0) */
+	struct cmd_table *cmds;
+	struct pg_fe *pg; /* the PostgreSQL front-end (NULL: --pg-port 0) */
 	struct auth_pg *pg_auth;
+	struct auth *auth;   /* users and ACLs of both protocols */
 	struct tls_srv *tls; /* NULL: no certificate configured */
 	struct backend backend;
 	struct lsvc *leases;	     /* the lease-session layer */
@@ -55,8 +61,11 @@ struct app {
 	const struct cfg *cfg;
 	struct event *wait_releases;
 	struct admin *admin;
-	bool ready; /* the store is open, the listeners are up */
+	struct otlp *otlp; /* NULL: tracing off */
+	bool ready;	   /* the store is open, the listeners are up */
 	bool stopping;
+	/* at the stop signal: leases held, sessions open, failed releases */
+	uint64_t stop_leases, stop_sessions, stop_release_failed;
 	int exit_code;
 };
 
@@ -95,8 +104,7 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	}
 	if (!lsvc_set_fenced(a->leases, a->cfg->fenced_tables,
 			     a->cfg->table[0] ? a->cfg->table : NULL, backend_lock_pk(&a->backend),
-			     err, sizeof(err)) ||
-	    !redis_listen(a->redis, err, sizeof(err))) {
+			     err, sizeof(err))) {
 		log_msg(LOG_LVL_ERROR, "%s", err);
 		fprintf(stderr, "leasegate: %s\n", err);
 		a->exit_code = 1;
@@ -105,23 +113,22 @@ static void on_ready(void *arg, bool ok, const char *msg)
 	}
 	const struct cfg *cfg = a->cfg;
 	if (cfg->table[0])
-		log_msg(LOG_LVL_INFO, "locks in DynamoDB table %s (region %s)", cfg->table,
-			a->backend.region);
+		log_msg(LOG_LVL_INFO, "locks in DynamoDB table %s (region %s, endpoint %s)",
+			cfg->table, a->backend.region, a->backend.endpoint);
 	else
 		log_msg(LOG_LVL_INFO, "no --table: running on the embedded store (locks are "
 				      "shared by the clients of this process only)");
-	if (a->pg != NULL && !pg_fe_listen(a->pg, err, sizeof(err))) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		a->exit_code = 1;
-		event_base_loopbreak(a->base);
-		return;
-	}
 	if (a->pg != NULL)
 		log_msg(LOG_LVL_INFO, "PostgreSQL protocol on %s:%d, %s", cfg->bind,
 			pg_fe_port(a->pg),
 			auth_pg_method(a->pg_auth) == AUTH_PG_TRUST
-				? "trust: no --pg-password or --pg-users, every client is accepted"
+				? (cfg->protected_mode
+					   ? "trust: no --pg-password or --pg-users, every "
+					     "loopback "
+					     "and Unix socket client is accepted (protected mode)"
+					   : "trust: no --pg-password or --pg-users, every client "
+					     "is "
+					     "accepted")
 				: "password authentication");
 	if (a->tls != NULL) {
 		char cert[512];
@@ -141,9 +148,27 @@ static void on_ready(void *arg, bool ok, const char *msg)
 			cert);
 	}
 	a->ready = true;
-	log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
-		LG_VERSION, cfg->bind, redis_port(a->redis), cfg->unixsocket[0] ? " and " : "",
-		cfg->unixsocket, (long)getpid());
+	/* ready for good: the commands need not ask any more */
+	if (a->cmds != NULL)
+		cmd_table_set_gate(a->cmds, NULL, NULL);
+	if (redis_port(a->redis) != 0 || cfg->unixsocket[0])
+		log_msg(LOG_LVL_INFO, "leasegate %s ready: redis protocol on %s:%d%s%s (pid %ld)",
+			LG_VERSION, cfg->bind, redis_port(a->redis),
+			cfg->unixsocket[0] ? " and " : "", cfg->unixsocket, (long)getpid());
+	else
+		log_msg(LOG_LVL_INFO, "leasegate %s ready: no Redis port%s (pid %ld)", LG_VERSION,
+			a->pg != NULL ? ", PostgreSQL protocol only" : "", (long)getpid());
+}
+
+/* The protocol ports' gate: commands and sessions wait for the store
+ * (-LOADING, 57P03) until it is open, with the reason. */
+static bool store_ready(void *arg, const char **why)
+{
+	const struct app *a = arg;
+	if (!a->ready)
+		*why = a->backend.not_ready[0] ? a->backend.not_ready
+					       : "the lock store is not open yet";
+	return a->ready;
 }
 
 /* /readyz: ready once the store is open, until shutdown starts. */
@@ -153,7 +178,8 @@ static bool admin_ready(void *arg, const char **why)
 	if (a->stopping)
 		*why = "shutting down";
 	else if (!a->ready)
-		*why = "the lock store is not open yet (see the log)";
+		*why = a->backend.not_ready[0] ? a->backend.not_ready
+					       : "the lock store is not open yet";
 	return a->ready && !a->stopping;
 }
 
@@ -161,7 +187,21 @@ static void admin_metrics(void *arg, struct buf *out)
 {
 	const struct app *a = arg;
 	struct store_dynamodb_stats ddb;
-	struct metrics_src m = {.sessions = srv_conns(a->srv), .version = LG_VERSION};
+	struct metrics_src m = {
+		.sessions = srv_conns(a->srv),
+		.version = LG_VERSION,
+		.connections_received = srv_connections_received(a->srv),
+		.connections_rejected = srv_connections_rejected(a->srv),
+		.cmds = a->cmds,
+		.process = true,
+	};
+	m.auth_failures_redis = auth_failures(a->auth, AUTH_REDIS);
+	m.auth_failures_pg = auth_failures(a->auth, AUTH_PG);
+	struct otlp_stats ot;
+	if (a->otlp != NULL) {
+		otlp_stats(a->otlp, &ot);
+		m.traces = &ot;
+	}
 	struct tls_stats tls;
 	if (a->tls != NULL) {
 		tls_srv_stats(a->tls, &tls);
@@ -180,10 +220,22 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	a->stopping = true;
-	log_msg(LOG_LVL_INFO, "signal %d: shutting down", (int)sig);
+	struct lt_stats st;
+	lt_stats(a->backend.lt, &st);
+	a->stop_leases = st.leases;
+	a->stop_sessions = srv_conns(a->srv);
+	a->stop_release_failed = a->backend.obs.events[OBS_RELEASE_FAILED - OBS_FIRST_ID];
+	log_fields(LOG_LVL_INFO,
+		   (struct log_field[]){LOG_NUM("signal", (int)sig),
+					LOG_NUM("sessions", (long long)a->stop_sessions),
+					LOG_NUM("leases", (long long)st.leases)},
+		   3,
+		   "signal %d: shutting down: closing %llu client sessions, releasing %llu leases",
+		   (int)sig, (unsigned long long)a->stop_sessions, (unsigned long long)st.leases);
 	struct timeval bound = {SHUTDOWN_BOUND_S, 0};
 	event_base_loopexit(a->base, &bound);
 	lsvc_cancel_waits(a->leases, "server is shutting down");
+	otlp_flush(a->otlp);
 	srv_shutdown(a->srv, drained, a);
 }
 
@@ -194,6 +246,10 @@ static void on_hup(evutil_socket_t sig, short what, void *arg)
 		log_msg(LOG_LVL_ERROR, "SIGHUP: cannot reopen the log file");
 	else
 		log_msg(LOG_LVL_INFO, "SIGHUP: log reopened");
+	char acl_err[600];
+	if (auth_has_file(a->auth) && !auth_reload(a->auth, a->srv, acl_err, sizeof(acl_err)))
+		log_msg(LOG_LVL_ERROR, "SIGHUP: ACL file refused, the users stay as they were: %s",
+			acl_err);
 	if (a->tls != NULL) {
 		char err[512], cert[512];
 		if (!tls_srv_reload(a->tls, err, sizeof(err))) {
@@ -214,16 +270,24 @@ int main(int argc, char **argv)
 	char err[512];
 	if (argc > 1 && strcmp(argv[1], "lock") == 0)
 		return lock_cli_main(argc - 1, argv + 1, environ);
+	if (argc > 1 && strcmp(argv[1], "--probe") == 0)
+		return probe_main(argc - 1, argv + 1, environ);
 	switch (cfg_load(&cfg, argc, argv, environ, err, sizeof(err))) {
 	case CFG_HELP:
 		cfg_usage(stdout, argv[0]);
 		printf("\nsubcommand:\n  %s lock [options] NAME -- command [args...]\n"
 		       "      run a command while holding a lock of a running gateway\n"
-		       "      (%s lock --help)\n",
-		       argv[0], argv[0]);
+		       "      (%s lock --help)\n"
+		       "  %s --probe [/readyz] [options]\n"
+		       "      GET the path on the admin port of a running gateway (the same\n"
+		       "      options and LEASEGATE_* variables): exit 0 on 200, else 1\n",
+		       argv[0], argv[0], argv[0]);
 		return 0;
 	case CFG_VERSION:
 		printf("leasegate %s\n", LG_VERSION);
+		return 0;
+	case CFG_OPTIONS:
+		cfg_list(stdout);
 		return 0;
 	case CFG_ERROR:
 		fprintf(stderr, "leasegate: %s\n", err);
@@ -231,10 +295,13 @@ int main(int argc, char **argv)
 	case CFG_OK:
 		break;
 	}
-	if (!log_open(cfg.log_file, (enum log_level)cfg.log_level,
-		      cfg.log_format == CFG_LOG_JSON)) {
-		fprintf(stderr, "leasegate: bad value for --log-file: cannot open %s\n",
-			cfg.log_file);
+	if (!cfg_check_bind(cfg.bind, err, sizeof(err))) {
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	}
+	if (!log_open(cfg.log_file, (enum log_level)cfg.log_level, cfg.log_format == CFG_LOG_JSON,
+		      err, sizeof(err))) {
+		fprintf(stderr, "leasegate: bad value for --log-file: %s\n", err);
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -272,6 +339,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	a.cfg = &cfg;
+	a.cmds = cmds;
 	a.wait_releases = evtimer_new(a.base, check_releases, &a);
 	if (!backend_open(&a.backend, a.base, &cfg, on_ready, &a, err, sizeof(err))) {
 		log_msg(LOG_LVL_ERROR, "%s", err);
@@ -285,13 +353,36 @@ int main(int argc, char **argv)
 			cfg.max_lease_ms < LT_MAX_LEASE_MS ? cfg.max_lease_ms : LT_MAX_LEASE_MS,
 		.default_lease_ms = cfg.default_lease_ms,
 	};
+	/* traces: on when OTEL_EXPORTER_OTLP_ENDPOINT names a collector */
+	a.otlp = otlp_new(a.base, a.backend.clock, environ, LG_VERSION, err, sizeof(err));
+	if (a.otlp == NULL && err[0] != '\0') {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	}
+	if (a.otlp != NULL) {
+		lt_set_tracer(a.backend.lt, otlp_tracer(a.otlp));
+		log_msg(LOG_LVL_INFO, "%s", otlp_describe(a.otlp));
+	}
 	a.leases = lsvc_new(a.backend.lt, &limits);
+	a.backend.who = lsvc_who;
 	a.redis_leases = a.leases ? rl_new(a.leases, &a.backend) : NULL;
 	if (!a.wait_releases || !a.redis_leases ||
 	    rl_register(a.redis_leases, cmds, a.redis) != 0) {
 		fprintf(stderr, "leasegate: out of memory\n");
 		return 1;
 	}
+
+	a.auth = auth_new(&cfg, a.base, cmd_acl_known, cmds, err, sizeof(err));
+	if (a.auth == NULL) {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
+	}
+	srv_set_auth(a.srv, a.auth);
+	if (auth_has_file(a.auth))
+		log_msg(LOG_LVL_INFO, "users from %s: %u", cfg.aclfile,
+			acl_count(auth_acl(a.auth)));
 
 	if (cfg.pg_port > 0) {
 		a.pg_auth = auth_pg_new(&cfg, err, sizeof(err));
@@ -300,11 +391,31 @@ int main(int argc, char **argv)
 			fprintf(stderr, "leasegate: %s\n", err);
 			return 1;
 		}
+		auth_set_pg(a.auth, a.pg_auth);
 		a.pg = pg_fe_new(a.srv, &cfg, a.leases, a.pg_auth);
 		if (a.pg == NULL) {
 			fprintf(stderr, "leasegate: out of memory\n");
 			return 1;
 		}
+	}
+
+	if (cfg.port == 0 && cfg.tls_port == 0 && cfg.pg_port == 0 && cfg.unixsocket[0] == '\0')
+		log_msg(LOG_LVL_WARN,
+			"no protocol port (--port, --tls-port, --pg-port and "
+			"--unixsocket are off): only the admin port is open, no client "
+			"can take a lock");
+	/* The protocol ports open now, before the store: a client that comes
+	 * early is told -LOADING (57P03 on PostgreSQL) and why, rather than
+	 * refused; a port taken stops the start at once. */
+	if (!a.ready)
+		cmd_table_set_gate(cmds, store_ready, &a);
+	if (a.pg != NULL)
+		pg_fe_set_gate(a.pg, store_ready, &a);
+	if (!redis_listen(a.redis, err, sizeof(err)) ||
+	    (a.pg != NULL && !pg_fe_listen(a.pg, err, sizeof(err)))) {
+		log_msg(LOG_LVL_ERROR, "%s", err);
+		fprintf(stderr, "leasegate: %s\n", err);
+		return 1;
 	}
 
 	if (cfg.admin_port > 0) {
@@ -315,8 +426,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "leasegate: %s\n", err);
 			return 1;
 		}
-		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%lld (/healthz, /readyz, /metrics)",
-			cfg.bind, (long long)cfg.admin_port);
+		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%d (/healthz, /readyz, /metrics)", cfg.bind,
+			admin_port(a.admin));
 	}
 
 	struct event *ev_term = evsignal_new(a.base, SIGTERM, on_stop, &a);
@@ -336,16 +447,37 @@ int main(int argc, char **argv)
 		a.exit_code = 1;
 	}
 
-	log_msg(LOG_LVL_INFO, "stopped");
+	if (a.stopping) {
+		/* what the shutdown did: leases released, and those whose release
+		 * failed or did not finish in time (free once their lease runs out) */
+		struct lt_stats st;
+		lt_stats(a.backend.lt, &st);
+		uint64_t failed = a.backend.obs.events[OBS_RELEASE_FAILED - OBS_FIRST_ID] -
+				  a.stop_release_failed;
+		uint64_t left = st.leases + failed;
+		uint64_t released = a.stop_leases > left ? a.stop_leases - left : 0;
+		log_fields(LOG_LVL_INFO,
+			   (struct log_field[]){LOG_NUM("sessions", (long long)a.stop_sessions),
+						LOG_NUM("leases_released", (long long)released),
+						LOG_NUM("leases_not_released", (long long)left)},
+			   3, "stopped: %llu client sessions closed, %llu leases released%s",
+			   (unsigned long long)a.stop_sessions, (unsigned long long)released,
+			   left ? "; some not released are free once their lease runs out" : "");
+	} else {
+		log_msg(LOG_LVL_INFO, "stopped");
+	}
 	admin_free(a.admin);
+	auth_flush_held(a.auth); /* held login answers let their connections go */
 	srv_free(a.srv);
 	redis_free(a.redis);
 	pg_fe_free(a.pg);
 	auth_pg_free(a.pg_auth);
 	tls_srv_free(a.tls);
+	auth_free(a.auth);
 	rl_free(a.redis_leases);
 	lsvc_free(a.leases);
 	backend_close(&a.backend);
+	otlp_free(a.otlp); /* after the lock table, whose last spans end there */
 	event_free(a.wait_releases);
 	event_free(ev_term);
 	event_free(ev_int);

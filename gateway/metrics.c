@@ -4,6 +4,9 @@
  */
 #include "gateway/metrics.h"
 
+#include "gateway/otlp.h"
+#include "gateway/redis/commands.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -28,17 +31,27 @@ static void family(struct buf *out, const char *name, const char *type, const ch
 	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* name{db_collection_name="<table>"[,key="value"]} n */
+/* name{db_collection_name="<table>"[,key="value"]} n; without the table
+ * label on the embedded store, without braces when no label is left. */
 static void sample(struct buf *out, const char *name, const char *table, const char *key,
 		   const char *value, uint64_t n)
 {
-	buf_printf(out, "%s{db_collection_name=\"", name);
-	put_value(out, table);
-	if (key != NULL) {
-		buf_printf(out, "\",%s=\"", key);
-		put_value(out, value);
+	/* the embedded store has no table: no label rather than an empty one */
+	const char *sep = "{";
+	buf_printf(out, "%s", name);
+	if (table != NULL && table[0] != '\0') {
+		buf_printf(out, "{db_collection_name=\"");
+		put_value(out, table);
+		buf_printf(out, "\"");
+		sep = ",";
 	}
-	buf_printf(out, "\"} %llu\n", (unsigned long long)n);
+	if (key != NULL) {
+		buf_printf(out, "%s%s=\"", sep, key);
+		put_value(out, value);
+		buf_printf(out, "\"");
+		sep = ",";
+	}
+	buf_printf(out, "%s %llu\n", sep[0] == ',' ? "}" : "", (unsigned long long)n);
 }
 
 /* A counter split by one label (core/obs); `plain`, when given, is the
@@ -58,23 +71,65 @@ static void labeled(struct buf *out, const char *name, const char *table, const 
 static void lock_metrics(const struct metrics_src *m, struct buf *out)
 {
 	const struct obs *o = m->obs;
-	family(out, "dynasharp_lock_acquisitions_total", "counter",
+	family(out, "leasegate_lock_acquisitions_total", "counter",
 	       "Leases acquired, by whether the lock was taken over.");
-	sample(out, "dynasharp_lock_acquisitions_total", m->table, "dynasharp_lock_takeover",
-	       "false", o->acquisitions[0]);
-	sample(out, "dynasharp_lock_acquisitions_total", m->table, "dynasharp_lock_takeover",
-	       "true", o->acquisitions[1]);
-	family(out, "dynasharp_lock_renewals_total", "counter",
+	sample(out, "leasegate_lock_acquisitions_total", m->table, "takeover", "false",
+	       o->acquisitions[0]);
+	sample(out, "leasegate_lock_acquisitions_total", m->table, "takeover", "true",
+	       o->acquisitions[1]);
+	family(out, "leasegate_lock_renewals_total", "counter",
 	       "Lease renewals, with error_type on those that failed.");
-	labeled(out, "dynasharp_lock_renewals_total", m->table, "error_type", &o->renewals, "ok");
-	family(out, "dynasharp_lock_losses_total", "counter",
+	labeled(out, "leasegate_lock_renewals_total", m->table, "error_type", &o->renewals, "ok");
+	family(out, "leasegate_lock_losses_total", "counter",
 	       "Leases lost before they were released, by reason.");
-	labeled(out, "dynasharp_lock_losses_total", m->table, "dynasharp_lock_loss_reason",
-		&o->losses, NULL);
-	family(out, "dynasharp_lock_contention_retries_total", "counter",
+	labeled(out, "leasegate_lock_losses_total", m->table, "loss_reason", &o->losses, NULL);
+	family(out, "leasegate_lock_contention_retries_total", "counter",
 	       "Leader elections contending again after a transient acquire failure.");
-	labeled(out, "dynasharp_lock_contention_retries_total", m->table, "error_type",
+	labeled(out, "leasegate_lock_contention_retries_total", m->table, "error_type",
 		&o->contention_retries, NULL);
+}
+
+static void command_sample(const char *name, const struct cmd_stat *st, void *arg)
+{
+	struct buf *out = arg;
+	if (st->ok)
+		buf_printf(out, "leasegate_commands_total{command=\"%s\",outcome=\"ok\"} %llu\n",
+			   name, (unsigned long long)st->ok);
+	if (st->error)
+		buf_printf(out, "leasegate_commands_total{command=\"%s\",outcome=\"error\"} %llu\n",
+			   name, (unsigned long long)st->error);
+}
+
+static void connection_metrics(const struct metrics_src *m, struct buf *out)
+{
+	family(out, "leasegate_connections_received_total", "counter",
+	       "Client connections accepted, every protocol port together.");
+	buf_printf(out, "leasegate_connections_received_total %llu\n",
+		   (unsigned long long)m->connections_received);
+	family(out, "leasegate_connections_rejected_total", "counter",
+	       "Client connections refused at --maxclients.");
+	buf_printf(out, "leasegate_connections_rejected_total %llu\n",
+		   (unsigned long long)m->connections_rejected);
+	if (m->cmds == NULL)
+		return;
+	family(out, "leasegate_commands_total", "counter",
+	       "Redis commands answered, by command (subcommands under theirs) and outcome (an "
+	       "error reply or not).");
+	cmd_foreach_stat(m->cmds, command_sample, out);
+}
+
+static void trace_metrics(const struct otlp_stats *t, struct buf *out)
+{
+	family(out, "leasegate_trace_spans_exported_total", "counter",
+	       "Spans an OTLP collector accepted.");
+	buf_printf(out, "leasegate_trace_spans_exported_total %llu\n",
+		   (unsigned long long)t->exported);
+	family(out, "leasegate_trace_spans_dropped_total", "counter",
+	       "Spans dropped: the export failed (collector down), or the queue was full.");
+	buf_printf(out, "leasegate_trace_spans_dropped_total{reason=\"export_failed\"} %llu\n",
+		   (unsigned long long)t->export_failed);
+	buf_printf(out, "leasegate_trace_spans_dropped_total{reason=\"queue_full\"} %llu\n",
+		   (unsigned long long)t->queue_dropped);
 }
 
 static void gateway_metrics(const struct metrics_src *m, struct buf *out)
@@ -85,6 +140,13 @@ static void gateway_metrics(const struct metrics_src *m, struct buf *out)
 	buf_printf(out, "\"} 1\n");
 	family(out, "leasegate_sessions", "gauge", "Client connections open.");
 	buf_printf(out, "leasegate_sessions %zu\n", m->sessions);
+	family(out, "leasegate_auth_failures_total", "counter",
+	       "Failed authentications (a wrong password, an unknown or disabled user), by "
+	       "protocol.");
+	buf_printf(out, "leasegate_auth_failures_total{protocol=\"redis\"} %llu\n",
+		   (unsigned long long)m->auth_failures_redis);
+	buf_printf(out, "leasegate_auth_failures_total{protocol=\"postgresql\"} %llu\n",
+		   (unsigned long long)m->auth_failures_pg);
 	if (m->tls != NULL) {
 		family(out, "leasegate_tls_handshakes_total", "counter",
 		       "TLS handshakes completed (TLS port and PostgreSQL SSLRequest).");
@@ -153,6 +215,16 @@ static void dynamodb_metrics(const struct metrics_src *m, struct buf *out)
 	family(out, "leasegate_dynamodb_retries_total", "counter",
 	       "DynamoDB requests sent again after a transient failure.");
 	sample(out, "leasegate_dynamodb_retries_total", m->table, NULL, NULL, st->retries);
+	family(out, "leasegate_dynamodb_throttled_total", "counter",
+	       "DynamoDB answers that were throttling (ProvisionedThroughputExceeded, "
+	       "ThrottlingException, RequestLimitExceeded).");
+	sample(out, "leasegate_dynamodb_throttled_total", m->table, NULL, NULL, st->throttled);
+	family(out, "leasegate_dynamodb_clock_offset_seconds", "gauge",
+	       "Offset added to this machine's clock when signing, learnt from DynamoDB's "
+	       "answers to a skewed clock (0: none).");
+	buf_printf(out, "leasegate_dynamodb_clock_offset_seconds{db_collection_name=\"");
+	put_value(out, m->table);
+	buf_printf(out, "\"} %.3f\n", (double)st->clock_offset_ms / 1000);
 	metrics_ddb_pool(st, m->table, out);
 }
 
@@ -160,6 +232,11 @@ void metrics_render(const struct metrics_src *m, struct buf *out)
 {
 	lock_metrics(m, out);
 	gateway_metrics(m, out);
+	connection_metrics(m, out);
+	if (m->traces != NULL)
+		trace_metrics(m->traces, out);
+	if (m->process)
+		metrics_process(out);
 	if (m->ddb != NULL)
 		dynamodb_metrics(m, out);
 }

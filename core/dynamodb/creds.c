@@ -27,6 +27,7 @@ static const char *const src_names[CREDS_SRC_COUNT] = {
 	[CREDS_SRC_CONTAINER] = "container",
 	[CREDS_SRC_IMDS] = "instance metadata",
 	[CREDS_SRC_CUSTOM] = "custom",
+	[CREDS_SRC_ASSUME_ROLE] = "assume role",
 };
 
 const char *creds_source_name(enum creds_source s)
@@ -66,6 +67,7 @@ static const struct {
 	[CREDS_SRC_CONTAINER] = {creds_fetch_container, creds_fetch_cancel_http},
 	[CREDS_SRC_IMDS] = {creds_fetch_imds, creds_fetch_cancel_http},
 	[CREDS_SRC_CUSTOM] = {custom_fetch, custom_cancel},
+	[CREDS_SRC_ASSUME_ROLE] = {creds_fetch_assume_role, creds_fetch_cancel_http},
 };
 
 static bool dynamic(const struct creds *c)

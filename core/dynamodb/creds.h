@@ -11,7 +11,11 @@
  *   3. shared files: the profile (AWS_PROFILE, else "default") of
  *      AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) and AWS_CONFIG_FILE
  *      (~/.aws/config, "[profile x]" sections): static keys, or
- *      web_identity_token_file + role_arn [+ role_session_name];
+ *      web_identity_token_file + role_arn [+ role_session_name], or
+ *      role_arn + source_profile (a profile with keys) [+ role_session_name,
+ *      duration_seconds]: STS AssumeRole signed with the source's keys.
+ *      SSO profiles, credential_process and a source_profile that assumes
+ *      a role itself are refused, saying so;
  *   4. container: AWS_CONTAINER_CREDENTIALS_FULL_URI or
  *      AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (http://169.254.170.2), with
  *      AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE] (ECS, EKS Pod Identity);
@@ -41,7 +45,7 @@ struct event_base;
 struct http;
 struct creds;
 
-#define CREDS_ERR_MAX	 256   /* error messages, with NUL */
+#define CREDS_ERR_MAX	 512   /* error messages, with NUL */
 #define CREDS_FILE_MAX	 65536 /* largest shared file or token file read */
 #define CREDS_REGION_MAX 64
 
@@ -53,7 +57,8 @@ enum creds_source {
 	CREDS_SRC_PROFILE,
 	CREDS_SRC_CONTAINER,
 	CREDS_SRC_IMDS,
-	CREDS_SRC_CUSTOM, /* creds_options.custom (tests) */
+	CREDS_SRC_CUSTOM,      /* creds_options.custom (tests) */
+	CREDS_SRC_ASSUME_ROLE, /* a profile's role_arn + source_profile: STS AssumeRole */
 	CREDS_SRC_COUNT
 };
 
@@ -122,6 +127,11 @@ const char *creds_source_name(enum creds_source s); /* "environment"... */
 
 /* The last fetch error ("" when the last fetch succeeded). */
 const char *creds_last_error(const struct creds *c);
+
+/* What each source of the chain lacked, in order, for a message when no
+ * credentials could be had ("1. environment: no AWS_ACCESS_KEY_ID...;
+ * ... 5. EC2 instance metadata: <the last error>"). */
+void creds_describe_chain(const struct creds *c, char *out, size_t outsz);
 
 /* Cancels fetches and timers; no listener call afterwards. */
 void creds_free(struct creds *c);

@@ -2,6 +2,8 @@
  * creds_fetch: the HTTP credential sources over http.c.
  *   web identity: POST AssumeRoleWithWebIdentity to STS (unsigned, as the
  *     API allows), the token file read again each time;
+ *   assume role: POST AssumeRole to STS, signed (SigV4, service sts) with
+ *     the source profile's keys;
  *   container: GET the URI with the authorization token (file read again
  *     each time), JSON answer;
  *   IMDSv2: PUT /latest/api/token, GET .../security-credentials/ (the
@@ -53,7 +55,8 @@ static void send_req(struct creds *c, const char *method, const char *url,
 				 .body = body,
 				 .body_len = len,
 				 .timeout_ms = c->opts.http_timeout_ms,
-				 .no_proxy = c->src != CREDS_SRC_WEB_IDENTITY};
+				 .no_proxy = c->src != CREDS_SRC_WEB_IDENTITY &&
+					     c->src != CREDS_SRC_ASSUME_ROLE};
 	c->req = http_send(c->http, &r, cb, c);
 	if (!c->req)
 		fail(c, "cannot send to %s", url);
@@ -165,6 +168,76 @@ void creds_fetch_web_identity(struct creds *c)
 	send_req(c, "POST", c->sts_url, h, sizeof h / sizeof h[0], body + 1, strlen(body + 1),
 		 on_sts);
 	explicit_bzero(body, cap);
+	free(body);
+}
+
+/* ---- assume role ---- */
+
+/* host[:port] and the path of an http(s) URL, into host and path. */
+static bool url_parts(const char *url, char *host, size_t hostsz, char *path, size_t pathsz)
+{
+	const char *p = strstr(url, "://");
+	if (p == NULL)
+		return false;
+	p += 3;
+	size_t hl = strcspn(p, "/?#");
+	if (hl == 0 || hl >= hostsz)
+		return false;
+	memcpy(host, p, hl);
+	host[hl] = '\0';
+	const char *rest = p + hl;
+	size_t pl = strcspn(rest, "?#");
+	snprintf(path, pathsz, "%.*s", (int)(pl ? pl : 1), pl ? rest : "/");
+	return true;
+}
+
+void creds_fetch_assume_role(struct creds *c)
+{
+	char host[256], path[256];
+	if (!url_parts(c->sts_url, host, sizeof host, path, sizeof path)) {
+		fail(c, "STS endpoint %s is not an http(s) URL", c->sts_url);
+		return;
+	}
+	size_t cap = 3 * (strlen(c->role_arn) + strlen(c->session_name)) + 256;
+	char *body = malloc(cap);
+	if (!body) {
+		fail(c, "out of memory");
+		return;
+	}
+	body[0] = '\0';
+	char *p = body + 1; /* form_add looks at p[-1] for the separator */
+	form_add(&p, "Action", "AssumeRole");
+	form_add(&p, "Version", "2011-06-15");
+	form_add(&p, "RoleArn", c->role_arn);
+	form_add(&p, "RoleSessionName", c->session_name);
+	if (c->duration_s[0])
+		form_add(&p, "DurationSeconds", c->duration_s);
+	struct http_header h[8] = {
+		{"Host", host},
+		{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"},
+	};
+	struct sigv4_request sr = {
+		.method = "POST",
+		.path = path,
+		.headers = h,
+		.nheaders = 2,
+		.body = body + 1,
+		.body_len = strlen(body + 1),
+		.region = c->sts_region,
+		.service = "sts",
+	};
+	struct sigv4_signed sig;
+	if (!sigv4_sign(&sr, &c->source_keys, clock_wall_ms(c->clock), &sig, NULL)) {
+		free(body);
+		fail(c, "AssumeRole of %s could not be signed with the keys of profile %s",
+		     c->role_arn, c->source_profile);
+		return;
+	}
+	size_t n = 2;
+	h[n++] = (struct http_header){"Accept", "application/xml"};
+	for (size_t i = 0; i < sig.nextra; i++)
+		h[n++] = sig.extra[i];
+	send_req(c, "POST", c->sts_url, h, n, body + 1, strlen(body + 1), on_sts);
 	free(body);
 }
 

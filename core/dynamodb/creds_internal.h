@@ -30,6 +30,12 @@ struct creds {
 	char container_token[AWS_TOKEN_MAX + 1]; /* a secret: never in messages */
 	char container_token_file[CREDS_PATH_MAX];
 	char imds_base[CREDS_URL_MAX];
+	/* assume role: the source profile's keys (secret: never in messages),
+	 * the region STS is signed for, the session's length */
+	struct aws_credentials source_keys;
+	char source_profile[CREDS_NAME_MAX];
+	char sts_region[CREDS_REGION_MAX];
+	char duration_s[16];
 
 	/* state */
 	struct aws_credentials cur;
@@ -66,6 +72,7 @@ void creds_fetch_done_cb(void *arg, const struct aws_credentials *got, const cha
 /* creds_fetch.c: start a fetch; each ends in creds_fetch_done(), from
  * the loop (an HTTP callback) or at once on a local error. */
 void creds_fetch_web_identity(struct creds *c);
+void creds_fetch_assume_role(struct creds *c);
 void creds_fetch_container(struct creds *c);
 void creds_fetch_imds(struct creds *c);
 void creds_fetch_cancel_http(struct creds *c);

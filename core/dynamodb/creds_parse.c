@@ -435,6 +435,11 @@ static const struct profile_keys pkeys[] = {
 	PK("role_arn", role_arn),
 	PK("role_session_name", role_session_name),
 	PK("region", region),
+	PK("source_profile", source_profile),
+	PK("sso_session", sso_session),
+	PK("sso_start_url", sso_start_url),
+	PK("credential_process", credential_process),
+	PK("duration_seconds", duration_seconds),
 };
 
 bool creds_profile_load(creds_getenv_fn getenv_fn, void *arg, const char *name,

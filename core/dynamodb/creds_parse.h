@@ -56,6 +56,12 @@ struct creds_profile {
 	char role_arn[CREDS_ARN_MAX];
 	char role_session_name[CREDS_NAME_MAX];
 	char region[CREDS_REGION_MAX];
+	/* kinds of profile leasegate does not run, read to refuse them by name */
+	char source_profile[CREDS_NAME_MAX]; /* role_arn + source_profile: AssumeRole */
+	char sso_session[CREDS_NAME_MAX];
+	char sso_start_url[CREDS_PATH_MAX];
+	char credential_process[CREDS_PATH_MAX];
+	char duration_seconds[16]; /* assume role: the session's length */
 };
 
 /* Loads profile name (NULL: AWS_PROFILE, else "default") from

@@ -69,6 +69,9 @@ static bool set_keys(struct creds *c, const char *id, const char *secret, const 
 	return true;
 }
 
+static bool pick_sts(struct creds *c, const struct creds_options *opts, const char *session,
+		     char *err, size_t errsz);
+
 static bool pick_web_identity(struct creds *c, const struct creds_options *opts, const char *file,
 			      const char *arn, const char *session, char *err, size_t errsz)
 {
@@ -77,6 +80,14 @@ static bool pick_web_identity(struct creds *c, const struct creds_options *opts,
 			       sizeof c->token_file) ||
 	    !copy(c->role_arn, sizeof c->role_arn, arn))
 		return too_long(err, errsz, "the web identity token file or role ARN");
+	return pick_sts(c, opts, session, err, errsz);
+}
+
+/* The role session's name and STS's endpoint and region (AssumeRole and
+ * AssumeRoleWithWebIdentity). */
+static bool pick_sts(struct creds *c, const struct creds_options *opts, const char *session,
+		     char *err, size_t errsz)
+{
 	if (session) {
 		if (!copy(c->session_name, sizeof c->session_name, session))
 			return too_long(err, errsz, "the role session name");
@@ -84,6 +95,12 @@ static bool pick_web_identity(struct creds *c, const struct creds_options *opts,
 		snprintf(c->session_name, sizeof c->session_name, "leasegate-%lld",
 			 (long long)clock_wall_ms(c->clock));
 	}
+	if (opts && opts->region)
+		snprintf(c->sts_region, sizeof c->sts_region, "%s", opts->region);
+	else if (!creds_region(c->opts.getenv, c->opts.getenv_arg, c->sts_region,
+			       sizeof c->sts_region))
+		snprintf(c->sts_region, sizeof c->sts_region,
+			 "us-east-1"); /* the global endpoint's */
 	const char *url = env(c, "AWS_ENDPOINT_URL_STS");
 	if (!url)
 		url = env(c, "AWS_ENDPOINT_URL");
@@ -162,6 +179,79 @@ static bool pick_container(struct creds *c, const char *full, const char *rel, c
 	return true;
 }
 
+/* The shared files' paths, as creds_profile_load reads them. */
+static void shared_paths(const struct creds *c, char *cred, char *conf)
+{
+	const char *v = env(c, "AWS_SHARED_CREDENTIALS_FILE");
+	if (!creds_expand_home(c->opts.getenv, c->opts.getenv_arg, v ? v : "~/.aws/credentials",
+			       cred, CREDS_PATH_MAX))
+		snprintf(cred, CREDS_PATH_MAX, "~/.aws/credentials");
+	v = env(c, "AWS_CONFIG_FILE");
+	if (!creds_expand_home(c->opts.getenv, c->opts.getenv_arg, v ? v : "~/.aws/config", conf,
+			       CREDS_PATH_MAX))
+		snprintf(conf, CREDS_PATH_MAX, "~/.aws/config");
+}
+
+void creds_describe_chain(const struct creds *c, char *out, size_t outsz)
+{
+	char cred[CREDS_PATH_MAX], conf[CREDS_PATH_MAX];
+	const char *profile = env(c, "AWS_PROFILE");
+	shared_paths(c, cred, conf);
+	snprintf(out, outsz,
+		 "1. environment: no AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; 2. web identity: "
+		 "no AWS_WEB_IDENTITY_TOKEN_FILE+AWS_ROLE_ARN; 3. shared files: profile %s has no "
+		 "keys in %s or %s; 4. container: no AWS_CONTAINER_CREDENTIALS_FULL_URI or "
+		 "_RELATIVE_URI; 5. EC2 instance metadata: %s",
+		 profile ? profile : "default", cred, conf,
+		 c->src == CREDS_SRC_IMDS ? (c->last_error[0] ? c->last_error : "no answer yet")
+					  : "not tried");
+}
+
+/* A profile with role_arn and source_profile: AssumeRole signed with the
+ * keys of the source profile, which must have keys itself (a chain of
+ * roles, SSO or credential_process there is refused, saying so). */
+static bool pick_assume_role(struct creds *c, const struct creds_options *opts, const char *pname,
+			     const struct creds_profile *p, char *err, size_t errsz)
+{
+	if (!p->source_profile[0]) {
+		snprintf(err, errsz,
+			 "profile %s has role_arn but no source_profile (credential_source is "
+			 "not supported): name the profile whose keys assume the role",
+			 pname);
+		return false;
+	}
+	struct creds_profile *sp = calloc(1, sizeof(*sp));
+	if (sp == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return false;
+	}
+	bool ok = creds_profile_load(c->opts.getenv, c->opts.getenv_arg, p->source_profile, sp, err,
+				     errsz);
+	if (ok && (!sp->exists || !sp->has_keys)) {
+		snprintf(err, errsz,
+			 "profile %s assumes role %s with the keys of profile %s, which %s "
+			 "(a chain of roles, SSO or credential_process there is not supported)",
+			 pname, p->role_arn, p->source_profile,
+			 sp->exists ? "has no aws_access_key_id/aws_secret_access_key"
+				    : "is in no shared file");
+		ok = false;
+	}
+	if (ok) {
+		c->src = CREDS_SRC_ASSUME_ROLE;
+		c->source_keys = sp->keys;
+		c->source_keys.expiration_ms = 0;
+		snprintf(c->source_profile, sizeof c->source_profile, "%s", p->source_profile);
+		snprintf(c->duration_s, sizeof c->duration_s, "%s", p->duration_seconds);
+		ok = copy(c->role_arn, sizeof c->role_arn, p->role_arn) ||
+		     too_long(err, errsz, "the role ARN");
+		ok = ok && pick_sts(c, opts, p->role_session_name[0] ? p->role_session_name : NULL,
+				    err, errsz);
+	}
+	explicit_bzero(sp, sizeof(*sp));
+	free(sp);
+	return ok;
+}
+
 bool creds_pick(struct creds *c, const struct creds_options *opts, char *err, size_t errsz)
 {
 	if (opts && opts->fixed) {
@@ -202,12 +292,33 @@ bool creds_pick(struct creds *c, const struct creds_options *opts, char *err, si
 	if (!creds_profile_load(c->opts.getenv, c->opts.getenv_arg, profile, &p, err, errsz))
 		return false;
 	if (profile && !p.exists) {
-		snprintf(err, errsz, "AWS_PROFILE names profile '%s', found in no shared file",
-			 profile);
+		char cred[CREDS_PATH_MAX], conf[CREDS_PATH_MAX];
+		shared_paths(c, cred, conf);
+		snprintf(
+			err, errsz,
+			"profile not found: AWS_PROFILE names '%s', a profile in neither %s nor %s",
+			profile, cred, conf);
 		return false;
 	}
 	bool ok = true;
-	if (p.web_identity_token_file[0] && p.role_arn[0]) {
+	const char *pname = profile ? profile : "default";
+	if (!p.has_keys && (p.sso_session[0] || p.sso_start_url[0])) {
+		snprintf(
+			err, errsz,
+			"profile %s is an SSO profile (sso_session/sso_start_url), which leasegate "
+			"does not support: export its credentials (aws configure "
+			"export-credentials --profile %s --format env) or use a profile with keys",
+			pname, pname);
+		ok = false;
+	} else if (!p.has_keys && p.role_arn[0] && !p.web_identity_token_file[0]) {
+		ok = pick_assume_role(c, opts, pname, &p, err, errsz);
+	} else if (!p.has_keys && p.credential_process[0]) {
+		snprintf(err, errsz,
+			 "profile %s gets its keys from credential_process, which leasegate does "
+			 "not run: export them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+			 pname);
+		ok = false;
+	} else if (p.web_identity_token_file[0] && p.role_arn[0]) {
 		ok = pick_web_identity(c, opts, p.web_identity_token_file, p.role_arn,
 				       p.role_session_name[0] ? p.role_session_name : NULL, err,
 				       errsz);

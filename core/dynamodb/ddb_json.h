@@ -2,7 +2,7 @@
  * ddb_json: the DynamoDB JSON of leasegate, request bodies in and response
  * bodies out. Pure: no I/O, no clock, no global state.
  *
- * Bodies follow shared/DESIGN.md "The lock item": every attribute goes
+ * Bodies follow docs/lease-rules.md "A lock is one item": every attribute goes
  * through ExpressionAttributeNames (#o owner, #r rvn, #f fence, #l leaseMs,
  * #t _type, #h holder, #w waiter, #wm waiterMs, #fr freed, #fb freedBy,
  * #x the TTL attribute, #k the partition key), writes

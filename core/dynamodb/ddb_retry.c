@@ -1,7 +1,7 @@
 /*
  * ddb_retry.c: the classification tables and the standard retry mode (see
  * ddb_retry.h). Sources for the tables: the DynamoDB developer guide's
- * error list (shared/reference/dynamodb/Programming.Errors.md), botocore's
+ * error list ("Error handling with DynamoDB"), botocore's
  * retry definitions (botocore_retry.json) and the service model's errors.
  */
 #include "core/dynamodb/ddb_retry.h"

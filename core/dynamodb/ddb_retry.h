@@ -11,7 +11,7 @@
  *     before retry n (r uniform in [0, 1)). botocore's standard mode uses
  *     base 1 s and cap 20 s; leasegate keeps the cap but uses base 50 ms,
  *     the DynamoDB base of botocore's legacy mode (0.05 s x 2^(n-1), see
- *     shared/reference/dynamodb/botocore_retry.json), because a renewal
+ *     botocore's data/_retry.json), because a renewal
  *     of a 1 s lease cannot wait a second. Throttling uses base 500 ms
  *     (throttles last longer than a lost packet);
  *   - a retry quota shared by the store: 500 tokens, a retry costs 5 (10

@@ -153,11 +153,14 @@ size_t http_on_header(char *line, size_t size, size_t nmemb, void *arg)
 	struct http_req *r = arg;
 	size_t n = size * nmemb;
 	if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
-		r->has_date = r->has_crc32 = false; /* a new response (after 1xx) */
+		r->has_date = r->has_crc32 = r->has_request_id =
+			false; /* a new response (after 1xx) */
 	} else if (header_value(line, n, "date", r->date, sizeof r->date)) {
 		r->has_date = true;
 	} else if (header_value(line, n, "x-amz-crc32", r->crc32, sizeof r->crc32)) {
 		r->has_crc32 = true;
+	} else if (header_value(line, n, "x-amzn-requestid", r->request_id, sizeof r->request_id)) {
+		r->has_request_id = true;
 	}
 	return n;
 }
@@ -191,6 +194,7 @@ static void deliver(struct http *h, struct http_req *r, int code, const char *ms
 	res.body_len = r->rlen;
 	res.date = r->has_date ? r->date : NULL;
 	res.crc32 = r->has_crc32 ? r->crc32 : NULL;
+	res.request_id = r->has_request_id ? r->request_id : NULL;
 	if (code == CURLE_OK)
 		h->stats.completed++;
 	else

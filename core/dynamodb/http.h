@@ -45,14 +45,14 @@ struct http_request {
 	size_t nheaders;
 	const char *body; /* may be NULL */
 	size_t body_len;
-	int64_t connect_timeout_ms; /* 0 = the http default */
-	int64_t timeout_ms;	    /* whole request, 0 = the http default */
-	int64_t queue_timeout_ms;   /* > 0: the most it may wait for a slot, and
-				     * timeout_ms counts from the start of its
-				     * transfer (within queue_timeout_ms of the
-				     * send all the same) */
-	bool no_proxy;		    /* ignore proxies named by the environment
-				     * (for link-local endpoints: IMDS, container agents) */
+	int64_t connect_timeout_ms;  /* 0 = the http default */
+	int64_t timeout_ms;	     /* whole request, 0 = the http default */
+	int64_t queue_timeout_ms;    /* > 0: the most it may wait for a slot, and
+				      * timeout_ms counts from the start of its
+				      * transfer (within queue_timeout_ms of the
+				      * send all the same) */
+	bool no_proxy;		     /* ignore proxies named by the environment
+				      * (for link-local endpoints: IMDS, container agents) */
 	enum http_priority priority; /* when it has to wait for a slot */
 };
 
@@ -62,8 +62,9 @@ struct http_response {
 	long status;	   /* HTTP status, 0 without a response */
 	const char *body;  /* NUL-terminated; valid during the callback */
 	size_t body_len;
-	const char *date;  /* the Date header, or NULL */
-	const char *crc32; /* the x-amz-crc32 header, or NULL */
+	const char *date;	/* the Date header, or NULL */
+	const char *crc32;	/* the x-amz-crc32 header, or NULL */
+	const char *request_id; /* the x-amzn-RequestId header, or NULL */
 	int64_t elapsed_us;
 };
 
@@ -106,9 +107,9 @@ void http_free(struct http *h);
 /* Figures for INFO and benchmarks. */
 struct http_stats {
 	uint64_t sent, completed, failed, connections_opened;
-	uint64_t refused;     /* http_send() refused: the queue was full */
-	unsigned active;      /* in the transports (at most max_active) */
-	unsigned queued;      /* waiting, both priorities */
+	uint64_t refused; /* http_send() refused: the queue was full */
+	unsigned active;  /* in the transports (at most max_active) */
+	unsigned queued;  /* waiting, both priorities */
 	unsigned queued_urgent;
 	/* Time from http_send to the start of the transfer, over every
 	 * request started (those started at once count 0). */

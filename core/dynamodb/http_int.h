@@ -63,8 +63,8 @@ struct http_req {
 	char *rbuf;   /* response body */
 	size_t rlen, rcap;
 	bool too_big;
-	char date[64], crc32[16];
-	bool has_date, has_crc32;
+	char date[64], crc32[16], request_id[80];
+	bool has_date, has_crc32, has_request_id;
 	long status;	/* set by the transport before http_finished */
 	unsigned conns; /* connections opened for it, likewise */
 	int fail_code;	/* for REQ_DONE without a transfer */

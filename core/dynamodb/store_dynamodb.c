@@ -115,8 +115,31 @@ static void unlink_call(struct store_call *c)
 	timer_cancel(&c->timer);
 }
 
+/* Ends the request's span: the table, the last answer's request id, the
+ * retries it took; failed unless it ended well (a refused condition is an
+ * answer, not a failure). */
+static void end_span(struct store_call *c, const struct store_result *res)
+{
+	struct trace_span *s = c->span;
+	if (s == NULL)
+		return;
+	c->span = NULL;
+	trace_str(s, "aws.request_id", c->request_id[0] ? c->request_id : NULL);
+	trace_int(s, "leasegate.dynamodb.retries", c->attempts > 0 ? c->attempts - 1 : 0);
+	if (c->http_status)
+		trace_int(s, "http.response.status_code", c->http_status);
+	if (res == NULL)
+		trace_fail(s, "cancelled");
+	else if (res->status == STORE_TRANSIENT || res->status == STORE_FATAL) {
+		trace_str(s, "error.type", res->error_type);
+		trace_fail(s, res->message);
+	}
+	trace_end(s);
+}
+
 void ddbs_drop(struct store_call *c)
 {
+	end_span(c, NULL);
 	unlink_call(c);
 	if (c->http)
 		http_cancel(c->ds->http, c->http);
@@ -133,6 +156,7 @@ static void finish(struct store_call *c, struct store_result *res, const char *b
 	if (res->status != STORE_TRANSIENT && res->status != STORE_FATAL)
 		ddb_quota_success(ds->policy, &ds->quota, c->spent);
 	unlink_call(c);
+	end_span(c, res);
 	c->done(c, res, body, len);
 	ddb_body_free(c->body);
 	pool_put(&call_pool, c, sizeof *c);
@@ -298,6 +322,9 @@ static void on_http(void *arg, const struct http_response *hr)
 	struct store_result res;
 	memset(&res, 0, sizeof res);
 	c->http = NULL;
+	if (hr->request_id != NULL)
+		snprintf(c->request_id, sizeof c->request_id, "%s", hr->request_id);
+	c->http_status = hr->status;
 	if (hr->curl_code != CURLE_OK) {
 		struct ddb_verdict v = ddb_classify_curl(hr->curl_code);
 		observe(c, v.cls);
@@ -538,6 +565,11 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 	c->arg = arg;
 	c->op = req->op;
 	c->unconditional = req->unconditional;
+	/* DynamoDB's request as OpenTelemetry's database conventions name it */
+	c->span = trace_child(req->span, ddb_op_name(c->dop), TRACE_CLIENT);
+	trace_str(c->span, "db.system", "dynamodb");
+	trace_str(c->span, "db.operation.name", ddb_op_name(c->dop));
+	trace_str(c->span, "db.collection.name", ds->table);
 	if (leased && req->lease_ms / 3 < c->attempt_ms)
 		c->attempt_ms = req->lease_ms / 3 > 0 ? req->lease_ms / 3 : 1;
 	if ((unsigned)req->op < STORE_OP_COUNT)

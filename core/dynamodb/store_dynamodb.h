@@ -1,5 +1,5 @@
 /*
- * store_dynamodb: the struct store of shared/DESIGN.md over Amazon
+ * store_dynamodb: the struct store (core/store.h) over Amazon
  * DynamoDB's JSON API, on the one event loop: http (libcurl multi) to
  * send, sigv4 to sign, a credentials callback (the creds chain in the
  * gateway), ddb_json for bodies, ddb_retry for what answers mean.
@@ -56,7 +56,7 @@
 struct event_base;
 struct http;
 
-#define STORE_DDB_ERR_MAX 256
+#define STORE_DDB_ERR_MAX    256
 #define STORE_DDB_URGENT_MAX 1000000 /* renewals and releases waiting, at most */
 
 /* Returns the current credentials, or NULL when none are available yet

@@ -7,6 +7,7 @@
 #define LG_STORE_DYNAMODB_INT_H
 
 #include "core/dynamodb/store_dynamodb.h"
+#include "core/trace.h"
 
 struct ddb_store;
 
@@ -40,6 +41,9 @@ struct store_call {
 	enum { JOB_SEND, JOB_FAIL, JOB_FINISH } job; /* what the timer does */
 	struct ddb_verdict verdict;		     /* JOB_FAIL */
 	struct store_result res;		     /* JOB_FAIL's message, JOB_FINISH's result */
+	struct trace_span *span; /* this request, under its lock operation's span */
+	char request_id[80];	 /* the last answer's x-amzn-RequestId */
+	long http_status;	 /* the last answer's status */
 };
 
 enum open_state { OPEN_NONE, OPEN_RUNNING, OPEN_DONE };

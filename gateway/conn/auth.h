@@ -1,43 +1,116 @@
 /*
- * auth: who a connection is (its principal, in struct conn) and the one
- * password check of every front-end: Redis's AUTH and HELLO ... AUTH, and
- * PostgreSQL's startup authentication, ask here. ACLs on lock names will
- * read the principal set here.
+ * auth: who a connection is (its principal, in struct conn: the user name
+ * and the user's rules, gateway/conn/acl.h) and the one password check of
+ * every front-end: Redis's AUTH and HELLO ... AUTH, and PostgreSQL's
+ * startup authentication, ask here.
  *
- * Redis: one user, "default", whose password is --requirepass; without
- * one, every connection starts authenticated as "default".
+ * Users (struct auth, one per process, reached through the connection
+ * registry: srv_set_auth) come from --aclfile, in Redis's ACL syntax, or
+ * without one from --requirepass: the user "default", whose password is
+ * --requirepass (when the file does not define default either). A file
+ * that holds passwords and is accessible by group or others is refused,
+ * as ssh refuses such a key. auth_reload (ACL LOAD, SIGHUP) reads it
+ * again: a bad file changes nothing; a good one applies to every
+ * connection at once, and closes those whose user is gone or off.
+ *
+ * Failed authentications are logged (user, address; never a password) and
+ * counted by protocol; an address's failures slow its next attempts: each
+ * is answered after 100 ms doubling per failure, at most --auth-max-delay
+ * (5 s; 0: no slowdown) (success
+ * answered late too, so that not waiting for the answer gives nothing
+ * away), until a success or 10 minutes without a failure. The addresses
+ * are a fixed table: the oldest is forgotten when it is full.
  *
  * PostgreSQL (struct auth_pg, made once at start): users and secrets from
  * --pg-password (every user, that password) and --pg-users (a file of
- * pg_authid-style verifiers), checked by SCRAM-SHA-256 (RFC 5802/7677, as
+ * pg_authid-style verifiers), then the ACL users (auth_pg_set_acl): a
+ * >password gives a SCRAM verifier at load; a user with only #digests can
+ * use cleartext over TLS only (refused otherwise: auth_pg_why_not); nopass
+ * users are let in. Checked by SCRAM-SHA-256 (RFC 5802/7677, as
  * PostgreSQL stores verifiers: SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:
  * <ServerKey>), MD5 (md5 + md5(md5(password + user) + salt)) or cleartext.
  * An unknown user goes through the same computation against a made-up
  * verifier (salt derived from the name and a secret of the process), so
  * the answer, its delay and its message do not tell whether the user
- * exists. No password and no users: trust.
+ * exists. No password, no users and no ACL file: trust.
  */
 #ifndef LG_AUTH_H
 #define LG_AUTH_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "gateway/conn/acl.h"
 
 struct cfg;
 struct conn;
+struct srv;
+struct event_base;
+
+enum auth_proto { AUTH_REDIS, AUTH_PG, AUTH_PROTO_COUNT };
+
+struct auth;
+
+/* The users of cfg: --aclfile read now (refused when bad, or holding
+ * passwords and accessible by group/other), else --requirepass's default.
+ * known (may be NULL) says which +command rules name a command. NULL with
+ * a message in err. */
+struct auth *auth_new(const struct cfg *cfg, struct event_base *base, acl_known_fn known,
+		      void *known_arg, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+void auth_free(struct auth *a);
+
+/* Reads --aclfile again (ACL LOAD, SIGHUP). false, changing nothing, with
+ * "file:line: why" (or why the file is refused) in err, or when there is
+ * no file. Else the new users rule every connection of srv from now on;
+ * those whose user is gone or off are closed. */
+bool auth_reload(struct auth *a, struct srv *srv, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+/* PostgreSQL's users (NULL: none) learn the ACL users, now and after
+ * every reload. */
+struct auth_pg;
+void auth_set_pg(struct auth *a, struct auth_pg *pg);
+/* --aclfile is set. */
+bool auth_has_file(const struct auth *a);
+const struct acl *auth_acl(const struct auth *a);
+/* Failed authentications of proto since the start. */
+uint64_t auth_failures(const struct auth *a, enum auth_proto proto);
+
+/* The registry's users (NULL: none set, as in unit tests — "default"
+ * with --requirepass and every right). */
+struct auth *auth_of(const struct conn *c);
 
 /* A new (or reset) connection's principal: "default" and authenticated
- * when no password is configured, else nobody yet. */
+ * when that user is on and needs no password, else nobody yet. */
 void auth_start(struct conn *c, const struct cfg *cfg);
 
-/* True when cfg requires a password. */
-bool auth_required(const struct cfg *cfg);
+/* The default user takes any password (AUTH <password> then says so). */
+bool auth_default_nopass(const struct conn *c, const struct cfg *cfg);
 
-/* Checks user (NULL: "default") and the password pass (passlen bytes);
- * on success c is authenticated as user. Compares in time independent of
- * where the first difference is. */
+/* Checks user (NULL: "default") and the password pass (passlen bytes):
+ * the user exists, is on and has that password (in time independent of
+ * where a digest differs). On success c is authenticated as user; on
+ * failure it is logged and counted (auth_note). */
 bool auth_login(struct conn *c, const struct cfg *cfg, const char *user, const char *pass,
 		size_t passlen) __attribute__((warn_unused_result));
+
+/* How long to hold the answer of c's authentication attempt now: the
+ * penalty of its address's past failures (0: none). Read it before the
+ * check (which changes it). */
+int64_t auth_delay_ms(const struct conn *c);
+
+/* An attempt's outcome for the log, the counters and the slowdown. */
+void auth_note(struct conn *c, enum auth_proto proto, const char *user, bool ok);
+
+/* Runs fn(c, arg) after ms, even when c closed meanwhile (fn checks
+ * conn_closed and frees arg); c is kept valid (conn_ref) until then.
+ * false: out of memory (nothing scheduled). */
+bool auth_later(struct conn *c, int64_t ms, void (*fn)(struct conn *c, void *arg), void *arg)
+	__attribute__((warn_unused_result));
+/* Runs every held answer now (before the registry is freed at exit: the
+ * connections they hold can go then). */
+void auth_flush_held(struct auth *a);
 
 /* --- PostgreSQL --- */
 
@@ -60,6 +133,13 @@ enum auth_pg_method auth_pg_method(const struct auth_pg *a);
 enum auth_pg_method auth_pg_method_for(const struct auth_pg *a, const char *user);
 /* Users configured (0 with --pg-password alone: any user). */
 unsigned auth_pg_users(const struct auth_pg *a);
+/* The ACL users PostgreSQL clients may log in as too (NULL: none); kept
+ * by pointer: set it again when they change. */
+void auth_pg_set_acl(struct auth_pg *a, const struct acl *acl);
+/* Why user cannot authenticate over this connection (tls: it is
+ * encrypted): NULL if it can; else a message for the client. A user of
+ * the ACL file with #digests only needs cleartext, hence TLS. */
+const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool tls);
 
 #define AUTH_SCRAM_MAX_MSG 512
 
@@ -102,7 +182,10 @@ bool auth_pg_md5_check(const struct auth_pg *a, const char *user, const unsigned
 bool auth_pg_password_check(const struct auth_pg *a, const char *user, const char *password)
 	__attribute__((warn_unused_result));
 
-/* Marks c authenticated as user (after one of the checks above, or trust). */
-void auth_pg_login(struct conn *c, const char *user);
+/* Marks c authenticated as user (after one of the checks above, or
+ * trust), with the rules of the ACL user of that name, or of "default"
+ * for a user of --pg-users or --pg-password alone. False, c left
+ * unauthenticated, when the ACL user of that name is off. */
+bool auth_pg_login(struct conn *c, const char *user) __attribute__((warn_unused_result));
 
 #endif

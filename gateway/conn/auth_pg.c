@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -33,8 +34,10 @@ struct pg_user {
 
 struct auth_pg {
 	enum auth_pg_method method;
-	char password[512]; /* --pg-password, "" if none */
-	struct pg_user any; /* --pg-password's SCRAM verifier, for every user */
+	enum auth_pg_method cfg_method; /* --pg-auth */
+	const struct acl *acl;		/* the ACL users, NULL: none */
+	char password[512];		/* --pg-password, "" if none */
+	struct pg_user any;		/* --pg-password's SCRAM verifier, for every user */
 	struct pg_user *users;
 	unsigned n;
 	unsigned char mock_secret[32];
@@ -156,6 +159,17 @@ static bool read_users(struct auth_pg *a, const char *path, char *err, size_t er
 		snprintf(err, errlen, "bad value for --pg-users: cannot read %s", path);
 		return false;
 	}
+	/* an md5 hash logs in as well as the password does: owner only, as
+	 * --aclfile and a config file with a secret */
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0 || (st.st_mode & 077) != 0) {
+		snprintf(err, errlen,
+			 "bad value for --pg-users: %s holds password hashes and group or others "
+			 "may access it (mode %04o): refused; chmod 600 %s",
+			 path, (unsigned)(st.st_mode & 07777), path);
+		fclose(f);
+		return false;
+	}
 	char line[1024];
 	unsigned lineno = 0;
 	bool ok = true;
@@ -222,11 +236,20 @@ struct auth_pg *auth_pg_new(const struct cfg *cfg, char *err, size_t errlen)
 			   a->any.server_key);
 		a->any.has_scram = true;
 	}
-	if (!a->password[0] && a->n == 0)
-		a->method = AUTH_PG_TRUST;
-	else
-		a->method = (enum auth_pg_method)cfg->pg_auth;
+	a->cfg_method = (enum auth_pg_method)cfg->pg_auth;
+	auth_pg_set_acl(a, NULL);
 	return a;
+}
+
+void auth_pg_set_acl(struct auth_pg *a, const struct acl *acl)
+{
+	a->acl = acl;
+	if (!a->password[0] && a->n == 0 && acl == NULL)
+		a->method = AUTH_PG_TRUST;
+	else if (a->cfg_method == AUTH_PG_TRUST && acl != NULL && !a->password[0] && a->n == 0)
+		a->method = AUTH_PG_SCRAM; /* the ACL file's users need their passwords */
+	else
+		a->method = a->cfg_method;
 }
 
 void auth_pg_free(struct auth_pg *a)
@@ -250,7 +273,7 @@ unsigned auth_pg_users(const struct auth_pg *a)
 	return a->n;
 }
 
-static const struct pg_user *find_user(const struct auth_pg *a, const char *user)
+static const struct pg_user *file_user(const struct auth_pg *a, const char *user)
 {
 	for (unsigned i = 0; i < a->n; i++)
 		if (strcmp(a->users[i].name, user) == 0)
@@ -258,9 +281,60 @@ static const struct pg_user *find_user(const struct auth_pg *a, const char *user
 	return NULL;
 }
 
+/* The ACL user called user that is not in --pg-users, NULL if none. */
+static const struct acl_user *acl_user(const struct auth_pg *a, const char *user)
+{
+	if (a->acl == NULL || file_user(a, user) != NULL)
+		return NULL;
+	return acl_find(a->acl, user, strlen(user));
+}
+
+/* The secrets of user: from --pg-users, or derived from the ACL user's
+ * >password (an ACL user that is off has none); NULL if none. */
+static const struct pg_user *find_user(const struct auth_pg *a, const char *user,
+				       struct pg_user *tmp)
+{
+	const struct pg_user *f = file_user(a, user);
+	if (f != NULL)
+		return f;
+	const struct acl_user *u = acl_user(a, user);
+	struct acl_pg_secret sec;
+	if (u == NULL || !acl_user_on(u) || !acl_pg_secret(u, &sec))
+		return NULL;
+	memset(tmp, 0, sizeof(*tmp));
+	snprintf(tmp->name, sizeof(tmp->name), "%s", user);
+	tmp->has_scram = tmp->has_md5 = true;
+	memcpy(tmp->salt, sec.salt, sizeof(sec.salt));
+	tmp->salt_len = sizeof(sec.salt);
+	tmp->iterations = sec.iterations;
+	memcpy(tmp->stored_key, sec.stored_key, 32);
+	memcpy(tmp->server_key, sec.server_key, 32);
+	memcpy(tmp->md5, sec.md5, sizeof(tmp->md5));
+	OPENSSL_cleanse(&sec, sizeof(sec));
+	return tmp;
+}
+
+const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool tls)
+{
+	const struct acl_user *u = acl_user(a, user);
+	struct acl_pg_secret sec;
+	if (u == NULL || !acl_user_on(u) || acl_user_nopass(u) || tls || acl_pg_secret(u, &sec))
+		return NULL;
+	return "this user has only SHA-256 password digests (#...) in the ACL file: PostgreSQL's "
+	       "SCRAM and MD5 need the password itself, and a cleartext password is taken over "
+	       "TLS only (connect with sslmode=require; the server needs --tls-cert-file); or "
+	       "give the user a >password in the ACL file, or a SCRAM verifier in --pg-users";
+}
+
 enum auth_pg_method auth_pg_method_for(const struct auth_pg *a, const char *user)
 {
-	const struct pg_user *u = find_user(a, user);
+	struct pg_user tmp;
+	const struct acl_user *au = acl_user(a, user);
+	if (au != NULL && acl_user_on(au) && acl_user_nopass(au))
+		return AUTH_PG_TRUST; /* nopass: any password would do */
+	const struct pg_user *u = find_user(a, user, &tmp);
+	if (au != NULL && acl_user_on(au) && u == NULL && acl_user_has_pass(au))
+		return AUTH_PG_PASSWORD; /* #digests: cleartext (over TLS) */
 	if (a->method == AUTH_PG_TRUST || a->method == AUTH_PG_PASSWORD || u == NULL)
 		return a->method;
 	if (a->method == AUTH_PG_SCRAM && !u->has_scram)
@@ -270,20 +344,17 @@ enum auth_pg_method auth_pg_method_for(const struct auth_pg *a, const char *user
 	return a->method;
 }
 
-void auth_pg_login(struct conn *c, const char *user)
-{
-	c->authenticated = true;
-	snprintf(c->user, sizeof(c->user), "%s", user);
-}
-
 /* --- SCRAM --- */
 
 /* The verifier to check user against: its own, --pg-password's, or a
  * made-up one (known false) whose salt depends only on the name. */
 static void scram_verifier_of(const struct auth_pg *a, const char *user, struct auth_scram *x)
 {
-	const struct pg_user *u = find_user(a, user);
-	if (u == NULL && a->password[0])
+	struct pg_user tmp;
+	const struct pg_user *u = find_user(a, user, &tmp);
+	if (u == NULL && acl_user(a, user) != NULL)
+		u = NULL; /* a user of the ACL file: never --pg-password's */
+	else if (u == NULL && a->password[0])
 		u = &a->any;
 	if (u != NULL && u->has_scram) {
 		memcpy(x->salt, u->salt, u->salt_len);
@@ -421,12 +492,13 @@ bool auth_scram_final(struct auth_scram *x, const char *msg, size_t len, char *o
 bool auth_pg_md5_check(const struct auth_pg *a, const char *user, const unsigned char salt[4],
 		       const char *response)
 {
-	const struct pg_user *u = find_user(a, user);
+	struct pg_user tmp;
+	const struct pg_user *u = find_user(a, user, &tmp);
 	char inner[36] = "md5", want[36] = "md5";
 	bool known = true;
 	if (u != NULL && u->has_md5)
 		snprintf(inner, sizeof(inner), "%s", u->md5);
-	else if (u == NULL && a->password[0])
+	else if (u == NULL && a->password[0] && acl_user(a, user) == NULL)
 		md5_hex(a->password, strlen(a->password), user, strlen(user), inner + 3);
 	else {
 		/* unknown user, or a SCRAM-only one: the same work, refused */
@@ -439,7 +511,12 @@ bool auth_pg_md5_check(const struct auth_pg *a, const char *user, const unsigned
 
 bool auth_pg_password_check(const struct auth_pg *a, const char *user, const char *password)
 {
-	const struct pg_user *u = find_user(a, user);
+	struct pg_user tmp;
+	const struct acl_user *au = acl_user(a, user);
+	if (au != NULL) /* the ACL file's user: its digests */
+		return acl_user_on(au) && acl_user_has_pass(au) &&
+		       acl_password_ok(au, password, strlen(password));
+	const struct pg_user *u = find_user(a, user, &tmp);
 	if (u == NULL && a->password[0])
 		u = &a->any;
 	if (u != NULL && u->has_md5) {

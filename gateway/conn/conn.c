@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <event2/event.h>
 
@@ -210,6 +213,24 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg)
 	conn_process(arg);
 }
 
+bool conn_peer_local(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0)
+		return false;
+	if (ss.ss_family == AF_UNIX)
+		return true;
+	if (ss.ss_family == AF_INET) /* 127.0.0.0/8 */
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
 struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const struct transport *t,
 		      int fd, const char *addr, const char *laddr)
 {
@@ -224,7 +245,8 @@ struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const str
 	c->transport = t ? t : &transport_plain;
 	c->fd = fd;
 	c->state = CONN_OPEN;
-	c->created_ms = c->last_cmd_ms = srv_turn_ms(srv);
+	c->created_ms = c->last_cmd_ms = c->auth_since_ms = srv_turn_ms(srv);
+	c->local = conn_peer_local(fd);
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
 	snprintf(c->laddr, sizeof(c->laddr), "%s", laddr);
 	buf_init(&c->out, 0);

@@ -2,9 +2,11 @@
  * gateway/conn, the connection layer (no wire protocol, no lease):
  *   conn.h       one client connection: states, back-pressure, flushing
  *   server.h     the registry of every front-end's connections, listeners,
- *                --maxclients, keepalive, the safe point
+ *                --maxclients, keepalive, the safe point; server_guard.c
+ *                its timeouts and protected mode
  *   transport.h  how bytes move: plain, TLS (tls.h: the shared context)
- *   auth.h       principals and the one password check
+ *   auth.h       principals and the one password check, users, failed logins
+ *   acl.h        users' rules (Redis's ACL syntax) and the one ACL check point
  * Front-ends (gateway/redis, gateway/pg) build on it; it includes none.
  *
  * conn: one client connection, for any front-end (Redis, PostgreSQL):
@@ -53,6 +55,7 @@ struct srv;
 struct conn;
 struct event;
 struct transport;
+struct acl_user;
 
 enum conn_state { CONN_OPEN, CONN_BLOCKED, CONN_CLOSING, CONN_CLOSED };
 
@@ -62,6 +65,12 @@ enum conn_client_cert {
 	CONN_CERT_NONE,	    /* not asked for */
 	CONN_CERT_OPTIONAL, /* asked for, checked if presented */
 	CONN_CERT_REQUIRED, /* the handshake fails without a valid one */
+};
+
+/* Why the registry ends a connection on a timer (srv_expire). */
+enum conn_expiry {
+	CONN_EXPIRE_AUTH, /* --auth-timeout: not authenticated in time */
+	CONN_EXPIRE_IDLE, /* --timeout: idle, holding and waiting for nothing */
 };
 
 /* What one step of a front-end did. */
@@ -98,6 +107,13 @@ struct conn_proto {
 	size_t refusal_len;
 	/* Over TLS: what is asked of the client's certificate. */
 	enum conn_client_cert tls_client_cert;
+	/* --timeout: true when the session holds nothing that an idle client
+	 * keeps (a lease, a transaction); NULL: always idle. Blocked
+	 * connections (waiting for an answer) are never idle. */
+	bool (*idle)(const struct conn *c);
+	/* A timer ends the connection: write the front-end's last words and
+	 * close it (conn_close). NULL: closed without a word. */
+	void (*expire)(struct conn *c, enum conn_expiry why);
 };
 
 /* Read-only outside the connection layer, but for `out` (replies) and
@@ -127,6 +143,13 @@ struct conn {
 	const char *close_reason; /* static string, for the log */
 	char user[64];		  /* the principal; "" until authenticated */
 	bool authenticated;
+	int64_t auth_since_ms; /* unauthenticated since (--auth-timeout): auth_start */
+	bool local;	       /* the peer is on loopback or the Unix socket */
+	/* the principal's rules (auth.h): NULL until authenticated; of
+	 * "default" when acl_fallback (a PostgreSQL user of --pg-users that
+	 * the ACL file does not name) */
+	const struct acl_user *acl;
+	bool acl_fallback;
 };
 
 static inline enum conn_state conn_state(const struct conn *c)
@@ -149,6 +172,11 @@ bool conn_set_state(struct conn *c, enum conn_state to) __attribute__((warn_unus
 struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const struct transport *t,
 		      int fd, const char *addr, const char *laddr)
 	__attribute__((warn_unused_result));
+
+/* True when the peer of the connected socket fd is local: a Unix socket,
+ * 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104 (protected mode's "loopback",
+ * as Redis reads it). */
+bool conn_peer_local(int fd);
 
 /* True when the connection's bytes are encrypted (TLS). */
 bool conn_encrypted(const struct conn *c);

@@ -32,6 +32,7 @@
 
 #include "gateway/config.h"
 #include "gateway/conn/conn.h"
+#include "gateway/conn/server_int.h"
 #include "gateway/conn/transport.h"
 #include "gateway/log.h"
 #include "gateway/loop.h"
@@ -54,6 +55,8 @@ struct listener {
 	const struct transport *transport;
 	int port;	/* TCP: the bound port; Unix: 0 */
 	char path[108]; /* Unix: the socket file, removed at the end */
+	dev_t dev;	/* Unix: the file made, so that only it is removed */
+	ino_t ino;
 };
 
 struct srv {
@@ -75,13 +78,15 @@ struct srv {
 	int reserve_fd;		    /* closed to answer a newcomer, then reopened */
 	struct event *accept_retry; /* ends the pause */
 	bool accept_paused;
-	int64_t backoff_ms;	/* the next pause: doubles while it lasts */
-	uint64_t nofd_refused;	/* newcomers refused in this pause */
-	uint64_t nofd_events;	/* accepts that found no descriptor, ever */
-	int64_t full_logged_ms; /* last "maxclients reached" line */
-	uint64_t full_unlogged; /* refusals since that line */
-	struct loop_poll *poll; /* told of input (loop.h), may be NULL */
-	struct tls_srv *tls;	/* the TLS transport's context, may be NULL */
+	int64_t backoff_ms;	 /* the next pause: doubles while it lasts */
+	uint64_t nofd_refused;	 /* newcomers refused in this pause */
+	uint64_t nofd_events;	 /* accepts that found no descriptor, ever */
+	int64_t full_logged_ms;	 /* last "maxclients reached" line */
+	uint64_t full_unlogged;	 /* refusals since that line */
+	struct loop_poll *poll;	 /* told of input (loop.h), may be NULL */
+	struct tls_srv *tls;	 /* the TLS transport's context, may be NULL */
+	struct srv_guard *guard; /* timeouts, protected mode (server_guard.c) */
+	struct auth *auth;	 /* users and rules (auth.h), may be NULL */
 	bool shutting_down;
 	void (*drained)(void *arg);
 	void *drained_arg;
@@ -447,6 +452,16 @@ bool srv_fit_nofile(int64_t *maxclients, int64_t reserved, char *msg, size_t msg
 	return true;
 }
 
+void srv_count_rejected(struct srv *srv)
+{
+	srv->rejected++;
+}
+
+struct srv_guard *srv_guard_of(const struct srv *srv)
+{
+	return srv->guard;
+}
+
 struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxclients,
 		    const char *limit_name)
 {
@@ -469,6 +484,10 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxc
 	srv->backoff_ms = BACKOFF_FIRST_MS;
 	srv->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (!srv->reaper || !srv->flush_guard || !srv->accept_retry) {
+		srv_free(srv);
+		return NULL;
+	}
+	if ((srv->guard = srv_guard_new(srv)) == NULL) {
 		srv_free(srv);
 		return NULL;
 	}
@@ -521,8 +540,10 @@ bool srv_listen_tcp_on(struct srv *srv, const char *bind, int64_t port,
 					511, res->ai_addr, (int)res->ai_addrlen);
 	freeaddrinfo(res);
 	if (!li->l) {
+		int saved = errno; /* callers tell EADDRINUSE from the rest */
 		snprintf(err, errlen, "cannot listen on %s:%lld: %s", bind, (long long)port,
-			 strerror(errno));
+			 strerror(saved));
+		errno = saved;
 		return false;
 	}
 	evconnlistener_set_error_cb(li->l, accept_error_cb);
@@ -538,6 +559,58 @@ bool srv_listen_tcp_on(struct srv *srv, const char *bind, int64_t port,
 	return true;
 }
 
+/* What is at a Unix socket's path before we listen there: nothing, or a
+ * socket nobody answers on (the leftover of a run that did not stop
+ * cleanly), which is removed. Anything else stays, and the start fails. */
+static bool clear_unix_path(const struct sockaddr_un *sun, char *err, size_t errlen)
+{
+	const char *path = sun->sun_path;
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return true;
+		snprintf(err, errlen, "--unixsocket %s: %s", path, strerror(errno));
+		return false;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen,
+			 "--unixsocket %s: the path exists and is not a socket: not replaced "
+			 "(remove it, or choose another path)",
+			 path);
+		return false;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "--unixsocket %s: %s", path, strerror(errno));
+		return false;
+	}
+	int rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	int e = errno;
+	close(fd);
+	if (rc == 0) {
+		snprintf(err, errlen,
+			 "--unixsocket %s: another process is listening on this socket: not "
+			 "replaced (stop it, or choose another path)",
+			 path);
+		return false;
+	}
+	if (e != ECONNREFUSED) {
+		snprintf(err, errlen,
+			 "--unixsocket %s: cannot tell whether the socket is in use "
+			 "(%s): not replaced",
+			 path, strerror(e));
+		return false;
+	}
+	if (unlink(path) != 0 && errno != ENOENT) {
+		snprintf(err, errlen, "--unixsocket %s: cannot remove the stale socket: %s", path,
+			 strerror(errno));
+		return false;
+	}
+	log_msg(LOG_LVL_INFO, "--unixsocket %s: removed a stale socket (nobody answered on it)",
+		path);
+	return true;
+}
+
 bool srv_listen_unix(struct srv *srv, const char *path, const struct conn_proto *proto, char *err,
 		     size_t errlen)
 {
@@ -545,15 +618,37 @@ bool srv_listen_unix(struct srv *srv, const char *path, const struct conn_proto 
 	if (li == NULL)
 		return false;
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "--unixsocket %s: path too long", path);
+		return false;
+	}
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	unlink(path); /* a stale socket of an earlier run, as Redis does */
+	if (!clear_unix_path(&sun, err, errlen))
+		return false;
+	/* The file is made with --unixsocketperm from the start (no moment
+	 * with the umask's wider mode); the loop has no other thread yet
+	 * that makes files. */
+	mode_t perm = (mode_t)srv->cfg->unixsocketperm & 0777;
+	mode_t old = umask(~perm & 0777);
 	li->l = evconnlistener_new_bind(srv->base, accept_cb, li,
 					LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 511,
 					(struct sockaddr *)&sun, sizeof(sun));
+	int e = errno;
+	umask(old);
 	if (!li->l) {
-		snprintf(err, errlen, "cannot listen on unix socket %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "cannot listen on unix socket %s: %s", path, strerror(e));
 		return false;
 	}
+	struct stat st;
+	if (chmod(path, perm) != 0 || stat(path, &st) != 0) {
+		snprintf(err, errlen, "--unixsocketperm %o on %s: %s", (unsigned)perm, path,
+			 strerror(errno));
+		evconnlistener_free(li->l);
+		unlink(path);
+		return false;
+	}
+	li->dev = st.st_dev;
+	li->ino = st.st_ino;
 	evconnlistener_set_error_cb(li->l, accept_error_cb);
 	snprintf(li->path, sizeof(li->path), "%s", path);
 	srv->nlisteners++;
@@ -565,7 +660,10 @@ static void stop_listening(struct srv *srv)
 	for (size_t i = 0; i < srv->nlisteners; i++) {
 		struct listener *li = &srv->listeners[i];
 		evconnlistener_free(li->l);
-		if (li->path[0])
+		/* only the socket we made: another process may have one there now */
+		struct stat st;
+		if (li->path[0] && lstat(li->path, &st) == 0 && st.st_dev == li->dev &&
+		    st.st_ino == li->ino)
 			unlink(li->path);
 	}
 	srv->nlisteners = 0;
@@ -600,6 +698,7 @@ void srv_free(struct srv *srv)
 		event_free(srv->flush_guard);
 	if (srv->accept_retry)
 		event_free(srv->accept_retry);
+	srv_guard_free(srv->guard);
 	if (srv->reserve_fd >= 0)
 		close(srv->reserve_fd);
 	free(srv);
@@ -612,6 +711,15 @@ int srv_port_on(const struct srv *srv, const struct conn_proto *proto, const str
 		    srv->listeners[i].port != 0)
 			return srv->listeners[i].port;
 	return 0;
+}
+void srv_set_auth(struct srv *srv, struct auth *auth)
+{
+	srv->auth = auth;
+}
+
+struct auth *srv_auth(const struct srv *srv)
+{
+	return srv->auth;
 }
 
 int srv_port(const struct srv *srv, const struct conn_proto *proto)

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gateway/conn/conn.h"
+
 struct event_base;
 struct cfg;
 struct conn;
@@ -61,8 +63,11 @@ struct transport;
 bool srv_listen_tcp_on(struct srv *srv, const char *bind, int64_t port,
 		       const struct conn_proto *proto, const struct transport *t, char *err,
 		       size_t errlen) __attribute__((warn_unused_result));
-/* Listens on a Unix socket at path (a stale socket file is replaced, and
- * removed when the listener stops) for proto. */
+/* Listens on a Unix socket at path for proto, the file made with mode
+ * cfg->unixsocketperm. What is at path first: a socket nobody answers on
+ * (stale) is removed; anything else (a live socket, a file, a directory)
+ * is left and the call fails, saying so in err. The file is removed when
+ * the listener stops, if it is still the one made here. */
 bool srv_listen_unix(struct srv *srv, const char *path, const struct conn_proto *proto, char *err,
 		     size_t errlen) __attribute__((warn_unused_result));
 
@@ -93,12 +98,36 @@ void srv_shutdown(struct srv *srv, void (*done)(void *arg), void *arg);
 void srv_free(struct srv *srv);
 
 const struct cfg *srv_cfg(const struct srv *srv);
+
+/* The users and their rules (auth.h), kept by pointer; NULL until set. */
+struct auth;
+void srv_set_auth(struct srv *srv, struct auth *auth);
+struct auth *srv_auth(const struct srv *srv);
 struct event_base *srv_base(const struct srv *srv);
 
 /* Connections accepted (each got an id) and refused at maxclients, since
  * the registry was made: INFO stats. */
 uint64_t srv_connections_received(const struct srv *srv);
 uint64_t srv_connections_rejected(const struct srv *srv);
+
+/* Ends the connections past --auth-timeout (not authenticated since
+ * auth_since_ms) or --timeout (open, not blocked, no request since
+ * last_cmd_ms, and idle by their front-end's word) as of now_ms (the
+ * clock of srv_turn_ms): through proto->expire, else closed. A timer runs
+ * it while either timeout is on; tests call it with a clock of their own. */
+void srv_expire(struct srv *srv, int64_t now_ms);
+/* Connections srv_expire ended, by why, since the start (INFO stats). */
+uint64_t srv_expired(const struct srv *srv, enum conn_expiry why);
+/* Protected mode's explanation (Redis's words, leasegate's options) for
+ * a front-end that lets `who` in without a password, `how` saying how to
+ * set one. */
+void srv_protected_text(char *buf, size_t len, const char *who, const char *how);
+/* The largest input (read, not yet run) and output (not yet sent) of a
+ * live connection now: INFO's client_recent_max_*_buffer. */
+void srv_largest_buffers(struct srv *srv, size_t *in, size_t *out);
+/* A front-end refused c by protected mode: counted as rejected, and
+ * logged (a line a minute at most, with the count since the last). */
+void srv_note_protected(struct srv *srv, const struct conn *c);
 
 /* The event loop's poll state (loop.h), told of client input and new
  * connections; NULL (the default) tells nobody. */

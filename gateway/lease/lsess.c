@@ -434,6 +434,18 @@ void lsvc_stats(const struct lsvc *svc, struct lsvc_stats *out)
 
 /* --- sessions --- */
 
+bool lsvc_who(const void *ctx, struct ls_who *who)
+{
+	const struct ls_rec *rec = ctx;
+	if (rec == NULL || rec->owner == NULL)
+		return false;
+	const struct lsess *s = rec->owner;
+	*who = (struct ls_who){.id = s->id};
+	if (s->ops.who != NULL)
+		s->ops.who(s->arg, who);
+	return true;
+}
+
 struct lsess *lsess_new(struct lsvc *svc, const struct ls_sess_ops *ops, void *arg)
 {
 	struct lsess *s = calloc(1, sizeof(*s));

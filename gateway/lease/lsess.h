@@ -95,12 +95,26 @@ struct ls_result {
 typedef void (*ls_done_cb)(void *arg, const struct ls_result *res);
 
 /* What the front-end is told about its session, as it happens. */
+/* Who a session is, for the log lines about its leases. */
+struct ls_who {
+	uint64_t id;	 /* the connection's id (Redis CLIENT ID), else the session's */
+	char client[64]; /* the peer's address:port, "" if unknown */
+	char name[128];	 /* CLIENT SETNAME, or the PostgreSQL user; "" if none */
+};
+
 struct ls_sess_ops {
+	/* Fills who (id, client, name) for the log. May be NULL. */
+	void (*who)(void *arg, struct ls_who *who);
 	/* A lease (LS_KIND_LOCK) or term (LS_KIND_LEADER) of the session was
 	 * lost; the next operation about it answers LS_LOST. May be NULL. */
 	void (*lost)(void *arg, enum ls_kind kind, const char *name, int64_t token,
 		     enum lt_loss reason);
 };
+
+/* Who holds the lease or term of an obs_event's ctx (core/obs.h): the
+ * data of a lease or the arg of an election made by a lease service.
+ * False, *who untouched, when ctx is NULL (a lease no session keeps). */
+bool lsvc_who(const void *ctx, struct ls_who *who);
 
 /* --- the replica's service --- */
 
@@ -165,6 +179,10 @@ struct ls_acquire_req {
 	bool detach;
 	const char *owner;
 	size_t owner_len;
+	/* the client's trace context (TRACEPARENT, leasegate.traceparent):
+	 * the acquire's or campaign's span is its child; .valid false: a new
+	 * trace */
+	struct trace_ctx trace;
 };
 
 #define LS_VALUE_MAX (STORE_ID_MAX - 2)

@@ -68,7 +68,7 @@ struct lsess {
 	struct lsess *wait_prev, *wait_next; /* in the service's waiting list */
 	struct lt_wait *acq;		     /* LS_WAIT_ACQUIRE */
 	enum ls_scope acq_scope;
-	bool acq_detach; /* the acquire is DETACH: no record, the lease let go */
+	bool acq_detach;	 /* the acquire is DETACH: no record, the lease let go */
 	struct ls_rec *campaign; /* LS_WAIT_CAMPAIGN */
 	struct timer campaign_timer;
 	struct ls_watcher *watcher; /* LS_WAIT_WATCH */

@@ -132,8 +132,11 @@ enum ls_status ls_campaign(struct lsess *s, const struct ls_acquire_req *req, st
 		return now->status;
 	if ((rec = ls_rec_new(s, LS_KIND_LEADER, name, req->name_len)) == NULL)
 		return ls_res_msg(now, LS_FAILED, "out of memory");
-	struct election_args ea = {
-		.name = name, .lease_ms = lease_ms, .holder = req->holder, .one_term = true};
+	struct election_args ea = {.name = name,
+				   .lease_ms = lease_ms,
+				   .holder = req->holder,
+				   .one_term = true,
+				   .trace_parent = &req->trace};
 	rec->election = election_start(s->svc->lt, &ea, &campaign_cbs, rec, msg, sizeof(msg));
 	if (rec->election == NULL) {
 		ls_rec_forget(rec);

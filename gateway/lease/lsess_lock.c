@@ -132,6 +132,7 @@ enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, str
 		.timeout_ms = req->wait_ms > 0 ? req->wait_ms : 0,
 		.holder = req->holder,
 		.owner = req->detach ? owner : NULL,
+		.trace_parent = &req->trace,
 	};
 	s->acq = lt_acquire(s->svc->lt, &a, acquired, s);
 	if (s->acq == NULL)

@@ -9,6 +9,7 @@
  * 55000 (object_not_in_prerequisite_state) at its next use; a store error
  * is 58000 (system_error), an answer retrying may change, or XX000.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,68 @@ static size_t advisory_name(const struct pgs *s, const struct val *k, unsigned n
 	}
 	*p = '\0';
 	return (size_t)(p - out);
+}
+
+/* --- the ACL --- */
+
+/* Each function's ACL categories (0: not checked: constants, settings). */
+static const uint32_t fn_cats[FN_COUNT] = {
+	[FN_LOCK] = ACL_WRITE | ACL_LOCK | ACL_SLOW | ACL_BLOCKING,
+	[FN_XACT_LOCK] = ACL_WRITE | ACL_LOCK | ACL_SLOW | ACL_BLOCKING,
+	[FN_TRY_LOCK] = ACL_WRITE | ACL_LOCK | ACL_FAST,
+	[FN_TRY_XACT_LOCK] = ACL_WRITE | ACL_LOCK | ACL_FAST,
+	[FN_UNLOCK] = ACL_WRITE | ACL_LOCK | ACL_FAST,
+	[FN_UNLOCK_ALL] = ACL_WRITE | ACL_LOCK | ACL_FAST,
+	[FN_SHARED] = ACL_WRITE | ACL_LOCK | ACL_FAST,
+	[FN_LG_ACQUIRE] = ACL_WRITE | ACL_LOCK | ACL_SLOW | ACL_BLOCKING,
+	[FN_LG_RELEASE] = ACL_WRITE | ACL_LOCK | ACL_FAST,
+	[FN_LG_STATE] = ACL_READ | ACL_LOCK | ACL_FAST,
+	[FN_LG_TOKEN] = ACL_READ | ACL_LOCK | ACL_FAST,
+	[FN_LG_TRANSACT] = ACL_WRITE | ACL_LOCK | ACL_SLOW,
+	[FN_LG_CHECK] = ACL_READ | ACL_LOCK | ACL_FAST,
+};
+
+static size_t advisory_name(const struct pgs *s, const struct val *k, unsigned nk, char *out);
+
+/* The ACL check point (acl_check, the one the Redis front-end calls) for
+ * st with arguments a: its categories and the lock it names (an advisory
+ * lock's pg:<database>:..., a leasegate.* call's text). false: 42501
+ * written. */
+static bool acl_allows(struct pgs *s, const struct sql_stmt *st, const struct val *a)
+{
+	char fname[64], name[STORE_NAME_MAX + 64], msg[STORE_NAME_MAX + 200];
+	const char *key = name;
+	size_t klen = 0, i;
+	if (fn_cats[st->fn] == 0)
+		return true;
+	for (i = 0; st->fname[i] && i < sizeof(fname) - 1; i++)
+		fname[i] = (char)tolower((unsigned char)st->fname[i]);
+	fname[i] = '\0';
+	struct acl_req r = {.cmd = fname, .cats = fn_cats[st->fn], .keys = &key, .key_lens = &klen};
+	bool by_name = st->fn == FN_LG_ACQUIRE || st->fn == FN_LG_RELEASE ||
+		       st->fn == FN_LG_STATE || st->fn == FN_LG_TRANSACT || st->fn == FN_LG_CHECK;
+	if (by_name) { /* leasegate.*(name, ...) */
+		r.nkeys = !a[0].null;
+		key = a[0].s;
+		klen = a[0].len;
+	} else if (st->fn != FN_UNLOCK_ALL && st->fn != FN_SHARED) {
+		r.nkeys = 1;
+		klen = advisory_name(s, a, st->nargs, name);
+	}
+	switch (acl_check(s->c.acl, &r, NULL)) {
+	case ACL_OK:
+		return true;
+	case ACL_DENIED_CMD:
+		snprintf(msg, sizeof(msg), "permission denied for function %s", fname);
+		pgx_error(s, "42501", msg, "The ACL file's rules for this user do not allow it.");
+		return false;
+	default:
+		snprintf(msg, sizeof(msg), "permission denied for lock \"%.*s\"",
+			 (int)(klen > STORE_NAME_MAX ? STORE_NAME_MAX : klen), key);
+		pgx_error(s, "42501", msg,
+			  "None of this user's lock name patterns (~...) in the ACL file matches.");
+		return false;
+	}
 }
 
 /* --- results of lease operations --- */
@@ -337,6 +400,8 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 				return;
 			}
 	}
+	if (!acl_allows(s, st, a))
+		return;
 	struct ls_acquire_req req = {.reentrant = true, .wait_ms = -1};
 	int why = 0;
 	enum ls_status rc;
@@ -367,6 +432,7 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 										 : LS_SCOPE_SESSION;
 		if (st->fn == FN_LOCK || st->fn == FN_XACT_LOCK)
 			req.wait_ms = wait_bound(s, 0, &why);
+		req.trace = s->trace;
 		rc = ls_acquire(ls, &req, &now, lease_done, s);
 		answer(s, st, po, why, rc, &now);
 		return;
@@ -411,6 +477,7 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 			}
 			req.wait_ms = wait_bound(s, a[2].i, &why);
 		}
+		req.trace = s->trace;
 		rc = ls_acquire(ls, &req, &now, lease_done, s);
 		answer(s, st, po, why, rc, &now);
 		return;

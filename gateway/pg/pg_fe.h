@@ -28,6 +28,10 @@ struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc
 			const struct auth_pg *auth) __attribute__((warn_unused_result));
 /* Listens on cfg's bind:pg_port. false with err. */
 bool pg_fe_listen(struct pg_fe *fe, char *err, size_t errlen) __attribute__((warn_unused_result));
+/* While ready(arg, &why) is false (the lock store is not open yet), a
+ * session's startup is refused with FATAL 57P03 ("the database system is
+ * starting up", which drivers and pools retry), naming why. */
+void pg_fe_set_gate(struct pg_fe *fe, bool (*ready)(void *arg, const char **why), void *arg);
 /* The bound port, 0 if none. */
 int pg_fe_port(const struct pg_fe *fe);
 /* After srv_free (which closes the sessions). */

@@ -25,7 +25,9 @@ struct pg_fe {
 	const struct auth_pg *auth;
 	struct pg_limits lim;
 	struct buf refusal;
-	enum cfg_pg_tls tls; /* OFF when no TLS context */
+	enum cfg_pg_tls tls;			    /* OFF when no TLS context */
+	bool (*ready)(void *arg, const char **why); /* pg_fe_set_gate */
+	void *ready_arg;
 };
 
 enum pgs_state { PGS_STARTUP, PGS_SASL_INIT, PGS_SASL_FINAL, PGS_MD5, PGS_PASSWORD, PGS_READY };
@@ -58,6 +60,7 @@ enum pg_guc {
 	GUC_MAX_IDENTIFIER_LENGTH,
 	GUC_BYTEA_OUTPUT,
 	GUC_ROW_SECURITY,
+	GUC_TRACEPARENT,
 	GUC_COUNT
 };
 #define PG_GUC_VAL 128
@@ -103,6 +106,10 @@ struct pgs {
 	uint32_t pid, secret;
 	struct auth_scram *scram;
 	unsigned char md5salt[4];
+	/* an authentication's answer held back (auth_delay_ms): its verdict
+	 * and the SCRAM server-final message */
+	bool auth_ok;
+	char *auth_final;
 	struct lsess *ls;
 	bool in_block, failed, skip_sync;
 	/* the simple query being run (a copy: the reader's buffer moves) */
@@ -116,8 +123,10 @@ struct pgs {
 	char pend_alias[SQL_ALIAS_MAX];
 	struct pg_prep *preps;
 	struct pg_portal *portals;
+	unsigned npreps, nportals; /* named ones: --max-prepared-statements, --max-portals */
 	struct pg_portal *spare;
 	char guc[GUC_COUNT][PG_GUC_VAL];
+	struct trace_ctx trace;		       /* leasegate.traceparent; .valid false: none */
 	char guc_saved[GUC_COUNT][PG_GUC_VAL]; /* before SET LOCAL */
 	bool guc_local[GUC_COUNT];
 	int64_t lock_timeout_ms, statement_timeout_ms, lease_ms;

@@ -161,6 +161,7 @@ static void free_portal(struct pgs *s, struct pg_portal *po)
 	for (struct pg_portal **pp = &s->portals; *pp; pp = &(*pp)->next)
 		if (*pp == po) {
 			*pp = po->next;
+			s->nportals -= po->name[0] != '\0';
 			break;
 		}
 	portal_put(s, po);
@@ -176,6 +177,7 @@ static void free_prep(struct pgs *s, struct pg_prep *p)
 	for (struct pg_prep **pp = &s->preps; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
+			s->npreps -= p->name[0] != '\0';
 			break;
 		}
 	free(p->text);
@@ -221,6 +223,15 @@ static void parse_msg(struct pgs *s, const struct pg_msg *m)
 	}
 	if (strlen(name) >= sizeof(((struct pg_prep *)0)->name)) {
 		pgx_error(s, "42602", "statement name too long", NULL);
+		return;
+	}
+	if (name[0] != '\0' && s->npreps >= (unsigned)s->fe->cfg->max_prepared) {
+		char msg[160];
+		snprintf(msg, sizeof(msg),
+			 "too many prepared statements in this session (%u, leasegate's "
+			 "--max-prepared-statements)",
+			 s->npreps);
+		pgx_error(s, "54000", msg, "Close (or DEALLOCATE) prepared statements first.");
 		return;
 	}
 	struct pg_prep *p = calloc(1, sizeof(*p));
@@ -273,6 +284,7 @@ static void parse_msg(struct pgs *s, const struct pg_msg *m)
 	}
 	p->next = s->preps;
 	s->preps = p;
+	s->npreps += name[0] != '\0';
 	pg_parse_complete(&s->c.out);
 }
 
@@ -310,6 +322,13 @@ static void bind_msg(struct pgs *s, const struct pg_msg *m)
 	}
 	if (strlen(pname) >= sizeof(((struct pg_portal *)0)->name)) {
 		pgx_error(s, "42602", "portal name too long", NULL);
+		return;
+	}
+	if (pname[0] != '\0' && s->nportals >= (unsigned)s->fe->cfg->max_portals) {
+		snprintf(msg, sizeof(msg),
+			 "too many portals in this session (%u, leasegate's --max-portals)",
+			 s->nportals);
+		pgx_error(s, "54000", msg, "Close portals first.");
 		return;
 	}
 	/* the values, copied (the reader's buffer moves): at most the
@@ -367,6 +386,7 @@ static void bind_msg(struct pgs *s, const struct pg_msg *m)
 	}
 	po->next = s->portals;
 	s->portals = po;
+	s->nportals += pname[0] != '\0';
 	pg_bind_complete(&s->c.out);
 	return;
 oom:

@@ -5,6 +5,7 @@
  * gateway/conn/auth.h, the greeting (ParameterStatus, BackendKeyData),
  * losses told as WARNING notices, and the session's settings.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@ static const struct guc_def gucs[GUC_COUNT] = {
 	[GUC_MAX_IDENTIFIER_LENGTH] = {"max_identifier_length", "63", false, true},
 	[GUC_BYTEA_OUTPUT] = {"bytea_output", "hex", false, false},
 	[GUC_ROW_SECURITY] = {"row_security", "on", false, false},
+	[GUC_TRACEPARENT] = {"leasegate.traceparent", "", false, false},
 };
 
 int pgs_guc_find(const char *name)
@@ -131,6 +133,24 @@ static bool apply(struct pgs *s, int g, const char *v, size_t len)
 		}
 		s->lease_ms = ms;
 		return true;
+	case GUC_TRACEPARENT: {
+		/* the client's W3C trace context: the spans of the locks taken
+		 * from now on join its trace; '' (RESET) ends that */
+		char tp[PG_GUC_VAL];
+		snprintf(tp, sizeof(tp), "%.*s", (int)len, v);
+		if (len == 0) {
+			s->trace.valid = false;
+			return true;
+		}
+		if (!trace_parse_traceparent(tp, &s->trace)) {
+			pgs_error(s, "22023",
+				  "invalid value for parameter \"leasegate.traceparent\"",
+				  "A W3C traceparent: 00-<32 hex digits>-<16 hex digits>-<2 hex "
+				  "digits>, or '' for none.");
+			return false;
+		}
+		return true;
+	}
 	default:
 		return true;
 	}
@@ -236,7 +256,15 @@ static void on_lost(void *arg, enum ls_kind kind, const char *name, int64_t toke
 	conn_flush(&s->c);
 }
 
-static const struct ls_sess_ops sess_ops = {.lost = on_lost};
+static void who(void *arg, struct ls_who *w)
+{
+	const struct pgs *s = arg;
+	w->id = s->c.id;
+	snprintf(w->client, sizeof(w->client), "%s", s->c.addr);
+	snprintf(w->name, sizeof(w->name), "%s", s->user);
+}
+
+static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who};
 
 struct lsess *pgs_lsess(struct pgs *s)
 {
@@ -398,6 +426,24 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 		pgs_fatal(s, "28000", msg);
 		return CONN_STEP_STOP;
 	}
+	const char *loading = "the lock store is not open yet";
+	if (s->fe->ready != NULL && !s->fe->ready(s->fe->ready_arg, &loading)) {
+		char msg[1600];
+		snprintf(msg, sizeof(msg), "the database system is starting up: %s", loading);
+		pgs_fatal(s, "57P03", msg);
+		return CONN_STEP_STOP;
+	}
+	enum auth_pg_method method = auth_pg_method_for(s->fe->auth, s->user);
+	if (s->fe->cfg->protected_mode && method == AUTH_PG_TRUST && !s->c.local) {
+		char msg[1200];
+		srv_protected_text(msg, sizeof(msg), "PostgreSQL users",
+				   "--pg-password or --pg-users");
+		srv_note_protected(s->fe->srv, &s->c);
+		log_msg(LOG_LVL_DEBUG, "pg session %llu %s: refused by protected mode",
+			(unsigned long long)s->c.id, s->c.addr);
+		pgs_fatal(s, "28000", msg);
+		return CONN_STEP_STOP;
+	}
 	gucs_init(s);
 	const char *unknown[PG_MAX_STARTUP_PARAMS];
 	unsigned nunknown = 0;
@@ -413,9 +459,22 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 	}
 	if ((m->code & 0xffff) != 0 || nunknown > 0)
 		pg_negotiate_version(&s->c.out, PG_PROTO_30, nunknown, unknown);
-	switch (auth_pg_method_for(s->fe->auth, s->user)) {
+	const char *why = auth_pg_why_not(s->fe->auth, s->user, conn_encrypted(&s->c));
+	if (why != NULL) {
+		char msg[600];
+		log_msg(LOG_LVL_WARN, "pg session %llu %s: user \"%s\" refused: %s",
+			(unsigned long long)s->c.id, s->c.addr, s->user, why);
+		snprintf(msg, sizeof(msg), "user \"%s\" cannot log in here: %s", s->user, why);
+		pgs_fatal(s, "28000", msg);
+		return CONN_STEP_STOP;
+	}
+	switch (method) {
 	case AUTH_PG_TRUST:
-		auth_pg_login(&s->c, s->user);
+		if (!auth_pg_login(&s->c, s->user)) {
+			auth_note(&s->c, AUTH_PG, s->user, false);
+			auth_failed(s);
+			return CONN_STEP_STOP;
+		}
 		ready(s);
 		break;
 	case AUTH_PG_SCRAM:
@@ -441,11 +500,37 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 	return CONN_STEP_RAN;
 }
 
+/* The verdict of an authentication (s->auth_ok): the greeting, or the
+ * error and the close. false when closed. */
+static bool answer_auth(struct pgs *s)
+{
+	if (!s->auth_ok) {
+		auth_failed(s);
+		return false;
+	}
+	if (s->auth_final != NULL)
+		pg_auth_sasl_final(&s->c.out, s->auth_final, strlen(s->auth_final));
+	free(s->auth_final);
+	s->auth_final = NULL;
+	ready(s);
+	return true;
+}
+
+/* The verdict held back by an address's past failures, now. */
+static void answer_later(struct conn *c, void *arg)
+{
+	if (!conn_closed(c) && answer_auth(pgs_of(c)))
+		conn_resume(c);
+}
+
 /* A password message ('p') while authenticating. */
 static enum conn_step password(struct pgs *s, const struct pg_msg *m)
 {
 	struct pg_cur cur = pg_cur_of(m);
 	char out[AUTH_SCRAM_MAX_MSG];
+	bool ok = false;
+	/* read before the check, which changes it: success waits too */
+	int64_t delay = auth_delay_ms(&s->c);
 	if (m->type != 'p') {
 		pgs_fatal(s, "08P01", "expected password response");
 		return CONN_STEP_STOP;
@@ -474,34 +559,35 @@ static enum conn_step password(struct pgs *s, const struct pg_msg *m)
 		return CONN_STEP_RAN;
 	}
 	case PGS_SASL_FINAL:
-		if (!auth_scram_final(s->scram, m->body, m->len, out, sizeof(out))) {
-			auth_failed(s);
-			return CONN_STEP_STOP;
-		}
-		pg_auth_sasl_final(&s->c.out, out, strlen(out));
+		ok = auth_scram_final(s->scram, m->body, m->len, out, sizeof(out));
 		break;
 	case PGS_MD5: {
 		const char *resp = pg_get_str(&cur);
-		if (resp == NULL || !auth_pg_md5_check(s->fe->auth, s->user, s->md5salt, resp)) {
-			auth_failed(s);
-			return CONN_STEP_STOP;
-		}
+		ok = resp != NULL && auth_pg_md5_check(s->fe->auth, s->user, s->md5salt, resp);
 		break;
 	}
 	case PGS_PASSWORD: {
 		const char *pw = pg_get_str(&cur);
-		if (pw == NULL || !auth_pg_password_check(s->fe->auth, s->user, pw)) {
-			auth_failed(s);
-			return CONN_STEP_STOP;
-		}
+		ok = pw != NULL && auth_pg_password_check(s->fe->auth, s->user, pw);
 		break;
 	}
 	default:
 		break;
 	}
-	auth_pg_login(&s->c, s->user);
-	ready(s);
-	return CONN_STEP_RAN;
+	ok = ok && auth_pg_login(&s->c, s->user);
+	auth_note(&s->c, AUTH_PG, s->user, ok);
+	s->auth_ok = ok;
+	free(s->auth_final);
+	s->auth_final = s->st == PGS_SASL_FINAL && ok ? strdup(out) : NULL;
+	if (ok && s->st == PGS_SASL_FINAL && s->auth_final == NULL) {
+		pgs_fatal(s, "53200", "out of memory");
+		return CONN_STEP_STOP;
+	}
+	if (delay > 0 && auth_later(&s->c, delay, answer_later, NULL)) {
+		conn_suspend(&s->c);
+		return CONN_STEP_RAN;
+	}
+	return answer_auth(s) ? CONN_STEP_RAN : CONN_STEP_STOP;
 }
 
 static enum conn_step p_step(struct conn *c)
@@ -532,6 +618,23 @@ static enum conn_step p_step(struct conn *c)
 	}
 }
 
+/* --timeout: nothing held (no advisory lock, no transaction open) */
+static bool p_idle(const struct conn *c)
+{
+	const struct pgs *s = (const struct pgs *)c;
+	return s->st == PGS_READY && !s->in_block && !s->in_query &&
+	       (s->ls == NULL || lsess_count(s->ls) == 0);
+}
+
+/* PostgreSQL's own words for the two timeouts */
+static void p_expire(struct conn *c, enum conn_expiry why)
+{
+	if (why == CONN_EXPIRE_AUTH)
+		pgs_fatal(pgs_of(c), "57014", "canceling authentication due to timeout");
+	else
+		pgs_fatal(pgs_of(c), "57P05", "terminating connection due to idle-session timeout");
+}
+
 static void p_close(struct conn *c)
 {
 	struct pgs *s = pgs_of(c);
@@ -548,6 +651,7 @@ static void p_free(struct conn *c)
 	pgq_free_all(s);
 	free(s->q);
 	free(s->scram);
+	free(s->auth_final);
 }
 
 struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc,
@@ -581,6 +685,8 @@ struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc
 		.step = p_step,
 		.close = p_close,
 		.free = p_free,
+		.idle = p_idle,
+		.expire = p_expire,
 		.refusal = fe->refusal.buf,
 		.refusal_len = fe->refusal.len,
 		/* as PostgreSQL with ssl_ca_file: asked for, checked if sent */
@@ -597,12 +703,32 @@ bool pg_fe_listen(struct pg_fe *fe, char *err, size_t errlen)
 	char why[400];
 	if (srv_listen_tcp(fe->srv, fe->cfg->bind, fe->cfg->pg_port, &fe->proto, why, sizeof(why)))
 		return true;
+	/* the default port, held by PostgreSQL or another gateway: a free one
+	 * instead, named in the log ("PostgreSQL protocol on ..."), rather
+	 * than no start; a port given explicitly stops the start */
+	if (errno == EADDRINUSE && !cfg_given(fe->cfg, "pg-port") &&
+	    srv_listen_tcp(fe->srv, fe->cfg->bind, 0, &fe->proto, why, sizeof(why))) {
+		log_msg(LOG_LVL_WARN,
+			"the default PostgreSQL port %lld is in use (a PostgreSQL server, or "
+			"another "
+			"leasegate?): PostgreSQL protocol on a free port instead; give --pg-port "
+			"to "
+			"choose one",
+			(long long)fe->cfg->pg_port);
+		return true;
+	}
 	/* 5432 is PostgreSQL's own port: say what to do when one runs here */
 	snprintf(err, errlen,
 		 "bad value for --pg-port: %s (a PostgreSQL server on this port? choose another "
 		 "--pg-port, or 0 to turn the PostgreSQL port off)",
 		 why);
 	return false;
+}
+
+void pg_fe_set_gate(struct pg_fe *fe, bool (*is_ready)(void *arg, const char **why), void *arg)
+{
+	fe->ready = is_ready;
+	fe->ready_arg = arg;
 }
 
 int pg_fe_port(const struct pg_fe *fe)

@@ -126,12 +126,24 @@ static bool parse_list(struct cmd_call *c, struct list_args *la)
 
 static const char *const kind_name[] = {[LS_KIND_LOCK] = "lock", [LS_KIND_LEADER] = "leader"};
 
-static void count_entry(void *arg, const struct ls_entry *e) {}
-
 struct list_out {
 	struct buf *out;
 	enum resp_proto proto;
+	const struct acl_user *who; /* only the names its patterns let it read */
+	unsigned want, done;
 };
+
+static bool visible(const struct acl_user *who, const char *name)
+{
+	return acl_may_read(who, name, strlen(name));
+}
+
+static void count_entry(void *arg, const struct ls_entry *e)
+{
+	struct list_out *lo = arg;
+	if (lo->done < lo->want && visible(lo->who, e->name))
+		lo->done++;
+}
 
 static void add_int_or_null(struct buf *out, enum resp_proto proto, int64_t v)
 {
@@ -143,8 +155,11 @@ static void add_int_or_null(struct buf *out, enum resp_proto proto, int64_t v)
 
 static void add_entry(void *arg, const struct ls_entry *e)
 {
-	const struct list_out *lo = arg;
+	struct list_out *lo = arg;
 	struct buf *out = lo->out;
+	if (lo->done >= lo->want || !visible(lo->who, e->name))
+		return;
+	lo->done++;
 	resp_add_map(out, lo->proto, 7);
 	resp_add_cstr(out, "name");
 	resp_add_cstr(out, e->name);
@@ -173,12 +188,16 @@ static void add_entry(void *arg, const struct ls_entry *e)
 
 static void list_local(struct cmd_call *c, struct rl_app *app, const struct list_args *la)
 {
-	/* Twice: the array's length comes first. Nothing runs in between. */
-	unsigned n = lsvc_list(app->svc, la->pattern, (unsigned)la->count, count_entry, NULL);
-	struct list_out lo = {c->out, c->proto};
-	resp_add_array(c->out, n);
-	if (n > 0) /* (max 0 would be no bound) */
-		(void)lsvc_list(app->svc, la->pattern, n, add_entry, &lo);
+	/* Twice: the array's length comes first. Nothing runs in between.
+	 * COUNT counts the entries shown: those the user's ACL patterns let
+	 * it read (so no bound is given to the walk itself). */
+	struct list_out lo = {c->out, c->proto, c->sess->c.acl, (unsigned)la->count, 0};
+	(void)lsvc_list(app->svc, la->pattern, 0, count_entry, &lo);
+	resp_add_array(c->out, lo.done);
+	lo.want = lo.done;
+	lo.done = 0;
+	if (lo.want > 0)
+		(void)lsvc_list(app->svc, la->pattern, 0, add_entry, &lo);
 }
 
 /* --- LOCK.LIST TABLE: a page of the table's items --- */
@@ -217,11 +236,17 @@ static void scan_done(void *arg, const struct ls_result *res, const struct lt_sc
 	if (res->status != LS_OK) {
 		rl_render(out, proto, res, rl_shape_flag); /* an error status */
 	} else {
+		/* the names the user's ACL patterns let it read (a page may
+		 * then show fewer than COUNT: carry on from the cursor) */
+		unsigned shown = 0;
+		for (unsigned i = 0; i < count; i++)
+			shown += visible(s->c.acl, entries[i].name);
 		resp_add_array(out, 2);
 		resp_add_cstr(out, next != NULL && next[0] != '\0' ? next : "0");
-		resp_add_array(out, count);
+		resp_add_array(out, shown);
 		for (unsigned i = 0; i < count; i++)
-			add_item(out, proto, &entries[i]);
+			if (visible(s->c.acl, entries[i].name))
+				add_item(out, proto, &entries[i]);
 	}
 	sess_resume(s);
 }
@@ -246,6 +271,10 @@ static void cmd_list(struct cmd_call *c)
 {
 	struct list_args la;
 	if (!parse_list(c, &la))
+		return;
+	/* the table's items, of every replica: an operator's (@admin) */
+	if (la.table &&
+	    !cmd_acl_require(c, "lock.list|table", ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS))
 		return;
 	if (la.table)
 		list_table(c, &la);
@@ -275,8 +304,13 @@ static void cmd_force_release(struct cmd_call *c)
 }
 
 static const struct cmd_def admin_cmds[] = {
-	{"lock.list", cmd_list, -1, 0, NULL},
-	{"lock.force-release", cmd_force_release, 2, 0, NULL},
+	/* LOCK.LIST shows only the names the user may read; its TABLE form
+	 * is @admin (cmd_list asks) */
+	{"lock.list", cmd_list, -1, 0, NULL, ACL_READ | ACL_LOCK | ACL_SLOW, 0, 0},
+	/* any holder's lease: @admin only (not @lock or @write), on a name
+	 * its patterns give read and write */
+	{"lock.force-release", cmd_force_release, 2, 0, NULL, ACL_ADMIN | ACL_DANGEROUS | ACL_SLOW,
+	 1, 0},
 };
 
 int rl_admincmds_register(struct rl_app *app, struct cmd_table *cmds)

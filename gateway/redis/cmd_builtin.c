@@ -4,7 +4,7 @@
  * gateway itself (server, clients, persistence).
  *
  * Not here: lock and leader commands (added by the command layer with
- * cmd_table_add), the key space (leasegate has none: CONFIG and COMMAND
+ * cmd_table_add), ACL (aclcmds.c), the key space (leasegate has none: CONFIG and COMMAND
  * answer harmlessly).
  */
 #include <errno.h>
@@ -22,6 +22,7 @@
 #include "gateway/conn/auth.h"
 #include "gateway/conn/server.h"
 #include "gateway/loop.h"
+#include "gateway/redis/cmd_docs.h"
 #include "gateway/redis/commands.h"
 #include "gateway/redis/session.h"
 
@@ -129,7 +130,7 @@ static void c_auth(struct cmd_call *c)
 		resp_add_errorf(c->out, "ERR syntax error");
 		return;
 	}
-	if (c->argc == 2 && !auth_required(sess_fe(s)->cfg)) {
+	if (c->argc == 2 && auth_default_nopass(&s->c, sess_fe(s)->cfg)) {
 		resp_add_errorf(c->out, "ERR AUTH <password> called without any password "
 					"configured for the default user. Are you sure your "
 					"configuration is correct?");
@@ -366,18 +367,46 @@ static void c_client_help(struct cmd_call *c)
 		resp_add_simple(c->out, client_help[i], strlen(client_help[i]));
 }
 
+#define CONN_CATS  (ACL_SLOW | ACL_CONNECTION)
+#define ADMIN_CATS (ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS)
+
 static const struct cmd_def client_subs[] = {
-	{"id", c_client_id, 2, 0, NULL},	   {"setname", c_client_setname, 3, 0, NULL},
-	{"getname", c_client_getname, 2, 0, NULL}, {"setinfo", c_client_setinfo, 4, 0, NULL},
-	{"list", c_client_list, -2, 0, NULL},	   {"info", c_client_info, 2, 0, NULL},
-	{"help", c_client_help, 2, 0, NULL},	   {NULL, NULL, 0, 0, NULL},
+	{"id", c_client_id, 2, 0, NULL, CONN_CATS, 0, 0},
+	{"setname", c_client_setname, 3, 0, NULL, CONN_CATS, 0, 0},
+	{"getname", c_client_getname, 2, 0, NULL, CONN_CATS, 0, 0},
+	{"setinfo", c_client_setinfo, 4, 0, NULL, CONN_CATS, 0, 0},
+	{"list", c_client_list, -2, 0, NULL, ADMIN_CATS | ACL_CONNECTION, 0, 0},
+	{"info", c_client_info, 2, 0, NULL, CONN_CATS, 0, 0},
+	{"help", c_client_help, 2, 0, NULL, CONN_CATS, 0, 0},
+	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 /* ---- COMMAND, CONFIG ---- */
 
+struct each_ctx {
+	struct buf *out;
+	enum resp_proto proto;
+};
+
+static void add_info(const struct cmd_def *d, void *arg)
+{
+	struct each_ctx *x = arg;
+	cmd_doc_info(x->out, x->proto, d);
+}
+
+static void add_docs(const struct cmd_def *d, void *arg)
+{
+	struct each_ctx *x = arg;
+	cmd_doc_docs(x->out, x->proto, d);
+}
+
+/* COMMAND: COMMAND INFO of every command. */
 static void c_command(struct cmd_call *c)
 {
-	resp_add_array(c->out, 0); /* no per-command documentation to give */
+	const struct cmd_table *t = sess_fe(c->sess)->cmds;
+	struct each_ctx x = {c->out, c->proto};
+	resp_add_array(c->out, cmd_count(t));
+	cmd_foreach(t, add_info, &x);
 }
 
 static void c_command_count(struct cmd_call *c)
@@ -385,16 +414,45 @@ static void c_command_count(struct cmd_call *c)
 	resp_add_int(c->out, (long long)cmd_count(sess_fe(c->sess)->cmds));
 }
 
+/* COMMAND DOCS [name...]: a map of name to its documentation; every
+ * command without names, the known ones among the names given. */
 static void c_command_docs(struct cmd_call *c)
 {
-	resp_add_map(c->out, c->proto, 0);
+	const struct cmd_table *t = sess_fe(c->sess)->cmds;
+	struct each_ctx x = {c->out, c->proto};
+	if (c->argc == 2) {
+		resp_add_map(c->out, c->proto, cmd_count(t));
+		cmd_foreach(t, add_docs, &x);
+		return;
+	}
+	size_t n = 0;
+	for (int i = 2; i < c->argc; i++)
+		n += cmd_lookup(t, c->argv[i].p, c->argv[i].len, NULL) != NULL;
+	resp_add_map(c->out, c->proto, n);
+	for (int i = 2; i < c->argc; i++) {
+		const struct cmd_def *d = cmd_lookup(t, c->argv[i].p, c->argv[i].len, NULL);
+		if (d != NULL)
+			cmd_doc_docs(c->out, c->proto, d);
+	}
 }
 
+/* COMMAND INFO [name...]: an entry per name (nil for an unknown one);
+ * every command without names, as Redis 7. */
 static void c_command_info(struct cmd_call *c)
 {
+	const struct cmd_table *t = sess_fe(c->sess)->cmds;
+	if (c->argc == 2) {
+		c_command(c);
+		return;
+	}
 	resp_add_array(c->out, (size_t)(c->argc - 2));
-	for (int i = 2; i < c->argc; i++)
-		resp_add_null_array(c->out, c->proto);
+	for (int i = 2; i < c->argc; i++) {
+		const struct cmd_def *d = cmd_lookup(t, c->argv[i].p, c->argv[i].len, NULL);
+		if (d != NULL)
+			cmd_doc_info(c->out, c->proto, d);
+		else
+			resp_add_null_array(c->out, c->proto);
+	}
 }
 
 static void add_name(const struct cmd_def *d, void *arg)
@@ -410,16 +468,16 @@ static void c_command_list(struct cmd_call *c)
 }
 
 static const struct cmd_def command_subs[] = {
-	{"count", c_command_count, 2, 0, NULL},
-	{"docs", c_command_docs, -2, 0, NULL},
-	{"info", c_command_info, -2, 0, NULL},
-	{"list", c_command_list, -2, 0, NULL},
-	{NULL, NULL, 0, 0, NULL},
+	{"count", c_command_count, 2, 0, NULL, CONN_CATS, 0, 0},
+	{"docs", c_command_docs, -2, 0, NULL, CONN_CATS, 0, 0},
+	{"info", c_command_info, -2, 0, NULL, CONN_CATS, 0, 0},
+	{"list", c_command_list, -2, 0, NULL, CONN_CATS, 0, 0},
+	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 /* CONFIG GET answers these parameters (glob patterns as Redis): a fixed
  * value, or a number or string of the configuration. No secret is listed. */
-enum cfg_kind { FIXED, CFG_NUM, CFG_STR };
+enum cfg_kind { FIXED, CFG_NUM, CFG_STR, CFG_SECONDS, CFG_YESNO, CFG_OCTAL };
 static const struct config_param {
 	const char *name;
 	enum cfg_kind kind;
@@ -430,11 +488,14 @@ static const struct config_param {
 	{"port", CFG_NUM, NULL, offsetof(struct cfg, port)},
 	{"bind", CFG_STR, NULL, offsetof(struct cfg, bind)},
 	{"unixsocket", CFG_STR, NULL, offsetof(struct cfg, unixsocket)},
+	{"aclfile", CFG_STR, NULL, offsetof(struct cfg, aclfile)},
 	{"proto-max-bulk-len", CFG_NUM, NULL, offsetof(struct cfg, max_bulk)},
 	{"client-query-buffer-limit", CFG_NUM, NULL, offsetof(struct cfg, max_query_buffer)},
 	{"databases", FIXED, "1", 0},
 	{"appendonly", FIXED, "no", 0},
-	{"timeout", FIXED, "0", 0},
+	{"timeout", CFG_SECONDS, NULL, offsetof(struct cfg, timeout_ms)},
+	{"protected-mode", CFG_YESNO, NULL, offsetof(struct cfg, protected_mode)},
+	{"unixsocketperm", CFG_OCTAL, NULL, offsetof(struct cfg, unixsocketperm)},
 	{"save", FIXED, "", 0},
 };
 #define N_CONFIG (sizeof(config_params) / sizeof(config_params[0]))
@@ -444,6 +505,12 @@ static void config_value(const struct cfg *cfg, const struct config_param *p, ch
 	const char *field = (const char *)cfg + p->offset;
 	if (p->kind == CFG_NUM)
 		snprintf(buf, len, "%lld", (long long)*(const int64_t *)field);
+	else if (p->kind == CFG_SECONDS) /* as Redis: whole seconds */
+		snprintf(buf, len, "%lld", (long long)*(const int64_t *)field / 1000);
+	else if (p->kind == CFG_YESNO)
+		snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
+	else if (p->kind == CFG_OCTAL)
+		snprintf(buf, len, "%llo", (unsigned long long)*(const int64_t *)field);
 	else
 		snprintf(buf, len, "%s", p->kind == CFG_STR ? field : p->fixed);
 }
@@ -470,10 +537,34 @@ static void c_config_get(struct cmd_call *c)
 	}
 }
 
+static const char *const config_help[] = {
+	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GET <pattern>",
+	"    Return parameters matching the glob-like <pattern> and their values:",
+	"    maxclients, port, bind, unixsocket, proto-max-bulk-len,",
+	"    client-query-buffer-limit, and fixed answers for databases, appendonly,",
+	"    timeout and save.",
+	"RESETSTAT",
+	"    Accepted; resets nothing.",
+	"HELP",
+	"    Print this help.",
+	"leasegate's configuration is set at start (--help lists the options);",
+	"CONFIG SET and CONFIG REWRITE are not supported.",
+};
+
+static void c_config_help(struct cmd_call *c)
+{
+	size_t n = sizeof(config_help) / sizeof(config_help[0]);
+	resp_add_array(c->out, n);
+	for (size_t i = 0; i < n; i++)
+		resp_add_simple(c->out, config_help[i], strlen(config_help[i]));
+}
+
 static const struct cmd_def config_subs[] = {
-	{"get", c_config_get, -3, 0, NULL},
-	{"resetstat", ok, 2, 0, NULL},
-	{NULL, NULL, 0, 0, NULL},
+	{"get", c_config_get, -3, 0, NULL, ADMIN_CATS, 0, 0},
+	{"resetstat", ok, 2, 0, NULL, ADMIN_CATS, 0, 0},
+	{"help", c_config_help, 2, 0, NULL, ACL_SLOW, 0, 0},
+	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 /* ---- INFO ---- */
@@ -514,11 +605,28 @@ static void info_clients(struct buf *t, void *arg)
 	const struct redis *r = arg;
 	buf_printf(t, "connected_clients:%zu\r\nmaxclients:%lld\r\nblocked_clients:%zu\r\n",
 		   srv_conns(r->srv), (long long)srv_maxclients(r->srv), srv_blocked_conns(r->srv));
+	/* the bounds of what one session may make the server keep, and the
+	 * largest buffers now (Redis's names where it has them) */
+	size_t in, out;
+	srv_largest_buffers(r->srv, &in, &out);
+	const struct cfg *cfg = r->cfg;
+	buf_printf(t,
+		   "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n"
+		   "client_query_buffer_limit:%lld\r\nclient_output_buffer_limit:%lld\r\n"
+		   "max_leases_per_session:%lld\r\nmax_waits_per_session:1\r\n"
+		   "pg_max_prepared_statements:%lld\r\npg_max_portals:%lld\r\n"
+		   "protected_mode:%s\r\nauth_timeout_ms:%lld\r\ntimeout_ms:%lld\r\n",
+		   in, out, (long long)cfg->max_query_buffer, (long long)cfg->max_output_buffer,
+		   (long long)cfg->max_leases_per_session, (long long)cfg->max_prepared,
+		   (long long)cfg->max_portals, cfg->protected_mode ? "yes" : "no",
+		   (long long)cfg->auth_timeout_ms, (long long)cfg->timeout_ms);
 }
 
+/* loading:1 while the lock store is not open (commands answer -LOADING). */
 static void info_persistence(struct buf *t, void *arg)
 {
-	buf_printf(t, "loading:0\r\nasync_loading:0\r\n");
+	const struct redis *r = arg;
+	buf_printf(t, "loading:%d\r\nasync_loading:0\r\n", cmd_table_is_ready(r->cmds) ? 0 : 1);
 }
 
 /* Redis's counters that monitoring reads (redis_exporter, Datadog), then
@@ -532,10 +640,13 @@ static void info_stats(struct buf *t, void *arg)
 	const struct loop_poll *lp = srv_poll(srv) ? srv_poll(srv) : &off;
 	buf_printf(t,
 		   "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
-		   "rejected_connections:%llu\r\n",
+		   "rejected_connections:%llu\r\nauth_timeout_closed:%llu\r\n"
+		   "idle_timeout_closed:%llu\r\n",
 		   (unsigned long long)srv_connections_received(srv),
 		   (unsigned long long)cmd_dispatched(r->cmds),
-		   (unsigned long long)srv_connections_rejected(srv));
+		   (unsigned long long)srv_connections_rejected(srv),
+		   (unsigned long long)srv_expired(srv, CONN_EXPIRE_AUTH),
+		   (unsigned long long)srv_expired(srv, CONN_EXPIRE_IDLE));
 	buf_printf(t,
 		   "busy_poll_max_us:%lld\r\nbusy_poll_window_us:%lld\r\n"
 		   "busy_poll_hits:%llu\r\neventloop_sleeps:%llu\r\n",
@@ -552,24 +663,30 @@ static void info_replication(struct buf *t, void *arg)
 		      "master_failover_state:no-failover\r\nmaster_repl_offset:0\r\n");
 }
 
+/* ACL categories as Redis 7 gives them (AUTH, HELLO, QUIT and RESET run
+ * whatever the ACL says, as they must to change user). */
 static const struct cmd_def builtins[] = {
-	{"ping", c_ping, -1, 0, NULL},
-	{"echo", c_echo, 2, 0, NULL},
-	{"hello", c_hello, -1, CMD_NOAUTH, NULL},
-	{"auth", c_auth, -2, CMD_NOAUTH, NULL},
-	{"client", NULL, -2, 0, client_subs},
-	{"select", c_select, 2, 0, NULL},
-	{"role", c_role, 1, 0, NULL},
-	{"info", c_info, -1, 0, NULL},
-	{"command", c_command, -1, 0, command_subs},
-	{"config", NULL, -2, 0, config_subs},
-	{"quit", c_quit, -1, CMD_NOAUTH, NULL},
-	{"reset", c_reset, 1, CMD_NOAUTH, NULL},
+	{"ping", c_ping, -1, 0, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"echo", c_echo, 2, 0, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"hello", c_hello, -1, CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING, NULL,
+	 ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"auth", c_auth, -2, CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING, NULL,
+	 ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"client", NULL, -2, CMD_LOADING, client_subs, CONN_CATS, 0, 0},
+	{"select", c_select, 2, CMD_LOADING, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"role", c_role, 1, CMD_LOADING, NULL, ACL_ADMIN | ACL_FAST | ACL_DANGEROUS, 0, 0},
+	{"info", c_info, -1, CMD_LOADING, NULL, ACL_SLOW | ACL_DANGEROUS, 0, 0},
+	{"command", c_command, -1, CMD_LOADING, command_subs, CONN_CATS, 0, 0},
+	{"config", NULL, -2, CMD_LOADING, config_subs, ADMIN_CATS, 0, 0},
+	{"quit", c_quit, -1, CMD_NOAUTH | CMD_LOADING, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{"reset", c_reset, 1, CMD_NOAUTH | CMD_LOADING, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
 };
 
 int cmd_add_builtins(struct cmd_table *t)
 {
-	return cmd_table_add(t, builtins, sizeof(builtins) / sizeof(builtins[0]), NULL);
+	if (cmd_table_add(t, builtins, sizeof(builtins) / sizeof(builtins[0]), NULL) != 0)
+		return -1;
+	return cmd_add_acl(t);
 }
 
 int cmd_add_builtin_info(struct cmd_table *t, struct redis *r)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gateway/conn/auth.h"
 #include "gateway/redis/session.h"
 
 #define MAX_COMMANDS 192
@@ -28,6 +29,7 @@
 struct entry {
 	const struct cmd_def *def;
 	void *arg;
+	struct cmd_stat stat;			       /* calls answered, by outcome (/metrics) */
 	size_t len;				       /* of def->name */
 	char lname[MAX_NAME + 1], uname[MAX_NAME + 1]; /* def->name in lower, upper case */
 };
@@ -44,8 +46,22 @@ struct cmd_table {
 	int16_t slot[SLOTS]; /* index into cmds, -1 = empty */
 	struct info_section info[MAX_INFO];
 	size_t ninfo;
-	uint64_t dispatched; /* commands run (INFO stats) */
+	uint64_t dispatched;			    /* commands run (INFO stats) */
+	bool (*ready)(void *arg, const char **why); /* cmd_table_set_gate */
+	void *ready_arg;
 };
+
+bool cmd_table_is_ready(const struct cmd_table *t)
+{
+	const char *why;
+	return t->ready == NULL || t->ready(t->ready_arg, &why);
+}
+
+void cmd_table_set_gate(struct cmd_table *t, bool (*ready)(void *arg, const char **why), void *arg)
+{
+	t->ready = ready;
+	t->ready_arg = arg;
+}
 
 /* A hash of the name (len >= 1) that case does not change: its length
  * and its first, middle and last bytes, the 0x20 bit (ASCII case) set
@@ -88,8 +104,8 @@ static bool same_name(const char *def, const char *s, size_t len)
 	return strlen(def) == len && strncasecmp(def, s, len) == 0;
 }
 
-const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, size_t len,
-				 void **arg)
+/* The entry of the command name (len bytes, any case), or NULL. */
+static struct entry *find_entry(const struct cmd_table *t, const char *name, size_t len)
 {
 	if (len == 0 || len > MAX_NAME)
 		return NULL;
@@ -97,12 +113,20 @@ const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, si
 		int16_t k = t->slot[i];
 		if (k < 0)
 			return NULL;
-		if (entry_is(&t->cmds[k], name, len)) {
-			if (arg)
-				*arg = t->cmds[k].arg;
-			return t->cmds[k].def;
-		}
+		if (entry_is(&t->cmds[k], name, len))
+			return (struct entry *)&t->cmds[k];
 	}
+}
+
+const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, size_t len,
+				 void **arg)
+{
+	const struct entry *e = find_entry(t, name, len);
+	if (e == NULL)
+		return NULL;
+	if (arg)
+		*arg = e->arg;
+	return e->def;
 }
 
 int cmd_table_add(struct cmd_table *t, const struct cmd_def *defs, size_t n, void *arg)
@@ -111,8 +135,12 @@ int cmd_table_add(struct cmd_table *t, const struct cmd_def *defs, size_t n, voi
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(defs[i].name);
-		if (len == 0 || len > MAX_NAME || cmd_lookup(t, defs[i].name, len, NULL))
+		if (len == 0 || len > MAX_NAME || cmd_lookup(t, defs[i].name, len, NULL) ||
+		    defs[i].acl == 0)
 			return -1;
+		for (const struct cmd_def *sub = defs[i].subs; sub && sub->name; sub++)
+			if (sub->acl == 0)
+				return -1;
 		for (size_t j = 0; j < i; j++)
 			if (same_name(defs[j].name, defs[i].name, len))
 				return -1;
@@ -148,6 +176,19 @@ int cmd_table_add_info(struct cmd_table *t, const char *name, cmd_info_fn fn, vo
 	t->info[t->ninfo].arg = arg;
 	t->ninfo++;
 	return 0;
+}
+
+bool cmd_acl_known(const char *name, void *table)
+{
+	const char *bar = strchr(name, '|');
+	size_t len = bar ? (size_t)(bar - name) : strlen(name);
+	const struct cmd_def *d = cmd_lookup(table, name, len, NULL);
+	if (d == NULL || bar == NULL)
+		return d != NULL;
+	for (const struct cmd_def *sub = d->subs; sub && sub->name; sub++)
+		if (strcmp(sub->name, bar + 1) == 0)
+			return true;
+	return false;
 }
 
 uint64_t cmd_dispatched(const struct cmd_table *t)
@@ -216,6 +257,100 @@ static void unknown_command(struct buf *out, int argc, const struct resp_arg *ar
 			argv[0].p, args);
 }
 
+/* The ACL check point (acl_check) for d (parent: the command of the
+ * subcommand d, or NULL) and the lock names d's key spec points at;
+ * false with -NOPERM written. */
+static bool acl_allows(struct sess *s, const struct cmd_def *d, const struct cmd_def *parent,
+		       int argc, const struct resp_arg *argv)
+{
+	if (acl_allows_all(s->c.acl)) /* the common case: nothing to check */
+		return true;
+	char sub[2 * MAX_NAME + 2];
+	enum { CHUNK = 16 };
+	const char *keys[CHUNK], *full = d->name;
+	size_t lens[CHUNK];
+	if (parent != NULL) { /* "config|get" (no formatting on the common path) */
+		snprintf(sub, sizeof(sub), "%s|%s", parent->name, d->name);
+		full = sub;
+	}
+	struct acl_req r = {.cmd = full, .cats = d->acl, .keys = keys, .key_lens = lens};
+	int k = d->key > 0 ? d->key : argc;
+	int last = d->key_last == CMD_KEYS_REST ? argc - 1 : d->key_last > 0 ? d->key_last : d->key;
+	if (d->key_last == CMD_KEYS_NUMKEYS && k < argc) {
+		/* a bad count is the handler's error: no name to check then */
+		long long n = 0;
+		const struct resp_arg *a = &argv[k];
+		for (size_t i = 0; i < a->len && n <= argc; i++)
+			n = a->p[i] >= '0' && a->p[i] <= '9' ? n * 10 + (a->p[i] - '0') : -1;
+		last = a->len && n >= 0 && n <= argc ? k + (int)n : k;
+		k++;
+	}
+	if (last >= argc)
+		last = argc - 1;
+	enum acl_verdict v;
+	do { /* the command alone, then the names a chunk at a time */
+		r.nkeys = 0;
+		for (; k <= last && r.nkeys < CHUNK; k++, r.nkeys++) {
+			keys[r.nkeys] = argv[k].p;
+			lens[r.nkeys] = argv[k].len;
+		}
+		v = acl_check(s->c.acl, &r, NULL);
+	} while (v == ACL_OK && k <= last);
+	if (v == ACL_DENIED_CMD)
+		resp_add_errorf(sess_out(s),
+				"NOPERM User %s has no permissions to run the '%s' command",
+				s->c.user[0] ? s->c.user : "default", full);
+	else if (v == ACL_DENIED_KEY)
+		resp_add_errorf(sess_out(s), "NOPERM No permissions to access a key");
+	return v == ACL_OK;
+}
+
+bool cmd_acl_require(struct cmd_call *c, const char *name, uint32_t cats)
+{
+	struct acl_req r = {.cmd = name, .cats = cats};
+	if (acl_check(c->sess->c.acl, &r, NULL) == ACL_OK)
+		return true;
+	resp_add_errorf(c->out, "NOPERM User %s has no permissions to run the '%s' command",
+			c->sess->c.user[0] ? c->sess->c.user : "default", name);
+	return false;
+}
+
+/* The answer of an authentication held back: now in the session's output. */
+static void release_answer(struct conn *c, void *arg)
+{
+	struct buf *held = arg;
+	if (!conn_closed(c)) {
+		buf_raw(&c->out, held->buf, held->len);
+		conn_resume(c);
+	}
+	buf_free(held);
+	free(held);
+}
+
+/* An authenticating command from an address with failures behind it: run
+ * now, answered after auth_delay_ms (read first: the check changes it).
+ * false when there is no delay (run it as usual). */
+static bool hold_answer(struct cmd_call *call)
+{
+	int64_t ms = auth_delay_ms(&call->sess->c);
+	struct buf *held = ms > 0 ? malloc(sizeof(*held)) : NULL;
+	if (held == NULL)
+		return false;
+	buf_init(held, 0);
+	struct buf *out = call->out;
+	call->out = held;
+	call->def->fn(call);
+	call->out = out;
+	if (!auth_later(&call->sess->c, ms, release_answer, held)) {
+		buf_raw(out, held->buf, held->len);
+		buf_free(held);
+		free(held);
+		return true;
+	}
+	sess_suspend(call->sess);
+	return true;
+}
+
 static bool arity_ok(int arity, int argc)
 {
 	return arity > 0 ? argc == arity : argc >= -arity;
@@ -230,11 +365,13 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		.out = sess_out(s),
 		.proto = sess_proto(s),
 	};
-	const struct cmd_def *d = cmd_lookup(t, argv[0].p, argv[0].len, &call.arg);
-	if (!d) {
+	struct entry *top = find_entry(t, argv[0].p, argv[0].len);
+	if (top == NULL) {
 		unknown_command(call.out, argc, argv);
 		return;
 	}
+	const struct cmd_def *d = top->def;
+	call.arg = top->arg;
 	s->last_cmd = d;
 	s->last_sub = NULL;
 	if (!arity_ok(d->arity, argc)) {
@@ -272,7 +409,32 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		resp_add_error(call.out, "NOAUTH Authentication required.", 31);
 		return;
 	}
+	if (!(flags & CMD_NOAUTH) &&
+	    !acl_allows(s, d, s->last_sub ? s->last_cmd : NULL, argc, argv))
+		return;
+	const char *why = "the lock store is not open yet";
+	if (t->ready != NULL && !(flags & CMD_LOADING) && !t->ready(t->ready_arg, &why)) {
+		resp_add_errorf(call.out, "LOADING leasegate is not ready: %s", why);
+		return;
+	}
 	call.def = d;
 	t->dispatched++;
+	if ((flags & CMD_AUTHENTICATES) && hold_answer(&call))
+		return;
+	/* the outcome is the first byte of the reply: now, or at sess_resume */
+	struct cmd_stat *stat = &top->stat;
+	size_t at = call.out->len;
+	uint64_t flushes = s->c.flushes;
 	d->fn(&call);
+	if (s->c.state == CONN_BLOCKED)
+		sess_expect_reply(s, stat, at, flushes);
+	else
+		sess_count_reply(s, stat, at, flushes);
+}
+
+void cmd_foreach_stat(const struct cmd_table *t,
+		      void (*fn)(const char *name, const struct cmd_stat *st, void *arg), void *arg)
+{
+	for (size_t i = 0; i < t->n; i++)
+		fn(t->cmds[i].lname, &t->cmds[i].stat, arg);
 }

@@ -4,12 +4,18 @@
  * One table maps a case-insensitive name to (handler, arity, flags,
  * subcommands). The connection commands real clients send on connect
  * (PING, ECHO, HELLO, AUTH, CLIENT, SELECT, INFO, COMMAND, CONFIG, QUIT,
- * RESET) are built in (cmd_builtin.c); more tables are added with
+ * RESET) are built in (cmd_builtin.c), and ACL (aclcmds.c); more tables are added with
  * cmd_table_add() — that is how LOCK.* and LEADER.* come in — and more
  * INFO sections with cmd_table_add_info().
  *
  * Dispatch follows Redis's order: unknown command, then arity, then
- * authentication (NOAUTH), then the handler.
+ * authentication (NOAUTH), then the ACL (acl_check, gateway/conn/acl.h:
+ * the command's categories and the lock names its key spec points at;
+ * -NOPERM), then the handler. Every command declares its ACL categories
+ * (cmd_table_add refuses one that does not) and which arguments are lock
+ * names, so that a new command is checked by declaring them. The commands
+ * that authenticate (CMD_AUTHENTICATES: AUTH, HELLO) are answered after
+ * the client address's penalty (auth_delay_ms), success or not.
  *
  * A handler gets a struct cmd_call and must, before it returns, either
  *   - write exactly one reply to call->out (resp_add_*(call->out, ...)), or
@@ -23,12 +29,20 @@
 #ifndef LG_COMMANDS_H
 #define LG_COMMANDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "gateway/conn/acl.h"
 #include "protocols/resp/resp.h"
 
 struct sess;
 struct cmd_def;
+
+/* Replies of one command, by outcome: an error reply (-ERR, -LOCKED...)
+ * or any other. */
+struct cmd_stat {
+	uint64_t ok, error;
+};
 
 struct cmd_call {
 	struct sess *sess;
@@ -43,8 +57,16 @@ struct cmd_call {
 typedef void (*cmd_fn)(struct cmd_call *call);
 
 enum cmd_flags {
-	CMD_NOAUTH = 1 << 0, /* runs before AUTH when requirepass is set */
+	CMD_NOAUTH = 1 << 0,	    /* runs before AUTH, and whatever the ACL says */
+	CMD_AUTHENTICATES = 1 << 1, /* checks a password: answered after the penalty */
+	CMD_LOADING = 1 << 2,	    /* runs while the store is not open yet (as Redis's
+				     * ok-loading: HELLO, AUTH, CLIENT, INFO...) */
 };
+
+/* The last lock name of a key spec: every argument from key on; or
+ * argv[key] is a count (EVAL's numkeys) of the names that follow it. */
+#define CMD_KEYS_REST	 (-1)
+#define CMD_KEYS_NUMKEYS (-2)
 
 struct cmd_def {
 	const char *name;	    /* lower case, as errors show it: "ping", "lock.acquire" */
@@ -52,6 +74,9 @@ struct cmd_def {
 	int arity;		    /* N > 0: exactly N args (name included); -N: at least N */
 	unsigned flags;		    /* enum cmd_flags */
 	const struct cmd_def *subs; /* subcommands, ended by a {NULL} row, or NULL */
+	uint32_t acl;		    /* ACL categories (enum acl_cat), at least one */
+	int key;		    /* argv index of the lock name; 0: none */
+	int key_last;		    /* 0: key alone; CMD_KEYS_REST, CMD_KEYS_NUMKEYS */
 };
 
 struct cmd_table;
@@ -61,12 +86,15 @@ struct cmd_table *cmd_table_new(void) __attribute__((warn_unused_result));
 void cmd_table_free(struct cmd_table *t);
 
 /* Adds n definitions (kept by pointer: static storage) whose handlers get
- * arg. Returns -1, adding none, on a duplicate name or a full table. */
+ * arg. Returns -1, adding none, on a duplicate name, a full table, or a
+ * command or subcommand without ACL categories. */
 int cmd_table_add(struct cmd_table *t, const struct cmd_def *defs, size_t n, void *arg)
 	__attribute__((warn_unused_result));
 
-/* Adds the built-in connection commands (cmd_builtin.c). */
+/* Adds the built-in connection commands (cmd_builtin.c) and ACL. */
 int cmd_add_builtins(struct cmd_table *t) __attribute__((warn_unused_result));
+/* Adds ACL WHOAMI, LIST, USERS, CAT, LOAD, HELP (aclcmds.c). */
+int cmd_add_acl(struct cmd_table *t) __attribute__((warn_unused_result));
 
 /* Adds the INFO sections server, clients, persistence, stats and
  * replication of the front-end r. Call it before adding others: sections
@@ -84,6 +112,17 @@ int cmd_table_add_info(struct cmd_table *t, const char *name, cmd_info_fn fn, vo
 const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, size_t len,
 				 void **arg);
 
+/* For a command whose rights depend on an argument (LOCK.LIST TABLE is
+ * @admin, LOCK.LIST is not): asks the ACL check point again, for name
+ * ("lock.list|table": +lock.list allows it, -lock.list|table denies it)
+ * of categories cats, no lock name. false with -NOPERM written. */
+bool cmd_acl_require(struct cmd_call *c, const char *name, uint32_t cats)
+	__attribute__((warn_unused_result));
+
+/* An ACL rule's command exists: "name" or "name|sub" (acl_known_fn; arg:
+ * the table). */
+bool cmd_acl_known(const char *name, void *table);
+
 /* Number of commands (COMMAND COUNT). */
 size_t cmd_count(const struct cmd_table *t);
 
@@ -91,6 +130,12 @@ size_t cmd_count(const struct cmd_table *t);
  * unknown commands, wrong arity or refused for want of AUTH), since the
  * table was made. */
 uint64_t cmd_dispatched(const struct cmd_table *t);
+
+/* Calls fn for every command with its counts of replies (subcommands
+ * counted under their command), in the order added. */
+void cmd_foreach_stat(const struct cmd_table *t,
+		      void (*fn)(const char *name, const struct cmd_stat *st, void *arg),
+		      void *arg);
 
 /* Calls fn for every command, in the order added. */
 void cmd_foreach(const struct cmd_table *t, void (*fn)(const struct cmd_def *d, void *arg),
@@ -100,6 +145,14 @@ void cmd_foreach(const struct cmd_table *t, void (*fn)(const struct cmd_def *d, 
  * "everything": every section) to text. */
 void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv,
 		   struct buf *text);
+
+/* While ready(arg, &why) is false (the lock store is not open yet), a
+ * command without CMD_LOADING is answered "-LOADING <why>", Redis's error
+ * for "not ready yet", which clients retry. NULL: always ready. */
+void cmd_table_set_gate(struct cmd_table *t, bool (*ready)(void *arg, const char **why), void *arg);
+
+/* True unless the gate says the store is not open yet. */
+bool cmd_table_is_ready(const struct cmd_table *t);
 
 /* Runs one command for s: looks it up, checks arity and auth, calls it. */
 void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv);

@@ -415,11 +415,18 @@ static void cmd_del(struct cmd_call *c)
 }
 
 /* Kept together, to ease merges: the key commands of lock libraries. */
+/* ACL categories as Redis gives these commands, and @lock: they act on
+ * locks. */
+#define KEYW (ACL_KEYSPACE | ACL_WRITE | ACL_LOCK)
+#define KEYR (ACL_KEYSPACE | ACL_READ | ACL_LOCK)
 static const struct cmd_def compat_cmds[] = {
-	{"set", cmd_set, -3, 0, NULL},	     {"get", cmd_get, 2, 0, NULL},
-	{"del", cmd_del, -2, 0, NULL},	     {"pexpire", cmd_pexpire, -3, 0, NULL},
-	{"expire", cmd_expire, -3, 0, NULL}, {"pttl", cmd_pttl, 2, 0, NULL},
-	{"ttl", cmd_ttl, 2, 0, NULL},
+	{"set", cmd_set, -3, 0, NULL, ACL_WRITE | ACL_STRING | ACL_SLOW | ACL_LOCK, 1, 0},
+	{"get", cmd_get, 2, 0, NULL, ACL_READ | ACL_STRING | ACL_FAST | ACL_LOCK, 1, 0},
+	{"del", cmd_del, -2, 0, NULL, KEYW | ACL_SLOW, 1, CMD_KEYS_REST},
+	{"pexpire", cmd_pexpire, -3, 0, NULL, KEYW | ACL_FAST, 1, 0},
+	{"expire", cmd_expire, -3, 0, NULL, KEYW | ACL_FAST, 1, 0},
+	{"pttl", cmd_pttl, 2, 0, NULL, KEYR | ACL_FAST, 1, 0},
+	{"ttl", cmd_ttl, 2, 0, NULL, KEYR | ACL_FAST, 1, 0},
 };
 
 int rl_compatcmds_register(struct rl_app *app, struct cmd_table *cmds)

@@ -78,9 +78,10 @@ static void cmd_check(struct cmd_call *c)
 }
 
 static const struct cmd_def fence_cmds[] = {
-	{"lock.transact", cmd_lock_transact, 4, 0, NULL},
-	{"leader.transact", cmd_leader_transact, 3, 0, NULL},
-	{"lock.check", cmd_check, 3, 0, NULL},
+	{"lock.transact", cmd_lock_transact, 4, 0, NULL, ACL_WRITE | ACL_LOCK | ACL_SLOW, 1, 0},
+	{"leader.transact", cmd_leader_transact, 3, 0, NULL, ACL_WRITE | ACL_LEADER | ACL_SLOW, 1,
+	 0},
+	{"lock.check", cmd_check, 3, 0, NULL, ACL_READ | ACL_LOCK | ACL_FAST, 1, 0},
 };
 
 int rl_fencecmds_register(struct rl_app *app, struct cmd_table *cmds)

@@ -1,7 +1,8 @@
 /*
  * redis/leadercmds: LEADER.CAMPAIGN, LEADER.RESIGN and LEADER.WATCH, as
- * shared/DESIGN.md describes them, over the lease-session layer (terms in
- * gateway/lease/lsess_lead.c, shared-poll watches in lsess_watch.c).
+ * the README's Commands table describes them, over the lease-session
+ * layer (terms in gateway/lease/lsess_lead.c, shared-poll watches in
+ * lsess_watch.c).
  */
 #include <string.h>
 
@@ -106,9 +107,11 @@ static void cmd_watch(struct cmd_call *c)
 }
 
 static const struct cmd_def leader_cmds[] = {
-	{"leader.campaign", cmd_campaign, -3, 0, NULL},
-	{"leader.resign", cmd_resign, 2, 0, NULL},
-	{"leader.watch", cmd_watch, -2, 0, NULL},
+	{"leader.campaign", cmd_campaign, -3, 0, NULL,
+	 ACL_WRITE | ACL_LEADER | ACL_SLOW | ACL_BLOCKING, 1, 0},
+	{"leader.resign", cmd_resign, 2, 0, NULL, ACL_WRITE | ACL_LEADER | ACL_FAST, 1, 0},
+	{"leader.watch", cmd_watch, -2, 0, NULL, ACL_READ | ACL_LEADER | ACL_SLOW | ACL_BLOCKING, 1,
+	 0},
 };
 
 int rl_leadercmds_register(struct rl_app *app, struct cmd_table *cmds)

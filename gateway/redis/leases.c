@@ -64,7 +64,16 @@ static void on_lost(void *arg, enum ls_kind kind, const char *name, int64_t toke
 	sess_flush(s);
 }
 
-static const struct ls_sess_ops sess_ops = {.lost = on_lost};
+static void who(void *arg, struct ls_who *w)
+{
+	const struct rl_sess *rs = arg;
+	const struct sess *s = rs->sess;
+	w->id = s->c.id;
+	snprintf(w->client, sizeof(w->client), "%s", s->c.addr);
+	snprintf(w->name, sizeof(w->name), "%s", s->name != NULL ? s->name : "");
+}
+
+static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who};
 
 struct lsess *rl_lsess(struct rl_app *app, struct cmd_call *c)
 {
@@ -97,6 +106,13 @@ static void on_close(struct sess *s, void *arg)
 	lsess_free(rs->ls); /* its callbacks never run now: the context is ours */
 	free(rs->ctx);
 	free(rs);
+}
+
+/* --timeout spares a session that holds a lease (or a lost one to tell) */
+static bool holds(const struct sess *s, void *arg)
+{
+	const struct rl_sess *rs = sess_app(s);
+	return rs != NULL && rs->ls != NULL && lsess_count(rs->ls) > 0;
 }
 
 void rl_keep_ctx(struct sess *s, void *ctx)
@@ -210,7 +226,7 @@ bool rl_parse_int(const struct resp_arg *a, int64_t *out)
 }
 
 /* The options of an acquire or a campaign, as data. */
-enum acq_field { OPT_WAIT, OPT_HOLDER, OPT_DETACH };
+enum acq_field { OPT_WAIT, OPT_HOLDER, OPT_DETACH, OPT_TRACEPARENT };
 static const struct acq_opt {
 	const char *name;
 	size_t len;
@@ -220,6 +236,7 @@ static const struct acq_opt {
 	{"WAIT", 4, OPT_WAIT, 0},
 	{"HOLDER", 6, OPT_HOLDER, 0},
 	{"DETACH", 6, OPT_DETACH, RL_ACQ_DETACH},
+	{"TRACEPARENT", 11, OPT_TRACEPARENT, 0},
 };
 
 static const struct acq_opt *find_acq_opt(const struct resp_arg *a, unsigned flags)
@@ -257,6 +274,18 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned f
 			resp_add_errorf(c->out, "ERR WAIT must be a non-negative integer "
 						"of milliseconds (0: forever)");
 			return false;
+		}
+		if (o->field == OPT_TRACEPARENT) {
+			/* the client's W3C trace context: the acquire's span joins
+			 * its trace (00-<trace id>-<parent id>-<flags>) */
+			char tp[64];
+			if (v->len >= sizeof(tp) || (memcpy(tp, v->p, v->len), tp[v->len] = '\0',
+						     !trace_parse_traceparent(tp, &req->trace))) {
+				resp_add_errorf(c->out,
+						"ERR TRACEPARENT must be a W3C traceparent: "
+						"00-<32 hex>-<16 hex>-<2 hex>");
+				return false;
+			}
 		}
 		if (o->field == OPT_HOLDER) {
 			if (memchr(v->p, '\0', v->len) != NULL) { /* the rest: the layer */
@@ -314,7 +343,8 @@ static void info_store(struct buf *text, void *arg)
 
 int rl_register(struct rl_app *app, struct cmd_table *cmds, struct redis *redis)
 {
-	struct sess_hooks hooks = {.on_close = on_close, .on_reset = on_reset, .arg = app};
+	struct sess_hooks hooks = {
+		.on_close = on_close, .on_reset = on_reset, .holds = holds, .arg = app};
 	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
 	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
 	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0 ||

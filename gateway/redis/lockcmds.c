@@ -1,6 +1,6 @@
 /*
  * redis/lockcmds: LOCK.ACQUIRE, LOCK.RENEW, LOCK.RELEASE and LOCK.STATE,
- * as shared/DESIGN.md describes them: RESP arguments into requests of the
+ * as the README's Commands table describes them: RESP arguments into requests of the
  * lease-session layer, its results into replies. A command answered later
  * suspends its session; the layer calls back only while the session lives.
  */
@@ -124,10 +124,11 @@ static void cmd_state(struct cmd_call *c)
 }
 
 static const struct cmd_def lock_cmds[] = {
-	{"lock.acquire", cmd_acquire, -3, 0, NULL},
-	{"lock.renew", cmd_renew, -2, 0, NULL},
-	{"lock.release", cmd_release, -2, 0, NULL},
-	{"lock.state", cmd_state, 2, 0, NULL},
+	{"lock.acquire", cmd_acquire, -3, 0, NULL, ACL_WRITE | ACL_LOCK | ACL_SLOW | ACL_BLOCKING,
+	 1, 0},
+	{"lock.renew", cmd_renew, -2, 0, NULL, ACL_WRITE | ACL_LOCK | ACL_FAST, 1, 0},
+	{"lock.release", cmd_release, -2, 0, NULL, ACL_WRITE | ACL_LOCK | ACL_FAST, 1, 0},
+	{"lock.state", cmd_state, 2, 0, NULL, ACL_READ | ACL_LOCK | ACL_FAST, 1, 0},
 };
 
 int rl_lockcmds_register(struct rl_app *app, struct cmd_table *cmds)

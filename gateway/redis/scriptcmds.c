@@ -281,18 +281,22 @@ static void c_script_help(struct cmd_call *c)
 }
 
 static const struct cmd_def script_subs[] = {
-	{"load", c_script_load, 3, 0, NULL},
-	{"exists", c_script_exists, -3, 0, NULL},
-	{"flush", c_script_flush, -2, 0, NULL},
-	{"help", c_script_help, 2, 0, NULL},
-	{NULL, NULL, 0, 0, NULL},
+	{"load", c_script_load, 3, 0, NULL, ACL_SLOW | ACL_SCRIPTING, 0, 0},
+	{"exists", c_script_exists, -3, 0, NULL, ACL_SLOW | ACL_SCRIPTING, 0, 0},
+	{"flush", c_script_flush, -2, 0, NULL, ACL_SLOW | ACL_SCRIPTING, 0, 0},
+	{"help", c_script_help, 2, 0, NULL, ACL_SLOW | ACL_SCRIPTING, 0, 0},
+	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
 };
+
+#define SCRIPT_CATS (ACL_SLOW | ACL_SCRIPTING | ACL_WRITE | ACL_LOCK)
 
 /* Kept together, to ease merges: the script commands of lock libraries. */
 static const struct cmd_def script_cmds[] = {
-	{"evalsha", cmd_evalsha, -3, 0, NULL},
-	{"eval", cmd_eval, -3, 0, NULL},
-	{"script", NULL, -2, 0, script_subs},
+	/* the scripts take, renew and release locks: @write @lock, and their
+	 * lock names are the numkeys keys */
+	{"evalsha", cmd_evalsha, -3, 0, NULL, SCRIPT_CATS, 2, CMD_KEYS_NUMKEYS},
+	{"eval", cmd_eval, -3, 0, NULL, SCRIPT_CATS, 2, CMD_KEYS_NUMKEYS},
+	{"script", NULL, -2, 0, script_subs, ACL_SLOW | ACL_SCRIPTING, 0, 0},
 };
 
 int rl_scriptcmds_register(struct rl_app *app, struct cmd_table *cmds)

@@ -28,6 +28,8 @@ static bool r_open(struct conn *c)
 	struct redis *r = sess_fe(s);
 	s->proto = RESP2;
 	auth_start(c, r->cfg);
+	/* protected mode: in without a password, from beyond the machine */
+	s->denied = r->cfg->protected_mode && c->authenticated && !c->local;
 	s->parser = resp_parser_new(&r->limits);
 	if (s->parser == NULL)
 		return false;
@@ -64,6 +66,18 @@ static enum conn_step r_step(struct conn *c)
 {
 	struct sess *s = sess_of(c);
 	struct resp_cmd cmd;
+	if (s->denied) {
+		char msg[1200] = "DENIED ";
+		srv_protected_text(msg + 7, sizeof(msg) - 7, "the default user",
+				   "--requirepass (or users with passwords in --aclfile)");
+		resp_add_error(sess_out(s), msg, strlen(msg));
+		srv_note_protected(c->srv, c);
+		log_msg(LOG_LVL_DEBUG, "session %llu %s: refused by protected mode",
+			(unsigned long long)c->id, c->addr);
+		conn_close(c, "protected mode");
+		return CONN_STEP_STOP;
+	}
+	resp_parser_set_unauthenticated(s->parser, !c->authenticated);
 	enum resp_status st = resp_parser_next(s->parser, &cmd);
 	if (st == RESP_CMD) {
 		cmd_dispatch(sess_fe(s)->cmds, s, cmd.argc, cmd.argv);
@@ -74,6 +88,13 @@ static enum conn_step r_step(struct conn *c)
 		return CONN_STEP_STOP;
 	}
 	return CONN_STEP_IDLE;
+}
+
+static bool r_idle(const struct conn *c)
+{
+	const struct sess *s = (const struct sess *)c;
+	const struct redis *r = sess_fe(s);
+	return r->hooks.holds == NULL || !r->hooks.holds(s, r->hooks.arg);
 }
 
 static void r_close(struct conn *c)
@@ -106,6 +127,8 @@ struct redis *redis_new(struct srv *srv, const struct cfg *cfg, struct cmd_table
 		.step = r_step,
 		.close = r_close,
 		.free = r_free,
+		.idle = r_idle,
+		/* expire: NULL, closed without a word, as Redis closes on timeout */
 		.refusal = "-ERR max number of clients reached\r\n",
 		/* --tls-auth-clients, as Redis reads tls-auth-clients */
 		.tls_client_cert = cfg->tls_auth_clients == CFG_TLS_AUTH_YES ? CONN_CERT_REQUIRED

@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "gateway/conn/conn.h"
+#include "gateway/redis/commands.h"
 #include "protocols/resp/resp.h"
 
 struct cfg;
@@ -56,6 +57,9 @@ struct sess_hooks {
 	void (*on_open)(struct sess *s, void *arg);
 	void (*on_close)(struct sess *s, void *arg);
 	void (*on_reset)(struct sess *s, void *arg);
+	/* --timeout: true when the session holds something (a lease) that
+	 * an idle client keeps it open for */
+	bool (*holds)(const struct sess *s, void *arg);
 	void *arg;
 };
 
@@ -77,7 +81,13 @@ struct sess {
 	char lib_name[64], lib_ver[64];
 	/* the last command run (CLIENT LIST's cmd=), and its subcommand */
 	const struct cmd_def *last_cmd, *last_sub;
-	void *app; /* the lease commands' per-session state (sess_set_app) */
+	void *app;   /* the lease commands' per-session state (sess_set_app) */
+	bool denied; /* protected mode: refused at its first step */
+	/* a deferred reply's command and where its reply will start in c.out
+	 * (as of c.flushes), to count its outcome at sess_resume */
+	struct cmd_stat *reply_stat;
+	size_t reply_at;
+	uint64_t reply_flushes;
 };
 
 /* The Redis front-end on srv, configured by *cfg (kept by pointer),
@@ -133,8 +143,31 @@ static inline void sess_suspend(struct sess *s)
 {
 	conn_suspend(&s->c);
 }
+/* Counts the reply written to c.out from at (if nothing was handed to
+ * the transport since flushes) as st's ok or error. */
+static inline void sess_count_reply(struct sess *s, struct cmd_stat *st, size_t at,
+				    uint64_t flushes)
+{
+	if (s->c.flushes != flushes)
+		at = 0; /* the replies before it went out meanwhile */
+	if (at < s->c.out.len && (s->c.out.buf[at] == '-' || s->c.out.buf[at] == '!'))
+		st->error++;
+	else
+		st->ok++;
+}
+static inline void sess_expect_reply(struct sess *s, struct cmd_stat *st, size_t at,
+				     uint64_t flushes)
+{
+	s->reply_stat = st;
+	s->reply_at = at;
+	s->reply_flushes = flushes;
+}
 static inline void sess_resume(struct sess *s)
 {
+	if (s->reply_stat != NULL) {
+		sess_count_reply(s, s->reply_stat, s->reply_at, s->reply_flushes);
+		s->reply_stat = NULL;
+	}
 	conn_resume(&s->c);
 }
 static inline void sess_flush(struct sess *s)

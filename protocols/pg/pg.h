@@ -107,6 +107,9 @@ const char *pg_get_bytes(struct pg_cur *c, size_t n);
 
 /* A StartupMessage's parameters. */
 #define PG_MAX_STARTUP_PARAMS 64
+/* The longest startup packet (PostgreSQL's MAX_STARTUP_PACKET_LENGTH): an
+ * unauthenticated client gets no more, whatever max_msg allows. */
+#define PG_MAX_STARTUP_LEN 10000
 struct pg_startup {
 	uint32_t version;
 	unsigned n;

@@ -78,14 +78,18 @@ enum pg_rstatus pg_reader_next(struct pg_reader *r, struct pg_msg *m)
 {
 	if (r->err != NULL)
 		return PG_ERROR;
-	const char *p = r->buf + r->off;
 	size_t have = r->len - r->off;
 	size_t head = r->startup ? 4 : 5;
 	if (have < head)
-		return PG_NEED_MORE;
+		return PG_NEED_MORE; /* before any pointer: buf is NULL until fed */
+	const char *p = r->buf + r->off;
 	uint32_t len = be32(p + head - 4);
 	if (r->startup ? len < 8 : len < 4) {
 		r->err = "invalid message length";
+		return PG_ERROR;
+	}
+	if (r->startup && len > PG_MAX_STARTUP_LEN) {
+		r->err = "invalid length of startup packet";
 		return PG_ERROR;
 	}
 	if (len > r->lim.max_msg) {

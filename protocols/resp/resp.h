@@ -83,6 +83,16 @@ enum resp_status resp_parser_feed(struct resp_parser *p, const char *buf, size_t
  * requests (a blank inline line, `*0`, `*-1`) are skipped, as Redis does. */
 enum resp_status resp_parser_next(struct resp_parser *p, struct resp_cmd *out) RESP_WUR;
 
+/* Before authentication, as Redis 7: a multibulk of more than
+ * RESP_UNAUTH_MAX_ARGS arguments ("Protocol error: unauthenticated
+ * multibulk length") or an argument of more than RESP_UNAUTH_MAX_BULK
+ * bytes ("Protocol error: unauthenticated bulk length") is an error. Holds
+ * for the requests parsed from now on (set it before each
+ * resp_parser_next: AUTH changes it between two pipelined requests). */
+#define RESP_UNAUTH_MAX_ARGS 10
+#define RESP_UNAUTH_MAX_BULK 16384
+void resp_parser_set_unauthenticated(struct resp_parser *p, bool unauth);
+
 /* The error message ("Protocol error: invalid bulk length"), or NULL. */
 const char *resp_parser_error(const struct resp_parser *p);
 
@@ -98,8 +108,7 @@ void resp_add_simple(struct buf *o, const char *s, size_t len);
 /* `-msg`: msg starts with its code ("ERR ...", "NOAUTH ..."); CR and LF
  * are replaced by spaces, as Redis does. */
 void resp_add_error(struct buf *o, const char *msg, size_t len);
-void resp_add_errorf(struct buf *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void resp_add_errorf(struct buf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void resp_add_int(struct buf *o, long long v);
 void resp_add_bulk(struct buf *o, const void *p, size_t len);
 static inline void resp_add_cstr(struct buf *o, const char *s);

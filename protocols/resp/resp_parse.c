@@ -57,6 +57,7 @@ struct resp_parser {
 	struct resp_arg *argv;
 	uint32_t argc, cap;
 	bool building; /* a multibulk is under way in the reader */
+	bool unauth;   /* the client has not authenticated: Redis 7's small limits */
 };
 
 static void set_error(struct resp_parser *p, const char *msg)
@@ -91,6 +92,15 @@ static bool push_arg(struct resp_parser *p, const char *s, size_t len)
 {
 	if (p->argc >= p->lim.max_args) {
 		set_error(p, "Protocol error: invalid multibulk length");
+		return false;
+	}
+	/* inline requests too, in the words of the multibulk ones */
+	if (p->unauth && p->argc >= RESP_UNAUTH_MAX_ARGS) {
+		set_error(p, "Protocol error: unauthenticated multibulk length");
+		return false;
+	}
+	if (p->unauth && len > RESP_UNAUTH_MAX_BULK) {
+		set_error(p, "Protocol error: unauthenticated bulk length");
 		return false;
 	}
 	if (!reserve_args(p, p->argc + 1))
@@ -146,6 +156,10 @@ static void *obj_string(const redisReadTask *t, char *s, size_t len)
 		set_error(p, "Protocol error: invalid bulk length");
 		return NULL;
 	}
+	if (p->unauth && len > RESP_UNAUTH_MAX_BULK) {
+		set_error(p, "Protocol error: unauthenticated bulk length");
+		return NULL;
+	}
 	return push_arg(p, s, len) ? p : NULL;
 }
 
@@ -156,6 +170,10 @@ static void *obj_array(const redisReadTask *t, int n)
 		return type_error(p, '*');
 	if (n < 0 || (uint32_t)n > p->lim.max_args) {
 		set_error(p, "Protocol error: invalid multibulk length");
+		return NULL;
+	}
+	if (p->unauth && n > RESP_UNAUTH_MAX_ARGS) {
+		set_error(p, "Protocol error: unauthenticated multibulk length");
 		return NULL;
 	}
 	if (!reserve_args(p, (uint32_t)n)) {
@@ -311,6 +329,11 @@ enum resp_status resp_parser_feed(struct resp_parser *p, const char *buf, size_t
 	return RESP_NEED_MORE;
 }
 
+void resp_parser_set_unauthenticated(struct resp_parser *p, bool unauth)
+{
+	p->unauth = unauth;
+}
+
 const char *resp_parser_error(const struct resp_parser *p)
 {
 	return p->err;
@@ -368,6 +391,8 @@ static void check_pending_header(struct resp_parser *p)
 		long long v = header_value(s, cr);
 		if (v >= 0 && (unsigned long long)v > p->lim.max_bulk)
 			set_error(p, "Protocol error: invalid bulk length");
+		else if (v > RESP_UNAUTH_MAX_BULK && p->unauth)
+			set_error(p, "Protocol error: unauthenticated bulk length");
 	} else if (cur->type == REDIS_REPLY_ARRAY && r->ridx == 0 && !cr && n > 32) {
 		set_error(p, "Protocol error: too big mbulk count string");
 	}

@@ -5,6 +5,8 @@
  * picks default or tiny limits; every command returned is checked against
  * the parser's contract (argc within max_args, each argument within
  * max_bulk and NUL-terminated), and an error, once set, must stay set.
+ * Bit 1 of the second byte parses as before AUTH: no command past Redis
+ * 7's limits (RESP_UNAUTH_MAX_ARGS, RESP_UNAUTH_MAX_BULK) comes out.
  * Build (not part of the Makefile):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
  *     tests/fuzz/fuzz_resp.c protocols/resp/resp_parse.c protocols/resp/resp_reply.c \
@@ -38,11 +40,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	unsigned seed = data[0];
 	const struct resp_limits *lim = (data[1] & 1) ? &tiny : &resp_default_limits;
+	int unauth = data[1] & 2;
 	data += 2;
 	size -= 2;
 	struct resp_parser *p = resp_parser_new(lim);
 	if (!p)
 		return 0;
+	resp_parser_set_unauthenticated(p, unauth);
 	struct buf o;
 	buf_init(&o, 1 << 20);
 	size_t at = 0;
@@ -61,9 +65,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		enum resp_status st;
 		while ((st = resp_parser_next(p, &c)) == RESP_CMD) {
 			check(c.argc > 0 && (uint32_t)c.argc <= lim->max_args);
+			check(!unauth || c.argc <= RESP_UNAUTH_MAX_ARGS);
 			resp_add_array(&o, (size_t)c.argc);
 			for (int i = 0; i < c.argc; i++) {
 				check(c.argv[i].p[c.argv[i].len] == '\0');
+				check(!unauth || c.argv[i].len <= RESP_UNAUTH_MAX_BULK);
 				check(c.argv[i].len <= lim->max_bulk ||
 				      c.argv[i].len <= lim->max_inline);
 				resp_add_bulk(&o, c.argv[i].p, c.argv[i].len);

@@ -45,7 +45,8 @@ AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK "$LG_BIN" --port "$port" -
 	--region us-east-1 --fenced-tables "$orders" 2>"$work/gw.log" &
 pid=$!
 i=0
-until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null; do
+# ready: the Redis port (open from the start) no longer answers -LOADING
+until python3 -c "import socket; s = socket.create_connection(('127.0.0.1', $port)); s.sendall(b'PING\\r\\n'); r = s.recv(64); exit(0 if r and not r.startswith(b'-LOADING') else 1)" 2>/dev/null; do
 	i=$((i + 1)); [ $i -gt 200 ] && { notok "leasegate did not start"; cat "$work/gw.log"; exit 1; }
 	sleep 0.05
 done

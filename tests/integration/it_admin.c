@@ -23,8 +23,10 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 #include <hiredis/hiredis.h>
+#include <libpq-fe.h>
 
 #include "tests/support/gw.h"
+#include "tests/support/gwproc.h"
 
 struct got {
 	long code;
@@ -124,10 +126,22 @@ static void test_probes_and_metrics(void **state)
 	gw_expect_int(c, 1, "LOCK.RELEASE %s", "m2");
 	get(admin.n, "/metrics", &r);
 	assert_int_equal(r.code, 200);
-	expect_line(r.body, "dynasharp_lock_acquisitions_total{db_collection_name=\"\","
-			    "dynasharp_lock_takeover=\"false\"} 2");
-	expect_line(r.body, "leasegate_leases_held{db_collection_name=\"\"} 1");
+	/* the embedded store: no table, so no db_collection_name (never "") */
+	expect_line(r.body, "leasegate_lock_acquisitions_total{takeover=\"false\"} 2");
+	expect_line(r.body, "leasegate_leases_held 1");
+	assert_null(strstr(r.body, "=\"\"")); /* no empty label value */
+	assert_null(strstr(r.body, "dynasharp_"));
 	expect_line(r.body, "leasegate_sessions 1");
+	/* connections and commands by name and outcome */
+	expect_line(r.body, "leasegate_commands_total{command=\"lock.acquire\",outcome=\"ok\"} 2");
+	expect_line(r.body, "leasegate_commands_total{command=\"lock.release\",outcome=\"ok\"} 1");
+	expect_line(r.body, "leasegate_connections_rejected_total 0");
+	assert_non_null(strstr(r.body, "\nleasegate_connections_received_total "));
+	/* the process_* metrics of the Prometheus client libraries */
+	assert_non_null(strstr(r.body, "\nprocess_cpu_seconds_total "));
+	assert_non_null(strstr(r.body, "\nprocess_resident_memory_bytes "));
+	assert_non_null(strstr(r.body, "\nprocess_open_fds "));
+	assert_non_null(strstr(r.body, "\nprocess_start_time_seconds "));
 	assert_null(strstr(r.body, "m1")); /* never a lock name */
 	promtool_accepts(r.body);
 	redisFree(c);
@@ -144,17 +158,148 @@ static void test_not_ready_until_the_store_opens(void **state)
 	int nothing = gw_free_port();
 	char url[64];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", nothing);
+	struct gw_port pg = gw_free_port_arg();
 	gw_spawn(&g, NULL, "--admin-port", admin.arg, "--table", "locks", "--region", "us-east-1",
-		 "--endpoint", url, NULL);
+		 "--endpoint", url, "--pg-port", pg.arg, NULL);
 	for (int i = 0; i < 200 && !gw_can_connect(admin.n); i++)
 		gw_sleep_ms(25);
 	get(admin.n, "/healthz", &r);
 	assert_int_equal(r.code, 200);
 	get(admin.n, "/readyz", &r);
 	assert_int_equal(r.code, 503);
-	assert_string_equal(r.body, "not ready: the lock store is not open yet (see the log)\n");
-	assert_false(gw_can_connect(g.port));
+	/* the reason, not "see the log" */
+	assert_non_null(strstr(r.body, "not ready: "));
+	assert_null(strstr(r.body, "see the log"));
+	assert_non_null(strstr(r.body, "DynamoDB table locks"));
+	/* the Redis port is open already: a client is told to wait, and why */
+	for (int i = 0; i < 200 && !gw_can_connect(g.port); i++)
+		gw_sleep_ms(25);
+	redisContext *c = gw_connect(&g);
+	gw_expect_err(c, "LOADING leasegate is not ready: DynamoDB table locks", "PING");
+	gw_expect_err(c, "LOADING leasegate is not ready: ", "LOCK.ACQUIRE a 10000");
+	redisReply *info = gw_cmd(c, "INFO persistence"); /* INFO runs while loading */
+	assert_non_null(strstr(info->str, "loading:1"));
+	freeReplyObject(info);
+	redisFree(c);
+	/* PostgreSQL: 57P03, "the database system is starting up", and why */
+	char conninfo[128];
+	snprintf(conninfo, sizeof(conninfo), "host=127.0.0.1 port=%d user=app dbname=locks", pg.n);
+	PGconn *pc = PQconnectdb(conninfo);
+	assert_int_equal(PQstatus(pc), CONNECTION_BAD);
+	if (!strstr(PQerrorMessage(pc), "the database system is starting up: DynamoDB table locks"))
+		fail_msg("PostgreSQL: %s", PQerrorMessage(pc));
+	PQfinish(pc);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+	/* the start log names the endpoint it opens */
+	char want[128];
+	snprintf(want, sizeof(want), "opening DynamoDB table locks at %s", url);
+	assert_int_equal(gw_log_count(&g, want), 1);
+}
+
+/* No credentials anywhere: the log and /readyz name the sources tried in
+ * order and what to do, and the retries back off (1 s, 2 s, ...). */
+static void test_no_credentials_explained(void **state)
+{
+	struct gw g;
+	struct got r;
+	struct gw_port admin = gw_free_port_arg();
+	char url[64], imds[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", gw_free_port());
+	snprintf(imds, sizeof(imds), "http://127.0.0.1:%d", gw_free_port());
+	/* the child inherits this environment: nothing to find */
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	unsetenv("AWS_PROFILE");
+	unsetenv("AWS_WEB_IDENTITY_TOKEN_FILE");
+	unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+	unsetenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+	setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds, 1);
+	gw_spawn(&g, NULL, "--admin-port", admin.arg, "--table", "locks", "--region", "us-east-1",
+		 "--endpoint", url, NULL);
+	unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+	unsetenv("AWS_CONFIG_FILE");
+	unsetenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+	long long t0 = gw_now_ms();
+	while (gw_log_count(&g, "trying again in 2 s") == 0 && gw_now_ms() - t0 < 8000)
+		gw_sleep_ms(50);
+	assert_int_equal(gw_log_count(&g, "no AWS credentials. Tried in order: 1. environment"), 2);
+	assert_int_equal(gw_log_count(&g, "trying again in 1 s (backoff up to 60 s)"), 1);
+	assert_int_equal(gw_log_count(&g, "trying again in 2 s (backoff up to 60 s)"), 1);
+	assert_int_equal(gw_log_count(&g, "5. EC2 instance metadata: "), 2);
+	assert_int_equal(gw_log_count(&g, "/nonexistent/config"), 2);
+	get(admin.n, "/readyz", &r);
+	assert_int_equal(r.code, 503);
+	assert_non_null(strstr(r.body, "no AWS credentials. Tried in order: 1. environment"));
+	assert_non_null(strstr(r.body, "Set AWS_ACCESS_KEY_ID"));
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+/* AWS_PROFILE naming no profile: said so, not a missing region. */
+static void test_profile_not_found(void **state)
+{
+	struct gw g;
+	setenv("AWS_PROFILE", "nosuch", 1);
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+	setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+	char *region = getenv("AWS_REGION") ? strdup(getenv("AWS_REGION")) : NULL;
+	unsetenv("AWS_REGION");
+	unsetenv("AWS_DEFAULT_REGION");
+	gw_spawn(&g, NULL, "--table", "locks", NULL);
+	unsetenv("AWS_PROFILE");
+	unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+	unsetenv("AWS_CONFIG_FILE");
+	if (region) {
+		setenv("AWS_REGION", region, 1);
+		free(region);
+	}
+	assert_int_equal(gw_wait(&g), 1);
+	assert_int_equal(gw_log_count(&g, "profile not found: AWS_PROFILE names 'nosuch'"), 2);
+	assert_int_equal(gw_log_count(&g, "region"), 0);
+}
+
+/* A second gateway on one machine, the admin port left at its default:
+ * the first has 9464 (or another process does), so the second takes a
+ * free port and says which; a port given explicitly still stops it. */
+static void test_default_admin_port_taken(void **state)
+{
+	int hold = socket(AF_INET, SOCK_STREAM, 0);
+	int one = 1;
+	setsockopt(hold, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons(9464),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	/* if 9464 is someone else's already, it is taken all the same */
+	if (bind(hold, (struct sockaddr *)&a, sizeof(a)) == 0)
+		assert_int_equal(listen(hold, 4), 0);
+	assert_true(gw_can_connect(9464));
+	struct gw g;
+	struct got r;
+	/* gw_start gives --admin-port 0; the environment does not count as a
+	 * default either, so run the binary with only --port and --pg-port */
+	struct gw_port port = gw_free_port_arg();
+	const char *const argv[] = {getenv("LG_BIN"), "--port", port.arg, "--pg-port", "0", NULL};
+	snprintf(g.log, sizeof(g.log), "/tmp/lg-it-admin-%d.log", (int)getpid());
+	unlink(g.log);
+	g.pid = gp_spawn(argv, g.log, false, 0);
+	g.port = port.n;
+	assert_int_equal(gp_wait_ready(g.pid, port.n), 0);
+	assert_int_equal(gw_log_count(&g, "the default admin port 9464 is in use"), 1);
+	FILE *f = fopen(g.log, "r");
+	char line[1024];
+	int admin = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "admin HTTP on 127.0.0.1:"))
+			admin = atoi(strstr(line, "127.0.0.1:") + 10);
+	if (f)
+		fclose(f);
+	assert_true(admin > 0 && admin != 9464);
+	get(admin, "/healthz", &r);
+	assert_int_equal(r.code, 200);
+	gp_stop(g.pid);
+	unlink(g.log);
+	close(hold);
 }
 
 /* After SIGTERM, while sessions drain, /readyz answers 503 so that the
@@ -259,8 +404,8 @@ static void test_dynamodb_requests_on_moto(void **state)
 		 table);
 	assert_non_null(strstr(r.body, line)); /* the open */
 	snprintf(line, sizeof(line),
-		 "dynasharp_lock_acquisitions_total{db_collection_name=\"%s\","
-		 "dynasharp_lock_takeover=\"false\"} 1",
+		 "leasegate_lock_acquisitions_total{db_collection_name=\"%s\","
+		 "takeover=\"false\"} 1",
 		 table);
 	expect_line(r.body, line);
 	promtool_accepts(r.body);
@@ -344,6 +489,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_not_ready_until_the_store_opens, gw_teardown),
 		cmocka_unit_test_teardown(test_not_ready_while_shutting_down, gw_teardown),
 		cmocka_unit_test_teardown(test_admin_port_in_use_stops_the_start, gw_teardown),
+		cmocka_unit_test_teardown(test_no_credentials_explained, gw_teardown),
+		cmocka_unit_test_teardown(test_profile_not_found, gw_teardown),
+		cmocka_unit_test_teardown(test_default_admin_port_taken, gw_teardown),
 		cmocka_unit_test_teardown(test_protocol_port_in_use_stops_the_start, gw_teardown),
 		cmocka_unit_test_teardown(test_admin_connections_capped, gw_teardown),
 		cmocka_unit_test_teardown(test_dynamodb_requests_on_moto, gw_teardown),

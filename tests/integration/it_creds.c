@@ -414,6 +414,69 @@ static void test_web_identity_moto(void **state)
 	waitpid(pid, NULL, 0);
 }
 
+/* ---- assume role: a profile's role_arn + source_profile ---- */
+
+/* AssumeRole against moto's STS with signature checking on: signed with
+ * the source profile's keys (the IAM user of tests/moto_setup.py), it
+ * gets temporary credentials; with a wrong secret STS refuses the
+ * signature and the error says so. */
+static void test_assume_role_moto(void **state)
+{
+	const char *moto = getenv("LG_MOTO");
+	if (moto == NULL || getenv("LG_AK") == NULL)
+		fail_msg("needs moto (tests/run-integration.sh)");
+	char text[1024];
+	const char *cred = path_in_dir("ar-credentials"), *conf = path_in_dir("ar-config");
+	snprintf(text, sizeof text,
+		 "[src]\naws_access_key_id = %s\naws_secret_access_key = %s\n"
+		 "[wrong]\naws_access_key_id = %s\naws_secret_access_key = not-the-secret\n",
+		 getenv("LG_AK"), getenv("LG_SK"), getenv("LG_AK"));
+	write_file(cred, text);
+	write_file(conf, "[profile ops]\nrole_arn = arn:aws:iam::123456789012:role/ops\n"
+			 "source_profile = src\nrole_session_name = it-assume\n"
+			 "duration_seconds = 900\n"
+			 "[profile bad]\nrole_arn = arn:aws:iam::123456789012:role/ops\n"
+			 "source_profile = wrong\n");
+	for (int round = 0; round < 2; round++) {
+		struct fake_env e = {0};
+		fake_env_set(&e, "AWS_PROFILE", round == 0 ? "ops" : "bad");
+		fake_env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", cred);
+		fake_env_set(&e, "AWS_CONFIG_FILE", conf);
+		fake_env_set(&e, "AWS_ENDPOINT_URL_STS", moto);
+		fake_env_set(&e, "AWS_REGION", "us-east-1");
+		struct creds_options o = {
+			.getenv = fake_env_get, .getenv_arg = &e, .retry_min_ms = 10};
+		char err[CREDS_ERR_MAX];
+		struct creds *c = creds_new(base, clk, &o, err, sizeof err);
+		if (c == NULL)
+			fail_msg("creds_new: %s", err);
+		assert_int_equal(creds_source(c), CREDS_SRC_ASSUME_ROLE);
+		assert_string_equal(creds_source_name(creds_source(c)), "assume role");
+		struct heard hd = {0};
+		creds_set_listener(c, listener, &hd);
+		assert_true(creds_start(c));
+		want_events = 1;
+		assert_true(run_until(heard_n, &hd, 10000));
+		if (round == 0) {
+			if (hd.ok != 1)
+				fail_msg("assume role via moto: %s", hd.error);
+			const struct aws_credentials *k = creds_get(c);
+			assert_memory_equal(k->access_key_id, "ASIA", 4);
+			assert_true(strlen(k->session_token) > 100);
+			int64_t left = k->expiration_ms - clock_wall_ms(clk);
+			assert_in_range(left, 900 * 1000 - 60000, 900 * 1000 + 60000);
+		} else {
+			assert_int_equal(hd.ok, 0);
+			if (!strstr(hd.error, "STS answered HTTP 403"))
+				fail_msg("a wrong secret: %s", hd.error);
+			assert_null(strstr(hd.error, "not-the-secret"));
+		}
+		creds_free(c);
+	}
+	unlink(cred);
+	unlink(conf);
+}
+
 /* ---- web identity: the form sent, token re-read, STS errors ---- */
 
 static void test_web_identity_stub(void **state)
@@ -623,6 +686,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_sigv4_against_moto, stub_reset),
 		cmocka_unit_test_setup(test_web_identity_moto, stub_reset),
+		cmocka_unit_test_setup(test_assume_role_moto, stub_reset),
 		cmocka_unit_test_setup(test_web_identity_stub, stub_reset),
 		cmocka_unit_test_setup(test_container, stub_reset),
 		cmocka_unit_test_setup(test_imds, stub_reset),

@@ -310,11 +310,12 @@ static void t_sigterm_while_waiting(void **state)
 	redisFree(b);
 	redisFree(w);
 	char ended[96];
-	assert_int_equal(gw_log_count(&gws[0], "event=46 this process no longer leads: lock=st "),
+	assert_int_equal(gw_log_count(&gws[0], "no longer leads st: its session closed or stopped "
+					       "campaigning event_id=46 lock=st "),
 			 1);
-	snprintf(ended, sizeof(ended), "reason=cancelled token=%lld", t1);
+	snprintf(ended, sizeof(ended), "token=%lld reason=session_ended", t1);
 	assert_int_equal(gw_log_count(&gws[0], ended), 1);
-	assert_int_equal(gw_log_count(&gws[0], "event=43 "), 0); /* no release failed */
+	assert_int_equal(gw_log_count(&gws[0], "event_id=43 "), 0); /* no release failed */
 	if (p->moto) {
 		redisContext *o = gw_connect(&gws[1]);
 		long long held, token;
@@ -331,7 +332,7 @@ static void t_sigterm_while_waiting(void **state)
 		gw_send(o, "LEADER.CAMPAIGN st %d WAIT 0", LEASE_MS);
 		assert_int_equal(gw_token_within(o, SLACK_MS, "a campaign on the other gateway"),
 				 token + 1);
-		assert_int_equal(gw_log_count(&gws[1], "event=41 "), 0); /* not a takeover */
+		assert_int_equal(gw_log_count(&gws[1], "event_id=41 "), 0); /* not a takeover */
 		redisFree(o);
 		assert_int_equal(gw_signal(&gws[1], SIGTERM), 0);
 	}
@@ -542,23 +543,23 @@ static void t_transient_while_campaigning(void **state)
 	/* Several failed acquires: a lease each at most, retried after a
 	 * third of a lease. */
 	gw_expect_no_reply(c, 3 * LEASE_MS, "a campaign while the store is down");
-	int e44 = gw_log_count(&gws[0], "event=44 ");
-	printf("store down for %lld ms: event=44 logged %d time(s)\n", gw_now_ms() - t0, e44);
+	int e44 = gw_log_count(&gws[0], "event_id=44 ");
+	printf("store down for %lld ms: event_id=44 logged %d time(s)\n", gw_now_ms() - t0, e44);
 	assert_int_equal(e44, 1);
-	assert_int_equal(gw_log_count(&gws[0], "event=49 "), 0);
+	assert_int_equal(gw_log_count(&gws[0], "event_id=49 "), 0);
 	kill(proxy_pid, SIGUSR2); /* back */
 	long long up = gw_now_ms();
 	long long t1 = gw_token_within(c, 2 * LEASE_MS + SLACK_MS, "campaign after the outage");
 	printf("leads %lld ms after the store came back\n", gw_now_ms() - up);
 	assert_true(t1 >= 1);
-	assert_int_equal(gw_log_count(&gws[0], "event=44 "), 1);
-	assert_int_equal(gw_log_count(&gws[0], "event=49 "), 1);
-	assert_int_equal(gw_log_count(&gws[0], "event=45 "), 1);
+	assert_int_equal(gw_log_count(&gws[0], "event_id=44 "), 1);
+	assert_int_equal(gw_log_count(&gws[0], "event_id=49 "), 1);
+	assert_int_equal(gw_log_count(&gws[0], "event_id=45 "), 1);
 	/* A second outage logs 44 once more. (RESIGN answers before its
 	 * release is written: let that through first.) */
 	gw_expect_int(c, 1, "LEADER.RESIGN tr");
 	gw_sleep_ms(300);
-	assert_int_equal(gw_log_count(&gws[0], "event=43 "), 0);
+	assert_int_equal(gw_log_count(&gws[0], "event_id=43 "), 0);
 	kill(proxy_pid, SIGUSR1);
 	gw_sleep_ms(100);
 	gw_send(c, "LEADER.CAMPAIGN tr %d HOLDER t", LEASE_MS);
@@ -566,8 +567,8 @@ static void t_transient_while_campaigning(void **state)
 	kill(proxy_pid, SIGUSR2);
 	long long t2 = gw_token_within(c, 2 * LEASE_MS + SLACK_MS, "campaign after outage 2");
 	assert_true(t2 > t1);
-	assert_int_equal(gw_log_count(&gws[0], "event=44 "), 2);
-	assert_int_equal(gw_log_count(&gws[0], "event=49 "), 2);
+	assert_int_equal(gw_log_count(&gws[0], "event_id=44 "), 2);
+	assert_int_equal(gw_log_count(&gws[0], "event_id=49 "), 2);
 	redisFree(c);
 	assert_int_equal(gw_signal(&gws[0], SIGTERM), 0);
 }

@@ -175,13 +175,13 @@ static void handover_across(enum handover how)
 		 * L later, plus the noise of a loaded machine. */
 		assert_true(took >= 2 * LEASE_MS / 3 - TIMER_LATE_MS);
 		assert_true(took < LEASE_MS + LEASE_MS / 3 + SLACK_MS);
-		assert_int_equal(gw_log_count(&gws[1], "event=41 "), 1);
+		assert_int_equal(gw_log_count(&gws[1], "event_id=41 "), 1);
 	} else {
 		/* Released: taken at b's next poll, no takeover. */
 		assert_true(took < POLL_MS + SLACK_MS);
-		assert_int_equal(gw_log_count(&gws[1], "event=41 "), 0);
+		assert_int_equal(gw_log_count(&gws[1], "event_id=41 "), 0);
 	}
-	assert_int_equal(gw_log_count(&gws[1], "event=45 "), 1);
+	assert_int_equal(gw_log_count(&gws[1], "event_id=45 "), 1);
 	if (a != NULL)
 		redisFree(a);
 	redisFree(b);
@@ -218,7 +218,10 @@ static void t_disconnect_across(void **state)
  * a crashed leader after about a lease (the gateway remembers how long it
  * has seen the holder unchanged across campaigns), and its campaigns read:
  * two writes, the first attempt on a lock this replica had not seen and the
- * takeover. */
+ * takeover — three when the takeover's answer comes after its campaign's
+ * WAIT ran out (a slow emulator on a loaded machine): that lease is
+ * released at once and the next campaign writes again. One write per
+ * campaign would be about eight. */
 static void t_sigkill_campaign_loop(void **state)
 {
 	ldh_setup_param(state);
@@ -248,7 +251,7 @@ static void t_sigkill_campaign_loop(void **state)
 	       took, campaigns, writes);
 	assert_true(t2 > t1);
 	assert_true(took < 2 * LEASE_MS + SLACK_MS);
-	assert_int_equal(writes, 2);
+	assert_in_range(writes, 2, 3);
 	redisFree(a);
 	redisFree(b);
 	redisFree(ib);
@@ -277,7 +280,7 @@ static void t_sigstop_across(void **state)
 	long long t2 = gw_token_within(b, 2 * LEASE_MS + SLACK_MS, "b while a is stopped");
 	printf("handover SIGSTOP across replicas (moto): %lld ms\n", gw_now_ms() - t0);
 	assert_true(t2 > tok1);
-	assert_int_equal(gw_log_count(&gws[1], "event=41 "), 1);
+	assert_int_equal(gw_log_count(&gws[1], "event_id=41 "), 1);
 	kill(gws[0].pid, SIGCONT);
 	/* The term is lost: a push, then -LOST on the next LEADER command. */
 	if (raw_read(a, 2 * LEASE_MS) != 1)
@@ -307,7 +310,7 @@ static void t_sigstop_across(void **state)
 	ldh_watch_now(b, "sx", &l);
 	assert_string_equal(l.holder, "b");
 	assert_int_equal(l.token, t2);
-	assert_int_equal(gw_log_count(&gws[0], "event=40 "), 1);
+	assert_int_equal(gw_log_count(&gws[0], "event_id=40 "), 1);
 	raw_close(a);
 	redisFree(b);
 	assert_int_equal(gw_signal(&gws[0], SIGTERM), 0);

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cmocka.h>
 #include <libpq-fe.h>
 
@@ -90,6 +92,7 @@ static void make_users_file(char *path, size_t n)
 	assert_non_null(f);
 	fprintf(f, "# made by libpq\nalice:%s\n\nbob:%s\n", alice, bob);
 	fclose(f);
+	assert_int_equal(chmod(path, 0600), 0); /* group/other-readable is refused */
 	PQfreemem(alice);
 	PQfreemem(bob);
 	PQfinish(c);
@@ -125,6 +128,14 @@ static void test_users_file(void **state)
 	expect_in(&p, "leasegate", "s3cret");
 	expect_out(&p, "leasegate", "wonderland");
 	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
+
+	/* readable by the group: refused at start, saying how to fix it */
+	assert_int_equal(chmod(path, 0640), 0);
+	struct gw g;
+	struct gw_port pg = gw_free_port_arg();
+	gw_spawn(&g, NULL, "--pg-port", pg.arg, "--pg-users", path, NULL);
+	assert_int_equal(gw_wait(&g), 1);
+	assert_true(gw_log_count(&g, "chmod 600") >= 1);
 	unlink(path);
 }
 
@@ -188,7 +199,8 @@ static void test_unknown_user_looks_known(void **state)
 	char path[256];
 	make_users_file(path, sizeof(path));
 	struct pgw p;
-	start(&p, "--pg-users", path, NULL, NULL, NULL, NULL);
+	/* without the slowdown of repeated failures (it_acl's) */
+	start(&p, "--pg-users", path, "--auth-max-delay", "0", NULL, NULL);
 	long long known = refusal_ms(&p, "alice"), unknown = refusal_ms(&p, "mallory");
 	print_message("refused in %lld ms (known user), %lld ms (unknown user)\n", known, unknown);
 	assert_true(unknown <= 3 * known + 5 && known <= 3 * unknown + 5);
@@ -220,6 +232,7 @@ static void test_bad_users_file(void **state)
 	assert_non_null(f);
 	fprintf(f, "alice:plaintext-password\n");
 	fclose(f);
+	assert_int_equal(chmod(path, 0600), 0);
 	gw_spawn(&g, NULL, "--pg-port", pg.arg, "--pg-users", path, NULL);
 	assert_int_equal(gw_wait(&g), 1);
 	assert_true(gw_log_count(&g, "line 1") >= 1);

@@ -243,12 +243,13 @@ expect "--pg-tls required: psql sslmode=prefer (the default) goes over TLS" \
 	"$(psql -X -A -t "host=127.0.0.1 $PGU" -c 'SELECT pg_try_advisory_lock(6)' 2>&1)" "t"
 
 # ---- a bad key refuses the start ----
+# (a Redis port, not 0: a gateway with every listener off is refused first)
 expect "a key that does not match the certificate refuses the start" \
-	"$("$LG_BIN" --port 0 --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
+	"$("$LG_BIN" --port "$(free_port)" --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
 		--tls-key-file "$work/other.key" 2>&1; echo "exit $?")" \
 	"*leasegate: bad value for --tls-key-file: $work/other.key is not the key of the certificate in --tls-cert-file $work/server.crt*exit 1"
 expect "an unreadable key refuses the start" \
-	"$("$LG_BIN" --port 0 --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
+	"$("$LG_BIN" --port "$(free_port)" --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
 		--tls-key-file "$work/missing.key" 2>&1; echo "exit $?")" \
 	"*leasegate: bad value for --tls-key-file: cannot read $work/missing.key: No such file or directory*exit 1"
 

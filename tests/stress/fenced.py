@@ -115,11 +115,17 @@ class Gateway:
         for _ in range(400):
             if self.proc.poll() is not None:
                 raise SystemExit(f"gateway {self.i} exited at start (see {self.logpath})")
+            # ready: the Redis port, open from the start, no longer answers -LOADING
             try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                    s.settimeout(1)
+                    s.sendall(b"PING\r\n")
+                    r = s.recv(64)
+                if r and not r.startswith(b"-LOADING"):
+                    return
             except OSError:
-                time.sleep(0.025)
+                pass
+            time.sleep(0.025)
         raise SystemExit(f"gateway {self.i} did not start (see {self.logpath})")
 
     def stop_for_good(self):

@@ -49,11 +49,17 @@ def start(table, i):
     p = subprocess.Popen([BIN, "--port", str(port), "--pg-port", "0", "--admin-port", "0",
                           "--table", table, "--create-table"], env=env, stdout=logf, stderr=logf)
     for _ in range(400):
+        # ready: the Redis port, open from the start, no longer answers -LOADING
         try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return p, port
+            with socket.create_connection(("127.0.0.1", port), 0.5) as s:
+                s.settimeout(1)
+                s.sendall(b"PING\r\n")
+                r = s.recv(64)
+            if r and not r.startswith(b"-LOADING"):
+                return p, port
         except OSError:
-            time.sleep(0.025)
+            pass
+        time.sleep(0.025)
     raise SystemExit("gateway did not start")
 
 

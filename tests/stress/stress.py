@@ -107,6 +107,19 @@ def free_port():
     return p
 
 
+def gateway_ready(port):
+    """The gateway's Redis port (open from the start) answers a PING with
+    something else than -LOADING: its lock store is open."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+            s.settimeout(1)
+            s.sendall(b"PING\r\n")
+            r = s.recv(64)
+            return bool(r) and not r.startswith(b"-LOADING")
+    except OSError:
+        return False
+
+
 def can_connect(port):
     try:
         socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
@@ -164,7 +177,7 @@ class Gateway:
         for _ in range(400):
             if self.proc.poll() is not None:
                 raise SystemExit(f"gateway {self.i} exited at start (see {self.logpath})")
-            if can_connect(self.port):
+            if gateway_ready(self.port):
                 return
             time.sleep(0.025)
         raise SystemExit(f"gateway {self.i} did not start (see {self.logpath})")

@@ -42,12 +42,13 @@ extern long gw_open_files;
  * and a later option wins: "--pg-port", gw_free_port_arg().arg among them
  * gives the gateway a PostgreSQL port (tests/integration/it_pg.c). With table set,
  * it runs on moto's DynamoDB table (created with --create-table), signed
- * with LG_AK/LG_SK. Waits until it accepts connections (fails the test
- * after 10 s). The process is remembered until gw_signal reaps it. */
+ * with LG_AK/LG_SK. Waits until it is ready: its Redis port, open from
+ * the start, answers PING with something else than -LOADING (fails the
+ * test after 10 s). The process is remembered until gw_signal reaps it. */
 void gw_start(struct gw *g, const char *table, ...);
 
-/* As gw_start, without waiting for the Redis port (which opens only once
- * the store is open): for a gateway that is not to get there. */
+/* As gw_start, without waiting for the store to open: for a gateway that
+ * is not to get there. */
 void gw_spawn(struct gw *g, const char *table, ...);
 
 /* True when something accepts TCP connections on 127.0.0.1:port now. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,10 +88,31 @@ pid_t gp_spawn(const char *const argv[], const char *log, bool moto, long open_f
 	_exit(127);
 }
 
+/* True when a PING on 127.0.0.1:port is answered with anything but
+ * -LOADING (PONG, or -NOAUTH under --requirepass): the store is open. */
+static bool answers_ping(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tv = {1, 0};
+	char reply[64] = "";
+	bool ok = false;
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0 &&
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && write(fd, "PING\r\n", 6) == 6) {
+		ssize_t n = read(fd, reply, sizeof(reply) - 1);
+		ok = n > 0 && strncmp(reply, "-LOADING", 8) != 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 int gp_wait_ready(pid_t pid, int port)
 {
 	for (int i = 0; i < 400; i++) {
-		if (gp_can_connect(port)) {
+		if (answers_ping(port)) {
 			sleep_ms(20); /* let it reap that probe session */
 			return 0;
 		}

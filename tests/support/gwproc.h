@@ -22,8 +22,9 @@ bool gp_can_connect(int port);
  * pid, or -1 when it could not fork. */
 pid_t gp_spawn(const char *const argv[], const char *log, bool moto, long open_files);
 
-/* Waits up to 10 s for pid to accept connections on port: 0 once it does,
- * 1 when it exited first (reaped), -1 when the time ran out. */
+/* Waits up to 10 s for pid to be ready on port (its Redis port, open from
+ * the start, answers a PING with something else than -LOADING): 0 once it
+ * is, 1 when it exited first (reaped), -1 when the time ran out. */
 int gp_wait_ready(pid_t pid, int port);
 
 /* SIGTERM and reap; nothing for pid <= 0. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -287,6 +288,22 @@ static void test_trust_and_bad_files(void **state)
 		unlink(users_path);
 		assert_non_null(strstr(err, "line 1"));
 	}
+
+	/* a good file that group or others may read: refused, no line read */
+	static const mode_t refused[] = {0640, 0604, 0660, 0644};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+		c = cfg_with(NULL, users_file("bob:md5d8578edf8458ce06fbc5bb76a58c5ca4\n"),
+			     CFG_PG_SCRAM);
+		assert_int_equal(chmod(users_path, refused[i]), 0);
+		assert_null(auth_pg_new(&c, err, sizeof(err)));
+		assert_non_null(strstr(err, "chmod 600"));
+		assert_int_equal(chmod(users_path, 0600), 0);
+		a = auth_pg_new(&c, err, sizeof(err));
+		assert_non_null(a);
+		assert_int_equal(auth_pg_users(a), 1);
+		auth_pg_free(a);
+		unlink(users_path);
+	}
 }
 
 /* A verifier made here reads back as one (the format PostgreSQL stores). */
@@ -304,9 +321,12 @@ static void test_login(void **state)
 {
 	struct conn c;
 	memset(&c, 0, sizeof(c));
-	auth_pg_login(&c, "leasegate");
+	assert_true(auth_pg_login(&c, "leasegate"));
 	assert_true(c.authenticated);
 	assert_string_equal(c.user, "leasegate");
+	/* no ACL file: the rules of default (every right) */
+	assert_non_null(c.acl);
+	assert_true(c.acl_fallback);
 }
 
 int main(void)

@@ -12,6 +12,9 @@
 
 #include <cmocka.h>
 
+#include "gateway/config.h"
+#include "gateway/conn/acl.h"
+#include "gateway/conn/auth.h"
 #include "gateway/redis/commands.h"
 #include "gateway/redis/session.h"
 
@@ -27,16 +30,27 @@ static void h_record(struct cmd_call *c)
 	resp_add_int(c->out, c->argc);
 }
 
+/* A command whose TABLE argument needs @admin. */
+static void h_listing(struct cmd_call *c)
+{
+	if (c->argc > 1 && !cmd_acl_require(c, "t.list|table", ACL_ADMIN))
+		return;
+	resp_add_int(c->out, c->argc);
+}
+
 static const struct cmd_def sub_defs[] = {
-	{"get", h_record, 3, 0, NULL},
-	{"open", h_record, -2, CMD_NOAUTH, NULL},
-	{NULL, NULL, 0, 0, NULL},
+	{"get", h_record, 3, 0, NULL, ACL_READ, 2, 0},
+	{"open", h_record, -2, CMD_NOAUTH, NULL, ACL_CONNECTION, 0, 0},
+	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 static const struct cmd_def lock_defs[] = {
-	{"lock.acquire", h_record, -3, 0, NULL},
-	{"lock.state", h_record, 2, 0, NULL},
-	{"thing", NULL, -2, 0, sub_defs},
+	{"lock.acquire", h_record, -3, 0, NULL, ACL_WRITE | ACL_LOCK, 1, 0},
+	{"lock.state", h_record, 2, 0, NULL, ACL_READ | ACL_LOCK, 1, 0},
+	{"thing", NULL, -2, 0, sub_defs, ACL_SLOW, 0, 0},
+	{"lock.many", h_record, -2, 0, NULL, ACL_WRITE | ACL_LOCK, 1, CMD_KEYS_REST},
+	{"t.eval", h_record, -3, 0, NULL, ACL_WRITE | ACL_SCRIPTING, 2, CMD_KEYS_NUMKEYS},
+	{"t.list", h_listing, -1, 0, NULL, ACL_READ | ACL_LOCK, 0, 0},
 };
 
 struct fixture {
@@ -51,8 +65,10 @@ static int setup(void **state)
 	f->t = cmd_table_new();
 	assert_non_null(f->t);
 	assert_int_equal(cmd_add_builtins(f->t), 0);
-	assert_int_equal(cmd_table_add(f->t, lock_defs, 3, &f->tag), 0);
-	f->s.c.authenticated = true;
+	assert_int_equal(cmd_table_add(f->t, lock_defs, 6, &f->tag), 0);
+	static const struct cfg nopass;
+	auth_start(&f->s.c, &nopass); /* no registry: default, every right */
+	assert_true(f->s.c.authenticated);
 	f->s.proto = RESP2;
 	buf_init(&f->s.c.out, 0);
 	*state = f;
@@ -73,10 +89,10 @@ static int teardown(void **state)
 static const char *run(struct fixture *f, const char *line)
 {
 	static char copy[512], reply[1024];
-	struct resp_arg argv[16];
+	struct resp_arg argv[32];
 	int argc = 0;
 	snprintf(copy, sizeof(copy), "%s", line);
-	for (char *tok = strtok(copy, " "); tok && argc < 16; tok = strtok(NULL, " ")) {
+	for (char *tok = strtok(copy, " "); tok && argc < 32; tok = strtok(NULL, " ")) {
 		argv[argc].p = tok;
 		argv[argc].len = strlen(tok);
 		argc++;
@@ -117,8 +133,6 @@ static void test_dispatch_table(void **state)
 		{"CLIENT GETNAME", "$1\r\nx\r\n"},
 		{"CLIENT SETINFO lib-name redis-py", "+OK\r\n"},
 		{"CLIENT SETINFO colour red", "-ERR Unrecognized option 'colour'\r\n"},
-		{"COMMAND DOCS", "*0\r\n"},
-		{"COMMAND INFO get", "*1\r\n*-1\r\n"},
 		{"HELLO 1", "-NOPROTO unsupported protocol version\r\n"},
 		{"HELLO two", "-ERR Protocol version is not an integer or out of range\r\n"},
 		{"HELLO 3 SETNAME", "-ERR Syntax error in HELLO option 'SETNAME'\r\n"},
@@ -182,6 +196,59 @@ static void test_commands_counted_as_redis_does(void **state)
 	assert_int_equal(cmd_dispatched(f->t), before);
 }
 
+static bool store_open;
+static bool gate(void *arg, const char **why)
+{
+	*why = "DynamoDB table locks not reachable yet";
+	return store_open;
+}
+
+/* While the store is not open, commands answer -LOADING with the reason
+ * (not counted as run); the connection commands marked CMD_LOADING run. */
+static void test_loading_gate(void **state)
+{
+	struct fixture *f = *state;
+	store_open = false;
+	cmd_table_set_gate(f->t, gate, NULL);
+	assert_false(cmd_table_is_ready(f->t));
+	uint64_t before = cmd_dispatched(f->t);
+	assert_string_equal(run(f, "lock.state a"),
+			    "-LOADING leasegate is not ready: DynamoDB table locks not reachable "
+			    "yet\r\n");
+	assert_string_equal(run(f, "PING"), "-LOADING leasegate is not ready: DynamoDB table "
+					    "locks not reachable yet\r\n");
+	assert_int_equal(cmd_dispatched(f->t), before);
+	assert_string_equal(run(f, "CLIENT SETNAME w"), "+OK\r\n");
+	assert_string_equal(run(f, "SELECT 0"), "+OK\r\n");
+	/* arity comes first, as in Redis */
+	assert_string_equal(run(f, "lock.state"),
+			    "-ERR wrong number of arguments for 'lock.state' command\r\n");
+	store_open = true;
+	assert_true(cmd_table_is_ready(f->t));
+	assert_string_equal(run(f, "lock.state a"), ":2\r\n");
+	assert_string_equal(run(f, "PING"), "+PONG\r\n");
+}
+
+/* Replies by command and outcome, for /metrics. */
+static void count_stat(const char *name, const struct cmd_stat *st, void *arg)
+{
+	struct cmd_stat *want = arg;
+	if (strcmp(name, "select") == 0)
+		*want = *st;
+}
+
+static void test_replies_counted_by_outcome(void **state)
+{
+	struct fixture *f = *state;
+	run(f, "SELECT 0");
+	run(f, "SELECT 0");
+	run(f, "SELECT 2"); /* -ERR DB index is out of range */
+	struct cmd_stat st = {0};
+	cmd_foreach_stat(f->t, count_stat, &st);
+	assert_int_equal(st.ok, 2);
+	assert_int_equal(st.error, 1);
+}
+
 static void test_unknown_command_args_cut(void **state)
 {
 	struct fixture *f = *state;
@@ -213,15 +280,100 @@ static void test_noauth(void **state)
 			    "-ERR unknown command 'nope', with args beginning with: \r\n");
 }
 
+/* The dispatch asks the ACL check point with the command's categories and
+ * the lock names its key spec points at, after arity and NOAUTH. */
+static void test_acl_in_dispatch(void **state)
+{
+	struct fixture *f = *state;
+	static const char text[] = "user u on nopass ~orders:* %R~view:* +@lock +thing|get +ping\n"
+				   "user n on nopass ~* +@all -thing\n"
+				   "user e on nopass ~orders:* +@scripting\n";
+	char err[200];
+	struct acl *acl =
+		acl_parse(text, strlen(text), "t.acl", "", cmd_acl_known, f->t, err, sizeof(err));
+	assert_non_null(acl);
+	/* rights that depend on an argument: the handler asks again */
+	f->s.c.acl = acl_find(acl, "u", 1);
+	snprintf(f->s.c.user, sizeof(f->s.c.user), "u");
+	assert_string_equal(run(f, "t.list"), ":1\r\n");
+	assert_string_equal(
+		run(f, "t.list TABLE"),
+		"-NOPERM User u has no permissions to run the 't.list|table' command\r\n");
+	f->s.c.acl = acl_find(acl, "n", 1);
+	assert_string_equal(run(f, "t.list TABLE"), ":2\r\n");
+	f->s.c.acl = acl_find(acl, "u", 1);
+	snprintf(f->s.c.user, sizeof(f->s.c.user), "u");
+	assert_string_equal(run(f, "lock.acquire orders:1 100"), ":3\r\n");
+	assert_string_equal(run(f, "lock.acquire other 100"),
+			    "-NOPERM No permissions to access a key\r\n");
+	/* %R~: LOCK.STATE (@read) may, LOCK.ACQUIRE (@write) may not */
+	assert_string_equal(run(f, "lock.state view:1"), ":2\r\n");
+	assert_string_equal(run(f, "lock.acquire view:1 100"),
+			    "-NOPERM No permissions to access a key\r\n");
+	/* every name of a CMD_KEYS_REST spec, past the first chunk too */
+	assert_string_equal(run(f, "lock.many orders:1 orders:2"), ":3\r\n");
+	assert_string_equal(run(f,
+				"lock.many orders:1 orders:2 orders:3 orders:4 orders:5 orders:6 "
+				"orders:7 orders:8 orders:9 orders:10 orders:11 orders:12 "
+				"orders:13 orders:14 orders:15 orders:16 orders:17 x"),
+			    "-NOPERM No permissions to access a key\r\n");
+	assert_string_equal(
+		run(f, "CONFIG GET port"),
+		"-NOPERM User u has no permissions to run the 'config|get' command\r\n");
+	assert_string_equal(run(f, "thing get orders:1"), ":3\r\n");
+	assert_string_equal(run(f, "thing get x"), "-NOPERM No permissions to access a key\r\n");
+	assert_string_equal(run(f, "PING"), "+PONG\r\n");
+	assert_string_equal(run(f, "ECHO a"),
+			    "-NOPERM User u has no permissions to run the 'echo' command\r\n");
+	/* arity before the ACL, as Redis */
+	assert_string_equal(run(f, "CONFIG"),
+			    "-ERR wrong number of arguments for 'config' command\r\n");
+	/* -thing: every subcommand; CMD_NOAUTH ones run whatever the rules */
+	f->s.c.acl = acl_find(acl, "n", 1);
+	snprintf(f->s.c.user, sizeof(f->s.c.user), "n");
+	assert_string_equal(run(f, "thing get a"),
+			    "-NOPERM User n has no permissions to run the 'thing|get' command\r\n");
+	assert_string_equal(run(f, "thing open"), ":2\r\n");
+	/* no rules at all: nothing runs */
+	f->s.c.acl = NULL;
+	assert_string_equal(run(f, "PING"),
+			    "-NOPERM User n has no permissions to run the 'ping' command\r\n");
+	acl_free(acl);
+}
+
+/* Rules naming a command that does not exist are refused at load. */
+static void test_acl_known_commands(void **state)
+{
+	struct fixture *f = *state;
+	assert_true(cmd_acl_known("lock.acquire", f->t));
+	assert_true(cmd_acl_known("config|get", f->t));
+	assert_true(cmd_acl_known("acl|whoami", f->t));
+	assert_false(cmd_acl_known("config|nope", f->t));
+	assert_false(cmd_acl_known("lock.aquire", f->t));
+	char err[200];
+	static const char text[] = "user u on +lock.aquire\n";
+	assert_null(
+		acl_parse(text, strlen(text), "t.acl", "", cmd_acl_known, f->t, err, sizeof(err)));
+	assert_string_equal(err, "t.acl:1: unknown command 'lock.aquire'");
+}
+
 static void test_table_rules(void **state)
 {
 	struct fixture *f = *state;
-	static const struct cmd_def dup[] = {{"PING", h_record, 1, 0, NULL}};
-	static const struct cmd_def twice[] = {{"x.a", h_record, 1, 0, NULL},
-					       {"X.A", h_record, 1, 0, NULL}};
+	static const struct cmd_def dup[] = {{"PING", h_record, 1, 0, NULL, ACL_FAST, 0, 0}};
+	static const struct cmd_def twice[] = {{"x.a", h_record, 1, 0, NULL, ACL_FAST, 0, 0},
+					       {"X.A", h_record, 1, 0, NULL, ACL_FAST, 0, 0}};
 	size_t before = cmd_count(f->t);
 	assert_int_equal(cmd_table_add(f->t, dup, 1, NULL), -1);
 	assert_int_equal(cmd_table_add(f->t, twice, 2, NULL), -1);
+	/* every command and subcommand declares its ACL categories */
+	static const struct cmd_def undeclared[] = {{"x.b", h_record, 1, 0, NULL, 0, 0, 0}};
+	static const struct cmd_def bad_sub[] = {{"get", h_record, 2, 0, NULL, 0, 0, 0},
+						 {NULL, NULL, 0, 0, NULL, 0, 0, 0}};
+	static const struct cmd_def undeclared_sub[] = {
+		{"x.c", NULL, -2, 0, bad_sub, ACL_FAST, 0, 0}};
+	assert_int_equal(cmd_table_add(f->t, undeclared, 1, NULL), -1);
+	assert_int_equal(cmd_table_add(f->t, undeclared_sub, 1, NULL), -1);
 	assert_int_equal(cmd_count(f->t), before); /* nothing half-added */
 	void *arg = NULL;
 	assert_non_null(cmd_lookup(f->t, "LOCK.STATE", 10, &arg));
@@ -233,7 +385,7 @@ static void test_table_rules(void **state)
 	static char names[300][16];
 	for (int i = 0; i < 300; i++) {
 		snprintf(names[i], sizeof(names[i]), "c%d", i);
-		many[i] = (struct cmd_def){names[i], h_record, 1, 0, NULL};
+		many[i] = (struct cmd_def){names[i], h_record, 1, 0, NULL, ACL_FAST, 0, 0};
 	}
 	assert_int_equal(cmd_table_add(f->t, many, 300, NULL), -1);
 	assert_int_equal(cmd_count(f->t), before);
@@ -277,9 +429,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_last_command_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commands_counted_as_redis_does, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_loading_gate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replies_counted_by_outcome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_command_args_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_noauth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_acl_in_dispatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_acl_known_commands, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_sections, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

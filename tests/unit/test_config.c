@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -89,6 +90,37 @@ static void test_help_version(void **state)
 	assert_non_null(strstr(buf, "--ttl-retention"));
 	assert_non_null(strstr(buf, "LEASEGATE_TTL_RETENTION"));
 	assert_null(strstr(buf, "--max-waits-per-session")); /* a connection waits once at a time */
+}
+
+/* --options: the table for programs, one tab-separated line per option */
+static void test_options_list(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *o[] = {"leasegate", "--port", "1", "--options", NULL};
+	assert_int_equal(load(&c, o, no_env, err), CFG_OPTIONS);
+	char buf[16384] = "";
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	cfg_list(f);
+	fclose(f);
+	assert_non_null(strstr(buf, "port\tint\tLEASEGATE_PORT\t\t6379\n"));
+	assert_non_null(strstr(buf, "\nadmin-port\tint\tLEASEGATE_ADMIN_PORT\t\t9464\n"));
+	assert_non_null(strstr(buf, "\ntable\tstring\tLEASEGATE_TABLE\t\t\n"));
+	assert_non_null(strstr(buf, "\ncreate-table\tbool\tLEASEGATE_CREATE_TABLE\t\tno\n"));
+	assert_non_null(strstr(buf, "\nttl-retention\tduration\tLEASEGATE_TTL_RETENTION\t\t30d\n"));
+	assert_non_null(strstr(buf, "\nlog-format\tenum\tLEASEGATE_LOG_FORMAT\ttext|json\ttext\n"));
+	assert_non_null(strstr(buf, "\ntimeout\tseconds\tLEASEGATE_TIMEOUT\t\t0\n"));
+	assert_non_null(strstr(buf, "\nunixsocketperm\tmode\tLEASEGATE_UNIXSOCKETPERM\t\t770\n"));
+	/* every line has five fields */
+	int lines = 0;
+	for (char *l = buf; *l; l = strchr(l, '\n') + 1) {
+		int tabs = 0;
+		for (char *p = l; *p != '\n'; p++)
+			tabs += *p == '\t';
+		assert_int_equal(tabs, 4);
+		lines++;
+	}
+	assert_true(lines > 40);
 }
 
 static void test_durations_and_sizes(void **state)
@@ -173,6 +205,85 @@ static void test_bad_values(void **state)
 	}
 }
 
+/* An out-of-range value gives the range, in the option's own units. */
+static void test_range_messages(void **state)
+{
+	static const struct {
+		const char *arg, *val, *want;
+	} cases[] = {
+		{"--max-lease", "2d", "'2d' is out of range 1s..1d"},
+		{"--port", "70000", "out of range 0..65535"},
+		{"--max-query-buffer", "10", "out of range 1kb..1gb"},
+		{"--ttl-retention", "12h", "out of range 1d..3650d"},
+		{"--default-lease", "10ms", "out of range 1s..1d"},
+		{"--max-bulk", "1", "out of range 16..512mb"},
+		{"--unixsocketperm", "1777", "out of range 0000..0777"},
+		{"--timeout", "4000d", "out of range 0ms..3650d"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cfg c;
+		char err[256] = "";
+		char *argv[] = {"leasegate", (char *)cases[i].arg, (char *)cases[i].val, NULL};
+		assert_int_equal(load(&c, argv, no_env, err), CFG_ERROR);
+		if (!strstr(err, cases[i].want))
+			fail_msg("%s %s: \"%s\" lacks \"%s\"", cases[i].arg, cases[i].val, err,
+				 cases[i].want);
+	}
+}
+
+/* Every Redis and PostgreSQL listener off: refused, not a silent start. */
+static void test_no_listener(void **state)
+{
+	struct cfg c;
+	char err[256] = "";
+	char *off[] = {"leasegate", "--port", "0", "--pg-port", "0", "--admin-port", "0", NULL};
+	assert_int_equal(load(&c, off, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "--port"));
+	assert_non_null(strstr(err, "give at least one"));
+	char *unix_only[] = {"leasegate", "--port",	  "0",		 "--pg-port",
+			     "0",	  "--unixsocket", "/tmp/x.sock", NULL};
+	assert_int_equal(load(&c, unix_only, no_env, err), CFG_OK);
+	/* the admin port alone (a probe's target): allowed, with a warning at start */
+	char *admin_only[] = {"leasegate", "--port", "0", "--pg-port", "0", NULL};
+	assert_int_equal(load(&c, admin_only, no_env, err), CFG_OK);
+}
+
+/* --bind: a malformed address and one of another machine name --bind. */
+static void test_bind_check(void **state)
+{
+	char err[256] = "";
+	assert_false(cfg_check_bind("999.1.1.1", err, sizeof(err)));
+	assert_non_null(strstr(err, "--bind"));
+	assert_non_null(strstr(err, "not an IPv4 address"));
+	assert_false(cfg_check_bind("192.0.2.77", err, sizeof(err))); /* TEST-NET-1 */
+	assert_non_null(strstr(err, "not an address of this machine"));
+	assert_true(cfg_check_bind("127.0.0.1", err, sizeof(err)));
+}
+
+/* --help says each option's default once: from the default column. */
+static void test_help_one_default(void **state)
+{
+	static char buf[65536];
+	memset(buf, 0, sizeof(buf));
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+	cfg_usage(f, "leasegate");
+	fclose(f);
+	/* each option takes two lines: help, then "default: ...; env ..." */
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		char *d = strstr(line, "default");
+		if (d && strstr(d + 1, "default"))
+			fail_msg("two defaults: %s", line);
+		if (strncmp(line, "  --", 4) == 0 && strstr(line, "(default"))
+			fail_msg("a default in the help text: %s", line);
+	}
+	memset(buf, 0, sizeof(buf));
+	f = fmemopen(buf, sizeof(buf) - 1, "w");
+	cfg_usage(f, "leasegate");
+	fclose(f);
+	assert_non_null(strstr(buf, "default: from DescribeTable; env LEASEGATE_PARTITION_KEY"));
+	assert_null(strstr(buf, "(none)"));
+}
+
 /* The PostgreSQL port's authentication options. */
 static void test_pg_auth_options(void **state)
 {
@@ -196,6 +307,27 @@ static void test_pg_auth_options(void **state)
 	char *bad[] = {"leasegate", "--pg-auth", "gss", NULL};
 	assert_int_equal(load(&c, bad, no_env, err), CFG_ERROR);
 	assert_non_null(strstr(err, "pg-auth"));
+}
+
+static void test_acl_options(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *none[] = {"leasegate", NULL};
+	assert_int_equal(load(&c, none, no_env, err), CFG_OK);
+	assert_string_equal(c.aclfile, "");
+	assert_int_equal(c.auth_max_delay_ms, 5000);
+	char *argv[] = {"leasegate", "--aclfile", "/etc/users.acl", "--auth-max-delay", "2s", NULL};
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	assert_string_equal(c.aclfile, "/etc/users.acl");
+	assert_int_equal(c.auth_max_delay_ms, 2000);
+	char *env[] = {"LEASEGATE_ACLFILE=/x.acl", "LEASEGATE_AUTH_MAX_DELAY=0", NULL};
+	assert_int_equal(load(&c, none, env, err), CFG_OK);
+	assert_string_equal(c.aclfile, "/x.acl");
+	assert_int_equal(c.auth_max_delay_ms, 0);
+	char *bad[] = {"leasegate", "--auth-max-delay", "2m", NULL};
+	assert_int_equal(load(&c, bad, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "auth-max-delay"));
 }
 
 static void test_fenced_tables(void **state)
@@ -229,6 +361,94 @@ static void test_fenced_tables(void **state)
 	fclose(h);
 	assert_non_null(strstr(buf, "--fenced-tables"));
 	assert_non_null(strstr(buf, "LOCK.TRANSACT"));
+}
+
+/* Protected mode, the timeouts, the PostgreSQL caps, --unixsocketperm. */
+static void test_hostile_client_options(void **state)
+{
+	struct cfg c;
+	char err[256];
+	char *argv[] = {"leasegate", NULL};
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	assert_true(c.protected_mode);
+	assert_int_equal(c.unixsocketperm, 0770);
+	assert_int_equal(c.auth_timeout_ms, 10000);
+	assert_int_equal(c.timeout_ms, 0);
+	assert_int_equal(c.max_prepared, 1000);
+	assert_int_equal(c.max_portals, 1000);
+
+	/* --timeout 300 is 300 seconds, as Redis reads it; units as elsewhere */
+	char *argv2[] = {"leasegate", "--protected-mode", "no",	 "--unixsocketperm",
+			 "700",	      "--timeout",	  "300", "--auth-timeout",
+			 "250ms",     "--max-portals",	  "3",	 NULL};
+	assert_int_equal(load(&c, argv2, no_env, err), CFG_OK);
+	assert_false(c.protected_mode);
+	assert_int_equal(c.unixsocketperm, 0700);
+	assert_int_equal(c.timeout_ms, 300000);
+	assert_int_equal(c.auth_timeout_ms, 250);
+	assert_int_equal(c.max_portals, 3);
+	/* a boolean takes a following yes/no, and leaves an option alone */
+	char *argv3[] = {"leasegate", "--create-table", "--protected-mode", "off", "--table", "t",
+			 NULL};
+	assert_int_equal(load(&c, argv3, no_env, err), CFG_OK);
+	assert_true(c.create_table);
+	assert_false(c.protected_mode);
+	assert_string_equal(c.table, "t");
+	char *envp[] = {"LEASEGATE_TIMEOUT=2m", "LEASEGATE_PROTECTED_MODE=no", NULL};
+	assert_int_equal(load(&c, argv, envp, err), CFG_OK);
+	assert_int_equal(c.timeout_ms, 120000);
+	assert_false(c.protected_mode);
+
+	static const char *const bad[][2] = {
+		{"--unixsocketperm", "800"}, {"--unixsocketperm", "1777"},
+		{"--unixsocketperm", "rw"},  {"--timeout", "-1"},
+		{"--timeout", "5x"},	     {"--max-prepared-statements", "0"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *a[] = {"leasegate", (char *)bad[i][0], (char *)bad[i][1], NULL};
+		assert_int_equal(load(&c, a, no_env, err), CFG_ERROR);
+		assert_non_null(strstr(err, bad[i][0]));
+	}
+}
+
+/* A config file that sets a secret is refused while group or others may
+ * read it, and the message says why and how, without the secret. */
+static void test_config_file_with_secret_mode(void **state)
+{
+	char path[] = "/tmp/lg-test-config.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "port 1111\nrequirepass hunter2-secret\n");
+	fclose(f);
+	char flag[300];
+	snprintf(flag, sizeof(flag), "--config=%s", path);
+	char *argv[] = {"leasegate", flag, NULL};
+	struct cfg c;
+	char err[256];
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	assert_string_equal(c.requirepass, "hunter2-secret");
+	static const mode_t refused[] = {0640, 0604, 0644, 0660};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(chmod(path, refused[i]), 0);
+		assert_int_equal(load(&c, argv, no_env, err), CFG_ERROR);
+		assert_non_null(strstr(err, "requirepass"));
+		assert_non_null(strstr(err, "chmod 600"));
+		assert_null(strstr(err, "hunter2"));
+	}
+	/* no secret in it: any mode */
+	f = fopen(path, "w");
+	fprintf(f, "port 1111\npg-password \n");
+	fclose(f);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(load(&c, argv, no_env, err), CFG_OK);
+	f = fopen(path, "w");
+	fprintf(f, "pg-password pg-secret\n");
+	fclose(f);
+	assert_int_equal(load(&c, argv, no_env, err), CFG_ERROR);
+	assert_non_null(strstr(err, "pg-password"));
+	unlink(path);
 }
 
 static void test_precedence(void **state)
@@ -347,11 +567,23 @@ static void test_tls_options(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),	cmocka_unit_test(test_flag_forms),
-		cmocka_unit_test(test_help_version),	cmocka_unit_test(test_durations_and_sizes),
-		cmocka_unit_test(test_bad_values),	cmocka_unit_test(test_precedence),
-		cmocka_unit_test(test_pg_auth_options), cmocka_unit_test(test_tls_options),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_flag_forms),
+		cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_durations_and_sizes),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_hostile_client_options),
+		cmocka_unit_test(test_config_file_with_secret_mode),
+		cmocka_unit_test(test_pg_auth_options),
+		cmocka_unit_test(test_tls_options),
+		cmocka_unit_test(test_acl_options),
 		cmocka_unit_test(test_fenced_tables),
+		cmocka_unit_test(test_options_list),
+		cmocka_unit_test(test_range_messages),
+		cmocka_unit_test(test_no_listener),
+		cmocka_unit_test(test_bind_check),
+		cmocka_unit_test(test_help_one_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -221,7 +221,22 @@ static const char CONF_FILE[] = "[default]\n"
 				"role_arn = arn:aws:iam::123456789012:role/wi\n"
 				"role_session_name = sess\n"
 				"[profile empty]\n"
-				"region = sa-east-1\n";
+				"region = sa-east-1\n"
+				"[profile sso]\n"
+				"sso_session = corp\n"
+				"sso_account_id = 123456789012\n"
+				"[profile ssolegacy]\n"
+				"sso_start_url = https://corp.awsapps.com/start\n"
+				"[profile assume]\n"
+				"role_arn = arn:aws:iam::123456789012:role/ops\n"
+				"source_profile = dev\n"
+				"[profile assumeempty]\n"
+				"role_arn = arn:aws:iam::123456789012:role/ops\n"
+				"source_profile = empty\n"
+				"[profile assumenone]\n"
+				"role_arn = arn:aws:iam::123456789012:role/ops\n"
+				"[profile proc]\n"
+				"credential_process = /usr/bin/get-keys\n";
 
 static void files_env(struct fake_env *e)
 {
@@ -349,6 +364,18 @@ static void test_source_precedence(void **state)
 		{{{"AWS_PROFILE", "dev"}}, CREDS_SRC_PROFILE, "AKIDFILEDEV", NULL},
 		{{{"AWS_PROFILE", "wi"}}, CREDS_SRC_WEB_IDENTITY, NULL, NULL},
 		{{{"AWS_PROFILE", "missing"}}, CREDS_SRC_NONE, NULL, "missing"},
+		{{{"AWS_PROFILE", "missing"}}, CREDS_SRC_NONE, NULL, "profile not found"},
+		/* kinds of profile leasegate does not run: refused by name */
+		{{{"AWS_PROFILE", "sso"}}, CREDS_SRC_NONE, NULL, "profile sso is an SSO profile"},
+		{{{"AWS_PROFILE", "ssolegacy"}}, CREDS_SRC_NONE, NULL, "is an SSO profile"},
+		/* role_arn + source_profile: AssumeRole with the source's keys */
+		{{{"AWS_PROFILE", "assume"}}, CREDS_SRC_ASSUME_ROLE, NULL, NULL},
+		{{{"AWS_PROFILE", "assumeempty"}},
+		 CREDS_SRC_NONE,
+		 NULL,
+		 "which has no aws_access_key_id"},
+		{{{"AWS_PROFILE", "assumenone"}}, CREDS_SRC_NONE, NULL, "but no source_profile"},
+		{{{"AWS_PROFILE", "proc"}}, CREDS_SRC_NONE, NULL, "credential_process"},
 		{{{"AWS_PROFILE", "half"}}, CREDS_SRC_NONE, NULL, "aws_access_key_id"},
 		/* a profile without keys falls through to the container */
 		{{{"AWS_PROFILE", "empty"}, {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/c"}},
@@ -411,7 +438,8 @@ static void test_source_precedence(void **state)
 			if (c)
 				fail_msg("case %zu: expected a failure, got %s", i,
 					 creds_source_name(creds_source(c)));
-			assert_non_null(strstr(err, cases[i].err_has));
+			if (!strstr(err, cases[i].err_has))
+				fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err, cases[i].err_has);
 			assert_null(strstr(err, "SECRETENV"));
 			assert_null(strstr(err, "SECRETHALF"));
 			continue;
@@ -430,6 +458,39 @@ static void test_source_precedence(void **state)
 		}
 		creds_free(c);
 	}
+	clock_free(clk);
+	event_base_free(base);
+}
+
+/* With no credentials anywhere, the message names every source in order
+ * and what it lacked. */
+static void test_describe_chain(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct clock *clk = clock_fake_new(T0);
+	struct fake_env e = {0};
+	fake_env_set(&e, "AWS_PROFILE", "empty");
+	fake_env_set(&e, "AWS_SHARED_CREDENTIALS_FILE", tmp_path("credentials"));
+	fake_env_set(&e, "AWS_CONFIG_FILE", tmp_path("config"));
+	struct creds_options o = {.getenv = fake_env_get, .getenv_arg = &e};
+	char err[CREDS_ERR_MAX] = "", text[1024];
+	struct creds *c = creds_new(base, clk, &o, err, sizeof err);
+	assert_non_null(c);
+	creds_describe_chain(c, text, sizeof text);
+	const char *order[] = {"1. environment: no AWS_ACCESS_KEY_ID",
+			       "2. web identity: no AWS_WEB_IDENTITY_TOKEN_FILE",
+			       "3. shared files: profile empty has no keys in",
+			       "4. container: no AWS_CONTAINER_CREDENTIALS_FULL_URI",
+			       "5. EC2 instance metadata: no answer yet"};
+	const char *at = text;
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		const char *p = strstr(at, order[i]);
+		if (p == NULL)
+			fail_msg("\"%s\" not after the earlier ones in: %s", order[i], text);
+		at = p;
+	}
+	assert_non_null(strstr(text, tmp_path("config")));
+	creds_free(c);
 	clock_free(clk);
 	event_base_free(base);
 }
@@ -500,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_sts_xml),		  cmocka_unit_test(test_json),
 		cmocka_unit_test(test_profile_load),	  cmocka_unit_test(test_region),
 		cmocka_unit_test(test_source_precedence), cmocka_unit_test(test_sts_endpoint),
+		cmocka_unit_test(test_describe_chain),
 	};
 	return cmocka_run_group_tests(tests, setup_files, teardown_files);
 }

@@ -1,5 +1,5 @@
 /*
- * The lease rules of shared/reference/lease-semantics.md, one test per rule,
+ * The lease rules of docs/lease-rules.md, one test per rule,
  * on the embedded store with the fake clock: no test sleeps. Request counts
  * are asserted exactly.
  */

@@ -7,11 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "gateway/metrics.h"
+#include "gateway/redis/commands.h"
 
 static char *render(const struct metrics_src *m, struct buf *out)
 {
@@ -45,24 +48,88 @@ static void test_lock_metrics_as_the_reference_names_them(void **state)
 	m.lt.waits = 5;
 	struct buf out;
 	const char *t = render(&m, &out);
-	expect_line(t, "# TYPE dynasharp_lock_acquisitions_total counter");
-	expect_line(t, "dynasharp_lock_acquisitions_total{db_collection_name=\"locks\","
-		       "dynasharp_lock_takeover=\"false\"} 2");
-	expect_line(t, "dynasharp_lock_acquisitions_total{db_collection_name=\"locks\","
-		       "dynasharp_lock_takeover=\"true\"} 1");
+	expect_line(t, "# TYPE leasegate_lock_acquisitions_total counter");
+	expect_line(t, "leasegate_lock_acquisitions_total{db_collection_name=\"locks\","
+		       "takeover=\"false\"} 2");
+	expect_line(t, "leasegate_lock_acquisitions_total{db_collection_name=\"locks\","
+		       "takeover=\"true\"} 1");
 	/* a renewal that worked has no error_type */
-	expect_line(t, "dynasharp_lock_renewals_total{db_collection_name=\"locks\"} 2");
-	expect_line(t, "dynasharp_lock_renewals_total{db_collection_name=\"locks\","
+	expect_line(t, "leasegate_lock_renewals_total{db_collection_name=\"locks\"} 2");
+	expect_line(t, "leasegate_lock_renewals_total{db_collection_name=\"locks\","
 		       "error_type=\"ThrottlingException\"} 1");
-	expect_line(t, "dynasharp_lock_losses_total{db_collection_name=\"locks\","
-		       "dynasharp_lock_loss_reason=\"taken_over\"} 1");
-	expect_line(t, "dynasharp_lock_contention_retries_total{db_collection_name=\"locks\","
+	expect_line(t, "leasegate_lock_losses_total{db_collection_name=\"locks\","
+		       "loss_reason=\"taken_over\"} 1");
+	expect_line(t, "leasegate_lock_contention_retries_total{db_collection_name=\"locks\","
 		       "error_type=\"RequestTimeout\"} 1");
 	expect_line(t, "leasegate_sessions 3");
 	expect_line(t, "leasegate_leases_held{db_collection_name=\"locks\"} 4");
 	expect_line(t, "leasegate_lock_waits{db_collection_name=\"locks\"} 5");
 	expect_line(t, "leasegate_build_info{version=\"1.2.3\"} 1");
 	assert_null(strstr(t, "db_client_operation_duration")); /* embedded: no DynamoDB */
+	buf_free(&out);
+}
+
+/* The embedded store has no table: its series have no db_collection_name
+ * rather than an empty one. */
+static void test_embedded_store_no_empty_label(void **state)
+{
+	struct obs o = {0};
+	obs_count(&o.losses, "expired");
+	struct metrics_src m = {.obs = &o, .table = "", .version = "v"};
+	m.lt.leases = 2;
+	struct buf out;
+	const char *t = render(&m, &out);
+	expect_line(t, "leasegate_leases_held 2");
+	expect_line(t, "leasegate_lock_losses_total{loss_reason=\"expired\"} 1");
+	expect_line(t, "leasegate_lock_acquisitions_total{takeover=\"false\"} 0");
+	assert_null(strstr(t, "=\"\""));
+	assert_null(strstr(t, "db_collection_name"));
+	buf_free(&out);
+}
+
+/* Connections and commands by name and outcome; the process_* metrics. */
+static void test_connections_commands_process(void **state)
+{
+	struct cmd_table *cmds = cmd_table_new();
+	assert_non_null(cmds);
+	assert_int_equal(cmd_add_builtins(cmds), 0);
+	struct obs o = {0};
+	struct metrics_src m = {.obs = &o,
+				.table = "locks",
+				.version = "v",
+				.connections_received = 7,
+				.connections_rejected = 2,
+				.cmds = cmds,
+				.process = true};
+	struct buf out;
+	const char *t = render(&m, &out);
+	expect_line(t, "leasegate_connections_received_total 7");
+	expect_line(t, "leasegate_connections_rejected_total 2");
+	expect_line(t, "# TYPE leasegate_commands_total counter");
+	expect_line(t, "# TYPE process_cpu_seconds_total counter");
+	assert_non_null(strstr(t, "\nprocess_resident_memory_bytes "));
+	assert_non_null(strstr(t, "\nprocess_open_fds "));
+	const char *st = strstr(t, "\nprocess_start_time_seconds ");
+	assert_non_null(st);
+	double start = strtod(st + strlen("\nprocess_start_time_seconds "), NULL);
+	assert_true(start > 1.6e9 && start <= (double)time(NULL) + 1); /* seconds since 1970 */
+	buf_free(&out);
+	cmd_table_free(cmds);
+}
+
+/* The DynamoDB store's clock offset and throttling are gauges/counters. */
+static void test_dynamodb_clock_offset(void **state)
+{
+	struct obs o = {0};
+	struct store_dynamodb_stats st = {0};
+	st.clock_offset_ms = -1500;
+	st.throttled = 3;
+	struct metrics_src m = {.obs = &o, .table = "locks", .version = "v", .ddb = &st};
+	struct buf out;
+	const char *t = render(&m, &out);
+	expect_line(t,
+		    "leasegate_dynamodb_clock_offset_seconds{db_collection_name=\"locks\"} -1.500");
+	expect_line(t, "leasegate_dynamodb_throttled_total{db_collection_name=\"locks\"} 3");
 	buf_free(&out);
 }
 
@@ -160,6 +227,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lock_metrics_as_the_reference_names_them),
 		cmocka_unit_test(test_label_values_escaped),
+		cmocka_unit_test(test_embedded_store_no_empty_label),
+		cmocka_unit_test(test_connections_commands_process),
+		cmocka_unit_test(test_dynamodb_clock_offset),
 		cmocka_unit_test(test_every_line_well_formed),
 		cmocka_unit_test(test_dynamodb_histogram_cumulative),
 	};

@@ -57,6 +57,30 @@ static void startup_then_typed_in_any_cut(void **state)
 	}
 }
 
+/* A startup packet is at most 10000 bytes, as PostgreSQL reads one,
+ * however large a message may be once typed. */
+static void startup_packet_bound(void **state)
+{
+	struct pg_reader r;
+	struct pg_msg m;
+	/* fuzz_session's first finding: asked before any byte came, the
+	 * reader did arithmetic on its NULL buffer (UBSan, make check) */
+	pg_reader_init(&r, &pg_default_limits);
+	assert_int_equal(pg_reader_next(&r, &m), PG_NEED_MORE);
+	pg_reader_typed(&r);
+	assert_int_equal(pg_reader_next(&r, &m), PG_NEED_MORE);
+	pg_reader_free(&r);
+	pg_reader_init(&r, &pg_default_limits);
+	assert_true(pg_reader_feed(&r, "\0\0\x27\x11", 4)); /* 10001 */
+	assert_int_equal(pg_reader_next(&r, &m), PG_ERROR);
+	assert_string_equal(pg_reader_error(&r), "invalid length of startup packet");
+	pg_reader_free(&r);
+	pg_reader_init(&r, &pg_default_limits);
+	assert_true(pg_reader_feed(&r, "\0\0\x27\x10", 4)); /* 10000: waits for it */
+	assert_int_equal(pg_reader_next(&r, &m), PG_NEED_MORE);
+	pg_reader_free(&r);
+}
+
 static void bounds_and_sticky_errors(void **state)
 {
 	struct pg_reader r;
@@ -196,6 +220,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(startup_then_typed_in_any_cut),
 		cmocka_unit_test(bounds_and_sticky_errors),
+		cmocka_unit_test(startup_packet_bound),
 		cmocka_unit_test(startup_parameters_checked),
 		cmocka_unit_test(cursor_stays_bad),
 		cmocka_unit_test(builders_write_exact_bytes),

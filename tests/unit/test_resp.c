@@ -255,6 +255,67 @@ static void test_feed_past_room(void **state)
 	resp_parser_free(p);
 }
 
+/* Before AUTH, Redis 7's small limits: at most 10 arguments and 16384
+ * bytes each, multibulk and inline; the limits hold per request, so a
+ * pipelined AUTH lifts them for what follows. */
+static void test_unauthenticated_limits(void **state)
+{
+	static const struct {
+		const char *in;
+		const char *err; /* NULL: parsed */
+	} cases[] = {
+		{"*10\r\n$1\r\na\r\n", NULL},
+		{"*11\r\n", "Protocol error: unauthenticated multibulk length"},
+		{"*2\r\n$16384\r\n", NULL},
+		{"*2\r\n$16385\r\n", "Protocol error: unauthenticated bulk length"},
+		{"a b c d e f g h i j\r\n", NULL},
+		{"a b c d e f g h i j k\r\n", "Protocol error: unauthenticated multibulk length"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct resp_parser *p = resp_parser_new(&resp_default_limits);
+		assert_non_null(p);
+		resp_parser_set_unauthenticated(p, true);
+		struct resp_cmd c;
+		assert_int_equal(resp_parser_feed(p, cases[i].in, strlen(cases[i].in)),
+				 RESP_NEED_MORE);
+		enum resp_status st = resp_parser_next(p, &c);
+		if (cases[i].err) {
+			assert_int_equal(st, RESP_ERROR);
+			assert_string_equal(resp_parser_error(p), cases[i].err);
+		} else {
+			assert_int_not_equal(st, RESP_ERROR);
+		}
+		resp_parser_free(p);
+	}
+	/* an inline argument over 16384 bytes */
+	struct resp_parser *p = resp_parser_new(&resp_default_limits);
+	static char line[16390];
+	memset(line, 'x', 16385);
+	memcpy(line + 16385, "\r\n", 2);
+	resp_parser_set_unauthenticated(p, true);
+	assert_int_equal(resp_parser_feed(p, line, 16387), RESP_NEED_MORE);
+	struct resp_cmd c;
+	assert_int_equal(resp_parser_next(p, &c), RESP_ERROR);
+	assert_string_equal(resp_parser_error(p), "Protocol error: unauthenticated bulk length");
+	resp_parser_free(p);
+
+	/* AUTH, then a larger request in the same feed, once authenticated */
+	p = resp_parser_new(&resp_default_limits);
+	char in[256];
+	size_t n = (size_t)snprintf(in, sizeof(in),
+				    "AUTH pw\r\n*12\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na"
+				    "\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n"
+				    "$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n");
+	resp_parser_set_unauthenticated(p, true);
+	assert_int_equal(resp_parser_feed(p, in, n), RESP_NEED_MORE);
+	assert_int_equal(resp_parser_next(p, &c), RESP_CMD);
+	assert_int_equal(c.argc, 2);
+	resp_parser_set_unauthenticated(p, false);
+	assert_int_equal(resp_parser_next(p, &c), RESP_CMD);
+	assert_int_equal(c.argc, 12);
+	resp_parser_free(p);
+}
+
 static void test_bad_limits(void **state)
 {
 	struct resp_limits lim = resp_default_limits;
@@ -509,6 +570,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_requests),
+		cmocka_unit_test(test_unauthenticated_limits),
 		cmocka_unit_test(test_binary_argument),
 		cmocka_unit_test(test_long_pipeline),
 		cmocka_unit_test(test_feed_past_room),

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,8 +70,8 @@ static void h_soon(struct cmd_call *c)
 }
 
 static const struct cmd_def test_cmds[] = {
-	{"t.defer", h_defer, 1, 0, NULL},
-	{"t.soon", h_soon, 1, 0, NULL},
+	{"t.defer", h_defer, 1, 0, NULL, ACL_FAST, 0, 0},
+	{"t.soon", h_soon, 1, 0, NULL, ACL_FAST, 0, 0},
 };
 
 static void on_open(struct sess *s, void *arg)
@@ -325,18 +326,148 @@ static void test_quit_flushes_then_closes(void **state)
 	close(fd);
 }
 
+/* The one session of the registry (the test's only client). */
+static void first_conn(struct conn *c, void *arg)
+{
+	*(struct conn **)arg = c;
+}
+
+static struct conn *only_conn(struct world *w)
+{
+	struct conn *c = NULL;
+	srv_foreach(w->srv, NULL, first_conn, &c);
+	assert_non_null(c);
+	return c;
+}
+
+/* --auth-timeout, on the registry's clock as the test sets it: a session
+ * that has not authenticated is closed once the timeout has passed since
+ * it came (not before), one that has is left; the closes are counted. */
+static void test_auth_timeout(void **state)
+{
+	struct world *w = *state;
+	char buf[64];
+	bool eof = false;
+	snprintf(w->cfg.requirepass, sizeof(w->cfg.requirepass), "pw");
+	w->cfg.auth_timeout_ms = 1000;
+	int slow = client(w);
+	pump(w, slow, buf, sizeof(buf), 10, NULL);
+	struct conn *c = only_conn(w);
+	assert_false(c->authenticated);
+	int64_t t0 = c->auth_since_ms;
+	srv_expire(w->srv, t0 + 999);
+	assert_int_equal(pump(w, slow, buf, sizeof(buf), 10, &eof), 0);
+	assert_false(eof);
+	int quick = client(w);
+	assert_int_equal(send(quick, "AUTH pw\r\n", 9, 0), 9);
+	assert_int_equal(pump(w, quick, buf, sizeof(buf), 20, NULL), 5);
+	srv_expire(w->srv, t0 + 1000);
+	pump(w, slow, buf, sizeof(buf), 20, &eof);
+	assert_true(eof);
+	assert_int_equal(srv_conns(w->srv), 1); /* the authenticated one stays */
+	assert_int_equal(srv_expired(w->srv, CONN_EXPIRE_AUTH), 1);
+	assert_int_equal(srv_expired(w->srv, CONN_EXPIRE_IDLE), 0);
+	close(slow);
+	close(quick);
+}
+
+/* --timeout: an idle session is closed once the timeout has passed since
+ * its last request; a blocked one (waiting for an answer) is not. */
+static void test_idle_timeout(void **state)
+{
+	struct world *w = *state;
+	char buf[64];
+	bool eof = false;
+	w->cfg.timeout_ms = 5000;
+	int idle = client(w);
+	assert_int_equal(send(idle, "PING\r\n", 6, 0), 6);
+	assert_int_equal(pump(w, idle, buf, sizeof(buf), 20, NULL), 7);
+	int64_t last = only_conn(w)->last_cmd_ms;
+	int waiting = client(w);
+	assert_int_equal(send(waiting, "T.DEFER\r\n", 9, 0), 9);
+	pump(w, waiting, buf, sizeof(buf), 20, NULL);
+	assert_non_null(w->pending);
+	srv_expire(w->srv, last + 4999);
+	assert_int_equal(srv_conns(w->srv), 2);
+	srv_expire(w->srv, last + 1000000);
+	pump(w, idle, buf, sizeof(buf), 20, &eof);
+	assert_true(eof);
+	assert_int_equal(srv_conns(w->srv), 1);
+	assert_int_equal(sess_state(w->pending), CONN_BLOCKED);
+	assert_int_equal(srv_expired(w->srv, CONN_EXPIRE_IDLE), 1);
+	close(idle);
+	close(waiting);
+}
+
+/* A Unix socket path that holds a stale socket (bound, nobody listening)
+ * is taken over; a live socket, a regular file or a directory is left as
+ * it is and refused with a message. The socket file gets
+ * --unixsocketperm, and only the file made is removed at the end. */
+static void test_unix_socket_path(void **state)
+{
+	struct world *w = *state;
+	char err[300], path[108];
+	struct stat st;
+	/* live: the world's own listener */
+	assert_false(srv_listen_unix(w->srv, w->path, &w->redis->proto, err, sizeof(err)));
+	assert_non_null(strstr(err, "another process is listening"));
+	assert_int_equal(access(w->path, F_OK), 0);
+
+	snprintf(path, sizeof(path), "/tmp/lg-test-session-%d.other", (int)getpid());
+	FILE *f = fopen(path, "w");
+	fputs("precious", f);
+	fclose(f);
+	assert_false(srv_listen_unix(w->srv, path, &w->redis->proto, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a socket"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 8);
+	unlink(path);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_false(srv_listen_unix(w->srv, path, &w->redis->proto, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a socket"));
+	rmdir(path);
+
+	/* stale: bound by a process gone (here: a socket closed unlistened) */
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	close(fd);
+	w->cfg.unixsocketperm = 0700;
+	assert_true(srv_listen_unix(w->srv, path, &w->redis->proto, err, sizeof(err)));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	/* the default, for the world's socket */
+	assert_int_equal(stat(w->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0770);
+
+	/* replaced under us: left to its new owner at the end */
+	assert_int_equal(unlink(path), 0);
+	f = fopen(path, "w");
+	fclose(f);
+	srv_shutdown(w->srv, drained, w);
+	pump(w, -1, NULL, 0, 10, NULL);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_int_not_equal(access(w->path, F_OK), 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN); /* as the server: replies to a closed client */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_deferred_reply_keeps_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pipelined_completions_leave_in_one_write, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_completions_leave_in_one_write,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_output_not_starved_by_busy_clients,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_while_blocked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_closes_and_reports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quit_flushes_then_closes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auth_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_socket_path, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

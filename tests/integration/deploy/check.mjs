@@ -1,0 +1,312 @@
+// check.mjs: what can be checked of docker/'s Kubernetes manifests without
+// a cluster (run by tests/integration/deploy_manifests.sh, which passes
+// what it learnt from the binary and docker/ as JSON in LG_DEPLOY_CTX):
+//   - every object validates against the Kubernetes API's schemas
+//     (kubernetes-models, offline);
+//   - the Deployment's flags, LEASEGATE_* variables (env and ConfigMap),
+//     ports and probe paths exist in the binary (`leasegate --options`,
+//     its admin port answering the paths), its ports agree with what the
+//     options make them, and with the Dockerfile's EXPOSE and USER;
+//   - the image is the one docker/build-image.sh names, at the binary's
+//     version; restricted Pod Security Standard fields, requests and
+//     limits, a grace period longer than preStop + the shutdown bound;
+//   - the Service, PodDisruptionBudget and ServiceAccount point at the pods.
+// Usage: node check.mjs NAME=FILE... (each FILE a YAML stream; NAME=base
+// is checked for the base's values, NAME=example for the overlay's);
+// node check.mjs --selftest BASEFILE: each check fails on a broken copy.
+// LG_N0: the number of the last test printed before (numbering goes on).
+// Prints `ok <n> <what>` / `not ok <n> <what>`.
+import { readFileSync } from "node:fs";
+import { parseAllDocuments } from "yaml";
+import { Deployment } from "kubernetes-models/apps/v1/Deployment";
+import { Service } from "kubernetes-models/v1/Service";
+import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
+
+const models = {
+  "apps/v1/Deployment": Deployment,
+  "v1/Service": Service,
+  "v1/ServiceAccount": ServiceAccount,
+  "v1/ConfigMap": ConfigMap,
+  "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
+};
+const ctx = JSON.parse(process.env.LG_DEPLOY_CTX);
+// options: name -> {type, env, def}; env -> name
+const byEnv = new Map(Object.entries(ctx.options).map(([n, o]) => [o.env, n]));
+// the AWS variables leasegate reads (README "Point it at DynamoDB")
+const awsVars = new Set(["AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL",
+  "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+  "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN",
+  "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"]);
+
+export function load(text) {
+  const objs = [];
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length) throw new Error(`YAML: ${doc.errors[0].message}`);
+    const o = doc.toJS();
+    if (o !== null) objs.push(o);
+  }
+  return objs;
+}
+
+const find = (objs, kind) => objs.filter((o) => o.kind === kind);
+const one = (objs, kind, problems) => {
+  const l = find(objs, kind);
+  if (l.length !== 1) problems.push(`${l.length} ${kind} objects, not 1`);
+  return l[0];
+};
+const matches = (sel, labels) =>
+  sel && Object.keys(sel).length > 0 &&
+  Object.entries(sel).every(([k, v]) => labels && labels[k] === v);
+
+// Each check returns the list of its problems (empty: passed).
+export const checks = {
+  "every object validates against the Kubernetes schemas"(objs) {
+    const p = [];
+    for (const o of objs) {
+      const M = models[`${o.apiVersion}/${o.kind}`];
+      if (!M) { p.push(`no schema for ${o.apiVersion} ${o.kind}`); continue; }
+      try { new M(o).validate(); } catch (e) { p.push(`${o.kind} ${o.metadata?.name}: ${e.message}`); }
+    }
+    return p;
+  },
+
+  "flags, LEASEGATE_* variables and ConfigMap keys are options of the binary"(objs, raw) {
+    const p = [];
+    const d = one(objs, "Deployment", p);
+    const cms = new Map(find(objs, "ConfigMap").map((c) => [c.metadata.name, c]));
+    for (const c of d?.spec.template.spec.containers ?? []) {
+      for (const a of [...(c.command ?? []), ...(c.args ?? [])])
+        if (a.startsWith("--") && !ctx.options[a.slice(2).split("=")[0]])
+          p.push(`flag ${a} is not an option`);
+      for (const e of c.env ?? [])
+        if (!byEnv.has(e.name) && !awsVars.has(e.name)) p.push(`env ${e.name} is not read`);
+      for (const ef of c.envFrom ?? []) {
+        const cm = cms.get(ef.configMapRef?.name);
+        if (!cm) { p.push(`envFrom names ConfigMap ${ef.configMapRef?.name}, not in the files`); continue; }
+        for (const k of Object.keys(cm.data ?? {}))
+          if (!byEnv.has(k) && !awsVars.has(k)) p.push(`ConfigMap key ${k} is not read`);
+      }
+    }
+    // flags in comments too (the TLS example): "--name" in quotes
+    for (const m of raw.matchAll(/"--([a-z][a-z0-9-]*)"/g))
+      if (!ctx.options[m[1]]) p.push(`flag --${m[1]} (in the file's text) is not an option`);
+    return p;
+  },
+
+  "container ports are the ports the options make, probes and scrapes the admin port's paths"(objs) {
+    const p = [];
+    const d = one(objs, "Deployment", p);
+    if (!d) return p;
+    const cms = new Map(find(objs, "ConfigMap").map((c) => [c.metadata.name, c]));
+    const c = d.spec.template.spec.containers[0];
+    // the option's value: default < ConfigMap (envFrom) < env < args
+    const value = (name) => {
+      let v = ctx.options[name].def;
+      for (const ef of c.envFrom ?? []) {
+        const x = cms.get(ef.configMapRef?.name)?.data?.[ctx.options[name].env];
+        if (x !== undefined) v = x;
+      }
+      for (const e of c.env ?? []) if (e.name === ctx.options[name].env && e.value !== undefined) v = e.value;
+      const args = c.args ?? [];
+      for (let i = 0; i < args.length; i++) {
+        if (args[i] === `--${name}`) v = args[i + 1];
+        if (args[i].startsWith(`--${name}=`)) v = args[i].slice(name.length + 3);
+      }
+      return String(v);
+    };
+    const named = Object.fromEntries((c.ports ?? []).map((x) => [x.name, x.containerPort]));
+    for (const [pn, opt] of [["redis", "port"], ["postgresql", "pg-port"], ["admin", "admin-port"]])
+      if (String(named[pn]) !== value(opt))
+        p.push(`containerPort ${pn} is ${named[pn]}, --${opt} makes it ${value(opt)}`);
+    for (const [what, pr] of [["readiness", c.readinessProbe], ["liveness", c.livenessProbe]]) {
+      const g = pr?.httpGet;
+      if (!g) { p.push(`no ${what} httpGet probe`); continue; }
+      if (g.port !== "admin" && String(g.port) !== value("admin-port")) p.push(`${what} probe port ${g.port} is not the admin port`);
+      if (!ctx.served.includes(g.path)) p.push(`${what} probe path ${g.path} is not served (served: ${ctx.served})`);
+    }
+    const ann = d.spec.template.metadata.annotations ?? {};
+    if (ann["prometheus.io/port"] !== value("admin-port")) p.push(`prometheus.io/port ${ann["prometheus.io/port"]} is not the admin port`);
+    if (!ctx.served.includes(ann["prometheus.io/path"])) p.push(`prometheus.io/path ${ann["prometheus.io/path"]} is not served`);
+    if (!(c.readinessProbe?.httpGet?.path === "/readyz" && c.livenessProbe?.httpGet?.path === "/healthz"))
+      p.push("readiness is not /readyz or liveness not /healthz");
+    return p;
+  },
+
+  "the image and ports agree with docker/ (build-image.sh's name, the version, EXPOSE, USER)"(objs, raw, name) {
+    const p = [];
+    const d = one(objs, "Deployment", p);
+    if (!d) return p;
+    const c = d.spec.template.spec.containers[0];
+    const m = /^(?:(.*)\/)?([^/:]+):([^/:]+)$/.exec(c.image ?? "");
+    if (!m) p.push(`image ${c.image} has no repository name and tag`);
+    else {
+      if (m[2] !== ctx.imageName) p.push(`image ${c.image} is not ${ctx.imageName}`);
+      if (m[3] !== ctx.version) p.push(`image tag ${m[3]} is not the version ${ctx.version}`);
+      if (!m[1] || !m[1].includes(".")) p.push(`image ${c.image} names no registry`);
+    }
+    if (name === "base") {
+      const ports = (c.ports ?? []).map((x) => x.containerPort).sort();
+      if (JSON.stringify(ports) !== JSON.stringify([...ctx.expose].sort()))
+        p.push(`container ports ${ports} are not the Dockerfile's EXPOSE ${ctx.expose}`);
+    }
+    const uid = d.spec.template.spec.securityContext?.runAsUser;
+    if (String(uid) !== ctx.user) p.push(`runAsUser ${uid} is not the Dockerfile's USER ${ctx.user}`);
+    return p;
+  },
+
+  "restricted Pod Security Standard, requests and limits, grace period, preStop, spread, rollout"(objs, raw, name) {
+    const p = [];
+    const d = one(objs, "Deployment", p);
+    if (!d) return p;
+    const s = d.spec.template.spec;
+    if (s.securityContext?.runAsNonRoot !== true) p.push("pod runAsNonRoot is not true");
+    if (s.securityContext?.seccompProfile?.type !== "RuntimeDefault") p.push("no RuntimeDefault seccompProfile");
+    if (s.hostNetwork || s.hostPID || s.hostIPC) p.push("host namespaces");
+    for (const c of s.containers) {
+      const sc = c.securityContext ?? {};
+      if (sc.allowPrivilegeEscalation !== false) p.push(`${c.name}: allowPrivilegeEscalation is not false`);
+      if (sc.readOnlyRootFilesystem !== true) p.push(`${c.name}: readOnlyRootFilesystem is not true`);
+      if (!(sc.capabilities?.drop ?? []).includes("ALL")) p.push(`${c.name}: capabilities not dropped`);
+      if ((sc.capabilities?.add ?? []).length) p.push(`${c.name}: capabilities added`);
+      if (sc.privileged) p.push(`${c.name}: privileged`);
+      for (const k of ["requests", "limits"])
+        for (const r of ["cpu", "memory"])
+          if (!c.resources?.[k]?.[r]) p.push(`${c.name}: no ${r} in ${k}`);
+      if ((c.ports ?? []).some((x) => x.hostPort)) p.push(`${c.name}: hostPort`);
+      const pre = c.lifecycle?.preStop?.sleep?.seconds;
+      if (!(pre > 0)) p.push(`${c.name}: no preStop sleep`);
+      const grace = s.terminationGracePeriodSeconds;
+      if (!(grace > (pre ?? 0) + ctx.shutdownBound))
+        p.push(`terminationGracePeriodSeconds ${grace} is not longer than preStop ${pre} + shutdown bound ${ctx.shutdownBound}`);
+    }
+    const tsc = s.topologySpreadConstraints ?? [];
+    for (const key of ["topology.kubernetes.io/zone", "kubernetes.io/hostname"])
+      if (!tsc.some((t) => t.topologyKey === key && matches(t.labelSelector?.matchLabels, d.spec.template.metadata.labels)))
+        p.push(`no topology spread over ${key} selecting the pods`);
+    if (d.spec.strategy?.rollingUpdate?.maxUnavailable !== 0) p.push("a rollout may take a ready replica away first");
+    if (name === "base" && d.spec.replicas !== 3) p.push(`replicas ${d.spec.replicas}, not 3`);
+    return p;
+  },
+
+  "the Service, PodDisruptionBudget and ServiceAccount point at the pods"(objs) {
+    const p = [];
+    const d = one(objs, "Deployment", p);
+    const svc = one(objs, "Service", p);
+    const pdb = one(objs, "PodDisruptionBudget", p);
+    const sa = one(objs, "ServiceAccount", p);
+    if (!d || !svc || !pdb || !sa) return p;
+    const labels = d.spec.template.metadata.labels;
+    if (!matches(d.spec.selector.matchLabels, labels)) p.push("the Deployment's selector misses its pods");
+    if (!matches(svc.spec.selector, labels)) p.push("the Service's selector misses the pods");
+    if (!matches(pdb.spec.selector?.matchLabels, labels)) p.push("the PodDisruptionBudget's selector misses the pods");
+    if (svc.spec.sessionAffinity && svc.spec.sessionAffinity !== "None") p.push("session affinity set");
+    const cports = d.spec.template.spec.containers[0].ports ?? [];
+    for (const sp of svc.spec.ports) {
+      const target = cports.find((x) => x.name === sp.targetPort || x.containerPort === sp.targetPort);
+      if (!target) p.push(`Service port ${sp.name} targets ${sp.targetPort}, no container port`);
+    }
+    for (const need of ["redis", "postgresql"])
+      if (!svc.spec.ports.some((x) => x.targetPort === need)) p.push(`the Service has no ${need} port`);
+    if (d.spec.template.spec.serviceAccountName !== sa.metadata.name) p.push("serviceAccountName is not the ServiceAccount");
+    if (!/^arn:aws:iam::\d{12}:role\/.+/.test(sa.metadata.annotations?.["eks.amazonaws.com/role-arn"] ?? ""))
+      p.push("the ServiceAccount has no IRSA role-arn annotation");
+    if (!(pdb.spec.maxUnavailable >= 1 || pdb.spec.minAvailable !== undefined)) p.push("the PodDisruptionBudget allows nothing");
+    return p;
+  },
+};
+
+// The overlay's values reached the objects.
+const overlayValues = (objs) => {
+  const p = [];
+  const d = find(objs, "Deployment")[0];
+  const cm = find(objs, "ConfigMap")[0];
+  const svc = find(objs, "Service")[0];
+  if (d?.spec.replicas !== 5) p.push(`replicas ${d?.spec.replicas}, not the overlay's 5`);
+  if (cm?.data?.LEASEGATE_TABLE !== "prod-locks") p.push("table not the overlay's");
+  if (cm?.data?.LEASEGATE_REGION !== "us-east-2") p.push("region not the overlay's");
+  if (cm?.data?.LEASEGATE_LOG_FORMAT !== "json") p.push("the base's ConfigMap keys were not kept (merge)");
+  if (!svc?.spec.ports.some((x) => x.port === 6390)) p.push("the Service's Redis port is not the overlay's 6390");
+  if (d?.spec.template.spec.containers[0].resources.limits.memory !== "512Mi") p.push("resources not the overlay's");
+  if (!objs.every((o) => o.metadata.namespace === "locking")) p.push("namespace not set on every object");
+  return p;
+};
+
+// objects in kind/name order, keys sorted (kustomize reorders both)
+const sortKeys = (v) => Array.isArray(v) ? v.map(sortKeys)
+  : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])) : v;
+const canon = (objs) => JSON.stringify(sortKeys(
+  [...objs].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`))));
+
+function run(sets, n) {
+  let failed = 0;
+  const parsed = {};
+  for (const [name, text] of sets) {
+    let objs;
+    try { objs = load(text); } catch (e) {
+      console.log(`not ok ${++n} ${name}: parses: ${e.message}`); failed++; continue;
+    }
+    console.log(`ok ${++n} ${name}: parses (${objs.map((o) => o.kind).join(", ")})`);
+    parsed[name] = objs;
+    const all = Object.entries(checks);
+    if (name === "example") all.push(["the overlay's values (replicas, table, region, port, resources, namespace)", overlayValues]);
+    for (const [what, f] of all) {
+      const p = f(objs, text, name);
+      if (p.length) { failed++; console.log(`not ok ${++n} ${name}: ${what}`); for (const x of p) console.log(`#   ${x}`); }
+      else console.log(`ok ${++n} ${name}: ${what}`);
+    }
+  }
+  if (parsed.base && parsed.kustomize) {
+    if (canon(parsed.base) === canon(parsed.kustomize)) console.log(`ok ${++n} the Kustomize base renders the plain YAML's objects`);
+    else { failed++; console.log(`not ok ${++n} the Kustomize base renders other objects than the plain YAML`); }
+  }
+  return failed;
+}
+
+// Each check fails on a copy of the base broken the way it looks for.
+function selftest(text, n) {
+  const breakers = [
+    ["every object validates", (o) => { o.Deployment.spec.replicas = "3"; }],
+    ["every object validates", (o) => { o.Service.spec.ports[0].port = "redis"; }],
+    ["flags, LEASEGATE_", (o) => { o.Deployment.spec.template.spec.containers[0].args = ["--no-such-flag", "1"]; }],
+    ["flags, LEASEGATE_", (o) => { o.ConfigMap.data.LEASEGATE_TABEL = "x"; }],
+    ["flags, LEASEGATE_", (o) => { o.Deployment.spec.template.spec.containers[0].env.push({ name: "LEASEGATE_NOPE", value: "1" }); }],
+    ["container ports", (o) => { o.ConfigMap.data.LEASEGATE_PORT = "7000"; }],
+    ["container ports", (o) => { o.Deployment.spec.template.spec.containers[0].readinessProbe.httpGet.path = "/ready"; }],
+    ["container ports", (o) => { o.Deployment.spec.template.spec.containers[0].args = ["--admin-port", "9000"]; }],
+    ["the image and ports", (o) => { o.Deployment.spec.template.spec.containers[0].image = "registry.example.com/leasegate:latest"; }],
+    ["the image and ports", (o) => { o.Deployment.spec.template.spec.containers[0].image = "leasegate:0.1.0"; }],
+    ["the image and ports", (o) => { o.Deployment.spec.template.spec.containers[0].ports.push({ name: "redis-tls", containerPort: 6380 }); }],
+    ["restricted", (o) => { delete o.Deployment.spec.template.spec.containers[0].resources.limits; }],
+    ["restricted", (o) => { o.Deployment.spec.template.spec.containers[0].securityContext.capabilities.drop = []; }],
+    ["restricted", (o) => { o.Deployment.spec.template.spec.terminationGracePeriodSeconds = 8; }],
+    ["restricted", (o) => { o.Deployment.spec.template.spec.topologySpreadConstraints.pop(); }],
+    ["the Service, PodDisruptionBudget", (o) => { o.PodDisruptionBudget.spec.selector.matchLabels = { app: "other" }; }],
+    ["the Service, PodDisruptionBudget", (o) => { delete o.ServiceAccount.metadata.annotations; }],
+    ["the Service, PodDisruptionBudget", (o) => { o.Service.spec.ports[0].targetPort = "resp"; }],
+  ];
+  let failed = 0;
+  for (const [prefix, brk] of breakers) {
+    const objs = load(text);
+    const byKind = Object.fromEntries(objs.map((o) => [o.kind, o]));
+    brk(byKind);
+    const [what, f] = Object.entries(checks).find(([w]) => w.startsWith(prefix));
+    const p = f(objs, "", "base");
+    if (p.length) console.log(`ok ${++n} selftest: "${what.slice(0, 40)}..." fails on ${brk.toString().slice(11, 90)}: ${p[0]}`);
+    else { failed++; console.log(`not ok ${++n} selftest: "${what}" passes a broken copy: ${brk}`); }
+  }
+  // and all pass on the file as it is
+  const objs = load(text);
+  const bad = Object.entries(checks).filter(([, f]) => f(objs, text, "base").length);
+  if (bad.length) { failed++; console.log(`not ok ${++n} selftest: the unbroken base fails ${bad.map(([w]) => w)}`); }
+  else console.log(`ok ${++n} selftest: the unbroken base passes every check`);
+  return failed;
+}
+
+const args = process.argv.slice(2);
+const n0 = Number(process.env.LG_N0 ?? 0); // the number of the last test printed before
+let failed;
+if (args[0] === "--selftest") failed = selftest(readFileSync(args[1], "utf8"), n0);
+else failed = run(args.map((a) => { const i = a.indexOf("="); return [a.slice(0, i), readFileSync(a.slice(i + 1), "utf8")]; }), n0);
+process.exit(failed ? 1 : 0);

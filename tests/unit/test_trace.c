@@ -1,0 +1,273 @@
+/*
+ * test_trace: core/trace and the spans of the lock table — Lock.TryAcquire,
+ * Lock.Acquire, Lock.Renew (each the root of its trace, linked to its
+ * acquire), Lock.Release, a client's traceparent as the parent, sampling,
+ * the bounded queue — on the embedded store with the fake clock; and the
+ * OTLP JSON of gateway/otlp.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "core/trace.h"
+#include "gateway/otlp.h"
+#include "protocols/buf.h"
+#include "tests/support/lt_fixture.h"
+
+static int64_t fake_ns(void *arg)
+{
+	return fx_now(arg) * 1000000;
+}
+
+static struct tracer *tracer_for(struct fx *f, double ratio, size_t queue)
+{
+	struct tracer_options o = {
+		.ratio = ratio, .queue_max = queue, .now_ns = fake_ns, .now_arg = f};
+	struct tracer *t = tracer_new(&o);
+	assert_non_null(t);
+	lt_set_tracer(f->lt[0], t);
+	return t;
+}
+
+/* The spans ended so far, oldest first (freed by free_spans). */
+static size_t take(struct tracer *t, struct trace_span **out, size_t max)
+{
+	return tracer_take(t, out, max);
+}
+
+static void free_spans(struct trace_span **s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		trace_free(s[i]);
+}
+
+static const struct trace_attr *attr(const struct trace_span *s, const char *key)
+{
+	for (unsigned i = 0; i < s->nattrs; i++)
+		if (strcmp(s->attrs[i].key, key) == 0)
+			return &s->attrs[i];
+	return NULL;
+}
+
+static void test_traceparent(void **state)
+{
+	struct trace_ctx c;
+	assert_true(trace_parse_traceparent(
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", &c));
+	assert_true(c.valid && c.sampled);
+	assert_int_equal(c.trace_id[0], 0x4b);
+	assert_int_equal(c.span_id[7], 0xb7);
+	assert_true(trace_parse_traceparent(
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", &c));
+	assert_false(c.sampled);
+	static const char *const bad[] = {
+		"",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",	 /* version */
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",	 /* zero trace */
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",	 /* zero span */
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",	 /* upper case */
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", /* length */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (trace_parse_traceparent(bad[i], &c))
+			fail_msg("accepted \"%s\"", bad[i]);
+}
+
+/* A try, a renewal by the heartbeat and a release: three spans, the last
+ * two roots of their own traces linked to the first. */
+static void test_lease_spans(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct tracer *t = tracer_for(f, 1, 0);
+	struct lease *l = fx_take(f, 0, "nightly", 3000);
+	fx_advance(f, 1000); /* the heartbeat renews at a third */
+	lease_release(l);
+	fx_run(f);
+	struct trace_span *s[8];
+	size_t n = take(t, s, 8);
+	assert_int_equal(n, 3);
+	assert_string_equal(s[0]->name, "Lock.TryAcquire");
+	assert_string_equal(s[1]->name, "Lock.Renew");
+	assert_string_equal(s[2]->name, "Lock.Release");
+	assert_false(s[0]->has_parent);
+	assert_string_equal(attr(s[0], "leasegate.lock.name")->s, "nightly");
+	assert_string_equal(attr(s[0], "db.collection.name")->s, "locks"); /* the fixture's store */
+	assert_true(attr(s[0], "leasegate.lock.acquired")->i);
+	assert_false(attr(s[0], "leasegate.lock.takeover")->i);
+	assert_int_equal(attr(s[0], "leasegate.lock.fencing_token")->i, 1);
+	for (int i = 1; i <= 2; i++) {
+		assert_false(s[i]->has_parent); /* roots */
+		assert_memory_not_equal(s[i]->ctx.trace_id, s[0]->ctx.trace_id, 16);
+		assert_true(s[i]->link.valid);
+		assert_memory_equal(s[i]->link.trace_id, s[0]->ctx.trace_id, 16);
+		assert_memory_equal(s[i]->link.span_id, s[0]->ctx.span_id, 8);
+		assert_false(s[i]->error);
+	}
+	assert_true(attr(s[1], "leasegate.lock.renewed")->i);
+	assert_int_equal(s[1]->start_ns, 1000 * 1000000LL); /* the fake clock */
+	free_spans(s, n);
+	fx_free(f);
+	tracer_free(t);
+}
+
+/* A client's traceparent: the acquire's span is its child, in its trace;
+ * a parent that was not sampled gives no span. A wait is Lock.Acquire;
+ * one refused (held elsewhere) says acquired false. */
+static void test_client_parent_and_sampling(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct tracer *t = tracer_for(f, 1, 0);
+	struct trace_ctx client;
+	assert_true(trace_parse_traceparent(
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", &client));
+	struct fx_acq got = {0};
+	struct lt_acquire_args a = {.name = "j", .lease_ms = 3000, .trace_parent = &client};
+	assert_non_null(lt_acquire(f->lt[0], &a, fx_acquire_cb, &got));
+	fx_run(f);
+	assert_non_null(got.lease);
+	struct trace_span *s[8];
+	size_t n = take(t, s, 8);
+	assert_int_equal(n, 1);
+	assert_true(s[0]->has_parent);
+	assert_memory_equal(s[0]->ctx.trace_id, client.trace_id, 16);
+	assert_memory_equal(s[0]->parent_id, client.span_id, 8);
+	free_spans(s, n);
+	/* another process holds "k": a try of locktable 0 is refused */
+	fx_simulate_holder(f, "k", 3000, "other");
+	struct fx_acq refused = {0};
+	client.sampled = false;
+	struct lt_acquire_args b = {.name = "k", .lease_ms = 3000, .trace_parent = &client};
+	assert_non_null(lt_acquire(f->lt[0], &b, fx_acquire_cb, &refused));
+	fx_run(f);
+	assert_int_equal(take(t, s, 8), 0); /* not sampled by the client */
+	struct fx_acq waited = {0};
+	struct lt_acquire_args w = {.name = "k", .lease_ms = 3000, .wait = true, .timeout_ms = 500};
+	assert_non_null(lt_acquire(f->lt[0], &w, fx_acquire_cb, &waited));
+	fx_advance(f, 600);
+	assert_true(waited.done);
+	n = take(t, s, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(s[0]->name, "Lock.Acquire");
+	assert_false(attr(s[0], "leasegate.lock.acquired")->i);
+	free_spans(s, n);
+	lease_release(got.lease);
+	fx_run(f);
+	fx_free(f);
+	tracer_free(t);
+}
+
+/* Ratio 0 keeps no new trace; a full queue drops and counts. */
+static void test_ratio_and_queue(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct tracer *t = tracer_for(f, 0, 0);
+	struct lease *l = fx_take(f, 0, "a", 3000);
+	lease_release(l);
+	fx_run(f);
+	struct trace_span *s[8];
+	assert_int_equal(take(t, s, 8), 0);
+	tracer_free(t);
+	t = tracer_for(f, 1, 2);
+	for (int i = 0; i < 3; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "q%d", i);
+		lease_release(fx_take(f, 0, name, 3000));
+		fx_run(f);
+	}
+	struct tracer_stats st;
+	tracer_stats(t, &st);
+	assert_int_equal(st.queued, 2);
+	assert_int_equal(st.dropped, 4); /* 6 spans: 3 tries, 3 releases */
+	size_t n = take(t, s, 8);
+	free_spans(s, n);
+	fx_free(f);
+	tracer_free(t);
+}
+
+/* The OTLP JSON of a span: ids as hex, parent, kind, times as strings,
+ * typed attributes, the link, an error's status. */
+static void test_otlp_json(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct tracer *t = tracer_for(f, 1, 0);
+	struct trace_ctx client;
+	assert_true(trace_parse_traceparent(
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", &client));
+	struct trace_span *s = trace_start(t, "Lock.Acquire", TRACE_INTERNAL, &client);
+	struct trace_span *c = trace_child(s, "GetItem", TRACE_CLIENT);
+	trace_str(c, "db.system", "dynamodb");
+	trace_int(c, "leasegate.dynamodb.retries", 2);
+	trace_bool(c, "ok", false);
+	trace_link(c, &client);
+	trace_fail(c, "Throttled \"hard\"");
+	trace_end(c);
+	trace_end(s);
+	struct trace_span *sp[2];
+	assert_int_equal(tracer_take(t, sp, 2), 2);
+	struct buf out;
+	buf_init(&out, 0);
+	otlp_encode(&out, "svc", "1.0", "deployment.environment=test", sp, 2);
+	buf_printf(&out, "%c", '\0');
+	cJSON *j = cJSON_Parse(out.buf);
+	assert_non_null(j);
+	cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "resourceSpans"), 0);
+	cJSON *rattrs = cJSON_GetObjectItem(cJSON_GetObjectItem(rs, "resource"), "attributes");
+	assert_int_equal(cJSON_GetArraySize(rattrs), 3);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(rattrs, 0), "key")->valuestring,
+			    "service.name");
+	cJSON *spans = cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(rs, "scopeSpans"), 0), "spans");
+	cJSON *get = cJSON_GetArrayItem(spans, 0), *acq = cJSON_GetArrayItem(spans, 1);
+	assert_string_equal(cJSON_GetObjectItem(get, "name")->valuestring, "GetItem");
+	assert_string_equal(cJSON_GetObjectItem(acq, "traceId")->valuestring,
+			    "4bf92f3577b34da6a3ce929d0e0e4736");
+	assert_string_equal(cJSON_GetObjectItem(acq, "parentSpanId")->valuestring,
+			    "00f067aa0ba902b7");
+	assert_string_equal(cJSON_GetObjectItem(get, "parentSpanId")->valuestring,
+			    cJSON_GetObjectItem(acq, "spanId")->valuestring);
+	assert_int_equal(cJSON_GetObjectItem(get, "kind")->valueint, 3);
+	assert_true(cJSON_IsString(cJSON_GetObjectItem(get, "startTimeUnixNano")));
+	cJSON *ga = cJSON_GetObjectItem(get, "attributes");
+	assert_string_equal(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ga, 0), "value"),
+				    "stringValue")
+			->valuestring,
+		"dynamodb");
+	assert_string_equal(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ga, 1), "value"),
+				    "intValue")
+			->valuestring,
+		"2");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(ga, 2), "value"), "boolValue")));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(get, "links")), 1);
+	cJSON *status = cJSON_GetObjectItem(get, "status");
+	assert_int_equal(cJSON_GetObjectItem(status, "code")->valueint, 2);
+	assert_string_equal(cJSON_GetObjectItem(status, "message")->valuestring,
+			    "Throttled \"hard\"");
+	assert_null(cJSON_GetObjectItem(acq, "status"));
+	cJSON_Delete(j);
+	buf_free(&out);
+	free_spans(sp, 2);
+	fx_free(f);
+	tracer_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_traceparent),
+		cmocka_unit_test(test_lease_spans),
+		cmocka_unit_test(test_client_parent_and_sampling),
+		cmocka_unit_test(test_ratio_and_queue),
+		cmocka_unit_test(test_otlp_json),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
