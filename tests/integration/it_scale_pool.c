@@ -48,6 +48,15 @@ static void *sd_main(void *arg)
 	return NULL;
 }
 
+static pid_t gw = -1; /* stopped by the teardown, whatever the test did */
+
+static int stop_gateway(void **state)
+{
+	gp_stop(gw);
+	gw = -1;
+	return 0;
+}
+
 static long long info_field(redisContext *c, const char *section, const char *key)
 {
 	redisReply *r = redisCommand(c, "INFO %s", section);
@@ -91,7 +100,7 @@ static void test_tryagain_when_saturated(void **state)
 			      t.url,	   "--partition-key",
 			      "pk",	   "--ddb-max-in-flight",
 			      "1",	   NULL};
-	pid_t gw = gp_spawn(argv, NULL, false, 0);
+	gw = gp_spawn(argv, NULL, false, 0);
 	assert_true(gw > 0);
 	assert_int_equal(gp_wait_ready(gw, port), 0);
 	redisContext *c = redisConnect("127.0.0.1", port);
@@ -141,7 +150,7 @@ static void test_tryagain_when_saturated(void **state)
 	standin_stats(t.sd, &st);
 	assert_int_equal(st.in_flight_max, 1);
 	redisFree(c);
-	gp_stop(gw);
+	stop_gateway(NULL);
 	atomic_store(&t.stop, true);
 	pthread_join(t.th, NULL);
 	event_free(t.tick);
@@ -152,7 +161,7 @@ static void test_tryagain_when_saturated(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tryagain_when_saturated),
+		cmocka_unit_test_teardown(test_tryagain_when_saturated, stop_gateway),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
