@@ -9,6 +9,9 @@
 #include "gateway/lease/lsess_int.h"
 
 #define FIRST_CAP 16
+/* A session with at most this many records is scanned, with no table: the
+ * common case (a client holding a lease or two) pays no hashing. */
+#define SCAN_MAX 8
 
 static uint32_t hash_of(const char *s)
 {
@@ -35,8 +38,10 @@ static int rebuild(struct ls_index *x, unsigned cap, struct ls_rec *newest)
 	struct ls_rec *r = newest;
 	while (r != NULL && r->next != NULL)
 		r = r->next;
-	for (; r != NULL; r = r->prev)
+	for (; r != NULL; r = r->prev) {
+		r->hash = hash_of(r->name);
 		push(slot, cap, r);
+	}
 	free(x->slot);
 	x->slot = slot;
 	x->cap = cap;
@@ -45,8 +50,10 @@ static int rebuild(struct ls_index *x, unsigned cap, struct ls_rec *newest)
 
 void ls_index_add(struct ls_index *x, struct ls_rec *rec, struct ls_rec *newest)
 {
-	rec->hash = hash_of(rec->name);
 	x->n++;
+	if (x->slot == NULL && x->n <= SCAN_MAX)
+		return; /* few: the list is scanned */
+	rec->hash = hash_of(rec->name);
 	if (x->slot == NULL || x->n > x->cap) {
 		/* rebuilt from the list, which holds rec already */
 		if (rebuild(x, x->cap ? x->cap * 2 : FIRST_CAP, newest) || x->slot == NULL)

@@ -5,9 +5,10 @@
  * 100,000 leases on 100 connections, most of the gateway's CPU).
  *
  * Buckets of records chained through ls_rec.hnext, newest first as the
- * session's list is, so that a lookup finds the record the scan found. It
- * never fails: a table that cannot grow keeps its size (longer chains),
- * and a session whose first table could not be made is scanned.
+ * session's list is, so that a lookup finds the record the scan found;
+ * made once a session has more than a few records (fewer are scanned:
+ * hashing costs more than that scan). It never fails: a table that cannot grow keeps its size
+ * (longer chains), and a session whose first table could not be made is scanned.
  */
 #ifndef LG_LSESS_INDEX_H
 #define LG_LSESS_INDEX_H
