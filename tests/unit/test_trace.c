@@ -176,7 +176,7 @@ static void test_ratio_and_queue(void **state)
 	tracer_free(t);
 	t = tracer_for(f, 1, 2);
 	for (int i = 0; i < 3; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof(name), "q%d", i);
 		lease_release(fx_take(f, 0, name, 3000));
 		fx_run(f);
