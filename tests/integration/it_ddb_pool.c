@@ -227,7 +227,7 @@ static void test_latency_and_concurrency(void **state)
 	struct standin_options o = {.min_ms = 50, .max_ms = 60};
 	struct env *e = env_new(o, 0);
 	struct done d[4] = {0};
-	char name[4][8];
+	char name[4][16];
 	int64_t t0 = clock_now_ms(clk);
 	for (int i = 0; i < 4; i++) {
 		snprintf(name[i], sizeof name[i], "c%d", i);
