@@ -310,8 +310,10 @@ static void on_heartbeat(void *arg, const struct store_result *res)
 	struct lt_error err;
 	l->hb_call = NULL;
 	int r = renewal_result(l, l->hb_send_ms, l->hb_rvn, res, &err);
+	if (r == 0)
+		return; /* lost: lose() ended the span, and its callback may free l */
 	trace_bool(l->hb_span, "leasegate.lock.renewed", r == 1);
-	end_hb_span(l, r < 0 ? err.message : r == 0 ? "the lease has ended" : NULL);
+	end_hb_span(l, r < 0 ? err.message : NULL);
 	if (r == 1) {
 		l->retry_ms = 0;
 		schedule_heartbeat(l);

@@ -221,7 +221,7 @@ bool backend_open(struct backend *b, struct event_base *base, const struct cfg *
 	return true;
 }
 
-void backend_close(struct backend *b)
+void backend_close(struct backend *b, void (*before_clock)(void *arg), void *arg)
 {
 	if (b->clock != NULL)
 		timer_cancel(&b->retry);
@@ -229,6 +229,8 @@ void backend_close(struct backend *b)
 	store_free(b->store);
 	if (b->creds != NULL)
 		creds_free(b->creds);
+	if (before_clock != NULL)
+		before_clock(arg);
 	clock_free(b->clock);
 	memset(b, 0, sizeof(*b));
 }

@@ -74,7 +74,10 @@ void backend_metrics(const struct backend *b, struct metrics_src *m,
  * NULL (the embedded store). */
 const char *backend_lock_pk(const struct backend *b);
 
-/* Frees what backend_open built; every lease must be released first. */
-void backend_close(struct backend *b);
+/* Frees what backend_open built; every lease must be released first.
+ * before_clock (may be NULL) runs after the lock table and the store are
+ * gone and before the clock is: what else runs on the clock (the trace
+ * exporter, which the lock table's last spans reach) is freed there. */
+void backend_close(struct backend *b, void (*before_clock)(void *arg), void *arg);
 
 #endif

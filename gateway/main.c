@@ -160,6 +160,11 @@ static void on_ready(void *arg, bool ok, const char *msg)
 			a->pg != NULL ? ", PostgreSQL protocol only" : "", (long)getpid());
 }
 
+static void free_otlp(void *arg)
+{
+	otlp_free(arg);
+}
+
 /* The protocol ports' gate: commands and sessions wait for the store
  * (-LOADING, 57P03) until it is open, with the reason. */
 static bool store_ready(void *arg, const char **why)
@@ -476,8 +481,9 @@ int main(int argc, char **argv)
 	auth_free(a.auth);
 	rl_free(a.redis_leases);
 	lsvc_free(a.leases);
-	backend_close(&a.backend);
-	otlp_free(a.otlp); /* after the lock table, whose last spans end there */
+	/* the exporter after the lock table, whose last spans end there, and
+	 * before the clock its timers are on */
+	backend_close(&a.backend, free_otlp, a.otlp);
 	event_free(a.wait_releases);
 	event_free(ev_term);
 	event_free(ev_int);

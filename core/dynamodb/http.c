@@ -114,11 +114,12 @@ size_t http_on_body(char *data, size_t size, size_t nmemb, void *arg)
 		char *p = malloc(cap);
 		if (!p)
 			return 0;
-		memcpy(p, r->rbuf, r->rlen);
+		if (r->rlen > 0)
+			memcpy(p, r->rbuf, r->rlen);
 		if (r->rcap == BODY_BLOCK)
 			pool_put(&body_pool, r->rbuf, BODY_BLOCK);
 		else
-			free(r->rbuf);
+			free(r->rbuf); /* NULL when nothing was read yet */
 		r->rbuf = p;
 		r->rcap = cap;
 	}

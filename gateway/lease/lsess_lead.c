@@ -174,8 +174,8 @@ enum ls_status ls_resign(struct lsess *s, const char *name, struct ls_result *no
 	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, rec->name, rec->len, rec->token);
 	if (op == NULL)
 		return ls_res_msg(now, LS_FAILED, "out of memory");
-	struct election *e = rec->election;
+	/* stopped first: its event names the session through rec */
+	election_stop_then(rec->election, ELECTION_WORK_RETURNED, resigned, op); /* handed on */
 	ls_rec_forget(rec);
-	election_stop_then(e, ELECTION_WORK_RETURNED, resigned, op); /* handed on */
 	return now->status = LS_PENDING;
 }
