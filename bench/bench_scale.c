@@ -48,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/support/ddb_standin.h"
+#include "tests/support/ddb_standin_thread.h"
 #include "tests/support/gwproc.h"
 
 #define LEASE_MS      30000
@@ -79,50 +79,10 @@ static const struct scenario scenarios[] = {
 
 /* ---- the stand-in's thread ---- */
 
-struct sd_thread {
-	pthread_t th;
-	struct event_base *base;
-	struct standin *sd;
-	struct event *tick;
-	atomic_bool stop;
-	char url[64];
-};
-
-static void sd_tick(evutil_socket_t fd, short what, void *arg)
+static bool sd_start(struct standin_thread *t, int port, double lat_ms)
 {
-	struct sd_thread *t = arg;
-	if (atomic_load(&t->stop))
-		event_base_loopbreak(t->base);
-}
-
-static void *sd_main(void *arg)
-{
-	struct sd_thread *t = arg;
-	event_base_dispatch(t->base);
-	return NULL;
-}
-
-static bool sd_start(struct sd_thread *t, int port, double lat_ms)
-{
-	memset(t, 0, sizeof *t);
 	struct standin_options o = standin_latency(lat_ms);
-	t->base = event_base_new();
-	t->sd = t->base ? standin_new(t->base, port, &o, t->url, sizeof t->url) : NULL;
-	if (!t->sd)
-		return false;
-	t->tick = event_new(t->base, -1, EV_PERSIST, sd_tick, t);
-	struct timeval tv = {0, 100000};
-	event_add(t->tick, &tv);
-	return pthread_create(&t->th, NULL, sd_main, t) == 0;
-}
-
-static void sd_stop(struct sd_thread *t)
-{
-	atomic_store(&t->stop, true);
-	pthread_join(t->th, NULL);
-	event_free(t->tick);
-	standin_free(t->sd);
-	event_base_free(t->base);
+	return standin_thread_start(t, port, &o);
 }
 
 /* ---- the gateway's process ---- */
@@ -413,7 +373,7 @@ static int cmp_i64(const void *a, const void *b)
 
 static bool run_scenario(const char *bin, const struct scenario *sc, double hold_s, const char *log)
 {
-	struct sd_thread sd;
+	struct standin_thread sd;
 	if (!sd_start(&sd, 0, sc->lat_ms)) {
 		printf("%-16s the stand-in did not start\n", sc->id);
 		return false;
@@ -426,7 +386,7 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	if (gw <= 0 || !info || info->err) {
 		printf("%-16s the gateway did not start (log: %s)\n", sc->id, log);
 		gp_stop(gw);
-		sd_stop(&sd);
+		standin_thread_stop(&sd);
 		return false;
 	}
 	/* the store opens from the loop: wait until DynamoDB answered */
@@ -531,13 +491,13 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	redisFree(info);
 	gp_stop(gw);
 	event_base_free(r.base);
-	sd_stop(&sd);
+	standin_thread_stop(&sd);
 	return true;
 }
 
 static int standin_alone(int port, double ms)
 {
-	struct sd_thread sd;
+	struct standin_thread sd;
 	if (!sd_start(&sd, port, ms)) {
 		fprintf(stderr, "bench_scale: the stand-in did not start on port %d\n", port);
 		return 1;

@@ -22,31 +22,8 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "tests/support/ddb_standin.h"
+#include "tests/support/ddb_standin_thread.h"
 #include "tests/support/gwproc.h"
-
-struct sd_thread {
-	pthread_t th;
-	struct event_base *base;
-	struct standin *sd;
-	struct event *tick;
-	atomic_bool stop;
-	char url[64];
-};
-
-static void on_tick(evutil_socket_t fd, short what, void *arg)
-{
-	struct sd_thread *t = arg;
-	if (atomic_load(&t->stop))
-		event_base_loopbreak(t->base);
-}
-
-static void *sd_main(void *arg)
-{
-	struct sd_thread *t = arg;
-	event_base_dispatch(t->base);
-	return NULL;
-}
 
 static pid_t gw = -1; /* stopped by the teardown, whatever the test did */
 
@@ -74,15 +51,9 @@ static long long info_field(redisContext *c, const char *section, const char *ke
 
 static void test_tryagain_when_saturated(void **state)
 {
-	struct sd_thread t = {0};
+	struct standin_thread t;
 	struct standin_options o = {.min_ms = 300, .max_ms = 300};
-	t.base = event_base_new();
-	t.sd = standin_new(t.base, 0, &o, t.url, sizeof t.url);
-	assert_non_null(t.sd);
-	t.tick = event_new(t.base, -1, EV_PERSIST, on_tick, &t);
-	struct timeval tv = {0, 50000};
-	event_add(t.tick, &tv);
-	assert_int_equal(pthread_create(&t.th, NULL, sd_main, &t), 0);
+	assert_true(standin_thread_start(&t, 0, &o));
 
 	const char *bin = getenv("LG_BIN");
 	assert_non_null(bin);
@@ -151,11 +122,7 @@ static void test_tryagain_when_saturated(void **state)
 	assert_int_equal(st.in_flight_max, 1);
 	redisFree(c);
 	stop_gateway(NULL);
-	atomic_store(&t.stop, true);
-	pthread_join(t.th, NULL);
-	event_free(t.tick);
-	standin_free(t.sd);
-	event_base_free(t.base);
+	standin_thread_stop(&t);
 }
 
 int main(void)
