@@ -199,6 +199,17 @@ static bool item_ok(const struct lsvc *svc, const cJSON *it, unsigned i, struct 
 	return true;
 }
 
+/* Whether the n bytes at p are JSON whitespace. The items are a counted
+ * view (a PostgreSQL parameter is not NUL-terminated: the bytes after it
+ * are whatever the portal's buffer held before), so never strspn. */
+static bool only_space(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+			return false;
+	return true;
+}
+
 bool ls_tx_items_ok(const struct lsvc *svc, const char *items, size_t len, struct ls_result *r)
 {
 	if (svc->nfenced == 0) {
@@ -214,7 +225,7 @@ bool ls_tx_items_ok(const struct lsvc *svc, const char *items, size_t len, struc
 	}
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(items, len, &end, false);
-	if (root == NULL || end == NULL || strspn(end, " \t\r\n") != (size_t)(items + len - end)) {
+	if (root == NULL || end == NULL || !only_space(end, (size_t)(items + len - end))) {
 		cJSON_Delete(root);
 		ls_res_msg(r, LS_INVALID, "fenced write: the items are not valid JSON");
 		return false;
