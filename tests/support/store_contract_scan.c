@@ -15,16 +15,6 @@ static struct store_result op(struct fixture *fx, struct store_req r)
 	return store_contract_op(fx, r);
 }
 
-static struct store_result acquire(struct fixture *fx, const char *owner, const char *rvn,
-				   const char *seen)
-{
-	return op(fx, (struct store_req){.op = STORE_ACQUIRE,
-					 .owner = owner,
-					 .rvn = rvn,
-					 .seen_rvn = seen,
-					 .lease_ms = 30000});
-}
-
 /* A release by owner (NULL: unconditional) that marks token (0: none). */
 static struct store_result release_marked(struct fixture *fx, const char *owner, int64_t token,
 					  bool forced)
@@ -59,7 +49,7 @@ static void assert_freed_read(struct fixture *fx, int64_t freed, bool forced)
 static void freed_marker_by_token(void **state)
 {
 	struct fixture *fx = *state;
-	struct store_result r = acquire(fx, "A", "r1", NULL);
+	struct store_result r = sc_acquire(fx, "A", "r1", NULL, NULL);
 	assert_int_equal(r.status, STORE_OK);
 	assert_freed(&r.item, 0, false);
 	r = release_marked(fx, "A", 1, false);
@@ -68,7 +58,7 @@ static void freed_marker_by_token(void **state)
 	assert_freed(&r.item, 1, false);
 	assert_freed_read(fx, 1, false);
 	/* the next holder's writes keep it */
-	r = acquire(fx, "B", "r2", NULL);
+	r = sc_acquire(fx, "B", "r2", NULL, NULL);
 	assert_int_equal(r.status, STORE_OK);
 	assert_int_equal(r.item.fence, 2);
 	assert_freed(&r.item, 1, false);
@@ -85,7 +75,7 @@ static void freed_marker_by_token(void **state)
 	r = release_marked(fx, "B", 0, false);
 	assert_int_equal(r.status, STORE_OK);
 	assert_freed(&r.item, 1, false);
-	r = acquire(fx, "C", "r4", NULL);
+	r = sc_acquire(fx, "C", "r4", NULL, NULL);
 	assert_int_equal(r.status, STORE_OK);
 	assert_freed(&r.item, 1, false);
 }
@@ -95,17 +85,17 @@ static void freed_marker_by_token(void **state)
 static void freed_marker_by_force(void **state)
 {
 	struct fixture *fx = *state;
-	assert_int_equal(acquire(fx, "A", "r1", NULL).status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
 	struct store_result r = release_marked(fx, NULL, 1, true);
 	assert_int_equal(r.status, STORE_OK);
 	assert_false(r.item.has_owner);
 	assert_freed(&r.item, 1, true);
 	assert_freed_read(fx, 1, true);
-	r = acquire(fx, "B", "r2", NULL);
+	r = sc_acquire(fx, "B", "r2", NULL, NULL);
 	assert_int_equal(r.status, STORE_OK);
 	assert_freed(&r.item, 1, true);
 	/* a takeover keeps it too */
-	r = acquire(fx, "C", "r3", "r2");
+	r = sc_acquire(fx, "C", "r3", "r2", NULL);
 	assert_int_equal(r.status, STORE_OK);
 	assert_int_equal(r.item.fence, 3);
 	assert_freed(&r.item, 1, true);
@@ -114,7 +104,7 @@ static void freed_marker_by_force(void **state)
 	assert_freed(&r.item, 3, false);
 	assert_freed_read(fx, 3, false);
 	/* a forced release by owner marks it too */
-	assert_int_equal(acquire(fx, "D", "r5", NULL).status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "D", "r5", NULL, NULL).status, STORE_OK);
 	r = release_marked(fx, "D", 4, true);
 	assert_int_equal(r.status, STORE_OK);
 	assert_freed(&r.item, 4, true);
