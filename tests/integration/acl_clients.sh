@@ -5,8 +5,8 @@
 # Prints "ok N - what" / "not ok N - what", exits 1 on any failure.
 set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port) pgport=$(free_port)
+. "$(dirname "$0")/../support/gw.sh"
+port=$(gw_free_port) pgport=$(gw_free_port)
 dir=$(mktemp -d /tmp/lg-acl-cli.XXXXXX)
 acl=$dir/users.acl log=$dir/log
 cat >"$acl" <<'USERS'

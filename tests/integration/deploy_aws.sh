@@ -45,9 +45,7 @@ fail() {
 	done
 	exit 1
 }
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. "$(dirname "$0")/../support/gw.sh"
 
 # --- the policy and the template, against the binary's operations
 python3 - "$root" >"$work/policy.out" 2>&1 <<'PY' || fail "the policy and the template name the binary's actions"
@@ -221,8 +219,8 @@ set -- $(sed -n 2p "$work/keys.out")
 noscan_ak=$1 noscan_sk=$2
 
 start_gw() {
-	port=$(free_port)
-	admin=$(free_port)
+	port=$(gw_free_port)
+	admin=$(gw_free_port)
 	AWS_ACCESS_KEY_ID=$1 AWS_SECRET_ACCESS_KEY=$2 "$LG_BIN" --port "$port" --pg-port 0 \
 		--admin-port "$admin" --table locks --region eu-west-2 --endpoint "$LG_MOTO" \
 		--ttl-attribute expiresAt >"$work/gw.log" 2>&1 &

@@ -31,7 +31,8 @@ fail() {
 command -v kubectl >/dev/null || fail "kubectl (its kustomize) is on PATH"
 command -v node >/dev/null || fail "node is on PATH"
 
-admin=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/../support/gw.sh"
+admin=$(gw_free_port)
 "$LG_BIN" --port 0 --pg-port 0 --admin-port "$admin" >"$work/gw.log" 2>&1 &
 gw=$!
 

@@ -19,8 +19,8 @@ n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; fail=1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port)
+. "$(dirname "$0")/../support/gw.sh"
+port=$(gw_free_port)
 orders=lgfx-$$-orders
 cat >"$work/boto.py" <<'EOF'
 import os, sys, boto3
@@ -44,12 +44,8 @@ AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK "$LG_BIN" --port "$port" -
 	--admin-port 0 --table "lgfx-$$-locks" --create-table --endpoint "$LG_MOTO" \
 	--region us-east-1 --fenced-tables "$orders" 2>"$work/gw.log" &
 pid=$!
-i=0
-# ready: the Redis port (open from the start) no longer answers -LOADING
-until python3 -c "import socket; s = socket.create_connection(('127.0.0.1', $port)); s.sendall(b'PING\\r\\n'); r = s.recv(64); exit(0 if r and not r.startswith(b'-LOADING') else 1)" 2>/dev/null; do
-	i=$((i + 1)); [ $i -gt 200 ] && { notok "leasegate did not start"; cat "$work/gw.log"; exit 1; }
-	sleep 0.05
-done
+# ready: the Redis port (open from the start) answers PONG, no longer -LOADING
+gw_ready "$port" || { notok "leasegate did not start"; cat "$work/gw.log"; exit 1; }
 
 # Python: boto3 (pyenv's python3) and redis-py (Debian's dist-packages).
 if PYTHONPATH=/usr/lib/python3/dist-packages python3 "$root/examples/fenced.py" --port "$port" \

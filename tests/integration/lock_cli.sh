@@ -32,7 +32,7 @@ fail() {
 ok() { echo "ok $*"; }
 
 now_ms() { date +%s%3N; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. "$(dirname "$0")/../support/gw.sh"
 
 # wait_for FILE REGEX MS: true once a line of FILE matches.
 wait_for() {
@@ -60,7 +60,7 @@ wait_exit() {
 # and pid_NAME.
 start_gw() {
 	local name=$1 table=${2:-} port
-	port=$(free_port)
+	port=$(gw_free_port)
 	if [ -n "$table" ]; then
 		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
 			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$port" --pg-port 0 \
@@ -239,7 +239,7 @@ kill -9 "$orphan"
 ok "leasegate lock killed: its connection closes and the lock is released"
 
 # Unreachable gateway: 69 with the reason.
-lock "$(free_port)" job -- true
+lock "$(gw_free_port)" job -- true
 expect_rc 69 "nothing listening"
 grep -q 'cannot connect to 127.0.0.1:' "$work/last.err" || fail "no 'cannot connect' message"
 ok "no gateway: 69 ($(cat "$work/last.err"))"

@@ -53,18 +53,13 @@ if [ -z "${LG_MOTO:-}" ]; then
 	bad "needs moto (tests/run-integration.sh sets LG_MOTO)"
 	exit 1
 fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port) admin=$(free_port)
+. "$(dirname "$0")/../support/gw.sh"
+port=$(gw_free_port) admin=$(gw_free_port)
 AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO \
 	AWS_REGION=us-east-1 "$LG_BIN" --port "$port" --pg-port 0 --admin-port "$admin" \
 	--table "lg-mon-$$" --create-table 2>"$work/log" &
 pid=$!
-i=0
-until [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && { bad "gateway did not start"; cat "$work/log"; exit 1; }
-	sleep 0.05
-done
+gw_ready "$port" || { bad "gateway did not start"; cat "$work/log"; exit 1; }
 redis-cli -p "$port" LOCK.ACQUIRE mon 30000 >/dev/null
 redis-cli -p "$port" LOCK.RELEASE mon >/dev/null
 curl -s "http://127.0.0.1:$admin/metrics" >"$work/metrics"

@@ -32,7 +32,8 @@ fi
 [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 18 ] ||
 	fail "0 node_clients needs Node.js >= 18, found $(node --version)"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$here/../support/gw.sh"
+port=$(gw_free_port)
 "$LG_BIN" --port "$port" --pg-port 0 --admin-port 0 >"$work/leasegate.log" 2>&1 &
 gw=$!
 
@@ -44,12 +45,7 @@ cp "$here/node/package.json" "$here/node/package-lock.json" "$here/node/"*.js "$
 v() { (cd "$work/node" && node -p "require('$1/package.json').version"); }
 echo "ok 1 npm ci from the lockfile: ioredis $(v ioredis), redis $(v redis) (@redis/client $(v @redis/client))"
 
-i=0
-until [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && fail "2 leasegate did not start" leasegate.log
-	sleep 0.05
-done
+gw_ready "$port" || fail "2 leasegate did not start" leasegate.log
 
 LG_PORT=$port LG_N0=1 node "$work/node/clients.js" >"$work/clients.out" 2>&1
 rc=$?

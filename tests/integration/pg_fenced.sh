@@ -10,9 +10,9 @@ set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
 : "${LG_MOTO:?run under tests/run-integration.sh (LG_MOTO)}"
 work=${LG_WORK:-/tmp}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port)
-pgport=$(free_port)
+. "$(dirname "$0")/../support/gw.sh"
+port=$(gw_free_port)
+pgport=$(gw_free_port)
 locks=lgpgf-$$-locks
 data=lgpgf-$$-data
 log=$(mktemp /tmp/lg-pgf.XXXXXX)
@@ -42,12 +42,8 @@ AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK "$LG_BIN" --port "$port" -
 	--partition-key pk --fenced-tables "$data" 2>"$log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$log" "$boto"' EXIT
-i=0
-# ready: the Redis port (open from the start) no longer answers -LOADING
-until python3 -c "import socket; s = socket.create_connection(('127.0.0.1', $port)); s.sendall(b'PING\\r\\n'); r = s.recv(64); exit(0 if r and not r.startswith(b'-LOADING') else 1)" 2>/dev/null; do
-	i=$((i + 1)); [ $i -gt 200 ] && { echo "not ok 1 - leasegate did not start"; cat "$log"; exit 1; }
-	sleep 0.05
-done
+# ready: the Redis port (open from the start) answers PONG, no longer -LOADING
+gw_ready "$port" || { echo "not ok 1 - leasegate did not start"; cat "$log"; exit 1; }
 
 BOTO="$boto" DATA="$data" LOCKS="$locks" PGPORT=$pgport /usr/bin/python3 - <<'EOF'
 import json, os, subprocess, sys

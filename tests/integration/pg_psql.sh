@@ -5,9 +5,9 @@
 # prints "ok N - what" / "not ok N - what", exits 1 on any failure.
 set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port)
-pgport=$(free_port)
+. "$(dirname "$0")/../support/gw.sh"
+port=$(gw_free_port)
+pgport=$(gw_free_port)
 log=$(mktemp /tmp/lg-psql.XXXXXX)
 "$LG_BIN" --port "$port" --pg-port "$pgport" --pg-password s3cret --admin-port 0 2>"$log" &
 pid=$!

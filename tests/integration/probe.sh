@@ -29,9 +29,7 @@ fail() {
 	done
 	exit 1
 }
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. "$(dirname "$0")/../support/gw.sh"
 wait_admin() {
 	i=0
 	until curl -s -o /dev/null "http://127.0.0.1:$1/healthz"; do
@@ -44,7 +42,7 @@ probe() {
 	"$LG_BIN" --probe "$@" >"$work/out" 2>"$work/err"
 }
 
-admin=$(free_port)
+admin=$(gw_free_port)
 "$LG_BIN" --bind 0.0.0.0 --port 0 --pg-port 0 --admin-port "$admin" >"$work/gw.log" 2>&1 &
 pids="$pids $!"
 wait_admin "$admin"
@@ -69,8 +67,8 @@ grep -q '404' "$work/err" || fail "--probe /nothing names the answer on stderr"
 ok "--probe of a missing path (404) exits 1, the answer on stderr"
 
 # a gateway whose table is not reachable: alive, not ready (503)
-dead=$(free_port)
-admin2=$(free_port)
+dead=$(gw_free_port)
+admin2=$(gw_free_port)
 AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=y AWS_REGION=us-east-1 "$LG_BIN" --port 0 --pg-port 0 \
 	--admin-port "$admin2" --table locks --endpoint "http://127.0.0.1:$dead" >"$work/gw2.log" 2>&1 &
 pids="$pids $!"
@@ -80,13 +78,13 @@ grep -q '503' "$work/err" || fail "--probe /readyz on a gateway not ready names 
 probe /healthz --admin-port "$admin2" || fail "--probe /healthz on a gateway not ready exits 0"
 ok "a gateway whose table is unreachable: /readyz 503 exits 1, /healthz exits 0"
 
-closed=$(free_port)
+closed=$(gw_free_port)
 if probe --admin-port "$closed"; then fail "--probe of a closed port exits 1"; fi
 grep -q 'cannot connect' "$work/err" || fail "--probe of a closed port says it cannot connect"
 ok "--probe of a closed port exits 1: cannot connect"
 
 # a listener that accepts and never answers: the probe gives up in time
-silent=$(free_port)
+silent=$(gw_free_port)
 python3 -c "
 import socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

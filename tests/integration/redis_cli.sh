@@ -3,16 +3,13 @@
 # output; prints "ok N - what" / "not ok N - what", exits 1 on any failure.
 set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/../support/gw.sh"
+port=$(gw_free_port)
 log=$(mktemp /tmp/lg-cli.XXXXXX)
 "$LG_BIN" --port "$port" --pg-port 0 --admin-port 0 2>"$log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$log"' EXIT
-i=0
-until redis-cli -p "$port" PING >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -gt 100 ] && { echo "leasegate did not start"; cat "$log"; exit 1; }
-	sleep 0.05
-done
+gw_ready "$port" 100 || { echo "leasegate did not start"; cat "$log"; exit 1; }
 
 n=0 fail=0
 check() { # check "what" "expected" command...

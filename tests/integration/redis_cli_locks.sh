@@ -7,7 +7,8 @@
 set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
 work=$(mktemp -d "${LG_WORK:-/tmp}/redis_cli_locks.XXXXXX")
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/../support/gw.sh"
+port=$(gw_free_port)
 "$LG_BIN" --port "$port" --pg-port 0 --admin-port 0 --holder-label gw-cli \
 	>"$work/leasegate.log" 2>&1 &
 gw=$!
@@ -72,12 +73,7 @@ await_lines() {
 	done
 }
 
-i=0
-until [ "$(cli PING 2>/dev/null)" = PONG ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && { echo "not ok 0 leasegate did not start"; cat "$work/leasegate.log"; exit 1; }
-	sleep 0.05
-done
+gw_ready "$port" || { echo "not ok 0 leasegate did not start"; cat "$work/leasegate.log"; exit 1; }
 
 check "no item yet: nil" "(nil)" "$(reply LOCK.STATE nightly-report)"
 

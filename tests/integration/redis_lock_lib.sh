@@ -32,12 +32,12 @@ say() { # say ok|"not ok" WHAT
 	[ "$1" = ok ] || failed=1
 }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. "$(dirname "$0")/../support/gw.sh"
 
 # start NAME [TABLE]: a gateway (on the embedded store, or on TABLE of
 # moto, created if missing); sets port_NAME. Exits when it does not start.
 start() {
-	_port=$(free_port)
+	_port=$(gw_free_port)
 	if [ -n "${2:-}" ]; then
 		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
 			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$_port" --pg-port 0 \
@@ -49,16 +49,11 @@ start() {
 	fi
 	pids="$pids $!"
 	eval "pid_$1=$!"
-	i=0
-	until [ "$(redis-cli -p "$_port" PING 2>/dev/null)" = PONG ]; do
-		i=$((i + 1))
-		if [ $i -gt 300 ]; then
-			say "not ok" "gateway $1 starts"
-			sed 's/^/# /' "$work/gw-$1.log"
-			exit 1
-		fi
-		sleep 0.05
-	done
+	if ! gw_ready "$_port" 300; then
+		say "not ok" "gateway $1 starts"
+		sed 's/^/# /' "$work/gw-$1.log"
+		exit 1
+	fi
 	eval "port_$1=$_port"
 }
 

@@ -38,7 +38,7 @@ fail() {
 
 now_ms() { date +%s%3N; }
 
-free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. "$(dirname "$0")/../support/gw.sh"
 
 # wait_for FILE REGEX MS: true once a line of FILE matches.
 wait_for() {
@@ -56,7 +56,7 @@ last_token() { sed -n 's/^leading token=\([0-9]*\)$/\1/p' "$1" | tail -1; }
 # start_gw NAME [TABLE]: starts leasegate, sets port_NAME and pid_NAME.
 start_gw() {
 	local name=$1 table=${2:-} port
-	port=$(free_port)
+	port=$(gw_free_port)
 	if [ -n "$table" ]; then
 		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
 			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$port" --pg-port 0 \

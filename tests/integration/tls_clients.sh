@@ -26,7 +26,7 @@ command -v redis-cli >/dev/null && command -v psql >/dev/null && command -v open
 work=$(mktemp -d "${LG_WORK:-/tmp}/lg-tls.XXXXXX")
 pids=
 trap 'for p in $pids; do kill $p 2>/dev/null; wait $p 2>/dev/null; done; rm -rf "$work"' EXIT
-free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. "$(dirname "$0")/../support/gw.sh"
 
 n=0 fail=0
 pass() { n=$((n + 1)); printf 'ok %s - %s\n' "$n" "$1"; }
@@ -76,7 +76,7 @@ wait_port() {
 }
 
 # ---- gateway A: mutual TLS on the Redis TLS port ----
-port=$(free_port) tport=$(free_port) pgport=$(free_port) admin=$(free_port)
+port=$(gw_free_port) tport=$(gw_free_port) pgport=$(gw_free_port) admin=$(gw_free_port)
 start "$work/a.log" --port "$port" --tls-port "$tport" --pg-port "$pgport" --admin-port "$admin" \
 	--tls-cert-file "$work/live.crt" --tls-key-file "$work/live.key" \
 	--tls-ca-cert-file "$work/ca.crt"
@@ -211,7 +211,7 @@ expect "/metrics counts the failed reload" \
 	"leasegate_tls_reloads_failed_total 1"
 
 # ---- gateway B: no client certificates, PostgreSQL TLS required ----
-port=$(free_port) tport=$(free_port) pgport=$(free_port)
+port=$(gw_free_port) tport=$(gw_free_port) pgport=$(gw_free_port)
 start "$work/b.log" --port "$port" --tls-port "$tport" --pg-port "$pgport" --admin-port 0 \
 	--tls-cert-file "$work/server.crt" --tls-key-file "$work/server.key" \
 	--tls-auth-clients no --pg-tls required
@@ -245,11 +245,11 @@ expect "--pg-tls required: psql sslmode=prefer (the default) goes over TLS" \
 # ---- a bad key refuses the start ----
 # (a Redis port, not 0: a gateway with every listener off is refused first)
 expect "a key that does not match the certificate refuses the start" \
-	"$("$LG_BIN" --port "$(free_port)" --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
+	"$("$LG_BIN" --port "$(gw_free_port)" --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
 		--tls-key-file "$work/other.key" 2>&1; echo "exit $?")" \
 	"*leasegate: bad value for --tls-key-file: $work/other.key is not the key of the certificate in --tls-cert-file $work/server.crt*exit 1"
 expect "an unreadable key refuses the start" \
-	"$("$LG_BIN" --port "$(free_port)" --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
+	"$("$LG_BIN" --port "$(gw_free_port)" --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
 		--tls-key-file "$work/missing.key" 2>&1; echo "exit $?")" \
 	"*leasegate: bad value for --tls-key-file: cannot read $work/missing.key: No such file or directory*exit 1"
 

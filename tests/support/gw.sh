@@ -1,0 +1,25 @@
+# gw.sh: what the integration scripts share to run a gateway. Sourced:
+#
+#   . "$(dirname "$0")/../support/gw.sh"
+#   port=$(gw_free_port)
+#   "$LG_BIN" --port "$port" ... 2>"$log" &
+#   gw_ready "$port" || { echo "not ok 1 - leasegate did not start"; cat "$log"; exit 1; }
+#
+# gw_free_port prints a TCP port free on 127.0.0.1 now (the kernel's pick).
+# gw_ready PORT [TRIES] waits until the Redis port PORT answers PING with
+# PONG — open and past -LOADING, the store open — polling every 50 ms,
+# TRIES times at most (default 200: 10 s); returns 1 if it never did.
+
+gw_free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+gw_ready() {
+	_gw_i=0
+	until [ "$(redis-cli -p "$1" PING 2>/dev/null)" = PONG ]; do
+		_gw_i=$((_gw_i + 1))
+		[ "$_gw_i" -gt "${2:-200}" ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
