@@ -502,8 +502,8 @@ static void on_released(void *arg, const struct store_result *res)
 	lease_destroy(l);
 	lt_lock_kick(lock);
 	lt_lock_unref(lock);
-	if (cb != NULL)
-		cb(cb_arg, 1, NULL);
+	if (cb != NULL) /* refused: another owner had it, this lease was no longer held */
+		cb(cb_arg, res->status == STORE_REFUSED && !overtaken ? 0 : 1, NULL);
 }
 
 void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg)

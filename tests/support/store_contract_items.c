@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static struct lock_item raw_item(const char *type, const char *owner, const char *rvn, bool lease,
 				 bool fence, bool fence_bad, int64_t fence_v)
 {
@@ -231,11 +230,8 @@ static void announce_refused_on_items_not_locks(void **state)
 						 store_contract_teardown, NULL)
 
 const struct CMUnitTest store_contract_items_tests[STORE_CONTRACT_ITEMS_TESTS] = {
-	T(acquire_refused_on_items_not_locks),
-	T(acquire_on_lock_items),
-	T(announce_on_held_leaves_rvn),
-	T(announced_free_item_is_reserved),
-	T(acquire_keeps_other_announcements),
-	T(withdraw_own_only),
+	T(acquire_refused_on_items_not_locks),	T(acquire_on_lock_items),
+	T(announce_on_held_leaves_rvn),		T(announced_free_item_is_reserved),
+	T(acquire_keeps_other_announcements),	T(withdraw_own_only),
 	T(announce_refused_on_items_not_locks),
 };
