@@ -114,6 +114,8 @@ static void orphan_ops(struct lease *l)
  * own, linked to the acquire's (a heartbeat outlives its acquire's trace). */
 static struct trace_span *lease_span(struct lease *l, const char *name)
 {
+	if (l->t->tracer == NULL) /* tracing off: not even the calls */
+		return NULL;
 	struct trace_span *s = trace_start(l->t->tracer, name, TRACE_INTERNAL, NULL);
 	trace_link(s, &l->acq_ctx);
 	trace_str(s, "leasegate.lock.name", l->lock->name);
@@ -233,7 +235,8 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 		obs_emit(t->obs, &ev);
 	}
 	lt_lock_see(w->lock, &(struct lock_item){0}); /* we hold it: forget the holder seen */
-	int64_t left = l->last_send_ms + l->lease_ms - clock_now_ms(t->clock);
+	int64_t now_ms = clock_now_ms(t->clock);
+	int64_t left = l->last_send_ms + l->lease_ms - now_ms;
 	if (left <= 0) {
 		/* Answered after a whole lease: the lease has ended already. */
 		l->loss = LT_EXPIRED;
@@ -243,7 +246,7 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 	}
 	w->lock->held = l;
 	if (!w->handoff) /* the lock came from the store: a new turn here */
-		w->lock->turn_start = clock_now_ms(t->clock);
+		w->lock->turn_start = now_ms;
 	lt_holder_saw(w->lock, item);
 	timer_arm_at(&l->end_timer, l->last_send_ms + l->lease_ms);
 	schedule_heartbeat(l);
