@@ -134,7 +134,9 @@ static void heap_remove(struct clock *c, struct timer *t)
  * now_us: the time if the caller has just read it, else -1. */
 static void rearm_wake(struct clock *c, int64_t now_us)
 {
-	if (c->fake || c->running)
+	/* now active: its run, in this turn of the loop, sets wake after it
+	 * (a store completion is due at once while most timers change) */
+	if (c->fake || c->running || c->now_active)
 		return;
 	if (c->n == 0) {
 		if (c->wake_due_ms >= 0)
