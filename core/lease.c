@@ -261,6 +261,7 @@ static struct store_call *send_renew(struct lease *l, char *rvn, int64_t *send_m
 	struct store_req req = {
 		.op = STORE_RENEW,
 		.name = l->lock->name,
+		.name_hash = l->lock->hash,
 		.owner = l->owner,
 		.rvn = rvn,
 		.holder = l->holder,
@@ -543,6 +544,7 @@ void lease_release(struct lease *l)
 	l->hb_span = lease_span(l, "Lock.Release");
 	struct store_req req = {.op = STORE_RELEASE,
 				.name = lock->name,
+				.name_hash = lock->hash,
 				.owner = l->owner,
 				.ttl = lt_ttl(l->t),
 				.span = l->hb_span};

@@ -180,6 +180,7 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
 	struct store_req req = {
 		.op = STORE_ACQUIRE,
 		.name = l->name,
+		.name_hash = l->hash,
 		.owner = w->owner,
 		.rvn = w->rvn,
 		.seen_rvn = seen_rvn,

@@ -28,6 +28,16 @@ void *pool_get(struct pool *p, size_t n)
 	return x;
 }
 
+void *pool_take(struct pool *p, size_t n)
+{
+	if (n > p->size || p->free == NULL)
+		return malloc(n > p->size || POOL_OFF ? n : p->size);
+	void *x = p->free;
+	memcpy(&p->free, x, sizeof(void *));
+	p->n--;
+	return x;
+}
+
 void pool_put(struct pool *p, void *x, size_t n)
 {
 	if (x == NULL)

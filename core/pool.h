@@ -31,6 +31,10 @@ struct pool {
 /* Returns n zeroed bytes (n >= sizeof(void *)), or NULL on out-of-memory. */
 void *pool_get(struct pool *p, size_t n) __attribute__((warn_unused_result));
 
+/* As pool_get, but the bytes are not zeroed: for an object whose every
+ * field the caller sets. */
+void *pool_take(struct pool *p, size_t n) __attribute__((warn_unused_result));
+
 /* Gives back x, got from pool_get(p, n) with this same n. NULL is allowed. */
 void pool_put(struct pool *p, void *x, size_t n);
 

@@ -492,12 +492,17 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	       n_seen = slen(req->seen_rvn), n_holder = slen(req->holder),
 	       n_waiter = slen(req->waiter);
 	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder + n_waiter;
-	struct store_call *call = pool_get(&call_pool, sizeof(*call) + need);
+	/* every field set here or by enqueue: no zeroing first */
+	struct store_call *call = pool_take(&call_pool, sizeof(*call) + need);
 	if (call == NULL)
 		return NULL;
 	size_t pos = 0;
+	call->prev = call->next = NULL;
+	call->seq = 0;
+	call->page = NULL;
+	call->limit = 0;
 	call->size = sizeof(*call) + need;
-	call->hash = store_name_hash(req->name);
+	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
 	call->ms = ms;
 	call->cb = cb;
