@@ -67,8 +67,11 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	out->has_lease = it->has_lease;
 	out->has_fence = !it->no_fence;
 	out->fence_bad = it->fence_bad;
-	strcpy(out->owner, it->owner);
-	strcpy(out->rvn, it->rvn);
+	/* whole arrays of one size: a few moves where strcpy scans */
+	_Static_assert(sizeof(out->owner) == sizeof(it->owner), "owner sizes");
+	_Static_assert(sizeof(out->rvn) == sizeof(it->rvn), "rvn sizes");
+	memcpy(out->owner, it->owner, sizeof(out->owner));
+	memcpy(out->rvn, it->rvn, sizeof(out->rvn));
 	if (it->has_holder)
 		strcpy(out->holder, it->holder);
 	else
