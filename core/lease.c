@@ -249,7 +249,8 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 	if (!w->handoff) /* the lock came from the store: a new turn here */
 		w->lock->turn_start = now_ms;
 	lt_holder_saw(w->lock, item);
-	timer_arm_at(&l->end_timer, l->last_send_ms + l->lease_ms);
+	/* end_timer waits for the first heartbeat, due before it: a lease
+	 * released sooner (a lock cycle) arms and cancels one timer, not two */
 	schedule_heartbeat(l);
 	return l;
 }
@@ -336,6 +337,8 @@ static void on_heartbeat(void *arg, const struct store_result *res)
 static void heartbeat(void *arg)
 {
 	struct lease *l = arg;
+	if (!timer_armed(&l->end_timer)) /* the first heartbeat (lease_start) */
+		timer_arm_at(&l->end_timer, lease_end_ms(l));
 	if (l->hb_call != NULL)
 		return;
 	if (clock_now_ms(l->t->clock) >= lease_end_ms(l)) {
