@@ -111,7 +111,8 @@ void conn_flush(struct conn *c)
 	/* Open or blocked: at the end of the turn (flush_cb). */
 	if ((c->state == CONN_OPEN || c->state == CONN_BLOCKED) && c->flush_ev &&
 	    !buf_failed(&c->out)) {
-		if (c->out.len) {
+		/* queued (in_fq): its flush event is active already */
+		if (c->out.len && !c->in_fq) {
 			event_active(c->flush_ev, EV_TIMEOUT, 0);
 			srv_flush_queue(c->srv, c);
 		}
