@@ -61,7 +61,12 @@ int64_t clock_now_us(struct clock *c);	/* monotonic, microseconds */
 /* Number of armed timers (for tests and INFO). */
 size_t clock_armed(const struct clock *c);
 
-void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg);
+/* Makes t a timer of c that calls cb(arg), not armed. Inline: a lock
+ * cycle initialises six. */
+static inline void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg)
+{
+	*t = (struct timer){.clock = c, .cb = cb, .arg = arg};
+}
 /* Arms (or re-arms) t to run delay_ms from now; a negative delay is 0.
  * Never fails: timers live in an intrusive heap, nothing is allocated. */
 void timer_arm(struct timer *t, int64_t delay_ms);

@@ -180,6 +180,7 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
 	struct store_req req = {
 		.op = STORE_ACQUIRE,
 		.name = l->name,
+		.name_hash = l->hash,
 		.owner = w->owner,
 		.rvn = w->rvn,
 		.seen_rvn = seen_rvn,
@@ -560,13 +561,15 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 	timer_init(&w->timer, t->clock, wait_timer, w);
 	l->refs++;
 	t->nwaits++;
-	w->span = trace_start(t->tracer,
-			      a->span_name != NULL ? a->span_name
-			      : a->wait		   ? "Lock.Acquire"
-						   : "Lock.TryAcquire",
-			      TRACE_INTERNAL, a->trace_parent);
-	trace_str(w->span, "leasegate.lock.name", l->name);
-	trace_str(w->span, "db.collection.name", t->store->table);
+	if (t->tracer != NULL) { /* tracing off: not even the calls */
+		w->span = trace_start(t->tracer,
+				      a->span_name != NULL ? a->span_name
+				      : a->wait		   ? "Lock.Acquire"
+							   : "Lock.TryAcquire",
+				      TRACE_INTERNAL, a->trace_parent);
+		trace_str(w->span, "leasegate.lock.name", l->name);
+		trace_str(w->span, "db.collection.name", t->store->table);
+	}
 
 	bool ok = true;
 	if (l->held != NULL && !a->wait) {

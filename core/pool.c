@@ -1,52 +1,21 @@
 /*
- * pool: see pool.h.
+ * pool: see pool.h. The list's paths are inline there; here, the blocks
+ * from malloc.
  */
 #include "core/pool.h"
 
 #include <stdlib.h>
-#include <string.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define POOL_OFF 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define POOL_OFF 1
-#endif
-#endif
-#ifndef POOL_OFF
-#define POOL_OFF 0
-#endif
-
-void *pool_get(struct pool *p, size_t n)
+void *pool_alloc(struct pool *p, size_t n, int zero)
 {
-	if (n > p->size || p->free == NULL)
-		return calloc(1, n > p->size || POOL_OFF ? n : p->size);
-	void *x = p->free;
-	memcpy(&p->free, x, sizeof(void *));
-	p->n--;
-	memset(x, 0, n);
-	return x;
-}
-
-void pool_put(struct pool *p, void *x, size_t n)
-{
-	if (x == NULL)
-		return;
-	if (POOL_OFF || n > p->size || p->n >= p->max) {
-		free(x);
-		return;
-	}
-	memcpy(x, &p->free, sizeof(void *));
-	p->free = x;
-	p->n++;
+	/* a block the list may keep later: of the pool's size */
+	size_t size = n > p->size || POOL_OFF ? n : p->size;
+	return zero ? calloc(1, size) : malloc(size);
 }
 
 void pool_drain(struct pool *p)
 {
-	while (p->free != NULL) {
-		void *x = p->free;
-		memcpy(&p->free, x, sizeof(void *));
-		free(x);
-	}
+	while (p->free != NULL)
+		free(pool_pop(p));
 	p->n = 0;
 }

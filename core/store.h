@@ -129,6 +129,9 @@ struct store_req {
 	int64_t token;	      /* CHECK: fencing token; RELEASE: freed (0: none) */
 	bool forced;	      /* RELEASE with .token: freedBy "force" */
 	bool unconditional;   /* ACQUIRE/RELEASE for the testing helpers */
+	/* store_name_hash(name) when the caller has it (a lock keeps its
+	 * own), else 0: a store that hashes names then need not again */
+	uint64_t name_hash;
 	/* the span of the lock operation this request is for (core/trace.h):
 	 * a store that sends requests records each as a child span; NULL:
 	 * untraced. Valid during store_submit() only: a store copies what it

@@ -67,8 +67,11 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	out->has_lease = it->has_lease;
 	out->has_fence = !it->no_fence;
 	out->fence_bad = it->fence_bad;
-	strcpy(out->owner, it->owner);
-	strcpy(out->rvn, it->rvn);
+	/* whole arrays of one size: a few moves where strcpy scans */
+	_Static_assert(sizeof(out->owner) == sizeof(it->owner), "owner sizes");
+	_Static_assert(sizeof(out->rvn) == sizeof(it->rvn), "rvn sizes");
+	memcpy(out->owner, it->owner, sizeof(out->owner));
+	memcpy(out->rvn, it->rvn, sizeof(out->rvn));
 	if (it->has_holder)
 		strcpy(out->holder, it->holder);
 	else
@@ -492,12 +495,17 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	       n_seen = slen(req->seen_rvn), n_holder = slen(req->holder),
 	       n_waiter = slen(req->waiter);
 	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder + n_waiter;
-	struct store_call *call = pool_get(&call_pool, sizeof(*call) + need);
+	/* every field set here or by enqueue: no zeroing first */
+	struct store_call *call = pool_take(&call_pool, sizeof(*call) + need);
 	if (call == NULL)
 		return NULL;
 	size_t pos = 0;
+	call->prev = call->next = NULL;
+	call->seq = 0;
+	call->page = NULL;
+	call->limit = 0;
 	call->size = sizeof(*call) + need;
-	call->hash = store_name_hash(req->name);
+	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
 	call->ms = ms;
 	call->cb = cb;

@@ -111,7 +111,8 @@ void conn_flush(struct conn *c)
 	/* Open or blocked: at the end of the turn (flush_cb). */
 	if ((c->state == CONN_OPEN || c->state == CONN_BLOCKED) && c->flush_ev &&
 	    !buf_failed(&c->out)) {
-		if (c->out.len) {
+		/* queued (in_fq): its flush event is active already */
+		if (c->out.len && !c->in_fq) {
 			event_active(c->flush_ev, EV_TIMEOUT, 0);
 			srv_flush_queue(c->srv, c);
 		}
@@ -208,11 +209,6 @@ void conn_transport_error(struct conn *c)
 	conn_abort(c, "socket error");
 }
 
-static void resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-	conn_process(arg);
-}
-
 bool conn_peer_local(int fd)
 {
 	struct sockaddr_storage ss;
@@ -252,15 +248,12 @@ struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const str
 	buf_init(&c->out, 0);
 	/* Only ever activated; persistent, so that running them costs no
 	 * event_del (a deleted one leaves the active queue all the same). */
-	c->resume_ev = event_new(base, -1, EV_PERSIST, resume_cb, c);
 	c->flush_ev = event_new(base, -1, EV_PERSIST, flush_cb, c);
 	if (c->flush_ev)
 		event_priority_set(c->flush_ev, event_base_get_npriorities(base) - 1);
-	if (!c->resume_ev || !c->flush_ev || !c->transport->open(c) || !proto->open(c)) {
+	if (!c->flush_ev || !c->transport->open(c) || !proto->open(c)) {
 		if (c->tp)
 			c->transport->close(c);
-		if (c->resume_ev)
-			event_free(c->resume_ev);
 		if (c->flush_ev)
 			event_free(c->flush_ev);
 		close(fd);
@@ -303,9 +296,8 @@ void conn_drop_io(struct conn *c)
 
 void conn_free(struct conn *c)
 {
+	srv_resume_unqueue(c->srv, c);
 	conn_drop_io(c);
-	if (c->resume_ev)
-		event_free(c->resume_ev);
 	if (c->flush_ev)
 		event_free(c->flush_ev);
 	c->proto->free(c);
@@ -325,7 +317,7 @@ void conn_resume(struct conn *c)
 	if (!conn_set_state(c, CONN_OPEN))
 		return; /* only a BLOCKED connection resumes */
 	/* The resumed request loop flushes when it ends (conn_process). */
-	event_active(c->resume_ev, EV_TIMEOUT, 0);
+	srv_resume_queue(c->srv, c);
 }
 
 void conn_ref(struct conn *c)
@@ -365,8 +357,8 @@ void conn_abort(struct conn *c, const char *reason)
 	 * whatever callback we are in has returned */
 	if (c->tp)
 		c->transport->stop(c);
-	event_del(c->resume_ev);
 	event_del(c->flush_ev);
+	srv_resume_unqueue(c->srv, c);
 	srv_flush_unqueue(c->srv, c);
 	log_msg(LOG_LVL_DEBUG, "connection %llu %s closed: %s", (unsigned long long)c->id, c->addr,
 		c->close_reason ? c->close_reason : "closed");

@@ -132,11 +132,12 @@ struct conn {
 	bool close_done;     /* proto->close has run */
 	bool in_process;     /* conn_process() is on the stack */
 	bool in_fq;	     /* in the registry's flush queue */
+	bool in_rq;	     /* in the registry's resume queue */
 	int refs;
-	struct buf out;		 /* replies not yet handed to the transport */
-	struct event *resume_ev; /* runs the request loop from the event loop */
-	struct event *flush_ev;	 /* writes the replies at the end of the turn */
+	struct buf out;		/* replies not yet handed to the transport */
+	struct event *flush_ev; /* writes the replies at the end of the turn */
 	struct conn *fq_prev, *fq_next;
+	struct conn *rq_prev, *rq_next; /* resumed: the request loop runs next */
 	char addr[64], laddr[64];
 	int64_t created_ms, last_cmd_ms;
 	uint64_t flushes;	  /* times replies were handed to the transport */

@@ -71,8 +71,10 @@ struct srv {
 	int64_t started_ms;
 	struct conn_list live, grave;
 	struct event *reaper;
-	struct conn *flush_head;   /* connections waiting for the end of the turn */
-	struct event *flush_guard; /* writes them if that end does not come */
+	struct conn *flush_head;		/* connections waiting for the end of the turn */
+	struct event *flush_guard;		/* writes them if that end does not come */
+	struct conn *resume_head, *resume_tail; /* conn_resume()d, oldest first */
+	struct event *resume_ev;		/* active while any is queued */
 	/* Out of descriptors: accepting pauses for a back-off instead of
 	 * spinning on a listener that stays readable. */
 	int reserve_fd;		    /* closed to answer a newcomer, then reopened */
@@ -213,6 +215,49 @@ void srv_flush_unqueue(struct srv *srv, struct conn *s)
 	s->in_fq = false;
 	if (srv->flush_head == NULL)
 		event_del(srv->flush_guard);
+}
+
+void srv_resume_queue(struct srv *srv, struct conn *c)
+{
+	if (c->in_rq)
+		return;
+	c->rq_next = NULL;
+	c->rq_prev = srv->resume_tail;
+	if (srv->resume_tail != NULL)
+		srv->resume_tail->rq_next = c;
+	else
+		srv->resume_head = c;
+	srv->resume_tail = c;
+	c->in_rq = true;
+	if (c->rq_prev == NULL) /* queued in the empty queue: active now */
+		event_active(srv->resume_ev, EV_TIMEOUT, 0);
+}
+
+void srv_resume_unqueue(struct srv *srv, struct conn *c)
+{
+	if (srv == NULL || !c->in_rq)
+		return;
+	if (c->rq_prev != NULL)
+		c->rq_prev->rq_next = c->rq_next;
+	else
+		srv->resume_head = c->rq_next;
+	if (c->rq_next != NULL)
+		c->rq_next->rq_prev = c->rq_prev;
+	else
+		srv->resume_tail = c->rq_prev;
+	c->in_rq = false;
+}
+
+/* Runs the request loop of every connection queued, those queued meanwhile
+ * too (as libevent runs events activated by the callbacks of a pass). */
+static void resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct srv *srv = arg;
+	struct conn *c;
+	while ((c = srv->resume_head) != NULL) {
+		srv_resume_unqueue(srv, c);
+		conn_process(c);
+	}
 }
 
 static void flush_guard_cb(evutil_socket_t fd, short what, void *arg)
@@ -480,10 +525,11 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxc
 	srv->started_ms = srv_now_ms();
 	srv->reaper = event_new(base, -1, 0, reap_cb, srv);
 	srv->flush_guard = evtimer_new(base, flush_guard_cb, srv);
+	srv->resume_ev = event_new(base, -1, EV_PERSIST, resume_cb, srv);
 	srv->accept_retry = evtimer_new(base, accept_retry_cb, srv);
 	srv->backoff_ms = BACKOFF_FIRST_MS;
 	srv->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (!srv->reaper || !srv->flush_guard || !srv->accept_retry) {
+	if (!srv->reaper || !srv->flush_guard || !srv->resume_ev || !srv->accept_retry) {
 		srv_free(srv);
 		return NULL;
 	}
@@ -696,6 +742,8 @@ void srv_free(struct srv *srv)
 		event_free(srv->reaper);
 	if (srv->flush_guard)
 		event_free(srv->flush_guard);
+	if (srv->resume_ev)
+		event_free(srv->resume_ev);
 	if (srv->accept_retry)
 		event_free(srv->accept_retry);
 	srv_guard_free(srv->guard);

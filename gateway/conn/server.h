@@ -152,6 +152,12 @@ void srv_bury(struct srv *srv, struct conn *c);
  * millisecond, the registry's flush guard writes (conn_flush_now). */
 void srv_flush_queue(struct srv *srv, struct conn *c);
 void srv_flush_unqueue(struct srv *srv, struct conn *c);
+/* For conn.c: c resumed, its request loop (conn_process) is to run from the
+ * event loop (queue), or no longer (unqueue; idempotent). One event runs
+ * every connection queued, in order: a batch of store completions resumes
+ * many at once. */
+void srv_resume_queue(struct srv *srv, struct conn *c);
+void srv_resume_unqueue(struct srv *srv, struct conn *c);
 
 /* Monotonic milliseconds (for ages and idle times). */
 int64_t srv_now_ms(void);

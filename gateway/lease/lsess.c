@@ -103,16 +103,25 @@ static struct pool rec_pool = POOL_INIT(REC_SIZE(64), 4096);
 
 struct ls_rec *ls_rec_new(struct lsess *s, enum ls_kind kind, const char *name, size_t len)
 {
-	struct ls_rec *rec = pool_get(&rec_pool, REC_SIZE(len));
+	/* every field set here: no zeroing first */
+	struct ls_rec *rec = pool_take(&rec_pool, REC_SIZE(len));
 	if (rec == NULL)
 		return NULL;
 	memcpy(rec->name, name, len);
 	rec->name[len] = '\0';
 	rec->len = len;
+	rec->hnext = NULL;
+	rec->hash = 0;
+	rec->lost_prev = rec->lost_next = NULL;
 	rec->owner = s;
+	rec->lease = NULL;
+	rec->election = NULL;
+	rec->token = 0;
 	rec->kind = kind;
 	rec->state = LS_REC_CAMPAIGNING;
 	rec->loss = LT_HELD;
+	memset(rec->holds, 0, sizeof(rec->holds));
+	rec->prev = NULL;
 	rec->next = s->recs;
 	if (s->recs != NULL)
 		s->recs->prev = rec;
@@ -286,7 +295,7 @@ static void op_unlink(struct ls_op *op)
 struct ls_op *ls_op_new(struct lsvc *svc, struct lsess *s, ls_done_cb cb, void *arg,
 			const char *name, size_t len, int64_t token)
 {
-	struct ls_op *op = pool_get(&op_pool, OP_SIZE(len));
+	struct ls_op *op = pool_take(&op_pool, OP_SIZE(len)); /* every field set */
 	if (op == NULL)
 		return NULL;
 	op->size = OP_SIZE(len);
