@@ -1,5 +1,6 @@
 /*
- * server: listeners, the connection registry and the reaper (see server.h).
+ * server: the connection registry, accepting and the reaper (see
+ * server.h; the listeners are made in server_listen.c).
  *
  * Connections live on one of two intrusive lists: `live` (accepted,
  * counted against maxclients) and `grave` (closed, waiting for the
@@ -42,57 +43,6 @@ enum { LIST_NONE, LIST_LIVE, LIST_GRAVE };
 /* Out of descriptors: the first pause of accepting, and the longest. */
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS	 1000
-
-struct conn_list {
-	struct conn *head, *tail;
-	size_t n;
-};
-
-struct listener {
-	struct srv *srv;
-	struct evconnlistener *l;
-	const struct conn_proto *proto;
-	const struct transport *transport;
-	int port;	/* TCP: the bound port; Unix: 0 */
-	char path[108]; /* Unix: the socket file, removed at the end */
-	dev_t dev;	/* Unix: the file made, so that only it is removed */
-	ino_t ino;
-};
-
-struct srv {
-	struct event_base *base;
-	const struct cfg *cfg;
-	int64_t maxclients;	/* connections at once, of every listener */
-	const char *limit_name; /* the option that sets it, for the log */
-	struct listener listeners[SRV_MAX_LISTENERS];
-	size_t nlisteners;
-	uint64_t next_id;  /* ids given: connections accepted so far */
-	uint64_t rejected; /* connections refused at maxclients */
-	int64_t started_ms;
-	struct conn_list live, grave;
-	struct event *reaper;
-	struct conn *flush_head;		/* connections waiting for the end of the turn */
-	struct event *flush_guard;		/* writes them if that end does not come */
-	struct conn *resume_head, *resume_tail; /* conn_resume()d, oldest first */
-	struct event *resume_ev;		/* active while any is queued */
-	/* Out of descriptors: accepting pauses for a back-off instead of
-	 * spinning on a listener that stays readable. */
-	int reserve_fd;		    /* closed to answer a newcomer, then reopened */
-	struct event *accept_retry; /* ends the pause */
-	bool accept_paused;
-	int64_t backoff_ms;	 /* the next pause: doubles while it lasts */
-	uint64_t nofd_refused;	 /* newcomers refused in this pause */
-	uint64_t nofd_events;	 /* accepts that found no descriptor, ever */
-	int64_t full_logged_ms;	 /* last "maxclients reached" line */
-	uint64_t full_unlogged;	 /* refusals since that line */
-	struct loop_poll *poll;	 /* told of input (loop.h), may be NULL */
-	struct tls_srv *tls;	 /* the TLS transport's context, may be NULL */
-	struct srv_guard *guard; /* timeouts, protected mode (server_guard.c) */
-	struct auth *auth;	 /* users and rules (auth.h), may be NULL */
-	bool shutting_down;
-	void (*drained)(void *arg);
-	void *drained_arg;
-};
 
 /* TCP keepalive as Redis sets it: probes after idle_ms of silence, then
  * every third of it, 3 unanswered probes close the connection (accepted
@@ -365,8 +315,8 @@ struct conn *srv_adopt(struct srv *srv, const struct conn_proto *proto, int fd, 
 	return adopt(srv, proto, &transport_plain, fd, addr, laddr);
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
-		      void *arg)
+void srv_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+		   void *arg)
 {
 	struct listener *li = arg;
 	struct srv *srv = li->srv;
@@ -449,7 +399,7 @@ static void out_of_descriptors(struct listener *li, int err)
 		srv->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : srv->backoff_ms * 2;
 }
 
-static void accept_error_cb(struct evconnlistener *l, void *arg)
+void srv_accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	int e = EVUTIL_SOCKET_ERROR();
 	if (e == EMFILE || e == ENFILE) {
@@ -540,187 +490,12 @@ struct srv *srv_new(struct event_base *base, const struct cfg *cfg, int64_t maxc
 	return srv;
 }
 
-/* The next free listener slot bound to proto, or NULL (with err). */
-static struct listener *new_listener(struct srv *srv, const struct conn_proto *proto, char *err,
-				     size_t errlen)
-{
-	if (srv->nlisteners == SRV_MAX_LISTENERS) {
-		snprintf(err, errlen, "too many listeners (at most %d)", SRV_MAX_LISTENERS);
-		return NULL;
-	}
-	struct listener *li = &srv->listeners[srv->nlisteners];
-	memset(li, 0, sizeof(*li));
-	li->srv = srv;
-	li->proto = proto;
-	li->transport = &transport_plain;
-	return li;
-}
-
-bool srv_listen_tcp(struct srv *srv, const char *bind, int64_t port, const struct conn_proto *proto,
-		    char *err, size_t errlen)
-{
-	return srv_listen_tcp_on(srv, bind, port, proto, &transport_plain, err, errlen);
-}
-
-bool srv_listen_tcp_on(struct srv *srv, const char *bind, int64_t port,
-		       const struct conn_proto *proto, const struct transport *t, char *err,
-		       size_t errlen)
-{
-	struct listener *li = new_listener(srv, proto, err, errlen);
-	if (li == NULL)
-		return false;
-	li->transport = t;
-	struct addrinfo hints = {
-		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
-	struct addrinfo *res = NULL;
-	char sport[16];
-	snprintf(sport, sizeof(sport), "%lld", (long long)port);
-	int rc = getaddrinfo(bind, sport, &hints, &res);
-	if (rc != 0) {
-		snprintf(err, errlen, "--bind %s: %s", bind, gai_strerror(rc));
-		return false;
-	}
-	li->l = evconnlistener_new_bind(srv->base, accept_cb, li,
-					LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-						LEV_OPT_CLOSE_ON_EXEC,
-					511, res->ai_addr, (int)res->ai_addrlen);
-	freeaddrinfo(res);
-	if (!li->l) {
-		int saved = errno; /* callers tell EADDRINUSE from the rest */
-		snprintf(err, errlen, "cannot listen on %s:%lld: %s", bind, (long long)port,
-			 strerror(saved));
-		errno = saved;
-		return false;
-	}
-	evconnlistener_set_error_cb(li->l, accept_error_cb);
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	if (getsockname(evconnlistener_get_fd(li->l), (struct sockaddr *)&ss, &len) == 0) {
-		if (ss.ss_family == AF_INET)
-			li->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		else if (ss.ss_family == AF_INET6)
-			li->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	}
-	srv->nlisteners++;
-	return true;
-}
-
-/* What is at a Unix socket's path before we listen there: nothing, or a
- * socket nobody answers on (the leftover of a run that did not stop
- * cleanly), which is removed. Anything else stays, and the start fails. */
-static bool clear_unix_path(const struct sockaddr_un *sun, char *err, size_t errlen)
-{
-	const char *path = sun->sun_path;
-	struct stat st;
-	if (lstat(path, &st) != 0) {
-		if (errno == ENOENT)
-			return true;
-		snprintf(err, errlen, "--unixsocket %s: %s", path, strerror(errno));
-		return false;
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen,
-			 "--unixsocket %s: the path exists and is not a socket: not replaced "
-			 "(remove it, or choose another path)",
-			 path);
-		return false;
-	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "--unixsocket %s: %s", path, strerror(errno));
-		return false;
-	}
-	int rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
-	int e = errno;
-	close(fd);
-	if (rc == 0) {
-		snprintf(err, errlen,
-			 "--unixsocket %s: another process is listening on this socket: not "
-			 "replaced (stop it, or choose another path)",
-			 path);
-		return false;
-	}
-	if (e != ECONNREFUSED) {
-		snprintf(err, errlen,
-			 "--unixsocket %s: cannot tell whether the socket is in use "
-			 "(%s): not replaced",
-			 path, strerror(e));
-		return false;
-	}
-	if (unlink(path) != 0 && errno != ENOENT) {
-		snprintf(err, errlen, "--unixsocket %s: cannot remove the stale socket: %s", path,
-			 strerror(errno));
-		return false;
-	}
-	log_msg(LOG_LVL_INFO, "--unixsocket %s: removed a stale socket (nobody answered on it)",
-		path);
-	return true;
-}
-
-bool srv_listen_unix(struct srv *srv, const char *path, const struct conn_proto *proto, char *err,
-		     size_t errlen)
-{
-	struct listener *li = new_listener(srv, proto, err, errlen);
-	if (li == NULL)
-		return false;
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "--unixsocket %s: path too long", path);
-		return false;
-	}
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	if (!clear_unix_path(&sun, err, errlen))
-		return false;
-	/* The file is made with --unixsocketperm from the start (no moment
-	 * with the umask's wider mode); the loop has no other thread yet
-	 * that makes files. */
-	mode_t perm = (mode_t)srv->cfg->unixsocketperm & 0777;
-	mode_t old = umask(~perm & 0777);
-	li->l = evconnlistener_new_bind(srv->base, accept_cb, li,
-					LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 511,
-					(struct sockaddr *)&sun, sizeof(sun));
-	int e = errno;
-	umask(old);
-	if (!li->l) {
-		snprintf(err, errlen, "cannot listen on unix socket %s: %s", path, strerror(e));
-		return false;
-	}
-	struct stat st;
-	if (chmod(path, perm) != 0 || stat(path, &st) != 0) {
-		snprintf(err, errlen, "--unixsocketperm %o on %s: %s", (unsigned)perm, path,
-			 strerror(errno));
-		evconnlistener_free(li->l);
-		unlink(path);
-		return false;
-	}
-	li->dev = st.st_dev;
-	li->ino = st.st_ino;
-	evconnlistener_set_error_cb(li->l, accept_error_cb);
-	snprintf(li->path, sizeof(li->path), "%s", path);
-	srv->nlisteners++;
-	return true;
-}
-
-static void stop_listening(struct srv *srv)
-{
-	for (size_t i = 0; i < srv->nlisteners; i++) {
-		struct listener *li = &srv->listeners[i];
-		evconnlistener_free(li->l);
-		/* only the socket we made: another process may have one there now */
-		struct stat st;
-		if (li->path[0] && lstat(li->path, &st) == 0 && st.st_dev == li->dev &&
-		    st.st_ino == li->ino)
-			unlink(li->path);
-	}
-	srv->nlisteners = 0;
-}
-
 void srv_shutdown(struct srv *srv, void (*done)(void *arg), void *arg)
 {
 	srv->shutting_down = true;
 	srv->drained = done;
 	srv->drained_arg = arg;
-	stop_listening(srv);
+	srv_stop_listening(srv);
 	for (struct conn *s = srv->live.head, *next; s; s = next) {
 		next = s->next;
 		conn_close(s, "server shutting down");
@@ -732,7 +507,7 @@ void srv_free(struct srv *srv)
 {
 	if (!srv)
 		return;
-	stop_listening(srv);
+	srv_stop_listening(srv);
 	while (srv->live.head)
 		conn_abort(srv->live.head, "server stopped");
 	srv->drained = NULL;
@@ -752,14 +527,6 @@ void srv_free(struct srv *srv)
 	free(srv);
 }
 
-int srv_port_on(const struct srv *srv, const struct conn_proto *proto, const struct transport *t)
-{
-	for (size_t i = 0; i < srv->nlisteners; i++)
-		if (srv->listeners[i].proto == proto && srv->listeners[i].transport == t &&
-		    srv->listeners[i].port != 0)
-			return srv->listeners[i].port;
-	return 0;
-}
 void srv_set_auth(struct srv *srv, struct auth *auth)
 {
 	srv->auth = auth;
@@ -768,11 +535,6 @@ void srv_set_auth(struct srv *srv, struct auth *auth)
 struct auth *srv_auth(const struct srv *srv)
 {
 	return srv->auth;
-}
-
-int srv_port(const struct srv *srv, const struct conn_proto *proto)
-{
-	return srv_port_on(srv, proto, &transport_plain);
 }
 
 void srv_set_tls(struct srv *srv, struct tls_srv *tls)
