@@ -36,6 +36,8 @@ struct mitem {
 	char name[]; /* NUL-terminated */
 };
 
+/* Made by mem_submit from a block not zeroed (pool_take): a new field must
+ * be set there. */
 struct store_call {
 	struct timer timer;		/* a call with latency completes from it */
 	struct store_call *prev, *next; /* else in the queue, in order */

@@ -26,6 +26,8 @@
 
 enum ls_rec_state { LS_REC_CAMPAIGNING, LS_REC_HELD, LS_REC_LOST };
 
+/* Made by ls_rec_new from a block not zeroed (pool_take): a new field
+ * must be set there. */
 struct ls_rec {
 	struct ls_rec *prev, *next;	      /* in its session's list */
 	struct ls_rec *hnext;		      /* in its session's index (lsess_index.h) */
@@ -91,6 +93,8 @@ struct lsvc {
 	uint64_t sessions, lost_reported, losses_told;
 };
 
+/* Made by ls_op_new from a block not zeroed (pool_take): a new field must
+ * be set there. */
 struct ls_op {
 	struct ls_op *prev, *next; /* in its session's pending list, or svc->detached */
 	struct lsvc *svc;
