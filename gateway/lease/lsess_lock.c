@@ -354,8 +354,10 @@ static bool is_mine(const struct lsess *s, const char *name, struct ls_result *r
 {
 	const struct lt_state *st = &r->st;
 	r->detached = ls_detached(st);
+	if (!st->held || s->recs == NULL) /* nothing to look up */
+		return false;
 	const struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, name, 0);
-	return st->held && rec != NULL && rec->state == LS_REC_HELD && rec->lease != NULL &&
+	return rec != NULL && rec->state == LS_REC_HELD && rec->lease != NULL &&
 	       strcmp(lease_owner(rec->lease), st->owner) == 0;
 }
 
