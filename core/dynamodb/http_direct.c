@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "core/dynamodb/http_int.h"
 #include "core/dynamodb/http_parse.h"
@@ -195,7 +196,7 @@ bool http_direct_takes(const struct http_req *r)
 
 /* ---- connections ---- */
 
-static bool write_request(struct hd_conn *c, struct http_req *r, const struct target *t);
+static bool write_request(struct hd_conn *c, struct http_req *r, const struct target *t, bool now);
 static void on_read(struct bufferevent *bev, void *arg);
 static void on_write(struct bufferevent *bev, void *arg);
 static void on_event(struct bufferevent *bev, short what, void *arg);
@@ -344,7 +345,7 @@ static void conn_begin(struct hd_conn *c)
 	snprintf(lit, sizeof lit, strchr(c->host, ':') ? "[%s]:%u" : "%s:%u", c->host, c->port);
 	bool literal = evutil_parse_sockaddr_port(lit, (struct sockaddr *)&ss, &len) == 0;
 	struct target t;
-	if (!make_bev(c, literal) || !parse_target(r->url, &t) || !write_request(c, r, &t)) {
+	if (!make_bev(c, literal) || !parse_target(r->url, &t) || !write_request(c, r, &t, false)) {
 		fail(c, CURLE_OUT_OF_MEMORY, "out of memory");
 		return;
 	}
@@ -412,9 +413,27 @@ static void puts_(struct wbuf *w, const char *s)
 	put(w, s, strlen(s));
 }
 
+/* A plain connection's request, when it fits the staging buffer and
+ * nothing waits before it, goes to the socket at once: through the
+ * bufferevent's output it would cost a loop turn and two epoll_ctl calls
+ * (the write event added, then removed). Whatever the socket does not take
+ * (or an error, which the bufferevent's own write then meets and reports
+ * as before) goes to the output as usual. */
+static void send_now(struct wbuf *w, evutil_socket_t fd)
+{
+	if (!w->ok || w->len == 0 || fd < 0 || evbuffer_get_length(w->out) != 0)
+		return;
+	ssize_t n = send(fd, w->buf, w->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n <= 0)
+		return;
+	memmove(w->buf, w->buf + n, w->len - (size_t)n);
+	w->len -= (size_t)n;
+}
+
 /* Writes r as curl would have: the request line, Host unless given, the
- * caller's lines, Content-Length for anything but GET, the body. */
-static bool write_request(struct hd_conn *c, struct http_req *r, const struct target *t)
+ * caller's lines, Content-Length for anything but GET, the body. now: c
+ * is a connected plain socket, which send_now may write to at once. */
+static bool write_request(struct hd_conn *c, struct http_req *r, const struct target *t, bool now)
 {
 	struct wbuf w = {.out = bufferevent_get_output(c->bev), .ok = true};
 	puts_(&w, r->method);
@@ -452,6 +471,8 @@ static bool write_request(struct hd_conn *c, struct http_req *r, const struct ta
 	} else {
 		put(&w, "\r\n", 2);
 	}
+	if (now)
+		send_now(&w, bufferevent_getfd(c->bev));
 	flush(&w);
 	return w.ok;
 }
@@ -667,7 +688,7 @@ static bool hd_start(struct http *h, struct http_req *r, int64_t timeout_ms, int
 		event_active(c->timer, EV_TIMEOUT, 0); /* conn_begin, from the loop */
 		return true;
 	}
-	if (!write_request(c, r, &t)) {
+	if (!write_request(c, r, &t, !c->tls)) {
 		c->req = NULL;
 		r->conn = NULL;
 		conn_free(c);

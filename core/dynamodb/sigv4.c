@@ -290,20 +290,23 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* Appends v trimmed, with inner whitespace runs folded to one space. */
+/* Appends v trimmed, with inner whitespace runs folded to one space: a
+ * run of other characters at a time, not a call per character. */
 static void add_trimmed(struct sbuf *b, const char *v)
 {
-	bool pending = false, any = false;
-	for (; *v; v++) {
-		if (is_space(*v)) {
-			pending = any;
-			continue;
-		}
-		if (pending)
+	bool any = false;
+	for (;;) {
+		while (is_space(*v))
+			v++;
+		const char *run = v;
+		while (*v && !is_space(*v))
+			v++;
+		if (v == run)
+			return; /* the end, maybe after trailing whitespace */
+		if (any)
 			sb_chr(b, ' ');
-		pending = false;
+		sb_add(b, run, (size_t)(v - run));
 		any = true;
-		sb_chr(b, *v);
 	}
 }
 
