@@ -510,8 +510,12 @@ static void on_released(void *arg, const struct store_result *res)
 	lease_destroy(l);
 	lt_lock_kick(lock);
 	lt_lock_unref(lock);
-	if (cb != NULL) /* refused: another owner had it, this lease was no longer held */
-		cb(cb_arg, res->status == STORE_REFUSED && !overtaken ? 0 : 1, NULL);
+	/* Refused by another owner: this lease had been taken over, 0. Refused
+	 * by an item with no owner: released already (a retry of this release
+	 * after its first answer was lost, or a release from outside), 1. */
+	bool taken = res->status == STORE_REFUSED && !overtaken && res->item.has_owner;
+	if (cb != NULL)
+		cb(cb_arg, taken ? 0 : 1, NULL);
 }
 
 void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg)

@@ -91,7 +91,13 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(('127.0.0.1', $silent)); s.listen(8)
 c = s.accept(); time.sleep(30)" &
 pids="$pids $!"
-sleep 0.3
+# listening before the probe (a loaded machine starts Python slowly): this
+# connection is the one accepted, the probe's waits in the backlog
+i=0
+until python3 -c "import socket; socket.create_connection(('127.0.0.1', $silent), 1)" 2>/dev/null; do
+	i=$((i + 1)); [ $i -gt 100 ] && fail "the silent listener did not start"
+	sleep 0.1
+done
 t0=$(date +%s)
 if probe --admin-port "$silent"; then fail "--probe of a silent listener exits 1"; fi
 t=$(($(date +%s) - t0))

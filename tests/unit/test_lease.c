@@ -332,6 +332,31 @@ static void release_then_answers_0_when_taken_over(void **state)
 	fx_free(f);
 }
 
+static void on_store_done(void *arg, const struct store_result *res)
+{
+	*(bool *)arg = true;
+}
+
+/* A release refused by an item that has no owner (the first attempt of a
+ * release that DynamoDB applied but whose answer was lost, then retried):
+ * released, 1. */
+static void release_then_answers_1_when_already_free(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	struct store_req req = {.op = STORE_RELEASE, .name = "job", .unconditional = true};
+	bool done = false;
+	assert_non_null(store_submit(f->store, &req, on_store_done, &done));
+	fx_run(f);
+	assert_true(done);
+	struct renew_result r = {0};
+	lease_release_then(l, renewed, &r);
+	fx_run(f);
+	assert_true(r.done);
+	assert_int_equal(r.renewed, 1);
+	fx_free(f);
+}
+
 static void acquire_overtaking_our_own_release_wins_with_one_write(void **state)
 {
 	struct fx *f = fx_new(2, true);
@@ -597,6 +622,7 @@ int main(void)
 		cmocka_unit_test(release_answers_pending_renewals_ended),
 		cmocka_unit_test(release_then_answers_once_the_write_is_done),
 		cmocka_unit_test(release_then_answers_0_when_taken_over),
+		cmocka_unit_test(release_then_answers_1_when_already_free),
 		cmocka_unit_test(acquire_overtaking_our_own_release_wins_with_one_write),
 		cmocka_unit_test(embedded_store_reads_state_at_once),
 		cmocka_unit_test(a_loop_stalled_past_the_lease_loses_it_without_a_renewal),
