@@ -13,8 +13,7 @@
 
 #include "gateway/metrics_pool.h"
 
-/* A label value as the text format wants it: \ " and newline escaped. */
-static void put_value(struct buf *out, const char *v)
+void metrics_label_value(struct buf *out, const char *v)
 {
 	for (const char *p = v; *p; p++) {
 		if (*p == '\\' || *p == '"')
@@ -41,13 +40,13 @@ static void sample(struct buf *out, const char *name, const char *table, const c
 	buf_printf(out, "%s", name);
 	if (table != NULL && table[0] != '\0') {
 		buf_printf(out, "{db_collection_name=\"");
-		put_value(out, table);
+		metrics_label_value(out, table);
 		buf_printf(out, "\"");
 		sep = ",";
 	}
 	if (key != NULL) {
 		buf_printf(out, "%s%s=\"", sep, key);
-		put_value(out, value);
+		metrics_label_value(out, value);
 		buf_printf(out, "\"");
 		sep = ",";
 	}
@@ -136,7 +135,7 @@ static void gateway_metrics(const struct metrics_src *m, struct buf *out)
 {
 	family(out, "leasegate_build_info", "gauge", "The running version (always 1).");
 	buf_printf(out, "leasegate_build_info{version=\"");
-	put_value(out, m->version);
+	metrics_label_value(out, m->version);
 	buf_printf(out, "\"} 1\n");
 	family(out, "leasegate_sessions", "gauge", "Client connections open.");
 	buf_printf(out, "leasegate_sessions %zu\n", m->sessions);
@@ -176,7 +175,7 @@ static void ddb_series(struct buf *out, const char *part, const char *table, con
 		   "db_client_operation_duration_seconds_%s{db_system_name=\"aws.dynamodb\","
 		   "db_collection_name=\"",
 		   part);
-	put_value(out, table);
+	metrics_label_value(out, table);
 	buf_printf(out, "\",db_operation_name=\"%s\",outcome=\"%s\"%s", op, outcome,
 		   le ? ",le=\"" : "} ");
 }
@@ -223,7 +222,7 @@ static void dynamodb_metrics(const struct metrics_src *m, struct buf *out)
 	       "Offset added to this machine's clock when signing, learnt from DynamoDB's "
 	       "answers to a skewed clock (0: none).");
 	buf_printf(out, "leasegate_dynamodb_clock_offset_seconds{db_collection_name=\"");
-	put_value(out, m->table);
+	metrics_label_value(out, m->table);
 	buf_printf(out, "\"} %.3f\n", (double)st->clock_offset_ms / 1000);
 	metrics_ddb_pool(st, m->table, out);
 }

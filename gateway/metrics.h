@@ -52,6 +52,10 @@ struct metrics_src {
 /* Appends the exposition of m to out (a text buffer: buf_printf). */
 void metrics_render(const struct metrics_src *m, struct buf *out);
 
+/* Appends v as the text format wants a label value: \ " and
+ * newline escaped (metrics.c, metrics_pool.c). */
+void metrics_label_value(struct buf *out, const char *v);
+
 /* Appends the process_* metrics of this process (metrics_process.c). */
 void metrics_process(struct buf *out);
 

@@ -1,23 +1,18 @@
 /*
  * metrics_pool: the DynamoDB HTTP client's series (metrics_pool.h). Table
- * names are escaped as in metrics.c; the queue wait is a summary without
+ * names are escaped by metrics_label_value (metrics.h); the queue wait is a summary without
  * quantiles (its _sum and _count), and its largest value since the start.
  */
 #include "gateway/metrics_pool.h"
+
+#include "gateway/metrics.h"
 
 #include <stdint.h>
 
 static void series(struct buf *out, const char *name, const char *table, const char *extra)
 {
 	buf_printf(out, "%s{db_collection_name=\"", name);
-	for (const char *p = table; *p; p++) {
-		if (*p == '\\' || *p == '"')
-			buf_printf(out, "\\%c", *p);
-		else if (*p == '\n')
-			buf_printf(out, "\\n");
-		else
-			buf_printf(out, "%c", *p);
-	}
+	metrics_label_value(out, table);
 	buf_printf(out, "\"%s} ", extra);
 }
 
