@@ -510,12 +510,8 @@ static void on_released(void *arg, const struct store_result *res)
 	lease_destroy(l);
 	lt_lock_kick(lock);
 	lt_lock_unref(lock);
-	/* Refused by another owner: this lease had been taken over, 0. Refused
-	 * by an item with no owner: released already (a retry of this release
-	 * after its first answer was lost, or a release from outside), 1. */
-	bool taken = res->status == STORE_REFUSED && !overtaken && res->item.has_owner;
 	if (cb != NULL)
-		cb(cb_arg, taken ? 0 : 1, NULL);
+		cb(cb_arg, 1, NULL);
 }
 
 void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg)

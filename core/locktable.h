@@ -205,9 +205,7 @@ void lease_release(struct lease *l);
 
 /* lease_release(), then cb(arg, 1, NULL) once the release is done: its
  * write answered (a failure is logged, as with lease_release) or the lock
- * handed on; cb(arg, 0, NULL) when the lease had ended already, known
- * here or told by the write (refused by another owner: this lease had
- * been taken over; refused by an item without owner is 1: released). */
+ * handed on; cb(arg, 0, NULL) when the lease had ended already. */
 void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg);
 
 /* Fencing check: cb(arg, 1) while the store still shows this owner and

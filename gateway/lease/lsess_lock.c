@@ -236,8 +236,7 @@ static void released(void *arg, int r, const struct lt_error *err)
 	struct ls_op *op = arg;
 	struct ls_result res;
 	ls_changed(op->svc, op->name);
-	/* 0: the write found the lock taken over, the lease had ended */
-	ls_res_init(&res, r ? LS_OK : LS_NONE);
+	ls_res_init(&res, LS_OK);
 	res.token = op->token;
 	ls_op_finish(op, &res);
 }

@@ -314,32 +314,13 @@ static void release_then_answers_once_the_write_is_done(void **state)
 	fx_free(f);
 }
 
-/* A release that finds the lock taken over answers 0, as a renewal does:
- * the lease had ended before it (logged 43, release failed). */
-static void release_then_answers_0_when_taken_over(void **state)
-{
-	struct fx *f = fx_new(1, true);
-	struct lease *l = fx_take(f, 0, "job", LEASE);
-	fx_simulate_holder(f, "job", LEASE, "other");
-	struct renew_result r = {0};
-	lease_release_then(l, renewed, &r);
-	fx_run(f);
-	assert_true(r.done);
-	assert_int_equal(r.renewed, 0);
-	assert_false(r.error);
-	assert_int_equal(fx_req(f, STORE_RELEASE), 1);
-	assert_int_equal(fx_events(f, OBS_RELEASE_FAILED), 1);
-	fx_free(f);
-}
-
 static void on_store_done(void *arg, const struct store_result *res)
 {
 	*(bool *)arg = true;
 }
 
-/* A release refused by an item that has no owner (the first attempt of a
- * release that DynamoDB applied but whose answer was lost, then retried):
- * released, 1. */
+/* A release refused by an item that has no owner (released already):
+ * answered 1, the release done. */
 static void release_then_answers_1_when_already_free(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -621,7 +602,6 @@ int main(void)
 		cmocka_unit_test(explicit_renew_true_while_held_false_once_ended_errors_passed_up),
 		cmocka_unit_test(release_answers_pending_renewals_ended),
 		cmocka_unit_test(release_then_answers_once_the_write_is_done),
-		cmocka_unit_test(release_then_answers_0_when_taken_over),
 		cmocka_unit_test(release_then_answers_1_when_already_free),
 		cmocka_unit_test(acquire_overtaking_our_own_release_wins_with_one_write),
 		cmocka_unit_test(embedded_store_reads_state_at_once),
