@@ -130,7 +130,10 @@ suite: all $(UNIT_BIN) $(IT_BIN)
 test: deps
 	@$(MAKE) --no-print-directory suite
 
+# The fuzz targets are built too (not run: make fuzz), so a change of a
+# library call they use breaks make check, not only CI's fuzz smoke.
 check: deps
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
 	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 OPT=-O1 suite
 
 # Long-running safety checks, not part of make test (a short version is:

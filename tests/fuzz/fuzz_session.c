@@ -105,7 +105,7 @@ static void world_init(void)
 			"10s",	NULL};
 	char *env[] = {NULL};
 	check(cfg_load(&W.cfg, 13, argv, env, err, sizeof(err)) == CFG_OK);
-	check(log_open("", LOG_LVL_ERROR, false));
+	check(log_open("", LOG_LVL_ERROR, false, err, sizeof(err)));
 	signal(SIGPIPE, SIG_IGN);
 	W.base = event_base_new();
 	struct cmd_table *cmds = cmd_table_new();
