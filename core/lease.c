@@ -22,8 +22,9 @@ struct lt_op {
 	lt_renew_cb cb;
 	void *arg;
 	int64_t send_ms;
-	int value;	    /* what an orphan answers: 0 ended, 1 released */
-	struct timer timer; /* answers value for a lease already gone */
+	int value;		 /* what an orphan answers: 0 ended, 1 released */
+	struct timer timer;	 /* answers value for a lease already gone */
+	struct trace_span *span; /* a client's renewal (Lock.Renew), or NULL */
 	char rvn[LT_ID_LEN + 1];
 };
 
@@ -85,6 +86,17 @@ static void op_push(struct lt_op **head, struct lt_op *op)
 	*head = op;
 }
 
+/* Ends the span of op, if it has one, failed with why unless why is NULL. */
+static void end_op_span(struct lt_op *op, const char *why)
+{
+	if (op->span == NULL)
+		return;
+	if (why != NULL)
+		trace_fail(op->span, why);
+	trace_end(op->span);
+	op->span = NULL;
+}
+
 static void drop_ops(struct lease *l)
 {
 	while (l->ops != NULL) {
@@ -92,6 +104,7 @@ static void drop_ops(struct lease *l)
 		l->ops = op->next;
 		store_cancel(l->t->store, op->call);
 		timer_cancel(&op->timer);
+		end_op_span(op, "cancelled");
 		free(op);
 	}
 }
@@ -103,6 +116,7 @@ static void orphan_ops(struct lease *l)
 		struct lt_op *op = l->ops;
 		l->ops = op->next;
 		store_cancel(l->t->store, op->call);
+		end_op_span(op, "the lease ended");
 		op->call = NULL;
 		op->lease = NULL;
 		op_push(&l->t->orphans, op);
@@ -377,6 +391,9 @@ static void on_explicit_renew(void *arg, const struct store_result *res)
 
 	op_unlink(op);
 	int r = renewal_result(l, op->send_ms, op->rvn, res, &err);
+	/* lost (r == 0): lose()'s callback may have freed l, not op */
+	trace_bool(op->span, "leasegate.lock.renewed", r == 1);
+	end_op_span(op, r < 0 ? err.message : r == 0 ? "the lease was lost" : NULL);
 	free(op);
 	if (r == 1 && l->hb_call == NULL) {
 		l->retry_ms = 0;
@@ -432,6 +449,7 @@ static struct lt_op *op_new(struct lease *l, lt_renew_cb cb, void *arg)
 static bool op_fail(struct lt_op *op)
 {
 	op_unlink(op);
+	end_op_span(op, "out of memory");
 	free(op);
 	return false;
 }
@@ -445,7 +463,8 @@ bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg)
 		timer_arm(&op->timer, 0);
 		return true;
 	}
-	op->call = send_renew(l, op->rvn, &op->send_ms, on_explicit_renew, op, NULL);
+	op->span = lease_span(l, "Lock.Renew");
+	op->call = send_renew(l, op->rvn, &op->send_ms, on_explicit_renew, op, op->span);
 	return op->call != NULL || op_fail(op);
 }
 

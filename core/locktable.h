@@ -93,12 +93,15 @@ struct locktable *lt_new(struct clock *clock, struct store *store, struct obs *o
 			 const struct lt_options *opts);
 
 /* Records spans of acquires (Lock.Acquire, Lock.TryAcquire), renewals
- * (Lock.Renew, each the root of its trace, linked to its acquire) and
- * releases (Lock.Release, linked too), with their store requests as
- * children, to tracer (NULL: none; it must outlive t). Attributes:
- * leasegate.lock.name, db.collection.name; an acquire's
- * leasegate.lock.acquired, leasegate.lock.takeover and
- * leasegate.lock.fencing_token. */
+ * (Lock.Renew, by the heartbeat or lease_renew: each the root of its
+ * trace, linked to its acquire) and releases (Lock.Release, linked too),
+ * with their store requests as children, to tracer (NULL: none; it must
+ * outlive t). lt_foreign's renewals and releases are Lock.Renew and
+ * Lock.Release roots without a link (the acquire may be another
+ * replica's). Attributes: leasegate.lock.name, db.collection.name; an
+ * acquire's leasegate.lock.acquired, leasegate.lock.takeover and
+ * leasegate.lock.fencing_token; a renewal's leasegate.lock.renewed; a
+ * foreign release's leasegate.lock.released and leasegate.lock.forced. */
 struct tracer;
 void lt_set_tracer(struct locktable *t, struct tracer *tracer);
 

@@ -26,7 +26,8 @@ struct foreign {
 	bool add_remaining, has_owner;
 	lt_foreign_cb cb;
 	void *arg;
-	struct lt_state st; /* the item as read */
+	struct trace_span *span; /* Lock.Renew or Lock.Release, or NULL */
+	struct lt_state st;	 /* the item as read */
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
 	char name[];
@@ -55,9 +56,37 @@ static void unlink_f(struct foreign *f)
 		f->next->prev = f->prev;
 }
 
+/* The span of f, a root of its own (the acquire it names may have run
+ * on another replica): the parent of its read and its write. */
+static void start_span(struct foreign *f)
+{
+	if (f->t->tracer == NULL)
+		return;
+	f->span =
+		trace_start(f->t->tracer, f->op == LT_FOREIGN_RENEW ? "Lock.Renew" : "Lock.Release",
+			    TRACE_INTERNAL, NULL);
+	trace_str(f->span, "leasegate.lock.name", f->name);
+	trace_str(f->span, "db.collection.name", f->t->store->table);
+	if (f->token > 0)
+		trace_int(f->span, "leasegate.lock.fencing_token", f->token);
+	trace_bool(f->span, "leasegate.lock.forced", f->op == LT_FOREIGN_FORCE);
+}
+
+static void end_span(struct foreign *f, int done, const char *why)
+{
+	trace_bool(f->span,
+		   f->op == LT_FOREIGN_RENEW ? "leasegate.lock.renewed" : "leasegate.lock.released",
+		   done == 1);
+	if (why != NULL)
+		trace_fail(f->span, why);
+	trace_end(f->span);
+	f->span = NULL;
+}
+
 static void answer(struct foreign *f, int done, const struct lt_error *err)
 {
 	unlink_f(f);
+	end_span(f, done, err != NULL ? err->message : NULL);
 	f->cb(f->arg, done, err != NULL ? NULL : &f->st, err);
 	free(f);
 }
@@ -68,6 +97,7 @@ void lt_foreign_free_all(struct locktable *t)
 		struct foreign *f = t->foreign;
 		store_cancel(t->store, f->call);
 		unlink_f(f);
+		end_span(f, 0, "cancelled");
 		free(f);
 	}
 }
@@ -152,7 +182,8 @@ static void on_read(void *arg, const struct store_result *res)
 	struct lock *l = lt_lock_get(f->t, f->name, false);
 	if (l != NULL && l->held == NULL && it->has_owner)
 		lt_lock_see(l, it); /* what waiters here count from */
-	struct store_req req = {.name = f->name, .owner = it->owner, .ttl = lt_ttl(f->t)};
+	struct store_req req = {
+		.name = f->name, .owner = it->owner, .ttl = lt_ttl(f->t), .span = f->span};
 	if (f->op == LT_FOREIGN_RENEW) {
 		struct lease *mine = l != NULL ? l->held : NULL;
 		if (mine != NULL && strcmp(mine->owner, it->owner) == 0) {
@@ -201,8 +232,10 @@ bool lt_foreign(struct locktable *t, const struct lt_foreign_req *req, lt_foreig
 	if ((f->has_owner = req->owner != NULL))
 		memcpy(f->owner, req->owner, strlen(req->owner) + 1);
 	memcpy(f->name, req->name, n + 1);
-	struct store_req rd = {.op = STORE_READ, .name = f->name};
+	start_span(f);
+	struct store_req rd = {.op = STORE_READ, .name = f->name, .span = f->span};
 	if ((f->call = store_submit(t->store, &rd, on_read, f)) == NULL) {
+		end_span(f, 0, "out of memory");
 		free(f);
 		return false;
 	}

@@ -1,7 +1,7 @@
 /*
  * test_trace: core/trace and the spans of the lock table — Lock.TryAcquire,
- * Lock.Acquire, Lock.Renew (each the root of its trace, linked to its
- * acquire), Lock.Release, a client's traceparent as the parent, sampling,
+ * Lock.Acquire, Lock.Renew (by the heartbeat or a client; each the root of
+ * its trace, linked to its acquire), Lock.Release, a client's traceparent as the parent, sampling,
  * the bounded queue — on the embedded store with the fake clock; and the
  * OTLP JSON of gateway/otlp.
  */
@@ -113,6 +113,146 @@ static void test_lease_spans(void **state)
 	assert_true(attr(s[1], "leasegate.lock.renewed")->i);
 	assert_int_equal(s[1]->start_ns, 1000 * 1000000LL); /* the fake clock */
 	free_spans(s, n);
+	fx_free(f);
+	tracer_free(t);
+}
+
+struct renew_answer {
+	bool done;
+	int renewed;
+};
+
+static void renew_answered(void *arg, int renewed, const struct lt_error *err)
+{
+	struct renew_answer *a = arg;
+	a->done = true;
+	a->renewed = err != NULL ? -1 : renewed;
+}
+
+/* A client's renewal (LOCK.RENEW, RenewAsync) is a Lock.Renew span too, a
+ * root linked to the acquire; one the lease's end cuts short, or that
+ * finds the lock taken over, is ended as failed, never left open. */
+static void test_client_renewal_spans(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct tracer *t = tracer_for(f, 1, 0);
+	struct lease *l = fx_take(f, 0, "nightly", 3000);
+	struct trace_span *s[8];
+	size_t n = take(t, s, 8);
+	assert_int_equal(n, 1); /* the acquire */
+	struct trace_ctx acquire = s[0]->ctx;
+	free_spans(s, n);
+
+	fx_advance(f, 500);
+	struct renew_answer a = {0};
+	assert_true(lease_renew(l, renew_answered, &a));
+	fx_run(f);
+	assert_int_equal(a.renewed, 1);
+	n = take(t, s, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(s[0]->name, "Lock.Renew");
+	assert_false(s[0]->has_parent);
+	assert_true(s[0]->link.valid);
+	assert_memory_equal(s[0]->link.span_id, acquire.span_id, 8);
+	assert_int_equal(s[0]->start_ns, 500 * 1000000LL);
+	assert_true(attr(s[0], "leasegate.lock.renewed")->i);
+	assert_int_equal(attr(s[0], "leasegate.lock.fencing_token")->i, 1);
+	assert_false(s[0]->error);
+	free_spans(s, n);
+
+	/* taken over behind the lease's back: renewed false, failed */
+	fx_simulate_holder(f, "nightly", 3000, "other");
+	memset(&a, 0, sizeof(a));
+	assert_true(lease_renew(l, renew_answered, &a));
+	fx_run(f);
+	assert_int_equal(a.renewed, 0);
+	n = take(t, s, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(s[0]->name, "Lock.Renew");
+	assert_false(attr(s[0], "leasegate.lock.renewed")->i);
+	assert_true(s[0]->error);
+	free_spans(s, n);
+	lease_release(l);
+	fx_run(f);
+
+	/* released while a renewal is on its way: its span ends with it */
+	l = fx_take(f, 0, "weekly", 3000);
+	free_spans(s, take(t, s, 8));
+	memset(&a, 0, sizeof(a));
+	assert_true(lease_renew(l, renew_answered, &a));
+	lease_release(l);
+	fx_run(f);
+	assert_int_equal(a.renewed, 0);
+	n = take(t, s, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(s[0]->name, "Lock.Renew");
+	assert_true(s[0]->error);
+	assert_string_equal(s[0]->status, "the lease ended");
+	assert_string_equal(s[1]->name, "Lock.Release");
+	free_spans(s, n);
+	fx_free(f);
+	tracer_free(t);
+}
+
+struct foreign_answer {
+	bool done;
+	int value;
+};
+
+static void foreign_answered(void *arg, int done, const struct lt_state *st,
+			     const struct lt_error *err)
+{
+	struct foreign_answer *a = arg;
+	a->done = true;
+	a->value = err != NULL ? -1 : done;
+}
+
+/* (name, token) from a replica that does not hold the lease: Lock.Renew
+ * and Lock.Release roots with the read and the write as children. */
+static void test_foreign_spans(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct tracer *t = tracer_for(f, 1, 0);
+	lt_set_tracer(f->lt[1], t);
+	struct lease *l = fx_take(f, 0, "nightly", 3000);
+	struct trace_span *s[8];
+	free_spans(s, take(t, s, 8));
+
+	struct foreign_answer a = {0};
+	struct lt_foreign_req req = {.name = "nightly", .op = LT_FOREIGN_RENEW, .token = 1};
+	assert_true(lt_foreign(f->lt[1], &req, foreign_answered, &a));
+	fx_run(f);
+	assert_int_equal(a.value, 1);
+	size_t n = take(t, s, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(s[0]->name, "Lock.Renew");
+	assert_false(s[0]->has_parent);
+	assert_int_equal(attr(s[0], "leasegate.lock.fencing_token")->i, 1);
+	assert_true(attr(s[0], "leasegate.lock.renewed")->i);
+	assert_false(s[0]->error);
+	free_spans(s, n);
+
+	memset(&a, 0, sizeof(a));
+	req.op = LT_FOREIGN_RELEASE;
+	req.token = 2; /* not this acquire's: refused */
+	assert_true(lt_foreign(f->lt[1], &req, foreign_answered, &a));
+	fx_run(f);
+	assert_int_equal(a.value, 0);
+	req.token = 1;
+	assert_true(lt_foreign(f->lt[1], &req, foreign_answered, &a));
+	fx_run(f);
+	assert_int_equal(a.value, 1);
+	n = take(t, s, 8);
+	assert_true(n >= 2);
+	assert_string_equal(s[0]->name, "Lock.Release");
+	assert_false(attr(s[0], "leasegate.lock.released")->i);
+	assert_string_equal(s[1]->name, "Lock.Release");
+	assert_true(attr(s[1], "leasegate.lock.released")->i);
+	assert_false(attr(s[1], "leasegate.lock.forced")->i);
+	free_spans(s, n);
+	(void)l; /* ended as released by the other replica's write */
+	fx_run(f);
+	free_spans(s, take(t, s, 8));
 	fx_free(f);
 	tracer_free(t);
 }
@@ -265,6 +405,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_traceparent),
 		cmocka_unit_test(test_lease_spans),
+		cmocka_unit_test(test_client_renewal_spans),
+		cmocka_unit_test(test_foreign_spans),
 		cmocka_unit_test(test_client_parent_and_sampling),
 		cmocka_unit_test(test_ratio_and_queue),
 		cmocka_unit_test(test_otlp_json),
