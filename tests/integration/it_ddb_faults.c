@@ -27,19 +27,13 @@
 #include "core/dynamodb/http.h"
 #include "core/dynamodb/store_dynamodb.h"
 #include "tests/support/fake_ddb.h"
+#include "tests/support/ddb_keys.h"
 #include "tests/support/store_contract.h"
 
 static struct event_base *base;
 static struct clock *clk;
 static struct event *tick;
-static struct aws_credentials keys = {"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "",
-				      0};
 static int expired_calls;
-
-static const struct aws_credentials *creds_of(void *arg)
-{
-	return &keys;
-}
 
 static void on_expired(void *arg)
 {
@@ -68,16 +62,10 @@ struct env {
 
 static struct store *make_store(const char *url, const struct ddb_retry_policy *policy)
 {
-	struct store_dynamodb_config cfg = {
-		.table = "Locks",
-		.region = "us-east-1",
-		.endpoint = url,
-		.partition_key = "pk",
-		.ttl_attribute = "expiresAt",
-		.credentials = creds_of,
-		.credentials_expired = on_expired,
-		.retry = policy,
-	};
+	struct store_dynamodb_config cfg = ddb_test_config(url);
+	cfg.ttl_attribute = "expiresAt";
+	cfg.credentials_expired = on_expired;
+	cfg.retry = policy;
 	char err[STORE_DDB_ERR_MAX];
 	struct store *s = store_dynamodb_new(base, clk, &cfg, err);
 	assert_non_null(s);
@@ -179,8 +167,8 @@ static void headers_and_signature(void **state)
 	assert_string_equal(seen->content_type, "application/x-amz-json-1.0");
 	assert_string_equal(seen->accept_encoding, "identity");
 	assert_int_equal(strlen(seen->amz_date), 16);
-	assert_true(strncmp(seen->authorization, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 40) ==
-		    0);
+	assert_true(strncmp(seen->authorization,
+			    "AWS4-HMAC-SHA256 Credential=" DDB_TEST_ACCESS_KEY "/", 40) == 0);
 	assert_non_null(strstr(seen->authorization, "/us-east-1/dynamodb/aws4_request"));
 	assert_non_null(strstr(seen->authorization,
 			       "SignedHeaders=content-type;host;x-amz-date;x-amz-target"));
@@ -590,8 +578,8 @@ static void scan_retried_and_bounded(void **state)
 	assert_string_equal(page.cursor, "62");
 	const struct fake_ddb_seen *seen = fake_ddb_last(e->fake);
 	assert_string_equal(seen->target, "DynamoDB_20120810.Scan");
-	assert_true(strncmp(seen->authorization, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 40) ==
-		    0);
+	assert_true(strncmp(seen->authorization,
+			    "AWS4-HMAC-SHA256 Credential=" DDB_TEST_ACCESS_KEY "/", 40) == 0);
 	assert_non_null(strstr(seen->body, "\"ExclusiveStartKey\":{\"pk\":{\"S\":\"LOCK#a\"}}"));
 	assert_non_null(strstr(seen->body, "\"Limit\":10"));
 	assert_int_equal(stats(e->s).http[DDB_SCAN], 2);
@@ -670,29 +658,29 @@ static void scan_cancelled_in_flight(void **state)
 static void bad_config(void **state)
 {
 	static const struct store_dynamodb_config cfgs[] = {
-		{.table = "x", .region = "us-east-1", .credentials = creds_of},
-		{.table = "Locks", .credentials = creds_of},
+		{.table = "x", .region = "us-east-1", .credentials = ddb_test_creds},
+		{.table = "Locks", .credentials = ddb_test_creds},
 		{.table = "Locks", .region = "us-east-1"},
 		{.table = "Locks",
 		 .region = "us-east-1",
-		 .credentials = creds_of,
+		 .credentials = ddb_test_creds,
 		 .endpoint = "ftp://x"},
 		{.table = "Locks",
 		 .region = "us-east-1",
-		 .credentials = creds_of,
+		 .credentials = ddb_test_creds,
 		 .endpoint = "http://"},
 		{.table = "Locks",
 		 .region = "us-east-1",
-		 .credentials = creds_of,
+		 .credentials = ddb_test_creds,
 		 .partition_key = "pk",
 		 .ttl_attribute = "pk"},
 		{.table = "Locks",
 		 .region = "us-east-1",
-		 .credentials = creds_of,
+		 .credentials = ddb_test_creds,
 		 .ttl_attribute = "owner"},
 		{.table = "Locks",
 		 .region = "us-east-1",
-		 .credentials = creds_of,
+		 .credentials = ddb_test_creds,
 		 .sort_key = "sk"},
 	};
 	for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {

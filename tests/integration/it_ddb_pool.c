@@ -26,17 +26,11 @@
 
 #include "core/clock.h"
 #include "core/dynamodb/store_dynamodb.h"
+#include "tests/support/ddb_keys.h"
 #include "tests/support/ddb_standin.h"
 
 static struct event_base *base;
 static struct clock *clk;
-static struct aws_credentials keys = {"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "",
-				      0};
-
-static const struct aws_credentials *creds_of(void *arg)
-{
-	return &keys;
-}
 
 struct done {
 	bool done;
@@ -84,15 +78,9 @@ struct env {
 
 static struct store *open_store(const char *url, unsigned max_in_flight)
 {
-	struct store_dynamodb_config cfg = {
-		.table = "Locks",
-		.region = "us-east-1",
-		.endpoint = url,
-		.partition_key = "pk",
-		.ttl_attribute = "expiresAt",
-		.credentials = creds_of,
-		.max_in_flight = max_in_flight,
-	};
+	struct store_dynamodb_config cfg = ddb_test_config(url);
+	cfg.ttl_attribute = "expiresAt";
+	cfg.max_in_flight = max_in_flight;
 	char err[STORE_DDB_ERR_MAX];
 	struct store *s = store_dynamodb_new(base, clk, &cfg, err);
 	assert_non_null(s);

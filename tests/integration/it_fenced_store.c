@@ -23,17 +23,11 @@
 #include "core/clock.h"
 #include "core/dynamodb/store_dynamodb.h"
 #include "core/store_tx.h"
+#include "tests/support/ddb_keys.h"
 #include "tests/support/fake_ddb.h"
 
 static struct event_base *base;
 static struct clock *clk;
-static struct aws_credentials keys = {"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "",
-				      0};
-
-static const struct aws_credentials *creds_of(void *arg)
-{
-	return &keys;
-}
 
 static void on_tick(evutil_socket_t fd, short what, void *arg) {}
 
@@ -68,13 +62,7 @@ static int setup(void **state)
 	e->fake = fake_ddb_new(base, e->url, sizeof e->url);
 	if (!e->fake)
 		return -1;
-	struct store_dynamodb_config cfg = {
-		.table = "Locks",
-		.region = "us-east-1",
-		.endpoint = e->url,
-		.partition_key = "pk",
-		.credentials = creds_of,
-	};
+	struct store_dynamodb_config cfg = ddb_test_config(e->url);
 	char err[STORE_DDB_ERR_MAX];
 	e->s = store_dynamodb_new(base, clk, &cfg, err);
 	assert_non_null(e->s);
