@@ -787,6 +787,24 @@ static void test_crc32_and_utf8(void **state)
 	assert_int_equal(ddb_crc32("", 0), 0);
 	/* the CRC32 DynamoDB sends for an empty JSON object */
 	assert_int_equal(ddb_crc32("{}", 2), 2745614147u);
+	/* eight bytes a step: the same as a bit at a time, at every length
+	 * and alignment */
+	unsigned char data[300];
+	uint32_t seed = 12345;
+	for (size_t i = 0; i < sizeof data; i++) {
+		seed = seed * 1103515245u + 12345u;
+		data[i] = (unsigned char)(seed >> 16);
+	}
+	for (size_t off = 0; off < 8; off++)
+		for (size_t len = 0; off + len <= sizeof data; len++) {
+			uint32_t c = 0xFFFFFFFFu;
+			for (size_t i = 0; i < len; i++) {
+				c ^= data[off + i];
+				for (int b = 0; b < 8; b++)
+					c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+			}
+			assert_int_equal(ddb_crc32(data + off, len), c ^ 0xFFFFFFFFu);
+		}
 	assert_true(ddb_utf8_valid("h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 12));
 	assert_false(ddb_utf8_valid("\xc0\xaf", 2));	     /* overlong */
 	assert_false(ddb_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
