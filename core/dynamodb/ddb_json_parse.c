@@ -4,6 +4,7 @@
  * for its type and bounded; a DynamoDB answer is input like any other.
  */
 #include "core/dynamodb/ddb_json.h"
+#include "core/dynamodb/ddb_json_int.h"
 
 #include <cJSON.h>
 #include <stdarg.h>
@@ -29,89 +30,171 @@ bool ddb_parse_int64(const char *s, int64_t *out)
 	return true;
 }
 
-/* The value of one typed attribute {"S": "..."}: NULL with err set when the
- * attribute is not exactly of type want. */
-static const char *typed(const cJSON *attr, const char *want, char *err)
+/* An attribute's name as printed in a message (which is shorter). */
+static int name_len(const struct ddb_attr *a)
 {
-	const cJSON *v = cJSON_IsObject(attr) ? attr->child : NULL;
-	if (!v || v->next || !v->string || strcmp(v->string, want) != 0 || !cJSON_IsString(v)) {
-		ddb_errf(err, "attribute %s is not of type %s",
-			 attr && attr->string ? attr->string : "?", want);
-		return NULL;
-	}
-	return v->valuestring;
+	return a->nlen < DDB_ERR_MAX ? (int)a->nlen : DDB_ERR_MAX;
 }
 
-static bool get_str(const cJSON *attr, char *dst, size_t cap, bool *has, char *err)
+/* Whether a is exactly of type want ({"S": "..."}): false with err set
+ * when not. */
+static bool typed(const struct ddb_attr *a, const char *want, char *err)
 {
-	const char *s = typed(attr, "S", err);
-	if (!s)
-		return false;
-	size_t n = strlen(s);
-	if (n + 1 > cap) {
-		ddb_errf(err, "attribute %s is longer than %zu bytes", attr->string, cap - 1);
+	size_t n = strlen(want);
+	if (!a->type || a->tlen != n || memcmp(a->type, want, n) != 0) {
+		ddb_errf(err, "attribute %.*s is not of type %s", name_len(a), a->name, want);
 		return false;
 	}
-	memcpy(dst, s, n + 1);
+	return true;
+}
+
+static bool get_str(const struct ddb_attr *a, char *dst, size_t cap, bool *has, char *err)
+{
+	if (!typed(a, "S", err))
+		return false;
+	if (a->vlen + 1 > cap) {
+		ddb_errf(err, "attribute %.*s is longer than %zu bytes", name_len(a), a->name,
+			 cap - 1);
+		return false;
+	}
+	memcpy(dst, a->val, a->vlen);
+	dst[a->vlen] = '\0';
 	if (has)
 		*has = true;
 	return true;
 }
 
-static bool get_num(const cJSON *attr, int64_t *dst, bool *has, char *err)
+static bool get_num(const struct ddb_attr *a, int64_t *dst, bool *has, char *err)
 {
-	const char *s = typed(attr, "N", err);
-	if (!s)
+	if (!typed(a, "N", err))
 		return false;
-	if (strlen(s) > 20 || !ddb_parse_int64(s, dst)) {
-		ddb_errf(err, "attribute %s is not an integer: '%.24s'", attr->string, s);
+	char s[21];
+	bool fits = a->vlen < sizeof s;
+	if (fits) {
+		memcpy(s, a->val, a->vlen);
+		s[a->vlen] = '\0';
+	}
+	if (!fits || !ddb_parse_int64(s, dst)) {
+		ddb_errf(err, "attribute %.*s is not an integer: '%.*s'", name_len(a), a->name,
+			 a->vlen < 24 ? (int)a->vlen : 24, a->val);
 		return false;
 	}
 	if (has)
 		*has = true;
 	return true;
+}
+
+static bool is_string(const struct ddb_attr *a)
+{
+	return a->type && a->tlen == 1 && a->type[0] == 'S';
 }
 
 /* The fence as read: a value that is no int64 is no error here but
  * fence_bad, so that the core refuses the item by its lock's name and says
  * what is wrong with it (core/lt_item.c), instead of a bad answer. */
-static void get_fence(const cJSON *attr, struct lock_item *item)
+static bool get_fence(struct lock_item *item, const struct ddb_attr *a, char *err)
 {
 	char ignored[DDB_ERR_MAX];
 	item->has_fence = true;
-	if (!get_num(attr, &item->fence, NULL, ignored)) {
+	if (!get_num(a, &item->fence, NULL, ignored)) {
 		item->fence = 0;
 		item->fence_bad = true;
 	}
+	return true;
 }
 
 /* _type as read: another application's item may have any value here. A
  * string is kept (cut to fit: a cut string is longer than "LOCK"), any
  * other type reads as empty; neither is "LOCK", so the core refuses it. */
-static void get_type(const cJSON *attr, struct lock_item *item)
+static bool get_type(struct lock_item *item, const struct ddb_attr *a, char *err)
 {
-	const cJSON *v = cJSON_IsObject(attr) ? attr->child : NULL;
-	item->type[0] = '\0';
-	if (v && !v->next && v->string && strcmp(v->string, "S") == 0 && cJSON_IsString(v))
-		snprintf(item->type, sizeof item->type, "%s", v->valuestring);
+	size_t n = 0;
+	if (is_string(a)) {
+		n = a->vlen < sizeof item->type - 1 ? a->vlen : sizeof item->type - 1;
+		memcpy(item->type, a->val, n);
+	}
+	item->type[n] = '\0';
+	return true;
 }
 
 /* freed and freedBy as read (store.h's RELEASE): only leasegate writes
  * them, but an item edited by hand is no reason to refuse the answer; a
  * freed that is no int64 reads as none, a freedBy other than the string
  * "force" as not forced. */
-static void get_freed(const cJSON *attr, struct lock_item *item)
+static bool get_freed(struct lock_item *item, const struct ddb_attr *a, char *err)
 {
 	char ignored[DDB_ERR_MAX];
-	if (!get_num(attr, &item->freed, NULL, ignored))
+	if (!get_num(a, &item->freed, NULL, ignored))
 		item->freed = 0;
+	return true;
 }
 
-static void get_freed_by(const cJSON *attr, struct lock_item *item)
+static bool get_freed_by(struct lock_item *item, const struct ddb_attr *a, char *err)
 {
-	const cJSON *v = cJSON_IsObject(attr) ? attr->child : NULL;
-	item->freed_forced = v && !v->next && v->string && strcmp(v->string, "S") == 0 &&
-			     cJSON_IsString(v) && strcmp(v->valuestring, "force") == 0;
+	item->freed_forced = is_string(a) && a->vlen == 5 && memcmp(a->val, "force", 5) == 0;
+	return true;
+}
+
+static bool get_owner(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	return get_str(a, item->owner, sizeof item->owner, &item->has_owner, err);
+}
+static bool get_rvn(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	return get_str(a, item->rvn, sizeof item->rvn, &item->has_rvn, err);
+}
+static bool get_holder(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	return get_str(a, item->holder, sizeof item->holder, NULL, err);
+}
+static bool get_lease(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	return get_num(a, &item->lease_ms, &item->has_lease, err);
+}
+static bool get_waiter(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	return get_str(a, item->waiter, sizeof item->waiter, &item->has_waiter, err);
+}
+static bool get_waiter_ms(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	return get_num(a, &item->waiter_ms, NULL, err);
+}
+
+/* The attributes of a lock item (docs/lease-rules.md); any other is
+ * ignored, but for the TTL attribute when one is configured. */
+static const struct {
+	const char *name;
+	size_t len;
+	bool (*read)(struct lock_item *item, const struct ddb_attr *a, char *err);
+} item_attrs[] = {
+	{"owner", 5, get_owner},   {"rvn", 3, get_rvn},
+	{"holder", 6, get_holder}, {"_type", 5, get_type},
+	{"fence", 5, get_fence},   {"leaseMs", 7, get_lease},
+	{"waiter", 6, get_waiter}, {"waiterMs", 8, get_waiter_ms},
+	{"freed", 5, get_freed},   {"freedBy", 7, get_freed_by},
+};
+
+bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,
+		   char *err)
+{
+	for (size_t i = 0; i < sizeof item_attrs / sizeof item_attrs[0]; i++)
+		if (a->nlen == item_attrs[i].len &&
+		    memcmp(a->name, item_attrs[i].name, a->nlen) == 0)
+			return item_attrs[i].read(item, a, err);
+	if (ttl_attr && a->nlen == strlen(ttl_attr) && memcmp(a->name, ttl_attr, a->nlen) == 0)
+		return get_num(a, &item->ttl, NULL, err);
+	return true;
+}
+
+bool ddb_item_end(struct lock_item *item, char *err)
+{
+	if (item->freed == 0)
+		item->freed_forced = false; /* how, only with what */
+	if (item->has_lease && item->lease_ms <= 0) {
+		ddb_errf(err, "attribute leaseMs is not positive");
+		return false;
+	}
+	return true;
 }
 
 bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *item, char *err)
@@ -124,42 +207,19 @@ bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *i
 	}
 	item->exists = true;
 	for (const cJSON *a = map->child; a; a = a->next) {
-		const char *n = a->string;
-		bool ok = true;
-		if (!n)
+		if (!a->string)
 			continue;
-		if (strcmp(n, "owner") == 0)
-			ok = get_str(a, item->owner, sizeof item->owner, &item->has_owner, err);
-		else if (strcmp(n, "rvn") == 0)
-			ok = get_str(a, item->rvn, sizeof item->rvn, &item->has_rvn, err);
-		else if (strcmp(n, "holder") == 0)
-			ok = get_str(a, item->holder, sizeof item->holder, NULL, err);
-		else if (strcmp(n, "_type") == 0)
-			get_type(a, item);
-		else if (strcmp(n, "fence") == 0)
-			get_fence(a, item);
-		else if (strcmp(n, "leaseMs") == 0)
-			ok = get_num(a, &item->lease_ms, &item->has_lease, err);
-		else if (strcmp(n, "waiter") == 0)
-			ok = get_str(a, item->waiter, sizeof item->waiter, &item->has_waiter, err);
-		else if (strcmp(n, "waiterMs") == 0)
-			ok = get_num(a, &item->waiter_ms, NULL, err);
-		else if (strcmp(n, "freed") == 0)
-			get_freed(a, item);
-		else if (strcmp(n, "freedBy") == 0)
-			get_freed_by(a, item);
-		else if (ttl_attr && strcmp(n, ttl_attr) == 0)
-			ok = get_num(a, &item->ttl, NULL, err);
-		if (!ok)
+		const cJSON *v = cJSON_IsObject(a) ? a->child : NULL;
+		bool one = v && !v->next && v->string && cJSON_IsString(v) && v->valuestring;
+		struct ddb_attr at = {.name = a->string, .nlen = strlen(a->string)};
+		if (one) {
+			at.type = v->string, at.tlen = strlen(v->string);
+			at.val = v->valuestring, at.vlen = strlen(v->valuestring);
+		}
+		if (!ddb_item_attr(item, &at, ttl_attr, err))
 			return false;
 	}
-	if (item->freed == 0)
-		item->freed_forced = false; /* how, only with what */
-	if (item->has_lease && item->lease_ms <= 0) {
-		ddb_errf(err, "attribute leaseMs is not positive");
-		return false;
-	}
-	return true;
+	return ddb_item_end(item, err);
 }
 
 static cJSON *parse_body(const char *body, size_t len, char *err)
@@ -175,6 +235,15 @@ static cJSON *parse_body(const char *body, size_t len, char *err)
 
 bool ddb_parse_output(enum ddb_op op, const char *body, size_t len, const char *ttl_attr,
 		      struct lock_item *item, char *err)
+{
+	enum ddb_fast f = ddb_fast_output(op, body, len, ttl_attr, item, err);
+	if (f != DDB_FAST_OTHER)
+		return f == DDB_FAST_OK;
+	return ddb_parse_output_cjson(op, body, len, ttl_attr, item, err);
+}
+
+bool ddb_parse_output_cjson(enum ddb_op op, const char *body, size_t len, const char *ttl_attr,
+			    struct lock_item *item, char *err)
 {
 	memset(item, 0, sizeof *item);
 	const char *member = op == DDB_UPDATE_ITEM ? "Attributes"
@@ -193,8 +262,7 @@ bool ddb_parse_output(enum ddb_op op, const char *body, size_t len, const char *
 	return ok;
 }
 
-/* Copies at most cap-1 bytes of printable text. */
-static void copy_text(char *dst, size_t cap, const char *src, size_t n)
+void ddb_copy_text(char *dst, size_t cap, const char *src, size_t n)
 {
 	size_t j = 0;
 	for (size_t i = 0; i < n && j + 1 < cap; i++) {
@@ -205,13 +273,22 @@ static void copy_text(char *dst, size_t cap, const char *src, size_t n)
 }
 
 /* "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException" ->
- * "ResourceNotFoundException". Some services append ":http://..." too. */
+ * "ResourceNotFoundException". Some services append ":http://..." too.
+ * t[0..n) holds no NUL. */
+void ddb_error_set_type(struct ddb_error *e, const char *t, size_t n)
+{
+	const char *hash = memrchr(t, '#', n);
+	if (hash) {
+		n -= (size_t)(hash + 1 - t);
+		t = hash + 1;
+	}
+	const char *colon = memchr(t, ':', n);
+	ddb_copy_text(e->type, sizeof e->type, t, colon ? (size_t)(colon - t) : n);
+}
+
 static void set_type(struct ddb_error *e, const char *t)
 {
-	const char *hash = strrchr(t, '#');
-	if (hash)
-		t = hash + 1;
-	copy_text(e->type, sizeof e->type, t, strcspn(t, ":"));
+	ddb_error_set_type(e, t, strlen(t));
 }
 
 /* The text of the first <tag>...</tag> in xml, entities decoded. */
@@ -262,8 +339,8 @@ static bool parse_reasons(const cJSON *list, const char *ttl_attr, struct ddb_er
 		const cJSON *code = cJSON_GetObjectItemCaseSensitive(r, "Code");
 		const cJSON *item = cJSON_GetObjectItemCaseSensitive(r, "Item");
 		if (cJSON_IsString(code))
-			copy_text(dst->code, sizeof dst->code, code->valuestring,
-				  strlen(code->valuestring));
+			ddb_copy_text(dst->code, sizeof dst->code, code->valuestring,
+				      strlen(code->valuestring));
 		if (item) {
 			if (!ddb_parse_item(item, ttl_attr, &dst->item, err))
 				return false;
@@ -276,6 +353,15 @@ static bool parse_reasons(const cJSON *list, const char *ttl_attr, struct ddb_er
 bool ddb_parse_error(const char *body, size_t len, const char *ttl_attr, struct ddb_error *out,
 		     char *err)
 {
+	enum ddb_fast f = body ? ddb_fast_error(body, len, ttl_attr, out, err) : DDB_FAST_OTHER;
+	if (f != DDB_FAST_OTHER)
+		return f == DDB_FAST_OK;
+	return ddb_parse_error_cjson(body, len, ttl_attr, out, err);
+}
+
+bool ddb_parse_error_cjson(const char *body, size_t len, const char *ttl_attr,
+			   struct ddb_error *out, char *err)
+{
 	memset(out, 0, sizeof *out);
 	if (!body)
 		return true;
@@ -285,13 +371,13 @@ bool ddb_parse_error(const char *body, size_t len, const char *ttl_attr, struct 
 		if (xml_text(body, len, "Code", code, sizeof code))
 			set_type(out, code);
 		if (!xml_text(body, len, "Message", out->message, sizeof out->message))
-			copy_text(out->message, sizeof out->message, body, len);
+			ddb_copy_text(out->message, sizeof out->message, body, len);
 		return true;
 	}
 	char ignored[DDB_ERR_MAX];
 	cJSON *root = parse_body(body, len, ignored);
 	if (!root) {
-		copy_text(out->message, sizeof out->message, body, len);
+		ddb_copy_text(out->message, sizeof out->message, body, len);
 		return true;
 	}
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "__type");
@@ -301,8 +387,8 @@ bool ddb_parse_error(const char *body, size_t len, const char *ttl_attr, struct 
 	if (cJSON_IsString(t))
 		set_type(out, t->valuestring);
 	if (cJSON_IsString(m))
-		copy_text(out->message, sizeof out->message, m->valuestring,
-			  strlen(m->valuestring));
+		ddb_copy_text(out->message, sizeof out->message, m->valuestring,
+			      strlen(m->valuestring));
 	bool ok = true;
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, "Item");
 	if (item) {
@@ -366,8 +452,8 @@ bool ddb_parse_table(const char *body, size_t len, struct ddb_table_desc *out, c
 	}
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(t, "TableStatus");
 	if (cJSON_IsString(st))
-		copy_text(out->status, sizeof out->status, st->valuestring,
-			  strlen(st->valuestring));
+		ddb_copy_text(out->status, sizeof out->status, st->valuestring,
+			      strlen(st->valuestring));
 	if (!ok)
 		ddb_errf(err, "table description without a valid KeySchema");
 	cJSON_Delete(root);
@@ -454,9 +540,11 @@ bool ddb_scan_cursor_key(const struct ddb_keys *k, const char *cursor, char *pk,
 /* The string value of key attribute name in map, or NULL. */
 static const char *key_value(const cJSON *map, const char *name)
 {
-	char ignored[DDB_ERR_MAX];
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(map, name);
-	return a ? typed(a, "S", ignored) : NULL;
+	const cJSON *v = cJSON_IsObject(a) ? a->child : NULL;
+	if (!v || v->next || !v->string || strcmp(v->string, "S") != 0 || !cJSON_IsString(v))
+		return NULL;
+	return v->valuestring;
 }
 
 /* The lock name of a key: pk LOCK#<name>, name 1..STORE_NAME_MAX bytes

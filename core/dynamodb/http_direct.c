@@ -62,6 +62,7 @@ struct hd_conn {
 	char host[HD_HOST_MAX + 1];
 	unsigned port;
 	struct bufferevent *bev;
+	struct event *rd; /* a connected plain socket's reads (plain_reads) */
 	struct event *timer;
 	struct evdns_getaddrinfo_request *dns;
 	struct http_req *req;
@@ -207,6 +208,8 @@ static void conn_free(struct hd_conn *c)
 	conn_unlink(list_of_conn(c), c);
 	if (c->dns)
 		evdns_getaddrinfo_cancel(c->dns); /* its callback sees c->dns set: returns */
+	if (c->rd)
+		event_free(c->rd);
 	if (c->bev)
 		bufferevent_free(c->bev);
 	if (c->timer)
@@ -538,6 +541,44 @@ static void on_read(struct bufferevent *bev, void *arg)
 
 static void on_write(struct bufferevent *bev, void *arg) {}
 
+/* A connected plain socket's answers are read here, not by the
+ * bufferevent, whose every read first asks the kernel how much there is
+ * (an ioctl FIONREAD per answer): one recv into a buffer on the stack,
+ * added to the bufferevent's input, which the parser reads as before.
+ * The end and errors go to on_event as the bufferevent would report them
+ * (a level-triggered event: more than the buffer holds is read on the next
+ * turn). */
+static void on_plain_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct hd_conn *c = arg;
+	char buf[16384];
+	ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (n > 0 && evbuffer_add(bufferevent_get_input(c->bev), buf, (size_t)n) == 0) {
+		on_read(c->bev, c);
+		return;
+	}
+	if (n > 0)
+		errno = ENOMEM;
+	on_event(c->bev, BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
+}
+
+/* Once a plain connection is up, its reads leave the bufferevent (which
+ * keeps the writes). Without an event for them, the bufferevent reads on. */
+static void plain_reads(struct hd_conn *c)
+{
+	evutil_socket_t fd = bufferevent_getfd(c->bev);
+	c->rd = event_new(c->pool->h->base, fd, EV_READ | EV_PERSIST, on_plain_read, c);
+	if (!c->rd)
+		return;
+	if (bufferevent_disable(c->bev, EV_READ) != 0 || event_add(c->rd, NULL) != 0) {
+		event_free(c->rd);
+		c->rd = NULL;
+		bufferevent_enable(c->bev, EV_READ);
+	}
+}
+
 /* A fresh connection for r, whose reused one died before any answer. */
 static void retry_fresh(struct hd_conn *c)
 {
@@ -567,6 +608,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED) {
 		c->state = C_BUSY;
 		c->req->conns++;
+		if (!c->tls)
+			plain_reads(c);
 		arm(c, (c->deadline_us - http_mono_us() + 999) / 1000);
 	} else if (c->state == C_CONNECTING) {
 		SSL *ssl = c->tls ? bufferevent_openssl_get_ssl(bev) : NULL;

@@ -11,7 +11,10 @@
  * item; a built body is JSON whose key is "LOCK#" + the name, byte for
  * byte; a refused name or cursor comes with a message; a Scan page has at
  * most its limit of entries, lock names of 1..STORE_NAME_MAX bytes, and a
- * printable cursor that a next Scan request takes.
+ * printable cursor that a next Scan request takes. Answers and errors are
+ * read twice, by the public readers (the fast reader of ddb_json_fast.c
+ * first) and by cJSON's alone: both must give the same verdict, message
+ * and item.
  */
 #include <cJSON.h>
 #include <stddef.h>
@@ -20,6 +23,7 @@
 #include <string.h>
 
 #include "core/dynamodb/ddb_json.h"
+#include "core/dynamodb/ddb_json_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -137,6 +141,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lock_item it;
 		enum ddb_op op = pick == 0 ? DDB_UPDATE_ITEM : DDB_GET_ITEM;
 		bool ok = ddb_parse_output(op, copy, n, "exp", &it, err);
+		struct lock_item slow;
+		char serr[DDB_ERR_MAX] = "";
+		check(ddb_parse_output_cjson(op, copy, n, "exp", &slow, serr) == ok);
+		check(strcmp(err, serr) == 0);
+		check(!ok || memcmp(&it, &slow, sizeof it) == 0);
 		if (ok) {
 			check_item(&it);
 			check(op != DDB_UPDATE_ITEM || it.exists);
@@ -146,6 +155,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (pick == 2) {
 		struct ddb_error e;
 		bool ok = ddb_parse_error(copy, n, "exp", &e, err);
+		static struct ddb_error slow;
+		char serr[DDB_ERR_MAX] = "";
+		check(ddb_parse_error_cjson(copy, n, "exp", &slow, serr) == ok);
+		check(strcmp(err, serr) == 0 && strcmp(e.type, slow.type) == 0 &&
+		      strcmp(e.message, slow.message) == 0 && e.has_item == slow.has_item &&
+		      e.nreasons == slow.nreasons);
+		check(!ok || !e.has_item || memcmp(&e.item, &slow.item, sizeof e.item) == 0);
 		check(strnlen(e.type, sizeof e.type) < sizeof e.type);
 		check(strnlen(e.message, sizeof e.message) < sizeof e.message);
 		check(e.nreasons <= DDB_REASONS_MAX);

@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -242,6 +244,54 @@ static void test_keepalive_reuse(void **state)
 	assert_int_equal(st.sent, 5);
 	assert_int_equal(st.completed, 5);
 	assert_false(called_in_send);
+	http_free(h);
+}
+
+/* The FIONREAD ioctls of this process, on the client's and the server's
+ * side of connections to the test server: libevent's bufferevent asks
+ * before every read (this definition interposes on its calls). */
+static int fionread_client, fionread_server;
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	va_start(ap, req);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == FIONREAD) {
+		struct sockaddr_in a;
+		socklen_t len = sizeof a;
+		if (getpeername(fd, (struct sockaddr *)&a, &len) == 0 && a.sin_family == AF_INET &&
+		    ntohs(a.sin_port) == port)
+			fionread_client++;
+		len = sizeof a;
+		if (getsockname(fd, (struct sockaddr *)&a, &len) == 0 && a.sin_family == AF_INET &&
+		    ntohs(a.sin_port) == port)
+			fionread_server++;
+	}
+	return (int)syscall(SYS_ioctl, fd, req, arg);
+}
+
+/* A plain connection reads its answers with one recv each, without the
+ * FIONREAD the bufferevent would ask first (the server, an evhttp, still
+ * does: the count works). */
+static void test_plain_reads_without_fionread(void **state)
+{
+	struct http *h = http_new(base, NULL);
+	assert_non_null(h);
+	fionread_client = fionread_server = 0;
+	for (int i = 0; i < 5; i++) {
+		assert_non_null(send_one(h, "GET", "/x", NULL, 0, NULL, 0, 0, i));
+		want_done = i + 1;
+		assert_true(run_until(n_done, 5000));
+		assert_int_equal(results[i].code, CURLE_OK);
+		assert_int_equal(results[i].status, 200);
+	}
+	struct http_stats st;
+	http_stats(h, &st);
+	assert_int_equal(st.connections_opened, 1);
+	assert_true(fionread_server > 0);
+	assert_int_equal(fionread_client, 0);
 	http_free(h);
 }
 
@@ -752,6 +802,7 @@ int main(void)
 	port = ntohs(sin.sin_port);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_keepalive_reuse, setup),
+		cmocka_unit_test_setup(test_plain_reads_without_fionread, setup),
 		cmocka_unit_test_setup(test_headers_sent_and_captured, setup),
 		cmocka_unit_test_setup(test_queue_beyond_max_active, setup),
 		cmocka_unit_test_setup(test_urgent_before_normal, setup),

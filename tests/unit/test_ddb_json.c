@@ -310,6 +310,46 @@ static void test_build_requests(void **state)
 	}
 }
 
+/* The writer's bytes, not only its JSON: a renewal as DynamoDB gets it
+ * (members in order, no whitespace), strings copied whole or escaped,
+ * numbers in decimal up to INT64_MAX. */
+static void test_build_exact_bytes(void **state)
+{
+	static const struct ddb_keys k = {"Locks", "pk", NULL, "exp"};
+	struct store_req r = {.op = STORE_RENEW,
+			      .name = "a\"b\\c",
+			      .owner = "o1",
+			      .rvn = "r2",
+			      .holder = "h\x01\t\n",
+			      .lease_ms = INT64_MAX,
+			      .ttl = 1234567890};
+	char err[DDB_ERR_MAX] = "";
+	size_t len = 0;
+	char *body = ddb_build_request(&k, &r, &len, err);
+	assert_non_null(body);
+	assert_string_equal(
+		body,
+		"{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"LOCK#a\\\"b\\\\c\"}},"
+		"\"ExpressionAttributeNames\":{\"#x\":\"exp\",\"#o\":\"owner\",\"#r\":\"rvn\","
+		"\"#l\":\"leaseMs\",\"#h\":\"holder\"},\"ExpressionAttributeValues\":{\":x\":{"
+		"\"N\":\"1234567890\"},\":r\":{\"S\":\"r2\"},\":l\":{\"N\":"
+		"\"9223372036854775807\"},\":h\":{\"S\":\"h\\u0001\\t\\n\"},\":o\":{\"S\":"
+		"\"o1\"}},\"UpdateExpression\":\"SET #r = :r, #l = :l, #h = :h, #x = :x\","
+		"\"ConditionExpression\":\"#o = :o\",\"ReturnValuesOnConditionCheckFailure\":"
+		"\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}");
+	assert_int_equal(len, strlen(body));
+	ddb_body_free(body);
+	/* a lease of 1 ms without a holder nor TTL */
+	r.holder = NULL;
+	r.lease_ms = 1;
+	r.ttl = 0;
+	body = ddb_build_request(&k, &r, &len, err);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "\":l\":{\"N\":\"1\"}"));
+	assert_non_null(strstr(body, "\"UpdateExpression\":\"SET #r = :r, #l = :l REMOVE #h\""));
+	ddb_body_free(body);
+}
+
 static void test_op_mapping(void **state)
 {
 	assert_int_equal(ddb_op_for(STORE_ACQUIRE), DDB_UPDATE_ITEM);
@@ -747,6 +787,24 @@ static void test_crc32_and_utf8(void **state)
 	assert_int_equal(ddb_crc32("", 0), 0);
 	/* the CRC32 DynamoDB sends for an empty JSON object */
 	assert_int_equal(ddb_crc32("{}", 2), 2745614147u);
+	/* eight bytes a step: the same as a bit at a time, at every length
+	 * and alignment */
+	unsigned char data[300];
+	uint32_t seed = 12345;
+	for (size_t i = 0; i < sizeof data; i++) {
+		seed = seed * 1103515245u + 12345u;
+		data[i] = (unsigned char)(seed >> 16);
+	}
+	for (size_t off = 0; off < 8; off++)
+		for (size_t len = 0; off + len <= sizeof data; len++) {
+			uint32_t c = 0xFFFFFFFFu;
+			for (size_t i = 0; i < len; i++) {
+				c ^= data[off + i];
+				for (int b = 0; b < 8; b++)
+					c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+			}
+			assert_int_equal(ddb_crc32(data + off, len), c ^ 0xFFFFFFFFu);
+		}
 	assert_true(ddb_utf8_valid("h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 12));
 	assert_false(ddb_utf8_valid("\xc0\xaf", 2));	     /* overlong */
 	assert_false(ddb_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
@@ -759,6 +817,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build_requests),
+		cmocka_unit_test(test_build_exact_bytes),
 		cmocka_unit_test(test_op_mapping),
 		cmocka_unit_test(test_build_admin),
 		cmocka_unit_test(test_keys_valid),
