@@ -140,43 +140,86 @@ static int64_t sweep_tick(const struct mstore *ms)
 	return tick > 10 ? tick : 10;
 }
 
-/* Puts it in the list of released items (stamped now, give or take a
- * tick), or takes it out. */
-static void freed_link(struct mstore *ms, struct mitem *it, bool in)
+/* The list of released items of the stamp, made when there is none; on
+ * out-of-memory the newest list, its stamp raised to this one if lower
+ * (its items then forgotten later, never early). ngens > 0 or room for one
+ * (gens_cap >= FREED_GENS_MIN). */
+static struct freed_gen *gen_of(struct mstore *ms, int64_t stamp)
 {
-	if (it->in_freed == in)
-		return;
-	it->in_freed = in;
-	if (in) {
-		if (ms->freed_head == NULL && ms->retention_ms > 0 && !timer_armed(&ms->sweep)) {
-			ms->stamp_ms = clock_now_ms(ms->clock) + sweep_tick(ms);
-			timer_arm(&ms->sweep, sweep_tick(ms));
+	size_t i = ms->ngens;
+	while (i > 0 && ms->gens[i - 1].stamp > stamp)
+		i--;
+	if (i > 0 && ms->gens[i - 1].stamp == stamp)
+		return &ms->gens[i - 1];
+	if (ms->ngens == ms->gens_cap) {
+		struct freed_gen *g = realloc(ms->gens, 2 * ms->gens_cap * sizeof(*g));
+		if (g == NULL) {
+			g = &ms->gens[ms->ngens - 1];
+			if (g->stamp < stamp)
+				g->stamp = stamp;
+			return g;
 		}
-		it->freed_ms = ms->stamp_ms;
-		it->fprev = ms->freed_tail;
-		it->fnext = NULL;
-		if (ms->freed_tail != NULL)
-			ms->freed_tail->fnext = it;
-		else
-			ms->freed_head = it;
-		ms->freed_tail = it;
-		return;
+		ms->gens = g;
+		ms->gens_cap *= 2;
 	}
+	memmove(&ms->gens[i + 1], &ms->gens[i], (ms->ngens - i) * sizeof(*ms->gens));
+	ms->ngens++;
+	ms->gens[i] = (struct freed_gen){.stamp = stamp};
+	return &ms->gens[i];
+}
+
+static void gen_append(struct freed_gen *g, struct mitem *it)
+{
+	it->in_freed = true;
+	it->fprev = g->tail;
+	it->fnext = NULL;
+	if (g->tail != NULL)
+		g->tail->fnext = it;
+	else
+		g->head = it;
+	g->tail = it;
+}
+
+/* The item was released: stamped now (give or take a tick) and, unless it
+ * is in a list already (acquired since it was put there), put in the
+ * newest. */
+static void freed_link(struct mstore *ms, struct mitem *it)
+{
+	if (ms->ngens == 0 && ms->retention_ms > 0 && !timer_armed(&ms->sweep)) {
+		ms->stamp_ms = clock_now_ms(ms->clock) + sweep_tick(ms);
+		timer_arm(&ms->sweep, sweep_tick(ms));
+	}
+	it->freed_ms = ms->stamp_ms;
+	if (!it->in_freed)
+		gen_append(gen_of(ms, ms->stamp_ms), it);
+}
+
+/* Takes the item out of its list of released items, if in one. */
+static void freed_unlink(struct mstore *ms, struct mitem *it)
+{
+	if (!it->in_freed)
+		return;
+	it->in_freed = false;
+	struct freed_gen *g = NULL; /* needed only at an end of its list */
+	for (size_t i = 0; i < ms->ngens && (it->fprev == NULL || it->fnext == NULL) && g == NULL;
+	     i++)
+		if (ms->gens[i].head == it || ms->gens[i].tail == it)
+			g = &ms->gens[i];
 	if (it->fprev != NULL)
 		it->fprev->fnext = it->fnext;
 	else
-		ms->freed_head = it->fnext;
+		g->head = it->fnext;
 	if (it->fnext != NULL)
 		it->fnext->fprev = it->fprev;
 	else
-		ms->freed_tail = it->fprev;
+		g->tail = it->fprev;
 }
 
 /* Removes the item at *slot. */
 static void item_delete(struct mstore *ms, struct mitem **slot)
 {
 	struct mitem *it = *slot;
-	freed_link(ms, it, false);
+	freed_unlink(ms, it);
 	*slot = it->next;
 	ms->bytes -= sizeof(*it) + strlen(it->name) + 1 + slen(it->holder) + slen(it->other_type);
 	free(it->holder);
@@ -187,13 +230,28 @@ static void item_delete(struct mstore *ms, struct mitem **slot)
 
 /* Forgets the items released for the retention or longer (by now), as
  * DynamoDB's TTL deletes expired lock items: a forgotten lock starts its
- * fencing token at 1 again. Held items are never forgotten. */
+ * fencing token at 1 again. Held items are never forgotten. Each list
+ * whose stamp is due is emptied: its items acquired since leave it (a
+ * release puts them back), those released again since move to the list
+ * of their last release, the others are forgotten. */
 static void forget_released(struct mstore *ms, int64_t now)
 {
-	struct mitem *it;
-	while ((it = ms->freed_head) != NULL && now - it->freed_ms >= ms->retention_ms) {
-		item_delete(ms, find_slot(ms, it->name, it->hash));
-		ms->forgotten++;
+	while (ms->ngens > 0 && now - ms->gens[0].stamp >= ms->retention_ms) {
+		struct mitem *it = ms->gens[0].head, *next;
+		ms->ngens--;
+		memmove(&ms->gens[0], &ms->gens[1], ms->ngens * sizeof(*ms->gens));
+		for (; it != NULL; it = next) {
+			next = it->fnext;
+			it->in_freed = false;
+			if (it->owner[0] != '\0')
+				continue;
+			if (now - it->freed_ms >= ms->retention_ms) {
+				item_delete(ms, find_slot(ms, it->name, it->hash));
+				ms->forgotten++;
+			} else {
+				gen_append(gen_of(ms, it->freed_ms), it);
+			}
+		}
 	}
 }
 
@@ -204,7 +262,7 @@ static void sweep_due(void *arg)
 	int64_t now = clock_now_ms(ms->clock);
 	forget_released(ms, now);
 	ms->stamp_ms = now + sweep_tick(ms);
-	if (ms->freed_head != NULL)
+	if (ms->ngens > 0)
 		timer_arm(&ms->sweep, sweep_tick(ms));
 }
 
@@ -272,8 +330,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		}
 		if (!set_holder(ms, it, r->holder))
 			goto oom;
-		freed_link(ms, it, false);
-		strcpy(it->owner, r->owner);
+		strcpy(it->owner, r->owner); /* left in its list of released items */
 		strcpy(it->rvn, r->rvn);
 		it->lease_ms = r->lease_ms;
 		it->has_lease = true;
@@ -307,10 +364,11 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	case STORE_RELEASE:
 		if (it == NULL || (!r->unconditional && !owner_is(it, r->owner)))
 			break;
+		if (it->owner[0] != '\0' || !it->in_freed) /* not released already */
+			freed_link(ms, it);
 		it->owner[0] = '\0';
 		it->has_lease = false;
 		set_holder(ms, it, NULL);
-		freed_link(ms, it, true);
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		if (r->token > 0) { /* a release from outside the holding replica */
@@ -423,16 +481,19 @@ static void complete(void *arg)
 
 /* With many items the table is mostly out of the CPU's caches: while one
  * call completes, the item of the next one is fetched (its bucket was
- * fetched at submit time). */
+ * fetched at submit time): every line of it up to the start of its name,
+ * all of which an acquire reads (find_slot, acquire_allowed, mem_copy_out). */
 static void prefetch_item(struct mstore *ms, const struct store_call *next)
 {
 	if (next == NULL)
 		return;
 	const struct mitem *it = ms->buckets[next->hash & (ms->nbuckets - 1)];
-	if (it != NULL) {
-		__builtin_prefetch(it);			    /* hash, owner */
-		__builtin_prefetch((const char *)it + 128); /* rvn, fence, the name */
-	}
+	if (it == NULL)
+		return;
+	const char *p = (const char *)it, *name = it->name;
+	for (; p < name; p += 64)
+		__builtin_prefetch(p);
+	__builtin_prefetch(name + 15);
 }
 
 /* Completes the queued calls, in order, up to those queued by their
@@ -608,6 +669,7 @@ static void mem_free(struct store *s)
 	}
 	timer_cancel(&ms->q_timer);
 	timer_cancel(&ms->sweep);
+	free(ms->gens);
 	free(ms->buckets);
 	free(ms);
 }
@@ -676,7 +738,11 @@ struct store *store_memory_new(struct clock *clock, const char *table)
 		return NULL;
 	ms->nbuckets = 1024;
 	ms->buckets = calloc(ms->nbuckets, sizeof(*ms->buckets));
-	if (ms->buckets == NULL) {
+	ms->gens_cap = FREED_GENS_MIN;
+	ms->gens = calloc(ms->gens_cap, sizeof(*ms->gens));
+	if (ms->buckets == NULL || ms->gens == NULL) {
+		free(ms->buckets);
+		free(ms->gens);
 		free(ms);
 		return NULL;
 	}
@@ -718,7 +784,7 @@ void store_memory_limit(struct store *s, int64_t retention_ms, size_t max_items)
 	ms->retention_ms = retention_ms;
 	ms->max_items = max_items;
 	timer_cancel(&ms->sweep);
-	if (retention_ms > 0 && ms->freed_head != NULL)
+	if (retention_ms > 0 && ms->ngens > 0)
 		timer_arm(&ms->sweep, sweep_tick(ms));
 }
 
@@ -739,6 +805,8 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 	struct mitem **slot = find_slot(ms, name, h), *it = *slot;
 	if (it == NULL && (it = item_new(ms, slot, name, h)) == NULL)
 		return false;
+	if (it->owner[0] != '\0')
+		freed_unlink(ms, it); /* as if its acquire had taken it out */
 	if (!set_holder(ms, it, item->holder[0] != '\0' ? item->holder : NULL))
 		return false;
 	strcpy(it->owner, item->has_owner ? item->owner : "");

@@ -156,6 +156,48 @@ static void test_released_items_forgotten_after_retention(void **state)
 	clock_free(c);
 }
 
+/* An acquire leaves its item in the list of its earlier release
+ * (store_memory_int.h): released again, it is still forgotten after the
+ * retention from its last release, never before it and at most a quarter
+ * later; held when its list comes due, it stays; deleted, it leaves its
+ * list; the last one forgotten, the sweep stops. */
+static void test_acquired_again_forgotten_on_time(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	struct store_memory_stats st;
+	store_memory_limit(s, HOUR, 0);
+	const char *names[] = {"a", "b", "d"};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(run(c, s, STORE_ACQUIRE, names[i], "o1"), STORE_OK);
+		assert_int_equal(run(c, s, STORE_RELEASE, names[i], "o1"), STORE_OK);
+	}
+	clock_fake_advance(c, HOUR / 2);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "a", "o2"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_RELEASE, "a", "o2"), STORE_OK); /* again */
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "b", "o2"), STORE_OK); /* held */
+	assert_int_equal(run(c, s, STORE_DELETE, "d", NULL), STORE_OK);
+	assert_int_equal(store_memory_items(s), 2);
+	clock_fake_advance(c, HOUR - 1); /* a released an hour less 1 ms ago */
+	assert_int_equal(store_memory_items(s), 2);
+	clock_fake_advance(c, HOUR / 4 + 1);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.items, 1); /* a forgotten, b held */
+	assert_int_equal(st.forgotten, 1);
+	assert_int_equal(run(c, s, STORE_READ, "b", NULL), STORE_OK);
+	assert_true(last.item.has_owner);
+	assert_int_equal(run(c, s, STORE_RELEASE, "b", "o2"), STORE_OK);
+	clock_fake_advance(c, HOUR - 1);
+	assert_int_equal(store_memory_items(s), 1);
+	clock_fake_advance(c, HOUR / 4 + 1);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.items, 0);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(clock_armed(c), 0);
+	store_free(s);
+	clock_free(c);
+}
+
 /* Without a retention nothing is forgotten (the default, for tests). */
 static void test_no_retention_keeps_items(void **state)
 {
@@ -383,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_completions_in_order_cancel_and_later_calls),
 		cmocka_unit_test(test_latency_keeps_order),
 		cmocka_unit_test(test_released_items_forgotten_after_retention),
+		cmocka_unit_test(test_acquired_again_forgotten_on_time),
 		cmocka_unit_test(test_no_retention_keeps_items),
 		cmocka_unit_test(test_max_items_refuses_new_names),
 		cmocka_unit_test(test_scan_pages_exact),
