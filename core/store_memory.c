@@ -83,7 +83,7 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	out->fence = it->fence;
 	out->lease_ms = it->has_lease ? it->lease_ms : 0;
 	out->ttl = it->ttl;
-	out->has_waiter = it->waiter[0] != '\0';
+	out->has_waiter = it->waiter != NULL;
 	if (out->has_waiter) { /* rare */
 		strcpy(out->waiter, it->waiter);
 		out->waiter_ms = it->waiter_ms;
@@ -116,6 +116,21 @@ static bool set_holder(struct mstore *ms, struct mitem *it, const char *holder)
 	ms->bytes -= slen(it->holder);
 	free(it->holder);
 	it->holder = h;
+	return true;
+}
+
+/* Sets the item's announced waiter (NULL: none), its bytes counted; false
+ * on out-of-memory (the item unchanged). */
+static bool set_waiter(struct mstore *ms, struct mitem *it, const char *waiter, int64_t waiter_ms)
+{
+	char *w = NULL;
+	if (waiter != NULL && (w = strdup(waiter)) == NULL)
+		return false;
+	ms->bytes += slen(w);
+	ms->bytes -= slen(it->waiter);
+	free(it->waiter);
+	it->waiter = w;
+	it->waiter_ms = w != NULL ? waiter_ms : 0;
 	return true;
 }
 
@@ -221,8 +236,10 @@ static void item_delete(struct mstore *ms, struct mitem **slot)
 	struct mitem *it = *slot;
 	freed_unlink(ms, it);
 	*slot = it->next;
-	ms->bytes -= sizeof(*it) + strlen(it->name) + 1 + slen(it->holder) + slen(it->other_type);
+	ms->bytes -= sizeof(*it) + strlen(it->name) + 1 + slen(it->holder) + slen(it->other_type) +
+		     slen(it->waiter);
 	free(it->holder);
+	free(it->waiter);
 	free(it->other_type);
 	free(it);
 	ms->nitems--;
@@ -280,7 +297,7 @@ static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 {
 	if (r->unconditional || it == NULL)
 		return true;
-	bool no_waiter = it->waiter[0] == '\0';
+	bool no_waiter = it->waiter == NULL;
 	bool free = it->owner[0] == '\0';
 	if (r->waiter != NULL) { /* may take that waiter's announcement, no other */
 		if (!no_waiter && strcmp(it->waiter, r->waiter) != 0)
@@ -346,7 +363,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		if (r->waiter != NULL)
-			it->waiter[0] = '\0';
+			set_waiter(ms, it, NULL, 0); /* a removal: cannot fail */
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RENEW:
@@ -378,17 +395,18 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_ANNOUNCE:
-		if (r->waiter == NULL || it == NULL || it->owner[0] == '\0' ||
-		    it->waiter[0] != '\0' || it->other_type != NULL)
+		if (r->waiter == NULL || it == NULL || it->owner[0] == '\0' || it->waiter != NULL ||
+		    it->other_type != NULL)
 			break;
-		strcpy(it->waiter, r->waiter);
-		it->waiter_ms = r->waiter_ms;
+		if (!set_waiter(ms, it, r->waiter, r->waiter_ms))
+			goto oom;
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_WITHDRAW:
-		if (r->waiter == NULL || it == NULL || strcmp(it->waiter, r->waiter) != 0)
+		if (r->waiter == NULL || it == NULL || it->waiter == NULL ||
+		    strcmp(it->waiter, r->waiter) != 0)
 			break;
-		it->waiter[0] = '\0';
+		set_waiter(ms, it, NULL, 0);
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_READ:
@@ -659,6 +677,7 @@ static void mem_free(struct store *s)
 			next = it->next;
 			free(it->holder);
 			free(it->other_type);
+			free(it->waiter);
 			free(it);
 		}
 	}
@@ -823,8 +842,9 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 	ms->bytes += slen(it->other_type);
 	it->no_fence = !item->has_fence;
 	it->fence_bad = item->has_fence && item->fence_bad;
-	snprintf(it->waiter, sizeof(it->waiter), "%s", item->has_waiter ? item->waiter : "");
-	it->waiter_ms = item->waiter_ms;
+	if (!set_waiter(ms, it, item->has_waiter && item->waiter[0] != '\0' ? item->waiter : NULL,
+			item->waiter_ms))
+		return false;
 	it->freed = item->freed;
 	it->freed_forced = item->freed != 0 && item->freed_forced;
 	return true;

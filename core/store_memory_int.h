@@ -23,8 +23,8 @@ struct mitem {
 	char owner[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1];
 	int64_t fence, lease_ms, ttl;
-	char *holder;		       /* the last label written, kept for the next write */
-	char waiter[STORE_ID_MAX + 1]; /* an announced waiter, "" when none */
+	char *holder; /* the last label written, kept for the next write */
+	char *waiter; /* an announced waiter (rare: out of the item), or NULL */
 	int64_t waiter_ms;
 	/* The last release from outside the holding replica (store.h's
 	 * RELEASE with .token): the fence it ended, 0 when none. Not to be

@@ -3,7 +3,8 @@
  * (which test_store_contract runs on it): completions come in submission
  * order, from the loop, a cancelled one never; a call made by a callback
  * completes after those already queued; released items are forgotten
- * after the retention, and new names refused past the most items; a
+ * after the retention, and new names refused past the most items; an
+ * announced waiter's bytes are counted and given back; a
  * scan's pages are exact, complete across the table's growth, and queued
  * with the other calls.
  */
@@ -199,6 +200,67 @@ static void test_acquired_again_forgotten_on_time(void **state)
 }
 
 /* Without a retention nothing is forgotten (the default, for tests). */
+/* A waiter's announcement, as a replica's (store.h STORE_ANNOUNCE). */
+static enum store_status announce(struct clock *c, struct store *s, enum store_op op,
+				  const char *name, const char *waiter)
+{
+	struct store_req r = {.op = op, .name = name, .waiter = waiter, .waiter_ms = 500};
+	last.status = -1;
+	assert_non_null(store_submit(s, &r, keep, NULL));
+	clock_fake_advance(c, 0);
+	return last.status;
+}
+
+/* An announced waiter is kept out of the item (few items ever have one):
+ * its bytes are counted while it is there and given back when it is
+ * withdrawn, taken by the waiter's acquire, or deleted with its item. */
+static void test_waiter_bytes_counted_and_given_back(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	struct store_memory_stats st;
+	store_memory_limit(s, HOUR, 0);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "a", "o1"), STORE_OK);
+	store_memory_stats(s, &st);
+	size_t held = st.bytes;
+	assert_int_equal(announce(c, s, STORE_ANNOUNCE, "a", "waiter-1"), STORE_OK);
+	assert_true(last.item.has_waiter);
+	assert_string_equal(last.item.waiter, "waiter-1");
+	assert_int_equal(last.item.waiter_ms, 500);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.bytes, held + sizeof("waiter-1"));
+	assert_int_equal(announce(c, s, STORE_ANNOUNCE, "a", "waiter-2"), STORE_REFUSED);
+	assert_int_equal(announce(c, s, STORE_WITHDRAW, "a", "waiter-2"), STORE_REFUSED);
+	assert_int_equal(announce(c, s, STORE_WITHDRAW, "a", "waiter-1"), STORE_OK);
+	assert_false(last.item.has_waiter);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.bytes, held);
+	/* announced again, then taken by that waiter once released */
+	assert_int_equal(announce(c, s, STORE_ANNOUNCE, "a", "waiter-1"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_RELEASE, "a", "o1"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "a", "o2"), STORE_REFUSED); /* reserved */
+	struct store_req take = {.op = STORE_ACQUIRE,
+				 .name = "a",
+				 .owner = "o3",
+				 .rvn = "r",
+				 .lease_ms = 1000,
+				 .waiter = "waiter-1"};
+	assert_non_null(store_submit(s, &take, keep, NULL));
+	clock_fake_advance(c, 0);
+	assert_int_equal(last.status, STORE_OK);
+	assert_false(last.item.has_waiter);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.bytes, held);
+	/* deleted with its announcement: everything given back */
+	assert_int_equal(announce(c, s, STORE_ANNOUNCE, "a", "waiter-1"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_DELETE, "a", NULL), STORE_OK);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.items, 0);
+	assert_int_equal(st.bytes, 0);
+	store_free(s);
+	clock_free(c);
+}
+
 static void test_no_retention_keeps_items(void **state)
 {
 	struct clock *c = clock_fake_new(1700000000000);
@@ -426,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_latency_keeps_order),
 		cmocka_unit_test(test_released_items_forgotten_after_retention),
 		cmocka_unit_test(test_acquired_again_forgotten_on_time),
+		cmocka_unit_test(test_waiter_bytes_counted_and_given_back),
 		cmocka_unit_test(test_no_retention_keeps_items),
 		cmocka_unit_test(test_max_items_refuses_new_names),
 		cmocka_unit_test(test_scan_pages_exact),
