@@ -227,7 +227,9 @@ static cJSON *parse_body(const char *body, size_t len, char *err)
 	cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
-		ddb_errf(err, "response is not a JSON object: '%.40s'", body ? body : "");
+		/* body is counted, not NUL-terminated: at most 40 of its bytes */
+		int shown = body == NULL ? 0 : len < 40 ? (int)len : 40;
+		ddb_errf(err, "response is not a JSON object: '%.*s'", shown, body ? body : "");
 		return NULL;
 	}
 	return root;
