@@ -5,13 +5,26 @@
 #   "$LG_BIN" --port "$port" ... 2>"$log" &
 #   gw_ready "$port" || { echo "not ok 1 - leasegate did not start"; cat "$log"; exit 1; }
 #
-# gw_free_port prints a TCP port free on 127.0.0.1 now (the kernel's pick).
+# gw_free_port prints a TCP port free on 127.0.0.1 now, drawn from
+# 20000-31999: below the kernel's ephemeral ports, so that neither another
+# bind to port 0 nor a client's connect takes it before the gateway binds
+# it (tests/support/gwproc.c's gp_free_port draws alike).
 # gw_ready PORT [TRIES] waits until the Redis port PORT answers PING with
 # PONG — open and past -LOADING, the store open — polling every 50 ms,
 # TRIES times at most (default 200: 10 s); returns 1 if it never did.
 
 gw_free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	python3 -c '
+import random, socket
+for port in [random.randrange(20000, 32000) for _ in range(64)] + [0]:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    print(s.getsockname()[1])
+    break
+'
 }
 
 gw_ready() {

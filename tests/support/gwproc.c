@@ -26,19 +26,40 @@ static void sleep_ms(int ms)
 		;
 }
 
-int gp_free_port(void)
+/* port on 127.0.0.1 if it is free now (0: the kernel's pick), else -1. */
+static int bind_port(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(a);
 	if (fd < 0)
 		return -1;
-	int port = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-				   getsockname(fd, (struct sockaddr *)&a, &len) == 0
-			   ? ntohs(a.sin_port)
-			   : -1;
+	int got = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+				  getsockname(fd, (struct sockaddr *)&a, &len) == 0
+			  ? ntohs(a.sin_port)
+			  : -1;
 	close(fd);
-	return port;
+	return got;
+}
+
+/* A port below the kernel's ephemeral range (32768-60999 by default): the
+ * kernel's own picks (another bind to port 0, a client's connect) cannot
+ * take it between this check and the gateway's bind, as they could take a
+ * port the kernel picked. */
+int gp_free_port(void)
+{
+	static unsigned seed;
+	if (seed == 0)
+		seed = ((unsigned)getpid() * 2654435761u) ^ (unsigned)time(NULL);
+	for (int tries = 0; tries < 64; tries++) {
+		seed = seed * 1103515245u + 12345u;
+		int port = bind_port(GP_PORT_LOW + (int)((seed >> 8) % GP_PORT_SPAN));
+		if (port > 0)
+			return port;
+	}
+	return bind_port(0);
 }
 
 bool gp_can_connect(int port)

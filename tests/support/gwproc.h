@@ -9,7 +9,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* A TCP port free on 127.0.0.1 right now, or -1. */
+/* A TCP port free on 127.0.0.1 right now, or -1: drawn from
+ * GP_PORT_LOW .. GP_PORT_LOW + GP_PORT_SPAN - 1, below the kernel's
+ * ephemeral ports (tests/support/gw.sh's gw_free_port draws alike). */
+#define GP_PORT_LOW  20000
+#define GP_PORT_SPAN 12000
 int gp_free_port(void);
 
 /* True when something accepts TCP connections on 127.0.0.1:port now. */
