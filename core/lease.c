@@ -86,17 +86,6 @@ static void op_push(struct lt_op **head, struct lt_op *op)
 	*head = op;
 }
 
-/* Ends the span of op, if it has one, failed with why unless why is NULL. */
-static void end_op_span(struct lt_op *op, const char *why)
-{
-	if (op->span == NULL)
-		return;
-	if (why != NULL)
-		trace_fail(op->span, why);
-	trace_end(op->span);
-	op->span = NULL;
-}
-
 static void drop_ops(struct lease *l)
 {
 	while (l->ops != NULL) {
@@ -104,7 +93,7 @@ static void drop_ops(struct lease *l)
 		l->ops = op->next;
 		store_cancel(l->t->store, op->call);
 		timer_cancel(&op->timer);
-		end_op_span(op, "cancelled");
+		trace_finish(&op->span, "cancelled");
 		free(op);
 	}
 }
@@ -116,7 +105,7 @@ static void orphan_ops(struct lease *l)
 		struct lt_op *op = l->ops;
 		l->ops = op->next;
 		store_cancel(l->t->store, op->call);
-		end_op_span(op, "the lease ended");
+		trace_finish(&op->span, "the lease ended");
 		op->call = NULL;
 		op->lease = NULL;
 		op_push(&l->t->orphans, op);
@@ -141,12 +130,7 @@ static struct trace_span *lease_span(struct lease *l, const char *name)
 /* Ends the span of hb_call, failed with why unless why is NULL. */
 static void end_hb_span(struct lease *l, const char *why)
 {
-	if (l->hb_span == NULL)
-		return;
-	if (why != NULL)
-		trace_fail(l->hb_span, why);
-	trace_end(l->hb_span);
-	l->hb_span = NULL;
+	trace_finish(&l->hb_span, why);
 }
 
 static void lease_destroy(struct lease *l)
@@ -393,7 +377,7 @@ static void on_explicit_renew(void *arg, const struct store_result *res)
 	int r = renewal_result(l, op->send_ms, op->rvn, res, &err);
 	/* lost (r == 0): lose()'s callback may have freed l, not op */
 	trace_bool(op->span, "leasegate.lock.renewed", r == 1);
-	end_op_span(op, r < 0 ? err.message : r == 0 ? "the lease was lost" : NULL);
+	trace_finish(&op->span, r < 0 ? err.message : r == 0 ? "the lease was lost" : NULL);
 	free(op);
 	if (r == 1 && l->hb_call == NULL) {
 		l->retry_ms = 0;
@@ -449,7 +433,7 @@ static struct lt_op *op_new(struct lease *l, lt_renew_cb cb, void *arg)
 static bool op_fail(struct lt_op *op)
 {
 	op_unlink(op);
-	end_op_span(op, "out of memory");
+	trace_finish(&op->span, "out of memory");
 	free(op);
 	return false;
 }

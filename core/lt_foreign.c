@@ -77,10 +77,7 @@ static void end_span(struct foreign *f, int done, const char *why)
 	trace_bool(f->span,
 		   f->op == LT_FOREIGN_RENEW ? "leasegate.lock.renewed" : "leasegate.lock.released",
 		   done == 1);
-	if (why != NULL)
-		trace_fail(f->span, why);
-	trace_end(f->span);
-	f->span = NULL;
+	trace_finish(&f->span, why);
 }
 
 static void answer(struct foreign *f, int done, const struct lt_error *err)

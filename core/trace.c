@@ -212,6 +212,16 @@ void trace_end(struct trace_span *s)
 	t->queued++;
 }
 
+void trace_finish(struct trace_span **sp, const char *why)
+{
+	if (*sp == NULL)
+		return;
+	if (why != NULL)
+		trace_fail(*sp, why);
+	trace_end(*sp);
+	*sp = NULL;
+}
+
 size_t tracer_take(struct tracer *t, struct trace_span **out, size_t max)
 {
 	size_t n = 0;

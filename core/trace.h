@@ -105,6 +105,10 @@ void trace_fail(struct trace_span *s, const char *msg);
  * s is not to be used afterwards. */
 void trace_end(struct trace_span *s);
 
+/* Ends *sp (nothing when it is NULL), failed with why unless why is NULL,
+ * and sets *sp to NULL. */
+void trace_finish(struct trace_span **sp, const char *why);
+
 /* Takes up to max ended spans, oldest first, into out; the caller frees
  * each with trace_free(). */
 size_t tracer_take(struct tracer *t, struct trace_span **out, size_t max);
