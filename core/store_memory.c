@@ -4,6 +4,7 @@
  * timer (zero delay by default), so callers see the same asynchrony as with
  * DynamoDB. The conditions are those of store.h, item for item. A scan is
  * a call like the others; the page it reads is store_memory_scan.c's.
+ * Forgetting released items after the retention is store_memory_retention.c's.
  */
 #include "core/store_memory_int.h"
 #include "core/store_tx.h"
@@ -23,6 +24,11 @@ static struct mitem **find_slot(struct mstore *ms, const char *name, uint64_t h)
 	while (*p != NULL && ((*p)->hash != h || strcmp((*p)->name, name) != 0))
 		p = &(*p)->next;
 	return p;
+}
+
+struct mitem **mem_find_slot(struct mstore *ms, const char *name, uint64_t h)
+{
+	return find_slot(ms, name, h);
 }
 
 static void grow(struct mstore *ms)
@@ -149,92 +155,11 @@ static struct mitem *item_new(struct mstore *ms, struct mitem **slot, const char
 	return it;
 }
 
-static int64_t sweep_tick(const struct mstore *ms)
-{
-	int64_t tick = ms->retention_ms / 8;
-	return tick > 10 ? tick : 10;
-}
-
-/* The list of released items of the stamp, made when there is none; on
- * out-of-memory the newest list, its stamp raised to this one if lower
- * (its items then forgotten later, never early). ngens > 0 or room for one
- * (gens_cap >= FREED_GENS_MIN). */
-static struct freed_gen *gen_of(struct mstore *ms, int64_t stamp)
-{
-	size_t i = ms->ngens;
-	while (i > 0 && ms->gens[i - 1].stamp > stamp)
-		i--;
-	if (i > 0 && ms->gens[i - 1].stamp == stamp)
-		return &ms->gens[i - 1];
-	if (ms->ngens == ms->gens_cap) {
-		struct freed_gen *g = realloc(ms->gens, 2 * ms->gens_cap * sizeof(*g));
-		if (g == NULL) {
-			g = &ms->gens[ms->ngens - 1];
-			if (g->stamp < stamp)
-				g->stamp = stamp;
-			return g;
-		}
-		ms->gens = g;
-		ms->gens_cap *= 2;
-	}
-	memmove(&ms->gens[i + 1], &ms->gens[i], (ms->ngens - i) * sizeof(*ms->gens));
-	ms->ngens++;
-	ms->gens[i] = (struct freed_gen){.stamp = stamp};
-	return &ms->gens[i];
-}
-
-static void gen_append(struct freed_gen *g, struct mitem *it)
-{
-	it->in_freed = true;
-	it->fprev = g->tail;
-	it->fnext = NULL;
-	if (g->tail != NULL)
-		g->tail->fnext = it;
-	else
-		g->head = it;
-	g->tail = it;
-}
-
-/* The item was released: stamped now (give or take a tick) and, unless it
- * is in a list already (acquired since it was put there), put in the
- * newest. */
-static void freed_link(struct mstore *ms, struct mitem *it)
-{
-	if (ms->ngens == 0 && ms->retention_ms > 0 && !timer_armed(&ms->sweep)) {
-		ms->stamp_ms = clock_now_ms(ms->clock) + sweep_tick(ms);
-		timer_arm(&ms->sweep, sweep_tick(ms));
-	}
-	it->freed_ms = ms->stamp_ms;
-	if (!it->in_freed)
-		gen_append(gen_of(ms, ms->stamp_ms), it);
-}
-
-/* Takes the item out of its list of released items, if in one. */
-static void freed_unlink(struct mstore *ms, struct mitem *it)
-{
-	if (!it->in_freed)
-		return;
-	it->in_freed = false;
-	struct freed_gen *g = NULL; /* needed only at an end of its list */
-	for (size_t i = 0; i < ms->ngens && (it->fprev == NULL || it->fnext == NULL) && g == NULL;
-	     i++)
-		if (ms->gens[i].head == it || ms->gens[i].tail == it)
-			g = &ms->gens[i];
-	if (it->fprev != NULL)
-		it->fprev->fnext = it->fnext;
-	else
-		g->head = it->fnext;
-	if (it->fnext != NULL)
-		it->fnext->fprev = it->fprev;
-	else
-		g->tail = it->fprev;
-}
-
 /* Removes the item at *slot. */
-static void item_delete(struct mstore *ms, struct mitem **slot)
+void mem_item_delete(struct mstore *ms, struct mitem **slot)
 {
 	struct mitem *it = *slot;
-	freed_unlink(ms, it);
+	mem_freed_unlink(ms, it);
 	*slot = it->next;
 	ms->bytes -= sizeof(*it) + strlen(it->name) + 1 + slen(it->holder) + slen(it->other_type) +
 		     slen(it->waiter);
@@ -243,44 +168,6 @@ static void item_delete(struct mstore *ms, struct mitem **slot)
 	free(it->other_type);
 	free(it);
 	ms->nitems--;
-}
-
-/* Forgets the items released for the retention or longer (by now), as
- * DynamoDB's TTL deletes expired lock items: a forgotten lock starts its
- * fencing token at 1 again. Held items are never forgotten. Each list
- * whose stamp is due is emptied: its items acquired since leave it (a
- * release puts them back), those released again since move to the list
- * of their last release, the others are forgotten. */
-static void forget_released(struct mstore *ms, int64_t now)
-{
-	while (ms->ngens > 0 && now - ms->gens[0].stamp >= ms->retention_ms) {
-		struct mitem *it = ms->gens[0].head, *next;
-		ms->ngens--;
-		memmove(&ms->gens[0], &ms->gens[1], ms->ngens * sizeof(*ms->gens));
-		for (; it != NULL; it = next) {
-			next = it->fnext;
-			it->in_freed = false;
-			if (it->owner[0] != '\0')
-				continue;
-			if (now - it->freed_ms >= ms->retention_ms) {
-				item_delete(ms, find_slot(ms, it->name, it->hash));
-				ms->forgotten++;
-			} else {
-				gen_append(gen_of(ms, it->freed_ms), it);
-			}
-		}
-	}
-}
-
-/* The sweep timer: forgets what is due, ticks on while anything waits. */
-static void sweep_due(void *arg)
-{
-	struct mstore *ms = arg;
-	int64_t now = clock_now_ms(ms->clock);
-	forget_released(ms, now);
-	ms->stamp_ms = now + sweep_tick(ms);
-	if (ms->ngens > 0)
-		timer_arm(&ms->sweep, sweep_tick(ms));
 }
 
 /* The guard of an acquire (store.h): the item is a lock whose fence can
@@ -326,7 +213,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			break;
 		if (it == NULL && ms->max_items > 0 && ms->nitems >= ms->max_items &&
 		    ms->retention_ms > 0) { /* full: what is due goes first */
-			forget_released(ms, clock_now_ms(ms->clock));
+			mem_forget_released(ms, clock_now_ms(ms->clock));
 			slot = find_slot(ms, r->name, h);
 		}
 		if (it == NULL && ms->max_items > 0 && ms->nitems >= ms->max_items) {
@@ -382,7 +269,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		if (it == NULL || (!r->unconditional && !owner_is(it, r->owner)))
 			break;
 		if (it->owner[0] != '\0' || !it->in_freed) /* not released already */
-			freed_link(ms, it);
+			mem_freed_link(ms, it);
 		it->owner[0] = '\0';
 		it->has_lease = false;
 		set_holder(ms, it, NULL);
@@ -414,7 +301,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		return;
 	case STORE_DELETE:
 		if (it != NULL)
-			item_delete(ms, slot);
+			mem_item_delete(ms, slot);
 		mem_copy_out(NULL, &res->item);
 		return;
 	case STORE_CHECK:
@@ -770,7 +657,7 @@ struct store *store_memory_new(struct clock *clock, const char *table)
 	ms->base.table = ms->table;
 	ms->clock = clock;
 	timer_init(&ms->q_timer, clock, complete_queue, ms);
-	timer_init(&ms->sweep, clock, sweep_due, ms);
+	timer_init(&ms->sweep, clock, mem_sweep_due, ms);
 	return &ms->base;
 }
 
@@ -804,7 +691,7 @@ void store_memory_limit(struct store *s, int64_t retention_ms, size_t max_items)
 	ms->max_items = max_items;
 	timer_cancel(&ms->sweep);
 	if (retention_ms > 0 && ms->ngens > 0)
-		timer_arm(&ms->sweep, sweep_tick(ms));
+		timer_arm(&ms->sweep, mem_sweep_tick(ms));
 }
 
 void store_memory_stats(const struct store *s, struct store_memory_stats *out)
@@ -825,7 +712,7 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 	if (it == NULL && (it = item_new(ms, slot, name, h)) == NULL)
 		return false;
 	if (it->owner[0] != '\0')
-		freed_unlink(ms, it); /* as if its acquire had taken it out */
+		mem_freed_unlink(ms, it); /* as if its acquire had taken it out */
 	if (!set_holder(ms, it, item->holder[0] != '\0' ? item->holder : NULL))
 		return false;
 	strcpy(it->owner, item->has_owner ? item->owner : "");

@@ -108,6 +108,26 @@ struct mstore {
 /* The item as a read gives it (it NULL: none). */
 void mem_copy_out(const struct mitem *it, struct lock_item *out);
 
+/* The slot of the item named name (hash h): *slot is NULL when none. */
+struct mitem **mem_find_slot(struct mstore *ms, const char *name, uint64_t h);
+
+/* Removes the item at *slot (out of its list of released items too),
+ * its bytes given back. */
+void mem_item_delete(struct mstore *ms, struct mitem **slot);
+
+/* store_memory_retention.c. The sweep's period: an eighth of the
+ * retention, at least 10 ms. */
+int64_t mem_sweep_tick(const struct mstore *ms);
+/* The item was released: stamped now (give or take a tick) and put in
+ * the newest list unless it is in one already. */
+void mem_freed_link(struct mstore *ms, struct mitem *it);
+/* Takes the item out of its list of released items, if in one. */
+void mem_freed_unlink(struct mstore *ms, struct mitem *it);
+/* Forgets the items released for the retention or longer by now. */
+void mem_forget_released(struct mstore *ms, int64_t now);
+/* The sweep timer's callback (arg: the mstore). */
+void mem_sweep_due(void *arg);
+
 /* Fills the page of the scan call (call->page, call->limit; call->req.name
  * the name of its cursor, NULL from the start, call->hash its hash).
  * False on out-of-memory. */
