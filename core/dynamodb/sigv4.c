@@ -9,6 +9,12 @@
  * call fetches the algorithm from the provider and allocates contexts,
  * which cost more than the hashing of a request. The digest is fetched
  * once and each thread keeps one context for reuse.
+ *
+ * A DynamoDB request is signed on the hot path (every renewal), so a
+ * signature allocates nothing: the canonical request and the string to
+ * sign are built in buffers on the stack (struct sbuf moves to the heap
+ * only past them), the Authorization value straight into the caller's
+ * struct, and the intermediate strings are copied out only when asked.
  */
 #include "core/dynamodb/sigv4.h"
 
@@ -18,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #define ALGORITHM      "AWS4-HMAC-SHA256"
 #define SIGV4_LINE_MAX (64u << 10) /* one canonical header or query, bytes */
@@ -27,7 +32,16 @@ struct sbuf {
 	char *p;
 	size_t len, cap;
 	bool failed;
+	bool heap;  /* p was malloc'd (else it is the caller's storage) */
+	bool fixed; /* never grows: past cap is a failure */
 };
+
+/* A buffer that starts in the caller's storage (cap bytes, cap > 0). */
+static void sb_init(struct sbuf *b, char *storage, size_t cap, bool fixed)
+{
+	*b = (struct sbuf){.p = storage, .cap = cap, .fixed = fixed};
+	storage[0] = '\0';
+}
 
 static void sb_reserve(struct sbuf *b, size_t more)
 {
@@ -38,13 +52,16 @@ static void sb_reserve(struct sbuf *b, size_t more)
 	size_t cap = b->cap ? b->cap : 256;
 	while (cap < b->len + more + 1)
 		cap *= 2;
-	char *p = realloc(b->p, cap);
+	char *p = b->fixed ? NULL : b->heap ? realloc(b->p, cap) : malloc(cap);
 	if (!p) {
 		b->failed = true;
 		return;
 	}
+	if (!b->heap && b->len)
+		memcpy(p, b->p, b->len + 1);
 	b->p = p;
 	b->cap = cap;
+	b->heap = true;
 }
 
 static void sb_add(struct sbuf *b, const char *s, size_t n)
@@ -66,16 +83,28 @@ static void sb_chr(struct sbuf *b, char c)
 	sb_add(b, &c, 1);
 }
 
-/* Takes the string out of b (NULL if it failed). */
+/* Frees what b allocated. */
+static void sb_free(struct sbuf *b)
+{
+	if (b->heap)
+		free(b->p);
+	b->p = NULL;
+	b->heap = false;
+}
+
+/* The string of b as a malloc'd copy (NULL if b failed), and b freed. */
 static char *sb_take(struct sbuf *b)
 {
-	if (b->failed || !b->p) {
-		free(b->p);
-		*b = (struct sbuf){0};
-		return NULL;
+	char *p = NULL;
+	if (!b->failed && b->p) {
+		if (b->heap) {
+			p = b->p;
+			b->heap = false;
+		} else if ((p = malloc(b->len + 1)) != NULL) {
+			memcpy(p, b->p, b->len + 1);
+		}
 	}
-	char *p = b->p;
-	*b = (struct sbuf){0};
+	sb_free(b);
 	return p;
 }
 
@@ -123,8 +152,9 @@ void sigv4_sha256_hex(const void *data, size_t len, char out[65])
 	hex(md, sizeof md, out);
 }
 
-/* HMAC-SHA256 (RFC 2104) of msg with key. */
-static bool hmac(const void *key, size_t keylen, const char *msg, unsigned char out[32])
+/* HMAC-SHA256 (RFC 2104) of msg[0..msglen) with key. */
+static bool hmac(const void *key, size_t keylen, const char *msg, size_t msglen,
+		 unsigned char out[32])
 {
 	enum { BLOCK = 64 };
 	unsigned char k[BLOCK] = {0}, ipad[BLOCK], opad[BLOCK], inner[32];
@@ -139,7 +169,7 @@ static bool hmac(const void *key, size_t keylen, const char *msg, unsigned char 
 		opad[i] = k[i] ^ 0x5c;
 	}
 	const void *in[2] = {ipad, msg};
-	size_t inlen[2] = {BLOCK, strlen(msg)};
+	size_t inlen[2] = {BLOCK, msglen};
 	const void *outer[2] = {opad, inner};
 	size_t outerlen[2] = {BLOCK, sizeof inner};
 	bool ok = sha256_v(in, inlen, 2, inner) && sha256_v(outer, outerlen, 2, out);
@@ -310,20 +340,21 @@ static void add_trimmed(struct sbuf *b, const char *v)
 	}
 }
 
-/* The canonical request, and the signed header list into *signed_list. */
-static char *canonical_request(const struct sigv4_request *req, char **signed_list)
+/* Appends the canonical request to b and the signed header list to sl
+ * (both set up by the caller). False on bad input; b or sl may also have
+ * failed (out of memory). */
+static bool canonical_request(const struct sigv4_request *req, struct sbuf *b, struct sbuf *sl)
 {
 	struct chdr h[SIGV4_HEADERS_MAX];
 	bool has_host = false;
-	*signed_list = NULL;
 	if (!req->method || req->nheaders > SIGV4_HEADERS_MAX || !req->headers)
-		return NULL;
+		return false;
 	for (size_t i = 0; i < req->nheaders; i++) {
 		const char *name = req->headers[i].name;
 		size_t n = name ? strlen(name) : 0;
 		if (n == 0 || n >= sizeof h[i].name || !req->headers[i].value ||
 		    strlen(req->headers[i].value) > SIGV4_LINE_MAX)
-			return NULL;
+			return false;
 		for (size_t k = 0; k <= n; k++) {
 			char c = name[k];
 			h[i].name[k] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
@@ -333,48 +364,39 @@ static char *canonical_request(const struct sigv4_request *req, char **signed_li
 		has_host |= strcmp(h[i].name, "host") == 0;
 	}
 	if (!has_host)
-		return NULL;
+		return false;
 	qsort(h, req->nheaders, sizeof h[0], chdr_cmp);
 
-	struct sbuf b = {0}, sl = {0};
-	sb_str(&b, req->method);
-	sb_chr(&b, '\n');
+	sb_str(b, req->method);
+	sb_chr(b, '\n');
 	const char *path = req->path && *req->path ? req->path : "/";
-	uri_encode(&b, path, strlen(path), true);
-	sb_chr(&b, '\n');
-	canonical_query(&b, req->query);
-	sb_chr(&b, '\n');
+	uri_encode(b, path, strlen(path), true);
+	sb_chr(b, '\n');
+	canonical_query(b, req->query);
+	sb_chr(b, '\n');
 	for (size_t i = 0; i < req->nheaders; i++) {
 		bool repeat = i > 0 && strcmp(h[i].name, h[i - 1].name) == 0;
 		if (repeat) {
-			sb_chr(&b, ',');
+			sb_chr(b, ',');
 		} else {
 			if (i > 0) {
-				sb_chr(&b, '\n');
-				sb_chr(&sl, ';');
+				sb_chr(b, '\n');
+				sb_chr(sl, ';');
 			}
-			sb_str(&b, h[i].name);
-			sb_chr(&b, ':');
-			sb_str(&sl, h[i].name);
+			sb_str(b, h[i].name);
+			sb_chr(b, ':');
+			sb_str(sl, h[i].name);
 		}
-		add_trimmed(&b, h[i].value);
+		add_trimmed(b, h[i].value);
 	}
-	sb_str(&b, "\n\n");
-	sb_add(&sl, "", 0);
-	sb_str(&b, sl.failed ? "" : sl.p);
-	sb_chr(&b, '\n');
+	sb_str(b, "\n\n");
+	if (!sl->failed)
+		sb_add(b, sl->p, sl->len);
+	sb_chr(b, '\n');
 	char payload[65];
 	sigv4_sha256_hex(req->body, req->body ? req->body_len : 0, payload);
-	sb_str(&b, payload);
-	*signed_list = sb_take(&sl);
-	char *creq = sb_take(&b);
-	if (!*signed_list || !creq) {
-		free(*signed_list);
-		free(creq);
-		*signed_list = NULL;
-		return NULL;
-	}
-	return creq;
+	sb_add(b, payload, 64);
+	return true;
 }
 
 static bool valid_amz_date(const char *d)
@@ -403,23 +425,21 @@ static bool signing_key(const struct sigv4_request *req, const char *secret, con
 			unsigned char out[32])
 {
 	struct sigv4_key_cache *kc = req->key_cache;
-	unsigned char sha[32];
-	if (kc) {
-		if (!sha256(secret, strlen(secret), sha))
-			return false;
-		if (kc->valid && strcmp(kc->date, date) == 0 &&
-		    strcmp(kc->region, req->region) == 0 &&
-		    strcmp(kc->service, req->service) == 0 &&
-		    CRYPTO_memcmp(kc->secret_sha, sha, sizeof sha) == 0) {
-			memcpy(out, kc->key, 32);
-			return true;
-		}
+	size_t slen = strlen(secret);
+	if (kc && kc->valid && strcmp(kc->date, date) == 0 &&
+	    strcmp(kc->region, req->region) == 0 && strcmp(kc->service, req->service) == 0 &&
+	    kc->secret_len == slen && CRYPTO_memcmp(kc->secret, secret, slen) == 0) {
+		memcpy(out, kc->key, 32);
+		return true;
 	}
 	char ksecret[4 + AWS_SECRET_MAX + 1];
 	unsigned char k1[32], k2[32], k3[32];
-	snprintf(ksecret, sizeof ksecret, "AWS4%s", secret);
-	bool ok = hmac(ksecret, strlen(ksecret), date, k1) && hmac(k1, 32, req->region, k2) &&
-		  hmac(k2, 32, req->service, k3) && hmac(k3, 32, "aws4_request", out);
+	memcpy(ksecret, "AWS4", 4);
+	memcpy(ksecret + 4, secret, slen); /* slen <= AWS_SECRET_MAX (checked) */
+	bool ok = hmac(ksecret, 4 + slen, date, strlen(date), k1) &&
+		  hmac(k1, 32, req->region, strlen(req->region), k2) &&
+		  hmac(k2, 32, req->service, strlen(req->service), k3) &&
+		  hmac(k3, 32, "aws4_request", 12, out);
 	OPENSSL_cleanse(ksecret, sizeof ksecret);
 	OPENSSL_cleanse(k1, sizeof k1);
 	OPENSSL_cleanse(k2, sizeof k2);
@@ -427,7 +447,8 @@ static bool signing_key(const struct sigv4_request *req, const char *secret, con
 	if (ok && kc) {
 		/* region and service are at most 64 bytes (simple_token) */
 		memcpy(kc->key, out, 32);
-		memcpy(kc->secret_sha, sha, 32);
+		memcpy(kc->secret, secret, slen);
+		kc->secret_len = slen;
 		snprintf(kc->date, sizeof kc->date, "%s", date);
 		snprintf(kc->region, sizeof kc->region, "%s", req->region);
 		snprintf(kc->service, sizeof kc->service, "%s", req->service);
@@ -441,69 +462,92 @@ void sigv4_key_cache_clear(struct sigv4_key_cache *cache)
 	OPENSSL_cleanse(cache, sizeof *cache);
 }
 
+static bool sign_args_ok(const struct sigv4_request *req, const char *access_key_id,
+			 const char *secret_access_key, const char *amz_date)
+{
+	return valid_amz_date(amz_date) && simple_token(req->region) &&
+	       simple_token(req->service) && access_key_id && *access_key_id &&
+	       strlen(access_key_id) <= AWS_KEY_ID_MAX && secret_access_key && *secret_access_key &&
+	       strlen(secret_access_key) <= AWS_SECRET_MAX;
+}
+
+/* Signs req (its arguments checked by sign_args_ok()): the Authorization
+ * value into authz, set up by the caller; the intermediate strings into
+ * parts unless it is NULL. */
+static bool sign(const struct sigv4_request *req, const char *access_key_id,
+		 const char *secret_access_key, const char *amz_date, struct sbuf *authz,
+		 struct sigv4_parts *parts)
+{
+	char creq_mem[2048], sl_mem[256], sts_mem[256];
+	struct sbuf creq, sl, sts;
+	sb_init(&creq, creq_mem, sizeof creq_mem, false);
+	sb_init(&sl, sl_mem, sizeof sl_mem, false);
+	sb_init(&sts, sts_mem, sizeof sts_mem, false);
+	bool ok = canonical_request(req, &creq, &sl) && !creq.failed && !sl.failed;
+
+	char date[9];
+	memcpy(date, amz_date, 8);
+	date[8] = '\0';
+	if (ok) {
+		char creq_hash[65];
+		sigv4_sha256_hex(creq.p, creq.len, creq_hash);
+		sb_str(&sts, ALGORITHM "\n");
+		sb_str(&sts, amz_date);
+		sb_chr(&sts, '\n');
+		sb_str(&sts, date);
+		sb_chr(&sts, '/');
+		sb_str(&sts, req->region);
+		sb_chr(&sts, '/');
+		sb_str(&sts, req->service);
+		sb_str(&sts, "/aws4_request\n");
+		sb_add(&sts, creq_hash, 64);
+		ok = !sts.failed;
+	}
+	unsigned char k[32], sig[32];
+	ok = ok && signing_key(req, secret_access_key, date, k) && hmac(k, 32, sts.p, sts.len, sig);
+	OPENSSL_cleanse(k, sizeof k);
+	if (ok) {
+		char sighex[65];
+		hex(sig, sizeof sig, sighex);
+		sb_str(authz, ALGORITHM " Credential=");
+		sb_str(authz, access_key_id);
+		sb_chr(authz, '/');
+		sb_str(authz, date);
+		sb_chr(authz, '/');
+		sb_str(authz, req->region);
+		sb_chr(authz, '/');
+		sb_str(authz, req->service);
+		sb_str(authz, "/aws4_request, SignedHeaders=");
+		sb_add(authz, sl.p, sl.len);
+		sb_str(authz, ", Signature=");
+		sb_add(authz, sighex, 64);
+		ok = !authz->failed;
+	}
+	if (parts) {
+		parts->canonical_request = sb_take(&creq);
+		parts->string_to_sign = ok ? sb_take(&sts) : NULL;
+		ok = ok && parts->canonical_request && parts->string_to_sign;
+	}
+	sb_free(&creq);
+	sb_free(&sl);
+	sb_free(&sts);
+	return ok;
+}
+
 bool sigv4_sign_parts(const struct sigv4_request *req, const char *access_key_id,
 		      const char *secret_access_key, const char *amz_date,
 		      struct sigv4_parts *parts)
 {
 	*parts = (struct sigv4_parts){0};
-	if (!valid_amz_date(amz_date) || !simple_token(req->region) ||
-	    !simple_token(req->service) || !access_key_id || !*access_key_id ||
-	    strlen(access_key_id) > AWS_KEY_ID_MAX || !secret_access_key || !*secret_access_key ||
-	    strlen(secret_access_key) > AWS_SECRET_MAX)
+	if (!sign_args_ok(req, access_key_id, secret_access_key, amz_date))
 		return false;
-	char *signed_list = NULL;
-	parts->canonical_request = canonical_request(req, &signed_list);
-	if (!parts->canonical_request)
-		return false;
-
-	char date[9];
-	memcpy(date, amz_date, 8);
-	date[8] = '\0';
-	char creq_hash[65];
-	sigv4_sha256_hex(parts->canonical_request, strlen(parts->canonical_request), creq_hash);
-	struct sbuf sts = {0};
-	sb_str(&sts, ALGORITHM "\n");
-	sb_str(&sts, amz_date);
-	sb_chr(&sts, '\n');
-	sb_str(&sts, date);
-	sb_chr(&sts, '/');
-	sb_str(&sts, req->region);
-	sb_chr(&sts, '/');
-	sb_str(&sts, req->service);
-	sb_str(&sts, "/aws4_request\n");
-	sb_str(&sts, creq_hash);
-	parts->string_to_sign = sb_take(&sts);
-	if (!parts->string_to_sign) {
-		free(signed_list);
-		return false;
-	}
-
-	unsigned char k[32], sig[32];
-	bool ok = signing_key(req, secret_access_key, date, k) &&
-		  hmac(k, 32, parts->string_to_sign, sig);
-	OPENSSL_cleanse(k, sizeof k);
-	if (!ok) {
-		free(signed_list);
-		return false;
-	}
-	char sighex[65];
-	hex(sig, sizeof sig, sighex);
-	struct sbuf a = {0};
-	sb_str(&a, ALGORITHM " Credential=");
-	sb_str(&a, access_key_id);
-	sb_chr(&a, '/');
-	sb_str(&a, date);
-	sb_chr(&a, '/');
-	sb_str(&a, req->region);
-	sb_chr(&a, '/');
-	sb_str(&a, req->service);
-	sb_str(&a, "/aws4_request, SignedHeaders=");
-	sb_str(&a, signed_list);
-	sb_str(&a, ", Signature=");
-	sb_str(&a, sighex);
-	free(signed_list);
-	parts->authorization = sb_take(&a);
-	return parts->authorization != NULL;
+	char mem[SIGV4_AUTHZ_MAX];
+	struct sbuf a;
+	sb_init(&a, mem, sizeof mem, false);
+	bool ok = sign(req, access_key_id, secret_access_key, amz_date, &a, parts);
+	parts->authorization = ok ? sb_take(&a) : NULL;
+	sb_free(&a);
+	return ok && parts->authorization != NULL;
 }
 
 void sigv4_parts_free(struct sigv4_parts *parts)
@@ -516,16 +560,48 @@ void sigv4_parts_free(struct sigv4_parts *parts)
 	*parts = (struct sigv4_parts){0};
 }
 
+/* Days since 1970-01-01 to a proleptic Gregorian date: the calendar
+ * repeats every 400 years (146,097 days); counting from 0000-03-01 puts
+ * the leap day at the end of each year, so months are 153 days every 5. */
+static void civil_date(int64_t days, int *year, int *month, int *day)
+{
+	int64_t z = days + 719468; /* days since 0000-03-01; >= 0 from 1970 */
+	int64_t era = z / 146097, doe = z % 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100); /* from March 1 */
+	int64_t mp = (5 * doy + 2) / 153;		       /* 0 = March */
+	*day = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*month = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*year = (int)(era * 400 + yoe + (*month <= 2));
+}
+
+static void digits(char *out, int v, int n)
+{
+	while (n-- > 0) {
+		out[n] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
 bool sigv4_amz_date(int64_t wall_ms, char out[17])
 {
 	/* 253402300800 s is 10000-01-01T00:00:00Z. */
 	if (wall_ms < 0 || wall_ms / 1000 >= INT64_C(253402300800))
 		return false;
-	time_t t = (time_t)(wall_ms / 1000);
-	struct tm tm;
-	if (!gmtime_r(&t, &tm))
-		return false;
-	return strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm) == 16;
+	int64_t s = wall_ms / 1000;
+	int year, month, day;
+	civil_date(s / 86400, &year, &month, &day);
+	int sod = (int)(s % 86400);
+	digits(out, year, 4);
+	digits(out + 4, month, 2);
+	digits(out + 6, day, 2);
+	out[8] = 'T';
+	digits(out + 9, sod / 3600, 2);
+	digits(out + 11, sod / 60 % 60, 2);
+	digits(out + 13, sod % 60, 2);
+	out[15] = 'Z';
+	out[16] = '\0';
+	return true;
 }
 
 static bool name_is(const char *a, const char *b)
@@ -536,9 +612,8 @@ static bool name_is(const char *a, const char *b)
 bool sigv4_sign(const struct sigv4_request *req, const struct aws_credentials *creds,
 		int64_t wall_ms, struct sigv4_signed *out, struct sigv4_parts *parts)
 {
-	struct sigv4_parts local = {0};
-	struct sigv4_parts *pp = parts ? parts : &local;
-	*pp = (struct sigv4_parts){0};
+	if (parts)
+		*parts = (struct sigv4_parts){0};
 	bool token = creds->session_token[0] != '\0';
 	size_t n = req->nheaders + 1 + token;
 	if (!req->headers || n > SIGV4_HEADERS_MAX || !sigv4_amz_date(wall_ms, out->amz_date))
@@ -558,26 +633,21 @@ bool sigv4_sign(const struct sigv4_request *req, const struct aws_credentials *c
 	struct sigv4_request r = *req;
 	r.headers = h;
 	r.nheaders = n;
-	bool ok = sigv4_sign_parts(&r, creds->access_key_id, creds->secret_access_key,
-				   out->amz_date, pp);
-	if (ok) {
-		size_t alen = strlen(pp->authorization);
-		ok = alen < sizeof out->authorization;
-		if (ok)
-			memcpy(out->authorization, pp->authorization, alen + 1);
-	}
-	if (ok) {
-		out->nextra = 0;
-		out->extra[out->nextra++] = (struct http_header){"X-Amz-Date", out->amz_date};
-		if (token)
-			out->extra[out->nextra++] =
-				(struct http_header){"X-Amz-Security-Token", creds->session_token};
+	if (!sign_args_ok(&r, creds->access_key_id, creds->secret_access_key, out->amz_date))
+		return false;
+	struct sbuf a;
+	sb_init(&a, out->authorization, sizeof out->authorization, true);
+	if (!sign(&r, creds->access_key_id, creds->secret_access_key, out->amz_date, &a, parts))
+		return false;
+	if (parts && !(parts->authorization = strdup(out->authorization)))
+		return false;
+	out->nextra = 0;
+	out->extra[out->nextra++] = (struct http_header){"X-Amz-Date", out->amz_date};
+	if (token)
 		out->extra[out->nextra++] =
-			(struct http_header){"Authorization", out->authorization};
-	}
-	if (!parts)
-		sigv4_parts_free(&local);
-	return ok;
+			(struct http_header){"X-Amz-Security-Token", creds->session_token};
+	out->extra[out->nextra++] = (struct http_header){"Authorization", out->authorization};
+	return true;
 }
 
 void sigv4_redact_key_id(const char *key_id, char *out, size_t outsz)

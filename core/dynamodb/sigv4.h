@@ -44,13 +44,15 @@ struct aws_credentials {
 
 /* An optional cache of the derived signing key, which changes only with
  * the date, region, service or secret: with it a signature costs one HMAC
- * instead of five. One per signer, zero-initialised; it holds secret
- * material (no secret itself, only its SHA-256), so clear it with
- * sigv4_key_cache_clear() before its memory is reused. */
+ * instead of five. One per signer, zero-initialised; it holds the secret
+ * (a copy of what the credentials hold, to see it change) and the key
+ * derived from it, so clear it with sigv4_key_cache_clear() before its
+ * memory is reused. */
 struct sigv4_key_cache {
 	bool valid;
 	unsigned char key[32];
-	unsigned char secret_sha[32];
+	char secret[AWS_SECRET_MAX];
+	size_t secret_len;
 	char date[9];
 	char region[65];
 	char service[65];

@@ -437,8 +437,10 @@ static void test_key_cache(void **state)
 		{1440938160000, "eu-west-1", "dynamodb", SECRET},
 		{1440938160000, "eu-west-1", "sts", SECRET},
 		{1440938160000, "eu-west-1", "sts", "another-secret"},
+		{1440938160000, "eu-west-1", "sts", "another-secreT"}, /* same length */
 		{1440938160000, "us-east-1", "dynamodb", SECRET},
 	};
+	char last[SIGV4_AUTHZ_MAX] = "";
 	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
 		snprintf(c.secret_access_key, sizeof c.secret_access_key, "%s", steps[i].secret);
 		struct sigv4_request r = simple_req(h, 1);
@@ -449,6 +451,8 @@ static void test_key_cache(void **state)
 		r.key_cache = &kc;
 		assert_true(sigv4_sign(&r, &c, steps[i].wall, &cached, NULL));
 		assert_string_equal(plain.authorization, cached.authorization);
+		assert_string_not_equal(cached.authorization, last); /* every step changes it */
+		snprintf(last, sizeof last, "%s", cached.authorization);
 		assert_true(kc.valid);
 		assert_string_equal(kc.region, steps[i].region);
 	}
@@ -467,6 +471,23 @@ static void test_amz_date(void **state)
 	assert_string_equal(d, "99991231T235959Z");
 	assert_false(sigv4_amz_date(INT64_C(253402300800000), d));
 	assert_false(sigv4_amz_date(-1000, d));
+}
+
+/* The date is computed, not formatted by the C library: it must agree with
+ * gmtime_r on every day from 1970 to 9999 (leap days, centuries, 2000 and
+ * 2100), at a time of day that moves from one day to the next. */
+static void test_amz_date_every_day(void **state)
+{
+	for (int64_t day = 0; day < INT64_C(2932897); day++) {
+		time_t t = (time_t)(day * 86400 + day * 7919 % 86400);
+		struct tm tm;
+		char want[17], got[17];
+		assert_non_null(gmtime_r(&t, &tm));
+		assert_int_equal(strftime(want, sizeof want, "%Y%m%dT%H%M%SZ", &tm), 16);
+		assert_true(sigv4_amz_date((int64_t)t * 1000 + 999, got));
+		if (strcmp(want, got) != 0)
+			fail_msg("day %lld: %s, want %s", (long long)day, got, want);
+	}
 }
 
 static void test_redact(void **state)
@@ -502,6 +523,7 @@ int main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_signature_covers_body_and_target);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_key_cache);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_amz_date);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_amz_date_every_day);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_redact);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_sha256_hex);
 	for (size_t i = 0; i < ncases; i++) {
