@@ -7,15 +7,19 @@
 #   bench/ab_compare.sh BINARY_A BINARY_B
 #
 # Both servers run at once, pinned to CPU 0 (the load generators to CPU 1),
-# and every measurement alternates A, B, A, B... REPEAT times, so that a
-# shared machine's slow spells weigh on both alike; each figure is the best
-# of its runs (other work only ever lowers one). Prints requests (cycles)
-# per second of A and B and the ratio B/A.
+# and every measurement alternates A, B, B, A, A, B... REPEAT times (the
+# order swapped each time), so that a shared machine's slow spells weigh on
+# both alike; each figure is the best of its runs (other work only ever
+# lowers one). Prints requests (cycles) per second of A and B, the ratio
+# B/A of the bests, and the ratios of the REPEAT pairs run back to back:
+# their median and range (how far one pair can be from the others).
 #
 #   BUILD     build directory of bench_lockcycle (default build)
 #   CLIENTS   connections (default 50)
 #   CYCLE_SECONDS   duration of each lock-cycle run (default 2)
 #   REPEAT    runs of each measurement per binary (default 5)
+#   TESTS     tests to run (default "ping_inline ping_mbulk state cycle")
+#   PIPELINES pipeline depths (default "1 16")
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 BINARY_A BINARY_B"; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,21 +68,29 @@ one() {
 	esac
 }
 
-printf '%-22s %3s %12s %12s %7s\n' "test ($clients clients)" "-P" "A" "B" "B/A"
-for pl in 1 16; do
-	for t in ping_inline ping_mbulk state cycle; do
+printf '%-22s %3s %12s %12s %7s %14s\n' "test ($clients clients)" "-P" "A" "B" "B/A" "pairs: median" "range"
+for pl in ${PIPELINES:-1 16}; do
+	for t in ${TESTS:-ping_inline ping_mbulk state cycle}; do
 		if [ "$pl" = 1 ]; then n=100000; else n=1000000; fi
 		[ "$t" = state ] && [ "$pl" = 16 ] && n=300000
-		ba=0 bb=0 i=0
+		ba=0 bb=0 i=0 pairs=
 		while [ $i -lt "$repeat" ]; do
-			ra=$(one "$pa" "$pl" "$n" "$t")
-			rb=$(one "$pb" "$pl" "$n" "$t")
+			if [ $((i % 2)) = 0 ]; then
+				ra=$(one "$pa" "$pl" "$n" "$t")
+				rb=$(one "$pb" "$pl" "$n" "$t")
+			else
+				rb=$(one "$pb" "$pl" "$n" "$t")
+				ra=$(one "$pa" "$pl" "$n" "$t")
+			fi
 			ba=$(awk -v x="${ra:-0}" -v y="$ba" 'BEGIN { print (x > y ? x : y) }')
 			bb=$(awk -v x="${rb:-0}" -v y="$bb" 'BEGIN { print (x > y ? x : y) }')
+			pairs="$pairs $(awk -v a="${ra:-0}" -v b="${rb:-0}" 'BEGIN { print (a > 0 ? b / a : 0) }')"
 			i=$((i + 1))
 		done
-		printf '%-22s %3s %12.0f %12.0f %7s\n' "$t" "$pl" "$ba" "$bb" \
-			"$(awk -v a="$ba" -v b="$bb" 'BEGIN { if (a > 0) printf "%.3f", b / a; else print "?" }')"
+		printf '%-22s %3s %12.0f %12.0f %7s %14s %s\n' "$t" "$pl" "$ba" "$bb" \
+			"$(awk -v a="$ba" -v b="$bb" 'BEGIN { if (a > 0) printf "%.3f", b / a; else print "?" }')" \
+			"$(echo $pairs | tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f", m }')" \
+			"$(echo $pairs | tr ' ' '\n' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo, hi }')"
 	done
 done
 [ -s "$work/err" ] && { echo "-- load generator messages:"; sort "$work/err" | uniq -c | head; }

@@ -69,6 +69,8 @@ struct scenario {
 static const struct scenario scenarios[] = {
 	{"1k", 1000, 1, 5, false},
 	{"10k", 10000, 10, 5, false},
+	{"50k", 50000, 50, 5, false},
+	{"75k", 75000, 75, 5, false},
 	{"100k", 100000, 100, 5, false},
 	{"100k-c10k", 100000, 10000, 5, false},
 	{"100k-cycle", 100000, 100, 5, true},

@@ -352,8 +352,8 @@ enum ls_status ls_take_lost(struct lsess *s, struct ls_result *r)
 static bool is_mine(const struct lsess *s, const char *name, struct ls_result *r)
 {
 	const struct lt_state *st = &r->st;
-	r->detached = ls_detached(st);
-	if (!st->held || s->recs == NULL) /* nothing to look up */
+	r->detached = st->held && ls_detached(st); /* a free lock is no one's */
+	if (!st->held || s->recs == NULL)	   /* nothing to look up */
 		return false;
 	const struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, name, 0);
 	return rec != NULL && rec->state == LS_REC_HELD && rec->lease != NULL &&

@@ -167,7 +167,9 @@ static void add_txcancelled(struct buf *out, const struct ls_result *res)
 void rl_render(struct buf *out, enum resp_proto proto, const struct ls_result *res,
 	       rl_shape_fn shape)
 {
-	if (res->status == LS_LOST)
+	if (res->status == LS_OK) /* most answers: the shape, before the errors */
+		shape(out, proto, res);
+	else if (res->status == LS_LOST)
 		resp_add_errorf(out, "LOST %s", lt_loss_name(res->loss));
 	else if (res->status == LS_TXCANCELLED)
 		add_txcancelled(out, res);

@@ -77,7 +77,10 @@ static enum conn_step r_step(struct conn *c)
 		conn_close(c, "protected mode");
 		return CONN_STEP_STOP;
 	}
-	resp_parser_set_unauthenticated(s->parser, !c->authenticated);
+	if (s->parser_unauth == c->authenticated) { /* changed since the last step */
+		s->parser_unauth = !c->authenticated;
+		resp_parser_set_unauthenticated(s->parser, s->parser_unauth);
+	}
 	enum resp_status st = resp_parser_next(s->parser, &cmd);
 	if (st == RESP_CMD) {
 		cmd_dispatch(sess_fe(s)->cmds, s, cmd.argc, cmd.argv);

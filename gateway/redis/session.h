@@ -81,8 +81,9 @@ struct sess {
 	char lib_name[64], lib_ver[64];
 	/* the last command run (CLIENT LIST's cmd=), and its subcommand */
 	const struct cmd_def *last_cmd, *last_sub;
-	void *app;   /* the lease commands' per-session state (sess_set_app) */
-	bool denied; /* protected mode: refused at its first step */
+	void *app;	    /* the lease commands' per-session state (sess_set_app) */
+	bool denied;	    /* protected mode: refused at its first step */
+	bool parser_unauth; /* what the parser was last told of c.authenticated */
 	/* a deferred reply's command and where its reply will start in c.out
 	 * (as of c.flushes), to count its outcome at sess_resume */
 	struct cmd_stat *reply_stat;
