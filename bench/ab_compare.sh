@@ -68,7 +68,7 @@ one() {
 	esac
 }
 
-printf '%-22s %3s %12s %12s %7s %14s\n' "test ($clients clients)" "-P" "A" "B" "B/A" "pairs: median" "range"
+printf '%-22s %3s %12s %12s %7s %14s %s\n' "test ($clients clients)" "-P" "A" "B" "B/A" "pairs: median" "range"
 for pl in ${PIPELINES:-1 16}; do
 	for t in ${TESTS:-ping_inline ping_mbulk state cycle}; do
 		if [ "$pl" = 1 ]; then n=100000; else n=1000000; fi
