@@ -16,8 +16,10 @@
  *              lease past the write before it each renewal reached the
  *              stand-in (0 = on schedule)
  *   req/s      requests the stand-in answered per second while held
- *   cpu, rss   the gateway's CPU over the hold (% of one core) and its
- *              resident memory at the end
+ *   cpu, rss   the gateway's CPU over the hold (% of one core; and per
+ *              DynamoDB request) and its resident memory at the end
+ *   bench, steal  this process's CPU (the stand-in and the clients) and
+ *              the machine's steal time over the hold: what else ran
  *   and the pool: most requests in flight, most queued, longest queue
  *   wait (INFO dynamodb, sampled every second), TRYAGAIN answers while
  *   acquiring, lock cycles per second.
@@ -87,7 +89,34 @@ static bool sd_start(struct standin_thread *t, int port, double lat_ms)
 	return standin_thread_start(t, port, &o);
 }
 
-/* ---- the gateway's process ---- */
+/* ---- the gateway's process, and the machine ---- */
+
+/* The machine's steal and total time, in ticks of all CPUs (/proc/stat's
+ * first line): time the hypervisor gave to others. */
+static void machine_ticks(long long *steal, long long *total)
+{
+	unsigned long long v[8] = {0};
+	*steal = *total = 0;
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) == 8) {
+		for (int i = 0; i < 8; i++)
+			*total += (long long)v[i];
+		*steal = (long long)v[7];
+	}
+	fclose(f);
+}
+
+/* This process's CPU (the stand-in's thread and the clients'), seconds. */
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
 
 static bool proc_cpu_ticks(pid_t pid, long long *ticks)
 {
@@ -417,8 +446,10 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 
 	/* hold */
 	long long losses0 = info_field(info, "leases", "losses");
-	long long ticks0 = 0, ticks1 = 0;
+	long long ticks0 = 0, ticks1 = 0, steal0, steal1, all0, all1;
 	proc_cpu_ticks(gw, &ticks0);
+	machine_ticks(&steal0, &all0);
+	double self0 = self_cpu_s();
 	standin_reset(sd.sd);
 	standin_record(sd.sd, true);
 	if (sc->cycle) {
@@ -446,6 +477,8 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	}
 	double held_s = mono_s() - h0;
 	proc_cpu_ticks(gw, &ticks1);
+	machine_ticks(&steal1, &all1);
+	double self_s = self_cpu_s() - self0;
 	r.cycling = false;
 	standin_record(sd.sd, false);
 	struct standin_stats st;
@@ -461,14 +494,18 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	double p50 = n ? late[n / 2] / 1000.0 : 0, p99 = n ? late[n * 99 / 100] / 1000.0 : 0;
 	double lmax = n ? late[n - 1] / 1000.0 : 0;
 	free(late);
-	double cpu = (double)(ticks1 - ticks0) / (double)sysconf(_SC_CLK_TCK) / held_s * 100;
+	double gw_s = (double)(ticks1 - ticks0) / (double)sysconf(_SC_CLK_TCK);
+	double cpu = gw_s / held_s * 100;
+	double us_req = st.requests ? gw_s * 1e6 / (double)st.requests : 0;
+	double steal = all1 > all0 ? 100.0 * (double)(steal1 - steal0) / (double)(all1 - all0) : 0;
 
 	printf("%-16s %7d %6d %4.0f %8.1f %9lld %5lld %7lld %8.1f %8.1f %8.1f %8.0f %8.0f %6.1f "
-	       "%7.1f %6lld/%-5lld %8.1f %8llu\n",
+	       "%6.1f %7.1f %6lld/%-5lld %8.1f %8llu %6.1f %6.1f\n",
 	       sc->id, sc->leases, sc->conns, sc->lat_ms, acquire_s, r.tryagain, lost, held, p50,
-	       p99, lmax, st.requests / held_s, cycles / held_s, cpu, smp.rss_max_kb / 1024.0,
-	       smp.inflight_max, smp.queued_max, smp.qwait_max_us / 1000.0,
-	       (unsigned long long)st.renewals_timed);
+	       p99, lmax, st.requests / held_s, cycles / held_s, cpu, us_req,
+	       smp.rss_max_kb / 1024.0, smp.inflight_max, smp.queued_max,
+	       smp.qwait_max_us / 1000.0, (unsigned long long)st.renewals_timed,
+	       self_s / held_s * 100, steal);
 	if (r.errors || r.acquired < sc->leases)
 		printf("%-16s   (%lld of %d leases taken, %lld other errors)\n", "", r.acquired,
 		       sc->leases, r.errors);
@@ -554,10 +591,11 @@ int main(int argc, char **argv)
 	printf("bench_scale: leases of %d ms held %.0f s against the DynamoDB stand-in (latency "
 	       "uniform 0.6-1.4x, 1%% tail to 40x);\nopen files: %llu; gateway log %s\n",
 	       LEASE_MS, hold_s, (unsigned long long)rl.rlim_cur, log);
-	printf("%-16s %7s %6s %4s %8s %9s %5s %7s %8s %8s %8s %8s %8s %6s %7s %12s %8s %8s\n",
+	printf("%-16s %7s %6s %4s %8s %9s %5s %7s %8s %8s %8s %8s %8s %6s %6s %7s %12s %8s %8s "
+	       "%6s %6s\n",
 	       "scenario", "leases", "conns", "ms", "acq_s", "tryagain", "lost", "held", "late_p50",
-	       "late_p99", "late_max", "req/s", "cycles/s", "cpu%", "rss_MB", "inflight/q",
-	       "qwait_ms", "renewals");
+	       "late_p99", "late_max", "req/s", "cycles/s", "cpu%", "us/req", "rss_MB",
+	       "inflight/q", "qwait_ms", "renewals", "bench%", "steal%");
 	int rc = 0;
 	for (size_t i = 0; i < NSCEN; i++) {
 		bool want = argc < 2;
@@ -566,8 +604,10 @@ int main(int argc, char **argv)
 		if (want && !run_scenario(bin, &scenarios[i], hold_s, log))
 			rc = 1;
 	}
-	printf("late_*: ms after schedule; cpu%%: of one core, the gateway over the hold; rss: its "
-	       "largest; inflight/q: most DynamoDB requests in flight / queued (sampled each s); "
-	       "qwait: longest queue wait\n");
+	printf("late_*: ms after schedule; cpu%%: of one core, the gateway over the hold; us/req: "
+	       "the gateway's CPU per DynamoDB request; rss: its largest; inflight/q: most DynamoDB "
+	       "requests in flight / queued (sampled each s); qwait: longest queue wait; bench%%: "
+	       "this process (stand-in and clients), of one core; steal%%: the machine's CPU time "
+	       "the hypervisor gave to others over the hold\n");
 	return rc;
 }
