@@ -180,21 +180,29 @@ static void test_deferred_reply_keeps_order(void **state)
 
 /* Pipelined commands that complete one after another in one loop turn
  * get their replies in one write: the flush runs at the lowest priority,
- * once nothing else is active. */
+ * once nothing else is active. (Without that, six writes.) The registry's
+ * flush guard also writes what waited over a millisecond, which a loaded
+ * machine can make a loop turn last: up to three tries, one must write
+ * once. */
 static void test_pipelined_completions_leave_in_one_write(void **state)
 {
 	struct world *w = *state;
-	char buf[256];
-	int fd = client(w);
-	const char *req = "T.SOON\r\nT.SOON\r\nT.SOON\r\nT.SOON\r\nT.SOON\r\nT.SOON\r\n";
-	assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
-	size_t n = pump(w, fd, buf, sizeof(buf), 50, NULL);
-	assert_int_equal(n, 24);
-	assert_memory_equal(buf, ":1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n", 24);
-	assert_non_null(w->pending);
-	assert_int_equal(w->pending->c.flushes, 1);
-	close(fd);
-	pump(w, -1, NULL, 0, 20, NULL);
+	uint64_t fewest = UINT64_MAX;
+	for (int attempt = 0; attempt < 3 && fewest != 1; attempt++) {
+		char buf[256];
+		int fd = client(w);
+		const char *req = "T.SOON\r\nT.SOON\r\nT.SOON\r\nT.SOON\r\nT.SOON\r\nT.SOON\r\n";
+		assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+		size_t n = pump(w, fd, buf, sizeof(buf), 50, NULL);
+		assert_int_equal(n, 24);
+		assert_memory_equal(buf, ":1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n", 24);
+		assert_non_null(w->pending);
+		if (w->pending->c.flushes < fewest)
+			fewest = w->pending->c.flushes;
+		close(fd);
+		pump(w, -1, NULL, 0, 20, NULL);
+	}
+	assert_int_equal(fewest, 1);
 }
 
 static long long now_ms(void)
