@@ -503,9 +503,8 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	       "%6.1f %7.1f %6lld/%-5lld %8.1f %8llu %6.1f %6.1f\n",
 	       sc->id, sc->leases, sc->conns, sc->lat_ms, acquire_s, r.tryagain, lost, held, p50,
 	       p99, lmax, st.requests / held_s, cycles / held_s, cpu, us_req,
-	       smp.rss_max_kb / 1024.0, smp.inflight_max, smp.queued_max,
-	       smp.qwait_max_us / 1000.0, (unsigned long long)st.renewals_timed,
-	       self_s / held_s * 100, steal);
+	       smp.rss_max_kb / 1024.0, smp.inflight_max, smp.queued_max, smp.qwait_max_us / 1000.0,
+	       (unsigned long long)st.renewals_timed, self_s / held_s * 100, steal);
 	if (r.errors || r.acquired < sc->leases)
 		printf("%-16s   (%lld of %d leases taken, %lld other errors)\n", "", r.acquired,
 		       sc->leases, r.errors);
@@ -604,10 +603,11 @@ int main(int argc, char **argv)
 		if (want && !run_scenario(bin, &scenarios[i], hold_s, log))
 			rc = 1;
 	}
-	printf("late_*: ms after schedule; cpu%%: of one core, the gateway over the hold; us/req: "
-	       "the gateway's CPU per DynamoDB request; rss: its largest; inflight/q: most DynamoDB "
-	       "requests in flight / queued (sampled each s); qwait: longest queue wait; bench%%: "
-	       "this process (stand-in and clients), of one core; steal%%: the machine's CPU time "
-	       "the hypervisor gave to others over the hold\n");
+	printf("late_*: ms after schedule; cpu%%: of one core, the gateway over the hold;\n"
+	       "us/req: the gateway's CPU per DynamoDB request; rss: its largest;\n"
+	       "inflight/q: most DynamoDB requests in flight / queued (sampled each s);\n"
+	       "qwait: longest queue wait; bench%%: this process (stand-in and clients), of one "
+	       "core;\nsteal%%: the machine's CPU time the hypervisor gave to others over the "
+	       "hold\n");
 	return rc;
 }

@@ -381,7 +381,7 @@ static void malformed_answers_fatal(void **state)
 		"not json",
 		"{\"Attributes\":{\"owner\":{\"N\":\"1\"}}}",
 		/* (a fence that is no integer is no bad answer but fence_bad, which
-		 * the core refuses: tests/unit/test_ddb_json.c) */
+		 * the core refuses: tests/unit/test_ddb_parse.c) */
 		"{\"Attributes\":{\"leaseMs\":{\"N\":\"one\"}}}",
 		"{}",
 	};
