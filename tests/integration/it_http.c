@@ -435,8 +435,6 @@ static void test_free_inside_callback_and_early_errors(void **state)
 	http_free(h);
 }
 
-/* One GET of /hold?n=idx with priority prio, its result in results[idx]. */
-
 int main(void)
 {
 	if (!hf_start()) {

@@ -62,6 +62,7 @@ static void test_queue_beyond_max_active(void **state)
 	http_free(h);
 }
 
+/* One GET of /hold?n=idx with priority prio, its result in hf_results[idx]. */
 static struct http_req *send_prio(struct http *h, enum http_priority prio, int idx)
 {
 	char url[128];
