@@ -87,12 +87,8 @@ WORK = os.environ.get("LG_WORK") or "/tmp"
 # wait is WAIT plus a stop of the gateway plus DynamoDB retries.
 SOCKET_TIMEOUT = (WAIT_MS + 3 * LEASE_MS) / 1000 + 5
 
-t_start = time.monotonic()
-
-
-def now():
-    """Seconds since the start, on the monotonic clock."""
-    return time.monotonic() - t_start
+# One clock for the log, the checks and the history (tests/stress/history.py).
+from history import History, Pg, PgError, now  # noqa: E402
 
 
 def log(msg):
@@ -157,6 +153,7 @@ class Gateway:
         self.table = table
         self.proxy = proxy
         self.port = free_port()
+        self.pg_port = free_port()
         self.proc = None
         self.incarnation = 0
         self.logpath = os.path.join(WORK, f"stress-gw{i}.log")
@@ -169,7 +166,8 @@ class Gateway:
         with open(self.logpath, "a") as f:
             f.write(f"=== stress: start {self.incarnation + 1} at {now():.2f}\n")
             self.proc = subprocess.Popen(
-                [BIN, "--port", str(self.port), "--pg-port", "0", "--admin-port", "0",
+                [BIN, "--port", str(self.port), "--pg-port", str(self.pg_port),
+                 "--pg-auth", "trust", "--admin-port", "0",
                  "--table", self.table, "--create-table",
                  "--endpoint", f"http://127.0.0.1:{self.proxy.port}"],
                 env=env, stdout=f, stderr=f)

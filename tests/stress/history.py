@@ -1,0 +1,117 @@
+"""The history the stress harness records for tests/stress/lincheck.py: one
+JSON line per client operation (client, replica, proto, op, name, invoke,
+complete, result, token, and lease_ms / wait for acquires), every time in
+seconds since the harness started, on its one monotonic clock. And a
+PostgreSQL client (psycopg2, asynchronous, so that every call has a
+deadline: a stopped gateway does not hang it) that records what it does.
+"""
+import json
+import re
+import select
+import threading
+import time
+
+import psycopg2
+import psycopg2.extensions
+
+T0 = time.monotonic()
+
+
+def now():
+    """Seconds since the harness started, on the monotonic clock."""
+    return time.monotonic() - T0
+
+
+class History:
+    """JSON lines, appended by every client thread."""
+
+    def __init__(self, path):
+        self.path = path
+        self.f = open(path, "w")
+        self.mu = threading.Lock()
+        self.count = 0
+
+    def add(self, client, replica, proto, op, name, invoke, complete, result, token=None,
+            **extra):
+        rec = {"client": client, "replica": replica, "proto": proto, "op": op, "name": name,
+               "invoke": round(invoke, 6), "complete": round(complete, 6), "result": result,
+               "token": token}
+        rec.update(extra)
+        with self.mu:
+            self.f.write(json.dumps(rec) + "\n")
+            self.count += 1
+
+    def close(self):
+        with self.mu:
+            self.f.close()
+
+
+LOST_NOTICE = re.compile(r'the lease of lock "([^"]+)" \(fencing token (\d+)\) was lost')
+
+
+class PgError(Exception):
+    """An answer that is an error (sqlstate set) or no answer (sqlstate
+    None: the connection is gone)."""
+
+    def __init__(self, sqlstate, msg):
+        super().__init__(msg)
+        self.sqlstate = sqlstate
+
+
+class Pg:
+    """One PostgreSQL session on a gateway, every call bounded by timeout."""
+
+    def __init__(self, port, dbname, timeout):
+        self.timeout = timeout
+        self.conn = psycopg2.connect(host="127.0.0.1", port=port, dbname=dbname,
+                                     user="stress", connect_timeout=2, async_=1)
+        self._wait()
+
+    def _wait(self):
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                state = self.conn.poll()
+            except psycopg2.OperationalError as e:
+                raise PgError(None, str(e).strip())
+            except psycopg2.Error as e:
+                raise PgError(e.pgcode, str(e).strip())
+            if state == psycopg2.extensions.POLL_OK:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise PgError(None, "timeout")
+            fd = self.conn.fileno()
+            if state == psycopg2.extensions.POLL_READ:
+                select.select([fd], [], [], min(left, 0.5))
+            else:
+                select.select([], [fd], [], min(left, 0.5))
+
+    def query(self, sql):
+        """The first column of the first row, or None."""
+        cur = self.conn.cursor()
+        try:
+            cur.execute(sql)
+        except psycopg2.Error as e:
+            raise PgError(getattr(e, "pgcode", None), str(e).strip())
+        self._wait()
+        row = cur.fetchone() if cur.description else None
+        return row[0] if row else None
+
+    def lost_notices(self):
+        """The (name, token) of every loss the gateway reported since the
+        last call."""
+        out = []
+        for n in self.conn.notices:
+            m = LOST_NOTICE.search(n)
+            if m:
+                out.append((m.group(1), int(m.group(2))))
+        del self.conn.notices[:]
+        return out
+
+    def close(self):
+        try:
+            self.conn.close()
+        except psycopg2.Error:
+            pass
