@@ -14,8 +14,8 @@ set -u
 	echo "not ok stress_short: no LG_MOTO (tests/run-integration.sh sets it)"
 	exit 1
 }
-/usr/bin/python3 -c 'import redis' 2>/dev/null || {
-	echo "not ok stress_short: redis-py is missing for /usr/bin/python3: apt-get install python3-redis"
+/usr/bin/python3 -c 'import redis, psycopg2' 2>/dev/null || {
+	echo "not ok stress_short: redis-py or psycopg2 is missing for /usr/bin/python3: apt-get install python3-redis python3-psycopg2"
 	exit 1
 }
 # The checks themselves first: they must fail on crafted violations.
@@ -23,6 +23,9 @@ set -u
 # A RELEASE read by a gateway continued after a stall past its lease, once
 # the lock was taken over elsewhere: -LOST, never 1 (3 trials, ~4 s).
 /usr/bin/python3 "$(dirname "$0")/../stress/release_after_stall.py" || rc=1
+# The history checker's finding is shown here, enforced by make stress
+# (STRESS_LINCHECK=report): tests/integration/lincheck.sh tests the checker.
 export STRESS_SECONDS=${STRESS_SECONDS:-15} STRESS_QUIET=${STRESS_QUIET:-1}
+export STRESS_LINCHECK=${STRESS_LINCHECK:-report}
 /usr/bin/python3 "$(dirname "$0")/../stress/stress.py" || rc=1
 exit ${rc:-0}

@@ -72,10 +72,8 @@ class Pg:
         while True:
             try:
                 state = self.conn.poll()
-            except psycopg2.OperationalError as e:
-                raise PgError(None, str(e).strip())
-            except psycopg2.Error as e:
-                raise PgError(e.pgcode, str(e).strip())
+            except psycopg2.Error as e:  # no SQLSTATE: the connection is gone
+                raise PgError(e.pgcode if not self.conn.closed else None, str(e).strip())
             if state == psycopg2.extensions.POLL_OK:
                 return
             left = deadline - time.monotonic()

@@ -131,7 +131,8 @@ def build(records, tol):
     holds = {}
     lint = []
     open_hold = {}  # (client, name) -> Hold
-    for rec in sorted(records, key=lambda r: (r["invoke"], r["complete"])):
+    # a loss notice read with an answer counts before that answer
+    for rec in sorted(records, key=lambda r: (r["invoke"], r["op"] != "lost", r["complete"])):
         key = (rec["client"], rec["name"])
         op, res, name = rec["op"], rec["result"], rec["name"]
         h = open_hold.get(key)
@@ -147,7 +148,8 @@ def build(records, tol):
                     open_hold[key] = h
                 else:  # the session is gone: released at close or by its lease
                     h.set_fate("error", rec["invoke"], tol)
-                per_name[name].append(MOp("grant", rec, h, h.token, optional=res == "error"))
+                h.grant = MOp("grant", rec, h, h.token, optional=res == "error")
+                per_name[name].append(h.grant)
             elif res == "refused" and rec.get("wait") is False:
                 per_name[name].append(MOp("refuse", rec))
         elif op in RELEASES:
@@ -168,6 +170,8 @@ def build(records, tol):
                 per_name[name].append(MOp("renew", rec, h))
             else:
                 h.set_fate("error" if res == "error" else "lost", rec["invoke"], tol)
+        elif op == "token" and h is not None and h.token is None:
+            h.token = h.grant.token = rec.get("token")  # read after the grant (PostgreSQL)
         elif op == "lost" and h is not None:
             h.set_fate("lost", rec["invoke"], tol)
         elif op == "state" and res in ("held", "free"):
@@ -189,42 +193,62 @@ def build(records, tol):
     return per_name, holds, lint
 
 
-def apply(m, holder, last, holds):
-    """The state after m, or the reason it cannot go now."""
+def reserved(resv, p, replica, holds, waits, tol):
+    """The lock released at resv[1] may be reserved at p for a waiter of
+    another replica than replica (None: any): one whose wait was in flight
+    at the release, for two poll intervals (a third of the lease, at most
+    10 s) after it."""
+    if resv is None:
+        return False
+    h, r = holds[resv[0]], resv[1]
+    if p > r + 2 * min(h.lease_s / 3, 10.0) + tol:
+        return False
+    return any(w[1] < r < w[2] and w[0] != replica for w in waits)
+
+
+def apply(m, st, p, holds, waits, tol):
+    """The state after m at p, or the reason it cannot go then."""
+    holder, last, resv = st
     cur = holds[holder] if holder is not None else None
     if m.kind == "grant":
         if cur is not None:
             return None, f"a grant while {cur.label()} holds the lock"
         if m.token is not None and m.token <= last:
             return None, f"token {m.token} after token {last}: tokens must rise"
-        return (m.hold.hid, last if m.token is None else m.token), None
+        return (m.hold.hid, last if m.token is None else m.token, None), None
     if m.kind == "refuse":
         if cur is None:
-            return None, "a refusal while nobody holds the lock"
+            if reserved(resv, p, m.rec.get("replica"), holds, waits, tol):
+                return st, None
+            return None, ("a refusal while nobody holds the lock (and no waiter of another "
+                          "replica may have it reserved)")
         if cur.client == m.rec["client"]:
             return None, "a refusal of the holder itself"
-        return (holder, last), None
+        return st, None
     if m.kind in ("release", "renew"):
         if cur is None or cur.hid != m.hold.hid:
             who = cur.label() if cur else "nobody"
             return None, f"an acknowledged {m.rec['op']} while {who} holds the lock"
-        return (None if m.kind == "release" else holder, last), None
+        return (None, last, (holder, p)) if m.kind == "release" else st, None
     if m.kind == "held":
         if cur is None:
+            tok = holds[resv[0]].token if resv else None
+            if reserved(resv, p, None, holds, waits, tol) and tok in (None, m.token):
+                return st, None  # a reservation keeps the released token on the item
             return None, "LOCK.STATE held while nobody holds the lock"
         if cur.token is not None and m.token is not None and cur.token != m.token:
             return None, f"LOCK.STATE token {m.token} while {cur.label()} holds the lock"
-        return (holder, last), None
+        return st, None
     if cur is not None:  # free
         return None, f"LOCK.STATE free while {cur.label()} holds the lock"
-    return (holder, last), None
+    return st, None
 
 
 class Bound(Exception):
     pass
 
 
-def search(mops, holds, init_holders, bound):
+def search(mops, holds, init_holders, bound, waits=(), tol=0.02):
     """True when mops linearize from one of init_holders; Bound when the
     search gave up. Returns (ok, states, deepest dead end's reasons)."""
     n = len(mops)
@@ -235,12 +259,13 @@ def search(mops, holds, init_holders, bound):
     memo = {}
     states = 0
     deepest = (-1, [])
-    stack = [(0, h, -1, -INF) for h in init_holders]
+    stack = [(0, (h, -1, None), -INF) for h in init_holders]
     while stack:
-        mask, holder, last, t = stack.pop()
+        mask, st, t = stack.pop()
+        holder = st[0]
         if mask & need == need:
             return True, states, deepest
-        key = (mask, holder, last)
+        key = (mask, st)
         seen = memo.get(key)
         if seen is not None and seen <= t:
             continue
@@ -265,15 +290,15 @@ def search(mops, holds, init_holders, bound):
             p = max(t, m.inv)
             if p > minresp:
                 continue
-            st, reason = apply(m, holder, last, holds)
-            if st is None:
+            st2, reason = apply(m, st, p, holds, waits, tol)
+            if st2 is None:
                 why.append((m, reason))
                 continue
-            nxt.append((m.resp, (mask | 1 << i, st[0], st[1], p)))
+            nxt.append((m.resp, (mask | 1 << i, st2, p)))
         if holder is not None and holds[holder].end_earliest < INF:
             p = max(t, holds[holder].end_earliest)
             if p <= minresp:
-                nxt.append((INF, (mask, None, last, p)))
+                nxt.append((INF, (mask, (None, st[1], None), p)))
             else:
                 why.append((None, f"{holds[holder].label()} cannot have ended before "
                             f"{minresp:.4f} (its lease runs to {p:.4f} at the earliest)"))
@@ -310,20 +335,22 @@ def window(mops, holds, t0, t1):
     return out, starts
 
 
-def check_window(mops, holds, t0, t1, bound):
+def check_window(mops, ctx, t0, t1, bound):
+    """ctx: (holds, the name's waits as (replica, invoke, complete), tol)."""
+    holds, waits, tol = ctx
     ops, starts = window(mops, holds, t0, t1)
-    ok, states, deepest = search(ops, holds, starts, bound)
+    ok, states, deepest = search(ops, holds, starts, bound, waits, tol)
     return ok, states, deepest, ops
 
 
-def smallest_window(mops, holds, bound):
+def smallest_window(mops, ctx, bound):
     """(t0, t1): the end of the shortest failing prefix, then the latest
     start from which that prefix still fails."""
     ends = sorted({m.resp for m in mops if m.resp < INF})
     lo, hi = 0, len(ends) - 1  # ends[hi] fails (the whole history does)
     while lo < hi:
         mid = (lo + hi) // 2
-        if check_window(mops, holds, -INF, ends[mid], bound)[0]:
+        if check_window(mops, ctx, -INF, ends[mid], bound)[0]:
             lo = mid + 1
         else:
             hi = mid
@@ -332,25 +359,25 @@ def smallest_window(mops, holds, bound):
     lo, hi = 0, len(starts) - 1  # starts[lo] fails; find the last that fails
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if check_window(mops, holds, starts[mid], t1, bound)[0]:
+        if check_window(mops, ctx, starts[mid], t1, bound)[0]:
             hi = mid - 1
         else:
             lo = mid
     return starts[lo], t1
 
 
-def check_name(name, mops, holds, bound, max_violations, out):
+def check_name(name, mops, ctx, bound, max_violations, out):
     """The violations of one name: a list of (t0, t1, culprit, reason, ops)."""
     found = []
     states_total = 0
     mops = list(mops)
     while len(found) < max_violations:
-        ok, states, _, _ = check_window(mops, holds, -INF, INF, bound)
+        ok, states, _, _ = check_window(mops, ctx, -INF, INF, bound)
         states_total += states
         if ok:
             break
-        t0, t1 = smallest_window(mops, holds, bound)
-        _, _, deepest, ops = check_window(mops, holds, t0, t1, bound)
+        t0, t1 = smallest_window(mops, ctx, bound)
+        _, _, deepest, ops = check_window(mops, ctx, t0, t1, bound)
         culprit = next(m for m in mops if m.resp == t1)
         reasons = [r for m, r in deepest[1] if m is culprit] or [r for _, r in deepest[1]]
         found.append((t0, t1, culprit, reasons[0] if reasons else "?", ops))
@@ -363,6 +390,11 @@ def check_name(name, mops, holds, bound, max_violations, out):
 def report(records, tol=0.02, bound=2_000_000, max_violations=20, out=print):
     """Checks a history; returns (violations, inconclusive names)."""
     per_name, holds, lint = build(records, tol)
+    waits = collections.defaultdict(list)
+    for r in records:
+        if r["op"] == "acquire" and r.get("wait") is not False:
+            waits[r["name"]].append((r.get("replica"), r["invoke"],
+                                     INF if r["result"] == "error" else r["complete"]))
     violations, inconclusive = 0, []
     for what, recs in lint:
         violations += 1
@@ -371,7 +403,8 @@ def report(records, tol=0.02, bound=2_000_000, max_violations=20, out=print):
             out(f"#   {fmt_op(r)}")
     for name in sorted(per_name):
         try:
-            found, states = check_name(name, per_name[name], holds, bound, max_violations, out)
+            ctx = (holds, waits.get(name, []), tol)
+            found, states = check_name(name, per_name[name], ctx, bound, max_violations, out)
         except Bound:
             inconclusive.append(name)
             out(f"not ok lincheck: {name}: the search gave up after {bound} states "

@@ -80,6 +80,10 @@ LOCKS = env_int("STRESS_LOCKS", 3)
 LEASE_MS = env_int("STRESS_LEASE_MS", 2000)
 WAIT_MS = env_int("STRESS_WAIT_MS", 5000)
 HOLD_MS = env_int("STRESS_HOLD_MS", 100)
+PG_CLIENTS = env_int("STRESS_PG_CLIENTS", 3)
+PG_LOCKS = env_int("STRESS_PG_LOCKS", 2)
+TRY_SHARE = float(os.environ.get("STRESS_TRY_SHARE", 0.25))
+RENEW_SHARE = float(os.environ.get("STRESS_RENEW_SHARE", 0.2))
 QUIET = float(os.environ.get("STRESS_QUIET", 2))
 SEED = env_int("STRESS_SEED", int(time.time() * 1000) % 1000000)
 WORK = os.environ.get("LG_WORK") or "/tmp"
@@ -237,6 +241,7 @@ holds = []              # every grant, once its release is answered (or failed)
 holds_lock = threading.Lock()
 current = {}            # client -> gateway index, while it holds
 stop = threading.Event()
+history = None          # History (tests/stress/history.py), opened by main()
 stats = collections.Counter()  # other answers, by kind (count() adds one)
 
 
@@ -245,10 +250,27 @@ def count(what):
         stats[what] += 1
 
 
+def rel_result(rel):
+    """A release's or renewal's answer as the history names it."""
+    if rel == "1":
+        return "ok"
+    if rel == "0":
+        return "notheld"
+    return "lost" if rel.startswith("-LOST") else "error" if rel.startswith("error") else rel
+
+
 def client_loop(cid, gw):
+    """A Redis client: LOCK.ACQUIRE with WAIT, or (TRY_SHARE of the time)
+    without, fenced writes, now and then a LOCK.RENEW, LOCK.RELEASE; every
+    call goes to the history."""
     rnd = random.Random(SEED * 1000 + cid)
     names = [f"stress-{k}" for k in range(LOCKS)]
     conn = None
+    me = f"c{cid}"
+
+    def rec(op, name, inv, result, token=None, **extra):
+        history.add(me, gw.i, "redis", op, name, inv, now(), result, token, **extra)
+
     while not stop.is_set():
         if conn is None:
             try:
@@ -262,41 +284,63 @@ def client_loop(cid, gw):
                 continue
         name = rnd.choice(names)
         inc = gw.incarnation
+        wait = rnd.random() >= TRY_SHARE
+        args = ["LOCK.ACQUIRE", name, LEASE_MS] + (["WAIT", WAIT_MS] if wait else [])
         sent = now()
         try:
-            r = conn.execute_command("LOCK.ACQUIRE", name, LEASE_MS, "WAIT", WAIT_MS,
-                                     "HOLDER", f"c{cid}")
+            r = conn.execute_command(*args, "HOLDER", me)
         except redis.ResponseError as e:
+            rec("acquire", name, sent, "failed", lease_ms=LEASE_MS, wait=wait)
             count(f"acquire -{str(e).split()[0]}")
             time.sleep(0.05)
             continue
         except (redis.ConnectionError, redis.TimeoutError) as e:
+            rec("acquire", name, sent, "error", lease_ms=LEASE_MS, wait=wait)
             count(f"acquire {type(e).__name__}")
             conn.close()
             conn = None
             continue
         granted, label = now(), phase.label
         if r is None:
-            count("acquire nil (wait timed out)")
+            history.add(me, gw.i, "redis", "acquire", name, sent, granted,
+                        "timeout" if wait else "refused", lease_ms=LEASE_MS, wait=wait)
+            count("acquire nil (wait timed out)" if wait else "try nil (held)")
+            if not wait:
+                time.sleep(rnd.uniform(0, HOLD_MS / 1000))
             continue
         token = int(r)
+        history.add(me, gw.i, "redis", "acquire", name, sent, granted, "granted", token,
+                    lease_ms=LEASE_MS, wait=wait)
         current[cid] = gw.i
         rejected = 0
-        if not fenced.write(name, token):
-            rejected += 1
-        time.sleep(rnd.uniform(0, HOLD_MS / 1000))
-        if not fenced.write(name, token):
-            rejected += 1
+        rel = None
+        for k in range(2):
+            t = now()
+            ok = fenced.write(name, token)
+            rec("fenced", name, t, "accepted" if ok else "refused", token)
+            rejected += not ok
+            if k == 0:
+                time.sleep(rnd.uniform(0, HOLD_MS / 1000))
+                if rnd.random() < RENEW_SHARE:
+                    rel = renew(conn, name, rec)
+                    if rel == "error":
+                        conn.close()
+                        conn = None
+                    if rel != "1":
+                        rel = "-LOST (renew)" if rel != "error" else "error renew"
+                        break
+                    rel = None
         rel_sent = now()
-        try:
-            rel = conn.execute_command("LOCK.RELEASE", name)
-            rel = str(rel)
-        except redis.ResponseError as e:
-            rel = "-" + str(e)
-        except (redis.ConnectionError, redis.TimeoutError) as e:
-            rel = "error " + type(e).__name__
-            conn.close()
-            conn = None
+        if rel is None:
+            try:
+                rel = str(conn.execute_command("LOCK.RELEASE", name))
+            except redis.ResponseError as e:
+                rel = "-" + str(e)
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                rel = "error " + type(e).__name__
+                conn.close()
+                conn = None
+            rec("release", name, rel_sent, rel_result(rel))
         rel_done = now()
         current.pop(cid, None)
         with holds_lock:
@@ -304,6 +348,143 @@ def client_loop(cid, gw):
                               rejected, rel_sent, rel_done, rel))
     if conn is not None:
         conn.close()
+
+
+def renew(conn, name, rec):
+    """LOCK.RENEW, recorded: "1", "0", "-LOST ..." or "error"."""
+    t = now()
+    try:
+        r = str(conn.execute_command("LOCK.RENEW", name))
+    except redis.ResponseError as e:
+        r = "-" + str(e)
+    except (redis.ConnectionError, redis.TimeoutError):
+        r = "error"
+    rec("renew", name, t, rel_result(r) if r != "0" else "lost")
+    return r
+
+
+def pg_loop(cid, gw):
+    """A PostgreSQL client (psycopg2): on PG_LOCKS advisory keys of database
+    "stress" (lock names pg:stress:K), in turn at random a session lock
+    (pg_advisory_lock, then pg_advisory_unlock), a try
+    (pg_try_advisory_lock) or a transaction lock (BEGIN,
+    pg_advisory_xact_lock, COMMIT or ROLLBACK); lease STRESS_LEASE_MS
+    (leasegate.lease_ms), waits bounded by lock_timeout = STRESS_WAIT_MS.
+    The token of a grant is read with leasegate.token(K)."""
+    rnd = random.Random(SEED * 1000 + 500 + cid)
+    me, pg = f"pg{cid}", None
+    while not stop.is_set():
+        if pg is None:
+            try:
+                pg = Pg(gw.pg_port, "stress", SOCKET_TIMEOUT)
+                pg.query(f"SET leasegate.lease_ms = {LEASE_MS}")
+                pg.query(f"SET lock_timeout = {WAIT_MS}")
+            except PgError:
+                pg = None
+                count("pg reconnect failures")
+                time.sleep(0.2)
+                continue
+        key = rnd.randint(1, PG_LOCKS)
+        mode = rnd.choice(["session", "try", "xact"])
+        try:
+            pg_round(pg, me, gw, key, mode, rnd)
+        except PgError as e:
+            count(f"pg {e.sqlstate or 'connection lost'}")
+            if os.environ.get("STRESS_DEBUG"):
+                log(f"{me}: {e}")
+            if e.sqlstate is None:
+                pg.close()
+                pg = None
+            else:
+                time.sleep(0.05)
+    if pg is not None:
+        pg.close()
+
+
+def pg_call(pg, me, gw, op, name, sql, **extra):
+    """sql, recorded as op (its answer's value passed to result(v)); a
+    lost-lease notice read with it goes first. Raises PgError after
+    recording an error answer."""
+    result = extra.pop("result")
+    inv = now()
+    err = None
+    try:
+        v = pg.query(sql)
+    except PgError as e:
+        err = e
+    comp = now()
+    for lost, tok in pg.lost_notices():
+        history.add(me, gw.i, "pg", "lost", lost, inv, comp, "lost", tok)
+    if err is None:
+        res, tok = result(v)
+    else:
+        res = {None: "error", "55000": "lost", "55P03": "timeout"}.get(err.sqlstate, "failed")
+        tok = None
+    if op is not None:
+        history.add(me, gw.i, "pg", op, name, inv, comp, res, tok, **extra)
+    if err is not None:
+        raise err
+    return res
+
+
+def pg_round(pg, me, gw, key, mode, rnd):
+    name = f"pg:stress:{key}"
+    acq = dict(lease_ms=LEASE_MS, wait=mode != "try")
+    if mode == "xact":
+        pg.query("BEGIN")
+    fn = {"session": "pg_advisory_lock", "try": "pg_try_advisory_lock",
+          "xact": "pg_advisory_xact_lock"}[mode]
+    try:
+        res = pg_call(pg, me, gw, "acquire", name, f"SELECT {fn}({key})",
+                      result=lambda v: ("refused" if v is False else "granted", None), **acq)
+    except PgError as e:
+        if mode == "xact" and e.sqlstate is not None:
+            pg.query("ROLLBACK")
+        raise
+    if res != "granted":
+        time.sleep(rnd.uniform(0, HOLD_MS / 1000))
+        return
+    # the token, then the hold (an "acquire" line with it replaces none: a
+    # "state"-like read of the session's own token is not an operation)
+    tok = pg.query(f"SELECT leasegate.token({key})")
+    history.add(me, gw.i, "pg", "token", name, now(), now(), "ok", tok)
+    time.sleep(rnd.uniform(0, HOLD_MS / 1000))
+    if mode == "xact":
+        end = rnd.choice(["COMMIT", "ROLLBACK"])
+        pg_call(pg, me, gw, end.lower(), name, end, result=lambda v: ("ok", None))
+    else:
+        pg_call(pg, me, gw, "unlock", name, f"SELECT pg_advisory_unlock({key})",
+                result=lambda v: ("ok" if v else "notheld", None))
+
+
+def observer_loop(gws):
+    """LOCK.STATE of every lock name, in turn on every gateway, recorded."""
+    names = [f"stress-{k}" for k in range(LOCKS)] + [f"pg:stress:{k}"
+                                                     for k in range(1, PG_LOCKS + 1)]
+    conns = {}
+    turn = 0
+    while not stop.is_set():
+        g = gws[turn % len(gws)]
+        name = names[turn % len(names)]
+        turn += 1
+        try:
+            if g.i not in conns:
+                conns[g.i] = redis.Redis(host="127.0.0.1", port=g.port, socket_timeout=2,
+                                         socket_connect_timeout=1,
+                                         single_connection_client=True)
+            t = now()
+            r = conns[g.i].execute_command("LOCK.STATE", name)
+        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+            conns.pop(g.i, None)
+            count("state errors")
+            time.sleep(0.2)
+            continue
+        st = dict(zip(r[::2], r[1::2])) if r else {}
+        held = int(st.get(b"held", 0)) == 1
+        history.add(f"obs{g.i}", g.i, "redis", "state", name, t, now(),
+                    "held" if held else "free",
+                    int(st[b"fencing-token"]) if held else None)
+        time.sleep(0.03)
 
 
 def holder_gateway(gws, turn):
@@ -459,8 +640,30 @@ def summary(kinds, refused, per_client):
         print(f"# {name}: {len(toks)} grants, tokens {min(toks)}..{max(toks)}")
 
 
+def linearizable(path):
+    """tests/stress/lincheck.py on the history: its findings as "#" lines,
+    one ok / not ok."""
+    import lincheck
+    records = lincheck.load(path)
+    t = time.monotonic()
+    violations, inconclusive = lincheck.report(
+        records, out=lambda line: print(line if line.startswith("#") else "# " + line))
+    secs = time.monotonic() - t
+    ops = collections.Counter(r["op"] for r in records)
+    print(f"# history {path}: {len(records)} ops (" +
+          ", ".join(f"{k} {v}" for k, v in sorted(ops.items())) + f"), checked in {secs:.2f} s")
+    what = (f"the history is linearizable (tests/stress/lincheck.py: {violations} violations, "
+            f"{len(inconclusive)} names inconclusive)")
+    if os.environ.get("STRESS_LINCHECK") == "report":  # shown, not enforced
+        print(f"# {'ok' if not violations and not inconclusive else 'NOT'}: {what}")
+        return
+    check(not violations and not inconclusive, what)
+
+
 def main():
+    global history
     random.seed(SEED)
+    history = History(os.path.join(WORK, "stress-history.jsonl"))
     table = f"lg-stress-{os.getpid()}-{int(time.time())}"
     log(f"table {table}, seed {SEED}, logs in {WORK}/stress-*.log")
     proxies, gws = [], []
@@ -470,6 +673,9 @@ def main():
             gws.append(Gateway(i, table, proxies[i]))
         threads = [threading.Thread(target=client_loop, args=(c, gws[c % GATEWAYS]), daemon=True)
                    for c in range(CLIENTS)]
+        threads += [threading.Thread(target=pg_loop, args=(c, gws[c % GATEWAYS]), daemon=True)
+                    for c in range(PG_CLIENTS)]
+        threads.append(threading.Thread(target=observer_loop, args=(gws,), daemon=True))
         for t in threads:
             t.start()
         faults(gws, proxies)
@@ -488,7 +694,9 @@ def main():
         for p in proxies:
             p.proc.terminate()
             p.proc.wait()
+    history.close()
     kinds, refused, per_client = checks(holds)
+    linearizable(history.path)
     summary(kinds, refused, per_client)
     if not all(results):
         print(f"# gateway logs: {WORK}/stress-gw*.log")

@@ -48,7 +48,7 @@ def call(hist, pg, client, gw, sql):
                         "error" if e.sqlstate is None else "failed:" + e.sqlstate)
     comp = now()
     for lost_name, token in pg.lost_notices():
-        hist.add(client, gw, "pg", "lost", lost_name, comp, comp, "lost", token)
+        hist.add(client, gw, "pg", "lost", lost_name, inv, comp, "lost", token)
     return inv, comp, res, v
 
 
@@ -73,7 +73,7 @@ def main():
                 tok = a.query("SELECT leasegate.token(1)")
             hist.add("A", 0, "pg", "acquire", NAME, inv, comp,
                      "granted" if res is None else res, tok, lease_ms=LEASE_MS, wait=True)
-            inv, comp, res, _ = call(hist, a, "A", 0, "commit", "COMMIT")
+            inv, comp, res, _ = call(hist, a, "A", 0, "COMMIT")
             hist.add("A", 0, "pg", "commit", NAME, inv, comp, res or "ok")
             inv, comp, res, v = call(hist, b, "B", 1,
                                      "SELECT pg_try_advisory_lock(1)")
