@@ -458,7 +458,7 @@ def main(argv):
             print(line if line.startswith("#") else "# " + line)
         ok = violations > 0 and not inconclusive
         print(f"{'ok' if ok else 'not ok'} lincheck: {a.history}: {violations} violations "
-              f"flagged, as expected ({stats})")
+              f"flagged ({'as' if ok else 'NOT as'} expected; {stats})")
         return 0 if ok else 1
     for line in lines:
         print(line)
