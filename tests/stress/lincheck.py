@@ -59,7 +59,7 @@ of the history (by time) that fails, then the latest start from which that
 window still fails with any state at the start (operations in flight at the
 start may have taken effect before it), and the operations in it with
 times; then it removes the operation whose answer closed the window and
-looks for the next one (up to --max-violations, default 20, per name).
+looks for the next one (up to --max-violations, default 50, per name).
 Also checked without the search: a fenced write refused only for holds
 whose loss was reported. Prints "ok ..." / "not ok ..." lines and "# ..."
 figures; exit status 0 valid, 1 a violation, 2 the bound was hit.
@@ -387,7 +387,7 @@ def check_name(name, mops, ctx, bound, max_violations, out):
     return found, states_total
 
 
-def report(records, tol=0.02, bound=2_000_000, max_violations=20, out=print):
+def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print):
     """Checks a history; returns (violations, inconclusive names)."""
     per_name, holds, lint = build(records, tol)
     waits = collections.defaultdict(list)
@@ -435,9 +435,9 @@ def main(argv):
     ap.add_argument("history", nargs="?")
     ap.add_argument("--selftest", action="store_true")
     ap.add_argument("--expect-violation", action="store_true")
-    ap.add_argument("--clock-tol-ms", type=float, default=20)
+    ap.add_argument("--clock-tol-ms", type=float, default=50)
     ap.add_argument("--bound", type=int, default=2_000_000)
-    ap.add_argument("--max-violations", type=int, default=20)
+    ap.add_argument("--max-violations", type=int, default=50)
     a = ap.parse_args(argv)
     if a.selftest:
         return selftest()
