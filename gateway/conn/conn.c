@@ -336,6 +336,7 @@ void conn_close(struct conn *c, const char *reason)
 	if (!conn_set_state(c, CONN_CLOSING))
 		return; /* closing or closed already */
 	c->close_reason = reason;
+	c->closing_since_ms = srv_turn_ms(c->srv);
 	if (c->tp) {
 		c->transport->set_reading(c, false);
 		c->transport->set_drain_mark(c, 0);

@@ -575,6 +575,14 @@ size_t srv_blocked_conns(const struct srv *srv)
 	return n;
 }
 
+size_t srv_closing_conns(const struct srv *srv)
+{
+	size_t n = 0;
+	for (const struct conn *s = srv->live.head; s; s = s->next)
+		n += s->state == CONN_CLOSING;
+	return n;
+}
+
 void srv_foreach(struct srv *srv, const struct conn_proto *proto,
 		 void (*fn)(struct conn *c, void *arg), void *arg)
 {
