@@ -181,10 +181,12 @@ static inline bool conn_closed(const struct conn *c)
 bool conn_set_state(struct conn *c, enum conn_state to) __attribute__((warn_unused_result));
 
 /* A connection on an accepted, non-blocking fd (the connection owns it)
- * for proto, over transport t (NULL: plain); reading starts at once. NULL
- * on out-of-memory (the fd is closed). For the registry (server.c). */
+ * for proto, over transport t (NULL: plain), with its id set before
+ * proto->open runs (a front-end derives from it: PostgreSQL's backend
+ * pid); reading starts at once. NULL on out-of-memory (the fd is closed).
+ * For the registry (server.c). */
 struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const struct transport *t,
-		      int fd, const char *addr, const char *laddr)
+		      int fd, uint64_t id, const char *addr, const char *laddr)
 	__attribute__((warn_unused_result));
 
 /* True when the peer of the connected socket fd is local: a Unix socket,
