@@ -11,9 +11,9 @@
 #include "gateway/log.h"
 
 struct pgc_host {
-	char host[64];	 /* "" : a free entry */
-	int64_t level;	 /* wrong keys not yet drained, as of at_ms */
-	int64_t at_ms;	 /* when level was last brought up to date */
+	char host[64];	  /* "" : a free entry */
+	int64_t level;	  /* wrong keys not yet drained, as of at_ms */
+	int64_t at_ms;	  /* when level was last brought up to date */
 	uint64_t dropped; /* requests dropped since the address went over */
 };
 
