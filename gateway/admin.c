@@ -2,7 +2,10 @@
  * admin: /healthz, /readyz and /metrics (admin.h), as a front-end of the
  * connection layer: bytes are gathered until the end of the request head,
  * the request line is parsed, one response is written and the connection
- * closes after it.
+ * closes after it. At --admin-maxclients a newcomer takes the place of the
+ * oldest connection that has not sent its request, so that connections
+ * that hold a slot without asking (a slowloris, a scraper gone wrong)
+ * never keep the probes out.
  */
 #include "gateway/admin.h"
 
@@ -26,11 +29,16 @@
 	"HTTP/1.1 503 Service Unavailable\r\nContent-Type: " TEXT_PLAIN "\r\n"                     \
 	"Content-Length: 49\r\nConnection: close\r\n\r\n"                                          \
 	"too many admin connections (--admin-maxclients)\n"
+#define ADMIN_EVICTED                                                                              \
+	"HTTP/1.1 408 Request Timeout\r\nContent-Type: " TEXT_PLAIN "\r\n"                         \
+	"Content-Length: 72\r\nConnection: close\r\n\r\n"                                          \
+	"no request yet, and a newer client needed the slot (--admin-maxclients)\n"
 
 struct admin {
 	struct conn_proto proto; /* first: a connection's proto is its admin */
 	struct srv *srv;	 /* the admin port's own registry */
 	struct admin_ops ops;
+	int64_t cap; /* --admin-maxclients */
 };
 
 /* One admin connection. */
@@ -157,10 +165,39 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 	conn_close(&a->c, "admin request timed out");
 }
 
+/* The oldest connection still waiting for its request (OPEN: an answered
+ * one is closing), in accept order. */
+static void find_waiting(struct conn *c, void *arg)
+{
+	struct conn **oldest = arg;
+	if (*oldest == NULL && conn_state(c) == CONN_OPEN)
+		*oldest = c;
+}
+
+/* At the cap, the newcomer (about to be counted) takes the slot of the
+ * oldest connection that has sent no whole request: a probe asks at once,
+ * so idle connections cannot keep it out. The registry's own limit is one
+ * above the cap, to let the newcomer in to do this. */
+static void make_room(struct admin *ad)
+{
+	struct conn *oldest = NULL;
+	if ((int64_t)srv_conns(ad->srv) < ad->cap)
+		return;
+	srv_foreach(ad->srv, &ad->proto, find_waiting, &oldest);
+	if (oldest == NULL)
+		return; /* all answered, draining: the newcomer is the one over */
+	log_msg(LOG_LVL_DEBUG,
+		"admin connection %llu %s: no request yet, its slot given to a newer one",
+		(unsigned long long)oldest->id, oldest->addr);
+	buf_raw(&oldest->out, ADMIN_EVICTED, sizeof(ADMIN_EVICTED) - 1);
+	conn_close(oldest, "admin slot given to a newer connection");
+}
+
 static bool a_open(struct conn *c)
 {
 	struct aconn *a = (struct aconn *)c;
 	struct timeval tv = {ADMIN_TIMEOUT_S, 0};
+	make_room(admin_of(c));
 	/* no login here: --auth-timeout is not for the admin port (its own
 	 * request timeout is) */
 	c->authenticated = true;
@@ -205,13 +242,14 @@ struct admin *admin_new(struct event_base *base, const struct cfg *cfg, const st
 {
 	char why[256];
 	struct admin *ad = calloc(1, sizeof(*ad));
-	if (ad == NULL ||
-	    (ad->srv = srv_new(base, cfg, cfg->admin_maxclients, "--admin-maxclients")) == NULL) {
+	if (ad == NULL || (ad->srv = srv_new(base, cfg, cfg->admin_maxclients + 1,
+					     "--admin-maxclients")) == NULL) {
 		snprintf(err, errlen, "admin port: out of memory");
 		free(ad);
 		return NULL;
 	}
 	ad->ops = *ops;
+	ad->cap = cfg->admin_maxclients;
 	ad->proto = (struct conn_proto){
 		.name = "admin",
 		.size = sizeof(struct aconn),

@@ -16,7 +16,11 @@
  * Only GET and HEAD (501 otherwise), other paths 404; a request head of
  * up to 8 KiB (431 past it), no body, 10 s to send it (then the connection
  * is closed); one request per connection (answered with Connection:
- * close). Past --admin-maxclients a newcomer is answered 503 and closed.
+ * close). At --admin-maxclients a newcomer takes the slot of the oldest
+ * connection that has sent no whole request yet (answered 408 and closed),
+ * so that idle connections never keep a probe out; only when every slot
+ * holds an answered connection still sending is a newcomer answered 503
+ * (one over the cap may be in while it does this).
  * It listens from the start, before the store is open, so that probes can
  * tell "alive" from "ready".
  *
@@ -45,7 +49,7 @@ struct admin_ops {
 struct admin;
 
 /* Listens on cfg's bind:admin-port (> 0), taking at most
- * cfg->admin_maxclients connections at once. NULL with a message in err
+ * cfg->admin_maxclients connections at once (see above for a newcomer). NULL with a message in err
  * when it cannot (the address taken, out of memory). When the port is
  * the default one (--admin-port not given) and another process holds it,
  * a free port is taken instead, with a warning naming it (admin_port()).

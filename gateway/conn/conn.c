@@ -228,7 +228,7 @@ bool conn_peer_local(int fd)
 }
 
 struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const struct transport *t,
-		      int fd, const char *addr, const char *laddr)
+		      int fd, uint64_t id, const char *addr, const char *laddr)
 {
 	struct event_base *base = srv_base(srv);
 	struct conn *c = calloc(1, proto->size);
@@ -240,6 +240,7 @@ struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const str
 	c->proto = proto;
 	c->transport = t ? t : &transport_plain;
 	c->fd = fd;
+	c->id = id;
 	c->state = CONN_OPEN;
 	c->created_ms = c->last_cmd_ms = c->auth_since_ms = srv_turn_ms(srv);
 	c->local = conn_peer_local(fd);
@@ -336,6 +337,7 @@ void conn_close(struct conn *c, const char *reason)
 	if (!conn_set_state(c, CONN_CLOSING))
 		return; /* closing or closed already */
 	c->close_reason = reason;
+	c->closing_since_ms = srv_turn_ms(c->srv);
 	if (c->tp) {
 		c->transport->set_reading(c, false);
 		c->transport->set_drain_mark(c, 0);

@@ -18,8 +18,14 @@
  *   OPEN     reading, running requests; replies leave in request order.
  *   BLOCKED  a request deferred its reply (conn_suspend); later requests
  *            wait, read or not, until conn_resume(). Replies stay in order.
- *   CLOSING  no more requests (QUIT, protocol error, shutdown): what is in
- *            the reply buffer is sent, then the connection is closed.
+ *   CLOSING  no more requests (QUIT, protocol error, a timeout, shutdown):
+ *            what is in the reply buffer is sent, then the connection is
+ *            closed. For CONN_CLOSE_LINGER_MS at most: a peer that does not
+ *            read (its receive window full, a TLS handshake it never
+ *            finishes) has what is unsent dropped and the connection closed
+ *            by the registry's sweep (srv_expire). A closing connection
+ *            still holds its descriptor and its --maxclients slot: it is
+ *            counted as connected until it is CLOSED.
  *   CLOSED   the transport is gone and the front-end's close op has run;
  *            the memory is freed by the registry at its next safe point
  *            once no reference is held (conn_ref). Never freed under a
@@ -58,6 +64,12 @@ struct transport;
 struct acl_user;
 
 enum conn_state { CONN_OPEN, CONN_BLOCKED, CONN_CLOSING, CONN_CLOSED };
+
+/* How long a CLOSING connection may take to send its last bytes. Short:
+ * the last words are an error line or a small reply, which any peer that
+ * reads takes at once; a peer that does not read must not keep the
+ * connection (and its slot) past it. */
+#define CONN_CLOSE_LINGER_MS 2000
 
 /* What a front-end asks of a TLS client's certificate (the TLS transport
  * asks for none when no CA is configured to check one with). */
@@ -140,6 +152,7 @@ struct conn {
 	struct conn *rq_prev, *rq_next; /* resumed: the request loop runs next */
 	char addr[64], laddr[64];
 	int64_t created_ms, last_cmd_ms;
+	int64_t closing_since_ms; /* CLOSING since (CONN_CLOSE_LINGER_MS) */
 	uint64_t flushes;	  /* times replies were handed to the transport */
 	const char *close_reason; /* static string, for the log */
 	char user[64];		  /* the principal; "" until authenticated */
@@ -168,10 +181,12 @@ static inline bool conn_closed(const struct conn *c)
 bool conn_set_state(struct conn *c, enum conn_state to) __attribute__((warn_unused_result));
 
 /* A connection on an accepted, non-blocking fd (the connection owns it)
- * for proto, over transport t (NULL: plain); reading starts at once. NULL
- * on out-of-memory (the fd is closed). For the registry (server.c). */
+ * for proto, over transport t (NULL: plain), with its id set before
+ * proto->open runs (a front-end derives from it: PostgreSQL's backend
+ * pid); reading starts at once. NULL on out-of-memory (the fd is closed).
+ * For the registry (server.c). */
 struct conn *conn_new(struct srv *srv, const struct conn_proto *proto, const struct transport *t,
-		      int fd, const char *addr, const char *laddr)
+		      int fd, uint64_t id, const char *addr, const char *laddr)
 	__attribute__((warn_unused_result));
 
 /* True when the peer of the connected socket fd is local: a Unix socket,

@@ -297,12 +297,12 @@ static struct conn *adopt(struct srv *srv, const struct conn_proto *proto,
 		}
 		return NULL;
 	}
-	struct conn *c = conn_new(srv, proto, t, fd, addr, laddr);
+	struct conn *c = conn_new(srv, proto, t, fd, srv->next_id + 1, addr, laddr);
 	if (!c) {
 		log_msg(LOG_LVL_ERROR, "out of memory accepting a client");
 		return NULL;
 	}
-	c->id = ++srv->next_id;
+	srv->next_id++;
 	list_push(&srv->live, c, LIST_LIVE);
 	if (!srv->accept_paused)
 		srv->backoff_ms = BACKOFF_FIRST_MS; /* descriptors are back */
@@ -572,6 +572,14 @@ size_t srv_blocked_conns(const struct srv *srv)
 	size_t n = 0;
 	for (const struct conn *s = srv->live.head; s; s = s->next)
 		n += s->state == CONN_BLOCKED;
+	return n;
+}
+
+size_t srv_closing_conns(const struct srv *srv)
+{
+	size_t n = 0;
+	for (const struct conn *s = srv->live.head; s; s = s->next)
+		n += s->state == CONN_CLOSING;
 	return n;
 }
 

@@ -113,11 +113,15 @@ uint64_t srv_connections_rejected(const struct srv *srv);
 /* Ends the connections past --auth-timeout (not authenticated since
  * auth_since_ms) or --timeout (open, not blocked, no request since
  * last_cmd_ms, and idle by their front-end's word) as of now_ms (the
- * clock of srv_turn_ms): through proto->expire, else closed. A timer runs
- * it while either timeout is on; tests call it with a clock of their own. */
+ * clock of srv_turn_ms): through proto->expire, else closed. Closes at
+ * once, dropping what is unsent, those CLOSING for CONN_CLOSE_LINGER_MS
+ * (closing_since_ms). A timer runs it (every tenth of the shortest of
+ * those, 10 ms..1 s); tests call it with a clock of their own. */
 void srv_expire(struct srv *srv, int64_t now_ms);
 /* Connections srv_expire ended, by why, since the start (INFO stats). */
 uint64_t srv_expired(const struct srv *srv, enum conn_expiry why);
+/* Closing connections srv_expire cut off at the linger (INFO stats). */
+uint64_t srv_lingered(const struct srv *srv);
 /* Protected mode's explanation (Redis's words, leasegate's options) for
  * a front-end that lets `who` in without a password, `how` saying how to
  * set one. */
@@ -136,9 +140,11 @@ struct loop_poll *srv_poll(const struct srv *srv);
 
 /* The most connections at once. */
 int64_t srv_maxclients(const struct srv *srv);
-/* Live connections, all front-ends; those BLOCKED. */
+/* Live connections, all front-ends (CLOSING ones included: they hold
+ * their descriptor and slot until CLOSED); those BLOCKED; those CLOSING. */
 size_t srv_conns(const struct srv *srv);
 size_t srv_blocked_conns(const struct srv *srv);
+size_t srv_closing_conns(const struct srv *srv);
 int64_t srv_started_ms(const struct srv *srv);
 /* Calls fn for every live connection of proto (NULL: every front-end), in
  * accept order. fn may close the connection it is given. */

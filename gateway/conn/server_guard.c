@@ -1,7 +1,8 @@
 /*
  * server_guard: the registry's defences against clients that linger or
  * come from where they should not (see server.h): the sweep that ends
- * connections past --auth-timeout or --timeout, protected mode's
+ * connections past --auth-timeout or --timeout and the closing ones past
+ * their linger (CONN_CLOSE_LINGER_MS), protected mode's
  * explanation and its rate-limited log line, the largest buffers for INFO.
  *
  * Not here: the listeners and the live list (server.c), what a session
@@ -22,6 +23,7 @@ struct srv_guard {
 	struct srv *srv;
 	struct event *cron;	     /* runs srv_expire while a timeout is on */
 	uint64_t expired[2];	     /* by enum conn_expiry */
+	uint64_t lingered;	     /* closing connections cut off at the linger */
 	int64_t protected_logged_ms; /* last "protected mode: refused" line */
 	uint64_t protected_unlogged; /* refusals since that line */
 };
@@ -32,11 +34,29 @@ struct expire_ctx {
 	int64_t now_ms;
 };
 
+/* A closing connection whose peer has not taken its last bytes within the
+ * linger: they are dropped and the descriptor closed, so that a peer that
+ * never reads (or never finishes a TLS handshake) cannot keep the slot. */
+static void linger_one(struct conn *c, const struct expire_ctx *x)
+{
+	if (x->now_ms - c->closing_since_ms < CONN_CLOSE_LINGER_MS)
+		return;
+	x->g->lingered++;
+	log_msg(LOG_LVL_DEBUG,
+		"%s connection %llu %s: %zu bytes unsent %lld ms after closing (%s): dropped",
+		c->proto->name, (unsigned long long)c->id, c->addr,
+		c->tp != NULL ? c->transport->unsent(c) : 0, (long long)CONN_CLOSE_LINGER_MS,
+		c->close_reason ? c->close_reason : "closed");
+	conn_abort(c, "peer did not read the last replies within the close linger");
+}
+
 static void expire_one(struct conn *c, void *arg)
 {
 	const struct expire_ctx *x = arg;
 	const struct cfg *cfg = x->cfg;
 	enum conn_expiry why;
+	if (c->state == CONN_CLOSING)
+		linger_one(c, x);
 	if (c->state >= CONN_CLOSING)
 		return;
 	if (cfg->auth_timeout_ms > 0 && !c->authenticated &&
@@ -70,23 +90,27 @@ uint64_t srv_expired(const struct srv *srv, enum conn_expiry why)
 	return srv_guard_of(srv)->expired[why];
 }
 
+uint64_t srv_lingered(const struct srv *srv)
+{
+	return srv_guard_of(srv)->lingered;
+}
+
 static void cron_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct srv_guard *g = arg;
 	srv_expire(g->srv, srv_turn_ms(g->srv));
 }
 
-/* The sweep's period: a tenth of the shortest timeout, within 10 ms..1 s
- * (a timeout is honoured within that much); 0: no timeout on. */
+/* The sweep's period: a tenth of the shortest timeout, the close linger
+ * included (so it always runs), within 10 ms..1 s (a timeout is honoured
+ * within that much). */
 static int64_t cron_period_ms(const struct cfg *cfg)
 {
-	int64_t t = 0;
-	if (cfg->auth_timeout_ms > 0)
+	int64_t t = CONN_CLOSE_LINGER_MS;
+	if (cfg->auth_timeout_ms > 0 && cfg->auth_timeout_ms < t)
 		t = cfg->auth_timeout_ms;
-	if (cfg->timeout_ms > 0 && (t == 0 || cfg->timeout_ms < t))
+	if (cfg->timeout_ms > 0 && cfg->timeout_ms < t)
 		t = cfg->timeout_ms;
-	if (t == 0)
-		return 0;
 	t /= 10;
 	return t < 10 ? 10 : t > 1000 ? 1000 : t;
 }

@@ -374,7 +374,7 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 		[FN_SHARED] = {0, 9},	   [FN_LG_ACQUIRE] = {2, 3},	  [FN_LG_RELEASE] = {1, 1},
 		[FN_LG_STATE] = {1, 1},	   [FN_LG_TOKEN] = {1, 2},	  [FN_CONST] = {1, 1},
 		[FN_VERSION] = {0, 0},	   [FN_CURRENT_SETTING] = {1, 2}, [FN_SET_CONFIG] = {3, 3},
-		[FN_LG_TRANSACT] = {3, 3}, [FN_LG_CHECK] = {2, 2},
+		[FN_LG_TRANSACT] = {3, 3}, [FN_LG_CHECK] = {2, 2},	  [FN_BACKEND_PID] = {0, 0},
 	};
 	if (st->nargs < want_args[st->fn][0] || st->nargs > want_args[st->fn][1]) {
 		snprintf(msg, sizeof(msg), "function %s with %u arguments does not exist",
@@ -551,6 +551,9 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 	switch (st->fn) {
 	case FN_CONST:
 		v.i = st->args[0].i;
+		break;
+	case FN_BACKEND_PID:
+		v.i = s->pid;
 		break;
 	case FN_VERSION:
 		snprintf(ver, sizeof(ver),

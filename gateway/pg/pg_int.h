@@ -28,6 +28,7 @@ struct pg_fe {
 	enum cfg_pg_tls tls;			    /* OFF when no TLS context */
 	bool (*ready)(void *arg, const char **why); /* pg_fe_set_gate */
 	void *ready_arg;
+	struct pg_cancel_gate *cancels; /* CancelRequests' wrong keys (pg_cancel.h) */
 };
 
 enum pgs_state { PGS_STARTUP, PGS_SASL_INIT, PGS_SASL_FINAL, PGS_MD5, PGS_PASSWORD, PGS_READY };

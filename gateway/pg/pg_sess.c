@@ -12,10 +12,13 @@
 #include <strings.h>
 #include <sys/random.h>
 
+#include <openssl/crypto.h>
+
 #include "gateway/config.h"
 #include "gateway/conn/server.h"
 #include "gateway/conn/transport.h"
 #include "gateway/log.h"
+#include "gateway/pg/pg_cancel.h"
 #include "gateway/pg/pg_int.h"
 
 /* --- settings --- */
@@ -286,9 +289,10 @@ static bool p_open(struct conn *c)
 	s->fe = fe;
 	pg_reader_init(&s->rd, &fe->lim);
 	s->st = PGS_STARTUP;
-	s->pid = (uint32_t)(c->id & 0x7fffffff);
-	if (s->pid == 0)
-		s->pid = 1;
+	/* the backend pid is the connection's id, within PostgreSQL's positive
+	 * int32 (1..2^31-1, then round again): unique among the sessions of a
+	 * gateway unless one outlives 2^31-1 newer connections */
+	s->pid = (uint32_t)((c->id - 1) % 0x7fffffffu) + 1;
 	if (getrandom(&s->secret, sizeof(s->secret), 0) != sizeof(s->secret))
 		s->secret = (uint32_t)(c->id * 2654435761u) ^ (uint32_t)srv_now_ms();
 	return true;
@@ -336,14 +340,42 @@ static void auth_failed(struct pgs *s)
 
 struct cancel_key {
 	uint32_t pid, secret;
+	bool matched;
 };
 
+/* The session of the key's pid (public: LOCK.LIST shows it) if the secret
+ * is its own, compared in constant time. */
 static void cancel_one(struct conn *c, void *arg)
 {
-	const struct cancel_key *k = arg;
+	struct cancel_key *k = arg;
 	struct pgs *s = pgs_of(c);
-	if (s->st == PGS_READY && s->pid == k->pid && s->secret == k->secret && s->ls != NULL)
+	if (s->pid != k->pid || s->st != PGS_READY ||
+	    CRYPTO_memcmp(&s->secret, &k->secret, sizeof(k->secret)) != 0)
+		return;
+	k->matched = true;
+	if (s->ls != NULL)
 		ls_cancel(s->ls, "canceling statement due to user request");
+}
+
+/* A CancelRequest: tried unless its source address is over the gate's
+ * count of wrong keys (pg_cancel.h); one that matches no session counts. */
+static void cancel_request(struct pgs *s, const struct pg_msg *m)
+{
+	struct pg_cur cur = pg_cur_of(m);
+	struct cancel_key k = {0};
+	char host[sizeof(s->c.addr)];
+	snprintf(host, sizeof(host), "%s", s->c.addr);
+	char *colon = strrchr(host, ':'); /* "address:port" */
+	if (colon != NULL)
+		*colon = '\0';
+	k.pid = (uint32_t)pg_get_i32(&cur);
+	k.secret = (uint32_t)pg_get_i32(&cur);
+	int64_t now = srv_now_ms();
+	if (cur.bad || !pgc_allow(s->fe->cancels, host, now))
+		return;
+	srv_foreach(s->fe->srv, &s->fe->proto, cancel_one, &k);
+	if (!k.matched)
+		pgc_failed(s->fe->cancels, host, now);
 }
 
 /* SSLRequest (ssl) or GSSENCRequest on a plaintext session: 'S' and the
@@ -383,12 +415,7 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 	if ((m->code == PG_SSL_REQUEST || m->code == PG_GSSENC_REQUEST) && !conn_encrypted(&s->c))
 		return encryption_request(s, m->code == PG_SSL_REQUEST);
 	if (m->code == PG_CANCEL_REQUEST) {
-		struct pg_cur cur = pg_cur_of(m);
-		struct cancel_key k;
-		k.pid = (uint32_t)pg_get_i32(&cur);
-		k.secret = (uint32_t)pg_get_i32(&cur);
-		if (!cur.bad)
-			srv_foreach(s->fe->srv, &s->fe->proto, cancel_one, &k);
+		cancel_request(s, m);
 		conn_close(&s->c, "cancel request");
 		return CONN_STEP_STOP;
 	}
@@ -670,7 +697,7 @@ struct pg_fe *pg_fe_new(struct srv *srv, const struct cfg *cfg, struct lsvc *svc
 	fe->lim.max_params = (uint32_t)cfg->max_args;
 	buf_init(&fe->refusal, 0);
 	pg_error(&fe->refusal, 'E', "FATAL", "53300", "sorry, too many clients already", NULL);
-	if (buf_failed(&fe->refusal)) {
+	if (buf_failed(&fe->refusal) || (fe->cancels = pgc_new()) == NULL) {
 		buf_free(&fe->refusal);
 		free(fe);
 		return NULL;
@@ -741,5 +768,6 @@ void pg_fe_free(struct pg_fe *fe)
 	if (fe == NULL)
 		return;
 	buf_free(&fe->refusal);
+	pgc_free(fe->cancels);
 	free(fe);
 }

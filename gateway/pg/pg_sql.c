@@ -252,6 +252,7 @@ static const struct {
 	{"version", FN_VERSION},
 	{"current_setting", FN_CURRENT_SETTING},
 	{"set_config", FN_SET_CONFIG},
+	{"pg_backend_pid", FN_BACKEND_PID},
 };
 
 const char *sql_fn_name(enum sql_fn fn)

@@ -53,6 +53,7 @@ enum sql_fn {
 	FN_VERSION,	  /* version() */
 	FN_CURRENT_SETTING,
 	FN_SET_CONFIG,
+	FN_BACKEND_PID, /* pg_backend_pid(): the pid of the session's cancel key */
 	FN_COUNT
 };
 

@@ -37,6 +37,7 @@ static uint32_t fn_type(enum sql_fn fn)
 	case FN_LG_TOKEN:
 		return PG_OID_INT8;
 	case FN_CONST:
+	case FN_BACKEND_PID:
 		return PG_OID_INT4;
 	default:
 		return PG_OID_TEXT;

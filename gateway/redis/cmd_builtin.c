@@ -603,8 +603,13 @@ static void info_server(struct buf *t, void *arg)
 static void info_clients(struct buf *t, void *arg)
 {
 	const struct redis *r = arg;
-	buf_printf(t, "connected_clients:%zu\r\nmaxclients:%lld\r\nblocked_clients:%zu\r\n",
-		   srv_conns(r->srv), (long long)srv_maxclients(r->srv), srv_blocked_conns(r->srv));
+	/* closing_clients: counted in connected_clients until their socket is
+	 * closed (they hold it and a slot), at most the close linger */
+	buf_printf(t,
+		   "connected_clients:%zu\r\nmaxclients:%lld\r\nblocked_clients:%zu\r\n"
+		   "closing_clients:%zu\r\n",
+		   srv_conns(r->srv), (long long)srv_maxclients(r->srv), srv_blocked_conns(r->srv),
+		   srv_closing_conns(r->srv));
 	/* the bounds of what one session may make the server keep, and the
 	 * largest buffers now (Redis's names where it has them) */
 	size_t in, out;
@@ -641,12 +646,13 @@ static void info_stats(struct buf *t, void *arg)
 	buf_printf(t,
 		   "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
 		   "rejected_connections:%llu\r\nauth_timeout_closed:%llu\r\n"
-		   "idle_timeout_closed:%llu\r\n",
+		   "idle_timeout_closed:%llu\r\nclose_linger_dropped:%llu\r\n",
 		   (unsigned long long)srv_connections_received(srv),
 		   (unsigned long long)cmd_dispatched(r->cmds),
 		   (unsigned long long)srv_connections_rejected(srv),
 		   (unsigned long long)srv_expired(srv, CONN_EXPIRE_AUTH),
-		   (unsigned long long)srv_expired(srv, CONN_EXPIRE_IDLE));
+		   (unsigned long long)srv_expired(srv, CONN_EXPIRE_IDLE),
+		   (unsigned long long)srv_lingered(srv));
 	buf_printf(t,
 		   "busy_poll_max_us:%lld\r\nbusy_poll_window_us:%lld\r\n"
 		   "busy_poll_hits:%llu\r\neventloop_sleeps:%llu\r\n",

@@ -1,7 +1,9 @@
 /*
  * it_hostile: the real leasegate binary ($LG_BIN) against clients that do
  * not play by the rules: connections that never authenticate
- * (--auth-timeout, Redis and PostgreSQL), oversized requests before AUTH,
+ * (--auth-timeout, Redis and PostgreSQL), and of those the ones that
+ * never read what they are sent (the close linger frees their slot),
+ * oversized requests before AUTH,
  * idle clients (--timeout, a lease holder spared), too many PostgreSQL
  * prepared statements and portals; secrets that must appear in no reply,
  * metric or log line; a config file with a secret that others may read,
@@ -27,6 +29,7 @@
 #include <libpq-fe.h>
 
 #include "tests/support/gw.h"
+#include "tests/support/testpki.h"
 
 static int tcp(int port)
 {
@@ -118,6 +121,141 @@ static void test_auth_timeout_redis(void **state)
 	assert_true(eof);
 	close(silent);
 	close(authed);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+/* A connection with a receive buffer as small as the kernel allows. */
+static int tcp_tiny_rcvbuf(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int small = 1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* Pipelines `req` on fd, never reading, until the socket takes no more for
+ * 300 ms (the gateway has stopped reading: its output is over
+ * --max-output-buffer and the client's window is full). */
+static void pipeline_until_stuck(int fd, const char *req)
+{
+	char chunk[8192];
+	size_t rl = strlen(req), n = 0;
+	while (n + rl <= sizeof(chunk)) {
+		memcpy(chunk + n, req, rl);
+		n += rl;
+	}
+	long long end = gw_now_ms() + 20000, stuck_since = 0;
+	while (gw_now_ms() < end) {
+		ssize_t w = send(fd, chunk, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			stuck_since = 0;
+			continue;
+		}
+		assert_true(w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+		if (stuck_since == 0)
+			stuck_since = gw_now_ms();
+		else if (gw_now_ms() - stuck_since >= 300)
+			return;
+		gw_sleep_ms(10);
+	}
+	fail_msg("the gateway kept reading for 20 s");
+}
+
+/* Within ms, a Redis client logs in on a gateway at --maxclients 1 (the
+ * slot of the previous connection is free again); its time, or -1. */
+static long long redis_gets_in_within(int port, int ms)
+{
+	long long t0 = gw_now_ms();
+	while (gw_now_ms() - t0 < ms) {
+		int fd = tcp(port);
+		const char *a = ask(fd, "AUTH pw\r\n");
+		close(fd);
+		if (strcmp(a, "+OK\r\n") == 0)
+			return gw_now_ms() - t0;
+		assert_non_null(strstr(a, "max number of clients reached"));
+		gw_sleep_ms(100);
+	}
+	return -1;
+}
+
+/* A Redis client that pipelines unauthenticated commands, never reading,
+ * and does not authenticate: at --auth-timeout the gateway closes it, and
+ * what it could not send is dropped after the close linger (2 s), so the
+ * --maxclients slot is free again; until then INFO counts the connection
+ * as connected and closing. */
+static void test_auth_timeout_frees_slot_of_reader_that_stalls(void **state)
+{
+	struct gw g;
+	gw_start(&g, NULL, "--requirepass", "pw", "--auth-timeout", "300ms", "--maxclients", "2",
+		 "--max-output-buffer", "16kb", NULL);
+	int holder = tcp(g.port); /* one slot of two, and INFO */
+	assert_string_equal(ask(holder, "AUTH pw\r\n"), "+OK\r\n");
+	int stalled = tcp_tiny_rcvbuf(g.port);
+	long long t0 = gw_now_ms();
+	pipeline_until_stuck(stalled, "PING\r\n");
+	long long stuck = gw_now_ms();
+	gw_sleep_ms((int)(t0 + 300 + 300 - stuck > 0 ? t0 + 300 + 300 - stuck : 0));
+	/* the auth timeout has closed it: connected and closing, the slot held */
+	const char *info = ask(holder, "INFO clients\r\n");
+	assert_non_null(strstr(info, "connected_clients:2\r\n"));
+	assert_non_null(strstr(info, "closing_clients:1\r\n"));
+	/* within the linger and a sweep, the slot is free (never, without it) */
+	assert_true(redis_gets_in_within(g.port, 5000) >= 0);
+	assert_true(gw_now_ms() - t0 <= 300 + 2000 + 1500);
+	info = ask(holder, "INFO\r\n");
+	assert_non_null(strstr(info, "connected_clients:1\r\n"));
+	assert_non_null(strstr(info, "closing_clients:0\r\n"));
+	assert_non_null(strstr(info, "close_linger_dropped:1\r\n"));
+	assert_non_null(strstr(info, "auth_timeout_closed:1\r\n"));
+	close(holder);
+	close(stalled);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+/* A PostgreSQL client that asks for TLS (SSLRequest), reads the 'S' and
+ * goes silent, the handshake never started: at --auth-timeout its FATAL
+ * cannot be sent (no TLS session to send it in); after the close linger
+ * the connection is gone and the --maxclients slot free for the next. */
+static void test_auth_timeout_frees_slot_of_stalled_tls_handshake(void **state)
+{
+	struct gw g;
+	struct testpki pki;
+	struct gw_port pg = gw_free_port_arg();
+	testpki_make(&pki);
+	gw_start(&g, NULL, "--pg-port", pg.arg, "--tls-cert-file", pki.cert, "--tls-key-file",
+		 pki.key, "--auth-timeout", "300ms", "--maxclients", "1", NULL);
+	int fd = tcp(pg.n);
+	static const unsigned char ssl_request[8] = {0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f};
+	put(fd, ssl_request, sizeof(ssl_request));
+	char s = 0;
+	assert_int_equal(recv(fd, &s, 1, 0), 1);
+	assert_int_equal(s, 'S');
+	long long t0 = gw_now_ms();
+	char ci[160];
+	snprintf(ci, sizeof(ci), "host=127.0.0.1 port=%d user=u dbname=d sslmode=disable", pg.n);
+	PGconn *c = NULL;
+	while (gw_now_ms() - t0 < 5000) {
+		c = PQconnectdb(ci);
+		if (PQstatus(c) == CONNECTION_OK)
+			break;
+		assert_non_null(strstr(PQerrorMessage(c), "too many clients"));
+		PQfinish(c);
+		c = NULL;
+		gw_sleep_ms(100);
+	}
+	long long took = gw_now_ms() - t0;
+	assert_non_null(c);			/* in: the stalled handshake let go of the slot */
+	assert_true(took >= 300);		/* not before the auth timeout */
+	assert_true(took <= 300 + 2000 + 1500); /* within the linger and a sweep */
+	PGresult *r = PQexec(c, "select 1");
+	assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+	PQclear(r);
+	PQfinish(c);
+	close(fd);
+	testpki_free(&pki);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
@@ -401,6 +539,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_auth_timeout_redis, gw_teardown),
 		cmocka_unit_test_teardown(test_auth_timeout_pg, gw_teardown),
+		cmocka_unit_test_teardown(test_auth_timeout_frees_slot_of_reader_that_stalls,
+					  gw_teardown),
+		cmocka_unit_test_teardown(test_auth_timeout_frees_slot_of_stalled_tls_handshake,
+					  gw_teardown),
 		cmocka_unit_test_teardown(test_unauthenticated_limits, gw_teardown),
 		cmocka_unit_test_teardown(test_idle_timeout, gw_teardown),
 		cmocka_unit_test_teardown(test_pg_caps, gw_teardown),

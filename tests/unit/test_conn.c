@@ -37,6 +37,7 @@ struct mem {
 	struct buf in, out;
 	size_t writes;
 	bool reading;
+	bool peer_stalled; /* the peer reads nothing: what is written stays unsent */
 };
 
 static bool mem_open(struct conn *c)
@@ -86,7 +87,8 @@ static bool mem_write(struct conn *c, const void *p, size_t len, bool direct)
 
 static size_t mem_unsent(const struct conn *c)
 {
-	return 0;
+	const struct mem *m = c->tp;
+	return m->peer_stalled ? m->out.len : 0;
 }
 
 static void mem_set_reading(struct conn *c, bool on)
@@ -374,6 +376,40 @@ static void test_close_sends_then_closes(void **state)
 	turns(w, 2);
 }
 
+/* A peer that never reads: the closing connection keeps its descriptor
+ * and its slot, counted as connected and closing, for the close linger;
+ * then the sweep drops what is unsent and closes it (the fake clock of
+ * srv_expire: no sleep). */
+static void test_close_linger_drops_a_peer_that_never_reads(void **state)
+{
+	struct world *w = *state;
+	struct conn *c = adopt_mem(w);
+	((struct mem *)c->tp)->peer_stalled = true;
+	buf_printf(&c->out, "last words\n");
+	conn_ref(c);
+	conn_close(c, "test");
+	int64_t t0 = c->closing_since_ms;
+	assert_int_equal(conn_state(c), CONN_CLOSING);
+	assert_int_equal(c->transport->unsent(c), strlen("last words\n"));
+	srv_expire(w->srv, t0 + CONN_CLOSE_LINGER_MS - 1);
+	turns(w, 2);
+	assert_int_equal(conn_state(c), CONN_CLOSING);
+	assert_int_equal(srv_conns(w->srv), 1);
+	assert_int_equal(srv_closing_conns(w->srv), 1);
+	assert_int_equal(srv_lingered(w->srv), 0);
+	assert_int_equal(closes, 0);
+	srv_expire(w->srv, t0 + CONN_CLOSE_LINGER_MS);
+	assert_int_equal(conn_state(c), CONN_CLOSED);
+	assert_int_equal(srv_conns(w->srv), 0);
+	assert_int_equal(srv_closing_conns(w->srv), 0);
+	assert_int_equal(srv_lingered(w->srv), 1);
+	turns(w, 2);
+	assert_int_equal(closes, 1);
+	assert_int_equal(c->fd, -1); /* the descriptor is closed, the memory still referenced */
+	conn_unref(c);
+	turns(w, 2);
+}
+
 static int connect_to(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -455,6 +491,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_maxclients_for_every_front_end, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_close_sends_then_closes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_linger_drops_a_peer_that_never_reads,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_descriptors_pauses_accepting, setup,
 						teardown),
 	};

@@ -40,6 +40,7 @@ static const struct row rows[] = {
 	{"SELECT leasegate.check($1, $2::bigint)", SQL_SELECT, FN_LG_CHECK, 2, "check"},
 	{"SELECT 1", SQL_SELECT, FN_CONST, 1, "?column?"},
 	{"SELECT version()", SQL_SELECT, FN_VERSION, 0, "version"},
+	{"SELECT pg_backend_pid()", SQL_SELECT, FN_BACKEND_PID, 0, "pg_backend_pid"},
 	{"select current_setting('lock_timeout')", SQL_SELECT, FN_CURRENT_SETTING, 1,
 	 "current_setting"},
 	{"SELECT set_config('search_path', '', false)", SQL_SELECT, FN_SET_CONFIG, 3, "set_config"},

@@ -10,7 +10,9 @@
 //   - the image is the one docker/build-image.sh names, at the binary's
 //     version; restricted Pod Security Standard fields, requests and
 //     limits, a grace period longer than preStop + the shutdown bound;
-//   - the Service, PodDisruptionBudget and ServiceAccount point at the pods.
+//   - the Service, PodDisruptionBudget and ServiceAccount point at the pods;
+//     the clients' Service exposes no admin port (probes and /metrics are
+//     scraped per pod, through the prometheus.io annotations).
 // Usage: node check.mjs NAME=FILE... (each FILE a YAML stream; NAME=base
 // is checked for the base's values, NAME=example for the overlay's);
 // node check.mjs --selftest BASEFILE: each check fails on a broken copy.
@@ -209,6 +211,13 @@ export const checks = {
     }
     for (const need of ["redis", "postgresql"])
       if (!svc.spec.ports.some((x) => x.targetPort === need)) p.push(`the Service has no ${need} port`);
+    // the admin port is not for clients: a Service that reaches it lets
+    // them hold its connections (--admin-maxclients) and read /metrics
+    const admin = cports.find((x) => x.name === "admin");
+    for (const sp of svc.spec.ports)
+      if (sp.targetPort === "admin" || (admin && sp.targetPort === admin.containerPort) ||
+          (admin && sp.targetPort === undefined && sp.port === admin.containerPort))
+        p.push(`the clients' Service exposes the admin port (${sp.name ?? sp.port})`);
     if (d.spec.template.spec.serviceAccountName !== sa.metadata.name) p.push("serviceAccountName is not the ServiceAccount");
     if (!/^arn:aws:iam::\d{12}:role\/.+/.test(sa.metadata.annotations?.["eks.amazonaws.com/role-arn"] ?? ""))
       p.push("the ServiceAccount has no IRSA role-arn annotation");
@@ -285,6 +294,9 @@ function selftest(text, n) {
     ["the Service, PodDisruptionBudget", (o) => { o.PodDisruptionBudget.spec.selector.matchLabels = { app: "other" }; }],
     ["the Service, PodDisruptionBudget", (o) => { delete o.ServiceAccount.metadata.annotations; }],
     ["the Service, PodDisruptionBudget", (o) => { o.Service.spec.ports[0].targetPort = "resp"; }],
+    ["the Service, PodDisruptionBudget", (o) => { o.Service.spec.ports.push({ port: 9464, targetPort: "admin", name: "admin" }); }],
+    ["the Service, PodDisruptionBudget", (o) => { o.Service.spec.ports.push({ port: 8080, targetPort: 9464, name: "web" }); }],
+    ["the Service, PodDisruptionBudget", (o) => { o.Service.spec.ports.push({ port: 9464, name: "m" }); }],
   ];
   let failed = 0;
   for (const [prefix, brk] of breakers) {
