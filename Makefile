@@ -15,6 +15,8 @@
 #                   STRESS_SECONDS (60), STRESS_CLIENTS, STRESS_LEASE_MS...
 #   make bench      the benchmarks of bench/
 #   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)
+#   make simulate   the deterministic simulator of the lease core (tests/sim):
+#                   SEEDS=N seeds from FIRST (1); SEED=s replays one with its trace
 #   make image      the container image with podman (docker/build-image.sh), then
 #                   docker/test-image.sh runs it against moto (root; minutes)
 #   make format     clang-format every source file (.clang-format; idempotent)
@@ -55,7 +57,7 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: format-check all deps deps-run run test suite unit integration check stress bench fuzz image format clean
+.PHONY: simulate format-check all deps deps-run run test suite unit integration check stress bench fuzz image format clean
 all: $(BUILD)/leasegate
 
 # The tests' packages (servers among them: redis-server starts a Redis on
@@ -104,6 +106,19 @@ $(BUILD)/bench/bench_scale: $(BUILD)/obj/bench/bench_scale.o \
 	$(CC) $(LDFLAGS) $(filter %.o,$^) $(BUILD)/libleasegate.a $(LDLIBS) -lpthread -o $@
 
 $(BUILD)/obj/tests/integration/%.o: CFLAGS += -I/usr/include/postgresql
+
+# The deterministic simulator: several locktables on fake clocks over a
+# simulated DynamoDB (tests/sim/sim.h); not in libleasegate.a.
+SIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/sim/*.c))
+$(BUILD)/sim/sim: $(SIM_OBJ) $(BUILD)/libleasegate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+SEEDS ?= 1000
+FIRST ?= 1
+simulate: $(BUILD)/sim/sim
+	@if [ -n "$(SEED)" ]; then $(BUILD)/sim/sim --seed $(SEED); \
+	else $(BUILD)/sim/sim --seeds $(SEEDS) --first $(FIRST); fi
 
 run: deps-run all
 	$(BUILD)/leasegate $(ARGS)

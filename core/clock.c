@@ -60,6 +60,14 @@ size_t clock_armed(const struct clock *c)
 	return c->n;
 }
 
+bool clock_next_due(const struct clock *c, int64_t *due_ms)
+{
+	if (c->n == 0)
+		return false;
+	*due_ms = c->root->due_ms;
+	return true;
+}
+
 /* Heap order: earlier due first, then earlier arm. */
 static bool before(const struct timer *a, const struct timer *b)
 {

@@ -61,6 +61,13 @@ int64_t clock_now_us(struct clock *c);	/* monotonic, microseconds */
 /* Number of armed timers (for tests and INFO). */
 size_t clock_armed(const struct clock *c);
 
+/* The due time (monotonic ms) of the earliest armed timer: true with
+ * *due_ms set, false when none is armed. For a driver of fake clocks (the
+ * deterministic simulator, tests/sim) that moves several of them, at
+ * different rates, straight to the next moment one has work, instead of
+ * in small steps. */
+bool clock_next_due(const struct clock *c, int64_t *due_ms);
+
 /* Makes t a timer of c that calls cb(arg), not armed. Inline: a lock
  * cycle initialises six. */
 static inline void timer_init(struct timer *t, struct clock *c, timer_cb cb, void *arg)

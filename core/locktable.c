@@ -406,6 +406,22 @@ static void undo_write(struct lt_wait *w, struct lease *lease, const struct lt_e
 	lease_release(lease);
 }
 
+/* A hand-off refused by an item still under the owner it takes the lock
+ * from (see lt_wait.handoff_from): writes again on the item's rvn. */
+static bool handoff_again(struct lt_wait *w, const struct lock_item *item)
+{
+	if (!w->handoff || !item->has_owner || strcmp(item->owner, w->handoff_from) != 0 ||
+	    w->lock->held != NULL)
+		return false;
+	char from[STORE_ID_MAX + 1];
+	memcpy(from, w->handoff_from, sizeof(from));
+	if (!send_write(w, item->rvn, false))
+		return false;
+	w->handoff = true;
+	memcpy(w->handoff_from, from, sizeof(from));
+	return true;
+}
+
 static void on_write(void *arg, const struct store_result *res)
 {
 	struct lt_wait *w = arg;
@@ -414,6 +430,9 @@ static void on_write(void *arg, const struct store_result *res)
 
 	w->call = NULL;
 	l->writes--;
+	/* a cancelled wait too: what it takes, it gives back (orphan) */
+	if (res->status == STORE_REFUSED && handoff_again(w, &res->item))
+		return; /* sent again on the rvn the item shows */
 	l->refs++;
 	if (res->status == STORE_OK && w->took_waiter) {
 		l->ann_on_item = false; /* the write removed the announcement */
@@ -629,6 +648,7 @@ bool lt_handoff(struct lock *l, struct lease *from)
 	if (!send_write(w, from->rvn, false))
 		return false;
 	w->handoff = true;
+	memcpy(w->handoff_from, from->owner, sizeof(w->handoff_from));
 	if (l->yield && l->round_left > 0)
 		l->round_left--;
 	store_cancel(l->t->store, l->poll_call);

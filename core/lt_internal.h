@@ -76,7 +76,14 @@ struct lt_wait {
 	struct lock *lock;
 	struct lt_wait *prev, *next; /* in lock's queue while queued */
 	bool queued, wait, cancelled, takeover, finishing;
-	bool handoff;	  /* its write is a local hand-off */
+	bool handoff; /* its write is a local hand-off */
+	/* A hand-off's: the owner of the lease it takes the lock from. That
+	 * lease's renewals may land after it was released (a retried attempt,
+	 * one still in flight), so the item's rvn may not be the one the
+	 * hand-off was conditioned on; a refusal by an item still under this
+	 * owner is retried on the rvn it shows, else the released lease's owner
+	 * would stay on the item for a whole lease. */
+	char handoff_from[STORE_ID_MAX + 1];
 	bool took_waiter; /* its write removes an announcement */
 	lt_acquire_cb cb;
 	void *arg;

@@ -181,6 +181,34 @@ static void heap_agrees_with_a_model_under_random_use(void **state)
 	clock_free(c);
 }
 
+/* clock_next_due: the earliest armed timer's due time, none when idle. */
+static void count_call(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+static void next_due_is_the_earliest_armed(void **state)
+{
+	struct clock *c = clock_fake_new(0);
+	struct timer a, b;
+	int64_t due = -1;
+	int n = 0;
+	timer_init(&a, c, count_call, &n);
+	timer_init(&b, c, count_call, &n);
+	assert_false(clock_next_due(c, &due));
+	timer_arm(&a, 300);
+	timer_arm(&b, 100);
+	assert_true(clock_next_due(c, &due));
+	assert_int_equal(due, 100);
+	clock_fake_advance(c, 150);
+	assert_int_equal(n, 1);
+	assert_true(clock_next_due(c, &due));
+	assert_int_equal(due, 300);
+	timer_cancel(&a);
+	assert_false(clock_next_due(c, &due));
+	clock_free(c);
+}
+
 static void stop_loop(void *arg)
 {
 	event_base_loopbreak(arg);
@@ -221,6 +249,7 @@ int main(void)
 		cmocka_unit_test(wall_clock_moves_with_the_fake_clock),
 		cmocka_unit_test(heap_agrees_with_a_model_under_random_use),
 		cmocka_unit_test(real_clock_fires_on_the_event_loop),
+		cmocka_unit_test(next_due_is_the_earliest_armed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,559 @@
+/*
+ * sim: the world of the deterministic simulator and its command line
+ * (see sim.h for what it simulates, sim_check.c for what it checks).
+ *
+ *   sim [--seeds N] [--first S]   runs seeds S..S+N-1 and prints
+ *                                 "N seeds, M steps, K violations"; for
+ *                                 each violation its seed, the message and
+ *                                 the last lines of its trace
+ *   sim --seed S                  replays seed S, printing its whole trace
+ *
+ * A seed's run: a faulty phase (faults drawn from the seed), a calm phase
+ * (no faults; the fairness bound is checked), then the clients stop and
+ * the end is checked. The loop moves true time to the earliest of the
+ * next network or fault event and the next due timer of any replica
+ * (clock_next_due, converted through the replica's rate), brings every
+ * running replica's clock to that moment (running its due timers), runs
+ * the events due, and checks the rules: one step.
+ */
+#include "tests/sim/sim.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SIM_STEPS_MAX 5000000 /* a seed that runs longer livelocks */
+
+struct sim *SIM;
+
+/* ---- chance ---- */
+
+static uint64_t rng;
+
+uint64_t sim_rand(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+int64_t sim_range(int64_t lo, int64_t hi)
+{
+	if (hi <= lo)
+		return lo;
+	return lo + (int64_t)(sim_rand() % (uint64_t)(hi - lo + 1));
+}
+
+bool sim_chance(uint32_t ppm)
+{
+	return sim_rand() % 1000000 < ppm;
+}
+
+/* ---- the trace ---- */
+
+static bool stop;
+
+void sim_log(const char *fmt, ...)
+{
+	char line[200];
+	va_list ap;
+	int n = snprintf(line, sizeof(line), "%10.3f ", (double)SIM->now_us / 1000);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (SIM->trace)
+		printf("%s\n", line);
+	memcpy(SIM->hist[SIM->nhist++ % SIM_HIST_MAX], line, sizeof(line));
+}
+
+void sim_violation(const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (SIM->violations++ == 0)
+		memcpy(SIM->first_violation, msg, sizeof(msg));
+	sim_log("VIOLATION %s", msg);
+	stop = true;
+}
+
+/* ---- events on true time: a binary heap by (time, order) ---- */
+
+struct ev {
+	int64_t at;
+	uint64_t seq;
+	sim_ev_fn fn;
+	void *arg;
+};
+
+static struct ev *heap;
+static size_t nheap, heap_cap;
+static uint64_t ev_seq;
+
+static bool ev_before(const struct ev *a, const struct ev *b)
+{
+	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+void sim_at(int64_t at_us, sim_ev_fn fn, void *arg)
+{
+	if (nheap == heap_cap) {
+		heap_cap = heap_cap ? 2 * heap_cap : 256;
+		heap = realloc(heap, heap_cap * sizeof(*heap));
+		if (heap == NULL)
+			abort();
+	}
+	size_t i = nheap++;
+	heap[i] = (struct ev){.at = at_us, .seq = ev_seq++, .fn = fn, .arg = arg};
+	while (i > 0 && ev_before(&heap[i], &heap[(i - 1) / 2])) {
+		struct ev x = heap[i];
+		heap[i] = heap[(i - 1) / 2];
+		heap[(i - 1) / 2] = x;
+		i = (i - 1) / 2;
+	}
+}
+
+static struct ev pop(void)
+{
+	struct ev top = heap[0];
+	heap[0] = heap[--nheap];
+	for (size_t i = 0;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < nheap && ev_before(&heap[l], &heap[m]))
+			m = l;
+		if (r < nheap && ev_before(&heap[r], &heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct ev x = heap[i];
+		heap[i] = heap[m];
+		heap[m] = x;
+		i = m;
+	}
+	return top;
+}
+
+/* ---- replicas and their clocks ---- */
+
+int64_t sim_local_ms(const struct replica *r, int64_t t_us)
+{
+	return (r->base_local_us + (t_us - r->base_true_us) * r->rate_ppm / 1000000) / 1000;
+}
+
+/* The first true time at which r's clock shows due_ms. */
+static int64_t true_of(const struct replica *r, int64_t due_ms)
+{
+	int64_t need = due_ms * 1000 - r->base_local_us;
+	int64_t t = r->base_true_us + (need * 1000000 + r->rate_ppm - 1) / r->rate_ppm;
+	if (t < SIM->now_us)
+		t = SIM->now_us;
+	while (sim_local_ms(r, t) < due_ms)
+		t++;
+	return t;
+}
+
+static bool running(const struct replica *r)
+{
+	return !r->dead && r->paused_until_us <= SIM->now_us;
+}
+
+static void sync_clock(struct replica *r)
+{
+	int64_t d = sim_local_ms(r, SIM->now_us) - clock_now_ms(r->clock);
+	clock_fake_advance(r->clock, d > 0 ? d : 0);
+}
+
+struct corpse {
+	struct corpse *next;
+	struct clock *clock;
+	struct store *store;
+	struct locktable *lt;
+	struct sim_client *clients[SIM_CLIENTS_MAX];
+	int nclients;
+};
+static struct corpse *corpses;
+
+static void boot(struct replica *r)
+{
+	r->clock = clock_fake_new(1767225600000LL);
+	r->base_true_us = SIM->now_us;
+	r->base_local_us = sim_range(0, 1000000) * 1000; /* boot time: any */
+	clock_fake_advance(r->clock, r->base_local_us / 1000);
+	r->store = sim_net_store(r);
+	memset(&r->obs, 0, sizeof(r->obs));
+	struct lt_options o = {.holder_label = r->label};
+	r->lt = lt_new(r->clock, r->store, &r->obs, &o);
+	if (r->clock == NULL || r->lt == NULL)
+		abort();
+	r->nclients = SIM->cfg.clients;
+	for (int i = 0; i < r->nclients; i++) {
+		/* the last client of the first two replicas campaigns */
+		bool leader = i == r->nclients - 1 && r->idx < 2;
+		r->clients[i] = sim_client_new(r, i, leader);
+		sim_client_start(r->clients[i]);
+	}
+	sim_log("rep  %s up (incarnation %d, rate %+d ppm)", r->label, r->incarnation,
+		r->rate_ppm - 1000000);
+}
+
+/* ---- faults over time ---- */
+
+static void resume(void *arg)
+{
+	struct replica *r = arg;
+	if (stop || r->dead)
+		return;
+	int64_t d = sim_local_ms(r, SIM->now_us) - clock_now_ms(r->clock);
+	clock_fake_jump(r->clock, d); /* its clock ran on; its loop did not */
+	r->paused_until_us = 0;
+	sim_log("rep  %s resumes", r->label);
+	clock_fake_advance(r->clock, 0);
+}
+
+static void pause_replica(void *arg)
+{
+	struct replica *r = arg;
+	if (r->dead || SIM->calm || r->paused_until_us > SIM->now_us)
+		return;
+	int64_t ms = sim_range(SIM->cfg.lease_ms, 3 * SIM->cfg.lease_ms);
+	r->paused_until_us = SIM->now_us + ms * 1000;
+	sim_log("rep  %s paused for %lld ms", r->label, (long long)ms);
+	sim_at(r->paused_until_us, resume, r);
+}
+
+static void restart(void *arg)
+{
+	struct replica *r = arg;
+	if (stop)
+		return;
+	r->dead = false;
+	r->paused_until_us = 0;
+	r->incarnation++;
+	boot(r);
+}
+
+static void crash(void *arg)
+{
+	struct replica *r = arg;
+	if (r->dead || SIM->calm)
+		return;
+	struct corpse *k = calloc(1, sizeof(*k));
+	if (k == NULL)
+		abort();
+	k->clock = r->clock;
+	k->store = r->store;
+	k->lt = r->lt;
+	k->nclients = r->nclients;
+	for (int i = 0; i < r->nclients; i++) {
+		sim_client_crash(r->clients[i]);
+		k->clients[i] = r->clients[i];
+	}
+	k->next = corpses;
+	corpses = k;
+	r->dead = true;
+	r->nclients = 0;
+	r->clock = NULL; /* the corpse's now, freed at the end */
+	r->store = NULL;
+	r->lt = NULL;
+	sim_log("rep  %s crashed", r->label);
+	sim_at(SIM->now_us + sim_range(100, 2 * SIM->cfg.lease_ms) * 1000, restart, r);
+}
+
+static void table_restore(void *arg)
+{
+	sim_net_table_restore();
+}
+
+static void table_delete(void *arg)
+{
+	if (SIM->calm)
+		return;
+	sim_net_table_delete();
+	sim_at(SIM->now_us + sim_range(200, 2 * SIM->cfg.lease_ms) * 1000, table_restore, NULL);
+}
+
+static void go_calm(void *arg)
+{
+	SIM->calm = true;
+	sim_log("sim  calm: no more faults");
+}
+
+static void go_end(void *arg)
+{
+	SIM->ending = true;
+	sim_log("sim  the clients stop");
+	for (int i = 0; i < SIM->cfg.replicas; i++) {
+		struct replica *r = &SIM->rep[i];
+		if (r->dead)
+			continue;
+		for (int c = 0; c < r->nclients; c++)
+			sim_client_stop(r->clients[c]);
+	}
+}
+
+static void schedule_faults(void)
+{
+	const struct sim_config *g = &SIM->cfg;
+	int64_t run_us = g->run_ms * 1000;
+	for (int i = 0; i < g->f.pauses; i++)
+		sim_at(sim_range(0, run_us), pause_replica,
+		       &SIM->rep[sim_range(0, g->replicas - 1)]);
+	for (int i = 0; i < g->f.crashes; i++)
+		sim_at(sim_range(0, run_us), crash, &SIM->rep[sim_range(0, g->replicas - 1)]);
+	if (g->f.table_delete)
+		sim_at(sim_range(0, run_us), table_delete, NULL);
+	sim_at(run_us, go_calm, NULL);
+	sim_at(run_us + g->calm_ms * 1000, go_end, NULL);
+}
+
+/* ---- a seed ---- */
+
+static void draw(struct sim_config *g, uint64_t seed)
+{
+	rng = seed * 0x2545f4914f6cdd1dull + 1;
+	g->seed = seed;
+	g->replicas = (int)sim_range(2, 4);
+	g->clients = (int)sim_range(1, 3);
+	g->locks = (int)sim_range(1, SIM_LOCKS_MAX);
+	g->lease_ms = sim_range(1, 3) * 1000;
+	g->run_ms = sim_range(5, 15) * g->lease_ms;
+	g->calm_ms = sim_range(8, 12) * g->lease_ms;
+	g->rate_tol_ppm = sim_chance(300000) ? sim_range(0, 20000) : sim_range(0, 200);
+	int32_t lo = 1000000, hi = 1000000;
+	for (int i = 0; i < g->replicas; i++) {
+		g->rate_ppm[i] =
+			1000000 + (int32_t)sim_range(-g->rate_tol_ppm / 2, g->rate_tol_ppm / 2);
+		lo = g->rate_ppm[i] < lo ? g->rate_ppm[i] : lo;
+		hi = g->rate_ppm[i] > hi ? g->rate_ppm[i] : hi;
+	}
+	/* the allowance of the check: the largest ratio of two rates */
+	g->rate_tol_ppm = (int64_t)(hi - lo) * 1000000 / lo + 1;
+	struct sim_faults *f = &g->f;
+	bool faulty = sim_chance(850000);
+	f->delay_min_us = sim_range(100, 2000);
+	f->delay_max_us = f->delay_min_us + sim_range(0, 20000);
+	f->tail_max_us = sim_range(100000, 3000000);
+	if (faulty) {
+		f->tail_ppm = (uint32_t)sim_range(0, 50000);
+		f->throttle_ppm = (uint32_t)sim_range(0, 50000);
+		f->err500_before_ppm = (uint32_t)sim_range(0, 30000);
+		f->err500_after_ppm = (uint32_t)sim_range(0, 30000);
+		f->lost_answer_ppm = (uint32_t)sim_range(0, 50000);
+		f->dup_ppm = (uint32_t)sim_range(0, 30000);
+		f->pauses = (int)sim_range(0, 3);
+		f->crashes = (int)sim_range(0, 2);
+		f->table_delete = sim_chance(100000);
+	}
+}
+
+static void setup(uint64_t seed, bool trace)
+{
+	SIM = calloc(1, sizeof(*SIM));
+	if (SIM == NULL)
+		abort();
+	SIM->trace = trace;
+	draw(&SIM->cfg, seed);
+	SIM->ddb_clock = clock_fake_new(1767225600000LL);
+	SIM->mem = store_memory_new(SIM->ddb_clock, "sim");
+	for (int i = 0; i < SIM->cfg.locks; i++)
+		snprintf(SIM->names[SIM->nnames++], SIM_NAME_MAX, "lock-%d", i);
+	snprintf(SIM->names[SIM->nnames++], SIM_NAME_MAX, "leader");
+	sim_check_init();
+	const struct sim_config *g = &SIM->cfg;
+	const struct sim_faults *f = &g->f;
+	sim_log("sim  seed %llu: %d replicas x %d clients, %d locks, lease %lld ms, run %lld + "
+		"%lld ms, rate spread %lld ppm",
+		(unsigned long long)seed, g->replicas, g->clients, g->locks, (long long)g->lease_ms,
+		(long long)g->run_ms, (long long)g->calm_ms, (long long)g->rate_tol_ppm);
+	sim_log("sim  faults (ppm): throttle %u, 500 %u/%u, lost %u, dup %u, tail %u up to %lld "
+		"ms; %d pauses, %d crashes%s",
+		f->throttle_ppm, f->err500_before_ppm, f->err500_after_ppm, f->lost_answer_ppm,
+		f->dup_ppm, f->tail_ppm, (long long)f->tail_max_us / 1000, f->pauses, f->crashes,
+		f->table_delete ? ", a table deleted" : "");
+	for (int i = 0; i < g->replicas; i++) {
+		struct replica *r = &SIM->rep[i];
+		r->idx = i;
+		r->rate_ppm = g->rate_ppm[i];
+		snprintf(r->label, sizeof(r->label), "r%d", i);
+		boot(r);
+	}
+	schedule_faults();
+}
+
+/* The earliest moment anything has work: an event, or a replica's timer. */
+static int64_t next_moment(void)
+{
+	int64_t t = nheap > 0 ? heap[0].at : INT64_MAX;
+	for (int i = 0; i < SIM->cfg.replicas; i++) {
+		struct replica *r = &SIM->rep[i];
+		int64_t due;
+		if (running(r) && clock_next_due(r->clock, &due)) {
+			int64_t at = true_of(r, due);
+			t = at < t ? at : t;
+		}
+	}
+	return t;
+}
+
+static void run(void)
+{
+	const struct sim_config *g = &SIM->cfg;
+	int64_t end_us = (g->run_ms + g->calm_ms + 4 * g->lease_ms) * 1000;
+	while (!stop) {
+		int64_t t = next_moment();
+		if (t > end_us)
+			break;
+		if (t > SIM->now_us)
+			SIM->now_us = t;
+		for (int i = 0; i < g->replicas; i++)
+			if (running(&SIM->rep[i]))
+				sync_clock(&SIM->rep[i]);
+		while (!stop && nheap > 0 && heap[0].at <= SIM->now_us) {
+			struct ev e = pop();
+			e.fn(e.arg);
+		}
+		SIM->steps++;
+		if (!stop)
+			sim_check_step();
+		if (SIM->steps > SIM_STEPS_MAX)
+			sim_violation("more than %d steps: a livelock", SIM_STEPS_MAX);
+	}
+	if (!stop)
+		sim_check_end();
+}
+
+static void free_replica(struct clock *c, struct store *s, struct locktable *lt,
+			 struct sim_client **clients, int n, const char *label, bool check)
+{
+	for (int i = 0; i < n; i++)
+		sim_client_free(clients[i]);
+	lt_free(lt);
+	if (check && !stop && clock_armed(c) != 0)
+		sim_violation("%s at the end: %zu timers still armed", label, clock_armed(c));
+	store_free(s);
+	clock_free(c);
+}
+
+static void teardown(void)
+{
+	for (int i = 0; i < SIM->cfg.replicas; i++)
+		SIM->rep[i].dead = true; /* answers from now on go nowhere */
+	bool was_stopped = stop;
+	stop = true; /* fault events do nothing any more */
+	while (nheap > 0) {
+		struct ev e = pop();
+		e.fn(e.arg);
+	}
+	stop = was_stopped;
+	for (int i = 0; i < SIM->cfg.replicas; i++) {
+		struct replica *r = &SIM->rep[i];
+		if (r->clock == NULL)
+			continue; /* crashed, not restarted: a corpse */
+		free_replica(r->clock, r->store, r->lt, r->clients, r->nclients, r->label, true);
+	}
+	while (corpses != NULL) {
+		struct corpse *k = corpses;
+		corpses = k->next;
+		free_replica(k->clock, k->store, k->lt, k->clients, k->nclients, "", false);
+		free(k);
+	}
+	sim_net_free();
+	sim_check_free();
+	store_free(SIM->mem);
+	clock_free(SIM->ddb_clock);
+}
+
+struct outcome {
+	uint64_t steps, violations;
+	char message[256];
+};
+
+static struct outcome run_seed(uint64_t seed, bool trace)
+{
+	stop = false;
+	setup(seed, trace);
+	run();
+	teardown();
+	struct outcome o = {.steps = SIM->steps, .violations = SIM->violations};
+	memcpy(o.message, SIM->first_violation, sizeof(o.message));
+	if (o.violations > 0 && !trace) {
+		printf("seed %llu: VIOLATION %s\n", (unsigned long long)seed, o.message);
+		int n = SIM->nhist < SIM_HIST_MAX ? SIM->nhist : SIM_HIST_MAX;
+		for (int i = SIM->nhist - n; i < SIM->nhist; i++)
+			printf("  %s\n", SIM->hist[i % SIM_HIST_MAX]);
+		printf("  (replay: make simulate SEED=%llu)\n", (unsigned long long)seed);
+	}
+	free(SIM);
+	SIM = NULL;
+	free(heap);
+	heap = NULL;
+	nheap = heap_cap = 0;
+	return o;
+}
+
+static double seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: sim [--seeds N] [--first S] | sim --seed S\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seeds = 100, first = 1;
+	long long one = -1;
+	for (int i = 1; i < argc; i++) {
+		if (i + 1 >= argc)
+			usage();
+		char *end;
+		unsigned long long v = strtoull(argv[i + 1], &end, 10);
+		if (*end != '\0')
+			usage();
+		if (strcmp(argv[i], "--seeds") == 0)
+			seeds = v;
+		else if (strcmp(argv[i], "--first") == 0)
+			first = v;
+		else if (strcmp(argv[i], "--seed") == 0)
+			one = (long long)v;
+		else
+			usage();
+		i++;
+	}
+	if (one >= 0) {
+		struct outcome o = run_seed((uint64_t)one, true);
+		printf("seed %lld: %llu steps, %llu violations%s%s\n", one,
+		       (unsigned long long)o.steps, (unsigned long long)o.violations,
+		       o.violations ? ": " : "", o.violations ? o.message : "");
+		return o.violations ? 1 : 0;
+	}
+	double t0 = seconds(), first_at = -1;
+	uint64_t steps = 0, bad = 0, first_bad = 0;
+	for (uint64_t s = first; s < first + seeds; s++) {
+		struct outcome o = run_seed(s, false);
+		steps += o.steps;
+		if (o.violations > 0 && bad++ == 0) {
+			first_at = seconds() - t0;
+			first_bad = s;
+		}
+	}
+	double dt = seconds() - t0;
+	printf("%llu seeds, %llu steps, %llu violations\n", (unsigned long long)seeds,
+	       (unsigned long long)steps, (unsigned long long)bad);
+	printf("%.1f s, %.0f steps/s", dt, dt > 0 ? (double)steps / dt : 0.0);
+	if (bad > 0)
+		printf("; first violation: seed %llu, after %.2f s (%llu seeds)",
+		       (unsigned long long)first_bad, first_at,
+		       (unsigned long long)(first_bad - first + 1));
+	printf("\n");
+	return bad ? 1 : 0;
+}

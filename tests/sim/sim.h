@@ -1,0 +1,178 @@
+/*
+ * sim: the deterministic simulator of the lease core (make simulate).
+ *
+ * Several replicas, each a locktable on a fake clock of its own running at
+ * its own rate, share one simulated DynamoDB: the embedded store applying
+ * requests atomically, behind a network and an SDK retry loop that the
+ * simulator drives (sim_net.c): delays with long tails, answers lost after
+ * the write was applied, duplicated deliveries, throttling, 500s, attempts
+ * abandoned by a timeout and applied after their retry, a table deleted.
+ * Replicas pause for longer than a lease, crash and restart. Clients on
+ * each replica (sim_client.c) acquire (try and wait), renew, release,
+ * campaign for leadership and write fenced. sim_check.c checks the rules
+ * after every step.
+ *
+ * One seed drives everything (one PRNG, no wall clock, no sockets, no
+ * threads), so a seed replays exactly. Time: "true" time in microseconds
+ * is the simulator's; each replica's monotonic clock is a function of it
+ * (rate, offset, pauses). Not part of libleasegate.a.
+ */
+#ifndef LG_SIM_H
+#define LG_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/election.h"
+#include "core/locktable.h"
+#include "core/store_memory.h"
+
+#define SIM_REPLICAS_MAX 5
+#define SIM_CLIENTS_MAX	 6 /* per replica */
+#define SIM_LOCKS_MAX	 3
+#define SIM_NAME_MAX	 32
+#define SIM_HIST_MAX	 64 /* trace lines kept for a failing seed's report */
+
+/* ---- the PRNG (splitmix64): the only source of chance ---- */
+uint64_t sim_rand(void);
+/* uniform in [lo, hi] */
+int64_t sim_range(int64_t lo, int64_t hi);
+/* true with probability ppm / 1e6 */
+bool sim_chance(uint32_t ppm);
+
+/* ---- what a seed draws: the shape of its world ---- */
+struct sim_faults {
+	uint32_t throttle_ppm, err500_before_ppm, err500_after_ppm, lost_answer_ppm, dup_ppm,
+		tail_ppm;
+	int64_t delay_min_us, delay_max_us, tail_max_us;
+	int pauses, crashes;
+	bool table_delete;
+};
+
+struct sim_config {
+	uint64_t seed;
+	int replicas, clients, locks;
+	int64_t lease_ms;
+	int64_t run_ms;	 /* faulty phase, then a calm phase, then the end */
+	int64_t calm_ms; /* calm phase: no faults; liveness is checked */
+	int32_t rate_ppm[SIM_REPLICAS_MAX];
+	int64_t rate_tol_ppm; /* the largest rate difference drawn */
+	struct sim_faults f;
+};
+
+/* ---- a replica: one process with its locktable and clock ---- */
+struct sim_client;
+
+struct replica {
+	int idx, incarnation;
+	bool dead;
+	struct clock *clock;
+	struct store *store; /* sim_net's store of this incarnation */
+	struct obs obs;
+	struct locktable *lt;
+	int64_t base_true_us, base_local_us; /* local = base + (true - base) x rate */
+	int32_t rate_ppm;
+	int64_t paused_until_us; /* 0: running */
+	struct sim_client *clients[SIM_CLIENTS_MAX];
+	int nclients;
+	char label[16];
+};
+
+/* ---- the world ---- */
+struct sim {
+	struct sim_config cfg;
+	int64_t now_us;
+	uint64_t steps;
+	bool calm, ending; /* calm: no faults; ending: clients stop */
+	bool trace;	   /* print every line (SEED=s replay) */
+	struct clock *ddb_clock;
+	struct store *mem; /* the table: the embedded store */
+	int table_incarnation;
+	bool table_gone;
+	struct replica rep[SIM_REPLICAS_MAX];
+	char names[SIM_LOCKS_MAX + 1][SIM_NAME_MAX]; /* locks, then the election's */
+	int nnames;
+	uint64_t violations;
+	char first_violation[256];
+	char hist[SIM_HIST_MAX][200];
+	int nhist;
+	struct sim_check *check;
+};
+
+extern struct sim *SIM;
+
+/* A line of the trace, prefixed with the true time; printed with trace on,
+ * else kept in the ring buffer shown with a violation. */
+void sim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A broken rule: counted, logged, and the run of the seed ends. */
+void sim_violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Local monotonic ms of r at true time t (us). */
+int64_t sim_local_ms(const struct replica *r, int64_t t_us);
+
+/* ---- events on true time (sim.c's heap) ---- */
+typedef void (*sim_ev_fn)(void *arg);
+void sim_at(int64_t at_us, sim_ev_fn fn, void *arg);
+
+/* ---- sim_net.c: the simulated DynamoDB as seen by one replica ---- */
+struct store *sim_net_store(struct replica *r);
+/* Requests of r still in flight on name (its own view: not yet answered). */
+int sim_net_inflight(const struct replica *r, const char *name);
+/* Requests anywhere still to be delivered or answered. */
+uint64_t sim_net_pending(void);
+/* Was a RELEASE by owner applied by the table (any attempt)? */
+bool sim_net_release_applied(const char *owner);
+/* The table's incarnation when it last applied an acquire by owner, or
+ * -1: what a granted token belongs to. */
+int sim_net_acquired_in(const char *owner);
+/* The table is deleted (every request answers ResourceNotFound) / back,
+ * empty. */
+void sim_net_table_delete(void);
+void sim_net_table_restore(void);
+/* Frees what is left at the end. */
+void sim_net_free(void);
+
+/* ---- sim_client.c: the clients of a replica ---- */
+struct sim_client *sim_client_new(struct replica *r, int idx, bool leader);
+/* Start (or restart) the client's loop. */
+void sim_client_start(struct sim_client *c);
+/* The end: cancel waits, release leases, stop elections. */
+void sim_client_stop(struct sim_client *c);
+/* A crash: the client disappears without a word (nothing is sent). */
+void sim_client_crash(struct sim_client *c);
+void sim_client_free(struct sim_client *c);
+
+/* What the checker reads of a client. */
+struct sim_belief {
+	bool holds; /* believes it holds name within its lease */
+	const char *name, *owner;
+	int64_t token, granted_us, lease_ms;
+	int64_t end_ms;	 /* lease_end_ms, on the replica's clock */
+	int incarnation; /* of the table when granted */
+};
+void sim_client_belief(const struct sim_client *c, struct sim_belief *b);
+/* Waiting since (true us), or -1; its start in the calm phase or not. */
+int64_t sim_client_waiting_since(const struct sim_client *c);
+bool sim_client_is_leader(const struct sim_client *c);
+/* "r1/c2" and the lock it holds or waits for, for messages. */
+const char *sim_client_label(const struct sim_client *c);
+const char *sim_client_name(const struct sim_client *c);
+
+/* ---- sim_check.c: the rules ---- */
+void sim_check_init(void);
+void sim_check_free(void);
+/* After every step: exclusion, liveness, lease ends. */
+void sim_check_step(void);
+/* A client was granted a lease it believes held. */
+void sim_check_granted(const struct sim_client *c, const char *name, int64_t token, int inc);
+/* The table applied an acquire on name with fence token. */
+void sim_check_applied_acquire(const char *name, int64_t fence);
+/* The table accepted a fenced write of (name, owner, token). */
+void sim_check_fenced_write(const char *name, const char *owner, int64_t token);
+/* A release was acknowledged (value 1) or answered ended (0). */
+void sim_check_release_answer(struct replica *r, const char *name, const char *owner, int value);
+/* The end: nothing leaked. */
+void sim_check_end(void);
+
+#endif

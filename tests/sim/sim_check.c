@@ -1,0 +1,265 @@
+/*
+ * sim_check: the rules the simulator holds the lease core to, checked
+ * after every step and at the events that decide them.
+ *
+ *  - exclusion: two clients never both believe they hold a lock within
+ *    their lease (lease_held, on their own clocks) for longer than the
+ *    clocks' rate difference allows: a lease x the largest rate difference
+ *    drawn, +2 ms of millisecond rounding (a takeover waits a whole lease
+ *    on the waiter's clock after the holder's send). A paused replica
+ *    believes nothing (it cannot act); an item deleted with its table ends
+ *    the old holder's lease only at its next renewal (the reference says
+ *    so), so holders of two table incarnations are not compared;
+ *  - fencing tokens: the table's fence rises by one on every acquire
+ *    applied; tokens granted to clients rise strictly per lock;
+ *  - fencing: no fenced write is accepted from a lease whose token a
+ *    later acquire superseded;
+ *  - a lease's end never moves back (an older renewal answered last);
+ *  - releases: one acknowledged (1) no longer shows its owner on the item
+ *    once this replica has nothing in flight on the lock; one answered 0
+ *    (ended) was not applied;
+ *  - liveness: in the calm phase every waiter is served within the
+ *    fairness bound of README "Lease rules";
+ *  - the end: no lease, wait or release left in any locktable.
+ */
+#include "tests/sim/sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct lock_rec {
+	int inc;		  /* table incarnation of the fields below */
+	int64_t applied, granted; /* highest fence applied, token granted */
+	int64_t accepted;	  /* highest token of a fenced write accepted */
+};
+
+struct pending_release {
+	struct replica *rep;
+	int inc;
+	char name[SIM_NAME_MAX + 1], owner[STORE_ID_MAX + 1];
+};
+
+#define PENDING_MAX 64
+
+struct sim_check {
+	struct lock_rec locks[SIM_LOCKS_MAX + 1];
+	int64_t end_token[SIM_REPLICAS_MAX][SIM_CLIENTS_MAX]; /* granted_us */
+	int64_t end_ms[SIM_REPLICAS_MAX][SIM_CLIENTS_MAX];
+	struct pending_release pend[PENDING_MAX];
+	int npend;
+	int64_t calm_since_us;
+};
+
+static struct sim_check *K;
+
+void sim_check_init(void)
+{
+	K = calloc(1, sizeof(*K));
+	if (K == NULL)
+		abort();
+	K->calm_since_us = -1;
+}
+
+void sim_check_free(void)
+{
+	free(K);
+	K = NULL;
+}
+
+static struct lock_rec *rec(const char *name)
+{
+	for (int i = 0; i < SIM->nnames; i++)
+		if (strcmp(SIM->names[i], name) == 0) {
+			struct lock_rec *r = &K->locks[i];
+			if (r->inc != SIM->table_incarnation)
+				*r = (struct lock_rec){.inc = SIM->table_incarnation};
+			return r;
+		}
+	sim_violation("a request on a lock the simulator does not know: %s", name);
+	return &K->locks[SIM_LOCKS_MAX];
+}
+
+void sim_check_applied_acquire(const char *name, int64_t fence)
+{
+	struct lock_rec *r = rec(name);
+	if (fence != r->applied + 1)
+		sim_violation("%s: the table's fence went from %lld to %lld", name,
+			      (long long)r->applied, (long long)fence);
+	r->applied = fence;
+}
+
+void sim_check_granted(const struct sim_client *c, const char *name, int64_t token, int inc)
+{
+	struct lock_rec *r = rec(name);
+	if (inc != SIM->table_incarnation)
+		return; /* written before the table was deleted: its tokens are gone */
+	if (token <= r->granted)
+		sim_violation("%s: token %lld granted after token %lld", name, (long long)token,
+			      (long long)r->granted);
+	r->granted = token;
+}
+
+void sim_check_fenced_write(const char *name, const char *owner, int64_t token)
+{
+	struct lock_rec *r = rec(name);
+	if (token < r->applied || token < r->accepted)
+		sim_violation("%s: fenced write of %s with token %lld accepted after token %lld "
+			      "was granted",
+			      name, owner, (long long)token,
+			      (long long)(r->applied > r->accepted ? r->applied : r->accepted));
+	r->accepted = token;
+}
+
+static bool item_owned_by(const char *name, const char *owner)
+{
+	struct lock_item it;
+	if (!store_read_now(SIM->mem, name, &it))
+		abort(); /* the table answers at once: nothing is queued on it */
+	return it.has_owner && strcmp(it.owner, owner) == 0;
+}
+
+void sim_check_release_answer(struct replica *r, const char *name, const char *owner, int value)
+{
+	if (value == 0) {
+		if (sim_net_release_applied(owner))
+			sim_violation("%s: the release of %s answered 0 (ended) though the table "
+				      "applied it",
+				      name, owner);
+		return;
+	}
+	if (!item_owned_by(name, owner) || K->npend == PENDING_MAX)
+		return;
+	struct pending_release *p = &K->pend[K->npend++];
+	p->rep = r;
+	p->inc = r->incarnation;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->owner, sizeof(p->owner), "%s", owner);
+}
+
+/* Acknowledged releases whose item still shows them: fine while the
+ * replica has a request on the lock in flight (the release, a hand-off). */
+static void check_pending(void)
+{
+	for (int i = 0; i < K->npend;) {
+		struct pending_release *p = &K->pend[i];
+		bool gone = p->rep->dead || p->rep->incarnation != p->inc;
+		if (gone || !item_owned_by(p->name, p->owner)) {
+			*p = K->pend[--K->npend];
+			continue;
+		}
+		if (sim_net_inflight(p->rep, p->name) == 0) {
+			sim_violation("%s: release of %s acknowledged, but the item still shows it "
+				      "and nothing is in flight",
+				      p->name, p->owner);
+			*p = K->pend[--K->npend];
+			continue;
+		}
+		i++;
+	}
+}
+
+static int64_t overlap_allowance_us(void)
+{
+	return SIM->cfg.lease_ms * SIM->cfg.rate_tol_ppm / 1000 + 2000;
+}
+
+static void check_pair(const struct sim_belief *a, const struct sim_belief *b)
+{
+	if (strcmp(a->name, b->name) != 0 || a->incarnation != b->incarnation)
+		return;
+	const struct sim_belief *newer = a->granted_us >= b->granted_us ? a : b;
+	const struct sim_belief *older = newer == a ? b : a;
+	int64_t overlap = SIM->now_us - newer->granted_us;
+	if (newer->token <= older->token || overlap > overlap_allowance_us())
+		sim_violation("%s: %s (token %lld) and %s (token %lld) both hold it, for %lld us "
+			      "(allowed %lld)",
+			      a->name, older->owner, (long long)older->token, newer->owner,
+			      (long long)newer->token, (long long)overlap,
+			      (long long)overlap_allowance_us());
+}
+
+/* The README's bound, P the poll interval, R replicas, a round: every
+ * waiter of a replica holding once (up to 2 leases each, plus a request
+ * round trip). Latency is added per turn (the README leaves it out). */
+static int64_t fairness_bound_us(void)
+{
+	const struct sim_config *g = &SIM->cfg;
+	int64_t p = g->lease_ms / 3 * 1000, rtt = 2 * g->f.delay_max_us;
+	int64_t round = g->clients * (2 * g->lease_ms * 1000 + 2 * rtt);
+	return (g->replicas - 1) * (round + 3 * p / 2 + 4 * rtt) + 2 * p + 4 * rtt;
+}
+
+static void check_liveness(const struct sim_client *c)
+{
+	int64_t since = sim_client_waiting_since(c);
+	if (since < 0 || !SIM->calm || SIM->ending)
+		return;
+	/* what the faults left settles first: a stale holder's lease, an
+	 * announced waiter's reservation */
+	int64_t settle = K->calm_since_us + 2 * SIM->cfg.lease_ms * 1000;
+	if (since < settle)
+		since = settle;
+	if (SIM->now_us - since > fairness_bound_us())
+		sim_violation("%s waits for %s for %lld ms, past the fairness bound (%lld ms)",
+			      sim_client_label(c), sim_client_name(c),
+			      (long long)(SIM->now_us - since) / 1000,
+			      (long long)fairness_bound_us() / 1000);
+}
+
+static void check_end_moves(int ri, int ci, const struct sim_belief *b)
+{
+	if (!b->holds)
+		return;
+	if (K->end_token[ri][ci] == b->granted_us && b->end_ms < K->end_ms[ri][ci])
+		sim_violation("%s: the lease end of %s (token %lld) moved back from %lld to %lld",
+			      b->name, b->owner, (long long)b->token, (long long)K->end_ms[ri][ci],
+			      (long long)b->end_ms);
+	K->end_token[ri][ci] = b->granted_us; /* the grant's identity */
+	K->end_ms[ri][ci] = b->end_ms;
+}
+
+void sim_check_step(void)
+{
+	struct sim_belief all[SIM_REPLICAS_MAX * SIM_CLIENTS_MAX];
+	int n = 0;
+	if (SIM->calm && K->calm_since_us < 0)
+		K->calm_since_us = SIM->now_us;
+	for (int ri = 0; ri < SIM->cfg.replicas; ri++) {
+		struct replica *r = &SIM->rep[ri];
+		if (r->dead || r->paused_until_us > SIM->now_us)
+			continue;
+		for (int ci = 0; ci < r->nclients; ci++) {
+			struct sim_belief b;
+			sim_client_belief(r->clients[ci], &b);
+			check_end_moves(ri, ci, &b);
+			check_liveness(r->clients[ci]);
+			if (b.holds)
+				all[n++] = b;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			check_pair(&all[i], &all[j]);
+	check_pending();
+}
+
+void sim_check_end(void)
+{
+	for (int ri = 0; ri < SIM->cfg.replicas; ri++) {
+		struct replica *r = &SIM->rep[ri];
+		struct lt_stats st;
+		if (r->dead)
+			continue;
+		lt_stats(r->lt, &st);
+		if (st.leases != 0 || st.waits != 0 || st.releases_in_flight != 0)
+			sim_violation("%s at the end: %llu leases, %llu waits, %llu releases in "
+				      "flight",
+				      r->label, (unsigned long long)st.leases,
+				      (unsigned long long)st.waits,
+				      (unsigned long long)st.releases_in_flight);
+		if (r->store->in_flight != 0)
+			sim_violation("%s at the end: %llu requests in flight", r->label,
+				      (unsigned long long)r->store->in_flight);
+	}
+	check_pending();
+}

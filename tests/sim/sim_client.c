@@ -1,0 +1,367 @@
+/*
+ * sim_client: the simulated clients of one replica, through the lock
+ * table's public API only. A locker loops: acquire (a try, or a wait with
+ * or without a timeout) one of the locks, hold it for a while (sometimes
+ * longer than its lease, so the heartbeat renews it), renew it by hand and
+ * write fenced now and then, release it and wait for the answer. A leader
+ * campaigns (core/election), leads for a term with fenced writes, then
+ * returns its work, and campaigns again. Every action is a timer of the
+ * replica's own clock, drawn from the seed.
+ */
+#include "tests/sim/sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum cstate { C_IDLE, C_WAITING, C_HOLDING, C_RELEASING, C_CAMPAIGN, C_LEADING, C_STOPPED };
+
+struct sim_client {
+	struct replica *rep;
+	int idx;
+	bool leader;
+	enum cstate st;
+	struct timer t;
+	struct lt_wait *w;
+	struct lease *lease;
+	struct election *e;
+	bool waiting_forever;
+	int64_t wait_since_us, granted_us, hold_until_ms;
+	int64_t token;
+	int grant_inc;
+	int nacq;
+	int ops; /* renewals and fenced writes in flight */
+	char name[SIM_NAME_MAX + 1];
+	char owner[STORE_ID_MAX + 1];
+};
+
+static void tick(void *arg);
+
+static void later(struct sim_client *c, int64_t lo, int64_t hi)
+{
+	timer_arm(&c->t, sim_range(lo, hi));
+}
+
+static const char *cl(const struct sim_client *c)
+{
+	static char buf[32];
+	snprintf(buf, sizeof(buf), "%s/c%d", c->rep->label, c->idx);
+	return buf;
+}
+
+static void granted(struct sim_client *c, struct lease *lease)
+{
+	c->lease = lease;
+	c->token = lease_token(lease);
+	c->granted_us = SIM->now_us;
+	snprintf(c->owner, sizeof(c->owner), "%s", lease_owner(lease));
+	c->grant_inc = sim_net_acquired_in(c->owner);
+	sim_log("cli  %s granted %s token %lld%s", cl(c), c->name, (long long)c->token,
+		lease_takeover(lease) ? " (takeover)" : "");
+	sim_check_granted(c, c->name, c->token, c->grant_inc);
+}
+
+/* ---- lockers ---- */
+
+static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
+{
+	struct sim_client *c = arg;
+	sim_log("cli  %s lost %s token %lld: %s", cl(c), c->name, (long long)c->token,
+		lt_loss_name(reason));
+	c->lease = NULL;
+	c->st = C_IDLE;
+	lease_release(lease); /* lost: frees it, sends nothing */
+	later(c, 0, 200);
+}
+
+static void on_acquired(void *arg, struct lease *lease, const struct lt_error *err)
+{
+	struct sim_client *c = arg;
+	int64_t lease_ms = SIM->cfg.lease_ms;
+	c->w = NULL;
+	c->st = C_IDLE;
+	if (lease != NULL && !lease_held(lease)) {
+		sim_log("cli  %s got %s ended already", cl(c), c->name);
+		lease_release(lease);
+		lease = NULL;
+	}
+	if (lease == NULL) {
+		sim_log("cli  %s acquire %s: %s", cl(c), c->name,
+			err != NULL ? err->error_type : "not granted");
+		later(c, 0, lease_ms / 2);
+		return;
+	}
+	c->st = C_HOLDING;
+	granted(c, lease);
+	lease_on_lost(lease, on_lost, c);
+	c->hold_until_ms = clock_now_ms(c->rep->clock) + sim_range(0, 2 * lease_ms);
+	later(c, 0, lease_ms / 3);
+}
+
+static void acquire(struct sim_client *c)
+{
+	int64_t lease_ms = SIM->cfg.lease_ms;
+	snprintf(c->name, sizeof(c->name), "%s", SIM->names[sim_range(0, SIM->cfg.locks - 1)]);
+	snprintf(c->owner, sizeof(c->owner), "%s.%d.c%d.a%d", c->rep->label, c->rep->incarnation,
+		 c->idx, ++c->nacq);
+	bool wait = sim_range(0, 9) < 7;
+	int64_t timeout = 0;
+	if (wait && !SIM->calm && sim_chance(500000))
+		timeout = sim_range(lease_ms / 2, 4 * lease_ms);
+	struct lt_acquire_args a = {
+		.name = c->name,
+		.lease_ms = lease_ms,
+		.wait = wait,
+		.timeout_ms = timeout,
+		.owner = c->owner,
+	};
+	c->w = lt_acquire(c->rep->lt, &a, on_acquired, c);
+	if (c->w == NULL) {
+		sim_violation("lt_acquire refused valid arguments");
+		return;
+	}
+	c->st = C_WAITING;
+	c->waiting_forever = wait && timeout == 0;
+	c->wait_since_us = SIM->now_us;
+	sim_log("cli  %s %s %s as %s%s", cl(c), wait ? "waits for" : "tries", c->name, c->owner,
+		timeout ? " (with a timeout)" : "");
+}
+
+static void on_released(void *arg, int value, const struct lt_error *err)
+{
+	struct sim_client *c = arg;
+	sim_log("cli  %s release of %s token %lld answered %d", cl(c), c->name, (long long)c->token,
+		value);
+	sim_check_release_answer(c->rep, c->name, c->owner, value);
+	if (c->st == C_RELEASING) {
+		c->st = C_IDLE;
+		later(c, 0, SIM->cfg.lease_ms / 2);
+	}
+}
+
+static void on_renewed(void *arg, int renewed, const struct lt_error *err)
+{
+	struct sim_client *c = arg;
+	c->ops--;
+	sim_log("cli  %s renew of %s: %s", cl(c), c->name,
+		err != NULL ? err->error_type
+		: renewed   ? "renewed"
+			    : "ended");
+}
+
+static void on_tx(void *arg, const struct lt_tx_result *res)
+{
+	struct sim_client *c = arg;
+	static const char *const names[] = {"ok", "lost", "cancelled", "error"};
+	c->ops--;
+	sim_log("cli  %s fenced write on %s: %s", cl(c), c->name, names[res->status]);
+}
+
+static void release(struct sim_client *c)
+{
+	struct lease *l = c->lease;
+	c->lease = NULL; /* believed no longer held from the call on */
+	c->st = C_RELEASING;
+	sim_log("cli  %s releases %s token %lld", cl(c), c->name, (long long)c->token);
+	lease_release_then(l, on_released, c);
+}
+
+/* Something a holder does with its lease now and then. */
+static void use_lease(struct sim_client *c, struct lease *l)
+{
+	if (c->ops > 2)
+		return;
+	if (sim_chance(300000)) {
+		c->ops++;
+		if (!lease_renew(l, on_renewed, c))
+			sim_violation("lease_renew failed");
+	} else if (sim_chance(500000)) {
+		c->ops++;
+		if (lt_transact(l, "[]", 2, on_tx, c) == NULL)
+			sim_violation("lt_transact failed");
+	}
+}
+
+static void holding(struct sim_client *c)
+{
+	if (clock_now_ms(c->rep->clock) >= c->hold_until_ms || SIM->ending) {
+		release(c);
+		return;
+	}
+	use_lease(c, c->lease);
+	later(c, 1, SIM->cfg.lease_ms / 3);
+}
+
+/* ---- leaders ---- */
+
+static void on_lead(void *arg, struct lease *lease)
+{
+	struct sim_client *c = arg;
+	c->st = C_LEADING;
+	granted(c, lease);
+	c->hold_until_ms = clock_now_ms(c->rep->clock) + sim_range(0, 3 * SIM->cfg.lease_ms);
+	later(c, 0, SIM->cfg.lease_ms / 3);
+}
+
+static void on_term_lost(void *arg, enum lt_loss reason)
+{
+	struct sim_client *c = arg;
+	sim_log("cli  %s term on %s token %lld lost: %s", cl(c), c->name, (long long)c->token,
+		lt_loss_name(reason));
+	c->lease = NULL;
+	c->st = C_CAMPAIGN;
+	c->wait_since_us = SIM->now_us;
+}
+
+static void on_failed(void *arg, const struct lt_error *err)
+{
+	struct sim_client *c = arg;
+	sim_log("cli  %s election failed: %s", cl(c), err->error_type);
+	c->st = C_IDLE;
+	c->lease = NULL;
+	timer_arm(&c->t, 0); /* stopped from tick, outside the election's call */
+}
+
+static void stop_election(struct sim_client *c, enum election_end how)
+{
+	if (c->e != NULL)
+		election_stop(c->e, how);
+	c->e = NULL;
+	c->lease = NULL;
+}
+
+static void campaign(struct sim_client *c)
+{
+	char msg[128];
+	struct election_args a = {.name = c->name, .lease_ms = SIM->cfg.lease_ms};
+	struct election_cbs cbs = {.lead = on_lead, .lost = on_term_lost, .failed = on_failed};
+	c->e = election_start(c->rep->lt, &a, &cbs, c, msg, sizeof(msg));
+	if (c->e == NULL) {
+		sim_violation("election_start: %s", msg);
+		return;
+	}
+	c->st = C_CAMPAIGN;
+	c->wait_since_us = SIM->now_us;
+	sim_log("cli  %s campaigns on %s", cl(c), c->name);
+}
+
+static void leader_tick(struct sim_client *c)
+{
+	if (c->st == C_IDLE) {
+		stop_election(c, ELECTION_CANCELLED); /* a failed one */
+		if (!SIM->ending)
+			campaign(c);
+		return;
+	}
+	if (c->st != C_LEADING)
+		return;
+	if (clock_now_ms(c->rep->clock) >= c->hold_until_ms || SIM->ending) {
+		sim_log("cli  %s steps down from %s token %lld", cl(c), c->name,
+			(long long)c->token);
+		stop_election(c, ELECTION_WORK_RETURNED);
+		c->st = C_IDLE;
+		later(c, 0, SIM->cfg.lease_ms);
+		return;
+	}
+	use_lease(c, c->lease);
+	later(c, 1, SIM->cfg.lease_ms / 3);
+}
+
+static void tick(void *arg)
+{
+	struct sim_client *c = arg;
+	if (c->leader) {
+		leader_tick(c);
+		return;
+	}
+	if (c->st == C_IDLE && !SIM->ending)
+		acquire(c);
+	else if (c->st == C_HOLDING)
+		holding(c);
+}
+
+/* ---- life ---- */
+
+struct sim_client *sim_client_new(struct replica *r, int idx, bool leader)
+{
+	struct sim_client *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		abort();
+	c->rep = r;
+	c->idx = idx;
+	c->leader = leader;
+	timer_init(&c->t, r->clock, tick, c);
+	if (leader)
+		snprintf(c->name, sizeof(c->name), "%s", SIM->names[SIM->cfg.locks]);
+	return c;
+}
+
+void sim_client_start(struct sim_client *c)
+{
+	later(c, 0, SIM->cfg.lease_ms);
+}
+
+void sim_client_stop(struct sim_client *c)
+{
+	timer_cancel(&c->t);
+	if (c->leader) {
+		stop_election(c, ELECTION_CANCELLED);
+	} else if (c->st == C_WAITING) {
+		lt_acquire_cancel(c->w);
+		c->w = NULL;
+	} else if (c->st == C_HOLDING) {
+		release(c);
+		return;
+	}
+	if (c->st != C_RELEASING)
+		c->st = C_STOPPED;
+}
+
+void sim_client_crash(struct sim_client *c)
+{
+	c->lease = NULL; /* gone with its process */
+	c->st = C_STOPPED;
+}
+
+void sim_client_free(struct sim_client *c)
+{
+	timer_cancel(&c->t);
+	if (c->w != NULL && c->st == C_WAITING)
+		lt_acquire_cancel(c->w); /* a crashed replica's */
+	if (c->e != NULL)
+		election_stop(c->e, ELECTION_CANCELLED); /* sends into a dead store */
+	free(c);
+}
+
+void sim_client_belief(const struct sim_client *c, struct sim_belief *b)
+{
+	b->holds = c->lease != NULL && !c->rep->dead && lease_held(c->lease);
+	b->name = c->name;
+	b->owner = c->owner;
+	b->token = c->token;
+	b->granted_us = c->granted_us;
+	b->lease_ms = SIM->cfg.lease_ms;
+	b->end_ms = c->lease != NULL ? lease_end_ms(c->lease) : 0;
+	b->incarnation = c->grant_inc;
+}
+
+int64_t sim_client_waiting_since(const struct sim_client *c)
+{
+	if (c->rep->dead || c->st != C_WAITING || !c->waiting_forever)
+		return -1;
+	return c->wait_since_us;
+}
+
+bool sim_client_is_leader(const struct sim_client *c)
+{
+	return c->leader;
+}
+
+const char *sim_client_label(const struct sim_client *c)
+{
+	return cl(c);
+}
+
+const char *sim_client_name(const struct sim_client *c)
+{
+	return c->name;
+}

@@ -1,0 +1,527 @@
+/*
+ * sim_net: the simulated DynamoDB as one replica sees it — a struct store
+ * whose requests travel a network the simulator schedules, to the embedded
+ * store (core/store_memory), which applies each delivery atomically.
+ *
+ * Every request is an operation of the SDK: up to SIM_ATTEMPTS attempts,
+ * each with a timeout, retried after a full-jitter backoff on throttling,
+ * a 500 or a timeout (as core/dynamodb/ddb_retry does). What the network
+ * and DynamoDB do to an attempt, drawn from the seed: a delay with a long
+ * tail, throttling (not applied), a 500 before or after it was applied, an
+ * answer lost after the write was applied, a duplicated delivery (applied
+ * twice, one answer). An attempt abandoned by its timeout may still land,
+ * after its retry. A deleted table answers ResourceNotFound. A fenced
+ * transaction keeps its ClientRequestToken across attempts: it commits
+ * once.
+ */
+#include "tests/sim/sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/store_tx.h"
+
+#define SIM_ATTEMPTS 3
+#define SIM_TIMEOUT_US                                                                             \
+	1000000		       /* an attempt's timeout; a third of the lease for                   \
+				  acquires and renewals, as store_dynamodb */
+#define SIM_BACKOFF_BASE 50000 /* us; 500 ms after throttling */
+
+struct store_call {
+	struct store_call *next; /* in the list of all calls */
+	struct replica *rep;
+	struct store *store; /* of the replica's incarnation that sent it */
+	int incarnation;
+	bool is_tx, finished, committed;
+	bool owned;	   /* the core holds the handle: until its callback or cancel */
+	int attempts, cur; /* attempts sent; the one awaited (0: none) */
+	int refs;	   /* events that still point at it */
+	store_cb cb;
+	store_tx_cb tx_cb;
+	void *arg;
+	struct store_req req;
+	int64_t token; /* a transaction's */
+	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1], seen[STORE_ID_MAX + 1],
+		waiter[STORE_ID_MAX + 1], holder[STORE_HOLDER_MAX + 1], name[SIM_NAME_MAX + 1];
+};
+
+/* One attempt on its way (deliver), or its answer coming back, or its
+ * timeout. */
+struct sev {
+	struct store_call *c;
+	int attempt;
+	bool dup;
+	struct store_result res;
+	struct store_tx_result tx;
+};
+
+static struct store_call *calls;
+
+static int64_t attempt_timeout_us(const struct store_call *c)
+{
+	bool leased = !c->is_tx && (c->req.op == STORE_ACQUIRE || c->req.op == STORE_RENEW);
+	int64_t t = leased ? c->req.lease_ms / 3 * 1000 : SIM_TIMEOUT_US;
+	return t < SIM_TIMEOUT_US ? t : SIM_TIMEOUT_US;
+}
+static uint64_t pending;
+
+/* Owners the table applied a write of, with the table's incarnation then
+ * (the latest first when looked up). */
+struct owners {
+	struct owner_rec {
+		char owner[STORE_ID_MAX + 1];
+		int inc;
+	} * v;
+	size_t n, cap;
+};
+static struct owners released, acquired;
+
+static void remember(struct owners *o, const char *owner, int inc)
+{
+	if (o->n == o->cap) {
+		o->cap = o->cap ? 2 * o->cap : 64;
+		o->v = realloc(o->v, o->cap * sizeof(*o->v));
+		if (o->v == NULL)
+			abort();
+	}
+	snprintf(o->v[o->n].owner, STORE_ID_MAX + 1, "%s", owner);
+	o->v[o->n++].inc = inc;
+}
+
+static int recalled(const struct owners *o, const char *owner)
+{
+	for (size_t i = o->n; i-- > 0;)
+		if (strcmp(o->v[i].owner, owner) == 0)
+			return o->v[i].inc;
+	return -1;
+}
+
+static void send_attempt(void *arg);
+
+static struct sev *sev_new(struct store_call *c, int attempt)
+{
+	struct sev *e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		abort(); /* the simulator's own memory: nothing to shed */
+	e->c = c;
+	e->attempt = attempt;
+	c->refs++;
+	pending++;
+	return e;
+}
+
+static void sev_free(struct sev *e)
+{
+	e->c->refs--;
+	pending--;
+	free(e);
+}
+
+static int64_t delay_us(void)
+{
+	const struct sim_faults *f = &SIM->cfg.f;
+	if (!SIM->calm && sim_chance(f->tail_ppm))
+		return sim_range(f->delay_max_us, f->tail_max_us);
+	return sim_range(f->delay_min_us, f->delay_max_us);
+}
+
+static bool fault(uint32_t ppm)
+{
+	return !SIM->calm && sim_chance(ppm);
+}
+
+static void capture(void *arg, const struct store_result *res)
+{
+	*(struct store_result *)arg = *res;
+}
+
+/* One request applied by the table, atomically. */
+static void apply_req(struct store_call *c, struct store_result *res)
+{
+	struct store_req r = c->req;
+	r.span = NULL;
+	clock_fake_advance(SIM->ddb_clock, SIM->now_us / 1000 - clock_now_ms(SIM->ddb_clock));
+	if (store_submit(SIM->mem, &r, capture, res) == NULL)
+		abort();
+	clock_fake_advance(SIM->ddb_clock, 0);
+	/* as store_dynamodb does: a retried release whose first attempt may
+	 * have been applied finds the lock free: that is the release */
+	if (res->status == STORE_REFUSED && r.op == STORE_RELEASE && c->attempts > 1 &&
+	    res->item.exists && !res->item.has_owner) {
+		res->status = STORE_OK;
+		return;
+	}
+	if (res->status != STORE_OK)
+		return;
+	if (r.op == STORE_ACQUIRE) {
+		sim_check_applied_acquire(r.name, res->item.fence);
+		remember(&acquired, r.owner, SIM->table_incarnation);
+	}
+	if (r.op == STORE_RELEASE)
+		remember(&released, r.owner, SIM->table_incarnation);
+}
+
+/* A fenced transaction applied: the check on the lock item, then the
+ * client's write (the checker's record), once per ClientRequestToken. */
+static void apply_tx(struct store_call *c, struct store_tx_result *res)
+{
+	struct store_result chk;
+	struct store_req r = {
+		.op = STORE_CHECK, .name = c->name, .owner = c->owner, .token = c->token};
+	memset(res, 0, sizeof(*res));
+	if (c->committed) {
+		res->status = STORE_OK; /* the token's first outcome */
+		return;
+	}
+	if (store_submit(SIM->mem, &r, capture, &chk) == NULL)
+		abort();
+	clock_fake_advance(SIM->ddb_clock, 0);
+	res->status = chk.status;
+	if (chk.status == STORE_OK) {
+		c->committed = true;
+		sim_check_fenced_write(c->name, c->owner, c->token);
+	} else {
+		res->index = 0;
+		res->item = chk.item;
+		res->reasons = "[]";
+	}
+}
+
+static void set_error(struct sev *e, enum store_status st, const char *type)
+{
+	if (e->c->is_tx) {
+		e->tx.status = st;
+		e->tx.error_type = type;
+		snprintf(e->tx.message, sizeof(e->tx.message), "%s (simulated)", type);
+	} else {
+		e->res.status = st;
+		e->res.error_type = type;
+		snprintf(e->res.message, sizeof(e->res.message), "%s (simulated)", type);
+	}
+}
+
+static void answer(void *arg);
+
+/* An attempt reaches the table. */
+static void deliver(void *arg)
+{
+	struct sev *e = arg;
+	struct store_call *c = e->c;
+	const struct sim_faults *f = &SIM->cfg.f;
+	const char *what = "applied";
+	if (SIM->table_gone) {
+		set_error(e, c->is_tx ? STORE_FATAL : STORE_NO_TABLE, "ResourceNotFoundException");
+		what = "no table";
+	} else if (fault(f->throttle_ppm)) {
+		set_error(e, STORE_TRANSIENT, "ThrottlingException");
+		what = "throttled";
+	} else if (fault(f->err500_before_ppm)) {
+		set_error(e, STORE_TRANSIENT, "InternalServerError");
+		what = "500";
+	} else {
+		if (c->is_tx)
+			apply_tx(c, &e->tx);
+		else
+			apply_req(c, &e->res);
+		if (fault(f->err500_after_ppm)) {
+			set_error(e, STORE_TRANSIENT, "InternalServerError");
+			what = "applied, then 500";
+		}
+	}
+	sim_log("ddb  %s #%d %s %s%s: %s -> %s", c->rep->label, e->attempt,
+		c->is_tx ? "transact" : store_op_name(c->req.op), c->name, e->dup ? " (dup)" : "",
+		what, store_status_name(c->is_tx ? e->tx.status : e->res.status));
+	if (!e->dup && fault(f->dup_ppm)) {
+		struct sev *d = sev_new(c, e->attempt);
+		d->dup = true;
+		sim_at(SIM->now_us + delay_us(), deliver, d);
+	}
+	if (e->dup || fault(f->lost_answer_ppm)) {
+		if (!e->dup)
+			sim_log("net  %s answer of #%d on %s lost", c->rep->label, e->attempt,
+				c->name);
+		sev_free(e);
+		return;
+	}
+	sim_at(SIM->now_us + delay_us(), answer, e);
+}
+
+static void call_maybe_free(struct store_call *c)
+{
+	if (!c->finished || c->owned || c->refs > 0)
+		return;
+	struct store_call **p = &calls;
+	while (*p != c)
+		p = &(*p)->next;
+	*p = c->next;
+	free(c);
+}
+
+static void finish(struct store_call *c, struct sev *e)
+{
+	c->finished = true;
+	c->cur = 0;
+	if (c->rep->dead || c->incarnation != c->rep->incarnation)
+		return;
+	c->store->in_flight--;
+	c->owned = false;
+	if (c->is_tx)
+		c->tx_cb(c->arg, &e->tx);
+	else
+		c->cb(c->arg, &e->res);
+}
+
+/* The SDK's decision on an attempt's outcome: retry, or answer. */
+static void outcome(struct sev *e, bool timed_out)
+{
+	struct store_call *c = e->c;
+	enum store_status st = c->is_tx ? e->tx.status : e->res.status;
+	if (timed_out)
+		set_error(e, STORE_TRANSIENT, "RequestTimeout");
+	if ((timed_out || st == STORE_TRANSIENT) && c->attempts < SIM_ATTEMPTS) {
+		const char *type = c->is_tx ? e->tx.error_type : e->res.error_type;
+		int64_t base = strcmp(type, "ThrottlingException") == 0 ? 10 * SIM_BACKOFF_BASE
+									: SIM_BACKOFF_BASE;
+		c->cur = 0;
+		struct sev *r = sev_new(c, c->attempts + 1);
+		sim_at(SIM->now_us + sim_range(0, base << (c->attempts - 1)), send_attempt, r);
+		return;
+	}
+	finish(c, e);
+}
+
+/* Whether the replica of c can take an answer now: not when it is dead
+ * (dropped) or paused (later). */
+static bool replica_ready(struct sev *e, sim_ev_fn again)
+{
+	struct replica *r = e->c->rep;
+	if (r->dead || e->c->incarnation != r->incarnation) {
+		e->c->finished = true;
+		return false;
+	}
+	if (r->paused_until_us > SIM->now_us) {
+		struct sev *later = sev_new(e->c, e->attempt);
+		*later = *e;
+		sim_at(r->paused_until_us, again, later);
+		return false;
+	}
+	return true;
+}
+
+static void answer(void *arg)
+{
+	struct sev *e = arg;
+	struct store_call *c = e->c;
+	if (!c->finished && e->attempt == c->cur && replica_ready(e, answer))
+		outcome(e, false);
+	sev_free(e);
+	call_maybe_free(c);
+}
+
+static void timeout(void *arg)
+{
+	struct sev *e = arg;
+	struct store_call *c = e->c;
+	if (!c->finished && e->attempt == c->cur && replica_ready(e, timeout)) {
+		sim_log("net  %s #%d on %s timed out", c->rep->label, e->attempt, c->name);
+		outcome(e, true);
+	}
+	sev_free(e);
+	call_maybe_free(c);
+}
+
+static void send_attempt(void *arg)
+{
+	struct sev *e = arg;
+	struct store_call *c = e->c;
+	if (!c->finished) {
+		c->attempts = e->attempt;
+		c->cur = e->attempt;
+		sim_at(SIM->now_us + delay_us(), deliver, sev_new(c, e->attempt));
+		sim_at(SIM->now_us + attempt_timeout_us(c), timeout, sev_new(c, e->attempt));
+	}
+	sev_free(e);
+	call_maybe_free(c);
+}
+
+static struct store_call *call_new(const char *name)
+{
+	struct store_call *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		abort();
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->owned = true;
+	c->next = calls;
+	calls = c;
+	return c;
+}
+
+struct sstore {
+	struct store base;
+	struct replica *rep;
+	int incarnation;
+};
+
+static void start(struct store_call *c)
+{
+	c->store->in_flight++;
+	if (c->rep->dead || c->incarnation != c->rep->incarnation) {
+		/* a dead replica's last words go nowhere */
+		c->finished = true;
+		return;
+	}
+	c->cur = 1;
+	c->attempts = 1;
+	sim_at(SIM->now_us + delay_us(), deliver, sev_new(c, 1));
+	sim_at(SIM->now_us + attempt_timeout_us(c), timeout, sev_new(c, 1));
+}
+
+static const char *copy(char *dst, size_t n, const char *src)
+{
+	if (src == NULL)
+		return NULL;
+	snprintf(dst, n, "%s", src);
+	return dst;
+}
+
+static struct store_call *ss_submit(struct store *s, const struct store_req *req, store_cb cb,
+				    void *arg)
+{
+	struct sstore *ss = (struct sstore *)s;
+	struct store_call *c = call_new(req->name);
+	c->rep = ss->rep;
+	c->store = s;
+	c->incarnation = ss->incarnation;
+	c->cb = cb;
+	c->arg = arg;
+	c->req = *req;
+	c->req.name = c->name;
+	c->req.owner = copy(c->owner, sizeof(c->owner), req->owner);
+	c->req.rvn = copy(c->rvn, sizeof(c->rvn), req->rvn);
+	c->req.seen_rvn = copy(c->seen, sizeof(c->seen), req->seen_rvn);
+	c->req.holder = copy(c->holder, sizeof(c->holder), req->holder);
+	c->req.waiter = copy(c->waiter, sizeof(c->waiter), req->waiter);
+	c->req.span = NULL;
+	sim_log("send %s %s %s%s", ss->rep->label, store_op_name(req->op), c->name,
+		req->seen_rvn != NULL ? " (takeover)"
+		: req->waiter != NULL ? " (announced)"
+				      : "");
+	if ((unsigned)req->op < STORE_OP_COUNT)
+		s->requests[req->op]++;
+	start(c);
+	return c;
+}
+
+static struct store_call *ss_transact(struct store *s, const struct store_tx_req *req,
+				      store_tx_cb cb, void *arg)
+{
+	struct sstore *ss = (struct sstore *)s;
+	struct store_call *c = call_new(req->name);
+	c->rep = ss->rep;
+	c->store = s;
+	c->incarnation = ss->incarnation;
+	c->is_tx = true;
+	c->tx_cb = cb;
+	c->arg = arg;
+	c->token = req->token;
+	snprintf(c->owner, sizeof(c->owner), "%s", req->owner);
+	s->requests[STORE_TRANSACT]++;
+	start(c);
+	return c;
+}
+
+static void ss_cancel(struct store *s, struct store_call *c)
+{
+	if (!c->finished)
+		s->in_flight--;
+	c->finished = true;
+	c->owned = false;
+	call_maybe_free(c);
+}
+
+static void ss_free(struct store *s)
+{
+	for (struct store_call *c = calls; c != NULL; c = c->next)
+		if (c->store == s) {
+			c->finished = true;
+			c->store = NULL;
+		}
+	free(s);
+}
+
+static const struct store_ops sim_ops = {
+	.submit = ss_submit,
+	.cancel = ss_cancel,
+	.free = ss_free,
+	.transact = ss_transact,
+};
+
+struct store *sim_net_store(struct replica *r)
+{
+	struct sstore *ss = calloc(1, sizeof(*ss));
+	if (ss == NULL)
+		abort();
+	ss->base.ops = &sim_ops;
+	ss->base.table = "sim";
+	ss->rep = r;
+	ss->incarnation = r->incarnation;
+	return &ss->base;
+}
+
+int sim_net_inflight(const struct replica *r, const char *name)
+{
+	int n = 0;
+	for (const struct store_call *c = calls; c != NULL; c = c->next)
+		if (c->rep == r && c->incarnation == r->incarnation && !c->finished &&
+		    strcmp(c->name, name) == 0)
+			n++;
+	return n;
+}
+
+uint64_t sim_net_pending(void)
+{
+	return pending;
+}
+
+bool sim_net_release_applied(const char *owner)
+{
+	return recalled(&released, owner) >= 0;
+}
+
+int sim_net_acquired_in(const char *owner)
+{
+	return recalled(&acquired, owner);
+}
+
+void sim_net_table_delete(void)
+{
+	for (int i = 0; i < SIM->nnames; i++) {
+		struct store_result res;
+		struct store_req r = {.op = STORE_DELETE, .name = SIM->names[i]};
+		if (store_submit(SIM->mem, &r, capture, &res) == NULL)
+			abort();
+		clock_fake_advance(SIM->ddb_clock, 0);
+	}
+	SIM->table_gone = true;
+	SIM->table_incarnation++;
+	sim_log("ddb  table deleted");
+}
+
+void sim_net_table_restore(void)
+{
+	SIM->table_gone = false;
+	sim_log("ddb  table created again, empty");
+}
+
+void sim_net_free(void)
+{
+	while (calls != NULL) {
+		struct store_call *c = calls;
+		calls = c->next;
+		free(c);
+	}
+	free(released.v);
+	free(acquired.v);
+	released = acquired = (struct owners){0};
+	pending = 0;
+}
