@@ -362,9 +362,15 @@ static void info_line(void *text, const char *key, long long value)
 
 /* INFO <store kind> (embedded, dynamodb): the store's own figures, as the
  * backend gives them. */
+static void info_text(void *text, const char *key, const char *value)
+{
+	buf_printf(text, "%s:%s\r\n", key, value);
+}
+
 static void info_store(struct buf *text, void *arg)
 {
 	const struct rl_app *app = arg;
+	backend_store_text(app->backend, info_text, text);
 	backend_store_lines(app->backend, info_line, text);
 }
 

@@ -155,7 +155,7 @@ static void test_pg_ends_are_done_when_answered(void **state)
 
 struct redis_case {
 	const char *what;
-	const char *take, *end; /* on A */
+	const char *take, *end;	 /* on A */
 	const char *try, *untry; /* on B */
 };
 
