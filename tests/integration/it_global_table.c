@@ -110,9 +110,10 @@ static void test_global_table_allowed_and_shown(void **state)
 	assert_non_null(strstr(info, "\r\nreplica_regions:us-east-1,eu-west-1\r\n"));
 	free(info);
 	const char *m = acl_metrics(admin.n);
-	assert_non_null(strstr(m, "leasegate_dynamodb_info{db_collection_name=\"locks\",region=\"us-"
-				  "east-1\",global_table=\"yes\",replica_regions=\"us-east-1,eu-west-"
-				  "1\"} 1\n"));
+	assert_non_null(strstr(m,
+			       "leasegate_dynamodb_info{db_collection_name=\"locks\",region=\"us-"
+			       "east-1\",global_table=\"yes\",replica_regions=\"us-east-1,eu-west-"
+			       "1\"} 1\n"));
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 	standin_thread_stop(&t);
 	assert_int_equal(gw_log_count(&g, "opened with --allow-global-table"), 1);
@@ -141,8 +142,8 @@ static void test_moto_table_is_not_global(void **state)
 		 table);
 	assert_non_null(strstr(m, want));
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
-	snprintf(want, sizeof(want), "DynamoDB table %s open in region us-east-1 (not a global table",
-		 table);
+	snprintf(want, sizeof(want),
+		 "DynamoDB table %s open in region us-east-1 (not a global table", table);
 	assert_int_equal(gw_log_count(&g, want), 1);
 	assert_int_equal(gw_log_count(&g, "(region us-east-1, credentials:"), 1);
 }

@@ -259,6 +259,25 @@ static void release_scope_answers_once_the_writes_are_done(void **state)
 	assert_false(lsf_held(e, "c"));
 }
 
+/* The session closes while its COMMIT's releases are in flight: they
+ * complete, call nobody, and free everything (ASan in make check). */
+static void release_scope_outlived_by_nobody(void **state)
+{
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "a", LS_SCOPE_XACT, true);
+	store_memory_set_op_latency(e->f->store, STORE_RELEASE, 100);
+	struct ls_result now;
+	struct lsf_box done = {0};
+	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT, &now, lsf_got, &done),
+			 LS_PENDING);
+	lsess_free(e->s[0]);
+	e->s[0] = lsess_new(e->svc, NULL, NULL); /* for the teardown */
+	fx_advance(e->f, 100);
+	fx_run(e->f);
+	assert_int_equal(done.calls, 0);
+	assert_false(lsf_held(e, "a"));
+}
+
 static void release_not_written_is_answered_so(void **state)
 {
 	struct lsf_env *e = *state;
@@ -602,6 +621,7 @@ int main(void)
 		T(release_all_keeps_the_session),
 		T(release_scope_answers_once_the_writes_are_done),
 		T(release_not_written_is_answered_so),
+		T(release_scope_outlived_by_nobody),
 		T(loss_told_once_answered_lost_once),
 		T(lost_then_acquired_again_supersedes),
 		T(a_stalled_lease_is_lost_before_the_timer_runs),
