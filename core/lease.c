@@ -499,8 +499,11 @@ static void on_released(void *arg, const struct store_result *res)
 	 * acquire overtook this release): nothing failed. */
 	bool overtaken = res->status == STORE_REFUSED && lock->held != NULL &&
 			 strcmp(res->item.owner, lock->held->owner) == 0;
+	/* Refused by an item with no owner: released already, the lock free. */
+	bool free_already = res->status == STORE_REFUSED && !res->item.has_owner;
+	struct lt_error err;
+	bool failed = res->status != STORE_OK && !overtaken && !free_already;
 	if (res->status != STORE_OK && !overtaken) {
-		struct lt_error err;
 		lt_error_from(&err, l->t, lock->name, res);
 		if (res->status == STORE_REFUSED)
 			snprintf(err.message, sizeof(err.message),
@@ -513,8 +516,8 @@ static void on_released(void *arg, const struct store_result *res)
 	lease_destroy(l);
 	lt_lock_kick(lock);
 	lt_lock_unref(lock);
-	if (cb != NULL)
-		cb(cb_arg, 1, NULL);
+	if (cb != NULL) /* a failure is answered: the lock is not free */
+		cb(cb_arg, failed ? -1 : 1, failed ? &err : NULL);
 }
 
 void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg)

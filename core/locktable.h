@@ -207,8 +207,10 @@ void *lease_data(const struct lease *l);
 void lease_release(struct lease *l);
 
 /* lease_release(), then cb(arg, 1, NULL) once the release is done: its
- * write answered (a failure is logged, as with lease_release) or the lock
- * handed on; cb(arg, 0, NULL) when the lease had ended already. */
+ * write answered or the lock handed on; cb(arg, -1, err) once its write
+ * failed (logged too, as with lease_release; the item keeps this lease's
+ * owner until its lease runs out or, when refused, another holder has
+ * it); cb(arg, 0, NULL) when the lease had ended already. */
 void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg);
 
 /* Fencing check: cb(arg, 1) while the store still shows this owner and

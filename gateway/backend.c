@@ -84,6 +84,27 @@ static void not_ready(struct backend *b, const struct store_result *res)
 		 b->cfg->table, type, res->message);
 }
 
+/* What the table is, once open: where, and whether global (README,
+ * Configure DynamoDB). */
+static void log_opened(const struct backend *b)
+{
+	struct store_dynamodb_stats st;
+	store_dynamodb_stats(b->store, &st);
+	const struct store_dynamodb_table *t = &st.table;
+	if (t->global == 1)
+		log_msg(LOG_LVL_WARN,
+			"DynamoDB table %s is a global table (replicas in %s), opened with "
+			"--allow-global-table: locks hold only while every leasegate replica "
+			"uses region %s",
+			b->cfg->table, t->replicas, t->region);
+	else
+		log_msg(LOG_LVL_INFO, "DynamoDB table %s open in region %s (%s; ARN %s)",
+			b->cfg->table, t->region,
+			t->global == 0 ? "not a global table"
+				       : "global table or not: unknown, DescribeTable denied",
+			t->arn[0] ? t->arn : "unknown");
+}
+
 static void opened(void *arg, const struct store_result *res)
 {
 	struct backend *b = arg;
@@ -91,6 +112,7 @@ static void opened(void *arg, const struct store_result *res)
 	switch (res->status) {
 	case STORE_OK:
 		b->not_ready[0] = '\0';
+		log_opened(b);
 		b->ready(b->ready_arg, true, NULL);
 		return;
 	case STORE_TRANSIENT:
@@ -166,6 +188,8 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 		.sort_key = cfg->sort_key[0] != '\0' ? cfg->sort_key : NULL,
 		.ttl_attribute = cfg->ttl_attribute[0] != '\0' ? cfg->ttl_attribute : NULL,
 		.create_table = cfg->create_table,
+		.read_kind = true,
+		.allow_global_table = cfg->allow_global_table,
 		.credentials = current_creds,
 		.credentials_arg = b->creds,
 		.credentials_expired = creds_expired,
@@ -182,8 +206,8 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 	else
 		store_dynamodb_endpoint(b->region, b->endpoint, sizeof(b->endpoint));
 	snprintf(b->not_ready, sizeof(b->not_ready),
-		 "opening DynamoDB table %s at %s (credentials: %s)", cfg->table, b->endpoint,
-		 creds_source_name(creds_source(b->creds)));
+		 "opening DynamoDB table %s at %s (region %s, credentials: %s)", cfg->table,
+		 b->endpoint, b->region, creds_source_name(creds_source(b->creds)));
 	log_msg(LOG_LVL_INFO, "%s", b->not_ready);
 	if (!make_locktable(b, err, errlen))
 		return false;
@@ -283,6 +307,21 @@ void backend_store_lines(const struct backend *b,
 	line(arg, "clock_offset_ms", (long long)st.clock_offset_ms);
 	line(arg, "retry_quota", (long long)st.quota_tokens);
 	metrics_ddb_pool_info(&st, line, arg);
+}
+
+void backend_store_text(const struct backend *b,
+			void (*line)(void *arg, const char *key, const char *value), void *arg)
+{
+	static const char *const kinds[] = {"unknown", "no", "yes"};
+	if (!on_dynamodb(b))
+		return;
+	struct store_dynamodb_stats st;
+	store_dynamodb_stats(b->store, &st);
+	line(arg, "region", st.table.region);
+	line(arg, "table", b->cfg->table);
+	line(arg, "table_arn", st.table.arn);
+	line(arg, "global_table", kinds[st.table.global + 1]);
+	line(arg, "replica_regions", st.table.replicas);
 }
 
 void backend_metrics(const struct backend *b, struct metrics_src *m,

@@ -61,6 +61,11 @@ bool backend_open(struct backend *b, struct event_base *base, const struct cfg *
 const char *backend_store_section(const struct backend *b);
 void backend_store_lines(const struct backend *b,
 			 void (*line)(void *arg, const char *key, long long value), void *arg);
+/* The store's text lines for INFO, before its figures: on DynamoDB the
+ * region, the table's ARN, global_table (yes, no, unknown) and its
+ * replicas' regions; none on the embedded store. */
+void backend_store_text(const struct backend *b,
+			void (*line)(void *arg, const char *key, const char *value), void *arg);
 
 /* Fills what /metrics shows of the store and the lock table into *m
  * (gateway/metrics.h); *ddb is storage for the DynamoDB figures, pointed

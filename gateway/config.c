@@ -77,6 +77,10 @@ static const struct option_def options[] = {
 	 "https://dynamodb.<region>.amazonaws.com"},
 	{"create-table", NUM(T_BOOL, create_table), "no", 0, 1, NULL,
 	 "create the table if it is missing"},
+	{"allow-global-table", NUM(T_BOOL, allow_global_table), "no", 0, 1, NULL,
+	 "open a DynamoDB global table all the same: a conditional write is checked in one "
+	 "region only, so locks are then as safe as one region, if every replica of "
+	 "leasegate uses the endpoint of the same region (README, Configure DynamoDB)"},
 	{"ddb-max-in-flight", NUM(T_INT, ddb_max_in_flight), "256", 1, 4096, NULL,
 	 "most DynamoDB requests at once (one keep-alive connection each); more wait, "
 	 "renewals and releases first, and past as many again waiting an acquire or a read "

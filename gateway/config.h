@@ -48,6 +48,7 @@ struct cfg {
 	char region[64];
 	char endpoint[512];
 	bool create_table;
+	bool allow_global_table;   /* open a global table (replicas in other regions) */
 	int64_t ddb_max_in_flight; /* DynamoDB requests in flight at most (http max_active) */
 	char holder_label[257];	   /* 1..256 characters; default: the host name */
 	char ttl_attribute[256];

@@ -200,9 +200,28 @@ static void histogram(struct buf *out, const char *table, const char *op, const 
 	buf_printf(out, "%llu\n", (unsigned long long)l->count);
 }
 
+/* Where the table is and whether it is global (README, Configure
+ * DynamoDB): a replica in another region than the others shows here. */
+static void dynamodb_info(const struct metrics_src *m, struct buf *out)
+{
+	static const char *const kinds[] = {"unknown", "no", "yes"};
+	const struct store_dynamodb_table *t = &m->ddb->table;
+	family(out, "leasegate_dynamodb_info", "gauge",
+	       "The lock table (always 1): its region (the signing region, where requests go) "
+	       "and whether it is a global table (yes, no, unknown: DescribeTable denied).");
+	buf_printf(out, "leasegate_dynamodb_info{db_collection_name=\"");
+	metrics_label_value(out, m->table);
+	buf_printf(out, "\",region=\"");
+	metrics_label_value(out, t->region);
+	buf_printf(out, "\",global_table=\"%s\",replica_regions=\"", kinds[t->global + 1]);
+	metrics_label_value(out, t->replicas);
+	buf_printf(out, "\"} 1\n");
+}
+
 static void dynamodb_metrics(const struct metrics_src *m, struct buf *out)
 {
 	const struct store_dynamodb_stats *st = m->ddb;
+	dynamodb_info(m, out);
 	family(out, "db_client_operation_duration_seconds", "histogram",
 	       "DynamoDB HTTP requests (retries included), by operation and the class of the "
 	       "answer.");

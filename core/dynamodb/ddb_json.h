@@ -172,6 +172,13 @@ struct ddb_table_desc {
 	char sk[DDB_KEY_NAME_MAX + 1]; /* empty without a sort key */
 	char pk_type, sk_type;	       /* 'S', 'N' or 'B'; 0 when unknown */
 	char status[32];	       /* "ACTIVE", "CREATING"... */
+	char arn[256];		       /* TableArn: region and account; "" when absent */
+	/* A global table (version 2019.11.21) lists its replicas: nreplicas
+	 * > 0, their regions in replicas (comma-separated, cut at its size).
+	 * A table whose replicas were all removed keeps its version alone. */
+	unsigned nreplicas;
+	char replicas[128];
+	char global_version[16]; /* GlobalTableVersion, "" when absent */
 };
 
 /* Parses a DescribeTable (or CreateTable: both carry the description) body.

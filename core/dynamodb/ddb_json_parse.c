@@ -415,6 +415,41 @@ static bool copy_name(char *dst, size_t cap, const cJSON *v)
 	return true;
 }
 
+/* Appends name to the comma list in out (cap bytes), as much as fits. */
+static void add_region(char *out, size_t cap, const char *name)
+{
+	size_t n = strlen(out);
+	if (n + 2 >= cap)
+		return;
+	if (n > 0)
+		out[n++] = ',';
+	ddb_copy_text(out + n, cap - n, name, strlen(name));
+}
+
+/* The table's ARN and what says it is a global table: Replicas (their
+ * regions) and GlobalTableVersion. */
+static void parse_global(const cJSON *t, struct ddb_table_desc *out)
+{
+	const cJSON *arn = cJSON_GetObjectItemCaseSensitive(t, "TableArn");
+	if (cJSON_IsString(arn))
+		ddb_copy_text(out->arn, sizeof out->arn, arn->valuestring,
+			      strlen(arn->valuestring));
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "GlobalTableVersion");
+	if (cJSON_IsString(v))
+		ddb_copy_text(out->global_version, sizeof out->global_version, v->valuestring,
+			      strlen(v->valuestring));
+	const cJSON *r, *reps = cJSON_GetObjectItemCaseSensitive(t, "Replicas");
+	if (!cJSON_IsArray(reps))
+		return;
+	cJSON_ArrayForEach(r, reps)
+	{
+		const cJSON *rn = cJSON_GetObjectItemCaseSensitive(r, "RegionName");
+		out->nreplicas++;
+		add_region(out->replicas, sizeof out->replicas,
+			   cJSON_IsString(rn) ? rn->valuestring : "?");
+	}
+}
+
 bool ddb_parse_table(const char *body, size_t len, struct ddb_table_desc *out, char *err)
 {
 	memset(out, 0, sizeof *out);
@@ -456,6 +491,7 @@ bool ddb_parse_table(const char *body, size_t len, struct ddb_table_desc *out, c
 	if (cJSON_IsString(st))
 		ddb_copy_text(out->status, sizeof out->status, st->valuestring,
 			      strlen(st->valuestring));
+	parse_global(t, out);
 	if (!ok)
 		ddb_errf(err, "table description without a valid KeySchema");
 	cJSON_Delete(root);

@@ -93,6 +93,52 @@ static bool set_endpoint(struct ddb_store *ds, const char *url, char *err)
 	return true;
 }
 
+bool store_dynamodb_endpoint_region(const char *host, char *out, size_t outsz)
+{
+	static const char *const suffixes[] = {".amazonaws.com", ".amazonaws.com.cn"};
+	static const char *const services[] = {"dynamodb.", "dynamodb-fips.", ".ddb."};
+	size_t hl = strcspn(host, ":"), end = 0;
+	for (size_t i = 0; i < 2 && end == 0; i++) {
+		size_t sl = strlen(suffixes[i]);
+		if (hl > sl && strncmp(host + hl - sl, suffixes[i], sl) == 0)
+			end = hl - sl;
+	}
+	if (end == 0)
+		return false;
+	for (size_t i = 0; i < 3; i++) {
+		const char *p = strstr(host, services[i]);
+		if (p == NULL || (size_t)(p - host) >= end)
+			continue;
+		/* the service label at the start or after a dot */
+		if (services[i][0] != '.' && p != host && p[-1] != '.')
+			continue;
+		const char *r = p + strlen(services[i]);
+		size_t n = strcspn(r, ".:");
+		if (n == 0 || n >= outsz || (size_t)(r - host) + n > end)
+			continue;
+		memcpy(out, r, n);
+		out[n] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/* An AWS endpoint in another region than the signing one: every request
+ * would fail its signature, and a replica pointed at another region than
+ * the others shares no lock with them. */
+static bool endpoint_region_ok(struct ddb_store *ds, char *err)
+{
+	char region[64];
+	if (!store_dynamodb_endpoint_region(ds->host, region, sizeof region) ||
+	    strcmp(region, ds->region) == 0)
+		return true;
+	snprintf(err, STORE_DDB_ERR_MAX,
+		 "endpoint %.80s is in region %.30s, requests are signed for %.30s "
+		 "(--region, AWS_REGION): give both one region",
+		 ds->host, region, ds->region);
+	return false;
+}
+
 /* ---- the life of one call ---- */
 
 static void link_call(struct ddb_store *ds, struct store_call *c)
@@ -725,8 +771,10 @@ struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,
 		snprintf(endpoint, sizeof endpoint, "%s", cfg->endpoint);
 	else
 		store_dynamodb_endpoint(ds->region, endpoint, sizeof endpoint);
-	if (!set_endpoint(ds, endpoint, err))
+	if (!set_endpoint(ds, endpoint, err) || !endpoint_region_ok(ds, err))
 		goto fail;
+	ddbs_copy(ds->stats.table.region, sizeof ds->stats.table.region, ds->region);
+	ds->stats.table.global = -1;
 	ds->http = cfg->http;
 	if (!ds->http) {
 		/* As many acquires and reads again may wait: past that they

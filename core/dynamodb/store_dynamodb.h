@@ -74,6 +74,12 @@ struct store_dynamodb_config {
 	const char *sort_key;	   /* with partition_key: NULL = no sort key */
 	const char *ttl_attribute; /* NULL: none */
 	bool create_table;	   /* create the table when it is missing */
+	/* Read DescribeTable at open even with the keys configured, to know
+	 * whether the table is global (the gateway does); without it such an
+	 * open sends nothing and the table's kind stays unknown. */
+	bool read_kind;
+	/* Open a global table all the same (see store_dynamodb_open). */
+	bool allow_global_table;
 
 	store_ddb_creds_fn credentials; /* required */
 	void *credentials_arg;
@@ -102,15 +108,34 @@ struct store *store_dynamodb_new(struct event_base *base, struct clock *clock,
 
 /* Opens the store (see the top of this file). cb runs once, later, from
  * the loop: OK (the store is usable), NO_TABLE (missing and not to be
- * created), FATAL (wrong key types or names, permissions: .message says
- * which table and what), TRANSIENT (DynamoDB unreachable: call open
- * again). Returns false on out-of-memory or when an open is running. */
+ * created), FATAL (wrong key types or names, permissions, a global table
+ * without allow_global_table: .message says which table and what),
+ * TRANSIENT (DynamoDB unreachable: call open again). Returns false on
+ * out-of-memory or when an open is running.
+ *
+ * With the keys configured and read_kind, the open reads DescribeTable
+ * too, and a refusal of it (AccessDeniedException) only leaves the
+ * table's kind unknown. A global table (DescribeTable lists Replicas) replicates
+ * between regions with last-writer-wins: a conditional write is checked
+ * in one region only, so two gateways writing to two regions could both
+ * be granted one lock. It is refused (FATAL "GlobalTable") unless
+ * allow_global_table: locks are then as safe as one region, if every
+ * gateway uses the same region's endpoint. */
 bool store_dynamodb_open(struct store *s, store_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
 /* The endpoint by the AWS conventions: AWS_ENDPOINT_URL_DYNAMODB, else
  * AWS_ENDPOINT_URL, else https://dynamodb.<region>.amazonaws.com. */
 void store_dynamodb_endpoint(const char *region, char *out, size_t outsz);
+
+/* The region an AWS endpoint's host names (dynamodb.<region>.amazonaws.com,
+ * dynamodb-fips.<region>..., <account>.ddb.<region>..., a VPC endpoint's
+ * ...dynamodb.<region>.vpce.amazonaws.com; .amazonaws.com.cn too) into out;
+ * false for any other host (an emulator, a proxy): no region to check.
+ * store_dynamodb_new refuses an endpoint whose region is not the signing
+ * region. */
+bool store_dynamodb_endpoint_region(const char *host, char *out, size_t outsz)
+	__attribute__((warn_unused_result));
 
 /* The table's keys as the store uses them (valid once open). */
 const struct ddb_keys *store_dynamodb_keys(const struct store *s);
@@ -126,7 +151,18 @@ struct ddb_latency {
 	uint64_t sum_us;
 };
 
+/* What the open learnt of the table (INFO, /metrics). */
+struct store_dynamodb_table {
+	char region[64]; /* the signing region: where requests go */
+	char arn[256];	 /* TableArn, "" when not read */
+	int global;	 /* 1 a global table, 0 not, -1 not known (not read) */
+	unsigned nreplicas;
+	char replicas[128];	 /* their regions, comma-separated */
+	char global_version[16]; /* "" when none */
+};
+
 struct store_dynamodb_stats {
+	struct store_dynamodb_table table;
 	uint64_t http[DDB_OP_COUNT]; /* HTTP requests sent, retries included */
 	/* answered attempts by operation and the class of the answer
 	 * (ddb_class_name: ok, refused, throttled, ...) */

@@ -1,9 +1,9 @@
 /*
  * store_dynamodb_open.c: the open of the DynamoDB store (see
- * store_dynamodb.h): DescribeTable to learn and check the keys, with
- * create_table a CreateTable, DescribeTable until ACTIVE, then
- * UpdateTimeToLive. Each step is a call of store_dynamodb.c, retried
- * like any request.
+ * store_dynamodb.h): DescribeTable to learn and check the keys and to
+ * refuse a global table, with create_table a CreateTable, DescribeTable
+ * until ACTIVE, then UpdateTimeToLive. Each step is a call of
+ * store_dynamodb.c, retried like any request.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,12 +107,49 @@ static bool adopt_keys(struct ddb_store *ds, const struct ddb_table_desc *d)
 	return true;
 }
 
+/* Records what d says of the table; false (the open failed) for a global
+ * table that is not allowed. */
+static bool adopt_kind(struct ddb_store *ds, const struct ddb_table_desc *d)
+{
+	struct store_dynamodb_table *t = &ds->stats.table;
+	ddbs_copy(t->arn, sizeof t->arn, d->arn);
+	ddbs_copy(t->replicas, sizeof t->replicas, d->replicas);
+	ddbs_copy(t->global_version, sizeof t->global_version, d->global_version);
+	t->nreplicas = d->nreplicas;
+	t->global = d->nreplicas > 0;
+	if (!t->global || ds->cfg.allow_global_table)
+		return true;
+	/* within STORE_MSG_MAX; README "Configure DynamoDB" says the rest */
+	open_fail(ds, STORE_FATAL, "GlobalTable",
+		  "table %.40s is a DynamoDB global table (replicas in %.60s): leasegate "
+		  "replicas writing to two regions could both be granted one lock "
+		  "(last-writer-wins); start with --allow-global-table only if all use region "
+		  "%.20s",
+		  ds->table, d->replicas, ds->region);
+	return false;
+}
+
+/* With the keys configured, DescribeTable is needed for the table's kind
+ * only: a policy that does not grant it leaves the kind unknown. */
+static bool describe_optional(const struct ddb_store *ds, const struct store_result *res)
+{
+	return ds->keys_given && !ds->cfg.create_table && res->error_type != NULL &&
+	       strcmp(res->error_type, "AccessDeniedException") == 0;
+}
+
 static void describe_done(struct store_call *c, struct store_result *res, const char *body,
 			  size_t len)
 {
 	struct ddb_store *ds = c->ds;
 	if (res->status == STORE_NO_TABLE && ds->cfg.create_table && !ds->created) {
 		open_next(ds, DDB_CREATE_TABLE, create_done);
+		return;
+	}
+	if (res->status != STORE_OK && describe_optional(ds, res)) {
+		struct store_result ok;
+		memset(&ok, 0, sizeof ok);
+		ok.status = STORE_OK;
+		open_end(ds, &ok);
 		return;
 	}
 	if (res->status != STORE_OK) {
@@ -126,7 +163,7 @@ static void describe_done(struct store_call *c, struct store_result *res, const 
 			  err);
 		return;
 	}
-	if (!adopt_keys(ds, &d))
+	if (!adopt_keys(ds, &d) || !adopt_kind(ds, &d))
 		return;
 	if (strcmp(d.status, "ACTIVE") != 0) {
 		if (clock_now_ms(ds->clock) + OPEN_POLL_MS > ds->open_until) {
@@ -175,7 +212,7 @@ bool store_dynamodb_open(struct store *s, store_cb cb, void *arg)
 	ds->created = false;
 	ds->open_until = clock_now_ms(ds->clock) + OPEN_WAIT_MS;
 	bool ok;
-	if (ds->keys_given && !ds->cfg.create_table) {
+	if (ds->keys_given && !ds->cfg.create_table && !ds->cfg.read_kind) {
 		/* nothing to learn: open without a request (and without needing
 		 * the DescribeTable permission) */
 		struct store_call *c = ddbs_new_call(ds, DDB_DESCRIBE_TABLE, ttl_done, 0);

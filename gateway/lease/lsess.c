@@ -25,6 +25,7 @@ void ls_res_init(struct ls_result *r, enum ls_status status)
 	r->st.held = false;
 	r->mine = false;
 	r->detached = false;
+	r->unwritten = false;
 	r->reasons = NULL;
 	r->message[0] = '\0';
 }
@@ -218,18 +219,78 @@ enum ls_status ls_rec_report(struct ls_rec *rec, enum lt_loss loss, struct ls_re
 	return LS_LOST;
 }
 
-/* A release done (or a term handed on): watchers read what it wrote. */
+void ls_unwritten(struct ls_result *r, const char *name, const struct lt_error *err)
+{
+	r->unwritten = true;
+	ls_res_msg(r, r->status,
+		   "the release of '%.256s' was not written (%s): the lock stays held until its "
+		   "lease runs out",
+		   name, err->message);
+}
+
+/* One release of batch b is done (err: its write failed). */
+static void batch_one(struct ls_op *b, const char *name, const struct lt_error *err)
+{
+	if (err != NULL && b->unwritten == NULL) {
+		struct ls_result r;
+		ls_res_init(&r, LS_OK);
+		ls_unwritten(&r, name, err);
+		b->unwritten = strdup(r.message); /* NULL: told as written, logged (43) */
+	}
+	if (--b->left > 0)
+		return;
+	struct ls_result res;
+	ls_res_init(&res, LS_OK);
+	if (b->unwritten != NULL) {
+		res.unwritten = true;
+		ls_res_msg(&res, LS_OK, "%s", b->unwritten);
+	}
+	ls_op_finish(b, &res);
+}
+
+struct ls_op *ls_batch_new(struct lsess *s, ls_done_cb cb, void *arg)
+{
+	struct ls_op *b = ls_op_new(s->svc, s, cb, arg, "", 0, 0);
+	if (b != NULL)
+		b->left = 1; /* until ls_batch_close: none answers before */
+	return b;
+}
+
+enum ls_status ls_batch_close(struct ls_op *b, struct ls_result *now)
+{
+	ls_res_init(now, LS_OK);
+	if (b->left > 1) {
+		b->left--;
+		return now->status = LS_PENDING;
+	}
+	if (b->unwritten != NULL) {
+		now->unwritten = true;
+		ls_res_msg(now, LS_OK, "%s", b->unwritten);
+	}
+	ls_op_finish(b, NULL);
+	return LS_OK;
+}
+
+/* A release done (or a term handed on): watchers read what it wrote; its
+ * batch counts it. */
 static void dropped(void *arg, int released, const struct lt_error *err)
 {
 	struct ls_op *op = arg;
+	struct ls_op *batch = op->batch;
 	ls_changed(op->svc, op->name);
+	if (batch != NULL)
+		batch_one(batch, op->name, released < 0 ? err : NULL);
 	ls_op_finish(op, NULL);
 }
 
-void ls_rec_drop(struct ls_rec *rec)
+void ls_rec_drop(struct ls_rec *rec, struct ls_op *batch)
 {
 	struct lsvc *svc = rec->owner->svc;
 	struct ls_op *op = ls_op_new(svc, NULL, NULL, NULL, rec->name, rec->len, rec->token);
+	if (op != NULL && batch != NULL) {
+		op->batch = batch;
+		batch->left++;
+	}
 	if (rec->kind == LS_KIND_LEADER) {
 		if (op != NULL)
 			election_stop_then(rec->election, ELECTION_CANCELLED, dropped, op);
@@ -242,6 +303,8 @@ void ls_rec_drop(struct ls_rec *rec)
 		else
 			lease_release(rec->lease);
 	} else {
+		if (op != NULL && op->batch != NULL)
+			op->batch->left--;
 		ls_op_finish(op, NULL);
 		op = NULL;
 	}
@@ -304,6 +367,9 @@ struct ls_op *ls_op_new(struct lsvc *svc, struct lsess *s, ls_done_cb cb, void *
 	op->cb = cb;
 	op->arg = arg;
 	op->token = token;
+	op->batch = NULL;
+	op->left = 0;
+	op->unwritten = NULL;
 	memcpy(op->name, name, len);
 	op->name[len] = '\0';
 	op_link(op);
@@ -317,6 +383,7 @@ void ls_op_finish(struct ls_op *op, const struct ls_result *res)
 	ls_done_cb cb = op->sess != NULL ? op->cb : NULL;
 	void *arg = op->arg;
 	op_unlink(op);
+	free(op->unwritten);
 	pool_put(&op_pool, op, op->size);
 	if (cb != NULL && res != NULL)
 		cb(arg, res); /* last: it may free the session */
@@ -474,14 +541,15 @@ struct lsess *lsess_new(struct lsvc *svc, const struct ls_sess_ops *ops, void *a
 	return s;
 }
 
-/* Drops every record of s but keep (the campaign a wait still needs). */
-static void drop_records(struct lsess *s, const struct ls_rec *keep)
+/* Drops every record of s but keep (the campaign a wait still needs),
+ * counted by batch (NULL: none). */
+static void drop_records(struct lsess *s, const struct ls_rec *keep, struct ls_op *batch)
 {
 	struct ls_rec *rec = s->recs, *next;
 	for (; rec != NULL; rec = next) {
 		next = rec->next;
 		if (rec != keep)
-			ls_rec_drop(rec);
+			ls_rec_drop(rec, batch);
 	}
 }
 
@@ -498,7 +566,7 @@ void lsess_free(struct lsess *s)
 		op->sess = NULL;
 		op_link(op); /* into the service's detached list */
 	}
-	drop_records(s, NULL);
+	drop_records(s, NULL, NULL);
 	ls_index_free(&s->idx);
 	timer_cancel(&s->campaign_timer);
 	if (s->all_prev != NULL)
@@ -511,10 +579,16 @@ void lsess_free(struct lsess *s)
 	free(s);
 }
 
-void ls_release_all(struct lsess *s)
+enum ls_status ls_release_all(struct lsess *s, struct ls_result *now, ls_done_cb cb, void *arg)
 {
-	drop_records(s, s->wait_kind == LS_WAIT_CAMPAIGN ? s->campaign : NULL);
-	ls_cancel(s, "the session was reset"); /* last: its callback may free s */
+	struct ls_op *b = ls_batch_new(s, cb, arg);
+	drop_records(s, s->wait_kind == LS_WAIT_CAMPAIGN ? s->campaign : NULL, b);
+	/* its callback may free s: b is then detached, answers nobody */
+	ls_cancel(s, "the session was reset");
+	if (b == NULL)
+		return ls_res_msg(now, LS_FAILED,
+				  "out of memory: the releases were not waited for");
+	return ls_batch_close(b, now);
 }
 
 unsigned lsess_count(const struct lsess *s)

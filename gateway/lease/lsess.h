@@ -86,6 +86,10 @@ struct ls_result {
 	struct lt_state st; /* ls_state (LS_OK: st.exists) and ls_watch (st.held) */
 	bool mine;	    /* ls_state: the item's owner is this session's lease */
 	bool detached;	    /* ls_state, ls_foreign: the item's lease is detached */
+	/* LS_OK of a release: the session holds the lock no more, but the
+	 * release's write failed (.message says which lock and why): the item
+	 * stays held until its lease runs out, or another holder has it. */
+	bool unwritten;
 	/* LS_TXCANCELLED: the CancellationReasons of the client's items, a
 	 * JSON array in their order; valid during the callback only. */
 	const char *reasons;
@@ -213,15 +217,22 @@ enum ls_status ls_release(struct lsess *s, const char *name, int64_t token, enum
 	__attribute__((warn_unused_result));
 
 /* Releases every hold of scope (transaction end: LS_SCOPE_XACT; PostgreSQL's
- * pg_advisory_unlock_all: LS_SCOPE_SESSION), without waiting for the
- * writes; locks also held in the other scope stay held. Returns how many
- * locks were released. */
-unsigned ls_release_scope(struct lsess *s, enum ls_scope scope);
+ * pg_advisory_unlock_all: LS_SCOPE_SESSION); locks also held in the other
+ * scope stay held. Answered once every release it started is done (its
+ * write answered, or the lock handed to a local waiter), so that a client
+ * told "released" finds the lock free from any replica: LS_OK at once when
+ * there was nothing to write, else LS_PENDING and cb with LS_OK
+ * (.unwritten when a write failed: .message names the first such lock).
+ * LS_FAILED at once when out of memory (the releases are sent anyway). */
+enum ls_status ls_release_scope(struct lsess *s, enum ls_scope scope, struct ls_result *now,
+				ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
 
 /* Every lease and term of the session released, as at its close, but the
- * session stays usable (Redis's RESET); a wait in progress is answered
- * LS_CANCELLED ("the session was reset"), last. */
-void ls_release_all(struct lsess *s);
+ * session stays usable (Redis's RESET, PostgreSQL's DISCARD ALL); answered
+ * as ls_release_scope. A wait in progress is answered LS_CANCELLED ("the
+ * session was reset") before this returns. */
+enum ls_status ls_release_all(struct lsess *s, struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
 
 /* True when the session holds a lease on name now (not lost, not past
  * its end), with its fencing token in *token and its holds per scope in

@@ -102,7 +102,13 @@ struct ls_op {
 	ls_done_cb cb;
 	void *arg;
 	int64_t token;
-	size_t size; /* bytes allocated */
+	/* A batch of releases (ls_release_scope, ls_release_all) is one op
+	 * that answers once left reaches 0 (ls_batch_*); each of its releases
+	 * is an op of its own whose batch points to it. */
+	struct ls_op *batch;
+	unsigned left;
+	char *unwritten; /* a batch: the first release that failed, its message */
+	size_t size;	 /* bytes allocated */
 	char name[];
 };
 
@@ -146,8 +152,9 @@ enum lt_loss ls_rec_loss(const struct ls_rec *rec);
 /* Answers r LS_LOST for rec (loss), and ends and forgets rec. */
 enum ls_status ls_rec_report(struct ls_rec *rec, enum lt_loss loss, struct ls_result *r);
 /* Ends rec as at the session's close: the lease released, the term ended
- * (handed on), watchers told once that is done. rec is freed. */
-void ls_rec_drop(struct ls_rec *rec);
+ * (handed on), watchers told once that is done, and then batch (NULL:
+ * none) counts the release as done. rec is freed. */
+void ls_rec_drop(struct ls_rec *rec, struct ls_op *batch);
 /* rec was lost (reason) under the session: mark it, wake watchers, tell
  * the front-end (last: its callback may free the session). */
 void ls_rec_lost(struct ls_rec *rec, enum lt_loss reason);
@@ -161,6 +168,15 @@ struct ls_op *ls_op_new(struct lsvc *svc, struct lsess *s, ls_done_cb cb, void *
 /* Ends op: frees it, then calls its callback with res unless detached or
  * res is NULL. */
 void ls_op_finish(struct ls_op *op, const struct ls_result *res);
+
+/* A batch of releases of s answering cb(arg) once they are all done;
+ * NULL on out-of-memory. Give it to ls_rec_drop for each, then close it. */
+struct ls_op *ls_batch_new(struct lsess *s, ls_done_cb cb, void *arg);
+/* Every release of b has been started: LS_OK in now when all are done
+ * already, else LS_PENDING (b answers through its callback). */
+enum ls_status ls_batch_close(struct ls_op *b, struct ls_result *now);
+/* The message of a release of name that was not written (err). */
+void ls_unwritten(struct ls_result *r, const char *name, const struct lt_error *err);
 
 /* --- the session's wait --- */
 

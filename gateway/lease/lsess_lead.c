@@ -156,6 +156,8 @@ static void resigned(void *arg, int released, const struct lt_error *err)
 	ls_changed(op->svc, op->name); /* watchers read what the release wrote */
 	ls_res_init(&res, LS_OK);
 	res.token = op->token;
+	if (released < 0) /* the answer says so: the lock is not free */
+		ls_unwritten(&res, op->name, err);
 	ls_op_finish(op, &res);
 }
 

@@ -238,6 +238,8 @@ static void released(void *arg, int r, const struct lt_error *err)
 	ls_changed(op->svc, op->name);
 	ls_res_init(&res, LS_OK);
 	res.token = op->token;
+	if (r < 0) /* the answer says so: the lock is not free */
+		ls_unwritten(&res, op->name, err);
 	ls_op_finish(op, &res);
 }
 
@@ -284,23 +286,26 @@ enum ls_status ls_release(struct lsess *s, const char *name, int64_t token, enum
 	return now->status = LS_PENDING;
 }
 
-unsigned ls_release_scope(struct lsess *s, enum ls_scope scope)
+enum ls_status ls_release_scope(struct lsess *s, enum ls_scope scope, struct ls_result *now,
+				ls_done_cb cb, void *arg)
 {
-	unsigned n = 0;
 	struct ls_rec *rec, *next;
+	ls_res_init(now, LS_OK);
 	if ((unsigned)scope >= LS_SCOPE_COUNT)
-		return 0;
+		return ls_res_msg(now, LS_INVALID, "bad scope");
+	struct ls_op *b = ls_batch_new(s, cb, arg);
 	for (rec = s->recs; rec != NULL; rec = next) {
 		next = rec->next;
 		if (rec->kind != LS_KIND_LOCK || rec->holds[scope] == 0)
 			continue;
 		rec->holds[scope] = 0;
-		if (holds(rec) > 0)
-			continue;
-		n += rec->state == LS_REC_HELD;
-		ls_rec_drop(rec);
+		if (holds(rec) == 0)
+			ls_rec_drop(rec, b);
 	}
-	return n;
+	if (b == NULL)
+		return ls_res_msg(now, LS_FAILED,
+				  "out of memory: the releases were not waited for");
+	return ls_batch_close(b, now);
 }
 
 /* --- what the session holds, what it lost --- */

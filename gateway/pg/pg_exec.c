@@ -58,14 +58,75 @@ static void unsupported(struct pgs *s, const struct sql_stmt *st)
 				"SET/SHOW; see its README.");
 }
 
-/* The transaction ends: xact locks go, SET LOCAL values end. */
-static void xact_end(struct pgs *s)
+/* --- answers that wait for releases --- */
+
+/* A release that was not written is told, as a WARNING: the statement
+ * itself did its part (the session holds the lock no more). */
+static void tell_unwritten(struct pgs *s, const struct ls_result *res)
 {
-	if (s->ls != NULL)
-		(void)ls_release_scope(s->ls, LS_SCOPE_XACT);
+	if (res->status == LS_OK && res->unwritten)
+		pgs_notice(s, "WARNING", "58000", res->message,
+			   "Another session can take the lock once its lease runs out.");
+}
+
+/* What follows the releases: the command tag, or ReadyForQuery. */
+static void after_releases(struct pgs *s, const char *tag)
+{
+	if (tag != NULL)
+		pg_command_complete(&s->c.out, tag);
+	else
+		pg_ready(&s->c.out, pgq_status(s));
+}
+
+static void releases_done(void *arg, const struct ls_result *res)
+{
+	struct pgs *s = arg;
+	if (!conn_closed(&s->c)) {
+		tell_unwritten(s, res);
+		after_releases(s, s->pend_tag);
+	}
+	conn_resume(&s->c);
+}
+
+/* Writes tag (NULL: ReadyForQuery) once the releases rc started are
+ * written: at once, or later, the session waiting meanwhile. Acknowledged
+ * means done: on PostgreSQL a lock released by COMMIT is free for every
+ * session when COMMIT returns, and programs coordinate on that. */
+static void answer_released(struct pgs *s, enum ls_status rc, const struct ls_result *now,
+			    const char *tag)
+{
+	if (rc == LS_PENDING) {
+		s->pend_tag = tag;
+		conn_suspend(&s->c);
+		return;
+	}
+	if (now->status == LS_FAILED) /* out of memory: sent, not waited for */
+		pgs_notice(s, "WARNING", "53200", now->message, NULL);
+	tell_unwritten(s, now);
+	after_releases(s, tag);
+}
+
+/* The transaction ends: xact locks go (tag is written once they are), SET
+ * LOCAL values end. */
+static void xact_end(struct pgs *s, const char *tag)
+{
+	struct ls_result now = {.status = LS_OK};
+	enum ls_status rc = LS_OK;
 	pgs_guc_xact_end(s);
 	s->in_block = false;
 	s->failed = false;
+	if (s->ls != NULL)
+		rc = ls_release_scope(s->ls, LS_SCOPE_XACT, &now, releases_done, s);
+	answer_released(s, rc, &now, tag);
+}
+
+void pgx_ready(struct pgs *s)
+{
+	if (s->in_block) {
+		pg_ready(&s->c.out, pgq_status(s));
+		return;
+	}
+	xact_end(s, NULL);
 }
 
 /* --- lock names --- */
@@ -221,6 +282,7 @@ static void render(struct pgs *s, enum sql_fn fn, int timeout, const struct pg_p
 	memset(v, 0, sizeof(v));
 	if (fn == FN_LG_TRANSACT && fenced_error(s, res))
 		return;
+	tell_unwritten(s, res);
 	switch (res->status) {
 	case LS_OK:
 	case LS_NONE:
@@ -444,12 +506,11 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 		answer(s, st, po, 0, rc, &now);
 		return;
 	case FN_UNLOCK_ALL:
+		now = (struct ls_result){.status = LS_OK};
+		rc = LS_OK;
 		if (s->ls != NULL)
-			(void)ls_release_scope(s->ls, LS_SCOPE_SESSION);
-		{
-			struct ls_result ok = {.status = LS_OK};
-			render(s, st->fn, 0, po, st->alias, &ok);
-		}
+			rc = ls_release_scope(s->ls, LS_SCOPE_SESSION, &now, lease_done, s);
+		answer(s, st, po, 0, rc, &now);
 		return;
 	case FN_LG_ACQUIRE:
 		if ((ls = pgs_lsess(s)) == NULL)
@@ -730,8 +791,7 @@ void pgx_run(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
 		if (!s->in_block)
 			pgs_notice(s, "WARNING", "25P01", "there is no transaction in progress",
 				   NULL);
-		xact_end(s);
-		pg_command_complete(o, st->kind == SQL_COMMIT && !failed ? "COMMIT" : "ROLLBACK");
+		xact_end(s, st->kind == SQL_COMMIT && !failed ? "COMMIT" : "ROLLBACK");
 		return;
 	}
 	case SQL_SET:
@@ -765,11 +825,15 @@ void pgx_run(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
 		 * statements and portals closed */
 		for (int g = 0; g < GUC_COUNT; g++)
 			pgs_guc_reset(s, g);
-		if (s->ls != NULL)
-			ls_release_all(s->ls);
 		if (po == NULL)
 			pgq_free_all(s);
-		pg_command_complete(o, "DISCARD ALL");
+		{
+			struct ls_result now = {.status = LS_OK};
+			enum ls_status rc = LS_OK;
+			if (s->ls != NULL)
+				rc = ls_release_all(s->ls, &now, releases_done, s);
+			answer_released(s, rc, &now, "DISCARD ALL");
+		}
 		return;
 	case SQL_CLOSE_ALL:
 		pg_command_complete(o, "CLOSE CURSOR ALL");

@@ -122,6 +122,10 @@ struct pgs {
 	int pend_timeout; /* what bounded the wait: 0 the call, 1 lock_, 2 statement_timeout */
 	const struct pg_portal *pend_portal; /* NULL: simple query (text) */
 	char pend_alias[SQL_ALIAS_MAX];
+	/* releases being written (COMMIT, DISCARD ALL, an implicit
+	 * transaction's end): what is written once they are, the command tag,
+	 * or NULL: ReadyForQuery */
+	const char *pend_tag;
 	struct pg_prep *preps;
 	struct pg_portal *portals;
 	unsigned npreps, nportals; /* named ones: --max-prepared-statements, --max-portals */
@@ -192,6 +196,12 @@ void pgx_run(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
  * pgx_failed: the same when the error is written already. */
 void pgx_error(struct pgs *s, const char *sqlstate, const char *msg, const char *hint);
 void pgx_failed(struct pgs *s);
+/* The implicit transaction ends (outside a block; Sync, the end of a
+ * simple query): its xact locks are released and its SET LOCAL values
+ * end, then ReadyForQuery is written — once the releases are written (the
+ * session waits until then), so that the client's next step finds the
+ * locks free on every replica. */
+void pgx_ready(struct pgs *s);
 /* The result columns of st (0: none), in po's formats. */
 unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, struct pg_col *cols);
 /* The type of parameter $n of st, from where it is used. */

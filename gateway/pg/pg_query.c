@@ -19,11 +19,7 @@ static void end_query(struct pgs *s)
 	if (!s->q_any)
 		pg_empty_query(&s->c.out);
 	s->in_query = false;
-	if (!s->in_block && s->ls != NULL) /* the implicit transaction ends */
-		(void)ls_release_scope(s->ls, LS_SCOPE_XACT);
-	if (!s->in_block)
-		pgs_guc_xact_end(s);
-	pg_ready(&s->c.out, pgq_status(s));
+	pgx_ready(s);
 }
 
 void pgq_continue(struct pgs *s)
@@ -476,15 +472,10 @@ static void close_msg(struct pgs *s, const struct pg_msg *m)
 static void sync_msg(struct pgs *s)
 {
 	s->skip_sync = false;
-	if (!s->in_block) {
-		if (s->ls != NULL)
-			(void)ls_release_scope(s->ls, LS_SCOPE_XACT);
-		pgs_guc_xact_end(s);
-	}
 	struct pg_portal *unnamed = find_portal(s, "");
 	if (unnamed != NULL)
 		free_portal(s, unnamed);
-	pg_ready(&s->c.out, pgq_status(s));
+	pgx_ready(s);
 }
 
 enum conn_step pgq_message(struct pgs *s, const struct pg_msg *m)

@@ -101,13 +101,13 @@ static void c_reset(struct cmd_call *c)
 {
 	struct sess *s = c->sess;
 	const struct sess_hooks *h = &sess_fe(s)->hooks;
-	if (h->on_reset)
-		h->on_reset(s, h->arg);
+	bool answered = h->on_reset != NULL && h->on_reset(s, h->arg);
 	s->proto = RESP2;
 	free(s->name);
 	s->name = NULL;
 	auth_start(&s->c, sess_fe(s)->cfg);
-	resp_add_simple(c->out, "RESET", 5);
+	if (!answered) /* else the hook answers once the session's leases are released */
+		resp_add_simple(c->out, "RESET", 5);
 }
 
 /* ---- AUTH, HELLO ---- */

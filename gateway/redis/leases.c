@@ -130,12 +130,35 @@ void *rl_drop_ctx(struct sess *s)
 	return ctx;
 }
 
-/* RESET: as a new connection, so the session's leases go as at a close. */
-static void on_reset(struct sess *s, void *arg)
+static void shape_reset(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	resp_add_simple(out, "RESET", 5);
+}
+
+static void reset_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_reset);
+}
+
+/* RESET: as a new connection, so the session's leases go as at a close;
+ * but answered once their releases are written (acknowledged means done:
+ * the client's next step finds the locks free on every replica), or an
+ * error naming a release that was not. */
+static bool on_reset(struct sess *s, void *arg)
 {
 	struct rl_sess *rs = sess_app(s);
-	if (rs != NULL)
-		ls_release_all(rs->ls);
+	struct ls_result now;
+	if (rs == NULL)
+		return false;
+	enum ls_status st = ls_release_all(rs->ls, &now, reset_done, s);
+	if (st == LS_PENDING) {
+		sess_suspend(s);
+		return true;
+	}
+	if (st == LS_OK && !now.unwritten)
+		return false;
+	rl_render(sess_out(s), sess_proto(s), &now, shape_reset);
+	return true;
 }
 
 /* --- rendering --- */
@@ -167,8 +190,10 @@ static void add_txcancelled(struct buf *out, const struct ls_result *res)
 void rl_render(struct buf *out, enum resp_proto proto, const struct ls_result *res,
 	       rl_shape_fn shape)
 {
-	if (res->status == LS_OK) /* most answers: the shape, before the errors */
+	if (res->status == LS_OK && !res->unwritten) /* most answers: first */
 		shape(out, proto, res);
+	else if (res->status == LS_OK) /* released here, but the lock is not free */
+		resp_add_errorf(out, "ERR %s", res->message);
 	else if (res->status == LS_LOST)
 		resp_add_errorf(out, "LOST %s", lt_loss_name(res->loss));
 	else if (res->status == LS_TXCANCELLED)
@@ -337,9 +362,15 @@ static void info_line(void *text, const char *key, long long value)
 
 /* INFO <store kind> (embedded, dynamodb): the store's own figures, as the
  * backend gives them. */
+static void info_text(void *text, const char *key, const char *value)
+{
+	buf_printf(text, "%s:%s\r\n", key, value);
+}
+
 static void info_store(struct buf *text, void *arg)
 {
 	const struct rl_app *app = arg;
+	backend_store_text(app->backend, info_text, text);
 	backend_store_lines(app->backend, info_line, text);
 }
 

@@ -52,11 +52,12 @@ struct sess;
  * on_close: exactly once, when the connection is gone or closing is final;
  *   after it the session runs no command and its replies are dropped.
  *   Cancel or detach every pending operation on it here.
- * on_reset: the client sent RESET (drop per-session state, stay open). */
+ * on_reset: the client sent RESET (drop per-session state, stay open);
+ *   true when it answers RESET itself (now, or later: it suspended s). */
 struct sess_hooks {
 	void (*on_open)(struct sess *s, void *arg);
 	void (*on_close)(struct sess *s, void *arg);
-	void (*on_reset)(struct sess *s, void *arg);
+	bool (*on_reset)(struct sess *s, void *arg);
 	/* --timeout: true when the session holds something (a lease) that
 	 * an idle client keeps it open for */
 	bool (*holds)(const struct sess *s, void *arg);

@@ -318,7 +318,7 @@ static void handle(struct standin *s, struct pending *p)
 	if (p->r.ttl_attr)
 		snprintf(s->ttl_attr, sizeof s->ttl_attr, "%s", p->r.ttl_attr);
 	if (!p->r.to_store) {
-		sd_put_admin(p->body, &p->r, s->ttl_attr[0] ? s->ttl_attr : NULL);
+		sd_put_admin(p->body, &p->r, s->ttl_attr[0] ? s->ttl_attr : NULL, s->opt.replicas);
 		p->status = 200;
 		cJSON_Delete(root);
 		schedule(p, draw_latency_us(s));

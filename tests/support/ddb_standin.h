@@ -40,6 +40,9 @@ struct standin_options {
 	double tail_p, tail_max_ms;
 	double throttle_p;
 	uint64_t seed; /* 0: a fixed one */
+	/* DescribeTable lists these regions (comma-separated) as Replicas,
+	 * as for a global table; NULL or "": none. Not copied. */
+	const char *replicas;
 };
 
 /* The options for a typical latency of `ms`: uniform from 0.6 to 1.4

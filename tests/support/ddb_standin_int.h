@@ -41,8 +41,10 @@ void sd_put_item(struct evbuffer *b, const char *member, const char *name,
 int sd_put_result(struct evbuffer *b, const struct sd_req *r, const struct store_result *res,
 		  const char *ttl_attr);
 
-/* The body of a table administration request (200). */
-void sd_put_admin(struct evbuffer *b, const struct sd_req *r, const char *ttl_attr);
+/* The body of a table administration request (200); replicas (comma
+ * list, NULL none): a global table's DescribeTable. */
+void sd_put_admin(struct evbuffer *b, const struct sd_req *r, const char *ttl_attr,
+		  const char *replicas);
 
 /* An error body {"__type": "com.amazonaws.dynamodb.v20120810#<type>", ...}. */
 void sd_put_error(struct evbuffer *b, const char *type, const char *message);

@@ -279,7 +279,21 @@ int sd_put_result(struct evbuffer *b, const struct sd_req *r, const struct store
 	}
 }
 
-void sd_put_admin(struct evbuffer *b, const struct sd_req *r, const char *ttl_attr)
+/* A global table's version and replicas (regions: a comma list). */
+static void put_replicas(struct evbuffer *b, const char *regions)
+{
+	evbuffer_add_printf(b, ",\"GlobalTableVersion\":\"2019.11.21\",\"Replicas\":[");
+	for (const char *p = regions; *p != '\0';) {
+		size_t n = strcspn(p, ",");
+		evbuffer_add_printf(b, "%s{\"RegionName\":\"%.*s\",\"ReplicaStatus\":\"ACTIVE\"}",
+				    p == regions ? "" : ",", (int)n, p);
+		p += n + (p[n] == ',');
+	}
+	evbuffer_add(b, "]", 1);
+}
+
+void sd_put_admin(struct evbuffer *b, const struct sd_req *r, const char *ttl_attr,
+		  const char *replicas)
 {
 	const char *table = r->table ? r->table : "";
 	switch (r->dop) {
@@ -299,7 +313,10 @@ void sd_put_admin(struct evbuffer *b, const struct sd_req *r, const char *ttl_at
 		evbuffer_add_printf(b,
 				    ",\"TableStatus\":\"ACTIVE\",\"KeySchema\":[{\"AttributeName\":"
 				    "\"%s\",\"KeyType\":\"HASH\"}],\"AttributeDefinitions\":[{"
-				    "\"AttributeName\":\"%s\",\"AttributeType\":\"S\"}]}}",
+				    "\"AttributeName\":\"%s\",\"AttributeType\":\"S\"}]",
 				    SD_PK, SD_PK);
+		if (replicas != NULL && replicas[0] != '\0')
+			put_replicas(b, replicas);
+		evbuffer_add(b, "}}", 2);
 	}
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core/dynamodb/ddb_json.h"
+#include "core/dynamodb/store_dynamodb.h"
 
 static void test_parse_update_output(void **state)
 {
@@ -370,6 +371,90 @@ static void test_parse_table(void **state)
 			fail_msg("accepted: %s", bad[i]);
 }
 
+/* DescribeTable of a global table (version 2019.11.21): its replicas'
+ * regions, its version, its ARN; of a table that is not global: none. */
+static void test_parse_table_global(void **state)
+{
+	struct ddb_table_desc d;
+	char err[DDB_ERR_MAX];
+	const char *g =
+		"{\"Table\":{\"TableName\":\"locks\",\"TableStatus\":\"ACTIVE\","
+		"\"TableArn\":\"arn:aws:dynamodb:us-east-1:123456789012:table/locks\","
+		"\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+		"\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
+		"\"GlobalTableVersion\":\"2019.11.21\","
+		"\"Replicas\":[{\"RegionName\":\"us-east-1\",\"ReplicaStatus\":\"ACTIVE\"},"
+		"{\"RegionName\":\"eu-west-1\",\"ReplicaStatus\":\"ACTIVE\"}]}}";
+	assert_true(ddb_parse_table(g, strlen(g), &d, err));
+	assert_int_equal(d.nreplicas, 2);
+	assert_string_equal(d.replicas, "us-east-1,eu-west-1");
+	assert_string_equal(d.global_version, "2019.11.21");
+	assert_string_equal(d.arn, "arn:aws:dynamodb:us-east-1:123456789012:table/locks");
+
+	const char *one =
+		"{\"Table\":{\"TableStatus\":\"ACTIVE\",\"KeySchema\":[{\"AttributeName\":"
+		"\"pk\",\"KeyType\":\"HASH\"}],\"AttributeDefinitions\":[],"
+		"\"TableArn\":\"arn:aws:dynamodb:eu-west-1:1:table/t\"}}";
+	assert_true(ddb_parse_table(one, strlen(one), &d, err));
+	assert_int_equal(d.nreplicas, 0);
+	assert_string_equal(d.replicas, "");
+	assert_string_equal(d.global_version, "");
+	assert_string_equal(d.arn, "arn:aws:dynamodb:eu-west-1:1:table/t");
+
+	/* replicas removed: the version stays, no replica (not global) */
+	const char *gone = "{\"Table\":{\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":"
+			   "\"HASH\"}],\"GlobalTableVersion\":\"2019.11.21\",\"Replicas\":[]}}";
+	assert_true(ddb_parse_table(gone, strlen(gone), &d, err));
+	assert_int_equal(d.nreplicas, 0);
+	assert_string_equal(d.global_version, "2019.11.21");
+
+	/* many replicas: all counted, the list cut to its room */
+	char big[4096];
+	int n = snprintf(big, sizeof big,
+			 "{\"Table\":{\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":"
+			 "\"HASH\"}],\"Replicas\":[");
+	for (int i = 0; i < 30; i++)
+		n += snprintf(big + n, sizeof big - (size_t)n,
+			      "%s{\"RegionName\":\"xx-region-%d\"}", i ? "," : "", i);
+	snprintf(big + n, sizeof big - (size_t)n, "]}}");
+	assert_true(ddb_parse_table(big, strlen(big), &d, err));
+	assert_int_equal(d.nreplicas, 30);
+	assert_true(strlen(d.replicas) < sizeof d.replicas);
+	assert_memory_equal(d.replicas, "xx-region-0,xx-region-1,", 24);
+}
+
+/* The region an AWS endpoint names; none for other hosts. */
+static void test_endpoint_region(void **state)
+{
+	static const struct {
+		const char *host, *region;
+	} cases[] = {
+		{"dynamodb.us-east-1.amazonaws.com", "us-east-1"},
+		{"dynamodb.eu-west-1.amazonaws.com:443", "eu-west-1"},
+		{"dynamodb-fips.us-gov-west-1.amazonaws.com", "us-gov-west-1"},
+		{"dynamodb.cn-north-1.amazonaws.com.cn", "cn-north-1"},
+		{"123456789012.ddb.ap-south-1.amazonaws.com", "ap-south-1"},
+		{"vpce-0a1b-xyz.dynamodb.eu-central-1.vpce.amazonaws.com", "eu-central-1"},
+		{"127.0.0.1:8000", NULL},
+		{"localhost", NULL},
+		{"dynamodb.local", NULL},
+		{"amazonaws.com", NULL},
+		{"mydynamodb.us-east-1.amazonaws.com", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char r[64] = "";
+		bool got = store_dynamodb_endpoint_region(cases[i].host, r, sizeof r);
+		if (cases[i].region == NULL) {
+			if (got)
+				fail_msg("%s: region %s", cases[i].host, r);
+		} else {
+			if (!got)
+				fail_msg("%s: no region", cases[i].host);
+			assert_string_equal(r, cases[i].region);
+		}
+	}
+}
+
 static void test_crc32_and_utf8(void **state)
 {
 	assert_int_equal(ddb_crc32("123456789", 9), 0xCBF43926u);
@@ -414,6 +499,8 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_many_reasons),
 		cmocka_unit_test(test_parse_table),
+		cmocka_unit_test(test_parse_table_global),
+		cmocka_unit_test(test_endpoint_region),
 		cmocka_unit_test(test_crc32_and_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

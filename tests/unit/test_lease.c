@@ -338,6 +338,49 @@ static void release_then_answers_1_when_already_free(void **state)
 	fx_free(f);
 }
 
+/* A release whose write fails is answered the failure (-1 and the error),
+ * not "done": the lock is not free. Refused by another holder: the same. */
+static void release_then_answers_a_failed_write(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "InternalServerError");
+	struct renew_result r = {0};
+	lease_release_then(l, renewed, &r);
+	fx_run(f);
+	assert_true(r.done);
+	assert_int_equal(r.renewed, -1);
+	assert_true(r.error);
+	assert_string_equal(r.type, "InternalServerError");
+	fx_free(f);
+}
+
+static void release_then_answers_a_release_refused_by_another_holder(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	struct store_req rel = {.op = STORE_RELEASE, .name = "job", .unconditional = true};
+	bool done = false;
+	assert_non_null(store_submit(f->store, &rel, on_store_done, &done));
+	fx_run(f);
+	struct store_req acq = {.op = STORE_ACQUIRE,
+				.name = "job",
+				.owner = "other",
+				.rvn = "r1",
+				.lease_ms = LEASE};
+	done = false;
+	assert_non_null(store_submit(f->store, &acq, on_store_done, &done));
+	fx_run(f);
+	assert_true(done);
+	struct renew_result r = {0};
+	lease_release_then(l, renewed, &r);
+	fx_run(f);
+	assert_true(r.done);
+	assert_int_equal(r.renewed, -1);
+	assert_true(r.error);
+	fx_free(f);
+}
+
 static void acquire_overtaking_our_own_release_wins_with_one_write(void **state)
 {
 	struct fx *f = fx_new(2, true);
@@ -603,6 +646,8 @@ int main(void)
 		cmocka_unit_test(release_answers_pending_renewals_ended),
 		cmocka_unit_test(release_then_answers_once_the_write_is_done),
 		cmocka_unit_test(release_then_answers_1_when_already_free),
+		cmocka_unit_test(release_then_answers_a_failed_write),
+		cmocka_unit_test(release_then_answers_a_release_refused_by_another_holder),
 		cmocka_unit_test(acquire_overtaking_our_own_release_wins_with_one_write),
 		cmocka_unit_test(embedded_store_reads_state_at_once),
 		cmocka_unit_test(a_loop_stalled_past_the_lease_loses_it_without_a_renewal),

@@ -138,8 +138,11 @@ static void xact_wait_bounded_like_lock_timeout(void **state)
 	fx_advance(e->f, 1000);
 	assert_true(ls_held(e->s[1], "k", 1, NULL, NULL));
 	/* COMMIT: the transaction's holds end, and with them the lease */
-	assert_int_equal(ls_release_scope(e->s[1], LS_SCOPE_XACT), 1);
+	struct lsf_box done = {0};
+	assert_int_equal(ls_release_scope(e->s[1], LS_SCOPE_XACT, &now, lsf_got, &done),
+			 LS_PENDING);
 	fx_run(e->f);
+	assert_int_equal(done.calls, 1);
 	assert_false(lsf_held(e, "k"));
 	assert_int_equal(lsf_release(e, 1, "k", 0, LS_SCOPE_SESSION), LS_NONE);
 }
@@ -174,15 +177,24 @@ static void scopes_release_separately(void **state)
 	lsf_take(e, 0, "c", LS_SCOPE_SESSION, true);
 	/* no session hold of b */
 	assert_int_equal(lsf_release(e, 0, "b", 0, LS_SCOPE_SESSION), LS_NONE);
-	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT), 1); /* b only */
+	struct ls_result now;
+	struct lsf_box done = {0};
+	/* b only */
+	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT, &now, lsf_got, &done),
+			 LS_PENDING);
 	fx_run(e->f);
+	assert_int_equal(done.calls, 1);
 	assert_false(lsf_held(e, "b"));
 	assert_true(lsf_held(e, "a"));
 	assert_true(lsf_held(e, "c"));
 	assert_int_equal(lsess_count(e->s[0]), 2);
-	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT), 0);
-	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_SESSION), 2);
+	/* nothing to write: answered at once */
+	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT, &now, lsf_got, &done), LS_OK);
+	assert_false(now.unwritten);
+	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_SESSION, &now, lsf_got, &done),
+			 LS_PENDING);
 	fx_run(e->f);
+	assert_int_equal(done.calls, 2);
 	assert_false(lsf_held(e, "a"));
 	assert_false(lsf_held(e, "c"));
 	assert_int_equal(lsess_count(e->s[0]), 0);
@@ -193,22 +205,103 @@ static void release_all_keeps_the_session(void **state)
 	struct lsf_env *e = *state;
 	lsf_take(e, 0, "a", LS_SCOPE_SESSION, false);
 	lsf_take(e, 0, "b", LS_SCOPE_XACT, true);
-	ls_release_all(e->s[0]);
+	struct ls_result now;
+	struct lsf_box done = {0};
+	assert_int_equal(ls_release_all(e->s[0], &now, lsf_got, &done), LS_PENDING);
 	assert_int_equal(lsess_count(e->s[0]), 0);
 	fx_run(e->f);
+	assert_int_equal(done.calls, 1);
+	assert_int_equal(done.last.status, LS_OK);
 	assert_false(lsf_held(e, "a"));
 	assert_false(lsf_held(e, "b"));
 	lsf_take(e, 0, "a", LS_SCOPE_SESSION, false); /* usable still */
 	assert_true(lsf_held(e, "a"));
 	/* a wait in progress is answered, cancelled */
 	struct ls_acquire_req r = lsf_req_of("a", LEASE, 0);
-	struct ls_result now;
 	struct lsf_box b = {0};
 	assert_int_equal(ls_acquire(e->s[1], &r, &now, lsf_got, &b), LS_PENDING);
-	ls_release_all(e->s[1]);
+	assert_int_equal(ls_release_all(e->s[1], &now, lsf_got, &done), LS_OK); /* none held */
 	assert_int_equal(b.calls, 1);
 	assert_int_equal(b.last.status, LS_CANCELLED);
 	assert_string_equal(b.last.message, "the session was reset");
+}
+
+/* Acknowledged means done: a scope's release (COMMIT, unlock_all) and
+ * RESET are answered once every write is answered, not before; a write
+ * that failed is answered LS_OK .unwritten, naming the lock. */
+static void release_scope_answers_once_the_writes_are_done(void **state)
+{
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "a", LS_SCOPE_XACT, true);
+	lsf_take(e, 0, "b", LS_SCOPE_XACT, true);
+	store_memory_set_op_latency(e->f->store, STORE_RELEASE, 100);
+	struct ls_result now;
+	struct lsf_box done = {0};
+	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT, &now, lsf_got, &done),
+			 LS_PENDING);
+	fx_advance(e->f, 99);
+	assert_int_equal(done.calls, 0); /* the writes are not answered yet */
+	fx_advance(e->f, 1);
+	fx_run(e->f);
+	assert_int_equal(done.calls, 1);
+	assert_int_equal(done.last.status, LS_OK);
+	assert_false(done.last.unwritten);
+	assert_false(lsf_held(e, "a"));
+	assert_false(lsf_held(e, "b"));
+	/* the same for RESET */
+	lsf_take(e, 0, "c", LS_SCOPE_SESSION, false);
+	assert_int_equal(ls_release_all(e->s[0], &now, lsf_got, &done), LS_PENDING);
+	fx_advance(e->f, 99);
+	assert_int_equal(done.calls, 1);
+	fx_advance(e->f, 1);
+	fx_run(e->f);
+	assert_int_equal(done.calls, 2);
+	assert_false(lsf_held(e, "c"));
+}
+
+/* The session closes while its COMMIT's releases are in flight: they
+ * complete, call nobody, and free everything (ASan in make check). */
+static void release_scope_outlived_by_nobody(void **state)
+{
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "a", LS_SCOPE_XACT, true);
+	store_memory_set_op_latency(e->f->store, STORE_RELEASE, 100);
+	struct ls_result now;
+	struct lsf_box done = {0};
+	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT, &now, lsf_got, &done),
+			 LS_PENDING);
+	lsess_free(e->s[0]);
+	e->s[0] = lsess_new(e->svc, NULL, NULL); /* for the teardown */
+	fx_advance(e->f, 100);
+	fx_run(e->f);
+	assert_int_equal(done.calls, 0);
+	assert_false(lsf_held(e, "a"));
+}
+
+static void release_not_written_is_answered_so(void **state)
+{
+	struct lsf_env *e = *state;
+	lsf_take(e, 0, "a", LS_SCOPE_XACT, true);
+	lsf_take(e, 0, "b", LS_SCOPE_SESSION, true);
+	store_memory_fail(e->f->store, 1, STORE_TRANSIENT, "InternalServerError");
+	struct ls_result now;
+	struct lsf_box done = {0};
+	assert_int_equal(ls_release_scope(e->s[0], LS_SCOPE_XACT, &now, lsf_got, &done),
+			 LS_PENDING);
+	fx_run(e->f);
+	assert_int_equal(done.calls, 1);
+	assert_int_equal(done.last.status, LS_OK);
+	assert_true(done.last.unwritten);
+	assert_non_null(strstr(done.last.message, "the release of 'a' was not written"));
+	/* one lock, by name */
+	store_memory_fail(e->f->store, 1, STORE_TRANSIENT, "InternalServerError");
+	assert_int_equal(ls_release(e->s[0], "b", 0, LS_SCOPE_SESSION, &now, lsf_got, &done),
+			 LS_PENDING);
+	fx_run(e->f);
+	assert_int_equal(done.calls, 2);
+	assert_int_equal(done.last.status, LS_OK);
+	assert_true(done.last.unwritten);
+	assert_non_null(strstr(done.last.message, "'b'"));
 }
 
 /* --- losses --- */
@@ -526,6 +619,9 @@ int main(void)
 		T(reentrant_holds_count_over_one_lease),
 		T(scopes_release_separately),
 		T(release_all_keeps_the_session),
+		T(release_scope_answers_once_the_writes_are_done),
+		T(release_not_written_is_answered_so),
+		T(release_scope_outlived_by_nobody),
 		T(loss_told_once_answered_lost_once),
 		T(lost_then_acquired_again_supersedes),
 		T(a_stalled_lease_is_lost_before_the_timer_runs),
