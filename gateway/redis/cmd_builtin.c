@@ -375,7 +375,9 @@ static const struct cmd_def client_subs[] = {
 	{"setname", c_client_setname, 3, 0, NULL, CONN_CATS, 0, 0},
 	{"getname", c_client_getname, 2, 0, NULL, CONN_CATS, 0, 0},
 	{"setinfo", c_client_setinfo, 4, 0, NULL, CONN_CATS, 0, 0},
-	{"list", c_client_list, -2, 0, NULL, ADMIN_CATS | ACL_CONNECTION, 0, 0},
+	/* other users' names, addresses, last commands: @admin only, so
+	 * that +@connection does not grant it (CLIENT INFO: the caller's own) */
+	{"list", c_client_list, -2, 0, NULL, ADMIN_CATS, 0, 0},
 	{"info", c_client_info, 2, 0, NULL, CONN_CATS, 0, 0},
 	{"help", c_client_help, 2, 0, NULL, CONN_CATS, 0, 0},
 	{NULL, NULL, 0, 0, NULL, 0, 0, 0},

@@ -277,6 +277,17 @@ static void test_auth_replies(void **state)
 	r = gw_cmd(c, "CLIENT INFO");
 	assert_non_null(strstr(r->str, " user=boss "));
 	freeReplyObject(r);
+	/* +@connection: CLIENT INFO (its own), not CLIENT LIST (everyone's:
+	 * @admin) */
+	redisContext *app = login(&a, "app", "apppw");
+	r = gw_cmd(app, "CLIENT INFO");
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	assert_non_null(strstr(r->str, " user=app "));
+	assert_null(strstr(r->str, "boss"));
+	freeReplyObject(r);
+	gw_expect_err(app, "NOPERM User app has no permissions to run the 'client|list' command",
+		      "CLIENT LIST");
+	redisFree(app);
 	/* RESET: back to default (off: NOAUTH again) */
 	expect_str(c, "RESET", "RESET");
 	gw_expect_err(c, "NOAUTH", "PING");
