@@ -14,12 +14,13 @@
  * connection at once, and closes those whose user is gone or off.
  *
  * Failed authentications are logged (user, address; never a password) and
- * counted by protocol; an address's failures slow its next attempts: each
- * is answered after 100 ms doubling per failure, at most --auth-max-delay
- * (5 s; 0: no slowdown) (success
- * answered late too, so that not waiting for the answer gives nothing
- * away), until a success or 10 minutes without a failure. The addresses
- * are a fixed table: the oldest is forgotten when it is full.
+ * counted by protocol; the failures of a user name from an address slow
+ * the next attempts as that user from there: each is answered after
+ * 100 ms doubling per failure, at most --auth-max-delay (5 s; 0: no
+ * slowdown) (success answered late too, so that not waiting for the
+ * answer gives nothing away), until a success of that user from there or
+ * 10 minutes without a failure. The (user, address) pairs are a fixed
+ * table: the oldest is forgotten when it is full.
  *
  * PostgreSQL (struct auth_pg, made once at start): users and secrets from
  * --pg-password (every user, that password) and --pg-users (a file of
@@ -95,10 +96,11 @@ bool auth_default_nopass(const struct conn *c, const struct cfg *cfg);
 bool auth_login(struct conn *c, const struct cfg *cfg, const char *user, const char *pass,
 		size_t passlen) __attribute__((warn_unused_result));
 
-/* How long to hold the answer of c's authentication attempt now: the
- * penalty of its address's past failures (0: none). Read it before the
- * check (which changes it). */
-int64_t auth_delay_ms(const struct conn *c);
+/* How long to hold the answer of c's authentication attempt as user
+ * (NULL: "default") now: the penalty of the past failures of that user
+ * name from c's address (0: none). Read it before the check (which
+ * changes it). */
+int64_t auth_delay_ms(const struct conn *c, const char *user);
 
 /* An attempt's outcome for the log, the counters and the slowdown. */
 void auth_note(struct conn *c, enum auth_proto proto, const char *user, bool ok);

@@ -530,7 +530,7 @@ static enum conn_step password(struct pgs *s, const struct pg_msg *m)
 	char out[AUTH_SCRAM_MAX_MSG];
 	bool ok = false;
 	/* read before the check, which changes it: success waits too */
-	int64_t delay = auth_delay_ms(&s->c);
+	int64_t delay = auth_delay_ms(&s->c, s->user);
 	if (m->type != 'p') {
 		pgs_fatal(s, "08P01", "expected password response");
 		return CONN_STEP_STOP;
