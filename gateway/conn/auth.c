@@ -281,6 +281,15 @@ bool auth_login(struct conn *c, const struct cfg *cfg, const char *user, const c
 	return true;
 }
 
+bool auth_protected_nopass(const struct conn *c, const struct cfg *cfg, const char *user)
+{
+	const char *name = user != NULL ? user : DEFAULT_USER;
+	if (!cfg->protected_mode || c->local || auth_of(c) == NULL)
+		return false;
+	const struct acl_user *u = acl_find(users_of(c), name, strlen(name));
+	return u != NULL && acl_user_on(u) && acl_user_nopass(u);
+}
+
 bool auth_pg_login(struct conn *c, const char *user)
 {
 	const struct acl *acl = users_of(c);

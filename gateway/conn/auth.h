@@ -96,6 +96,13 @@ bool auth_default_nopass(const struct conn *c, const struct cfg *cfg);
 bool auth_login(struct conn *c, const struct cfg *cfg, const char *user, const char *pass,
 		size_t passlen) __attribute__((warn_unused_result));
 
+/* Protected mode (cfg->protected_mode) refuses a login as user (NULL:
+ * "default") from c: c is not local and user is an ACL user that is on
+ * and needs no password (nopass), as the PostgreSQL port refuses such a
+ * user's trust login from beyond loopback. Asked before auth_login. */
+bool auth_protected_nopass(const struct conn *c, const struct cfg *cfg, const char *user)
+	__attribute__((warn_unused_result));
+
 /* How long to hold the answer of c's authentication attempt as user
  * (NULL: "default") now: the penalty of the past failures of that user
  * name from c's address (0: none). Read it before the check (which
