@@ -242,6 +242,9 @@ static void render(struct pgs *s, enum sql_fn fn, int timeout, const struct pg_p
 	case LS_CONFLICT:
 		pgx_error(s, "22023", res->message, NULL);
 		return;
+	case LS_DENIED: /* the ACL rules changed while it waited */
+		pgx_error(s, "42501", res->message, NULL);
+		return;
 	case LS_TRANSIENT:
 		pgx_error(s, "58000", res->message, "The lock store failed; retrying may work.");
 		return;

@@ -144,6 +144,7 @@ static void on_reset(struct sess *s, void *arg)
 static const char *const error_code[] = {
 	[LS_LOST] = "LOST",	[LS_INVALID] = "ERR",	     [LS_CONFLICT] = "ERR",
 	[LS_CANCELLED] = "ERR", [LS_TRANSIENT] = "TRYAGAIN", [LS_FAILED] = "ERR",
+	[LS_DENIED] = "NOPERM",
 };
 
 /* "-TXCANCELLED <reasons>": the reasons are JSON (one line) of any length,

@@ -159,6 +159,58 @@ static void test_lock_library_commands_by_pattern(void **state)
 	unlink(a.path);
 }
 
+/* DEL and PEXPIRE end or stretch a lease taken by value (SET NX PX) from
+ * any connection, as Redis; a lease another session took with
+ * LOCK.ACQUIRE (DETACH too) needs the force-release right (@admin). */
+static void test_del_needs_force_release(void **state)
+{
+	struct agw a;
+	start(&a, users);
+	redisContext *holder = login(&a, "app", "apppw");
+	redisContext *other = login(&a, "app", "apppw");
+	redisContext *boss = login(&a, "boss", "bosspw");
+	redisReply *r = gw_cmd(holder, "LOCK.ACQUIRE orders:s 10000");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	freeReplyObject(r);
+	const char *why = "NOPERM DEL of a lease another session took with LOCK.ACQUIRE needs "
+			  "the force-release right";
+	gw_expect_err(other, why, "DEL orders:s");
+	gw_expect_err(other, "NOPERM PEXPIRE of a lease another session took",
+		      "PEXPIRE orders:s 1000");
+	gw_expect_err(other, "NOPERM PEXPIRE of a lease", "EXPIRE orders:s 1");
+	gw_expect_int(holder, 1, "LOCK.RENEW orders:s"); /* not lost */
+	r = gw_cmd(holder, "LOCK.STATE orders:s");
+	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+	assert_int_equal(r->element[5]->integer, 10000); /* lease-ms untouched */
+	freeReplyObject(r);
+	/* a DETACH lease is no session's: its token, or the right */
+	r = gw_cmd(holder, "LOCK.ACQUIRE orders:d 10000 DETACH");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	long long td = r->integer;
+	freeReplyObject(r);
+	gw_expect_err(other, why, "DEL orders:d");
+	gw_expect_err(holder, why, "DEL orders:d");
+	gw_expect_int(other, 1, "LOCK.RELEASE orders:d %lld", td);
+	/* taken by value: any connection, as Redis */
+	expect_str(holder, "OK", "SET orders:v val NX PX 10000");
+	gw_expect_int(other, 1, "PEXPIRE orders:v 20000");
+	gw_expect_int(other, 1, "DEL orders:v");
+	gw_expect_int(other, 0, "DEL orders:v");
+	/* the session's own lease: its DEL ends it */
+	r = gw_cmd(other, "LOCK.ACQUIRE orders:own 10000");
+	freeReplyObject(r);
+	gw_expect_int(other, 1, "PEXPIRE orders:own 20000");
+	gw_expect_int(other, 1, "DEL orders:own");
+	/* with the right (boss: +@all): DEL ends it, its holder hears LOST */
+	gw_expect_int(boss, 1, "DEL orders:s");
+	gw_expect_err(holder, "LOST forced", "LOCK.RENEW orders:s");
+	redisFree(boss);
+	redisFree(other);
+	redisFree(holder);
+	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
+	unlink(a.path);
+}
+
 /* LOCK.LIST shows a user the names its patterns let it read; its TABLE
  * form and LOCK.FORCE-RELEASE are @admin. */
 static void test_listing_and_forced_release(void **state)
@@ -552,6 +604,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lock_commands_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_lock_library_commands_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_listing_and_forced_release, gw_teardown),
+		cmocka_unit_test_teardown(test_del_needs_force_release, gw_teardown),
 		cmocka_unit_test_teardown(test_lock_commands_by_category, gw_teardown),
 		cmocka_unit_test_teardown(test_auth_replies, gw_teardown),
 		cmocka_unit_test_teardown(test_acl_listing, gw_teardown),
