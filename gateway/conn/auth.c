@@ -47,6 +47,10 @@ struct auth {
 	void *known_arg;
 	struct acl *acl;
 	struct auth_pg *pg; /* told of new users, may be NULL */
+	/* after a reload: the waits queued under the old rules are checked
+	 * again (main.c: lsvc_recheck_waits); may be NULL */
+	void (*reloaded)(void *arg);
+	void *reloaded_arg;
 	uint64_t failures[AUTH_PROTO_COUNT];
 	struct later *held; /* answers held back (auth_later), not yet sent */
 	struct slow_entry slow[SLOW_BUCKETS][SLOW_WAYS];
@@ -159,6 +163,12 @@ void auth_set_pg(struct auth *a, struct auth_pg *pg)
 		auth_pg_set_acl(pg, auth_has_file(a) ? a->acl : NULL);
 }
 
+void auth_on_reload(struct auth *a, void (*fn)(void *arg), void *arg)
+{
+	a->reloaded = fn;
+	a->reloaded_arg = arg;
+}
+
 struct reload {
 	const struct acl *acl;
 	unsigned closed;
@@ -199,6 +209,8 @@ bool auth_reload(struct auth *a, struct srv *srv, char *err, size_t errlen)
 	a->acl = acl;
 	if (a->pg != NULL)
 		auth_pg_set_acl(a->pg, acl);
+	if (a->reloaded != NULL)
+		a->reloaded(a->reloaded_arg);
 	log_msg(LOG_LVL_INFO, "ACL file %s loaded: %u users%s", a->cfg->aclfile, acl_count(acl),
 		r.closed ? ", connections of removed or disabled users closed" : "");
 	return true;

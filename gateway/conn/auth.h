@@ -11,7 +11,8 @@
  * that holds passwords and is accessible by group or others is refused,
  * as ssh refuses such a key. auth_reload (ACL LOAD, SIGHUP) reads it
  * again: a bad file changes nothing; a good one applies to every
- * connection at once, and closes those whose user is gone or off.
+ * connection at once, and closes those whose user is gone or off; the
+ * waits already queued are checked again (auth_on_reload).
  *
  * Failed authentications are logged (user, address; never a password) and
  * counted by protocol; the failures of a user name from an address slow
@@ -68,6 +69,10 @@ void auth_free(struct auth *a);
  * those whose user is gone or off are closed. */
 bool auth_reload(struct auth *a, struct srv *srv, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
+/* fn(arg) runs after each reload that applied (NULL: none), once every
+ * connection has its new rules: the lease layer then ends the waits
+ * queued under the old rules that the new ones refuse. */
+void auth_on_reload(struct auth *a, void (*fn)(void *arg), void *arg);
 /* PostgreSQL's users (NULL: none) learn the ACL users, now and after
  * every reload. */
 struct auth_pg;

@@ -110,6 +110,11 @@ struct ls_sess_ops {
 	 * lost; the next operation about it answers LS_LOST. May be NULL. */
 	void (*lost)(void *arg, enum ls_kind kind, const char *name, int64_t token,
 		     enum lt_loss reason);
+	/* May the session still run the wait it has in progress (acquire,
+	 * campaign or watch) on the lock name? Asked by lsvc_recheck_waits
+	 * after the rules of who may do what changed (an ACL reload). NULL:
+	 * always. */
+	bool (*may_wait)(void *arg, const char *name);
 };
 
 /* Who holds the lease or term of an obs_event's ctx (core/obs.h): the
@@ -132,6 +137,16 @@ void lsvc_free(struct lsvc *svc);
  * answered LS_CANCELLED with message ("server is shutting down"), so that
  * a closing holder does not hand its lock to a waiter that is closing too. */
 void lsvc_cancel_waits(struct lsvc *svc, const char *message);
+
+/* The rules changed (an ACL reload): every wait of now (acquire,
+ * campaign, watch) whose session's ops->may_wait refuses it is answered
+ * LS_DENIED, with a message naming the lock, before this returns. Leases
+ * and terms already held are left as they are. Returns how many. */
+unsigned lsvc_recheck_waits(struct lsvc *svc);
+
+/* The lock name of the session's wait in progress (acquire, campaign or
+ * watch); NULL when it waits for nothing. */
+const char *ls_wait_name(const struct lsess *s);
 
 struct lsvc_stats {
 	uint64_t sessions;	/* live lsess */

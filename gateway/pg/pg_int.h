@@ -121,6 +121,7 @@ struct pgs {
 	int pend_timeout; /* what bounded the wait: 0 the call, 1 lock_, 2 statement_timeout */
 	const struct pg_portal *pend_portal; /* NULL: simple query (text) */
 	char pend_alias[SQL_ALIAS_MAX];
+	char pend_fname[64]; /* its function, lower case, as the ACL check names it */
 	struct pg_prep *preps;
 	struct pg_portal *portals;
 	unsigned npreps, nportals; /* named ones: --max-prepared-statements, --max-portals */
@@ -190,6 +191,9 @@ void pgx_run(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
  * is skipped, an extended one skips to Sync; an open transaction fails.
  * pgx_failed: the same when the error is written already. */
 void pgx_error(struct pgs *s, const char *sqlstate, const char *msg, const char *hint);
+/* After an ACL reload: the session's user may still run the statement
+ * waiting for a lease (pend_fn) on the lock name. */
+bool pgx_may_wait(const struct pgs *s, const char *name) __attribute__((warn_unused_result));
 void pgx_failed(struct pgs *s);
 /* The result columns of st (0: none), in po's formats. */
 unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, struct pg_col *cols);

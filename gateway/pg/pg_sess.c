@@ -264,7 +264,12 @@ static void who(void *arg, struct ls_who *w)
 	snprintf(w->name, sizeof(w->name), "%s", s->user);
 }
 
-static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who};
+static bool may_wait(void *arg, const char *name)
+{
+	return pgx_may_wait(arg, name);
+}
+
+static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who, .may_wait = may_wait};
 
 struct lsess *pgs_lsess(struct pgs *s)
 {

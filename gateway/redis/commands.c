@@ -315,6 +315,22 @@ bool cmd_acl_require(struct cmd_call *c, const char *name, uint32_t cats)
 	return false;
 }
 
+bool cmd_acl_still(const struct sess *s, const char *name, size_t len)
+{
+	const struct cmd_def *d = s->last_sub != NULL ? s->last_sub : s->last_cmd;
+	if (sess_closed(s) || s->c.acl == NULL || d == NULL)
+		return false;
+	char sub[2 * MAX_NAME + 2];
+	const char *full = d->name;
+	if (s->last_sub != NULL) {
+		snprintf(sub, sizeof(sub), "%s|%s", s->last_cmd->name, d->name);
+		full = sub;
+	}
+	struct acl_req r = {
+		.cmd = full, .cats = d->acl, .nkeys = 1, .keys = &name, .key_lens = &len};
+	return acl_check(s->c.acl, &r, NULL) == ACL_OK;
+}
+
 /* The answer of an authentication held back: now in the session's output. */
 static void release_answer(struct conn *c, void *arg)
 {

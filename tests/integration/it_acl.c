@@ -466,6 +466,128 @@ static void test_acl_load(void **state)
 	unlink(a.path);
 }
 
+/* Sends a command without reading its answer (a wait). */
+static void send_only(redisContext *c, const char *cmd)
+{
+	int done = 0;
+	assert_int_equal(redisAppendCommand(c, cmd), REDIS_OK);
+	while (!done)
+		assert_int_equal(redisBufferWrite(c, &done), REDIS_OK);
+}
+
+/* Waits (up to 5 s) until LOCK.LIST shows n entries in state. */
+static void await_listed(redisContext *boss, const char *state, size_t n)
+{
+	size_t seen = 0;
+	for (int i = 0; i < 500; i++) {
+		redisReply *r = gw_cmd(boss, "LOCK.LIST");
+		seen = 0;
+		for (size_t e = 0; e < r->elements; e++)
+			seen += strcmp(r->element[e]->element[5]->str, state) == 0;
+		freeReplyObject(r);
+		if (seen == n)
+			return;
+		usleep(10000);
+	}
+	fail_msg("LOCK.LIST shows %zu entries %s, want %zu", seen, state, n);
+}
+
+/* A reload reaches the work queued before it: a wait or a campaign the
+ * new rules refuse ends with -NOPERM (it is not granted afterwards); a
+ * lease already held stays held (the holder can no longer name it, its
+ * connection's close releases it); a user disabled by the reload has its
+ * connection closed and its wait is never granted. */
+static void test_reload_ends_queued_waits(void **state)
+{
+	struct agw a;
+	start(&a, "user app on >apppw ~orders:* ~secret:* +@lock +@leader +@connection\n"
+		  "user temp on >temppw ~orders:* +@lock\n"
+		  "user boss on >bosspw allkeys +@all\n");
+	redisContext *boss = login(&a, "boss", "bosspw");
+	redisContext *waiter = login(&a, "app", "apppw");
+	redisContext *campaigner = login(&a, "app", "apppw");
+	redisContext *holder = login(&a, "app", "apppw");
+	redisContext *keeps = login(&a, "app", "apppw");
+	redisContext *temp = login(&a, "temp", "temppw");
+	redisReply *r = gw_cmd(boss, "LOCK.ACQUIRE secret:1 30000");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	freeReplyObject(r);
+	r = gw_cmd(boss, "LEADER.CAMPAIGN secret:lead 30000");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	freeReplyObject(r);
+	r = gw_cmd(boss, "LOCK.ACQUIRE orders:x 30000");
+	freeReplyObject(r);
+	r = gw_cmd(holder, "LOCK.ACQUIRE secret:held 30000");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	long long held = r->integer;
+	freeReplyObject(r);
+	send_only(waiter, "LOCK.ACQUIRE secret:1 10000 WAIT 0");
+	send_only(keeps, "LOCK.ACQUIRE orders:x 10000 WAIT 0"); /* still allowed */
+	send_only(temp, "LOCK.ACQUIRE orders:x 10000 WAIT 0");
+	send_only(campaigner, "LEADER.CAMPAIGN secret:lead 10000 WAIT 0");
+	await_listed(boss, "waiting", 3);
+	await_listed(boss, "campaigning", 1);
+	/* app loses secret:*, temp is disabled */
+	acl_write(a.path,
+		  "user app on >apppw ~orders:* +@lock +@leader +@connection\n"
+		  "user temp off >temppw ~orders:* +@lock\n"
+		  "user boss on >bosspw allkeys +@all\n",
+		  0600);
+	expect_str(boss, "OK", "ACL LOAD");
+	/* the locks come free: nothing goes to what the rules now refuse */
+	gw_expect_int(boss, 1, "LOCK.RELEASE secret:1");
+	gw_expect_int(boss, 1, "LEADER.RESIGN secret:lead");
+	assert_int_equal(redisGetReply(waiter, (void **)&r), REDIS_OK);
+	assert_int_equal(r->type, REDIS_REPLY_ERROR);
+	assert_string_equal(r->str, "NOPERM the ACL rules reloaded while this waited no longer "
+				    "allow it on 'secret:1'");
+	freeReplyObject(r);
+	assert_int_equal(redisGetReply(campaigner, (void **)&r), REDIS_OK);
+	assert_int_equal(r->type, REDIS_REPLY_ERROR);
+	assert_non_null(strstr(r->str, "NOPERM the ACL rules reloaded"));
+	freeReplyObject(r);
+	r = gw_cmd(boss, "LOCK.STATE secret:1");
+	assert_int_equal(r->element[1]->integer, 0); /* free: not granted */
+	freeReplyObject(r);
+	/* temp's connection is closed, its wait gone; app's allowed wait
+	 * on orders:x goes on and is granted */
+	r = redisCommand(temp, "PING");
+	assert_true(r == NULL || r->type == REDIS_REPLY_ERROR);
+	if (r)
+		freeReplyObject(r);
+	gw_expect_int(boss, 1, "LOCK.RELEASE orders:x");
+	assert_int_equal(redisGetReply(keeps, (void **)&r), REDIS_OK);
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	freeReplyObject(r);
+	/* a lease held before the reload stays held; the holder cannot name
+	 * it any more, its close releases it */
+	r = gw_cmd(boss, "LOCK.STATE secret:held");
+	assert_int_equal(r->element[1]->integer, 1);
+	assert_int_equal(r->element[7]->integer, held);
+	freeReplyObject(r);
+	gw_expect_err(holder, NOKEY, "LOCK.RELEASE secret:held");
+	gw_expect_err(holder, NOKEY, "LOCK.RENEW secret:held");
+	redisFree(holder);
+	for (int i = 0; i < 500; i++) {
+		r = gw_cmd(boss, "LOCK.STATE secret:held");
+		long long h = r->element[1]->integer;
+		freeReplyObject(r);
+		if (h == 0)
+			break;
+		assert_true(i < 499);
+		usleep(10000);
+	}
+	/* secret:1, secret:lead, and temp's (its connection closing) */
+	assert_int_equal(gw_log_count(&a.g, "ACL reload: 3 waits the new rules refuse ended"), 1);
+	redisFree(temp);
+	redisFree(keeps);
+	redisFree(campaigner);
+	redisFree(waiter);
+	redisFree(boss);
+	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
+	unlink(a.path);
+}
+
 static void test_sighup_reloads(void **state)
 {
 	struct agw a;
@@ -609,6 +731,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_auth_replies, gw_teardown),
 		cmocka_unit_test_teardown(test_acl_listing, gw_teardown),
 		cmocka_unit_test_teardown(test_acl_load, gw_teardown),
+		cmocka_unit_test_teardown(test_reload_ends_queued_waits, gw_teardown),
 		cmocka_unit_test_teardown(test_sighup_reloads, gw_teardown),
 		cmocka_unit_test_teardown(test_world_readable_file_refused, gw_teardown),
 		cmocka_unit_test_teardown(test_failures_counted_and_slowed, gw_teardown),
