@@ -211,6 +211,63 @@ static void test_del_needs_force_release(void **state)
 	unlink(a.path);
 }
 
+/* LOCK.LIST TABLE's cursor tells no name the user's patterns hide: paging
+ * one item at a time shows only the names allowed, and the cursors are
+ * sealed (no hex of a name); another user's or an altered cursor is
+ * refused. */
+static void test_table_cursor_is_sealed(void **state)
+{
+	struct agw a;
+	start(&a, "user boss on >bosspw allkeys +@all\n"
+		  "user spy on >spypw ~public:* +@all\n"
+		  "user spy2 on >spypw ~public:* +@all\n");
+	redisContext *boss = login(&a, "boss", "bosspw");
+	redisContext *spy = login(&a, "spy", "spypw");
+	redisContext *spy2 = login(&a, "spy2", "spypw");
+	const char *names[] = {"secret:alpha", "public:1", "secret:beta", "public:2"};
+	for (size_t i = 0; i < 4; i++) {
+		redisReply *r = gw_cmd(boss, "LOCK.ACQUIRE %s 30000", names[i]);
+		assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+		freeReplyObject(r);
+	}
+	char cursor[8192] = "0", first[8192] = "";
+	unsigned pages = 0, shown = 0;
+	do {
+		redisReply *r = gw_cmd(spy, "LOCK.LIST TABLE CURSOR %s COUNT 1", cursor);
+		assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		/* "secret" in hex, "secret" itself */
+		assert_null(strstr(cursor, "736563726574"));
+		assert_null(strstr(cursor, "secret"));
+		for (size_t i = 0; i < r->element[1]->elements; i++) {
+			assert_string_equal(r->element[1]->element[i]->element[0]->str, "name");
+			assert_non_null(
+				strstr(r->element[1]->element[i]->element[1]->str, "public:"));
+			shown++;
+		}
+		freeReplyObject(r);
+		if (first[0] == '\0' && strcmp(cursor, "0") != 0)
+			snprintf(first, sizeof(first), "%s", cursor);
+		assert_true(++pages < 20);
+	} while (strcmp(cursor, "0") != 0);
+	assert_int_equal(shown, 2);
+	assert_true(pages >= 4);
+	/* another user's cursor, an altered one, a name's hex: refused */
+	gw_expect_err(spy2,
+		      "ERR invalid cursor: a LOCK.LIST TABLE cursor is good only on the "
+		      "replica that gave it, for the same user",
+		      "LOCK.LIST TABLE CURSOR %s COUNT 1", first);
+	first[5] = first[5] == 'A' ? 'B' : 'A';
+	gw_expect_err(spy, "ERR invalid cursor", "LOCK.LIST TABLE CURSOR %s COUNT 1", first);
+	gw_expect_err(spy, "ERR invalid cursor", "LOCK.LIST TABLE CURSOR %s COUNT 1",
+		      "7365637265743a616c706861"); /* secret:alpha */
+	redisFree(spy2);
+	redisFree(spy);
+	redisFree(boss);
+	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
+	unlink(a.path);
+}
+
 /* LOCK.LIST shows a user the names its patterns let it read; its TABLE
  * form and LOCK.FORCE-RELEASE are @admin. */
 static void test_listing_and_forced_release(void **state)
@@ -726,6 +783,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lock_commands_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_lock_library_commands_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_listing_and_forced_release, gw_teardown),
+		cmocka_unit_test_teardown(test_table_cursor_is_sealed, gw_teardown),
 		cmocka_unit_test_teardown(test_del_needs_force_release, gw_teardown),
 		cmocka_unit_test_teardown(test_lock_commands_by_category, gw_teardown),
 		cmocka_unit_test_teardown(test_auth_replies, gw_teardown),
