@@ -233,6 +233,9 @@ struct lt_foreign_req {
 	enum lt_foreign_op op;
 	int64_t token;	   /* > 0: the item's fence must be this */
 	const char *owner; /* non-NULL: the item's owner must be this */
+	/* non-NULL: the item's owner must begin with this (a kind of lease:
+	 * the gateway's detached ones), at most STORE_ID_MAX bytes */
+	const char *owner_prefix;
 	/* RENEW: the new lease; 0 keeps the item's; with add_remaining, ms
 	 * added to what remains of the lease (as lt_state.remaining_ms). */
 	int64_t lease_ms;
@@ -245,8 +248,8 @@ struct lt_foreign_req {
 typedef void (*lt_foreign_cb)(void *arg, int done, const struct lt_state *st,
 			      const struct lt_error *err);
 
-/* Acts on the lease the item of req->name shows (matching token and
- * owner; neither: whatever holds it), whichever replica holds it: one
+/* Acts on the lease the item of req->name shows (matching token, owner and
+ * owner prefix; none: whatever holds it), whichever replica holds it: one
  * consistent read, then a RENEW or RELEASE conditional on the owner it
  * showed (that owner wrote that fence: owners are new per acquire), so the
  * write applies to that lease or to none. The holding replica learns of a

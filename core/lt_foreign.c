@@ -24,6 +24,7 @@ struct foreign {
 	enum lt_foreign_op op;
 	int64_t token, lease_ms;
 	bool add_remaining, has_owner;
+	char prefix[STORE_ID_MAX + 1]; /* "": any owner */
 	lt_foreign_cb cb;
 	void *arg;
 	struct trace_span *span; /* Lock.Renew or Lock.Release, or NULL */
@@ -154,7 +155,8 @@ static int64_t new_lease(const struct foreign *f)
 static bool matches(const struct foreign *f, const struct lock_item *it)
 {
 	return it->has_owner && (f->token <= 0 || it->fence == f->token) &&
-	       (!f->has_owner || strcmp(it->owner, f->owner) == 0);
+	       (!f->has_owner || strcmp(it->owner, f->owner) == 0) &&
+	       strncmp(it->owner, f->prefix, strlen(f->prefix)) == 0;
 }
 
 static void on_read(void *arg, const struct store_result *res)
@@ -214,7 +216,8 @@ bool lt_foreign(struct locktable *t, const struct lt_foreign_req *req, lt_foreig
 	size_t n = req->name != NULL ? strlen(req->name) : 0;
 	if (n == 0 || n > STORE_NAME_MAX || (req->owner != NULL && !lt_id_ok(req->owner)) ||
 	    req->lease_ms < 0 || req->lease_ms > LT_MAX_LEASE_MS ||
-	    (unsigned)req->op > LT_FOREIGN_FORCE)
+	    (unsigned)req->op > LT_FOREIGN_FORCE ||
+	    (req->owner_prefix != NULL && strlen(req->owner_prefix) > STORE_ID_MAX))
 		return false;
 	struct foreign *f = calloc(1, sizeof(*f) + n + 1);
 	if (f == NULL)
@@ -228,6 +231,8 @@ bool lt_foreign(struct locktable *t, const struct lt_foreign_req *req, lt_foreig
 	f->arg = arg;
 	if ((f->has_owner = req->owner != NULL))
 		memcpy(f->owner, req->owner, strlen(req->owner) + 1);
+	if (req->owner_prefix != NULL)
+		memcpy(f->prefix, req->owner_prefix, strlen(req->owner_prefix) + 1);
 	memcpy(f->name, req->name, n + 1);
 	start_span(f);
 	struct store_req rd = {.op = STORE_READ, .name = f->name, .span = f->span};

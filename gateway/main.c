@@ -244,6 +244,15 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	srv_shutdown(a->srv, drained, a);
 }
 
+/* An ACL reload applied: the waits queued under the old rules that the
+ * new ones refuse end (-NOPERM, 42501). */
+static void acl_reloaded(void *arg)
+{
+	unsigned n = lsvc_recheck_waits(arg);
+	if (n > 0)
+		log_msg(LOG_LVL_INFO, "ACL reload: %u waits the new rules refuse ended", n);
+}
+
 static void on_hup(evutil_socket_t sig, short what, void *arg)
 {
 	struct app *a = arg;
@@ -385,6 +394,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	srv_set_auth(a.srv, a.auth);
+	auth_on_reload(a.auth, acl_reloaded, a.leases);
 	if (auth_has_file(a.auth))
 		log_msg(LOG_LVL_INFO, "users from %s: %u", cfg.aclfile,
 			acl_count(auth_acl(a.auth)));

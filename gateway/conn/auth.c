@@ -28,9 +28,12 @@
 #define SLOW_MAX_MS    5000
 #define SLOW_FORGET_MS (10 * 60 * 1000)
 
-/* One address's failures (its host, without the port). */
+/* The failures of one user name from one address (its host, without the
+ * port): a success of one user from an address does not forgive the
+ * guesses at another's password from there. */
 struct slow_entry {
 	char host[64];
+	char user[ACL_USER_MAX + 1];
 	uint32_t failures;
 	int64_t last_ms;
 };
@@ -44,6 +47,10 @@ struct auth {
 	void *known_arg;
 	struct acl *acl;
 	struct auth_pg *pg; /* told of new users, may be NULL */
+	/* after a reload: the waits queued under the old rules are checked
+	 * again (main.c: lsvc_recheck_waits); may be NULL */
+	void (*reloaded)(void *arg);
+	void *reloaded_arg;
 	uint64_t failures[AUTH_PROTO_COUNT];
 	struct later *held; /* answers held back (auth_later), not yet sent */
 	struct slow_entry slow[SLOW_BUCKETS][SLOW_WAYS];
@@ -156,6 +163,12 @@ void auth_set_pg(struct auth *a, struct auth_pg *pg)
 		auth_pg_set_acl(pg, auth_has_file(a) ? a->acl : NULL);
 }
 
+void auth_on_reload(struct auth *a, void (*fn)(void *arg), void *arg)
+{
+	a->reloaded = fn;
+	a->reloaded_arg = arg;
+}
+
 struct reload {
 	const struct acl *acl;
 	unsigned closed;
@@ -196,6 +209,8 @@ bool auth_reload(struct auth *a, struct srv *srv, char *err, size_t errlen)
 	a->acl = acl;
 	if (a->pg != NULL)
 		auth_pg_set_acl(a->pg, acl);
+	if (a->reloaded != NULL)
+		a->reloaded(a->reloaded_arg);
 	log_msg(LOG_LVL_INFO, "ACL file %s loaded: %u users%s", a->cfg->aclfile, acl_count(acl),
 		r.closed ? ", connections of removed or disabled users closed" : "");
 	return true;
@@ -278,6 +293,15 @@ bool auth_login(struct conn *c, const struct cfg *cfg, const char *user, const c
 	return true;
 }
 
+bool auth_protected_nopass(const struct conn *c, const struct cfg *cfg, const char *user)
+{
+	const char *name = user != NULL ? user : DEFAULT_USER;
+	if (!cfg->protected_mode || c->local || auth_of(c) == NULL)
+		return false;
+	const struct acl_user *u = acl_find(users_of(c), name, strlen(name));
+	return u != NULL && acl_user_on(u) && acl_user_nopass(u);
+}
+
 bool auth_pg_login(struct conn *c, const char *user)
 {
 	const struct acl *acl = users_of(c);
@@ -307,27 +331,35 @@ static void host_of(const struct conn *c, char *out, size_t len)
 		*colon = '\0';
 }
 
-static uint32_t host_hash(const char *s)
+/* FNV-1a of host, a NUL, then user (so "a"+"bc" is not "ab"+"c"). */
+static uint32_t slow_hash(const char *host, const char *user)
 {
 	uint32_t h = 2166136261u;
-	for (; *s; s++) {
+	for (const char *s = host;; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+		if (*s == '\0')
+			break;
+	}
+	for (const char *s = user; *s; s++) {
 		h ^= (unsigned char)*s;
 		h *= 16777619u;
 	}
 	return h;
 }
 
-/* The entry of host (made when make is true: the bucket's oldest goes),
- * NULL if none. Entries idle past SLOW_FORGET_MS count as none. */
-static struct slow_entry *slow_find(struct auth *a, const char *host, bool make, int64_t now)
+/* The entry of (host, user) (made when make is true: the bucket's oldest
+ * goes), NULL if none. Entries idle past SLOW_FORGET_MS count as none. */
+static struct slow_entry *slow_find(struct auth *a, const char *host, const char *user, bool make,
+				    int64_t now)
 {
-	struct slow_entry *b = a->slow[host_hash(host) & (SLOW_BUCKETS - 1)];
+	struct slow_entry *b = a->slow[slow_hash(host, user) & (SLOW_BUCKETS - 1)];
 	struct slow_entry *oldest = &b[0];
 	for (int i = 0; i < SLOW_WAYS; i++) {
 		struct slow_entry *e = &b[i];
 		if (e->failures > 0 && now - e->last_ms > SLOW_FORGET_MS)
 			e->failures = 0;
-		if (e->failures > 0 && strcmp(e->host, host) == 0)
+		if (e->failures > 0 && strcmp(e->host, host) == 0 && strcmp(e->user, user) == 0)
 			return e;
 		if (e->failures == 0 || (oldest->failures > 0 && e->last_ms < oldest->last_ms))
 			oldest = e;
@@ -336,18 +368,27 @@ static struct slow_entry *slow_find(struct auth *a, const char *host, bool make,
 		return NULL;
 	memset(oldest, 0, sizeof(*oldest));
 	snprintf(oldest->host, sizeof(oldest->host), "%s", host);
+	snprintf(oldest->user, sizeof(oldest->user), "%s", user);
 	return oldest;
 }
 
-int64_t auth_delay_ms(const struct conn *c)
+/* The name failures are counted under: a user name longer than any user
+ * is cut (no such user exists: its guesses still count, under the cut). */
+static const char *slow_user(const char *user)
+{
+	return user != NULL ? user : DEFAULT_USER;
+}
+
+int64_t auth_delay_ms(const struct conn *c, const char *user)
 {
 	struct auth *a = auth_of(c);
-	char host[64];
+	char host[64], name[ACL_USER_MAX + 1];
 	if (a == NULL || a->cfg->auth_max_delay_ms == 0)
 		return 0;
 	int64_t max = a->cfg->auth_max_delay_ms;
 	host_of(c, host, sizeof(host));
-	const struct slow_entry *e = slow_find(a, host, false, srv_now_ms());
+	snprintf(name, sizeof(name), "%s", slow_user(user));
+	const struct slow_entry *e = slow_find(a, host, name, false, srv_now_ms());
 	if (e == NULL || e->failures == 0)
 		return 0;
 	int64_t ms = SLOW_BASE_MS;
@@ -359,12 +400,13 @@ int64_t auth_delay_ms(const struct conn *c)
 void auth_note(struct conn *c, enum auth_proto proto, const char *user, bool ok)
 {
 	struct auth *a = auth_of(c);
-	char host[64];
+	char host[64], name[ACL_USER_MAX + 1];
 	if (a == NULL)
 		return;
 	host_of(c, host, sizeof(host));
+	snprintf(name, sizeof(name), "%s", slow_user(user));
 	int64_t now = srv_now_ms();
-	struct slow_entry *e = slow_find(a, host, !ok, now);
+	struct slow_entry *e = slow_find(a, host, name, !ok, now);
 	if (ok) {
 		if (e != NULL)
 			e->failures = 0;
@@ -376,7 +418,7 @@ void auth_note(struct conn *c, enum auth_proto proto, const char *user, bool ok)
 	e->last_ms = now;
 	log_msg(LOG_LVL_WARN,
 		"authentication failed: user \"%.63s\" from %s over %s (%u failures "
-		"from this address)",
+		"of this user from this address)",
 		user, c->addr, proto_names[proto], e->failures);
 }
 

@@ -11,15 +11,17 @@
  * that holds passwords and is accessible by group or others is refused,
  * as ssh refuses such a key. auth_reload (ACL LOAD, SIGHUP) reads it
  * again: a bad file changes nothing; a good one applies to every
- * connection at once, and closes those whose user is gone or off.
+ * connection at once, and closes those whose user is gone or off; the
+ * waits already queued are checked again (auth_on_reload).
  *
  * Failed authentications are logged (user, address; never a password) and
- * counted by protocol; an address's failures slow its next attempts: each
- * is answered after 100 ms doubling per failure, at most --auth-max-delay
- * (5 s; 0: no slowdown) (success
- * answered late too, so that not waiting for the answer gives nothing
- * away), until a success or 10 minutes without a failure. The addresses
- * are a fixed table: the oldest is forgotten when it is full.
+ * counted by protocol; the failures of a user name from an address slow
+ * the next attempts as that user from there: each is answered after
+ * 100 ms doubling per failure, at most --auth-max-delay (5 s; 0: no
+ * slowdown) (success answered late too, so that not waiting for the
+ * answer gives nothing away), until a success of that user from there or
+ * 10 minutes without a failure. The (user, address) pairs are a fixed
+ * table: the oldest is forgotten when it is full.
  *
  * PostgreSQL (struct auth_pg, made once at start): users and secrets from
  * --pg-password (every user, that password) and --pg-users (a file of
@@ -67,6 +69,10 @@ void auth_free(struct auth *a);
  * those whose user is gone or off are closed. */
 bool auth_reload(struct auth *a, struct srv *srv, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
+/* fn(arg) runs after each reload that applied (NULL: none), once every
+ * connection has its new rules: the lease layer then ends the waits
+ * queued under the old rules that the new ones refuse. */
+void auth_on_reload(struct auth *a, void (*fn)(void *arg), void *arg);
 /* PostgreSQL's users (NULL: none) learn the ACL users, now and after
  * every reload. */
 struct auth_pg;
@@ -95,10 +101,18 @@ bool auth_default_nopass(const struct conn *c, const struct cfg *cfg);
 bool auth_login(struct conn *c, const struct cfg *cfg, const char *user, const char *pass,
 		size_t passlen) __attribute__((warn_unused_result));
 
-/* How long to hold the answer of c's authentication attempt now: the
- * penalty of its address's past failures (0: none). Read it before the
- * check (which changes it). */
-int64_t auth_delay_ms(const struct conn *c);
+/* Protected mode (cfg->protected_mode) refuses a login as user (NULL:
+ * "default") from c: c is not local and user is an ACL user that is on
+ * and needs no password (nopass), as the PostgreSQL port refuses such a
+ * user's trust login from beyond loopback. Asked before auth_login. */
+bool auth_protected_nopass(const struct conn *c, const struct cfg *cfg, const char *user)
+	__attribute__((warn_unused_result));
+
+/* How long to hold the answer of c's authentication attempt as user
+ * (NULL: "default") now: the penalty of the past failures of that user
+ * name from c's address (0: none). Read it before the check (which
+ * changes it). */
+int64_t auth_delay_ms(const struct conn *c, const char *user);
 
 /* An attempt's outcome for the log, the counters and the slowdown. */
 void auth_note(struct conn *c, enum auth_proto proto, const char *user, bool ok);

@@ -448,7 +448,8 @@ static void wait_drop_all(struct lsess *s, ls_done_cb *cb, void **arg)
 	ls_wait_end(s, cb, arg);
 }
 
-bool ls_cancel(struct lsess *s, const char *message)
+/* Ends the wait of s now, answering it status with message. */
+static bool wait_end_with(struct lsess *s, enum ls_status status, const char *message)
 {
 	ls_done_cb cb;
 	void *arg;
@@ -456,10 +457,57 @@ bool ls_cancel(struct lsess *s, const char *message)
 		return false;
 	wait_drop_all(s, &cb, &arg);
 	struct ls_result res;
-	ls_res_init(&res, LS_CANCELLED);
-	ls_res_msg(&res, LS_CANCELLED, "%s", message);
+	ls_res_init(&res, status);
+	ls_res_msg(&res, status, "%s", message);
 	cb(arg, &res);
 	return true;
+}
+
+bool ls_cancel(struct lsess *s, const char *message)
+{
+	return wait_end_with(s, LS_CANCELLED, message);
+}
+
+const char *ls_wait_name(const struct lsess *s)
+{
+	switch (s->wait_kind) {
+	case LS_WAIT_ACQUIRE:
+		return s->acq != NULL ? lt_wait_name(s->acq) : NULL;
+	case LS_WAIT_CAMPAIGN:
+		return s->campaign != NULL ? s->campaign->name : NULL;
+	case LS_WAIT_WATCH:
+		return s->watcher != NULL ? ls_watch_name(s->watcher) : NULL;
+	default:
+		return NULL;
+	}
+}
+
+unsigned lsvc_recheck_waits(struct lsvc *svc)
+{
+	unsigned denied = 0;
+	/* only the waits of now (a callback may start another); a session
+	 * denied leaves the list, so the walk starts over after each */
+	uint64_t last = svc->wait_seq;
+	bool again = true;
+	while (again) {
+		again = false;
+		for (struct lsess *s = svc->waiting_head; s != NULL && s->wait_seq <= last;
+		     s = s->wait_next) {
+			const char *name = ls_wait_name(s);
+			if (name == NULL || s->ops.may_wait == NULL ||
+			    s->ops.may_wait(s->arg, name))
+				continue;
+			char msg[STORE_NAME_MAX + 128];
+			snprintf(msg, sizeof(msg),
+				 "the ACL rules reloaded while this waited no longer allow it on "
+				 "'%s'",
+				 name);
+			denied += wait_end_with(s, LS_DENIED, msg);
+			again = true;
+			break;
+		}
+	}
+	return denied;
 }
 
 /* --- the service --- */

@@ -75,6 +75,7 @@ enum ls_status {
 	LS_TRANSIENT,	 /* a store error retrying may fix: .message */
 	LS_FAILED,	 /* a store error retrying cannot fix, out of memory: .message */
 	LS_TXCANCELLED,	 /* ls_transact: a client item failed: .reasons */
+	LS_DENIED,	 /* the session's ACL rules refuse it (ls_deny): .message */
 };
 
 #define LS_MSG_MAX (STORE_MSG_MAX + 160)
@@ -113,6 +114,11 @@ struct ls_sess_ops {
 	 * lost; the next operation about it answers LS_LOST. May be NULL. */
 	void (*lost)(void *arg, enum ls_kind kind, const char *name, int64_t token,
 		     enum lt_loss reason);
+	/* May the session still run the wait it has in progress (acquire,
+	 * campaign or watch) on the lock name? Asked by lsvc_recheck_waits
+	 * after the rules of who may do what changed (an ACL reload). NULL:
+	 * always. */
+	bool (*may_wait)(void *arg, const char *name);
 };
 
 /* Who holds the lease or term of an obs_event's ctx (core/obs.h): the
@@ -135,6 +141,16 @@ void lsvc_free(struct lsvc *svc);
  * answered LS_CANCELLED with message ("server is shutting down"), so that
  * a closing holder does not hand its lock to a waiter that is closing too. */
 void lsvc_cancel_waits(struct lsvc *svc, const char *message);
+
+/* The rules changed (an ACL reload): every wait of now (acquire,
+ * campaign, watch) whose session's ops->may_wait refuses it is answered
+ * LS_DENIED, with a message naming the lock, before this returns. Leases
+ * and terms already held are left as they are. Returns how many. */
+unsigned lsvc_recheck_waits(struct lsvc *svc);
+
+/* The lock name of the session's wait in progress (acquire, campaign or
+ * watch); NULL when it waits for nothing. */
+const char *ls_wait_name(const struct lsess *s);
 
 struct lsvc_stats {
 	uint64_t sessions;	/* live lsess */
@@ -178,8 +194,9 @@ struct ls_acquire_req {
 	 * of any replica (ls_renew, ls_release, ls_foreign). With detach,
 	 * owner (owner_len bytes, 1..LS_VALUE_MAX printable ASCII) is the
 	 * value a Redis lock library identifies its lease by (SET key value
-	 * NX PX), NULL a new one; the item's owner is then "d:" + value, so
-	 * every replica can tell a detached lease (ls_detached). */
+	 * NX PX), NULL a new one; the item's owner is then "d:" + value (or
+	 * "a:" + a new id), so every replica can tell a detached lease
+	 * (ls_detached) and one taken by value (ls_by_value). */
 	bool detach;
 	const char *owner;
 	size_t owner_len;
@@ -295,6 +312,12 @@ struct ls_foreign_req {
 	int64_t lease_ms;   /* LS_FX_RENEW: the new lease, 0 keeps the item's;
 			       checked against the limits */
 	bool add_remaining; /* LS_FX_RENEW: lease_ms more than what remains */
+	/* Neither value nor token: act only on a lease taken by value (SET
+	 * NX PX; ls_by_value) or on this session's own; a lease another
+	 * session took (LOCK.ACQUIRE, DETACH too) is left alone and answered
+	 * LS_NONE with .st showing it held (Redis's DEL and PEXPIRE without
+	 * the force-release right). */
+	bool detached_only;
 };
 
 /* Renews or releases the lease req names wherever it is held (see
@@ -304,9 +327,17 @@ struct ls_foreign_req {
 enum ls_status ls_foreign(struct lsess *s, const struct ls_foreign_req *req, struct ls_result *now,
 			  ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
 
+/* The item owners of detached leases: "d:" + a Redis lock library's
+ * value (taken by value: SET NX PX, a script), "a:" + a new id (a DETACH
+ * acquire). Session leases' owners are bare ids (hex, no ':'). */
+#define LS_VALUE_PREFIX	   "d:"
+#define LS_ACQUIRED_PREFIX "a:"
+
 /* st's owner is a detached lease's (a Redis lock library's value or a
  * DETACH acquire). */
 bool ls_detached(const struct lt_state *st);
+/* st's owner is a lease taken by value (a Redis lock library's). */
+bool ls_by_value(const struct lt_state *st);
 /* The value a client sees as the lock's (GET key): a detached lease's
  * value without its "d:", else the owner id. */
 const char *ls_owner_value(const struct lt_state *st);

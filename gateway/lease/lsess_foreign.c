@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DETACHED_PREFIX "d:"
-
 bool ls_value_ok(const char *value, size_t len)
 {
 	if (value == NULL || len == 0 || len > LS_VALUE_MAX)
@@ -23,9 +21,14 @@ bool ls_value_ok(const char *value, size_t len)
 	return true;
 }
 
+bool ls_by_value(const struct lt_state *st)
+{
+	return st->held && strncmp(st->owner, LS_VALUE_PREFIX, 2) == 0;
+}
+
 bool ls_detached(const struct lt_state *st)
 {
-	return st->held && strncmp(st->owner, DETACHED_PREFIX, 2) == 0;
+	return ls_by_value(st) || (st->held && strncmp(st->owner, LS_ACQUIRED_PREFIX, 2) == 0);
 }
 
 const char *ls_owner_value(const struct lt_state *st)
@@ -93,7 +96,7 @@ enum ls_status ls_foreign(struct lsess *s, const struct ls_foreign_req *req, str
 			return ls_res_msg(now, LS_INVALID,
 					  "a lock value must be 1 to %d printable ASCII bytes",
 					  LS_VALUE_MAX);
-		memcpy(owner, DETACHED_PREFIX, 2);
+		memcpy(owner, LS_VALUE_PREFIX, 2);
 		memcpy(owner + 2, req->value, req->value_len);
 		owner[2 + req->value_len] = '\0';
 		fr.owner = owner;
@@ -106,6 +109,15 @@ enum ls_status ls_foreign(struct lsess *s, const struct ls_foreign_req *req, str
 					  (long long)min, (long long)lim->max_lease_ms);
 		fr.lease_ms = req->lease_ms;
 		fr.add_remaining = req->add_remaining && req->lease_ms > 0;
+	}
+	/* another session's lease is not this one's to end or stretch: only
+	 * one taken by value (owner "d:...") matches, or the acquire s holds */
+	int64_t mine = 0;
+	if (req->detached_only && req->token == 0 && req->value == NULL) {
+		if (ls_held(s, name, req->name_len, &mine, NULL))
+			fr.token = mine;
+		else
+			fr.owner_prefix = LS_VALUE_PREFIX;
 	}
 	/* a lease of this replica's sessions by token: as the session would */
 	if (req->token > 0 && req->value == NULL && req->op != LS_FX_FORCE &&

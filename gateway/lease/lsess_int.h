@@ -218,6 +218,8 @@ enum ls_status ls_foreign_start(struct lsess *s, const char *name, size_t len,
 
 /* A lease of name changed hands through this replica: its watchers read. */
 void ls_changed(struct lsvc *svc, const char *name);
+/* The lock name a watcher watches. */
+const char *ls_watch_name(const struct ls_watcher *w);
 /* Ends s's watch without an answer. */
 void ls_watch_drop(struct lsess *s);
 /* Frees every group and watcher (lsvc_free). */

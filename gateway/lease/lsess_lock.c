@@ -72,15 +72,18 @@ static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
 	cb(cb_arg, &res); /* last: it may free s */
 }
 
-/* The owner id of a detached lease: "d:" + the client's value, or + a new
- * id. False with now set when the value is bad. */
+/* The owner id of a detached lease: "d:" + the client's value (taken by
+ * value: Redis's rules, any connection's DEL ends it), or "a:" + a new id
+ * (LOCK.ACQUIRE DETACH: ended by its token, or by the force-release
+ * right). False with now set when the value is bad. */
 static bool detached_owner(const struct ls_acquire_req *req, char *owner, struct ls_result *now)
 {
-	memcpy(owner, "d:", 2);
 	if (req->owner == NULL) {
+		memcpy(owner, LS_ACQUIRED_PREFIX, 2);
 		store_new_id(owner + 2);
 		return true;
 	}
+	memcpy(owner, LS_VALUE_PREFIX, 2);
 	if (!ls_value_ok(req->owner, req->owner_len)) {
 		ls_res_msg(now, LS_INVALID, "a lock value must be 1 to %d printable ASCII bytes",
 			   LS_VALUE_MAX);

@@ -232,3 +232,8 @@ void ls_watch_free_all(struct lsvc *svc)
 		free(g); /* a read in flight is dropped with the store */
 	}
 }
+
+const char *ls_watch_name(const struct ls_watcher *w)
+{
+	return w->group->name;
+}

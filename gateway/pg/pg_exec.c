@@ -186,6 +186,28 @@ static const uint32_t fn_cats[FN_COUNT] = {
 
 static size_t advisory_name(const struct pgs *s, const struct val *k, unsigned nk, char *out);
 
+/* st's function name in lower case, as the ACL rules name it. */
+static void lower_fname(const struct sql_stmt *st, char *out, size_t len)
+{
+	size_t i;
+	for (i = 0; st->fname[i] && i < len - 1; i++)
+		out[i] = (char)tolower((unsigned char)st->fname[i]);
+	out[i] = '\0';
+}
+
+bool pgx_may_wait(const struct pgs *s, const char *name)
+{
+	if (conn_closed(&s->c) || s->c.acl == NULL)
+		return false;
+	size_t len = strlen(name);
+	struct acl_req r = {.cmd = s->pend_fname,
+			    .cats = fn_cats[s->pend_fn],
+			    .nkeys = 1,
+			    .keys = &name,
+			    .key_lens = &len};
+	return fn_cats[s->pend_fn] == 0 || acl_check(s->c.acl, &r, NULL) == ACL_OK;
+}
+
 /* The ACL check point (acl_check, the one the Redis front-end calls) for
  * st with arguments a: its categories and the lock it names (an advisory
  * lock's pg:<database>:..., a leasegate.* call's text). false: 42501
@@ -194,12 +216,10 @@ static bool acl_allows(struct pgs *s, const struct sql_stmt *st, const struct va
 {
 	char fname[64], name[STORE_NAME_MAX + 64], msg[STORE_NAME_MAX + 200];
 	const char *key = name;
-	size_t klen = 0, i;
+	size_t klen = 0;
 	if (fn_cats[st->fn] == 0)
 		return true;
-	for (i = 0; st->fname[i] && i < sizeof(fname) - 1; i++)
-		fname[i] = (char)tolower((unsigned char)st->fname[i]);
-	fname[i] = '\0';
+	lower_fname(st, fname, sizeof(fname));
 	struct acl_req r = {.cmd = fname, .cats = fn_cats[st->fn], .keys = &key, .key_lens = &klen};
 	bool by_name = st->fn == FN_LG_ACQUIRE || st->fn == FN_LG_RELEASE ||
 		       st->fn == FN_LG_STATE || st->fn == FN_LG_TRANSACT || st->fn == FN_LG_CHECK;
@@ -304,6 +324,9 @@ static void render(struct pgs *s, enum sql_fn fn, int timeout, const struct pg_p
 	case LS_CONFLICT:
 		pgx_error(s, "22023", res->message, NULL);
 		return;
+	case LS_DENIED: /* the ACL rules changed while it waited */
+		pgx_error(s, "42501", res->message, NULL);
+		return;
 	case LS_TRANSIENT:
 		pgx_error(s, "58000", res->message, "The lock store failed; retrying may work.");
 		return;
@@ -400,6 +423,7 @@ static void answer(struct pgs *s, const struct sql_stmt *st, const struct pg_por
 		s->pend_timeout = timeout;
 		s->pend_portal = po;
 		memcpy(s->pend_alias, st->alias, sizeof(s->pend_alias));
+		lower_fname(st, s->pend_fname, sizeof(s->pend_fname));
 		conn_suspend(&s->c);
 		return;
 	}

@@ -126,6 +126,7 @@ struct pgs {
 	 * transaction's end): what is written once they are, the command tag,
 	 * or NULL: ReadyForQuery */
 	const char *pend_tag;
+	char pend_fname[64]; /* its function, lower case, as the ACL check names it */
 	struct pg_prep *preps;
 	struct pg_portal *portals;
 	unsigned npreps, nportals; /* named ones: --max-prepared-statements, --max-portals */
@@ -195,6 +196,9 @@ void pgx_run(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
  * is skipped, an extended one skips to Sync; an open transaction fails.
  * pgx_failed: the same when the error is written already. */
 void pgx_error(struct pgs *s, const char *sqlstate, const char *msg, const char *hint);
+/* After an ACL reload: the session's user may still run the statement
+ * waiting for a lease (pend_fn) on the lock name. */
+bool pgx_may_wait(const struct pgs *s, const char *name) __attribute__((warn_unused_result));
 void pgx_failed(struct pgs *s);
 /* The implicit transaction ends (outside a block; Sync, the end of a
  * simple query): its xact locks are released and its SET LOCAL values

@@ -267,7 +267,12 @@ static void who(void *arg, struct ls_who *w)
 	snprintf(w->name, sizeof(w->name), "%s", s->user);
 }
 
-static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who};
+static bool may_wait(void *arg, const char *name)
+{
+	return pgx_may_wait(arg, name);
+}
+
+static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who, .may_wait = may_wait};
 
 struct lsess *pgs_lsess(struct pgs *s)
 {
@@ -557,7 +562,7 @@ static enum conn_step password(struct pgs *s, const struct pg_msg *m)
 	char out[AUTH_SCRAM_MAX_MSG];
 	bool ok = false;
 	/* read before the check, which changes it: success waits too */
-	int64_t delay = auth_delay_ms(&s->c);
+	int64_t delay = auth_delay_ms(&s->c, s->user);
 	if (m->type != 'p') {
 		pgs_fatal(s, "08P01", "expected password response");
 		return CONN_STEP_STOP;

@@ -5,7 +5,8 @@
  *       this replica's leases, terms and waits (no request);
  *   LOCK.LIST TABLE [CURSOR c] [MATCH pattern] [COUNT n]
  *       one page of the table's lock items, replied as SCAN is (a Scan
- *       page of COUNT items on DynamoDB: it costs reads);
+ *       page of COUNT items on DynamoDB: it costs reads), the names the
+ *       user's patterns hide left out, the cursor sealed (list_cursor.h);
  *   LOCK.FORCE-RELEASE name
  *       releases whatever holds the lock, on whatever replica; its holder
  *       answers -LOST forced. An administrative command (ACLs will guard
@@ -19,6 +20,7 @@
 
 #include "core/store.h"
 #include "gateway/redis/leases.h"
+#include "gateway/redis/list_cursor.h"
 #include "gateway/redis/session.h"
 
 #define LIST_DEFAULT_COUNT  1000
@@ -34,7 +36,8 @@ static const char list_usage[] = "ERR syntax error. Usage: LOCK.LIST [MATCH patt
 /* What LOCK.LIST's arguments say. */
 struct list_args {
 	bool table;
-	const char *cursor;  /* TABLE: NULL from the start */
+	const char *cursor; /* TABLE: NULL from the start; sealed (list_cursor.h) */
+	size_t cursor_len;
 	const char *pattern; /* NULL: all */
 	int64_t count;
 };
@@ -57,10 +60,10 @@ static bool arg_is(const struct resp_arg *a, const char *s, size_t len)
 	return a->len == len && strncasecmp(a->p, s, len) == 0;
 }
 
-/* A cursor as the store gives them: printable ASCII, bounded. */
+/* A cursor as LOCK.LIST TABLE gives them: printable ASCII, bounded. */
 static bool valid_cursor(const struct resp_arg *a)
 {
-	if (a->len == 0 || a->len > STORE_CURSOR_MAX)
+	if (a->len == 0 || a->len > LC_SEALED_MAX)
 		return false;
 	for (size_t i = 0; i < a->len; i++)
 		if (a->p[i] < '!' || a->p[i] > '~')
@@ -97,8 +100,9 @@ static bool parse_list(struct cmd_call *c, struct list_args *la)
 				resp_add_errorf(c->out, "ERR invalid cursor");
 				return false;
 			}
-			/* "0" starts, as SCAN's: the store's cursors are never "0" */
+			/* "0" starts, as SCAN's: sealed cursors are never "0" */
 			la->cursor = arg_is(v, "0", 1) ? NULL : v->p;
+			la->cursor_len = v->len;
 			break;
 		case OPT_MATCH:
 			if (v->len == 0 || v->len > MATCH_MAX || memchr(v->p, '\0', v->len)) {
@@ -223,6 +227,12 @@ static void add_item(struct buf *out, enum resp_proto proto, const struct lt_sca
 	resp_add_int(out, st->held && ls_detached(st));
 }
 
+/* Whom a cursor is sealed for: the session's user. */
+static const char *cursor_user(const struct sess *s)
+{
+	return s->c.user[0] != '\0' ? s->c.user : "default";
+}
+
 static void scan_done(void *arg, const struct ls_result *res, const struct lt_scan_entry *entries,
 		      unsigned count, const char *next)
 {
@@ -237,12 +247,19 @@ static void scan_done(void *arg, const struct ls_result *res, const struct lt_sc
 		rl_render(out, proto, res, rl_shape_flag); /* an error status */
 	} else {
 		/* the names the user's ACL patterns let it read (a page may
-		 * then show fewer than COUNT: carry on from the cursor) */
+		 * then show fewer than COUNT, or none: carry on from the
+		 * cursor, which is sealed so that it tells no name) */
 		unsigned shown = 0;
+		char sealed[LC_SEALED_MAX + 1] = "0";
 		for (unsigned i = 0; i < count; i++)
 			shown += visible(s->c.acl, entries[i].name);
+		if (next != NULL && next[0] != '\0' && !lc_seal(cursor_user(s), next, sealed)) {
+			resp_add_errorf(out, "ERR cannot seal the cursor (OpenSSL failed)");
+			sess_resume(s);
+			return;
+		}
 		resp_add_array(out, 2);
-		resp_add_cstr(out, next != NULL && next[0] != '\0' ? next : "0");
+		resp_add_cstr(out, sealed);
 		resp_add_array(out, shown);
 		for (unsigned i = 0; i < count; i++)
 			if (visible(s->c.acl, entries[i].name))
@@ -254,11 +271,20 @@ static void scan_done(void *arg, const struct ls_result *res, const struct lt_sc
 static void list_table(struct cmd_call *c, const struct list_args *la)
 {
 	struct ls_result now;
+	char cursor[STORE_CURSOR_MAX + 1];
+	if (la->cursor != NULL &&
+	    !lc_open(cursor_user(c->sess), la->cursor, la->cursor_len, cursor)) {
+		resp_add_errorf(c->out,
+				"ERR invalid cursor: a LOCK.LIST TABLE cursor is good only on the "
+				"replica that gave it, for the same user, until it restarts; start "
+				"again with CURSOR 0");
+		return;
+	}
 	struct lsess *ls = rl_lsess(c->arg, c);
 	if (ls == NULL)
 		return;
-	enum ls_status st =
-		ls_scan(ls, la->cursor, (unsigned)la->count, la->pattern, &now, scan_done, c->sess);
+	enum ls_status st = ls_scan(ls, la->cursor != NULL ? cursor : NULL, (unsigned)la->count,
+				    la->pattern, &now, scan_done, c->sess);
 	if (st == LS_PENDING)
 		sess_suspend(c->sess);
 	else if (st == LS_OK) /* the layer answers a page through its callback */

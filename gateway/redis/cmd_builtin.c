@@ -112,15 +112,28 @@ static void c_reset(struct cmd_call *c)
 
 /* ---- AUTH, HELLO ---- */
 
-/* AUTH's and HELLO's check (the one in auth.c); logs s in on success. */
-static bool login(struct sess *s, const struct resp_arg *user, const struct resp_arg *pass)
+/* AUTH's and HELLO's check (the one in auth.c); logs s in on success.
+ * false with the error written: -WRONGPASS, or protected mode's -DENIED
+ * (a user without a password, from beyond loopback: the connection
+ * closes, as one that needs no password at all). */
+static bool login(struct cmd_call *c, const struct resp_arg *user, const struct resp_arg *pass)
 {
-	return auth_login(&s->c, sess_fe(s)->cfg, user ? user->p : NULL, pass->p, pass->len);
-}
-
-static void wrongpass(struct cmd_call *c)
-{
+	struct sess *s = c->sess;
+	const char *name = user ? user->p : NULL;
+	if (auth_protected_nopass(&s->c, sess_fe(s)->cfg, name)) {
+		char who[ACL_USER_MAX + 16], msg[1200] = "DENIED ";
+		snprintf(who, sizeof(who), "the user '%s'", name ? name : "default");
+		srv_protected_text(msg + 7, sizeof(msg) - 7, who,
+				   "give that user a password in --aclfile (>password)");
+		resp_add_error(c->out, msg, strlen(msg));
+		srv_note_protected(s->c.srv, &s->c);
+		sess_close(s, "protected mode");
+		return false;
+	}
+	if (auth_login(&s->c, sess_fe(s)->cfg, name, pass->p, pass->len))
+		return true;
 	resp_add_errorf(c->out, "WRONGPASS invalid username-password pair or user is disabled.");
+	return false;
 }
 
 static void c_auth(struct cmd_call *c)
@@ -137,11 +150,8 @@ static void c_auth(struct cmd_call *c)
 		return;
 	}
 	const struct resp_arg *user = c->argc == 3 ? &c->argv[1] : NULL;
-	if (!login(s, user, &c->argv[c->argc - 1])) {
-		wrongpass(c);
-		return;
-	}
-	ok(c);
+	if (login(c, user, &c->argv[c->argc - 1]))
+		ok(c);
 }
 
 /* A client name: printable ASCII without spaces, as Redis allows. */
@@ -204,12 +214,8 @@ static void c_hello(struct cmd_call *c)
 			return;
 		}
 	}
-	if (user) {
-		if (!login(s, user, pass)) {
-			wrongpass(c);
-			return;
-		}
-	}
+	if (user && !login(c, user, pass))
+		return;
 	if (!s->c.authenticated) {
 		resp_add_errorf(
 			c->out,
@@ -375,7 +381,9 @@ static const struct cmd_def client_subs[] = {
 	{"setname", c_client_setname, 3, 0, NULL, CONN_CATS, 0, 0},
 	{"getname", c_client_getname, 2, 0, NULL, CONN_CATS, 0, 0},
 	{"setinfo", c_client_setinfo, 4, 0, NULL, CONN_CATS, 0, 0},
-	{"list", c_client_list, -2, 0, NULL, ADMIN_CATS | ACL_CONNECTION, 0, 0},
+	/* other users' names, addresses, last commands: @admin only, so
+	 * that +@connection does not grant it (CLIENT INFO: the caller's own) */
+	{"list", c_client_list, -2, 0, NULL, ADMIN_CATS, 0, 0},
 	{"info", c_client_info, 2, 0, NULL, CONN_CATS, 0, 0},
 	{"help", c_client_help, 2, 0, NULL, CONN_CATS, 0, 0},
 	{NULL, NULL, 0, 0, NULL, 0, 0, 0},

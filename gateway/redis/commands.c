@@ -315,6 +315,22 @@ bool cmd_acl_require(struct cmd_call *c, const char *name, uint32_t cats)
 	return false;
 }
 
+bool cmd_acl_still(const struct sess *s, const char *name, size_t len)
+{
+	const struct cmd_def *d = s->last_sub != NULL ? s->last_sub : s->last_cmd;
+	if (sess_closed(s) || s->c.acl == NULL || d == NULL)
+		return false;
+	char sub[2 * MAX_NAME + 2];
+	const char *full = d->name;
+	if (s->last_sub != NULL) {
+		snprintf(sub, sizeof(sub), "%s|%s", s->last_cmd->name, d->name);
+		full = sub;
+	}
+	struct acl_req r = {
+		.cmd = full, .cats = d->acl, .nkeys = 1, .keys = &name, .key_lens = &len};
+	return acl_check(s->c.acl, &r, NULL) == ACL_OK;
+}
+
 /* The answer of an authentication held back: now in the session's output. */
 static void release_answer(struct conn *c, void *arg)
 {
@@ -327,12 +343,27 @@ static void release_answer(struct conn *c, void *arg)
 	free(held);
 }
 
-/* An authenticating command from an address with failures behind it: run
- * now, answered after auth_delay_ms (read first: the check changes it).
- * false when there is no delay (run it as usual). */
+/* The user an authenticating command logs in as: AUTH [user] pass, HELLO
+ * ver ... AUTH user pass ...; NULL: "default" (or none given). */
+static const char *auth_user(const struct cmd_call *call)
+{
+	if (strcasecmp(call->argv[0].p, "auth") == 0)
+		return call->argc == 3 ? call->argv[1].p : NULL;
+	for (int j = 2; j + 1 < call->argc; j++) { /* as c_hello reads them */
+		if (strcasecmp(call->argv[j].p, "auth") == 0)
+			return j + 2 < call->argc ? call->argv[j + 1].p : NULL;
+		if (strcasecmp(call->argv[j].p, "setname") == 0)
+			j++;
+	}
+	return NULL;
+}
+
+/* An authenticating command as a user with failures from this address
+ * behind it: run now, answered after auth_delay_ms (read first: the check
+ * changes it). false when there is no delay (run it as usual). */
 static bool hold_answer(struct cmd_call *call)
 {
-	int64_t ms = auth_delay_ms(&call->sess->c);
+	int64_t ms = auth_delay_ms(&call->sess->c, auth_user(call));
 	struct buf *held = ms > 0 ? malloc(sizeof(*held)) : NULL;
 	if (held == NULL)
 		return false;

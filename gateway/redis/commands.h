@@ -119,6 +119,13 @@ const struct cmd_def *cmd_lookup(const struct cmd_table *t, const char *name, si
 bool cmd_acl_require(struct cmd_call *c, const char *name, uint32_t cats)
 	__attribute__((warn_unused_result));
 
+/* The session's user may still run its command in progress (the one
+ * that suspended it: s->last_cmd, s->last_sub) on the lock name (len
+ * bytes): asked again after an ACL reload, for the waits queued before
+ * it. false too when the session has no user now or is closing. */
+bool cmd_acl_still(const struct sess *s, const char *name, size_t len)
+	__attribute__((warn_unused_result));
+
 /* An ACL rule's command exists: "name" or "name|sub" (acl_known_fn; arg:
  * the table). */
 bool cmd_acl_known(const char *name, void *table);

@@ -14,6 +14,7 @@
  * Not here: the scripts of the libraries (scriptcmds.c), the lease rules
  * (gateway/lease, core/).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -100,6 +101,36 @@ void rl_acquire_detached(struct cmd_call *c, const struct resp_arg *key,
 	enum ls_status st = ls_acquire(ls, &req, &now, done, c->sess);
 	conflict_is_held(&now);
 	rl_answer(c, st, &now, shape);
+}
+
+/* --- another session's lease: the force-release right --- */
+
+/* The right of LOCK.FORCE-RELEASE on key (its command or @admin, and a
+ * pattern giving the name): what ending or stretching a lease another
+ * session took with LOCK.ACQUIRE asks. */
+static bool may_force(const struct sess *s, const struct resp_arg *key)
+{
+	const char *keys[1] = {key->p};
+	size_t lens[1] = {key->len};
+	struct acl_req r = {.cmd = "lock.force-release",
+			    .cats = ACL_ADMIN | ACL_DANGEROUS | ACL_SLOW,
+			    .nkeys = 1,
+			    .keys = keys,
+			    .key_lens = lens};
+	return acl_check(s->c.acl, &r, NULL) == ACL_OK;
+}
+
+/* res of a detached_only request left alone a lease another session took
+ * (LOCK.ACQUIRE, DETACH too): that is a refusal, not "no such key". */
+static void deny_others(struct ls_result *res, const char *cmd)
+{
+	if (res->status != LS_NONE || !res->st.held || ls_by_value(&res->st))
+		return;
+	res->status = LS_DENIED;
+	snprintf(res->message, sizeof(res->message),
+		 "%s of a lease another session took with LOCK.ACQUIRE needs the force-release "
+		 "right (LOCK.FORCE-RELEASE, @admin)",
+		 cmd);
 }
 
 /* --- integers as Redis reads them --- */
@@ -289,6 +320,13 @@ static void cmd_ttl(struct cmd_call *c)
 
 /* --- PEXPIRE key ms, EXPIRE key s: renew whatever holds the lock --- */
 
+static void expire_done(void *arg, const struct ls_result *res)
+{
+	struct ls_result r = *res;
+	deny_others(&r, "PEXPIRE");
+	rl_done(arg, &r, rl_shape_flag);
+}
+
 static void expire(struct cmd_call *c, int64_t scale)
 {
 	int64_t v;
@@ -310,8 +348,15 @@ static void expire(struct cmd_call *c, int64_t scale)
 		.name_len = c->argv[1].len,
 		.op = LS_FX_RENEW,
 		.lease_ms = v * scale,
+		.detached_only = !may_force(c->sess, &c->argv[1]),
 	};
-	rl_foreign_flag(c, &req);
+	struct ls_result now;
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls == NULL)
+		return;
+	enum ls_status st = ls_foreign(ls, &req, &now, expire_done, c->sess);
+	deny_others(&now, "PEXPIRE");
+	rl_answer(c, st, &now, rl_shape_flag);
 }
 
 static void cmd_pexpire(struct cmd_call *c)
@@ -324,7 +369,12 @@ static void cmd_expire(struct cmd_call *c)
 	expire(c, 1000);
 }
 
-/* --- DEL key [key ...]: a forced release of each held one --- */
+/* --- DEL key [key ...]: a forced release of each held one ---
+ *
+ * As Redis for a lock taken by value (SET NX PX, a script's): any
+ * connection's DEL ends it. A lease another session took with
+ * LOCK.ACQUIRE is ended only with the force-release right; without it
+ * DEL answers -NOPERM at that key (the keys before it are released). */
 
 struct del_ctx {
 	struct sess *sess;
@@ -362,16 +412,21 @@ static void del_run(struct del_ctx *d, const struct ls_result *res)
 	struct ls_result now;
 	for (;;) {
 		if (res != NULL) {
-			if (res->status > LS_NONE) { /* an error: stop there */
-				del_end(d, res);
+			struct ls_result r = *res;
+			deny_others(&r, "DEL");
+			if (r.status > LS_NONE) { /* an error: stop there */
+				del_end(d, &r);
 				return;
 			}
-			d->count += res->status == LS_OK;
+			d->count += r.status == LS_OK;
 		}
 		if (d->next == d->n)
 			break;
 		const struct resp_arg *k = &d->key[d->next++];
-		struct ls_foreign_req req = {.name = k->p, .name_len = k->len, .op = LS_FX_FORCE};
+		struct ls_foreign_req req = {.name = k->p,
+					     .name_len = k->len,
+					     .op = LS_FX_FORCE,
+					     .detached_only = !may_force(d->sess, k)};
 		enum ls_status st = ls_foreign(d->ls, &req, &now, del_done, d);
 		if (st == LS_PENDING) {
 			if (!d->suspended)

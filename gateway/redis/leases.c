@@ -5,6 +5,7 @@
  */
 #include "gateway/redis/leases.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +74,14 @@ static void who(void *arg, struct ls_who *w)
 	snprintf(w->name, sizeof(w->name), "%s", s->name != NULL ? s->name : "");
 }
 
-static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who};
+/* After an ACL reload: the wait in progress is still the user's to run. */
+static bool may_wait(void *arg, const char *name)
+{
+	const struct rl_sess *rs = arg;
+	return cmd_acl_still(rs->sess, name, strlen(name));
+}
+
+static const struct ls_sess_ops sess_ops = {.lost = on_lost, .who = who, .may_wait = may_wait};
 
 struct lsess *rl_lsess(struct rl_app *app, struct cmd_call *c)
 {
@@ -167,6 +175,7 @@ static bool on_reset(struct sess *s, void *arg)
 static const char *const error_code[] = {
 	[LS_LOST] = "LOST",	[LS_INVALID] = "ERR",	     [LS_CONFLICT] = "ERR",
 	[LS_CANCELLED] = "ERR", [LS_TRANSIENT] = "TRYAGAIN", [LS_FAILED] = "ERR",
+	[LS_DENIED] = "NOPERM",
 };
 
 /* "-TXCANCELLED <reasons>": the reasons are JSON (one line) of any length,

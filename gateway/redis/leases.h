@@ -12,7 +12,8 @@
  *
  * Rendering: LS_INVALID, LS_CONFLICT, LS_FAILED and LS_CANCELLED are
  * "-ERR <message>", LS_TRANSIENT "-TRYAGAIN <message>", LS_LOST
- * "-LOST <reason>", LS_TXCANCELLED "-TXCANCELLED <reasons JSON>"; LS_OK and LS_NONE are each
+ * "-LOST <reason>", LS_TXCANCELLED "-TXCANCELLED <reasons JSON>", LS_DENIED
+ * "-NOPERM <message>"; LS_OK and LS_NONE are each
  * command's own reply.
  *
  * Not here: the lease rules (gateway/lease, core/), sessions and sockets.

@@ -159,6 +159,115 @@ static void test_lock_library_commands_by_pattern(void **state)
 	unlink(a.path);
 }
 
+/* DEL and PEXPIRE end or stretch a lease taken by value (SET NX PX) from
+ * any connection, as Redis; a lease another session took with
+ * LOCK.ACQUIRE (DETACH too) needs the force-release right (@admin). */
+static void test_del_needs_force_release(void **state)
+{
+	struct agw a;
+	start(&a, users);
+	redisContext *holder = login(&a, "app", "apppw");
+	redisContext *other = login(&a, "app", "apppw");
+	redisContext *boss = login(&a, "boss", "bosspw");
+	redisReply *r = gw_cmd(holder, "LOCK.ACQUIRE orders:s 10000");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	freeReplyObject(r);
+	const char *why = "NOPERM DEL of a lease another session took with LOCK.ACQUIRE needs "
+			  "the force-release right";
+	gw_expect_err(other, why, "DEL orders:s");
+	gw_expect_err(other, "NOPERM PEXPIRE of a lease another session took",
+		      "PEXPIRE orders:s 1000");
+	gw_expect_err(other, "NOPERM PEXPIRE of a lease", "EXPIRE orders:s 1");
+	gw_expect_int(holder, 1, "LOCK.RENEW orders:s"); /* not lost */
+	r = gw_cmd(holder, "LOCK.STATE orders:s");
+	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+	assert_int_equal(r->element[5]->integer, 10000); /* lease-ms untouched */
+	freeReplyObject(r);
+	/* a DETACH lease is no session's: its token, or the right */
+	r = gw_cmd(holder, "LOCK.ACQUIRE orders:d 10000 DETACH");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	long long td = r->integer;
+	freeReplyObject(r);
+	gw_expect_err(other, why, "DEL orders:d");
+	gw_expect_err(holder, why, "DEL orders:d");
+	gw_expect_int(other, 1, "LOCK.RELEASE orders:d %lld", td);
+	/* taken by value: any connection, as Redis */
+	expect_str(holder, "OK", "SET orders:v val NX PX 10000");
+	gw_expect_int(other, 1, "PEXPIRE orders:v 20000");
+	gw_expect_int(other, 1, "DEL orders:v");
+	gw_expect_int(other, 0, "DEL orders:v");
+	/* the session's own lease: its DEL ends it */
+	r = gw_cmd(other, "LOCK.ACQUIRE orders:own 10000");
+	freeReplyObject(r);
+	gw_expect_int(other, 1, "PEXPIRE orders:own 20000");
+	gw_expect_int(other, 1, "DEL orders:own");
+	/* with the right (boss: +@all): DEL ends it, its holder hears LOST */
+	gw_expect_int(boss, 1, "DEL orders:s");
+	gw_expect_err(holder, "LOST forced", "LOCK.RENEW orders:s");
+	redisFree(boss);
+	redisFree(other);
+	redisFree(holder);
+	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
+	unlink(a.path);
+}
+
+/* LOCK.LIST TABLE's cursor tells no name the user's patterns hide: paging
+ * one item at a time shows only the names allowed, and the cursors are
+ * sealed (no hex of a name); another user's or an altered cursor is
+ * refused. */
+static void test_table_cursor_is_sealed(void **state)
+{
+	struct agw a;
+	start(&a, "user boss on >bosspw allkeys +@all\n"
+		  "user spy on >spypw ~public:* +@all\n"
+		  "user spy2 on >spypw ~public:* +@all\n");
+	redisContext *boss = login(&a, "boss", "bosspw");
+	redisContext *spy = login(&a, "spy", "spypw");
+	redisContext *spy2 = login(&a, "spy2", "spypw");
+	const char *names[] = {"secret:alpha", "public:1", "secret:beta", "public:2"};
+	for (size_t i = 0; i < 4; i++) {
+		redisReply *r = gw_cmd(boss, "LOCK.ACQUIRE %s 30000", names[i]);
+		assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+		freeReplyObject(r);
+	}
+	char cursor[8192] = "0", first[8192] = "";
+	unsigned pages = 0, shown = 0;
+	do {
+		redisReply *r = gw_cmd(spy, "LOCK.LIST TABLE CURSOR %s COUNT 1", cursor);
+		assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		/* "secret" in hex, "secret" itself */
+		assert_null(strstr(cursor, "736563726574"));
+		assert_null(strstr(cursor, "secret"));
+		for (size_t i = 0; i < r->element[1]->elements; i++) {
+			assert_string_equal(r->element[1]->element[i]->element[0]->str, "name");
+			assert_non_null(
+				strstr(r->element[1]->element[i]->element[1]->str, "public:"));
+			shown++;
+		}
+		freeReplyObject(r);
+		if (first[0] == '\0' && strcmp(cursor, "0") != 0)
+			snprintf(first, sizeof(first), "%s", cursor);
+		assert_true(++pages < 20);
+	} while (strcmp(cursor, "0") != 0);
+	assert_int_equal(shown, 2);
+	assert_true(pages >= 4);
+	/* another user's cursor, an altered one, a name's hex: refused */
+	gw_expect_err(spy2,
+		      "ERR invalid cursor: a LOCK.LIST TABLE cursor is good only on the "
+		      "replica that gave it, for the same user",
+		      "LOCK.LIST TABLE CURSOR %s COUNT 1", first);
+	first[5] = first[5] == 'A' ? 'B' : 'A';
+	gw_expect_err(spy, "ERR invalid cursor", "LOCK.LIST TABLE CURSOR %s COUNT 1", first);
+	gw_expect_err(spy, "ERR invalid cursor", "LOCK.LIST TABLE CURSOR %s COUNT 1",
+		      "7365637265743a616c706861"); /* secret:alpha */
+	redisFree(spy2);
+	redisFree(spy);
+	redisFree(boss);
+	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
+	unlink(a.path);
+}
+
 /* LOCK.LIST shows a user the names its patterns let it read; its TABLE
  * form and LOCK.FORCE-RELEASE are @admin. */
 static void test_listing_and_forced_release(void **state)
@@ -277,6 +386,17 @@ static void test_auth_replies(void **state)
 	r = gw_cmd(c, "CLIENT INFO");
 	assert_non_null(strstr(r->str, " user=boss "));
 	freeReplyObject(r);
+	/* +@connection: CLIENT INFO (its own), not CLIENT LIST (everyone's:
+	 * @admin) */
+	redisContext *app = login(&a, "app", "apppw");
+	r = gw_cmd(app, "CLIENT INFO");
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	assert_non_null(strstr(r->str, " user=app "));
+	assert_null(strstr(r->str, "boss"));
+	freeReplyObject(r);
+	gw_expect_err(app, "NOPERM User app has no permissions to run the 'client|list' command",
+		      "CLIENT LIST");
+	redisFree(app);
 	/* RESET: back to default (off: NOAUTH again) */
 	expect_str(c, "RESET", "RESET");
 	gw_expect_err(c, "NOAUTH", "PING");
@@ -398,6 +518,128 @@ static void test_acl_load(void **state)
 	gw_expect_err(app, NOKEY, "LOCK.ACQUIRE orders:1 10000");
 	assert_true(gw_log_count(&a.g, "ACL LOAD refused") >= 2);
 	redisFree(app);
+	redisFree(boss);
+	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
+	unlink(a.path);
+}
+
+/* Sends a command without reading its answer (a wait). */
+static void send_only(redisContext *c, const char *cmd)
+{
+	int done = 0;
+	assert_int_equal(redisAppendCommand(c, cmd), REDIS_OK);
+	while (!done)
+		assert_int_equal(redisBufferWrite(c, &done), REDIS_OK);
+}
+
+/* Waits (up to 5 s) until LOCK.LIST shows n entries in state. */
+static void await_listed(redisContext *boss, const char *state, size_t n)
+{
+	size_t seen = 0;
+	for (int i = 0; i < 500; i++) {
+		redisReply *r = gw_cmd(boss, "LOCK.LIST");
+		seen = 0;
+		for (size_t e = 0; e < r->elements; e++)
+			seen += strcmp(r->element[e]->element[5]->str, state) == 0;
+		freeReplyObject(r);
+		if (seen == n)
+			return;
+		usleep(10000);
+	}
+	fail_msg("LOCK.LIST shows %zu entries %s, want %zu", seen, state, n);
+}
+
+/* A reload reaches the work queued before it: a wait or a campaign the
+ * new rules refuse ends with -NOPERM (it is not granted afterwards); a
+ * lease already held stays held (the holder can no longer name it, its
+ * connection's close releases it); a user disabled by the reload has its
+ * connection closed and its wait is never granted. */
+static void test_reload_ends_queued_waits(void **state)
+{
+	struct agw a;
+	start(&a, "user app on >apppw ~orders:* ~secret:* +@lock +@leader +@connection\n"
+		  "user temp on >temppw ~orders:* +@lock\n"
+		  "user boss on >bosspw allkeys +@all\n");
+	redisContext *boss = login(&a, "boss", "bosspw");
+	redisContext *waiter = login(&a, "app", "apppw");
+	redisContext *campaigner = login(&a, "app", "apppw");
+	redisContext *holder = login(&a, "app", "apppw");
+	redisContext *keeps = login(&a, "app", "apppw");
+	redisContext *temp = login(&a, "temp", "temppw");
+	redisReply *r = gw_cmd(boss, "LOCK.ACQUIRE secret:1 30000");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	freeReplyObject(r);
+	r = gw_cmd(boss, "LEADER.CAMPAIGN secret:lead 30000");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	freeReplyObject(r);
+	r = gw_cmd(boss, "LOCK.ACQUIRE orders:x 30000");
+	freeReplyObject(r);
+	r = gw_cmd(holder, "LOCK.ACQUIRE secret:held 30000");
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	long long held = r->integer;
+	freeReplyObject(r);
+	send_only(waiter, "LOCK.ACQUIRE secret:1 10000 WAIT 0");
+	send_only(keeps, "LOCK.ACQUIRE orders:x 10000 WAIT 0"); /* still allowed */
+	send_only(temp, "LOCK.ACQUIRE orders:x 10000 WAIT 0");
+	send_only(campaigner, "LEADER.CAMPAIGN secret:lead 10000 WAIT 0");
+	await_listed(boss, "waiting", 3);
+	await_listed(boss, "campaigning", 1);
+	/* app loses secret:*, temp is disabled */
+	acl_write(a.path,
+		  "user app on >apppw ~orders:* +@lock +@leader +@connection\n"
+		  "user temp off >temppw ~orders:* +@lock\n"
+		  "user boss on >bosspw allkeys +@all\n",
+		  0600);
+	expect_str(boss, "OK", "ACL LOAD");
+	/* the locks come free: nothing goes to what the rules now refuse */
+	gw_expect_int(boss, 1, "LOCK.RELEASE secret:1");
+	gw_expect_int(boss, 1, "LEADER.RESIGN secret:lead");
+	assert_int_equal(redisGetReply(waiter, (void **)&r), REDIS_OK);
+	assert_int_equal(r->type, REDIS_REPLY_ERROR);
+	assert_string_equal(r->str, "NOPERM the ACL rules reloaded while this waited no longer "
+				    "allow it on 'secret:1'");
+	freeReplyObject(r);
+	assert_int_equal(redisGetReply(campaigner, (void **)&r), REDIS_OK);
+	assert_int_equal(r->type, REDIS_REPLY_ERROR);
+	assert_non_null(strstr(r->str, "NOPERM the ACL rules reloaded"));
+	freeReplyObject(r);
+	r = gw_cmd(boss, "LOCK.STATE secret:1");
+	assert_int_equal(r->element[1]->integer, 0); /* free: not granted */
+	freeReplyObject(r);
+	/* temp's connection is closed, its wait gone; app's allowed wait
+	 * on orders:x goes on and is granted */
+	r = redisCommand(temp, "PING");
+	assert_true(r == NULL || r->type == REDIS_REPLY_ERROR);
+	if (r)
+		freeReplyObject(r);
+	gw_expect_int(boss, 1, "LOCK.RELEASE orders:x");
+	assert_int_equal(redisGetReply(keeps, (void **)&r), REDIS_OK);
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	freeReplyObject(r);
+	/* a lease held before the reload stays held; the holder cannot name
+	 * it any more, its close releases it */
+	r = gw_cmd(boss, "LOCK.STATE secret:held");
+	assert_int_equal(r->element[1]->integer, 1);
+	assert_int_equal(r->element[7]->integer, held);
+	freeReplyObject(r);
+	gw_expect_err(holder, NOKEY, "LOCK.RELEASE secret:held");
+	gw_expect_err(holder, NOKEY, "LOCK.RENEW secret:held");
+	redisFree(holder);
+	for (int i = 0; i < 500; i++) {
+		r = gw_cmd(boss, "LOCK.STATE secret:held");
+		long long h = r->element[1]->integer;
+		freeReplyObject(r);
+		if (h == 0)
+			break;
+		assert_true(i < 499);
+		usleep(10000);
+	}
+	/* secret:1, secret:lead, and temp's (its connection closing) */
+	assert_int_equal(gw_log_count(&a.g, "ACL reload: 3 waits the new rules refuse ended"), 1);
+	redisFree(temp);
+	redisFree(keeps);
+	redisFree(campaigner);
+	redisFree(waiter);
 	redisFree(boss);
 	assert_int_equal(gw_signal(&a.g, SIGTERM), 0);
 	unlink(a.path);
@@ -541,10 +783,13 @@ int main(void)
 		cmocka_unit_test_teardown(test_lock_commands_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_lock_library_commands_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_listing_and_forced_release, gw_teardown),
+		cmocka_unit_test_teardown(test_table_cursor_is_sealed, gw_teardown),
+		cmocka_unit_test_teardown(test_del_needs_force_release, gw_teardown),
 		cmocka_unit_test_teardown(test_lock_commands_by_category, gw_teardown),
 		cmocka_unit_test_teardown(test_auth_replies, gw_teardown),
 		cmocka_unit_test_teardown(test_acl_listing, gw_teardown),
 		cmocka_unit_test_teardown(test_acl_load, gw_teardown),
+		cmocka_unit_test_teardown(test_reload_ends_queued_waits, gw_teardown),
 		cmocka_unit_test_teardown(test_sighup_reloads, gw_teardown),
 		cmocka_unit_test_teardown(test_world_readable_file_refused, gw_teardown),
 		cmocka_unit_test_teardown(test_failures_counted_and_slowed, gw_teardown),

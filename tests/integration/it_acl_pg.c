@@ -269,6 +269,64 @@ static void test_reload_reaches_pg(void **state)
 	unlink(p.path);
 }
 
+/* A pg_advisory_lock waiting when a reload takes the name from the user
+ * ends with 42501 (it is not granted afterwards); one still allowed goes
+ * on. */
+static void test_reload_ends_waiting_lock(void **state)
+{
+	struct pgw p;
+	start(&p, users, NULL, NULL);
+	PGconn *hold = login(&p, "boss", "bosspw", "shop");
+	PGconn *waits = login(&p, "app", "apppw", "shop");
+	PGconn *allowed = login(&p, "app", "apppw", "orders");
+	expect_row(hold, "SELECT pg_advisory_lock(7)", NULL);
+	expect_row(hold, "SELECT leasegate.acquire('orders:7', 30000)", NULL);
+	assert_int_equal(PQsendQuery(waits, "SELECT pg_advisory_lock(7)"), 1);
+	assert_int_equal(PQsendQuery(allowed, "SELECT leasegate.acquire('orders:7', 10000, 0)"), 1);
+	redisContext *boss = gw_connect(&p.g);
+	redisReply *rep = gw_cmd(boss, "AUTH boss bosspw");
+	freeReplyObject(rep);
+	for (int i = 0;; i++) { /* both waits queued */
+		rep = gw_cmd(boss, "LOCK.LIST");
+		size_t n = 0;
+		for (size_t e = 0; e < rep->elements; e++)
+			n += strcmp(rep->element[e]->element[5]->str, "waiting") == 0;
+		freeReplyObject(rep);
+		if (n == 2)
+			break;
+		assert_true(i < 500);
+		usleep(10000);
+	}
+	acl_write(p.path,
+		  "user app on >apppw ~orders:* +@lock\n"
+		  "user boss on >bosspw allkeys +@all\n",
+		  0600);
+	assert_int_equal(gw_signal(&p.g, SIGHUP), 0);
+	expect_row(hold, "SELECT pg_advisory_unlock(7)", "t");
+	PGresult *r = PQgetResult(waits);
+	assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+	const char *sqlstate = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	if (sqlstate == NULL || strcmp(sqlstate, "42501") != 0 ||
+	    strstr(PQresultErrorMessage(r), "no longer allow it on 'pg:shop:7'") == NULL)
+		fail_msg("%s %s", sqlstate ? sqlstate : "-", PQresultErrorMessage(r));
+	PQclear(r);
+	while ((r = PQgetResult(waits)) != NULL)
+		PQclear(r);
+	expect_row(hold, "SELECT pg_try_advisory_lock(7)", "t"); /* free: not granted */
+	expect_row(hold, "SELECT leasegate.release('orders:7')", "t");
+	r = PQgetResult(allowed);
+	assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+	PQclear(r);
+	while ((r = PQgetResult(allowed)) != NULL)
+		PQclear(r);
+	redisFree(boss);
+	PQfinish(allowed);
+	PQfinish(waits);
+	PQfinish(hold);
+	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
+	unlink(p.path);
+}
+
 /* Repeated failures from one address slow its logins, the right one too
  * (by SCRAM: the server-final message waits with the rest). */
 static void test_failures_slowed(void **state)
@@ -390,6 +448,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_advisory_locks_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_functions_by_category, gw_teardown),
 		cmocka_unit_test_teardown(test_reload_reaches_pg, gw_teardown),
+		cmocka_unit_test_teardown(test_reload_ends_waiting_lock, gw_teardown),
 		cmocka_unit_test_teardown(test_failures_slowed, gw_teardown),
 		cmocka_unit_test_teardown(test_digest_user_over_tls, gw_teardown),
 		cmocka_unit_test_teardown(test_pg_users_beside_acl, gw_teardown),

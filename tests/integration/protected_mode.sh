@@ -7,7 +7,8 @@
 # CI refuses. Checks redis-cli and psql from there: refused with Redis's
 # DENIED and PostgreSQL's 28000 while no password is set, served with one
 # (NOAUTH until AUTH; SCRAM) or with --protected-mode no; loopback and the
-# Unix socket always served.
+# Unix socket always served; an ACL user without a password refused on
+# both ports from beyond loopback.
 set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
 n=0 fail=0
@@ -147,6 +148,26 @@ chmod 600 "$work/nopass.acl"
 start aclnopass --aclfile "$work/nopass.acl"
 expect "--aclfile, default nopass: remote DENIED" "DENIED *" \
 	remote redis-cli -h "$host_ip" -p "$rport" PING
+stop
+
+# 3c. a user without a password (nopass) beside users with one: both
+# ports refuse it from beyond loopback, and serve it on loopback
+printf '%s\n' 'user default on >acl-secret ~* &* +@all' 'user open on nopass ~* +@all' \
+	>"$work/mixed.acl"
+chmod 600 "$work/mixed.acl"
+start mixed --aclfile "$work/mixed.acl"
+expect "nopass user, remote AUTH: DENIED, connection closed" \
+	"AUTH failed: DENIED leasegate is running in protected mode because protected mode is enabled and no password is set for the user 'open'*" \
+	remote redis-cli -h "$host_ip" -p "$rport" --no-auth-warning --user open --pass any PING
+expect "nopass user, remote HELLO 3 AUTH: DENIED" "*DENIED *user 'open'*" \
+	remote redis-cli -h "$host_ip" -p "$rport" HELLO 3 AUTH open any
+expect "nopass user, remote psql: refused the same" \
+	"*FATAL:  leasegate is running in protected mode*" \
+	remote psql -X "host=$host_ip port=$pport user=open dbname=d sslmode=disable" -c "select 1"
+expect "nopass user on loopback: served" "PONG" \
+	redis-cli -h 127.0.0.1 -p "$rport" --no-auth-warning --user open --pass any PING
+expect "user with a password, remote: served" "PONG" \
+	remote redis-cli -h "$host_ip" -p "$rport" --no-auth-warning --user default --pass acl-secret PING
 stop
 
 # 4. --protected-mode no (as Redis writes it)

@@ -1,7 +1,8 @@
 /*
  * test_auth: the process's users (auth.c) — --aclfile read and refused
  * (bad line, group/other-readable with passwords), reloads all or
- * nothing, logins, the failures' counters and slowdown per address —
+ * nothing, logins, the failures' counters and slowdown per (user,
+ * address) —
  * and PostgreSQL's view of the ACL users (auth_pg.c).
  */
 #include <setjmp.h>
@@ -122,24 +123,48 @@ static void test_slowdown(void **state)
 	conn_at(w, &a, "10.0.0.1:5000");
 	conn_at(w, &a2, "10.0.0.1:6000"); /* the same host, another port */
 	conn_at(w, &b, "10.0.0.2:5000");
-	assert_int_equal(auth_delay_ms(&a), 0);
+	assert_int_equal(auth_delay_ms(&a, "alice"), 0);
 	int64_t want[] = {100, 200, 400, 800, 1600, 3200, 5000, 5000};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		assert_false(auth_login(&a, &w->cfg, "alice", "bad", 3));
-		assert_int_equal(auth_delay_ms(&a), want[i]);
-		assert_int_equal(auth_delay_ms(&a2), want[i]);
+		assert_int_equal(auth_delay_ms(&a, "alice"), want[i]);
+		assert_int_equal(auth_delay_ms(&a2, "alice"), want[i]);
 	}
-	assert_int_equal(auth_delay_ms(&b), 0); /* another address */
+	assert_int_equal(auth_delay_ms(&b, "alice"), 0); /* another address */
 	auth_note(&b, AUTH_PG, "x", false);
-	assert_int_equal(auth_delay_ms(&b), 100);
+	assert_int_equal(auth_delay_ms(&b, "x"), 100);
 	assert_int_equal(auth_failures(w->auth, AUTH_PG), 1);
-	/* a success resets the address */
+	/* a success resets the (user, address) */
 	assert_true(auth_login(&a2, &w->cfg, "alice", "alicepw", 7));
-	assert_int_equal(auth_delay_ms(&a), 0);
-	assert_int_equal(auth_delay_ms(&b), 100);
+	assert_int_equal(auth_delay_ms(&a, "alice"), 0);
+	assert_int_equal(auth_delay_ms(&b, "x"), 100);
 	/* --auth-max-delay 0: no slowdown */
 	w->cfg.auth_max_delay_ms = 0;
-	assert_int_equal(auth_delay_ms(&b), 0);
+	assert_int_equal(auth_delay_ms(&b, "x"), 0);
+}
+
+/* Counted per (user, address): one good login from an address does not
+ * forgive the guesses at another user's password from it. */
+static void test_slowdown_per_user(void **state)
+{
+	struct world *w = *state;
+	struct conn a;
+	conn_at(w, &a, "10.0.0.9:5000");
+	for (int i = 0; i < 4; i++)
+		assert_false(auth_login(&a, &w->cfg, "bob", "guess", 5));
+	assert_int_equal(auth_delay_ms(&a, "bob"), 800);
+	assert_int_equal(auth_delay_ms(&a, "alice"), 0); /* alice has no failure there */
+	assert_true(auth_login(&a, &w->cfg, "alice", "alicepw", 7));
+	assert_int_equal(auth_delay_ms(&a, "bob"), 800); /* still */
+	assert_false(auth_login(&a, &w->cfg, "bob", "guess2", 6));
+	assert_int_equal(auth_delay_ms(&a, "bob"), 1600);
+	/* NULL is default */
+	assert_false(auth_login(&a, &w->cfg, NULL, "nope", 4));
+	assert_int_equal(auth_delay_ms(&a, NULL), 100);
+	assert_int_equal(auth_delay_ms(&a, "default"), 100);
+	/* bob's own success forgives bob's */
+	assert_true(auth_login(&a, &w->cfg, "bob", "1", 1));
+	assert_int_equal(auth_delay_ms(&a, "bob"), 0);
 }
 
 /* Many addresses: a fixed table, the oldest forgotten. */
@@ -155,12 +180,12 @@ static void test_slowdown_bounded(void **state)
 	}
 	assert_int_equal(auth_failures(w->auth, AUTH_REDIS), 20000);
 	conn_at(w, &c, "10.0.78.31:1"); /* the last one is remembered */
-	assert_int_equal(auth_delay_ms(&c), 100);
+	assert_int_equal(auth_delay_ms(&c, "x"), 100);
 	unsigned remembered = 0;
 	for (int i = 0; i < 20000; i++) {
 		snprintf(addr, sizeof(addr), "10.%d.%d.%d:1", i >> 16, (i >> 8) & 255, i & 255);
 		conn_at(w, &c, addr);
-		remembered += auth_delay_ms(&c) > 0;
+		remembered += auth_delay_ms(&c, "x") > 0;
 	}
 	assert_true(remembered <= 4096);
 	assert_true(remembered > 1000);
@@ -312,6 +337,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_logins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slowdown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slowdown_per_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slowdown_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_refused_at_start, setup, teardown),
