@@ -125,7 +125,11 @@ static SSL_CTX *build(const struct cfg *cfg, char *err, size_t errlen)
 					 SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 				      SSL_MODE_RELEASE_BUFFERS);
-	/* resumed sessions with client certificates need an id context */
+	/* resumed sessions with client certificates need an id context: this
+	 * one is a default, each connection sets its own (per front-end and
+	 * certificate policy, transport_tls.c) so that a session resumes only
+	 * where it was made. A reload makes a new context, with new ticket
+	 * keys and an empty cache: sessions of the old one are not resumed. */
 	static const unsigned char sid[] = "leasegate";
 	SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
 	if (!set_protocols(ctx, cfg->tls_protocols, err, errlen))

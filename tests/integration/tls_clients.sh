@@ -12,7 +12,12 @@
 #     sent behind an SSLRequest refused (08P01); /metrics counts the failed
 #     handshakes; SIGHUP reloads the certificate (a session open across it
 #     keeps working, a new one sees the new serial and subject), a reload
-#     with a mismatched key keeps the old one and says why.
+#     with a mismatched key keeps the old one and says why. TLS session
+#     resumption (openssl s_client -sess_out/-sess_in, TLS 1.2 and 1.3):
+#     a session of the PostgreSQL port (no certificate) offered to the
+#     Redis TLS port gets a full handshake and is refused; one of the
+#     Redis TLS port (with a certificate) resumes there without it, and
+#     not on the PostgreSQL port nor after SIGHUP.
 #   gateway B: --tls-auth-clients no, --pg-tls required: redis-cli with
 #     the CA only; plaintext psql refused with 28000, TLS psql served.
 #   a mismatched key, an unreadable key: the start refused, naming the
@@ -166,6 +171,45 @@ expect "data sent behind an SSLRequest is refused (08P01, CVE-2021-23214)" "$got
 failed=$(curl -s "http://127.0.0.1:$admin/metrics" | awk '/^leasegate_tls_handshakes_failed_total /{print $2}')
 expect "/metrics counts the failed handshake (no client certificate)" "$failed" "[1-9]*"
 
+# ---- TLS session resumption: per port and certificate policy ----
+# s_client saves a session (-sess_out) on one port and offers it again
+# (-sess_in); it prints "Reused" when the server resumed it, "New" for a
+# full handshake. On the Redis TLS port it sends PING: PONG means a command
+# ran. A session made on the PostgreSQL port (no certificate asked) must
+# not let a client past the Redis port's required certificate.
+resume() { # resume VERSION redis|pg IN|- OUT|- [s_client options]: "Reused|New[ PONG]"
+	_v=$1 _kind=$2 _in=$3 _out=$4
+	shift 4
+	if [ "$_kind" = pg ]; then
+		set -- -connect "127.0.0.1:$pgport" -starttls postgres "$@"
+		_say=''
+	else
+		set -- -connect "127.0.0.1:$tport" "$@"
+		_say='PING\r\n'
+	fi
+	[ "$_in" = - ] || set -- -sess_in "$_in" "$@"
+	[ "$_out" = - ] || set -- -sess_out "$_out" "$@"
+	# TLS 1.3 tickets come after the handshake: s_client waits for them
+	_o=$( (printf "$_say"; sleep 1) |
+		timeout 10 openssl s_client "-$_v" -CAfile "$work/ca.crt" "$@" 2>&1)
+	printf '%s' "$(printf '%s\n' "$_o" | grep -a -o -m1 -E '^(New|Reused)')"
+	case "$_o" in *PONG*) printf ' PONG' ;; esac
+}
+for v in tls1_2 tls1_3; do
+	expect "$v: a session made on the PostgreSQL port without a certificate" \
+		"$(resume $v pg - "$work/pg-$v.sess")" "New"
+	expect "$v: resumed on the PostgreSQL port" "$(resume $v pg "$work/pg-$v.sess" -)" "Reused"
+	expect "$v: offered to the Redis TLS port (certificate required): a full handshake, refused" \
+		"$(resume $v redis "$work/pg-$v.sess" -)" "New"
+	expect "$v: a session made on the Redis TLS port with a client certificate" \
+		"$(resume $v redis - "$work/mtls-$v.sess" -cert "$work/client.crt" -key "$work/client.key")" \
+		"New PONG"
+	expect "$v: resumed on the Redis TLS port, its verified certificate carried" \
+		"$(resume $v redis "$work/mtls-$v.sess" -)" "Reused PONG"
+	expect "$v: offered to the PostgreSQL port: a full handshake" \
+		"$(resume $v pg "$work/mtls-$v.sess" -)" "New"
+done
+
 # ---- SIGHUP: a new certificate for new sessions, live ones kept ----
 got=$($PY - "$tport" "$work" "$a_pid" <<'EOF' 2>&1
 import os, shutil, signal, socket, ssl, sys, time
@@ -209,6 +253,10 @@ expect "a reload with a mismatched key is logged with the option and the file" \
 expect "/metrics counts the failed reload" \
 	"$(curl -s "http://127.0.0.1:$admin/metrics" | grep '^leasegate_tls_reloads_failed_total')" \
 	"leasegate_tls_reloads_failed_total 1"
+for v in tls1_2 tls1_3; do
+	expect "$v: a session of the context before SIGHUP is not resumed after it (refused)" \
+		"$(resume $v redis "$work/mtls-$v.sess" -)" "New"
+done
 
 # ---- gateway B: no client certificates, PostgreSQL TLS required ----
 port=$(gw_free_port) tport=$(gw_free_port) pgport=$(gw_free_port)
