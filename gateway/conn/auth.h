@@ -142,30 +142,65 @@ void auth_pg_set_acl(struct auth_pg *a, const struct acl *acl);
 const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool tls);
 
 #define AUTH_SCRAM_MAX_MSG 512
+#define AUTH_SCRAM_CB_MAX  64 /* the longest hash: SHA-512 */
 
-/* One SCRAM-SHA-256 exchange (server side). */
+#define AUTH_SCRAM_SHA_256	"SCRAM-SHA-256"
+#define AUTH_SCRAM_SHA_256_PLUS "SCRAM-SHA-256-PLUS"
+
+/* The channel a SCRAM exchange runs on, as PostgreSQL binds it: over TLS,
+ * the tls-server-end-point data of RFC 5929 (the hash of the server
+ * certificate the client was shown, transport.h); without TLS, none. */
+struct auth_scram_chan {
+	const char *mech; /* the mechanism the client selected */
+	const unsigned char *cb;
+	size_t cb_len; /* 0: no channel binding here (SCRAM-SHA-256-PLUS not offered) */
+};
+
+/* The mechanisms to offer in AuthenticationSASL, best first, into
+ * mechs[2]: SCRAM-SHA-256-PLUS only where there is channel binding data
+ * (cb_len > 0), then SCRAM-SHA-256. Returns how many. */
+size_t auth_scram_mechs(size_t cb_len, const char *mechs[2]);
+
+/* One SCRAM-SHA-256(-PLUS) exchange (server side). */
 struct auth_scram {
 	int state; /* 0 new, 1 server-first sent, 2 done */
 	unsigned char salt[64];
 	size_t salt_len;
 	int iterations;
 	unsigned char stored_key[32], server_key[32];
-	bool known; /* the user exists (false: a made-up verifier) */
+	bool known;   /* the user exists (false: a made-up verifier) */
+	bool plus;    /* SCRAM-SHA-256-PLUS: the client's c= must carry cb */
+	bool offered; /* SCRAM-SHA-256-PLUS was offered: a 'y' client is refused */
+	unsigned char cb[AUTH_SCRAM_CB_MAX];
+	size_t cb_len;
 	char gs2[64];
 	char client_first_bare[AUTH_SCRAM_MAX_MSG];
 	char server_first[AUTH_SCRAM_MAX_MSG];
 	char nonce[AUTH_SCRAM_MAX_MSG];
+	/* Why the exchange was refused when it is not the usual "password
+	 * authentication failed" (a wrong proof, an unknown user, a message
+	 * that does not parse): PostgreSQL's SQLSTATE and message for the
+	 * mechanism and channel-binding checks; NULL otherwise. */
+	const char *sqlstate, *why;
 };
 
-/* Starts an exchange for user from the client-first-message (len bytes);
- * writes the server-first-message to out (NUL-terminated). server_nonce:
- * NULL for a random one (tests give RFC 7677's). False on a malformed
- * message (the client gets the usual error). */
+/* Starts an exchange for user on chan (NULL: SCRAM-SHA-256 without TLS)
+ * from the client-first-message (len bytes); writes the
+ * server-first-message to out (NUL-terminated). server_nonce: NULL for a
+ * random one (tests give RFC 7677's). False on a refusal: x->why says
+ * why when it is a mechanism or channel-binding rule (an unknown
+ * mechanism, PLUS where it was not offered, "p=" under SCRAM-SHA-256, "n"
+ * or "y" under PLUS, "y" where PLUS was offered, a binding type other
+ * than tls-server-end-point), else the message is malformed (the client
+ * gets the usual error). */
 bool auth_scram_first(const struct auth_pg *a, struct auth_scram *x, const char *user,
-		      const char *msg, size_t len, const char *server_nonce, char *out,
-		      size_t outlen) __attribute__((warn_unused_result));
-/* Checks the client-final-message; true when the proof is right (and the
- * user exists), with the server-final-message in out. */
+		      const struct auth_scram_chan *chan, const char *msg, size_t len,
+		      const char *server_nonce, char *out, size_t outlen)
+	__attribute__((warn_unused_result));
+/* Checks the client-final-message; true when its channel binding (c=) is
+ * the gs2 header of the first message followed, under PLUS, by the
+ * channel's data, and the proof is right (and the user exists), with the
+ * server-final-message in out. A wrong binding sets x->why. */
 bool auth_scram_final(struct auth_scram *x, const char *msg, size_t len, char *out, size_t outlen)
 	__attribute__((warn_unused_result));
 

@@ -276,6 +276,22 @@ void tls_srv_stats(const struct tls_srv *t, struct tls_stats *st)
 	*st = t->st;
 }
 
+size_t tls_cert_end_point(X509 *cert, unsigned char out[64])
+{
+	int md_nid = NID_undef;
+	if (cert == NULL || X509_get_signature_info(cert, &md_nid, NULL, NULL, NULL) != 1)
+		return 0;
+	const EVP_MD *md = md_nid == NID_md5 || md_nid == NID_sha1 ? EVP_sha256()
+			   : md_nid == NID_undef		   ? NULL
+								   : EVP_get_digestbynid(md_nid);
+	unsigned int n = 0;
+	if (md == NULL || EVP_MD_get_size(md) > 64 || X509_digest(cert, md, out, &n) != 1) {
+		ERR_clear_error();
+		return 0;
+	}
+	return n;
+}
+
 void tls_srv_free(struct tls_srv *t)
 {
 	if (t == NULL)

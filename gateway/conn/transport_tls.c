@@ -286,3 +286,11 @@ const struct transport transport_tls = {
 	.set_reading = tls_set_reading,
 	.set_drain_mark = tls_set_drain_mark,
 };
+
+size_t transport_tls_end_point(const struct conn *c, unsigned char out[64])
+{
+	const struct tls *t = c->transport == &transport_tls ? c->tp : NULL;
+	if (t == NULL || t->ssl == NULL || !SSL_is_init_finished(t->ssl))
+		return 0;
+	return tls_cert_end_point(SSL_get_certificate(t->ssl), out);
+}

@@ -20,6 +20,11 @@
 #     not on the PostgreSQL port nor after SIGHUP.
 #   gateway B: --tls-auth-clients no, --pg-tls required: redis-cli with
 #     the CA only; plaintext psql refused with 28000, TLS psql served.
+#   gateway C: --pg-password: psql channel_binding=require served over
+#     TLS (SCRAM-SHA-256-PLUS, tls-server-end-point) and refused by libpq
+#     without TLS; a client of the script's own: the mechanisms offered,
+#     a wrong binding refused (28000), 'y' where PLUS was offered refused,
+#     p= under SCRAM-SHA-256 refused, PLUS without TLS refused.
 #   a mismatched key, an unreadable key: the start refused, naming the
 #     option and the file.
 # Prints "ok N - what" / "not ok N - what"; exits 1 on any failure.
@@ -289,6 +294,99 @@ expect "--pg-tls required: psql sslmode=require served" \
 	"$(psql -X -A -t "host=127.0.0.1 sslmode=require $PGU" -c 'SELECT pg_advisory_lock(5)' 2>&1)" ""
 expect "--pg-tls required: psql sslmode=prefer (the default) goes over TLS" \
 	"$(psql -X -A -t "host=127.0.0.1 $PGU" -c 'SELECT pg_try_advisory_lock(6)' 2>&1)" "t"
+
+# ---- gateway C: SCRAM-SHA-256-PLUS (channel binding) ----
+port=$(gw_free_port) pgport=$(gw_free_port)
+start "$work/c.log" --port "$port" --pg-port "$pgport" --admin-port 0 \
+	--tls-cert-file "$work/server.crt" --tls-key-file "$work/server.key" --pg-password s3cret
+wait_port "$pgport" "$work/c.log"
+PGU="user=app dbname=locks port=$pgport sslrootcert=$work/ca.crt password=s3cret"
+expect "psql channel_binding=require over TLS (SCRAM-SHA-256-PLUS)" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=verify-full channel_binding=require $PGU" \
+		-c 'SELECT pg_try_advisory_lock(9)' 2>&1)" "t"
+expect "psql channel_binding=require without TLS: libpq refuses" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=disable channel_binding=require $PGU" \
+		-c 'SELECT 1' 2>&1)" "*channel binding required, but SSL not in use*"
+expect "psql over TLS with channel_binding=disable (SCRAM-SHA-256, n): served" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=require channel_binding=disable $PGU" \
+		-c 'SELECT 1' 2>&1)" "1"
+# A SCRAM client of its own: the mechanisms offered, then an exchange with
+# a chosen mechanism, gs2 flag and binding (the server certificate's
+# SHA-256, its signature being ECDSA with SHA-256), the right password.
+scram() { # scram tls|plain MECH FLAG good|wrong|none: "mechs=... -> OK" or "-> E CODE MESSAGE"
+	$PY - "$pgport" "$work" "$@" <<'EOF2' 2>&1
+import base64, hashlib, hmac, socket, ssl, struct, sys
+port, work, how, mech, flag, binding = int(sys.argv[1]), sys.argv[2], *sys.argv[3:7]
+def recvn(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError
+        b += c
+    return b
+def recv_msg(s):
+    h = recvn(s, 5)
+    return h[:1], recvn(s, struct.unpack("!I", h[1:])[0] - 4)
+def send(s, t, body):
+    s.sendall(t + struct.pack("!I", len(body) + 4) + body)
+def verdict(t, b):
+    if t == b"E":
+        f = dict((x[:1].decode(), x[1:].decode()) for x in b.split(b"\0") if x)
+        return f"E {f.get('C')} {f.get('M')}"
+    return f"{t.decode()} {struct.unpack('!I', b[:4])[0]}"
+s = socket.create_connection(("127.0.0.1", port))
+der = b""
+if how == "tls":
+    s.sendall(struct.pack("!II", 8, 80877103))
+    assert recvn(s, 1) == b"S"
+    ctx = ssl.create_default_context(cafile=f"{work}/ca.crt")
+    s = ctx.wrap_socket(s, server_hostname="localhost")
+    der = s.getpeercert(binary_form=True)
+body = struct.pack("!I", 196608) + b"user\0app\0database\0locks\0\0"
+s.sendall(struct.pack("!I", len(body) + 4) + body)
+t, b = recv_msg(s)
+mechs = ",".join(m.decode() for m in b[4:].split(b"\0") if m)
+gs2 = (flag + ",,").encode()
+data = {"good": hashlib.sha256(der).digest(), "none": b""}.get(binding)
+if data is None:
+    data = bytearray(hashlib.sha256(der).digest()); data[0] ^= 1; data = bytes(data)
+bare = b"n=,r=fyko+d2lbbFgONRv9qkxdawL"
+first = gs2 + bare
+send(s, b"p", mech.encode() + b"\0" + struct.pack("!I", len(first)) + first)
+t, b = recv_msg(s)
+if t != b"R" or struct.unpack("!I", b[:4])[0] != 11:
+    print(f"mechs={mechs} ->", verdict(t, b)); sys.exit()
+sfirst = b[4:]
+a = dict(x.split(b"=", 1) for x in sfirst.split(b","))
+salted = hashlib.pbkdf2_hmac("sha256", b"s3cret", base64.b64decode(a[b"s"]), int(a[b"i"]))
+ckey = hmac.new(salted, b"Client Key", "sha256").digest()
+without = b"c=" + base64.b64encode(gs2 + data) + b",r=" + a[b"r"]
+sig = hmac.new(hashlib.sha256(ckey).digest(), bare + b"," + sfirst + b"," + without, "sha256").digest()
+proof = base64.b64encode(bytes(x ^ y for x, y in zip(ckey, sig)))
+send(s, b"p", without + b",p=" + proof)
+t, b = recv_msg(s)
+if t == b"R" and struct.unpack("!I", b[:4])[0] == 12:
+    t, b = recv_msg(s)
+print(f"mechs={mechs} ->", "OK" if (t, b[:4]) == (b"R", bytes(4)) else verdict(t, b))
+EOF2
+}
+P=tls-server-end-point
+expect "TLS: SCRAM-SHA-256-PLUS offered first; PLUS with the certificate's hash: served" \
+	"$(scram tls SCRAM-SHA-256-PLUS p=$P good)" "mechs=SCRAM-SHA-256-PLUS,SCRAM-SHA-256 -> OK"
+expect "TLS: PLUS with another certificate's hash (a relay in the middle): refused, 28000" \
+	"$(scram tls SCRAM-SHA-256-PLUS p=$P wrong)" \
+	"mechs=* -> E 28000 SCRAM channel binding check failed"
+expect "TLS: 'y' (client thinks the server cannot bind) where PLUS was offered: refused" \
+	"$(scram tls SCRAM-SHA-256 y none)" "mechs=* -> E 28000 SCRAM channel binding negotiation error*"
+expect "TLS: p=$P under SCRAM-SHA-256: refused, 08P01" \
+	"$(scram tls SCRAM-SHA-256 p=$P good)" "mechs=* -> E 08P01 malformed SCRAM message*"
+expect "plain TCP: only SCRAM-SHA-256 offered; PLUS selected anyway: refused" \
+	"$(scram plain SCRAM-SHA-256-PLUS p=$P none)" \
+	"mechs=SCRAM-SHA-256 -> E 08P01 client selected an invalid SASL authentication mechanism"
+expect "plain TCP: SCRAM-SHA-256 with 'y': served" "$(scram plain SCRAM-SHA-256 y none)" \
+	"mechs=SCRAM-SHA-256 -> OK"
+expect "the refused binding is logged" "$(grep -c 'SCRAM channel binding check failed' "$work/c.log")" "1"
 
 # ---- a bad key refuses the start ----
 # (a Redis port, not 0: a gateway with every listener off is refused first)

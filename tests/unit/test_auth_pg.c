@@ -86,8 +86,8 @@ static void test_rfc7677_exchange(void **state)
 	char out[AUTH_SCRAM_MAX_MSG];
 	assert_int_equal(auth_pg_method(a), AUTH_PG_SCRAM);
 	assert_int_equal(auth_pg_users(a), 1);
-	assert_true(auth_scram_first(a, &x, "user", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, out, sizeof(out)));
+	assert_true(auth_scram_first(a, &x, "user", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, out, sizeof(out)));
 	assert_string_equal(out, RFC_SERVER_FIRST);
 	assert_true(
 		auth_scram_final(&x, RFC_CLIENT_FINAL, strlen(RFC_CLIENT_FINAL), out, sizeof(out)));
@@ -102,14 +102,14 @@ static void test_scram_wrong_proof(void **state)
 	char out[AUTH_SCRAM_MAX_MSG];
 	char bad[] = RFC_CLIENT_FINAL;
 	bad[strlen(bad) - 3] ^= 1; /* one bit of the proof */
-	assert_true(auth_scram_first(a, &x, "user", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, out, sizeof(out)));
+	assert_true(auth_scram_first(a, &x, "user", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, out, sizeof(out)));
 	assert_false(auth_scram_final(&x, bad, strlen(bad), out, sizeof(out)));
 	/* another nonce than the one agreed */
 	const char *other =
 		"c=biws,r=rOprNGfwEbeRWgbNEkqOXX,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=";
-	assert_true(auth_scram_first(a, &x, "user", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, out, sizeof(out)));
+	assert_true(auth_scram_first(a, &x, "user", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, out, sizeof(out)));
 	assert_false(auth_scram_final(&x, other, strlen(other), out, sizeof(out)));
 	/* the final message once only */
 	assert_false(
@@ -124,15 +124,17 @@ static void test_scram_unknown_user(void **state)
 	struct auth_pg *a = rfc_users();
 	struct auth_scram x;
 	char first[AUTH_SCRAM_MAX_MSG], again[AUTH_SCRAM_MAX_MSG], out[AUTH_SCRAM_MAX_MSG];
-	assert_true(auth_scram_first(a, &x, "nobody", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, first, sizeof(first)));
+	assert_true(auth_scram_first(a, &x, "nobody", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, first,
+				     sizeof(first)));
 	assert_true(strncmp(first, "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=", 54) ==
 		    0);
 	assert_non_null(strstr(first, ",i=4096"));
 	assert_false(
 		auth_scram_final(&x, RFC_CLIENT_FINAL, strlen(RFC_CLIENT_FINAL), out, sizeof(out)));
-	assert_true(auth_scram_first(a, &x, "nobody", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, again, sizeof(again)));
+	assert_true(auth_scram_first(a, &x, "nobody", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, again,
+				     sizeof(again)));
 	assert_string_equal(first, again);
 	auth_pg_free(a);
 }
@@ -153,15 +155,16 @@ static void test_scram_malformed(void **state)
 		"x,,n=user,r=abc",
 	};
 	for (size_t i = 0; i < sizeof(bad_first) / sizeof(*bad_first); i++)
-		assert_false(auth_scram_first(a, &x, "user", bad_first[i], strlen(bad_first[i]),
-					      NULL, out, sizeof(out)));
+		assert_false(auth_scram_first(a, &x, "user", NULL, bad_first[i],
+					      strlen(bad_first[i]), NULL, out, sizeof(out)));
 	/* a random server nonce, then a final message that is not one */
-	assert_true(auth_scram_first(a, &x, "user", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     NULL, out, sizeof(out)));
+	assert_true(auth_scram_first(a, &x, "user", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), NULL, out, sizeof(out)));
 	assert_false(auth_scram_final(&x, "c=biws", 6, out, sizeof(out)));
 	char big[AUTH_SCRAM_MAX_MSG + 10];
 	memset(big, 'a', sizeof(big));
-	assert_false(auth_scram_first(a, &x, "user", big, sizeof(big), NULL, out, sizeof(out)));
+	assert_false(
+		auth_scram_first(a, &x, "user", NULL, big, sizeof(big), NULL, out, sizeof(out)));
 	auth_pg_free(a);
 }
 
