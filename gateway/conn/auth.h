@@ -25,7 +25,10 @@
  * --pg-password (every user, that password) and --pg-users (a file of
  * pg_authid-style verifiers), then the ACL users (auth_pg_set_acl): a
  * >password gives a SCRAM verifier at load; a user with only #digests can
- * use cleartext over TLS only (refused otherwise: auth_pg_why_not); nopass
+ * use cleartext only, and a cleartext password (that user's, or every
+ * user's under --pg-auth password) is taken over TLS or a Unix socket
+ * only, unless --pg-allow-cleartext-over-plain (refused otherwise:
+ * auth_pg_why_not); nopass
  * users are let in. Checked by SCRAM-SHA-256 (RFC 5802/7677, as
  * PostgreSQL stores verifiers: SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:
  * <ServerKey>), MD5 (md5 + md5(md5(password + user) + salt)) or cleartext.
@@ -136,10 +139,18 @@ unsigned auth_pg_users(const struct auth_pg *a);
 /* The ACL users PostgreSQL clients may log in as too (NULL: none); kept
  * by pointer: set it again when they change. */
 void auth_pg_set_acl(struct auth_pg *a, const struct acl *acl);
-/* Why user cannot authenticate over this connection (tls: it is
- * encrypted): NULL if it can; else a message for the client. A user of
- * the ACL file with #digests only needs cleartext, hence TLS. */
-const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool tls);
+/* Whether c may carry a cleartext password: it is on TLS, or on a Unix
+ * socket (local, as pg_hba.conf's "local" lines), or
+ * --pg-allow-cleartext-over-plain yes. Plain TCP, loopback included, may
+ * not (as under hostssl lines only: a loopback peer can be a relay or a
+ * sidecar whose other side is the network). */
+bool auth_pg_cleartext_ok(const struct auth_pg *a, const struct conn *c);
+/* Why user cannot authenticate over a connection that may (cleartext_ok:
+ * auth_pg_cleartext_ok) or may not carry a cleartext password: NULL if it
+ * can; else a message for the client. The method asked of user
+ * (auth_pg_method_for) is a cleartext password: --pg-auth password, or a
+ * user of the ACL file with #digests only. */
+const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool cleartext_ok);
 
 #define AUTH_SCRAM_MAX_MSG 512
 #define AUTH_SCRAM_CB_MAX  64 /* the longest hash: SHA-512 */

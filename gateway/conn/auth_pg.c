@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <openssl/crypto.h>
@@ -41,6 +42,7 @@ struct auth_pg {
 	struct pg_user *users;
 	unsigned n;
 	unsigned char mock_secret[32];
+	bool cleartext_plain; /* --pg-allow-cleartext-over-plain */
 };
 
 /* --- base64 --- */
@@ -237,6 +239,7 @@ struct auth_pg *auth_pg_new(const struct cfg *cfg, char *err, size_t errlen)
 		a->any.has_scram = true;
 	}
 	a->cfg_method = (enum auth_pg_method)cfg->pg_auth;
+	a->cleartext_plain = cfg->pg_cleartext_plain;
 	auth_pg_set_acl(a, NULL);
 	return a;
 }
@@ -314,16 +317,30 @@ static const struct pg_user *find_user(const struct auth_pg *a, const char *user
 	return tmp;
 }
 
-const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool tls)
+bool auth_pg_cleartext_ok(const struct auth_pg *a, const struct conn *c)
 {
-	const struct acl_user *u = acl_user(a, user);
-	struct acl_pg_secret sec;
-	if (u == NULL || !acl_user_on(u) || acl_user_nopass(u) || tls || acl_pg_secret(u, &sec))
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (a->cleartext_plain || conn_encrypted(c))
+		return true;
+	return getsockname(c->fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_UNIX;
+}
+
+const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool cleartext_ok)
+{
+	if (cleartext_ok || auth_pg_method_for(a, user) != AUTH_PG_PASSWORD)
 		return NULL;
-	return "this user has only SHA-256 password digests (#...) in the ACL file: PostgreSQL's "
-	       "SCRAM and MD5 need the password itself, and a cleartext password is taken over "
-	       "TLS only (connect with sslmode=require; the server needs --tls-cert-file); or "
-	       "give the user a >password in the ACL file, or a SCRAM verifier in --pg-users";
+	if (a->method != AUTH_PG_PASSWORD) /* the ACL file's #digest-only user */
+		return "this user has only SHA-256 password digests (#...) in the ACL file: "
+		       "PostgreSQL's SCRAM and MD5 need the password itself, and a cleartext "
+		       "password is taken over TLS only (connect with sslmode=require; the server "
+		       "needs --tls-cert-file; or --pg-allow-cleartext-over-plain yes); or give "
+		       "the "
+		       "user a >password in the ACL file, or a SCRAM verifier in --pg-users";
+	return "the server asks for a cleartext password (--pg-auth password), which it takes "
+	       "over TLS only, as a hostssl line of pg_hba.conf: connect with sslmode=require (the "
+	       "server needs --tls-cert-file), or run the server with --pg-auth scram, or with "
+	       "--pg-allow-cleartext-over-plain yes";
 }
 
 enum auth_pg_method auth_pg_method_for(const struct auth_pg *a, const char *user)

@@ -472,7 +472,8 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 	}
 	if ((m->code & 0xffff) != 0 || nunknown > 0)
 		pg_negotiate_version(&s->c.out, PG_PROTO_30, nunknown, unknown);
-	const char *why = auth_pg_why_not(s->fe->auth, s->user, conn_encrypted(&s->c));
+	const char *why =
+		auth_pg_why_not(s->fe->auth, s->user, auth_pg_cleartext_ok(s->fe->auth, &s->c));
 	if (why != NULL) {
 		char msg[600];
 		log_msg(LOG_LVL_WARN, "pg session %llu %s: user \"%s\" refused: %s",

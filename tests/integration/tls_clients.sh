@@ -25,6 +25,8 @@
 #     without TLS; a client of the script's own: the mechanisms offered,
 #     a wrong binding refused (28000), 'y' where PLUS was offered refused,
 #     p= under SCRAM-SHA-256 refused, PLUS without TLS refused.
+#   gateway D: --pg-auth password: psql over TLS served, over plain TCP
+#     refused (28000) before the password is asked.
 #   a mismatched key, an unreadable key: the start refused, naming the
 #     option and the file.
 # Prints "ok N - what" / "not ok N - what"; exits 1 on any failure.
@@ -387,6 +389,19 @@ expect "plain TCP: only SCRAM-SHA-256 offered; PLUS selected anyway: refused" \
 expect "plain TCP: SCRAM-SHA-256 with 'y': served" "$(scram plain SCRAM-SHA-256 y none)" \
 	"mechs=SCRAM-SHA-256 -> OK"
 expect "the refused binding is logged" "$(grep -c 'SCRAM channel binding check failed' "$work/c.log")" "1"
+
+# ---- gateway D: --pg-auth password (cleartext): over TLS only ----
+port=$(gw_free_port) pgport=$(gw_free_port)
+start "$work/d.log" --port "$port" --pg-port "$pgport" --admin-port 0 \
+	--tls-cert-file "$work/server.crt" --tls-key-file "$work/server.key" \
+	--pg-password s3cret --pg-auth password
+wait_port "$pgport" "$work/d.log"
+PGU="user=app dbname=locks port=$pgport sslrootcert=$work/ca.crt password=s3cret"
+expect "--pg-auth password: psql over TLS served" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=verify-full $PGU" -c 'SELECT pg_try_advisory_lock(3)' 2>&1)" "t"
+expect "--pg-auth password: psql over plain TCP refused before the password is asked, saying why" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=disable $PGU" -c 'SELECT 1' 2>&1)" \
+	'*FATAL:  user "app" cannot log in here: the server asks for a cleartext password (--pg-auth password), which it takes over TLS only*--pg-allow-cleartext-over-plain yes*'
 
 # ---- a bad key refuses the start ----
 # (a Redis port, not 0: a gateway with every listener off is refused first)

@@ -93,7 +93,8 @@ static bool exchange(struct auth_pg *a, struct auth_scram *x, const struct auth_
 				     sizeof(sfirst)));
 	unsigned char input[128];
 	memcpy(input, gs2, strlen(gs2));
-	memcpy(input + strlen(gs2), data, data_len);
+	if (data_len > 0)
+		memcpy(input + strlen(gs2), data, data_len);
 	client_final(bare, sfirst, input, strlen(gs2) + data_len, final, sizeof(final));
 	return auth_scram_final(x, final, strlen(final), out, sizeof(out));
 }
