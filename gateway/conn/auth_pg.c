@@ -333,10 +333,10 @@ const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool clea
 	if (a->method != AUTH_PG_PASSWORD) /* the ACL file's #digest-only user */
 		return "this user has only SHA-256 password digests (#...) in the ACL file: "
 		       "PostgreSQL's SCRAM and MD5 need the password itself, and a cleartext "
-		       "password is taken over TLS only (connect with sslmode=require; the server "
-		       "needs --tls-cert-file; or --pg-allow-cleartext-over-plain yes); or give "
-		       "the "
-		       "user a >password in the ACL file, or a SCRAM verifier in --pg-users";
+		       "password is taken over TLS only (connect with sslmode=require; the "
+		       "server needs --tls-cert-file; or --pg-allow-cleartext-over-plain yes); "
+		       "or give the user a >password in the ACL file, or a SCRAM verifier in "
+		       "--pg-users";
 	return "the server asks for a cleartext password (--pg-auth password), which it takes "
 	       "over TLS only, as a hostssl line of pg_hba.conf: connect with sslmode=require (the "
 	       "server needs --tls-cert-file), or run the server with --pg-auth scram, or with "
