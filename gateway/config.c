@@ -63,6 +63,10 @@ static const struct option_def options[] = {
 	{"pg-auth", NUM(T_ENUM, pg_auth), "scram", 0, 0, pg_auths,
 	 "PostgreSQL port's method when a password or users are set: scram, md5 or password "
 	 "(cleartext); trust: no password asked"},
+	{"pg-allow-cleartext-over-plain", NUM(T_BOOL, pg_cleartext_plain), "no", 0, 1, NULL,
+	 "PostgreSQL port: take a cleartext password (--pg-auth password, or an ACL user with "
+	 "#digests only) over plain TCP too; no: over TLS (or a Unix socket) only, as a "
+	 "hostssl line of pg_hba.conf, others refused with 28000"},
 	{"admin-port", NUM(T_INT, admin_port), "9464", 0, 65535, NULL,
 	 "admin HTTP port (/metrics, /healthz, /readyz), 0 = off"},
 	{"table", STR(table), NULL, 0, 255, NULL, "DynamoDB table of the locks",

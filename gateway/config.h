@@ -40,7 +40,8 @@ struct cfg {
 	int64_t pg_port;
 	char pg_password[512];
 	char pg_users[512];
-	int64_t pg_auth; /* enum cfg_pg_auth */
+	int64_t pg_auth;	 /* enum cfg_pg_auth */
+	bool pg_cleartext_plain; /* --pg-allow-cleartext-over-plain */
 	int64_t admin_port;
 	char table[256];
 	char partition_key[256];

@@ -27,7 +27,10 @@
  * --pg-password (every user, that password) and --pg-users (a file of
  * pg_authid-style verifiers), then the ACL users (auth_pg_set_acl): a
  * >password gives a SCRAM verifier at load; a user with only #digests can
- * use cleartext over TLS only (refused otherwise: auth_pg_why_not); nopass
+ * use cleartext only, and a cleartext password (that user's, or every
+ * user's under --pg-auth password) is taken over TLS or a Unix socket
+ * only, unless --pg-allow-cleartext-over-plain (refused otherwise:
+ * auth_pg_why_not); nopass
  * users are let in. Checked by SCRAM-SHA-256 (RFC 5802/7677, as
  * PostgreSQL stores verifiers: SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:
  * <ServerKey>), MD5 (md5 + md5(md5(password + user) + salt)) or cleartext.
@@ -150,36 +153,79 @@ unsigned auth_pg_users(const struct auth_pg *a);
 /* The ACL users PostgreSQL clients may log in as too (NULL: none); kept
  * by pointer: set it again when they change. */
 void auth_pg_set_acl(struct auth_pg *a, const struct acl *acl);
-/* Why user cannot authenticate over this connection (tls: it is
- * encrypted): NULL if it can; else a message for the client. A user of
- * the ACL file with #digests only needs cleartext, hence TLS. */
-const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool tls);
+/* Whether c may carry a cleartext password: it is on TLS, or on a Unix
+ * socket (local, as pg_hba.conf's "local" lines), or
+ * --pg-allow-cleartext-over-plain yes. Plain TCP, loopback included, may
+ * not (as under hostssl lines only: a loopback peer can be a relay or a
+ * sidecar whose other side is the network). */
+bool auth_pg_cleartext_ok(const struct auth_pg *a, const struct conn *c);
+/* Why user cannot authenticate over a connection that may (cleartext_ok:
+ * auth_pg_cleartext_ok) or may not carry a cleartext password: NULL if it
+ * can; else a message for the client. The method asked of user
+ * (auth_pg_method_for) is a cleartext password: --pg-auth password, or a
+ * user of the ACL file with #digests only. */
+const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool cleartext_ok);
 
 #define AUTH_SCRAM_MAX_MSG 512
+#define AUTH_SCRAM_CB_MAX  64 /* the longest hash: SHA-512 */
 
-/* One SCRAM-SHA-256 exchange (server side). */
+#define AUTH_SCRAM_SHA_256	"SCRAM-SHA-256"
+#define AUTH_SCRAM_SHA_256_PLUS "SCRAM-SHA-256-PLUS"
+
+/* The channel a SCRAM exchange runs on, as PostgreSQL binds it: over TLS,
+ * the tls-server-end-point data of RFC 5929 (the hash of the server
+ * certificate the client was shown, transport.h); without TLS, none. */
+struct auth_scram_chan {
+	const char *mech; /* the mechanism the client selected */
+	const unsigned char *cb;
+	size_t cb_len; /* 0: no channel binding here (SCRAM-SHA-256-PLUS not offered) */
+};
+
+/* The mechanisms to offer in AuthenticationSASL, best first, into
+ * mechs[2]: SCRAM-SHA-256-PLUS only where there is channel binding data
+ * (cb_len > 0), then SCRAM-SHA-256. Returns how many. */
+size_t auth_scram_mechs(size_t cb_len, const char *mechs[2]);
+
+/* One SCRAM-SHA-256(-PLUS) exchange (server side). */
 struct auth_scram {
 	int state; /* 0 new, 1 server-first sent, 2 done */
 	unsigned char salt[64];
 	size_t salt_len;
 	int iterations;
 	unsigned char stored_key[32], server_key[32];
-	bool known; /* the user exists (false: a made-up verifier) */
+	bool known;   /* the user exists (false: a made-up verifier) */
+	bool plus;    /* SCRAM-SHA-256-PLUS: the client's c= must carry cb */
+	bool offered; /* SCRAM-SHA-256-PLUS was offered: a 'y' client is refused */
+	unsigned char cb[AUTH_SCRAM_CB_MAX];
+	size_t cb_len;
 	char gs2[64];
 	char client_first_bare[AUTH_SCRAM_MAX_MSG];
 	char server_first[AUTH_SCRAM_MAX_MSG];
 	char nonce[AUTH_SCRAM_MAX_MSG];
+	/* Why the exchange was refused when it is not the usual "password
+	 * authentication failed" (a wrong proof, an unknown user, a message
+	 * that does not parse): PostgreSQL's SQLSTATE and message for the
+	 * mechanism and channel-binding checks; NULL otherwise. */
+	const char *sqlstate, *why;
 };
 
-/* Starts an exchange for user from the client-first-message (len bytes);
- * writes the server-first-message to out (NUL-terminated). server_nonce:
- * NULL for a random one (tests give RFC 7677's). False on a malformed
- * message (the client gets the usual error). */
+/* Starts an exchange for user on chan (NULL: SCRAM-SHA-256 without TLS)
+ * from the client-first-message (len bytes); writes the
+ * server-first-message to out (NUL-terminated). server_nonce: NULL for a
+ * random one (tests give RFC 7677's). False on a refusal: x->why says
+ * why when it is a mechanism or channel-binding rule (an unknown
+ * mechanism, PLUS where it was not offered, "p=" under SCRAM-SHA-256, "n"
+ * or "y" under PLUS, "y" where PLUS was offered, a binding type other
+ * than tls-server-end-point), else the message is malformed (the client
+ * gets the usual error). */
 bool auth_scram_first(const struct auth_pg *a, struct auth_scram *x, const char *user,
-		      const char *msg, size_t len, const char *server_nonce, char *out,
-		      size_t outlen) __attribute__((warn_unused_result));
-/* Checks the client-final-message; true when the proof is right (and the
- * user exists), with the server-final-message in out. */
+		      const struct auth_scram_chan *chan, const char *msg, size_t len,
+		      const char *server_nonce, char *out, size_t outlen)
+	__attribute__((warn_unused_result));
+/* Checks the client-final-message; true when its channel binding (c=) is
+ * the gs2 header of the first message followed, under PLUS, by the
+ * channel's data, and the proof is right (and the user exists), with the
+ * server-final-message in out. A wrong binding sets x->why. */
 bool auth_scram_final(struct auth_scram *x, const char *msg, size_t len, char *out, size_t outlen)
 	__attribute__((warn_unused_result));
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <openssl/crypto.h>
@@ -41,6 +42,7 @@ struct auth_pg {
 	struct pg_user *users;
 	unsigned n;
 	unsigned char mock_secret[32];
+	bool cleartext_plain; /* --pg-allow-cleartext-over-plain */
 };
 
 /* --- base64 --- */
@@ -237,6 +239,7 @@ struct auth_pg *auth_pg_new(const struct cfg *cfg, char *err, size_t errlen)
 		a->any.has_scram = true;
 	}
 	a->cfg_method = (enum auth_pg_method)cfg->pg_auth;
+	a->cleartext_plain = cfg->pg_cleartext_plain;
 	auth_pg_set_acl(a, NULL);
 	return a;
 }
@@ -314,16 +317,30 @@ static const struct pg_user *find_user(const struct auth_pg *a, const char *user
 	return tmp;
 }
 
-const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool tls)
+bool auth_pg_cleartext_ok(const struct auth_pg *a, const struct conn *c)
 {
-	const struct acl_user *u = acl_user(a, user);
-	struct acl_pg_secret sec;
-	if (u == NULL || !acl_user_on(u) || acl_user_nopass(u) || tls || acl_pg_secret(u, &sec))
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (a->cleartext_plain || conn_encrypted(c))
+		return true;
+	return getsockname(c->fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_UNIX;
+}
+
+const char *auth_pg_why_not(const struct auth_pg *a, const char *user, bool cleartext_ok)
+{
+	if (cleartext_ok || auth_pg_method_for(a, user) != AUTH_PG_PASSWORD)
 		return NULL;
-	return "this user has only SHA-256 password digests (#...) in the ACL file: PostgreSQL's "
-	       "SCRAM and MD5 need the password itself, and a cleartext password is taken over "
-	       "TLS only (connect with sslmode=require; the server needs --tls-cert-file); or "
-	       "give the user a >password in the ACL file, or a SCRAM verifier in --pg-users";
+	if (a->method != AUTH_PG_PASSWORD) /* the ACL file's #digest-only user */
+		return "this user has only SHA-256 password digests (#...) in the ACL file: "
+		       "PostgreSQL's SCRAM and MD5 need the password itself, and a cleartext "
+		       "password is taken over TLS only (connect with sslmode=require; the "
+		       "server needs --tls-cert-file; or --pg-allow-cleartext-over-plain yes); "
+		       "or give the user a >password in the ACL file, or a SCRAM verifier in "
+		       "--pg-users";
+	return "the server asks for a cleartext password (--pg-auth password), which it takes "
+	       "over TLS only, as a hostssl line of pg_hba.conf: connect with sslmode=require (the "
+	       "server needs --tls-cert-file), or run the server with --pg-auth scram, or with "
+	       "--pg-allow-cleartext-over-plain yes";
 }
 
 enum auth_pg_method auth_pg_method_for(const struct auth_pg *a, const char *user)
@@ -384,23 +401,100 @@ static bool printable(const char *s, size_t n)
 	return n > 0;
 }
 
+size_t auth_scram_mechs(size_t cb_len, const char *mechs[2])
+{
+	size_t n = 0;
+	if (cb_len > 0)
+		mechs[n++] = AUTH_SCRAM_SHA_256_PLUS;
+	mechs[n++] = AUTH_SCRAM_SHA_256;
+	return n;
+}
+
+static bool refuse(struct auth_scram *x, const char *sqlstate, const char *why)
+{
+	x->sqlstate = sqlstate;
+	x->why = why;
+	return false;
+}
+
+/* The client's mechanism: PLUS only where it was offered (as PostgreSQL,
+ * anything else is a protocol violation). */
+static bool select_mech(struct auth_scram *x, const struct auth_scram_chan *chan)
+{
+	static const struct auth_scram_chan plain = {AUTH_SCRAM_SHA_256, NULL, 0};
+	if (chan == NULL)
+		chan = &plain;
+	if (chan->cb_len > sizeof(x->cb))
+		return refuse(x, "XX000", "channel binding data too long");
+	x->offered = chan->cb_len > 0;
+	if (x->offered && strcmp(chan->mech, AUTH_SCRAM_SHA_256_PLUS) == 0) {
+		x->plus = true;
+		memcpy(x->cb, chan->cb, chan->cb_len);
+		x->cb_len = chan->cb_len;
+		return true;
+	}
+	if (strcmp(chan->mech, AUTH_SCRAM_SHA_256) == 0)
+		return true;
+	return refuse(x, "08P01", "client selected an invalid SASL authentication mechanism");
+}
+
+/* The gs2-cbind-flag at the start of a client-first-message m, against
+ * the mechanism (RFC 5802 section 6; PostgreSQL's checks and messages):
+ * true with its length, through its ',', in *len. */
+static bool read_cbind_flag(struct auth_scram *x, const char *m, size_t *len)
+{
+	static const char want[] = "p=tls-server-end-point,";
+	static const char no_data[] =
+		"malformed SCRAM message: the client selected SCRAM-SHA-256-PLUS, but the SCRAM "
+		"message does not include channel binding data";
+	switch (m[0]) {
+	case 'n':
+	case 'y':
+		if (x->plus)
+			return refuse(x, "08P01", no_data);
+		/* a client that could bind but saw no PLUS: a downgrade */
+		if (m[0] == 'y' && x->offered)
+			return refuse(
+				x, "28000",
+				"SCRAM channel binding negotiation error: the client supports "
+				"SCRAM channel binding but thinks the server does not; "
+				"however, this server does support channel binding");
+		*len = 2;
+		return m[1] == ',';
+	case 'p':
+		if (!x->plus)
+			return refuse(x, "08P01",
+				      "malformed SCRAM message: the client selected SCRAM-SHA-256 "
+				      "without channel binding, but the SCRAM message includes "
+				      "channel binding data");
+		if (strncmp(m, want, sizeof(want) - 1) != 0)
+			return refuse(x, "08P01",
+				      "unsupported SCRAM channel-binding type (this server binds "
+				      "tls-server-end-point only)");
+		*len = sizeof(want) - 1;
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool auth_scram_first(const struct auth_pg *a, struct auth_scram *x, const char *user,
-		      const char *msg, size_t len, const char *server_nonce, char *out,
-		      size_t outlen)
+		      const struct auth_scram_chan *chan, const char *msg, size_t len,
+		      const char *server_nonce, char *out, size_t outlen)
 {
 	memset(x, 0, sizeof(*x));
+	if (!select_mech(x, chan))
+		return false;
 	if (len >= AUTH_SCRAM_MAX_MSG || memchr(msg, '\0', len) != NULL)
 		return false;
 	char m[AUTH_SCRAM_MAX_MSG];
 	memcpy(m, msg, len);
 	m[len] = '\0';
-	/* gs2-header: n,, or y,, (no channel binding: p= is refused) */
-	if (!(m[0] == 'n' || m[0] == 'y') || m[1] != ',')
+	/* gs2-header: the channel-binding flag, then no authzid */
+	size_t fl = 0;
+	if (!read_cbind_flag(x, m, &fl) || m[fl] != ',')
 		return false;
-	char *second = strchr(m + 2, ',');
-	if (second == NULL || second != m + 2) /* no authzid */
-		return false;
-	size_t gl = (size_t)(second - m) + 1;
+	size_t gl = fl + 1;
 	memcpy(x->gs2, m, gl);
 	x->gs2[gl] = '\0';
 	const char *bare = m + gl;
@@ -437,6 +531,24 @@ bool auth_scram_first(const struct auth_pg *a, struct auth_scram *x, const char 
 	return true;
 }
 
+/* The c= value (cl bytes at cv) of a client-final-message: the base64 of
+ * the gs2 header and, under PLUS, the channel's data, exactly. */
+static bool binding_ok(struct auth_scram *x, const char *cv, size_t cl)
+{
+	unsigned char input[sizeof(x->gs2) + AUTH_SCRAM_CB_MAX];
+	char c64[4 * (sizeof(input) + 2) / 3 + 1];
+	size_t gl = strlen(x->gs2);
+	memcpy(input, x->gs2, gl);
+	memcpy(input + gl, x->cb, x->cb_len); /* 0 bytes without PLUS */
+	size_t n = b64_enc(input, gl + x->cb_len, c64, sizeof(c64));
+	if (n > 0 && cl == n && CRYPTO_memcmp(cv, c64, n) == 0)
+		return true;
+	if (x->plus)
+		return refuse(x, "28000", "SCRAM channel binding check failed");
+	return refuse(x, "08P01",
+		      "unexpected SCRAM channel-binding attribute in client-final-message");
+}
+
 bool auth_scram_final(struct auth_scram *x, const char *msg, size_t len, char *out, size_t outlen)
 {
 	if (x->state != 1 || len >= AUTH_SCRAM_MAX_MSG || memchr(msg, '\0', len) != NULL)
@@ -448,12 +560,9 @@ bool auth_scram_final(struct auth_scram *x, const char *msg, size_t len, char *o
 	char *p = strstr(m, ",p=");
 	if (p == NULL || strncmp(m, "c=", 2) != 0)
 		return false;
-	/* c= is the base64 of the gs2 header; r= the whole nonce */
-	char c64[100];
-	b64_enc((const unsigned char *)x->gs2, strlen(x->gs2), c64, sizeof(c64));
-	const char *cv = m + 2;
-	size_t cl = strcspn(cv, ",");
-	if (cl != strlen(c64) || memcmp(cv, c64, cl) != 0)
+	/* c= is the base64 of the gs2 header (and, under PLUS, the channel
+	 * binding data); r= the whole nonce */
+	if (!binding_ok(x, m + 2, strcspn(m + 2, ",")))
 		return false;
 	const char *r = strstr(m, ",r=");
 	if (r == NULL || r > p)

@@ -125,7 +125,11 @@ static SSL_CTX *build(const struct cfg *cfg, char *err, size_t errlen)
 					 SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 				      SSL_MODE_RELEASE_BUFFERS);
-	/* resumed sessions with client certificates need an id context */
+	/* resumed sessions with client certificates need an id context: this
+	 * one is a default, each connection sets its own (per front-end and
+	 * certificate policy, transport_tls.c) so that a session resumes only
+	 * where it was made. A reload makes a new context, with new ticket
+	 * keys and an empty cache: sessions of the old one are not resumed. */
 	static const unsigned char sid[] = "leasegate";
 	SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
 	if (!set_protocols(ctx, cfg->tls_protocols, err, errlen))
@@ -270,6 +274,22 @@ void tls_srv_count(struct tls_srv *t, bool ok)
 void tls_srv_stats(const struct tls_srv *t, struct tls_stats *st)
 {
 	*st = t->st;
+}
+
+size_t tls_cert_end_point(X509 *cert, unsigned char out[64])
+{
+	int md_nid = NID_undef;
+	if (cert == NULL || X509_get_signature_info(cert, &md_nid, NULL, NULL, NULL) != 1)
+		return 0;
+	const EVP_MD *md = md_nid == NID_md5 || md_nid == NID_sha1 ? EVP_sha256()
+			   : md_nid == NID_undef		   ? NULL
+								   : EVP_get_digestbynid(md_nid);
+	unsigned int n = 0;
+	if (md == NULL || EVP_MD_get_size(md) > 64 || X509_digest(cert, md, out, &n) != 1) {
+		ERR_clear_error();
+		return 0;
+	}
+	return n;
 }
 
 void tls_srv_free(struct tls_srv *t)

@@ -21,6 +21,7 @@
 struct cfg;
 struct tls_srv;
 typedef struct ssl_ctx_st SSL_CTX;
+typedef struct x509_st X509;
 
 struct tls_stats {
 	uint64_t handshakes;	     /* completed */
@@ -52,6 +53,14 @@ void tls_srv_describe(const struct tls_srv *t, char *out, size_t len);
 void tls_srv_count(struct tls_srv *t, bool ok);
 
 void tls_srv_stats(const struct tls_srv *t, struct tls_stats *st);
+
+/* The tls-server-end-point channel binding data of cert (RFC 5929 section
+ * 4.1, as PostgreSQL computes it for SCRAM-SHA-256-PLUS): the hash of its
+ * DER encoding, by the hash of its signature algorithm, SHA-256 for MD5
+ * and SHA-1. Returns the hash's length (at most 64 bytes, into out), 0
+ * when the signature algorithm names no hash (Ed25519, Ed448): no
+ * channel binding then. */
+size_t tls_cert_end_point(X509 *cert, unsigned char out[64]);
 
 void tls_srv_free(struct tls_srv *t);
 

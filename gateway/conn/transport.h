@@ -57,4 +57,10 @@ extern const struct transport transport_plain;
  * when the registry has no TLS context. */
 extern const struct transport transport_tls;
 
+/* The tls-server-end-point channel binding data (tls.h:
+ * tls_cert_end_point) of the certificate c's TLS session presented to
+ * the client (the one it started with, across a reload): its length, 0
+ * when c is not on TLS or there is none. */
+size_t transport_tls_end_point(const struct conn *c, unsigned char out[64]);
+
 #endif

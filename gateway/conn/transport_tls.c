@@ -14,6 +14,7 @@
 #include "gateway/conn/transport.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <event2/buffer.h>
@@ -71,11 +72,34 @@ static void write_cb(struct bufferevent *bev, void *arg)
 	conn_drained(arg, evbuffer_get_length(bufferevent_get_output(bev)));
 }
 
+/* A handshake that completed without the certificate its policy requires:
+ * only a resumed session can (OpenSSL checks the policy on full handshakes
+ * only), and the session contexts above keep those apart; this holds the
+ * line should a session ever come back under another policy. */
+static bool lacks_required_cert(const struct tls *t)
+{
+	if ((SSL_get_verify_mode(t->ssl) & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) == 0)
+		return false;
+	return SSL_get0_peer_certificate(t->ssl) == NULL ||
+	       SSL_get_verify_result(t->ssl) != X509_V_OK;
+}
+
 static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
 	struct tls *t = c->tp;
 	if (what & BEV_EVENT_CONNECTED) {
+		if (lacks_required_cert(t)) {
+			t->counted = true;
+			tls_srv_count(t->srv, false);
+			log_msg(LOG_LVL_WARN,
+				"connection %llu %s: TLS session %s without the client certificate "
+				"this port requires: refused",
+				(unsigned long long)c->id, c->addr,
+				SSL_session_reused(t->ssl) ? "resumed" : "established");
+			conn_abort(c, "TLS client certificate missing");
+			return;
+		}
 		t->handshaken = t->counted = true;
 		tls_srv_count(t->srv, true);
 		log_msg(LOG_LVL_DEBUG, "connection %llu %s: TLS %s %s%s", (unsigned long long)c->id,
@@ -142,6 +166,21 @@ static int verify_mode(const struct conn *c, const struct tls_srv *ts)
 	}
 }
 
+/* The session id context of c's sessions: its front-end and what is
+ * asked of the client's certificate. OpenSSL resumes a session (from its
+ * cache or a ticket, TLS 1.2 and 1.3) only under the context it was made
+ * in, so a session made where no certificate was asked (the PostgreSQL
+ * port) gets a full handshake, with the certificate request, on the Redis
+ * TLS port that requires one. */
+static bool set_session_context(SSL *ssl, const struct conn *c, int mode)
+{
+	char sid[SSL_MAX_SID_CTX_LENGTH + 1];
+	int n = snprintf(sid, sizeof(sid), "leasegate/%s/%d", c->proto->name, mode);
+	if (n < 0 || n > SSL_MAX_SID_CTX_LENGTH)
+		return false;
+	return SSL_set_session_id_context(ssl, (const unsigned char *)sid, (unsigned)n) == 1;
+}
+
 static bool tls_open(struct conn *c)
 {
 	struct tls_srv *ts = srv_tls(c->srv);
@@ -158,7 +197,12 @@ static bool tls_open(struct conn *c)
 		tls_close(c);
 		return false;
 	}
-	SSL_set_verify(t->ssl, verify_mode(c, ts), NULL);
+	int mode = verify_mode(c, ts);
+	SSL_set_verify(t->ssl, mode, NULL);
+	if (!set_session_context(t->ssl, c, mode)) {
+		tls_close(c);
+		return false;
+	}
 	t->bev = bufferevent_openssl_socket_new(base, c->fd, t->ssl, BUFFEREVENT_SSL_ACCEPTING, 0);
 	t->more = event_new(base, -1, 0, more_cb, c);
 	if (t->bev == NULL || t->more == NULL) {
@@ -242,3 +286,11 @@ const struct transport transport_tls = {
 	.set_reading = tls_set_reading,
 	.set_drain_mark = tls_set_drain_mark,
 };
+
+size_t transport_tls_end_point(const struct conn *c, unsigned char out[64])
+{
+	const struct tls *t = c->transport == &transport_tls ? c->tp : NULL;
+	if (t == NULL || t->ssl == NULL || !SSL_is_init_finished(t->ssl))
+		return 0;
+	return tls_cert_end_point(SSL_get_certificate(t->ssl), out);
+}

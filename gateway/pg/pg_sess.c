@@ -343,6 +343,19 @@ static void auth_failed(struct pgs *s)
 	pgs_fatal(s, "28P01", msg);
 }
 
+/* A refused authentication: SCRAM's own reason when it gave one (the
+ * mechanism, the channel binding), else the usual message. */
+static void auth_refused(struct pgs *s)
+{
+	if (s->scram == NULL || s->scram->why == NULL) {
+		auth_failed(s);
+		return;
+	}
+	log_msg(LOG_LVL_INFO, "pg session %llu %s: user \"%s\" refused: %s",
+		(unsigned long long)s->c.id, s->c.addr, s->user, s->scram->why);
+	pgs_fatal(s, s->scram->sqlstate, s->scram->why);
+}
+
 struct cancel_key {
 	uint32_t pid, secret;
 	bool matched;
@@ -491,7 +504,8 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 	}
 	if ((m->code & 0xffff) != 0 || nunknown > 0)
 		pg_negotiate_version(&s->c.out, PG_PROTO_30, nunknown, unknown);
-	const char *why = auth_pg_why_not(s->fe->auth, s->user, conn_encrypted(&s->c));
+	const char *why =
+		auth_pg_why_not(s->fe->auth, s->user, auth_pg_cleartext_ok(s->fe->auth, &s->c));
 	if (why != NULL) {
 		char msg[600];
 		log_msg(LOG_LVL_WARN, "pg session %llu %s: user \"%s\" refused: %s",
@@ -509,15 +523,19 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 		}
 		ready(s);
 		break;
-	case AUTH_PG_SCRAM:
+	case AUTH_PG_SCRAM: {
 		s->scram = calloc(1, sizeof(*s->scram));
 		if (s->scram == NULL) {
 			pgs_fatal(s, "53200", "out of memory");
 			return CONN_STEP_STOP;
 		}
-		pg_auth_sasl(&s->c.out, "SCRAM-SHA-256");
+		unsigned char cb[AUTH_SCRAM_CB_MAX];
+		const char *mechs[2];
+		size_t nmech = auth_scram_mechs(transport_tls_end_point(&s->c, cb), mechs);
+		pg_auth_sasl(&s->c.out, mechs, nmech);
 		s->st = PGS_SASL_INIT;
 		break;
+	}
 	case AUTH_PG_MD5:
 		if (getrandom(s->md5salt, 4, 0) != 4)
 			memcpy(s->md5salt, &s->secret, 4);
@@ -537,7 +555,7 @@ static enum conn_step startup(struct pgs *s, const struct pg_msg *m)
 static bool answer_auth(struct pgs *s)
 {
 	if (!s->auth_ok) {
-		auth_failed(s);
+		auth_refused(s);
 		return false;
 	}
 	if (s->auth_final != NULL)
@@ -576,14 +594,11 @@ static enum conn_step password(struct pgs *s, const struct pg_msg *m)
 			pgs_fatal(s, "08P01", "malformed SASL message");
 			return CONN_STEP_STOP;
 		}
-		if (strcmp(mech, "SCRAM-SHA-256") != 0) {
-			pgs_fatal(s, "28000",
-				  "client selected an invalid SASL authentication mechanism");
-			return CONN_STEP_STOP;
-		}
-		if (!auth_scram_first(s->fe->auth, s->scram, s->user, data, (size_t)n, NULL, out,
-				      sizeof(out))) {
-			auth_failed(s);
+		unsigned char cb[AUTH_SCRAM_CB_MAX];
+		struct auth_scram_chan chan = {mech, cb, transport_tls_end_point(&s->c, cb)};
+		if (!auth_scram_first(s->fe->auth, s->scram, s->user, &chan, data, (size_t)n, NULL,
+				      out, sizeof(out))) {
+			auth_refused(s);
 			return CONN_STEP_STOP;
 		}
 		pg_auth_sasl_continue(&s->c.out, out, strlen(out));

@@ -134,7 +134,8 @@ void pg_put_str(struct buf *o, const char *s); /* with its NUL */
 void pg_auth_ok(struct buf *o);
 void pg_auth_cleartext(struct buf *o);
 void pg_auth_md5(struct buf *o, const unsigned char salt[4]);
-void pg_auth_sasl(struct buf *o, const char *mech);
+/* AuthenticationSASL: the n mechanisms, the server's preferred first. */
+void pg_auth_sasl(struct buf *o, const char *const *mechs, size_t n);
 void pg_auth_sasl_continue(struct buf *o, const char *data, size_t len);
 void pg_auth_sasl_final(struct buf *o, const char *data, size_t len);
 void pg_parameter_status(struct buf *o, const char *key, const char *val);

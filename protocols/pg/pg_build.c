@@ -76,11 +76,12 @@ void pg_auth_md5(struct buf *o, const unsigned char salt[4])
 	auth(o, 5, salt, 4);
 }
 
-void pg_auth_sasl(struct buf *o, const char *mech)
+void pg_auth_sasl(struct buf *o, const char *const *mechs, size_t n)
 {
 	size_t m = pg_begin(o, 'R');
 	pg_put_i32(o, 10);
-	pg_put_str(o, mech);
+	for (size_t i = 0; i < n; i++)
+		pg_put_str(o, mechs[i]);
 	buf_raw(o, "", 1);
 	pg_end(o, m);
 }

@@ -2,7 +2,8 @@
  * it_pg_auth: the PostgreSQL port's authentication, with libpq against the
  * real binary: a users file of verifiers made by libpq itself
  * (PQencryptPasswordConn: SCRAM-SHA-256 as PostgreSQL stores it, and md5),
- * --pg-password with --pg-auth scram, md5 and password (cleartext), a user
+ * --pg-password with --pg-auth scram, md5 and password (cleartext; over
+ * plain TCP refused unless --pg-allow-cleartext-over-plain yes), a user
  * of the file beside --pg-password, an unknown user refused exactly as a
  * wrong password (28P01, same message form), trust said in the log, a bad
  * users file stopping the start.
@@ -144,13 +145,38 @@ static void test_password_methods(void **state)
 	static const char *const methods[] = {"scram", "md5", "password"};
 	for (size_t i = 0; i < sizeof(methods) / sizeof(*methods); i++) {
 		struct pgw p;
-		start(&p, "--pg-password", "s3cret", "--pg-auth", methods[i], NULL, NULL);
+		/* cleartext over plain TCP: only when allowed (test_cleartext_over_plain) */
+		start(&p, "--pg-password", "s3cret", "--pg-auth", methods[i],
+		      "--pg-allow-cleartext-over-plain", "yes");
 		expect_in(&p, "leasegate", "s3cret");
 		expect_in(&p, "any_user", "s3cret");
 		expect_out(&p, "leasegate", "s3cret2");
 		expect_out(&p, "leasegate", "");
 		assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
 	}
+}
+
+/* --pg-auth password over plain TCP (loopback too): refused before the
+ * password is asked, 28000 saying why, and a log line; served with
+ * --pg-allow-cleartext-over-plain yes (test_password_methods; over TLS:
+ * tls_clients.sh). */
+static void test_cleartext_over_plain(void **state)
+{
+	struct pgw p;
+	start(&p, "--pg-password", "s3cret", "--pg-auth", "password", NULL, NULL);
+	PGconn *c = try_login(&p, "leasegate", "s3cret");
+	assert_int_equal(PQstatus(c), CONNECTION_BAD);
+	const char *e = PQerrorMessage(c);
+	if (strstr(e, "FATAL:  user \"leasegate\" cannot log in here: the server asks for a "
+		      "cleartext password (--pg-auth password), which it takes over TLS only") ==
+		    NULL ||
+	    strstr(e, "--pg-allow-cleartext-over-plain yes") == NULL)
+		fail_msg("%s", e);
+	PQfinish(c);
+	assert_int_equal(gw_log_count(&p.g, "refused: the server asks for a cleartext password"),
+			 1);
+	assert_int_equal(gw_log_count(&p.g, "authentication failed"), 0); /* none was sent */
+	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
 }
 
 /* SCRAM is what libpq does by default against --pg-password: a client that
@@ -244,6 +270,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_users_file, gw_teardown),
 		cmocka_unit_test_teardown(test_password_methods, gw_teardown),
+		cmocka_unit_test_teardown(test_cleartext_over_plain, gw_teardown),
 		cmocka_unit_test_teardown(test_scram_channel_binding, gw_teardown),
 		cmocka_unit_test_teardown(test_unknown_user_looks_known, gw_teardown),
 		cmocka_unit_test_teardown(test_trust_is_logged, gw_teardown),

@@ -12,9 +12,21 @@
 #     sent behind an SSLRequest refused (08P01); /metrics counts the failed
 #     handshakes; SIGHUP reloads the certificate (a session open across it
 #     keeps working, a new one sees the new serial and subject), a reload
-#     with a mismatched key keeps the old one and says why.
+#     with a mismatched key keeps the old one and says why. TLS session
+#     resumption (openssl s_client -sess_out/-sess_in, TLS 1.2 and 1.3):
+#     a session of the PostgreSQL port (no certificate) offered to the
+#     Redis TLS port gets a full handshake and is refused; one of the
+#     Redis TLS port (with a certificate) resumes there without it, and
+#     not on the PostgreSQL port nor after SIGHUP.
 #   gateway B: --tls-auth-clients no, --pg-tls required: redis-cli with
 #     the CA only; plaintext psql refused with 28000, TLS psql served.
+#   gateway C: --pg-password: psql channel_binding=require served over
+#     TLS (SCRAM-SHA-256-PLUS, tls-server-end-point) and refused by libpq
+#     without TLS; a client of the script's own: the mechanisms offered,
+#     a wrong binding refused (28000), 'y' where PLUS was offered refused,
+#     p= under SCRAM-SHA-256 refused, PLUS without TLS refused.
+#   gateway D: --pg-auth password: psql over TLS served, over plain TCP
+#     refused (28000) before the password is asked.
 #   a mismatched key, an unreadable key: the start refused, naming the
 #     option and the file.
 # Prints "ok N - what" / "not ok N - what"; exits 1 on any failure.
@@ -166,6 +178,45 @@ expect "data sent behind an SSLRequest is refused (08P01, CVE-2021-23214)" "$got
 failed=$(curl -s "http://127.0.0.1:$admin/metrics" | awk '/^leasegate_tls_handshakes_failed_total /{print $2}')
 expect "/metrics counts the failed handshake (no client certificate)" "$failed" "[1-9]*"
 
+# ---- TLS session resumption: per port and certificate policy ----
+# s_client saves a session (-sess_out) on one port and offers it again
+# (-sess_in); it prints "Reused" when the server resumed it, "New" for a
+# full handshake. On the Redis TLS port it sends PING: PONG means a command
+# ran. A session made on the PostgreSQL port (no certificate asked) must
+# not let a client past the Redis port's required certificate.
+resume() { # resume VERSION redis|pg IN|- OUT|- [s_client options]: "Reused|New[ PONG]"
+	_v=$1 _kind=$2 _in=$3 _out=$4
+	shift 4
+	if [ "$_kind" = pg ]; then
+		set -- -connect "127.0.0.1:$pgport" -starttls postgres "$@"
+		_say=''
+	else
+		set -- -connect "127.0.0.1:$tport" "$@"
+		_say='PING\r\n'
+	fi
+	[ "$_in" = - ] || set -- -sess_in "$_in" "$@"
+	[ "$_out" = - ] || set -- -sess_out "$_out" "$@"
+	# TLS 1.3 tickets come after the handshake: s_client waits for them
+	_o=$( (printf "$_say"; sleep 1) |
+		timeout 10 openssl s_client "-$_v" -CAfile "$work/ca.crt" "$@" 2>&1)
+	printf '%s' "$(printf '%s\n' "$_o" | grep -a -o -m1 -E '^(New|Reused)')"
+	case "$_o" in *PONG*) printf ' PONG' ;; esac
+}
+for v in tls1_2 tls1_3; do
+	expect "$v: a session made on the PostgreSQL port without a certificate" \
+		"$(resume $v pg - "$work/pg-$v.sess")" "New"
+	expect "$v: resumed on the PostgreSQL port" "$(resume $v pg "$work/pg-$v.sess" -)" "Reused"
+	expect "$v: offered to the Redis TLS port (certificate required): a full handshake, refused" \
+		"$(resume $v redis "$work/pg-$v.sess" -)" "New"
+	expect "$v: a session made on the Redis TLS port with a client certificate" \
+		"$(resume $v redis - "$work/mtls-$v.sess" -cert "$work/client.crt" -key "$work/client.key")" \
+		"New PONG"
+	expect "$v: resumed on the Redis TLS port, its verified certificate carried" \
+		"$(resume $v redis "$work/mtls-$v.sess" -)" "Reused PONG"
+	expect "$v: offered to the PostgreSQL port: a full handshake" \
+		"$(resume $v pg "$work/mtls-$v.sess" -)" "New"
+done
+
 # ---- SIGHUP: a new certificate for new sessions, live ones kept ----
 got=$($PY - "$tport" "$work" "$a_pid" <<'EOF' 2>&1
 import os, shutil, signal, socket, ssl, sys, time
@@ -209,6 +260,10 @@ expect "a reload with a mismatched key is logged with the option and the file" \
 expect "/metrics counts the failed reload" \
 	"$(curl -s "http://127.0.0.1:$admin/metrics" | grep '^leasegate_tls_reloads_failed_total')" \
 	"leasegate_tls_reloads_failed_total 1"
+for v in tls1_2 tls1_3; do
+	expect "$v: a session of the context before SIGHUP is not resumed after it (refused)" \
+		"$(resume $v redis "$work/mtls-$v.sess" -)" "New"
+done
 
 # ---- gateway B: no client certificates, PostgreSQL TLS required ----
 port=$(gw_free_port) tport=$(gw_free_port) pgport=$(gw_free_port)
@@ -241,6 +296,112 @@ expect "--pg-tls required: psql sslmode=require served" \
 	"$(psql -X -A -t "host=127.0.0.1 sslmode=require $PGU" -c 'SELECT pg_advisory_lock(5)' 2>&1)" ""
 expect "--pg-tls required: psql sslmode=prefer (the default) goes over TLS" \
 	"$(psql -X -A -t "host=127.0.0.1 $PGU" -c 'SELECT pg_try_advisory_lock(6)' 2>&1)" "t"
+
+# ---- gateway C: SCRAM-SHA-256-PLUS (channel binding) ----
+port=$(gw_free_port) pgport=$(gw_free_port)
+start "$work/c.log" --port "$port" --pg-port "$pgport" --admin-port 0 \
+	--tls-cert-file "$work/server.crt" --tls-key-file "$work/server.key" --pg-password s3cret
+wait_port "$pgport" "$work/c.log"
+PGU="user=app dbname=locks port=$pgport sslrootcert=$work/ca.crt password=s3cret"
+expect "psql channel_binding=require over TLS (SCRAM-SHA-256-PLUS)" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=verify-full channel_binding=require $PGU" \
+		-c 'SELECT pg_try_advisory_lock(9)' 2>&1)" "t"
+expect "psql channel_binding=require without TLS: libpq refuses" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=disable channel_binding=require $PGU" \
+		-c 'SELECT 1' 2>&1)" "*channel binding required, but SSL not in use*"
+expect "psql over TLS with channel_binding=disable (SCRAM-SHA-256, n): served" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=require channel_binding=disable $PGU" \
+		-c 'SELECT 1' 2>&1)" "1"
+# A SCRAM client of its own: the mechanisms offered, then an exchange with
+# a chosen mechanism, gs2 flag and binding (the server certificate's
+# SHA-256, its signature being ECDSA with SHA-256), the right password.
+scram() { # scram tls|plain MECH FLAG good|wrong|none: "mechs=... -> OK" or "-> E CODE MESSAGE"
+	$PY - "$pgport" "$work" "$@" <<'EOF2' 2>&1
+import base64, hashlib, hmac, socket, ssl, struct, sys
+port, work, how, mech, flag, binding = int(sys.argv[1]), sys.argv[2], *sys.argv[3:7]
+def recvn(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError
+        b += c
+    return b
+def recv_msg(s):
+    h = recvn(s, 5)
+    return h[:1], recvn(s, struct.unpack("!I", h[1:])[0] - 4)
+def send(s, t, body):
+    s.sendall(t + struct.pack("!I", len(body) + 4) + body)
+def verdict(t, b):
+    if t == b"E":
+        f = dict((x[:1].decode(), x[1:].decode()) for x in b.split(b"\0") if x)
+        return f"E {f.get('C')} {f.get('M')}"
+    return f"{t.decode()} {struct.unpack('!I', b[:4])[0]}"
+s = socket.create_connection(("127.0.0.1", port))
+der = b""
+if how == "tls":
+    s.sendall(struct.pack("!II", 8, 80877103))
+    assert recvn(s, 1) == b"S"
+    ctx = ssl.create_default_context(cafile=f"{work}/ca.crt")
+    s = ctx.wrap_socket(s, server_hostname="localhost")
+    der = s.getpeercert(binary_form=True)
+body = struct.pack("!I", 196608) + b"user\0app\0database\0locks\0\0"
+s.sendall(struct.pack("!I", len(body) + 4) + body)
+t, b = recv_msg(s)
+mechs = ",".join(m.decode() for m in b[4:].split(b"\0") if m)
+gs2 = (flag + ",,").encode()
+data = {"good": hashlib.sha256(der).digest(), "none": b""}.get(binding)
+if data is None:
+    data = bytearray(hashlib.sha256(der).digest()); data[0] ^= 1; data = bytes(data)
+bare = b"n=,r=fyko+d2lbbFgONRv9qkxdawL"
+first = gs2 + bare
+send(s, b"p", mech.encode() + b"\0" + struct.pack("!I", len(first)) + first)
+t, b = recv_msg(s)
+if t != b"R" or struct.unpack("!I", b[:4])[0] != 11:
+    print(f"mechs={mechs} ->", verdict(t, b)); sys.exit()
+sfirst = b[4:]
+a = dict(x.split(b"=", 1) for x in sfirst.split(b","))
+salted = hashlib.pbkdf2_hmac("sha256", b"s3cret", base64.b64decode(a[b"s"]), int(a[b"i"]))
+ckey = hmac.new(salted, b"Client Key", "sha256").digest()
+without = b"c=" + base64.b64encode(gs2 + data) + b",r=" + a[b"r"]
+sig = hmac.new(hashlib.sha256(ckey).digest(), bare + b"," + sfirst + b"," + without, "sha256").digest()
+proof = base64.b64encode(bytes(x ^ y for x, y in zip(ckey, sig)))
+send(s, b"p", without + b",p=" + proof)
+t, b = recv_msg(s)
+if t == b"R" and struct.unpack("!I", b[:4])[0] == 12:
+    t, b = recv_msg(s)
+print(f"mechs={mechs} ->", "OK" if (t, b[:4]) == (b"R", bytes(4)) else verdict(t, b))
+EOF2
+}
+P=tls-server-end-point
+expect "TLS: SCRAM-SHA-256-PLUS offered first; PLUS with the certificate's hash: served" \
+	"$(scram tls SCRAM-SHA-256-PLUS p=$P good)" "mechs=SCRAM-SHA-256-PLUS,SCRAM-SHA-256 -> OK"
+expect "TLS: PLUS with another certificate's hash (a relay in the middle): refused, 28000" \
+	"$(scram tls SCRAM-SHA-256-PLUS p=$P wrong)" \
+	"mechs=* -> E 28000 SCRAM channel binding check failed"
+expect "TLS: 'y' (client thinks the server cannot bind) where PLUS was offered: refused" \
+	"$(scram tls SCRAM-SHA-256 y none)" "mechs=* -> E 28000 SCRAM channel binding negotiation error*"
+expect "TLS: p=$P under SCRAM-SHA-256: refused, 08P01" \
+	"$(scram tls SCRAM-SHA-256 p=$P good)" "mechs=* -> E 08P01 malformed SCRAM message*"
+expect "plain TCP: only SCRAM-SHA-256 offered; PLUS selected anyway: refused" \
+	"$(scram plain SCRAM-SHA-256-PLUS p=$P none)" \
+	"mechs=SCRAM-SHA-256 -> E 08P01 client selected an invalid SASL authentication mechanism"
+expect "plain TCP: SCRAM-SHA-256 with 'y': served" "$(scram plain SCRAM-SHA-256 y none)" \
+	"mechs=SCRAM-SHA-256 -> OK"
+expect "the refused binding is logged" "$(grep -c 'SCRAM channel binding check failed' "$work/c.log")" "1"
+
+# ---- gateway D: --pg-auth password (cleartext): over TLS only ----
+port=$(gw_free_port) pgport=$(gw_free_port)
+start "$work/d.log" --port "$port" --pg-port "$pgport" --admin-port 0 \
+	--tls-cert-file "$work/server.crt" --tls-key-file "$work/server.key" \
+	--pg-password s3cret --pg-auth password
+wait_port "$pgport" "$work/d.log"
+PGU="user=app dbname=locks port=$pgport sslrootcert=$work/ca.crt password=s3cret"
+expect "--pg-auth password: psql over TLS served" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=verify-full $PGU" -c 'SELECT pg_try_advisory_lock(3)' 2>&1)" "t"
+expect "--pg-auth password: psql over plain TCP refused before the password is asked, saying why" \
+	"$(psql -X -A -t "host=127.0.0.1 sslmode=disable $PGU" -c 'SELECT 1' 2>&1)" \
+	'*FATAL:  user "app" cannot log in here: the server asks for a cleartext password (--pg-auth password), which it takes over TLS only*--pg-allow-cleartext-over-plain yes*'
 
 # ---- a bad key refuses the start ----
 # (a Redis port, not 0: a gateway with every listener off is refused first)

@@ -1,8 +1,8 @@
 /*
  * test_auth_pg: the PostgreSQL password checks of gateway/conn/auth —
  * SCRAM-SHA-256 against RFC 7677's example exchange, verifiers as
- * PostgreSQL stores them, the users file, MD5, cleartext, and unknown
- * users failing the same way as a wrong password.
+ * PostgreSQL stores them, the users file, MD5, cleartext (and where it is
+ * asked), and unknown users failing the same way as a wrong password.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "gateway/config.h"
 #include "gateway/conn/auth.h"
 #include "gateway/conn/conn.h"
+#include "gateway/conn/transport.h"
 
 /* RFC 7677, section 3. */
 #define RFC_CLIENT_FIRST "n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
@@ -86,8 +88,8 @@ static void test_rfc7677_exchange(void **state)
 	char out[AUTH_SCRAM_MAX_MSG];
 	assert_int_equal(auth_pg_method(a), AUTH_PG_SCRAM);
 	assert_int_equal(auth_pg_users(a), 1);
-	assert_true(auth_scram_first(a, &x, "user", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, out, sizeof(out)));
+	assert_true(auth_scram_first(a, &x, "user", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, out, sizeof(out)));
 	assert_string_equal(out, RFC_SERVER_FIRST);
 	assert_true(
 		auth_scram_final(&x, RFC_CLIENT_FINAL, strlen(RFC_CLIENT_FINAL), out, sizeof(out)));
@@ -102,14 +104,14 @@ static void test_scram_wrong_proof(void **state)
 	char out[AUTH_SCRAM_MAX_MSG];
 	char bad[] = RFC_CLIENT_FINAL;
 	bad[strlen(bad) - 3] ^= 1; /* one bit of the proof */
-	assert_true(auth_scram_first(a, &x, "user", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, out, sizeof(out)));
+	assert_true(auth_scram_first(a, &x, "user", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, out, sizeof(out)));
 	assert_false(auth_scram_final(&x, bad, strlen(bad), out, sizeof(out)));
 	/* another nonce than the one agreed */
 	const char *other =
 		"c=biws,r=rOprNGfwEbeRWgbNEkqOXX,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=";
-	assert_true(auth_scram_first(a, &x, "user", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, out, sizeof(out)));
+	assert_true(auth_scram_first(a, &x, "user", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, out, sizeof(out)));
 	assert_false(auth_scram_final(&x, other, strlen(other), out, sizeof(out)));
 	/* the final message once only */
 	assert_false(
@@ -124,15 +126,17 @@ static void test_scram_unknown_user(void **state)
 	struct auth_pg *a = rfc_users();
 	struct auth_scram x;
 	char first[AUTH_SCRAM_MAX_MSG], again[AUTH_SCRAM_MAX_MSG], out[AUTH_SCRAM_MAX_MSG];
-	assert_true(auth_scram_first(a, &x, "nobody", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, first, sizeof(first)));
+	assert_true(auth_scram_first(a, &x, "nobody", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, first,
+				     sizeof(first)));
 	assert_true(strncmp(first, "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=", 54) ==
 		    0);
 	assert_non_null(strstr(first, ",i=4096"));
 	assert_false(
 		auth_scram_final(&x, RFC_CLIENT_FINAL, strlen(RFC_CLIENT_FINAL), out, sizeof(out)));
-	assert_true(auth_scram_first(a, &x, "nobody", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     RFC_SERVER_NONCE, again, sizeof(again)));
+	assert_true(auth_scram_first(a, &x, "nobody", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), RFC_SERVER_NONCE, again,
+				     sizeof(again)));
 	assert_string_equal(first, again);
 	auth_pg_free(a);
 }
@@ -153,15 +157,16 @@ static void test_scram_malformed(void **state)
 		"x,,n=user,r=abc",
 	};
 	for (size_t i = 0; i < sizeof(bad_first) / sizeof(*bad_first); i++)
-		assert_false(auth_scram_first(a, &x, "user", bad_first[i], strlen(bad_first[i]),
-					      NULL, out, sizeof(out)));
+		assert_false(auth_scram_first(a, &x, "user", NULL, bad_first[i],
+					      strlen(bad_first[i]), NULL, out, sizeof(out)));
 	/* a random server nonce, then a final message that is not one */
-	assert_true(auth_scram_first(a, &x, "user", RFC_CLIENT_FIRST, strlen(RFC_CLIENT_FIRST),
-				     NULL, out, sizeof(out)));
+	assert_true(auth_scram_first(a, &x, "user", NULL, RFC_CLIENT_FIRST,
+				     strlen(RFC_CLIENT_FIRST), NULL, out, sizeof(out)));
 	assert_false(auth_scram_final(&x, "c=biws", 6, out, sizeof(out)));
 	char big[AUTH_SCRAM_MAX_MSG + 10];
 	memset(big, 'a', sizeof(big));
-	assert_false(auth_scram_first(a, &x, "user", big, sizeof(big), NULL, out, sizeof(out)));
+	assert_false(
+		auth_scram_first(a, &x, "user", NULL, big, sizeof(big), NULL, out, sizeof(out)));
 	auth_pg_free(a);
 }
 
@@ -261,6 +266,65 @@ static void test_cleartext_scram_user(void **state)
 	auth_pg_free(a);
 }
 
+/* A connection on fd (a socket of the given family), encrypted or not. */
+static struct conn conn_on(int family, bool tls, int *fd)
+{
+	int sv[2];
+	if (family == AF_UNIX) {
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		close(sv[1]);
+		*fd = sv[0];
+	} else {
+		*fd = socket(family, SOCK_STREAM, 0); /* getsockname: its family */
+		assert_true(*fd >= 0);
+	}
+	struct conn c;
+	memset(&c, 0, sizeof(c));
+	c.fd = *fd;
+	c.transport = tls ? &transport_tls : &transport_plain;
+	return c;
+}
+
+/* A cleartext password (--pg-auth password) is asked over TLS or a Unix
+ * socket only, unless --pg-allow-cleartext-over-plain yes; the other
+ * methods anywhere. */
+static void test_cleartext_needs_tls(void **state)
+{
+	static const struct {
+		int64_t method;
+		bool allow, tls;
+		int family;
+		bool refused;
+	} cases[] = {
+		{CFG_PG_PASSWORD, false, false, AF_INET, true},
+		{CFG_PG_PASSWORD, false, false, AF_INET6, true},
+		{CFG_PG_PASSWORD, false, true, AF_INET, false},
+		{CFG_PG_PASSWORD, false, false, AF_UNIX, false},
+		{CFG_PG_PASSWORD, true, false, AF_INET, false},
+		{CFG_PG_SCRAM, false, false, AF_INET, false},
+		{CFG_PG_MD5, false, false, AF_INET, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char err[256];
+		struct cfg cfg = cfg_with("s3cret", NULL, cases[i].method);
+		cfg.pg_cleartext_plain = cases[i].allow;
+		struct auth_pg *a = auth_pg_new(&cfg, err, sizeof(err));
+		assert_non_null(a);
+		int fd;
+		struct conn c = conn_on(cases[i].family, cases[i].tls, &fd);
+		const char *why = auth_pg_why_not(a, "u", auth_pg_cleartext_ok(a, &c));
+		if ((why != NULL) != cases[i].refused)
+			fail_msg("case %zu: %s", i, why ? why : "allowed");
+		if (why != NULL) {
+			assert_non_null(strstr(why, "--pg-auth password"));
+			assert_non_null(strstr(why, "sslmode=require"));
+			assert_non_null(strstr(why, "--pg-allow-cleartext-over-plain yes"));
+		}
+		close(fd);
+		auth_pg_free(a);
+	}
+}
+
 static void test_trust_and_bad_files(void **state)
 {
 	char err[256];
@@ -339,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_password_option),
 		cmocka_unit_test(test_md5),
 		cmocka_unit_test(test_cleartext_scram_user),
+		cmocka_unit_test(test_cleartext_needs_tls),
 		cmocka_unit_test(test_trust_and_bad_files),
 		cmocka_unit_test(test_verifier_format),
 		cmocka_unit_test(test_login),

@@ -307,6 +307,12 @@ static void test_pg_auth_options(void **state)
 	char *bad[] = {"leasegate", "--pg-auth", "gss", NULL};
 	assert_int_equal(load(&c, bad, no_env, err), CFG_ERROR);
 	assert_non_null(strstr(err, "pg-auth"));
+	/* cleartext over plain TCP: off unless asked */
+	assert_int_equal(load(&c, none, no_env, err), CFG_OK);
+	assert_false(c.pg_cleartext_plain);
+	char *allow[] = {"LEASEGATE_PG_ALLOW_CLEARTEXT_OVER_PLAIN=yes", NULL};
+	assert_int_equal(load(&c, none, allow, err), CFG_OK);
+	assert_true(c.pg_cleartext_plain);
 }
 
 static void test_acl_options(void **state)

@@ -152,8 +152,12 @@ static void builders_write_exact_bytes(void **state)
 	buf_init(&o, 0);
 	pg_auth_ok(&o);
 	expect_bytes(&o, "R\0\0\0\x08\0\0\0\0", 9);
-	pg_auth_sasl(&o, "SCRAM-SHA-256");
+	static const char *const scram[] = {"SCRAM-SHA-256"};
+	pg_auth_sasl(&o, scram, 1);
 	expect_bytes(&o, "R\0\0\0\x17\0\0\0\x0aSCRAM-SHA-256\0\0", 24);
+	static const char *const both[] = {"SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"};
+	pg_auth_sasl(&o, both, 2);
+	expect_bytes(&o, "R\0\0\0\x2a\0\0\0\x0aSCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0\0", 43);
 	pg_auth_sasl_continue(&o, "r=x", 3);
 	expect_bytes(&o, "R\0\0\0\x0b\0\0\0\x0br=x", 12);
 	pg_auth_sasl_final(&o, "v=y", 3);

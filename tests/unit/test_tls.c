@@ -5,7 +5,8 @@
  * (tests/support/testpki). A
  * line front-end ("x\n" answers "got:x\n") runs over it; the client is
  * an OpenSSL client on the other end, driven turn by turn with the event
- * loop.
+ * loop. Also: session resumption under each front-end's certificate
+ * policy, and the tls-server-end-point data of SCRAM-SHA-256-PLUS.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -426,6 +427,123 @@ static void test_reload(void **state)
 	SSL_free(third);
 }
 
+/* A session is resumed only under the certificate policy it was made
+ * under: one of a front-end that asks no certificate, offered to one that
+ * requires it, gets a full handshake (refused without a certificate);
+ * offered to its own front-end again, it is resumed. TLS 1.2 and 1.3. */
+static void test_resumption_keeps_the_policy(void **state)
+{
+	struct world *w = *state;
+	static const int versions[] = {TLS1_2_VERSION, TLS1_3_VERSION};
+	for (size_t v = 0; v < sizeof(versions) / sizeof(*versions); v++) {
+		SSL_CTX_set_min_proto_version(w->client, versions[v]);
+		SSL_CTX_set_max_proto_version(w->client, versions[v]);
+		SSL *first = connect_tls(w, &line_proto, NULL);
+		send_all(w, first, "a\n", 2); /* TLS 1.3: the ticket comes with the answer */
+		char got[16];
+		assert_int_equal(recv_upto(w, first, got, 6), 6);
+		SSL_SESSION *sess = SSL_get1_session(first);
+		assert_non_null(sess);
+		(void)SSL_shutdown(first); /* freed without it, the session is not resumable */
+		SSL_free(first);
+		assert_true(SSL_SESSION_is_resumable(sess));
+
+		int peer;
+		struct conn *c = adopt(w, &mtls_proto, &peer);
+		assert_true(conn_set_transport(c, &transport_tls));
+		SSL *other = client_on(w, peer, false);
+		assert_int_equal(SSL_set_session(other, sess), 1);
+		if (handshake(w, other)) { /* TLS 1.3: refused after the client's Finished */
+			assert_false(SSL_session_reused(other));
+			send_all(w, other, "x\n", 2);
+			assert_int_equal(recv_upto(w, other, got, sizeof(got)), 0);
+		}
+		SSL_free(other);
+
+		c = adopt(w, &line_proto, &peer);
+		assert_true(conn_set_transport(c, &transport_tls));
+		SSL *again = client_on(w, peer, false);
+		assert_int_equal(SSL_set_session(again, sess), 1);
+		assert_true(handshake(w, again));
+		assert_true(SSL_session_reused(again));
+		SSL_free(again);
+		SSL_SESSION_free(sess);
+	}
+}
+
+/* A certificate signed by key with md (NULL: the key's own, Ed25519). */
+static X509 *signed_cert(EVP_PKEY *key, const EVP_MD *md)
+{
+	X509 *x = X509_new();
+	assert_non_null(x);
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 7);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+				   (const unsigned char *)"end point", -1, -1, 0);
+	X509_set_issuer_name(x, X509_get_subject_name(x));
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+	X509_set_pubkey(x, key);
+	assert_true(X509_sign(x, key, md) > 0);
+	return x;
+}
+
+/* RFC 5929's tls-server-end-point: the certificate's hash by its
+ * signature's hash, SHA-256 for SHA-1 (and MD5); none for Ed25519. */
+static void test_end_point_hash(void **state)
+{
+	EVP_PKEY *ec = EVP_EC_gen("P-256"), *ed = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+	assert_non_null(ec);
+	assert_non_null(ed);
+	static const struct {
+		const char *sig, *want; /* the signature's hash, the end point's */
+	} cases[] = {
+		{"SHA1", "SHA256"},
+		{"SHA256", "SHA256"},
+		{"SHA384", "SHA384"},
+		{"SHA512", "SHA512"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		X509 *x = signed_cert(ec, EVP_get_digestbyname(cases[i].sig));
+		unsigned char got[64], want[64];
+		unsigned int wn = 0;
+		assert_int_equal(X509_digest(x, EVP_get_digestbyname(cases[i].want), want, &wn), 1);
+		size_t n = tls_cert_end_point(x, got);
+		if (n != wn || memcmp(got, want, n) != 0)
+			fail_msg("signed with %s: %zu bytes, want %s's %u", cases[i].sig, n,
+				 cases[i].want, wn);
+		X509_free(x);
+	}
+	X509 *x = signed_cert(ed, NULL);
+	unsigned char got[64];
+	assert_int_equal(tls_cert_end_point(x, got), 0);
+	X509_free(x);
+	EVP_PKEY_free(ec);
+	EVP_PKEY_free(ed);
+}
+
+/* A TLS connection's end point is that of the certificate its client was
+ * shown; a plaintext connection has none. */
+static void test_connection_end_point(void **state)
+{
+	struct world *w = *state;
+	struct conn *c;
+	SSL *ssl = connect_tls(w, &line_proto, &c);
+	unsigned char got[64], want[64];
+	send_all(w, ssl, "a\n", 2); /* TLS 1.3: the server's side ends with the client's Finished */
+	assert_int_equal(recv_upto(w, ssl, (char *)got, 6), 6);
+	X509 *shown = SSL_get1_peer_certificate(ssl);
+	size_t wn = tls_cert_end_point(shown, want);
+	assert_int_equal(wn, 32); /* the test CA signs with SHA-256 */
+	assert_int_equal(transport_tls_end_point(c, got), wn);
+	assert_memory_equal(got, want, wn);
+	X509_free(shown);
+	SSL_free(ssl);
+	int peer;
+	struct conn *plain = adopt(w, &line_proto, &peer);
+	assert_int_equal(transport_tls_end_point(plain, got), 0);
+}
+
 /* What refuses a start: each message names the option and the file. */
 static void test_bad_files_name_the_option(void **state)
 {
@@ -511,6 +629,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_files_name_the_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protocols_option, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resumption_keeps_the_policy, setup, teardown),
+		cmocka_unit_test(test_end_point_hash),
+		cmocka_unit_test_setup_teardown(test_connection_end_point, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
