@@ -82,7 +82,8 @@ static void exchange(struct world *w, const char *req, size_t len, char *types, 
 		code[0] = text[0] = '\0';
 		while (have - at >= 5) {
 			const unsigned char *u = (const unsigned char *)in + at;
-			size_t n = (size_t)u[1] << 24 | (size_t)u[2] << 16 | (size_t)u[3] << 8 | u[4];
+			size_t n =
+				(size_t)u[1] << 24 | (size_t)u[2] << 16 | (size_t)u[3] << 8 | u[4];
 			if (have - at < n + 1)
 				break;
 			bool first_error = u[0] == 'E' && strchr(types, 'E') == NULL;
@@ -167,13 +168,28 @@ static const struct bind_case {
 	{"text for all", 0, {0}, {1, 1}, "12Z", "", ""},
 	{"one text code for all", 1, {0, 0}, {1, 1}, "12Z", "", ""},
 	{"0x8000 for all", 1, {0x80, 0}, {1, 1}, "1EZ", "22023", "unsupported format code: -32768"},
-	{"0xff01 for all", 1, {0xff, 0x01}, {1, 1}, "1EZ", "22023",
+	{"0xff01 for all",
+	 1,
+	 {0xff, 0x01},
+	 {1, 1},
+	 "1EZ",
+	 "22023",
 	 "unsupported format code: -255"},
 	{"0x0100 (256)", 1, {0x01, 0x00}, {1, 1}, "1EZ", "22023", "unsupported format code: 256"},
-	{"the second of two is 0x8001", 2, {0, 0, 0x80, 0x01}, {1, 1}, "1EZ", "22023",
+	{"the second of two is 0x8001",
+	 2,
+	 {0, 0, 0x80, 0x01},
+	 {1, 1},
+	 "1EZ",
+	 "22023",
 	 "unsupported format code: -32767"},
-	{"0xffff on a NULL (format unused, as PostgreSQL)", 2, {0, 0, 0xff, 0xff}, {1, -1}, "12Z",
-	 "", ""},
+	{"0xffff on a NULL (format unused, as PostgreSQL)",
+	 2,
+	 {0, 0, 0xff, 0xff},
+	 {1, -1},
+	 "12Z",
+	 "",
+	 ""},
 };
 
 static void bind_format_codes(void **state)
