@@ -28,7 +28,7 @@
  * behind; and at start, that every login of `logins` is answered as
  * intended (else the fuzzer would silently stay outside the sessions).
  * Build and run: `make fuzz` (build/fuzz/fuzz_session); seeds in
- * tests/fuzz/corpus/fuzz_session (see its README).
+ * tests/fuzz/corpus/fuzz_session, written by tests/fuzz/session_seeds.py.
  */
 #include <arpa/inet.h>
 #include <errno.h>

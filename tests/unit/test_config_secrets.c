@@ -160,9 +160,9 @@ static void test_secrets_from_environment(void **state)
  * arguments stay; the warning names each option and its alternatives. */
 static void test_hide_argv_secrets(void **state)
 {
-	char a0[] = "leasegate", a1[] = "--requirepass", a2[] = "s3cret-one", a3[] = "--protected-mode",
-	     a4[] = "--pg-password=s3cret-two", a5[] = "--port", a6[] = "7000",
-	     a7[] = "--requirepass-file", a8[] = "/x";
+	char a0[] = "leasegate", a1[] = "--requirepass", a2[] = "s3cret-one",
+	     a3[] = "--protected-mode", a4[] = "--pg-password=s3cret-two", a5[] = "--port",
+	     a6[] = "7000", a7[] = "--requirepass-file", a8[] = "/x";
 	char *argv[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, NULL};
 	char warn[1024];
 	assert_int_equal(cfg_hide_argv_secrets(9, argv, warn, sizeof(warn)), 2);
