@@ -164,7 +164,11 @@ bench: deps all $(BENCH_BIN)
 # for FUZZ_SECONDS on its corpus: build/fuzz/NAME.corpus (what it finds,
 # kept between runs) seeded from tests/fuzz/corpus/NAME (checked in). A
 # crash stops the run with the input in build/fuzz/crash-*: turn it into a
-# regression test in the unit test of the parser it hit.
+# regression test in the unit test of the parser it hit. The library and
+# the targets alike are built with ASan and UBSan (-fsanitize=undefined has
+# shift, signed-integer-overflow...), and -fno-sanitize-recover=undefined
+# makes a UBSan report abort as a crash: without it UBSan prints and the
+# run goes on, and passes.
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
@@ -183,7 +187,7 @@ fuzz: deps
 	@$(MAKE) --no-print-directory $(FUZZ_BIN)
 	@cd build/fuzz && for n in $(notdir $(FUZZ_BIN)); do mkdir -p $$n.corpus; \
 	  seeds=../../tests/fuzz/corpus/$$n; [ -d $$seeds ] || seeds=; \
-	  ./$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$n.corpus \
+	  UBSAN_OPTIONS=print_stacktrace=1 ./$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$n.corpus \
 	    $$seeds 2>$$n.log || { tail -40 $$n.log; exit 1; }; \
 	  echo "$$n: $$(grep -h stat::number_of_executed_units $$n.log | \
 	    awk '{print $$2}') executions in $(FUZZ_SECONDS) s, no crash"; done

@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -56,7 +57,10 @@ static const struct option_def options[] = {
 	 "PostgreSQL protocol port, 0 = off"},
 	{"pg-password", STR(pg_password), NULL, 0, 511, NULL,
 	 "PostgreSQL port: every user authenticates with this password (SCRAM-SHA-256 by "
-	 "default; none and no --pg-users: trust)"},
+	 "default; none and no --pg-users: trust); on the command line every local user can "
+	 "read it: prefer --pg-password-file or LEASEGATE_PG_PASSWORD"},
+	{"pg-password-file", STR(pg_password_file), NULL, 0, 511, NULL,
+	 "file holding --pg-password (one line; refused when group or others may access it)"},
 	{"pg-users", STR(pg_users), NULL, 0, 511, NULL,
 	 "PostgreSQL port: file of `name:SCRAM-SHA-256$...` or `name:md5...` lines, as in "
 	 "pg_authid (read at start)"},
@@ -106,7 +110,11 @@ static const struct option_def options[] = {
 	{"max-lease", NUM(T_DURATION, max_lease_ms), "1d", 1000, DAY_MS, NULL,
 	 "longest lease a client may ask for"},
 	{"requirepass", STR(requirepass), NULL, 0, 511, NULL,
-	 "password clients must give with AUTH", "none"},
+	 "password clients must give with AUTH; on the command line every local user can read "
+	 "it: prefer --requirepass-file or LEASEGATE_REQUIREPASS",
+	 "none"},
+	{"requirepass-file", STR(requirepass_file), NULL, 0, 511, NULL,
+	 "file holding --requirepass (one line; refused when group or others may access it)"},
 	/* users and ACLs (gateway/conn/acl.h, auth.h) */
 	{"aclfile", STR(aclfile), NULL, 0, 511, NULL,
 	 "users and their rules, one `user NAME rules...` a line in Redis's ACL syntax, for "
@@ -433,15 +441,129 @@ struct setting {
 };
 
 /* Options whose value is a secret: a config file that sets one must be
- * readable by its owner alone (as ssh wants of a key; --aclfile alike). */
-static const char *const secret_options[] = {"requirepass", "pg-password"};
+ * readable by its owner alone (as ssh wants of a key; --aclfile alike), and
+ * so must the file option that holds it instead (the command line shows
+ * it to every local user). */
+static const struct secret_option {
+	const char *name, *file_option;
+	size_t offset, file_offset, size;
+} secret_options[] = {
+	{"requirepass", "requirepass-file", offsetof(struct cfg, requirepass),
+	 offsetof(struct cfg, requirepass_file), sizeof(((struct cfg *)0)->requirepass)},
+	{"pg-password", "pg-password-file", offsetof(struct cfg, pg_password),
+	 offsetof(struct cfg, pg_password_file), sizeof(((struct cfg *)0)->pg_password)},
+};
+#define N_SECRETS (sizeof(secret_options) / sizeof(secret_options[0]))
 
 static bool is_secret(const struct option_def *o)
 {
-	for (size_t i = 0; i < sizeof(secret_options) / sizeof(secret_options[0]); i++)
-		if (strcmp(o->name, secret_options[i]) == 0)
+	for (size_t i = 0; i < N_SECRETS; i++)
+		if (strcmp(o->name, secret_options[i].name) == 0)
 			return true;
 	return false;
+}
+
+/* Reads the file of secret option so (its file option set) into the
+ * secret: one line, its newline aside; refused unless only its owner may
+ * access it, or when the secret is given as well. */
+static bool read_secret_file(struct cfg *c, const struct secret_option *so, char *err,
+			     size_t errlen)
+{
+	const char *path = (const char *)c + so->file_offset;
+	char *secret = (char *)c + so->offset;
+	char buf[sizeof(c->requirepass) + 2];
+	_Static_assert(sizeof(c->requirepass) == sizeof(c->pg_password), "buf fits both");
+	if (secret[0] != '\0') {
+		errf(err, errlen, "bad value for --%s: --%s is set too (give one of them)",
+		     so->file_option, so->name);
+		return false;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		errf(err, errlen, "bad value for --%s: cannot read %s: %s", so->file_option, path,
+		     strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
+		errf(err, errlen,
+		     "bad value for --%s: %s holds a secret and is %s (mode %04o): refused, as "
+		     "ssh refuses such a key; chmod 600 %s",
+		     so->file_option, path,
+		     S_ISREG(st.st_mode) ? "accessible by group or others" : "not a regular file",
+		     (unsigned)(st.st_mode & 07777), path);
+		close(fd);
+		return false;
+	}
+	size_t n = 0;
+	ssize_t r = 1;
+	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	bool ok = r >= 0 && n > 0 && n < so->size && memchr(buf, '\n', n) == NULL &&
+		  memchr(buf, '\0', n) == NULL;
+	if (ok) {
+		memcpy(secret, buf, n);
+		secret[n] = '\0';
+	} else {
+		errf(err, errlen, "bad value for --%s: %s must hold one line of 1..%zu bytes",
+		     so->file_option, path, so->size - 1);
+	}
+	explicit_bzero(buf, sizeof(buf));
+	return ok;
+}
+
+static bool read_secret_files(struct cfg *c, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < N_SECRETS; i++)
+		if (((const char *)c + secret_options[i].file_offset)[0] != '\0' &&
+		    !read_secret_file(c, &secret_options[i], err, errlen))
+			return false;
+	return true;
+}
+
+size_t cfg_hide_argv_secrets(int argc, char **argv, char *warn, size_t warnlen)
+{
+	size_t found = 0, at = 0;
+	bool b;
+	warn[0] = '\0';
+	for (int i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "--", 2) != 0)
+			continue;
+		char *eq = strchr(argv[i] + 2, '=');
+		size_t nlen = eq ? (size_t)(eq - argv[i] - 2) : strlen(argv[i] + 2);
+		const struct option_def *o = find_option(argv[i] + 2, nlen);
+		if (o == NULL)
+			continue;
+		/* as cfg_load reads them: a boolean may stand alone */
+		char *v =
+			eq ? eq + 1
+			: o->type != T_BOOL
+				? (i + 1 < argc ? argv[++i] : NULL)
+				: (i + 1 < argc && parse_bool(argv[i + 1], &b) ? argv[++i] : NULL);
+		if (v == NULL || !is_secret(o))
+			continue;
+		memset(v, 0, strlen(v));
+		char env[64];
+		env_name(o, env, sizeof(env));
+		if (at < warnlen)
+			at += (size_t)snprintf(
+				warn + at, warnlen - at,
+				"%s--%s given on the command line, which every local user can read "
+				"in "
+				"/proc/PID/cmdline (blanked there now, not before): pass it in a "
+				"file "
+				"(--%s-file PATH, mode 0600) or in the environment (%s)",
+				found ? "; " : "", o->name, o->name, env);
+		found++;
+	}
+	return found;
 }
 
 /* Reads the config file: `name value` lines, blank lines and # comments. */
@@ -695,7 +817,7 @@ enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const
 	for (size_t i = 0; i < nflags; i++)
 		if (!apply(c, flags[i].o, flags[i].value, "command line", err, errlen))
 			goto out;
-	if (finish(c, err, errlen))
+	if (read_secret_files(c, err, errlen) && finish(c, err, errlen))
 		res = CFG_OK;
 out:
 	free(flags);

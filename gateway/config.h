@@ -39,6 +39,7 @@ struct cfg {
 	char unixsocket[108];
 	int64_t pg_port;
 	char pg_password[512];
+	char pg_password_file[512]; /* read into pg_password by cfg_load */
 	char pg_users[512];
 	int64_t pg_auth;	 /* enum cfg_pg_auth */
 	bool pg_cleartext_plain; /* --pg-allow-cleartext-over-plain */
@@ -59,6 +60,7 @@ struct cfg {
 	int64_t default_lease_ms;
 	int64_t max_lease_ms;
 	char requirepass[512];
+	char requirepass_file[512]; /* read into requirepass by cfg_load */
 	char aclfile[512]; /* users and ACLs (Redis's syntax); empty: requirepass's default */
 	int64_t auth_max_delay_ms; /* the slowdown of an address's failed logins, 0 = off */
 	int64_t maxclients;
@@ -119,6 +121,15 @@ enum cfg_result {
  * unspecified. */
 enum cfg_result cfg_load(struct cfg *c, int argc, char *const *argv, char *const *envp, char *err,
 			 size_t errlen) CFG_WUR;
+
+/* Secret options (--requirepass, --pg-password) given in argv, where every
+ * local user can read them (/proc/PID/cmdline): overwrites their values
+ * in argv[1..argc) with NUL bytes, so that /proc no longer shows them, and
+ * writes a warning for the log into warn (naming each option and how to
+ * pass it instead; "" if none). Returns how many it found. Call after
+ * cfg_load(), which copied them; argv must be the process's own (main's)
+ * for /proc to change. */
+size_t cfg_hide_argv_secrets(int argc, char **argv, char *warn, size_t warnlen);
 
 /* Checks that bind (--bind) is an address of this machine, by binding a
  * socket to it; false with a message naming --bind in err otherwise.

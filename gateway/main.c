@@ -318,6 +318,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leasegate: bad value for --log-file: %s\n", err);
 		return 1;
 	}
+	/* a secret on the command line: blanked in /proc/PID/cmdline from now
+	 * on, but every local user could read it there until now */
+	char warn[1024];
+	if (cfg_hide_argv_secrets(argc, argv, warn, sizeof(warn)) > 0)
+		log_msg(LOG_LVL_WARN, "%s", warn);
 	signal(SIGPIPE, SIG_IGN);
 
 	struct app a = {0};

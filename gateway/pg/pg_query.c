@@ -284,6 +284,18 @@ static void parse_msg(struct pgs *s, const struct pg_msg *m)
 	pg_parse_complete(&s->c.out);
 }
 
+/* Parameter i's format code among Bind's nf codes (fmts: 2 * nf bytes,
+ * big-endian): none, text for all; one, for all; else one each. Bytes read
+ * unsigned: a plain char may be signed, and shifting a negative one is
+ * undefined. */
+static int16_t param_format(const char *fmts, int16_t nf, int i)
+{
+	if (nf == 0 || (nf > 1 && i >= nf))
+		return 0;
+	const unsigned char *u = (const unsigned char *)fmts + (nf == 1 ? 0 : 2 * i);
+	return (int16_t)((uint16_t)u[0] << 8 | u[1]);
+}
+
 static void bind_msg(struct pgs *s, const struct pg_msg *m)
 {
 	struct pg_cur cur = pg_cur_of(m);
@@ -339,16 +351,17 @@ static void bind_msg(struct pgs *s, const struct pg_msg *m)
 	for (int i = 0; i < np; i++) {
 		int32_t len = pg_get_i32(&cur);
 		struct pg_val *v = &po->params[i];
-		if (nf == 0 || (nf > 1 && i >= nf))
-			v->fmt = 0;
-		else if (nf == 1)
-			v->fmt = (int16_t)((fmts[0] << 8) | (unsigned char)fmts[1]);
-		else
-			v->fmt = (int16_t)((fmts[2 * i] << 8) | (unsigned char)fmts[2 * i + 1]);
+		v->fmt = param_format(fmts, nf, i);
 		v->len = len;
 		if (len < 0) {
 			v->p = NULL;
 			continue;
+		}
+		if (v->fmt != 0 && v->fmt != 1) { /* as PostgreSQL: NULLs aside */
+			portal_put(s, po);
+			snprintf(msg, sizeof(msg), "unsupported format code: %d", v->fmt);
+			pgx_error(s, "22023", msg, NULL);
+			return;
 		}
 		const char *b = pg_get_bytes(&cur, (size_t)len);
 		if (b == NULL)

@@ -280,7 +280,9 @@ static bool acl_allows(struct sess *s, const struct cmd_def *d, const struct cmd
 		/* a bad count is the handler's error: no name to check then */
 		long long n = 0;
 		const struct resp_arg *a = &argv[k];
-		for (size_t i = 0; i < a->len && n <= argc; i++)
+		/* n >= 0: after a non-digit (-1), more digits would run it down
+		 * past LLONG_MIN */
+		for (size_t i = 0; i < a->len && n >= 0 && n <= argc; i++)
 			n = a->p[i] >= '0' && a->p[i] <= '9' ? n * 10 + (a->p[i] - '0') : -1;
 		last = a->len && n >= 0 && n <= argc ? k + (int)n : k;
 		k++;

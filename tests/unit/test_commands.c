@@ -357,6 +357,30 @@ static void test_acl_known_commands(void **state)
 	assert_string_equal(err, "t.acl:1: unknown command 'lock.aquire'");
 }
 
+/* A numkeys count names the keys the ACL checks; one that is not a
+ * number names none (the handler's error), however many digits follow its
+ * first non-digit: those once ran the count down past LLONG_MIN (UBSan). */
+static void test_acl_numkeys_count(void **state)
+{
+	struct fixture *f = *state;
+	static const char text[] = "user e on nopass ~orders:* +@scripting\n";
+	char err[200];
+	struct acl *acl =
+		acl_parse(text, strlen(text), "t.acl", "", cmd_acl_known, f->t, err, sizeof(err));
+	assert_non_null(acl);
+	f->s.c.acl = acl_find(acl, "e", 1);
+	snprintf(f->s.c.user, sizeof(f->s.c.user), "e");
+	assert_string_equal(run(f, "t.eval s 1 orders:1"), ":4\r\n");
+	assert_string_equal(run(f, "t.eval s 1 other"),
+			    "-NOPERM No permissions to access a key\r\n");
+	assert_string_equal(run(f, "t.eval s 2 orders:1 other"),
+			    "-NOPERM No permissions to access a key\r\n");
+	assert_string_equal(run(f, "t.eval s x00000000000000000000000000 other"), ":4\r\n");
+	assert_string_equal(run(f, "t.eval s 1x9999999999999999999999999 other"), ":4\r\n");
+	f->s.c.acl = NULL;
+	acl_free(acl);
+}
+
 static void test_table_rules(void **state)
 {
 	struct fixture *f = *state;
@@ -436,6 +460,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_table_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acl_in_dispatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acl_known_commands, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_acl_numkeys_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_sections, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
