@@ -422,17 +422,41 @@ static bool handoff_again(struct lt_wait *w, const struct lock_item *item)
 	return true;
 }
 
+/* What a hand-off's write answered means for the release that handed the
+ * lock on (its lt_wait.rel_cb): 1 done (written, or the item no longer
+ * has an owner), else -1 and *err: the released lease stays on the item
+ * (the write failed) or it lost the lock before (another owner). */
+static int handoff_result(const struct lt_wait *w, const struct store_result *res,
+			  struct lt_error *err)
+{
+	if (res->status == STORE_OK || (res->status == STORE_REFUSED && !res->item.has_owner))
+		return 1;
+	lt_error_from(err, w->t, w->lock->name, res);
+	if (res->status == STORE_REFUSED)
+		snprintf(err->message, sizeof(err->message),
+			 "the lock was not handed on: %s (lock '%.64s', table '%s')",
+			 strcmp(res->item.owner, w->handoff_from) == 0
+				 ? "the item is still the released lease's"
+				 : "the released lease no longer held it",
+			 w->lock->name, w->t->store->table);
+	return -1;
+}
+
 static void on_write(void *arg, const struct store_result *res)
 {
 	struct lt_wait *w = arg;
 	struct lock *l = w->lock;
-	struct lt_error e;
+	struct lt_error e, rel_err;
 
 	w->call = NULL;
 	l->writes--;
 	/* a cancelled wait too: what it takes, it gives back (orphan) */
 	if (res->status == STORE_REFUSED && handoff_again(w, &res->item))
 		return; /* sent again on the rvn the item shows */
+	lt_renew_cb rel_cb = w->handoff ? w->rel_cb : NULL;
+	void *rel_arg = w->rel_arg;
+	int rel = rel_cb != NULL ? handoff_result(w, res, &rel_err) : 0;
+	w->rel_cb = NULL;
 	l->refs++;
 	if (res->status == STORE_OK && w->took_waiter) {
 		l->ann_on_item = false; /* the write removed the announcement */
@@ -471,6 +495,8 @@ static void on_write(void *arg, const struct store_result *res)
 		finish(w, NULL, &e);
 	}
 	lt_lock_unref(l);
+	if (rel_cb != NULL) /* the release that handed the lock on is done */
+		rel_cb(rel_arg, rel, rel < 0 ? &rel_err : NULL);
 }
 
 /* A try on a lock seen held: read first, write only if free or due. */
@@ -649,6 +675,9 @@ bool lt_handoff(struct lock *l, struct lease *from)
 		return false;
 	w->handoff = true;
 	memcpy(w->handoff_from, from->owner, sizeof(w->handoff_from));
+	w->rel_cb = from->release_cb; /* answered by on_write, when it is done */
+	w->rel_arg = from->release_arg;
+	from->release_cb = NULL;
 	if (l->yield && l->round_left > 0)
 		l->round_left--;
 	store_cancel(l->t->store, l->poll_call);

@@ -84,6 +84,12 @@ struct lt_wait {
 	 * owner is retried on the rvn it shows, else the released lease's owner
 	 * would stay on the item for a whole lease. */
 	char handoff_from[STORE_ID_MAX + 1];
+	/* A hand-off's: the answer of the release that handed the lock on
+	 * (lease_release_then), given once this write answers: the lock is
+	 * not handed on until then, and if the write fails the released
+	 * lease stays on the item until it runs out. */
+	lt_renew_cb rel_cb;
+	void *rel_arg;
 	bool took_waiter; /* its write removes an announcement */
 	lt_acquire_cb cb;
 	void *arg;

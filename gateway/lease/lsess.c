@@ -223,7 +223,7 @@ void ls_unwritten(struct ls_result *r, const char *name, const struct lt_error *
 {
 	r->unwritten = true;
 	ls_res_msg(r, r->status,
-		   "the release of '%.256s' was not written (%s): the lock stays held until its "
+		   "the release of '%.256s' was not written (%s): the lock may stay held until its "
 		   "lease runs out",
 		   name, err->message);
 }

@@ -89,7 +89,8 @@ struct ls_result {
 	bool detached;	    /* ls_state, ls_foreign: the item's lease is detached */
 	/* LS_OK of a release: the session holds the lock no more, but the
 	 * release's write failed (.message says which lock and why): the item
-	 * stays held until its lease runs out, or another holder has it. */
+	 * may stay held until its lease runs out, or another holder has it (a
+	 * write that reached DynamoDB before the failure may have freed it). */
 	bool unwritten;
 	/* LS_TXCANCELLED: the CancellationReasons of the client's items, a
 	 * JSON array in their order; valid during the callback only. */

@@ -47,6 +47,7 @@ class History:
 
 
 LOST_NOTICE = re.compile(r'the lease of lock "([^"]+)" \(fencing token (\d+)\) was lost')
+UNWRITTEN_NOTICE = re.compile(r"WARNING: .*the release of '([^']+)' was not written")
 
 
 class PgError(Exception):
@@ -97,16 +98,21 @@ class Pg:
         row = cur.fetchone() if cur.description else None
         return row[0] if row else None
 
-    def lost_notices(self):
-        """The (name, token) of every loss the gateway reported since the
-        last call."""
-        out = []
+    def take_notices(self):
+        """What the gateway told in notices since the last call: the (name,
+        token) of every loss reported, and the names of the releases it
+        could not write (WARNING 58000: the session holds the lock no more,
+        the lock may still be held until its lease runs out)."""
+        lost, unwritten = [], set()
         for n in self.conn.notices:
             m = LOST_NOTICE.search(n)
             if m:
-                out.append((m.group(1), int(m.group(2))))
+                lost.append((m.group(1), int(m.group(2))))
+            m = UNWRITTEN_NOTICE.search(n)
+            if m:
+                unwritten.add(m.group(1))
         del self.conn.notices[:]
-        return out
+        return lost, unwritten
 
     def close(self):
         try:

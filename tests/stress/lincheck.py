@@ -18,6 +18,8 @@ in seconds on one monotonic clock (the harness runs on one machine):
   invoke    when it was sent;  complete  when its answer was read
   result    acquire: granted | refused | timeout | failed | error
             release, unlock, commit, rollback: ok | lost | notheld | error
+            | unwritten (its write failed: Redis -ERR "... was not
+            written ...", PostgreSQL's WARNING 58000)
             renew: ok | lost | error;  state: held | free | error
             fenced: accepted | refused;  lost: lost
   token     the fencing token when one is known (acquire granted, state
@@ -35,15 +37,23 @@ The model, per lock name: a register (holder, last token). The rules:
     linearized is a violation;
   - an acknowledged release (1 / true / COMMIT) needs the client's hold to
     be the holder, and frees the lock; a renew answering 1 needs it too;
+  - a release answered "not written" (unwritten) ends the hold for the
+    client, not for the lock: its write may still have reached DynamoDB
+    (a request cut off after it was sent), so it may free the lock at any
+    point after its invoke, or never; then the hold ends at an invisible
+    "end" as a lost one (below);
   - LOCK.STATE held with token t needs the hold of token t (or one of an
     unknown token) to be the holder; not held needs no holder;
   - a holder stays the holder from its grant until its release is
     acknowledged, or, if its loss was reported (release answering -LOST,
-    55000 or 0, a renew answering 0, a loss notice, a lost connection) or
-    it was never released in the history, until an invisible "end" that is
-    not earlier than its acquire's invoke + the lease - the clock tolerance
-    (a takeover waits a whole lease on the same monotonic clock) or, for a
-    lost connection, the invoke of the failed call (the gateway releases at
+    55000 or 0, a renew answering 0, a loss notice, a lost connection), its
+    release was not written, or it was never released in the history,
+    until an invisible "end" that is not earlier than its last write's
+    invoke (the acquire's, or that of the last renew answering 1) + the
+    lease - the clock tolerance (a takeover waits until it has seen the
+    item's last record version for a whole lease on its own monotonic
+    clock, and that record was written after the invoke) or, for a lost
+    connection, the invoke of the failed call (the gateway releases at
     close). A grant to another client before that is a violation: this is
     the "grant during a live lease without loss" rule.
 Every operation linearizes at one point between its invoke and its complete
@@ -81,7 +91,8 @@ class Hold:
     def __init__(self, hid, client, name, token, inv, lease_s):
         self.hid, self.client, self.name, self.token = hid, client, name, token
         self.inv, self.lease_s = inv, lease_s
-        self.fate = "open"      # open | released | lost | error
+        self.written = inv      # the invoke of its last write (acquire, renew 1)
+        self.fate = "open"      # open | released | lost | unwritten | error
         self.end_earliest = INF  # when a loss may end it (INF: it cannot)
 
     def set_fate(self, fate, at, tol):
@@ -91,13 +102,14 @@ class Hold:
         if fate == "released":
             self.end_earliest = INF
             return
-        expiry = self.inv + self.lease_s - tol
+        expiry = self.written + self.lease_s - tol
         self.end_earliest = min(expiry, at) if fate == "error" else expiry
 
     def label(self):
         tok = self.token if self.token is not None else "?"
         fate = {"open": "never released", "released": "its release acknowledged later",
-                "lost": "its loss reported later", "error": "its connection lost"}[self.fate]
+                "lost": "its loss reported later", "error": "its connection lost",
+                "unwritten": "its release not written"}[self.fate]
         end = (f", not ended before {self.end_earliest:.4f}"
                if -INF < self.end_earliest < INF else "")
         return f"{self.client}'s hold of token {tok} ({fate}{end})"
@@ -162,11 +174,12 @@ def build(records, tol):
                 h.set_fate("released", rec["invoke"], tol)
                 per_name[name].append(MOp("release", rec, h))
             else:
-                h.set_fate("error" if res == "error" else "lost", rec["invoke"], tol)
-                if res == "error":  # it may have released
+                h.set_fate(res if res in ("error", "unwritten") else "lost", rec["invoke"], tol)
+                if res in ("error", "unwritten"):  # it may have released
                     per_name[name].append(MOp("release", rec, h, optional=True))
         elif op == "renew" and h is not None:
             if res == "ok":
+                h.written = max(h.written, rec["invoke"])
                 per_name[name].append(MOp("renew", rec, h))
             else:
                 h.set_fate("error" if res == "error" else "lost", rec["invoke"], tol)
@@ -500,6 +513,20 @@ def selftest_cases():
         "a renew acknowledged after a takeover": [
             a1, op("b", "acquire", 0.20, 2.50, "granted", 2),
             op("a", "renew", 2.60, 2.70, "ok"), op("a", "release", 2.80, 2.90, "lost")],
+        # a renewal answered 1 writes the item again: a takeover waits a
+        # lease from it, not from the acquire (2.0 .. 3.5 here)
+        "a grant after the acquire's lease but during the renewed one": [
+            a1, op("a", "renew", 1.50, 1.60, "ok"),
+            op("b", "acquire", 0.20, 2.50, "granted", 2),
+            op("a", "release", 3.00, 3.10, "lost"), op("b", "release", 3.20, 3.30, "ok")],
+        # a release not written may have freed the lock, but not twice
+        "a release not written: seen free, then its token held again": [
+            a1, op("a", "release", 0.50, 0.60, "unwritten"),
+            op("s", "state", 0.70, 0.80, "free"),
+            op("s", "state", 0.90, 1.00, "held", 1)],
+        "a release not written: a grant before it was sent": [
+            a1, op("b", "acquire", 0.20, 0.30, "granted", 2),
+            op("a", "release", 0.50, 0.60, "unwritten"), op("b", "release", 0.70, 0.80, "ok")],
     }
     good = {
         "overlapping ops": [
@@ -532,6 +559,23 @@ def selftest_cases():
             op("b", "acquire", 0.05, 0.08, "refused", wait=False),
             op("b", "acquire", 0.20, 0.30, "granted", 3),
             op("b", "release", 0.40, 0.50, "ok")],
+        # stress_short's 2nd run: pg2's unlock during the DynamoDB cut-off
+        # answered t with WARNING 58000, then LOCK.STATE showed its token on
+        # two other replicas, then the next grant after its lease
+        "a release not written: its token still shown after it": [
+            op("p2", "acquire", 0.00, 0.10, "granted", 58, name="pg:s:1"),
+            op("p1", "acquire", 0.05, 2.40, "granted", 59, name="pg:s:1"),
+            op("p2", "unlock", 0.40, 0.45, "unwritten", name="pg:s:1"),
+            op("o1", "state", 1.00, 1.01, "held", 58, name="pg:s:1"),
+            op("o0", "state", 1.70, 1.71, "held", 58, name="pg:s:1"),
+            op("p1", "unlock", 2.50, 2.60, "ok", name="pg:s:1")],
+        # the write of a release that failed may have landed (sent, then the
+        # connection cut): another replica may be granted at once
+        "a release not written whose write landed: a grant at once": [
+            op("a", "acquire", 0.00, 0.10, "granted", 1),
+            op("a", "release", 0.50, 0.60, "unwritten"),
+            op("b", "acquire", 0.55, 0.65, "granted", 2, wait=False, replica=1),
+            op("b", "release", 0.70, 0.80, "ok", replica=1)],
         "PostgreSQL: unknown tokens, COMMIT, a refusal before it": [
             op("p", "acquire", 0.00, 0.10, "granted", None, name="pg:d:1"),
             op("q", "acquire", 0.20, 0.30, "refused", wait=False, name="pg:d:1"),

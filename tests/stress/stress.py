@@ -45,10 +45,14 @@ counts them), then a summary; exit status 1 on any "not ok":
   2. no two holds of one lock whose releases both answered 1 overlap in
      time (a hold is taken from its grant's answer to the sending of its
      release: inside the true hold, so any overlap is a real one); holds
-     whose release answered -LOST or failed are counted apart (allowed);
-     a release answering 0 (a lease gone without a -LOST) fails;
+     whose release answered -LOST, "not written" or failed are counted
+     apart (allowed); a release answering 0 (a lease gone without a -LOST)
+     or anything else fails. "not written" (-ERR "the release of '...' was
+     not written (...)": its DynamoDB write failed) tells the client the
+     lock may stay held until its lease runs out: allowed, counted;
   3. the fenced resource refused only writes of holds that then learned
-     of their loss (-LOST on release, or the connection lost);
+     of their loss (-LOST on release, a release not written because the
+     lock is no longer held by this lease, or the connection lost);
   4. progress: every client was granted the lock at least once; grants
      per phase are shown.
 """
@@ -250,12 +254,20 @@ def count(what):
         stats[what] += 1
 
 
+def unwritten(rel):
+    """An -ERR answer of a release whose write failed: the session holds the
+    lock no more, the lock may stay held until its lease runs out."""
+    return rel.startswith("-") and "was not written" in rel
+
+
 def rel_result(rel):
     """A release's or renewal's answer as the history names it."""
     if rel == "1":
         return "ok"
     if rel == "0":
         return "notheld"
+    if unwritten(rel):
+        return "unwritten"
     return "lost" if rel.startswith("-LOST") else "error" if rel.startswith("error") else rel
 
 
@@ -413,10 +425,14 @@ def pg_call(pg, me, gw, op, name, sql, **extra):
     except PgError as e:
         err = e
     comp = now()
-    for lost, tok in pg.lost_notices():
+    lost_ones, unwritten = pg.take_notices()
+    for lost, tok in lost_ones:
         history.add(me, gw.i, "pg", "lost", lost, inv, comp, "lost", tok)
     if err is None:
         res, tok = result(v)
+        if res == "ok" and name in unwritten:  # WARNING 58000: the lock may stay held
+            res = "unwritten"
+            count("pg release not written (58000 WARNING)")
     else:
         res = {None: "error", "55000": "lost", "55P03": "timeout"}.get(err.sqlstate, "failed")
         tok = None
@@ -546,7 +562,16 @@ def release_kind(rel):
         return rel
     if rel.startswith("error"):
         return "connection lost"
+    if unwritten(rel):  # the write failed; "no longer held": it was refused
+        return ("not written: taken over" if "no longer held by this lease" in rel else
+                "not written: DynamoDB failed")
     return f"other: {rel}"
+
+
+def told_of_loss(rel):
+    """The release's answer tells the holder its lease had ended."""
+    kind = release_kind(rel)
+    return kind not in ("1", "not written: DynamoDB failed") and not kind.startswith("other")
 
 
 def checks(holds):
@@ -591,13 +616,12 @@ def checks(holds):
     for h in silent[:10]:
         print(f"# release answered {h.rel}: c{h.client} gw{h.gw} {h.name} token {h.token} "
               f"granted {h.granted:.3f} released {h.rel_sent:.3f} phase {h.phase}")
-    check(not silent, f"every release answered 1, -LOST or lost its connection "
+    check(not silent, f"every release answered 1, -LOST, not written or lost its connection "
           f"({len(silent)} answered otherwise)")
 
     # 3. fenced refusals only for holds that learned of their loss
     refused = [h for h in holds if h.rejected]
-    unwarned = [h for h in refused if release_kind(h.rel) in ("1",) or
-                release_kind(h.rel).startswith("other")]
+    unwarned = [h for h in refused if not told_of_loss(h.rel)]
     for h in unwarned[:10]:
         print(f"# fenced refusal without loss: c{h.client} gw{h.gw} {h.name} token {h.token} "
               f"release {h.rel}")
@@ -727,6 +751,17 @@ def selftest():
                                         [True] * 5),
         "a release answering 0": (good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5, rel="0")],
                                   [True, True, False, True, True]),
+        "a release not written (DynamoDB failed)": (
+            good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5, rel=NOT_WRITTEN)], [True] * 5),
+        "a fenced refusal, its release not written (DynamoDB failed)": (
+            good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5, rel=NOT_WRITTEN, rejected=1)],
+            [True, True, True, False, True]),
+        "a fenced refusal, its release not written (taken over)": (
+            good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5, rel=NOT_WRITTEN_TAKEN, rejected=1)],
+            [True] * 5),
+        "a release answering another error": (
+            good[:-1] + [h(CLIENTS - 1, 999, 20.0, 20.5, rel="-ERR something else")],
+            [True, True, False, True, True]),
         "a client never served": (good[1:], [True, True, True, True, False]),
     }
     failed = 0
@@ -738,10 +773,27 @@ def selftest():
             failed += 1
             print(f"not ok selftest: {what}: checks gave {results}, wanted {want}")
     del results[:]
+    # the PostgreSQL client reads the WARNING 58000 of a release not written
+    from history import UNWRITTEN_NOTICE
+    notice = ("WARNING:  the release of 'pg:stress:1' was not written (DynamoDB UpdateItem: "
+              "Connection reset by peer): the lock may stay held until its lease runs out\n")
+    m = UNWRITTEN_NOTICE.search(notice)
+    if not m or m.group(1) != "pg:stress:1" or rel_result(NOT_WRITTEN) != "unwritten":
+        failed += 1
+        print("not ok selftest: a release not written is not recognised")
     if not failed:
-        print(f"ok selftest: the checks pass a clean history and fail on "
-              f"{len(cases) - 2} crafted violations")
+        print(f"ok selftest: the checks pass a clean history and the answers of releases not "
+              f"written, and fail on {len(cases) - 4} crafted violations")
     return 1 if failed else 0
+
+
+# Redis answers of a release whose write failed (redis-py drops the "ERR ").
+NOT_WRITTEN = ("-the release of 'x' was not written (DynamoDB UpdateItem on table t: Failed to "
+               "connect to 127.0.0.1 port 1: Connection reset by peer (lock 'x', table 't')): "
+               "the lock may stay held until its lease runs out")
+NOT_WRITTEN_TAKEN = ("-the release of 'x' was not written (the lock is no longer held by this "
+                     "lease (lock 'x', table 't')): the lock may stay held until its lease runs "
+                     "out")
 
 
 if __name__ == "__main__":

@@ -47,8 +47,11 @@ def call(hist, pg, client, gw, sql):
         v, res = None, ("lost" if e.sqlstate == "55000" else
                         "error" if e.sqlstate is None else "failed:" + e.sqlstate)
     comp = now()
-    for lost_name, token in pg.lost_notices():
+    lost, unwritten = pg.take_notices()
+    for lost_name, token in lost:
         hist.add(client, gw, "pg", "lost", lost_name, inv, comp, "lost", token)
+    if res is None and NAME in unwritten:
+        res = "unwritten"  # the release's WARNING 58000
     return inv, comp, res, v
 
 

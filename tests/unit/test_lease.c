@@ -381,6 +381,54 @@ static void release_then_answers_a_release_refused_by_another_holder(void **stat
 	fx_free(f);
 }
 
+/* A release that hands the lock to a waiter of this replica is answered
+ * once the hand-off's write is done (1), and answered the failure (-1)
+ * when that write fails: the released lease then stays on the item until
+ * it runs out, the lock is not free (stress_short found it answered 1 at
+ * once while DynamoDB was cut off, LOCK.STATE showing the released token). */
+static void release_handing_on_answers_once_the_handoff_is_written(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	struct fx_acq a = {0};
+	fx_acquire(f, 0, "job", LEASE, true, 0, &a);
+	fx_run(f);
+	store_memory_set_latency(f->store, 100);
+	struct renew_result r = {0};
+	lease_release_then(l, renewed, &r);
+	fx_advance(f, 99);
+	assert_false(r.done); /* the hand-off's write is on its way */
+	assert_false(a.done);
+	fx_advance(f, 1);
+	assert_true(r.done);
+	assert_int_equal(r.renewed, 1);
+	assert_non_null(a.lease);
+	assert_int_equal(fx_req(f, STORE_RELEASE), 0); /* handed on: one write */
+	fx_free(f);
+}
+
+static void release_handing_on_answers_a_failed_handoff(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	int64_t token = lease_token(l);
+	struct fx_acq a = {0};
+	fx_acquire(f, 0, "job", LEASE, true, 0, &a);
+	fx_run(f);
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "InternalServerError");
+	struct renew_result r = {0};
+	lease_release_then(l, renewed, &r);
+	fx_run(f);
+	assert_true(r.done);
+	assert_int_equal(r.renewed, -1);
+	assert_true(r.error);
+	assert_string_equal(r.type, "InternalServerError");
+	assert_true(a.done);
+	assert_null(a.lease);
+	assert_int_equal(fx_state(f, "job").token, token); /* the released lease's item */
+	fx_free(f);
+}
+
 static void acquire_overtaking_our_own_release_wins_with_one_write(void **state)
 {
 	struct fx *f = fx_new(2, true);
@@ -648,6 +696,8 @@ int main(void)
 		cmocka_unit_test(release_then_answers_1_when_already_free),
 		cmocka_unit_test(release_then_answers_a_failed_write),
 		cmocka_unit_test(release_then_answers_a_release_refused_by_another_holder),
+		cmocka_unit_test(release_handing_on_answers_once_the_handoff_is_written),
+		cmocka_unit_test(release_handing_on_answers_a_failed_handoff),
 		cmocka_unit_test(acquire_overtaking_our_own_release_wins_with_one_write),
 		cmocka_unit_test(embedded_store_reads_state_at_once),
 		cmocka_unit_test(a_loop_stalled_past_the_lease_loses_it_without_a_renewal),
