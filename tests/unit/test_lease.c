@@ -279,6 +279,84 @@ static void explicit_renew_true_while_held_false_once_ended_errors_passed_up(voi
 	fx_free(f);
 }
 
+/* Two renewals of one lease sent together go out on the same rvn (the
+ * one the lease last wrote): the second to land is refused by the first's
+ * write, a write of this very lease, which is no loss: both answer
+ * renewed. */
+static void renewals_sent_together_both_answer_renewed(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	lost_calls = 0;
+	lease_on_lost(l, on_lost, NULL);
+	struct renew_result a = {0}, b = {0};
+	fx_advance(f, 200);
+	assert_true(lease_renew(l, renewed, &a));
+	assert_true(lease_renew(l, renewed, &b));
+	fx_run(f);
+	assert_true(a.done && b.done);
+	assert_false(a.error || b.error);
+	assert_int_equal(a.renewed, 1);
+	assert_int_equal(b.renewed, 1);
+	assert_int_equal(lost_calls, 0);
+	assert_true(lease_held(l));
+	assert_int_equal(lease_end_ms(l), fx_now(f) + LEASE);
+	lease_release(l);
+	fx_free(f);
+}
+
+static void foreign_done(void *arg, int done, const struct lt_state *st, const struct lt_error *err)
+{
+	*(int *)arg = err != NULL ? -1 : done;
+}
+
+static void renew_by_token(struct fx *f, int64_t token)
+{
+	int done = -2;
+	struct lt_foreign_req req = {.name = "job", .op = LT_FOREIGN_RENEW, .token = token};
+	assert_true(lt_foreign(f->lt[1], &req, foreign_done, &done));
+	fx_run(f);
+	assert_int_equal(done, 1);
+}
+
+/* A renewal by (name, token) from another replica writes a new rvn under
+ * the lease's owner. The holder's next renewal, on the rvn it last wrote,
+ * is refused by it: not a loss; the lease takes the item's rvn and renews
+ * again at once (its end still from its own last send until then). */
+static void a_renewal_by_token_elsewhere_is_taken_up_not_lost(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	lost_calls = 0;
+	lease_on_lost(l, on_lost, NULL);
+	renew_by_token(f, lease_token(l));
+	uint64_t n = fx_req(f, STORE_RENEW);
+	fx_advance(f, LEASE / 3); /* the heartbeat: refused, then again */
+	assert_int_equal(fx_req(f, STORE_RENEW), n + 2);
+	assert_int_equal(lost_calls, 0);
+	assert_true(lease_held(l));
+	assert_int_equal(lease_end_ms(l), fx_now(f) + LEASE);
+	/* an explicit renewal likewise answers renewed */
+	renew_by_token(f, lease_token(l));
+	struct renew_result r = {0};
+	assert_true(lease_renew(l, renewed, &r));
+	fx_run(f);
+	assert_true(r.done);
+	assert_false(r.error);
+	assert_int_equal(r.renewed, 1);
+	assert_int_equal(fx_req(f, STORE_RENEW), n + 5);
+	assert_int_equal(lost_calls, 0);
+	/* another owner on the item is a takeover still */
+	fx_simulate_holder(f, "job", LEASE, "other");
+	memset(&r, 0, sizeof(r));
+	assert_true(lease_renew(l, renewed, &r));
+	fx_run(f);
+	assert_int_equal(r.renewed, 0);
+	assert_int_equal(lost_reason, LT_TAKEN_OVER);
+	lease_release(l);
+	fx_free(f);
+}
+
 static void release_answers_pending_renewals_ended(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -600,6 +678,8 @@ int main(void)
 		cmocka_unit_test(ttl_written_on_every_write_with_the_retention),
 		cmocka_unit_test(item_with_an_owner_but_no_rvn_is_not_a_lock),
 		cmocka_unit_test(explicit_renew_true_while_held_false_once_ended_errors_passed_up),
+		cmocka_unit_test(renewals_sent_together_both_answer_renewed),
+		cmocka_unit_test(a_renewal_by_token_elsewhere_is_taken_up_not_lost),
 		cmocka_unit_test(release_answers_pending_renewals_ended),
 		cmocka_unit_test(release_then_answers_once_the_write_is_done),
 		cmocka_unit_test(release_then_answers_1_when_already_free),
