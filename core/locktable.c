@@ -102,9 +102,38 @@ static void dequeue(struct lt_wait *w)
 	w->queued = false;
 }
 
+/* A wait ended with its write in flight lives on until the answer, which
+ * gives back what the write took (on_write): kept in a list of the table
+ * so that lt_free frees what is still out (prev and next are free: it
+ * left the queue). */
+static void orphan_link(struct lt_wait *w)
+{
+	struct locktable *t = w->t;
+	w->prev = NULL;
+	w->next = t->orphan_waits;
+	if (t->orphan_waits != NULL)
+		t->orphan_waits->prev = w;
+	t->orphan_waits = w;
+	w->orphaned = true;
+}
+
+static void orphan_unlink(struct lt_wait *w)
+{
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		w->t->orphan_waits = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+	w->prev = w->next = NULL;
+	w->orphaned = false;
+}
+
 static void wait_free(struct lt_wait *w)
 {
 	struct lock *l = w->lock;
+	if (w->orphaned)
+		orphan_unlink(w);
 	timer_cancel(&w->timer);
 	w->t->nwaits--;
 	lt_holder_free(w->t, w->holder);
@@ -147,12 +176,14 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 	timer_cancel(&w->timer);
 	w->cancelled = true;
 	l->refs++; /* keep l through the callback */
-	if (w->call == NULL)
+	if (w->call == NULL) {
 		wait_free(w);
-	else if (!w->call_is_write) {
+	} else if (!w->call_is_write) {
 		store_cancel(w->t->store, w->call);
 		w->call = NULL;
 		wait_free(w);
+	} else if (!w->orphaned) {
+		orphan_link(w);
 	}
 	if (cb != NULL)
 		cb(arg, lease, err);
@@ -757,6 +788,14 @@ void lt_free(struct locktable *t)
 	if (t == NULL)
 		return;
 	lease_free_all(t);
+	while (t->orphan_waits != NULL) { /* their writes are dropped */
+		struct lt_wait *w = t->orphan_waits;
+		t->orphan_waits = w->next;
+		store_cancel(t->store, w->call);
+		timer_cancel(&w->timer);
+		lt_holder_free(t, w->holder);
+		pool_put(&wait_pool, w, sizeof(*w));
+	}
 	lt_foreign_free_all(t);
 	lt_scan_free_all(t);
 	lt_tx_free_all(t);

@@ -76,7 +76,8 @@ struct lt_wait {
 	struct lock *lock;
 	struct lt_wait *prev, *next; /* in lock's queue while queued */
 	bool queued, wait, cancelled, takeover, finishing;
-	bool handoff; /* its write is a local hand-off */
+	bool orphaned; /* ended with its write in flight: in t->orphan_waits */
+	bool handoff;  /* its write is a local hand-off */
 	/* A hand-off's: the owner of the lease it takes the lock from. That
 	 * lease's renewals may land after it was released (a retried attempt,
 	 * one still in flight), so the item's rvn may not be the one the
@@ -137,10 +138,11 @@ struct locktable {
 	struct seen *lru_head, *lru_tail; /* most recently seen first */
 	struct lease *leases;
 	struct lt_hook *hooks;
-	struct lt_op *orphans;	 /* ops of released leases, answering 0 */
-	struct foreign *foreign; /* lt_foreign requests in flight */
-	struct lt_scan *scans;	 /* lt_scan pages in flight */
-	struct lt_tx *txs;	 /* lt_transact calls in flight */
+	struct lt_op *orphans;	      /* ops of released leases, answering 0 */
+	struct lt_wait *orphan_waits; /* waits ended with a write in flight */
+	struct foreign *foreign;      /* lt_foreign requests in flight */
+	struct lt_scan *scans;	      /* lt_scan pages in flight */
+	struct lt_tx *txs;	      /* lt_transact calls in flight */
 	uint64_t nleases, nwaits, releases_in_flight;
 	struct tracer *tracer; /* NULL: no spans (lt_set_tracer) */
 };
