@@ -449,8 +449,67 @@ static bool handoff_again(struct lt_wait *w, const struct lock_item *item)
 	if (!send_write(w, item->rvn, false))
 		return false;
 	w->handoff = true;
-	memcpy(w->handoff_from, from, sizeof(from));
+	memcpy(w->handoff_from, from, sizeof(from)); /* handoff_end_ms: kept */
 	return true;
+}
+
+static void on_handback(void *arg, const struct store_result *res);
+
+/* Sends the release of the lease a failed hand-off took the lock from (a
+ * release already answered: lease_release handed on instead of
+ * releasing), with w, ended, as its carrier. */
+static bool send_handback(struct lt_wait *w)
+{
+	struct lock *l = w->lock;
+	struct store_req req = {.op = STORE_RELEASE,
+				.name = l->name,
+				.name_hash = l->hash,
+				.owner = w->handoff_from,
+				.ttl = lt_ttl(w->t)};
+	w->call = store_submit(w->t->store, &req, on_handback, w);
+	if (w->call == NULL)
+		return false;
+	w->call_is_write = true;
+	l->writes++;
+	return true;
+}
+
+/* A hand-off's write failed (after the store's retries): the lease it
+ * took the lock from was answered released, but its owner is still on the
+ * item, which would keep every other waiter out until that lease's end.
+ * Releases it in the hand-off's place; the wait is answered the error. */
+static bool handback(struct lt_wait *w, const struct store_result *res)
+{
+	struct lt_error e;
+	if (!w->handoff || res->status != STORE_TRANSIENT ||
+	    clock_now_ms(w->t->clock) >= w->handoff_end_ms || !send_handback(w))
+		return false;
+	w->handoff = false;
+	if (!w->cancelled) {
+		lt_error_from(&e, w->t, w->lock->name, res);
+		finish(w, NULL, &e); /* kept, as an orphan, for the release */
+	} else if (!w->orphaned) {
+		orphan_link(w);
+	}
+	return true;
+}
+
+static void on_handback(void *arg, const struct store_result *res)
+{
+	struct lt_wait *w = arg;
+	struct lock *l = w->lock;
+	w->call = NULL;
+	l->writes--;
+	/* failed again: again while the released lease would still hold it */
+	if (res->status == STORE_TRANSIENT && clock_now_ms(w->t->clock) < w->handoff_end_ms &&
+	    send_handback(w))
+		return;
+	l->refs++;
+	wait_free(w);
+	if (res->status == STORE_OK || res->status == STORE_REFUSED)
+		lt_lock_see(l, &res->item);
+	lt_lock_kick(l);
+	lt_lock_unref(l);
 }
 
 static void on_write(void *arg, const struct store_result *res)
@@ -464,6 +523,8 @@ static void on_write(void *arg, const struct store_result *res)
 	/* a cancelled wait too: what it takes, it gives back (orphan) */
 	if (res->status == STORE_REFUSED && handoff_again(w, &res->item))
 		return; /* sent again on the rvn the item shows */
+	if (handback(w, res))
+		return;
 	l->refs++;
 	if (res->status == STORE_OK && w->took_waiter) {
 		l->ann_on_item = false; /* the write removed the announcement */
@@ -680,6 +741,7 @@ bool lt_handoff(struct lock *l, struct lease *from)
 		return false;
 	w->handoff = true;
 	memcpy(w->handoff_from, from->owner, sizeof(w->handoff_from));
+	w->handoff_end_ms = lease_end_ms(from);
 	if (l->yield && l->round_left > 0)
 		l->round_left--;
 	store_cancel(l->t->store, l->poll_call);

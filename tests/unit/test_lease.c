@@ -435,6 +435,37 @@ static void acquire_overtaking_our_own_release_wins_with_one_write(void **state)
 	fx_free(f);
 }
 
+/* A release hands the lock to a local waiter with one write, and answers
+ * released. When that write fails (after the store's retries), the
+ * released lease's owner would stay on the item until its lease ends,
+ * keeping every other waiter out: the hand-off releases it instead, and
+ * the waiter is answered the error (simulator seed 2797). */
+static void failed_hand_off_releases_the_lease_it_took_the_lock_from(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	struct fx_acq a = {0};
+	fx_acquire(f, 0, "job", LEASE, true, 0, &a);
+	fx_run(f);
+	assert_false(a.done);
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "ThrottlingException");
+	struct renew_result r = {0};
+	lease_release_then(l, renewed, &r);
+	fx_run(f);
+	assert_true(r.done);
+	assert_true(a.done);
+	assert_true(a.error);
+	assert_string_equal(a.err.error_type, "ThrottlingException");
+	assert_int_equal(fx_req(f, STORE_RELEASE), 1);
+	assert_false(fx_state(f, "job").held);
+	/* the next waiter gets it at once */
+	struct lease *m = fx_take(f, 1, "job", LEASE);
+	assert_int_equal(lease_token(m), 2);
+	lease_release(m);
+	fx_run(f);
+	fx_free(f);
+}
+
 static void embedded_store_reads_state_at_once(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -684,6 +715,7 @@ int main(void)
 		cmocka_unit_test(release_then_answers_once_the_write_is_done),
 		cmocka_unit_test(release_then_answers_1_when_already_free),
 		cmocka_unit_test(acquire_overtaking_our_own_release_wins_with_one_write),
+		cmocka_unit_test(failed_hand_off_releases_the_lease_it_took_the_lock_from),
 		cmocka_unit_test(embedded_store_reads_state_at_once),
 		cmocka_unit_test(a_loop_stalled_past_the_lease_loses_it_without_a_renewal),
 		cmocka_unit_test(failed_release_is_logged_never_thrown),
