@@ -581,8 +581,10 @@ static void on_released(void *arg, const struct store_result *res)
 	 * acquire overtook this release): nothing failed. */
 	bool overtaken = res->status == STORE_REFUSED && lock->held != NULL &&
 			 strcmp(res->item.owner, lock->held->owner) == 0;
+	/* the write failed (after the store's retries): not known released */
+	bool failed = res->status != STORE_OK && res->status != STORE_REFUSED;
+	struct lt_error err;
 	if (res->status != STORE_OK && !overtaken) {
-		struct lt_error err;
 		lt_error_from(&err, l->t, lock->name, res);
 		if (res->status == STORE_REFUSED)
 			snprintf(err.message, sizeof(err.message),
@@ -596,7 +598,7 @@ static void on_released(void *arg, const struct store_result *res)
 	lt_lock_kick(lock);
 	lt_lock_unref(lock);
 	if (cb != NULL)
-		cb(cb_arg, 1, NULL);
+		cb(cb_arg, failed ? -1 : 1, failed ? &err : NULL);
 }
 
 void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg)

@@ -209,8 +209,10 @@ void *lease_data(const struct lease *l);
 void lease_release(struct lease *l);
 
 /* lease_release(), then cb(arg, 1, NULL) once the release is done: its
- * write answered (a failure is logged, as with lease_release) or the lock
- * handed on; cb(arg, 0, NULL) when the lease had ended already. */
+ * write answered or the lock handed on; cb(arg, -1, err) when its write
+ * failed after the store's retries (logged, as with lease_release: it may
+ * still land, else the lock is free once the lease runs out); cb(arg, 0,
+ * NULL) when the lease had ended already. */
 void lease_release_then(struct lease *l, lt_renew_cb cb, void *arg);
 
 /* Fencing check: cb(arg, 1) while the store still shows this owner and

@@ -510,6 +510,17 @@ static void failed_release_is_logged_never_thrown(void **state)
 	assert_int_equal(fx_events(f, OBS_RELEASE_FAILED), 1);
 	assert_string_equal(fx_last(f, OBS_RELEASE_FAILED)->error_type, "InternalServerError");
 	assert_true(fx_state(f, "job").held); /* free once its lease runs out */
+	/* lease_release_then answers the failure: the lock may still be held */
+	struct lease *m = fx_take(f, 0, "other", LEASE);
+	struct renew_result r = {0};
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "InternalServerError");
+	lease_release_then(m, renewed, &r);
+	fx_run(f);
+	assert_true(r.done);
+	assert_int_equal(r.renewed, -1);
+	assert_true(r.error);
+	assert_string_equal(r.type, "InternalServerError");
+	assert_true(fx_state(f, "other").held);
 	fx_free(f);
 }
 
