@@ -449,11 +449,13 @@ static bool handoff_again(struct lt_wait *w, const struct lock_item *item)
 	if (!send_write(w, item->rvn, false))
 		return false;
 	w->handoff = true;
-	memcpy(w->handoff_from, from, sizeof(from)); /* handoff_end_ms: kept */
+	memcpy(w->handoff_from, from, sizeof(from));
 	return true;
 }
 
 static void on_handback(void *arg, const struct store_result *res);
+
+#define LT_HANDBACK_MAX 3
 
 /* Sends the release of the lease a failed hand-off took the lock from (a
  * release already answered: lease_release handed on instead of
@@ -469,6 +471,7 @@ static bool send_handback(struct lt_wait *w)
 	w->call = store_submit(w->t->store, &req, on_handback, w);
 	if (w->call == NULL)
 		return false;
+	w->handbacks++;
 	w->call_is_write = true;
 	l->writes++;
 	return true;
@@ -481,8 +484,8 @@ static bool send_handback(struct lt_wait *w)
 static bool handback(struct lt_wait *w, const struct store_result *res)
 {
 	struct lt_error e;
-	if (!w->handoff || res->status != STORE_TRANSIENT ||
-	    clock_now_ms(w->t->clock) >= w->handoff_end_ms || !send_handback(w))
+	w->handbacks = 0;
+	if (!w->handoff || res->status != STORE_TRANSIENT || !send_handback(w))
 		return false;
 	w->handoff = false;
 	if (!w->cancelled) {
@@ -500,9 +503,9 @@ static void on_handback(void *arg, const struct store_result *res)
 	struct lock *l = w->lock;
 	w->call = NULL;
 	l->writes--;
-	/* failed again: again while the released lease would still hold it */
-	if (res->status == STORE_TRANSIENT && clock_now_ms(w->t->clock) < w->handoff_end_ms &&
-	    send_handback(w))
+	/* failed again: again, LT_HANDBACK_MAX sends in all (each with the
+	 * store's retries); then the lease's end frees it, as a failed release */
+	if (res->status == STORE_TRANSIENT && w->handbacks < LT_HANDBACK_MAX && send_handback(w))
 		return;
 	l->refs++;
 	wait_free(w);
@@ -741,7 +744,6 @@ bool lt_handoff(struct lock *l, struct lease *from)
 		return false;
 	w->handoff = true;
 	memcpy(w->handoff_from, from->owner, sizeof(w->handoff_from));
-	w->handoff_end_ms = lease_end_ms(from);
 	if (l->yield && l->round_left > 0)
 		l->round_left--;
 	store_cancel(l->t->store, l->poll_call);

@@ -85,8 +85,8 @@ struct lt_wait {
 	 * owner is retried on the rvn it shows, else the released lease's owner
 	 * would stay on the item for a whole lease. */
 	char handoff_from[STORE_ID_MAX + 1];
-	int64_t handoff_end_ms; /* the end of that lease, on our clock */
-	bool took_waiter;	/* its write removes an announcement */
+	unsigned handbacks; /* releases of that lease sent (locktable.c) */
+	bool took_waiter;   /* its write removes an announcement */
 	lt_acquire_cb cb;
 	void *arg;
 	void (*answered)(void *arg);
