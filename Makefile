@@ -126,14 +126,14 @@ run: deps-run all
 unit: all $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
 
-integration: all $(IT_BIN)
+integration: all $(IT_BIN) $(BUILD)/sim/sim
 	@BUILD=$(BUILD) tests/run-integration.sh
 
 # Both runners, the second even when the first failed, then the sum of
 # their closing lines; fails when either failed (or, with
 # LG_REFUSE_SKIPS=1 as in .ci/run, skipped a test). Every test runs under
 # a time limit (tests/run-unit.sh, tests/run-integration.sh).
-suite: all $(UNIT_BIN) $(IT_BIN)
+suite: all $(UNIT_BIN) $(IT_BIN) $(BUILD)/sim/sim
 	@rm -f $(BUILD)/tests/totals; rc=0; \
 	LG_TOTALS=$(BUILD)/tests/totals tests/run-unit.sh $(UNIT_BIN) || rc=1; \
 	LG_TOTALS=$(BUILD)/tests/totals BUILD=$(BUILD) tests/run-integration.sh || rc=1; \

@@ -56,8 +56,8 @@ void election_stop(struct election *e, enum election_end how);
 
 /* election_stop(), then cb as lease_release_then() calls it: (arg, 1,
  * NULL) once the term's release is done (its write answered, or the lock
- * handed on), (arg, 0, NULL) when there was no term in progress (at once)
- * or its lease had ended. */
+ * handed on), (arg, -1, err) when its write failed, (arg, 0, NULL) when
+ * there was no term in progress (at once) or its lease had ended. */
 void election_stop_then(struct election *e, enum election_end how, lt_renew_cb cb, void *arg);
 
 const char *election_end_name(enum election_end how);

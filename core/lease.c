@@ -23,6 +23,7 @@ struct lt_op {
 	void *arg;
 	int64_t send_ms;
 	int value;		 /* what an orphan answers: 0 ended, 1 released */
+	int again;		 /* renewals sent again (renew_again) */
 	struct timer timer;	 /* answers value for a lease already gone */
 	struct trace_span *span; /* a client's renewal (Lock.Renew), or NULL */
 	char rvn[LT_ID_LEN + 1];
@@ -253,7 +254,9 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 	return l;
 }
 
-/* Sends a renewal with a new rvn; returns the call or NULL. */
+/* Sends a renewal with a new rvn, conditioned on the rvn the lease last
+ * wrote (RENEW in store.h: an older attempt never puts its rvn back);
+ * returns the call or NULL. */
 static struct store_call *send_renew(struct lease *l, char *rvn, int64_t *send_ms, store_cb cb,
 				     void *arg, struct trace_span *span)
 {
@@ -264,6 +267,7 @@ static struct store_call *send_renew(struct lease *l, char *rvn, int64_t *send_m
 		.name_hash = l->lock->hash,
 		.owner = l->owner,
 		.rvn = rvn,
+		.seen_rvn = l->rvn,
 		.holder = l->holder,
 		.lease_ms = l->lease_ms,
 		.ttl = lt_ttl(l->t),
@@ -283,8 +287,52 @@ static enum lt_loss refusal_loss(const struct lease *l, const struct lock_item *
 	return item->exists ? LT_TAKEN_OVER : LT_DELETED;
 }
 
+/* The send time of this lease's renewal in flight that wrote rvn: the
+ * heartbeat's or an explicit one's. */
+static bool renewal_in_flight(const struct lease *l, const char *rvn, int64_t *send_ms)
+{
+	if (l->hb_call != NULL && !l->releasing && strcmp(l->hb_rvn, rvn) == 0) {
+		*send_ms = l->hb_send_ms;
+		return true;
+	}
+	for (const struct lt_op *op = l->ops; op != NULL; op = op->next)
+		if (op->call != NULL && strcmp(op->rvn, rvn) == 0) {
+			*send_ms = op->send_ms;
+			return true;
+		}
+	return false;
+}
+
+/* A renewal refused by an item that still shows this lease's owner: a
+ * write of this lease that the renewal was not conditioned on is there
+ * (renewals are conditioned on the rvn last written, RENEW in store.h).
+ * Not a loss. Returns 1 when that write is known (the rvn last written,
+ * or a renewal in flight, which the item shows applied: the lease runs
+ * from its send), RENEW_AGAIN when it is not (a renewal whose answer was
+ * lost, one by token from another replica): the lease takes its rvn,
+ * keeps its end, and renews again at once. */
+#define RENEW_AGAIN 2
+static int own_refusal(struct lease *l, const struct lock_item *item)
+{
+	int64_t send_ms;
+	if (strcmp(item->rvn, l->rvn) == 0)
+		return 1;
+	if (renewal_in_flight(l, item->rvn, &send_ms)) {
+		extend(l, send_ms, item->rvn);
+		return 1;
+	}
+	size_t n = strlen(item->rvn);
+	if (n == 0 || n > LT_ID_LEN) { /* no rvn a lease of ours writes */
+		lose(l, LT_TAKEN_OVER, item);
+		return 0;
+	}
+	memcpy(l->rvn, item->rvn, n + 1);
+	return RENEW_AGAIN;
+}
+
 /* What a renewal's answer means for the lease. Returns 1 renewed, 0 lost,
- * -1 an error that leaves the lease to the heartbeat (err filled). */
+ * RENEW_AGAIN (see own_refusal), -1 an error that leaves the lease to the
+ * heartbeat (err filled). */
 static int renewal_result(struct lease *l, int64_t send_ms, const char *rvn,
 			  const struct store_result *res, struct lt_error *err)
 {
@@ -296,6 +344,8 @@ static int renewal_result(struct lease *l, int64_t send_ms, const char *rvn,
 			lt_holder_saw(l->lock, &res->item);
 		return 1;
 	case STORE_REFUSED:
+		if (res->item.has_owner && strcmp(res->item.owner, l->owner) == 0)
+			return own_refusal(l, &res->item);
 		lose(l, refusal_loss(l, &res->item), &res->item);
 		return 0;
 	case STORE_NO_TABLE:
@@ -318,7 +368,9 @@ static void on_heartbeat(void *arg, const struct store_result *res)
 		return; /* lost: lose() ended the span, and its callback may free l */
 	trace_bool(l->hb_span, "leasegate.lock.renewed", r == 1);
 	end_hb_span(l, r < 0 ? err.message : NULL);
-	if (r == 1) {
+	if (r == RENEW_AGAIN) {
+		timer_arm(&l->hb_timer, 0); /* on the rvn the item shows, from the loop */
+	} else if (r == 1) {
 		l->retry_ms = 0;
 		schedule_heartbeat(l);
 	} else if (r < 0) {
@@ -365,6 +417,26 @@ static void op_unlink(struct lt_op *op)
 		op->next->prev = op->prev;
 }
 
+static void on_explicit_renew(void *arg, const struct store_result *res);
+
+/* An explicit renewal refused by an unknown write of its own lease
+ * (own_refusal) is sent again, at most LT_RENEW_AGAIN_MAX times; then it
+ * answers an error (the heartbeat goes on). false: not sent, *op as it
+ * was. */
+#define LT_RENEW_AGAIN_MAX 2
+static bool renew_again(struct lt_op *op)
+{
+	struct lease *l = op->lease;
+	if (op->again >= LT_RENEW_AGAIN_MAX)
+		return false;
+	op->call = send_renew(l, op->rvn, &op->send_ms, on_explicit_renew, op, op->span);
+	if (op->call == NULL)
+		return false;
+	op->again++;
+	op_push(&l->ops, op);
+	return true;
+}
+
 static void on_explicit_renew(void *arg, const struct store_result *res)
 {
 	struct lt_op *op = arg;
@@ -375,6 +447,16 @@ static void on_explicit_renew(void *arg, const struct store_result *res)
 
 	op_unlink(op);
 	int r = renewal_result(l, op->send_ms, op->rvn, res, &err);
+	if (r == RENEW_AGAIN && renew_again(op))
+		return;		/* sent again on the rvn the item shows */
+	if (r == RENEW_AGAIN) { /* not sent again */
+		err = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "ItemChanged"};
+		snprintf(err.message, sizeof(err.message),
+			 "the lock item changed under this lease while it renewed (lock '%.64s', "
+			 "table '%s'): the heartbeat renews it",
+			 l->lock->name, l->t->store->table);
+		r = -1;
+	}
 	/* lost (r == 0): lose()'s callback may have freed l, not op */
 	trace_bool(op->span, "leasegate.lock.renewed", r == 1);
 	trace_finish(&op->span, r < 0 ? err.message : r == 0 ? "the lease was lost" : NULL);

@@ -102,9 +102,38 @@ static void dequeue(struct lt_wait *w)
 	w->queued = false;
 }
 
+/* A wait ended with its write in flight lives on until the answer, which
+ * gives back what the write took (on_write): kept in a list of the table
+ * so that lt_free frees what is still out (prev and next are free: it
+ * left the queue). */
+static void orphan_link(struct lt_wait *w)
+{
+	struct locktable *t = w->t;
+	w->prev = NULL;
+	w->next = t->orphan_waits;
+	if (t->orphan_waits != NULL)
+		t->orphan_waits->prev = w;
+	t->orphan_waits = w;
+	w->orphaned = true;
+}
+
+static void orphan_unlink(struct lt_wait *w)
+{
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		w->t->orphan_waits = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+	w->prev = w->next = NULL;
+	w->orphaned = false;
+}
+
 static void wait_free(struct lt_wait *w)
 {
 	struct lock *l = w->lock;
+	if (w->orphaned)
+		orphan_unlink(w);
 	timer_cancel(&w->timer);
 	w->t->nwaits--;
 	lt_holder_free(w->t, w->holder);
@@ -147,12 +176,14 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 	timer_cancel(&w->timer);
 	w->cancelled = true;
 	l->refs++; /* keep l through the callback */
-	if (w->call == NULL)
+	if (w->call == NULL) {
 		wait_free(w);
-	else if (!w->call_is_write) {
+	} else if (!w->call_is_write) {
 		store_cancel(w->t->store, w->call);
 		w->call = NULL;
 		wait_free(w);
+	} else if (!w->orphaned) {
+		orphan_link(w);
 	}
 	if (cb != NULL)
 		cb(arg, lease, err);
@@ -442,6 +473,79 @@ static int handoff_result(const struct lt_wait *w, const struct store_result *re
 	return -1;
 }
 
+static void on_handback(void *arg, const struct store_result *res);
+
+#define LT_HANDBACK_MAX 3
+
+/* Sends the release of the lease a failed hand-off took the lock from (a
+ * release already answered: lease_release handed on instead of
+ * releasing), with w, ended, as its carrier. */
+static bool send_handback(struct lt_wait *w)
+{
+	struct lock *l = w->lock;
+	struct store_req req = {.op = STORE_RELEASE,
+				.name = l->name,
+				.name_hash = l->hash,
+				.owner = w->handoff_from,
+				.ttl = lt_ttl(w->t)};
+	w->call = store_submit(w->t->store, &req, on_handback, w);
+	if (w->call == NULL)
+		return false;
+	w->handbacks++;
+	w->call_is_write = true;
+	l->writes++;
+	return true;
+}
+
+/* A hand-off's write failed (after the store's retries): the lease it
+ * took the lock from was answered released, but its owner is still on the
+ * item, which would keep every other waiter out until that lease's end.
+ * Releases it in the hand-off's place; the wait is answered the error. */
+static bool handback(struct lt_wait *w, const struct store_result *res)
+{
+	struct lt_error e;
+	w->handbacks = 0;
+	if (!w->handoff || res->status != STORE_TRANSIENT || !send_handback(w))
+		return false;
+	w->handoff = false;
+	if (!w->cancelled) {
+		lt_error_from(&e, w->t, w->lock->name, res);
+		finish(w, NULL, &e); /* kept, as an orphan, for the release */
+	} else if (!w->orphaned) {
+		orphan_link(w);
+	}
+	return true;
+}
+
+static void on_handback(void *arg, const struct store_result *res)
+{
+	struct lt_wait *w = arg;
+	struct lock *l = w->lock;
+	w->call = NULL;
+	l->writes--;
+	/* the release that handed the lock on is answered by the first
+	 * handback: done once it is written, else not written (further sends
+	 * go on without keeping the client waiting) */
+	struct lt_error rel_err;
+	lt_renew_cb rel_cb = w->rel_cb;
+	void *rel_arg = w->rel_arg;
+	int rel = rel_cb != NULL ? handoff_result(w, res, &rel_err) : 0;
+	w->rel_cb = NULL;
+	l->refs++;
+	/* failed again: again, LT_HANDBACK_MAX sends in all (each with the
+	 * store's retries); then the lease's end frees it, as a failed release */
+	if (res->status != STORE_TRANSIENT || w->handbacks >= LT_HANDBACK_MAX ||
+	    !send_handback(w)) {
+		wait_free(w);
+		if (res->status == STORE_OK || res->status == STORE_REFUSED)
+			lt_lock_see(l, &res->item);
+		lt_lock_kick(l);
+	}
+	if (rel_cb != NULL)
+		rel_cb(rel_arg, rel, rel < 0 ? &rel_err : NULL);
+	lt_lock_unref(l);
+}
+
 static void on_write(void *arg, const struct store_result *res)
 {
 	struct lt_wait *w = arg;
@@ -453,6 +557,8 @@ static void on_write(void *arg, const struct store_result *res)
 	/* a cancelled wait too: what it takes, it gives back (orphan) */
 	if (res->status == STORE_REFUSED && handoff_again(w, &res->item))
 		return; /* sent again on the rvn the item shows */
+	if (handback(w, res))
+		return; /* the release that handed the lock on: on_handback answers it */
 	lt_renew_cb rel_cb = w->handoff ? w->rel_cb : NULL;
 	void *rel_arg = w->rel_arg;
 	int rel = rel_cb != NULL ? handoff_result(w, res, &rel_err) : 0;
@@ -786,6 +892,14 @@ void lt_free(struct locktable *t)
 	if (t == NULL)
 		return;
 	lease_free_all(t);
+	while (t->orphan_waits != NULL) { /* their writes are dropped */
+		struct lt_wait *w = t->orphan_waits;
+		t->orphan_waits = w->next;
+		store_cancel(t->store, w->call);
+		timer_cancel(&w->timer);
+		lt_holder_free(t, w->holder);
+		pool_put(&wait_pool, w, sizeof(*w));
+	}
 	lt_foreign_free_all(t);
 	lt_scan_free_all(t);
 	lt_tx_free_all(t);

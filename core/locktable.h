@@ -106,7 +106,9 @@ struct tracer;
 void lt_set_tracer(struct locktable *t, struct tracer *tracer);
 
 /* Frees t. Every lease must have been released and every wait cancelled;
- * releases still in flight are dropped. */
+ * releases still in flight are dropped, and so are the writes of waits
+ * cancelled while their write was in flight (what such a write took is
+ * left to its lease's end). */
 void lt_free(struct locktable *t);
 
 /* An owner id as a store keeps it: 1..STORE_ID_MAX bytes, printable

@@ -76,7 +76,8 @@ struct lt_wait {
 	struct lock *lock;
 	struct lt_wait *prev, *next; /* in lock's queue while queued */
 	bool queued, wait, cancelled, takeover, finishing;
-	bool handoff; /* its write is a local hand-off */
+	bool orphaned; /* ended with its write in flight: in t->orphan_waits */
+	bool handoff;  /* its write is a local hand-off */
 	/* A hand-off's: the owner of the lease it takes the lock from. That
 	 * lease's renewals may land after it was released (a retried attempt,
 	 * one still in flight), so the item's rvn may not be the one the
@@ -85,12 +86,13 @@ struct lt_wait {
 	 * would stay on the item for a whole lease. */
 	char handoff_from[STORE_ID_MAX + 1];
 	/* A hand-off's: the answer of the release that handed the lock on
-	 * (lease_release_then), given once this write answers: the lock is
-	 * not handed on until then, and if the write fails the released
-	 * lease stays on the item until it runs out. */
+	 * (lease_release_then), given once this write answers (or, when it
+	 * failed, once the handback release is done: on_handback): the lock
+	 * is not handed on until then. */
 	lt_renew_cb rel_cb;
 	void *rel_arg;
-	bool took_waiter; /* its write removes an announcement */
+	unsigned handbacks; /* releases of that lease sent (locktable.c) */
+	bool took_waiter;   /* its write removes an announcement */
 	lt_acquire_cb cb;
 	void *arg;
 	void (*answered)(void *arg);
@@ -143,10 +145,11 @@ struct locktable {
 	struct seen *lru_head, *lru_tail; /* most recently seen first */
 	struct lease *leases;
 	struct lt_hook *hooks;
-	struct lt_op *orphans;	 /* ops of released leases, answering 0 */
-	struct foreign *foreign; /* lt_foreign requests in flight */
-	struct lt_scan *scans;	 /* lt_scan pages in flight */
-	struct lt_tx *txs;	 /* lt_transact calls in flight */
+	struct lt_op *orphans;	      /* ops of released leases, answering 0 */
+	struct lt_wait *orphan_waits; /* waits ended with a write in flight */
+	struct foreign *foreign;      /* lt_foreign requests in flight */
+	struct lt_scan *scans;	      /* lt_scan pages in flight */
+	struct lt_tx *txs;	      /* lt_transact calls in flight */
 	uint64_t nleases, nwaits, releases_in_flight;
 	struct tracer *tracer; /* NULL: no spans (lt_set_tracer) */
 };

@@ -28,7 +28,13 @@
  *             overflow; DynamoDB cannot test that a number is an integer, so
  *             there a fraction in range is written on, and then refused).
  *             OK: the new item.  REFUSED: the item that refused it.
- *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner.
+ *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner
+ *             and, with .seen_rvn (the rvn the lease last wrote), rvn =
+ *             :seen_rvn OR rvn = :rvn (this very renewal, an earlier attempt
+ *             of which applied: its retry answers OK). So an attempt that
+ *             lands after a newer renewal of the lease (a retry, a late or
+ *             duplicated delivery) is refused instead of putting its older
+ *             rvn back, which a waiter may have seen for a whole lease.
  *             Never creates an item. REFUSED: the old item, or none.
  *   RELEASE   REMOVE owner, leaseMs, holder SET ttl if owner = :owner
  *             (.unconditional: if the item exists). Never creates an item.
@@ -119,7 +125,8 @@ struct store_req {
 	const char *name;     /* lock name, 1..STORE_NAME_MAX bytes */
 	const char *owner;    /* ACQUIRE: new owner; RENEW/RELEASE/CHECK: mine */
 	const char *rvn;      /* ACQUIRE/RENEW: the new rvn */
-	const char *seen_rvn; /* ACQUIRE: takeover condition, or NULL */
+	const char *seen_rvn; /* ACQUIRE: takeover condition; RENEW: the rvn
+				 the lease last wrote; or NULL */
 	const char *holder;   /* ACQUIRE/RENEW: label, or NULL to remove */
 	const char *waiter;   /* ACQUIRE: the announcement it may take and
 				 removes, or NULL; ANNOUNCE/WITHDRAW: mine */

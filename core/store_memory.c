@@ -200,6 +200,14 @@ static bool owner_is(const struct mitem *it, const char *owner)
 	return it != NULL && it->owner[0] != '\0' && strcmp(it->owner, owner) == 0;
 }
 
+/* A renewal's rvn condition (store.h): the rvn its lease last wrote, or
+ * its own (an earlier attempt of it applied). */
+static bool renew_rvn_ok(const struct mitem *it, const struct store_req *r)
+{
+	return r->seen_rvn == NULL || strcmp(it->rvn, r->seen_rvn) == 0 ||
+	       strcmp(it->rvn, r->rvn) == 0;
+}
+
 /* Applies one request to the table and fills res. */
 static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		  struct store_result *res)
@@ -254,7 +262,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RENEW:
-		if (!owner_is(it, r->owner))
+		if (!owner_is(it, r->owner) || !renew_rvn_ok(it, r))
 			break;
 		if (!set_holder(ms, it, r->holder))
 			goto oom;

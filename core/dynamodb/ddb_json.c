@@ -436,8 +436,7 @@ static bool req_valid(const struct store_req *r, char *err)
 		return false;
 	if (writes && !str_ok("rvn", r->rvn, STORE_ID_MAX, err))
 		return false;
-	if (r->op == STORE_ACQUIRE && r->seen_rvn &&
-	    !str_ok("seen rvn", r->seen_rvn, STORE_ID_MAX, err))
+	if (writes && r->seen_rvn && !str_ok("seen rvn", r->seen_rvn, STORE_ID_MAX, err))
 		return false;
 	bool announces = r->op == STORE_ANNOUNCE || r->op == STORE_WITHDRAW;
 	if ((announces || (r->op == STORE_ACQUIRE && r->waiter)) &&
@@ -537,7 +536,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 				jattr(&w, ":t", "S", "LOCK");
 				jnum(&w, ":one", 1);
 			}
-			if (guarded && r->seen_rvn)
+			if ((guarded || !acquire) && r->seen_rvn)
 				jattr(&w, ":s", "S", r->seen_rvn);
 			if (guarded && r->waiter)
 				jattr(&w, ":w", "S", r->waiter);
@@ -572,7 +571,9 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 					     acquire ? " ADD #f :one" : ""};
 		join(expr, sizeof expr, parts, sizeof parts / sizeof parts[0]);
 		const char *takeover = r->seen_rvn ? " OR #r = :s" : "";
-		if (!acquire)
+		if (!acquire && r->seen_rvn) /* a renewal: see RENEW in store.h */
+			strcpy(cond, "#o = :o AND (#r = :s OR #r = :r)");
+		else if (!acquire)
 			strcpy(cond, "#o = :o");
 		else if (guarded && r->waiter)
 			snprintf(cond, sizeof cond,

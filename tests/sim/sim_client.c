@@ -325,8 +325,8 @@ void sim_client_crash(struct sim_client *c)
 void sim_client_free(struct sim_client *c)
 {
 	timer_cancel(&c->t);
-	if (c->w != NULL && c->st == C_WAITING)
-		lt_acquire_cancel(c->w); /* a crashed replica's */
+	if (c->w != NULL)
+		lt_acquire_cancel(c->w); /* a crashed replica's (lt_free's contract) */
 	if (c->e != NULL)
 		election_stop(c->e, ELECTION_CANCELLED); /* sends into a dead store */
 	free(c);

@@ -403,9 +403,9 @@ static struct store_call *ss_submit(struct store *s, const struct store_req *req
 	c->req.waiter = copy(c->waiter, sizeof(c->waiter), req->waiter);
 	c->req.span = NULL;
 	sim_log("send %s %s %s%s", ss->rep->label, store_op_name(req->op), c->name,
-		req->seen_rvn != NULL ? " (takeover)"
-		: req->waiter != NULL ? " (announced)"
-				      : "");
+		req->seen_rvn != NULL && req->op == STORE_ACQUIRE ? " (takeover)"
+		: req->waiter != NULL				  ? " (announced)"
+								  : "");
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
 	start(c);

@@ -280,6 +280,46 @@ static void renew_ok(void **state)
 	sc_assert_held(&r.item, "A", "r2", 1, 20000, "h");
 }
 
+static struct store_result sc_renew_on(struct fixture *fx, const char *rvn, const char *seen)
+{
+	return op(fx, (struct store_req){.op = STORE_RENEW,
+					 .owner = "A",
+					 .rvn = rvn,
+					 .seen_rvn = seen,
+					 .lease_ms = 20000});
+}
+
+/* A renewal is conditioned on the rvn its lease last wrote: an attempt
+ * that lands after a newer renewal (a retry, a late or duplicated
+ * delivery) is refused and never puts its older rvn back; a retry of a
+ * renewal whose earlier attempt applied finds its own rvn: OK. */
+static void renew_on_the_rvn_last_written(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	struct store_result r = sc_renew_on(fx, "r2", "r1");
+	assert_int_equal(r.status, STORE_OK);
+	sc_assert_held(&r.item, "A", "r2", 1, 20000, NULL);
+	assert_int_equal(sc_renew_on(fx, "r3", "r2").status, STORE_OK);
+	/* the late attempt of r2 (conditioned on r1) finds r3 */
+	r = sc_renew_on(fx, "r2", "r1");
+	assert_int_equal(r.status, STORE_REFUSED);
+	sc_assert_held(&r.item, "A", "r3", 1, 20000, NULL);
+	assert_string_equal(sc_read_item(fx).item.rvn, "r3");
+	/* a retry of r3 whose first attempt applied: its own rvn, OK */
+	r = sc_renew_on(fx, "r3", "r2");
+	assert_int_equal(r.status, STORE_OK);
+	sc_assert_held(&r.item, "A", "r3", 1, 20000, NULL);
+	/* another owner's item is refused whatever its rvn */
+	r = op(fx, (struct store_req){.op = STORE_RENEW,
+				      .owner = "B",
+				      .rvn = "r4",
+				      .seen_rvn = "r3",
+				      .lease_ms = 20000});
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_string_equal(sc_read_item(fx).item.rvn, "r3");
+}
+
 static void renew_refused_taken_over(void **state)
 {
 	struct fixture *fx = *state;
@@ -563,6 +603,7 @@ int store_contract_run(const struct store_factory *f)
 		T(fence_increments_from_1),
 		T(holder_removed_when_null),
 		T(renew_ok),
+		T(renew_on_the_rvn_last_written),
 		T(renew_refused_taken_over),
 		T(renew_refused_deleted_never_creates),
 		T(renew_after_release_refused),

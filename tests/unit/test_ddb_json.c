@@ -170,6 +170,32 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"SET #r = :r, #l = :l REMOVE #h\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"renew on the rvn the lease last wrote",
+	 &k_pk,
+	 {.op = STORE_RENEW,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r3",
+	  .seen_rvn = "r2",
+	  .holder = "h",
+	  .lease_ms = 5000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r3\"},\":l\":{\"N\":\"5000\"},"
+	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":s\":{\"S\":\"r2\"}},"
+	 "\"UpdateExpression\":\"SET #r = :r, #l = :l, #h = :h\","
+	 "\"ConditionExpression\":\"#o = :o AND (#r = :s OR #r = :r)\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"renew with an empty seen rvn",
+	 &k_pk,
+	 {.op = STORE_RENEW,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r3",
+	  .seen_rvn = "",
+	  .lease_ms = 1},
+	 NULL},
 	{"release with ttl",
 	 &k_sk_ttl,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .ttl = 9},

@@ -279,6 +279,84 @@ static void explicit_renew_true_while_held_false_once_ended_errors_passed_up(voi
 	fx_free(f);
 }
 
+/* Two renewals of one lease sent together go out on the same rvn (the
+ * one the lease last wrote): the second to land is refused by the first's
+ * write, a write of this very lease, which is no loss: both answer
+ * renewed. */
+static void renewals_sent_together_both_answer_renewed(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	lost_calls = 0;
+	lease_on_lost(l, on_lost, NULL);
+	struct renew_result a = {0}, b = {0};
+	fx_advance(f, 200);
+	assert_true(lease_renew(l, renewed, &a));
+	assert_true(lease_renew(l, renewed, &b));
+	fx_run(f);
+	assert_true(a.done && b.done);
+	assert_false(a.error || b.error);
+	assert_int_equal(a.renewed, 1);
+	assert_int_equal(b.renewed, 1);
+	assert_int_equal(lost_calls, 0);
+	assert_true(lease_held(l));
+	assert_int_equal(lease_end_ms(l), fx_now(f) + LEASE);
+	lease_release(l);
+	fx_free(f);
+}
+
+static void foreign_done(void *arg, int done, const struct lt_state *st, const struct lt_error *err)
+{
+	*(int *)arg = err != NULL ? -1 : done;
+}
+
+static void renew_by_token(struct fx *f, int64_t token)
+{
+	int done = -2;
+	struct lt_foreign_req req = {.name = "job", .op = LT_FOREIGN_RENEW, .token = token};
+	assert_true(lt_foreign(f->lt[1], &req, foreign_done, &done));
+	fx_run(f);
+	assert_int_equal(done, 1);
+}
+
+/* A renewal by (name, token) from another replica writes a new rvn under
+ * the lease's owner. The holder's next renewal, on the rvn it last wrote,
+ * is refused by it: not a loss; the lease takes the item's rvn and renews
+ * again at once (its end still from its own last send until then). */
+static void a_renewal_by_token_elsewhere_is_taken_up_not_lost(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	lost_calls = 0;
+	lease_on_lost(l, on_lost, NULL);
+	renew_by_token(f, lease_token(l));
+	uint64_t n = fx_req(f, STORE_RENEW);
+	fx_advance(f, LEASE / 3); /* the heartbeat: refused, then again */
+	assert_int_equal(fx_req(f, STORE_RENEW), n + 2);
+	assert_int_equal(lost_calls, 0);
+	assert_true(lease_held(l));
+	assert_int_equal(lease_end_ms(l), fx_now(f) + LEASE);
+	/* an explicit renewal likewise answers renewed */
+	renew_by_token(f, lease_token(l));
+	struct renew_result r = {0};
+	assert_true(lease_renew(l, renewed, &r));
+	fx_run(f);
+	assert_true(r.done);
+	assert_false(r.error);
+	assert_int_equal(r.renewed, 1);
+	assert_int_equal(fx_req(f, STORE_RENEW), n + 5);
+	assert_int_equal(lost_calls, 0);
+	/* another owner on the item is a takeover still */
+	fx_simulate_holder(f, "job", LEASE, "other");
+	memset(&r, 0, sizeof(r));
+	assert_true(lease_renew(l, renewed, &r));
+	fx_run(f);
+	assert_int_equal(r.renewed, 0);
+	assert_int_equal(lost_reason, LT_TAKEN_OVER);
+	lease_release(l);
+	fx_free(f);
+}
+
 static void release_answers_pending_renewals_ended(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -407,7 +485,30 @@ static void release_handing_on_answers_once_the_handoff_is_written(void **state)
 	fx_free(f);
 }
 
+/* A hand-off whose write fails is replaced by a release of the released
+ * lease (the handback): the release is answered once that is written, 1;
+ * when the handback fails too (every try), -1 with the error, and the item
+ * keeps the released lease until it runs out. */
 static void release_handing_on_answers_a_failed_handoff(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	struct fx_acq a = {0};
+	fx_acquire(f, 0, "job", LEASE, true, 0, &a);
+	fx_run(f);
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "InternalServerError");
+	struct renew_result r = {0};
+	lease_release_then(l, renewed, &r);
+	fx_run(f);
+	assert_true(r.done);
+	assert_int_equal(r.renewed, 1); /* the handback was written */
+	assert_true(a.done);
+	assert_null(a.lease);
+	assert_false(fx_state(f, "job").held);
+	fx_free(f);
+}
+
+static void release_handing_on_answers_a_failed_handback(void **state)
 {
 	struct fx *f = fx_new(1, true);
 	struct lease *l = fx_take(f, 0, "job", LEASE);
@@ -415,7 +516,8 @@ static void release_handing_on_answers_a_failed_handoff(void **state)
 	struct fx_acq a = {0};
 	fx_acquire(f, 0, "job", LEASE, true, 0, &a);
 	fx_run(f);
-	store_memory_fail(f->store, 1, STORE_TRANSIENT, "InternalServerError");
+	/* the hand-off's write and the three handbacks */
+	store_memory_fail(f->store, 4, STORE_TRANSIENT, "InternalServerError");
 	struct renew_result r = {0};
 	lease_release_then(l, renewed, &r);
 	fx_run(f);
@@ -426,6 +528,7 @@ static void release_handing_on_answers_a_failed_handoff(void **state)
 	assert_true(a.done);
 	assert_null(a.lease);
 	assert_int_equal(fx_state(f, "job").token, token); /* the released lease's item */
+	assert_true(fx_state(f, "job").held);
 	fx_free(f);
 }
 
@@ -445,6 +548,37 @@ static void acquire_overtaking_our_own_release_wins_with_one_write(void **state)
 	assert_int_equal(fx_events(f, OBS_RELEASE_FAILED), 0);
 	assert_true(fx_state(f, "job").held);
 	assert_true(lease_held(a.lease));
+	fx_free(f);
+}
+
+/* A release hands the lock to a local waiter with one write, and answers
+ * released. When that write fails (after the store's retries), the
+ * released lease's owner would stay on the item until its lease ends,
+ * keeping every other waiter out: the hand-off releases it instead, and
+ * the waiter is answered the error (simulator seed 2797). */
+static void failed_hand_off_releases_the_lease_it_took_the_lock_from(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	struct fx_acq a = {0};
+	fx_acquire(f, 0, "job", LEASE, true, 0, &a);
+	fx_run(f);
+	assert_false(a.done);
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "ThrottlingException");
+	struct renew_result r = {0};
+	lease_release_then(l, renewed, &r);
+	fx_run(f);
+	assert_true(r.done);
+	assert_true(a.done);
+	assert_true(a.error);
+	assert_string_equal(a.err.error_type, "ThrottlingException");
+	assert_int_equal(fx_req(f, STORE_RELEASE), 1);
+	assert_false(fx_state(f, "job").held);
+	/* the next waiter gets it at once */
+	struct lease *m = fx_take(f, 1, "job", LEASE);
+	assert_int_equal(lease_token(m), 2);
+	lease_release(m);
+	fx_run(f);
 	fx_free(f);
 }
 
@@ -492,6 +626,17 @@ static void failed_release_is_logged_never_thrown(void **state)
 	assert_int_equal(fx_events(f, OBS_RELEASE_FAILED), 1);
 	assert_string_equal(fx_last(f, OBS_RELEASE_FAILED)->error_type, "InternalServerError");
 	assert_true(fx_state(f, "job").held); /* free once its lease runs out */
+	/* lease_release_then answers the failure: the lock may still be held */
+	struct lease *m = fx_take(f, 0, "other", LEASE);
+	struct renew_result r = {0};
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "InternalServerError");
+	lease_release_then(m, renewed, &r);
+	fx_run(f);
+	assert_true(r.done);
+	assert_int_equal(r.renewed, -1);
+	assert_true(r.error);
+	assert_string_equal(r.type, "InternalServerError");
+	assert_true(fx_state(f, "other").held);
 	fx_free(f);
 }
 
@@ -691,6 +836,8 @@ int main(void)
 		cmocka_unit_test(ttl_written_on_every_write_with_the_retention),
 		cmocka_unit_test(item_with_an_owner_but_no_rvn_is_not_a_lock),
 		cmocka_unit_test(explicit_renew_true_while_held_false_once_ended_errors_passed_up),
+		cmocka_unit_test(renewals_sent_together_both_answer_renewed),
+		cmocka_unit_test(a_renewal_by_token_elsewhere_is_taken_up_not_lost),
 		cmocka_unit_test(release_answers_pending_renewals_ended),
 		cmocka_unit_test(release_then_answers_once_the_write_is_done),
 		cmocka_unit_test(release_then_answers_1_when_already_free),
@@ -698,7 +845,9 @@ int main(void)
 		cmocka_unit_test(release_then_answers_a_release_refused_by_another_holder),
 		cmocka_unit_test(release_handing_on_answers_once_the_handoff_is_written),
 		cmocka_unit_test(release_handing_on_answers_a_failed_handoff),
+		cmocka_unit_test(release_handing_on_answers_a_failed_handback),
 		cmocka_unit_test(acquire_overtaking_our_own_release_wins_with_one_write),
+		cmocka_unit_test(failed_hand_off_releases_the_lease_it_took_the_lock_from),
 		cmocka_unit_test(embedded_store_reads_state_at_once),
 		cmocka_unit_test(a_loop_stalled_past_the_lease_loses_it_without_a_renewal),
 		cmocka_unit_test(failed_release_is_logged_never_thrown),

@@ -357,9 +357,34 @@ static void renewal_finding_another_owner_loses_taken_over(void **state)
 	fx_free(f);
 }
 
+/* lt_free drops the write of a wait cancelled while it was in flight, and
+ * frees the wait (its answer, which would have, never comes): nothing is
+ * left in flight, nothing leaks (the sanitizer build checks that). */
+static void lt_free_drops_the_write_of_a_cancelled_wait(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lease *held = fx_take(f, 1, "held", LEASE);
+	struct fx_acq a = {0}, b = {0};
+	struct lt_wait *w = fx_acquire(f, 0, "job", LEASE, true, 0, &a);
+	struct lt_wait *v = fx_acquire(f, 0, "held", LEASE, false, 0, &b);
+	assert_int_equal(f->store->in_flight, 2);
+	lt_acquire_cancel(w); /* its write is on its way */
+	lt_acquire_cancel(v);
+	assert_int_equal(f->store->in_flight, 2);
+	lt_free(f->lt[0]);
+	f->lt[0] = NULL;
+	assert_int_equal(f->store->in_flight, 0);
+	fx_run(f);
+	assert_false(a.done || b.done);
+	lease_release(held);
+	fx_run(f);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lt_free_drops_the_write_of_a_cancelled_wait),
 		cmocka_unit_test(free_acquire_is_one_write),
 		cmocka_unit_test(release_is_one_write),
 		cmocka_unit_test(try_on_held_lock_returns_nothing),
