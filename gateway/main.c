@@ -6,7 +6,8 @@
  * the users stay as they were) and rereads the TLS certificate, key and CA
  * (for new sessions; live ones keep theirs). `leasegate lock ...` runs the
  * client subcommand of gateway/cli/ instead, `leasegate --probe` the health
- * check of probe.h.
+ * check of probe.h, `leasegate help` the command reference of help.h,
+ * `--man` and `--example-config` the documents of docgen.h.
  *
  * Not here: anything a test would want to drive without a process (that is
  * in server.c, session.c, commands.c).
@@ -24,6 +25,8 @@
 #include "gateway/cli/lock_cli.h"
 #include "gateway/redis/commands.h"
 #include "gateway/config.h"
+#include "gateway/docgen.h"
+#include "gateway/help.h"
 #include "gateway/lease/lsess.h"
 #include "gateway/log.h"
 #include "gateway/loop.h"
@@ -286,6 +289,15 @@ int main(int argc, char **argv)
 		return lock_cli_main(argc - 1, argv + 1, environ);
 	if (argc > 1 && strcmp(argv[1], "--probe") == 0)
 		return probe_main(argc - 1, argv + 1, environ);
+	if (argc > 1 && strcmp(argv[1], "help") == 0)
+		return help_main(argc - 1, argv + 1);
+	/* the generated documents (make install): --man [SYSCONFDIR] */
+	if (argc > 1 && strcmp(argv[1], "--man") == 0)
+		return doc_man(stdout, argc > 2 ? argv[2] : "/usr/local/etc") == 0 ? 0 : 1;
+	if (argc > 1 && strcmp(argv[1], "--example-config") == 0) {
+		doc_example_config(stdout);
+		return 0;
+	}
 	switch (cfg_load(&cfg, argc, argv, environ, err, sizeof(err))) {
 	case CFG_HELP:
 		cfg_usage(stdout, argv[0]);
@@ -294,8 +306,12 @@ int main(int argc, char **argv)
 		       "      (%s lock --help)\n"
 		       "  %s --probe [/readyz] [options]\n"
 		       "      GET the path on the admin port of a running gateway (the same\n"
-		       "      options and LEASEGATE_* variables): exit 0 on 200, else 1\n",
-		       argv[0], argv[0], argv[0]);
+		       "      options and LEASEGATE_* variables): exit 0 on 200, else 1\n"
+		       "  %s help [COMMAND]\n"
+		       "      the Redis commands, or one, with syntax and summary\n"
+		       "  %s --man, %s --example-config\n"
+		       "      the man page (roff), the example configuration file\n",
+		       argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
 		return 0;
 	case CFG_VERSION:
 		printf("leasegate %s\n", LG_VERSION);
