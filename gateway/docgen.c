@@ -34,8 +34,8 @@ static const char *value_word(const struct cfg_option_info *o)
 	static const struct {
 		const char *type, *word;
 	} words[] = {
-		{"string", "VALUE"}, {"int", "N"},	  {"duration", "DURATION"},
-		{"size", "SIZE"},    {"bool", "yes|no"},  {"seconds", "SECONDS"},
+		{"string", "VALUE"}, {"int", "N"},	 {"duration", "DURATION"},
+		{"size", "SIZE"},    {"bool", "yes|no"}, {"seconds", "SECONDS"},
 		{"mode", "MODE"},
 	};
 	if (o->choices[0])

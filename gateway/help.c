@@ -38,7 +38,8 @@ static struct cmd_table *all_commands(void)
 static void doc_of(const struct cmd_def *d, const char *parent, const char **summary,
 		   const char **group, const char **args)
 {
-	const struct cmd_doc *doc = parent ? cmd_doc_find(parent, d->name) : cmd_doc_find(d->name, NULL);
+	const struct cmd_doc *doc =
+		parent ? cmd_doc_find(parent, d->name) : cmd_doc_find(d->name, NULL);
 	*summary = doc ? doc->summary : "";
 	*group = doc ? doc->group : "server";
 	*args = doc ? doc->args : "";

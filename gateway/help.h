@@ -16,8 +16,8 @@
 
 /* One command as help shows it. */
 struct help_entry {
-	char name[160];	   /* "LOCK.ACQUIRE", "CLIENT SETNAME" */
-	char syntax[512];  /* name and arguments: "LOCK.RENEW name [token]" */
+	char name[160];	  /* "LOCK.ACQUIRE", "CLIENT SETNAME" */
+	char syntax[512]; /* name and arguments: "LOCK.RENEW name [token]" */
 	const char *summary;
 	const char *group; /* Redis's groups: connection, server, generic... */
 	char acl[256];	   /* "@write @slow" */
