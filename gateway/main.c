@@ -93,6 +93,16 @@ static void drained(void *arg)
 	check_releases(-1, 0, a);
 }
 
+/* A start that failed: err once on stderr, as the log line when the log
+ * is stderr (no --log-file), else in the log and on stderr. */
+static int fail_start(const struct cfg *cfg, const char *err)
+{
+	log_msg(LOG_LVL_ERROR, "%s", err);
+	if (cfg->log_file[0] != '\0')
+		fprintf(stderr, "leasegate: %s\n", err);
+	return 1;
+}
+
 /* The store is open: take clients. */
 static void on_ready(void *arg, bool ok, const char *msg)
 {
@@ -352,9 +362,7 @@ int main(int argc, char **argv)
 	 * logs, DynamoDB's HTTP connections, the admin port's clients. */
 	int64_t reserved = RESERVED_FDS + cfg.admin_maxclients;
 	if (!srv_fit_nofile(&cfg.maxclients, reserved, err, sizeof(err))) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
+		return fail_start(&cfg, err);
 	}
 	if (err[0] != '\0')
 		log_msg(LOG_LVL_WARN, "%s", err);
@@ -362,9 +370,7 @@ int main(int argc, char **argv)
 	if (a.srv != NULL && cfg_tls(&cfg)) {
 		a.tls = tls_srv_new(&cfg, err, sizeof(err));
 		if (a.tls == NULL) {
-			log_msg(LOG_LVL_ERROR, "%s", err);
-			fprintf(stderr, "leasegate: %s\n", err);
-			return 1;
+			return fail_start(&cfg, err);
 		}
 		srv_set_tls(a.srv, a.tls);
 	}
@@ -377,9 +383,7 @@ int main(int argc, char **argv)
 	a.cmds = cmds;
 	a.wait_releases = evtimer_new(a.base, check_releases, &a);
 	if (!backend_open(&a.backend, a.base, &cfg, on_ready, &a, err, sizeof(err))) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
+		return fail_start(&cfg, err);
 	}
 	const struct ls_limits limits = {
 		.max_name = cfg.max_lock_name,
@@ -391,9 +395,7 @@ int main(int argc, char **argv)
 	/* traces: on when OTEL_EXPORTER_OTLP_ENDPOINT names a collector */
 	a.otlp = otlp_new(a.base, a.backend.clock, environ, LG_VERSION, err, sizeof(err));
 	if (a.otlp == NULL && err[0] != '\0') {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
+		return fail_start(&cfg, err);
 	}
 	if (a.otlp != NULL) {
 		lt_set_tracer(a.backend.lt, otlp_tracer(a.otlp));
@@ -410,9 +412,7 @@ int main(int argc, char **argv)
 
 	a.auth = auth_new(&cfg, a.base, cmd_acl_known, cmds, err, sizeof(err));
 	if (a.auth == NULL) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
+		return fail_start(&cfg, err);
 	}
 	srv_set_auth(a.srv, a.auth);
 	auth_on_reload(a.auth, acl_reloaded, a.leases);
@@ -423,9 +423,7 @@ int main(int argc, char **argv)
 	if (cfg.pg_port > 0) {
 		a.pg_auth = auth_pg_new(&cfg, err, sizeof(err));
 		if (a.pg_auth == NULL) {
-			log_msg(LOG_LVL_ERROR, "%s", err);
-			fprintf(stderr, "leasegate: %s\n", err);
-			return 1;
+			return fail_start(&cfg, err);
 		}
 		auth_set_pg(a.auth, a.pg_auth);
 		a.pg = pg_fe_new(a.srv, &cfg, a.leases, a.pg_auth);
@@ -448,20 +446,14 @@ int main(int argc, char **argv)
 	if (a.pg != NULL)
 		pg_fe_set_gate(a.pg, store_ready, &a);
 	if (!redis_listen(a.redis, err, sizeof(err)) ||
-	    (a.pg != NULL && !pg_fe_listen(a.pg, err, sizeof(err)))) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
-	}
+	    (a.pg != NULL && !pg_fe_listen(a.pg, err, sizeof(err))))
+		return fail_start(&cfg, err);
 
 	if (cfg.admin_port > 0) {
 		const struct admin_ops ops = {admin_ready, admin_metrics, &a};
 		a.admin = admin_new(a.base, &cfg, &ops, err, sizeof(err));
-		if (a.admin == NULL) {
-			log_msg(LOG_LVL_ERROR, "%s", err);
-			fprintf(stderr, "leasegate: %s\n", err);
-			return 1;
-		}
+		if (a.admin == NULL)
+			return fail_start(&cfg, err);
 		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%d (/healthz, /readyz, /metrics)", cfg.bind,
 			admin_port(a.admin));
 	}
