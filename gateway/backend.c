@@ -91,6 +91,17 @@ static void log_opened(const struct backend *b)
 	struct store_dynamodb_stats st;
 	store_dynamodb_stats(b->store, &st);
 	const struct store_dynamodb_table *t = &st.table;
+	/* --create-table made it: say what was made (ddb_build_create_table's
+	 * billing mode), once, by the replica that made it */
+	if (t->created)
+		log_msg(LOG_LVL_INFO,
+			"created DynamoDB table %s in region %s (--create-table): partition key "
+			"%s, "
+			"%s%s, billing mode PAY_PER_REQUEST, TTL attribute %s",
+			b->cfg->table, t->region, t->pk, t->sk[0] ? "sort key " : "no sort key",
+			t->sk,
+			b->cfg->ttl_attribute[0] ? b->cfg->ttl_attribute
+						 : "none (--ttl-attribute)");
 	if (t->global == 1)
 		log_msg(LOG_LVL_WARN,
 			"DynamoDB table %s is a global table (replicas in %s), opened with "

@@ -862,3 +862,28 @@ void cfg_list(FILE *f)
 		fprintf(f, "\t%s\n", o->def ? o->def : "");
 	}
 }
+
+void cfg_foreach_option(void (*fn)(const struct cfg_option_info *o, void *arg), void *arg)
+{
+	static const char *const types[] = {
+		[T_STR] = "string",	 [T_INT] = "int",   [T_DURATION] = "duration",
+		[T_SIZE] = "size",	 [T_BOOL] = "bool", [T_ENUM] = "enum",
+		[T_SECONDS] = "seconds", [T_MODE] = "mode"};
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_def *o = &options[i];
+		struct cfg_option_info info = {
+			.name = o->name,
+			.type = types[o->type],
+			.def = o->def,
+			.no_default = o->no_default,
+			.help = o->help,
+			.file_ok = o->offset != offsetof(struct cfg, config_file),
+			.secret = is_secret(o),
+		};
+		env_name(o, info.env, sizeof(info.env));
+		for (size_t k = 0, at = 0; o->choices && o->choices[k]; k++)
+			at += (size_t)snprintf(info.choices + at, sizeof(info.choices) - at, "%s%s",
+					       k ? "|" : "", o->choices[k]);
+		fn(&info, arg);
+	}
+}

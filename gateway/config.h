@@ -149,6 +149,23 @@ void cfg_usage(FILE *f, const char *prog);
  * empty), default as text (empty: none). */
 void cfg_list(FILE *f);
 
+/* One option of the table, as the generated documents (the man page, the
+ * example configuration: gateway/docgen.h) show it. */
+struct cfg_option_info {
+	const char *name;	/* without "--" */
+	const char *type;	/* as cfg_list: string, int, duration, size, bool, enum... */
+	char env[64];		/* LEASEGATE_<NAME> */
+	char choices[128];	/* enum: "a|b|c"; else "" */
+	const char *def;	/* the default as text; NULL: none */
+	const char *no_default; /* words for "no default" ("the host name"), or NULL */
+	const char *help;
+	bool file_ok; /* a config file may set it (every option but --config) */
+	bool secret;  /* a file that sets it must be owner-only */
+};
+
+/* Calls fn for every option, in the table's order. */
+void cfg_foreach_option(void (*fn)(const struct cfg_option_info *o, void *arg), void *arg);
+
 /* Parses a duration ("250ms", "30s", "5m", "1h", "30d", "100" = ms) into
  * *ms. Returns false on a malformed or overflowing value. */
 bool cfg_parse_duration(const char *s, int64_t *ms) CFG_WUR;

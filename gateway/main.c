@@ -6,7 +6,8 @@
  * the users stay as they were) and rereads the TLS certificate, key and CA
  * (for new sessions; live ones keep theirs). `leasegate lock ...` runs the
  * client subcommand of gateway/cli/ instead, `leasegate --probe` the health
- * check of probe.h.
+ * check of probe.h, `leasegate help` the command reference of help.h,
+ * `--man` and `--example-config` the documents of docgen.h.
  *
  * Not here: anything a test would want to drive without a process (that is
  * in server.c, session.c, commands.c).
@@ -24,6 +25,8 @@
 #include "gateway/cli/lock_cli.h"
 #include "gateway/redis/commands.h"
 #include "gateway/config.h"
+#include "gateway/docgen.h"
+#include "gateway/help.h"
 #include "gateway/lease/lsess.h"
 #include "gateway/log.h"
 #include "gateway/loop.h"
@@ -88,6 +91,16 @@ static void drained(void *arg)
 {
 	struct app *a = arg;
 	check_releases(-1, 0, a);
+}
+
+/* A start that failed: err once on stderr, as the log line when the log
+ * is stderr (no --log-file), else in the log and on stderr. */
+static int fail_start(const struct cfg *cfg, const char *err)
+{
+	log_msg(LOG_LVL_ERROR, "%s", err);
+	if (cfg->log_file[0] != '\0')
+		fprintf(stderr, "leasegate: %s\n", err);
+	return 1;
 }
 
 /* The store is open: take clients. */
@@ -286,6 +299,15 @@ int main(int argc, char **argv)
 		return lock_cli_main(argc - 1, argv + 1, environ);
 	if (argc > 1 && strcmp(argv[1], "--probe") == 0)
 		return probe_main(argc - 1, argv + 1, environ);
+	if (argc > 1 && strcmp(argv[1], "help") == 0)
+		return help_main(argc - 1, argv + 1);
+	/* the generated documents (make install): --man [SYSCONFDIR] */
+	if (argc > 1 && strcmp(argv[1], "--man") == 0)
+		return doc_man(stdout, argc > 2 ? argv[2] : "/usr/local/etc") == 0 ? 0 : 1;
+	if (argc > 1 && strcmp(argv[1], "--example-config") == 0) {
+		doc_example_config(stdout);
+		return 0;
+	}
 	switch (cfg_load(&cfg, argc, argv, environ, err, sizeof(err))) {
 	case CFG_HELP:
 		cfg_usage(stdout, argv[0]);
@@ -294,8 +316,12 @@ int main(int argc, char **argv)
 		       "      (%s lock --help)\n"
 		       "  %s --probe [/readyz] [options]\n"
 		       "      GET the path on the admin port of a running gateway (the same\n"
-		       "      options and LEASEGATE_* variables): exit 0 on 200, else 1\n",
-		       argv[0], argv[0], argv[0]);
+		       "      options and LEASEGATE_* variables): exit 0 on 200, else 1\n"
+		       "  %s help [COMMAND]\n"
+		       "      the Redis commands, or one, with syntax and summary\n"
+		       "  %s --man, %s --example-config\n"
+		       "      the man page (roff), the example configuration file\n",
+		       argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
 		return 0;
 	case CFG_VERSION:
 		printf("leasegate %s\n", LG_VERSION);
@@ -336,9 +362,7 @@ int main(int argc, char **argv)
 	 * logs, DynamoDB's HTTP connections, the admin port's clients. */
 	int64_t reserved = RESERVED_FDS + cfg.admin_maxclients;
 	if (!srv_fit_nofile(&cfg.maxclients, reserved, err, sizeof(err))) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
+		return fail_start(&cfg, err);
 	}
 	if (err[0] != '\0')
 		log_msg(LOG_LVL_WARN, "%s", err);
@@ -346,9 +370,7 @@ int main(int argc, char **argv)
 	if (a.srv != NULL && cfg_tls(&cfg)) {
 		a.tls = tls_srv_new(&cfg, err, sizeof(err));
 		if (a.tls == NULL) {
-			log_msg(LOG_LVL_ERROR, "%s", err);
-			fprintf(stderr, "leasegate: %s\n", err);
-			return 1;
+			return fail_start(&cfg, err);
 		}
 		srv_set_tls(a.srv, a.tls);
 	}
@@ -361,9 +383,7 @@ int main(int argc, char **argv)
 	a.cmds = cmds;
 	a.wait_releases = evtimer_new(a.base, check_releases, &a);
 	if (!backend_open(&a.backend, a.base, &cfg, on_ready, &a, err, sizeof(err))) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
+		return fail_start(&cfg, err);
 	}
 	const struct ls_limits limits = {
 		.max_name = cfg.max_lock_name,
@@ -375,9 +395,7 @@ int main(int argc, char **argv)
 	/* traces: on when OTEL_EXPORTER_OTLP_ENDPOINT names a collector */
 	a.otlp = otlp_new(a.base, a.backend.clock, environ, LG_VERSION, err, sizeof(err));
 	if (a.otlp == NULL && err[0] != '\0') {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
+		return fail_start(&cfg, err);
 	}
 	if (a.otlp != NULL) {
 		lt_set_tracer(a.backend.lt, otlp_tracer(a.otlp));
@@ -394,9 +412,7 @@ int main(int argc, char **argv)
 
 	a.auth = auth_new(&cfg, a.base, cmd_acl_known, cmds, err, sizeof(err));
 	if (a.auth == NULL) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
+		return fail_start(&cfg, err);
 	}
 	srv_set_auth(a.srv, a.auth);
 	auth_on_reload(a.auth, acl_reloaded, a.leases);
@@ -407,9 +423,7 @@ int main(int argc, char **argv)
 	if (cfg.pg_port > 0) {
 		a.pg_auth = auth_pg_new(&cfg, err, sizeof(err));
 		if (a.pg_auth == NULL) {
-			log_msg(LOG_LVL_ERROR, "%s", err);
-			fprintf(stderr, "leasegate: %s\n", err);
-			return 1;
+			return fail_start(&cfg, err);
 		}
 		auth_set_pg(a.auth, a.pg_auth);
 		a.pg = pg_fe_new(a.srv, &cfg, a.leases, a.pg_auth);
@@ -432,20 +446,14 @@ int main(int argc, char **argv)
 	if (a.pg != NULL)
 		pg_fe_set_gate(a.pg, store_ready, &a);
 	if (!redis_listen(a.redis, err, sizeof(err)) ||
-	    (a.pg != NULL && !pg_fe_listen(a.pg, err, sizeof(err)))) {
-		log_msg(LOG_LVL_ERROR, "%s", err);
-		fprintf(stderr, "leasegate: %s\n", err);
-		return 1;
-	}
+	    (a.pg != NULL && !pg_fe_listen(a.pg, err, sizeof(err))))
+		return fail_start(&cfg, err);
 
 	if (cfg.admin_port > 0) {
 		const struct admin_ops ops = {admin_ready, admin_metrics, &a};
 		a.admin = admin_new(a.base, &cfg, &ops, err, sizeof(err));
-		if (a.admin == NULL) {
-			log_msg(LOG_LVL_ERROR, "%s", err);
-			fprintf(stderr, "leasegate: %s\n", err);
-			return 1;
-		}
+		if (a.admin == NULL)
+			return fail_start(&cfg, err);
 		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%d (/healthz, /readyz, /metrics)", cfg.bind,
 			admin_port(a.admin));
 	}

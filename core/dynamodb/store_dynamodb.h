@@ -159,6 +159,8 @@ struct store_dynamodb_table {
 	unsigned nreplicas;
 	char replicas[128];	 /* their regions, comma-separated */
 	char global_version[16]; /* "" when none */
+	bool created;		 /* this open made it (CreateTable answered OK) */
+	char pk[256], sk[256];	 /* its key names once read ("" sk: none) */
 };
 
 struct store_dynamodb_stats {

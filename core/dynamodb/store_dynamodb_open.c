@@ -71,6 +71,8 @@ static void create_done(struct store_call *c, struct store_result *res, const ch
 	if (res->status == STORE_OK ||
 	    (res->error_type && strcmp(res->error_type, "ResourceInUseException") == 0)) {
 		ds->created = true;
+		/* ResourceInUse: made by another replica, not by this one */
+		ds->stats.table.created = res->status == STORE_OK;
 		open_next(ds, DDB_DESCRIBE_TABLE, describe_done);
 		return;
 	}
@@ -103,6 +105,8 @@ static bool adopt_keys(struct ddb_store *ds, const struct ddb_table_desc *d)
 	}
 	ddbs_copy(ds->pk, sizeof ds->pk, d->pk);
 	ddbs_copy(ds->sk, sizeof ds->sk, d->sk);
+	ddbs_copy(ds->stats.table.pk, sizeof ds->stats.table.pk, d->pk);
+	ddbs_copy(ds->stats.table.sk, sizeof ds->stats.table.sk, d->sk);
 	ds->keys.sk = ds->sk[0] ? ds->sk : NULL;
 	return true;
 }

@@ -68,8 +68,13 @@ bool srv_listen_tcp_on(struct srv *srv, const char *bind, int64_t port,
 	freeaddrinfo(res);
 	if (!li->l) {
 		int saved = errno; /* callers tell EADDRINUSE from the rest */
-		snprintf(err, errlen, "cannot listen on %s:%lld: %s", bind, (long long)port,
-			 strerror(saved));
+		if (saved == EADDRINUSE)
+			snprintf(err, errlen,
+				 "cannot listen on %s:%lld: port %lld is in use by another process",
+				 bind, (long long)port, (long long)port);
+		else
+			snprintf(err, errlen, "cannot listen on %s:%lld: %s", bind, (long long)port,
+				 strerror(saved));
 		errno = saved;
 		return false;
 	}

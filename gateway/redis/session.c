@@ -160,9 +160,12 @@ bool redis_listen(struct redis *r, char *err, size_t errlen)
 	char why[400];
 	if (r->cfg->port &&
 	    !srv_listen_tcp(r->srv, r->cfg->bind, r->cfg->port, &r->proto, why, sizeof(why))) {
+		/* the default port: say so, the user did not write --port */
 		snprintf(err, errlen,
-			 "bad value for --port: %s (a Redis server on this port? choose another "
-			 "--port, or 0 to turn the Redis port off)",
+			 "%s: %s (a Redis server on this port? choose another --port, or --port 0 "
+			 "to turn the Redis port off)",
+			 cfg_given(r->cfg, "port") ? "bad value for --port"
+						   : "the Redis port (--port, by default 6379)",
 			 why);
 		return false;
 	}

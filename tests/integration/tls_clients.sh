@@ -408,10 +408,10 @@ expect "--pg-auth password: psql over plain TCP refused before the password is a
 expect "a key that does not match the certificate refuses the start" \
 	"$("$LG_BIN" --port "$(gw_free_port)" --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
 		--tls-key-file "$work/other.key" 2>&1; echo "exit $?")" \
-	"*leasegate: bad value for --tls-key-file: $work/other.key is not the key of the certificate in --tls-cert-file $work/server.crt*exit 1"
+	"*bad value for --tls-key-file: $work/other.key is not the key of the certificate in --tls-cert-file $work/server.crt*exit 1"
 expect "an unreadable key refuses the start" \
 	"$("$LG_BIN" --port "$(gw_free_port)" --pg-port 0 --admin-port 0 --tls-cert-file "$work/server.crt" \
 		--tls-key-file "$work/missing.key" 2>&1; echo "exit $?")" \
-	"*leasegate: bad value for --tls-key-file: cannot read $work/missing.key: No such file or directory*exit 1"
+	"*bad value for --tls-key-file: cannot read $work/missing.key: No such file or directory*exit 1"
 
 exit $fail

@@ -12,7 +12,14 @@
 //     limits, a grace period longer than preStop + the shutdown bound;
 //   - the Service, PodDisruptionBudget and ServiceAccount point at the pods;
 //     the clients' Service exposes no admin port (probes and /metrics are
-//     scraped per pod, through the prometheus.io annotations).
+//     scraped per pod, through the prometheus.io annotations);
+//   - applicable as it is to an empty cluster: every Secret and ConfigMap
+//     the pods use is made here or marked optional; one namespace for all
+//     objects, made by a Namespace object here, and named by the text's
+//     commands (--namespace, -n, NAME.NS.svc); on the embedded store (no
+//     LEASEGATE_TABLE) one replica; the README's `kubectl create secret`
+//     lines (ctx.readmeSecrets) make the Secrets an overlay uses, in its
+//     namespace.
 // Usage: node check.mjs NAME=FILE... (each FILE a YAML stream; NAME=base
 // is checked for the base's values, NAME=example for the overlay's);
 // node check.mjs --selftest BASEFILE: each check fails on a broken copy.
@@ -25,6 +32,7 @@ import { Service } from "kubernetes-models/v1/Service";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
+import { Namespace } from "kubernetes-models/v1/Namespace";
 
 const models = {
   "apps/v1/Deployment": Deployment,
@@ -32,6 +40,7 @@ const models = {
   "v1/ServiceAccount": ServiceAccount,
   "v1/ConfigMap": ConfigMap,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
+  "v1/Namespace": Namespace,
 };
 const ctx = JSON.parse(process.env.LG_DEPLOY_CTX);
 // options: name -> {type, env, def}; env -> name
@@ -188,7 +197,6 @@ export const checks = {
       if (!tsc.some((t) => t.topologyKey === key && matches(t.labelSelector?.matchLabels, d.spec.template.metadata.labels)))
         p.push(`no topology spread over ${key} selecting the pods`);
     if (d.spec.strategy?.rollingUpdate?.maxUnavailable !== 0) p.push("a rollout may take a ready replica away first");
-    if (name === "base" && d.spec.replicas !== 3) p.push(`replicas ${d.spec.replicas}, not 3`);
     return p;
   },
 
@@ -224,6 +232,99 @@ export const checks = {
     if (!(pdb.spec.maxUnavailable >= 1 || pdb.spec.minAvailable !== undefined)) p.push("the PodDisruptionBudget allows nothing");
     return p;
   },
+
+  // (a Secret the README's commands make in the objects' namespace counts
+  // as made: the TLS component's, which it needs)
+  "every Secret and ConfigMap the pods use is made here or marked optional"(objs) {
+    const p = [];
+    const ns = objs.find((o) => !clusterScoped.has(o.kind))?.metadata.namespace;
+    const have = new Set(objs.map((o) => `${o.kind}/${o.metadata.name}`));
+    for (const s of ctx.readmeSecrets ?? []) if (ns !== undefined && s.ns === ns) have.add(`Secret/${s.name}`);
+    for (const r of podRefs(objs))
+      if (!r.optional && !have.has(`${r.kind}/${r.name}`))
+        p.push(`${r.where} needs ${r.kind} ${r.name}, neither made here (or by the README in ${ns ?? "its namespace"}) nor optional`);
+    return p;
+  },
+
+  "one namespace, made here when set, and the one the text's commands name"(objs, raw) {
+    const p = [];
+    const spaced = objs.filter((o) => !clusterScoped.has(o.kind));
+    const nss = new Set(spaced.map((o) => o.metadata.namespace));
+    if (nss.size > 1) p.push(`objects in several namespaces: ${[...nss].join(", ")}`);
+    const ns = [...nss][0];
+    if (nss.size === 1 && ns !== undefined &&
+        !objs.some((o) => o.kind === "Namespace" && o.metadata.name === ns))
+      p.push(`the objects are in namespace ${ns}, and no Namespace ${ns} is made here`);
+    // a namespace the comments' commands name: this one, or a placeholder
+    for (const m of raw.matchAll(/(?:--namespace[ =]|\s-n )([A-Za-z0-9-]+)|\.([a-z0-9-]+)\.svc\b/g)) {
+      const named = m[1] ?? m[2];
+      if (named !== ns && named !== named.toUpperCase())
+        p.push(`the text names namespace ${named}, the objects are in ${ns ?? "none (the current one)"}`);
+    }
+    return p;
+  },
+
+  "on the embedded store (no LEASEGATE_TABLE), one replica: each would have its own locks"(objs) {
+    const p = [];
+    const d = one(objs, "Deployment", p);
+    if (!d) return p;
+    const c = d.spec.template.spec.containers[0];
+    const cms = new Map(find(objs, "ConfigMap").map((x) => [x.metadata.name, x]));
+    const table = [...(c.envFrom ?? []).map((ef) => cms.get(ef.configMapRef?.name)?.data?.LEASEGATE_TABLE),
+      ...(c.env ?? []).filter((e) => e.name === "LEASEGATE_TABLE").map((e) => e.value ?? "(from a reference)"),
+      ...(c.args ?? []).filter((a, i, all) => a.startsWith("--table=") || all[i - 1] === "--table")]
+      .filter((v) => v !== undefined && v !== "");
+    if (table.length === 0 && (d.spec.replicas ?? 1) !== 1)
+      p.push(`no table (the embedded store) and ${d.spec.replicas} replicas`);
+    return p;
+  },
+};
+
+// Kinds without a namespace.
+const clusterScoped = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"]);
+
+// The Secrets and ConfigMaps the pods of the Deployment read:
+// {kind, name, optional, where}.
+function podRefs(objs) {
+  const refs = [];
+  for (const d of find(objs, "Deployment")) {
+    const s = d.spec.template.spec;
+    for (const c of [...(s.initContainers ?? []), ...s.containers]) {
+      for (const e of c.env ?? []) {
+        const sk = e.valueFrom?.secretKeyRef, ck = e.valueFrom?.configMapKeyRef;
+        if (sk) refs.push({ kind: "Secret", name: sk.name, optional: sk.optional === true, where: `env ${e.name}` });
+        if (ck) refs.push({ kind: "ConfigMap", name: ck.name, optional: ck.optional === true, where: `env ${e.name}` });
+      }
+      for (const ef of c.envFrom ?? []) {
+        if (ef.secretRef) refs.push({ kind: "Secret", name: ef.secretRef.name, optional: ef.secretRef.optional === true, where: "envFrom" });
+        if (ef.configMapRef) refs.push({ kind: "ConfigMap", name: ef.configMapRef.name, optional: ef.configMapRef.optional === true, where: "envFrom" });
+      }
+    }
+    for (const v of s.volumes ?? []) {
+      if (v.secret) refs.push({ kind: "Secret", name: v.secret.secretName, optional: v.secret.optional === true, where: `volume ${v.name}` });
+      if (v.configMap) refs.push({ kind: "ConfigMap", name: v.configMap.name, optional: v.configMap.optional === true, where: `volume ${v.name}` });
+      for (const src of v.projected?.sources ?? []) {
+        if (src.secret) refs.push({ kind: "Secret", name: src.secret.name, optional: src.secret.optional === true, where: `volume ${v.name}` });
+        if (src.configMap) refs.push({ kind: "ConfigMap", name: src.configMap.name, optional: src.configMap.optional === true, where: `volume ${v.name}` });
+      }
+    }
+  }
+  return refs;
+}
+
+// An overlay applied by following the README: its `kubectl create secret`
+// lines make every Secret the pods read (optional ones too: the README
+// says to make them), in the overlay's namespace.
+const readmeSecrets = (objs) => {
+  const p = [];
+  const ns = objs.find((o) => !clusterScoped.has(o.kind))?.metadata.namespace;
+  const made = ctx.readmeSecrets ?? [];
+  for (const r of podRefs(objs).filter((x) => x.kind === "Secret")) {
+    const m = made.filter((x) => x.name === r.name);
+    if (m.length === 0) p.push(`the README makes no Secret ${r.name}`);
+    else if (!m.some((x) => x.ns === ns)) p.push(`the README makes Secret ${r.name} in ${m.map((x) => x.ns ?? "the current namespace")}, not ${ns}`);
+  }
+  return p;
 };
 
 // The overlay's values reached the objects.
@@ -238,7 +339,21 @@ const overlayValues = (objs) => {
   if (cm?.data?.LEASEGATE_LOG_FORMAT !== "json") p.push("the base's ConfigMap keys were not kept (merge)");
   if (!svc?.spec.ports.some((x) => x.port === 6390)) p.push("the Service's Redis port is not the overlay's 6390");
   if (d?.spec.template.spec.containers[0].resources.limits.memory !== "512Mi") p.push("resources not the overlay's");
-  if (!objs.every((o) => o.metadata.namespace === "locking")) p.push("namespace not set on every object");
+  if (!objs.every((o) => clusterScoped.has(o.kind) || o.metadata.namespace === "locking")) p.push("namespace not set on every object");
+  if (!objs.some((o) => o.kind === "Namespace" && o.metadata.name === "locking")) p.push("no Namespace locking");
+  return p;
+};
+
+// The TLS component's objects reached the Deployment and the Service.
+const tlsValues = (objs) => {
+  const p = [];
+  const d = find(objs, "Deployment")[0];
+  const svc = find(objs, "Service")[0];
+  const c = d?.spec.template.spec.containers[0];
+  if (!(c?.ports ?? []).some((x) => x.name === "redis-tls" && x.containerPort === 6380)) p.push("no container port redis-tls 6380");
+  if (!(svc?.spec.ports ?? []).some((x) => x.targetPort === "redis-tls")) p.push("the Service has no redis-tls port");
+  if (!(c?.args ?? []).includes("--tls-port")) p.push("no --tls-port");
+  if (!podRefs(objs).some((r) => r.kind === "Secret" && r.name === "leasegate-tls")) p.push("no Secret leasegate-tls mounted");
   return p;
 };
 
@@ -260,6 +375,9 @@ function run(sets, n) {
     parsed[name] = objs;
     const all = Object.entries(checks);
     if (name === "example") all.push(["the overlay's values (replicas, table, region, port, resources, namespace)", overlayValues]);
+    if (name !== "base" && name !== "kustomize")
+      all.push(["the README's kubectl create secret lines make its Secrets in its namespace", readmeSecrets]);
+    if (name === "tls") all.push(["the TLS component: port 6380, the Secret leasegate-tls", tlsValues]);
     for (const [what, f] of all) {
       const p = f(objs, text, name);
       if (p.length) { failed++; console.log(`not ok ${++n} ${name}: ${what}`); for (const x of p) console.log(`#   ${x}`); }
@@ -297,14 +415,22 @@ function selftest(text, n) {
     ["the Service, PodDisruptionBudget", (o) => { o.Service.spec.ports.push({ port: 9464, targetPort: "admin", name: "admin" }); }],
     ["the Service, PodDisruptionBudget", (o) => { o.Service.spec.ports.push({ port: 8080, targetPort: 9464, name: "web" }); }],
     ["the Service, PodDisruptionBudget", (o) => { o.Service.spec.ports.push({ port: 9464, name: "m" }); }],
+    ["every Secret and ConfigMap", (o) => { delete o.Deployment.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.optional; }],
+    ["every Secret and ConfigMap", (o) => { o.Deployment.spec.template.spec.volumes = [{ name: "tls", secret: { secretName: "leasegate-tls" } }]; }],
+    ["every Secret and ConfigMap", (o) => { o.Deployment.spec.template.spec.containers[0].envFrom.push({ configMapRef: { name: "extra" } }); }],
+    ["one namespace", (o) => { o.ConfigMap.metadata.namespace = "locking"; }],
+    ["one namespace", (o, all) => { for (const x of all) x.metadata.namespace = "locking"; }],
+    ["one namespace", () => "    #   --namespace default --service-account leasegate"],
+    ["one namespace", () => "(names: leasegate.default.svc.cluster.local)"],
+    ["on the embedded store", (o) => { o.Deployment.spec.replicas = 3; }],
   ];
   let failed = 0;
   for (const [prefix, brk] of breakers) {
     const objs = load(text);
     const byKind = Object.fromEntries(objs.map((o) => [o.kind, o]));
-    brk(byKind);
+    const r = brk(byKind, objs);
     const [what, f] = Object.entries(checks).find(([w]) => w.startsWith(prefix));
-    const p = f(objs, "", "base");
+    const p = f(objs, typeof r === "string" ? r : text, "base");
     if (p.length) console.log(`ok ${++n} selftest: "${what.slice(0, 40)}..." fails on ${brk.toString().slice(11, 90)}: ${p[0]}`);
     else { failed++; console.log(`not ok ${++n} selftest: "${what}" passes a broken copy: ${brk}`); }
   }
@@ -319,6 +445,19 @@ function selftest(text, n) {
 const args = process.argv.slice(2);
 const n0 = Number(process.env.LG_N0 ?? 0); // the number of the last test printed before
 let failed;
+// --env FILE: the literal environment of the Deployment's container
+// (its ConfigMaps' data, then env values; references to Secrets left out),
+// one NAME=VALUE a line, for a run of the binary as the pod would be.
+if (args[0] === "--env") {
+  const objs = load(readFileSync(args[1], "utf8"));
+  const c = find(objs, "Deployment")[0].spec.template.spec.containers[0];
+  const cms = new Map(find(objs, "ConfigMap").map((x) => [x.metadata.name, x]));
+  const env = {};
+  for (const ef of c.envFrom ?? []) Object.assign(env, cms.get(ef.configMapRef?.name)?.data ?? {});
+  for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  for (const [k, v] of Object.entries(env)) console.log(`${k}=${v}`);
+  process.exit(0);
+}
 if (args[0] === "--selftest") failed = selftest(readFileSync(args[1], "utf8"), n0);
 else failed = run(args.map((a) => { const i = a.indexOf("="); return [a.slice(0, i), readFileSync(a.slice(i + 1), "utf8")]; }), n0);
 process.exit(failed ? 1 : 0);
