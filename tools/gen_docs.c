@@ -17,8 +17,7 @@
 #include "gateway/redis/leases.h"
 
 /* Writes DIR/name with fn; false with a message on stderr. */
-static bool write_page(const char *dir, const char *name, void (*fn)(FILE *f, void *arg),
-		       void *arg)
+static bool write_page(const char *dir, const char *name, void (*fn)(FILE *f, void *arg), void *arg)
 {
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);

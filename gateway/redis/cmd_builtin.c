@@ -663,10 +663,11 @@ static void c_config_help(struct cmd_call *c)
 		help_add(&h, "GET <pattern> [<pattern> ...]");
 		help_add(&h, "    Return parameters matching the glob-like patterns and their");
 		help_add(&h, "    values (a secret's: (redacted)), among:");
-		for (size_t p = 0, first = 1; p < 2 * n + N_FIXED; p++)
+		bool first = true;
+		for (size_t p = 0; p < 2 * n + N_FIXED; p++)
 			if (param_name(p, n) != NULL) {
 				help_word(&h, param_name(p, n), first);
-				first = 0;
+				first = false;
 			}
 		help_add(&h, "RESETSTAT");
 		help_add(&h, "    Accepted; resets nothing.");
@@ -676,10 +677,11 @@ static void c_config_help(struct cmd_call *c)
 			 "leasegate's options are set at start (--help lists them): CONFIG SET");
 		help_add(&h, "and CONFIG REWRITE are not supported. SIGHUP reads again what these");
 		help_add(&h, "name:");
-		for (size_t i = 0, first = 1; i < n; i++)
+		first = true;
+		for (size_t i = 0; i < n; i++)
 			if (cfg_option_flags(i) & CFG_OPT_RELOAD) {
 				help_word(&h, cfg_option_name(i), first);
-				first = 0;
+				first = false;
 			}
 	}
 	resp_add_array(c->out, h.n);

@@ -1,10 +1,13 @@
 /*
  * commands: the Redis command table and dispatch.
  *
- * One table maps a case-insensitive name to (handler, arity, flags,
- * subcommands). The connection commands real clients send on connect
- * (PING, ECHO, HELLO, AUTH, CLIENT, SELECT, INFO, COMMAND, CONFIG, QUIT,
- * RESET) are built in (cmd_builtin.c), and ACL (aclcmds.c); more tables are added with
+ * One table maps a case-insensitive name to its row (struct cmd_def:
+ * handler, arity, flags, subcommands, ACL categories, key spec, and the
+ * documentation COMMAND DOCS and docs/reference/commands.md are made
+ * from; tests/unit/test_cmd_rows.c checks every row). The connection
+ * commands real clients send on connect (PING, ECHO, HELLO, AUTH, CLIENT,
+ * SELECT, INFO, COMMAND, CONFIG, QUIT, RESET) are built in
+ * (cmd_builtin.c), and ACL (aclcmds.c); more tables are added with
  * cmd_table_add() — that is how LOCK.* and LEADER.* come in — and more
  * INFO sections with cmd_table_add_info().
  *

@@ -112,8 +112,7 @@ static void test_every_row_documented(void **state)
 	assert_true(n > 50); /* commands and subcommands */
 }
 
-static bool flag_of(const struct cmd_table *t, const char *cmd, const char *sub,
-		    const char *word)
+static bool flag_of(const struct cmd_table *t, const char *cmd, const char *sub, const char *word)
 {
 	const struct cmd_def *d = cmd_lookup(t, cmd, strlen(cmd), NULL), *parent = NULL;
 	assert_non_null(d);
@@ -193,8 +192,8 @@ static void test_config_values(void **state)
 {
 	static struct cfg c;
 	char err[256], v[600];
-	char *argv[] = {"leasegate", "--requirepass", "pw1", "--timeout", "300",
-			"--unixsocketperm", "700", NULL};
+	char *argv[] = {"leasegate", "--requirepass",	 "pw1", "--timeout",
+			"300",	     "--unixsocketperm", "700", NULL};
 	char *envp[] = {NULL};
 	assert_int_equal(cfg_load(&c, 7, argv, envp, err, sizeof(err)), CFG_OK);
 	size_t rp = option_index("requirepass"), pg = option_index("pg-password");
