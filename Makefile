@@ -21,6 +21,9 @@
 #                   docker/test-image.sh runs it against moto (root; minutes)
 #   make install    the binary, the man page leasegate(1), the example configuration
 #                   and the systemd unit (below: PREFIX, DESTDIR...); make uninstall
+#   make docs       regenerate the reference pages docs/reference/commands.md and
+#                   configuration.md from the command rows and the option table
+#                   (build/gen_docs); tests/integration/docs_fresh.sh fails when stale
 #   make format     clang-format every source file (.clang-format; idempotent)
 #   make format-check  fail, naming the files, when a file is not formatted (CI)
 #   make clean
@@ -31,6 +34,7 @@
 #   tests/unit/test_*.c                                     -> build/tests/test_*
 #   tests/integration/it_*.c                                -> build/tests/it_*
 #   bench/bench_*.c                                         -> build/bench/bench_*
+#   tools/gen_docs.c                                        -> build/gen_docs
 
 BUILD   ?= build
 CC      ?= cc
@@ -59,7 +63,7 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: install uninstall simulate format-check all deps deps-run run test suite unit integration check stress bench fuzz image format clean
+.PHONY: install uninstall docs simulate format-check all deps deps-run run test suite unit integration check stress bench fuzz image format clean
 all: $(BUILD)/leasegate
 
 # The tests' packages (servers among them: redis-server starts a Redis on
@@ -109,6 +113,14 @@ $(BUILD)/bench/bench_scale: $(BUILD)/obj/bench/bench_scale.o \
 
 $(BUILD)/obj/tests/integration/%.o: CFLAGS += -I/usr/include/postgresql
 
+# The reference pages, generated from the tables they describe.
+$(BUILD)/gen_docs: $(BUILD)/obj/tools/gen_docs.o $(BUILD)/libleasegate.a
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+docs: $(BUILD)/gen_docs
+	@mkdir -p docs/reference
+	$(BUILD)/gen_docs docs/reference
+
 # The deterministic simulator: several locktables on fake clocks over a
 # simulated DynamoDB (tests/sim/sim.h); not in libleasegate.a.
 SIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/sim/*.c))
@@ -128,14 +140,14 @@ run: deps-run all
 unit: all $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
 
-integration: all $(IT_BIN) $(BUILD)/sim/sim
+integration: all $(IT_BIN) $(BUILD)/sim/sim $(BUILD)/gen_docs
 	@BUILD=$(BUILD) tests/run-integration.sh
 
 # Both runners, the second even when the first failed, then the sum of
 # their closing lines; fails when either failed (or, with
 # LG_REFUSE_SKIPS=1 as in .ci/run, skipped a test). Every test runs under
 # a time limit (tests/run-unit.sh, tests/run-integration.sh).
-suite: all $(UNIT_BIN) $(IT_BIN) $(BUILD)/sim/sim
+suite: all $(UNIT_BIN) $(IT_BIN) $(BUILD)/sim/sim $(BUILD)/gen_docs
 	@rm -f $(BUILD)/tests/totals; rc=0; \
 	LG_TOTALS=$(BUILD)/tests/totals tests/run-unit.sh $(UNIT_BIN) || rc=1; \
 	LG_TOTALS=$(BUILD)/tests/totals BUILD=$(BUILD) tests/run-integration.sh || rc=1; \

@@ -34,6 +34,8 @@ struct option_def {
 	const char *const *choices; /* T_ENUM: index = value */
 	const char *help;
 	const char *no_default; /* --help's words for an empty default */
+	unsigned flags;		/* enum cfg_opt_flags */
+	const char *redis_name; /* the name Redis gives it, CONFIG GET's alias; or NULL */
 };
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
@@ -58,7 +60,8 @@ static const struct option_def options[] = {
 	{"pg-password", STR(pg_password), NULL, 0, 511, NULL,
 	 "PostgreSQL port: every user authenticates with this password (SCRAM-SHA-256 by "
 	 "default; none and no --pg-users: trust); on the command line every local user can "
-	 "read it: prefer --pg-password-file or LEASEGATE_PG_PASSWORD"},
+	 "read it: prefer --pg-password-file or LEASEGATE_PG_PASSWORD",
+	 .flags = CFG_OPT_SECRET},
 	{"pg-password-file", STR(pg_password_file), NULL, 0, 511, NULL,
 	 "file holding --pg-password (one line; refused when group or others may access it)"},
 	{"pg-users", STR(pg_users), NULL, 0, 511, NULL,
@@ -112,7 +115,7 @@ static const struct option_def options[] = {
 	{"requirepass", STR(requirepass), NULL, 0, 511, NULL,
 	 "password clients must give with AUTH; on the command line every local user can read "
 	 "it: prefer --requirepass-file or LEASEGATE_REQUIREPASS",
-	 "none"},
+	 "none", CFG_OPT_SECRET},
 	{"requirepass-file", STR(requirepass_file), NULL, 0, 511, NULL,
 	 "file holding --requirepass (one line; refused when group or others may access it)"},
 	/* users and ACLs (gateway/conn/acl.h, auth.h) */
@@ -120,7 +123,7 @@ static const struct option_def options[] = {
 	 "users and their rules, one `user NAME rules...` a line in Redis's ACL syntax, for "
 	 "both protocols (re-read on SIGHUP and ACL LOAD; refused when it holds passwords and "
 	 "group or others may read it)",
-	 "none: one user, with --requirepass"},
+	 "none: one user, with --requirepass", CFG_OPT_RELOAD},
 	{"auth-max-delay", NUM(T_DURATION, auth_max_delay_ms), "5s", 0, 60000, NULL,
 	 "after failed logins from an address, its next attempts are answered 100ms late, "
 	 "doubling per failure up to this, until a success (0: off)"},
@@ -140,11 +143,13 @@ static const struct option_def options[] = {
 	 "debug, info, warn or error"},
 	{"log-format", NUM(T_ENUM, log_format), "text", 0, 0, log_formats, "text or json"},
 	{"log-file", STR(log_file), NULL, 0, 511, NULL, "log to this file (reopened on SIGHUP)",
-	 "stderr"},
+	 "stderr", CFG_OPT_RELOAD},
 	{"max-query-buffer", NUM(T_SIZE, max_query_buffer), "1mb", 1024, 1LL << 30, NULL,
-	 "bytes a client may have sent and not yet had parsed"},
+	 "bytes a client may have sent and not yet had parsed",
+	 .redis_name = "client-query-buffer-limit"},
 	{"max-args", NUM(T_INT, max_args), "1024", 1, 1 << 20, NULL, "arguments of one command"},
-	{"max-bulk", NUM(T_SIZE, max_bulk), "512kb", 16, 1LL << 29, NULL, "bytes of one argument"},
+	{"max-bulk", NUM(T_SIZE, max_bulk), "512kb", 16, 1LL << 29, NULL, "bytes of one argument",
+	 .redis_name = "proto-max-bulk-len"},
 	{"max-inline", NUM(T_SIZE, max_inline), "64kb", 16, 1LL << 20, NULL,
 	 "bytes of one inline command line"},
 	{"max-output-buffer", NUM(T_SIZE, max_output_buffer), "1mb", 1024, 1LL << 30, NULL,
@@ -164,11 +169,13 @@ static const struct option_def options[] = {
 	 "--tls-cert-file and --tls-key-file)"},
 	{"tls-cert-file", STR(tls_cert_file), NULL, 0, 511, NULL,
 	 "server certificate (PEM, with its chain) of the TLS port and the PostgreSQL port's "
-	 "SSLRequest; reread on SIGHUP"},
+	 "SSLRequest; reread on SIGHUP",
+	 .flags = CFG_OPT_RELOAD},
 	{"tls-key-file", STR(tls_key_file), NULL, 0, 511, NULL,
-	 "private key (PEM) of --tls-cert-file; reread on SIGHUP"},
+	 "private key (PEM) of --tls-cert-file; reread on SIGHUP", .flags = CFG_OPT_RELOAD},
 	{"tls-ca-cert-file", STR(tls_ca_cert_file), NULL, 0, 511, NULL,
-	 "CA certificates (PEM) that client certificates must chain to; reread on SIGHUP"},
+	 "CA certificates (PEM) that client certificates must chain to; reread on SIGHUP",
+	 .flags = CFG_OPT_RELOAD},
 	{"tls-auth-clients", NUM(T_ENUM, tls_auth_clients), "yes", 0, 0, tls_auths,
 	 "TLS port: yes, clients must present a certificate of --tls-ca-cert-file; optional, "
 	 "one is checked if presented; no, none is asked (as Redis: yes and optional need "
@@ -457,10 +464,7 @@ static const struct secret_option {
 
 static bool is_secret(const struct option_def *o)
 {
-	for (size_t i = 0; i < N_SECRETS; i++)
-		if (strcmp(o->name, secret_options[i].name) == 0)
-			return true;
-	return false;
+	return (o->flags & CFG_OPT_SECRET) != 0;
 }
 
 /* Reads the file of secret option so (its file option set) into the
@@ -885,5 +889,140 @@ void cfg_foreach_option(void (*fn)(const struct cfg_option_info *o, void *arg), 
 			at += (size_t)snprintf(info.choices + at, sizeof(info.choices) - at, "%s%s",
 					       k ? "|" : "", o->choices[k]);
 		fn(&info, arg);
+	}
+}
+
+size_t cfg_option_count(void)
+{
+	return N_OPTIONS;
+}
+
+const char *cfg_option_name(size_t i)
+{
+	return i < N_OPTIONS ? options[i].name : NULL;
+}
+
+const char *cfg_option_redis_name(size_t i)
+{
+	return i < N_OPTIONS ? options[i].redis_name : NULL;
+}
+
+unsigned cfg_option_flags(size_t i)
+{
+	return i < N_OPTIONS ? options[i].flags : 0;
+}
+
+void cfg_option_value(const struct cfg *c, size_t i, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (i >= N_OPTIONS)
+		return;
+	const struct option_def *o = &options[i];
+	const char *field = (const char *)c + o->offset;
+	int64_t n = o->type == T_STR || o->type == T_BOOL ? 0 : *(const int64_t *)field;
+	switch (o->type) {
+	case T_STR:
+		snprintf(buf, len, "%s", is_secret(o) ? (*field ? "(redacted)" : "") : field);
+		break;
+	case T_INT:
+	case T_SIZE:
+		snprintf(buf, len, "%lld", (long long)n);
+		break;
+	case T_DURATION:
+		if (n == 0)
+			snprintf(buf, len, "0");
+		else
+			format_value(o, n, buf, len);
+		break;
+	case T_SECONDS: /* as Redis: whole seconds */
+		snprintf(buf, len, "%lld", (long long)n / 1000);
+		break;
+	case T_BOOL:
+		snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
+		break;
+	case T_ENUM:
+		snprintf(buf, len, "%s", o->choices[n]);
+		break;
+	case T_MODE:
+		snprintf(buf, len, "%llo", (unsigned long long)n);
+		break;
+	}
+}
+
+/* The reference's words for o's type and the values it takes. */
+static void ref_type(const struct option_def *o, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+	format_value(o, o->min, lo, sizeof(lo));
+	format_value(o, o->max, hi, sizeof(hi));
+	switch (o->type) {
+	case T_STR:
+		snprintf(buf, len, "string, %lld..%lld bytes", o->min, o->max);
+		break;
+	case T_BOOL:
+		snprintf(buf, len, "yes or no");
+		break;
+	case T_ENUM: {
+		size_t at = (size_t)snprintf(buf, len, "one of");
+		for (size_t k = 0; o->choices[k] && at < len; k++)
+			at += (size_t)snprintf(buf + at, len - at, " `%s`", o->choices[k]);
+		break;
+	}
+	case T_INT:
+		snprintf(buf, len, "integer, %s..%s", lo, hi);
+		break;
+	case T_SIZE:
+		snprintf(buf, len, "size (bytes, kb, mb, gb), %s..%s", lo, hi);
+		break;
+	case T_DURATION:
+		snprintf(buf, len, "duration (ms, s, m, h, d; bare: ms), %s..%s", lo, hi);
+		break;
+	case T_SECONDS:
+		snprintf(buf, len, "duration (bare: seconds), %s..%s", lo, hi);
+		break;
+	case T_MODE:
+		snprintf(buf, len, "octal mode, %s..%s", lo, hi);
+		break;
+	}
+}
+
+/* Writes s to f with Markdown table cells' '|' escaped. */
+static void ref_cell(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fprintf(f, *s == '|' ? "\\|" : "%c", *s);
+}
+
+void cfg_reference(FILE *f)
+{
+	fprintf(f, "# Configuration\n\n"
+		   "<!-- Generated by `make docs` from the option table (gateway/config.c):\n"
+		   "     edit that, not this page. -->\n\n"
+		   "Every option of leasegate, as `leasegate --help` lists them. Each is set\n"
+		   "by, lowest to highest precedence: its default, the config file (`--config\n"
+		   "FILE` or `LEASEGATE_CONFIG`; lines `name value`), its environment variable,\n"
+		   "the command line (`--name value` or `--name=value`). `CONFIG GET` answers\n"
+		   "every option (secrets redacted); `CONFIG SET` is not supported: options are\n"
+		   "set at start; what some of them name (files) is read again on `SIGHUP`.\n\n"
+		   "| option | type and values | default | environment | at run time | help |\n"
+		   "|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_def *o = &options[i];
+		char env[64], type[160];
+		env_name(o, env, sizeof(env));
+		ref_type(o, type, sizeof(type));
+		fprintf(f, "| `--%s`%s | ", o->name, is_secret(o) ? " (secret)" : "");
+		ref_cell(f, type);
+		fprintf(f, " | ");
+		if (o->def)
+			fprintf(f, "`%s`", o->def);
+		else
+			ref_cell(f, o->no_default ? o->no_default : "none");
+		fprintf(f, " | `%s` | %s | ", env,
+			o->flags & CFG_OPT_RELOAD ? "read again on SIGHUP" : "fixed at start");
+		ref_cell(f, o->help);
+		if (o->redis_name)
+			fprintf(f, " (Redis: `%s`)", o->redis_name);
+		fprintf(f, " |\n");
 	}
 }

@@ -166,6 +166,38 @@ struct cfg_option_info {
 /* Calls fn for every option, in the table's order. */
 void cfg_foreach_option(void (*fn)(const struct cfg_option_info *o, void *arg), void *arg);
 
+/* What an option's row says beyond its value (the table in config.c). */
+enum cfg_opt_flags {
+	/* a secret: CONFIG GET and the reference never show its value (a
+	 * config file that sets it must be its owner's alone, its argv copy
+	 * is blanked: cfg_hide_argv_secrets) */
+	CFG_OPT_SECRET = 1 << 0,
+	/* what it names is read again at run time, on SIGHUP (the option's
+	 * value itself stays: leasegate has no CONFIG SET) */
+	CFG_OPT_RELOAD = 1 << 1,
+};
+
+/* The options of the table, by index i < cfg_option_count(), in the
+ * table's order (as --help lists them): the name ("max-bulk"), the name
+ * Redis gives the same setting ("proto-max-bulk-len", which CONFIG GET
+ * answers too) or NULL, the flags (enum cfg_opt_flags). */
+size_t cfg_option_count(void);
+const char *cfg_option_name(size_t i);
+const char *cfg_option_redis_name(size_t i);
+unsigned cfg_option_flags(size_t i);
+
+/* The value of option i in c as CONFIG GET shows it, into buf (len
+ * bytes): strings as they are, numbers and sizes in decimal, durations
+ * with their unit ("30s"), a duration Redis counts in seconds (timeout)
+ * in whole seconds, booleans yes/no, choices by name, modes in octal; a
+ * secret "(redacted)" when set, "" when not. */
+void cfg_option_value(const struct cfg *c, size_t i, char *buf, size_t len);
+
+/* Writes the configuration reference (Markdown: every option, its type
+ * and values, default, environment variable, help, whether it is read
+ * again at run time, whether it is a secret) to f. */
+void cfg_reference(FILE *f);
+
 /* Parses a duration ("250ms", "30s", "5m", "1h", "30d", "100" = ms) into
  * *ms. Returns false on a malformed or overflowing value. */
 bool cfg_parse_duration(const char *s, int64_t *ms) CFG_WUR;

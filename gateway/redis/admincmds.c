@@ -332,11 +332,31 @@ static void cmd_force_release(struct cmd_call *c)
 static const struct cmd_def admin_cmds[] = {
 	/* LOCK.LIST shows only the names the user may read; its TABLE form
 	 * is @admin (cmd_list asks) */
-	{"lock.list", cmd_list, -1, 0, NULL, ACL_READ | ACL_LOCK | ACL_SLOW, 0, 0},
+	{.name = "lock.list",
+	 .fn = cmd_list,
+	 .arity = -1,
+	 .acl = ACL_READ | ACL_LOCK | ACL_SLOW,
+	 .summary = "Lists this replica's leases, terms and waits; with TABLE, a page of the "
+		    "table's lock items, as SCAN.",
+	 .group = "generic",
+	 .complexity = "O(N) locks",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"table", CMD_ARG_PURE_TOKEN, "TABLE", CMD_ARG_OPTIONAL},
+			  {"cursor", CMD_ARG_STRING, "CURSOR", CMD_ARG_OPTIONAL},
+			  {"pattern", CMD_ARG_PATTERN, "MATCH", CMD_ARG_OPTIONAL},
+			  {"count", CMD_ARG_INTEGER, "COUNT", CMD_ARG_OPTIONAL})},
 	/* any holder's lease: @admin only (not @lock or @write), on a name
 	 * its patterns give read and write */
-	{"lock.force-release", cmd_force_release, 2, 0, NULL, ACL_ADMIN | ACL_DANGEROUS | ACL_SLOW,
-	 1, 0},
+	{.name = "lock.force-release",
+	 .fn = cmd_force_release,
+	 .arity = 2,
+	 .acl = ACL_ADMIN | ACL_DANGEROUS | ACL_SLOW,
+	 .key = 1,
+	 .summary = "Releases whatever holds the lock, on whatever replica; its holder answers "
+		    "-LOST forced.",
+	 .group = "generic",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0})},
 };
 
 int rl_admincmds_register(struct rl_app *app, struct cmd_table *cmds)

@@ -377,16 +377,64 @@ static void c_client_help(struct cmd_call *c)
 #define ADMIN_CATS (ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS)
 
 static const struct cmd_def client_subs[] = {
-	{"id", c_client_id, 2, 0, NULL, CONN_CATS, 0, 0},
-	{"setname", c_client_setname, 3, 0, NULL, CONN_CATS, 0, 0},
-	{"getname", c_client_getname, 2, 0, NULL, CONN_CATS, 0, 0},
-	{"setinfo", c_client_setinfo, 4, 0, NULL, CONN_CATS, 0, 0},
+	{.name = "id",
+	 .fn = c_client_id,
+	 .arity = 2,
+	 .acl = CONN_CATS,
+	 .summary = "Returns the connection's id (the session id of the logs).",
+	 .group = "connection",
+	 .since = CMD_SINCE},
+	{.name = "setname",
+	 .fn = c_client_setname,
+	 .arity = 3,
+	 .acl = CONN_CATS,
+	 .summary = "Names the connection (the client_name of the logs).",
+	 .group = "connection",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"connection-name", CMD_ARG_STRING, NULL, 0})},
+	{.name = "getname",
+	 .fn = c_client_getname,
+	 .arity = 2,
+	 .acl = CONN_CATS,
+	 .summary = "Returns the connection's name.",
+	 .group = "connection",
+	 .since = CMD_SINCE},
+	{.name = "setinfo",
+	 .fn = c_client_setinfo,
+	 .arity = 4,
+	 .acl = CONN_CATS,
+	 .summary = "Sets the client library's name (LIB-NAME) or version (LIB-VER).",
+	 .group = "connection",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"attr", CMD_ARG_STRING, NULL, 0}, {"value", CMD_ARG_STRING, NULL, 0})},
 	/* other users' names, addresses, last commands: @admin only, so
 	 * that +@connection does not grant it (CLIENT INFO: the caller's own) */
-	{"list", c_client_list, -2, 0, NULL, ADMIN_CATS, 0, 0},
-	{"info", c_client_info, 2, 0, NULL, CONN_CATS, 0, 0},
-	{"help", c_client_help, 2, 0, NULL, CONN_CATS, 0, 0},
-	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
+	{.name = "list",
+	 .fn = c_client_list,
+	 .arity = -2,
+	 .acl = ADMIN_CATS,
+	 .summary = "Lists the client connections.",
+	 .group = "connection",
+	 .complexity = "O(N) connections",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"type", CMD_ARG_STRING, "TYPE", CMD_ARG_OPTIONAL},
+			  {"client-id", CMD_ARG_INTEGER, "ID", CMD_ARG_OPTIONAL})},
+	{.name = "info",
+	 .fn = c_client_info,
+	 .arity = 2,
+	 .acl = CONN_CATS,
+	 .summary = "Returns this connection's line of CLIENT LIST.",
+	 .group = "connection",
+	 .since = CMD_SINCE},
+	{.name = "help",
+	 .fn = c_client_help,
+	 .arity = 2,
+	 .flags = CMD_STALE,
+	 .acl = CONN_CATS,
+	 .summary = "Lists the CLIENT subcommands.",
+	 .group = "connection",
+	 .since = CMD_SINCE},
+	{.name = NULL},
 };
 
 /* ---- COMMAND, CONFIG ---- */
@@ -476,103 +524,199 @@ static void c_command_list(struct cmd_call *c)
 }
 
 static const struct cmd_def command_subs[] = {
-	{"count", c_command_count, 2, 0, NULL, CONN_CATS, 0, 0},
-	{"docs", c_command_docs, -2, 0, NULL, CONN_CATS, 0, 0},
-	{"info", c_command_info, -2, 0, NULL, CONN_CATS, 0, 0},
-	{"list", c_command_list, -2, 0, NULL, CONN_CATS, 0, 0},
-	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
+	{.name = "count",
+	 .fn = c_command_count,
+	 .arity = 2,
+	 .acl = CONN_CATS,
+	 .summary = "Returns the number of commands.",
+	 .group = "server",
+	 .since = CMD_SINCE},
+	{.name = "docs",
+	 .fn = c_command_docs,
+	 .arity = -2,
+	 .acl = CONN_CATS,
+	 .summary = "Returns the documentation of the commands named, or of all.",
+	 .group = "server",
+	 .complexity = "O(N) commands",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS(
+		 {"command-name", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})},
+	{.name = "info",
+	 .fn = c_command_info,
+	 .arity = -2,
+	 .acl = CONN_CATS,
+	 .summary = "Returns the details of the commands named, or of all.",
+	 .group = "server",
+	 .complexity = "O(N) commands",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS(
+		 {"command-name", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})},
+	{.name = "list",
+	 .fn = c_command_list,
+	 .arity = -2,
+	 .acl = CONN_CATS,
+	 .summary = "Returns the names of every command (FILTERBY is accepted and ignored).",
+	 .group = "server",
+	 .complexity = "O(N) commands",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"filter", CMD_ARG_STRING, "FILTERBY", CMD_ARG_OPTIONAL})},
+	{.name = NULL},
 };
 
-/* CONFIG GET answers these parameters (glob patterns as Redis): a fixed
- * value, or a number or string of the configuration. No secret is listed. */
-enum cfg_kind { FIXED, CFG_NUM, CFG_STR, CFG_SECONDS, CFG_YESNO, CFG_OCTAL };
-static const struct config_param {
-	const char *name;
-	enum cfg_kind kind;
-	const char *fixed;
-	size_t offset; /* into struct cfg */
-} config_params[] = {
-	{"maxclients", CFG_NUM, NULL, offsetof(struct cfg, maxclients)},
-	{"port", CFG_NUM, NULL, offsetof(struct cfg, port)},
-	{"bind", CFG_STR, NULL, offsetof(struct cfg, bind)},
-	{"unixsocket", CFG_STR, NULL, offsetof(struct cfg, unixsocket)},
-	{"aclfile", CFG_STR, NULL, offsetof(struct cfg, aclfile)},
-	{"proto-max-bulk-len", CFG_NUM, NULL, offsetof(struct cfg, max_bulk)},
-	{"client-query-buffer-limit", CFG_NUM, NULL, offsetof(struct cfg, max_query_buffer)},
-	{"databases", FIXED, "1", 0},
-	{"appendonly", FIXED, "no", 0},
-	{"timeout", CFG_SECONDS, NULL, offsetof(struct cfg, timeout_ms)},
-	{"protected-mode", CFG_YESNO, NULL, offsetof(struct cfg, protected_mode)},
-	{"unixsocketperm", CFG_OCTAL, NULL, offsetof(struct cfg, unixsocketperm)},
-	{"save", FIXED, "", 0},
+/* CONFIG GET answers every option of the configuration (gateway/config.c's
+ * table, secrets redacted), under its name and the name Redis gives it
+ * if any, and these Redis parameters leasegate has no option for, which
+ * clients read on connect: fixed answers. */
+static const struct fixed_param {
+	const char *name, *value;
+} fixed_params[] = {
+	{"databases", "1"},
+	{"appendonly", "no"},
+	{"save", ""},
 };
-#define N_CONFIG (sizeof(config_params) / sizeof(config_params[0]))
+#define N_FIXED	   (sizeof(fixed_params) / sizeof(fixed_params[0]))
+#define MAX_PARAMS (2 * 128 + N_FIXED)
 
-static void config_value(const struct cfg *cfg, const struct config_param *p, char *buf, size_t len)
+/* Parameter p: option p, the Redis name of option p - n, or a fixed one
+ * (n options); NULL for an option without a Redis name. */
+static const char *param_name(size_t p, size_t n)
 {
-	const char *field = (const char *)cfg + p->offset;
-	if (p->kind == CFG_NUM)
-		snprintf(buf, len, "%lld", (long long)*(const int64_t *)field);
-	else if (p->kind == CFG_SECONDS) /* as Redis: whole seconds */
-		snprintf(buf, len, "%lld", (long long)*(const int64_t *)field / 1000);
-	else if (p->kind == CFG_YESNO)
-		snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
-	else if (p->kind == CFG_OCTAL)
-		snprintf(buf, len, "%llo", (unsigned long long)*(const int64_t *)field);
+	if (p < n)
+		return cfg_option_name(p);
+	if (p < 2 * n)
+		return cfg_option_redis_name(p - n);
+	return fixed_params[p - 2 * n].name;
+}
+
+static void param_value(const struct cfg *cfg, size_t p, size_t n, char *buf, size_t len)
+{
+	if (p < 2 * n)
+		cfg_option_value(cfg, p % n, buf, len);
 	else
-		snprintf(buf, len, "%s", p->kind == CFG_STR ? field : p->fixed);
+		snprintf(buf, len, "%s", fixed_params[p - 2 * n].value);
 }
 
 static void c_config_get(struct cmd_call *c)
 {
-	bool hit[N_CONFIG] = {false};
-	size_t n = 0;
+	size_t n = cfg_option_count(), total = 2 * n + N_FIXED, hits = 0;
+	bool hit[MAX_PARAMS] = {false};
+	if (total > MAX_PARAMS) { /* a table grown past the array: a bug, not input */
+		resp_add_errorf(c->out, "ERR too many configuration parameters");
+		return;
+	}
 	for (int a = 2; a < c->argc; a++)
-		for (size_t i = 0; i < N_CONFIG; i++)
-			if (!hit[i] &&
-			    fnmatch(c->argv[a].p, config_params[i].name, FNM_CASEFOLD) == 0) {
-				hit[i] = true;
-				n++;
+		for (size_t p = 0; p < total; p++) {
+			const char *name = param_name(p, n);
+			if (name && !hit[p] && fnmatch(c->argv[a].p, name, FNM_CASEFOLD) == 0) {
+				hit[p] = true;
+				hits++;
 			}
-	resp_add_map(c->out, c->proto, n);
-	for (size_t i = 0; i < N_CONFIG; i++) {
-		if (!hit[i])
+		}
+	resp_add_map(c->out, c->proto, hits);
+	for (size_t p = 0; p < total; p++) {
+		if (!hit[p])
 			continue;
-		char v[300];
-		config_value(sess_fe(c->sess)->cfg, &config_params[i], v, sizeof(v));
-		resp_add_cstr(c->out, config_params[i].name);
+		char v[4200]; /* the longest string option (fenced-tables) */
+		param_value(sess_fe(c->sess)->cfg, p, n, v, sizeof(v));
+		resp_add_cstr(c->out, param_name(p, n));
 		resp_add_cstr(c->out, v);
 	}
 }
 
-static const char *const config_help[] = {
-	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"GET <pattern>",
-	"    Return parameters matching the glob-like <pattern> and their values:",
-	"    maxclients, port, bind, unixsocket, proto-max-bulk-len,",
-	"    client-query-buffer-limit, and fixed answers for databases, appendonly,",
-	"    timeout and save.",
-	"RESETSTAT",
-	"    Accepted; resets nothing.",
-	"HELP",
-	"    Print this help.",
-	"leasegate's configuration is set at start (--help lists the options);",
-	"CONFIG SET and CONFIG REWRITE are not supported.",
+/* CONFIG HELP's lines, built from the option table. */
+struct help_lines {
+	char line[48][96];
+	size_t n;
 };
+
+static void help_add(struct help_lines *h, const char *s)
+{
+	if (h->n < sizeof(h->line) / sizeof(h->line[0]))
+		snprintf(h->line[h->n++], sizeof(h->line[0]), "%s", s);
+}
+
+/* Appends word to the lines, "    a, b, c" wrapped at the line's width. */
+static void help_word(struct help_lines *h, const char *word, bool first)
+{
+	char *l = h->n ? h->line[h->n - 1] : NULL;
+	size_t room = 76; /* columns */
+	if (first || l == NULL || strlen(l) + strlen(word) + 2 >= room) {
+		if (!first && l != NULL)
+			strcat(l, ",");
+		help_add(h, "   ");
+		l = h->line[h->n - 1];
+	} else {
+		strcat(l, ",");
+	}
+	if (strlen(l) + strlen(word) + 2 < sizeof(h->line[0])) {
+		strcat(l, " ");
+		strcat(l, word);
+	}
+}
 
 static void c_config_help(struct cmd_call *c)
 {
-	size_t n = sizeof(config_help) / sizeof(config_help[0]);
-	resp_add_array(c->out, n);
-	for (size_t i = 0; i < n; i++)
-		resp_add_simple(c->out, config_help[i], strlen(config_help[i]));
+	static struct help_lines h; /* the same every time: built once */
+	if (h.n == 0) {
+		size_t n = cfg_option_count();
+		help_add(&h, "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+		help_add(&h, "GET <pattern> [<pattern> ...]");
+		help_add(&h, "    Return parameters matching the glob-like patterns and their");
+		help_add(&h, "    values (a secret's: (redacted)), among:");
+		bool first = true;
+		for (size_t p = 0; p < 2 * n + N_FIXED; p++)
+			if (param_name(p, n) != NULL) {
+				help_word(&h, param_name(p, n), first);
+				first = false;
+			}
+		help_add(&h, "RESETSTAT");
+		help_add(&h, "    Accepted; resets nothing.");
+		help_add(&h, "HELP");
+		help_add(&h, "    Print this help.");
+		help_add(&h,
+			 "leasegate's options are set at start (--help lists them): CONFIG SET");
+		help_add(&h, "and CONFIG REWRITE are not supported. SIGHUP reads again what these");
+		help_add(&h, "name:");
+		first = true;
+		for (size_t i = 0; i < n; i++)
+			if (cfg_option_flags(i) & CFG_OPT_RELOAD) {
+				help_word(&h, cfg_option_name(i), first);
+				first = false;
+			}
+	}
+	resp_add_array(c->out, h.n);
+	for (size_t i = 0; i < h.n; i++)
+		resp_add_simple(c->out, h.line[i], strlen(h.line[i]));
 }
 
 static const struct cmd_def config_subs[] = {
-	{"get", c_config_get, -3, 0, NULL, ADMIN_CATS, 0, 0},
-	{"resetstat", ok, 2, 0, NULL, ADMIN_CATS, 0, 0},
-	{"help", c_config_help, 2, 0, NULL, ACL_SLOW, 0, 0},
-	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
+	{.name = "get",
+	 .fn = c_config_get,
+	 .arity = -3,
+	 .flags = CMD_NOSCRIPT,
+	 .acl = ADMIN_CATS,
+	 .summary = "Returns the configuration parameters matching the patterns (every option "
+		    "of --help; secrets redacted).",
+	 .group = "server",
+	 .complexity = "O(N) parameters",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"parameter", CMD_ARG_PATTERN, NULL, CMD_ARG_MULTIPLE})},
+	{.name = "resetstat",
+	 .fn = ok,
+	 .arity = 2,
+	 .flags = CMD_NOSCRIPT,
+	 .acl = ADMIN_CATS,
+	 .summary = "Accepted; resets nothing.",
+	 .group = "server",
+	 .since = CMD_SINCE},
+	{.name = "help",
+	 .fn = c_config_help,
+	 .arity = 2,
+	 .acl = ACL_SLOW,
+	 .summary = "Lists the CONFIG subcommands and the parameters CONFIG GET knows.",
+	 .group = "server",
+	 .since = CMD_SINCE},
+	{.name = NULL},
 };
 
 /* ---- INFO ---- */
@@ -680,20 +824,111 @@ static void info_replication(struct buf *t, void *arg)
 /* ACL categories as Redis 7 gives them (AUTH, HELLO, QUIT and RESET run
  * whatever the ACL says, as they must to change user). */
 static const struct cmd_def builtins[] = {
-	{"ping", c_ping, -1, 0, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
-	{"echo", c_echo, 2, 0, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
-	{"hello", c_hello, -1, CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING, NULL,
-	 ACL_FAST | ACL_CONNECTION, 0, 0},
-	{"auth", c_auth, -2, CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING, NULL,
-	 ACL_FAST | ACL_CONNECTION, 0, 0},
-	{"client", NULL, -2, CMD_LOADING, client_subs, CONN_CATS, 0, 0},
-	{"select", c_select, 2, CMD_LOADING, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
-	{"role", c_role, 1, CMD_LOADING, NULL, ACL_ADMIN | ACL_FAST | ACL_DANGEROUS, 0, 0},
-	{"info", c_info, -1, CMD_LOADING, NULL, ACL_SLOW | ACL_DANGEROUS, 0, 0},
-	{"command", c_command, -1, CMD_LOADING, command_subs, CONN_CATS, 0, 0},
-	{"config", NULL, -2, CMD_LOADING, config_subs, ADMIN_CATS, 0, 0},
-	{"quit", c_quit, -1, CMD_NOAUTH | CMD_LOADING, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
-	{"reset", c_reset, 1, CMD_NOAUTH | CMD_LOADING, NULL, ACL_FAST | ACL_CONNECTION, 0, 0},
+	{.name = "ping",
+	 .fn = c_ping,
+	 .arity = -1,
+	 .acl = ACL_FAST | ACL_CONNECTION,
+	 .summary = "Returns PONG, or the message given.",
+	 .group = "connection",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"message", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL})},
+	{.name = "echo",
+	 .fn = c_echo,
+	 .arity = 2,
+	 .acl = ACL_FAST | ACL_CONNECTION,
+	 .summary = "Returns the message given.",
+	 .group = "connection",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"message", CMD_ARG_STRING, NULL, 0})},
+	{.name = "hello",
+	 .fn = c_hello,
+	 .arity = -1,
+	 .flags = CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING,
+	 .acl = ACL_FAST | ACL_CONNECTION,
+	 .summary = "Handshakes: the protocol version (2 or 3), authentication, the client name.",
+	 .group = "connection",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"protover", CMD_ARG_INTEGER, NULL, CMD_ARG_OPTIONAL},
+			  {"username password", CMD_ARG_STRING, "AUTH", CMD_ARG_OPTIONAL},
+			  {"clientname", CMD_ARG_STRING, "SETNAME", CMD_ARG_OPTIONAL})},
+	{.name = "auth",
+	 .fn = c_auth,
+	 .arity = -2,
+	 .flags = CMD_NOAUTH | CMD_AUTHENTICATES | CMD_LOADING,
+	 .acl = ACL_FAST | ACL_CONNECTION,
+	 .summary = "Authenticates the connection (--requirepass, or a user of --aclfile).",
+	 .group = "connection",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"username", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL},
+			  {"password", CMD_ARG_STRING, NULL, 0})},
+	{.name = "client",
+	 .arity = -2,
+	 .flags = CMD_LOADING,
+	 .subs = client_subs,
+	 .acl = CONN_CATS,
+	 .summary = "A container for client connection commands.",
+	 .group = "connection",
+	 .since = CMD_SINCE},
+	{.name = "select",
+	 .fn = c_select,
+	 .arity = 2,
+	 .flags = CMD_LOADING,
+	 .acl = ACL_FAST | ACL_CONNECTION,
+	 .summary = "Selects database 0, the only one.",
+	 .group = "connection",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"index", CMD_ARG_INTEGER, NULL, 0})},
+	{.name = "role",
+	 .fn = c_role,
+	 .arity = 1,
+	 .flags = CMD_LOADING | CMD_NOSCRIPT | CMD_STALE,
+	 .acl = ACL_ADMIN | ACL_FAST | ACL_DANGEROUS,
+	 .summary = "Returns master: every replica is a primary of its own.",
+	 .group = "server",
+	 .since = CMD_SINCE},
+	{.name = "info",
+	 .fn = c_info,
+	 .arity = -1,
+	 .flags = CMD_LOADING | CMD_STALE,
+	 .acl = ACL_SLOW | ACL_DANGEROUS,
+	 .summary = "Returns the server's figures (server, clients, stats, leases, store...).",
+	 .group = "server",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"section", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})},
+	{.name = "command",
+	 .fn = c_command,
+	 .arity = -1,
+	 .flags = CMD_LOADING | CMD_STALE,
+	 .subs = command_subs,
+	 .acl = CONN_CATS,
+	 .summary = "Returns the commands' details (COMMAND INFO of every command).",
+	 .group = "server",
+	 .complexity = "O(N) commands",
+	 .since = CMD_SINCE},
+	{.name = "config",
+	 .arity = -2,
+	 .flags = CMD_LOADING | CMD_STALE,
+	 .subs = config_subs,
+	 .acl = ADMIN_CATS,
+	 .summary = "A container for configuration commands.",
+	 .group = "server",
+	 .since = CMD_SINCE},
+	{.name = "quit",
+	 .fn = c_quit,
+	 .arity = -1,
+	 .flags = CMD_NOAUTH | CMD_LOADING,
+	 .acl = ACL_FAST | ACL_CONNECTION,
+	 .summary = "Closes the connection, releasing its leases.",
+	 .group = "connection",
+	 .since = CMD_SINCE},
+	{.name = "reset",
+	 .fn = c_reset,
+	 .arity = 1,
+	 .flags = CMD_NOAUTH | CMD_LOADING,
+	 .acl = ACL_FAST | ACL_CONNECTION,
+	 .summary = "Resets the connection: releases its leases, clears its name.",
+	 .group = "connection",
+	 .since = CMD_SINCE},
 };
 
 int cmd_add_builtins(struct cmd_table *t)

@@ -1,173 +1,45 @@
 /*
- * cmd_docs: the documentation table and COMMAND INFO / DOCS's shapes
- * (cmd_docs.h).
+ * cmd_docs: COMMAND INFO / DOCS's shapes and the command reference, from
+ * the command rows themselves (cmd_docs.h).
  */
 #include "gateway/redis/cmd_docs.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gateway/conn/acl.h"
 
-static const struct cmd_doc docs[] = {
-	/* the connection commands clients send */
-	{"ping", "Returns PONG, or the message given.", "connection", "O(1)", "fast",
-	 "?message:string"},
-	{"echo", "Returns the message given.", "connection", "O(1)", "fast", "message:string"},
-	{"hello", "Handshakes: the protocol version (2 or 3), authentication, the client name.",
-	 "connection", "O(1)", "noauth fast", "?protover:integer ?AUTH:string ?SETNAME:string"},
-	{"auth", "Authenticates the connection (--requirepass).", "connection", "O(1)",
-	 "noauth fast", "?username:string password:string"},
-	{"client", "A container for client connection commands.", "connection", "O(1)", "", ""},
-	{"client|id", "Returns the connection's id (the session id of the logs).", "connection",
-	 "O(1)", "fast", ""},
-	{"client|setname", "Names the connection (the client_name of the logs).", "connection",
-	 "O(1)", "fast", "connection-name:string"},
-	{"client|getname", "Returns the connection's name.", "connection", "O(1)", "fast", ""},
-	{"client|setinfo", "Sets the client library's name or version.", "connection", "O(1)",
-	 "fast", "attr:string value:string"},
-	{"client|list", "Lists the client connections.", "connection", "O(N) connections", "",
-	 "?TYPE:string ?ID:integer"},
-	{"client|info", "Returns this connection's line of CLIENT LIST.", "connection", "O(1)", "",
-	 ""},
-	{"client|help", "Lists the CLIENT subcommands.", "connection", "O(1)", "loading stale", ""},
-	{"select", "Selects database 0, the only one.", "connection", "O(1)", "fast",
-	 "index:integer"},
-	{"role", "Returns master: every replica is a primary of its own.", "server", "O(1)",
-	 "noscript loading stale fast", ""},
-	{"info", "Returns the server's figures (server, clients, stats, leases, store...).",
-	 "server", "O(1)", "loading stale", "*section:string"},
-	{"command", "Returns the commands' details (COMMAND INFO of every command).", "server",
-	 "O(N) commands", "loading stale", ""},
-	{"command|count", "Returns the number of commands.", "server", "O(1)", "loading stale", ""},
-	{"command|docs", "Returns the documentation of the commands named, or of all.", "server",
-	 "O(N) commands", "loading stale", "*command-name:string"},
-	{"command|info", "Returns the details of the commands named, or of all.", "server",
-	 "O(N) commands", "loading stale", "*command-name:string"},
-	{"command|list", "Returns the names of the commands.", "server", "O(N) commands",
-	 "loading stale", "?FILTERBY:string"},
-	{"config", "A container for configuration commands.", "server", "O(1)", "", ""},
-	{"config|get", "Returns configuration parameters matching the patterns.", "server",
-	 "O(N) parameters", "admin noscript loading stale", "*parameter:pattern"},
-	{"config|resetstat", "Accepted; resets nothing.", "server", "O(1)",
-	 "admin noscript loading stale", ""},
-	{"config|help", "Lists the CONFIG subcommands.", "server", "O(1)", "loading stale", ""},
-	{"quit", "Closes the connection, releasing its leases.", "connection", "O(1)",
-	 "noauth fast", ""},
-	{"reset", "Resets the connection: releases its leases, clears its name.", "connection",
-	 "O(1)", "noauth fast", ""},
-	/* users and ACLs (aclcmds.c) */
-	{"acl", "A container for the ACL commands.", "server", "O(1)", "", ""},
-	{"acl|whoami", "Returns the user this connection is authenticated as.", "server", "O(1)",
-	 "noscript loading stale", ""},
-	{"acl|list", "Lists the users and their rules (password digests, never passwords).",
-	 "server", "O(N) users", "admin noscript loading stale", ""},
-	{"acl|users", "Lists the user names.", "server", "O(N) users",
-	 "admin noscript loading stale", ""},
-	{"acl|cat", "Lists the ACL categories, or the commands of one.", "server", "O(1)",
-	 "noscript loading stale", "?category:string"},
-	{"acl|load", "Reloads the users from --aclfile (all or nothing).", "server", "O(N) users",
-	 "admin noscript loading stale", ""},
-	{"acl|help", "Lists the ACL subcommands.", "server", "O(1)", "loading stale", ""},
-	/* leases and leader elections */
-	{"lock.acquire",
-	 "Takes a lease on a lock: its fencing token, or nil when held elsewhere (or after WAIT).",
-	 "generic", "O(1)", "write",
-	 "name:key lease-ms:integer ?WAIT:integer ?HOLDER:string ?DETACH ?TRACEPARENT:string"},
-	{"lock.renew", "Renews a lease of the lock: 1 renewed, 0 no such lease.", "generic", "O(1)",
-	 "write", "name:key ?token:integer"},
-	{"lock.release", "Releases a lease of the lock: 1 released, 0 no such lease.", "generic",
-	 "O(1)", "write", "name:key ?token:integer"},
-	{"lock.state", "Returns the lock's item: held, holder, lease-ms, fencing-token, mine.",
-	 "generic", "O(1)", "readonly", "name:key"},
-	{"lock.transact",
-	 "Writes DynamoDB items in one transaction with a check that the lease still holds.",
-	 "generic", "O(N) items", "write", "name:key token:integer items-json:string"},
-	{"lock.check", "Returns 1 while the lease (name, token) holds the lock now, else 0.",
-	 "generic", "O(1)", "readonly", "name:key token:integer"},
-	{"leader.campaign", "Campaigns for leadership: the term's fencing token once leading.",
-	 "generic", "O(1)", "write",
-	 "name:key lease-ms:integer ?WAIT:integer ?HOLDER:string ?TRACEPARENT:string"},
-	{"leader.resign", "Ends this connection's term and hands the lock on.", "generic", "O(1)",
-	 "write", "name:key"},
-	{"leader.watch", "Returns the current leader, at once or when it changes.", "generic",
-	 "O(1)", "readonly", "name:key ?AFTER:integer ?TIMEOUT:integer"},
-	{"leader.transact", "LOCK.TRANSACT under this connection's current term of the lock.",
-	 "generic", "O(N) items", "write", "name:key items-json:string"},
-	/* the operators' lock commands (admincmds.c) */
-	{"lock.list",
-	 "Lists this replica's leases, terms and waits; with TABLE, a page of the table's lock "
-	 "items, as SCAN.",
-	 "generic", "O(N) locks", "readonly",
-	 "?TABLE ?CURSOR:string ?MATCH:pattern ?COUNT:integer"},
-	{"lock.force-release",
-	 "Releases whatever holds the lock, on whatever replica; its holder answers -LOST forced.",
-	 "generic", "O(1)", "write", "name:key"},
-	/* the key commands of Redis lock libraries, acting on locks */
-	{"set", "SET key value NX PX ms takes a lock for a lock library; other forms refused.",
-	 "string", "O(1)", "write denyoom", "key:key value:string ?NX ?PX:integer ?EX:integer"},
-	{"get", "Returns the lock library value of a lock held through SET.", "string", "O(1)",
-	 "readonly fast", "key:key"},
-	{"del", "Releases locks held through SET.", "keyspace", "O(N) keys", "write", "*key:key"},
-	{"pexpire", "Sets a lock's lease in milliseconds.", "keyspace", "O(1)", "write fast",
-	 "key:key milliseconds:integer"},
-	{"expire", "Sets a lock's lease in seconds.", "keyspace", "O(1)", "write fast",
-	 "key:key seconds:integer"},
-	{"pttl", "Returns a lock's lease left in milliseconds.", "keyspace", "O(1)",
-	 "readonly fast", "key:key"},
-	{"ttl", "Returns a lock's lease left in seconds.", "keyspace", "O(1)", "readonly fast",
-	 "key:key"},
-	{"evalsha", "Runs a known lock library script by its SHA1.", "scripting", "O(1)",
-	 "noscript", "sha1:string numkeys:integer *key:key *arg:string"},
-	{"eval", "Runs a known lock library script (redis-py's Lock, redlock).", "scripting",
-	 "O(1)", "noscript", "script:string numkeys:integer *key:key *arg:string"},
-	{"script", "A container for script commands.", "scripting", "O(1)", "", ""},
-	{"script|load", "Loads a known lock library script: its SHA1.", "scripting", "O(1)",
-	 "noscript stale", "script:string"},
-	{"script|exists", "Says which SHA1s name known scripts.", "scripting", "O(N) scripts",
-	 "noscript", "*sha1:string"},
-	{"script|flush", "Accepted; the known scripts stay.", "scripting", "O(1)", "noscript",
-	 "?ASYNC ?SYNC"},
-	{"script|help", "Lists the SCRIPT subcommands.", "scripting", "O(1)", "loading stale", ""},
+/* COMMAND INFO's flags in Redis's order, each from an ACL category or a
+ * flag of the row (struct cmd_def says why). */
+static const struct flag_word {
+	const char *word;
+	uint32_t acl;  /* the word when the row has this category */
+	unsigned flag; /* or this flag (enum cmd_flags) */
+} flag_words[] = {
+	{"write", ACL_WRITE, 0},     {"readonly", ACL_READ, 0},	    {"denyoom", 0, CMD_DENYOOM},
+	{"admin", ACL_ADMIN, 0},     {"noscript", 0, CMD_NOSCRIPT}, {"blocking", ACL_BLOCKING, 0},
+	{"loading", 0, CMD_LOADING}, {"stale", 0, CMD_STALE},	    {"fast", ACL_FAST, 0},
+	{"no_auth", 0, CMD_NOAUTH},
+};
+#define N_FLAG_WORDS (sizeof(flag_words) / sizeof(flag_words[0]))
+
+static const char *const arg_types[] = {
+	[CMD_ARG_STRING] = "string",   [CMD_ARG_INTEGER] = "integer",	    [CMD_ARG_KEY] = "key",
+	[CMD_ARG_PATTERN] = "pattern", [CMD_ARG_PURE_TOKEN] = "pure-token",
 };
 
-const struct cmd_doc *cmd_doc_find(const char *parent, const char *sub)
+size_t cmd_doc_flags(const struct cmd_def *d, const struct cmd_def *parent, const char **words,
+		     size_t max)
 {
-	char name[160];
-	snprintf(name, sizeof(name), "%s%s%s", parent, sub ? "|" : "", sub ? sub : "");
-	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
-		if (strcmp(docs[i].name, name) == 0)
-			return &docs[i];
-	return NULL;
-}
-
-/* The words of a space-separated list, one at a time: its count first. */
-static size_t words(const char *s)
-{
+	unsigned flags = d->flags | (parent ? parent->flags : 0); /* as dispatch ORs them */
 	size_t n = 0;
-	for (const char *p = s; p && *p;) {
-		p += strspn(p, " ");
-		if (*p == '\0')
-			break;
-		n++;
-		p += strcspn(p, " ");
-	}
+	for (size_t i = 0; i < N_FLAG_WORDS && n < max; i++)
+		if ((d->acl & flag_words[i].acl) || (flags & flag_words[i].flag))
+			words[n++] = flag_words[i].word;
+	if (d->key_last == CMD_KEYS_NUMKEYS && n < max)
+		words[n++] = "movablekeys";
 	return n;
-}
-
-/* Adds each word of s as a status reply, prefixed with pre. */
-static void add_words(struct buf *out, const char *s, const char *pre)
-{
-	for (const char *p = s; p && *p;) {
-		p += strspn(p, " ");
-		size_t len = strcspn(p, " ");
-		if (len == 0)
-			break;
-		char w[64];
-		snprintf(w, sizeof(w), "%s%.*s", pre, (int)len, p);
-		resp_add_simple(out, w, strlen(w));
-		p += len;
-	}
 }
 
 static size_t nsubs(const struct cmd_def *d)
@@ -178,7 +50,14 @@ static size_t nsubs(const struct cmd_def *d)
 	return n;
 }
 
-/* The ACL categories of d (its own, from the dispatch table). */
+static size_t nargs(const struct cmd_def *d)
+{
+	size_t n = 0;
+	for (const struct cmd_arg *a = d->args; a && a->name; a++)
+		n++;
+	return n;
+}
+
 static size_t ncats(uint32_t acl)
 {
 	size_t n = 0;
@@ -187,26 +66,77 @@ static size_t ncats(uint32_t acl)
 	return n;
 }
 
-/* One COMMAND INFO entry: name, arity, flags, first key, last key, step,
- * ACL categories, tips, key specs, subcommands. Keys and categories are
- * the dispatch table's own (what the ACL check uses): the lock name is
- * the key. */
-static void info_entry(struct buf *out, enum resp_proto proto, const struct cmd_def *d,
-		       const char *parent)
+/* "parent|name" or "name" into buf. */
+static void full_name(const struct cmd_def *d, const struct cmd_def *parent, char *buf, size_t len)
 {
-	const struct cmd_doc *doc =
-		parent ? cmd_doc_find(parent, d->name) : cmd_doc_find(d->name, NULL);
+	snprintf(buf, len, "%s%s%s", parent ? parent->name : "", parent ? "|" : "", d->name);
+}
+
+/* Appends s to buf (len bytes, used: *at), cut at the end. */
+static void append(char *buf, size_t len, size_t *at, const char *s)
+{
+	int w = snprintf(buf + *at, len - *at, "%s", s);
+	if (w > 0)
+		*at += (size_t)w < len - *at ? (size_t)w : len - *at - 1;
+}
+
+static void append_upper(char *buf, size_t len, size_t *at, const char *s)
+{
+	for (; *s && *at + 1 < len; s++)
+		buf[(*at)++] = (char)toupper((unsigned char)*s);
+	buf[*at] = '\0';
+}
+
+/* One argument as a syntax shows it: "WAIT timeout-ms", "DETACH", "name". */
+static void append_arg(char *buf, size_t len, size_t *at, const struct cmd_arg *a)
+{
+	if (a->token)
+		append(buf, len, at, a->token);
+	if (a->token && a->type != CMD_ARG_PURE_TOKEN)
+		append(buf, len, at, " ");
+	if (a->type != CMD_ARG_PURE_TOKEN)
+		append(buf, len, at, a->name);
+}
+
+void cmd_doc_syntax(const struct cmd_def *d, const struct cmd_def *parent, char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	if (parent) {
+		append_upper(buf, len, &at, parent->name);
+		append(buf, len, &at, " ");
+	}
+	append_upper(buf, len, &at, d->name);
+	for (const struct cmd_arg *a = d->args; a && a->name; a++) {
+		bool opt = a->flags & CMD_ARG_OPTIONAL, many = a->flags & CMD_ARG_MULTIPLE;
+		append(buf, len, &at, opt ? " [" : " ");
+		append_arg(buf, len, &at, a);
+		if (many) {
+			append(buf, len, &at, " [");
+			append_arg(buf, len, &at, a);
+			append(buf, len, &at, " ...]");
+		}
+		if (opt)
+			append(buf, len, &at, "]");
+	}
+}
+
+/* One COMMAND INFO entry: name, arity, flags, first key, last key, step,
+ * ACL categories, tips, key specs, subcommands. The lock name is the key. */
+static void info_entry(struct buf *out, enum resp_proto proto, const struct cmd_def *d,
+		       const struct cmd_def *parent)
+{
 	char name[160];
-	snprintf(name, sizeof(name), "%s%s%s", parent ? parent : "", parent ? "|" : "", d->name);
+	const char *flags[N_FLAG_WORDS + 1];
+	full_name(d, parent, name, sizeof(name));
 	resp_add_array(out, 10);
 	resp_add_cstr(out, name);
 	resp_add_int(out, d->arity);
-	const char *flags = doc ? doc->flags : "";
+	size_t nflags = cmd_doc_flags(d, parent, flags, N_FLAG_WORDS + 1);
+	resp_add_set(out, proto, nflags);
+	for (size_t i = 0; i < nflags; i++)
+		resp_add_simple(out, flags[i], strlen(flags[i]));
 	bool movable = d->key_last == CMD_KEYS_NUMKEYS;
-	resp_add_set(out, proto, words(flags) + (movable ? 1 : 0));
-	add_words(out, flags, "");
-	if (movable)
-		resp_add_simple(out, "movablekeys", 11);
 	int first = movable ? 0 : d->key;
 	int last = movable || d->key == 0 ? 0 : d->key_last == CMD_KEYS_REST ? -1 : d->key;
 	resp_add_int(out, first);
@@ -223,7 +153,7 @@ static void info_entry(struct buf *out, enum resp_proto proto, const struct cmd_
 	resp_add_array(out, 0); /* key specs: first/last/step say it */
 	resp_add_array(out, nsubs(d));
 	for (const struct cmd_def *s = d->subs; s && s->name; s++)
-		info_entry(out, proto, s, d->name);
+		info_entry(out, proto, s, d);
 }
 
 void cmd_doc_info(struct buf *out, enum resp_proto proto, const struct cmd_def *d)
@@ -231,80 +161,55 @@ void cmd_doc_info(struct buf *out, enum resp_proto proto, const struct cmd_def *
 	info_entry(out, proto, d, NULL);
 }
 
-/* One argument of a spec word: "name:type", "?TOKEN:type", "*name:type",
- * "?TOKEN" (a flag). */
-static void add_argument(struct buf *out, enum resp_proto proto, const char *w, size_t len)
+/* One argument's map: name, type, token, flags. */
+static void add_argument(struct buf *out, enum resp_proto proto, const struct cmd_arg *a)
 {
-	bool optional = w[0] == '?', multiple = w[0] == '*';
-	if (optional || multiple) {
-		w++;
-		len--;
-	}
-	const char *colon = memchr(w, ':', len);
-	size_t nlen = colon ? (size_t)(colon - w) : len;
-	bool token = nlen > 0 && w[0] >= 'A' && w[0] <= 'Z';
-	char name[64], type[32], tok[64];
-	snprintf(tok, sizeof(tok), "%.*s", (int)nlen, w);
-	for (size_t i = 0; i < nlen && i < sizeof(name) - 1; i++)
-		name[i] = (char)(tok[i] >= 'A' && tok[i] <= 'Z' ? tok[i] + 32 : tok[i]);
-	name[nlen < sizeof(name) ? nlen : sizeof(name) - 1] = '\0';
-	snprintf(type, sizeof(type), "%.*s", colon ? (int)(len - nlen - 1) : 0,
-		 colon ? colon + 1 : "");
-	if (!colon)
-		snprintf(type, sizeof(type), "pure-token");
-	size_t pairs = 2 + (token ? 1 : 0) + (optional || multiple ? 1 : 0);
-	resp_add_map(out, proto, pairs);
+	size_t nflags = ((a->flags & CMD_ARG_OPTIONAL) != 0) + ((a->flags & CMD_ARG_MULTIPLE) != 0);
+	resp_add_map(out, proto, 2 + (a->token ? 1 : 0) + (nflags ? 1 : 0));
 	resp_add_cstr(out, "name");
-	resp_add_cstr(out, name);
+	resp_add_cstr(out, a->name);
 	resp_add_cstr(out, "type");
-	resp_add_cstr(out, type);
-	if (token) {
+	resp_add_cstr(out, arg_types[a->type]);
+	if (a->token) {
 		resp_add_cstr(out, "token");
-		resp_add_cstr(out, tok);
+		resp_add_cstr(out, a->token);
 	}
-	if (optional || multiple) {
+	if (nflags) {
 		resp_add_cstr(out, "flags");
-		resp_add_set(out, proto, 1);
-		resp_add_simple(out, optional ? "optional" : "multiple", optional ? 8 : 8);
+		resp_add_set(out, proto, nflags);
+		if (a->flags & CMD_ARG_OPTIONAL)
+			resp_add_simple(out, "optional", 8);
+		if (a->flags & CMD_ARG_MULTIPLE)
+			resp_add_simple(out, "multiple", 8);
 	}
 }
 
-static void docs_map(struct buf *out, enum resp_proto proto, const struct cmd_def *d,
-		     const char *parent)
+static void docs_map(struct buf *out, enum resp_proto proto, const struct cmd_def *d)
 {
-	const struct cmd_doc *doc =
-		parent ? cmd_doc_find(parent, d->name) : cmd_doc_find(d->name, NULL);
-	size_t subs = nsubs(d);
-	size_t nargs = doc ? words(doc->args) : 0;
-	resp_add_map(out, proto, 4 + (nargs ? 1 : 0) + (subs ? 1 : 0));
+	size_t subs = nsubs(d), n = nargs(d);
+	resp_add_map(out, proto, 4 + (n ? 1 : 0) + (subs ? 1 : 0));
 	resp_add_cstr(out, "summary");
-	resp_add_cstr(out, doc ? doc->summary : "");
+	resp_add_cstr(out, d->summary ? d->summary : "");
 	resp_add_cstr(out, "since");
-	resp_add_cstr(out, "0.1.0");
+	resp_add_cstr(out, d->since ? d->since : "");
 	resp_add_cstr(out, "group");
-	resp_add_cstr(out, doc ? doc->group : "server");
+	resp_add_cstr(out, d->group ? d->group : "server");
 	resp_add_cstr(out, "complexity");
-	resp_add_cstr(out, doc ? doc->complexity : "O(1)");
-	if (nargs) {
+	resp_add_cstr(out, d->complexity ? d->complexity : "O(1)");
+	if (n) {
 		resp_add_cstr(out, "arguments");
-		resp_add_array(out, nargs);
-		for (const char *p = doc->args; *p;) {
-			p += strspn(p, " ");
-			size_t len = strcspn(p, " ");
-			if (len == 0)
-				break;
-			add_argument(out, proto, p, len);
-			p += len;
-		}
+		resp_add_array(out, n);
+		for (const struct cmd_arg *a = d->args; a->name; a++)
+			add_argument(out, proto, a);
 	}
 	if (subs) {
 		resp_add_cstr(out, "subcommands");
 		resp_add_map(out, proto, subs);
-		for (const struct cmd_def *s = d->subs; s && s->name; s++) {
+		for (const struct cmd_def *s = d->subs; s->name; s++) {
 			char name[160];
-			snprintf(name, sizeof(name), "%s|%s", d->name, s->name);
+			full_name(s, d, name, sizeof(name));
 			resp_add_cstr(out, name);
-			docs_map(out, proto, s, d->name);
+			docs_map(out, proto, s);
 		}
 	}
 }
@@ -312,5 +217,65 @@ static void docs_map(struct buf *out, enum resp_proto proto, const struct cmd_de
 void cmd_doc_docs(struct buf *out, enum resp_proto proto, const struct cmd_def *d)
 {
 	resp_add_cstr(out, d->name);
-	docs_map(out, proto, d, NULL);
+	docs_map(out, proto, d);
+}
+
+/* ---- the reference (make docs) ---- */
+
+/* One command's (or subcommand's) section. */
+static void ref_entry(FILE *f, const struct cmd_def *d, const struct cmd_def *parent)
+{
+	char syntax[512];
+	const char *flags[N_FLAG_WORDS + 1];
+	cmd_doc_syntax(d, parent, syntax, sizeof(syntax));
+	fprintf(f, "%s `%s`\n\n", parent ? "###" : "##", syntax);
+	fprintf(f, "%s\n\n", d->summary ? d->summary : "");
+	fprintf(f, "- ACL categories:");
+	for (const struct acl_cat_def *c = acl_cats; c->name; c++)
+		if (d->acl & c->bit)
+			fprintf(f, " `@%s`", c->name);
+	size_t nflags = cmd_doc_flags(d, parent, flags, N_FLAG_WORDS + 1);
+	fprintf(f, "\n- flags:%s", nflags ? "" : " none");
+	for (size_t i = 0; i < nflags; i++)
+		fprintf(f, " `%s`", flags[i]);
+	fprintf(f, "\n- complexity: %s; group: %s; since %s\n\n",
+		d->complexity ? d->complexity : "O(1)", d->group ? d->group : "server",
+		d->since ? d->since : "");
+	for (const struct cmd_def *s = d->subs; s && s->name; s++)
+		ref_entry(f, s, d);
+}
+
+static void ref_command(const struct cmd_def *d, void *arg)
+{
+	ref_entry(arg, d, NULL);
+}
+
+static void ref_index_row(FILE *f, const struct cmd_def *d, const struct cmd_def *parent)
+{
+	char syntax[512];
+	cmd_doc_syntax(d, parent, syntax, sizeof(syntax));
+	fprintf(f, "| `%s` | %s |\n", syntax, d->summary ? d->summary : "");
+}
+
+static void ref_index(const struct cmd_def *d, void *arg)
+{
+	ref_index_row(arg, d, NULL);
+	for (const struct cmd_def *s = d->subs; s && s->name; s++)
+		ref_index_row(arg, s, d);
+}
+
+void cmd_doc_reference(FILE *f, const struct cmd_table *t)
+{
+	fprintf(f, "# Redis commands\n\n"
+		   "<!-- Generated by `make docs` from the command rows (gateway/redis/*cmds.c,\n"
+		   "     cmd_builtin.c): edit those, not this page. -->\n\n"
+		   "Every command leasegate answers on its Redis port, as `COMMAND DOCS` and\n"
+		   "`COMMAND INFO` describe them. Flags as Redis names them: `write`, `readonly`,\n"
+		   "`admin`, `fast`, `blocking` follow the ACL categories; `loading`: answered\n"
+		   "while the lock store is not open yet (others answer `-LOADING`); `no_auth`:\n"
+		   "answered before `AUTH`, whatever the ACL says.\n\n"
+		   "| command | summary |\n|---|---|\n");
+	cmd_foreach(t, ref_index, f);
+	fprintf(f, "\n");
+	cmd_foreach(t, ref_command, f);
 }

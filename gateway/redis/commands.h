@@ -1,10 +1,13 @@
 /*
  * commands: the Redis command table and dispatch.
  *
- * One table maps a case-insensitive name to (handler, arity, flags,
- * subcommands). The connection commands real clients send on connect
- * (PING, ECHO, HELLO, AUTH, CLIENT, SELECT, INFO, COMMAND, CONFIG, QUIT,
- * RESET) are built in (cmd_builtin.c), and ACL (aclcmds.c); more tables are added with
+ * One table maps a case-insensitive name to its row (struct cmd_def:
+ * handler, arity, flags, subcommands, ACL categories, key spec, and the
+ * documentation COMMAND DOCS and docs/reference/commands.md are made
+ * from; tests/unit/test_cmd_rows.c checks every row). The connection
+ * commands real clients send on connect (PING, ECHO, HELLO, AUTH, CLIENT,
+ * SELECT, INFO, COMMAND, CONFIG, QUIT, RESET) are built in
+ * (cmd_builtin.c), and ACL (aclcmds.c); more tables are added with
  * cmd_table_add() — that is how LOCK.* and LEADER.* come in — and more
  * INFO sections with cmd_table_add_info().
  *
@@ -61,6 +64,34 @@ enum cmd_flags {
 	CMD_AUTHENTICATES = 1 << 1, /* checks a password: answered after the penalty */
 	CMD_LOADING = 1 << 2,	    /* runs while the store is not open yet (as Redis's
 				     * ok-loading: HELLO, AUTH, CLIENT, INFO...) */
+	/* Told to clients in COMMAND INFO, as Redis's flags of the same
+	 * names; dispatch does not read them. */
+	CMD_NOSCRIPT = 1 << 3, /* "noscript" */
+	CMD_STALE = 1 << 4,    /* "stale" */
+	CMD_DENYOOM = 1 << 5,  /* "denyoom" */
+};
+
+/* An argument's type, as COMMAND DOCS names them. */
+enum cmd_arg_type {
+	CMD_ARG_STRING,
+	CMD_ARG_INTEGER,
+	CMD_ARG_KEY, /* a lock name: the command's key spec points at it */
+	CMD_ARG_PATTERN,
+	CMD_ARG_PURE_TOKEN, /* the token alone (DETACH, NX) */
+};
+
+enum cmd_arg_flags {
+	CMD_ARG_OPTIONAL = 1 << 0,
+	CMD_ARG_MULTIPLE = 1 << 1, /* one or more; with CMD_ARG_OPTIONAL zero or more */
+};
+
+/* One argument of a command, in order (the command name and subcommand
+ * not counted). */
+struct cmd_arg {
+	const char *name; /* lower case: "lease-ms" */
+	enum cmd_arg_type type;
+	const char *token; /* the word before the value ("WAIT"), or NULL */
+	unsigned flags;	   /* enum cmd_arg_flags */
 };
 
 /* The last lock name of a key spec: every argument from key on; or
@@ -68,6 +99,14 @@ enum cmd_flags {
 #define CMD_KEYS_REST	 (-1)
 #define CMD_KEYS_NUMKEYS (-2)
 
+/* One Redis command: everything dispatch, COMMAND INFO/DOCS/COUNT/LIST,
+ * ACL categories and the reference (docs/reference/commands.md, make docs)
+ * know of it, declared once, next to its handler. The fields dispatch
+ * reads come first. COMMAND INFO's flags are derived: write, readonly,
+ * admin, fast and blocking from the ACL categories (@write, @read,
+ * @admin, @fast, @blocking: Redis derives these categories from those
+ * flags), noauth and loading from flags (a subcommand's include its
+ * command's, as dispatch has it), movablekeys from key_last. */
 struct cmd_def {
 	const char *name;	    /* lower case, as errors show it: "ping", "lock.acquire" */
 	cmd_fn fn;		    /* NULL for a container whose subcommands do the work */
@@ -77,7 +116,19 @@ struct cmd_def {
 	uint32_t acl;		    /* ACL categories (enum acl_cat), at least one */
 	int key;		    /* argv index of the lock name; 0: none */
 	int key_last;		    /* 0: key alone; CMD_KEYS_REST, CMD_KEYS_NUMKEYS */
+	/* documentation (COMMAND DOCS, the reference) */
+	const char *summary;
+	const char *group;	    /* Redis's groups: connection, server, generic, string... */
+	const char *complexity;	    /* "O(1)" */
+	const char *since;	    /* the leasegate version that added it */
+	const struct cmd_arg *args; /* ended by a {NULL} row; NULL: none */
 };
+
+/* The version of the first release, the since of the commands it had. */
+#define CMD_SINCE "0.1.0"
+
+/* The argument list of a cmd_def: CMD_ARGS({"name", CMD_ARG_KEY}, ...). */
+#define CMD_ARGS(...) ((const struct cmd_arg[]){__VA_ARGS__, {NULL, CMD_ARG_STRING, NULL, 0}})
 
 struct cmd_table;
 

@@ -78,10 +78,37 @@ static void cmd_check(struct cmd_call *c)
 }
 
 static const struct cmd_def fence_cmds[] = {
-	{"lock.transact", cmd_lock_transact, 4, 0, NULL, ACL_WRITE | ACL_LOCK | ACL_SLOW, 1, 0},
-	{"leader.transact", cmd_leader_transact, 3, 0, NULL, ACL_WRITE | ACL_LEADER | ACL_SLOW, 1,
-	 0},
-	{"lock.check", cmd_check, 3, 0, NULL, ACL_READ | ACL_LOCK | ACL_FAST, 1, 0},
+	{.name = "lock.transact",
+	 .fn = cmd_lock_transact,
+	 .arity = 4,
+	 .acl = ACL_WRITE | ACL_LOCK | ACL_SLOW,
+	 .key = 1,
+	 .summary = "Writes DynamoDB items in one transaction with a check that the lease still "
+		    "holds.",
+	 .group = "generic",
+	 .complexity = "O(N) items",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0}, {"token", CMD_ARG_INTEGER, NULL, 0},
+			  {"items-json", CMD_ARG_STRING, NULL, 0})},
+	{.name = "leader.transact",
+	 .fn = cmd_leader_transact,
+	 .arity = 3,
+	 .acl = ACL_WRITE | ACL_LEADER | ACL_SLOW,
+	 .key = 1,
+	 .summary = "LOCK.TRANSACT under this connection's current term of the lock.",
+	 .group = "generic",
+	 .complexity = "O(N) items",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0}, {"items-json", CMD_ARG_STRING, NULL, 0})},
+	{.name = "lock.check",
+	 .fn = cmd_check,
+	 .arity = 3,
+	 .acl = ACL_READ | ACL_LOCK | ACL_FAST,
+	 .key = 1,
+	 .summary = "Returns 1 while the lease (name, token) holds the lock now, else 0.",
+	 .group = "generic",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0}, {"token", CMD_ARG_INTEGER, NULL, 0})},
 };
 
 int rl_fencecmds_register(struct rl_app *app, struct cmd_table *cmds)

@@ -383,13 +383,20 @@ static void info_store(struct buf *text, void *arg)
 	backend_store_lines(app->backend, info_line, text);
 }
 
+int rl_register_commands(struct rl_app *app, struct cmd_table *cmds)
+{
+	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
+	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
+	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0)
+		return -1;
+	return 0;
+}
+
 int rl_register(struct rl_app *app, struct cmd_table *cmds, struct redis *redis)
 {
 	struct sess_hooks hooks = {
 		.on_close = on_close, .on_reset = on_reset, .holds = holds, .arg = app};
-	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
-	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
-	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0 ||
+	if (rl_register_commands(app, cmds) < 0 ||
 	    cmd_table_add_info(cmds, "leases", info_leases, app) < 0 ||
 	    cmd_table_add_info(cmds, backend_store_section(app->backend), info_store, app) < 0)
 		return -1;

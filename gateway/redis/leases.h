@@ -57,6 +57,13 @@ void rl_free(struct rl_app *app);
 int rl_register(struct rl_app *app, struct cmd_table *cmds, struct redis *redis)
 	__attribute__((warn_unused_result));
 
+/* Adds the command rows of LOCK.*, LEADER.* and the lock libraries'
+ * commands to cmds, their handlers given app (rl_register does, with the
+ * rest; the reference generator, tools/gen_docs.c, with app NULL: it runs
+ * none). -1 on failure. */
+int rl_register_commands(struct rl_app *app, struct cmd_table *cmds)
+	__attribute__((warn_unused_result));
+
 /* --- for lockcmds.c and leadercmds.c --- */
 
 /* The lease session of s, made on first use; NULL on out-of-memory (the

@@ -200,7 +200,7 @@ static void test_errors_as_redis(void **state)
 		 false);
 	EXCHANGE(s.port, "SELECT 3\r\n", "-ERR DB index is out of range\r\n", false);
 	EXCHANGE(s.port, "CONFIG GET nothing*\r\n", "*0\r\n", false);
-	EXCHANGE(s.port, "CONFIG GET MAX* save\r\n",
+	EXCHANGE(s.port, "CONFIG GET MAXC* save\r\n",
 		 "*4\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n$4\r\nsave\r\n$0\r\n\r\n", false);
 	EXCHANGE(s.port, "CONFIG GET maxclients\r\n", "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n",
 		 false);

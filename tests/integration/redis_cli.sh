@@ -50,6 +50,18 @@ else
 	echo "not ok $n - INFO clients counts this client"; fail=1
 fi
 check "CONFIG GET" "$(printf 'maxclients\n10000')" CONFIG GET maxclients
+# CONFIG GET * answers every option of the table (--options), and CONFIG
+# GET takes several patterns
+n=$((n + 1))
+missing=$(redis-cli -p "$port" CONFIG GET '*' | awk 'NR % 2 == 1' | sort >"$log.got" &&
+	"$LG_BIN" --options | cut -f1 | sort | comm -23 - "$log.got" | tr '\n' ' ')
+rm -f "$log.got"
+if [ -z "$missing" ]; then
+	echo "ok $n - CONFIG GET * has every option of --options"
+else
+	echo "not ok $n - CONFIG GET * lacks: $missing"; fail=1
+fi
+check "CONFIG GET two patterns" "$(printf 'port\n%s\nmaxclients\n10000' "$port")" CONFIG GET maxclients port
 n=$((n + 1))
 got=$(redis-cli -p "$port" COMMAND COUNT)
 if [ "$got" -ge 11 ] 2>/dev/null; then

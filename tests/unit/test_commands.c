@@ -39,18 +39,32 @@ static void h_listing(struct cmd_call *c)
 }
 
 static const struct cmd_def sub_defs[] = {
-	{"get", h_record, 3, 0, NULL, ACL_READ, 2, 0},
-	{"open", h_record, -2, CMD_NOAUTH, NULL, ACL_CONNECTION, 0, 0},
-	{NULL, NULL, 0, 0, NULL, 0, 0, 0},
+	{.name = "get", .fn = h_record, .arity = 3, .acl = ACL_READ, .key = 2},
+	{.name = "open", .fn = h_record, .arity = -2, .flags = CMD_NOAUTH, .acl = ACL_CONNECTION},
+	{.name = NULL},
 };
 
 static const struct cmd_def lock_defs[] = {
-	{"lock.acquire", h_record, -3, 0, NULL, ACL_WRITE | ACL_LOCK, 1, 0},
-	{"lock.state", h_record, 2, 0, NULL, ACL_READ | ACL_LOCK, 1, 0},
-	{"thing", NULL, -2, 0, sub_defs, ACL_SLOW, 0, 0},
-	{"lock.many", h_record, -2, 0, NULL, ACL_WRITE | ACL_LOCK, 1, CMD_KEYS_REST},
-	{"t.eval", h_record, -3, 0, NULL, ACL_WRITE | ACL_SCRIPTING, 2, CMD_KEYS_NUMKEYS},
-	{"t.list", h_listing, -1, 0, NULL, ACL_READ | ACL_LOCK, 0, 0},
+	{.name = "lock.acquire",
+	 .fn = h_record,
+	 .arity = -3,
+	 .acl = ACL_WRITE | ACL_LOCK,
+	 .key = 1},
+	{.name = "lock.state", .fn = h_record, .arity = 2, .acl = ACL_READ | ACL_LOCK, .key = 1},
+	{.name = "thing", .arity = -2, .subs = sub_defs, .acl = ACL_SLOW},
+	{.name = "lock.many",
+	 .fn = h_record,
+	 .arity = -2,
+	 .acl = ACL_WRITE | ACL_LOCK,
+	 .key = 1,
+	 .key_last = CMD_KEYS_REST},
+	{.name = "t.eval",
+	 .fn = h_record,
+	 .arity = -3,
+	 .acl = ACL_WRITE | ACL_SCRIPTING,
+	 .key = 2,
+	 .key_last = CMD_KEYS_NUMKEYS},
+	{.name = "t.list", .fn = h_listing, .arity = -1, .acl = ACL_READ | ACL_LOCK},
 };
 
 struct fixture {
@@ -384,18 +398,20 @@ static void test_acl_numkeys_count(void **state)
 static void test_table_rules(void **state)
 {
 	struct fixture *f = *state;
-	static const struct cmd_def dup[] = {{"PING", h_record, 1, 0, NULL, ACL_FAST, 0, 0}};
-	static const struct cmd_def twice[] = {{"x.a", h_record, 1, 0, NULL, ACL_FAST, 0, 0},
-					       {"X.A", h_record, 1, 0, NULL, ACL_FAST, 0, 0}};
+	static const struct cmd_def dup[] = {
+		{.name = "PING", .fn = h_record, .arity = 1, .acl = ACL_FAST}};
+	static const struct cmd_def twice[] = {
+		{.name = "x.a", .fn = h_record, .arity = 1, .acl = ACL_FAST},
+		{.name = "X.A", .fn = h_record, .arity = 1, .acl = ACL_FAST}};
 	size_t before = cmd_count(f->t);
 	assert_int_equal(cmd_table_add(f->t, dup, 1, NULL), -1);
 	assert_int_equal(cmd_table_add(f->t, twice, 2, NULL), -1);
 	/* every command and subcommand declares its ACL categories */
-	static const struct cmd_def undeclared[] = {{"x.b", h_record, 1, 0, NULL, 0, 0, 0}};
-	static const struct cmd_def bad_sub[] = {{"get", h_record, 2, 0, NULL, 0, 0, 0},
-						 {NULL, NULL, 0, 0, NULL, 0, 0, 0}};
+	static const struct cmd_def undeclared[] = {{.name = "x.b", .fn = h_record, .arity = 1}};
+	static const struct cmd_def bad_sub[] = {{.name = "get", .fn = h_record, .arity = 2},
+						 {.name = NULL}};
 	static const struct cmd_def undeclared_sub[] = {
-		{"x.c", NULL, -2, 0, bad_sub, ACL_FAST, 0, 0}};
+		{.name = "x.c", .arity = -2, .subs = bad_sub, .acl = ACL_FAST}};
 	assert_int_equal(cmd_table_add(f->t, undeclared, 1, NULL), -1);
 	assert_int_equal(cmd_table_add(f->t, undeclared_sub, 1, NULL), -1);
 	assert_int_equal(cmd_count(f->t), before); /* nothing half-added */
@@ -409,7 +425,8 @@ static void test_table_rules(void **state)
 	static char names[300][16];
 	for (int i = 0; i < 300; i++) {
 		snprintf(names[i], sizeof(names[i]), "c%d", i);
-		many[i] = (struct cmd_def){names[i], h_record, 1, 0, NULL, ACL_FAST, 0, 0};
+		many[i] = (struct cmd_def){
+			.name = names[i], .fn = h_record, .arity = 1, .acl = ACL_FAST};
 	}
 	assert_int_equal(cmd_table_add(f->t, many, 300, NULL), -1);
 	assert_int_equal(cmd_count(f->t), before);

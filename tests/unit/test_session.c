@@ -70,8 +70,8 @@ static void h_soon(struct cmd_call *c)
 }
 
 static const struct cmd_def test_cmds[] = {
-	{"t.defer", h_defer, 1, 0, NULL, ACL_FAST, 0, 0},
-	{"t.soon", h_soon, 1, 0, NULL, ACL_FAST, 0, 0},
+	{.name = "t.defer", .fn = h_defer, .arity = 1, .acl = ACL_FAST},
+	{.name = "t.soon", .fn = h_soon, .arity = 1, .acl = ACL_FAST},
 };
 
 static void on_open(struct sess *s, void *arg)
