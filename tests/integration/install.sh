@@ -148,7 +148,7 @@ if [ -z "$absent" ] && grep -q "Takes a lease on a lock" "$dir/help.txt"; then
 	ok "leasegate help: every command of COMMAND LIST ($(grep -c '^  [A-Z]' "$dir/help.txt") lines)"
 else bad "leasegate help lacks:$absent"; fi
 out=$("$LG_BIN" help lock.acquire 2>&1)
-if echo "$out" | grep -q "LOCK.ACQUIRE name lease-ms \[WAIT integer\]" && echo "$out" | grep -q "summary: Takes a lease"; then
+if echo "$out" | grep -q "LOCK.ACQUIRE name lease-ms \[WAIT timeout-ms\]" && echo "$out" | grep -q "summary: Takes a lease"; then
 	ok "leasegate help lock.acquire: syntax and summary"
 else bad "leasegate help lock.acquire" "$out"; fi
 out=$("$LG_BIN" help client setname 2>&1)
