@@ -19,6 +19,8 @@
 #                   SEEDS=N seeds from FIRST (1); SEED=s replays one with its trace
 #   make image      the container image with podman (docker/build-image.sh), then
 #                   docker/test-image.sh runs it against moto (root; minutes)
+#   make docs-pg    docs/reference/functions.md from the PostgreSQL function table
+#                   (docs-pg-check: fail when it is not the table's)
 #   make format     clang-format every source file (.clang-format; idempotent)
 #   make format-check  fail, naming the files, when a file is not formatted (CI)
 #   make clean
@@ -57,7 +59,7 @@ TESTLIB   := $(wildcard tests/support/*.c)
 TESTLIB_OBJ := $(TESTLIB:%.c=$(BUILD)/obj/%.o)
 
 .SECONDARY:
-.PHONY: simulate format-check all deps deps-run run test suite unit integration check stress bench fuzz image format clean
+.PHONY: docs-pg docs-pg-check simulate format-check all deps deps-run run test suite unit integration check stress bench fuzz image format clean
 all: $(BUILD)/leasegate
 
 # The tests' packages (servers among them: redis-server starts a Redis on
@@ -191,6 +193,22 @@ fuzz: deps
 	    $$seeds 2>$$n.log || { tail -40 $$n.log; exit 1; }; \
 	  echo "$$n: $$(grep -h stat::number_of_executed_units $$n.log | \
 	    awk '{print $$2}') executions in $(FUZZ_SECONDS) s, no crash"; done
+
+# docs/reference/functions.md, the reference page of the PostgreSQL
+# functions, generated from their table (gateway/pg/pg_fns.c) by
+# tools/gen_pg_functions.c; docs-pg-check fails when the page is not the
+# table's.
+docs-pg: $(BUILD)/tools/gen_pg_functions
+	@mkdir -p docs/reference
+	$(BUILD)/tools/gen_pg_functions > docs/reference/functions.md
+
+docs-pg-check: $(BUILD)/tools/gen_pg_functions
+	@$(BUILD)/tools/gen_pg_functions | cmp -s - docs/reference/functions.md || \
+	  { echo "docs/reference/functions.md is not the function table's: make docs-pg"; exit 1; }
+
+$(BUILD)/tools/gen_pg_functions: $(BUILD)/obj/tools/gen_pg_functions.o $(BUILD)/libleasegate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The image is built from the sources (docker/Dockerfile), not from build/.
 image:
