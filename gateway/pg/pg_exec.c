@@ -4,12 +4,14 @@
  * session (transaction blocks I/T/E, settings) — and its result rendered
  * as PostgreSQL would: row descriptions with real type OIDs, values in
  * the format asked, SQLSTATEs. The flows that call it are pg_query.c.
+ * A function call goes by its row of the function table (pg_fn.h): its
+ * arity, argument types, ACL categories and lock name, then its handler
+ * (pg_fns.c), whose lease answers come back here to be rendered.
  *
  * SQLSTATEs of leasegate's own: a lease lost before it was released is
  * 55000 (object_not_in_prerequisite_state) at its next use; a store error
  * is 58000 (system_error), an answer retrying may change, or XX000.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

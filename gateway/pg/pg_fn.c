@@ -6,49 +6,42 @@
  */
 #include "gateway/pg/pg_fn.h"
 
-#include <ctype.h>
 #include <string.h>
-#include <strings.h>
 
 #include "gateway/conn/acl.h"
 #include "gateway/pg/pg_fe.h"
 #include "protocols/buf.h"
 
-/* name (len bytes, any case) against a row's lower-case name, as strcmp
- * orders them. */
-static int name_cmp(const char *name, size_t len, const char *row)
-{
-	for (size_t i = 0; i < len; i++) {
-		int c = tolower((unsigned char)name[i]), r = (unsigned char)row[i];
-		if (r == 0 || c != r)
-			return r == 0 ? 1 : c - r;
-	}
-	return row[len] == '\0' ? 0 : -1;
-}
-
-/* The first row called name, or NULL. */
+/* The first row called name (len bytes, lower case), or NULL. */
 static const struct pg_fn *find_name(const char *name, size_t len)
 {
 	size_t lo = 0, hi = pg_fns_count;
-	while (lo < hi) { /* the first row not below name */
+	while (lo < hi) { /* the first row not below name, as strcmp orders */
 		size_t mid = lo + (hi - lo) / 2;
-		if (name_cmp(name, len, pg_fns[mid].name) > 0)
+		if (strncmp(pg_fns[mid].name, name, len) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == pg_fns_count || name_cmp(name, len, pg_fns[lo].name) != 0)
+	if (lo == pg_fns_count || strncmp(pg_fns[lo].name, name, len) != 0 ||
+	    pg_fns[lo].name[len] != '\0')
 		return NULL;
 	return &pg_fns[lo];
 }
 
 const struct pg_fn *pg_fn_lookup(const char *name, size_t len, unsigned nargs)
 {
-	if (len > 11 && strncasecmp(name, "pg_catalog.", 11) == 0) {
-		name += 11;
+	char low[SQL_ALIAS_MAX];
+	if (len >= sizeof(low))
+		return NULL;		 /* longer than any name */
+	for (size_t i = 0; i < len; i++) /* ASCII: as strncasecmp in the C locale */
+		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + ('a' - 'A') : name[i]);
+	const char *p = low;
+	if (len > 11 && memcmp(p, "pg_catalog.", 11) == 0) {
+		p += 11;
 		len -= 11;
 	}
-	const struct pg_fn *first = find_name(name, len);
+	const struct pg_fn *first = find_name(p, len);
 	if (first == NULL)
 		return NULL;
 	const struct pg_fn *end = pg_fns + pg_fns_count;

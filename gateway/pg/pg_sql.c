@@ -5,13 +5,12 @@
  */
 #include "gateway/pg/pg_sql.h"
 
-#include "gateway/pg/pg_fn.h"
-
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "gateway/pg/pg_fn.h"
 #include "protocols/pg/pg.h"
 
 enum tok_type { T_END, T_IDENT, T_NUM, T_STR, T_PARAM, T_PUNCT, T_CAST };

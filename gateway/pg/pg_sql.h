@@ -4,7 +4,8 @@
  * (the advisory lock functions, leasegate's own, transaction control,
  * SET/RESET/SHOW, what drivers and pools send on their own) and says
  * "unsupported" for anything else, with the statement's text for the
- * error.
+ * error. A function call is recognised by the function table (pg_fn.h):
+ * its name and argument count find its row.
  *
  * It works in place on a text the caller owns (string literals are
  * unescaped there), one statement at a time.
