@@ -81,8 +81,8 @@ struct store_kv_req *store_kv_copy(const struct store_kv_req *req)
 	size_t bytes = sizeof(*req) + req->n * sizeof(struct store_kv_op);
 	for (unsigned i = 0; i < req->n; i++) {
 		const struct store_kv_op *o = &req->ops[i];
-		bytes += sz(o->name) + sz(o->rvn) + sz(o->owner) + sz(o->new_owner) +
-			 sz(o->new_rvn);
+		bytes +=
+			sz(o->name) + sz(o->rvn) + sz(o->owner) + sz(o->new_owner) + sz(o->new_rvn);
 	}
 	struct store_kv_req *c = malloc(bytes);
 	if (c == NULL)

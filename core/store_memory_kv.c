@@ -38,8 +38,7 @@ static bool seen_holds(const struct mitem *it, const struct store_kv_op *o)
 	return false;
 }
 
-static void write_set(struct mstore *ms, struct mitem *it, const struct store_kv_op *o,
-		      int64_t ttl)
+static void write_set(struct mstore *ms, struct mitem *it, const struct store_kv_op *o, int64_t ttl)
 {
 	/* left in its list of released items, as an acquire (the sweep
 	 * skips held items) */

@@ -53,8 +53,8 @@ static void add_key(cJSON *into, const struct ddb_keys *k, const char *name)
 }
 
 /* The condition of o (store_kv.h) into cond, its names and values. */
-static void add_seen(const struct store_kv_op *o, char *cond, size_t cap, cJSON *names,
-		     cJSON *vals, const struct ddb_keys *k)
+static void add_seen(const struct store_kv_op *o, char *cond, size_t cap, cJSON *names, cJSON *vals,
+		     const struct ddb_keys *k)
 {
 	switch (o->seen) {
 	case KV_SEEN_NONE:
@@ -141,8 +141,8 @@ static void add_write(const struct store_kv_op *o, const struct ddb_keys *k, int
 static cJSON *item_of(const struct ddb_keys *k, const struct store_kv_op *o, int64_t ttl)
 {
 	cJSON *wrap = cJSON_CreateObject();
-	cJSON *it = cJSON_AddObjectToObject(wrap, o->write == KV_W_CHECK ? "ConditionCheck"
-									: "Update");
+	cJSON *it =
+		cJSON_AddObjectToObject(wrap, o->write == KV_W_CHECK ? "ConditionCheck" : "Update");
 	if (it == NULL)
 		return wrap;
 	cJSON_AddStringToObject(it, "TableName", k->table);
@@ -194,7 +194,8 @@ unsigned ddb_kv_failed_index(const char *body, size_t len, unsigned n)
 	cJSON_ArrayForEach(r, list)
 	{
 		const cJSON *code = cJSON_GetObjectItemCaseSensitive(r, "Code");
-		if (cJSON_IsString(code) && strcmp(code->valuestring, "ConditionalCheckFailed") == 0) {
+		if (cJSON_IsString(code) &&
+		    strcmp(code->valuestring, "ConditionalCheckFailed") == 0) {
 			found = i < n ? i : n;
 			break;
 		}

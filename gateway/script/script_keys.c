@@ -253,16 +253,16 @@ static void c_del(struct sk_space *sp, int argc, const char *const *argv, const 
 /* What PTTL, TTL, PEXPIRETIME and EXPIRETIME answer. */
 enum ttl_kind { TTL_MS, TTL_S, TTL_AT_MS, TTL_AT_S };
 
-static void ttl_of(struct sk_space *sp, const char *const *argv, const size_t *lens,
-		   struct sv *r, enum ttl_kind kind)
+static void ttl_of(struct sk_space *sp, const char *const *argv, const size_t *lens, struct sv *r,
+		   enum ttl_kind kind)
 {
 	struct sk_key *k = key_of(sp, argv[1], lens[1], r);
 	if (k == NULL)
 		return;
 	int64_t left = k->expires_at - sp->now, v = -2;
 	if (k->alive)
-		v = kind == TTL_MS     ? left
-		    : kind == TTL_S    ? (left + 500) / 1000
+		v = kind == TTL_MS	? left
+		    : kind == TTL_S	? (left + 500) / 1000
 		    : kind == TTL_AT_MS ? k->expires_at
 					: k->expires_at / 1000;
 	*r = (struct sv){.type = SV_INT, .i = v};
@@ -286,8 +286,8 @@ static void c_pexpiretime(struct sk_space *sp, int argc, const char *const *argv
 	ttl_of(sp, argv, lens, r, TTL_AT_MS);
 }
 
-static void c_expiretime(struct sk_space *sp, int argc, const char *const *argv,
-			 const size_t *lens, struct sv *r)
+static void c_expiretime(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+			 struct sv *r)
 {
 	ttl_of(sp, argv, lens, r, TTL_AT_S);
 }
@@ -309,8 +309,8 @@ static void expire(struct sk_space *sp, int argc, const char *const *argv, const
 		lt |= is(argv[i], lens[i], "LT");
 		if (!is(argv[i], lens[i], "NX") && !is(argv[i], lens[i], "XX") &&
 		    !is(argv[i], lens[i], "GT") && !is(argv[i], lens[i], "LT")) {
-			sv_errorf(r, "ERR Unsupported option %.*s", (int)(lens[i] > 32 ? 32 : lens[i]),
-				  argv[i]);
+			sv_errorf(r, "ERR Unsupported option %.*s",
+				  (int)(lens[i] > 32 ? 32 : lens[i]), argv[i]);
 			return;
 		}
 	}
@@ -353,8 +353,8 @@ static void c_expire(struct sk_space *sp, int argc, const char *const *argv, con
 	expire(sp, argc, argv, lens, r, 1000, false);
 }
 
-static void c_pexpireat(struct sk_space *sp, int argc, const char *const *argv,
-			const size_t *lens, struct sv *r)
+static void c_pexpireat(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+			struct sv *r)
 {
 	expire(sp, argc, argv, lens, r, 1, true);
 }
@@ -378,7 +378,8 @@ static bool set_parse(struct sk_space *sp, int argc, const char *const *argv, co
 		const char *word;
 		int64_t unit;
 		bool at;
-	} units[] = {{"EX", 1000, false}, {"PX", 1, false}, {"EXAT", 1000, true}, {"PXAT", 1, true}};
+	} units[] = {
+		{"EX", 1000, false}, {"PX", 1, false}, {"EXAT", 1000, true}, {"PXAT", 1, true}};
 	bool unit_given = false;
 	for (int i = 3; i < argc; i++) {
 		const char *a = argv[i];
@@ -606,7 +607,8 @@ void sk_commit_ops(struct sk_space *sp, int64_t commit_now, struct store_kv_op *
 			continue;
 		}
 		store_new_id(k->new_rvn);
-		snprintf(k->new_owner, sizeof(k->new_owner), BY_VALUE "%.*s", SK_VALUE_MAX, k->value);
+		snprintf(k->new_owner, sizeof(k->new_owner), BY_VALUE "%.*s", SK_VALUE_MAX,
+			 k->value);
 		op->write = KV_W_SET;
 		op->new_owner = k->new_owner;
 		op->new_rvn = k->new_rvn;

@@ -273,7 +273,8 @@ static int do_call(lua_State *L, bool raise)
 	struct sl_vm *vm = vm_of(L);
 	int argc = lua_gettop(L);
 	if (argc == 0)
-		return luaL_error(L, "Please specify at least one argument for this redis lib call");
+		return luaL_error(L,
+				  "Please specify at least one argument for this redis lib call");
 	if (argc > SL_CALL_ARGS)
 		return luaL_error(L, "Too many arguments for a redis lib call (at most %d)",
 				  SL_CALL_ARGS);
@@ -392,9 +393,9 @@ static const struct {
 	const char *name;
 	int value;
 } redis_consts[] = {
-	{"LOG_DEBUG", 0}, {"LOG_VERBOSE", 1}, {"LOG_NOTICE", 2}, {"LOG_WARNING", 3},
-	{"REPL_NONE", 0}, {"REPL_AOF", 1},    {"REPL_SLAVE", 2}, {"REPL_REPLICA", 2},
-	{"REPL_ALL", 3},
+	{"LOG_DEBUG", 0},   {"LOG_VERBOSE", 1},	 {"LOG_NOTICE", 2},
+	{"LOG_WARNING", 3}, {"REPL_NONE", 0},	 {"REPL_AOF", 1},
+	{"REPL_SLAVE", 2},  {"REPL_REPLICA", 2}, {"REPL_ALL", 3},
 };
 
 static void make_readonly(lua_State *L);
@@ -446,8 +447,8 @@ static int l_os_clock(lua_State *L)
 /* --- the sandbox --- */
 
 static const char *const removed_base[] = {
-	"loadfile", "dofile",	      "load",	"rawset", "getfenv", "setfenv",
-	"newproxy", "collectgarbage", "module", "require", "gcinfo", NULL,
+	"loadfile", "dofile",	      "load",	"rawset",  "getfenv", "setfenv",
+	"newproxy", "collectgarbage", "module", "require", "gcinfo",  NULL,
 };
 
 /* A read-only view of the table at the top: an empty table whose
@@ -459,9 +460,9 @@ static int ro_newindex(lua_State *L)
 
 static void make_readonly(lua_State *L)
 {
-	lua_newtable(L);	     /* proxy */
-	lua_createtable(L, 0, 3);    /* its metatable */
-	lua_pushvalue(L, -3);	     /* the original */
+	lua_newtable(L);	  /* proxy */
+	lua_createtable(L, 0, 3); /* its metatable */
+	lua_pushvalue(L, -3);	  /* the original */
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, ro_newindex);
 	lua_setfield(L, -2, "__newindex");
@@ -486,8 +487,9 @@ static int env_index(lua_State *L)
 static int env_newindex(lua_State *L)
 {
 	const char *k = lua_tostring(L, 2);
-	return luaL_error(L, "Attempt to modify a readonly table: script attempted to set "
-			     "global variable '%s'",
+	return luaL_error(L,
+			  "Attempt to modify a readonly table: script attempted to set "
+			  "global variable '%s'",
 			  k != NULL ? k : "?");
 }
 
@@ -509,9 +511,9 @@ static void build_globals(lua_State *L)
 	lua_newtable(L); /* the scripts' globals */
 	int g = lua_gettop(L);
 	static const char *const base_kept[] = {
-		"assert", "error",   "ipairs", "next",	   "pairs", "pcall",
-		"rawequal", "rawget", "select", "tonumber", "tostring", "type", "unpack",
-		"xpcall", "_VERSION", NULL};
+		"assert",   "error",  "ipairs",	  "next",	  "pairs",	  "pcall",
+		"rawequal", "rawget", "select",	  "tonumber",	  "tostring",	  "type",
+		"unpack",   "xpcall", "_VERSION", "getmetatable", "setmetatable", NULL};
 	for (int i = 0; base_kept[i] != NULL; i++) {
 		lua_getglobal(L, base_kept[i]);
 		lua_setfield(L, g, base_kept[i]);
@@ -691,7 +693,8 @@ bool sl_load(struct sl_vm *vm, const char *body, size_t len, char *sha, char *er
 	if (!shebang(body, len, &ro, &skip, err, errlen))
 		return false;
 	if (len > skip && body[skip] == LUA_SIGNATURE[0]) {
-		snprintf(err, errlen, "ERR Error compiling script: loading bytecode is not allowed");
+		snprintf(err, errlen,
+			 "ERR Error compiling script: loading bytecode is not allowed");
 		return false;
 	}
 	vm->cap = vm->bytes + vm->lim.max_bytes; /* compiling is bounded too */

@@ -31,13 +31,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SL_SHA_HEX	40
-#define SL_BODY_MAX	(256 * 1024) /* bytes of a script */
-#define SL_SCRIPTS_MAX	10000	     /* scripts cached */
-#define SL_DEPTH_MAX	32	     /* nesting of a reply */
-#define SL_ELEMS_MAX	100000	     /* elements of one reply array */
-#define SL_ARG_MAX	(512 * 1024) /* bytes of one argument of redis.call */
-#define SL_CALL_ARGS	1024	     /* arguments of one redis.call */
+#define SL_SHA_HEX     40
+#define SL_BODY_MAX    (256 * 1024) /* bytes of a script */
+#define SL_SCRIPTS_MAX 10000	    /* scripts cached */
+#define SL_DEPTH_MAX   32	    /* nesting of a reply */
+#define SL_ELEMS_MAX   100000	    /* elements of one reply array */
+#define SL_ARG_MAX     (512 * 1024) /* bytes of one argument of redis.call */
+#define SL_CALL_ARGS   1024	    /* arguments of one redis.call */
 
 /* A reply: what a command answers a script, and what a script answers. */
 enum sv_type { SV_NIL, SV_INT, SV_BULK, SV_STATUS, SV_ERROR, SV_ARRAY, SV_BOOL, SV_DOUBLE };

@@ -39,7 +39,7 @@ struct sr_job {
 	sr_done_fn done;
 	void *arg;
 	int attempt;
-	int pending;			   /* reads not answered */
+	int pending;			       /* reads not answered */
 	struct store_call *calls[SK_KEYS_MAX]; /* reads in flight, or the commit in [0] */
 	struct read_ctx ctx[SK_KEYS_MAX];
 	struct lock_item items[SK_KEYS_MAX];
@@ -260,7 +260,8 @@ static void read_all(struct sr_job *j)
 		j->calls[i] = store_submit(j->e->store, &req, read_done, &j->ctx[i]);
 		if (j->calls[i] == NULL) { /* the reads sent answer later */
 			if (!j->failed)
-				sv_errorf(&j->read_err, "ERR out of memory reading a script's keys");
+				sv_errorf(&j->read_err,
+					  "ERR out of memory reading a script's keys");
 			j->failed = true;
 			j->pending = i; /* the reads sent; the last answer finishes */
 			if (i == 0)
