@@ -27,6 +27,10 @@ struct sl_vm {
 	uint64_t instructions;
 	int64_t deadline_ns;
 	const char *killed; /* why the run was stopped, NULL while it runs */
+	/* the reply of the redis.call in progress: pushing it may raise (out
+	 * of memory, a limit), which skips do_call's clear; the next call and
+	 * the end of the run clear it */
+	struct sv reply;
 	size_t nscripts;
 	struct sl_stats stats;
 };
@@ -290,11 +294,11 @@ static int do_call(lua_State *L, bool raise)
 			return luaL_error(L, "an argument of a redis lib call is over %d bytes",
 					  SL_ARG_MAX);
 	}
-	struct sv reply = {.type = SV_NIL};
-	vm->run->call(vm->run->host, argc, argv, lens, &reply);
-	push_sv(L, &reply, 0);
-	bool err = reply.type == SV_ERROR;
-	sv_clear(&reply);
+	sv_clear(&vm->reply);
+	vm->run->call(vm->run->host, argc, argv, lens, &vm->reply);
+	push_sv(L, &vm->reply, 0);
+	bool err = vm->reply.type == SV_ERROR;
+	sv_clear(&vm->reply);
 	if (err && raise)
 		return lua_error(L); /* the {err=...} table, as Redis 7 raises it */
 	return 1;
@@ -810,6 +814,7 @@ void sl_exec(struct sl_vm *vm, const struct sl_run *r, struct sv *out)
 		to_sv(L, lua_gettop(L), out, 0);
 	}
 	lua_pop(L, 1);
+	sv_clear(&vm->reply);
 	vm->cap = 0;
 	vm->run = NULL;
 	vm->killed = NULL;

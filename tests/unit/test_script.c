@@ -77,7 +77,8 @@ static void test_sandbox(void **state)
 		const char *body, *error;
 	} refused[] = {
 		{"x = 1", "ERR user_script:1: Attempt to modify a readonly table"},
-		{"return undefined_name", "ERR user_script:1: Script attempted to access nonexistent"},
+		{"return undefined_name",
+		 "ERR user_script:1: Script attempted to access nonexistent"},
 		{"return io.open('/etc/passwd')", "ERR user_script:1: Script attempted to access"},
 		{"return os.execute('true')", "ERR user_script:1: attempt to call field 'execute'"},
 		{"return require('os')", "ERR user_script:1: Script attempted to access"},
@@ -87,10 +88,12 @@ static void test_sandbox(void **state)
 		{"redis.call = nil", "ERR user_script:1: Attempt to modify a readonly table"},
 		{"return string.dump(tostring)", "ERR user_script:1: attempt to call field 'dump'"},
 		{"rawset(string, 'rep', nil)", "ERR user_script:1: Script attempted to access"},
-		{"setmetatable(string, {})", "ERR user_script:1: cannot change a protected metatable"},
+		{"setmetatable(string, {})",
+		 "ERR user_script:1: cannot change a protected metatable"},
 		{"getfenv(1).x = 1", "ERR user_script:1: Script attempted to access"},
 		/* a chunk of loadstring reads the run's globals, read-only too */
-		{"loadstring('string.rep = nil')()", "ERR [string \"string.rep = nil\"]:1: Attempt"},
+		{"loadstring('string.rep = nil')()",
+		 "ERR [string \"string.rep = nil\"]:1: Attempt"},
 		{"return loadstring('\\27Lua')", "ERR"}, /* nil, a message: not a function */
 		{"\x1bLua\x51", "ERR Error compiling script: loading bytecode is not allowed"},
 		{"return (", "ERR Error compiling script (new function): user_script:1:"},
@@ -99,7 +102,8 @@ static void test_sandbox(void **state)
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		if (strcmp(refused[i].body, "return loadstring('\\27Lua')") == 0) {
 			/* loadstring answers nil and a message for bytecode */
-			expect_int(vm, "local f, e = loadstring('\\27Lua'); return f == nil and 1 or 0",
+			expect_int(vm,
+				   "local f, e = loadstring('\\27Lua'); return f == nil and 1 or 0",
 				   1);
 			continue;
 		}
@@ -114,8 +118,9 @@ static void test_sandbox(void **state)
 	expect_int(vm, "local ok = pcall(function() y = 1 end); return ok and 1 or 0", 0);
 	expect_int(vm, "return loadstring('return 7')()", 7);
 	expect_int(vm, "#!lua flags=no-writes\nreturn 5", 5);
-	expect_int(vm, "return redis.sha1hex('') == 'da39a3ee5e6b4b0d3255bfef95601890afd80709' "
-		       "and 1 or 0",
+	expect_int(vm,
+		   "return redis.sha1hex('') == 'da39a3ee5e6b4b0d3255bfef95601890afd80709' "
+		   "and 1 or 0",
 		   1);
 	sl_free(vm);
 }
@@ -321,8 +326,9 @@ static void test_lock_cycle_and_fence(void **state)
 	assert_true(it.exists && !it.has_owner); /* a tombstone keeps the fence */
 	assert_int_equal(it.fence, 1);
 	/* the next holder gets the next fence, also by a plain SET */
-	eval(w, "if redis.call('exists', KEYS[1]) == 0 then return redis.call('set', KEYS[1], "
-		"ARGV[1], 'PX', 3000) end",
+	eval(w,
+	     "if redis.call('exists', KEYS[1]) == 0 then return redis.call('set', KEYS[1], "
+	     "ARGV[1], 'PX', 3000) end",
 	     KEYS("a"), KEYS("v3"));
 	assert_int_equal(item_of(w, "a").fence, 2);
 	/* expiry: after its lease the key is gone for scripts, and taking
