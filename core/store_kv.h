@@ -23,7 +23,7 @@
  *            between fails it.
  *   VERSION  the exact version read: rvn = :rvn (every write of an owner,
  *            the lease core's renewals too, makes a new rvn). With
- *            .alive_after > 0 also expRvn = :rvn AND expiresAt >
+ *            .alive_after > 0 also expRvn = :rvn AND expAt >
  *            :alive_after: a key the script saw alive by its expiry is
  *            still alive at the commit's clock (an extend cannot revive a
  *            lease that ran out while the script ran).
@@ -32,11 +32,11 @@
  *            fail scripts that only read it).
  * Writes:
  *   CHECK    none (DynamoDB: a ConditionCheck).
- *   SET      SET owner, rvn, leaseMs, _type LOCK, expiresAt, expRvn = rvn,
+ *   SET      SET owner, rvn, leaseMs, _type LOCK, expAt, expRvn = rvn,
  *            ttl; REMOVE holder; ADD fence 1 when .raise_fence (the key
  *            becomes held by a new holder: from absent or expired, or
  *            another owner).
- *   FREE     REMOVE owner, leaseMs, holder, expiresAt, expRvn; SET ttl.
+ *   FREE     REMOVE owner, leaseMs, holder, expAt, expRvn; SET ttl.
  *            The item stays (a tombstone: fence and rvn kept), so a NONE
  *            or FREE condition of an older read cannot pass.
  *
@@ -71,7 +71,7 @@ struct store_kv_op {
 	const char *owner;   /* HOLDER */
 	int64_t fence;	     /* FREE (with has_fence), HOLDER */
 	bool has_fence;	     /* FREE: the tombstone has a fence */
-	int64_t alive_after; /* VERSION: > 0, expiresAt must be past it (epoch ms) */
+	int64_t alive_after; /* VERSION: > 0, expAt must be past it (epoch ms) */
 	enum store_kv_write write;
 	/* SET */
 	const char *new_owner; /* 1..STORE_ID_MAX printable bytes */

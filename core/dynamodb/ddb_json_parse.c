@@ -184,12 +184,12 @@ static const struct {
 	size_t len;
 	bool (*read)(struct lock_item *item, const struct ddb_attr *a, char *err);
 } item_attrs[] = {
-	{"owner", 5, get_owner},       {"rvn", 3, get_rvn},
-	{"holder", 6, get_holder},     {"_type", 5, get_type},
-	{"fence", 5, get_fence},       {"leaseMs", 7, get_lease},
-	{"waiter", 6, get_waiter},     {"waiterMs", 8, get_waiter_ms},
-	{"freed", 5, get_freed},       {"freedBy", 7, get_freed_by},
-	{"expiresAt", 9, get_expires}, {"expRvn", 6, get_exp_rvn},
+	{"owner", 5, get_owner},   {"rvn", 3, get_rvn},
+	{"holder", 6, get_holder}, {"_type", 5, get_type},
+	{"fence", 5, get_fence},   {"leaseMs", 7, get_lease},
+	{"waiter", 6, get_waiter}, {"waiterMs", 8, get_waiter_ms},
+	{"freed", 5, get_freed},   {"freedBy", 7, get_freed_by},
+	{"expAt", 5, get_expires}, {"expRvn", 6, get_exp_rvn},
 };
 
 bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,

@@ -81,7 +81,7 @@ static void add_seen(const struct store_kv_op *o, char *cond, size_t cap, cJSON 
 		if (o->alive_after > 0) {
 			snprintf(cond, cap, "#r = :sr AND #er = :sr AND #e > :now");
 			cJSON_AddStringToObject(names, "#er", "expRvn");
-			cJSON_AddStringToObject(names, "#e", "expiresAt");
+			cJSON_AddStringToObject(names, "#e", "expAt");
 			cJSON_AddItemToObject(vals, ":now", attr_n(o->alive_after));
 		} else {
 			snprintf(cond, cap, "#r = :sr");
@@ -116,7 +116,7 @@ static void add_write(const struct store_kv_op *o, const struct ddb_keys *k, int
 	name_as(names, "#o", "owner");
 	name_as(names, "#l", "leaseMs");
 	name_as(names, "#h", "holder");
-	name_as(names, "#e", "expiresAt");
+	name_as(names, "#e", "expAt");
 	name_as(names, "#er", "expRvn");
 	if (o->write == KV_W_FREE) {
 		snprintf(expr, cap, "REMOVE #o, #l, #h, #e, #er%s", has_ttl ? " SET #x = :x" : "");

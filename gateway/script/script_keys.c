@@ -577,7 +577,7 @@ static void seen_of(const struct sk_key *k, int64_t commit_now, struct store_kv_
 		op->has_fence = it->has_fence;
 		op->fence = it->fence;
 	} else if (k->script_exp0 || !k->alive0) {
-		/* the exact version: a script's, alive until its expiresAt; or
+		/* the exact version: a script's, alive until its expAt; or
 		 * a lease seen ended, which a renewal must not revive */
 		op->seen = KV_SEEN_VERSION;
 		op->rvn = it->rvn;

@@ -7,7 +7,7 @@
  * the holder's identity (the item's owner without the "d:" of a lease
  * taken by value, as GET outside scripts shows it), its TTL what remains
  * of the lease. How long a lease remains:
- *   - written by a script: its expiresAt (wall clock, epoch ms), valid
+ *   - written by a script: its expAt (wall clock, epoch ms), valid
  *     while the item's rvn is the one the script wrote (expRvn), against
  *     the run's frozen now;
  *   - written by the lease core (LOCK.ACQUIRE, SET NX PX outside
