@@ -39,7 +39,7 @@
 
 BUILD   ?= build
 CC      ?= cc
-PKGS    := libevent libevent_openssl hiredis libcurl openssl libcjson
+PKGS    := libevent libevent_openssl hiredis libcurl openssl libcjson lua5.1
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \

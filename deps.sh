@@ -10,7 +10,7 @@
 # As root it runs apt-get; otherwise it prints the exact command and stops.
 set -e
 RUN_PKGS="build-essential pkg-config libevent-dev libhiredis-dev libcjson-dev
-libcurl4-openssl-dev libssl-dev"
+libcurl4-openssl-dev libssl-dev liblua5.1-0-dev"
 # libcmocka-dev, libpq-dev: the unit and integration tests' libraries;
 # redis-server, redis-tools, postgresql-client, python3-redis: clients and a
 # reference Redis of the tests and benchmarks; prometheus: promtool;

@@ -157,6 +157,11 @@ bool lt_get_state(struct locktable *t, const char *name, lt_state_cb cb, void *a
  * true with *st filled; false when only lt_get_state can. */
 bool lt_state_now(struct locktable *t, const char *name, struct lt_state *st);
 
+/* What remains of the lease an item read at name's key shows, on this
+ * replica's clock (as lt_state.remaining_ms): for the lock keyspace of
+ * scripts (gateway/script), which reads items itself. 0: none. */
+int64_t lt_item_remaining_ms(struct locktable *t, const char *name, const struct lock_item *item);
+
 const char *lt_table(const struct locktable *t);
 struct clock *lt_clock(const struct locktable *t);
 

@@ -28,6 +28,11 @@ int64_t lt_remaining_ms(struct locktable *t, const char *name, const struct lock
 	return left > 0 ? left : 0;
 }
 
+int64_t lt_item_remaining_ms(struct locktable *t, const char *name, const struct lock_item *item)
+{
+	return lt_remaining_ms(t, name, item);
+}
+
 void lt_state_of(struct locktable *t, const char *name, const struct lock_item *it,
 		 struct lt_state *st)
 {

@@ -118,6 +118,12 @@ struct lock_item {
 	 * the fence it ended, 0 when none; freed_forced: by force. */
 	int64_t freed;
 	bool freed_forced;
+	/* The absolute expiry a script wrote (core/store_kv.h): wall-clock
+	 * epoch ms, valid only while rvn equals exp_rvn (the lease core's
+	 * writes change rvn and leave these alone, which voids them). 0 and
+	 * "" when absent. */
+	int64_t expires_at;
+	char exp_rvn[STORE_ID_MAX + 1];
 };
 
 struct store_req {
@@ -162,6 +168,10 @@ struct store_call; /* one request in flight */
 struct store_scan_result;
 struct store_tx_req;
 struct store_tx_result;
+struct store_kv_req;
+struct store_kv_result;
+/* A keyspace commit's answer (store_kv.h). */
+typedef void (*store_kv_cb)(void *arg, const struct store_kv_result *res);
 /* A fenced transaction's answer (store_tx.h). */
 typedef void (*store_tx_cb)(void *arg, const struct store_tx_result *res);
 
@@ -179,6 +189,10 @@ struct store_ops {
 	/* store_transact() (store_tx.h); cancelled with cancel. */
 	struct store_call *(*transact)(struct store *s, const struct store_tx_req *req,
 				       store_tx_cb cb, void *arg);
+	/* store_kv_commit() (store_kv.h); cancelled with cancel. NULL: the
+	 * store has none. */
+	struct store_call *(*kv_commit)(struct store *s, const struct store_kv_req *req,
+					store_kv_cb cb, void *arg);
 };
 
 struct store {

@@ -65,6 +65,8 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 		out->waiter_ms = 0;
 		out->freed = 0;
 		out->freed_forced = false;
+		out->expires_at = 0;
+		out->exp_rvn[0] = '\0';
 		return;
 	}
 	out->exists = true;
@@ -99,6 +101,8 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	}
 	out->freed = it->freed;
 	out->freed_forced = it->freed_forced;
+	out->expires_at = it->expires_at;
+	memcpy(out->exp_rvn, it->exp_rvn, sizeof(out->exp_rvn));
 }
 
 static size_t slen(const char *s)
@@ -152,6 +156,19 @@ static struct mitem *item_new(struct mstore *ms, struct mitem **slot, const char
 	*slot = it;
 	ms->nitems++;
 	ms->bytes += sizeof(*it) + len + 1;
+	return it;
+}
+
+struct mitem *mem_item_add(struct mstore *ms, const char *name, uint64_t h)
+{
+	struct mitem **slot = find_slot(ms, name, h);
+	if (*slot != NULL)
+		return *slot;
+	if (ms->max_items > 0 && ms->nitems >= ms->max_items)
+		return NULL;
+	struct mitem *it = item_new(ms, slot, name, h);
+	if (it != NULL && ms->nitems > ms->nbuckets)
+		grow(ms);
 	return it;
 }
 
@@ -337,7 +354,24 @@ oom:
 
 static void call_free(struct store_call *call)
 {
+	free(call->kv);
 	pool_put(&call_pool, call, call->size);
+}
+
+void mem_call_free(struct store_call *call)
+{
+	call_free(call);
+}
+
+struct store_call *mem_call_new(struct mstore *ms)
+{
+	struct store_call *call = pool_get(&call_pool, sizeof(*call));
+	if (call == NULL)
+		return NULL;
+	memset(call, 0, sizeof(*call));
+	call->size = sizeof(*call);
+	call->ms = ms;
+	return call;
 }
 
 static void unqueue(struct mstore *ms, struct store_call *call)
@@ -478,6 +512,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->seq = 0;
 	call->page = NULL;
 	call->limit = 0;
+	call->kv = NULL;
 	call->size = sizeof(*call) + need;
 	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
@@ -552,6 +587,7 @@ static struct store_call *mem_scan(struct store *s, const char *cursor, unsigned
 	call->arg = arg;
 	call->page = res;
 	call->limit = limit;
+	call->kv = NULL;
 	call->req.op = STORE_SCAN;
 	if (!from_start) {
 		memcpy(call->text, after, need);
@@ -637,6 +673,7 @@ static struct store_call *mem_transact(struct store *s, const struct store_tx_re
 
 static const struct store_ops memory_ops = {
 	.transact = mem_transact,
+	.kv_commit = mem_kv_commit,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,

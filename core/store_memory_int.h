@@ -36,6 +36,9 @@ struct mitem {
 	 * has no fence, or a fence that is no int64. */
 	char *other_type;
 	bool no_fence, fence_bad;
+	/* a script's expiry (store.h's lock_item.expires_at) */
+	int64_t expires_at;
+	char exp_rvn[STORE_ID_MAX + 1];
 	char name[]; /* NUL-terminated */
 };
 
@@ -52,12 +55,16 @@ struct store_call {
 		store_cb cb;
 		void (*scan_cb)(void *arg); /* a scan */
 		store_tx_cb tx_cb;	    /* a transaction (mem_transact) */
+		store_kv_cb kv_cb;	    /* a keyspace commit (mem_kv_commit) */
 	};
 	void *arg;
 	/* A scan (req.op STORE_SCAN): its page, at most limit items after
 	 * req.name (NULL: from the start). */
 	struct store_scan_result *page;
 	unsigned limit;
+	/* A keyspace commit (store_memory_kv.c): its copy, freed with the
+	 * call; NULL for every other call. */
+	struct store_kv_req *kv;
 	struct store_req req; /* strings point into text */
 	char text[];
 };
@@ -110,6 +117,19 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out);
 
 /* The slot of the item named name (hash h): *slot is NULL when none. */
 struct mitem **mem_find_slot(struct mstore *ms, const char *name, uint64_t h);
+
+/* The item named name (hash h), made when there is none (the table
+ * grown as needed); NULL on out-of-memory or when the store is full. */
+struct mitem *mem_item_add(struct mstore *ms, const char *name, uint64_t h);
+
+/* store_memory_kv.c: store_kv_commit() of the embedded store. */
+struct store_call *mem_kv_commit(struct store *s, const struct store_kv_req *req, store_kv_cb cb,
+				 void *arg);
+
+/* Gives a call back to the pool (its commit copy freed). */
+void mem_call_free(struct store_call *call);
+/* A call of sizeof(struct store_call) from the pool, zeroed; NULL on OOM. */
+struct store_call *mem_call_new(struct mstore *ms);
 
 /* Removes the item at *slot (out of its list of released items too),
  * its bytes given back. */

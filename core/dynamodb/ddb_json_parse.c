@@ -160,6 +160,23 @@ static bool get_waiter_ms(struct lock_item *item, const struct ddb_attr *a, char
 	return get_num(a, &item->waiter_ms, NULL, err);
 }
 
+/* A script's expiry (core/store_kv.h): as freed, an item edited by hand
+ * reads as none rather than failing the answer. */
+static bool get_expires(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_num(a, &item->expires_at, NULL, ignored))
+		item->expires_at = 0;
+	return true;
+}
+static bool get_exp_rvn(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_str(a, item->exp_rvn, sizeof item->exp_rvn, NULL, ignored))
+		item->exp_rvn[0] = '\0';
+	return true;
+}
+
 /* The attributes of a lock item (docs/lease-rules.md); any other is
  * ignored, but for the TTL attribute when one is configured. */
 static const struct {
@@ -172,6 +189,7 @@ static const struct {
 	{"fence", 5, get_fence},   {"leaseMs", 7, get_lease},
 	{"waiter", 6, get_waiter}, {"waiterMs", 8, get_waiter_ms},
 	{"freed", 5, get_freed},   {"freedBy", 7, get_freed_by},
+	{"expAt", 5, get_expires}, {"expRvn", 6, get_exp_rvn},
 };
 
 bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,

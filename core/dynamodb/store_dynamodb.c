@@ -715,6 +715,7 @@ static void ddb_free(struct store *s)
 
 static const struct store_ops ddb_ops = {
 	.transact = ddbs_transact,
+	.kv_commit = ddbs_kv_commit,
 	.submit = ddb_submit,
 	.cancel = ddb_cancel,
 	.free = ddb_free,

@@ -22,6 +22,7 @@ struct store_call {
 	ddbs_done_fn done;
 	store_cb cb;
 	store_tx_cb tx_cb; /* STORE_TRANSACT (ddb_transact.c) */
+	store_kv_cb kv_cb; /* a keyspace commit (ddb_kv.c), also STORE_TRANSACT */
 	void *arg;
 	/* a scan: the caller's page (filled from the answer) and callback */
 	struct store_scan_result *page;
@@ -94,6 +95,10 @@ bool ddbs_copy(char *dst, size_t cap, const char *src);
 /* store_transact() of the DynamoDB store (ddb_transact.c). */
 struct store_call *ddbs_transact(struct store *s, const struct store_tx_req *req, store_tx_cb cb,
 				 void *arg);
+
+/* store_kv_commit() of the DynamoDB store (ddb_kv.c). */
+struct store_call *ddbs_kv_commit(struct store *s, const struct store_kv_req *req, store_kv_cb cb,
+				  void *arg);
 
 /* Initialises the open's timer (store_dynamodb_new). */
 void ddbs_open_init(struct ddb_store *ds);

@@ -4,6 +4,7 @@
  * leases.h.
  */
 #include "gateway/redis/leases.h"
+#include "gateway/script/script_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ struct rl_app *rl_new(struct lsvc *svc, const struct backend *backend)
 
 void rl_free(struct rl_app *app)
 {
+	if (app != NULL)
+		sr_free(app->scripts);
 	free(app);
 }
 

@@ -41,6 +41,8 @@ struct rl_app {
 	const struct obs *obs;
 	const char *store_kind; /* "embedded" or "dynamodb" */
 	uint64_t pushes_sent;
+	/* EVAL's engine (gateway/script), made at the first script; owned */
+	struct sr_engine *scripts;
 };
 
 /* The Redis side over svc and the backend's lock table and store (neither

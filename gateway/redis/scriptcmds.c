@@ -1,26 +1,28 @@
 /*
- * redis/scriptcmds: EVALSHA, EVAL and SCRIPT for the Lua scripts of Redis
- * lock libraries. leasegate runs no Lua: it knows a few scripts by the
- * SHA1 of their exact bytes (as Redis names a script) and does what each
- * one does to a lock, as one lease operation — a release or a renewal by
- * the library's value (ls_foreign), or a detached acquire (ls_acquire).
- * Any other script is refused: EVALSHA with NOSCRIPT (so that a library
- * falls back to SCRIPT LOAD or EVAL, which then say what is supported),
- * EVAL and SCRIPT LOAD with an error naming the libraries.
+ * redis/scriptcmds: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT — Lua
+ * scripts run over the lock keyspace by the engine of gateway/script (a
+ * script is one serializable transaction: its KEYS read, the script run,
+ * its reads validated and its writes committed at once), their replies
+ * rendered here as RESP2 or RESP3 as Redis converts Lua values.
  *
- * The known scripts are always "loaded": SCRIPT EXISTS answers 1 for
- * them, SCRIPT FLUSH forgets nothing.
+ * Scripts are cached by SHA1 in this process (SCRIPT LOAD, EVAL). An
+ * EVALSHA of a SHA1 not cached that is one of the lock scripts leasegate
+ * knew before it ran Lua (redis-py's Lock, redlock 4) still runs as that
+ * script's lease operation, as before: clients that call EVALSHA first
+ * keep working on a replica that has not seen the script.
  *
- * Not here: the key commands (compatcmds.c), the lease rules.
+ * Not here: the key commands outside scripts (compatcmds.c), the lease
+ * rules.
  */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include <openssl/evp.h>
-
 #include "gateway/redis/leases.h"
+#include "gateway/config.h"
 #include "gateway/redis/session.h"
+#include "core/locktable.h"
+#include "gateway/script/script_run.h"
 
 #define SHA1_HEX 40
 
@@ -80,11 +82,6 @@ static const struct known_script scripts[] = {
 
 #define NSCRIPTS (sizeof(scripts) / sizeof(scripts[0]))
 
-#define SUPPORTED                                                                                  \
-	"leasegate runs no Lua; it knows the lock scripts of redis-py's Lock (release, extend, "   \
-	"reacquire) and of redlock 4 for Node.js (lock, unlock, extend; one resource per lock), "  \
-	"see the README, \"Using a Redis lock library\""
-
 static const struct known_script *find_sha(const char *hex, size_t len)
 {
 	if (len != SHA1_HEX)
@@ -93,30 +90,6 @@ static const struct known_script *find_sha(const char *hex, size_t len)
 		if (strncasecmp(scripts[i].sha1, hex, SHA1_HEX) == 0)
 			return &scripts[i];
 	return NULL;
-}
-
-/* The SHA1 of body in lower-case hex, as Redis names a script. False on
- * an OpenSSL failure. */
-static bool sha1_hex(const struct resp_arg *body, char out[SHA1_HEX + 1])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
-	if (!EVP_Digest(body->p, body->len, md, &n, EVP_sha1(), NULL) || n * 2 != SHA1_HEX)
-		return false;
-	for (unsigned i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	return true;
-}
-
-/* The known script whose bytes are body; NULL when none (or SHA1 failed:
- * *hex is then ""). */
-static const struct known_script *find_body(const struct resp_arg *body, char hex[SHA1_HEX + 1])
-{
-	if (!sha1_hex(body, hex)) {
-		hex[0] = '\0';
-		return NULL;
-	}
-	return find_sha(hex, SHA1_HEX);
 }
 
 /* --- running a script: one lease operation --- */
@@ -212,44 +185,222 @@ static void eval_known(struct cmd_call *c, const struct known_script *k)
 	run(c, k, &c->argv[3], &c->argv[4]);
 }
 
-static void cmd_evalsha(struct cmd_call *c)
+/* --- running Lua --- */
+
+#define SCRIPT_MAX_MS	 500	    /* wall clock of one run */
+#define SCRIPT_MAX_INSTR 50000000   /* instructions of one run */
+#define SCRIPT_MAX_BYTES (32 << 20) /* memory one run may add */
+
+/* The engine of the gateway, made at the first script; NULL with the
+ * error written. */
+static struct sr_engine *engine(struct cmd_call *c)
 {
-	const struct known_script *k = find_sha(c->argv[1].p, c->argv[1].len);
-	if (k == NULL) {
+	struct rl_app *app = c->arg;
+	if (app->scripts != NULL)
+		return app->scripts;
+	const struct cfg *cfg = sess_fe(c->sess)->cfg;
+	struct sr_config sc = {
+		.limits = {.max_instructions = SCRIPT_MAX_INSTR,
+			   .max_ms = SCRIPT_MAX_MS,
+			   .max_bytes = SCRIPT_MAX_BYTES},
+		.min_lease_ms = LT_MIN_LEASE_MS,
+		.max_lease_ms = rl_max_lease_ms(c),
+		.ttl_retention_ms = cfg->ttl_attribute[0] != '\0' ? cfg->ttl_retention_ms : 0,
+	};
+	app->scripts = sr_new(app->store, app->lt, lt_clock(app->lt), &sc);
+	if (app->scripts == NULL)
+		resp_add_errorf(c->out, "ERR out of memory starting the script engine");
+	return app->scripts;
+}
+
+/* A script's reply as Redis gives it to a RESP2 or RESP3 client. */
+static void render(struct buf *out, enum resp_proto proto, const struct sv *v)
+{
+	switch (v->type) {
+	case SV_INT:
+		resp_add_int(out, v->i);
+		break;
+	case SV_BULK:
+		resp_add_bulk(out, v->s, v->len);
+		break;
+	case SV_STATUS:
+		resp_add_simple(out, v->s, v->len);
+		break;
+	case SV_ERROR:
+		if (v->s == NULL)
+			resp_add_errorf(out, "ERR out of memory");
+		else
+			resp_add_error(out, v->s, v->len);
+		break;
+	case SV_ARRAY:
+		resp_add_array(out, v->n);
+		for (size_t i = 0; i < v->n; i++)
+			render(out, proto, &v->a[i]);
+		break;
+	case SV_BOOL: /* RESP2: true is 1, false nil; RESP3: a boolean */
+		if (proto == RESP3)
+			resp_add_bool(out, proto, v->i != 0);
+		else if (v->i)
+			resp_add_int(out, 1);
+		else
+			resp_add_null(out, proto);
+		break;
+	case SV_DOUBLE:
+		resp_add_double(out, proto, v->d);
+		break;
+	case SV_NIL:
+	default:
+		resp_add_null(out, proto);
+		break;
+	}
+}
+
+static void script_done(void *arg, struct sv *result)
+{
+	struct sess *s = arg;
+	if (!sess_closed(s))
+		render(sess_out(s), sess_proto(s), result);
+	sess_resume(s);
+	sess_unref(s);
+}
+
+/* "numkeys key... arg..." of EVAL and its kin: false with the error. */
+static bool numkeys(struct cmd_call *c, int *n)
+{
+	int64_t v;
+	struct resp_arg nk = c->argv[2];
+	if (nk.len > 1 && nk.p[0] == '-') {
+		resp_add_errorf(c->out, "ERR Number of keys can't be negative");
+		return false;
+	}
+	if (!rl_parse_int(&nk, &v)) {
+		resp_add_errorf(c->out, "ERR value is not an integer or out of range");
+		return false;
+	}
+	if (v > c->argc - 3) {
+		resp_add_errorf(c->out, "ERR Number of keys can't be greater than number of args");
+		return false;
+	}
+	*n = (int)v;
+	return true;
+}
+
+/* Runs the cached script sha with c's keys and arguments. */
+static void run_lua(struct cmd_call *c, struct sr_engine *e, const char *sha, bool ro)
+{
+	int nk;
+	if (!numkeys(c, &nk))
+		return;
+	int na = c->argc - 3 - nk;
+	const char *ptrs[2 * 1024];
+	size_t lens[2 * 1024];
+	if (nk + na > 2 * 1024) {
 		resp_add_errorf(c->out,
-				"NOSCRIPT No matching script. Please use EVAL. (" SUPPORTED ")");
+				"ERR a script of leasegate takes at most %d keys and "
+				"arguments",
+				2 * 1024);
 		return;
 	}
-	eval_known(c, k);
+	for (int i = 0; i < nk + na; i++) {
+		ptrs[i] = c->argv[3 + i].p;
+		lens[i] = c->argv[3 + i].len;
+	}
+	struct sr_req req = {.sha = sha,
+			     .nkeys = nk,
+			     .nargs = na,
+			     .keys = ptrs,
+			     .args = ptrs + nk,
+			     .key_lens = lens,
+			     .arg_lens = lens + nk,
+			     .ro = ro || sl_script_ro(sr_vm(e), sha)};
+	struct sv err = {.type = SV_NIL};
+	if (sr_start(e, &req, script_done, c->sess, &err) == NULL) {
+		render(c->out, c->proto, &err);
+		sv_clear(&err);
+		return;
+	}
+	sess_ref(c->sess);
+	sess_suspend(c->sess);
+}
+
+static void eval(struct cmd_call *c, bool ro)
+{
+	struct sr_engine *e = engine(c);
+	if (e == NULL)
+		return;
+	char sha[SL_SHA_HEX + 1], err[256];
+	if (!sl_load(sr_vm(e), c->argv[1].p, c->argv[1].len, sha, err, sizeof(err))) {
+		resp_add_error(c->out, err, strlen(err));
+		return;
+	}
+	run_lua(c, e, sha, ro);
+}
+
+static void evalsha(struct cmd_call *c, bool ro)
+{
+	struct sr_engine *e = engine(c);
+	if (e == NULL)
+		return;
+	const struct resp_arg *a = &c->argv[1];
+	if (sl_exists(sr_vm(e), a->p, a->len)) {
+		char sha[SL_SHA_HEX + 1];
+		for (size_t i = 0; i < SL_SHA_HEX; i++)
+			sha[i] = (char)(a->p[i] >= 'A' && a->p[i] <= 'F' ? a->p[i] + 32 : a->p[i]);
+		sha[SL_SHA_HEX] = '\0';
+		run_lua(c, e, sha, ro);
+		return;
+	}
+	const struct known_script *k = find_sha(a->p, a->len);
+	if (k == NULL || ro) {
+		resp_add_errorf(c->out, "NOSCRIPT No matching script. Please use EVAL.");
+		return;
+	}
+	eval_known(c, k); /* not loaded here: the lease operation it stands for */
+}
+
+static void cmd_evalsha(struct cmd_call *c)
+{
+	evalsha(c, false);
+}
+
+static void cmd_evalsha_ro(struct cmd_call *c)
+{
+	evalsha(c, true);
 }
 
 static void cmd_eval(struct cmd_call *c)
 {
-	char hex[SHA1_HEX + 1];
-	const struct known_script *k = find_body(&c->argv[1], hex);
-	if (k == NULL) {
-		resp_add_errorf(c->out, "ERR unknown script (sha1 %s): " SUPPORTED, hex);
-		return;
-	}
-	eval_known(c, k);
+	eval(c, false);
 }
 
-/* --- SCRIPT LOAD | EXISTS | FLUSH | HELP --- */
+static void cmd_eval_ro(struct cmd_call *c)
+{
+	eval(c, true);
+}
+
+/* --- SCRIPT LOAD | EXISTS | FLUSH | KILL | HELP --- */
 
 static void c_script_load(struct cmd_call *c)
 {
-	char hex[SHA1_HEX + 1];
-	if (find_body(&c->argv[2], hex) == NULL)
-		resp_add_errorf(c->out, "ERR unknown script (sha1 %s): " SUPPORTED, hex);
+	struct sr_engine *e = engine(c);
+	if (e == NULL)
+		return;
+	char sha[SL_SHA_HEX + 1], err[256];
+	if (!sl_load(sr_vm(e), c->argv[2].p, c->argv[2].len, sha, err, sizeof(err)))
+		resp_add_error(c->out, err, strlen(err));
 	else
-		resp_add_bulk(c->out, hex, SHA1_HEX);
+		resp_add_bulk(c->out, sha, SL_SHA_HEX);
 }
 
 static void c_script_exists(struct cmd_call *c)
 {
+	struct sr_engine *e = engine(c);
+	if (e == NULL)
+		return;
 	resp_add_array(c->out, (size_t)(c->argc - 2));
 	for (int i = 2; i < c->argc; i++)
-		resp_add_int(c->out, find_sha(c->argv[i].p, c->argv[i].len) != NULL);
+		resp_add_int(c->out, sl_exists(sr_vm(e), c->argv[i].p, c->argv[i].len) ||
+					     find_sha(c->argv[i].p, c->argv[i].len) != NULL);
 }
 
 static void c_script_flush(struct cmd_call *c)
@@ -259,7 +410,18 @@ static void c_script_flush(struct cmd_call *c)
 		resp_add_errorf(c->out, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
 		return;
 	}
-	resp_add_simple(c->out, "OK", 2); /* the known scripts stay known */
+	struct sr_engine *e = engine(c);
+	if (e == NULL)
+		return;
+	sl_flush(sr_vm(e));
+	resp_add_simple(c->out, "OK", 2);
+}
+
+/* A script runs within one turn of the loop: none is ever running when
+ * a command is read. */
+static void c_script_kill(struct cmd_call *c)
+{
+	resp_add_errorf(c->out, "NOTBUSY No scripts in execution right now.");
 }
 
 static void c_script_help(struct cmd_call *c)
@@ -267,11 +429,13 @@ static void c_script_help(struct cmd_call *c)
 	static const char *const lines[] = {
 		"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 		"EXISTS <sha1> [<sha1> ...]",
-		"    1 for each script leasegate knows (the lock scripts of known libraries).",
+		"    1 for each script cached here (or one of the lock scripts leasegate knows).",
 		"FLUSH [ASYNC|SYNC]",
-		"    OK: the known scripts stay known.",
+		"    Forgets the scripts cached here.",
+		"KILL",
+		"    NOTBUSY: a script runs within its command, under a time limit.",
 		"LOAD <script>",
-		"    The script's SHA1 when it is one leasegate knows; it runs no Lua.",
+		"    Compiles and caches the script; answers its SHA1.",
 		"HELP",
 		"    Prints this help.",
 	};
@@ -286,7 +450,7 @@ static const struct cmd_def script_subs[] = {
 	 .arity = 3,
 	 .flags = CMD_NOSCRIPT | CMD_STALE,
 	 .acl = ACL_SLOW | ACL_SCRIPTING,
-	 .summary = "Loads a known lock library script: its SHA1.",
+	 .summary = "Compiles and caches a Lua script: its SHA1.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"script", CMD_ARG_STRING, NULL, 0})},
@@ -295,7 +459,7 @@ static const struct cmd_def script_subs[] = {
 	 .arity = -3,
 	 .flags = CMD_NOSCRIPT,
 	 .acl = ACL_SLOW | ACL_SCRIPTING,
-	 .summary = "Says which SHA1s name known scripts.",
+	 .summary = "Says which SHA1s name cached scripts.",
 	 .group = "scripting",
 	 .complexity = "O(N) scripts",
 	 .since = CMD_SINCE,
@@ -305,11 +469,19 @@ static const struct cmd_def script_subs[] = {
 	 .arity = -2,
 	 .flags = CMD_NOSCRIPT,
 	 .acl = ACL_SLOW | ACL_SCRIPTING,
-	 .summary = "Accepted; the known scripts stay.",
+	 .summary = "Forgets the cached scripts.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"async", CMD_ARG_PURE_TOKEN, "ASYNC", CMD_ARG_OPTIONAL},
 			  {"sync", CMD_ARG_PURE_TOKEN, "SYNC", CMD_ARG_OPTIONAL})},
+	{.name = "kill",
+	 .fn = c_script_kill,
+	 .arity = 2,
+	 .flags = CMD_NOSCRIPT,
+	 .acl = ACL_SLOW | ACL_SCRIPTING,
+	 .summary = "NOTBUSY: a script runs within its command.",
+	 .group = "scripting",
+	 .since = CMD_SINCE},
 	{.name = "help",
 	 .fn = c_script_help,
 	 .arity = 2,
@@ -334,7 +506,7 @@ static const struct cmd_def script_cmds[] = {
 	 .acl = SCRIPT_CATS,
 	 .key = 2,
 	 .key_last = CMD_KEYS_NUMKEYS,
-	 .summary = "Runs a known lock library script by its SHA1.",
+	 .summary = "Runs a cached Lua script over the lock keyspace by its SHA1.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"sha1", CMD_ARG_STRING, NULL, 0}, {"numkeys", CMD_ARG_INTEGER, NULL, 0},
@@ -347,7 +519,34 @@ static const struct cmd_def script_cmds[] = {
 	 .acl = SCRIPT_CATS,
 	 .key = 2,
 	 .key_last = CMD_KEYS_NUMKEYS,
-	 .summary = "Runs a known lock library script (redis-py's Lock, redlock).",
+	 .summary = "Runs a Lua script over the lock keyspace, as one transaction.",
+	 .group = "scripting",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"script", CMD_ARG_STRING, NULL, 0},
+			  {"numkeys", CMD_ARG_INTEGER, NULL, 0},
+			  {"key", CMD_ARG_KEY, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE},
+			  {"arg", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})},
+	{.name = "evalsha_ro",
+	 .fn = cmd_evalsha_ro,
+	 .arity = -3,
+	 .flags = CMD_NOSCRIPT,
+	 .acl = ACL_SLOW | ACL_SCRIPTING | ACL_READ | ACL_LOCK,
+	 .key = 2,
+	 .key_last = CMD_KEYS_NUMKEYS,
+	 .summary = "Runs a cached Lua script that only reads, by its SHA1.",
+	 .group = "scripting",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"sha1", CMD_ARG_STRING, NULL, 0}, {"numkeys", CMD_ARG_INTEGER, NULL, 0},
+			  {"key", CMD_ARG_KEY, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE},
+			  {"arg", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})},
+	{.name = "eval_ro",
+	 .fn = cmd_eval_ro,
+	 .arity = -3,
+	 .flags = CMD_NOSCRIPT,
+	 .acl = ACL_SLOW | ACL_SCRIPTING | ACL_READ | ACL_LOCK,
+	 .key = 2,
+	 .key_last = CMD_KEYS_NUMKEYS,
+	 .summary = "Runs a Lua script that only reads the lock keyspace.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"script", CMD_ARG_STRING, NULL, 0},

@@ -26,7 +26,7 @@ for p in redis-server redis-tools postgresql-15 postgresql-client prometheus nod
 done
 # the libraries the Makefile builds with, by their Debian -dev package
 for p in build-essential pkg-config libevent-dev libhiredis-dev libcjson-dev \
-	libcurl4-openssl-dev libssl-dev; do
+	libcurl4-openssl-dev libssl-dev liblua5.1-0-dev; do
 	case "$run" in
 	*" $p "*) ok "run set has $p" ;;
 	*) bad "run set lacks $p" ;;

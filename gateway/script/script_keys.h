@@ -1,0 +1,85 @@
+/*
+ * script_keys: the lock keyspace as a script (or a transaction) sees it —
+ * the commands of redis.call over the keys read before the run, with the
+ * writes buffered, and the commit those reads and writes make.
+ *
+ * A key is a lock: it exists while a lease holds it; its string value is
+ * the holder's identity (the item's owner without the "d:" of a lease
+ * taken by value, as GET outside scripts shows it), its TTL what remains
+ * of the lease. How long a lease remains:
+ *   - written by a script: its expAt (wall clock, epoch ms), valid
+ *     while the item's rvn is the one the script wrote (expRvn), against
+ *     the run's frozen now;
+ *   - written by the lease core (LOCK.ACQUIRE, SET NX PX outside
+ *     scripts, renewals): what this replica's lease core says
+ *     (lt_item_remaining_ms: the lease, less how long this replica has
+ *     seen the same rvn).
+ * A script may write a key that is absent or held by value (SET outside
+ * scripts, a script's SET); a lease a session took with LOCK.ACQUIRE is
+ * read-only to scripts. Every write needs an expiry within the gateway's
+ * lease bounds: a lock that never ends is no lease.
+ *
+ * Commands: GET, SET (NX XX PX EX PXAT EXAT KEEPTTL GET), DEL, UNLINK,
+ * EXISTS, PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT (NX XX GT LT), PTTL, TTL,
+ * PEXPIRETIME, EXPIRETIME, TYPE, MGET, TIME, PING. Anything else is an
+ * error naming the command. Every key must be one of KEYS.
+ */
+#ifndef LG_SCRIPT_KEYS_H
+#define LG_SCRIPT_KEYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/store.h"
+#include "core/store_kv.h"
+#include "gateway/script/script_lua.h"
+
+#define SK_VALUE_MAX (STORE_ID_MAX - 2) /* bytes of a value: the owner less "d:" */
+#define SK_KEYS_MAX  STORE_KV_MAX_OPS
+
+struct sk_key {
+	const char *name; /* NUL-terminated, the caller's */
+	size_t len;
+	struct lock_item item; /* as read */
+	bool not_lock;	       /* the item is another application's */
+	/* at the start of the run */
+	bool alive0, writable0, script_exp0;
+	char value0[STORE_ID_MAX + 1];
+	int64_t expires0; /* epoch ms while alive */
+	/* now */
+	bool alive;
+	char value[STORE_ID_MAX + 1];
+	int64_t expires_at;
+	bool touched, dirty;
+	char new_rvn[33], new_owner[STORE_ID_MAX + 1]; /* the commit's */
+};
+
+struct sk_space {
+	struct sk_key *keys;
+	int n;
+	int64_t now;		/* wall clock of the run, epoch ms */
+	bool ro;		/* EVAL_RO: writes refused */
+	int64_t min_ms, max_ms; /* the lease bounds of a write */
+	bool writes;		/* a write command ran */
+};
+
+/* Fills key k from the item read at its name (item may show none);
+ * remaining_ms: the lease core's view of a lease it wrote. */
+void sk_key_init(struct sk_key *k, const char *name, const struct lock_item *item,
+		 int64_t remaining_ms, int64_t now);
+
+/* Undoes a run's reads and writes: the keys as read. */
+void sk_reset(struct sk_space *sp);
+
+/* sl_call_fn: one command of a script (host: the struct sk_space). */
+void sk_call(void *host, int argc, const char *const *argv, const size_t *lens, struct sv *reply);
+
+/* The commit of the run: one op per key touched, into ops (room for
+ * sp->n), *n of them; commit_now is the wall clock at the commit (keys
+ * seen alive by their expiry must outlive it). 0 ops: nothing to commit
+ * (nothing touched, or one key read and nothing written: a single read is
+ * its own serialization point). */
+void sk_commit_ops(struct sk_space *sp, int64_t commit_now, struct store_kv_op *ops, unsigned *n);
+
+#endif

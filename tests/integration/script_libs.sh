@@ -1,0 +1,137 @@
+#!/bin/sh
+# script_libs: lock libraries that run their own Lua scripts, unmodified,
+# against the real binary ($LG_BIN) (issue 28): node/script_libs.js runs
+# redlock 5, @sesamecare-oss/redlock and redis-semaphore (Mutex,
+# RedlockMutex; Semaphore's clear error) over ioredis (versions from
+# node/package-lock.json, `npm ci` into $LG_WORK) on two setups:
+#   embedded   one gateway on the embedded store
+#   moto-pair  two gateways on one table of moto ($LG_MOTO): the holder on
+#              one, the contender on the other (scripts commit with
+#              TransactWriteItems)
+# Then redis-cli, on moto-pair: a script reading A and writing B runs
+# against a script reading B and writing A, from the two replicas at
+# once, many times: never both write (no write skew).
+# Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK).
+# Prints `ok <what>` / `not ok <what>`; exits 1 when any check failed.
+set -u
+: "${LG_BIN:?LG_BIN must name the leasegate binary}"
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d "${LG_WORK:-/tmp}/script_libs.XXXXXX")
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+failed=0
+say() { # say ok|"not ok" WHAT
+	echo "$1 $2"
+	[ "$1" = ok ] || failed=1
+}
+
+. "$(dirname "$0")/../support/gw.sh"
+
+# start NAME [TABLE]: a gateway (embedded, or on TABLE of moto); port_NAME
+start() {
+	_port=$(gw_free_port)
+	if [ -n "${2:-}" ]; then
+		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
+			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$_port" --pg-port 0 \
+			--admin-port 0 --holder-label "gw-$1" --table "$2" --create-table \
+			>"$work/gw-$1.log" 2>&1 &
+	else
+		"$LG_BIN" --port "$_port" --pg-port 0 --admin-port 0 --holder-label "gw-$1" \
+			>"$work/gw-$1.log" 2>&1 &
+	fi
+	pids="$pids $!"
+	eval "pid_$1=$!"
+	if ! gw_ready "$_port" 300; then
+		say "not ok" "gateway $1 starts"
+		sed 's/^/# /' "$work/gw-$1.log"
+		exit 1
+	fi
+	eval "port_$1=$_port"
+}
+
+libs() { # libs SETUP PORT_A PORT_B
+	LG_SETUP=$1 LG_PORT_A=$2 LG_PORT_B=$3 timeout -k 5 120 node "$work/node/script_libs.js" \
+		>"$work/libs-$1.out" 2>&1
+	rc=$?
+	cat "$work/libs-$1.out"
+	grep -q '^not ok' "$work/libs-$1.out" && failed=1
+	if [ $rc != 0 ] && ! grep -q '^not ok' "$work/libs-$1.out"; then
+		say "not ok" "$1: script_libs.js exited $rc"
+	fi
+}
+
+if [ -z "${LG_MOTO:-}" ]; then
+	say "not ok" "moto setups: no LG_MOTO (tests/run-integration.sh sets it)"
+	exit 1
+fi
+start embedded
+start a "lg-slib-$$"
+start b "lg-slib-$$"
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	say "not ok" "script_libs needs Node.js (>= 18) and npm (deps.sh installs them)"
+else
+	mkdir "$work/node"
+	cp "$here/node/package.json" "$here/node/package-lock.json" \
+		"$here/node/script_libs.js" "$work/node/"
+	if (cd "$work/node" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) \
+		>"$work/npm.log" 2>&1; then
+		v() { (cd "$work/node" && node -p "JSON.parse(require('fs').readFileSync('node_modules/$1/package.json')).version"); }
+		say ok "npm ci from the lockfile: redlock5 $(v redlock5), @sesamecare-oss/redlock $(v @sesamecare-oss/redlock), redis-semaphore $(v redis-semaphore)"
+		libs embedded "$port_embedded" "$port_embedded"
+		libs moto-pair "$port_a" "$port_b"
+	else
+		say "not ok" "npm ci (script_libs)"
+		sed 's/^/# /' "$work/npm.log"
+	fi
+fi
+
+# no write skew across replicas: "if KEYS[1] is absent, take KEYS[2]",
+# once as (x, y) on gateway a and once as (y, x) on gateway b, started
+# together; a serial order lets exactly one of them write.
+skew='if redis.call("exists", KEYS[1]) == 0 then return redis.call("set", KEYS[2], ARGV[1], "PX", 60000) and 1 or 0 end return 0'
+both=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	redis-cli -p "$port_a" EVAL "$skew" 2 "x-$i" "y-$i" a >"$work/skew-a" 2>&1 &
+	pa=$!
+	redis-cli -p "$port_b" EVAL "$skew" 2 "y-$i" "x-$i" b >"$work/skew-b" 2>&1 &
+	pb=$!
+	wait $pa $pb
+	got="$(cat "$work/skew-a")/$(cat "$work/skew-b")"
+	case $got in
+	1/0 | 0/1) ;;
+	*) both=$((both + 1)); echo "# round $i: $got" ;;
+	esac
+done
+[ $both = 0 ] && say ok "moto-pair: read-A-write-B against read-B-write-A from two replicas, 10 rounds: one writes each time, never both" ||
+	say "not ok" "moto-pair: write skew or errors in $both of 10 rounds"
+
+# a compare-and-extend with its own reply, no library's
+cae='local v = redis.call("get", KEYS[1]) if v ~= ARGV[1] then return {err="NOTOWNER held by " .. tostring(v)} end redis.call("pexpire", KEYS[1], ARGV[2]) return {ok="EXTENDED " .. redis.call("pttl", KEYS[1])}'
+redis-cli -p "$port_a" SET cae me NX PX 5000 >/dev/null
+got=$(redis-cli -p "$port_b" EVAL "$cae" 1 cae me 20000)
+case $got in "EXTENDED 20000" | "EXTENDED 199"*) say ok "moto-pair: compare-and-extend on the other replica: $got" ;;
+*) say "not ok" "moto-pair: compare-and-extend: $got" ;; esac
+got=$(redis-cli -p "$port_b" EVAL "$cae" 1 cae you 20000)
+case $got in "NOTOWNER held by me"*) say ok "moto-pair: compare-and-extend of another value: its own error ($got)" ;;
+*) say "not ok" "moto-pair: compare-and-extend of another value: $got" ;; esac
+
+for g in embedded a b; do
+	eval "p=\$pid_$g"
+	kill -TERM "$p"
+	wait "$p" 2>/dev/null
+	rc=$?
+	[ $rc = 0 ] && say ok "gateway $g exits 0 at SIGTERM" || {
+		say "not ok" "gateway $g exits $rc at SIGTERM"
+		sed 's/^/# /' "$work/gw-$g.log"
+	}
+done
+pids=
+exit $failed
