@@ -84,6 +84,25 @@ static void not_ready(struct backend *b, const struct store_result *res)
 		 b->cfg->table, type, res->message);
 }
 
+/* What the open's look at the first items found (README, Configure
+ * DynamoDB): items of another application say that --table may name the
+ * wrong table; leasegate goes on (a table shared on purpose is allowed). */
+static void log_peek(const struct backend *b, const struct store_dynamodb_table *t)
+{
+	if (t->foreign > 0)
+		log_msg(LOG_LVL_WARN,
+			"DynamoDB table %s holds items that are not leasegate's locks: %u of the "
+			"first %d read, with attributes %s (a lock item has %s LOCK#<name> and "
+			"_type LOCK). Is --table the lock table? A table shared with other items "
+			"on purpose can ignore this",
+			b->cfg->table, t->foreign, t->peeked, t->foreign_attrs, t->pk);
+	else if (t->peeked < 0 && t->peek_error[0])
+		log_msg(LOG_LVL_INFO,
+			"DynamoDB table %s: its first items not read (Scan: %s), so whether it "
+			"holds anything but locks is not known",
+			b->cfg->table, t->peek_error);
+}
+
 /* What the table is, once open: where, and whether global (README,
  * Configure DynamoDB). */
 static void log_opened(const struct backend *b)
@@ -102,6 +121,7 @@ static void log_opened(const struct backend *b)
 			t->sk,
 			b->cfg->ttl_attribute[0] ? b->cfg->ttl_attribute
 						 : "none (--ttl-attribute)");
+	log_peek(b, t);
 	if (t->global == 1)
 		log_msg(LOG_LVL_WARN,
 			"DynamoDB table %s is a global table (replicas in %s), opened with "

@@ -2,7 +2,12 @@
 # open_messages.sh: what the gateway says when it opens a DynamoDB table
 # (moto): with --create-table on a missing table, a line that it created
 # the table, naming it, the region, the keys, the billing mode and the TTL
-# attribute; opening the same table again, no such line.
+# attribute; opening the same table again, no such line. Opening a table
+# reads its first items (one Scan) unless this open created it: another
+# application's table with string keys is opened with a warning naming the
+# attributes found; one with a number key is refused, the message naming
+# the keys and their types. The log says which credential source is tried,
+# then that credentials were found, or why none were (issue 27).
 # Prints "ok N - what" / "not ok N - what", exits 1 on any failure.
 set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
@@ -39,6 +44,66 @@ stop
 if ! grep -q "created DynamoDB table" "$dir/again.log" && grep -q "DynamoDB table $table open" "$dir/again.log"; then
 	ok "the table there already: opened, not said created"
 else bad "the second open" "$(cat "$dir/again.log")"; fi
+
+# the Scans each open sent (INFO dynamodb, the HTTP requests)
+scans() { redis-cli -p "$port" INFO dynamodb | tr -d '\r' | sed -n 's/^requests_Scan://p'; }
+
+saved=$table table="lg-open-new-$$"
+start scan-created --create-table
+s1=$(scans)
+stop
+start scan-again
+s2=$(scans)
+stop
+table=$saved
+if [ "$s1" = 0 ] && [ "$s2" = 1 ] && ! grep -q "not leasegate's" "$dir/scan-again.log"; then
+	ok "no Scan when --create-table made the table; one at the next open, no warning"
+else bad "Scans at open: $s1 when created (want 0), $s2 after (want 1)" "$(cat "$dir/scan-again.log")"; fi
+
+# boto3 on moto: python3 -c CODE ARGS...
+boto() {
+	code=$1; shift
+	AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK python3 -c "
+import sys, boto3
+d = boto3.client('dynamodb', endpoint_url='$LG_MOTO', region_name='us-east-1')
+$code" "$@"
+}
+orders="lg-orders-$$"
+boto "
+d.create_table(TableName=sys.argv[1], BillingMode='PAY_PER_REQUEST',
+    AttributeDefinitions=[{'AttributeName': 'orderId', 'AttributeType': 'S'}],
+    KeySchema=[{'AttributeName': 'orderId', 'KeyType': 'HASH'}])
+for i in range(3):
+    d.put_item(TableName=sys.argv[1], Item={'orderId': {'S': 'o%d' % i},
+        'customer': {'S': 'c'}, 'total': {'N': '12'}})" "$orders"
+saved=$table table=$orders
+start orders
+stop
+table=$saved
+want="DynamoDB table $orders holds items that are not leasegate's locks: 3 of the first 3 read, with attributes"
+line=$(grep -F "$want" "$dir/orders.log")
+case $line in
+*orderId*customer*total* | *orderId*total*customer* | *customer*orderId*total* | *customer*total*orderId* | *total*orderId*customer* | *total*customer*orderId*)
+	ok "a business table with string keys: opened, with a warning naming its attributes" ;;
+*) bad "a business table: no warning '$want ...orderId, customer, total'" "$(cat "$dir/orders.log")" ;;
+esac
+
+numeric="lg-numeric-$$"
+boto "
+d.create_table(TableName=sys.argv[1], BillingMode='PAY_PER_REQUEST',
+    AttributeDefinitions=[{'AttributeName': 'id', 'AttributeType': 'N'},
+        {'AttributeName': 'at', 'AttributeType': 'B'}],
+    KeySchema=[{'AttributeName': 'id', 'KeyType': 'HASH'},
+        {'AttributeName': 'at', 'KeyType': 'RANGE'}])" "$numeric"
+port=$(gw_free_port)
+AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO \
+	AWS_REGION=us-east-1 timeout 20 "$LG_BIN" --port "$port" --pg-port 0 --admin-port 0 \
+	--table "$numeric" 2>"$dir/numeric.log"
+rc=$?
+want="table $numeric has partition key id (number N), sort key at (binary B); a lock table's keys must be strings"
+if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q -F "$want" "$dir/numeric.log"; then
+	ok "a table with number/binary keys: refused, naming the keys and types (exit $rc)"
+else bad "a table with number/binary keys (exit $rc): no '$want'" "$(cat "$dir/numeric.log")"; fi
 
 echo "1..$n"
 exit $fail
