@@ -4,10 +4,13 @@
  * not the lease: the lease may be released or lost while the transaction
  * is in flight, and the check at commit decides. When the check fails and
  * the lease is still this locktable's, it is lost as a renewal would lose
- * it, through the normal loss path.
+ * it, through the normal loss path. When a table of the transaction does
+ * not exist (DynamoDB does not say which), one read of the lock tells
+ * whether it is the lock table or the client's, for the message.
  */
 #include "core/lt_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +24,7 @@ struct lt_tx {
 	void *arg;
 	int64_t token;
 	char owner[STORE_ID_MAX + 1];
+	struct store_tx_result *missing; /* while the lock is read (probe) */
 	char name[];
 };
 
@@ -44,12 +48,76 @@ static enum lt_loss loss_of(const struct lt_tx *tx, const struct lock_item *item
 	return LT_TAKEN_OVER;
 }
 
+static void tx_end(struct lt_tx *tx, const struct lt_tx_result *r)
+{
+	lt_tx_cb cb = tx->cb;
+	void *cb_arg = tx->arg;
+	free(tx->missing);
+	free(tx);
+	cb(cb_arg, r);
+}
+
+/* The message of a missing table, once the read of the lock (res) has
+ * told whether the lock table is there. */
+static void missing_error(const struct lt_tx *tx, const struct store_result *res,
+			  struct lt_error *e)
+{
+	const struct store_tx_result *m = tx->missing;
+	const char *lock = tx->t->store->table,
+		   *what = m->ntables > 1 ? "one of the tables" : "table";
+	e->status = STORE_FATAL;
+	e->error_type = "ResourceNotFoundException";
+	if (res->status == STORE_OK || res->status == STORE_REFUSED)
+		snprintf(e->message, sizeof(e->message),
+			 "fenced write: %s %.110s not found (DynamoDB TransactWriteItems: %.96s); "
+			 "the "
+			 "lock table '%.64s' is there",
+			 what, m->tables, m->message, lock);
+	else if (res->status == STORE_NO_TABLE) {
+		e->status = STORE_NO_TABLE;
+		snprintf(e->message, sizeof(e->message),
+			 "fenced write: the lock table '%.64s' not found (DynamoDB "
+			 "TransactWriteItems: %.96s; %s %.110s not checked)",
+			 lock, m->message, what, m->tables);
+	} else
+		snprintf(e->message, sizeof(e->message),
+			 "fenced write: %s %.64s or the lock table '%.64s' not found (DynamoDB "
+			 "TransactWriteItems: %.64s; reading the lock to tell which failed: %.40s)",
+			 what, m->tables, lock, m->message, res->message);
+}
+
+static void on_probe(void *arg, const struct store_result *res)
+{
+	struct lt_tx *tx = arg;
+	struct lt_error err;
+	unlink_tx(tx);
+	missing_error(tx, res, &err);
+	struct lt_tx_result r = {.status = LT_TX_ERROR, .err = &err};
+	tx_end(tx, &r);
+}
+
+/* A table of the transaction is missing: the lock table when the items
+ * name no other, else one read of the lock tells (the transaction stays
+ * linked, its call the read's). False when the read cannot be sent. */
+static bool probe_missing(struct lt_tx *tx, const struct store_tx_result *res)
+{
+	if (res->ntables == 0 || (tx->missing = malloc(sizeof(*tx->missing))) == NULL)
+		return false;
+	*tx->missing = *res;
+	tx->missing->reasons = NULL;
+	struct store_req req = {.op = STORE_READ, .name = tx->name};
+	tx->call = store_submit(tx->t->store, &req, on_probe, tx);
+	return tx->call != NULL;
+}
+
 static void on_tx(void *arg, const struct store_tx_result *res)
 {
 	struct lt_tx *tx = arg;
 	struct locktable *t = tx->t;
 	struct lt_tx_result r = {.status = LT_TX_OK};
 	struct lt_error err;
+	if (res->status == STORE_NO_TABLE && probe_missing(tx, res))
+		return;
 	unlink_tx(tx);
 	switch (res->status) {
 	case STORE_OK:
@@ -72,14 +140,16 @@ static void on_tx(void *arg, const struct store_tx_result *res)
 		struct store_result sr = {.status = res->status, .error_type = res->error_type};
 		memcpy(sr.message, res->message, sizeof(sr.message));
 		lt_error_from(&err, t, tx->name, &sr);
+		if (res->status == STORE_NO_TABLE && res->ntables == 0)
+			snprintf(err.message, sizeof(err.message),
+				 "fenced write: the lock table '%.64s' not found (DynamoDB "
+				 "TransactWriteItems: %.200s)",
+				 t->store->table, res->message);
 		r.status = LT_TX_ERROR;
 		r.err = &err;
 	}
 	}
-	lt_tx_cb cb = tx->cb;
-	void *cb_arg = tx->arg;
-	free(tx);
-	cb(cb_arg, &r);
+	tx_end(tx, &r);
 }
 
 struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, lt_tx_cb cb, void *arg)
@@ -120,6 +190,7 @@ void lt_transact_cancel(struct lt_tx *tx)
 		return;
 	unlink_tx(tx);
 	store_cancel(tx->t->store, tx->call);
+	free(tx->missing);
 	free(tx);
 }
 

@@ -20,10 +20,13 @@
  *             JSON array in their order ({"Code":"None"} for those that
  *             did not fail).
  *   TRANSIENT throttling, or TransactionConflict, after the retries.
- *   FATAL     anything else (a malformed item, a missing table, no
- *             permission...): .message has DynamoDB's words. The embedded
- *             store answers FATAL "fenced writes need DynamoDB".
- * Never NO_TABLE: a missing table may be the client's.
+ *   NO_TABLE  a table of the transaction does not exist (DynamoDB's
+ *             ResourceNotFoundException does not say which): the lock
+ *             table, or one of .tables, the client's other tables
+ *             (.ntables of them; none: the lock table it is).
+ *   FATAL     anything else (a malformed item, no permission...):
+ *             .message has DynamoDB's words. The embedded store answers
+ *             FATAL "fenced writes need DynamoDB".
  */
 #ifndef LG_STORE_TX_H
 #define LG_STORE_TX_H
@@ -54,8 +57,12 @@ struct store_tx_result {
 	unsigned index;		/* REFUSED: the first item cancelled, 0 = the check */
 	struct lock_item item;	/* REFUSED at 0: the lock item, or absent */
 	const char *reasons;	/* REFUSED: the client's items' reasons (JSON) */
-	const char *error_type; /* static; TRANSIENT, FATAL */
+	const char *error_type; /* static; TRANSIENT, NO_TABLE, FATAL */
 	char message[STORE_MSG_MAX];
+	/* NO_TABLE: the client's tables other than the lock table, quoted
+	 * for a message ("'orders', 'ledger'"; cut at its size) */
+	unsigned ntables;
+	char tables[STORE_MSG_MAX];
 };
 
 /* Submits a fenced transaction; cb runs once, later, from the loop (unless

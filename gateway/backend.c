@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/dynamodb/creds.h"
 #include "core/dynamodb/store_dynamodb.h"
@@ -50,6 +51,29 @@ static void creds_expired(void *arg)
 	creds_refresh(arg);
 }
 
+/* The credentials' news in the log: once found (and again after a
+ * failure), once failed (the open's retries say the rest). */
+static void on_creds(void *arg, const struct aws_credentials *k, const char *error)
+{
+	struct backend *b = arg;
+	char src[CREDS_ERR_MAX], exp[64] = "";
+	int said = k != NULL ? 1 : -1;
+	if (said == b->creds_said)
+		return;
+	b->creds_said = said;
+	creds_describe_source(b->creds, src, sizeof(src));
+	if (k == NULL) {
+		log_msg(LOG_LVL_WARN,
+			"credentials: none from %s: %s; asked again in the background", src, error);
+		return;
+	}
+	time_t t = (time_t)(k->expiration_ms / 1000);
+	struct tm tm;
+	if (k->expiration_ms > 0 && gmtime_r(&t, &tm) != NULL)
+		strftime(exp, sizeof(exp), ", temporary: expire at %Y-%m-%dT%H:%M:%SZ", &tm);
+	log_msg(LOG_LVL_INFO, "credentials from %s%s", src, exp);
+}
+
 static bool make_locktable(struct backend *b, char *err, size_t errlen)
 {
 	struct lt_options o = {
@@ -70,6 +94,19 @@ static void open_store(struct backend *b);
 static void not_ready(struct backend *b, const struct store_result *res)
 {
 	const char *type = res->error_type ? res->error_type : "transient";
+	if (strcmp(type, "CredentialsNotAvailable") == 0 && b->creds != NULL &&
+	    creds_source(b->creds) != CREDS_SRC_IMDS) {
+		/* a source was found configured (a container endpoint, web
+		 * identity...): it has not answered yet, or failed */
+		char src[CREDS_ERR_MAX];
+		creds_describe_source(b->creds, src, sizeof(src));
+		snprintf(b->not_ready, sizeof(b->not_ready),
+			 "DynamoDB table %s not reachable yet: no AWS credentials yet from %s (%s)",
+			 b->cfg->table, src,
+			 creds_last_error(b->creds)[0] ? creds_last_error(b->creds)
+						       : "no answer yet");
+		return;
+	}
 	if (strcmp(type, "CredentialsNotAvailable") == 0 && b->creds != NULL) {
 		char chain[CREDS_ERR_MAX + 512];
 		creds_describe_chain(b->creds, chain, sizeof(chain));
@@ -82,6 +119,25 @@ static void not_ready(struct backend *b, const struct store_result *res)
 	}
 	snprintf(b->not_ready, sizeof(b->not_ready), "DynamoDB table %s not reachable yet (%s: %s)",
 		 b->cfg->table, type, res->message);
+}
+
+/* What the open's look at the first items found (README, Configure
+ * DynamoDB): items of another application say that --table may name the
+ * wrong table; leasegate goes on (a table shared on purpose is allowed). */
+static void log_peek(const struct backend *b, const struct store_dynamodb_table *t)
+{
+	if (t->foreign > 0)
+		log_msg(LOG_LVL_WARN,
+			"DynamoDB table %s holds items that are not leasegate's locks: %u of the "
+			"first %d read, with attributes %s (a lock item has %s = LOCK#<name> and "
+			"_type = LOCK). Is --table the lock table? A table shared with other items "
+			"on purpose can ignore this",
+			b->cfg->table, t->foreign, t->peeked, t->foreign_attrs, t->pk);
+	else if (t->peeked < 0 && t->peek_error[0])
+		log_msg(LOG_LVL_INFO,
+			"DynamoDB table %s: its first items not read (Scan: %s), so whether it "
+			"holds anything but locks is not known",
+			b->cfg->table, t->peek_error);
 }
 
 /* What the table is, once open: where, and whether global (README,
@@ -102,6 +158,7 @@ static void log_opened(const struct backend *b)
 			t->sk,
 			b->cfg->ttl_attribute[0] ? b->cfg->ttl_attribute
 						 : "none (--ttl-attribute)");
+	log_peek(b, t);
 	if (t->global == 1)
 		log_msg(LOG_LVL_WARN,
 			"DynamoDB table %s is a global table (replicas in %s), opened with "
@@ -187,6 +244,8 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 	}
 	struct creds_options co = {.region = b->region};
 	b->creds = creds_new(b->base, b->clock, &co, cerr, sizeof(cerr));
+	if (b->creds != NULL)
+		creds_set_listener(b->creds, on_creds, b);
 	if (b->creds == NULL || !creds_start(b->creds)) {
 		snprintf(err, errlen, "credentials: %s", b->creds == NULL ? cerr : "cannot start");
 		return false;
@@ -216,9 +275,12 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 		snprintf(b->endpoint, sizeof(b->endpoint), "%s", dc.endpoint);
 	else
 		store_dynamodb_endpoint(b->region, b->endpoint, sizeof(b->endpoint));
+	/* nothing is found yet: say what is tried, on_creds what came of it */
+	char trying[CREDS_ERR_MAX];
+	creds_describe_trying(b->creds, trying, sizeof(trying));
 	snprintf(b->not_ready, sizeof(b->not_ready),
-		 "opening DynamoDB table %s at %s (region %s, credentials: %s)", cfg->table,
-		 b->endpoint, b->region, creds_source_name(creds_source(b->creds)));
+		 "opening DynamoDB table %s at %s (region %s; credentials: %s)", cfg->table,
+		 b->endpoint, b->region, trying);
 	log_msg(LOG_LVL_INFO, "%s", b->not_ready);
 	if (!make_locktable(b, err, errlen))
 		return false;

@@ -33,6 +33,7 @@ struct backend {
 	struct clock *clock;
 	struct store *store;
 	struct creds *creds;
+	int creds_said; /* 1 found, -1 failed, 0 nothing said since the start */
 	struct obs obs;
 	struct locktable *lt;
 	const char *kind; /* "embedded" or "dynamodb" */

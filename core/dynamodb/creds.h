@@ -133,6 +133,18 @@ const char *creds_last_error(const struct creds *c);
  * ... 5. EC2 instance metadata: <the last error>"). */
 void creds_describe_chain(const struct creds *c, char *out, size_t outsz);
 
+/* The source picked, with what names it and no secret, for a log line:
+ * "the environment (AWS_ACCESS_KEY_ID)", "shared files (profile dev)",
+ * "EC2 instance metadata (IMDSv2 at http://169.254.169.254, role r)"
+ * (the role once a fetch has read it)... */
+void creds_describe_source(const struct creds *c, char *out, size_t outsz);
+
+/* What the provider is about to try, before anything was found: "trying
+ * <source> (...)", and for a source late in the chain the earlier ones
+ * that had nothing ("; nothing in the environment, web identity, shared
+ * files (profile default) or container"). */
+void creds_describe_trying(const struct creds *c, char *out, size_t outsz);
+
 /* Cancels fetches and timers; no listener call afterwards. */
 void creds_free(struct creds *c);
 

@@ -207,6 +207,57 @@ void creds_describe_chain(const struct creds *c, char *out, size_t outsz)
 					  : "not tried");
 }
 
+void creds_describe_source(const struct creds *c, char *out, size_t outsz)
+{
+	const char *profile = env(c, "AWS_PROFILE");
+	profile = profile ? profile : "default";
+	switch (c->src) {
+	case CREDS_SRC_ENV:
+		snprintf(out, outsz, "the environment (AWS_ACCESS_KEY_ID%s)",
+			 c->cur.session_token[0] ? ", AWS_SESSION_TOKEN" : "");
+		break;
+	case CREDS_SRC_WEB_IDENTITY:
+		snprintf(out, outsz, "web identity (role %.200s, token file %.200s, STS at %.200s)",
+			 c->role_arn, c->token_file, c->sts_url);
+		break;
+	case CREDS_SRC_PROFILE:
+		snprintf(out, outsz, "shared files (keys of profile %.100s)", profile);
+		break;
+	case CREDS_SRC_ASSUME_ROLE:
+		snprintf(out, outsz,
+			 "profile %.100s (role %.200s assumed with the keys of profile %.100s, STS "
+			 "at "
+			 "%.200s)",
+			 profile, c->role_arn, c->source_profile, c->sts_url);
+		break;
+	case CREDS_SRC_CONTAINER:
+		snprintf(out, outsz, "the container endpoint %.300s", c->container_url);
+		break;
+	case CREDS_SRC_IMDS:
+		snprintf(out, outsz, "EC2 instance metadata (IMDSv2 at %.300s%s%.200s)",
+			 c->imds_base, c->imds_role[0] ? ", role " : "", c->imds_role);
+		break;
+	default:
+		snprintf(out, outsz, "%s credentials", creds_source_name(c->src));
+	}
+}
+
+void creds_describe_trying(const struct creds *c, char *out, size_t outsz)
+{
+	/* the chain's order (creds.h): what a source late in it passed over */
+	static const char *const before[CREDS_SRC_COUNT] = {
+		[CREDS_SRC_WEB_IDENTITY] = "the environment",
+		[CREDS_SRC_PROFILE] = "the environment or web identity",
+		[CREDS_SRC_ASSUME_ROLE] = "the environment or web identity",
+		[CREDS_SRC_CONTAINER] = "the environment, web identity or shared files",
+		[CREDS_SRC_IMDS] = "the environment, web identity, shared files or container",
+	};
+	char src[CREDS_ERR_MAX];
+	creds_describe_source(c, src, sizeof(src));
+	snprintf(out, outsz, "trying %s%s%s", src, before[c->src] ? "; nothing in " : "",
+		 before[c->src] ? before[c->src] : "");
+}
+
 /* A profile with role_arn and source_profile: AssumeRole signed with the
  * keys of the source profile, which must have keys itself (a chain of
  * roles, SSO or credential_process there is refused, saying so). */

@@ -183,6 +183,57 @@ out:
 	return ok;
 }
 
+/* ---- a missing table ---- */
+
+/* Is table (a name or an ARN ending in table/<name>) the lock table? */
+static bool is_lock_table(const char *table, const char *lock)
+{
+	size_t n = strlen(table), m = strlen(lock);
+	return strcmp(table, lock) == 0 ||
+	       (strncmp(table, "arn:", 4) == 0 && n > m + 6 && strcmp(table + n - m, lock) == 0 &&
+		strncmp(table + n - m - 6, "table/", 6) == 0);
+}
+
+/* Adds 'table' to the quoted list of tr unless there already. */
+static void add_table(struct store_tx_result *tr, const char *table)
+{
+	char q[DDB_TABLE_NAME_MAX + 8];
+	snprintf(q, sizeof(q), "'%.*s'", DDB_TABLE_NAME_MAX, table);
+	for (const char *p = tr->tables; (p = strstr(p, q)) != NULL; p++)
+		if ((p == tr->tables || p[-1] == ' ') && (p[strlen(q)] == ',' || !p[strlen(q)]))
+			return;
+	size_t n = strlen(tr->tables);
+	if (n + strlen(q) + 2 < sizeof(tr->tables))
+		snprintf(tr->tables + n, sizeof(tr->tables) - n, "%s%s", n ? ", " : "", q);
+	tr->ntables++;
+}
+
+/* A TransactWriteItems answered ResourceNotFoundException, which names no
+ * table: the tables of body's items after the lock's check, but the lock
+ * table, into tr; DynamoDB's words without the "on table <lock table>"
+ * of the store's message. */
+static void missing_table(const struct ddb_store *ds, const char *body, size_t len,
+			  struct store_tx_result *tr)
+{
+	char prefix[DDB_TABLE_NAME_MAX + 64];
+	snprintf(prefix, sizeof(prefix), "DynamoDB TransactWriteItems on table %s: ", ds->table);
+	size_t pn = strlen(prefix);
+	if (strncmp(tr->message, prefix, pn) == 0)
+		memmove(tr->message, tr->message + pn, strlen(tr->message + pn) + 1);
+	cJSON *root = body != NULL ? cJSON_ParseWithLength(body, len) : NULL;
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "TransactItems"), *it;
+	cJSON_ArrayForEach(it, items)
+	{
+		const cJSON *t = it->child != NULL
+					 ? cJSON_GetObjectItemCaseSensitive(it->child, "TableName")
+					 : NULL;
+		if (it != items->child && cJSON_IsString(t) &&
+		    !is_lock_table(t->valuestring, ds->table))
+			add_table(tr, t->valuestring);
+	}
+	cJSON_Delete(root);
+}
+
 /* ---- the store operation ---- */
 
 static void tx_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
@@ -192,8 +243,8 @@ static void tx_done(struct store_call *c, struct store_result *res, const char *
 	char *reasons = NULL, err[DDB_ERR_MAX];
 	snprintf(tr.message, sizeof(tr.message), "%s", res->message);
 	ds->base.in_flight--;
-	if (tr.status == STORE_NO_TABLE) /* maybe the client's table */
-		tr.status = STORE_FATAL;
+	if (tr.status == STORE_NO_TABLE) /* the lock table's, or the client's */
+		missing_table(ds, c->body, c->body_len, &tr);
 	if (tr.status == STORE_REFUSED) {
 		if (ddb_tx_parse_cancel(body, len, ds->keys.ttl_attr, &tr.index, &tr.item, &reasons,
 					err)) {

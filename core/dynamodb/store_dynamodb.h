@@ -10,7 +10,11 @@
  *                          names (unless configured) and refuse non-string
  *                          keys; with create_table, CreateTable (on demand,
  *                          string keys), wait until ACTIVE, then
- *                          UpdateTimeToLive on the TTL attribute;
+ *                          UpdateTimeToLive on the TTL attribute; a table
+ *                          described and not created gets one Scan of its
+ *                          first STORE_DDB_PEEK_ITEMS items, to tell
+ *                          (stats.table.foreign) a table that holds other
+ *                          things than locks;
  *   store_submit()...      the operations of store.h (before the open
  *                          completes OK they fail FATAL "store not open");
  *   store_scan()           one Scan request a page (ddb_build_scan: lock
@@ -58,6 +62,7 @@ struct http;
 
 #define STORE_DDB_ERR_MAX    256
 #define STORE_DDB_URGENT_MAX 1000000 /* renewals and releases waiting, at most */
+#define STORE_DDB_PEEK_ITEMS 10	     /* items the open reads of a table it did not create */
 
 /* Returns the current credentials, or NULL when none are available yet
  * (the request then fails TRANSIENT "CredentialsNotAvailable" after its
@@ -161,6 +166,17 @@ struct store_dynamodb_table {
 	char global_version[16]; /* "" when none */
 	bool created;		 /* this open made it (CreateTable answered OK) */
 	char pk[256], sk[256];	 /* its key names once read ("" sk: none) */
+	/* The first items of a table this open described and did not create
+	 * (one Scan, Limit STORE_DDB_PEEK_ITEMS, after DescribeTable): peeked
+	 * the items read, -1 when none were (not described, created, or the
+	 * Scan failed: peek_error names its error type); foreign how many of
+	 * them are not lock items (key LOCK#<name>, sort key LOCK if any,
+	 * _type LOCK), their attribute names in foreign_attrs (comma-separated,
+	 * cut at its size). */
+	int peeked;
+	unsigned foreign;
+	char foreign_attrs[256];
+	char peek_error[64];
 };
 
 struct store_dynamodb_stats {

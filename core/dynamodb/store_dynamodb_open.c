@@ -2,11 +2,14 @@
  * store_dynamodb_open.c: the open of the DynamoDB store (see
  * store_dynamodb.h): DescribeTable to learn and check the keys and to
  * refuse a global table, with create_table a CreateTable, DescribeTable
- * until ACTIVE, then UpdateTimeToLive. Each step is a call of
- * store_dynamodb.c, retried like any request.
+ * until ACTIVE, then UpdateTimeToLive; a table it did not create, one Scan
+ * of its first items (peek) to say whether it holds anything but locks.
+ * Each step is a call of store_dynamodb.c, retried like any request.
  */
+#include <cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/dynamodb/store_dynamodb_int.h"
@@ -53,6 +56,89 @@ static void ttl_done(struct store_call *c, struct store_result *res, const char 
 static void describe_done(struct store_call *c, struct store_result *res, const char *body,
 			  size_t len);
 
+/* ---- the peek: is this a table of locks? ---- */
+
+/* Is the string attribute name of item equal to want (or, with prefix,
+ * does it start with want)? */
+static bool str_attr(const cJSON *item, const char *name, const char *want, bool prefix)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(item, name);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "S");
+	if (!cJSON_IsString(v))
+		return false;
+	return prefix ? strncmp(v->valuestring, want, strlen(want)) == 0
+		      : strcmp(v->valuestring, want) == 0;
+}
+
+/* A lock item as the reference writes it: keys LOCK#<name> (and LOCK),
+ * _type LOCK. */
+static bool lock_item(const struct ddb_store *ds, const cJSON *item)
+{
+	return str_attr(item, ds->pk, "LOCK#", true) &&
+	       (!ds->sk[0] || str_attr(item, ds->sk, "LOCK", false)) &&
+	       str_attr(item, "_type", "LOCK", false);
+}
+
+/* Adds the attribute names of item to the comma-separated list, each
+ * once, as many as fit. */
+static void add_names(char *list, size_t cap, const cJSON *item)
+{
+	const cJSON *a;
+	cJSON_ArrayForEach(a, item)
+	{
+		size_t n = strlen(list), an = strlen(a->string);
+		const char *p = list;
+		bool seen = false;
+		while (!seen && *p) {
+			size_t m = strcspn(p, ",");
+			seen = m == an && strncmp(p, a->string, m) == 0;
+			p += m + (p[m] == ',');
+		}
+		if (!seen && n + (n > 0) + an < cap)
+			snprintf(list + n, cap - n, "%s%s", n > 0 ? "," : "", a->string);
+	}
+}
+
+/* What the first items say (stats.table.peeked, foreign, foreign_attrs);
+ * an answer that is no Scan's leaves peeked at -1. */
+static void read_peek(struct ddb_store *ds, const char *body, size_t len)
+{
+	struct store_dynamodb_table *t = &ds->stats.table;
+	cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "Items"), *it;
+	if (!cJSON_IsArray(items)) {
+		ddbs_copy(t->peek_error, sizeof t->peek_error, "BadResponse");
+		cJSON_Delete(root);
+		return;
+	}
+	t->peeked = 0;
+	cJSON_ArrayForEach(it, items)
+	{
+		t->peeked++;
+		if (!lock_item(ds, it)) {
+			t->foreign++;
+			add_names(t->foreign_attrs, sizeof t->foreign_attrs, it);
+		}
+	}
+	cJSON_Delete(root);
+}
+
+/* The peek never fails the open: a Scan refused (a policy without Scan)
+ * or failing leaves the table unlooked at, and says why. */
+static void peek_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
+{
+	struct ddb_store *ds = c->ds;
+	struct store_result ok;
+	if (res->status == STORE_OK)
+		read_peek(ds, body, len);
+	else
+		ddbs_copy(ds->stats.table.peek_error, sizeof ds->stats.table.peek_error,
+			  res->error_type ? res->error_type : store_status_name(res->status));
+	memset(&ok, 0, sizeof ok);
+	ok.status = STORE_OK;
+	open_end(ds, &ok);
+}
+
 static void poll_timer(void *arg)
 {
 	open_next(arg, DDB_DESCRIBE_TABLE, describe_done);
@@ -79,15 +165,28 @@ static void create_done(struct store_call *c, struct store_result *res, const ch
 	open_end(ds, res);
 }
 
-/* Checks the table's keys against the configuration and the lock format. */
+/* A key type as DescribeTable names it, in words. */
+static const char *type_name(char t)
+{
+	return t == 'S' ? "string S" : t == 'N' ? "number N" : t == 'B' ? "binary B" : "unknown";
+}
+
+/* Checks the table's keys against the configuration and the lock format:
+ * a lock item's keys are strings (LOCK#<name>, and LOCK for a sort key),
+ * so a table with a number or binary key is another application's. */
 static bool adopt_keys(struct ddb_store *ds, const struct ddb_table_desc *d)
 {
 	if (d->pk_type != 'S' || (d->sk[0] && d->sk_type != 'S')) {
+		char sk[80] = "no sort key";
+		if (d->sk[0])
+			snprintf(sk, sizeof sk, "sort key %.32s (%s)", d->sk,
+				 type_name(d->sk_type));
+		/* within STORE_MSG_MAX */
 		open_fail(ds, STORE_FATAL, "NonStringKey",
-			  "table %s: its keys must be strings, but %s is of type %c", ds->table,
-			  d->pk_type != 'S' ? d->pk : d->sk,
-			  d->pk_type != 'S' ? (d->pk_type ? d->pk_type : '?')
-					    : (d->sk_type ? d->sk_type : '?'));
+			  "table %.48s has partition key %.32s (%s), %s; a lock table's keys "
+			  "must be strings (partition key LOCK#<name>, sort key LOCK if any): is "
+			  "it the lock table?",
+			  ds->table, d->pk, type_name(d->pk_type), sk);
 		return false;
 	}
 	if (ds->keys_given && (strcmp(d->pk, ds->pk) != 0 || strcmp(d->sk, ds->sk) != 0)) {
@@ -182,7 +281,23 @@ static void describe_done(struct store_call *c, struct store_result *res, const 
 		open_next(ds, DDB_UPDATE_TIME_TO_LIVE, ttl_done);
 		return;
 	}
+	if (!ds->created) { /* a new table holds nothing to look at */
+		open_next(ds, DDB_SCAN, peek_done);
+		return;
+	}
 	open_end(ds, res);
+}
+
+/* The peek's Scan: the first items, whole (the table name is checked:
+ * a-z A-Z 0-9 _ . - only, nothing to escape). */
+static char *peek_body(const char *table, size_t *len)
+{
+	size_t cap = strlen(table) + 64;
+	char *b = malloc(cap);
+	if (b != NULL)
+		*len = (size_t)snprintf(b, cap, "{\"TableName\":\"%s\",\"Limit\":%d}", table,
+					STORE_DDB_PEEK_ITEMS);
+	return b;
 }
 
 static bool open_step(struct ddb_store *ds, enum ddb_op dop, ddbs_done_fn done)
@@ -197,6 +312,8 @@ static bool open_step(struct ddb_store *ds, enum ddb_op dop, ddbs_done_fn done)
 		c->body = ddb_build_create_table(&ds->keys, &c->body_len, err);
 	else if (dop == DDB_UPDATE_TIME_TO_LIVE)
 		c->body = ddb_build_update_ttl(ds->table, ds->keys.ttl_attr, &c->body_len, err);
+	else if (dop == DDB_SCAN)
+		c->body = peek_body(ds->table, &c->body_len);
 	if (!c->body) {
 		ddbs_drop(c);
 		return false;
@@ -214,6 +331,9 @@ bool store_dynamodb_open(struct store *s, store_cb cb, void *arg)
 	ds->open_cb = cb;
 	ds->open_arg = arg;
 	ds->created = false;
+	ds->stats.table.peeked = -1;
+	ds->stats.table.foreign = 0;
+	ds->stats.table.foreign_attrs[0] = ds->stats.table.peek_error[0] = '\0';
 	ds->open_until = clock_now_ms(ds->clock) + OPEN_WAIT_MS;
 	bool ok;
 	if (ds->keys_given && !ds->cfg.create_table && !ds->cfg.read_kind) {

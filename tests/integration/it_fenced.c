@@ -12,7 +12,10 @@
  *     (-TXCANCELLED), nothing written;
  *   - every -ERR: invalid JSON, 100 items, a table not in --fenced-tables,
  *     a lock's key on the lock table, a lease of another replica, not
- *     leading, fenced writes off, the embedded store.
+ *     leading, fenced writes off, the embedded store;
+ *   - a write to a table that does not exist names that table (or the
+ *     client's tables, when several), not the lock table; the lock table
+ *     gone is named as such.
  * The ClientRequestToken of retries is held to in it_fenced_store (moto
  * ignores the token). Without LG_MOTO every test fails.
  */
@@ -46,6 +49,8 @@ static const char script[] =
 	"    d.create_table(TableName=t, BillingMode='PAY_PER_REQUEST',\n"
 	"        AttributeDefinitions=[{'AttributeName': 'id', 'AttributeType': 'S'}],\n"
 	"        KeySchema=[{'AttributeName': 'id', 'KeyType': 'HASH'}])\n"
+	"elif op == 'drop':\n"
+	"    d.delete_table(TableName=t)\n"
 	"elif op == 'get':\n"
 	"    i = d.get_item(TableName=t, Key={'id': {'S': sys.argv[3]}},\n"
 	"        ConsistentRead=True).get('Item')\n"
@@ -382,6 +387,57 @@ static void test_off_and_embedded(void **state)
 	assert_string_equal(item(data, "e"), "none");
 }
 
+/* ---- a table that does not exist ---- */
+
+static void expect_err_has(redisContext *c, const char *name, long long token, const char *items,
+			   const char *want)
+{
+	redisReply *r = tx_err(c, name, token, items);
+	printf("# %s\n", r->str);
+	if (strstr(r->str, want) == NULL)
+		fail_msg("LOCK.TRANSACT %s %lld: '%s', want '...%s...'", name, token, r->str, want);
+	freeReplyObject(r);
+}
+
+static void test_missing_table_named(void **state)
+{
+	assert_true(gw_have_moto());
+	char table[64], missing[80], fenced[256], want[512], items[1024];
+	snprintf(table, sizeof(table), "%s", gw_new_table());
+	const char *data = data_table();
+	snprintf(missing, sizeof(missing), "%s-nosuch", table);
+	snprintf(fenced, sizeof(fenced), "%s,%s", data, missing);
+	struct gw g;
+	gw_start(&g, table, "--fenced-tables", fenced, NULL);
+	redisContext *c = gw_connect(&g);
+	long long t = lh_acquire(c, "job", 60000);
+	/* the one table of the items: named, the lock table said to be there */
+	snprintf(want, sizeof(want),
+		 "ERR fenced write: table '%s' not found (DynamoDB TransactWriteItems: "
+		 "ResourceNotFoundException",
+		 missing);
+	expect_err(c, "job", t, put(missing, "m1", t), want);
+	snprintf(want, sizeof(want), "the lock table '%s' is there", table);
+	expect_err_has(c, "job", t, put(missing, "m1", t), want);
+	/* two tables of the client: DynamoDB does not say which, nor can a
+	 * role without DescribeTable on them */
+	snprintf(items, sizeof(items),
+		 "[{\"Put\":{\"TableName\":\"%s\",\"Item\":{\"id\":{\"S\":\"m2\"}}}},"
+		 "{\"Put\":{\"TableName\":\"%s\",\"Item\":{\"id\":{\"S\":\"m3\"}}}}]",
+		 data, missing);
+	snprintf(want, sizeof(want), "ERR fenced write: one of the tables '%s', '%s' not found",
+		 data, missing);
+	expect_err(c, "job", t, items, want);
+	assert_string_equal(item(data, "m2"), "none");
+	gw_expect_int(c, 1, "LOCK.CHECK job %lld", t); /* the lease holds */
+	/* the lock table gone: named */
+	boto(NULL, 0, "drop", table, NULL);
+	snprintf(want, sizeof(want), "ERR fenced write: the lock table '%s' not found", table);
+	expect_err(c, "job", t, put(missing, "m4", t), want);
+	redisFree(c);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +446,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_client_reasons_per_item, gw_teardown),
 		cmocka_unit_test_teardown(test_error_paths, gw_teardown),
 		cmocka_unit_test_teardown(test_off_and_embedded, gw_teardown),
+		cmocka_unit_test_teardown(test_missing_table_named, gw_teardown),
 	};
 	return cmocka_run_group_tests_name("fenced writes", tests, NULL, NULL);
 }

@@ -6,8 +6,9 @@
  * ignores the token, so this is where it is held to), another transaction
  * gets another token; TransactionConflict and throttling retried and then
  * TRANSIENT; the failed item found past the reasons ddb_parse_error keeps;
- * a ResourceNotFoundException (maybe the client's table) FATAL, not
- * NO_TABLE. Real loop and clock; no sleeps.
+ * a ResourceNotFoundException NO_TABLE with the client's tables listed
+ * (the lock table's or theirs: the core reads the lock to tell). Real
+ * loop and clock; no sleeps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -222,7 +223,7 @@ static void failed_item_past_four(void **state)
 	assert_int_equal(t.res.item.fence, 8);
 }
 
-static void missing_table_is_fatal(void **state)
+static void missing_table_lists_tables(void **state)
 {
 	struct env *e = *state;
 	struct txr t;
@@ -235,8 +236,13 @@ static void missing_table_is_fatal(void **state)
 				"not found\"}"});
 	(void)start(e, &t);
 	run_until(&t.done);
-	assert_int_equal(t.res.status, STORE_FATAL);
+	/* NO_TABLE, which DynamoDB does not name: the client's tables listed
+	 * for the core's read of the lock (lt_transact.c) */
+	assert_int_equal(t.res.status, STORE_NO_TABLE);
 	assert_non_null(strstr(t.res.message, "ResourceNotFoundException"));
+	assert_null(strstr(t.res.message, "on table Locks"));
+	assert_int_equal(t.res.ntables, 1);
+	assert_string_equal(t.res.tables, "'orders'");
 	/* a mismatched token (never sent by leasegate: new per call) */
 	fake_ddb_push(e->fake,
 		      (struct fake_ddb_reply){
@@ -275,7 +281,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(retry_keeps_the_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(conflict_retried_then_transient, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_item_past_four, setup, teardown),
-		cmocka_unit_test_setup_teardown(missing_table_is_fatal, setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_table_lists_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(cancel_in_flight, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -331,6 +331,10 @@ static void non_string_keys_refused(void **state)
 	print_message("numeric key: %s\n", res.message);
 	assert_non_null(strstr(res.message, "lg_numeric"));
 	assert_non_null(strstr(res.message, "string"));
+	/* the keys found, their types, and what a lock table needs */
+	assert_non_null(strstr(res.message, "partition key id (number N), no sort key; a lock "
+					    "table's keys must be strings (partition key "
+					    "LOCK#<name>, sort key LOCK if any)"));
 	store_free(s);
 	/* configured names that are not the table's */
 	s = open_store((struct store_dynamodb_config){.table = "lg_contract_pk",
