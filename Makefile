@@ -21,8 +21,9 @@
 #                   docker/test-image.sh runs it against moto (root; minutes)
 #   make install    the binary, the man page leasegate(1), the example configuration
 #                   and the systemd unit (below: PREFIX, DESTDIR...); make uninstall
-#   make docs       regenerate the reference pages docs/reference/commands.md and
-#                   configuration.md from the command rows and the option table
+#   make docs       regenerate the reference pages docs/reference/commands.md,
+#                   configuration.md and functions.md from the command rows, the
+#                   option table and the PostgreSQL function table
 #                   (build/gen_docs); tests/integration/docs_fresh.sh fails when stale
 #   make format     clang-format every source file (.clang-format; idempotent)
 #   make format-check  fail, naming the files, when a file is not formatted (CI)

@@ -259,6 +259,13 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 
 /* An ACL reload applied: the waits queued under the old rules that the
  * new ones refuse end (-NOPERM, 42501). */
+/* The names an ACL file's +name/-name rules may give: a Redis command (or
+ * command|subcommand) of the table cmds, or a PostgreSQL function. */
+static bool acl_known(const char *name, void *cmds)
+{
+	return cmd_acl_known(name, cmds) || pg_fn_acl_known(name);
+}
+
 static void acl_reloaded(void *arg)
 {
 	unsigned n = lsvc_recheck_waits(arg);
@@ -410,7 +417,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	a.auth = auth_new(&cfg, a.base, cmd_acl_known, cmds, err, sizeof(err));
+	a.auth = auth_new(&cfg, a.base, acl_known, cmds, err, sizeof(err));
 	if (a.auth == NULL) {
 		return fail_start(&cfg, err);
 	}

@@ -1,20 +1,24 @@
 /*
- * gen_docs: writes the reference pages, docs/reference/commands.md and
- * docs/reference/configuration.md, from the command rows and the option
- * table (make docs; tests/integration/docs_fresh.sh fails when the
- * checked-in pages differ from what this writes).
+ * gen_docs: writes the reference pages, docs/reference/commands.md,
+ * configuration.md and functions.md, from the command rows, the option
+ * table and the PostgreSQL function table (make docs;
+ * tests/integration/docs_fresh.sh fails when the checked-in pages differ
+ * from what this writes).
  *
- *   gen_docs DIR      writes DIR/commands.md and DIR/configuration.md
+ *   gen_docs DIR      writes DIR/commands.md, configuration.md, functions.md
  *
- * Not here: what the pages say (gateway/redis/cmd_docs.c, gateway/config.c).
+ * Not here: what the pages say (gateway/redis/cmd_docs.c, gateway/config.c,
+ * gateway/pg/pg_fn.c).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "gateway/config.h"
+#include "gateway/pg/pg_fe.h"
 #include "gateway/redis/cmd_docs.h"
 #include "gateway/redis/commands.h"
 #include "gateway/redis/leases.h"
+#include "protocols/buf.h"
 
 /* Writes DIR/name with fn; false with a message on stderr. */
 static bool write_page(const char *dir, const char *name, void (*fn)(FILE *f, void *arg), void *arg)
@@ -44,6 +48,18 @@ static void configuration_page(FILE *f, void *arg)
 	cfg_reference(f);
 }
 
+/* The PostgreSQL functions (pg_fn_doc_markdown writes into a buffer). */
+static void functions_page(FILE *f, void *arg)
+{
+	bool *ok = arg;
+	struct buf out;
+	buf_init(&out, 0);
+	pg_fn_doc_markdown(&out);
+	if (buf_failed(&out) || fwrite(out.buf, 1, out.len, f) != out.len)
+		*ok = false;
+	buf_free(&out);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -57,8 +73,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen_docs: cannot build the command table\n");
 		return 1;
 	}
+	bool fn_ok = true;
 	bool ok = write_page(argv[1], "commands.md", commands_page, t) &&
-		  write_page(argv[1], "configuration.md", configuration_page, NULL);
+		  write_page(argv[1], "configuration.md", configuration_page, NULL) &&
+		  write_page(argv[1], "functions.md", functions_page, &fn_ok) && fn_ok;
 	cmd_table_free(t);
 	return ok ? 0 : 1;
 }

@@ -20,6 +20,7 @@ struct cfg;
 struct lsvc;
 struct auth_pg;
 struct pg_fe;
+struct buf;
 
 /* A front-end on the registry srv (its connections count against the
  * registry's maxclients), with leases from svc and users from auth (all
@@ -36,5 +37,15 @@ void pg_fe_set_gate(struct pg_fe *fe, bool (*ready)(void *arg, const char **why)
 int pg_fe_port(const struct pg_fe *fe);
 /* After srv_free (which closes the sessions). */
 void pg_fe_free(struct pg_fe *fe);
+
+/* name (lower case) is a PostgreSQL function whose calls the ACL check
+ * names so ("pg_advisory_lock", "leasegate.acquire"): an ACL file's
+ * +name/-name rule on it is taken (gateway/conn/acl.h's acl_known_fn,
+ * beside the Redis command table's). */
+bool pg_fn_acl_known(const char *name);
+/* Appends the reference page of the PostgreSQL functions (Markdown, one
+ * table row per function and argument list, from the function table):
+ * docs/reference/functions.md. */
+void pg_fn_doc_markdown(struct buf *out);
 
 #endif

@@ -14,6 +14,7 @@
 #include "gateway/conn/conn.h"
 #include "gateway/lease/lsess.h"
 #include "gateway/pg/pg_fe.h"
+#include "gateway/pg/pg_fn.h"
 #include "gateway/pg/pg_sql.h"
 #include "protocols/pg/pg.h"
 
@@ -118,7 +119,7 @@ struct pgs {
 	size_t qcap, qlen, qpos;
 	bool in_query, q_any;
 	/* the statement waiting for a lease answer */
-	enum sql_fn pend_fn;
+	const struct pg_fn *pend_fn;
 	int pend_timeout; /* what bounded the wait: 0 the call, 1 lock_, 2 statement_timeout */
 	const struct pg_portal *pend_portal; /* NULL: simple query (text) */
 	char pend_alias[SQL_ALIAS_MAX];
@@ -126,7 +127,6 @@ struct pgs {
 	 * transaction's end): what is written once they are, the command tag,
 	 * or NULL: ReadyForQuery */
 	const char *pend_tag;
-	char pend_fname[64]; /* its function, lower case, as the ACL check names it */
 	struct pg_prep *preps;
 	struct pg_portal *portals;
 	unsigned npreps, nportals; /* named ones: --max-prepared-statements, --max-portals */
@@ -174,8 +174,8 @@ struct val {
 /* --- pg_value.c --- */
 
 /* The columns of the result of fn (alias: a one-column result's name), in
- * po's formats (NULL: text); how many. */
-unsigned pgv_fn_columns(enum sql_fn fn, const char *alias, const struct pg_portal *po,
+ * po's formats (NULL: text); how many (<= PG_FN_MAX_COLS). */
+unsigned pgv_fn_columns(const struct pg_fn *fn, const char *alias, const struct pg_portal *po,
 			struct pg_col *cols);
 /* One DataRow of n (<= 5) values, each in its column's type and format. */
 void pgv_put_row(struct buf *o, unsigned n, const struct pg_col *cols, const struct val *v);
@@ -196,6 +196,20 @@ void pgx_run(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
  * is skipped, an extended one skips to Sync; an open transaction fails.
  * pgx_failed: the same when the error is written already. */
 void pgx_error(struct pgs *s, const char *sqlstate, const char *msg, const char *hint);
+/* What a function's handler (pg_fns.c) answers through. pgx_answer: the
+ * lease operation st started (rc, now: ls_*'s answer; pgx_lease_done its
+ * callback, s its argument) is rendered now, or when it ends (the session
+ * waits meanwhile); timeout: what bounded its wait (0 the call, 1
+ * lock_timeout, 2 statement_timeout). pgx_render: res rendered as fn's
+ * result (common errors, then fn->fill). pgx_value_row: one row of st's
+ * columns with the values v. */
+void pgx_answer(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po, int timeout,
+		enum ls_status rc, const struct ls_result *now);
+void pgx_lease_done(void *arg, const struct ls_result *res);
+void pgx_render(struct pgs *s, const struct pg_fn *fn, int timeout, const struct pg_portal *po,
+		const char *alias, const struct ls_result *res);
+void pgx_value_row(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+		   const struct val *v);
 /* After an ACL reload: the session's user may still run the statement
  * waiting for a lease (pend_fn) on the lock name. */
 bool pgx_may_wait(const struct pgs *s, const char *name) __attribute__((warn_unused_result));
@@ -210,6 +224,14 @@ void pgx_ready(struct pgs *s);
 unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, struct pg_col *cols);
 /* The type of parameter $n of st, from where it is used. */
 uint32_t pgx_param_type(const struct sql_stmt *st, int n);
+
+/* --- pg_fns.c --- */
+
+/* The lock name st's call names with arguments a, for the ACL check
+ * (pg_fn.lock_arg): 1 with *key, *len set (buf: room for an advisory
+ * name, STORE_NAME_MAX + 64), or 0: none. */
+unsigned pgf_lock_key(const struct pgs *s, const struct sql_stmt *st, const struct val *a,
+		      char *buf, const char **key, size_t *len);
 
 /* --- pg_query.c --- */
 

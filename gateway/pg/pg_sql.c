@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gateway/pg/pg_fn.h"
 #include "protocols/pg/pg.h"
 
 enum tok_type { T_END, T_IDENT, T_NUM, T_STR, T_PARAM, T_PUNCT, T_CAST };
@@ -228,59 +229,6 @@ static uint32_t type_oid(const struct tok *t)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	enum sql_fn fn;
-} fns[] = {
-	{"pg_advisory_lock", FN_LOCK},
-	{"pg_try_advisory_lock", FN_TRY_LOCK},
-	{"pg_advisory_unlock", FN_UNLOCK},
-	{"pg_advisory_xact_lock", FN_XACT_LOCK},
-	{"pg_try_advisory_xact_lock", FN_TRY_XACT_LOCK},
-	{"pg_advisory_unlock_all", FN_UNLOCK_ALL},
-	{"pg_advisory_lock_shared", FN_SHARED},
-	{"pg_try_advisory_lock_shared", FN_SHARED},
-	{"pg_advisory_unlock_shared", FN_SHARED},
-	{"pg_advisory_xact_lock_shared", FN_SHARED},
-	{"pg_try_advisory_xact_lock_shared", FN_SHARED},
-	{"leasegate.acquire", FN_LG_ACQUIRE},
-	{"leasegate.release", FN_LG_RELEASE},
-	{"leasegate.state", FN_LG_STATE},
-	{"leasegate.token", FN_LG_TOKEN},
-	{"leasegate.transact", FN_LG_TRANSACT},
-	{"leasegate.check", FN_LG_CHECK},
-	{"version", FN_VERSION},
-	{"current_setting", FN_CURRENT_SETTING},
-	{"set_config", FN_SET_CONFIG},
-	{"pg_backend_pid", FN_BACKEND_PID},
-};
-
-const char *sql_fn_name(enum sql_fn fn)
-{
-	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
-		if (fns[i].fn == fn) {
-			const char *dot = strchr(fns[i].name, '.');
-			return dot ? dot + 1 : fns[i].name;
-		}
-	return "?column?";
-}
-
-static enum sql_fn find_fn(const struct tok *t)
-{
-	const char *p = t->p;
-	size_t len = t->len;
-	if (t->quoted)
-		return FN_NONE;
-	if (len > 11 && strncasecmp(p, "pg_catalog.", 11) == 0) {
-		p += 11;
-		len -= 11;
-	}
-	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
-		if (strlen(fns[i].name) == len && strncasecmp(fns[i].name, p, len) == 0)
-			return fns[i].fn;
-	return FN_NONE;
-}
-
 /* One argument: [-]number, 'string', NULL, true/false or $n, with an
  * optional ::type. */
 static bool parse_arg(struct lex *x, struct sql_stmt *st, struct sql_arg *a)
@@ -365,21 +313,19 @@ static bool parse_select(struct lex *x, struct sql_stmt *st)
 		t = next(x);
 	}
 	if (t.t == T_NUM && !from) {
-		st->fn = FN_CONST;
+		st->fn = &pg_fn_literal;
 		st->args[0].t = ARG_INT;
 		if (!parse_i64(t.p, t.len, false, &st->args[0].i) || st->args[0].i > INT32_MAX)
 			return false;
 		st->nargs = 1;
-	} else if (t.t == T_IDENT) {
-		if ((st->fn = find_fn(&t)) == FN_NONE)
-			return false;
+	} else if (t.t == T_IDENT && !t.quoted) {
 		copy_lower(st->fname, sizeof(st->fname), &t);
-		if (!parse_call(x, st))
+		if (!parse_call(x, st) || (st->fn = pg_fn_lookup(t.p, t.len, st->nargs)) == NULL)
 			return false;
 	} else {
 		return false;
 	}
-	snprintf(st->alias, sizeof(st->alias), "%s", sql_fn_name(st->fn));
+	snprintf(st->alias, sizeof(st->alias), "%s", pg_fn_column(st->fn));
 	t = next(x);
 	if (is_punct(&t, ',')) {
 		st->several = true;

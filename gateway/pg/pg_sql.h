@@ -4,7 +4,8 @@
  * (the advisory lock functions, leasegate's own, transaction control,
  * SET/RESET/SHOW, what drivers and pools send on their own) and says
  * "unsupported" for anything else, with the statement's text for the
- * error.
+ * error. A function call is recognised by the function table (pg_fn.h):
+ * its name and argument count find its row.
  *
  * It works in place on a text the caller owns (string literals are
  * unescaped there), one statement at a time.
@@ -34,29 +35,6 @@ enum sql_kind {
 	SQL_UNSUPPORTED,
 };
 
-enum sql_fn {
-	FN_NONE,
-	FN_LOCK,	  /* pg_advisory_lock */
-	FN_TRY_LOCK,	  /* pg_try_advisory_lock */
-	FN_UNLOCK,	  /* pg_advisory_unlock */
-	FN_XACT_LOCK,	  /* pg_advisory_xact_lock */
-	FN_TRY_XACT_LOCK, /* pg_try_advisory_xact_lock */
-	FN_UNLOCK_ALL,	  /* pg_advisory_unlock_all */
-	FN_SHARED,	  /* any *_shared variant: refused */
-	FN_LG_ACQUIRE,	  /* leasegate.acquire(name, lease_ms [, wait_ms]) */
-	FN_LG_RELEASE,	  /* leasegate.release(name) */
-	FN_LG_STATE,	  /* leasegate.state(name) */
-	FN_LG_TOKEN,	  /* leasegate.token(key) / (k1, k2) */
-	FN_LG_TRANSACT,	  /* leasegate.transact(name, token, items) */
-	FN_LG_CHECK,	  /* leasegate.check(name, token) */
-	FN_CONST,	  /* SELECT <integer> */
-	FN_VERSION,	  /* version() */
-	FN_CURRENT_SETTING,
-	FN_SET_CONFIG,
-	FN_BACKEND_PID, /* pg_backend_pid(): the pid of the session's cancel key */
-	FN_COUNT
-};
-
 /* The catalogue queries answered, each found by running its driver against
  * PostgreSQL 15 with log_statement=all. */
 enum sql_catalog {
@@ -84,9 +62,11 @@ struct sql_arg {
 #define SQL_MAX_ARGS  4
 #define SQL_ALIAS_MAX 64
 
+struct pg_fn;
+
 struct sql_stmt {
 	enum sql_kind kind;
-	enum sql_fn fn;
+	const struct pg_fn *fn; /* SQL_SELECT: its row (pg_fn.h) */
 	unsigned nargs;
 	struct sql_arg args[SQL_MAX_ARGS];
 	int nparams;		   /* highest $n used */
@@ -112,8 +92,5 @@ bool sql_next(char *text, size_t len, size_t *pos, struct sql_stmt *out);
 
 /* Statements in text (empty ones too), counting up to limit + 1 at most. */
 unsigned sql_count(const char *text, size_t len, unsigned limit);
-
-/* The name of fn as PostgreSQL names the result column. */
-const char *sql_fn_name(enum sql_fn fn);
 
 #endif

@@ -11,54 +11,7 @@
 
 #include "gateway/pg/pg_int.h"
 
-/* --- the result columns of each function --- */
-
-static const struct pg_col state_cols[] = {
-	{"held", PG_OID_BOOL, 1, 0},	 {"holder", PG_OID_TEXT, -1, 0},
-	{"lease_ms", PG_OID_INT8, 8, 0}, {"fencing_token", PG_OID_INT8, 8, 0},
-	{"mine", PG_OID_BOOL, 1, 0},
-};
-
-static uint32_t fn_type(enum sql_fn fn)
-{
-	switch (fn) {
-	case FN_LOCK:
-	case FN_XACT_LOCK:
-	case FN_UNLOCK_ALL:
-		return PG_OID_VOID;
-	case FN_TRY_LOCK:
-	case FN_TRY_XACT_LOCK:
-	case FN_UNLOCK:
-	case FN_LG_RELEASE:
-	case FN_LG_TRANSACT:
-	case FN_LG_CHECK:
-		return PG_OID_BOOL;
-	case FN_LG_ACQUIRE:
-	case FN_LG_TOKEN:
-		return PG_OID_INT8;
-	case FN_CONST:
-	case FN_BACKEND_PID:
-		return PG_OID_INT4;
-	default:
-		return PG_OID_TEXT;
-	}
-}
-
-static int16_t type_len(uint32_t oid)
-{
-	switch (oid) {
-	case PG_OID_BOOL:
-		return 1;
-	case PG_OID_INT8:
-		return 8;
-	case PG_OID_INT4:
-		return 4;
-	case PG_OID_VOID:
-		return 4;
-	default:
-		return -1;
-	}
-}
+/* --- result columns --- */
 
 static int16_t col_format(const struct pg_portal *po, unsigned i)
 {
@@ -68,21 +21,16 @@ static int16_t col_format(const struct pg_portal *po, unsigned i)
 }
 
 /* The columns of the result of fn (alias: a one-column result's name). */
-unsigned pgv_fn_columns(enum sql_fn fn, const char *alias, const struct pg_portal *po,
+unsigned pgv_fn_columns(const struct pg_fn *fn, const char *alias, const struct pg_portal *po,
 			struct pg_col *cols)
 {
-	if (fn == FN_SHARED)
-		return 0;
-	if (fn == FN_LG_STATE) {
-		for (unsigned i = 0; i < 5; i++) {
-			cols[i] = state_cols[i];
-			cols[i].format = col_format(po, i);
-		}
-		return 5;
+	for (unsigned i = 0; i < fn->ncols; i++) {
+		cols[i] = fn->cols[i];
+		if (cols[i].name == NULL)
+			cols[i].name = alias;
+		cols[i].format = col_format(po, i);
 	}
-	uint32_t t = fn_type(fn);
-	cols[0] = (struct pg_col){alias, t, type_len(t), col_format(po, 0)};
-	return 1;
+	return fn->ncols;
 }
 
 /* The columns of st's result (0: none). */
@@ -215,13 +163,113 @@ static bool int_text(const char *p, size_t len, int64_t *out)
 	return true;
 }
 
+/* A value given as text (len bytes: a literal's content, a parameter in
+ * the text format) as type want: an integer parsed, a bool true when it
+ * starts with one of truth, text as it is. false: 22P02 written. */
+static bool text_value(struct pgs *s, const char *p, size_t len, uint32_t want, const char *truth,
+		       struct val *v)
+{
+	char msg[160];
+	v->s = p;
+	v->len = len;
+	if (want == PG_OID_BOOL) {
+		v->i = len > 0 && p[0] != '\0' && strchr(truth, p[0]) != NULL;
+		return true;
+	}
+	if (want == PG_OID_TEXT || int_text(p, len, &v->i))
+		return true;
+	snprintf(msg, sizeof(msg), "invalid input syntax for type %s: \"%.*s\"",
+		 want == PG_OID_INT8 ? "bigint" : "integer", (int)(len > 64 ? 64 : len), p);
+	pgx_error(s, "22P02", msg, NULL);
+	return false;
+}
+
+static bool bad_binary(struct pgs *s, int param)
+{
+	char msg[96];
+	snprintf(msg, sizeof(msg), "incorrect binary data format in bind parameter %d", param);
+	pgx_error(s, "22P03", msg, NULL);
+	return false;
+}
+
+/* The bytes of a binary value of type t; 0: a type not taken. */
+static int binary_width(uint32_t t)
+{
+	switch (t) {
+	case PG_OID_INT8:
+		return 8;
+	case PG_OID_INT4:
+	case PG_OID_OID:
+		return 4;
+	case PG_OID_INT2:
+		return 2;
+	case PG_OID_BOOL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Parameter $param's value p, in the binary format of its type, as type
+ * want. false: the error written. */
+static bool arg_binary(struct pgs *s, const struct pg_portal *po, int param, const struct pg_val *p,
+		       uint32_t want, struct val *v)
+{
+	char msg[64];
+	uint32_t t = param_type(po->prep, param);
+	if (t == PG_OID_TEXT || t == PG_OID_VARCHAR || t == PG_OID_UNKNOWN) {
+		v->s = p->p;
+		v->len = (size_t)p->len;
+		return want == PG_OID_TEXT || int_text(v->s, v->len, &v->i) || bad_binary(s, param);
+	}
+	int w = binary_width(t);
+	if (w == 0 || p->len != w)
+		return bad_binary(s, param);
+	const unsigned char *u = (const unsigned char *)p->p;
+	uint64_t x = 0;
+	for (int k = 0; k < w; k++)
+		x = x << 8 | u[k];
+	if (w == 8 || t == PG_OID_OID)
+		v->i = (int64_t)x;
+	else if (w == 4)
+		v->i = (int32_t)(uint32_t)x;
+	else if (w == 2)
+		v->i = (int16_t)(uint16_t)x;
+	else
+		v->i = x != 0;
+	if (want != PG_OID_TEXT)
+		return true;
+	snprintf(msg, sizeof(msg), "parameter $%d must be text", param);
+	pgx_error(s, "42804", msg, NULL);
+	return false;
+}
+
+/* Argument a, a $n parameter of po, as type want. false: error written. */
+static bool arg_param(struct pgs *s, const struct sql_arg *a, const struct pg_portal *po,
+		      uint32_t want, struct val *v)
+{
+	char msg[64];
+	const struct pg_val *p = param_of(po, a->param);
+	if (p == NULL) {
+		snprintf(msg, sizeof(msg), "there is no parameter $%d", a->param);
+		pgx_error(s, "42P02", msg, NULL);
+		return false;
+	}
+	if (p->p == NULL) {
+		v->null = true;
+		return true;
+	}
+	if (p->fmt == 1)
+		return arg_binary(s, po, a->param, p, want, v);
+	return text_value(s, p->p, (size_t)p->len, want, "tT1oy", v);
+}
+
 /* Argument i of st as a value wanted of type want (int types, text,
  * bool). false: error written. */
 bool pgv_arg(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po, unsigned i,
 	     uint32_t want, struct val *v)
 {
 	const struct sql_arg *a = &st->args[i];
-	char msg[160];
 	memset(v, 0, sizeof(*v));
 	switch (a->t) {
 	case ARG_NULL:
@@ -237,92 +285,13 @@ bool pgv_arg(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
 		}
 		break;
 	case ARG_STR:
-		v->s = a->s;
-		v->len = a->len;
-		if (want != PG_OID_TEXT) {
-			if (want == PG_OID_BOOL) {
-				v->i = a->len > 0 &&
-				       (a->s[0] == 't' || a->s[0] == 'T' || a->s[0] == 'o');
-				break;
-			}
-			if (!int_text(a->s, a->len, &v->i)) {
-				snprintf(msg, sizeof(msg),
-					 "invalid input syntax for type %s: \"%.*s\"",
-					 want == PG_OID_INT8 ? "bigint" : "integer",
-					 (int)(a->len > 64 ? 64 : a->len), a->s);
-				pgx_error(s, "22P02", msg, NULL);
-				return false;
-			}
-		}
+		if (!text_value(s, a->s, a->len, want, "tTo", v))
+			return false;
 		break;
-	case ARG_PARAM: {
-		const struct pg_val *p = param_of(po, a->param);
-		if (p == NULL) {
-			snprintf(msg, sizeof(msg), "there is no parameter $%d", a->param);
-			pgx_error(s, "42P02", msg, NULL);
+	case ARG_PARAM:
+		if (!arg_param(s, a, po, want, v))
 			return false;
-		}
-		if (p->p == NULL) {
-			v->null = true;
-			return true;
-		}
-		if (p->fmt == 1) {
-			uint32_t t = param_type(po->prep, a->param);
-			const unsigned char *u = (const unsigned char *)p->p;
-			if (t == PG_OID_TEXT || t == PG_OID_VARCHAR || t == PG_OID_UNKNOWN) {
-				v->s = p->p;
-				v->len = (size_t)p->len;
-				if (want != PG_OID_TEXT && !int_text(v->s, v->len, &v->i))
-					goto bad_binary;
-				break;
-			}
-			int w = t == PG_OID_INT8   ? 8
-				: t == PG_OID_INT4 ? 4
-				: t == PG_OID_OID  ? 4
-				: t == PG_OID_INT2 ? 2
-				: t == PG_OID_BOOL ? 1
-						   : 0;
-			if (w == 0 || p->len != w)
-				goto bad_binary;
-			uint64_t x = 0;
-			for (int k = 0; k < w; k++)
-				x = x << 8 | u[k];
-			if (w == 8)
-				v->i = (int64_t)x;
-			else if (w == 4 && t == PG_OID_OID)
-				v->i = (int64_t)x;
-			else if (w == 4)
-				v->i = (int32_t)(uint32_t)x;
-			else if (w == 2)
-				v->i = (int16_t)(uint16_t)x;
-			else
-				v->i = x != 0;
-			if (want == PG_OID_TEXT) {
-				snprintf(msg, sizeof(msg), "parameter $%d must be text", a->param);
-				pgx_error(s, "42804", msg, NULL);
-				return false;
-			}
-			break;
-		bad_binary:
-			snprintf(msg, sizeof(msg),
-				 "incorrect binary data format in bind parameter %d", a->param);
-			pgx_error(s, "22P03", msg, NULL);
-			return false;
-		}
-		v->s = p->p;
-		v->len = (size_t)p->len;
-		if (want == PG_OID_BOOL) {
-			v->i = p->len > 0 && (p->p[0] == 't' || p->p[0] == 'T' || p->p[0] == '1' ||
-					      p->p[0] == 'o' || p->p[0] == 'y');
-		} else if (want != PG_OID_TEXT && !int_text(p->p, (size_t)p->len, &v->i)) {
-			snprintf(msg, sizeof(msg), "invalid input syntax for type %s: \"%.*s\"",
-				 want == PG_OID_INT8 ? "bigint" : "integer",
-				 p->len > 64 ? 64 : (int)p->len, p->p);
-			pgx_error(s, "22P02", msg, NULL);
-			return false;
-		}
 		break;
-	}
 	}
 	if ((want == PG_OID_INT4 && (v->i < INT32_MIN || v->i > INT32_MAX)) ||
 	    (want == PG_OID_INT2 && (v->i < INT16_MIN || v->i > INT16_MAX))) {
@@ -334,6 +303,13 @@ bool pgv_arg(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
 	return true;
 }
 
+/* The type of argument i of st's function (text past its arity). */
+static uint32_t fn_arg_type(const struct sql_stmt *st, unsigned i)
+{
+	const struct pg_fn *fn = st->fn;
+	return fn != NULL && i < fn->nargs ? fn->arg_types[i] : PG_OID_TEXT;
+}
+
 /* What type parameter $n of st is, from where it is used. */
 uint32_t pgx_param_type(const struct sql_stmt *st, int n)
 {
@@ -341,29 +317,8 @@ uint32_t pgx_param_type(const struct sql_stmt *st, int n)
 		return PG_OID_OID;
 	for (unsigned i = 0; i < st->nargs; i++) {
 		const struct sql_arg *a = &st->args[i];
-		if (a->t != ARG_PARAM || a->param != n)
-			continue;
-		if (a->cast)
-			return a->cast;
-		switch (st->fn) {
-		case FN_LOCK:
-		case FN_TRY_LOCK:
-		case FN_UNLOCK:
-		case FN_XACT_LOCK:
-		case FN_TRY_XACT_LOCK:
-		case FN_LG_TOKEN:
-		case FN_SHARED:
-			return st->nargs == 1 ? PG_OID_INT8 : PG_OID_INT4;
-		case FN_LG_ACQUIRE:
-			return i == 0 ? PG_OID_TEXT : PG_OID_INT4;
-		case FN_LG_TRANSACT:
-		case FN_LG_CHECK:
-			return i == 1 ? PG_OID_INT8 : PG_OID_TEXT;
-		case FN_SET_CONFIG:
-			return i == 2 ? PG_OID_BOOL : PG_OID_TEXT;
-		default:
-			return PG_OID_TEXT;
-		}
+		if (a->t == ARG_PARAM && a->param == n)
+			return a->cast ? a->cast : fn_arg_type(st, i);
 	}
 	return PG_OID_TEXT;
 }
@@ -374,19 +329,5 @@ uint32_t pgv_arg_type(const struct sql_stmt *st, unsigned i)
 	const struct sql_arg *a = &st->args[i];
 	if (a->t == ARG_PARAM)
 		return pgx_param_type(st, a->param);
-	switch (st->fn) {
-	case FN_LG_ACQUIRE:
-		return i == 0 ? PG_OID_TEXT : PG_OID_INT4;
-	case FN_LG_TRANSACT:
-	case FN_LG_CHECK:
-		return i == 1 ? PG_OID_INT8 : PG_OID_TEXT;
-	case FN_LG_RELEASE:
-	case FN_LG_STATE:
-	case FN_CURRENT_SETTING:
-		return i == 0 ? PG_OID_TEXT : PG_OID_BOOL;
-	case FN_SET_CONFIG:
-		return i == 2 ? PG_OID_BOOL : PG_OID_TEXT;
-	default:
-		return st->nargs == 1 ? PG_OID_INT8 : PG_OID_INT4;
-	}
+	return fn_arg_type(st, i);
 }

@@ -45,7 +45,7 @@ static void query(const struct pg_msg *m)
 		check(pos > last && pos <= n);
 		check(st.text >= q && st.text + st.text_len <= q + n);
 		check(st.nargs <= SQL_MAX_ARGS);
-		check(st.kind != SQL_SELECT || st.fn != FN_NONE);
+		check(st.kind != SQL_SELECT || st.fn != NULL);
 		if (st.value != NULL)
 			check(st.value >= q && st.value + st.value_len <= q + n);
 		last = pos;

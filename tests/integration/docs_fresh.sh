@@ -1,6 +1,7 @@
 #!/bin/sh
 # docs_fresh.sh: the reference pages checked in (docs/reference/*.md) are
-# what `make docs` writes from the command rows and the option table now:
+# what `make docs` writes from the command rows, the option table and the
+# PostgreSQL function table now:
 # build/gen_docs writes them into a scratch directory and each page must
 # be the same; a stale one fails, named, with `make docs` to fix it.
 # "ok N - what" / "not ok N".
@@ -14,7 +15,7 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 bad() { n=$((n + 1)); echo "not ok $n - $1"; fail=1; }
 [ -x "$gen" ] || { bad "$gen not built (make docs)"; exit 1; }
 "$gen" "$work" || { bad "gen_docs failed"; exit 1; }
-for page in commands.md configuration.md; do
+for page in commands.md configuration.md functions.md; do
 	if [ ! -f "$root/docs/reference/$page" ]; then
 		bad "docs/reference/$page is missing: run make docs"
 	elif cmp -s "$work/$page" "$root/docs/reference/$page"; then
@@ -27,5 +28,7 @@ done
 # the pages hold what the tables hold: a command and an option at least
 grep -q '^## `LOCK.RENEW name \[token\]`' "$work/commands.md" &&
 	grep -q '^| `--aclfile` ' "$work/configuration.md" &&
-	ok "the pages list LOCK.RENEW and --aclfile" || bad "LOCK.RENEW or --aclfile missing"
+	grep -q 'pg_advisory_lock' "$work/functions.md" &&
+	ok "the pages list LOCK.RENEW, --aclfile and pg_advisory_lock" ||
+	bad "LOCK.RENEW, --aclfile or pg_advisory_lock missing"
 exit $fail

@@ -5,7 +5,8 @@
  * (cleartext needs TLS), nopass lets in, off and wrong passwords are
  * 28P01; every lock function allowed and refused by a pattern on
  * pg:<database>:* and by a category (42501); leasegate.* by its name
- * argument; a --pg-users user the file does not name has default's rules;
+ * argument; +name/-name rules on a function's name; a --pg-users user the
+ * file does not name has default's rules;
  * failures counted under protocol="postgresql"; ACL LOAD from Redis
  * reaches PostgreSQL sessions.
  */
@@ -229,6 +230,58 @@ static void test_functions_by_category(void **state)
 	unlink(p.path);
 }
 
+/* +name and -name rules on PostgreSQL functions: the file loads, and the
+ * rule decides for the function, however the call spells it. A function
+ * no rule can act on (not checked) is no name. */
+static void test_rules_by_function_name(void **state)
+{
+	struct pgw p;
+	start(&p,
+	      "user default off\n"
+	      "user app on >apppw ~pg:shop:* ~orders:* +@lock -pg_advisory_unlock_all "
+	      "-leasegate.transact\n"
+	      "user peek on >peekpw ~* -@all +leasegate.state +PG_TRY_ADVISORY_LOCK\n"
+	      "user boss on >bosspw allkeys +@all\n",
+	      NULL, NULL);
+	PGconn *c = login(&p, "app", "apppw", "shop");
+	expect_row(c, "SELECT pg_advisory_lock(1)", "");
+	expect_denied(c, "SELECT pg_advisory_unlock_all()",
+		      "permission denied for function pg_advisory_unlock_all");
+	expect_denied(c, "SELECT pg_catalog.PG_ADVISORY_UNLOCK_ALL()",
+		      "permission denied for function pg_advisory_unlock_all");
+	expect_denied(c, "SELECT leasegate.transact('orders:1', 1, '[]')",
+		      "permission denied for function leasegate.transact");
+	expect_row(c, "SELECT pg_advisory_unlock(1)", "t");
+	PQfinish(c);
+	c = login(&p, "peek", "peekpw", "shop");
+	expect_row(c, "SELECT * FROM leasegate.state('x')", "f");
+	expect_row(c, "SELECT pg_try_advisory_lock(1)", "t");
+	expect_denied(c, "SELECT pg_advisory_lock(2)",
+		      "permission denied for function pg_advisory_lock");
+	expect_denied(c, "SELECT leasegate.check('x', 1)",
+		      "permission denied for function leasegate.check");
+	PQfinish(c);
+	/* a name that is neither a command nor a checked function stops a load */
+	redisContext *boss = gw_connect(&p.g);
+	redisReply *rep = gw_cmd(boss, "AUTH boss bosspw");
+	freeReplyObject(rep);
+	static const char *const bad[] = {"+version", "+pg_catalog.pg_advisory_lock",
+					  "-pg_advisory_lock|x", "+leasegate.nope"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[200];
+		snprintf(text, sizeof(text), "user boss on >bosspw allkeys +@all %s\n", bad[i]);
+		acl_write(p.path, text, 0600);
+		rep = gw_cmd(boss, "ACL LOAD");
+		assert_int_equal(rep->type, REDIS_REPLY_ERROR);
+		if (strstr(rep->str, "unknown command") == NULL)
+			fail_msg("%s: %s", bad[i], rep->str);
+		freeReplyObject(rep);
+	}
+	redisFree(boss);
+	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
+	unlink(p.path);
+}
+
 /* ACL LOAD (from the Redis port) reaches PostgreSQL sessions at once. */
 static void test_reload_reaches_pg(void **state)
 {
@@ -447,6 +500,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_logins, gw_teardown),
 		cmocka_unit_test_teardown(test_advisory_locks_by_pattern, gw_teardown),
 		cmocka_unit_test_teardown(test_functions_by_category, gw_teardown),
+		cmocka_unit_test_teardown(test_rules_by_function_name, gw_teardown),
 		cmocka_unit_test_teardown(test_reload_reaches_pg, gw_teardown),
 		cmocka_unit_test_teardown(test_reload_ends_waiting_lock, gw_teardown),
 		cmocka_unit_test_teardown(test_failures_slowed, gw_teardown),

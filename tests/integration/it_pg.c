@@ -297,6 +297,18 @@ static void test_extended(void **state)
 	r = PQexecParams(b, "SELECT leasegate.acquire($1, $2)", 2, NULL, args, NULL, NULL, 0);
 	assert_true(PQgetisnull(r, 0, 0)); /* held by a */
 	PQclear(r);
+	/* current_setting's missing_ok is a bool, as a parameter too */
+	r = PQprepare(a, "cs", "SELECT current_setting($1, $2)", 2, NULL);
+	PQclear(r);
+	r = PQdescribePrepared(a, "cs");
+	assert_int_equal(PQparamtype(r, 0), 25);
+	assert_int_equal(PQparamtype(r, 1), 16);
+	PQclear(r);
+	const char *missing[2] = {"no_such_setting", "true"};
+	r = PQexecPrepared(a, "cs", 2, missing, NULL, NULL, 0);
+	assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+	assert_true(PQgetisnull(r, 0, 0));
+	PQclear(r);
 	/* an error in a pipeline of extended messages skips to Sync */
 	assert_int_equal(PQenterPipelineMode(b), 1);
 	const char *k[1] = {"77"};
