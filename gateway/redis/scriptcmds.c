@@ -83,7 +83,7 @@ static const struct known_script scripts[] = {
 #define SUPPORTED                                                                                  \
 	"leasegate runs no Lua; it knows the lock scripts of redis-py's Lock (release, extend, "   \
 	"reacquire) and of redlock 4 for Node.js (lock, unlock, extend; one resource per lock), "  \
-	"see the README, \"Using a Redis lock library\""
+	"see docs/guides/redis-lock-libraries.md"
 
 static const struct known_script *find_sha(const char *hex, size_t len)
 {
