@@ -91,12 +91,12 @@ static const struct option_def options[] = {
 	{"allow-global-table", NUM(T_BOOL, allow_global_table), "no", 0, 1, NULL,
 	 "open a DynamoDB global table all the same: a conditional write is checked in one "
 	 "region only, so locks are then as safe as one region, if every replica of "
-	 "leasegate uses the endpoint of the same region (README, Configure DynamoDB)"},
+	 "leasegate uses the endpoint of the same region (docs/dynamodb.md, Global tables)"},
 	{"ddb-max-in-flight", NUM(T_INT, ddb_max_in_flight), "256", 1, 4096, NULL,
 	 "most DynamoDB requests at once (one keep-alive connection each); more wait, "
 	 "renewals and releases first, and past as many again waiting an acquire or a read "
 	 "is answered TRYAGAIN. 256 carries 100,000 leases of 30 s at 10 ms per request "
-	 "(README, Sizing a replica)"},
+	 "(docs/performance.md, Sizing a replica)"},
 	{"holder-label", STR(holder_label), NULL, 0, 256, NULL,
 	 "written as `holder`, 1-256 characters", "the host name"},
 	{"ttl-attribute", STR(ttl_attribute), NULL, 0, 255, NULL, "TTL attribute of lock items",

@@ -1,6 +1,6 @@
 #!/bin/sh
 # deploy_aws: the AWS side of the deployment (docker/iam-policy.json,
-# docker/cloudformation.yaml, README "Configure DynamoDB"):
+# docker/cloudformation.yaml, docs/dynamodb.md):
 #   - the policy names exactly the IAM actions of the DynamoDB operations
 #     the binary sends (core/dynamodb/store_dynamodb.c's targets; DeleteItem
 #     only from core/lt_testing.c, the tests' helper, checked too);
@@ -11,7 +11,7 @@
 #   - `aws cloudformation deploy` of the template on moto: the resolved
 #     role policy is the policy file's (but LeasegateCreateTable), the
 #     trust names IRSA's OIDC subject and Pod Identity's service;
-#   - the README's `aws dynamodb create-table` / `update-time-to-live`
+#   - docs/dynamodb.md's `aws dynamodb create-table` / `update-time-to-live`
 #     block runs as written against moto; the gateway then works on that
 #     table with keys whose IAM user has the policy's LeasegateLocks
 #     statement's actions alone (moto checks actions, not resources or
@@ -141,25 +141,25 @@ cfn-lint "$root/docker/cloudformation.yaml" >"$work/cfn-lint.out" 2>&1 ||
 	fail "cfn-lint docker/cloudformation.yaml"
 ok "cfn-lint finds nothing in docker/cloudformation.yaml"
 
-# --- the README's commands against moto
+# --- docs/dynamodb.md's commands against moto
 export AWS_ACCESS_KEY_ID="$LG_AK" AWS_SECRET_ACCESS_KEY="$LG_SK" AWS_ENDPOINT_URL="$LG_MOTO"
 export AWS_DEFAULT_REGION=eu-west-2 AWS_REGION=eu-west-2
 awk '/^<!-- tests\/integration\/deploy_aws.sh runs this block -->$/ { on = 1; next }
 	on && /^```sh$/ { take = 1; next }
 	take && /^```$/ { exit }
-	take' "$root/README.md" >"$work/table.sh"
+	take' "$root/docs/dynamodb.md" >"$work/table.sh"
 grep -q 'aws dynamodb create-table' "$work/table.sh" && grep -q 'update-time-to-live' "$work/table.sh" ||
-	fail "README has the create-table and update-time-to-live block"
-# the README's region, where this run's table lives
+	fail "docs/dynamodb.md has the create-table and update-time-to-live block"
+# the page's region, where this run's table lives
 sed -i 's/^REGION=.*/REGION=eu-west-2/' "$work/table.sh"
-sh -eu "$work/table.sh" >"$work/table.log" 2>&1 || fail "README's create-table block runs against moto"
+sh -eu "$work/table.sh" >"$work/table.log" 2>&1 || fail "docs/dynamodb.md's create-table block runs against moto"
 aws dynamodb describe-time-to-live --table-name locks >"$work/ttl.out" 2>&1 || fail "describe-time-to-live"
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))["TimeToLiveDescription"]
 assert d["TimeToLiveStatus"] == "ENABLED" and d["AttributeName"] == "expiresAt", d' "$work/ttl.out" ||
 	fail "the table's TTL is on, on expiresAt"
-ok "README's aws dynamodb create-table, wait, update-time-to-live run against moto: TTL ENABLED on expiresAt"
+ok "docs/dynamodb.md's aws dynamodb create-table, wait, update-time-to-live run against moto: TTL ENABLED on expiresAt"
 
 # the template deployed on moto (its CloudFormation resolves the tags):
 # the role's policy is the policy file's, resolved, but CreateTable
@@ -228,7 +228,7 @@ start_gw() {
 	i=0
 	until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$admin/readyz")" = 200 ]; do
 		i=$((i + 1))
-		[ $i -gt 200 ] && fail "the gateway opens the README's table with the policy's keys (/readyz)"
+		[ $i -gt 200 ] && fail "the gateway opens the page's table with the policy's keys (/readyz)"
 		sleep 0.05
 	done
 }
@@ -250,7 +250,7 @@ sed -n '12,$p' "$work/session.out" | grep -qx deploy-job || fail "LOCK.LIST TABL
 ok "with the policy's LeasegateLocks actions: DescribeTable at start, LOCK.ACQUIRE, LOCK.STATE, LOCK.LIST TABLE, LOCK.RELEASE"
 aws dynamodb scan --table-name locks >"$work/scan.out" 2>&1 || fail "aws dynamodb scan"
 grep -q '"expiresAt"' "$work/scan.out" || fail "the lock item carries the TTL attribute expiresAt"
-ok "the lock item in the README's table carries expiresAt (--ttl-attribute)"
+ok "the lock item in the page's table carries expiresAt (--ttl-attribute)"
 stop_gw
 
 start_gw "$noscan_ak" "$noscan_sk"

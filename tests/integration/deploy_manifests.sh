@@ -53,10 +53,9 @@ printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresour
 	>"$work/tls-overlay/kustomization.yaml"
 kubectl kustomize "$work/tls-overlay" >"$work/tls.yaml" 2>"$work/kz.log" ||
 	fail "kubectl kustomize (docker/overlays/example + docker/components/tls)" kz.log
-# the README's `kubectl create secret generic NAME ... [-n NS]` lines, in
-# its section "Run in Kubernetes": name TAB namespace
-awk '/^## / { in_k8s = ($0 == "## Run in Kubernetes") }
-	in_k8s && /kubectl create secret generic/ {
+# the `kubectl create secret generic NAME ... [-n NS]` lines of
+# docs/kubernetes.md (the page a user follows): name TAB namespace
+awk '/kubectl create secret generic/ {
 		name = ""; ns = ""
 		for (i = 1; i <= NF; i++) {
 			if ($i == "generic") name = $(i + 1)
@@ -64,7 +63,8 @@ awk '/^## / { in_k8s = ($0 == "## Run in Kubernetes") }
 			if ($i ~ /^--namespace=/) ns = substr($i, 13)
 		}
 		print name "\t" ns
-	}' "$root/README.md" >"$work/readme-secrets.tsv"
+	}' "$root/docs/kubernetes.md" >"$work/readme-secrets.tsv"
+[ -s "$work/readme-secrets.tsv" ] || fail "docs/kubernetes.md has no kubectl create secret line"
 
 # what the binary and docker/ say
 "$LG_BIN" --options >"$work/options.tsv" || fail "leasegate --options"
@@ -108,7 +108,7 @@ print(json.dumps({"options": opts, "version": sys.argv[2], "imageName": sys.argv
 PY
 ) || fail "the context for check.mjs"
 echo "# binary $version: $(wc -l <"$work/options.tsv") options; served:$served; image $image; EXPOSE$expose; USER $user"
-echo "# README secrets: $(tr '\t\n' '/ ' <"$work/readme-secrets.tsv")"
+echo "# docs/kubernetes.md secrets: $(tr '\t\n' '/ ' <"$work/readme-secrets.tsv")"
 
 cd "$work/node" || exit 1
 node check.mjs --selftest "$root/docker/kubernetes/leasegate.yaml" >"$work/selftest.out"

@@ -1,10 +1,13 @@
 #!/bin/sh
-# fenced_examples: README's "Fenced writes" examples run as they are against
-# a gateway on moto's DynamoDB with --fenced-tables: examples/fenced.py
-# (boto3's TypeSerializer + redis-py) and examples/fenced.js
-# (@aws-sdk/util-dynamodb's marshall + ioredis, installed with `npm ci`
-# from node_fenced/package-lock.json into $LG_WORK); the items they wrote
-# are read back with boto3. Prints "ok N - what" / "not ok N - what".
+# fenced_examples: the fenced writes of docs/guides/fenced-writes.md run
+# against a gateway on moto's DynamoDB with --fenced-tables: the examples
+# it links, examples/fenced.py (boto3's TypeSerializer + redis-py) and
+# examples/fenced.js (@aws-sdk/util-dynamodb's marshall + ioredis,
+# installed with `npm ci` from node_fenced/package-lock.json into
+# $LG_WORK), as they are; and the page's own ```python and ```js blocks
+# (those after a "fenced_examples.sh runs this block" comment), with only
+# the port and the table changed. The items each wrote are read back with
+# boto3. Prints "ok N - what" / "not ok N - what".
 # Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK).
 set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
@@ -47,6 +50,32 @@ pid=$!
 # ready: the Redis port (open from the start) answers PONG, no longer -LOADING
 gw_ready "$port" || { notok "leasegate did not start"; cat "$work/gw.log"; exit 1; }
 
+# The guide's blocks: the ```LANG block after each marker comment, with
+# this run's port and table.
+doc=$root/docs/guides/fenced-writes.md
+snippet() { # snippet LANG OUT
+	awk -v lang="$1" '/^<!-- tests\/integration\/fenced_examples.sh runs this block -->$/ { on = 1; next }
+		on && $0 == "```" lang { take = 1; next }
+		take && /^```$/ { exit }
+		on && !take && /^```/ { on = 0 }
+		take' "$doc" | sed -e "s/port=6379/port=$port/; s/port: 6379/port: $port/" \
+		-e "s/\"orders\"/\"$orders\"/; s/'orders'/'$orders'/" >"$2"
+	grep -q "LOCK.TRANSACT" "$2" && grep -q "$port" "$2" && grep -q "$orders" "$2"
+}
+got_items() { # got_items ID: "status token" of the item ID
+	python3 "$work/boto.py" get "$orders" | sed -n "s/^$1 //p"
+}
+if snippet python "$work/doc.py" &&
+	PYTHONPATH=/usr/lib/python3/dist-packages python3 "$work/doc.py" >"$work/docpy.out" 2>&1; then
+	ok "the guide's Python block runs"
+else
+	notok "the guide's Python block runs"; sed 's/^/# /' "$work/doc.py" "$work/docpy.out"
+fi
+got=$(got_items order-1)
+case $got in "shipped "[0-9]*) ok "its item written under token ${got#shipped }" ;;
+*) notok "the guide's Python block wrote its item"; echo "# got: $got" ;; esac
+python3 "$work/boto.py" delete-items "$orders"
+
 # Python: boto3 (pyenv's python3) and redis-py (Debian's dist-packages).
 if PYTHONPATH=/usr/lib/python3/dist-packages python3 "$root/examples/fenced.py" --port "$port" \
 	--table "$orders" --lock py-report >"$work/py.out" 2>&1; then
@@ -82,4 +111,16 @@ order-2 shipped $token"
 got=$(python3 "$work/boto.py" get "$orders")
 [ -n "$token" ] && [ "$got" = "$want" ] && ok "its items written under token $token" ||
 	{ notok "its items written"; echo "# got: $got"; }
+
+# The guide's Node.js block, an ES module in $work (its imports resolve in
+# $work/node_modules).
+python3 "$work/boto.py" delete-items "$orders"
+if snippet js "$work/doc.mjs" && (cd "$work" && node doc.mjs) >"$work/docjs.out" 2>&1; then
+	ok "the guide's Node.js block runs"
+else
+	notok "the guide's Node.js block runs"; sed 's/^/# /' "$work/doc.mjs" "$work/docjs.out"
+fi
+got=$(got_items order-1)
+case $got in "shipped "[0-9]*) ok "its item written under token ${got#shipped }" ;;
+*) notok "the guide's Node.js block wrote its item"; echo "# got: $got" ;; esac
 exit $fail

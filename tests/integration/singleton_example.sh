@@ -158,25 +158,28 @@ $PY -c 'import redis' 2>/dev/null ||
 	fail "redis-py is missing for $PY: apt-get install python3-redis"
 command -v redis-cli >/dev/null || fail "redis-cli is missing: apt-get install redis-tools"
 
-# The README's copies of the examples are these files.
+# The guide docs/guides/singleton-job.md links these examples (not copies
+# of them: examples/ is the one source), each link resolving.
 check_docs() {
-	local doc
-	for doc in "$root/README.md"; do
-		grep -q '^## Run a singleton job' "$doc" 2>/dev/null && break
-		doc=
-	done
-	[ -n "$doc" ] || fail "no 'Run a singleton job' section in README.md"
-	$PY - "$doc" "$root/examples/singleton.py" "$root/examples/singleton.sh" <<-'EOF' ||
-		import re, sys
-		doc = open(sys.argv[1]).read()
-		doc = doc[doc.index("## Run a singleton job"):]
-		for lang, path in (("python", sys.argv[2]), ("bash", sys.argv[3])):
-		    blocks = re.findall(r"^```" + lang + r"\n(.*?)^```", doc, re.S | re.M)
-		    if open(path).read() not in blocks:
-		        sys.exit(f"{sys.argv[1]}: its ```{lang} block is not {path}")
+	local doc=$root/docs/guides/singleton-job.md
+	[ -f "$doc" ] || fail "no docs/guides/singleton-job.md"
+	$PY - "$doc" examples/singleton.py examples/singleton.sh <<-'EOF' ||
+		import os, re, sys
+		doc = sys.argv[1]
+		text = open(doc).read()
+		links = re.findall(r"\]\(([^)#\s]+)\)", text)
+		for want in sys.argv[2:]:
+		    hits = [l for l in links
+		            if os.path.normpath(os.path.join(os.path.dirname(doc), l)).endswith("/" + want)]
+		    if not hits:
+		        sys.exit(f"{doc}: no link to {want}")
+		    if not os.path.isfile(os.path.join(os.path.dirname(doc), hits[0])):
+		        sys.exit(f"{doc}: its link {hits[0]} does not resolve")
+		if "#!/usr/bin/env python3" in text or "coproc LG" in text:
+		    sys.exit(f"{doc}: holds a copy of an example: link it instead")
 	EOF
-		fail "the documented examples differ from examples/"
-	echo "ok README's singleton examples are examples/singleton.py and .sh"
+		fail "the singleton guide does not link the examples"
+	echo "ok docs/guides/singleton-job.md links examples/singleton.py and .sh"
 }
 
 check_docs

@@ -17,7 +17,7 @@
 //     the pods use is made here or marked optional; one namespace for all
 //     objects, made by a Namespace object here, and named by the text's
 //     commands (--namespace, -n, NAME.NS.svc); on the embedded store (no
-//     LEASEGATE_TABLE) one replica; the README's `kubectl create secret`
+//     LEASEGATE_TABLE) one replica; docs/kubernetes.md's `kubectl create secret`
 //     lines (ctx.readmeSecrets) make the Secrets an overlay uses, in its
 //     namespace.
 // Usage: node check.mjs NAME=FILE... (each FILE a YAML stream; NAME=base
@@ -233,7 +233,7 @@ export const checks = {
     return p;
   },
 
-  // (a Secret the README's commands make in the objects' namespace counts
+  // (a Secret docs/kubernetes.md's commands make in the objects' namespace counts
   // as made: the TLS component's, which it needs)
   "every Secret and ConfigMap the pods use is made here or marked optional"(objs) {
     const p = [];
@@ -242,7 +242,7 @@ export const checks = {
     for (const s of ctx.readmeSecrets ?? []) if (ns !== undefined && s.ns === ns) have.add(`Secret/${s.name}`);
     for (const r of podRefs(objs))
       if (!r.optional && !have.has(`${r.kind}/${r.name}`))
-        p.push(`${r.where} needs ${r.kind} ${r.name}, neither made here (or by the README in ${ns ?? "its namespace"}) nor optional`);
+        p.push(`${r.where} needs ${r.kind} ${r.name}, neither made here (or by docs/kubernetes.md in ${ns ?? "its namespace"}) nor optional`);
     return p;
   },
 
@@ -312,8 +312,8 @@ function podRefs(objs) {
   return refs;
 }
 
-// An overlay applied by following the README: its `kubectl create secret`
-// lines make every Secret the pods read (optional ones too: the README
+// An overlay applied by following docs/kubernetes.md: its `kubectl create secret`
+// lines make every Secret the pods read (optional ones too: docs/kubernetes.md
 // says to make them), in the overlay's namespace.
 const readmeSecrets = (objs) => {
   const p = [];
@@ -321,8 +321,8 @@ const readmeSecrets = (objs) => {
   const made = ctx.readmeSecrets ?? [];
   for (const r of podRefs(objs).filter((x) => x.kind === "Secret")) {
     const m = made.filter((x) => x.name === r.name);
-    if (m.length === 0) p.push(`the README makes no Secret ${r.name}`);
-    else if (!m.some((x) => x.ns === ns)) p.push(`the README makes Secret ${r.name} in ${m.map((x) => x.ns ?? "the current namespace")}, not ${ns}`);
+    if (m.length === 0) p.push(`docs/kubernetes.md makes no Secret ${r.name}`);
+    else if (!m.some((x) => x.ns === ns)) p.push(`docs/kubernetes.md makes Secret ${r.name} in ${m.map((x) => x.ns ?? "the current namespace")}, not ${ns}`);
   }
   return p;
 };
@@ -376,7 +376,7 @@ function run(sets, n) {
     const all = Object.entries(checks);
     if (name === "example") all.push(["the overlay's values (replicas, table, region, port, resources, namespace)", overlayValues]);
     if (name !== "base" && name !== "kustomize")
-      all.push(["the README's kubectl create secret lines make its Secrets in its namespace", readmeSecrets]);
+      all.push(["docs/kubernetes.md's kubectl create secret lines make its Secrets in its namespace", readmeSecrets]);
     if (name === "tls") all.push(["the TLS component: port 6380, the Secret leasegate-tls", tlsValues]);
     for (const [what, f] of all) {
       const p = f(objs, text, name);

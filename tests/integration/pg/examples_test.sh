@@ -1,10 +1,11 @@
 #!/bin/sh
-# The README's PostgreSQL singleton examples, examples/pg_singleton.py
-# (psycopg 3) and examples/pg_singleton.js (node-postgres), against the
-# server given by PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE: they are
-# the README's copies; for each, of two copies one leads, the other takes
-# over when the leader is SIGKILLed, with a greater token, and a SIGTERM
-# while leading releases and exits 0. NODE_PATH must reach `pg`. Prints one
+# The PostgreSQL singleton examples, examples/pg_singleton.py (psycopg 3)
+# and examples/pg_singleton.js (node-postgres), against the server given by
+# PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE: the guide
+# docs/guides/singleton-job.md links both (examples/ is the one source);
+# for each, of two copies one leads, the other takes over when the leader
+# is SIGKILLed, with a greater token, and a SIGTERM while leading releases
+# and exits 0. NODE_PATH must reach `pg`. Prints one
 # `ok`/`not ok` line per check.
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -12,20 +13,21 @@ work=$(mktemp -d "${LG_WORK:-/tmp}/pg_examples.XXXXXX")
 a= b=
 trap 'kill $a $b 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-/usr/bin/python3 - "$root/README.md" "$root/examples/pg_singleton.py" \
-	"$root/examples/pg_singleton.js" <<'EOF_PY'
-import re, sys
-doc = open(sys.argv[1]).read()
-if "## Use it from PostgreSQL" not in doc:
-    print("not ok examples: README has no 'Use it from PostgreSQL' section")
+/usr/bin/python3 - "$root/docs/guides/singleton-job.md" examples/pg_singleton.py \
+	examples/pg_singleton.js <<'EOF_PY'
+import os, re, sys
+doc = sys.argv[1]
+if not os.path.isfile(doc):
+    print("not ok examples: no docs/guides/singleton-job.md")
     sys.exit()
-doc = doc[doc.index("## Use it from PostgreSQL"):]
-doc = doc[:doc.find("\n## ")]
-for lang, path in (("python", sys.argv[2]), ("js", sys.argv[3])):
-    blocks = re.findall(r"^```" + lang + r"\n(.*?)^```", doc, re.S | re.M)
-    ok = open(path).read() in blocks
-    name = "examples/" + path.rsplit("/", 1)[-1]
-    print(f"{'ok' if ok else 'not ok'} examples: the README's ```{lang} block is {name}")
+text = open(doc).read()
+text = text[text.find("## From PostgreSQL"):]
+links = re.findall(r"\]\(([^)#\s]+)\)", text)
+for want in sys.argv[2:]:
+    hits = [l for l in links
+            if os.path.normpath(os.path.join(os.path.dirname(doc), l)).endswith("/" + want)
+            and os.path.isfile(os.path.join(os.path.dirname(doc), l))]
+    print(f"{'ok' if hits else 'not ok'} examples: the singleton guide's PostgreSQL section links {want}")
 EOF_PY
 
 # await FILE PATTERN: FILE has a line matching PATTERN within 6 s

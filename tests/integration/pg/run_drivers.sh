@@ -18,8 +18,8 @@
 #   pgx         pgx_test_main.go   Debian golang-github-jackc-pgx-v4-dev (pgx v4, pure Go,
 #                                  extended, statement cache, binary), built offline
 #                                  with Debian's golang-go in GOPATH mode
-#   examples    examples_test.sh   examples/pg_singleton.py and .js: the README's
-#                                  copies; one of two copies leads, takeover at SIGKILL
+#   examples    examples_test.sh   examples/pg_singleton.py and .js, linked by
+#                                  docs/guides/singleton-job.md; one of two copies leads, takeover at SIGKILL
 #
 # PG_TARGET picks the server:
 #   leasegate (default)  $LG_BIN --port 0 --admin-port 0 --pg-port P --pg-password s3cret
