@@ -21,7 +21,7 @@ bad() { n=$((n + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "  $l
 # hold PORT: a listener on 127.0.0.1:PORT until killed ($holder); false
 # when the port cannot be had (another process has it)
 hold() {
-	python3 -c '
+	/usr/bin/python3 -c '
 import socket, sys, time
 s = socket.socket()
 try:
@@ -35,16 +35,20 @@ time.sleep(600)' "$1" >"$dir/hold.out" 2>/dev/null &
 	i=0
 	until grep -q held "$dir/hold.out" 2>/dev/null; do
 		kill -0 $holder 2>/dev/null || { holder=; return 1; }
-		i=$((i + 1)); [ $i -gt 100 ] && return 1
+		i=$((i + 1)); [ $i -gt 400 ] && return 1
 		sleep 0.05
 	done
 }
 release() { [ -n "$holder" ] && kill $holder 2>/dev/null; wait $holder 2>/dev/null; holder=; }
 
+# A gateway that starts after all (the port was not held) is stopped
+# after 30 s, failing the check, instead of running until the suite's limit.
+lg() { timeout 30 "$LG_BIN" "$@"; }
+
 # 1. --port given and taken
 port=$(gw_free_port)
 hold "$port" || bad "could not hold port $port"
-"$LG_BIN" --port "$port" --pg-port 0 --admin-port 0 >"$dir/out" 2>"$dir/err"; rc=$?
+lg --port "$port" --pg-port 0 --admin-port 0 >"$dir/out" 2>"$dir/err"; rc=$?
 release
 lines=$(grep -c "port $port is in use by another process" "$dir/err")
 if [ $rc = 1 ] && [ "$lines" = 1 ] && grep -q "bad value for --port" "$dir/err" &&
@@ -53,9 +57,9 @@ if [ $rc = 1 ] && [ "$lines" = 1 ] && grep -q "bad value for --port" "$dir/err" 
 else bad "--port $port taken: exit $rc, $lines lines name the port" "$(cat "$dir/err")"; fi
 
 # 2. the default port taken, only --pg-port given
-if hold 6379 || ! python3 -c 'import socket; socket.socket().bind(("127.0.0.1", 6379))' 2>/dev/null; then
+if hold 6379 || ! /usr/bin/python3 -c 'import socket; socket.socket().bind(("127.0.0.1", 6379))' 2>/dev/null; then
 	pg=$(gw_free_port)
-	"$LG_BIN" --pg-port "$pg" --admin-port 0 >"$dir/out" 2>"$dir/err"; rc=$?
+	lg --pg-port "$pg" --admin-port 0 >"$dir/out" 2>"$dir/err"; rc=$?
 	release
 	if [ $rc = 1 ] && [ "$(grep -c . "$dir/err")" = 1 ] &&
 		grep -q "the Redis port (--port, by default 6379): cannot listen on 127.0.0.1:6379: port 6379 is in use by another process" "$dir/err" &&
@@ -68,8 +72,8 @@ fi
 
 # 3. with --log-file, the log has it and stderr once too
 port=$(gw_free_port)
-hold "$port"
-"$LG_BIN" --port "$port" --pg-port 0 --admin-port 0 --log-file "$dir/log" >"$dir/out" 2>"$dir/err"; rc=$?
+hold "$port" || bad "could not hold port $port"
+lg --port "$port" --pg-port 0 --admin-port 0 --log-file "$dir/log" >"$dir/out" 2>"$dir/err"; rc=$?
 release
 if [ $rc = 1 ] && [ "$(grep -c "port $port is in use" "$dir/err")" = 1 ] &&
 	[ "$(grep -c "port $port is in use" "$dir/log")" = 1 ]; then
