@@ -6,7 +6,7 @@
  * the lease is still this locktable's, it is lost as a renewal would lose
  * it, through the normal loss path.
  */
-#include "core/lt_internal.h"
+#include "core/lease.h"
 
 #include <stdlib.h>
 #include <string.h>
