@@ -40,8 +40,8 @@ static void end_due(void *arg);
 #define BIT(s) (1u << (s))
 static const unsigned allowed[LEASE_STATE_COUNT] = {
 	[LEASE_NEW] = BIT(LEASE_HELD) | BIT(LEASE_LOST),
-	[LEASE_HELD] = BIT(LEASE_LOST) | BIT(LEASE_RELEASING) | BIT(LEASE_YIELDING) |
-		       BIT(LEASE_ENDED),
+	[LEASE_HELD] =
+		BIT(LEASE_LOST) | BIT(LEASE_RELEASING) | BIT(LEASE_YIELDING) | BIT(LEASE_ENDED),
 	[LEASE_LOST] = BIT(LEASE_ENDED),
 	[LEASE_RELEASING] = BIT(LEASE_ENDED),
 	[LEASE_YIELDING] = BIT(LEASE_ENDED),
@@ -50,8 +50,8 @@ static const unsigned allowed[LEASE_STATE_COUNT] = {
 
 static const char *move_name(enum lease_state from, enum lease_state to)
 {
-	static const char *const names[LEASE_STATE_COUNT] = {
-		"new", "held", "lost", "releasing", "yielding", "ended"};
+	static const char *const names[LEASE_STATE_COUNT] = {"new",	  "held",     "lost",
+							     "releasing", "yielding", "ended"};
 	static char buf[64];
 	snprintf(buf, sizeof(buf), "lease %s -> %s",
 		 (unsigned)from < LEASE_STATE_COUNT ? names[from] : "?",

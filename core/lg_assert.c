@@ -34,7 +34,8 @@ bool lg_assert_aborts(void)
 static void to_stderr(const char *file, int line, const char *cond, const char *detail)
 {
 	fprintf(stderr, "%s:%d: assertion failed: %s%s%s%s\n", file, line, cond,
-		detail != NULL ? " (" : "", detail != NULL ? detail : "", detail != NULL ? ")" : "");
+		detail != NULL ? " (" : "", detail != NULL ? detail : "",
+		detail != NULL ? ")" : "");
 }
 
 void lg_assert_failed(bool *reported, const char *file, int line, const char *cond,

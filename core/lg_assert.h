@@ -21,8 +21,7 @@
 #include <stdbool.h>
 
 /* What a failed assertion does instead of the default (tests). */
-typedef void (*lg_assert_handler)(const char *file, int line, const char *cond,
-				  const char *detail);
+typedef void (*lg_assert_handler)(const char *file, int line, const char *cond, const char *detail);
 
 /* Sets the handler (NULL: the default of this build); returns the previous. */
 lg_assert_handler lg_assert_set_handler(lg_assert_handler h);
@@ -39,13 +38,13 @@ bool lg_assert_aborts(void);
 void lg_assert_failed(bool *reported, const char *file, int line, const char *cond,
 		      const char *detail);
 
-#define LG_ASSERT_MSG(cond, detail)                                                      \
-	do {                                                                             \
-		if (__builtin_expect(!(cond), 0)) {                                      \
-			static bool lg_assert_reported_;                                 \
-			lg_assert_failed(&lg_assert_reported_, __FILE__, __LINE__, #cond, \
-					 (detail));                                      \
-		}                                                                        \
+#define LG_ASSERT_MSG(cond, detail)                                                                \
+	do {                                                                                       \
+		if (__builtin_expect(!(cond), 0)) {                                                \
+			static bool lg_assert_reported_;                                           \
+			lg_assert_failed(&lg_assert_reported_, __FILE__, __LINE__, #cond,          \
+					 (detail));                                                \
+		}                                                                                  \
 	} while (0)
 
 #define LG_ASSERT(cond) LG_ASSERT_MSG(cond, NULL)

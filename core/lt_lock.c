@@ -232,7 +232,7 @@ static const unsigned allowed[LOCK_STATE_COUNT] = {
 static const char *move_name(enum lock_state from, enum lock_state to)
 {
 	static const char *const names[LOCK_STATE_COUNT] = {"ours", "yield_due", "yielding",
-							     "yielding_not_due"};
+							    "yielding_not_due"};
 	static char buf[64];
 	snprintf(buf, sizeof(buf), "lock %s -> %s",
 		 (unsigned)from < LOCK_STATE_COUNT ? names[from] : "?",

@@ -92,8 +92,8 @@ static const unsigned allowed[REQ_STATE_COUNT] = {
 
 static const char *move_name(enum req_state from, enum req_state to)
 {
-	static const char *const names[REQ_STATE_COUNT] = {"new",     "queued", "active",
-							   "done",    "calling", "freed"};
+	static const char *const names[REQ_STATE_COUNT] = {"new",  "queued",  "active",
+							   "done", "calling", "freed"};
 	static char buf[64];
 	snprintf(buf, sizeof(buf), "http request %s -> %s",
 		 (unsigned)from < REQ_STATE_COUNT ? names[from] : "?",
