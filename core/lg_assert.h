@@ -36,7 +36,7 @@ bool lg_assert_aborts(void);
 /* The failure path of LG_ASSERT; *reported is the call site's flag. detail
  * may be NULL. */
 void lg_assert_failed(bool *reported, const char *file, int line, const char *cond,
-		      const char *detail);
+		      const char *detail) __attribute__((cold));
 
 #define LG_ASSERT_MSG(cond, detail)                                                                \
 	do {                                                                                       \
