@@ -203,8 +203,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(the_handler_gets_the_place_and_the_condition, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(without_a_handler_it_reports_once_per_site_or_aborts,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			without_a_handler_it_reports_once_per_site_or_aborts, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_lock_cycle_moves_only_along_the_tables, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(an_illegal_lease_move_is_caught, setup, teardown),
