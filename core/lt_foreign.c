@@ -11,7 +11,7 @@
  * (the fence it ended, and how), so that the holding replica's next
  * renewal tells it from a takeover (lease.c, refusal_loss).
  */
-#include "core/lt_internal.h"
+#include "core/lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * not exist (DynamoDB does not say which), one read of the lock tells
  * whether it is the lock table or the client's, for the message.
  */
-#include "core/lt_internal.h"
+#include "core/lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,7 @@
 
 #include "core/dynamodb/creds.h"
 #include "core/dynamodb/store_dynamodb.h"
+#include "core/lg_assert.h"
 #include "core/store_memory.h"
 #include "gateway/events.h"
 #include "gateway/log.h"
@@ -40,6 +41,13 @@ static void log_event(void *ctx, const struct obs_event *ev)
 	struct event_line line;
 	events_describe(ev, known ? &who : NULL, &line);
 	log_fields(lvl, line.f, line.n, "%s", line.msg);
+}
+
+/* A failed LG_ASSERT of the core, once per call site (core/lg_assert.h). */
+static void report_assert(const char *file, int line, const char *cond, const char *detail)
+{
+	log_msg(LOG_LVL_ERROR, "internal error, carrying on: %s:%d: assertion failed: %s%s%s", file,
+		line, cond, detail != NULL ? ": " : "", detail != NULL ? detail : "");
 }
 
 static const struct aws_credentials *current_creds(void *arg)
@@ -299,6 +307,7 @@ bool backend_open(struct backend *b, struct event_base *base, const struct cfg *
 	b->ready_arg = arg;
 	b->obs.sink = log_event;
 	b->obs.ctx = b;
+	lg_assert_set_reporter(report_assert);
 	b->clock = clock_real_new(base);
 	if (b->clock == NULL) {
 		snprintf(err, errlen, "out of memory");

@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/lg_assert.h"
 #include "core/pool.h"
 
 int64_t http_mono_us(void)
@@ -62,16 +63,54 @@ static void list_unlink(struct req_list *l, struct http_req *r)
 	l->count--;
 }
 
-static struct req_list *list_of(struct http *h, struct http_req *r)
+/* The list of r in state s, or NULL (NEW, CALLING, FREED: offset 0). */
+static struct req_list *list_of(struct http *h, const struct http_req *r, enum req_state s)
 {
-	if (r->state == REQ_QUEUED && r->urgent)
-		return &h->urgent;
-	static const size_t offsets[] = {
+	static const size_t offsets[REQ_STATE_COUNT] = {
 		[REQ_QUEUED] = offsetof(struct http, queue),
 		[REQ_ACTIVE] = offsetof(struct http, active),
 		[REQ_DONE] = offsetof(struct http, done),
 	};
-	return (struct req_list *)((char *)h + offsets[r->state]);
+	if (s == REQ_QUEUED && r->urgent)
+		return &h->urgent;
+	return offsets[s] != 0 ? (struct req_list *)((char *)h + offsets[s]) : NULL;
+}
+
+/* allowed[from] has bit `to` set when from -> to is a legal move: a
+ * request starts or queues; a queued one starts, fails (DONE: its
+ * callback from defer_ev) or is cancelled; an active one finishes (its
+ * callback runs at once) or is cancelled; every one is freed at last. */
+#define BIT(s) (1u << (s))
+static const unsigned allowed[REQ_STATE_COUNT] = {
+	[REQ_NEW] = BIT(REQ_QUEUED) | BIT(REQ_ACTIVE) | BIT(REQ_FREED),
+	[REQ_QUEUED] = BIT(REQ_ACTIVE) | BIT(REQ_DONE) | BIT(REQ_FREED),
+	[REQ_ACTIVE] = BIT(REQ_CALLING) | BIT(REQ_FREED),
+	[REQ_DONE] = BIT(REQ_CALLING) | BIT(REQ_FREED),
+	[REQ_CALLING] = BIT(REQ_FREED),
+	[REQ_FREED] = 0,
+};
+
+static const char *move_name(enum req_state from, enum req_state to)
+{
+	static const char *const names[REQ_STATE_COUNT] = {"new",  "queued",  "active",
+							   "done", "calling", "freed"};
+	static char buf[64];
+	snprintf(buf, sizeof(buf), "http request %s -> %s",
+		 (unsigned)from < REQ_STATE_COUNT ? names[from] : "?",
+		 (unsigned)to < REQ_STATE_COUNT ? names[to] : "?");
+	return buf;
+}
+
+void http_req_set_state(struct http *h, struct http_req *r, enum req_state to)
+{
+	LG_ASSERT_MSG((unsigned)r->state < REQ_STATE_COUNT && (allowed[r->state] & BIT(to)),
+		      move_name(r->state, to));
+	struct req_list *from = list_of(h, r, r->state), *onto = list_of(h, r, to);
+	if (from != NULL)
+		list_unlink(from, r);
+	r->state = to;
+	if (onto != NULL)
+		list_push(onto, r);
 }
 
 /* Requests and their answers' buffers come from pools: both are larger
@@ -83,8 +122,10 @@ static struct req_list *list_of(struct http *h, struct http_req *r)
 static struct pool req_pool = POOL_INIT(REQ_BLOCK, 1024);
 static struct pool body_pool = POOL_INIT(BODY_BLOCK, 1024);
 
+/* Takes r off its list and frees it. */
 static void req_free(struct http_req *r)
 {
+	http_req_set_state(r->h, r, REQ_FREED);
 	if (r->rcap == BODY_BLOCK)
 		pool_put(&body_pool, r->rbuf, BODY_BLOCK);
 	else
@@ -202,7 +243,7 @@ static void deliver(struct http *h, struct http_req *r, int code, const char *ms
 		h->stats.failed++;
 	http_cb cb = r->cb;
 	void *arg = r->arg;
-	r->state = REQ_CALLING;
+	http_req_set_state(h, r, REQ_CALLING);
 	h->depth++;
 	cb(arg, &res);
 	h->depth--;
@@ -211,9 +252,7 @@ static void deliver(struct http *h, struct http_req *r, int code, const char *ms
 
 void http_finished(struct http *h, struct http_req *r, int code, const char *msg)
 {
-	list_unlink(&h->active, r);
-	r->state = REQ_DONE;
-	r->tp = NULL;
+	r->tp = NULL; /* active -> calling: deliver() */
 	if (r->too_big) {
 		code = CURLE_FILESIZE_EXCEEDED;
 		msg = "response body larger than HTTP_BODY_MAX";
@@ -228,20 +267,17 @@ static void on_defer_event(evutil_socket_t fd, short what, void *arg)
 	struct http *h = arg;
 	h->depth++;
 	struct http_req *r;
-	while (!h->dead && (r = h->done.head)) {
-		list_unlink(&h->done, r);
+	while (!h->dead && (r = h->done.head))
 		deliver(h, r, r->fail_code, r->fail_msg);
-	}
 	h->depth--;
 	maybe_free(h);
 }
 
 static void fail_later(struct http *h, struct http_req *r, int code, const char *msg)
 {
-	r->state = REQ_DONE;
 	r->fail_code = code;
 	r->fail_msg = msg;
-	list_push(&h->done, r);
+	http_req_set_state(h, r, REQ_DONE);
 	event_active(h->defer_ev, EV_TIMEOUT, 0);
 }
 
@@ -338,8 +374,7 @@ static bool start(struct http *h, struct http_req *r, int *code, const char **ms
 	if (wait_us > h->stats.wait_max_us)
 		h->stats.wait_max_us = wait_us;
 	r->tp = tp;
-	r->state = REQ_ACTIVE;
-	list_push(&h->active, r);
+	http_req_set_state(h, r, REQ_ACTIVE);
 	return true;
 }
 
@@ -373,9 +408,7 @@ static unsigned queued(const struct http *h)
 static void start_queued(struct http *h)
 {
 	while (!h->dead && queued(h) && h->active.count < h->opts.max_active) {
-		struct req_list *l = h->urgent.head ? &h->urgent : &h->queue;
-		struct http_req *r = l->head;
-		list_unlink(l, r);
+		struct http_req *r = h->urgent.head ? h->urgent.head : h->queue.head;
 		int code;
 		const char *msg;
 		if (!start(h, r, &code, &msg))
@@ -403,7 +436,6 @@ static void on_queue_event(evutil_socket_t fd, short what, void *arg)
 	for (size_t i = 0; i < 2; i++) {
 		struct http_req *r;
 		while ((r = lists[i]->head) && queue_due(h, r) <= now) {
-			list_unlink(lists[i], r);
 			fail_later(h, r, CURLE_OPERATION_TIMEDOUT,
 				   "timed out waiting in the request queue");
 		}
@@ -498,8 +530,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 			return NULL;
 		}
 	} else {
-		r->state = REQ_QUEUED;
-		list_push(urgent ? &h->urgent : &h->queue, r);
+		http_req_set_state(h, r, REQ_QUEUED);
 		queue_timer_at(h, queue_due(h, r));
 	}
 	h->stats.sent++;
@@ -516,7 +547,6 @@ void http_cancel(struct http *h, struct http_req *r)
 {
 	if (!r || r->state == REQ_CALLING)
 		return;
-	list_unlink(list_of(h, r), r);
 	bool was_active = r->state == REQ_ACTIVE;
 	if (was_active)
 		r->tp->stop(h, r);
@@ -533,7 +563,6 @@ static void drop_all(struct http *h)
 	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
 		struct http_req *r;
 		while ((r = lists[i]->head)) {
-			list_unlink(lists[i], r);
 			if (r->state == REQ_ACTIVE)
 				r->tp->stop(h, r);
 			req_free(r);

@@ -20,11 +20,17 @@
 struct hd_pool;
 struct hd_conn;
 
+/* A request's life. Changed only by http_req_set_state() (http.c), which
+ * checks a table of legal moves and moves the request between h's lists
+ * in the same step: each state has its list, or none. */
 enum req_state {
+	REQ_NEW,     /* made by http_send, on no list */
 	REQ_QUEUED,  /* on h->queue, or h->urgent when r->urgent */
 	REQ_ACTIVE,  /* on h->active, in a transport */
 	REQ_DONE,    /* on h->done, failed, its callback due from defer_ev */
 	REQ_CALLING, /* on no list: its callback is running */
+	REQ_FREED,   /* on no list: cancelled or dropped, being freed */
+	REQ_STATE_COUNT
 };
 
 struct http_transport {
@@ -89,6 +95,11 @@ struct http {
 	struct hc_state *curl;	/* NULL until a request needs it */
 	struct hd_pool *direct; /* likewise */
 };
+
+/* Moves r to state to: off the list of its state, onto the list of to
+ * (LG_ASSERT on a move not in http.c's table; the move is made either
+ * way). */
+void http_req_set_state(struct http *h, struct http_req *r, enum req_state to);
 
 int64_t http_mono_us(void);
 int64_t http_effective(int64_t v, int64_t dflt);
