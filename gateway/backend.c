@@ -129,9 +129,10 @@ static void not_ready(struct backend *b, const struct store_result *res)
 		 b->cfg->table, type, res->message);
 }
 
-/* What the open's look at the first items found (README, Configure
- * DynamoDB): items of another application say that --table may name the
- * wrong table; leasegate goes on (a table shared on purpose is allowed). */
+/* What the open's look at the first items found (docs/dynamodb.md, Point
+ * it at DynamoDB): items of another application say that --table may name
+ * the wrong table; leasegate goes on (a table shared on purpose is
+ * allowed). */
 static void log_peek(const struct backend *b, const struct store_dynamodb_table *t)
 {
 	if (t->foreign > 0)
@@ -148,8 +149,8 @@ static void log_peek(const struct backend *b, const struct store_dynamodb_table 
 			b->cfg->table, t->peek_error);
 }
 
-/* What the table is, once open: where, and whether global (README,
- * Configure DynamoDB). */
+/* What the table is, once open: where, and whether global
+ * (docs/dynamodb.md, Region and endpoint, Global tables). */
 static void log_opened(const struct backend *b)
 {
 	struct store_dynamodb_stats st;

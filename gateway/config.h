@@ -89,7 +89,7 @@ struct cfg {
 	char tls_ciphers[512];
 	char tls_ciphersuites[512];
 	int64_t pg_tls; /* enum cfg_pg_tls */
-	/* hostile clients (README "Protected mode", "Bounds and timeouts") */
+	/* hostile clients (docs/security.md, Protected mode, Bounds and timeouts) */
 	bool protected_mode;
 	int64_t unixsocketperm;	 /* mode bits of the Unix socket file */
 	int64_t auth_timeout_ms; /* 0 = off */

@@ -7,7 +7,7 @@
  * session, client, client_name, error_type, error...), which JSON logs
  * carry as keys of their own.
  *
- * Every reason is one of a documented list (README "Logs"):
+ * Every reason is one of a documented list (docs/observability.md, Logs):
  *   40 lease lost:      taken_over, deleted, expired, table_not_found, forced
  *   46 no longer leads: lease_lost, resigned, session_ended
  * The core's election words (work_returned, cancelled) are mapped here.

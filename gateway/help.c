@@ -122,7 +122,7 @@ int help_main(int argc, char **argv)
 	}
 	if (argc == 1) {
 		printf("The Redis commands of leasegate (`leasegate help COMMAND` for one;\n"
-		       "the lease rules: man leasegate, README):\n\n");
+		       "the lease rules: man leasegate, docs/lease-rules.md):\n\n");
 		return help_foreach(print_short, NULL) == 0 ? 0 : 1;
 	}
 	char want[160];

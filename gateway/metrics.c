@@ -200,8 +200,8 @@ static void histogram(struct buf *out, const char *table, const char *op, const 
 	buf_printf(out, "%llu\n", (unsigned long long)l->count);
 }
 
-/* Where the table is and whether it is global (README, Configure
- * DynamoDB): a replica in another region than the others shows here. */
+/* Where the table is and whether it is global (docs/dynamodb.md, Region
+ * and endpoint): a replica in another region than the others shows here. */
 static void dynamodb_info(const struct metrics_src *m, struct buf *out)
 {
 	static const char *const kinds[] = {"unknown", "no", "yes"};

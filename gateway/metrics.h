@@ -6,8 +6,8 @@
  * lock metrics keep their meaning under it (dynasharp.lock.acquisitions
  * -> leasegate_lock_acquisitions_total, dynasharp.lock.takeover ->
  * takeover, dynasharp.lock.loss_reason -> loss_reason; error.type ->
- * error_type; README "Metrics" maps them all). Counters end in _total,
- * durations are in seconds. On DynamoDB every lock and DynamoDB series
+ * error_type; docs/observability.md, Metrics, maps them all). Counters
+ * end in _total, durations are in seconds. On DynamoDB every lock and DynamoDB series
  * carries db_collection_name, the table; the embedded store has none and
  * so no such label (never an empty value). No series carries a lock name
  * or a holder label. The process_* metrics are the Prometheus clients'

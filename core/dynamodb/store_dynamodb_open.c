@@ -222,7 +222,7 @@ static bool adopt_kind(struct ddb_store *ds, const struct ddb_table_desc *d)
 	t->global = d->nreplicas > 0;
 	if (!t->global || ds->cfg.allow_global_table)
 		return true;
-	/* within STORE_MSG_MAX; README "Configure DynamoDB" says the rest */
+	/* within STORE_MSG_MAX; docs/dynamodb.md, Global tables, says the rest */
 	open_fail(ds, STORE_FATAL, "GlobalTable",
 		  "table %.40s is a DynamoDB global table (replicas in %.60s): leasegate "
 		  "replicas writing to two regions could both be granted one lock "

@@ -19,7 +19,7 @@
 #define CONNECT_TIMEOUT_MS 5000
 /* How much later than --wait the gateway's nil may come before we give up. */
 #define WAIT_MARGIN_MS 10000
-/* The gateway's bounds on lease-ms (README: LOCK.ACQUIRE). */
+/* The gateway's bounds on lease-ms (docs/redis.md: LOCK.ACQUIRE). */
 #define MIN_LEASE_MS 1000
 #define MAX_LEASE_MS (24LL * 3600 * 1000)
 

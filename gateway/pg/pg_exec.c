@@ -57,7 +57,7 @@ static void unsupported(struct pgs *s, const struct sql_stmt *st)
 			      : "leasegate answers the advisory lock functions, "
 				"leasegate.acquire/release/state/token/transact/check, transaction "
 				"control and "
-				"SET/SHOW; see its README.");
+				"SET/SHOW; see docs/postgresql.md.");
 }
 
 /* --- answers that wait for releases --- */

@@ -135,7 +135,7 @@ static bool fill_state(struct pgs *s, int timeout, const struct ls_result *res, 
 	return true;
 }
 
-/* leasegate.transact's own SQLSTATEs (README "Fenced writes"): the
+/* leasegate.transact's own SQLSTATEs (docs/postgresql.md, its row): the
  * client's items cancelled 23000 with the reasons, a conflict or
  * throttling past the retries 40001 (retry), fenced writes unavailable
  * here 0A000; the rest as every lease function. True when written. */
