@@ -453,6 +453,30 @@ static bool handoff_again(struct lt_wait *w, const struct lock_item *item)
 	return true;
 }
 
+/* A write refused by an item that shows this wait's own owner id under
+ * another rvn: an earlier acquire with this owner id holds the lock (one
+ * whose answer was lost: an election contending again with the id of its
+ * contention, a client retrying with its own id, as a Redis lock library's
+ * value). Acquires have no branch for their owner alone (ACQUIRE in
+ * store.h: a late attempt would put its rvn back over the lease's
+ * renewals); this write goes again at once on the rvn the item shows, so
+ * it too never lands after a later write. At most LT_OWN_AGAIN_MAX times
+ * per wait (a lease renewing under that owner changes the rvn meanwhile);
+ * then the item is a holder as any other. */
+#define LT_OWN_AGAIN_MAX 3
+static bool own_again(struct lt_wait *w, const struct lock_item *item)
+{
+	struct lt_error e;
+	if (w->cancelled || w->handoff || w->own_again >= LT_OWN_AGAIN_MAX ||
+	    w->lock->held != NULL || !item->has_owner || strcmp(item->owner, w->owner) != 0 ||
+	    !lt_item_check(w->t, w->lock->name, item, LT_ITEM_TO_ACQUIRE, &e))
+		return false;
+	if (!send_write(w, item->rvn, false))
+		return false;
+	w->own_again++;
+	return true;
+}
+
 /* What a hand-off's write answered means for the release that handed the
  * lock on (its lt_wait.rel_cb): 1 done (written, or the item no longer
  * has an owner), else -1 and *err: the released lease stays on the item
@@ -555,7 +579,8 @@ static void on_write(void *arg, const struct store_result *res)
 	w->call = NULL;
 	l->writes--;
 	/* a cancelled wait too: what it takes, it gives back (orphan) */
-	if (res->status == STORE_REFUSED && handoff_again(w, &res->item))
+	if (res->status == STORE_REFUSED &&
+	    (handoff_again(w, &res->item) || own_again(w, &res->item)))
 		return; /* sent again on the rvn the item shows */
 	if (handback(w, res))
 		return; /* the release that handed the lock on: on_handback answers it */

@@ -92,6 +92,7 @@ struct lt_wait {
 	lt_renew_cb rel_cb;
 	void *rel_arg;
 	unsigned handbacks; /* releases of that lease sent (locktable.c) */
+	unsigned own_again; /* writes sent again on its own owner's item (own_again) */
 	bool took_waiter;   /* its write removes an announcement */
 	lt_acquire_cb cb;
 	void *arg;

@@ -15,18 +15,28 @@
  *             NULL), ttl; ADD fence 1; with .waiter also REMOVE waiter,
  *             waiterMs.  Condition (unless .unconditional), without .waiter:
  *             (attribute_not_exists(owner) AND attribute_not_exists(waiter))
- *             OR owner = :owner (a retry of this very acquire) OR rvn =
- *             :seen_rvn (when seen_rvn is set); with .waiter:
+ *             OR rvn = :seen_rvn (when seen_rvn is set); with .waiter:
  *             (attribute_not_exists(waiter) OR waiter = :waiter) AND
- *             (attribute_not_exists(owner) OR owner = :owner OR rvn =
- *             :seen_rvn) — a free item announced for that waiter is free for
- *             this write, and no other waiter's announcement is removed;
- *             and, when there is an item, that it is a lock whose fence can
- *             rise: _type = LOCK, fence absent or 0 <= fence < INT64_MAX, and
- *             an owner only with rvn and leaseMs (so that nothing is written
- *             on another application's item or on a fence that would
- *             overflow; DynamoDB cannot test that a number is an integer, so
- *             there a fraction in range is written on, and then refused).
+ *             (attribute_not_exists(owner) OR rvn = :seen_rvn) — a free
+ *             item announced for that waiter is free for this write, and
+ *             no other waiter's announcement is removed; and, when there is
+ *             an item, that it is a lock whose fence can rise: _type = LOCK,
+ *             fence absent or 0 <= fence < INT64_MAX, and an owner only
+ *             with rvn and leaseMs (so that nothing is written on another
+ *             application's item or on a fence that would overflow;
+ *             DynamoDB cannot test that a number is an integer, so there a
+ *             fraction in range is written on, and then refused).
+ *             No branch for the item's owner alone: an attempt of an
+ *             acquire that lands after its lease renewed (a retry, a late or
+ *             duplicated delivery) would put the acquire's rvn back, which a
+ *             waiter may have seen for a whole lease, and raise the fence
+ *             under the lease's token. Instead, a refusal by an item that
+ *             shows this very owner AND rvn (store_acquire_applied: an
+ *             earlier attempt of this request applied, nothing since) is
+ *             answered OK with that item, written on no further: the fence
+ *             rises once per acquire. A new acquire under an owner id the
+ *             item already shows (a retried acquire of a new request) is
+ *             refused like any other; it may write on the rvn it sees.
  *             OK: the new item.  REFUSED: the item that refused it.
  *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner
  *             and, with .seen_rvn (the rvn the lease last wrote), rvn =
@@ -251,6 +261,11 @@ bool store_cursor_name(const char *cursor, char *name) __attribute__((warn_unuse
 uint64_t store_requests_total(const struct store *s);
 const char *store_op_name(enum store_op op);
 const char *store_status_name(enum store_status st);
+
+/* An ACQUIRE of owner and rvn refused by item: true when the item shows
+ * that owner and that rvn, i.e. an earlier attempt of that very request
+ * applied (ACQUIRE above): the stores answer OK with the item then. */
+bool store_acquire_applied(const char *owner, const char *rvn, const struct lock_item *item);
 
 /* The hash of a lock name for the in-process tables (FNV-1a, 64 bits). */
 uint64_t store_name_hash(const char *name);

@@ -191,8 +191,8 @@ static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 			return false;
 		no_waiter = true;
 	}
-	return lock_writable(it) && ((free && no_waiter) || strcmp(it->owner, r->owner) == 0 ||
-				     (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
+	return lock_writable(it) &&
+	       ((free && no_waiter) || (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
 }
 
 static bool owner_is(const struct mitem *it, const char *owner)
@@ -217,8 +217,14 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	res->status = STORE_OK;
 	switch (r->op) {
 	case STORE_ACQUIRE:
-		if (!acquire_allowed(it, r))
-			break;
+		if (!acquire_allowed(it, r)) {
+			/* an earlier attempt of this very request applied: OK,
+			 * not written again (store.h) */
+			mem_copy_out(it, &res->item);
+			if (!store_acquire_applied(r->owner, r->rvn, &res->item))
+				res->status = STORE_REFUSED;
+			return;
+		}
 		if (it == NULL && ms->max_items > 0 && ms->nitems >= ms->max_items &&
 		    ms->retention_ms > 0) { /* full: what is due goes first */
 			mem_forget_released(ms, clock_now_ms(ms->clock));

@@ -570,21 +570,29 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 					     removes,
 					     acquire ? " ADD #f :one" : ""};
 		join(expr, sizeof expr, parts, sizeof parts / sizeof parts[0]);
-		const char *takeover = r->seen_rvn ? " OR #r = :s" : "";
 		if (!acquire && r->seen_rvn) /* a renewal: see RENEW in store.h */
 			strcpy(cond, "#o = :o AND (#r = :s OR #r = :r)");
 		else if (!acquire)
 			strcpy(cond, "#o = :o");
+		/* No branch for the owner alone: a late attempt would put the
+		 * acquire's rvn back over its lease's renewals (ACQUIRE in
+		 * store.h); a retry whose earlier attempt applied is answered
+		 * OK by store_dynamodb.c (store_acquire_applied). DynamoDB
+		 * refuses redundant parentheses: each form is written whole. */
 		else if (guarded && r->waiter)
 			snprintf(cond, sizeof cond,
-				 "(attribute_not_exists(#w) OR #w = :w) AND "
-				 "(attribute_not_exists(#o) OR #o = :o%s) AND %s",
-				 takeover, LOCK_GUARD);
+				 "(attribute_not_exists(#w) OR #w = :w) AND %s AND %s",
+				 r->seen_rvn ? "(attribute_not_exists(#o) OR #r = :s)"
+					     : "attribute_not_exists(#o)",
+				 LOCK_GUARD);
 		else if (guarded)
-			snprintf(cond, sizeof cond,
-				 "((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
-				 "#o = :o%s) AND %s",
-				 takeover, LOCK_GUARD);
+			snprintf(cond, sizeof cond, "%s AND %s",
+				 r->seen_rvn
+					 ? "((attribute_not_exists(#o) AND "
+					   "attribute_not_exists(#w)) "
+					   "OR #r = :s)"
+					 : "attribute_not_exists(#o) AND attribute_not_exists(#w)",
+				 LOCK_GUARD);
 	}
 	jstr(&w, "UpdateExpression", expr);
 	if (cond[0]) {

@@ -76,9 +76,9 @@ static bool decode_update(const cJSON *root, struct sd_req *out, char *err)
 		q->rvn = val_of(vals, ":r");
 		q->lease_ms = num_of(vals, ":l");
 		q->holder = val_of(vals, ":h");
+		q->seen_rvn = val_of(vals, ":s"); /* a renewal's too (RENEW in store.h) */
 		if (q->op == STORE_ACQUIRE) {
 			q->unconditional = cond == NULL;
-			q->seen_rvn = val_of(vals, ":s");
 			q->waiter = val_of(vals, ":w");
 		}
 	} else {

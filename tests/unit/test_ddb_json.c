@@ -51,8 +51,8 @@ static const struct build_case build_cases[] = {
 	 "\":h\":{\"S\":\"pod-1\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h ADD #f :one\","
-	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
-	 "#o = :o) AND " GUARD "\","
+	 "\"ConditionExpression\":\"attribute_not_exists(#o) AND attribute_not_exists(#w) "
+	 "AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire takeover, no holder, ttl, sort key",
 	 &k_sk_ttl,
@@ -73,7 +73,7 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #x = :x REMOVE #h "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
-	 "#o = :o OR #r = :s) AND " GUARD "\","
+	 "#r = :s) AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire unconditional",
 	 &k_pk,
@@ -111,7 +111,28 @@ static const struct build_case build_cases[] = {
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h REMOVE #w, #wm "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
-	 "(attribute_not_exists(#o) OR #o = :o OR #r = :s) AND " GUARD "\","
+	 "(attribute_not_exists(#o) OR #r = :s) AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"acquire of an announced free lock",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .holder = "h",
+	  .waiter = "w1",
+	  .lease_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#w\":\"waiter\","
+	 "\"#wm\":\"waiterMs\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
+	 "\":one\":{\"N\":\"1\"},\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h REMOVE #w, #wm "
+	 "ADD #f :one\","
+	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
+	 "attribute_not_exists(#o) AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"announce a waiter",
 	 &k_pk,
