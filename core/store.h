@@ -11,9 +11,11 @@
  * same requests; tests/unit/test_store_contract.c holds them to that.
  *
  * Conditions and results, per operation:
- *   ACQUIRE   SET owner, rvn, leaseMs, _type, holder (REMOVE holder when
- *             NULL), ttl; ADD fence 1; with .waiter also REMOVE waiter,
- *             waiterMs.  Condition (unless .unconditional), without .waiter:
+ *   ACQUIRE   SET owner, rvn, arvn = :rvn (the acquire's own rvn, which
+ *             renewals and releases leave), leaseMs, _type, holder (REMOVE
+ *             holder when NULL), ttl; ADD fence 1; with .waiter also REMOVE
+ *             waiter, waiterMs.  Condition (unless .unconditional), always
+ *             (attribute_not_exists(arvn) OR arvn <> :rvn), and without .waiter:
  *             (attribute_not_exists(owner) AND attribute_not_exists(waiter))
  *             OR rvn = :seen_rvn (when seen_rvn is set); with .waiter:
  *             (attribute_not_exists(waiter) OR waiter = :waiter) AND
@@ -26,11 +28,15 @@
  *             application's item or on a fence that would overflow;
  *             DynamoDB cannot test that a number is an integer, so there a
  *             fraction in range is written on, and then refused).
- *             No branch for the item's owner alone: an attempt of an
- *             acquire that lands after its lease renewed (a retry, a late or
+ *             No branch for the item's owner alone, and never on an item
+ *             this very acquire wrote (its arvn): an attempt of an acquire
+ *             that lands after its lease renewed (a retry, a late or
  *             duplicated delivery) would put the acquire's rvn back, which a
  *             waiter may have seen for a whole lease, and raise the fence
- *             under the lease's token. Instead, a refusal by an item that
+ *             under the lease's token; one that lands after its lease's
+ *             release would hold the lock again for a lease with nobody
+ *             holding it (arvn stops that unless another acquire wrote the
+ *             item in between). Instead, a refusal by an item that
  *             shows this very owner AND rvn (store_acquire_applied: an
  *             earlier attempt of this request applied, nothing since) is
  *             answered OK with that item, written on no further: the fence

@@ -191,7 +191,8 @@ static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 			return false;
 		no_waiter = true;
 	}
-	return lock_writable(it) &&
+	bool mine = it->has_arvn && it->arvn_hash == store_name_hash(r->rvn); /* its own arvn */
+	return lock_writable(it) && !mine &&
 	       ((free && no_waiter) || (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
 }
 
@@ -250,6 +251,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			goto oom;
 		strcpy(it->owner, r->owner); /* left in its list of released items */
 		strcpy(it->rvn, r->rvn);
+		it->arvn_hash = store_name_hash(r->rvn);
+		it->has_arvn = true;
 		it->lease_ms = r->lease_ms;
 		it->has_lease = true;
 		free(it->other_type); /* SET _type (only an unconditional write gets here) */
@@ -731,6 +734,7 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 		return false;
 	strcpy(it->owner, item->has_owner ? item->owner : "");
 	strcpy(it->rvn, item->has_rvn ? item->rvn : "");
+	it->has_arvn = false; /* a whole item, as DynamoDB's PutItem writes it */
 	it->has_lease = item->has_lease;
 	it->lease_ms = item->lease_ms;
 	it->fence = item->fence;

@@ -27,6 +27,7 @@
 #define N_WAITMS  "#wm"
 #define N_FREED	  "#fr"
 #define N_FREEDBY "#fb"
+#define N_ARVN	  "#a"
 
 /* The acquire's condition that the item, if there is one, is a lock a write
  * may raise (store.h): _type LOCK, a fence absent or from 0 to INT64_MAX - 1,
@@ -39,8 +40,14 @@
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
 
-static const char *const lock_attrs[] = {"owner",  "rvn",    "fence",	 "leaseMs", "_type",
-					 "holder", "waiter", "waiterMs", "freed",   "freedBy"};
+/* An acquire's condition that the item's arvn (the rvn of the acquire that
+ * last wrote it) is not its own: no attempt of it lands after the lease it
+ * took (ACQUIRE in store.h). */
+#define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
+
+static const char *const lock_attrs[] = {"owner", "rvn",     "fence",  "leaseMs",
+					 "_type", "holder",  "waiter", "waiterMs",
+					 "freed", "freedBy", "arvn"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",
@@ -501,6 +508,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 	if (acquire) {
 		jstr(&w, N_TYPE, "_type");
 		jstr(&w, N_FENCE, "fence");
+		jstr(&w, N_ARVN, "arvn");
 	}
 	bool takes_waiter = acquire && r->waiter;
 	if (guarded || takes_waiter)
@@ -549,7 +557,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jend(&w, '}');
 	}
 
-	char expr[160], cond[420] = "";
+	char expr[192], cond[512] = "";
 	if (release) {
 		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s%s%s", ttl || freed ? " SET " : "",
 			 freed ? "#fr = :fr, #fb = :fb" : "",
@@ -563,7 +571,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 				  : (takes_waiter ? " REMOVE #h, #w, #wm" : " REMOVE #h");
 		/* the expression of every renewal: pieces, not a format */
 		const char *const parts[] = {"SET ",
-					     acquire ? "#o = :o, #t = :t, " : "",
+					     acquire ? "#o = :o, #t = :t, #a = :r, " : "",
 					     "#r = :r, #l = :l",
 					     r->holder ? ", #h = :h" : "",
 					     ttl ? ", #x = :x" : "",
@@ -574,25 +582,27 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 			strcpy(cond, "#o = :o AND (#r = :s OR #r = :r)");
 		else if (!acquire)
 			strcpy(cond, "#o = :o");
-		/* No branch for the owner alone: a late attempt would put the
-		 * acquire's rvn back over its lease's renewals (ACQUIRE in
-		 * store.h); a retry whose earlier attempt applied is answered
-		 * OK by store_dynamodb.c (store_acquire_applied). DynamoDB
-		 * refuses redundant parentheses: each form is written whole. */
+		/* No branch for the owner alone, and never on the item's own
+		 * arvn: a late attempt would put the acquire's rvn back over
+		 * its lease's renewals, or take the lock again after its
+		 * release (ACQUIRE in store.h); a retry whose earlier attempt
+		 * applied is answered OK by store_dynamodb.c
+		 * (store_acquire_applied). DynamoDB refuses redundant
+		 * parentheses: each form is written whole. */
 		else if (guarded && r->waiter)
 			snprintf(cond, sizeof cond,
-				 "(attribute_not_exists(#w) OR #w = :w) AND %s AND %s",
+				 "(attribute_not_exists(#w) OR #w = :w) AND %s AND %s AND %s",
 				 r->seen_rvn ? "(attribute_not_exists(#o) OR #r = :s)"
 					     : "attribute_not_exists(#o)",
-				 LOCK_GUARD);
+				 NOT_MY_ARVN, LOCK_GUARD);
 		else if (guarded)
-			snprintf(cond, sizeof cond, "%s AND %s",
+			snprintf(cond, sizeof cond, "%s AND %s AND %s",
 				 r->seen_rvn
 					 ? "((attribute_not_exists(#o) AND "
 					   "attribute_not_exists(#w)) "
 					   "OR #r = :s)"
 					 : "attribute_not_exists(#o) AND attribute_not_exists(#w)",
-				 LOCK_GUARD);
+				 NOT_MY_ARVN, LOCK_GUARD);
 	}
 	jstr(&w, "UpdateExpression", expr);
 	if (cond[0]) {

@@ -284,6 +284,46 @@ static void acquire_late_attempt_refused_after_its_renewal(void **state)
 	assert_read_held(fx, "B", "r4", 2, 20000, NULL);
 }
 
+/* An attempt of an acquire that lands after its lease's release (an
+ * attempt abandoned by its timeout, applied after the retry that took the
+ * lease) is refused by the item's arvn, the rvn of the acquire that wrote
+ * it: the lock stays free instead of held for a lease by nobody. Another
+ * acquire, its own owner's too, takes it. */
+static void acquire_late_attempt_refused_after_its_release(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
+	struct store_req renew = {
+		.op = STORE_RENEW, .owner = "A", .rvn = "r2", .seen_rvn = "r1", .lease_ms = 20000};
+	assert_int_equal(store_contract_op(fx, renew).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "A").status, STORE_OK);
+	struct store_result r = sc_acquire(fx, "A", "r1", NULL, NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.has_owner);
+	assert_int_equal(r.item.fence, 1);
+	r = sc_read_item(fx);
+	assert_false(r.item.has_owner);
+	assert_int_equal(r.item.fence, 1);
+	/* without a renewal between (the item's rvn is the acquire's) too */
+	assert_int_equal(sc_acquire(fx, "A", "r3", NULL, NULL).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "A").status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "A", "r3", NULL, NULL).status, STORE_REFUSED);
+	/* a takeover's late attempt and an announced waiter's alike */
+	assert_int_equal(sc_acquire(fx, "B", "r4", NULL, NULL).status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "C", "r5", "r4", NULL).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "C").status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "C", "r5", "r4", NULL).status, STORE_REFUSED);
+	assert_int_equal(sc_acquire(fx, "D", "r6", NULL, NULL).status, STORE_OK);
+	assert_int_equal(sc_announce(fx, "W1", 700).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "D").status, STORE_OK);
+	assert_int_equal(sc_acquire_w(fx, "E", "r7", NULL, "W1").status, STORE_OK);
+	assert_int_equal(sc_release(fx, "E").status, STORE_OK);
+	assert_int_equal(sc_acquire_w(fx, "E", "r7", NULL, "W1").status, STORE_REFUSED);
+	r = sc_acquire(fx, "E", "r8", NULL, NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 7);
+}
+
 /* A new acquire under the owner id the item shows (another request: a new
  * rvn) is refused like any other; on the rvn it sees, it is written. */
 static void acquire_of_own_owner_needs_its_rvn(void **state)
@@ -665,6 +705,7 @@ int store_contract_run(const struct store_factory *f)
 		T(acquire_takeover_of_seen_rvn),
 		T(acquire_applied_attempt_answers_ok),
 		T(acquire_late_attempt_refused_after_its_renewal),
+		T(acquire_late_attempt_refused_after_its_release),
 		T(acquire_of_own_owner_needs_its_rvn),
 		T(fence_increments_from_1),
 		T(holder_removed_when_null),

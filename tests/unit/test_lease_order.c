@@ -333,6 +333,44 @@ static void a_late_attempt_of_the_acquire_never_brings_its_rvn_back(void **state
 	fx_free(f);
 }
 
+static void released(void *arg, int r, const struct lt_error *err)
+{
+	*(int *)arg = err != NULL ? -1 : r;
+}
+
+/* The acquire's request lands once more after its lease was released and
+ * the release answered (an attempt abandoned by its timeout, applied
+ * after the retry that took the lease: simulator seeds 8631, 26075).
+ * "Acknowledged means done": a client acting on the release must find
+ * the lock free. It was written on the free item, holding the lock for a
+ * lease with nobody holding it; it is refused now by the item's arvn. */
+static void a_late_attempt_of_the_acquire_after_its_release_leaves_the_lock_free(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct replay_store rs = {.base = {.ops = &replay_ops, .table = "locks"},
+				  .mem = f->store,
+				  .op = STORE_ACQUIRE};
+	f->lt[2] = lt_new(f->clock, &rs.base, &f->obs, NULL);
+	struct lease *l = fx_take(f, 2, "job", LEASE);
+	int64_t token = lease_token(l);
+	fx_advance(f, LEASE / 2); /* renewed once */
+	int rel = -2;
+	lease_release_then(l, released, &rel);
+	fx_run(f);
+	assert_int_equal(rel, 1);
+	enum store_status st = STORE_FATAL;
+	assert_non_null(store_submit(f->store, &rs.req, replayed, &st));
+	fx_run(f);
+	assert_int_equal(st, STORE_REFUSED);
+	assert_false(fx_state(f, "job").held);
+	assert_int_equal(item_fence(f), token);
+	struct lease *next = fx_take(f, 1, "job", LEASE); /* free at once */
+	assert_int_equal(lease_token(next), token + 1);
+	lease_release(next);
+	fx_run(f);
+	fx_free(f);
+}
+
 static void checked(void *arg, int r, const struct lt_error *err)
 {
 	*(int *)arg = err != NULL ? -1 : r;
@@ -447,6 +485,8 @@ int main(void)
 		cmocka_unit_test(a_late_attempt_of_an_older_renewal_never_brings_its_rvn_back),
 		cmocka_unit_test(a_late_attempt_of_the_acquire_never_brings_its_rvn_back),
 		cmocka_unit_test(a_repeated_acquire_keeps_the_fence_of_the_lease),
+		cmocka_unit_test(
+			a_late_attempt_of_the_acquire_after_its_release_leaves_the_lock_free),
 		cmocka_unit_test(a_late_attempt_of_a_renewal_by_token_never_brings_its_rvn_back),
 		cmocka_unit_test(a_renewal_by_token_racing_the_holder_is_written_again),
 	};
