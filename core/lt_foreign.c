@@ -248,8 +248,8 @@ static void on_read(void *arg, const struct store_result *res)
 			return;
 		}
 	}
-	/* st.owner and st.holder are the item's (both fit: lock_item's
-	 * sizes), rvn too: STORE_ID_MAX bytes at most */
+	/* f->st holds the item's owner and holder (state_from); the write
+	 * is conditioned on its rvn too (seen: lock_item's size) */
 	memcpy(f->seen, it->rvn, sizeof(f->seen));
 	if (!send_write(f))
 		answer_oom(f);

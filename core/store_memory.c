@@ -191,8 +191,8 @@ static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 			return false;
 		no_waiter = true;
 	}
-	bool mine = it->has_arvn && it->arvn_hash == store_name_hash(r->rvn); /* its own arvn */
-	return lock_writable(it) && !mine &&
+	bool mine = it->has_arvn && r->rvn != NULL && it->arvn_hash == store_name_hash(r->rvn);
+	return lock_writable(it) && !mine && /* never on its own arvn (store.h) */
 	       ((free && no_waiter) || (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
 }
 
