@@ -36,7 +36,12 @@
  *             under the lease's token; one that lands after its lease's
  *             release would hold the lock again for a lease with nobody
  *             holding it (arvn stops that unless another acquire wrote the
- *             item in between). Instead, a refusal by an item that
+ *             item in between). With .has_seen_fence (the item the acquire
+ *             decided on, read or answered), also fence = :seen_fence, or
+ *             attribute_not_exists(fence) for 0 (no item, or no fence yet):
+ *             every acquire raises the fence, so an attempt of it never
+ *             lands once any acquire was written after that item (its own
+ *             retry included). Instead, a refusal by an item that
  *             shows this very owner AND rvn (store_acquire_applied: an
  *             earlier attempt of this request applied, nothing since) is
  *             answered OK with that item, written on no further: the fence
@@ -143,15 +148,19 @@ struct store_req {
 	const char *rvn;      /* ACQUIRE/RENEW: the new rvn */
 	const char *seen_rvn; /* ACQUIRE: takeover condition; RENEW: the rvn
 				 the lease last wrote; or NULL */
-	const char *holder;   /* ACQUIRE/RENEW: label, or NULL to remove */
-	const char *waiter;   /* ACQUIRE: the announcement it may take and
-				 removes, or NULL; ANNOUNCE/WITHDRAW: mine */
-	int64_t waiter_ms;    /* ANNOUNCE: my poll interval while announced */
-	int64_t lease_ms;     /* ACQUIRE/RENEW */
-	int64_t ttl;	      /* epoch seconds to write, 0 = no TTL attribute */
-	int64_t token;	      /* CHECK: fencing token; RELEASE: freed (0: none) */
-	bool forced;	      /* RELEASE with .token: freedBy "force" */
-	bool unconditional;   /* ACQUIRE/RELEASE for the testing helpers */
+	/* ACQUIRE: the fence of the item it decided on (0: none, or no
+	 * item), a condition with has_seen_fence (see ACQUIRE) */
+	int64_t seen_fence;
+	bool has_seen_fence;
+	const char *holder; /* ACQUIRE/RENEW: label, or NULL to remove */
+	const char *waiter; /* ACQUIRE: the announcement it may take and
+			       removes, or NULL; ANNOUNCE/WITHDRAW: mine */
+	int64_t waiter_ms;  /* ANNOUNCE: my poll interval while announced */
+	int64_t lease_ms;   /* ACQUIRE/RENEW */
+	int64_t ttl;	    /* epoch seconds to write, 0 = no TTL attribute */
+	int64_t token;	    /* CHECK: fencing token; RELEASE: freed (0: none) */
+	bool forced;	    /* RELEASE with .token: freedBy "force" */
+	bool unconditional; /* ACQUIRE/RELEASE for the testing helpers */
 	/* store_name_hash(name) when the caller has it (a lock keeps its
 	 * own), else 0: a store that hashes names then need not again */
 	uint64_t name_hash;

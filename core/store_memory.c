@@ -182,8 +182,10 @@ static bool lock_writable(const struct mitem *it)
 
 static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 {
-	if (r->unconditional || it == NULL)
+	if (r->unconditional)
 		return true;
+	if (it == NULL) /* no item: no fence either */
+		return !r->has_seen_fence || r->seen_fence == 0;
 	bool no_waiter = it->waiter == NULL;
 	bool free = it->owner[0] == '\0';
 	if (r->waiter != NULL) { /* may take that waiter's announcement, no other */
@@ -192,6 +194,10 @@ static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 		no_waiter = true;
 	}
 	bool mine = it->has_arvn && r->rvn != NULL && it->arvn_hash == store_name_hash(r->rvn);
+	if (r->has_seen_fence &&
+	    (r->seen_fence == 0 ? !it->no_fence
+				: it->no_fence || it->fence_bad || it->fence != r->seen_fence))
+		return false;		     /* an acquire was written since the item it saw */
 	return lock_writable(it) && !mine && /* never on its own arvn (store.h) */
 	       ((free && no_waiter) || (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
 }

@@ -480,6 +480,15 @@ static void join(char *dst, size_t cap, const char *const *parts, size_t n)
 	dst[len] = '\0';
 }
 
+/* The first term of an acquire's condition: the fence of the item it
+ * decided on (ACQUIRE in store.h), or "". */
+static const char *seen_fence_cond(const struct store_req *r)
+{
+	if (!r->has_seen_fence)
+		return "";
+	return r->seen_fence != 0 ? "#f = :sf AND " : "attribute_not_exists(#f) AND ";
+}
+
 /* UpdateItem for ACQUIRE, RENEW and RELEASE. ExpressionAttributeNames
  * and ...Values are written whole, one after the other, each in the order
  * of its own members. */
@@ -548,6 +557,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 				jattr(&w, ":s", "S", r->seen_rvn);
 			if (guarded && r->waiter)
 				jattr(&w, ":w", "S", r->waiter);
+			if (guarded && r->has_seen_fence && r->seen_fence != 0)
+				jnum(&w, ":sf", r->seen_fence);
 			if (guarded) {
 				jattr(&w, ":n", "S", "N");
 				jnum(&w, ":f0", 0);
@@ -591,12 +602,13 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		 * parentheses: each form is written whole. */
 		else if (guarded && r->waiter)
 			snprintf(cond, sizeof cond,
-				 "(attribute_not_exists(#w) OR #w = :w) AND %s AND %s AND %s",
+				 "%s(attribute_not_exists(#w) OR #w = :w) AND %s AND %s AND %s",
+				 seen_fence_cond(r),
 				 r->seen_rvn ? "(attribute_not_exists(#o) OR #r = :s)"
 					     : "attribute_not_exists(#o)",
 				 NOT_MY_ARVN, LOCK_GUARD);
 		else if (guarded)
-			snprintf(cond, sizeof cond, "%s AND %s AND %s",
+			snprintf(cond, sizeof cond, "%s%s AND %s AND %s", seen_fence_cond(r),
 				 r->seen_rvn
 					 ? "((attribute_not_exists(#o) AND "
 					   "attribute_not_exists(#w)) "

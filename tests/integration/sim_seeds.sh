@@ -17,13 +17,15 @@
 #   8631, 26075, an acquire's late attempt after the lease's release held
 #   26852, 30736 the lock again for nobody (the release acknowledged)
 #   33230, 48241
+#   70679        a wait's earlier write (abandoned, 2.6 s late) landed after
+#                the lease its later write took was released
 # Needs no moto; run by tests/run-integration.sh. About 4 s.
 set -u
 sim=${BUILD:-build}/sim/sim
 [ -x "$sim" ] || { echo "sim_seeds: $sim not built (make ${BUILD:-build}/sim/sim)"; exit 1; }
 rc=0
 for s in 2522 2797 7309 11855 15964 2021 2057 2944 624 1771 2484 \
-	6319 16107 16273 8631 26075 26852 30736 33230 48241; do
+	6319 16107 16273 8631 26075 26852 30736 33230 48241 70679; do
 	out=$("$sim" --seed "$s" | tail -1)
 	case "$out" in
 	*", 0 violations") echo "ok   $out" ;;

@@ -324,6 +324,62 @@ static void acquire_late_attempt_refused_after_its_release(void **state)
 	assert_int_equal(r.item.fence, 7);
 }
 
+static struct store_result sc_acquire_f(struct fixture *fx, const char *owner, const char *rvn,
+					const char *seen, int64_t fence)
+{
+	return store_contract_op(fx, (struct store_req){.op = STORE_ACQUIRE,
+							.owner = owner,
+							.rvn = rvn,
+							.seen_rvn = seen,
+							.seen_fence = fence,
+							.has_seen_fence = true,
+							.lease_ms = 30000});
+}
+
+/* An acquire conditioned on the fence of the item it decided on is
+ * refused once another acquire was written since: its attempts never land
+ * later, whatever the item became (free again after that lease's release
+ * included). 0: no item, or no fence yet. */
+static void acquire_on_the_fence_seen(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire_f(fx, "A", "r0", NULL, 3).status, STORE_REFUSED); /* none */
+	assert_false(sc_read_item(fx).item.exists);
+	struct store_result r = sc_acquire_f(fx, "A", "r1", NULL, 0);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 1);
+	assert_int_equal(sc_release(fx, "A").status, STORE_OK);
+	/* a write that saw no item, landing late: the item has fence 1 */
+	r = sc_acquire_f(fx, "B", "r2", NULL, 0);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.has_owner);
+	r = sc_acquire_f(fx, "B", "r2", NULL, 1);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 2);
+	assert_int_equal(sc_release(fx, "B").status, STORE_OK);
+	/* C's write decided on the item of fence 1: free now, but B acquired
+	 * since, so it is refused */
+	r = sc_acquire_f(fx, "C", "r3", NULL, 1);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.has_owner);
+	assert_int_equal(r.item.fence, 2);
+	/* a takeover on the fence and rvn it saw */
+	assert_int_equal(sc_acquire_f(fx, "D", "r4", NULL, 2).status, STORE_OK);
+	assert_int_equal(sc_acquire_f(fx, "E", "r5", "r4", 2).status, STORE_REFUSED);
+	r = sc_acquire_f(fx, "E", "r5", "r4", 3);
+	assert_int_equal(r.status, STORE_OK);
+	sc_assert_held(&r.item, "E", "r5", 4, 30000, NULL);
+	/* an item with no fence yet is 0 */
+	struct lock_item raw = {.exists = true, .has_rvn = true};
+	strcpy(raw.type, "LOCK");
+	strcpy(raw.rvn, "r0");
+	assert_true(fx->f->put_raw(fx->f->arg, fx->s, fx->name, &raw));
+	assert_int_equal(sc_acquire_f(fx, "F", "r6", NULL, 4).status, STORE_REFUSED);
+	r = sc_acquire_f(fx, "F", "r6", NULL, 0);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 1);
+}
+
 /* A new acquire under the owner id the item shows (another request: a new
  * rvn) is refused like any other; on the rvn it sees, it is written. */
 static void acquire_of_own_owner_needs_its_rvn(void **state)
@@ -706,6 +762,7 @@ int store_contract_run(const struct store_factory *f)
 		T(acquire_applied_attempt_answers_ok),
 		T(acquire_late_attempt_refused_after_its_renewal),
 		T(acquire_late_attempt_refused_after_its_release),
+		T(acquire_on_the_fence_seen),
 		T(acquire_of_own_owner_needs_its_rvn),
 		T(fence_increments_from_1),
 		T(holder_removed_when_null),

@@ -58,6 +58,49 @@ static const struct build_case build_cases[] = {
 	 "\"ConditionExpression\":\"attribute_not_exists(#o) AND attribute_not_exists(#w) "
 	 "AND " NOT_MY_ARVN " AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"acquire takeover on the fence seen",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .seen_rvn = "r0",
+	  .seen_fence = 7,
+	  .has_seen_fence = true,
+	  .lease_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\","
+	 "\"#w\":\"waiter\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
+	 "\":s\":{\"S\":\"r0\"},\":sf\":{\"N\":\"7\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h "
+	 "ADD #f :one\","
+	 "\"ConditionExpression\":\"#f = :sf AND ((attribute_not_exists(#o) AND "
+	 "attribute_not_exists(#w)) OR #r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"acquire of an announced waiter on no fence seen",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .waiter = "w1",
+	  .has_seen_fence = true,
+	  .lease_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\","
+	 "\"#w\":\"waiter\",\"#wm\":\"waiterMs\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
+	 "\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #w, "
+	 "#wm ADD #f :one\","
+	 "\"ConditionExpression\":\"attribute_not_exists(#f) AND (attribute_not_exists(#w) OR #w "
+	 "= :w) AND attribute_not_exists(#o) AND " NOT_MY_ARVN " AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire takeover, no holder, ttl, sort key",
 	 &k_sk_ttl,
 	 {.op = STORE_ACQUIRE,

@@ -160,20 +160,26 @@ struct replay_store {
 	char holder[STORE_HOLDER_MAX + 1];
 };
 
+/* Keeps a copy of req (its strings in rs). */
+static void rs_record(struct replay_store *rs, const struct store_req *req)
+{
+	rs->recorded = true;
+	rs->req = *req;
+	rs->req.span = NULL;
+	rs->req.holder = req->holder != NULL ? strcpy(rs->holder, req->holder) : NULL;
+	rs->req.name = strcpy(rs->name, req->name);
+	rs->req.owner = strcpy(rs->owner, req->owner);
+	rs->req.rvn = strcpy(rs->rvn, req->rvn);
+	rs->req.seen_rvn = req->seen_rvn != NULL ? strcpy(rs->seen, req->seen_rvn) : NULL;
+	rs->req.waiter = NULL; /* the tests' requests take no announcement */
+}
+
 static struct store_call *rs_submit(struct store *s, const struct store_req *req, store_cb cb,
 				    void *arg)
 {
 	struct replay_store *rs = (struct replay_store *)s;
-	if (req->op == rs->op && !rs->recorded) {
-		rs->recorded = true;
-		rs->req = *req;
-		rs->req.span = NULL;
-		rs->req.holder = req->holder != NULL ? strcpy(rs->holder, req->holder) : NULL;
-		rs->req.name = strcpy(rs->name, req->name);
-		rs->req.owner = strcpy(rs->owner, req->owner);
-		rs->req.rvn = strcpy(rs->rvn, req->rvn);
-		rs->req.seen_rvn = req->seen_rvn != NULL ? strcpy(rs->seen, req->seen_rvn) : NULL;
-	}
+	if (req->op == rs->op && !rs->recorded)
+		rs_record(rs, req);
 	return store_submit(rs->mem, req, cb, arg);
 }
 
@@ -371,6 +377,82 @@ static void a_late_attempt_of_the_acquire_after_its_release_leaves_the_lock_free
 	fx_free(f);
 }
 
+/* A store in front of the embedded one that holds back one acquire (the
+ * nth): not applied now but answered refused with the item as it is (an
+ * attempt that timed out, its retry refused), and applied when the test
+ * says (the abandoned attempt landing late). */
+struct hold_store {
+	struct replay_store rs; /* the request held: rs.req */
+	int nth, seen;
+	store_cb cb;
+	void *arg;
+};
+
+static void held_answer(void *arg, const struct store_result *res)
+{
+	struct hold_store *hs = arg;
+	struct store_result r = *res;
+	r.status = STORE_REFUSED;
+	hs->cb(hs->arg, &r);
+}
+
+static struct store_call *hs_submit(struct store *s, const struct store_req *req, store_cb cb,
+				    void *arg)
+{
+	struct hold_store *hs = (struct hold_store *)s;
+	if (req->op != STORE_ACQUIRE || ++hs->seen != hs->nth)
+		return store_submit(hs->rs.mem, req, cb, arg);
+	rs_record(&hs->rs, req);
+	hs->cb = cb;
+	hs->arg = arg;
+	struct store_req rd = {.op = STORE_READ, .name = req->name};
+	return store_submit(hs->rs.mem, &rd, held_answer, hs);
+}
+
+static const struct store_ops hold_ops = {
+	.submit = hs_submit, .cancel = rs_cancel, .free = rs_free};
+
+/* A wait's write decided on a free item is held back (answered refused);
+ * the wait writes again, gets the lock, releases it (answered 1); then
+ * the held write lands, on a free item whose arvn is the later write's
+ * (simulator seed 70679: 2.6 s late, past two leases). Conditioned on the
+ * fence of the item it decided on, which the later write raised, it is
+ * refused: the lock stays free. */
+static void an_earlier_write_of_a_wait_landing_after_its_lease_leaves_the_lock_free(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct hold_store hs = {.rs = {.base = {.ops = &hold_ops, .table = "locks"},
+				       .mem = f->store,
+				       .op = STORE_ACQUIRE},
+				.nth = 2};
+	f->lt[2] = lt_new(f->clock, &hs.rs.base, &f->obs, NULL);
+	struct lease *l0 = fx_take(f, 0, "job", LEASE);
+	struct fx_acq w = {0};
+	fx_acquire(f, 2, "job", LEASE, true, 0, &w); /* write 1: refused, held by l0 */
+	fx_run(f);
+	assert_int_equal(hs.seen, 1);
+	lease_release(l0);
+	fx_advance(f, LEASE / 3); /* the poll reads it free: write 2 held, write 3 */
+	assert_int_equal(hs.seen, 3);
+	assert_true(hs.rs.recorded);
+	assert_non_null(w.lease);
+	int64_t token = lease_token(w.lease);
+	int rel = -2;
+	lease_release_then(w.lease, released, &rel);
+	fx_run(f);
+	assert_int_equal(rel, 1);
+	enum store_status st = STORE_FATAL;
+	assert_non_null(store_submit(f->store, &hs.rs.req, replayed, &st));
+	fx_run(f);
+	assert_int_equal(st, STORE_REFUSED);
+	assert_false(fx_state(f, "job").held);
+	assert_int_equal(item_fence(f), token);
+	struct lease *next = fx_take(f, 1, "job", LEASE); /* free at once */
+	lease_release(next);
+	fx_run(f);
+	fx_free(f);
+}
+
 static void checked(void *arg, int r, const struct lt_error *err)
 {
 	*(int *)arg = err != NULL ? -1 : r;
@@ -487,6 +569,8 @@ int main(void)
 		cmocka_unit_test(a_repeated_acquire_keeps_the_fence_of_the_lease),
 		cmocka_unit_test(
 			a_late_attempt_of_the_acquire_after_its_release_leaves_the_lock_free),
+		cmocka_unit_test(
+			an_earlier_write_of_a_wait_landing_after_its_lease_leaves_the_lock_free),
 		cmocka_unit_test(a_late_attempt_of_a_renewal_by_token_never_brings_its_rvn_back),
 		cmocka_unit_test(a_renewal_by_token_racing_the_holder_is_written_again),
 	};
