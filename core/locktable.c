@@ -241,15 +241,28 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 	lt_lock_unref(l);
 }
 
-static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
+/* The fence a write is conditioned on (ACQUIRE's seen_fence in store.h):
+ * that of the item it decided on, or FENCE_UNKNOWN (a write on a lock
+ * not read: the first of a wait, one after the lock was forgotten). */
+#define FENCE_UNKNOWN (-1)
+
+static int64_t fence_of(const struct lock_item *item)
+{
+	return item->exists && item->has_fence && !item->fence_bad ? item->fence : 0;
+}
+
+static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover, int64_t fence)
 {
 	struct locktable *t = w->t;
 	struct lock *l = w->lock;
 	/* Our own release of this lock may still be on its way, and DynamoDB
 	 * may apply this write first: take over the releasing item's rvn, so
 	 * the write wins in either order instead of meeting our old owner. */
-	if (seen_rvn == NULL && l->releasing != NULL)
+	if (seen_rvn == NULL && l->releasing != NULL) {
 		seen_rvn = lease_rvn(l->releasing);
+		if (fence == FENCE_UNKNOWN)
+			fence = l->releasing->token;
+	}
 	/* The announcement this write may take (and removes): a reservation
 	 * whose window passed, or ours. */
 	const char *waiter = NULL;
@@ -265,6 +278,11 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
 		.owner = w->owner,
 		.rvn = w->rvn,
 		.seen_rvn = seen_rvn,
+		/* every acquire raises the fence: no attempt of this one lands
+		 * after another acquire (its own retry too), whatever the item
+		 * became since (a late attempt after the lease's release) */
+		.seen_fence = fence != FENCE_UNKNOWN ? fence : 0,
+		.has_seen_fence = fence != FENCE_UNKNOWN,
 		.holder = w->holder,
 		.waiter = waiter,
 		.lease_ms = w->lease_ms,
@@ -284,13 +302,14 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
 	return true;
 }
 
-/* Writes for w on what the lock was last seen as: free (nothing seen), a
- * holder due for takeover, or a reservation whose window passed. */
-static bool write_seen(struct lt_wait *w)
+/* Writes for w on what the lock was last seen as (item, just read or
+ * answered): free (nothing seen), a holder due for takeover, or a
+ * reservation whose window passed. */
+static bool write_seen(struct lt_wait *w, const struct lock_item *item)
 {
 	struct seen *sn = w->lock->seen;
 	bool held = sn != NULL && sn->waiter[0] == '\0';
-	return send_write(w, held ? sn->rvn : NULL, held);
+	return send_write(w, held ? sn->rvn : NULL, held, fence_of(item));
 }
 
 static void fail_oom(struct lt_wait *w)
@@ -366,7 +385,7 @@ void lt_lock_kick(struct lock *l)
 		return;
 	}
 	if (l->seen == NULL) {
-		if (!send_write(l->wq_head, NULL, false))
+		if (!send_write(l->wq_head, NULL, false, FENCE_UNKNOWN))
 			fail_oom(l->wq_head);
 		return;
 	}
@@ -409,7 +428,7 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 		return;
 	}
 	if (l->seen == NULL || due_for_takeover(l)) {
-		if (!write_seen(l->wq_head))
+		if (!write_seen(l->wq_head, item))
 			fail_oom(l->wq_head);
 		return;
 	}
@@ -497,10 +516,34 @@ static bool handoff_again(struct lt_wait *w, const struct lock_item *item)
 		return false;
 	char from[STORE_ID_MAX + 1];
 	memcpy(from, w->handoff_from, sizeof(from));
-	if (!send_write(w, item->rvn, false))
+	if (!send_write(w, item->rvn, false, fence_of(item)))
 		return false;
 	w->handoff = true;
 	memcpy(w->handoff_from, from, sizeof(from));
+	return true;
+}
+
+/* A write refused by an item that shows this wait's own owner id under
+ * another rvn: an earlier acquire with this owner id holds the lock (one
+ * whose answer was lost: an election contending again with the id of its
+ * contention, a client retrying with its own id, as a Redis lock library's
+ * value). Acquires have no branch for their owner alone (ACQUIRE in
+ * store.h: a late attempt would put its rvn back over the lease's
+ * renewals); this write goes again at once on the rvn the item shows, so
+ * it too never lands after a later write. At most LT_OWN_AGAIN_MAX times
+ * per wait (a lease renewing under that owner changes the rvn meanwhile);
+ * then the item is a holder as any other. */
+#define LT_OWN_AGAIN_MAX 3
+static bool own_again(struct lt_wait *w, const struct lock_item *item)
+{
+	struct lt_error e;
+	if (is_orphan(w) || w->handoff || w->own_again >= LT_OWN_AGAIN_MAX ||
+	    w->lock->held != NULL || !item->has_owner || strcmp(item->owner, w->owner) != 0 ||
+	    !lt_item_check(w->t, w->lock->name, item, LT_ITEM_TO_ACQUIRE, &e))
+		return false;
+	if (!send_write(w, item->rvn, false, fence_of(item)))
+		return false;
+	w->own_again++;
 	return true;
 }
 
@@ -604,7 +647,8 @@ static void on_write(void *arg, const struct store_result *res)
 	w->call = NULL;
 	l->writes--;
 	/* a cancelled wait too: what it takes, it gives back (orphan) */
-	if (res->status == STORE_REFUSED && handoff_again(w, &res->item))
+	if (res->status == STORE_REFUSED &&
+	    (handoff_again(w, &res->item) || own_again(w, &res->item)))
 		return; /* sent again on the rvn the item shows */
 	if (handback(w, res))
 		return; /* the release that handed the lock on: on_handback answers it */
@@ -676,7 +720,7 @@ static void on_try_read(void *arg, const struct store_result *res)
 	}
 	lt_lock_see(l, &res->item);
 	if (l->held == NULL && (l->seen == NULL || due_for_takeover(l))) {
-		if (!write_seen(w))
+		if (!write_seen(w, &res->item))
 			fail_oom(w);
 		return;
 	}
@@ -788,7 +832,7 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 			if (l->seen != NULL)
 				timer_arm(&l->poll_timer, 0);
 			else
-				ok = send_write(w, NULL, false);
+				ok = send_write(w, NULL, false, FENCE_UNKNOWN);
 		}
 	} else if (l->seen != NULL) {
 		struct store_req req = {.op = STORE_READ, .name = l->name, .span = w->span};
@@ -797,7 +841,7 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 		if (ok)
 			lt_wait_set_state(w, WAIT_READING);
 	} else {
-		ok = send_write(w, NULL, false);
+		ok = send_write(w, NULL, false, FENCE_UNKNOWN);
 	}
 	if (!ok) {
 		dequeue(w);
@@ -830,7 +874,7 @@ bool lt_handoff(struct lock *l, struct lease *from)
 	}
 	if (w == NULL || l->writes > 0)
 		return false;
-	if (!send_write(w, from->rvn, false))
+	if (!send_write(w, from->rvn, false, from->token))
 		return false;
 	w->handoff = true;
 	memcpy(w->handoff_from, from->owner, sizeof(w->handoff_from));

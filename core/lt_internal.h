@@ -158,6 +158,7 @@ struct lt_wait {
 	lt_renew_cb rel_cb;
 	void *rel_arg;
 	unsigned handbacks; /* releases of that lease sent (locktable.c) */
+	unsigned own_again; /* writes sent again on its own owner's item (own_again) */
 	lt_acquire_cb cb;
 	void *arg;
 	void (*answered)(void *arg);

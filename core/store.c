@@ -133,6 +133,12 @@ const char *store_status_name(enum store_status st)
 	return (unsigned)st <= STORE_FATAL ? status_names[st] : "?";
 }
 
+bool store_acquire_applied(const char *owner, const char *rvn, const struct lock_item *item)
+{
+	return item->exists && item->has_owner && item->has_rvn && owner != NULL && rvn != NULL &&
+	       strcmp(item->owner, owner) == 0 && strcmp(item->rvn, rvn) == 0;
+}
+
 uint64_t store_name_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;

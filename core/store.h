@@ -11,22 +11,43 @@
  * same requests; tests/unit/test_store_contract.c holds them to that.
  *
  * Conditions and results, per operation:
- *   ACQUIRE   SET owner, rvn, leaseMs, _type, holder (REMOVE holder when
- *             NULL), ttl; ADD fence 1; with .waiter also REMOVE waiter,
- *             waiterMs.  Condition (unless .unconditional), without .waiter:
+ *   ACQUIRE   SET owner, rvn, arvn = :rvn (the acquire's own rvn, which
+ *             renewals and releases leave), leaseMs, _type, holder (REMOVE
+ *             holder when NULL), ttl; ADD fence 1; with .waiter also REMOVE
+ *             waiter, waiterMs.  Condition (unless .unconditional), always
+ *             (attribute_not_exists(arvn) OR arvn <> :rvn), and without .waiter:
  *             (attribute_not_exists(owner) AND attribute_not_exists(waiter))
- *             OR owner = :owner (a retry of this very acquire) OR rvn =
- *             :seen_rvn (when seen_rvn is set); with .waiter:
+ *             OR rvn = :seen_rvn (when seen_rvn is set); with .waiter:
  *             (attribute_not_exists(waiter) OR waiter = :waiter) AND
- *             (attribute_not_exists(owner) OR owner = :owner OR rvn =
- *             :seen_rvn) — a free item announced for that waiter is free for
- *             this write, and no other waiter's announcement is removed;
- *             and, when there is an item, that it is a lock whose fence can
- *             rise: _type = LOCK, fence absent or 0 <= fence < INT64_MAX, and
- *             an owner only with rvn and leaseMs (so that nothing is written
- *             on another application's item or on a fence that would
- *             overflow; DynamoDB cannot test that a number is an integer, so
- *             there a fraction in range is written on, and then refused).
+ *             (attribute_not_exists(owner) OR rvn = :seen_rvn) — a free
+ *             item announced for that waiter is free for this write, and
+ *             no other waiter's announcement is removed; and, when there is
+ *             an item, that it is a lock whose fence can rise: _type = LOCK,
+ *             fence absent or 0 <= fence < INT64_MAX, and an owner only
+ *             with rvn and leaseMs (so that nothing is written on another
+ *             application's item or on a fence that would overflow;
+ *             DynamoDB cannot test that a number is an integer, so there a
+ *             fraction in range is written on, and then refused).
+ *             No branch for the item's owner alone, and never on an item
+ *             this very acquire wrote (its arvn): an attempt of an acquire
+ *             that lands after its lease renewed (a retry, a late or
+ *             duplicated delivery) would put the acquire's rvn back, which a
+ *             waiter may have seen for a whole lease, and raise the fence
+ *             under the lease's token; one that lands after its lease's
+ *             release would hold the lock again for a lease with nobody
+ *             holding it (arvn stops that unless another acquire wrote the
+ *             item in between). With .has_seen_fence (the item the acquire
+ *             decided on, read or answered), also fence = :seen_fence, or
+ *             attribute_not_exists(fence) for 0 (no item, or no fence yet):
+ *             every acquire raises the fence, so an attempt of it never
+ *             lands once any acquire was written after that item (its own
+ *             retry included). Instead, a refusal by an item that
+ *             shows this very owner AND rvn (store_acquire_applied: an
+ *             earlier attempt of this request applied, nothing since) is
+ *             answered OK with that item, written on no further: the fence
+ *             rises once per acquire. A new acquire under an owner id the
+ *             item already shows (a retried acquire of a new request) is
+ *             refused like any other; it may write on the rvn it sees.
  *             OK: the new item.  REFUSED: the item that refused it.
  *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner
  *             and, with .seen_rvn (the rvn the lease last wrote), rvn =
@@ -133,15 +154,19 @@ struct store_req {
 	const char *rvn;      /* ACQUIRE/RENEW: the new rvn */
 	const char *seen_rvn; /* ACQUIRE: takeover condition; RENEW: the rvn
 				 the lease last wrote; or NULL */
-	const char *holder;   /* ACQUIRE/RENEW: label, or NULL to remove */
-	const char *waiter;   /* ACQUIRE: the announcement it may take and
-				 removes, or NULL; ANNOUNCE/WITHDRAW: mine */
-	int64_t waiter_ms;    /* ANNOUNCE: my poll interval while announced */
-	int64_t lease_ms;     /* ACQUIRE/RENEW */
-	int64_t ttl;	      /* epoch seconds to write, 0 = no TTL attribute */
-	int64_t token;	      /* CHECK: fencing token; RELEASE: freed (0: none) */
-	bool forced;	      /* RELEASE with .token: freedBy "force" */
-	bool unconditional;   /* ACQUIRE/RELEASE for the testing helpers */
+	/* ACQUIRE: the fence of the item it decided on (0: none, or no
+	 * item), a condition with has_seen_fence (see ACQUIRE) */
+	int64_t seen_fence;
+	bool has_seen_fence;
+	const char *holder; /* ACQUIRE/RENEW: label, or NULL to remove */
+	const char *waiter; /* ACQUIRE: the announcement it may take and
+			       removes, or NULL; ANNOUNCE/WITHDRAW: mine */
+	int64_t waiter_ms;  /* ANNOUNCE: my poll interval while announced */
+	int64_t lease_ms;   /* ACQUIRE/RENEW */
+	int64_t ttl;	    /* epoch seconds to write, 0 = no TTL attribute */
+	int64_t token;	    /* CHECK: fencing token; RELEASE: freed (0: none) */
+	bool forced;	    /* RELEASE with .token: freedBy "force" */
+	bool unconditional; /* ACQUIRE/RELEASE for the testing helpers */
 	/* store_name_hash(name) when the caller has it (a lock keeps its
 	 * own), else 0: a store that hashes names then need not again */
 	uint64_t name_hash;
@@ -265,6 +290,11 @@ bool store_cursor_name(const char *cursor, char *name) __attribute__((warn_unuse
 uint64_t store_requests_total(const struct store *s);
 const char *store_op_name(enum store_op op);
 const char *store_status_name(enum store_status st);
+
+/* An ACQUIRE of owner and rvn refused by item: true when the item shows
+ * that owner and that rvn, i.e. an earlier attempt of that very request
+ * applied (ACQUIRE above): the stores answer OK with the item then. */
+bool store_acquire_applied(const char *owner, const char *rvn, const struct lock_item *item);
 
 /* The hash of a lock name for the in-process tables (FNV-1a, 64 bits). */
 uint64_t store_name_hash(const char *name);

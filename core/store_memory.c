@@ -199,8 +199,10 @@ static bool lock_writable(const struct mitem *it)
 
 static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 {
-	if (r->unconditional || it == NULL)
+	if (r->unconditional)
 		return true;
+	if (it == NULL) /* no item: no fence either */
+		return !r->has_seen_fence || r->seen_fence == 0;
 	bool no_waiter = it->waiter == NULL;
 	bool free = it->owner[0] == '\0';
 	if (r->waiter != NULL) { /* may take that waiter's announcement, no other */
@@ -208,8 +210,13 @@ static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 			return false;
 		no_waiter = true;
 	}
-	return lock_writable(it) && ((free && no_waiter) || strcmp(it->owner, r->owner) == 0 ||
-				     (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
+	bool mine = it->has_arvn && r->rvn != NULL && it->arvn_hash == store_name_hash(r->rvn);
+	if (r->has_seen_fence &&
+	    (r->seen_fence == 0 ? !it->no_fence
+				: it->no_fence || it->fence_bad || it->fence != r->seen_fence))
+		return false;		     /* an acquire was written since the item it saw */
+	return lock_writable(it) && !mine && /* never on its own arvn (store.h) */
+	       ((free && no_waiter) || (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
 }
 
 static bool owner_is(const struct mitem *it, const char *owner)
@@ -234,8 +241,14 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	res->status = STORE_OK;
 	switch (r->op) {
 	case STORE_ACQUIRE:
-		if (!acquire_allowed(it, r))
-			break;
+		if (!acquire_allowed(it, r)) {
+			/* an earlier attempt of this very request applied: OK,
+			 * not written again (store.h) */
+			mem_copy_out(it, &res->item);
+			if (!store_acquire_applied(r->owner, r->rvn, &res->item))
+				res->status = STORE_REFUSED;
+			return;
+		}
 		if (it == NULL && ms->max_items > 0 && ms->nitems >= ms->max_items &&
 		    ms->retention_ms > 0) { /* full: what is due goes first */
 			mem_forget_released(ms, clock_now_ms(ms->clock));
@@ -261,6 +274,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			goto oom;
 		strcpy(it->owner, r->owner); /* left in its list of released items */
 		strcpy(it->rvn, r->rvn);
+		it->arvn_hash = store_name_hash(r->rvn);
+		it->has_arvn = true;
 		it->lease_ms = r->lease_ms;
 		it->has_lease = true;
 		free(it->other_type); /* SET _type (only an unconditional write gets here) */
@@ -762,6 +777,7 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 		return false;
 	strcpy(it->owner, item->has_owner ? item->owner : "");
 	strcpy(it->rvn, item->has_rvn ? item->rvn : "");
+	it->has_arvn = false; /* a whole item, as DynamoDB's PutItem writes it */
 	it->has_lease = item->has_lease;
 	it->lease_ms = item->lease_ms;
 	it->fence = item->fence;

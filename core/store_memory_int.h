@@ -22,6 +22,10 @@ struct mitem {
 	uint64_t hash;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1];
+	/* arvn (ACQUIRE in store.h), kept as store_name_hash of the
+	 * acquire's rvn (has_arvn): two ids share one with odds of 2^-64 */
+	uint64_t arvn_hash;
+	bool has_arvn;
 	int64_t fence, lease_ms, ttl;
 	char *holder; /* the last label written, kept for the next write */
 	char *waiter; /* an announced waiter (rare: out of the item), or NULL */

@@ -27,6 +27,7 @@
 #define N_WAITMS  "#wm"
 #define N_FREED	  "#fr"
 #define N_FREEDBY "#fb"
+#define N_ARVN	  "#a"
 
 /* The acquire's condition that the item, if there is one, is a lock a write
  * may raise (store.h): _type LOCK, a fence absent or from 0 to INT64_MAX - 1,
@@ -39,9 +40,14 @@
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
 
-static const char *const lock_attrs[] = {"owner", "rvn",     "fence",  "leaseMs",
-					 "_type", "holder",  "waiter", "waiterMs",
-					 "freed", "freedBy", "expAt",  "expRvn"};
+/* An acquire's condition that the item's arvn (the rvn of the acquire that
+ * last wrote it) is not its own: no attempt of it lands after the lease it
+ * took (ACQUIRE in store.h). */
+#define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
+
+static const char *const lock_attrs[] = {"owner",  "rvn",    "fence",	 "leaseMs", "_type",
+					 "holder", "waiter", "waiterMs", "freed",   "freedBy",
+					 "expAt",  "expRvn", "arvn"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",
@@ -474,6 +480,15 @@ static void join(char *dst, size_t cap, const char *const *parts, size_t n)
 	dst[len] = '\0';
 }
 
+/* The first term of an acquire's condition: the fence of the item it
+ * decided on (ACQUIRE in store.h), or "". */
+static const char *seen_fence_cond(const struct store_req *r)
+{
+	if (!r->has_seen_fence)
+		return "";
+	return r->seen_fence != 0 ? "#f = :sf AND " : "attribute_not_exists(#f) AND ";
+}
+
 /* UpdateItem for ACQUIRE, RENEW and RELEASE. ExpressionAttributeNames
  * and ...Values are written whole, one after the other, each in the order
  * of its own members. */
@@ -502,6 +517,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 	if (acquire) {
 		jstr(&w, N_TYPE, "_type");
 		jstr(&w, N_FENCE, "fence");
+		jstr(&w, N_ARVN, "arvn");
 	}
 	bool takes_waiter = acquire && r->waiter;
 	if (guarded || takes_waiter)
@@ -541,6 +557,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 				jattr(&w, ":s", "S", r->seen_rvn);
 			if (guarded && r->waiter)
 				jattr(&w, ":w", "S", r->waiter);
+			if (guarded && r->has_seen_fence && r->seen_fence != 0)
+				jnum(&w, ":sf", r->seen_fence);
 			if (guarded) {
 				jattr(&w, ":n", "S", "N");
 				jnum(&w, ":f0", 0);
@@ -550,7 +568,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jend(&w, '}');
 	}
 
-	char expr[160], cond[420] = "";
+	char expr[192], cond[512] = "";
 	if (release) {
 		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s%s%s", ttl || freed ? " SET " : "",
 			 freed ? "#fr = :fr, #fb = :fb" : "",
@@ -564,28 +582,39 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 				  : (takes_waiter ? " REMOVE #h, #w, #wm" : " REMOVE #h");
 		/* the expression of every renewal: pieces, not a format */
 		const char *const parts[] = {"SET ",
-					     acquire ? "#o = :o, #t = :t, " : "",
+					     acquire ? "#o = :o, #t = :t, #a = :r, " : "",
 					     "#r = :r, #l = :l",
 					     r->holder ? ", #h = :h" : "",
 					     ttl ? ", #x = :x" : "",
 					     removes,
 					     acquire ? " ADD #f :one" : ""};
 		join(expr, sizeof expr, parts, sizeof parts / sizeof parts[0]);
-		const char *takeover = r->seen_rvn ? " OR #r = :s" : "";
 		if (!acquire && r->seen_rvn) /* a renewal: see RENEW in store.h */
 			strcpy(cond, "#o = :o AND (#r = :s OR #r = :r)");
 		else if (!acquire)
 			strcpy(cond, "#o = :o");
+		/* No branch for the owner alone, and never on the item's own
+		 * arvn: a late attempt would put the acquire's rvn back over
+		 * its lease's renewals, or take the lock again after its
+		 * release (ACQUIRE in store.h); a retry whose earlier attempt
+		 * applied is answered OK by store_dynamodb.c
+		 * (store_acquire_applied). DynamoDB refuses redundant
+		 * parentheses: each form is written whole. */
 		else if (guarded && r->waiter)
 			snprintf(cond, sizeof cond,
-				 "(attribute_not_exists(#w) OR #w = :w) AND "
-				 "(attribute_not_exists(#o) OR #o = :o%s) AND %s",
-				 takeover, LOCK_GUARD);
+				 "%s(attribute_not_exists(#w) OR #w = :w) AND %s AND %s AND %s",
+				 seen_fence_cond(r),
+				 r->seen_rvn ? "(attribute_not_exists(#o) OR #r = :s)"
+					     : "attribute_not_exists(#o)",
+				 NOT_MY_ARVN, LOCK_GUARD);
 		else if (guarded)
-			snprintf(cond, sizeof cond,
-				 "((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
-				 "#o = :o%s) AND %s",
-				 takeover, LOCK_GUARD);
+			snprintf(cond, sizeof cond, "%s%s AND %s AND %s", seen_fence_cond(r),
+				 r->seen_rvn
+					 ? "((attribute_not_exists(#o) AND "
+					   "attribute_not_exists(#w)) "
+					   "OR #r = :s)"
+					 : "attribute_not_exists(#o) AND attribute_not_exists(#w)",
+				 NOT_MY_ARVN, LOCK_GUARD);
 	}
 	jstr(&w, "UpdateExpression", expr);
 	if (cond[0]) {

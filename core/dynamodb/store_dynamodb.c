@@ -462,6 +462,14 @@ static void on_http(void *arg, const struct http_response *hr)
 			res.status = STORE_OK;
 			res.message[0] = '\0';
 		}
+		/* An acquire refused by its own write (an earlier attempt of
+		 * it applied, nothing since): that is the acquire, written
+		 * once (ACQUIRE in store.h). */
+		if (c->op == STORE_ACQUIRE &&
+		    store_acquire_applied(c->acq_owner, c->acq_rvn, &res.item)) {
+			res.status = STORE_OK;
+			res.message[0] = '\0';
+		}
 		free(e);
 		if (c->op == STORE_TRANSACT)
 			finish(c, &res, hr->body, hr->body_len);
@@ -611,6 +619,11 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 	c->arg = arg;
 	c->op = req->op;
 	c->unconditional = req->unconditional;
+	c->acq_owner[0] = c->acq_rvn[0] = '\0';
+	if (req->op == STORE_ACQUIRE && req->owner != NULL && req->rvn != NULL) {
+		snprintf(c->acq_owner, sizeof c->acq_owner, "%s", req->owner);
+		snprintf(c->acq_rvn, sizeof c->acq_rvn, "%s", req->rvn);
+	}
 	/* DynamoDB's request as OpenTelemetry's database conventions name it */
 	c->span = trace_child(req->span, ddb_op_name(c->dop), TRACE_CLIENT);
 	trace_str(c->span, "db.system", "dynamodb");

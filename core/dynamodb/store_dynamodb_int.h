@@ -44,7 +44,10 @@ struct store_call {
 	struct store_result res;		     /* JOB_FAIL's message, JOB_FINISH's result */
 	struct trace_span *span; /* this request, under its lock operation's span */
 	char request_id[80];	 /* the last answer's x-amzn-RequestId */
-	long http_status;	 /* the last answer's status */
+	/* ACQUIRE: its owner and rvn, "" else: a refusal by an item showing
+	 * both is this very acquire, applied by an earlier attempt (store.h) */
+	char acq_owner[STORE_ID_MAX + 1], acq_rvn[STORE_ID_MAX + 1];
+	long http_status; /* the last answer's status */
 };
 
 enum open_state { OPEN_NONE, OPEN_RUNNING, OPEN_DONE };

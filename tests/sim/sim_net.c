@@ -139,7 +139,10 @@ static void capture(void *arg, const struct store_result *res)
 static void apply_req(struct store_call *c, struct store_result *res)
 {
 	struct store_req r = c->req;
+	struct lock_item before;
 	r.span = NULL;
+	if (!store_read_now(SIM->mem, r.name, &before))
+		abort();
 	clock_fake_advance(SIM->ddb_clock, SIM->now_us / 1000 - clock_now_ms(SIM->ddb_clock));
 	if (store_submit(SIM->mem, &r, capture, res) == NULL)
 		abort();
@@ -153,7 +156,10 @@ static void apply_req(struct store_call *c, struct store_result *res)
 	}
 	if (res->status != STORE_OK)
 		return;
-	if (r.op == STORE_ACQUIRE) {
+	/* an acquire answered OK without a write (an earlier attempt of it
+	 * applied: ACQUIRE in store.h) leaves the fence as it was */
+	bool wrote = !before.exists || !before.has_fence || before.fence != res->item.fence;
+	if (r.op == STORE_ACQUIRE && wrote) {
 		sim_check_applied_acquire(r.name, res->item.fence);
 		remember(&acquired, r.owner, SIM->table_incarnation);
 	}
