@@ -18,12 +18,18 @@ static const struct pg_type_row {
 	const char *name;
 	char typtype; /* b base, p pseudo */
 } type_rows[] = {
-	{PG_OID_BOOL, 1000, "bool", 'b'},  {PG_OID_CHAR, 1002, "char", 'b'},
-	{PG_OID_NAME, 1003, "name", 'b'},  {PG_OID_INT8, 1016, "int8", 'b'},
-	{PG_OID_INT2, 1005, "int2", 'b'},  {PG_OID_INT4, 1007, "int4", 'b'},
-	{PG_OID_TEXT, 1009, "text", 'b'},  {PG_OID_OID, 1028, "oid", 'b'},
-	{114, 199, "json", 'b'},	   {PG_OID_UNKNOWN, 0, "unknown", 'p'},
-	{PG_OID_VARCHAR, 1015, "varchar", 'b'}, {PG_OID_VOID, 0, "void", 'p'},
+	{PG_OID_BOOL, 1000, "bool", 'b'},
+	{PG_OID_CHAR, 1002, "char", 'b'},
+	{PG_OID_NAME, 1003, "name", 'b'},
+	{PG_OID_INT8, 1016, "int8", 'b'},
+	{PG_OID_INT2, 1005, "int2", 'b'},
+	{PG_OID_INT4, 1007, "int4", 'b'},
+	{PG_OID_TEXT, 1009, "text", 'b'},
+	{PG_OID_OID, 1028, "oid", 'b'},
+	{114, 199, "json", 'b'},
+	{PG_OID_UNKNOWN, 0, "unknown", 'p'},
+	{PG_OID_VARCHAR, 1015, "varchar", 'b'},
+	{PG_OID_VOID, 0, "void", 'p'},
 	{3802, 3807, "jsonb", 'b'},
 };
 

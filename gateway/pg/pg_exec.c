@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gateway/config.h"
+#include "gateway/log.h"
 #include "gateway/pg/pg_int.h"
 
 /* --- errors --- */
@@ -338,6 +339,33 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 
 /* --- the other statements --- */
 
+/* A pooler in transaction mode (pgbouncer's pool_mode = transaction)
+ * hands this connection from client to client between transactions,
+ * and session-level advisory locks then belong to whichever client comes
+ * next. leasegate sees it only when the clients differ in
+ * application_name: the pooler sets the next one's on the connection
+ * while the last one's session locks are held (in session mode it runs
+ * DISCARD ALL first, which releases them). Told, as a WARNING and in the
+ * log; the lock stays (the first client may well come back). */
+static void tell_shared_connection(struct pgs *s, const struct sql_stmt *st)
+{
+	const char *old = s->guc[GUC_APPLICATION_NAME];
+	if (s->in_block || s->ls == NULL || lsess_count(s->ls) == 0 || old[0] == '\0' ||
+	    (strlen(old) == st->value_len && memcmp(old, st->value, st->value_len) == 0))
+		return;
+	char msg[PG_GUC_VAL * 2 + 200];
+	snprintf(
+		msg, sizeof(msg),
+		"session-level advisory locks taken as application_name \"%s\" are held by this "
+		"connection, now application_name \"%.*s\": a pooler in transaction mode shares it",
+		old, (int)(st->value_len < PG_GUC_VAL ? st->value_len : PG_GUC_VAL - 1), st->value);
+	pgs_notice(s, "WARNING", "01000", msg,
+		   "Session-level advisory locks are unsafe behind a transaction pooler: use "
+		   "pg_advisory_xact_lock, or session pooling.");
+	log_msg(LOG_LVL_WARN, "pg session %llu %s: %s", (unsigned long long)s->c.id, s->c.addr,
+		msg);
+}
+
 static void run_set(struct pgs *s, const struct sql_stmt *st)
 {
 	char msg[200];
@@ -362,6 +390,8 @@ static void run_set(struct pgs *s, const struct sql_stmt *st)
 		pg_command_complete(&s->c.out, "SET");
 		return;
 	}
+	if (g == GUC_APPLICATION_NAME)
+		tell_shared_connection(s, st);
 	if (st->value_len == 7 && strncasecmp(st->value, "default", 7) == 0)
 		pgs_guc_reset(s, g);
 	else if (!pgs_guc_set(s, g, st->value, st->value_len, st->local)) {

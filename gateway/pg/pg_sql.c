@@ -314,7 +314,7 @@ static bool parse_select(struct lex *x, struct sql_stmt *st)
 	}
 	if (t.t == T_NUM && !from) {
 		st->fn = &pg_fn_literal;
-		st->args[0].t = ARG_INT;
+		st->args[0] = (struct sql_arg){.t = ARG_INT};
 		if (!parse_i64(t.p, t.len, false, &st->args[0].i) || st->args[0].i > INT32_MAX)
 			return false;
 		st->nargs = 1;
