@@ -243,6 +243,21 @@ static void arguments(void **state)
 	assert_true(st.args[0].i == INT64_MIN);
 }
 
+/* SELECT <integer>'s argument is whole: its cast none, whatever the
+ * statement held before (a simple query's statement is on the stack). */
+static void literal_has_no_cast(void **state)
+{
+	char text[] = "SELECT 1 AS one";
+	size_t pos = 0;
+	struct sql_stmt st;
+	memset(&st, 0xa5, sizeof(st));
+	assert_true(sql_next(text, strlen(text), &pos, &st));
+	assert_int_equal(st.kind, SQL_SELECT);
+	assert_int_equal(st.args[0].t, ARG_INT);
+	assert_int_equal(st.args[0].cast, 0);
+	assert_int_equal(st.args[0].i, 1);
+}
+
 static void several_statements(void **state)
 {
 	char text[] =
@@ -271,6 +286,7 @@ int main(void)
 		cmocka_unit_test(arguments),
 		cmocka_unit_test(several_statements),
 		cmocka_unit_test(type_lookups),
+		cmocka_unit_test(literal_has_no_cast),
 	};
 	return cmocka_run_group_tests_name("postgresql statements", tests, NULL, NULL);
 }
