@@ -423,6 +423,24 @@ static void run_version(struct pgs *s, const struct sql_stmt *st, const struct p
 	pgx_value_row(s, st, po, &v);
 }
 
+/* current_database(): the database the session named at startup (its
+ * locks' names hold it). */
+static void run_current_database(struct pgs *s, const struct sql_stmt *st,
+				 const struct pg_portal *po, const struct val *a)
+{
+	struct val v = {.s = s->database, .len = strlen(s->database)};
+	pgx_value_row(s, st, po, &v);
+}
+
+/* current_schema(): leasegate has no schemas to search but PostgreSQL's
+ * default one; ORMs ask it at connect. */
+static void run_current_schema(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+			       const struct val *a)
+{
+	struct val v = {.s = "public", .len = 6};
+	pgx_value_row(s, st, po, &v);
+}
+
 /* The setting a[0] names: its index, -1 when a[0] is NULL, -2 (error
  * written unless missing_ok) when there is none. */
 static int setting_of(struct pgs *s, const struct val *a, bool missing_ok)
@@ -479,6 +497,7 @@ static const struct pg_col col_bool[] = {{NULL, PG_OID_BOOL, 1, 0}};
 static const struct pg_col col_int8[] = {{NULL, PG_OID_INT8, 8, 0}};
 static const struct pg_col col_int4[] = {{NULL, PG_OID_INT4, 4, 0}};
 static const struct pg_col col_text[] = {{NULL, PG_OID_TEXT, -1, 0}};
+static const struct pg_col col_name[] = {{NULL, PG_OID_NAME, 64, 0}};
 static const struct pg_col col_state[] = {
 	{"held", PG_OID_BOOL, 1, 0},	 {"holder", PG_OID_TEXT, -1, 0},
 	{"lease_ms", PG_OID_INT8, 8, 0}, {"fencing_token", PG_OID_INT8, 8, 0},
@@ -501,6 +520,14 @@ static const struct pg_col col_state[] = {
 /* clang-format on */
 
 const struct pg_fn pg_fns[] = {
+	{.name = "current_database",
+	 COLS(col_name),
+	 .run = run_current_database,
+	 .summary = "the session's database (the middle part of its advisory locks' names)"},
+	{.name = "current_schema",
+	 COLS(col_name),
+	 .run = run_current_schema,
+	 .summary = "`public` (what ORMs ask at connect; leasegate has no schemas)"},
 	{.name = "current_setting",
 	 .nargs = 1,
 	 .arg_types = {PG_OID_TEXT},
