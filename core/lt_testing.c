@@ -18,7 +18,7 @@ struct helper {
 static void on_done(void *arg, const struct store_result *res)
 {
 	struct helper *h = arg;
-	int64_t v = res->status == STORE_OK ? (h->token ? res->item.fence : 0)
+	int64_t v = res->status == STORE_OK	   ? (h->token ? res->item.fence : 0)
 		    : res->status == STORE_REFUSED ? LT_TEST_NO_ITEM /* only a release is */
 						   : -1;
 	lt_test_cb cb = h->cb;
