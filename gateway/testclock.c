@@ -29,11 +29,11 @@ struct tclock_adv {
 struct tclock {
 	struct clock *fake, *io;
 	const struct store *store;
-	struct timer poll;		 /* on io: look at the store again */
-	struct tclock_adv *head, *tail;	 /* asked, in order; head runs */
-	int64_t target;			 /* head's end, once started */
-	bool started;			 /* head has its target */
-	bool running;			 /* inside pump(): callbacks may ask more */
+	struct timer poll;		/* on io: look at the store again */
+	struct tclock_adv *head, *tail; /* asked, in order; head runs */
+	int64_t target;			/* head's end, once started */
+	bool started;			/* head has its target */
+	bool running;			/* inside pump(): callbacks may ask more */
 };
 
 int64_t tclock_now_ms(const struct tclock *tc)

@@ -10,10 +10,12 @@
  * "unknown command ...; it exists with leasegate --test-mode only".
  *
  * ACL: @admin @dangerous @slow, as Redis's DEBUG (they move time and write
- * lock items without conditions for every client: a user of @lock alone
- * must not reach them), with the lock name as the key of those that name
- * one; no @testing category of their own: a test user gets them with
- * +@admin, or by name (+debug.clock +lock.simulate +lock.waitrefusal).
+ * lock items without conditions for every client), and @lock as every
+ * command and PostgreSQL function on locks, with the lock name as the key
+ * of those that name one. No @testing category of their own: a test user
+ * has them with +@all, +@admin or by name (+debug.clock +lock.simulate
+ * +lock.waitrefusal); `+@lock -@dangerous` (or -@admin) keeps a user of
+ * locks away from them.
  */
 #include <string.h>
 #include <strings.h>
@@ -21,7 +23,7 @@
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 
-#define TEST_CATS (ACL_ADMIN | ACL_DANGEROUS | ACL_SLOW)
+#define TEST_CATS (ACL_ADMIN | ACL_DANGEROUS | ACL_SLOW | ACL_LOCK)
 
 /* --- DEBUG.CLOCK ADVANCE ms / NOW --- */
 
@@ -149,8 +151,8 @@ static void cmd_waitrefusal(struct cmd_call *c)
 	struct ls_result now;
 	struct lsess *ls;
 	int64_t timeout = 0;
-	if (c->argc != 2 && (c->argc != 4 || c->argv[2].len != 7 ||
-			     strncasecmp(c->argv[2].p, "timeout", 7) != 0)) {
+	if (c->argc != 2 &&
+	    (c->argc != 4 || c->argv[2].len != 7 || strncasecmp(c->argv[2].p, "timeout", 7) != 0)) {
 		resp_add_errorf(c->out, "ERR syntax error");
 		return;
 	}
@@ -168,7 +170,6 @@ static void cmd_waitrefusal(struct cmd_call *c)
 
 /* --- the rows --- */
 
-
 static const struct cmd_def clock_subs[] = {
 	{.name = "advance",
 	 .fn = cmd_clock_advance,
@@ -182,7 +183,7 @@ static const struct cmd_def clock_subs[] = {
 	{.name = "now",
 	 .fn = cmd_clock_now,
 	 .arity = 2,
-	 .acl = TEST_CATS | ACL_FAST,
+	 .acl = ACL_ADMIN | ACL_DANGEROUS | ACL_LOCK | ACL_FAST,
 	 .summary = "Test mode: the lease clock's monotonic ms (0 at start) and wall ms (Unix "
 		    "epoch).",
 	 .group = "server",
@@ -194,7 +195,7 @@ static const struct cmd_def simulate_subs[] = {
 	{.name = "holder",
 	 .fn = cmd_simulate_holder,
 	 .arity = -4,
-	 .acl = TEST_CATS | ACL_WRITE | ACL_LOCK,
+	 .acl = TEST_CATS | ACL_WRITE,
 	 .key = 2,
 	 .summary = "Test mode: another process holds the lock, acquired now and never renewed "
 		    "(a crashed holder); its fencing token.",
@@ -205,7 +206,7 @@ static const struct cmd_def simulate_subs[] = {
 	{.name = "release",
 	 .fn = cmd_simulate_release,
 	 .arity = 3,
-	 .acl = TEST_CATS | ACL_WRITE | ACL_LOCK,
+	 .acl = TEST_CATS | ACL_WRITE,
 	 .key = 2,
 	 .summary = "Test mode: the lock's holder, whoever it was, released it: 1, or 0 when the "
 		    "lock has no item.",
@@ -215,7 +216,7 @@ static const struct cmd_def simulate_subs[] = {
 	{.name = "delete",
 	 .fn = cmd_simulate_delete,
 	 .arity = 3,
-	 .acl = TEST_CATS | ACL_WRITE | ACL_LOCK,
+	 .acl = TEST_CATS | ACL_WRITE,
 	 .key = 2,
 	 .summary = "Test mode: the lock's item is deleted (TTL, an operator); the next token is "
 		    "1.",
@@ -243,7 +244,7 @@ static const struct cmd_def test_cmds[] = {
 	{.name = "lock.waitrefusal",
 	 .fn = cmd_waitrefusal,
 	 .arity = -2,
-	 .acl = TEST_CATS | ACL_READ | ACL_LOCK | ACL_BLOCKING,
+	 .acl = TEST_CATS | ACL_READ | ACL_BLOCKING,
 	 .key = 1,
 	 .summary = "Test mode: 1 when this replica next refuses a try or a poll on the lock (a "
 		    "contender waits), 0 after TIMEOUT ms of the lease clock (0: none).",
