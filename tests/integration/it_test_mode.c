@@ -134,7 +134,7 @@ static void simulated_holder_takes_over_at_the_next_renewal(void **state)
 	assert_string_equal(r->element[3]->str, "other-pod");
 	freeReplyObject(r);
 	assert_int_equal(item_token(t, "job"), 2);
-	gw_expect_err(t, "ERR", "LOCK.SIMULATE HOLDER job 999");	   /* < 1 s */
+	gw_expect_err(t, "ERR", "LOCK.SIMULATE HOLDER job 999");	     /* < 1 s */
 	gw_expect_err(t, "ERR syntax", "LOCK.SIMULATE HOLDER job 1000 a b"); /* extra */
 	redisFree(a);
 	redisFree(t);
@@ -296,7 +296,8 @@ static void pg_functions_drive_the_lock_world(void **state)
 	PQclear(r);
 	assert_string_equal(pg_val(a, "SELECT leasegate.acquire('job', 3000)", v, sizeof(v)), "1");
 	assert_string_equal(
-		pg_val(t, "SELECT leasegate.simulate_holder('job', 3000, 'pod')", v, sizeof(v)), "2");
+		pg_val(t, "SELECT leasegate.simulate_holder('job', 3000, 'pod')", v, sizeof(v)),
+		"2");
 	assert_string_equal(pg_val(t, "SELECT leasegate.clock_advance(1000)", v, sizeof(v)),
 			    "1000");
 	pg_expect_state(a, "SELECT leasegate.state('job')", "55000"); /* lost, reported */
@@ -330,8 +331,7 @@ static void pg_functions_drive_the_lock_world(void **state)
 	/* a wait for a refusal that none comes to ends at its timeout */
 	assert_int_equal(PQsendQuery(t, "SELECT leasegate.wait_refusal('idle', 500)"), 1);
 	gw_sleep_ms(100);
-	assert_string_equal(pg_val(u, "SELECT leasegate.clock_advance(500)", v, sizeof(v)),
-			    "5500");
+	assert_string_equal(pg_val(u, "SELECT leasegate.clock_advance(500)", v, sizeof(v)), "5500");
 	wr = PQgetResult(t);
 	assert_int_equal(PQresultStatus(wr), PGRES_TUPLES_OK);
 	assert_string_equal(PQgetvalue(wr, 0, 0), "f");
