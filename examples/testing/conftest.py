@@ -2,6 +2,7 @@
 with --test-mode on free loopback ports for each test, stopped after it.
 $LG_BIN names the binary (default: leasegate on PATH). No sleeps: the start
 is awaited by reading its "ready" log line."""
+import faulthandler
 import os
 import socket
 import subprocess
@@ -13,6 +14,14 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture(autouse=True)
+def watchdog():
+    """A test that hangs fails after a minute, with every thread's stack."""
+    faulthandler.dump_traceback_later(60, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ class Sweeper:
     """The service under test: leads `name` and sweeps while it leads."""
 
     def __init__(self, port, name="order-sweeper"):
-        self.r = redis.Redis(port=port)
+        self.r = redis.Redis(host="127.0.0.1", port=port)
         self.name = name
         self.token = None
         self.swept = 0
@@ -40,7 +40,7 @@ class Sweeper:
 def test_stops_on_lost_and_resumes_after_a_new_campaign(leasegate):
     port = leasegate["redis"]
     svc = Sweeper(port)
-    t = redis.Redis(port=port)  # the test's own connection: the lock world's controls
+    t = redis.Redis(host="127.0.0.1", port=port)  # the test's own connection: the lock world's controls
     assert svc.campaign() == 1
     assert svc.sweep()
 
@@ -51,7 +51,7 @@ def test_stops_on_lost_and_resumes_after_a_new_campaign(leasegate):
     assert svc.swept == 1
 
     # take the refusal wait before the new campaign starts
-    waiter = redis.Connection(port=port)
+    waiter = redis.Connection(host="127.0.0.1", port=port)
     waiter.send_command("LOCK.WAITREFUSAL", svc.name)
     with ThreadPoolExecutor(1) as pool:
         again = pool.submit(svc.campaign)
