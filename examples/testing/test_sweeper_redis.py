@@ -50,8 +50,11 @@ def test_stops_on_lost_and_resumes_after_a_new_campaign(leasegate):
     assert not svc.sweep()  # LOST: the service stopped working
     assert svc.swept == 1
 
-    # take the refusal wait before the new campaign starts
+    # take the refusal wait before the new campaign starts, on a connection
+    # that is open already (a new one could be read after the campaign)
     waiter = redis.Connection(host="127.0.0.1", port=port)
+    waiter.send_command("PING")
+    assert waiter.read_response() == b"PONG"
     waiter.send_command("LOCK.WAITREFUSAL", svc.name)
     with ThreadPoolExecutor(1) as pool:
         again = pool.submit(svc.campaign)
