@@ -23,12 +23,13 @@ libcurl4-openssl-dev libssl-dev liblua5.1-0-dev"
 # Django, pgbouncer: a server on port 6432 once installed, HikariCP with its
 # slf4j, Go's lib/pq); clang-format: make format;
 # iproute2: the network namespace of tests/integration/protected_mode.sh;
-# clang and its libFuzzer runtime: make fuzz.
+# clang and its libFuzzer runtime: make fuzz; python3-pytest: the pytest
+# example of docs/testing.md (tests/integration/test_mode_examples.sh).
 TEST_PKGS="$RUN_PKGS libcmocka-dev libpq-dev redis-server redis-tools postgresql-client curl
 python3-redis prometheus openssl clang-format iproute2 clang libclang-rt-14-dev
 postgresql-15 python3-psycopg2 python3-psycopg python3-asyncpg libpostgresql-jdbc-java
 openjdk-17-jre-headless golang-go golang-github-jackc-pgx-v4-dev python3-sqlalchemy
-python3-django pgbouncer libhikaricp-java libslf4j-java golang-github-lib-pq-dev"
+python3-django pgbouncer libhikaricp-java libslf4j-java golang-github-lib-pq-dev python3-pytest"
 
 print=""
 if [ "$1" = "--print" ]; then

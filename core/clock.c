@@ -1,7 +1,9 @@
 /*
  * clock: a binary heap of embedded timers shared by the real and the fake
  * clock. The real clock keeps one libevent timer set to the earliest due
- * timer; the fake clock runs timers only from clock_fake_advance().
+ * timer; the fake clock runs timers only from clock_fake_advance() (and
+ * clock_fake_step()); the manual clock is a fake clock that also runs the
+ * timers due now from its loop, through the real clock's `now` event.
  */
 #include "core/clock.h"
 
@@ -11,6 +13,7 @@
 
 struct clock {
 	bool fake;
+	bool manual; /* fake, with now on a loop (clock_manual_new) */
 	int64_t fake_now_us;
 	int64_t fake_wall_start_ms;
 	/* Real: wake fires no later than the earliest due time, and now
@@ -149,8 +152,16 @@ static void rearm_wake(struct clock *c, int64_t now_us)
 {
 	/* now active: its run, in this turn of the loop, sets wake after it
 	 * (a store completion is due at once while most timers change) */
-	if (c->fake || c->running || c->now_active)
+	if (c->running || c->now_active)
 		return;
+	if (c->fake) {
+		/* manual: what is due at the fake now runs in this turn */
+		if (c->manual && c->n > 0 && c->root->due_ms * 1000 <= c->fake_now_us) {
+			c->now_active = true;
+			event_active(c->now, EV_TIMEOUT, 0);
+		}
+		return;
+	}
 	if (c->n == 0) {
 		if (c->wake_due_ms >= 0)
 			event_del(c->wake);
@@ -242,9 +253,25 @@ struct clock *clock_fake_new(int64_t wall_start_ms)
 	return c;
 }
 
+struct clock *clock_manual_new(struct event_base *base, int64_t wall_start_ms)
+{
+	struct clock *c = clock_fake_new(wall_start_ms);
+	if (c == NULL)
+		return NULL;
+	c->manual = true;
+	c->now = event_new(base, -1, EV_PERSIST, on_now, c);
+	if (c->now == NULL) {
+		clock_free(c);
+		return NULL;
+	}
+	return c;
+}
+
 void clock_fake_advance(struct clock *c, int64_t ms)
 {
 	int64_t end = c->fake_now_us / 1000 + (ms > 0 ? ms : 0);
+	bool was = c->running;
+	c->running = true; /* a manual clock's now event is not needed here */
 	/* Step to each due time so callbacks see the clock at their due time. */
 	while (c->n > 0 && c->root->due_ms <= end) {
 		if (c->root->due_ms * 1000 > c->fake_now_us)
@@ -253,6 +280,24 @@ void clock_fake_advance(struct clock *c, int64_t ms)
 	}
 	if (end * 1000 > c->fake_now_us)
 		c->fake_now_us = end * 1000;
+	c->running = was;
+	rearm_wake(c, -1);
+}
+
+bool clock_fake_step(struct clock *c, int64_t until_ms)
+{
+	if (c->n == 0 || c->root->due_ms > until_ms)
+		return false;
+	struct timer *t = c->root;
+	if (t->due_ms * 1000 > c->fake_now_us)
+		c->fake_now_us = t->due_ms * 1000;
+	bool was = c->running;
+	c->running = true;
+	heap_remove(c, t);
+	t->cb(t->arg);
+	c->running = was;
+	rearm_wake(c, -1);
+	return true;
 }
 
 void clock_fake_jump(struct clock *c, int64_t ms)

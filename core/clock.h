@@ -7,7 +7,11 @@
  *   - clock_real_new(): CLOCK_MONOTONIC / CLOCK_REALTIME, one libevent timer
  *     (moved only to an earlier time) and one event for timers due at once;
  *   - clock_fake_new(): time moves only with clock_fake_advance(), which runs
- *     due timers in order of due time (ties: the order they were armed).
+ *     due timers in order of due time (ties: the order they were armed);
+ *   - clock_manual_new(): a fake clock on an event loop (leasegate
+ *     --test-mode): time moves only when told, as the fake clock's, and
+ *     timers due at the current time (a store's completion, a deferred
+ *     answer) run in the loop's turn, as the real clock's do.
  *
  * Timers are embedded in their owner (no allocation, so arming cannot fail);
  * an armed timer must be
@@ -41,6 +45,20 @@ struct clock *clock_real_new(struct event_base *base);
 
 /* A fake clock: monotonic time starts at 0, wall time at wall_start_ms. */
 struct clock *clock_fake_new(int64_t wall_start_ms);
+
+/* A fake clock driven by base: monotonic time starts at 0, wall time at
+ * wall_start_ms, and both move only with clock_fake_advance() or
+ * clock_fake_step(); a timer due at or before the current time runs from
+ * the loop in this turn (never from inside timer_arm). NULL on
+ * out-of-memory. */
+struct clock *clock_manual_new(struct event_base *base, int64_t wall_start_ms);
+
+/* Runs the earliest armed timer of a fake (or manual) clock if it is due
+ * by until_ms, first moving the clock to its due time when that is later
+ * than now: true. false when no timer is due by until_ms (the clock has
+ * not moved). One timer a call, so that a driver can wait for what it
+ * started (a store's request in flight) before the next one runs. */
+bool clock_fake_step(struct clock *c, int64_t until_ms);
 
 /* Moves a fake clock forward by ms (>= 0), running every timer that falls
  * due on the way at its own due time. advance(0) runs what is due now,

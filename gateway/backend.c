@@ -16,6 +16,7 @@
 #include "gateway/log.h"
 #include "gateway/metrics.h"
 #include "gateway/metrics_pool.h"
+#include "gateway/testclock.h"
 
 /* A store that cannot be opened yet (no credentials, DynamoDB down) is
  * tried again after OPEN_RETRY_MIN_MS, doubling up to OPEN_RETRY_MAX_MS. */
@@ -232,6 +233,8 @@ static void ready_embedded(void *arg)
 	b->ready(b->ready_arg, true, NULL);
 }
 
+static bool open_embedded(struct backend *b, char *err, size_t errlen);
+
 static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 {
 	const struct cfg *cfg = b->cfg;
@@ -242,7 +245,7 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 		/* a broken credential setup (AWS_PROFILE=nosuch) is the cause to
 		 * report, before the region it would have given */
 		struct creds_options probe = {0};
-		struct creds *c = creds_new(b->base, b->clock, &probe, cerr, sizeof(cerr));
+		struct creds *c = creds_new(b->base, b->io_clock, &probe, cerr, sizeof(cerr));
 		if (c != NULL)
 			creds_free(c);
 		snprintf(err, errlen, "%s%s", c == NULL ? "credentials: " : "",
@@ -251,8 +254,17 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 				     "AWS_DEFAULT_REGION");
 		return false;
 	}
+	if (cfg->test_mode) {
+		/* before any request: test mode never reaches AWS itself */
+		if (cfg->endpoint[0] != '\0')
+			snprintf(b->endpoint, sizeof(b->endpoint), "%s", cfg->endpoint);
+		else
+			store_dynamodb_endpoint(b->region, b->endpoint, sizeof(b->endpoint));
+		if (!tclock_check_endpoint(b->endpoint, err, errlen))
+			return false;
+	}
 	struct creds_options co = {.region = b->region};
-	b->creds = creds_new(b->base, b->clock, &co, cerr, sizeof(cerr));
+	b->creds = creds_new(b->base, b->io_clock, &co, cerr, sizeof(cerr));
 	if (b->creds != NULL)
 		creds_set_listener(b->creds, on_creds, b);
 	if (b->creds == NULL || !creds_start(b->creds)) {
@@ -274,7 +286,7 @@ static bool open_dynamodb(struct backend *b, char *err, size_t errlen)
 		.credentials_expired = creds_expired,
 		.max_in_flight = (unsigned)cfg->ddb_max_in_flight,
 	};
-	b->store = store_dynamodb_new(b->base, b->clock, &dc, derr);
+	b->store = store_dynamodb_new(b->base, b->io_clock, &dc, derr);
 	if (b->store == NULL) {
 		snprintf(err, errlen, "%s", derr);
 		return false;
@@ -309,36 +321,53 @@ bool backend_open(struct backend *b, struct event_base *base, const struct cfg *
 	b->obs.sink = log_event;
 	b->obs.ctx = b;
 	lg_assert_set_reporter(report_assert);
-	b->clock = clock_real_new(base);
+	b->io_clock = clock_real_new(base);
+	/* test mode: the core's clock starts at this moment's wall time */
+	b->clock = !cfg->test_mode	 ? b->io_clock
+		   : b->io_clock != NULL ? clock_manual_new(base, clock_wall_ms(b->io_clock))
+					 : NULL;
 	if (b->clock == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return false;
 	}
-	timer_init(&b->retry, b->clock, retry_open, b);
-	if (cfg->table[0] != '\0')
-		return open_dynamodb(b, err, errlen);
+	timer_init(&b->retry, b->io_clock, retry_open, b);
+	if (cfg->table[0] != '\0' ? !open_dynamodb(b, err, errlen) : !open_embedded(b, err, errlen))
+		return false;
+	if (cfg->test_mode && (b->tclock = tclock_new(b->clock, b->io_clock, b->store)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+static bool open_embedded(struct backend *b, char *err, size_t errlen)
+{
+	const struct cfg *cfg = b->cfg;
 	b->kind = "embedded";
 	b->store = store_memory_new(b->clock, "embedded");
 	if (b->store == NULL || !make_locktable(b, err, errlen))
 		return false;
 	store_memory_limit(b->store, cfg->memory_retention_ms, (size_t)cfg->max_locks);
 	/* Ready from the loop, as a DynamoDB open would be. */
-	timer_init(&b->retry, b->clock, ready_embedded, b);
+	timer_init(&b->retry, b->io_clock, ready_embedded, b);
 	timer_arm(&b->retry, 0);
 	return true;
 }
 
 void backend_close(struct backend *b, void (*before_clock)(void *arg), void *arg)
 {
-	if (b->clock != NULL)
+	if (b->io_clock != NULL)
 		timer_cancel(&b->retry);
+	tclock_free(b->tclock);
 	lt_free(b->lt);
 	store_free(b->store);
 	if (b->creds != NULL)
 		creds_free(b->creds);
 	if (before_clock != NULL)
 		before_clock(arg);
-	clock_free(b->clock);
+	if (b->clock != b->io_clock)
+		clock_free(b->clock);
+	clock_free(b->io_clock);
 	memset(b, 0, sizeof(*b));
 }
 

@@ -1,5 +1,5 @@
 /*
- * backend: what the gateway's commands stand on — the real clock, the store
+ * backend: what the gateway's commands stand on — the clocks, the store
  * (embedded, or DynamoDB with the credential chain when a table is
  * configured), the core's events turned into log lines, and the lock table.
  *
@@ -10,6 +10,12 @@
  * of the chain tried and what each lacked), which not_ready keeps for
  * /readyz; a missing table or a permission error ends it with a clear
  * message.
+ *
+ * Two clocks: clock, the lease core's (lock table, embedded store, the
+ * lease sessions' timeouts), and io_clock, real time for what talks to the
+ * outside (DynamoDB's HTTP, credentials, the trace exporter). They are one
+ * real clock, except with --test-mode: clock is then a manual clock
+ * (testclock.h) that moves only when a client says so, driven by tclock.
  */
 #ifndef LG_BACKEND_H
 #define LG_BACKEND_H
@@ -30,7 +36,9 @@ struct ls_who;
 struct backend {
 	struct event_base *base;
 	const struct cfg *cfg;
-	struct clock *clock;
+	struct clock *clock;	/* the lease core's */
+	struct clock *io_clock; /* real; == clock outside test mode */
+	struct tclock *tclock;	/* --test-mode: the driver of clock; else NULL */
 	struct store *store;
 	struct creds *creds;
 	int creds_said; /* 1 found, -1 failed, 0 nothing said since the start */
@@ -51,7 +59,8 @@ struct backend {
 
 /* Builds the backend of cfg and starts opening its store; ready(arg, ok,
  * msg) runs once from the loop when it is usable (ok) or cannot be (msg
- * says why). Returns false with a message in err on a bad configuration. */
+ * says why). Returns false with a message in err on a bad configuration
+ * (with --test-mode, also an AWS endpoint: tclock_check_endpoint). */
 bool backend_open(struct backend *b, struct event_base *base, const struct cfg *cfg,
 		  void (*ready)(void *arg, bool ok, const char *msg), void *arg, char *err,
 		  size_t errlen) __attribute__((warn_unused_result));
@@ -82,7 +91,7 @@ const char *backend_lock_pk(const struct backend *b);
 
 /* Frees what backend_open built; every lease must be released first.
  * before_clock (may be NULL) runs after the lock table and the store are
- * gone and before the clock is: what else runs on the clock (the trace
+ * gone and before the clocks are: what else runs on them (the trace
  * exporter, which the lock table's last spans reach) is freed there. */
 void backend_close(struct backend *b, void (*before_clock)(void *arg), void *arg);
 

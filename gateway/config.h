@@ -96,6 +96,7 @@ struct cfg {
 	int64_t timeout_ms;	 /* idle timeout, 0 = off */
 	int64_t max_prepared;	 /* PostgreSQL, per session */
 	int64_t max_portals;	 /* PostgreSQL, per session */
+	bool test_mode;		 /* --test-mode: fake clock, test commands (testclock.h) */
 	/* which options a source other than the default set, by the index of
 	 * the option in the table (cfg_given) */
 	unsigned char given[96];

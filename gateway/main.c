@@ -39,6 +39,7 @@
 #include "gateway/conn/tls.h"
 #include "gateway/pg/pg_fe.h"
 #include "gateway/probe.h"
+#include "gateway/testclock.h"
 
 extern char **environ;
 
@@ -342,7 +343,8 @@ int main(int argc, char **argv)
 	case CFG_OK:
 		break;
 	}
-	if (!cfg_check_bind(cfg.bind, err, sizeof(err))) {
+	if (!cfg_check_bind(cfg.bind, err, sizeof(err)) ||
+	    (cfg.test_mode && !tclock_check_bind(cfg.bind, err, sizeof(err)))) {
 		fprintf(stderr, "leasegate: %s\n", err);
 		return 1;
 	}
@@ -400,7 +402,7 @@ int main(int argc, char **argv)
 		.default_lease_ms = cfg.default_lease_ms,
 	};
 	/* traces: on when OTEL_EXPORTER_OTLP_ENDPOINT names a collector */
-	a.otlp = otlp_new(a.base, a.backend.clock, environ, LG_VERSION, err, sizeof(err));
+	a.otlp = otlp_new(a.base, a.backend.io_clock, environ, LG_VERSION, err, sizeof(err));
 	if (a.otlp == NULL && err[0] != '\0') {
 		return fail_start(&cfg, err);
 	}
@@ -410,6 +412,13 @@ int main(int argc, char **argv)
 	}
 	a.leases = lsvc_new(a.backend.lt, &limits);
 	a.backend.who = lsvc_who;
+	if (a.leases != NULL && a.backend.tclock != NULL) {
+		lsvc_set_test(a.leases, a.backend.tclock);
+		log_msg(LOG_LVL_WARN,
+			"test mode (--test-mode): the lease clock moves only with DEBUG.CLOCK "
+			"ADVANCE / leasegate.clock_advance, and any client may simulate other "
+			"holders; for application tests, never for locks in use");
+	}
 	a.redis_leases = a.leases ? rl_new(a.leases, &a.backend) : NULL;
 	if (!a.wait_releases || !a.redis_leases ||
 	    rl_register(a.redis_leases, cmds, a.redis) != 0) {

@@ -390,7 +390,8 @@ int rl_register_commands(struct rl_app *app, struct cmd_table *cmds)
 {
 	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
 	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
-	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0)
+	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0 ||
+	    rl_testcmds_register(app, cmds) < 0)
 		return -1;
 	return 0;
 }
