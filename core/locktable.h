@@ -15,9 +15,9 @@
 #ifndef LG_LOCKTABLE_H
 #define LG_LOCKTABLE_H
 
-#include "core/clock.h"
+#include "lib/base/clock.h"
 #include "core/obs.h"
-#include "core/store.h"
+#include "core/store/store.h"
 
 #define LT_MIN_LEASE_MS		1000LL
 #define LT_MAX_LEASE_MS		86400000LL

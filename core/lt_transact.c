@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/store_tx.h"
+#include "core/store/store_tx.h"
 
 struct lt_tx {
 	struct lt_tx *prev, *next; /* in t->txs */

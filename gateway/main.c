@@ -20,25 +20,25 @@
 
 #include <event2/event.h>
 
-#include "gateway/admin.h"
-#include "gateway/backend.h"
+#include "gateway/admin/admin.h"
+#include "gateway/lease/backend.h"
 #include "gateway/cli/lock_cli.h"
 #include "gateway/redis/commands.h"
 #include "gateway/config.h"
-#include "gateway/docgen.h"
-#include "gateway/help.h"
+#include "gateway/doc/docgen.h"
+#include "gateway/doc/help.h"
 #include "gateway/lease/lsess.h"
-#include "gateway/log.h"
-#include "gateway/loop.h"
-#include "gateway/metrics.h"
-#include "gateway/otlp.h"
+#include "gateway/obs/log.h"
+#include "gateway/conn/loop.h"
+#include "gateway/obs/metrics.h"
+#include "gateway/obs/otlp.h"
 #include "gateway/conn/server.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 #include "gateway/conn/auth.h"
 #include "gateway/conn/tls.h"
 #include "gateway/pg/pg_fe.h"
-#include "gateway/probe.h"
+#include "gateway/admin/probe.h"
 
 extern char **environ;
 

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "gateway/cli/cli_reply.h"
+#include "protocols/resp/resp_reader.h"
 
 struct cli_conn;
 

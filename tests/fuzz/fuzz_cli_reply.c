@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/cli/cli_reply.h"
+#include "protocols/resp/resp_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

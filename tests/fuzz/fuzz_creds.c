@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dynamodb/creds_parse.h"
-#include "core/dynamodb/sigv4.h"
+#include "lib/aws/creds_parse.h"
+#include "lib/aws/sigv4.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

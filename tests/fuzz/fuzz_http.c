@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dynamodb/http_int.h"
-#include "core/dynamodb/http_parse.h"
+#include "lib/http/http_int.h"
+#include "lib/http/http_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

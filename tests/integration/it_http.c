@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "core/dynamodb/http.h"
+#include "lib/http/http.h"
 #include "tests/support/http_fixture.h"
 
 static void test_keepalive_reuse(void **state)

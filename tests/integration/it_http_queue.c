@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "core/dynamodb/http.h"
+#include "lib/http/http.h"
 #include "tests/support/http_fixture.h"
 
 static void test_queue_beyond_max_active(void **state)

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/store_tx.h"
+#include "core/store/store_tx.h"
 
 #define SIM_ATTEMPTS 3
 #define SIM_TIMEOUT_US                                                                             \

@@ -21,7 +21,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
-#include "core/dynamodb/http.h"
+#include "lib/http/http.h"
 
 #define HF_HELD_MAX    64
 #define HF_RESULTS_MAX 64

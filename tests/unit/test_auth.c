@@ -24,7 +24,7 @@
 #include "gateway/conn/auth.h"
 #include "gateway/conn/conn.h"
 #include "gateway/conn/server.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 
 struct world {
 	struct cfg cfg;

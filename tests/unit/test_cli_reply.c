@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "gateway/cli/cli_reply.h"
+#include "protocols/resp/resp_reader.h"
 
 /* Reads every reply of in[0..len) fed in pieces of at most `step` bytes
  * (0: all at once); renders them as "text|text|" or "...!error". */
