@@ -314,7 +314,7 @@ struct lt_tx_result {
 typedef void (*lt_tx_cb)(void *arg, const struct lt_tx_result *res);
 
 /* Writes the client's items (a validated JSON array text of len bytes,
- * see core/store_tx.h) in one transaction with a check that l's owner and
+ * see core/store/store_tx.h) in one transaction with a check that l's owner and
  * token still hold its lock, at commit. The lease may be released or lost
  * while it is in flight: the answer still comes (the check decides).
  * Returns a handle for lt_transact_cancel, or NULL on out-of-memory (no

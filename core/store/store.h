@@ -118,7 +118,7 @@ struct lock_item {
 	 * the fence it ended, 0 when none; freed_forced: by force. */
 	int64_t freed;
 	bool freed_forced;
-	/* The absolute expiry a script wrote (core/store_kv.h): wall-clock
+	/* The absolute expiry a script wrote (core/store/store_kv.h): wall-clock
 	 * epoch ms, valid only while rvn equals exp_rvn (the lease core's
 	 * writes change rvn and leave these alone, which voids them). 0 and
 	 * "" when absent. */

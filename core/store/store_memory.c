@@ -188,7 +188,7 @@ void mem_item_delete(struct mstore *ms, struct mitem **slot)
 }
 
 /* The guard of an acquire (store.h): the item is a lock whose fence can
- * rise. Item for item DynamoDB's LOCK_GUARD (core/dynamodb/ddb_json.c),
+ * rise. Item for item DynamoDB's LOCK_GUARD (core/store/dynamodb/ddb_json.c),
  * except that a fence that is no int64 is refused here too. */
 static bool lock_writable(const struct mitem *it)
 {

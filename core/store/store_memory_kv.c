@@ -1,5 +1,5 @@
 /*
- * store_memory_kv: keyspace commits (core/store_kv.h) on the embedded
+ * store_memory_kv: keyspace commits (core/store/store_kv.h) on the embedded
  * store. The request is copied at submit time and applied at completion,
  * from a timer as every call of this store, so that other calls may run
  * between a script's reads and its commit, as on DynamoDB: every condition

@@ -43,7 +43,7 @@ static void log_event(void *ctx, const struct obs_event *ev)
 	log_fields(lvl, line.f, line.n, "%s", line.msg);
 }
 
-/* A failed LG_ASSERT of the core, once per call site (core/lg_assert.h). */
+/* A failed LG_ASSERT of the core, once per call site (lib/base/lg_assert.h). */
 static void report_assert(const char *file, int line, const char *cond, const char *detail)
 {
 	log_msg(LOG_LVL_ERROR, "internal error, carrying on: %s:%d: assertion failed: %s%s%s", file,

@@ -69,7 +69,7 @@ void backend_store_text(const struct backend *b,
 			void (*line)(void *arg, const char *key, const char *value), void *arg);
 
 /* Fills what /metrics shows of the store and the lock table into *m
- * (gateway/metrics.h); *ddb is storage for the DynamoDB figures, pointed
+ * (gateway/obs/metrics.h); *ddb is storage for the DynamoDB figures, pointed
  * to by m->ddb on that store. */
 struct metrics_src;
 struct store_dynamodb_stats;

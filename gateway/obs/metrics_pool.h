@@ -1,6 +1,6 @@
 /*
  * metrics_pool: the Prometheus series of the DynamoDB store's HTTP client
- * (core/dynamodb/http.h): requests in flight and the most allowed, those
+ * (lib/http/http.h): requests in flight and the most allowed, those
  * waiting by priority, the time they waited, those refused because the
  * queue was full. Rendered by metrics.c after the DynamoDB histogram,
  * and as lines of INFO dynamodb (backend.c).

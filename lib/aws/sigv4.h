@@ -2,7 +2,7 @@
  * sigv4: AWS Signature Version 4 (HMAC-SHA256) for one HTTP request.
  *
  * Pure computation: no I/O, no clock (the caller passes the wall time, from
- * core/clock.h), no globals. Signs only the headers the caller lists, plus
+ * lib/base/clock.h), no globals. Signs only the headers the caller lists, plus
  * x-amz-date and, when the credentials carry one, x-amz-security-token:
  * never list a header that libcurl may add or change on the wire
  * (Content-Length, Accept-Encoding, Expect, Connection, User-Agent...).

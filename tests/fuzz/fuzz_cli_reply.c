@@ -1,6 +1,6 @@
 /*
  * fuzz_cli_reply: libFuzzer target for the reply reader of the client
- * subcommands (gateway/cli/cli_reply).
+ * subcommands (protocols/resp/resp_reader).
  *
  * The first input byte seeds how the rest is cut into feeds. Every reply
  * taken out is checked against the reader's contract (strings
@@ -8,7 +8,7 @@
  * even), rendered and freed; an error, once set, must stay set.
  * `make fuzz` runs it; by hand:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
- *     tests/fuzz/fuzz_cli_reply.c gateway/cli/cli_reply.c -o build/fuzz_cli_reply
+ *     tests/fuzz/fuzz_cli_reply.c protocols/resp/resp_reader.c -o build/fuzz_cli_reply
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -11,7 +11,7 @@
  * Build (not part of the Makefile):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I. \
  *     $(pkg-config --cflags libcjson) tests/fuzz/fuzz_creds.c \
- *     core/dynamodb/creds_parse.c core/dynamodb/sigv4.c \
+ *     lib/aws/creds_parse.c lib/aws/sigv4.c \
  *     $(pkg-config --libs libcjson openssl) -o build/fuzz_creds
  */
 #include <stddef.h>

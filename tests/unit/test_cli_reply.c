@@ -1,5 +1,5 @@
 /*
- * test_cli_reply: gateway/cli/cli_reply, the RESP2/RESP3 reply reader of
+ * test_cli_reply: protocols/resp/resp_reader, the RESP2/RESP3 reply reader of
  * the client subcommands, driven by a table. Every case is fed whole,
  * byte by byte and in two halves, and must read the same each way.
  */

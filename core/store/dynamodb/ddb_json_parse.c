@@ -160,7 +160,7 @@ static bool get_waiter_ms(struct lock_item *item, const struct ddb_attr *a, char
 	return get_num(a, &item->waiter_ms, NULL, err);
 }
 
-/* A script's expiry (core/store_kv.h): as freed, an item edited by hand
+/* A script's expiry (core/store/store_kv.h): as freed, an item edited by hand
  * reads as none rather than failing the answer. */
 static bool get_expires(struct lock_item *item, const struct ddb_attr *a, char *err)
 {

@@ -1,5 +1,5 @@
 /*
- * ddb_kv: keyspace commits (core/store_kv.h) on DynamoDB — the
+ * ddb_kv: keyspace commits (core/store/store_kv.h) on DynamoDB — the
  * TransactWriteItems body (one Update or ConditionCheck per key, the
  * conditions and writes of store_kv.h), which item a cancellation names,
  * and the store operation on the calls of store_dynamodb.c.

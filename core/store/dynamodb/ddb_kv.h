@@ -1,5 +1,5 @@
 /*
- * ddb_kv: keyspace commits (core/store_kv.h) on DynamoDB: the
+ * ddb_kv: keyspace commits (core/store/store_kv.h) on DynamoDB: the
  * TransactWriteItems body, which item a cancellation names, and the store
  * operation (ddb_kv.c).
  */

@@ -1,6 +1,6 @@
 /*
  * ddb_transact.c: fenced transactions on DynamoDB (see ddb_transact.h and
- * core/store_tx.h): the body, the reading of CancellationReasons, and the
+ * core/store/store_tx.h): the body, the reading of CancellationReasons, and the
  * store operation on the calls of store_dynamodb.c.
  */
 #include "core/store/dynamodb/ddb_transact.h"

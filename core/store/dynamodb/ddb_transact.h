@@ -1,5 +1,5 @@
 /*
- * ddb_transact: fenced transactions on DynamoDB (core/store_tx.h) — the
+ * ddb_transact: fenced transactions on DynamoDB (core/store/store_tx.h) — the
  * body of the TransactWriteItems, what its cancellation means, and the
  * store operation (ddb_transact.c).
  *

@@ -1,5 +1,5 @@
 /*
- * store_dynamodb: the struct store (core/store.h) over Amazon
+ * store_dynamodb: the struct store (core/store/store.h) over Amazon
  * DynamoDB's JSON API, on the one event loop: http (libcurl multi) to
  * send, sigv4 to sign, a credentials callback (the creds chain in the
  * gateway), ddb_json for bodies, ddb_retry for what answers mean.
