@@ -1,6 +1,6 @@
 /*
- * auth_pg: PostgreSQL users and their password checks — SCRAM-SHA-256,
- * MD5, cleartext (see auth.h).
+ * pg_auth: PostgreSQL users and their password checks — SCRAM-SHA-256,
+ * MD5, cleartext (the auth_pg_* functions declared in gateway/conn/auth.h).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
- * cli_reply: see cli_reply.h. The buffered bytes are parsed from the start
- * of the next reply each time cli_reader_next() is called; a reply that is
+ * resp_reader: see resp_reader.h. The buffered bytes are parsed from the start
+ * of the next reply each time resp_reader_next() is called; a reply that is
  * not whole yet is thrown away and parsed again once more bytes came. The
  * replies a client subcommand reads are a few dozen bytes, so the repeated
  * work costs nothing and the parser keeps no state between calls.
@@ -12,7 +12,7 @@
 
 #include "protocols/resp/resp_reader.h"
 
-struct cli_reader {
+struct resp_reader {
 	char *buf;
 	size_t len; /* bytes buffered */
 	size_t pos; /* start of the next reply */
@@ -23,16 +23,16 @@ struct cli_reader {
 enum step { STEP_OK, STEP_MORE, STEP_BAD };
 
 struct parse {
-	struct cli_reader *r;
+	struct resp_reader *r;
 	size_t pos;
 };
 
-struct cli_reader *cli_reader_new(void)
+struct resp_reader *resp_reader_new(void)
 {
-	return calloc(1, sizeof(struct cli_reader));
+	return calloc(1, sizeof(struct resp_reader));
 }
 
-void cli_reader_free(struct cli_reader *r)
+void resp_reader_free(struct resp_reader *r)
 {
 	if (r == NULL)
 		return;
@@ -40,29 +40,29 @@ void cli_reader_free(struct cli_reader *r)
 	free(r);
 }
 
-const char *cli_reader_error(const struct cli_reader *r)
+const char *resp_reader_error(const struct resp_reader *r)
 {
 	return r->err[0] ? r->err : NULL;
 }
 
-static enum cli_read fail(struct cli_reader *r, const char *msg)
+static enum resp_read fail(struct resp_reader *r, const char *msg)
 {
 	if (r->err[0] == '\0')
 		snprintf(r->err, sizeof(r->err), "protocol error: %s", msg);
-	return CLI_READ_ERROR;
+	return RESP_READ_ERROR;
 }
 
-enum cli_read cli_reader_feed(struct cli_reader *r, const char *p, size_t len)
+enum resp_read resp_reader_feed(struct resp_reader *r, const char *p, size_t len)
 {
 	if (r->err[0])
-		return CLI_READ_ERROR;
+		return RESP_READ_ERROR;
 	/* drop what was taken out before growing */
 	if (r->pos > 0) {
 		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
 		r->len -= r->pos;
 		r->pos = 0;
 	}
-	if (len > CLI_REPLY_MAX_BUFFER - r->len)
+	if (len > RESP_READER_MAX_BUFFER - r->len)
 		return fail(r, "reply larger than the reader's buffer");
 	char *nb = realloc(r->buf, r->len + len + 1);
 	if (nb == NULL)
@@ -70,11 +70,11 @@ enum cli_read cli_reader_feed(struct cli_reader *r, const char *p, size_t len)
 	r->buf = nb;
 	memcpy(r->buf + r->len, p, len);
 	r->len += len;
-	return CLI_READ_MORE;
+	return RESP_READ_MORE;
 }
 
 /* Frees what rep owns, not rep itself. */
-static void reply_clear(struct cli_reply *rep)
+static void reply_clear(struct resp_reply *rep)
 {
 	for (size_t i = 0; i < rep->n; i++)
 		reply_clear(&rep->elem[i]);
@@ -83,7 +83,7 @@ static void reply_clear(struct cli_reply *rep)
 	memset(rep, 0, sizeof(*rep));
 }
 
-void cli_reply_free(struct cli_reply *rep)
+void resp_reply_free(struct resp_reply *rep)
 {
 	if (rep == NULL)
 		return;
@@ -129,7 +129,7 @@ static enum step bad(struct parse *ps, const char *msg)
 	return STEP_BAD;
 }
 
-static enum step set_str(struct parse *ps, struct cli_reply *rep, const char *p, size_t n)
+static enum step set_str(struct parse *ps, struct resp_reply *rep, const char *p, size_t n)
 {
 	rep->str = malloc(n + 1);
 	if (rep->str == NULL)
@@ -140,16 +140,16 @@ static enum step set_str(struct parse *ps, struct cli_reply *rep, const char *p,
 	return STEP_OK;
 }
 
-static enum step parse_one(struct parse *ps, struct cli_reply *rep, int depth);
+static enum step parse_one(struct parse *ps, struct resp_reply *rep, int depth);
 
 /* The n (2n for maps) elements of an aggregate. */
-static enum step parse_elems(struct parse *ps, struct cli_reply *rep, long long n, int depth)
+static enum step parse_elems(struct parse *ps, struct resp_reply *rep, long long n, int depth)
 {
-	if (n < 0 || n > CLI_REPLY_MAX_ELEMS)
+	if (n < 0 || n > RESP_READER_MAX_ELEMS)
 		return bad(ps, "aggregate length out of range");
-	if (depth >= CLI_REPLY_MAX_DEPTH)
+	if (depth >= RESP_READER_MAX_DEPTH)
 		return bad(ps, "replies nested too deep");
-	if (rep->type == CLI_REPLY_MAP)
+	if (rep->type == RESP_REPLY_MAP)
 		n *= 2;
 	if (n == 0)
 		return STEP_OK;
@@ -166,9 +166,9 @@ static enum step parse_elems(struct parse *ps, struct cli_reply *rep, long long 
 }
 
 /* $len / =len / !len: the bytes after the header line, and their CRLF. */
-static enum step parse_blob(struct parse *ps, struct cli_reply *rep, long long n, char type)
+static enum step parse_blob(struct parse *ps, struct resp_reply *rep, long long n, char type)
 {
-	if (n < 0 || (unsigned long long)n > CLI_REPLY_MAX_BUFFER)
+	if (n < 0 || (unsigned long long)n > RESP_READER_MAX_BUFFER)
 		return bad(ps, "invalid bulk length");
 	if (ps->r->len - ps->pos < (size_t)n + 2)
 		return STEP_MORE;
@@ -188,16 +188,16 @@ static enum step parse_blob(struct parse *ps, struct cli_reply *rep, long long n
 
 static const struct {
 	char byte;
-	enum cli_reply_type type;
+	enum resp_reply_type type;
 } types[] = {
-	{'+', CLI_REPLY_STATUS}, {'-', CLI_REPLY_ERROR},  {':', CLI_REPLY_INT},
-	{'$', CLI_REPLY_STRING}, {'=', CLI_REPLY_STRING}, {'!', CLI_REPLY_ERROR},
-	{'_', CLI_REPLY_NULL},	 {'#', CLI_REPLY_BOOL},	  {',', CLI_REPLY_DOUBLE},
-	{'(', CLI_REPLY_DOUBLE}, {'*', CLI_REPLY_ARRAY},  {'~', CLI_REPLY_SET},
-	{'>', CLI_REPLY_PUSH},	 {'%', CLI_REPLY_MAP},	  {'|', CLI_REPLY_MAP},
+	{'+', RESP_REPLY_STATUS}, {'-', RESP_REPLY_ERROR},  {':', RESP_REPLY_INT},
+	{'$', RESP_REPLY_STRING}, {'=', RESP_REPLY_STRING}, {'!', RESP_REPLY_ERROR},
+	{'_', RESP_REPLY_NULL},	  {'#', RESP_REPLY_BOOL},   {',', RESP_REPLY_DOUBLE},
+	{'(', RESP_REPLY_DOUBLE}, {'*', RESP_REPLY_ARRAY},  {'~', RESP_REPLY_SET},
+	{'>', RESP_REPLY_PUSH},	  {'%', RESP_REPLY_MAP},    {'|', RESP_REPLY_MAP},
 };
 
-static enum step parse_one(struct parse *ps, struct cli_reply *rep, int depth)
+static enum step parse_one(struct parse *ps, struct resp_reply *rep, int depth)
 {
 	const char *line;
 	size_t n;
@@ -238,7 +238,7 @@ static enum step parse_one(struct parse *ps, struct cli_reply *rep, int depth)
 	if (!parse_ll(arg, alen, &v))
 		return bad(ps, "invalid length");
 	if (v == -1 && (line[0] == '$' || line[0] == '*')) {
-		rep->type = CLI_REPLY_NULL; /* RESP2's nulls */
+		rep->type = RESP_REPLY_NULL; /* RESP2's nulls */
 		return STEP_OK;
 	}
 	if (line[0] == '$' || line[0] == '=' || line[0] == '!')
@@ -251,25 +251,25 @@ static enum step parse_one(struct parse *ps, struct cli_reply *rep, int depth)
 	return parse_one(ps, rep, depth);
 }
 
-enum cli_read cli_reader_next(struct cli_reader *r, struct cli_reply **out)
+enum resp_read resp_reader_next(struct resp_reader *r, struct resp_reply **out)
 {
 	*out = NULL;
 	if (r->err[0])
-		return CLI_READ_ERROR;
+		return RESP_READ_ERROR;
 	if (r->pos == r->len)
-		return CLI_READ_MORE;
-	struct cli_reply *rep = calloc(1, sizeof(*rep));
+		return RESP_READ_MORE;
+	struct resp_reply *rep = calloc(1, sizeof(*rep));
 	if (rep == NULL)
 		return fail(r, "out of memory");
 	struct parse ps = {r, r->pos};
 	enum step st = parse_one(&ps, rep, 0);
 	if (st != STEP_OK) {
-		cli_reply_free(rep);
-		return st == STEP_MORE ? CLI_READ_MORE : CLI_READ_ERROR;
+		resp_reply_free(rep);
+		return st == STEP_MORE ? RESP_READ_MORE : RESP_READ_ERROR;
 	}
 	r->pos = ps.pos;
 	*out = rep;
-	return CLI_READ_REPLY;
+	return RESP_READ_REPLY;
 }
 
 /* --- text, for messages --- */
@@ -291,34 +291,34 @@ static void puts_(struct text *t, const char *s)
 	put(t, s, strlen(s));
 }
 
-static void render(struct text *t, const struct cli_reply *rep)
+static void render(struct text *t, const struct resp_reply *rep)
 {
 	char num[32];
 	switch (rep->type) {
-	case CLI_REPLY_STATUS:
-	case CLI_REPLY_ERROR:
-	case CLI_REPLY_STRING:
-	case CLI_REPLY_DOUBLE:
+	case RESP_REPLY_STATUS:
+	case RESP_REPLY_ERROR:
+	case RESP_REPLY_STRING:
+	case RESP_REPLY_DOUBLE:
 		put(t, rep->str, rep->len);
 		return;
-	case CLI_REPLY_INT:
+	case RESP_REPLY_INT:
 		snprintf(num, sizeof(num), "%lld", rep->num);
 		puts_(t, num);
 		return;
-	case CLI_REPLY_NULL:
+	case RESP_REPLY_NULL:
 		puts_(t, "nil");
 		return;
-	case CLI_REPLY_BOOL:
+	case RESP_REPLY_BOOL:
 		puts_(t, rep->num ? "true" : "false");
 		return;
 	default:
 		break;
 	}
-	bool map = rep->type == CLI_REPLY_MAP;
-	puts_(t, map			       ? "{"
-		 : rep->type == CLI_REPLY_PUSH ? ">["
-		 : rep->type == CLI_REPLY_SET  ? "~["
-					       : "[");
+	bool map = rep->type == RESP_REPLY_MAP;
+	puts_(t, map				? "{"
+		 : rep->type == RESP_REPLY_PUSH ? ">["
+		 : rep->type == RESP_REPLY_SET	? "~["
+						: "[");
 	for (size_t i = 0; i < rep->n; i++) {
 		if (i > 0)
 			puts_(t, map && i % 2 ? ": " : ", ");
@@ -327,7 +327,7 @@ static void render(struct text *t, const struct cli_reply *rep)
 	puts_(t, map ? "}" : "]");
 }
 
-const char *cli_reply_text(const struct cli_reply *rep, char *buf, size_t cap)
+const char *resp_reply_text(const struct resp_reply *rep, char *buf, size_t cap)
 {
 	struct text t = {buf, cap, 0};
 	if (cap > 0)

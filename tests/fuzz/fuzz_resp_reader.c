@@ -1,5 +1,5 @@
 /*
- * fuzz_cli_reply: libFuzzer target for the reply reader of the client
+ * fuzz_resp_reader: libFuzzer target for the reply reader of the client
  * subcommands (protocols/resp/resp_reader).
  *
  * The first input byte seeds how the rest is cut into feeds. Every reply
@@ -8,7 +8,7 @@
  * even), rendered and freed; an error, once set, must stay set.
  * `make fuzz` runs it; by hand:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
- *     tests/fuzz/fuzz_cli_reply.c protocols/resp/resp_reader.c -o build/fuzz_cli_reply
+ *     tests/fuzz/fuzz_resp_reader.c protocols/resp/resp_reader.c -o build/fuzz_resp_reader
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,13 +25,13 @@ static void check(int ok)
 		abort(); /* a broken contract is the finding */
 }
 
-static void check_reply(const struct cli_reply *r, int depth)
+static void check_reply(const struct resp_reply *r, int depth)
 {
-	check(depth <= CLI_REPLY_MAX_DEPTH);
+	check(depth <= RESP_READER_MAX_DEPTH);
 	if (r->str != NULL)
 		check(r->str[r->len] == '\0');
-	check(r->n <= 2 * CLI_REPLY_MAX_ELEMS);
-	check(r->type != CLI_REPLY_MAP || r->n % 2 == 0);
+	check(r->n <= 2 * RESP_READER_MAX_ELEMS);
+	check(r->type != RESP_REPLY_MAP || r->n % 2 == 0);
 	for (size_t i = 0; i < r->n; i++)
 		check_reply(&r->elem[i], depth + 1);
 }
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned seed = data[0];
 	data++;
 	size--;
-	struct cli_reader *r = cli_reader_new();
+	struct resp_reader *r = resp_reader_new();
 	if (r == NULL)
 		return 0;
 	size_t at = 0;
@@ -52,24 +52,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t k = 1 + (size_t)(rand_r(&seed) % 16);
 		if (k > size - at)
 			k = size - at;
-		check(cli_reader_feed(r, (const char *)data + at, k) == CLI_READ_MORE);
+		check(resp_reader_feed(r, (const char *)data + at, k) == RESP_READ_MORE);
 		at += k;
-		struct cli_reply *rep;
-		enum cli_read st;
-		while ((st = cli_reader_next(r, &rep)) == CLI_READ_REPLY) {
+		struct resp_reply *rep;
+		enum resp_read st;
+		while ((st = resp_reader_next(r, &rep)) == RESP_READ_REPLY) {
 			char text[256];
 			check_reply(rep, 0);
-			cli_reply_text(rep, text, sizeof(text));
+			resp_reply_text(rep, text, sizeof(text));
 			check(strlen(text) < sizeof(text));
-			cli_reply_free(rep);
+			resp_reply_free(rep);
 		}
-		if (st == CLI_READ_ERROR) {
-			const char *e = cli_reader_error(r);
+		if (st == RESP_READ_ERROR) {
+			const char *e = resp_reader_error(r);
 			check(e && strncmp(e, "protocol error: ", 16) == 0);
-			check(cli_reader_next(r, &rep) == CLI_READ_ERROR && rep == NULL);
+			check(resp_reader_next(r, &rep) == RESP_READ_ERROR && rep == NULL);
 			failed = 1;
 		}
 	}
-	cli_reader_free(r);
+	resp_reader_free(r);
 	return 0;
 }

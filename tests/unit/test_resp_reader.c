@@ -1,5 +1,5 @@
 /*
- * test_cli_reply: protocols/resp/resp_reader, the RESP2/RESP3 reply reader of
+ * test_resp_reader: protocols/resp/resp_reader, the RESP2/RESP3 reply reader of
  * the client subcommands, driven by a table. Every case is fed whole,
  * byte by byte and in two halves, and must read the same each way.
  */
@@ -19,36 +19,36 @@
  * (0: all at once); renders them as "text|text|" or "...!error". */
 static void read_all(const char *in, size_t len, size_t step, char *out, size_t cap)
 {
-	struct cli_reader *r = cli_reader_new();
+	struct resp_reader *r = resp_reader_new();
 	assert_non_null(r);
 	out[0] = '\0';
 	size_t off = 0;
 	bool failed = false;
 	while (!failed) {
-		struct cli_reply *rep;
-		enum cli_read st = cli_reader_next(r, &rep);
-		if (st == CLI_READ_REPLY) {
+		struct resp_reply *rep;
+		enum resp_read st = resp_reader_next(r, &rep);
+		if (st == RESP_READ_REPLY) {
 			char text[512];
-			cli_reply_text(rep, text, sizeof(text));
+			resp_reply_text(rep, text, sizeof(text));
 			snprintf(out + strlen(out), cap - strlen(out), "%s|", text);
-			cli_reply_free(rep);
+			resp_reply_free(rep);
 			continue;
 		}
-		if (st == CLI_READ_ERROR) {
-			snprintf(out + strlen(out), cap - strlen(out), "!%s", cli_reader_error(r));
+		if (st == RESP_READ_ERROR) {
+			snprintf(out + strlen(out), cap - strlen(out), "!%s", resp_reader_error(r));
 			failed = true;
 			break;
 		}
 		if (off == len)
 			break;
 		size_t n = step == 0 || step > len - off ? len - off : step;
-		if (cli_reader_feed(r, in + off, n) == CLI_READ_ERROR) {
-			snprintf(out + strlen(out), cap - strlen(out), "!%s", cli_reader_error(r));
+		if (resp_reader_feed(r, in + off, n) == RESP_READ_ERROR) {
+			snprintf(out + strlen(out), cap - strlen(out), "!%s", resp_reader_error(r));
 			failed = true;
 		}
 		off += n;
 	}
-	cli_reader_free(r);
+	resp_reader_free(r);
 }
 
 static const struct {
@@ -108,70 +108,70 @@ static void test_replies(void **state)
 	}
 }
 
-/* Past CLI_REPLY_MAX_BUFFER buffered: an error, and it stays. */
+/* Past RESP_READER_MAX_BUFFER buffered: an error, and it stays. */
 static void test_buffer_bound(void **state)
 {
-	struct cli_reader *r = cli_reader_new();
-	size_t n = CLI_REPLY_MAX_BUFFER / 2 + 1;
+	struct resp_reader *r = resp_reader_new();
+	size_t n = RESP_READER_MAX_BUFFER / 2 + 1;
 	char *big = calloc(1, n);
 	assert_non_null(big);
 	memcpy(big, "$99999999\r\n", 11);
-	assert_int_equal(cli_reader_feed(r, big, n), CLI_READ_MORE);
-	assert_int_equal(cli_reader_feed(r, big, n), CLI_READ_ERROR);
-	assert_string_equal(cli_reader_error(r),
+	assert_int_equal(resp_reader_feed(r, big, n), RESP_READ_MORE);
+	assert_int_equal(resp_reader_feed(r, big, n), RESP_READ_ERROR);
+	assert_string_equal(resp_reader_error(r),
 			    "protocol error: reply larger than the reader's buffer");
-	assert_int_equal(cli_reader_feed(r, "+OK\r\n", 5), CLI_READ_ERROR);
-	struct cli_reply *rep;
-	assert_int_equal(cli_reader_next(r, &rep), CLI_READ_ERROR);
+	assert_int_equal(resp_reader_feed(r, "+OK\r\n", 5), RESP_READ_ERROR);
+	struct resp_reply *rep;
+	assert_int_equal(resp_reader_next(r, &rep), RESP_READ_ERROR);
 	assert_null(rep);
 	free(big);
-	cli_reader_free(r);
+	resp_reader_free(r);
 }
 
 /* Replies taken out make room: a long run of small ones never fills the
  * buffer. */
 static void test_consumed_bytes_are_dropped(void **state)
 {
-	struct cli_reader *r = cli_reader_new();
+	struct resp_reader *r = resp_reader_new();
 	for (int i = 0; i < 300000; i++) {
-		struct cli_reply *rep;
-		assert_int_equal(cli_reader_feed(r, "+PONG\r\n", 7), CLI_READ_MORE);
-		assert_int_equal(cli_reader_next(r, &rep), CLI_READ_REPLY);
-		assert_int_equal(rep->type, CLI_REPLY_STATUS);
-		cli_reply_free(rep);
+		struct resp_reply *rep;
+		assert_int_equal(resp_reader_feed(r, "+PONG\r\n", 7), RESP_READ_MORE);
+		assert_int_equal(resp_reader_next(r, &rep), RESP_READ_REPLY);
+		assert_int_equal(rep->type, RESP_REPLY_STATUS);
+		resp_reply_free(rep);
 	}
-	cli_reader_free(r);
+	resp_reader_free(r);
 }
 
 /* The tree: types, integers, lengths (binary-safe strings). */
 static void test_tree(void **state)
 {
 	static const char in[] = ">3\r\n$3\r\na\0b\r\n:-9\r\n%1\r\n+k\r\n_\r\n";
-	struct cli_reader *r = cli_reader_new();
-	struct cli_reply *rep;
-	assert_int_equal(cli_reader_feed(r, in, sizeof(in) - 1), CLI_READ_MORE);
-	assert_int_equal(cli_reader_next(r, &rep), CLI_READ_REPLY);
-	assert_int_equal(rep->type, CLI_REPLY_PUSH);
+	struct resp_reader *r = resp_reader_new();
+	struct resp_reply *rep;
+	assert_int_equal(resp_reader_feed(r, in, sizeof(in) - 1), RESP_READ_MORE);
+	assert_int_equal(resp_reader_next(r, &rep), RESP_READ_REPLY);
+	assert_int_equal(rep->type, RESP_REPLY_PUSH);
 	assert_int_equal(rep->n, 3);
-	assert_int_equal(rep->elem[0].type, CLI_REPLY_STRING);
+	assert_int_equal(rep->elem[0].type, RESP_REPLY_STRING);
 	assert_int_equal(rep->elem[0].len, 3);
 	assert_memory_equal(rep->elem[0].str, "a\0b", 3);
-	assert_int_equal(rep->elem[1].type, CLI_REPLY_INT);
+	assert_int_equal(rep->elem[1].type, RESP_REPLY_INT);
 	assert_int_equal(rep->elem[1].num, -9);
-	assert_int_equal(rep->elem[2].type, CLI_REPLY_MAP);
+	assert_int_equal(rep->elem[2].type, RESP_REPLY_MAP);
 	assert_int_equal(rep->elem[2].n, 2);
-	assert_int_equal(rep->elem[2].elem[1].type, CLI_REPLY_NULL);
-	cli_reply_free(rep);
-	assert_int_equal(cli_reader_next(r, &rep), CLI_READ_MORE);
-	cli_reader_free(r);
+	assert_int_equal(rep->elem[2].elem[1].type, RESP_REPLY_NULL);
+	resp_reply_free(rep);
+	assert_int_equal(resp_reader_next(r, &rep), RESP_READ_MORE);
+	resp_reader_free(r);
 }
 
-/* cli_reply_text cuts at its capacity and stays NUL-terminated. */
+/* resp_reply_text cuts at its capacity and stays NUL-terminated. */
 static void test_text_is_cut(void **state)
 {
-	struct cli_reply rep = {.type = CLI_REPLY_STATUS, .str = "abcdefgh", .len = 8};
+	struct resp_reply rep = {.type = RESP_REPLY_STATUS, .str = "abcdefgh", .len = 8};
 	char buf[5];
-	assert_string_equal(cli_reply_text(&rep, buf, sizeof(buf)), "abcd");
+	assert_string_equal(resp_reply_text(&rep, buf, sizeof(buf)), "abcd");
 }
 
 int main(void)
