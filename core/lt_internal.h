@@ -18,9 +18,9 @@
 #ifndef LG_LT_INTERNAL_H
 #define LG_LT_INTERNAL_H
 
-#include "core/lg_assert.h"
+#include "lib/base/lg_assert.h"
 #include "core/locktable.h"
-#include "core/pool.h"
+#include "lib/base/pool.h"
 #include "core/trace.h"
 
 /* The ids this process writes (owners, rvns, announcements: store_new_id). */

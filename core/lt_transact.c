@@ -1,6 +1,6 @@
 /*
  * lt_transact: fenced transactions on a lease (see locktable.h and
- * core/store_tx.h). A transaction keeps the lease's name, owner and token,
+ * core/store/store_tx.h). A transaction keeps the lease's name, owner and token,
  * not the lease: the lease may be released or lost while the transaction
  * is in flight, and the check at commit decides. When the check fails and
  * the lease is still this locktable's, it is lost as a renewal would lose
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/store_tx.h"
+#include "core/store/store_tx.h"
 
 struct lt_tx {
 	struct lt_tx *prev, *next; /* in t->txs */

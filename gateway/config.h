@@ -151,7 +151,7 @@ void cfg_usage(FILE *f, const char *prog);
 void cfg_list(FILE *f);
 
 /* One option of the table, as the generated documents (the man page, the
- * example configuration: gateway/docgen.h) show it. */
+ * example configuration: gateway/doc/docgen.h) show it. */
 struct cfg_option_info {
 	const char *name;	/* without "--" */
 	const char *type;	/* as cfg_list: string, int, duration, size, bool, enum... */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pool.h"
+#include "lib/base/pool.h"
 
 /* --- results and checks --- */
 

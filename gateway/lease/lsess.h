@@ -443,7 +443,7 @@ enum ls_status ls_check(struct lsess *s, const char *name, size_t name_len, int6
 			struct ls_result *now, ls_done_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
-/* --- test mode (leasegate --test-mode; gateway/testclock.h) ---
+/* --- test mode (leasegate --test-mode; gateway/lease/testclock.h) ---
  *
  * What an application's tests do to the lock world through the protocol
  * they already speak: move the lease core's clock, and act as another

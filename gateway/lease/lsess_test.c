@@ -1,6 +1,6 @@
 /*
  * lsess_test: the test mode's operations of a session (lsess.h, "test
- * mode"): the clock (through gateway/testclock.h), the simulated other
+ * mode"): the clock (through gateway/lease/testclock.h), the simulated other
  * holders and the wait for a refusal (core/lt_testing.h).
  *
  * A test wait (struct ls_test_wait) is the session's one wait while an
@@ -12,7 +12,7 @@
 
 #include "core/lt_testing.h"
 #include "gateway/lease/lsess_int.h"
-#include "gateway/testclock.h"
+#include "gateway/lease/testclock.h"
 
 struct ls_test_wait {
 	struct lsess *s;

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "gateway/config.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 #include "gateway/pg/pg_int.h"
 
 /* --- errors --- */

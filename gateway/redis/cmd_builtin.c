@@ -21,7 +21,7 @@
 #include "gateway/config.h"
 #include "gateway/conn/auth.h"
 #include "gateway/conn/server.h"
-#include "gateway/loop.h"
+#include "gateway/conn/loop.h"
 #include "gateway/redis/cmd_docs.h"
 #include "gateway/redis/commands.h"
 #include "gateway/redis/session.h"

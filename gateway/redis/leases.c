@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "core/obs.h"
-#include "core/store.h"
-#include "gateway/backend.h"
+#include "core/store/store.h"
+#include "gateway/lease/backend.h"
 #include "gateway/redis/session.h"
 
 /* A Redis session's lease state (sess_app). */

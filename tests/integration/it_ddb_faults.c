@@ -23,9 +23,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/http.h"
-#include "core/dynamodb/store_dynamodb.h"
+#include "lib/base/clock.h"
+#include "lib/http/http.h"
+#include "core/store/dynamodb/store_dynamodb.h"
 #include "tests/support/fake_ddb.h"
 #include "tests/support/ddb_keys.h"
 #include "tests/support/store_contract.h"

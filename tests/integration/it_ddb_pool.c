@@ -24,8 +24,8 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/store_dynamodb.h"
+#include "lib/base/clock.h"
+#include "core/store/dynamodb/store_dynamodb.h"
 #include "tests/support/ddb_keys.h"
 #include "tests/support/ddb_standin.h"
 

@@ -22,8 +22,8 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/store_dynamodb.h"
+#include "lib/base/clock.h"
+#include "core/store/dynamodb/store_dynamodb.h"
 #include "tests/support/store_contract.h"
 
 static struct event_base *base;

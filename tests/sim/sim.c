@@ -18,7 +18,7 @@
  */
 #include "tests/sim/sim.h"
 
-#include "core/lg_assert.h"
+#include "lib/base/lg_assert.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  *
  * Every request is an operation of the SDK: up to SIM_ATTEMPTS attempts,
  * each with a timeout, retried after a full-jitter backoff on throttling,
- * a 500 or a timeout (as core/dynamodb/ddb_retry does). What the network
+ * a 500 or a timeout (as core/store/dynamodb/ddb_retry does). What the network
  * and DynamoDB do to an attempt, drawn from the seed: a delay with a long
  * tail, throttling (not applied), a 500 before or after it was applied, an
  * answer lost after the write was applied, a duplicated delivery (applied
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/store_tx.h"
+#include "core/store/store_tx.h"
 
 #define SIM_ATTEMPTS 3
 #define SIM_TIMEOUT_US                                                                             \

@@ -1,7 +1,7 @@
 /*
  * ddb_standin_ops: the stand-in's request and answer bodies (see
  * ddb_standin_int.h). A request is recognised by the shape leasegate gives
- * it (core/dynamodb/ddb_json.c: the update expression says which store
+ * it (core/store/dynamodb/ddb_json.c: the update expression says which store
  * operation, the values :o, :r, :l... its fields), not by evaluating
  * DynamoDB expressions: the embedded store then applies the operation's
  * conditions as store.h defines them.

@@ -2,7 +2,7 @@
  * store_contract.c: the store contract suite (see store_contract.h). Every
  * test states what store.h promises; none knows which store it runs on.
  */
-#include "core/store_tx.h"
+#include "core/store/store_tx.h"
 #include "tests/support/store_contract_int.h"
 
 #include <setjmp.h>

@@ -9,7 +9,7 @@
 #include <event2/event.h>
 #include <stdlib.h>
 
-#include "core/clock.h"
+#include "lib/base/clock.h"
 
 #define N 2000
 

@@ -16,9 +16,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "core/dynamodb/http_int.h"
+#include "lib/http/http_int.h"
 #include "core/lease.h"
-#include "core/lg_assert.h"
+#include "lib/base/lg_assert.h"
 #include "tests/support/lt_fixture.h"
 
 #define LEASE 3000

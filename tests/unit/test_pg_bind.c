@@ -28,11 +28,11 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "gateway/backend.h"
+#include "gateway/lease/backend.h"
 #include "gateway/config.h"
 #include "gateway/conn/server.h"
 #include "gateway/lease/lsess.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 #include "gateway/pg/pg_fe.h"
 #include "gateway/pg/pg_int.h"
 

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "core/clock.h"
-#include "core/store_memory.h"
+#include "lib/base/clock.h"
+#include "core/store/store_memory.h"
 
 struct order {
 	struct store *s;
