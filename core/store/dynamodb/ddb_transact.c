@@ -202,9 +202,14 @@ static void add_table(struct store_tx_result *tr, const char *table)
 	for (const char *p = tr->tables; (p = strstr(p, q)) != NULL; p++)
 		if ((p == tr->tables || p[-1] == ' ') && (p[strlen(q)] == ',' || !p[strlen(q)]))
 			return;
-	size_t n = strlen(tr->tables);
-	if (n + strlen(q) + 2 < sizeof(tr->tables))
-		snprintf(tr->tables + n, sizeof(tr->tables) - n, "%s%s", n ? ", " : "", q);
+	size_t n = strlen(tr->tables), m = strlen(q);
+	if (n + m + 2 < sizeof(tr->tables)) { /* copied, not printed: gcc -O1 saw a cut */
+		if (n > 0) {
+			memcpy(tr->tables + n, ", ", 2);
+			n += 2;
+		}
+		memcpy(tr->tables + n, q, m + 1);
+	}
 	tr->ntables++;
 }
 
