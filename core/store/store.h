@@ -48,6 +48,10 @@
  *             rises once per acquire. A new acquire under an owner id the
  *             item already shows (a retried acquire of a new request) is
  *             refused like any other; it may write on the rvn it sees.
+ *             With .secret_hash also SET secretHash = :secret_hash (the
+ *             SHA-256, lowercase hex, of the lease's secret: LOCK.ACQUIRE
+ *             ... ADOPTABLE), else REMOVE secretHash: a hash is never left
+ *             from an earlier lease.
  *             OK: the new item.  REFUSED: the item that refused it.
  *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner
  *             and, with .seen_rvn (the rvn the lease last wrote), rvn =
@@ -57,7 +61,7 @@
  *             duplicated delivery) is refused instead of putting its older
  *             rvn back, which a waiter may have seen for a whole lease.
  *             Never creates an item. REFUSED: the old item, or none.
- *   RELEASE   REMOVE owner, leaseMs, holder SET ttl if owner = :owner
+ *   RELEASE   REMOVE owner, leaseMs, holder, secretHash SET ttl if owner = :owner
  *             (.unconditional: if the item exists). Never creates an item.
  *             With .token > 0 (a release from outside the holding replica:
  *             by (name, token), or an operator's forced release) also SET
@@ -85,10 +89,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define STORE_ID_MAX	 64   /* owner and rvn ids, bytes without NUL */
-#define STORE_HOLDER_MAX 256  /* holder label, bytes without NUL */
-#define STORE_NAME_MAX	 2000 /* lock name: LOCK#<name> fits a 2048-byte key */
-#define STORE_MSG_MAX	 256
+#define STORE_ID_MAX	      64   /* owner and rvn ids, bytes without NUL */
+#define STORE_HOLDER_MAX      256  /* holder label, bytes without NUL */
+#define STORE_NAME_MAX	      2000 /* lock name: LOCK#<name> fits a 2048-byte key */
+#define STORE_MSG_MAX	      256
+#define STORE_SECRET_HASH_LEN 64 /* secretHash: SHA-256 as lowercase hex */
 
 enum store_op {
 	STORE_ACQUIRE,
@@ -145,6 +150,10 @@ struct lock_item {
 	 * "" when absent. */
 	int64_t expires_at;
 	char exp_rvn[STORE_ID_MAX + 1];
+	/* The hash of the lease's secret (ACQUIRE .secret_hash), "" when the
+	 * lease has none. An item edited by hand to another form reads as
+	 * one no secret matches (never as none). */
+	char secret_hash[STORE_SECRET_HASH_LEN + 1];
 };
 
 struct store_req {
@@ -163,6 +172,9 @@ struct store_req {
 			       removes, or NULL; ANNOUNCE/WITHDRAW: mine */
 	int64_t waiter_ms;  /* ANNOUNCE: my poll interval while announced */
 	int64_t lease_ms;   /* ACQUIRE/RENEW */
+	/* ACQUIRE: the hash of the new lease's secret, STORE_SECRET_HASH_LEN
+	 * lowercase hex digits, or NULL for a lease without one */
+	const char *secret_hash;
 	int64_t ttl;	    /* epoch seconds to write, 0 = no TTL attribute */
 	int64_t token;	    /* CHECK: fencing token; RELEASE: freed (0: none) */
 	bool forced;	    /* RELEASE with .token: freedBy "force" */

@@ -67,6 +67,7 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 		out->freed_forced = false;
 		out->expires_at = 0;
 		out->exp_rvn[0] = '\0';
+		out->secret_hash[0] = '\0';
 		return;
 	}
 	out->exists = true;
@@ -103,6 +104,7 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	out->freed_forced = it->freed_forced;
 	out->expires_at = it->expires_at;
 	memcpy(out->exp_rvn, it->exp_rvn, sizeof(out->exp_rvn));
+	memcpy(out->secret_hash, it->secret_hash, sizeof(out->secret_hash));
 }
 
 static size_t slen(const char *s)
@@ -291,6 +293,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			it->ttl = r->ttl;
 		if (r->waiter != NULL)
 			set_waiter(ms, it, NULL, 0); /* a removal: cannot fail */
+		snprintf(it->secret_hash, sizeof(it->secret_hash), "%s",
+			 r->secret_hash != NULL ? r->secret_hash : "");
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RENEW:
@@ -313,6 +317,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		it->owner[0] = '\0';
 		it->has_lease = false;
 		set_holder(ms, it, NULL);
+		it->secret_hash[0] = '\0';
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		if (r->token > 0) { /* a release from outside the holding replica */
@@ -516,8 +521,8 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	const char *rvn = req->rvn != NULL ? req->rvn : "";
 	size_t n_name = slen(req->name), n_owner = slen(owner), n_rvn = slen(rvn),
 	       n_seen = slen(req->seen_rvn), n_holder = slen(req->holder),
-	       n_waiter = slen(req->waiter);
-	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder + n_waiter;
+	       n_waiter = slen(req->waiter), n_secret = slen(req->secret_hash);
+	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder + n_waiter + n_secret;
 	/* every field set here or by enqueue: no zeroing first */
 	struct store_call *call = pool_take(&call_pool, sizeof(*call) + need);
 	if (call == NULL)
@@ -541,6 +546,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn, n_seen);
 	put_str(call->text, &pos, &call->req.holder, req->holder, n_holder);
 	put_str(call->text, &pos, &call->req.waiter, req->waiter, n_waiter);
+	put_str(call->text, &pos, &call->req.secret_hash, req->secret_hash, n_secret);
 	enqueue(ms, call);
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
@@ -795,5 +801,6 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 		return false;
 	it->freed = item->freed;
 	it->freed_forced = item->freed != 0 && item->freed_forced;
+	memcpy(it->secret_hash, item->secret_hash, sizeof(it->secret_hash));
 	return true;
 }

@@ -429,6 +429,46 @@ static void holder_removed_when_null(void **state)
 	assert_string_equal(sc_read_item(fx).item.holder, "");
 }
 
+/* secretHash (ACQUIRE, RELEASE in store.h): written by an acquire that
+ * brings one, left by renewals, removed by an acquire without one and by
+ * a release. */
+#define SC_HASH_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define SC_HASH_B "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+static void secret_hash_written_kept_and_removed(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result r = op(fx, (struct store_req){.op = STORE_ACQUIRE,
+							  .owner = "A",
+							  .rvn = "r1",
+							  .lease_ms = 30000,
+							  .secret_hash = SC_HASH_A});
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, SC_HASH_A);
+	r = sc_renew(fx, "A", "r2", NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, SC_HASH_A);
+	assert_string_equal(sc_read_item(fx).item.secret_hash, SC_HASH_A);
+	/* a takeover without a secret leaves none of the lease before */
+	r = sc_acquire(fx, "B", "r3", "r2", NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, "");
+	assert_string_equal(sc_read_item(fx).item.secret_hash, "");
+	/* a takeover with one replaces it; a release removes it */
+	r = op(fx, (struct store_req){.op = STORE_ACQUIRE,
+				      .owner = "C",
+				      .rvn = "r4",
+				      .seen_rvn = "r3",
+				      .holder = "h",
+				      .lease_ms = 30000,
+				      .secret_hash = SC_HASH_B});
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, SC_HASH_B);
+	r = sc_release(fx, "C");
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, "");
+	assert_string_equal(sc_read_item(fx).item.secret_hash, "");
+}
+
 static void renew_ok(void **state)
 {
 	struct fixture *fx = *state;
@@ -768,6 +808,7 @@ int store_contract_run(const struct store_factory *f)
 		T(acquire_of_own_owner_needs_its_rvn),
 		T(fence_increments_from_1),
 		T(holder_removed_when_null),
+		T(secret_hash_written_kept_and_removed),
 		T(renew_ok),
 		T(renew_on_the_rvn_last_written),
 		T(renew_refused_taken_over),

@@ -28,6 +28,7 @@
 #define N_FREED	  "#fr"
 #define N_FREEDBY "#fb"
 #define N_ARVN	  "#a"
+#define N_SECRET  "#sh"
 
 /* The acquire's condition that the item, if there is one, is a lock a write
  * may raise (store.h): _type LOCK, a fence absent or from 0 to INT64_MAX - 1,
@@ -45,9 +46,9 @@
  * took (ACQUIRE in store.h). */
 #define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
 
-static const char *const lock_attrs[] = {"owner",  "rvn",    "fence",	 "leaseMs", "_type",
-					 "holder", "waiter", "waiterMs", "freed",   "freedBy",
-					 "expAt",  "expRvn", "arvn"};
+static const char *const lock_attrs[] = {"owner",  "rvn",    "fence",	 "leaseMs",   "_type",
+					 "holder", "waiter", "waiterMs", "freed",     "freedBy",
+					 "expAt",  "expRvn", "arvn",	 "secretHash"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",
@@ -528,6 +529,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jstr(&w, N_FREED, "freed");
 		jstr(&w, N_FREEDBY, "freedBy");
 	}
+	if (acquire || release)
+		jstr(&w, N_SECRET, "secretHash");
 	jend(&w, '}');
 
 	/* DynamoDB refuses an empty map: an unconditional release without a
@@ -552,6 +555,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 			if (acquire) {
 				jattr(&w, ":t", "S", "LOCK");
 				jnum(&w, ":one", 1);
+				if (r->secret_hash)
+					jattr(&w, ":sh", "S", r->secret_hash);
 			}
 			if ((guarded || !acquire) && r->seen_rvn)
 				jattr(&w, ":s", "S", r->seen_rvn);
@@ -568,25 +573,31 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jend(&w, '}');
 	}
 
-	char expr[192], cond[512] = "";
+	char expr[256], cond[512] = "";
 	if (release) {
-		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s%s%s", ttl || freed ? " SET " : "",
-			 freed ? "#fr = :fr, #fb = :fb" : "",
+		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h, #sh%s%s%s",
+			 ttl || freed ? " SET " : "", freed ? "#fr = :fr, #fb = :fb" : "",
 			 ttl ? (freed ? ", #x = :x" : "#x = :x") : "");
 		/* unconditional: never create an item, a bare key would be no lock */
 		snprintf(cond, sizeof cond, "%s",
 			 r->unconditional ? "attribute_exists(#k)" : "#o = :o");
 	} else {
-		const char *removes =
-			r->holder ? (takes_waiter ? " REMOVE #w, #wm" : "")
-				  : (takes_waiter ? " REMOVE #h, #w, #wm" : " REMOVE #h");
+		/* an acquire sets its lease's secret hash or removes an old one */
+		bool set_secret = acquire && r->secret_hash, rm_secret = acquire && !r->secret_hash;
+		bool rm_holder = !r->holder, any_rm = rm_holder || takes_waiter || rm_secret;
 		/* the expression of every renewal: pieces, not a format */
 		const char *const parts[] = {"SET ",
 					     acquire ? "#o = :o, #t = :t, #a = :r, " : "",
 					     "#r = :r, #l = :l",
 					     r->holder ? ", #h = :h" : "",
 					     ttl ? ", #x = :x" : "",
-					     removes,
+					     set_secret ? ", #sh = :sh" : "",
+					     any_rm ? " REMOVE " : "",
+					     rm_holder ? "#h" : "",
+					     rm_holder && (takes_waiter || rm_secret) ? ", " : "",
+					     takes_waiter ? "#w, #wm" : "",
+					     takes_waiter && rm_secret ? ", " : "",
+					     rm_secret ? "#sh" : "",
 					     acquire ? " ADD #f :one" : ""};
 		join(expr, sizeof expr, parts, sizeof parts / sizeof parts[0]);
 		if (!acquire && r->seen_rvn) /* a renewal: see RENEW in store.h */
