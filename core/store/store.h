@@ -68,6 +68,23 @@
  *             freed = :token, freedBy = "token" (or "force" with .forced),
  *             so that the holder's next renewal tells a release from a
  *             takeover. ACQUIRE leaves freed and freedBy alone.
+ *   ORPHAN    SET orphan = :owner if owner = :owner: the holding replica
+ *             marks its lease orphaned (its connection closed while the
+ *             replica drains), still owning it; rvn, fence, leaseMs stay.
+ *             The marker counts only while it equals owner (a later
+ *             lease's owner differs, so a stale one marks nothing).
+ *             Never creates an item. OK: the new item. REFUSED: the item,
+ *             or none.
+ *   ADOPT     SET owner = :owner, rvn = :rvn, leaseMs, holder|REMOVE holder,
+ *             secretHash = :secret_hash, adoptedFrom = :prev_owner, ttl
+ *             REMOVE orphan if owner = :prev_owner AND fence = :token AND
+ *             orphan = :prev_owner AND secretHash = :prev_secret_hash: an
+ *             orphaned lease changes hands without a gap and keeps its
+ *             fence; the new rvn restarts every waiter's count, and
+ *             adoptedFrom tells the old owner's replica, at its next
+ *             renewal, that its lease was adopted, not lost. OK: the new
+ *             item. REFUSED: the item, or none (an attempt that applied
+ *             already shows owner and rvn: the caller tells).
  *   ANNOUNCE  SET waiter = :waiter, waiterMs if attribute_exists(owner) AND
  *             attribute_not_exists(waiter) AND _type = LOCK: a waiting
  *             replica says so on a held item, leaving rvn (so takeover
@@ -104,6 +121,8 @@ enum store_op {
 	STORE_CHECK,
 	STORE_ANNOUNCE,
 	STORE_WITHDRAW,
+	STORE_ORPHAN,
+	STORE_ADOPT,
 	STORE_SCAN,	/* store_scan() only, never in a store_req: for the counts */
 	STORE_TRANSACT, /* store_transact() only, never in a store_req: counts */
 	STORE_OP_COUNT
@@ -154,6 +173,10 @@ struct lock_item {
 	 * lease has none. An item edited by hand to another form reads as
 	 * one no secret matches (never as none). */
 	char secret_hash[STORE_SECRET_HASH_LEN + 1];
+	/* ORPHAN's marker (the owner it marked) and ADOPT's (the owner the
+	 * lease was adopted from), "" when absent */
+	char orphan[STORE_ID_MAX + 1];
+	char adopted_from[STORE_ID_MAX + 1];
 };
 
 struct store_req {
@@ -175,6 +198,10 @@ struct store_req {
 	/* ACQUIRE: the hash of the new lease's secret, STORE_SECRET_HASH_LEN
 	 * lowercase hex digits, or NULL for a lease without one */
 	const char *secret_hash;
+	/* ADOPT: the owner the lease is taken from and the hash of the secret
+	 * presented (the item's must be this); the new hash is secret_hash */
+	const char *prev_owner;
+	const char *prev_secret_hash;
 	int64_t ttl;	    /* epoch seconds to write, 0 = no TTL attribute */
 	int64_t token;	    /* CHECK: fencing token; RELEASE: freed (0: none) */
 	bool forced;	    /* RELEASE with .token: freedBy "force" */

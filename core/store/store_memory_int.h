@@ -44,6 +44,8 @@ struct mitem {
 	int64_t expires_at;
 	char exp_rvn[STORE_ID_MAX + 1];
 	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
+	char orphan[STORE_ID_MAX + 1];		     /* ORPHAN's marker, "" none */
+	char adopted_from[STORE_ID_MAX + 1];	     /* ADOPT's marker, "" none */
 	char name[];				     /* NUL-terminated */
 };
 

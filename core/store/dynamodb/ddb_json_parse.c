@@ -194,6 +194,23 @@ static bool get_secret_hash(struct lock_item *item, const struct ddb_attr *a, ch
 	return true;
 }
 
+/* orphan and adoptedFrom (store.h's ORPHAN, ADOPT): owner ids; another
+ * form, from an item edited by hand, reads as none. */
+static bool get_orphan(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_str(a, item->orphan, sizeof item->orphan, NULL, ignored))
+		item->orphan[0] = '\0';
+	return true;
+}
+static bool get_adopted_from(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_str(a, item->adopted_from, sizeof item->adopted_from, NULL, ignored))
+		item->adopted_from[0] = '\0';
+	return true;
+}
+
 /* The attributes of a lock item (docs/lease-rules.md); any other is
  * ignored, but for the TTL attribute when one is configured. */
 static const struct {
@@ -214,6 +231,8 @@ static const struct {
 	{"expAt", 5, get_expires},
 	{"expRvn", 6, get_exp_rvn},
 	{"secretHash", 10, get_secret_hash},
+	{"orphan", 6, get_orphan},
+	{"adoptedFrom", 11, get_adopted_from},
 };
 
 bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,
