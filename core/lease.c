@@ -249,6 +249,7 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 	l->takeover = w->takeover;
 	memcpy(l->owner, w->owner, sizeof(l->owner));
 	memcpy(l->rvn, w->rvn, sizeof(l->rvn));
+	memcpy(l->secret_hash, w->secret_hash, sizeof(l->secret_hash));
 	timer_init(&l->hb_timer, t->clock, heartbeat, l);
 	timer_init(&l->end_timer, t->clock, end_due, l);
 	w->lock->refs++;
@@ -794,6 +795,22 @@ int64_t lease_duration_ms(const struct lease *l)
 {
 	return l->lease_ms;
 }
+const char *lease_secret_hash(const struct lease *l)
+{
+	return l->secret_hash[0] != '\0' ? l->secret_hash : NULL;
+}
+
+bool lt_secret_match(const char *stored, const char *presented)
+{
+	if (stored == NULL || presented == NULL || stored[0] == '\0' ||
+	    strlen(stored) != STORE_SECRET_HASH_LEN || strlen(presented) != STORE_SECRET_HASH_LEN)
+		return false;
+	unsigned char diff = 0;
+	for (size_t i = 0; i < STORE_SECRET_HASH_LEN; i++)
+		diff |= (unsigned char)(stored[i] ^ presented[i]);
+	return diff == 0;
+}
+
 const char *lease_holder(const struct lease *l)
 {
 	return l->holder;

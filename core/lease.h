@@ -52,8 +52,9 @@ struct lease {
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
 	char hb_rvn[LT_ID_LEN + 1];
-	struct trace_ctx acq_ctx;   /* its acquire's span: renewals link to it */
-	struct trace_span *hb_span; /* the Lock.Renew or Lock.Release of hb_call */
+	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
+	struct trace_ctx acq_ctx;		     /* its acquire's span: renewals link to it */
+	struct trace_span *hb_span;		     /* the Lock.Renew or Lock.Release of hb_call */
 };
 
 /* Moves l to state to (LG_ASSERT on a move not in lease.c's table; the

@@ -287,6 +287,7 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover, i
 		.waiter = waiter,
 		.lease_ms = w->lease_ms,
 		.ttl = lt_ttl(t),
+		.secret_hash = w->secret_hash[0] != '\0' ? w->secret_hash : NULL,
 		.span = w->span,
 	};
 	w->send_ms = clock_now_ms(t->clock);
@@ -759,6 +760,10 @@ bool lt_args_valid(const struct lt_acquire_args *a, char *msg, size_t msglen)
 			 LT_MIN_LEASE_MS, LT_MAX_LEASE_MS);
 		return false;
 	}
+	if (a->secret_hash != NULL && strlen(a->secret_hash) != STORE_SECRET_HASH_LEN) {
+		snprintf(msg, msglen, "secret hash must be %d hex digits", STORE_SECRET_HASH_LEN);
+		return false;
+	}
 	if (a->holder != NULL && (a->holder[0] == '\0' || strlen(a->holder) > STORE_HOLDER_MAX)) {
 		snprintf(msg, msglen, "holder label must be 1 to %d characters", STORE_HOLDER_MAX);
 		return false;
@@ -803,6 +808,8 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 		snprintf(w->owner, sizeof(w->owner), "%s", a->owner);
 	else
 		store_new_id(w->owner);
+	snprintf(w->secret_hash, sizeof(w->secret_hash), "%s",
+		 a->secret_hash != NULL ? a->secret_hash : "");
 	timer_init(&w->timer, t->clock, wait_timer, w);
 	l->refs++;
 	t->nwaits++;

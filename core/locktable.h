@@ -76,6 +76,12 @@ struct lt_acquire_args {
 	 * (NULL: Lock.Acquire when wait, else Lock.TryAcquire). */
 	const struct trace_ctx *trace_parent;
 	const char *span_name;
+	/* The hash of the lease's secret (STORE_SECRET_HASH_LEN lowercase
+	 * hex digits, copied; the secret itself never reaches the core), or
+	 * NULL: a lease without one. Written on the item as secretHash: a
+	 * renewal or release by (name, token) through lt_foreign must then
+	 * present the secret's hash (or be an operator's forced release). */
+	const char *secret_hash;
 };
 
 /* The result of an acquire: lease != NULL (now owned by the callee: release
@@ -139,6 +145,9 @@ struct lt_state {
 	int64_t token;
 	int64_t ttl; /* epoch seconds, 0 when the item has none */
 	char owner[STORE_ID_MAX + 1];
+	/* the hash of the lease's secret as the item shows it, "" when the
+	 * lease has none (lock_item.secret_hash) */
+	char secret_hash[STORE_SECRET_HASH_LEN + 1];
 	/* held: how long before a contender of this replica could take the
 	 * lease over, on this replica's clock — what remains of this
 	 * replica's own lease, or the lease less how long this replica has
@@ -203,6 +212,14 @@ bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn
  * lease's token; l is invalid afterwards. */
 int64_t lease_detach(struct lease *l);
 
+/* The hash of the lease's secret (lt_acquire_args.secret_hash), or NULL. */
+const char *lease_secret_hash(const struct lease *l);
+
+/* Compares a secret's hash with the one a lease or item keeps, in time
+ * independent of where they differ: true when both are set and equal.
+ * stored "" (no secret) never matches. */
+bool lt_secret_match(const char *stored, const char *presented);
+
 /* The caller's pointer on a lease (NULL until set). */
 void lease_set_data(struct lease *l, void *data);
 void *lease_data(const struct lease *l);
@@ -247,11 +264,19 @@ struct lt_foreign_req {
 	 * added to what remains of the lease (as lt_state.remaining_ms). */
 	int64_t lease_ms;
 	bool add_remaining;
+	/* RENEW, RELEASE: the hash of the secret presented (as
+	 * lt_acquire_args.secret_hash), or NULL; when the item shows a lease
+	 * with a secret, the write is made only if this is its hash or
+	 * secret_waived (the caller holds the force-release right). FORCE
+	 * needs neither. */
+	const char *secret_hash;
+	bool secret_waived;
 };
 
 /* Result: done 1 (renewed, released), 0 the item shows no such lease
- * (none held, another owner or fence); st is the item as read first (NULL
- * on error); err on a store error. */
+ * (none held, another owner or fence, or a lease with a secret whose
+ * hash was not presented: st->secret_hash tells); st is the item as read
+ * first (NULL on error); err on a store error. */
 typedef void (*lt_foreign_cb)(void *arg, int done, const struct lt_state *st,
 			      const struct lt_error *err);
 

@@ -29,8 +29,10 @@ struct foreign {
 	enum lt_foreign_op op;
 	int64_t token, lease_ms;
 	bool add_remaining, has_owner;
-	unsigned again;		       /* renewals sent again (renew_again) */
-	char prefix[STORE_ID_MAX + 1]; /* "": any owner */
+	bool secret_waived;			     /* lt_foreign_req.secret_waived */
+	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* presented, "" none */
+	unsigned again;				     /* renewals sent again (renew_again) */
+	char prefix[STORE_ID_MAX + 1];		     /* "": any owner */
 	lt_foreign_cb cb;
 	void *arg;
 	struct trace_span *span; /* Lock.Renew or Lock.Release, or NULL */
@@ -51,6 +53,8 @@ static void state_from(struct foreign *f, const struct lock_item *it)
 	st->ttl = it->ttl;
 	snprintf(st->holder, sizeof(st->holder), "%s", it->holder);
 	snprintf(st->owner, sizeof(st->owner), "%s", it->owner);
+	snprintf(st->secret_hash, sizeof(st->secret_hash), "%s",
+		 it->has_owner ? it->secret_hash : "");
 	st->remaining_ms = lt_remaining_ms(f->t, f->name, it);
 }
 
@@ -210,11 +214,19 @@ static void on_renewed_here(void *arg, int renewed, const struct lt_error *err)
 	answer(f, renewed > 0, err);
 }
 
+/* A lease with a secret is renewed or released from outside only with
+ * its secret's hash, or by whoever may force a release. */
+static bool secret_ok(const struct foreign *f, const struct lock_item *it)
+{
+	return it->secret_hash[0] == '\0' || f->op == LT_FOREIGN_FORCE || f->secret_waived ||
+	       lt_secret_match(it->secret_hash, f->secret_hash);
+}
+
 static bool matches(const struct foreign *f, const struct lock_item *it)
 {
 	return it->has_owner && (f->token <= 0 || it->fence == f->token) &&
 	       (!f->has_owner || strcmp(it->owner, f->owner) == 0) &&
-	       strncmp(it->owner, f->prefix, strlen(f->prefix)) == 0;
+	       strncmp(it->owner, f->prefix, strlen(f->prefix)) == 0 && secret_ok(f, it);
 }
 
 static void on_read(void *arg, const struct store_result *res)
@@ -261,7 +273,8 @@ bool lt_foreign(struct locktable *t, const struct lt_foreign_req *req, lt_foreig
 	if (n == 0 || n > STORE_NAME_MAX || (req->owner != NULL && !lt_id_ok(req->owner)) ||
 	    req->lease_ms < 0 || req->lease_ms > LT_MAX_LEASE_MS ||
 	    (unsigned)req->op > LT_FOREIGN_FORCE ||
-	    (req->owner_prefix != NULL && strlen(req->owner_prefix) > STORE_ID_MAX))
+	    (req->owner_prefix != NULL && strlen(req->owner_prefix) > STORE_ID_MAX) ||
+	    (req->secret_hash != NULL && strlen(req->secret_hash) != STORE_SECRET_HASH_LEN))
 		return false;
 	struct foreign *f = calloc(1, sizeof(*f) + n + 1);
 	if (f == NULL)
@@ -271,6 +284,9 @@ bool lt_foreign(struct locktable *t, const struct lt_foreign_req *req, lt_foreig
 	f->token = req->token;
 	f->lease_ms = req->lease_ms;
 	f->add_remaining = req->add_remaining;
+	f->secret_waived = req->secret_waived;
+	if (req->secret_hash != NULL)
+		memcpy(f->secret_hash, req->secret_hash, STORE_SECRET_HASH_LEN + 1);
 	f->cb = cb;
 	f->arg = arg;
 	if ((f->has_owner = req->owner != NULL))

@@ -169,6 +169,7 @@ struct lt_wait {
 	int64_t send_ms;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
+	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
 	struct trace_span *span; /* Lock.Acquire / Lock.TryAcquire / Leader.Campaign */
 };
 

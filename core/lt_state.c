@@ -50,6 +50,9 @@ void lt_state_of(struct locktable *t, const char *name, const struct lock_item *
 	st->owner[0] = '\0';
 	if (it->owner[0] != '\0')
 		memcpy(st->owner, it->owner, strnlen(it->owner, STORE_ID_MAX) + 1);
+	st->secret_hash[0] = '\0';
+	if (it->has_owner && it->secret_hash[0] != '\0')
+		memcpy(st->secret_hash, it->secret_hash, sizeof(st->secret_hash));
 }
 
 static void on_state(void *arg, const struct store_result *res)

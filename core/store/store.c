@@ -11,8 +11,8 @@
 static const char *const op_names[STORE_OP_COUNT] = {
 	[STORE_ACQUIRE] = "acquire",   [STORE_RENEW] = "renew",	      [STORE_RELEASE] = "release",
 	[STORE_READ] = "read",	       [STORE_DELETE] = "delete",     [STORE_CHECK] = "check",
-	[STORE_ANNOUNCE] = "announce", [STORE_WITHDRAW] = "withdraw", [STORE_SCAN] = "scan",
-	[STORE_TRANSACT] = "transact",
+	[STORE_ANNOUNCE] = "announce", [STORE_WITHDRAW] = "withdraw", [STORE_ORPHAN] = "orphan",
+	[STORE_ADOPT] = "adopt",       [STORE_SCAN] = "scan",	      [STORE_TRANSACT] = "transact",
 };
 
 static const char *const status_names[] = {

@@ -48,6 +48,10 @@
  *             rises once per acquire. A new acquire under an owner id the
  *             item already shows (a retried acquire of a new request) is
  *             refused like any other; it may write on the rvn it sees.
+ *             With .secret_hash also SET secretHash = :secret_hash (the
+ *             SHA-256, lowercase hex, of the lease's secret: LOCK.ACQUIRE
+ *             ... ADOPTABLE), else REMOVE secretHash: a hash is never left
+ *             from an earlier lease.
  *             OK: the new item.  REFUSED: the item that refused it.
  *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner
  *             and, with .seen_rvn (the rvn the lease last wrote), rvn =
@@ -57,13 +61,30 @@
  *             duplicated delivery) is refused instead of putting its older
  *             rvn back, which a waiter may have seen for a whole lease.
  *             Never creates an item. REFUSED: the old item, or none.
- *   RELEASE   REMOVE owner, leaseMs, holder SET ttl if owner = :owner
+ *   RELEASE   REMOVE owner, leaseMs, holder, secretHash SET ttl if owner = :owner
  *             (.unconditional: if the item exists). Never creates an item.
  *             With .token > 0 (a release from outside the holding replica:
  *             by (name, token), or an operator's forced release) also SET
  *             freed = :token, freedBy = "token" (or "force" with .forced),
  *             so that the holder's next renewal tells a release from a
  *             takeover. ACQUIRE leaves freed and freedBy alone.
+ *   ORPHAN    SET orphan = :owner if owner = :owner: the holding replica
+ *             marks its lease orphaned (its connection closed while the
+ *             replica drains), still owning it; rvn, fence, leaseMs stay.
+ *             The marker counts only while it equals owner (a later
+ *             lease's owner differs, so a stale one marks nothing).
+ *             Never creates an item. OK: the new item. REFUSED: the item,
+ *             or none.
+ *   ADOPT     SET owner = :owner, rvn = :rvn, leaseMs, holder|REMOVE holder,
+ *             secretHash = :secret_hash, adoptedFrom = :prev_owner, ttl
+ *             REMOVE orphan if owner = :prev_owner AND fence = :token AND
+ *             orphan = :prev_owner AND secretHash = :prev_secret_hash: an
+ *             orphaned lease changes hands without a gap and keeps its
+ *             fence; the new rvn restarts every waiter's count, and
+ *             adoptedFrom tells the old owner's replica, at its next
+ *             renewal, that its lease was adopted, not lost. OK: the new
+ *             item. REFUSED: the item, or none (an attempt that applied
+ *             already shows owner and rvn: the caller tells).
  *   ANNOUNCE  SET waiter = :waiter, waiterMs if attribute_exists(owner) AND
  *             attribute_not_exists(waiter) AND _type = LOCK: a waiting
  *             replica says so on a held item, leaving rvn (so takeover
@@ -85,10 +106,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define STORE_ID_MAX	 64   /* owner and rvn ids, bytes without NUL */
-#define STORE_HOLDER_MAX 256  /* holder label, bytes without NUL */
-#define STORE_NAME_MAX	 2000 /* lock name: LOCK#<name> fits a 2048-byte key */
-#define STORE_MSG_MAX	 256
+#define STORE_ID_MAX	      64   /* owner and rvn ids, bytes without NUL */
+#define STORE_HOLDER_MAX      256  /* holder label, bytes without NUL */
+#define STORE_NAME_MAX	      2000 /* lock name: LOCK#<name> fits a 2048-byte key */
+#define STORE_MSG_MAX	      256
+#define STORE_SECRET_HASH_LEN 64 /* secretHash: SHA-256 as lowercase hex */
 
 enum store_op {
 	STORE_ACQUIRE,
@@ -99,6 +121,8 @@ enum store_op {
 	STORE_CHECK,
 	STORE_ANNOUNCE,
 	STORE_WITHDRAW,
+	STORE_ORPHAN,
+	STORE_ADOPT,
 	STORE_SCAN,	/* store_scan() only, never in a store_req: for the counts */
 	STORE_TRANSACT, /* store_transact() only, never in a store_req: counts */
 	STORE_OP_COUNT
@@ -145,6 +169,14 @@ struct lock_item {
 	 * "" when absent. */
 	int64_t expires_at;
 	char exp_rvn[STORE_ID_MAX + 1];
+	/* The hash of the lease's secret (ACQUIRE .secret_hash), "" when the
+	 * lease has none. An item edited by hand to another form reads as
+	 * one no secret matches (never as none). */
+	char secret_hash[STORE_SECRET_HASH_LEN + 1];
+	/* ORPHAN's marker (the owner it marked) and ADOPT's (the owner the
+	 * lease was adopted from), "" when absent */
+	char orphan[STORE_ID_MAX + 1];
+	char adopted_from[STORE_ID_MAX + 1];
 };
 
 struct store_req {
@@ -163,6 +195,13 @@ struct store_req {
 			       removes, or NULL; ANNOUNCE/WITHDRAW: mine */
 	int64_t waiter_ms;  /* ANNOUNCE: my poll interval while announced */
 	int64_t lease_ms;   /* ACQUIRE/RENEW */
+	/* ACQUIRE: the hash of the new lease's secret, STORE_SECRET_HASH_LEN
+	 * lowercase hex digits, or NULL for a lease without one */
+	const char *secret_hash;
+	/* ADOPT: the owner the lease is taken from and the hash of the secret
+	 * presented (the item's must be this); the new hash is secret_hash */
+	const char *prev_owner;
+	const char *prev_secret_hash;
 	int64_t ttl;	    /* epoch seconds to write, 0 = no TTL attribute */
 	int64_t token;	    /* CHECK: fencing token; RELEASE: freed (0: none) */
 	bool forced;	    /* RELEASE with .token: freedBy "force" */

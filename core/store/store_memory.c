@@ -67,6 +67,8 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 		out->freed_forced = false;
 		out->expires_at = 0;
 		out->exp_rvn[0] = '\0';
+		out->secret_hash[0] = '\0';
+		out->orphan[0] = out->adopted_from[0] = '\0';
 		return;
 	}
 	out->exists = true;
@@ -103,6 +105,9 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	out->freed_forced = it->freed_forced;
 	out->expires_at = it->expires_at;
 	memcpy(out->exp_rvn, it->exp_rvn, sizeof(out->exp_rvn));
+	memcpy(out->secret_hash, it->secret_hash, sizeof(out->secret_hash));
+	memcpy(out->orphan, it->orphan, sizeof(out->orphan));
+	memcpy(out->adopted_from, it->adopted_from, sizeof(out->adopted_from));
 }
 
 static size_t slen(const char *s)
@@ -224,6 +229,16 @@ static bool owner_is(const struct mitem *it, const char *owner)
 	return it != NULL && it->owner[0] != '\0' && strcmp(it->owner, owner) == 0;
 }
 
+/* ADOPT's condition (store.h): the orphaned lease of prev_owner with
+ * that fence and secret hash. */
+static bool adoptable(const struct mitem *it, const struct store_req *r)
+{
+	return r->prev_owner != NULL && r->prev_secret_hash != NULL && r->secret_hash != NULL &&
+	       owner_is(it, r->prev_owner) && it->fence == r->token && !it->fence_bad &&
+	       strcmp(it->orphan, r->prev_owner) == 0 && it->secret_hash[0] != '\0' &&
+	       strcmp(it->secret_hash, r->prev_secret_hash) == 0;
+}
+
 /* A renewal's rvn condition (store.h): the rvn its lease last wrote, or
  * its own (an earlier attempt of it applied). */
 static bool renew_rvn_ok(const struct mitem *it, const struct store_req *r)
@@ -291,6 +306,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			it->ttl = r->ttl;
 		if (r->waiter != NULL)
 			set_waiter(ms, it, NULL, 0); /* a removal: cannot fail */
+		snprintf(it->secret_hash, sizeof(it->secret_hash), "%s",
+			 r->secret_hash != NULL ? r->secret_hash : "");
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RENEW:
@@ -313,12 +330,35 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		it->owner[0] = '\0';
 		it->has_lease = false;
 		set_holder(ms, it, NULL);
+		it->secret_hash[0] = '\0';
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		if (r->token > 0) { /* a release from outside the holding replica */
 			it->freed = r->token;
 			it->freed_forced = r->forced;
 		}
+		mem_copy_out(it, &res->item);
+		return;
+	case STORE_ORPHAN:
+		if (!owner_is(it, r->owner))
+			break;
+		strcpy(it->orphan, r->owner);
+		mem_copy_out(it, &res->item);
+		return;
+	case STORE_ADOPT:
+		if (!adoptable(it, r))
+			break;
+		if (!set_holder(ms, it, r->holder))
+			goto oom;
+		strcpy(it->adopted_from, r->prev_owner);
+		strcpy(it->owner, r->owner);
+		strcpy(it->rvn, r->rvn);
+		it->orphan[0] = '\0';
+		it->lease_ms = r->lease_ms;
+		it->has_lease = true;
+		snprintf(it->secret_hash, sizeof(it->secret_hash), "%s", r->secret_hash);
+		if (r->ttl > 0)
+			it->ttl = r->ttl;
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_ANNOUNCE:
@@ -516,8 +556,10 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	const char *rvn = req->rvn != NULL ? req->rvn : "";
 	size_t n_name = slen(req->name), n_owner = slen(owner), n_rvn = slen(rvn),
 	       n_seen = slen(req->seen_rvn), n_holder = slen(req->holder),
-	       n_waiter = slen(req->waiter);
-	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder + n_waiter;
+	       n_waiter = slen(req->waiter), n_secret = slen(req->secret_hash),
+	       n_prev = slen(req->prev_owner), n_psecret = slen(req->prev_secret_hash);
+	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder + n_waiter + n_secret + n_prev +
+		      n_psecret;
 	/* every field set here or by enqueue: no zeroing first */
 	struct store_call *call = pool_take(&call_pool, sizeof(*call) + need);
 	if (call == NULL)
@@ -541,6 +583,9 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	put_str(call->text, &pos, &call->req.seen_rvn, req->seen_rvn, n_seen);
 	put_str(call->text, &pos, &call->req.holder, req->holder, n_holder);
 	put_str(call->text, &pos, &call->req.waiter, req->waiter, n_waiter);
+	put_str(call->text, &pos, &call->req.secret_hash, req->secret_hash, n_secret);
+	put_str(call->text, &pos, &call->req.prev_owner, req->prev_owner, n_prev);
+	put_str(call->text, &pos, &call->req.prev_secret_hash, req->prev_secret_hash, n_psecret);
 	enqueue(ms, call);
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
@@ -795,5 +840,8 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 		return false;
 	it->freed = item->freed;
 	it->freed_forced = item->freed != 0 && item->freed_forced;
+	memcpy(it->secret_hash, item->secret_hash, sizeof(it->secret_hash));
+	memcpy(it->orphan, item->orphan, sizeof(it->orphan));
+	memcpy(it->adopted_from, item->adopted_from, sizeof(it->adopted_from));
 	return true;
 }

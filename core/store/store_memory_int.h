@@ -43,7 +43,10 @@ struct mitem {
 	/* a script's expiry (store.h's lock_item.expires_at) */
 	int64_t expires_at;
 	char exp_rvn[STORE_ID_MAX + 1];
-	char name[]; /* NUL-terminated */
+	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
+	char orphan[STORE_ID_MAX + 1];		     /* ORPHAN's marker, "" none */
+	char adopted_from[STORE_ID_MAX + 1];	     /* ADOPT's marker, "" none */
+	char name[];				     /* NUL-terminated */
 };
 
 /* Made by mem_submit from a block not zeroed (pool_take): a new field must

@@ -28,6 +28,7 @@ void ls_res_init(struct ls_result *r, enum ls_status status)
 	r->unwritten = false;
 	r->reasons = NULL;
 	r->clock_ms = r->wall_ms = 0;
+	r->secret[0] = '\0';
 	r->message[0] = '\0';
 }
 

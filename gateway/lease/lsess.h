@@ -78,7 +78,13 @@ enum ls_status {
 	LS_DENIED,	 /* the session's ACL rules refuse it (ls_deny): .message */
 };
 
-#define LS_MSG_MAX (STORE_MSG_MAX + 160)
+#define LS_MSG_MAX    (STORE_MSG_MAX + 160)
+#define LS_SECRET_LEN 32  /* a lease's secret: 128 random bits as hex */
+#define LS_SECRET_MAX 256 /* bytes of a secret presented, at most */
+/* the message of a (name, token) refused for want of the lease's secret */
+#define LS_SECRET_DENIED                                                                           \
+	"the lease of '%s' was acquired ADOPTABLE: by token it needs its secret (or the "          \
+	"force-release right)"
 
 struct ls_result {
 	enum ls_status status;
@@ -98,6 +104,9 @@ struct ls_result {
 	/* the test mode's clock (ls_test_now, ls_test_advance): monotonic
 	 * and wall ms */
 	int64_t clock_ms, wall_ms;
+	/* LS_OK of an adoptable acquire (ls_acquire_req.adoptable): the
+	 * lease's secret, given this once; "" otherwise */
+	char secret[LS_SECRET_LEN + 1];
 	char message[LS_MSG_MAX];
 };
 
@@ -204,6 +213,10 @@ struct ls_acquire_req {
 	bool detach;
 	const char *owner;
 	size_t owner_len;
+	/* ADOPTABLE: the lease gets a secret (ls_result.secret; the item
+	 * keeps its hash), which a renewal or release by (name, token) from
+	 * another session then needs (ls_renew_secret), as LOCK.ADOPT will */
+	bool adoptable;
 	/* the client's trace context (TRACEPARENT, leasegate.traceparent):
 	 * the acquire's or campaign's span is its child; .valid false: a new
 	 * trace */
@@ -225,6 +238,21 @@ enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, str
  * or it has ended; LS_LOST once after a loss. */
 enum ls_status ls_renew(struct lsess *s, const char *name, int64_t token, struct ls_result *now,
 			ls_done_cb cb, void *arg) __attribute__((warn_unused_result));
+
+/* ls_renew, with the secret of a lease acquired adoptable (secret_len
+ * bytes, NULL: none) or the force-release right (waived): a lease with a
+ * secret held by another session, here or on another replica, is renewed
+ * only with one of them, else LS_DENIED. Leases without a secret: as
+ * ls_renew, whatever the secret. */
+enum ls_status ls_renew_secret(struct lsess *s, const char *name, int64_t token, const char *secret,
+			       size_t secret_len, bool waived, struct ls_result *now, ls_done_cb cb,
+			       void *arg) __attribute__((warn_unused_result));
+
+/* ls_release (scope session), with a secret or the right as ls_renew_secret. */
+enum ls_status ls_release_secret(struct lsess *s, const char *name, int64_t token,
+				 const char *secret, size_t secret_len, bool waived,
+				 struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
 
 /* Gives back one hold of scope on the session's lease of name (token 0;
  * or (name, token) of any session, which drops every hold; or else of a

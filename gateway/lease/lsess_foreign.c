@@ -90,7 +90,10 @@ enum ls_status ls_foreign(struct lsess *s, const struct ls_foreign_req *req, str
 		return now->status;
 	if ((unsigned)req->op > LS_FX_FORCE || req->token < 0)
 		return ls_res_msg(now, LS_INVALID, "bad request");
-	struct lt_foreign_req fr = {.op = fx_ops[req->op], .token = req->token};
+	/* without detached_only, the caller holds the force-release right,
+	 * which waives a lease's secret (LOCK.ACQUIRE ... ADOPTABLE) */
+	struct lt_foreign_req fr = {
+		.op = fx_ops[req->op], .token = req->token, .secret_waived = !req->detached_only};
 	if (req->value != NULL) {
 		if (!ls_value_ok(req->value, req->value_len))
 			return ls_res_msg(now, LS_INVALID,

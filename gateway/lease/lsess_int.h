@@ -77,8 +77,9 @@ struct lsess {
 	struct lsess *wait_prev, *wait_next; /* in the service's waiting list */
 	struct lt_wait *acq;		     /* LS_WAIT_ACQUIRE */
 	enum ls_scope acq_scope;
-	bool acq_detach;	 /* the acquire is DETACH: no record, the lease let go */
-	struct ls_rec *campaign; /* LS_WAIT_CAMPAIGN */
+	bool acq_detach;		    /* the acquire is DETACH: no record, the lease let go */
+	char acq_secret[LS_SECRET_LEN + 1]; /* ADOPTABLE: the secret to answer, else "" */
+	struct ls_rec *campaign;	    /* LS_WAIT_CAMPAIGN */
 	struct timer campaign_timer;
 	struct ls_watcher *watcher; /* LS_WAIT_WATCH */
 	struct ls_test_wait *test;  /* LS_WAIT_TEST */
@@ -240,5 +241,12 @@ const char *ls_watch_name(const struct ls_watcher *w);
 void ls_watch_drop(struct lsess *s);
 /* Frees every group and watcher (lsvc_free). */
 void ls_watch_free_all(struct lsvc *svc);
+
+/* lsess_secret.c: a new secret (LS_SECRET_LEN hex digits into secret,
+ * LS_SECRET_LEN + 1 bytes) and its hash (STORE_SECRET_HASH_LEN + 1 bytes);
+ * false when the random source failed. */
+bool ls_secret_new(char *secret, char *hash) __attribute__((warn_unused_result));
+/* The hash of a secret of 1..LS_SECRET_MAX bytes; false for another length. */
+bool ls_secret_hash(const char *secret, size_t len, char *hash) __attribute__((warn_unused_result));
 
 #endif

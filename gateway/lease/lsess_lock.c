@@ -69,6 +69,9 @@ static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
 			ls_changed(s->svc, rec->name);
 		}
 	}
+	if (res.status == LS_OK) /* the secret is told once, to the acquirer */
+		memcpy(res.secret, s->acq_secret, sizeof(res.secret));
+	s->acq_secret[0] = '\0';
 	cb(cb_arg, &res); /* last: it may free s */
 }
 
@@ -128,7 +131,12 @@ enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, str
 	} else if (!ls_room(s, now)) {
 		return now->status;
 	}
+	char hash[STORE_SECRET_HASH_LEN + 1];
+	s->acq_secret[0] = '\0';
+	if (req->adoptable && !ls_secret_new(s->acq_secret, hash))
+		return ls_res_msg(now, LS_FAILED, "no random bytes for the lease's secret");
 	struct lt_acquire_args a = {
+		.secret_hash = req->adoptable ? hash : NULL,
 		.name = name,
 		.lease_ms = lease_ms,
 		.wait = req->wait_ms >= 0,
@@ -183,6 +191,38 @@ static enum ls_status foreign(struct lsess *s, const char *name, struct lt_forei
 	return ls_foreign_start(s, name, len, fr, now, cb, arg);
 }
 
+/* The secret presented with a (name, token): its hash (or NULL when none
+ * was given) and whether the force-release right waives it. */
+struct presented {
+	const char *hash;
+	bool waived;
+	char buf[STORE_SECRET_HASH_LEN + 1];
+};
+
+static bool present(struct presented *p, const char *secret, size_t len, bool waived)
+{
+	p->waived = waived;
+	p->hash = NULL;
+	if (secret == NULL)
+		return true;
+	if (!ls_secret_hash(secret, len, p->buf))
+		return false;
+	p->hash = p->buf;
+	return true;
+}
+
+/* rec, found by (name, token), is another session's lease with a secret
+ * that p does not give: refused, saying why. */
+static bool refused_secret(struct lsess *s, const struct ls_rec *rec, const struct presented *p,
+			   struct ls_result *now)
+{
+	const char *stored = rec->lease != NULL ? lease_secret_hash(rec->lease) : NULL;
+	if (rec->owner == s || stored == NULL || p->waived || lt_secret_match(stored, p->hash))
+		return false;
+	ls_res_msg(now, LS_DENIED, LS_SECRET_DENIED, rec->name);
+	return true;
+}
+
 /* --- renew --- */
 
 static void renewed(void *arg, int r, const struct lt_error *err)
@@ -211,14 +251,29 @@ static void renewed(void *arg, int r, const struct lt_error *err)
 enum ls_status ls_renew(struct lsess *s, const char *name, int64_t token, struct ls_result *now,
 			ls_done_cb cb, void *arg)
 {
+	return ls_renew_secret(s, name, token, NULL, 0, false, now, cb, arg);
+}
+
+enum ls_status ls_renew_secret(struct lsess *s, const char *name, int64_t token, const char *secret,
+			       size_t secret_len, bool waived, struct ls_result *now, ls_done_cb cb,
+			       void *arg)
+{
+	struct presented p;
 	ls_res_init(now, LS_NONE);
+	if (!present(&p, secret, secret_len, waived))
+		return ls_res_msg(now, LS_INVALID, "a secret must be 1 to %d bytes", LS_SECRET_MAX);
 	struct ls_rec *rec = find_lock(s, name, token);
 	if (rec == NULL && token > 0) {
-		struct lt_foreign_req fr = {.op = LT_FOREIGN_RENEW, .token = token};
+		struct lt_foreign_req fr = {.op = LT_FOREIGN_RENEW,
+					    .token = token,
+					    .secret_hash = p.hash,
+					    .secret_waived = waived};
 		return foreign(s, name, &fr, now, cb, arg);
 	}
 	if (rec == NULL)
 		return LS_NONE;
+	if (refused_secret(s, rec, &p, now))
+		return now->status;
 	enum lt_loss loss = ls_rec_loss(rec);
 	if (loss != LT_HELD)
 		return ls_rec_report(rec, loss, now);
@@ -254,19 +309,46 @@ static unsigned holds(const struct ls_rec *rec)
 	return n;
 }
 
+static enum ls_status release_by(struct lsess *s, const char *name, int64_t token,
+				 enum ls_scope scope, const struct presented *p,
+				 struct ls_result *now, ls_done_cb cb, void *arg);
+
 enum ls_status ls_release(struct lsess *s, const char *name, int64_t token, enum ls_scope scope,
 			  struct ls_result *now, ls_done_cb cb, void *arg)
+{
+	return release_by(s, name, token, scope, &(struct presented){0}, now, cb, arg);
+}
+
+enum ls_status ls_release_secret(struct lsess *s, const char *name, int64_t token,
+				 const char *secret, size_t secret_len, bool waived,
+				 struct ls_result *now, ls_done_cb cb, void *arg)
+{
+	struct presented p;
+	ls_res_init(now, LS_NONE);
+	if (!present(&p, secret, secret_len, waived))
+		return ls_res_msg(now, LS_INVALID, "a secret must be 1 to %d bytes", LS_SECRET_MAX);
+	return release_by(s, name, token, LS_SCOPE_SESSION, &p, now, cb, arg);
+}
+
+static enum ls_status release_by(struct lsess *s, const char *name, int64_t token,
+				 enum ls_scope scope, const struct presented *p,
+				 struct ls_result *now, ls_done_cb cb, void *arg)
 {
 	ls_res_init(now, LS_NONE);
 	if ((unsigned)scope >= LS_SCOPE_COUNT)
 		return ls_res_msg(now, LS_INVALID, "bad scope");
 	struct ls_rec *rec = find_lock(s, name, token);
 	if (rec == NULL && token > 0) {
-		struct lt_foreign_req fr = {.op = LT_FOREIGN_RELEASE, .token = token};
+		struct lt_foreign_req fr = {.op = LT_FOREIGN_RELEASE,
+					    .token = token,
+					    .secret_hash = p->hash,
+					    .secret_waived = p->waived};
 		return foreign(s, name, &fr, now, cb, arg);
 	}
 	if (rec == NULL)
 		return LS_NONE;
+	if (refused_secret(s, rec, p, now))
+		return now->status;
 	enum lt_loss loss = ls_rec_loss(rec);
 	if (loss != LT_HELD)
 		return ls_rec_report(rec, loss, now);

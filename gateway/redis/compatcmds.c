@@ -108,7 +108,7 @@ void rl_acquire_detached(struct cmd_call *c, const struct resp_arg *key,
 /* The right of LOCK.FORCE-RELEASE on key (its command or @admin, and a
  * pattern giving the name): what ending or stretching a lease another
  * session took with LOCK.ACQUIRE asks. */
-static bool may_force(const struct sess *s, const struct resp_arg *key)
+bool rl_may_force(const struct sess *s, const struct resp_arg *key)
 {
 	const char *keys[1] = {key->p};
 	size_t lens[1] = {key->len};
@@ -348,7 +348,7 @@ static void expire(struct cmd_call *c, int64_t scale)
 		.name_len = c->argv[1].len,
 		.op = LS_FX_RENEW,
 		.lease_ms = v * scale,
-		.detached_only = !may_force(c->sess, &c->argv[1]),
+		.detached_only = !rl_may_force(c->sess, &c->argv[1]),
 	};
 	struct ls_result now;
 	struct lsess *ls = rl_lsess(c->arg, c);
@@ -426,7 +426,7 @@ static void del_run(struct del_ctx *d, const struct ls_result *res)
 		struct ls_foreign_req req = {.name = k->p,
 					     .name_len = k->len,
 					     .op = LS_FX_FORCE,
-					     .detached_only = !may_force(d->sess, k)};
+					     .detached_only = !rl_may_force(d->sess, k)};
 		enum ls_status st = ls_foreign(d->ls, &req, &now, del_done, d);
 		if (st == LS_PENDING) {
 			if (!d->suspended)

@@ -265,7 +265,7 @@ bool rl_parse_int(const struct resp_arg *a, int64_t *out)
 }
 
 /* The options of an acquire or a campaign, as data. */
-enum acq_field { OPT_WAIT, OPT_HOLDER, OPT_DETACH, OPT_TRACEPARENT };
+enum acq_field { OPT_WAIT, OPT_HOLDER, OPT_DETACH, OPT_TRACEPARENT, OPT_ADOPTABLE };
 static const struct acq_opt {
 	const char *name;
 	size_t len;
@@ -276,6 +276,7 @@ static const struct acq_opt {
 	{"HOLDER", 6, OPT_HOLDER, 0},
 	{"DETACH", 6, OPT_DETACH, RL_ACQ_DETACH},
 	{"TRACEPARENT", 11, OPT_TRACEPARENT, 0},
+	{"ADOPTABLE", 9, OPT_ADOPTABLE, RL_ACQ_DETACH},
 };
 
 static const struct acq_opt *find_acq_opt(const struct resp_arg *a, unsigned flags)
@@ -300,12 +301,14 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned f
 		req->lease_ms = -1;
 	for (int i = 3; i < c->argc; i++) {
 		const struct acq_opt *o = find_acq_opt(&c->argv[i], flags);
-		if (o == NULL || (o->field != OPT_DETACH && i + 1 >= c->argc)) {
+		bool flag = o != NULL && (o->field == OPT_DETACH || o->field == OPT_ADOPTABLE);
+		if (o == NULL || (!flag && i + 1 >= c->argc)) {
 			resp_add_errorf(c->out, "ERR syntax error");
 			return false;
 		}
-		if (o->field == OPT_DETACH) {
-			req->detach = true;
+		if (flag) {
+			req->detach |= o->field == OPT_DETACH;
+			req->adoptable |= o->field == OPT_ADOPTABLE;
 			continue;
 		}
 		const struct resp_arg *v = &c->argv[++i];

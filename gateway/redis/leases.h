@@ -102,6 +102,12 @@ enum rl_acq_flags {
  * Writes the error and returns false when bad. */
 bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned flags);
 
+/* The right of LOCK.FORCE-RELEASE on key (its command or @admin, and a
+ * pattern giving the name): what ending or stretching a lease another
+ * session took with LOCK.ACQUIRE asks, and what waives a lease's secret. */
+struct sess;
+bool rl_may_force(const struct sess *s, const struct resp_arg *key);
+
 int rl_lockcmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 int rl_leadercmds_register(struct rl_app *app, struct cmd_table *cmds)

@@ -14,9 +14,21 @@
  * ended by its lease or by LOCK.RENEW/LOCK.RELEASE name token from any
  * connection of any replica. */
 
+/* ADOPTABLE: [token, secret] (the secret told this once), else the token */
+static void shape_acquired(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (res->status != LS_OK || res->secret[0] == '\0') {
+		rl_shape_token(out, proto, res);
+		return;
+	}
+	resp_add_array(out, 2);
+	resp_add_int(out, res->token);
+	resp_add_cstr(out, res->secret);
+}
+
 static void acquire_done(void *arg, const struct ls_result *res)
 {
-	rl_done(arg, res, rl_shape_token);
+	rl_done(arg, res, shape_acquired);
 }
 
 static void cmd_acquire(struct cmd_call *c)
@@ -26,10 +38,12 @@ static void cmd_acquire(struct cmd_call *c)
 	struct lsess *ls;
 	if (!rl_parse_acquire(c, &req, RL_ACQ_DETACH) || (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
-	rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now, rl_shape_token);
+	rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now, shape_acquired);
 }
 
-/* --- LOCK.RENEW / LOCK.RELEASE name [token] --- */
+/* --- LOCK.RENEW / LOCK.RELEASE name [token [secret]] ---
+ * A lease acquired ADOPTABLE is renewed or released by token from another
+ * connection only with its secret, or with the force-release right. */
 
 static void flag_done(void *arg, const struct ls_result *res)
 {
@@ -41,15 +55,22 @@ static void flag_done(void *arg, const struct ls_result *res)
 static bool parse_token(struct cmd_call *c, int64_t *token)
 {
 	*token = 0;
-	if (c->argc > 3) {
+	if (c->argc > 4) {
 		resp_add_errorf(c->out, "ERR syntax error");
 		return false;
 	}
-	if (c->argc == 3 && (!rl_parse_int(&c->argv[2], token) || *token == 0)) {
+	if (c->argc >= 3 && (!rl_parse_int(&c->argv[2], token) || *token == 0)) {
 		resp_add_errorf(c->out, "ERR token must be a positive integer");
 		return false;
 	}
 	return true;
+}
+
+/* The secret argument (argv[3]) or NULL, and its length. */
+static const char *secret_arg(const struct cmd_call *c, size_t *len)
+{
+	*len = c->argc == 4 ? c->argv[3].len : 0;
+	return c->argc == 4 ? c->argv[3].p : NULL;
 }
 
 static void cmd_renew(struct cmd_call *c)
@@ -57,10 +78,15 @@ static void cmd_renew(struct cmd_call *c)
 	struct ls_result now;
 	struct lsess *ls;
 	int64_t token;
+	size_t slen;
 	if (!parse_token(c, &token) || (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
-	rl_answer(c, ls_renew(ls, c->argv[1].p, token, &now, flag_done, c->sess), &now,
-		  rl_shape_flag);
+	const char *secret = secret_arg(c, &slen);
+	bool waived = rl_may_force(c->sess, &c->argv[1]);
+	rl_answer(c,
+		  ls_renew_secret(ls, c->argv[1].p, token, secret, slen, waived, &now, flag_done,
+				  c->sess),
+		  &now, rl_shape_flag);
 }
 
 static void cmd_release(struct cmd_call *c)
@@ -68,10 +94,14 @@ static void cmd_release(struct cmd_call *c)
 	struct ls_result now;
 	struct lsess *ls;
 	int64_t token;
+	size_t slen;
 	if (!parse_token(c, &token) || (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
+	const char *secret = secret_arg(c, &slen);
+	bool waived = rl_may_force(c->sess, &c->argv[1]);
 	rl_answer(c,
-		  ls_release(ls, c->argv[1].p, token, LS_SCOPE_SESSION, &now, flag_done, c->sess),
+		  ls_release_secret(ls, c->argv[1].p, token, secret, slen, waived, &now, flag_done,
+				    c->sess),
 		  &now, rl_shape_flag);
 }
 
@@ -137,6 +167,7 @@ static const struct cmd_def lock_cmds[] = {
 			  {"timeout-ms", CMD_ARG_INTEGER, "WAIT", CMD_ARG_OPTIONAL},
 			  {"label", CMD_ARG_STRING, "HOLDER", CMD_ARG_OPTIONAL},
 			  {"detach", CMD_ARG_PURE_TOKEN, "DETACH", CMD_ARG_OPTIONAL},
+			  {"adoptable", CMD_ARG_PURE_TOKEN, "ADOPTABLE", CMD_ARG_OPTIONAL},
 			  {"traceparent", CMD_ARG_STRING, "TRACEPARENT", CMD_ARG_OPTIONAL})},
 	{.name = "lock.renew",
 	 .fn = cmd_renew,
@@ -147,7 +178,8 @@ static const struct cmd_def lock_cmds[] = {
 	 .group = "generic",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0},
-			  {"token", CMD_ARG_INTEGER, NULL, CMD_ARG_OPTIONAL})},
+			  {"token", CMD_ARG_INTEGER, NULL, CMD_ARG_OPTIONAL},
+			  {"secret", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL})},
 	{.name = "lock.release",
 	 .fn = cmd_release,
 	 .arity = -2,
@@ -157,7 +189,8 @@ static const struct cmd_def lock_cmds[] = {
 	 .group = "generic",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0},
-			  {"token", CMD_ARG_INTEGER, NULL, CMD_ARG_OPTIONAL})},
+			  {"token", CMD_ARG_INTEGER, NULL, CMD_ARG_OPTIONAL},
+			  {"secret", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL})},
 	{.name = "lock.state",
 	 .fn = cmd_state,
 	 .arity = 2,

@@ -26,7 +26,7 @@ for page in commands.md configuration.md functions.md; do
 	fi
 done
 # the pages hold what the tables hold: a command and an option at least
-grep -q '^## `LOCK.RENEW name \[token\]`' "$work/commands.md" &&
+grep -q '^## `LOCK.RENEW name \[token\] \[secret\]`' "$work/commands.md" &&
 	grep -q '^| `--aclfile` ' "$work/configuration.md" &&
 	grep -q 'pg_advisory_lock' "$work/functions.md" &&
 	ok "the pages list LOCK.RENEW, --aclfile and pg_advisory_lock" ||

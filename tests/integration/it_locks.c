@@ -155,9 +155,9 @@ static void test_argument_errors(void **state)
 		{{"LOCK.RENEW", "e", "0"}, "ERR token must be a positive integer"},
 		{{"LOCK.RENEW", "e", "x"}, "ERR token must be a positive integer"},
 		{{"LOCK.RENEW", "e", "-3"}, "ERR token must be a positive integer"},
-		{{"LOCK.RENEW", "e", "1", "2"}, "ERR syntax error"},
+		{{"LOCK.RENEW", "e", "1", "secret", "2"}, "ERR syntax error"},
 		{{"LOCK.RELEASE", "e", "0"}, "ERR token must be a positive integer"},
-		{{"LOCK.RELEASE", "e", "1", "2"}, "ERR syntax error"},
+		{{"LOCK.RELEASE", "e", "1", "secret", "2"}, "ERR syntax error"},
 	};
 	struct gw g;
 	gw_start(&g, lh_mode_table(), "--max-lock-name", "16", "--max-lease", "60s", NULL);

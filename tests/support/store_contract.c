@@ -429,6 +429,128 @@ static void holder_removed_when_null(void **state)
 	assert_string_equal(sc_read_item(fx).item.holder, "");
 }
 
+/* secretHash (ACQUIRE, RELEASE in store.h): written by an acquire that
+ * brings one, left by renewals, removed by an acquire without one and by
+ * a release. */
+#define SC_HASH_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define SC_HASH_B "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+static void secret_hash_written_kept_and_removed(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result r = op(fx, (struct store_req){.op = STORE_ACQUIRE,
+							  .owner = "A",
+							  .rvn = "r1",
+							  .lease_ms = 30000,
+							  .secret_hash = SC_HASH_A});
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, SC_HASH_A);
+	r = sc_renew(fx, "A", "r2", NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, SC_HASH_A);
+	assert_string_equal(sc_read_item(fx).item.secret_hash, SC_HASH_A);
+	/* a takeover without a secret leaves none of the lease before */
+	r = sc_acquire(fx, "B", "r3", "r2", NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, "");
+	assert_string_equal(sc_read_item(fx).item.secret_hash, "");
+	/* a takeover with one replaces it; a release removes it */
+	r = op(fx, (struct store_req){.op = STORE_ACQUIRE,
+				      .owner = "C",
+				      .rvn = "r4",
+				      .seen_rvn = "r3",
+				      .holder = "h",
+				      .lease_ms = 30000,
+				      .secret_hash = SC_HASH_B});
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, SC_HASH_B);
+	r = sc_release(fx, "C");
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.secret_hash, "");
+	assert_string_equal(sc_read_item(fx).item.secret_hash, "");
+}
+
+/* ORPHAN and ADOPT (store.h): the holder marks its lease; an adopt on
+ * (previous owner, fence, orphan marker, secret hash) moves it to a new
+ * owner with a new rvn and secret hash, its fence kept, and says whom it
+ * was adopted from; anything else is refused with the item. */
+static struct store_result sc_adopt(struct fixture *fx, const char *owner, const char *rvn,
+				    const char *prev, int64_t token, const char *prev_hash)
+{
+	return op(fx, (struct store_req){.op = STORE_ADOPT,
+					 .owner = owner,
+					 .rvn = rvn,
+					 .prev_owner = prev,
+					 .token = token,
+					 .secret_hash = SC_HASH_B,
+					 .prev_secret_hash = prev_hash,
+					 .holder = "pod-b",
+					 .lease_ms = 15000});
+}
+
+static void orphan_then_adopt(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result r = op(fx, (struct store_req){.op = STORE_ACQUIRE,
+							  .owner = "A",
+							  .rvn = "r1",
+							  .holder = "pod-a",
+							  .lease_ms = 30000,
+							  .secret_hash = SC_HASH_A});
+	assert_int_equal(r.status, STORE_OK);
+	int64_t fence = r.item.fence;
+	/* not orphaned: refused, the item answered */
+	r = sc_adopt(fx, "B", "r2", "A", fence, SC_HASH_A);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_string_equal(r.item.owner, "A");
+	assert_string_equal(r.item.orphan, "");
+	/* only its owner marks it */
+	assert_int_equal(op(fx, (struct store_req){.op = STORE_ORPHAN, .owner = "X"}).status,
+			 STORE_REFUSED);
+	r = op(fx, (struct store_req){.op = STORE_ORPHAN, .owner = "A"});
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.orphan, "A");
+	assert_string_equal(r.item.rvn, "r1"); /* a waiter's count goes on */
+	assert_int_equal(r.item.fence, fence);
+	/* wrong secret, fence or previous owner: refused */
+	assert_int_equal(sc_adopt(fx, "B", "r2", "A", fence, SC_HASH_B).status, STORE_REFUSED);
+	assert_int_equal(sc_adopt(fx, "B", "r2", "A", fence + 1, SC_HASH_A).status, STORE_REFUSED);
+	assert_int_equal(sc_adopt(fx, "B", "r2", "Z", fence, SC_HASH_A).status, STORE_REFUSED);
+	r = sc_adopt(fx, "B", "r2", "A", fence, SC_HASH_A);
+	assert_int_equal(r.status, STORE_OK);
+	for (int i = 0; i < 2; i++) {
+		sc_assert_held(&r.item, "B", "r2", fence, 15000, "pod-b");
+		assert_string_equal(r.item.secret_hash, SC_HASH_B);
+		assert_string_equal(r.item.orphan, "");
+		assert_string_equal(r.item.adopted_from, "A");
+		r = sc_read_item(fx);
+	}
+	/* the old owner's renewal is refused by an item that says why */
+	r = sc_renew(fx, "A", "r3", NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_string_equal(r.item.adopted_from, "A");
+	/* once adopted, not again with the old secret */
+	assert_int_equal(sc_adopt(fx, "C", "r4", "B", fence, SC_HASH_A).status, STORE_REFUSED);
+	/* the new owner renews and releases it */
+	assert_int_equal(sc_renew(fx, "B", "r5", "pod-b").status, STORE_OK);
+	assert_int_equal(sc_release(fx, "B").status, STORE_OK);
+}
+
+static void a_lease_without_a_secret_is_never_adopted(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result r = sc_acquire(fx, "A", "r1", NULL, NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(op(fx, (struct store_req){.op = STORE_ORPHAN, .owner = "A"}).status,
+			 STORE_OK);
+	r = sc_adopt(fx, "B", "r2", "A", r.item.fence, SC_HASH_A);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_string_equal(r.item.owner, "A");
+	/* nor a free item */
+	assert_int_equal(sc_release(fx, "A").status, STORE_OK);
+	assert_int_equal(sc_adopt(fx, "B", "r2", "A", r.item.fence, SC_HASH_A).status,
+			 STORE_REFUSED);
+}
+
 static void renew_ok(void **state)
 {
 	struct fixture *fx = *state;
@@ -662,6 +784,8 @@ static void requests_counted(void **state)
 	sc_check(fx, "A", 1);
 	sc_announce(fx, "W", 1000);
 	sc_withdraw(fx, "W");
+	op(fx, (struct store_req){.op = STORE_ORPHAN, .owner = "A"});
+	sc_adopt(fx, "B", "r3", "A", 1, SC_HASH_A); /* refused: no secret; counted */
 	sc_release(fx, "A");
 	sc_del(fx);
 	store_contract_scan_page(fx);
@@ -768,6 +892,9 @@ int store_contract_run(const struct store_factory *f)
 		T(acquire_of_own_owner_needs_its_rvn),
 		T(fence_increments_from_1),
 		T(holder_removed_when_null),
+		T(secret_hash_written_kept_and_removed),
+		T(orphan_then_adopt),
+		T(a_lease_without_a_secret_is_never_adopted),
 		T(renew_ok),
 		T(renew_on_the_rvn_last_written),
 		T(renew_refused_taken_over),

@@ -49,11 +49,12 @@ static const struct build_case build_cases[] = {
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":"
-	 "\"waiter\"},"
+	 "\"waiter\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"30000\"},"
 	 "\":h\":{\"S\":\"pod-1\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"}," GUARD_VALUES "},"
-	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h ADD #f "
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h REMOVE "
+	 "#sh ADD #f "
 	 ":one\","
 	 "\"ConditionExpression\":\"attribute_not_exists(#o) AND attribute_not_exists(#w) "
 	 "AND " NOT_MY_ARVN " AND " GUARD "\","
@@ -71,11 +72,11 @@ static const struct build_case build_cases[] = {
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\","
-	 "\"#w\":\"waiter\"},"
+	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
 	 "\":s\":{\"S\":\"r0\"},\":sf\":{\"N\":\"7\"}," GUARD_VALUES "},"
-	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h "
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #sh "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"#f = :sf AND ((attribute_not_exists(#o) AND "
 	 "attribute_not_exists(#w)) OR #r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
@@ -92,12 +93,12 @@ static const struct build_case build_cases[] = {
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\","
-	 "\"#w\":\"waiter\",\"#wm\":\"waiterMs\"},"
+	 "\"#w\":\"waiter\",\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
 	 "\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #w, "
-	 "#wm ADD #f :one\","
+	 "#wm, #sh ADD #f :one\","
 	 "\"ConditionExpression\":\"attribute_not_exists(#f) AND (attribute_not_exists(#w) OR #w "
 	 "= :w) AND attribute_not_exists(#o) AND " NOT_MY_ARVN " AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
@@ -114,12 +115,12 @@ static const struct build_case build_cases[] = {
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
 	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\","
-	 "\"#w\":\"waiter\"},"
+	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1800000000\"},\":r\":{\"S\":\"r1\"},"
 	 "\":l\":{\"N\":\"1000\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #x = :x REMOVE "
-	 "#h "
+	 "#h, #sh "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
 	 "#r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
@@ -135,10 +136,12 @@ static const struct build_case build_cases[] = {
 	  .unconditional = true},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\"},"
+	 "\"#h\":\"holder\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#sh\":"
+	 "\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"}},"
-	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h ADD #f "
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #sh "
+	 "ADD #f "
 	 ":one\","
 	 "\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire of an announced waiter, takeover",
@@ -155,12 +158,12 @@ static const struct build_case build_cases[] = {
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":"
 	 "\"waiter\","
-	 "\"#wm\":\"waiterMs\"},"
+	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"},\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h REMOVE "
-	 "#w, #wm "
+	 "#w, #wm, #sh "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
 	 "(attribute_not_exists(#o) OR #r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
@@ -178,12 +181,12 @@ static const struct build_case build_cases[] = {
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":"
 	 "\"waiter\","
-	 "\"#wm\":\"waiterMs\"},"
+	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h REMOVE "
-	 "#w, #wm "
+	 "#w, #wm, #sh "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
 	 "attribute_not_exists(#o) AND " NOT_MY_ARVN " AND " GUARD "\","
@@ -276,9 +279,9 @@ static const struct build_case build_cases[] = {
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .ttl = 9},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\"},"
+	 "\"#h\":\"holder\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"9\"},\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h SET #x = :x\","
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh SET #x = :x\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"release unconditional never creates",
@@ -286,8 +289,8 @@ static const struct build_case build_cases[] = {
 	 {.op = STORE_RELEASE, .name = "a", .unconditional = true},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\","
-	 "\"#k\":\"pk\"},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h\","
+	 "\"#k\":\"pk\",\"#sh\":\"secretHash\"},"
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh\","
 	 "\"ConditionExpression\":\"attribute_exists(#k)\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"release from outside: freed marker by token",
@@ -295,10 +298,10 @@ static const struct build_case build_cases[] = {
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .token = 7},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\","
-	 "\"#fr\":\"freed\",\"#fb\":\"freedBy\"},"
+	 "\"#fr\":\"freed\",\"#fb\":\"freedBy\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"},\":fr\":{\"N\":\"7\"},"
 	 "\":fb\":{\"S\":\"token\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h SET #fr = :fr, #fb = :fb\","
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh SET #fr = :fr, #fb = :fb\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"release forced, unconditional, ttl: freed marker by force",
@@ -311,27 +314,30 @@ static const struct build_case build_cases[] = {
 	  .unconditional = true},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"PK\",\"#fr\":\"freed\",\"#fb\":\"freedBy\"},"
+	 "\"#h\":\"holder\",\"#k\":\"PK\",\"#fr\":\"freed\",\"#fb\":\"freedBy\",\"#sh\":"
+	 "\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"9\"},"
 	 "\":fr\":{\"N\":\"9223372036854775807\"},\":fb\":{\"S\":\"force\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h SET #fr = :fr, #fb = :fb, #x = :x\","
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh SET #fr = :fr, #fb = :fb, #x = :x\","
 	 "\"ConditionExpression\":\"attribute_exists(#k)\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"release forced without a token: no marker",
 	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .forced = true},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
-	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\"},"
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#"
+	 "sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h\",\"ConditionExpression\":\"#o = :o\","
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh\",\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"ttl ignored without a ttl attribute",
 	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .ttl = 9},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
-	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\"},"
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#"
+	 "sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h\",\"ConditionExpression\":\"#o = :o\","
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh\",\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"read",
 	 &k_sk_ttl,

@@ -28,6 +28,9 @@
 #define N_FREED	  "#fr"
 #define N_FREEDBY "#fb"
 #define N_ARVN	  "#a"
+#define N_SECRET  "#sh"
+#define N_ORPHAN  "#or"
+#define N_ADOPTED "#af"
 
 /* The acquire's condition that the item, if there is one, is a lock a write
  * may raise (store.h): _type LOCK, a fence absent or from 0 to INT64_MAX - 1,
@@ -45,9 +48,9 @@
  * took (ACQUIRE in store.h). */
 #define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
 
-static const char *const lock_attrs[] = {"owner",  "rvn",    "fence",	 "leaseMs", "_type",
-					 "holder", "waiter", "waiterMs", "freed",   "freedBy",
-					 "expAt",  "expRvn", "arvn"};
+static const char *const lock_attrs[] = {
+	"owner", "rvn",	    "fence", "leaseMs", "_type", "holder",     "waiter", "waiterMs",
+	"freed", "freedBy", "expAt", "expRvn",	"arvn",	 "secretHash", "orphan", "adoptedFrom"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",
@@ -69,6 +72,8 @@ static const enum ddb_op store_ops[STORE_OP_COUNT] = {
 	[STORE_CHECK] = DDB_TRANSACT_WRITE_ITEMS,
 	[STORE_ANNOUNCE] = DDB_UPDATE_ITEM,
 	[STORE_WITHDRAW] = DDB_UPDATE_ITEM,
+	[STORE_ORPHAN] = DDB_UPDATE_ITEM,
+	[STORE_ADOPT] = DDB_UPDATE_ITEM,
 	[STORE_SCAN] = DDB_SCAN,
 };
 
@@ -455,6 +460,20 @@ static bool req_valid(const struct store_req *r, char *err)
 	}
 	if (writes && r->holder && !str_ok("holder", r->holder, STORE_HOLDER_MAX, err))
 		return false;
+	if ((r->op == STORE_ORPHAN || r->op == STORE_ADOPT) &&
+	    !str_ok("owner", r->owner, STORE_ID_MAX, err))
+		return false;
+	if (r->op == STORE_ADOPT &&
+	    (!str_ok("previous owner", r->prev_owner, STORE_ID_MAX, err) ||
+	     !str_ok("rvn", r->rvn, STORE_ID_MAX, err) ||
+	     !str_ok("secret hash", r->secret_hash, STORE_SECRET_HASH_LEN, err) ||
+	     !str_ok("secret hash presented", r->prev_secret_hash, STORE_SECRET_HASH_LEN, err) ||
+	     (r->holder && !str_ok("holder", r->holder, STORE_HOLDER_MAX, err))))
+		return false;
+	if (r->op == STORE_ADOPT && r->lease_ms <= 0) {
+		ddb_errf(err, "lease must be positive, not %" PRId64 " ms", r->lease_ms);
+		return false;
+	}
 	if (writes && r->lease_ms <= 0) {
 		ddb_errf(err, "lease must be positive, not %" PRId64 " ms", r->lease_ms);
 		return false;
@@ -528,6 +547,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jstr(&w, N_FREED, "freed");
 		jstr(&w, N_FREEDBY, "freedBy");
 	}
+	if (acquire || release)
+		jstr(&w, N_SECRET, "secretHash");
 	jend(&w, '}');
 
 	/* DynamoDB refuses an empty map: an unconditional release without a
@@ -552,6 +573,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 			if (acquire) {
 				jattr(&w, ":t", "S", "LOCK");
 				jnum(&w, ":one", 1);
+				if (r->secret_hash)
+					jattr(&w, ":sh", "S", r->secret_hash);
 			}
 			if ((guarded || !acquire) && r->seen_rvn)
 				jattr(&w, ":s", "S", r->seen_rvn);
@@ -568,25 +591,31 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jend(&w, '}');
 	}
 
-	char expr[192], cond[512] = "";
+	char expr[256], cond[512] = "";
 	if (release) {
-		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h%s%s%s", ttl || freed ? " SET " : "",
-			 freed ? "#fr = :fr, #fb = :fb" : "",
+		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h, #sh%s%s%s",
+			 ttl || freed ? " SET " : "", freed ? "#fr = :fr, #fb = :fb" : "",
 			 ttl ? (freed ? ", #x = :x" : "#x = :x") : "");
 		/* unconditional: never create an item, a bare key would be no lock */
 		snprintf(cond, sizeof cond, "%s",
 			 r->unconditional ? "attribute_exists(#k)" : "#o = :o");
 	} else {
-		const char *removes =
-			r->holder ? (takes_waiter ? " REMOVE #w, #wm" : "")
-				  : (takes_waiter ? " REMOVE #h, #w, #wm" : " REMOVE #h");
+		/* an acquire sets its lease's secret hash or removes an old one */
+		bool set_secret = acquire && r->secret_hash, rm_secret = acquire && !r->secret_hash;
+		bool rm_holder = !r->holder, any_rm = rm_holder || takes_waiter || rm_secret;
 		/* the expression of every renewal: pieces, not a format */
 		const char *const parts[] = {"SET ",
 					     acquire ? "#o = :o, #t = :t, #a = :r, " : "",
 					     "#r = :r, #l = :l",
 					     r->holder ? ", #h = :h" : "",
 					     ttl ? ", #x = :x" : "",
-					     removes,
+					     set_secret ? ", #sh = :sh" : "",
+					     any_rm ? " REMOVE " : "",
+					     rm_holder ? "#h" : "",
+					     rm_holder && (takes_waiter || rm_secret) ? ", " : "",
+					     takes_waiter ? "#w, #wm" : "",
+					     takes_waiter && rm_secret ? ", " : "",
+					     rm_secret ? "#sh" : "",
 					     acquire ? " ADD #f :one" : ""};
 		join(expr, sizeof expr, parts, sizeof parts / sizeof parts[0]);
 		if (!acquire && r->seen_rvn) /* a renewal: see RENEW in store.h */
@@ -700,6 +729,73 @@ static char *build_keyed(const struct ddb_keys *k, const struct store_req *r, si
 	return jdone(&w, len, err);
 }
 
+/* ORPHAN: the holder marks its own lease (store.h). */
+static char *build_orphan(const struct ddb_keys *k, const struct store_req *r, size_t *len,
+			  char *err)
+{
+	struct jw w = {0};
+	jobj(&w, NULL);
+	jstr(&w, "TableName", k->table);
+	jkey(&w, k, r->name);
+	jobj(&w, "ExpressionAttributeNames");
+	jstr(&w, N_OWNER, "owner");
+	jstr(&w, N_ORPHAN, "orphan");
+	jend(&w, '}');
+	jobj(&w, "ExpressionAttributeValues");
+	jattr(&w, ":o", "S", r->owner);
+	jend(&w, '}');
+	jstr(&w, "UpdateExpression", "SET #or = :o");
+	jstr(&w, "ConditionExpression", "#o = :o");
+	jstr(&w, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	jstr(&w, "ReturnValues", "ALL_NEW");
+	return jdone(&w, len, err);
+}
+
+/* ADOPT: an orphaned lease to a new owner, its fence kept (store.h). */
+static char *build_adopt(const struct ddb_keys *k, const struct store_req *r, size_t *len,
+			 char *err)
+{
+	struct jw w = {0};
+	bool ttl = k->ttl_attr && r->ttl > 0;
+	jobj(&w, NULL);
+	jstr(&w, "TableName", k->table);
+	jkey(&w, k, r->name);
+	jobj(&w, "ExpressionAttributeNames");
+	if (ttl)
+		jstr(&w, N_TTL, k->ttl_attr);
+	jstr(&w, N_OWNER, "owner");
+	jstr(&w, N_RVN, "rvn");
+	jstr(&w, N_LEASE, "leaseMs");
+	jstr(&w, N_HOLDER, "holder");
+	jstr(&w, N_FENCE, "fence");
+	jstr(&w, N_SECRET, "secretHash");
+	jstr(&w, N_ORPHAN, "orphan");
+	jstr(&w, N_ADOPTED, "adoptedFrom");
+	jend(&w, '}');
+	jobj(&w, "ExpressionAttributeValues");
+	if (ttl)
+		jnum(&w, ":x", r->ttl);
+	jattr(&w, ":o", "S", r->owner);
+	jattr(&w, ":r", "S", r->rvn);
+	jnum(&w, ":l", r->lease_ms);
+	if (r->holder)
+		jattr(&w, ":h", "S", r->holder);
+	jattr(&w, ":sh", "S", r->secret_hash);
+	jattr(&w, ":po", "S", r->prev_owner);
+	jnum(&w, ":tok", r->token);
+	jattr(&w, ":psh", "S", r->prev_secret_hash);
+	jend(&w, '}');
+	char expr[256];
+	snprintf(expr, sizeof expr,
+		 "SET #o = :o, #r = :r, #l = :l, #sh = :sh, #af = :po%s%s REMOVE #or%s",
+		 r->holder ? ", #h = :h" : "", ttl ? ", #x = :x" : "", r->holder ? "" : ", #h");
+	jstr(&w, "UpdateExpression", expr);
+	jstr(&w, "ConditionExpression", "#o = :po AND #f = :tok AND #or = :po AND #sh = :psh");
+	jstr(&w, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	jstr(&w, "ReturnValues", "ALL_NEW");
+	return jdone(&w, len, err);
+}
+
 typedef char *(*build_fn)(const struct ddb_keys *, const struct store_req *, size_t *, char *);
 
 static const build_fn builders[STORE_OP_COUNT] = {
@@ -707,6 +803,7 @@ static const build_fn builders[STORE_OP_COUNT] = {
 	[STORE_RELEASE] = build_update,	   [STORE_READ] = build_keyed,
 	[STORE_DELETE] = build_keyed,	   [STORE_CHECK] = build_check,
 	[STORE_ANNOUNCE] = build_announce, [STORE_WITHDRAW] = build_announce,
+	[STORE_ORPHAN] = build_orphan,	   [STORE_ADOPT] = build_adopt,
 };
 
 char *ddb_build_request(const struct ddb_keys *k, const struct store_req *req, size_t *len,

@@ -177,6 +177,40 @@ static bool get_exp_rvn(struct lock_item *item, const struct ddb_attr *a, char *
 	return true;
 }
 
+/* secretHash as read: anything but 64 lowercase hex digits reads as "?",
+ * a hash no secret has (an item edited by hand keeps its lease guarded). */
+static bool get_secret_hash(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	bool ok = is_string(a) && a->vlen == STORE_SECRET_HASH_LEN;
+	for (size_t i = 0; ok && i < a->vlen; i++)
+		ok = (a->val[i] >= '0' && a->val[i] <= '9') ||
+		     (a->val[i] >= 'a' && a->val[i] <= 'f');
+	if (ok) {
+		memcpy(item->secret_hash, a->val, a->vlen);
+		item->secret_hash[a->vlen] = '\0';
+	} else {
+		memcpy(item->secret_hash, "?", 2);
+	}
+	return true;
+}
+
+/* orphan and adoptedFrom (store.h's ORPHAN, ADOPT): owner ids; another
+ * form, from an item edited by hand, reads as none. */
+static bool get_orphan(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_str(a, item->orphan, sizeof item->orphan, NULL, ignored))
+		item->orphan[0] = '\0';
+	return true;
+}
+static bool get_adopted_from(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_str(a, item->adopted_from, sizeof item->adopted_from, NULL, ignored))
+		item->adopted_from[0] = '\0';
+	return true;
+}
+
 /* The attributes of a lock item (docs/lease-rules.md); any other is
  * ignored, but for the TTL attribute when one is configured. */
 static const struct {
@@ -184,12 +218,21 @@ static const struct {
 	size_t len;
 	bool (*read)(struct lock_item *item, const struct ddb_attr *a, char *err);
 } item_attrs[] = {
-	{"owner", 5, get_owner},   {"rvn", 3, get_rvn},
-	{"holder", 6, get_holder}, {"_type", 5, get_type},
-	{"fence", 5, get_fence},   {"leaseMs", 7, get_lease},
-	{"waiter", 6, get_waiter}, {"waiterMs", 8, get_waiter_ms},
-	{"freed", 5, get_freed},   {"freedBy", 7, get_freed_by},
-	{"expAt", 5, get_expires}, {"expRvn", 6, get_exp_rvn},
+	{"owner", 5, get_owner},
+	{"rvn", 3, get_rvn},
+	{"holder", 6, get_holder},
+	{"_type", 5, get_type},
+	{"fence", 5, get_fence},
+	{"leaseMs", 7, get_lease},
+	{"waiter", 6, get_waiter},
+	{"waiterMs", 8, get_waiter_ms},
+	{"freed", 5, get_freed},
+	{"freedBy", 7, get_freed_by},
+	{"expAt", 5, get_expires},
+	{"expRvn", 6, get_exp_rvn},
+	{"secretHash", 10, get_secret_hash},
+	{"orphan", 6, get_orphan},
+	{"adoptedFrom", 11, get_adopted_from},
 };
 
 bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,
