@@ -164,11 +164,11 @@ static void syntax_is(const struct cmd_table *t, const char *cmd, const char *wa
 static void test_syntax(void **state)
 {
 	syntax_is(*state, "lock.acquire",
-		  "LOCK.ACQUIRE name lease-ms [WAIT timeout-ms] [HOLDER label] [DETACH] "
+		  "LOCK.ACQUIRE name lease-ms [WAIT timeout-ms] [HOLDER label] [DETACH] [ADOPTABLE] "
 		  "[TRACEPARENT traceparent]");
 	syntax_is(*state, "del", "DEL key [key ...]");
 	syntax_is(*state, "eval", "EVAL script numkeys [key [key ...]] [arg [arg ...]]");
-	syntax_is(*state, "lock.renew", "LOCK.RENEW name [token]");
+	syntax_is(*state, "lock.renew", "LOCK.RENEW name [token] [secret]");
 	/* cut to the buffer, NUL-terminated */
 	const struct cmd_def *d = cmd_lookup(*state, "lock.acquire", 12, NULL);
 	char small[16];
