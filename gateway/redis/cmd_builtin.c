@@ -102,6 +102,7 @@ static void c_reset(struct cmd_call *c)
 	struct sess *s = c->sess;
 	const struct sess_hooks *h = &sess_fe(s)->hooks;
 	bool answered = h->on_reset != NULL && h->on_reset(s, h->arg);
+	s->multi = s->multi_dirty = false; /* the hook dropped the queue */
 	s->proto = RESP2;
 	free(s->name);
 	s->name = NULL;
@@ -916,7 +917,7 @@ static const struct cmd_def builtins[] = {
 	{.name = "quit",
 	 .fn = c_quit,
 	 .arity = -1,
-	 .flags = CMD_NOAUTH | CMD_LOADING,
+	 .flags = CMD_NOAUTH | CMD_LOADING | CMD_IN_MULTI,
 	 .acl = ACL_FAST | ACL_CONNECTION,
 	 .summary = "Closes the connection, releasing its leases.",
 	 .group = "connection",
@@ -924,7 +925,7 @@ static const struct cmd_def builtins[] = {
 	{.name = "reset",
 	 .fn = c_reset,
 	 .arity = 1,
-	 .flags = CMD_NOAUTH | CMD_LOADING,
+	 .flags = CMD_NOAUTH | CMD_LOADING | CMD_IN_MULTI,
 	 .acl = ACL_FAST | ACL_CONNECTION,
 	 .summary = "Resets the connection: releases its leases, clears its name.",
 	 .group = "connection",

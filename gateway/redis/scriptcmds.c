@@ -191,9 +191,7 @@ static void eval_known(struct cmd_call *c, const struct known_script *k)
 #define SCRIPT_MAX_INSTR 50000000   /* instructions of one run */
 #define SCRIPT_MAX_BYTES (32 << 20) /* memory one run may add */
 
-/* The engine of the gateway, made at the first script; NULL with the
- * error written. */
-static struct sr_engine *engine(struct cmd_call *c)
+struct sr_engine *rl_script_engine(struct cmd_call *c)
 {
 	struct rl_app *app = c->arg;
 	if (app->scripts != NULL)
@@ -213,8 +211,12 @@ static struct sr_engine *engine(struct cmd_call *c)
 	return app->scripts;
 }
 
-/* A script's reply as Redis gives it to a RESP2 or RESP3 client. */
-static void render(struct buf *out, enum resp_proto proto, const struct sv *v)
+static struct sr_engine *engine(struct cmd_call *c)
+{
+	return rl_script_engine(c);
+}
+
+void rl_render_sv(struct buf *out, enum resp_proto proto, const struct sv *v)
 {
 	switch (v->type) {
 	case SV_INT:
@@ -235,7 +237,7 @@ static void render(struct buf *out, enum resp_proto proto, const struct sv *v)
 	case SV_ARRAY:
 		resp_add_array(out, v->n);
 		for (size_t i = 0; i < v->n; i++)
-			render(out, proto, &v->a[i]);
+			rl_render_sv(out, proto, &v->a[i]);
 		break;
 	case SV_BOOL: /* RESP2: true is 1, false nil; RESP3: a boolean */
 		if (proto == RESP3)
@@ -259,7 +261,7 @@ static void script_done(void *arg, struct sv *result)
 {
 	struct sess *s = arg;
 	if (!sess_closed(s))
-		render(sess_out(s), sess_proto(s), result);
+		rl_render_sv(sess_out(s), sess_proto(s), result);
 	sess_resume(s);
 	sess_unref(s);
 }
@@ -315,7 +317,7 @@ static void run_lua(struct cmd_call *c, struct sr_engine *e, const char *sha, bo
 			     .ro = ro || sl_script_ro(sr_vm(e), sha)};
 	struct sv err = {.type = SV_NIL};
 	if (sr_start(e, &req, script_done, c->sess, &err) == NULL) {
-		render(c->out, c->proto, &err);
+		rl_render_sv(c->out, c->proto, &err);
 		sv_clear(&err);
 		return;
 	}

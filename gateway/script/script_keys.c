@@ -480,27 +480,56 @@ struct sk_cmd {
 	const char *name;
 	int arity; /* as the command table's: N exactly, -N at least */
 	sk_fn fn;
+	int first, last; /* the keys: argv[first..last]; last -1: to the end; 0: none */
 };
 
 static const struct sk_cmd cmds[] = {
-	{"get", 2, c_get},
-	{"set", -3, c_set},
-	{"del", -2, c_del},
-	{"unlink", -2, c_del},
-	{"exists", -2, c_exists},
-	{"mget", -2, c_mget},
-	{"type", 2, c_type},
-	{"pttl", 2, c_pttl},
-	{"ttl", 2, c_ttl},
-	{"pexpiretime", 2, c_pexpiretime},
-	{"expiretime", 2, c_expiretime},
-	{"pexpire", -3, c_pexpire},
-	{"expire", -3, c_expire},
-	{"pexpireat", -3, c_pexpireat},
-	{"expireat", -3, c_expireat},
-	{"time", 1, c_time},
-	{"ping", -1, c_ping},
+	{"get", 2, c_get, 1, 1},
+	{"set", -3, c_set, 1, 1},
+	{"del", -2, c_del, 1, -1},
+	{"unlink", -2, c_del, 1, -1},
+	{"exists", -2, c_exists, 1, -1},
+	{"mget", -2, c_mget, 1, -1},
+	{"type", 2, c_type, 1, 1},
+	{"pttl", 2, c_pttl, 1, 1},
+	{"ttl", 2, c_ttl, 1, 1},
+	{"pexpiretime", 2, c_pexpiretime, 1, 1},
+	{"expiretime", 2, c_expiretime, 1, 1},
+	{"pexpire", -3, c_pexpire, 1, 1},
+	{"expire", -3, c_expire, 1, 1},
+	{"pexpireat", -3, c_pexpireat, 1, 1},
+	{"expireat", -3, c_expireat, 1, 1},
+	{"time", 1, c_time, 0, 0},
+	{"ping", -1, c_ping, 0, 0},
 };
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const struct sk_cmd *find_cmd(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (is(name, len, cmds[i].name))
+			return &cmds[i];
+	return NULL;
+}
+
+bool sk_cmd_keys(int argc, const char *const *argv, const size_t *lens, int *first, int *last)
+{
+	const struct sk_cmd *c = find_cmd(argv[0], lens[0]);
+	if (c == NULL)
+		return false;
+	*first = c->first;
+	*last = c->first == 0 ? -1 : c->last < 0 ? argc - 1 : c->last;
+	if (*last >= argc)
+		*last = argc - 1; /* a wrong arity: the run answers it */
+	return true;
+}
+
+const char *sk_cmd_names(void)
+{
+	return "GET, SET, DEL, UNLINK, EXISTS, MGET, TYPE, PTTL, TTL, PEXPIRE, EXPIRE, PEXPIREAT, "
+	       "EXPIREAT, PEXPIRETIME, EXPIRETIME, TIME, PING";
+}
 
 /* Commands of lock libraries leasegate's keyspace does not have yet, with
  * what needs them: named in the error. */
@@ -551,18 +580,37 @@ static void unknown(const char *name, size_t len, struct sv *r)
 void sk_call(void *host, int argc, const char *const *argv, const size_t *lens, struct sv *reply)
 {
 	struct sk_space *sp = host;
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		const struct sk_cmd *c = &cmds[i];
-		if (!is(argv[0], lens[0], c->name))
-			continue;
-		if ((c->arity > 0 && argc != c->arity) || (c->arity < 0 && argc < -c->arity)) {
-			sv_errorf(reply, "ERR wrong number of arguments for '%s' command", c->name);
-			return;
-		}
-		c->fn(sp, argc, argv, lens, reply);
+	const struct sk_cmd *c = find_cmd(argv[0], lens[0]);
+	if (c == NULL) {
+		unknown(argv[0], lens[0], reply);
 		return;
 	}
-	unknown(argv[0], lens[0], reply);
+	if ((c->arity > 0 && argc != c->arity) || (c->arity < 0 && argc < -c->arity)) {
+		sv_errorf(reply, "ERR wrong number of arguments for '%s' command", c->name);
+		return;
+	}
+	c->fn(sp, argc, argv, lens, reply);
+}
+
+bool sk_same(const struct sk_key *then, const struct sk_key *now)
+{
+	const struct lock_item *a = &then->item, *b = &now->item;
+	if (then->alive0 != now->alive0 || a->exists != b->exists)
+		return false;
+	if (!a->exists)
+		return true;
+	if (a->has_owner != b->has_owner || a->has_fence != b->has_fence || a->fence != b->fence)
+		return false;
+	if (!a->has_owner)
+		return true;
+	if (strcmp(a->owner, b->owner) != 0 || a->lease_ms != b->lease_ms)
+		return false;
+	/* a script's write, or a lease seen ended: the exact version; a lease
+	 * of the lease core held: owner, fence and lease (its heartbeats
+	 * change rvn alone) */
+	if (then->script_exp0 || !then->alive0)
+		return strcmp(a->rvn, b->rvn) == 0;
+	return true;
 }
 
 /* --- the commit --- */

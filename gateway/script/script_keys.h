@@ -75,6 +75,20 @@ void sk_reset(struct sk_space *sp);
 /* sl_call_fn: one command of a script (host: the struct sk_space). */
 void sk_call(void *host, int argc, const char *const *argv, const size_t *lens, struct sv *reply);
 
+/* The keys of a command of the keyspace: true with argv[*first..*last]
+ * the keys (*first 0: none); false when argv[0] is no command of the
+ * keyspace. For MULTI, which prefetches the keys of its queue. */
+bool sk_cmd_keys(int argc, const char *const *argv, const size_t *lens, int *first, int *last);
+
+/* The commands of the keyspace, for messages: "GET, SET, ...". */
+const char *sk_cmd_names(void);
+
+/* True when key now (read later) is the version then was (as read for
+ * WATCH): the same item, alive or not as then. A lease of the lease core
+ * renewed by its heartbeats counts as the same; any write of a script or a
+ * command (a new owner, fence, lease, a script's new version) does not. */
+bool sk_same(const struct sk_key *then, const struct sk_key *now);
+
 /* The commit of the run: one op per key touched, into ops (room for
  * sp->n), *n of them; commit_now is the wall clock at the commit (keys
  * seen alive by their expiry must outlive it). 0 ops: nothing to commit

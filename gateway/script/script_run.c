@@ -50,6 +50,8 @@ struct sr_job {
 	bool failed; /* a read failed: the job answers that */
 	struct sv read_err;
 	char sha[SL_SHA_HEX + 1];
+	sr_body_fn body;
+	void *body_arg;
 	bool ro;
 	int nkeys, nargs;
 	const char **keyv, **argv;
@@ -205,7 +207,10 @@ static void run(struct sr_job *j)
 			   .call = sk_call,
 			   .host = &j->space,
 			   .now_ms = now};
-	sl_exec(e->vm, &r, &j->result);
+	if (j->body != NULL)
+		j->body(j->body_arg, &j->space, &j->result);
+	else
+		sl_exec(e->vm, &r, &j->result);
 	if (j->result.type == SV_ERROR) { /* nothing commits */
 		finish(j, &j->result);
 		return;
@@ -303,8 +308,13 @@ struct sr_job *sr_start(struct sr_engine *e, const struct sr_req *req, sr_done_f
 		sv_errorf(err, "ERR out of memory");
 		return NULL;
 	}
-	*j = (struct sr_job){.e = e, .done = done, .arg = arg, .ro = req->ro};
-	snprintf(j->sha, sizeof(j->sha), "%s", req->sha);
+	*j = (struct sr_job){.e = e,
+			     .done = done,
+			     .arg = arg,
+			     .ro = req->ro,
+			     .body = req->body,
+			     .body_arg = req->body_arg};
+	snprintf(j->sha, sizeof(j->sha), "%s", req->sha != NULL ? req->sha : "");
 	j->nkeys = req->nkeys;
 	j->nargs = req->nargs;
 	j->keyv = (const char **)(void *)j->text;
