@@ -62,6 +62,7 @@
 #define LG_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define STORE_ID_MAX	 64   /* owner and rvn ids, bytes without NUL */
@@ -170,6 +171,9 @@ struct store_tx_req;
 struct store_tx_result;
 struct store_kv_req;
 struct store_kv_result;
+struct store_blob_result;
+/* A blob's answer (store_blob.h). */
+typedef void (*store_blob_cb)(void *arg, const struct store_blob_result *res);
 /* A keyspace commit's answer (store_kv.h). */
 typedef void (*store_kv_cb)(void *arg, const struct store_kv_result *res);
 /* A fenced transaction's answer (store_tx.h). */
@@ -193,6 +197,12 @@ struct store_ops {
 	 * store has none. */
 	struct store_call *(*kv_commit)(struct store *s, const struct store_kv_req *req,
 					store_kv_cb cb, void *arg);
+	/* store_blob_put() and store_blob_get() (store_blob.h); cancelled
+	 * with cancel. NULL: the store has none. */
+	struct store_call *(*blob_put)(struct store *s, const char *kind, const char *id,
+				       const void *data, size_t len, store_blob_cb cb, void *arg);
+	struct store_call *(*blob_get)(struct store *s, const char *kind, const char *id,
+				       store_blob_cb cb, void *arg);
 };
 
 struct store {

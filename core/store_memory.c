@@ -355,6 +355,7 @@ oom:
 static void call_free(struct store_call *call)
 {
 	free(call->kv);
+	free(call->blob);
 	pool_put(&call_pool, call, call->size);
 }
 
@@ -513,6 +514,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->page = NULL;
 	call->limit = 0;
 	call->kv = NULL;
+	call->blob = NULL;
 	call->size = sizeof(*call) + need;
 	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
@@ -588,6 +590,7 @@ static struct store_call *mem_scan(struct store *s, const char *cursor, unsigned
 	call->page = res;
 	call->limit = limit;
 	call->kv = NULL;
+	call->blob = NULL;
 	call->req.op = STORE_SCAN;
 	if (!from_start) {
 		memcpy(call->text, after, need);
@@ -619,6 +622,7 @@ static void mem_free(struct store *s)
 	}
 	timer_cancel(&ms->q_timer);
 	timer_cancel(&ms->sweep);
+	mem_blobs_free(ms);
 	free(ms->gens);
 	free(ms->buckets);
 	free(ms);
@@ -674,6 +678,8 @@ static struct store_call *mem_transact(struct store *s, const struct store_tx_re
 static const struct store_ops memory_ops = {
 	.transact = mem_transact,
 	.kv_commit = mem_kv_commit,
+	.blob_put = mem_blob_put,
+	.blob_get = mem_blob_get,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,
