@@ -23,6 +23,10 @@
  * Bounds: TX_QUEUE_MAX commands, TX_BYTES_MAX bytes of arguments, and
  * SK_KEYS_MAX distinct keys (watched ones included) per transaction.
  *
+ * EXISTS, TYPE, MGET, PEXPIRETIME and EXPIRETIME outside MULTI run the
+ * same way, each alone: its keys read, the command run on them, several
+ * keys checked together at a commit (one snapshot, as Redis answers).
+ *
  * Not here: the commands' semantics (script_keys.c), the commit
  * (core/store_kv.h).
  */
@@ -472,6 +476,87 @@ static void c_exec(struct cmd_call *c)
 	sess_suspend(s);
 }
 
+/* --- keyspace commands outside scripts (EXISTS, TYPE, MGET...) --- */
+
+/* One command of the keyspace run alone as a transaction: its keys read,
+ * the command run on them (script_keys.c), its writes committed; several
+ * keys read are checked together (one snapshot). */
+struct one_job {
+	struct sess *sess;
+	struct tx_cmd cmd;
+};
+
+static void one_body(void *arg, struct sk_space *sp, struct sv *result)
+{
+	const struct tx_cmd *q = &((struct one_job *)arg)->cmd;
+	sk_call(sp, q->argc, q->argv, q->lens, result);
+}
+
+static void one_done(void *arg, struct sv *result)
+{
+	struct one_job *o = arg;
+	struct sess *s = o->sess;
+	if (!sess_closed(s))
+		rl_render_sv(sess_out(s), sess_proto(s), result);
+	free(o->cmd.argv);
+	free(o);
+	sess_resume(s);
+	sess_unref(s);
+}
+
+static void c_keyspace(struct cmd_call *c)
+{
+	const char *argv0[1] = {c->argv[0].p};
+	size_t len0[1] = {c->argv[0].len};
+	int first = 0, last = -1;
+	if (!sk_cmd_keys(c->argc, argv0, len0, &first, &last)) {
+		resp_add_errorf(c->out, "ERR '%s' is no command of the lock keyspace",
+				c->def->name);
+		return;
+	}
+	/* the distinct keys, as the engine reads each once */
+	const char *keys[SK_KEYS_MAX];
+	size_t lens[SK_KEYS_MAX];
+	int n = 0;
+	for (int i = first; first > 0 && i <= last; i++) {
+		bool dup = false;
+		for (int j = 0; j < n && !dup; j++)
+			dup = lens[j] == c->argv[i].len &&
+			      memcmp(keys[j], c->argv[i].p, lens[j]) == 0;
+		if (dup)
+			continue;
+		if (n == SK_KEYS_MAX) {
+			resp_add_errorf(c->out, "ERR leasegate's '%s' takes at most %d keys",
+					c->def->name, SK_KEYS_MAX);
+			return;
+		}
+		keys[n] = c->argv[i].p;
+		lens[n++] = c->argv[i].len;
+	}
+	struct sr_engine *e = rl_script_engine(c);
+	struct one_job *o = e != NULL ? calloc(1, sizeof(*o)) : NULL;
+	size_t bytes;
+	if (e == NULL || o == NULL || !copy_cmd(c, &o->cmd, &bytes)) {
+		if (e != NULL)
+			resp_add_errorf(c->out, "ERR out of memory");
+		free(o);
+		return;
+	}
+	o->sess = c->sess;
+	struct sr_req req = {
+		.body = one_body, .body_arg = o, .nkeys = n, .keys = keys, .key_lens = lens};
+	struct sv err = {.type = SV_NIL};
+	if (sr_start(e, &req, one_done, o, &err) == NULL) {
+		rl_render_sv(c->out, c->proto, &err);
+		sv_clear(&err);
+		free(o->cmd.argv);
+		free(o);
+		return;
+	}
+	sess_ref(c->sess);
+	sess_suspend(c->sess);
+}
+
 #define TX_CATS (ACL_FAST | ACL_TRANSACTION)
 
 static const struct cmd_def tx_cmds[] = {
@@ -524,6 +609,58 @@ static const struct cmd_def tx_cmds[] = {
 	 .group = "transactions",
 	 .complexity = "O(1)",
 	 .since = CMD_SINCE},
+	{.name = "exists",
+	 .fn = c_keyspace,
+	 .arity = -2,
+	 .acl = ACL_KEYSPACE | ACL_READ | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .key_last = CMD_KEYS_REST,
+	 .summary = "How many of the keys are held locks (a key named twice counts twice).",
+	 .group = "generic",
+	 .complexity = "O(N) keys, read together",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, CMD_ARG_MULTIPLE})},
+	{.name = "type",
+	 .fn = c_keyspace,
+	 .arity = 2,
+	 .acl = ACL_KEYSPACE | ACL_READ | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary = "string while the key is a held lock, none otherwise.",
+	 .group = "generic",
+	 .complexity = "O(1)",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
+	{.name = "mget",
+	 .fn = c_keyspace,
+	 .arity = -2,
+	 .acl = ACL_READ | ACL_STRING | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .key_last = CMD_KEYS_REST,
+	 .summary = "The values (holders) of the keys, nil for each not held; one snapshot.",
+	 .group = "string",
+	 .complexity = "O(N) keys, read together",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, CMD_ARG_MULTIPLE})},
+	{.name = "pexpiretime",
+	 .fn = c_keyspace,
+	 .arity = 2,
+	 .acl = ACL_KEYSPACE | ACL_READ | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary = "When the key's lease ends, epoch milliseconds; -2 when not held.",
+	 .group = "generic",
+	 .complexity = "O(1)",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
+	{.name = "expiretime",
+	 .fn = c_keyspace,
+	 .arity = 2,
+	 .acl = ACL_KEYSPACE | ACL_READ | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary = "When the key's lease ends, epoch seconds; -2 when not held.",
+	 .group = "generic",
+	 .complexity = "O(1)",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
 };
 
 int rl_txcmds_register(struct rl_app *app, struct cmd_table *cmds)

@@ -147,4 +147,24 @@ got = a.pipeline().set(k6, "x", nx=True, px=20000).set(key("bad"), "y", px=99999
 check(got[0] is True and isinstance(got[1], redis.ResponseError) and got[2] == b"x",
       "a command that fails inside EXEC leaves the others applied", got)
 
+# the keyspace commands outside MULTI (EXISTS, TYPE, MGET, PEXPIRETIME,
+# EXPIRETIME), from B, on keys A holds: a lock taken by value and a lease
+# A's connection holds with LOCK.ACQUIRE
+try:
+    k7, k8, k9 = key("ex1"), key("ex2"), key("ex3")
+    check(a.set(k7, "v7", nx=True, px=20000) is True, "A takes a lock by value")
+    check(a.execute_command("LOCK.ACQUIRE", k8, 20000) > 0, "A's connection takes a lease (LOCK.ACQUIRE)")
+    got = b.exists(k7, k8, k9, k7)
+    check(got == 3, "EXISTS from B: both held keys, one twice, the free one not", got)
+    got = [b.type(k7), b.type(k9)]
+    check(got == [b"string", b"none"], "TYPE from B: string / none", got)
+    got = b.mget(k7, k9)
+    check(got == [b"v7", None], "MGET from B: the value and nil", got)
+    now_ms = int(time.time() * 1000)
+    got = b.execute_command("PEXPIRETIME", k7)
+    check(now_ms + 10000 < got <= now_ms + 21000, "PEXPIRETIME from B: the lease's end", got)
+    check(b.execute_command("EXPIRETIME", k9) == -2, "EXPIRETIME of a free key: -2")
+except redis.RedisError as e:
+    check(False, "EXISTS/TYPE/MGET/PEXPIRETIME/EXPIRETIME outside MULTI", str(e))
+
 sys.exit(1 if failed else 0)
