@@ -69,6 +69,8 @@
 #define STORE_HOLDER_MAX 256  /* holder label, bytes without NUL */
 #define STORE_NAME_MAX	 2000 /* lock name: LOCK#<name> fits a 2048-byte key */
 #define STORE_MSG_MAX	 256
+/* a script's hash on a lock key: "field value" pairs, space-separated */
+#define STORE_HASH_MAX 1040
 
 enum store_op {
 	STORE_ACQUIRE,
@@ -125,6 +127,10 @@ struct lock_item {
 	 * "" when absent. */
 	int64_t expires_at;
 	char exp_rvn[STORE_ID_MAX + 1];
+	/* The hash a script wrote on the key (core/store_kv.h, attribute
+	 * hfields): "field value ..." pairs separated by single spaces,
+	 * meaningful only while owner starts with "h:"; "" when absent. */
+	char hash[STORE_HASH_MAX + 1];
 };
 
 struct store_req {

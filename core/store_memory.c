@@ -67,6 +67,7 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 		out->freed_forced = false;
 		out->expires_at = 0;
 		out->exp_rvn[0] = '\0';
+		out->hash[0] = '\0';
 		return;
 	}
 	out->exists = true;
@@ -103,6 +104,10 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	out->freed_forced = it->freed_forced;
 	out->expires_at = it->expires_at;
 	memcpy(out->exp_rvn, it->exp_rvn, sizeof(out->exp_rvn));
+	if (it->hfields != NULL) /* rare: a script's hash */
+		snprintf(out->hash, sizeof(out->hash), "%s", it->hfields);
+	else
+		out->hash[0] = '\0';
 }
 
 static size_t slen(const char *s)
@@ -183,6 +188,7 @@ void mem_item_delete(struct mstore *ms, struct mitem **slot)
 	free(it->holder);
 	free(it->waiter);
 	free(it->other_type);
+	free(it->hfields);
 	free(it);
 	ms->nitems--;
 }
@@ -612,6 +618,7 @@ static void mem_free(struct store *s)
 			free(it->holder);
 			free(it->other_type);
 			free(it->waiter);
+			free(it->hfields);
 			free(it);
 		}
 	}

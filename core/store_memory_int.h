@@ -39,7 +39,8 @@ struct mitem {
 	/* a script's expiry (store.h's lock_item.expires_at) */
 	int64_t expires_at;
 	char exp_rvn[STORE_ID_MAX + 1];
-	char name[]; /* NUL-terminated */
+	char *hfields; /* a script's hash (store.h lock_item.hash), or NULL */
+	char name[];   /* NUL-terminated */
 };
 
 /* Made by mem_submit from a block not zeroed (pool_take): a new field must

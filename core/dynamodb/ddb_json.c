@@ -39,9 +39,9 @@
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
 
-static const char *const lock_attrs[] = {"owner", "rvn",     "fence",  "leaseMs",
-					 "_type", "holder",  "waiter", "waiterMs",
-					 "freed", "freedBy", "expAt",  "expRvn"};
+static const char *const lock_attrs[] = {"owner",  "rvn",    "fence",	 "leaseMs", "_type",
+					 "holder", "waiter", "waiterMs", "freed",   "freedBy",
+					 "expAt",  "expRvn", "hfields"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",

@@ -177,6 +177,15 @@ static bool get_exp_rvn(struct lock_item *item, const struct ddb_attr *a, char *
 	return true;
 }
 
+/* A script's hash (core/store_kv.h): as expRvn, none when unreadable. */
+static bool get_hash(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_str(a, item->hash, sizeof item->hash, NULL, ignored))
+		item->hash[0] = '\0';
+	return true;
+}
+
 /* The attributes of a lock item (docs/lease-rules.md); any other is
  * ignored, but for the TTL attribute when one is configured. */
 static const struct {
@@ -190,6 +199,7 @@ static const struct {
 	{"waiter", 6, get_waiter}, {"waiterMs", 8, get_waiter_ms},
 	{"freed", 5, get_freed},   {"freedBy", 7, get_freed_by},
 	{"expAt", 5, get_expires}, {"expRvn", 6, get_exp_rvn},
+	{"hfields", 7, get_hash},
 };
 
 bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,

@@ -40,8 +40,10 @@ struct rl_app *rl_new(struct lsvc *svc, const struct backend *backend)
 
 void rl_free(struct rl_app *app)
 {
-	if (app != NULL)
+	if (app != NULL) {
 		sr_free(app->scripts);
+		rl_pubsub_free(app->pubsub);
+	}
 	free(app);
 }
 
@@ -111,6 +113,7 @@ struct lsess *rl_lsess(struct rl_app *app, struct cmd_call *c)
 /* A session is gone: release what it holds, cancel what it waits for. */
 static void on_close(struct sess *s, void *arg)
 {
+	rl_pubsub_drop(arg, s);
 	struct rl_sess *rs = sess_app(s);
 	if (rs == NULL)
 		return;
@@ -167,6 +170,7 @@ static void reset_done(void *arg, const struct ls_result *res)
  * error naming a release that was not. */
 static bool on_reset(struct sess *s, void *arg)
 {
+	rl_pubsub_drop(arg, s); /* RESET unsubscribes */
 	struct rl_sess *rs = sess_app(s);
 	struct ls_result now;
 	if (rs == NULL)
@@ -402,8 +406,8 @@ int rl_register_commands(struct rl_app *app, struct cmd_table *cmds)
 {
 	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
 	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
-	    rl_txcmds_register(app, cmds) < 0 || rl_fencecmds_register(app, cmds) < 0 ||
-	    rl_admincmds_register(app, cmds) < 0)
+	    rl_txcmds_register(app, cmds) < 0 || rl_pubsubcmds_register(app, cmds) < 0 ||
+	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0)
 		return -1;
 	return 0;
 }

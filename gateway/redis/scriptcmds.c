@@ -214,6 +214,9 @@ struct sr_engine *rl_script_engine(struct cmd_call *c)
 		.min_lease_ms = LT_MIN_LEASE_MS,
 		.max_lease_ms = rl_max_lease_ms(c),
 		.ttl_retention_ms = cfg->ttl_attribute[0] != '\0' ? cfg->ttl_retention_ms : 0,
+		.subscribers = rl_pubsub_count,
+		.publish = rl_pubsub_publish,
+		.pub_arg = app,
 	};
 	app->scripts = sr_new(app->store, app->lt, lt_clock(app->lt), &sc);
 	if (app->scripts == NULL)

@@ -88,6 +88,7 @@ struct sess {
 	/* inside MULTI (commands.h, cmd_table_set_queue), and a command was
 	 * refused there: EXEC aborts */
 	bool multi, multi_dirty;
+	unsigned subscriptions; /* channels subscribed to (pubsub.c) */
 	/* a deferred reply's command and where its reply will start in c.out
 	 * (as of c.flushes), to count its outcome at sess_resume */
 	struct cmd_stat *reply_stat;

@@ -23,7 +23,8 @@
  * Bounds: TX_QUEUE_MAX commands, TX_BYTES_MAX bytes of arguments, and
  * SK_KEYS_MAX distinct keys (watched ones included) per transaction.
  *
- * EXISTS, TYPE, MGET, PEXPIRETIME and EXPIRETIME outside MULTI run the
+ * EXISTS, TYPE, MGET, PEXPIRETIME, EXPIRETIME, HSET, HGET, HINCRBY,
+ * HEXISTS, HDEL, HLEN, HGETALL, INCR and GETRANGE outside MULTI run the
  * same way, each alone: its keys read, the command run on them, several
  * keys checked together at a commit (one snapshot, as Redis answers).
  *
@@ -110,12 +111,12 @@ static int key_index(const struct rl_tx *tx, const char *name, size_t len)
 	return -1;
 }
 
-/* Adds the keys argv[first..last] to tx->keys; false with the error
+/* Adds the keys argv[first], +step... argv[last] to tx->keys; false with the error
  * written (too many keys, a bad key, out of memory): tx->keys as before. */
-static bool add_keys(struct cmd_call *c, struct rl_tx *tx, int first, int last)
+static bool add_keys(struct cmd_call *c, struct rl_tx *tx, int first, int last, int step)
 {
 	int n0 = tx->nkeys;
-	for (int i = first; first > 0 && i <= last; i++) {
+	for (int i = first; first > 0 && i <= last; i += step) {
 		const struct resp_arg *a = &c->argv[i];
 		if (key_index(tx, a->p, a->len) >= 0)
 			continue;
@@ -185,8 +186,9 @@ static void tx_queue(struct cmd_call *c)
 	/* sk_cmd_keys reads the name and the count alone */
 	const char *argv0[1] = {c->argv[0].p};
 	size_t len0[1] = {c->argv[0].len};
-	int first = 0, last = -1;
-	if (!is_cmd(&c->argv[0], "unwatch") && !sk_cmd_keys(c->argc, argv0, len0, &first, &last)) {
+	int first = 0, last = -1, step = 1;
+	if (!is_cmd(&c->argv[0], "unwatch") &&
+	    !sk_cmd_keys(c->argc, argv0, len0, &first, &last, &step)) {
 		resp_add_errorf(
 			c->out,
 			"ERR leasegate's MULTI runs the commands of the lock keyspace (%s); "
@@ -203,7 +205,7 @@ static void tx_queue(struct cmd_call *c)
 		refuse(c);
 		return;
 	}
-	if (!add_keys(c, tx, first, last)) {
+	if (!add_keys(c, tx, first, last, step)) {
 		refuse(c);
 		return;
 	}
@@ -508,8 +510,8 @@ static void c_keyspace(struct cmd_call *c)
 {
 	const char *argv0[1] = {c->argv[0].p};
 	size_t len0[1] = {c->argv[0].len};
-	int first = 0, last = -1;
-	if (!sk_cmd_keys(c->argc, argv0, len0, &first, &last)) {
+	int first = 0, last = -1, step = 1;
+	if (!sk_cmd_keys(c->argc, argv0, len0, &first, &last, &step)) {
 		resp_add_errorf(c->out, "ERR '%s' is no command of the lock keyspace",
 				c->def->name);
 		return;
@@ -518,7 +520,7 @@ static void c_keyspace(struct cmd_call *c)
 	const char *keys[SK_KEYS_MAX];
 	size_t lens[SK_KEYS_MAX];
 	int n = 0;
-	for (int i = first; first > 0 && i <= last; i++) {
+	for (int i = first; first > 0 && i <= last; i += step) {
 		bool dup = false;
 		for (int j = 0; j < n && !dup; j++)
 			dup = lens[j] == c->argv[i].len &&
@@ -661,6 +663,104 @@ static const struct cmd_def tx_cmds[] = {
 	 .complexity = "O(1)",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
+	{.name = "hset",
+	 .fn = c_keyspace,
+	 .arity = -4,
+	 .acl = ACL_WRITE | ACL_HASH | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary = "Sets fields of a hash on a lock key (at most 8); a new key needs an expiry in "
+		    "the same transaction.",
+	 .group = "hash",
+	 .complexity = "O(N) fields",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0},
+			  {"field", CMD_ARG_STRING, NULL, CMD_ARG_MULTIPLE},
+			  {"value", CMD_ARG_STRING, NULL, CMD_ARG_MULTIPLE})},
+	{.name = "hget",
+	 .fn = c_keyspace,
+	 .arity = 3,
+	 .acl = ACL_READ | ACL_HASH | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary = "A field of a hash on a lock key, or nil.",
+	 .group = "hash",
+	 .complexity = "O(1)",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0}, {"field", CMD_ARG_STRING, NULL, 0})},
+	{.name = "hincrby",
+	 .fn = c_keyspace,
+	 .arity = 4,
+	 .acl = ACL_WRITE | ACL_HASH | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary =
+		 "Adds to a field of a hash on a lock key (a reentrant hold count): the new value.",
+	 .group = "hash",
+	 .complexity = "O(1)",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0}, {"field", CMD_ARG_STRING, NULL, 0},
+			  {"increment", CMD_ARG_INTEGER, NULL, 0})},
+	{.name = "hexists",
+	 .fn = c_keyspace,
+	 .arity = 3,
+	 .acl = ACL_READ | ACL_HASH | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary = "1 when the hash on the lock key has the field, else 0.",
+	 .group = "hash",
+	 .complexity = "O(1)",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0}, {"field", CMD_ARG_STRING, NULL, 0})},
+	{.name = "hdel",
+	 .fn = c_keyspace,
+	 .arity = -3,
+	 .acl = ACL_WRITE | ACL_HASH | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary = "Removes fields of a hash on a lock key; the last one gone, the key is gone.",
+	 .group = "hash",
+	 .complexity = "O(N) fields",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0},
+			  {"field", CMD_ARG_STRING, NULL, CMD_ARG_MULTIPLE})},
+	{.name = "hlen",
+	 .fn = c_keyspace,
+	 .arity = 2,
+	 .acl = ACL_READ | ACL_HASH | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary = "The number of fields of the hash on a lock key.",
+	 .group = "hash",
+	 .complexity = "O(1)",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
+	{.name = "hgetall",
+	 .fn = c_keyspace,
+	 .arity = 2,
+	 .acl = ACL_READ | ACL_HASH | ACL_SLOW | ACL_LOCK,
+	 .key = 1,
+	 .summary = "The fields and values of the hash on a lock key.",
+	 .group = "hash",
+	 .complexity = "O(N) fields",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
+	{.name = "incr",
+	 .fn = c_keyspace,
+	 .arity = 2,
+	 .acl = ACL_WRITE | ACL_STRING | ACL_FAST | ACL_LOCK,
+	 .key = 1,
+	 .summary = "Adds 1 to a key's value as a number; a new key needs an expiry in the same "
+		    "transaction.",
+	 .group = "string",
+	 .complexity = "O(1)",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
+	{.name = "getrange",
+	 .fn = c_keyspace,
+	 .arity = 4,
+	 .acl = ACL_READ | ACL_STRING | ACL_SLOW | ACL_LOCK,
+	 .key = 1,
+	 .summary = "A substring of a key's value.",
+	 .group = "string",
+	 .complexity = "O(N) bytes",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0}, {"start", CMD_ARG_INTEGER, NULL, 0},
+			  {"end", CMD_ARG_INTEGER, NULL, 0})},
 };
 
 int rl_txcmds_register(struct rl_app *app, struct cmd_table *cmds)

@@ -98,9 +98,20 @@ void sr_stats(const struct sr_engine *e, struct sr_stats *out)
 
 static void job_free(struct sr_job *j)
 {
+	sk_space_free(&j->space);
 	sv_clear(&j->result);
 	sv_clear(&j->read_err);
 	free(j);
+}
+
+/* The run committed (or wrote nothing): its messages go out. */
+static void publish_all(struct sr_job *j)
+{
+	const struct sr_config *c = &j->e->cfg;
+	for (int i = 0; c->publish != NULL && i < j->space.npubs; i++) {
+		const struct sk_pub *p = &j->space.pubs[i];
+		c->publish(c->pub_arg, p->channel, p->channel_len, p->message, p->message_len);
+	}
 }
 
 static void finish(struct sr_job *j, struct sv *reply)
@@ -158,6 +169,7 @@ static void on_commit(void *arg, const struct store_kv_result *res)
 	switch (res->status) {
 	case STORE_OK:
 		j->e->stats.commits++;
+		publish_all(j);
 		finish(j, &j->result);
 		return;
 	case STORE_REFUSED:
@@ -186,6 +198,7 @@ static void run(struct sr_job *j)
 {
 	struct sr_engine *e = j->e;
 	int64_t now = clock_wall_ms(e->clock);
+	sk_space_free(&j->space); /* an earlier attempt's messages */
 	for (int i = 0; i < j->nkeys; i++) {
 		int64_t left = lt_item_remaining_ms(e->lt, j->keyv[i], &j->items[i]);
 		sk_key_init(&j->keys[i], j->keyv[i], &j->items[i], left, now);
@@ -195,7 +208,9 @@ static void run(struct sr_job *j)
 				     .now = now,
 				     .ro = j->ro,
 				     .min_ms = e->cfg.min_lease_ms,
-				     .max_ms = e->cfg.max_lease_ms};
+				     .max_ms = e->cfg.max_lease_ms,
+				     .subscribers = e->cfg.subscribers,
+				     .sub_arg = e->cfg.pub_arg};
 	struct sl_run r = {.sha = j->sha,
 			   .nkeys = j->nkeys,
 			   .nargs = j->nargs,
@@ -215,10 +230,16 @@ static void run(struct sr_job *j)
 		finish(j, &j->result);
 		return;
 	}
+	struct sv unfinished = {.type = SV_NIL};
+	if (!sk_finish(&j->space, &unfinished)) { /* a key left without expiry */
+		finish(j, &unfinished);
+		return;
+	}
 	struct store_kv_op ops[SK_KEYS_MAX];
 	unsigned n = 0;
 	sk_commit_ops(&j->space, clock_wall_ms(e->clock), ops, &n);
 	if (n == 0) {
+		publish_all(j);
 		finish(j, &j->result);
 		return;
 	}

@@ -39,6 +39,12 @@ struct sr_config {
 	struct sl_limits limits;
 	int64_t min_lease_ms, max_lease_ms; /* of a key a script writes */
 	int64_t ttl_retention_ms;	    /* TTL attribute: 0 = none */
+	/* PUBLISH: the subscribers of a channel on this replica now, and the
+	 * delivery of a message, once its script committed (NULL: none) */
+	size_t (*subscribers)(void *arg, const char *channel, size_t len);
+	void (*publish)(void *arg, const char *channel, size_t channel_len, const char *message,
+			size_t message_len);
+	void *pub_arg;
 };
 
 struct sr_engine;

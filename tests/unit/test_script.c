@@ -485,20 +485,20 @@ static void test_watch_same(void **state)
 	/* the keys of a queued command */
 	const char *argv[] = {"del", "a", "b", "c"};
 	size_t lens[] = {3, 1, 1, 1};
-	int first = -1, last = -1;
-	assert_true(sk_cmd_keys(4, argv, lens, &first, &last));
+	int first = -1, last = -1, step = 0;
+	assert_true(sk_cmd_keys(4, argv, lens, &first, &last, &step));
 	assert_int_equal(first, 1);
 	assert_int_equal(last, 3);
 	argv[0] = "SET";
-	assert_true(sk_cmd_keys(4, argv, lens, &first, &last));
+	assert_true(sk_cmd_keys(4, argv, lens, &first, &last, &step));
 	assert_int_equal(last, 1);
 	argv[0] = "time";
 	lens[0] = 4;
-	assert_true(sk_cmd_keys(1, argv, lens, &first, &last));
+	assert_true(sk_cmd_keys(1, argv, lens, &first, &last, &step));
 	assert_int_equal(first, 0);
-	argv[0] = "hgetall";
-	lens[0] = 7;
-	assert_false(sk_cmd_keys(2, argv, lens, &first, &last));
+	argv[0] = "zadd";
+	lens[0] = 4;
+	assert_false(sk_cmd_keys(2, argv, lens, &first, &last, &step));
 }
 
 int main(void)

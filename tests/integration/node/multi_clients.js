@@ -40,11 +40,11 @@ async function ioredisMulti() {
 	// a command outside the keyspace: EXECABORT
 	let msg = '';
 	try {
-		await a.multi().set(`${k}-x`, 'v', 'PX', 5000).hset(k, 'f', 'v').exec();
+		await a.multi().set(`${k}-x`, 'v', 'PX', 5000).zadd(k, 1, 'm').exec();
 	} catch (e) {
 		msg = String(e && e.message);
 	}
-	check(/EXECABORT/.test(msg), 'ioredis: HSET queued, exec() fails with EXECABORT', msg);
+	check(/EXECABORT/.test(msg), 'ioredis: ZADD queued, exec() fails with EXECABORT', msg);
 	check((await a.get(`${k}-x`)) === null, 'ioredis: nothing of the aborted transaction ran');
 	a.disconnect();
 	b.disconnect();
