@@ -264,19 +264,30 @@ static void c_unwatch(struct cmd_call *c)
 
 /* --- WATCH --- */
 
-/* A WATCH in flight: its keys (the job's), what it read. */
+/* A WATCH in flight: its keys (copies: the job's own are gone when done
+ * runs), what it read. */
 struct watch_job {
 	struct sess *sess;
 	struct rl_app *app;
 	int n;
+	char *names[SK_KEYS_MAX];
 	struct sk_key read[SK_KEYS_MAX];
 };
+
+static void watch_job_free(struct watch_job *w)
+{
+	for (int i = 0; i < SK_KEYS_MAX; i++)
+		free(w->names[i]);
+	free(w);
+}
 
 static void watch_body(void *arg, struct sk_space *sp, struct sv *result)
 {
 	struct watch_job *w = arg;
-	for (int i = 0; i < sp->n && i < SK_KEYS_MAX; i++)
-		w->read[i] = sp->keys[i]; /* untouched: nothing to commit */
+	for (int i = 0; i < sp->n && i < SK_KEYS_MAX; i++) {
+		w->read[i] = sp->keys[i];      /* untouched: nothing to commit */
+		w->read[i].name = w->names[i]; /* the keys in the order given */
+	}
 	w->n = sp->n;
 	sv_set_str(result, SV_STATUS, "OK", 2);
 }
@@ -314,7 +325,7 @@ static void watch_done(void *arg, struct sv *result)
 			watch_keep(&c, w, tx);
 		rl_render_sv(sess_out(s), sess_proto(s), result);
 	}
-	free(w);
+	watch_job_free(w);
 	sess_resume(s);
 	sess_unref(s);
 }
@@ -358,13 +369,19 @@ static void c_watch(struct cmd_call *c)
 		return;
 	}
 	*w = (struct watch_job){.sess = c->sess, .app = c->arg};
+	for (int i = 0; i < n; i++)
+		if ((w->names[i] = strndup(keys[i], lens[i])) == NULL) {
+			resp_add_errorf(c->out, "ERR out of memory");
+			watch_job_free(w);
+			return;
+		}
 	struct sr_req req = {
 		.body = watch_body, .body_arg = w, .nkeys = n, .keys = keys, .key_lens = lens};
 	struct sv err = {.type = SV_NIL};
 	if (sr_start(e, &req, watch_done, w, &err) == NULL) {
 		rl_render_sv(c->out, c->proto, &err);
 		sv_clear(&err);
-		free(w);
+		watch_job_free(w);
 		return;
 	}
 	sess_ref(c->sess);
