@@ -4,7 +4,9 @@
 # pipeline() transactional and not, with WATCH (multi_clients.py, Debian's
 # python3-redis), ioredis multi() and node-redis multi() with WATCH
 # (node/multi_clients.js; versions from node/package-lock.json, `npm ci`
-# into $LG_WORK), and redis-cli for the replies themselves, on:
+# into $LG_WORK), redigo (go/redigo_main.go, Debian's
+# golang-github-gomodule-redigo-dev, built offline in GOPATH mode), and
+# redis-cli for the replies themselves, on:
 #   embedded   one gateway on the embedded store
 #   moto-pair  two gateways on one table of moto ($LG_MOTO): the
 #              transaction on one, the write that breaks its WATCH on the
@@ -55,10 +57,32 @@ start() {
 	eval "port_$1=$_port"
 }
 
-# clients SETUP PORT_A PORT_B: the Python and Node checks
+# redigo, built offline in GOPATH mode on Debian's Go sources
+gopath=/usr/share/gocode
+if ! command -v go >/dev/null || [ ! -d "$gopath/src/github.com/gomodule/redigo/redis" ]; then
+	say "not ok" "redigo needs Go (golang-go) and golang-github-gomodule-redigo-dev (deps.sh installs them)"
+else
+	gocache=$(go env GOCACHE 2>/dev/null) && [ -n "$gocache" ] && [ "$gocache" != off ] ||
+		gocache=$work/gocache
+	if GOPATH=$gopath GO111MODULE=off GOFLAGS= GOPROXY=off GOCACHE=$gocache \
+		timeout -k 5 300 go build -o "$work/redigo_test" "$here/go/redigo_main.go" \
+		>"$work/go.log" 2>&1; then
+		say ok "redigo: go build (GOPATH mode, redigo $(dpkg-query -W -f='${Version}' \
+			golang-github-gomodule-redigo-dev 2>/dev/null))"
+	else
+		say "not ok" "redigo: go build"
+		sed 's/^/# /' "$work/go.log"
+	fi
+fi
+
+# clients SETUP PORT_A PORT_B: the Python, Node and Go checks
 clients() {
-	for c in py node; do
-		if [ $c = py ]; then
+	for c in py node go; do
+		if [ $c = go ]; then
+			[ -x "$work/redigo_test" ] || continue
+			LG_SETUP=$1 LG_PORT_A=$2 LG_PORT_B=$3 timeout -k 5 120 "$work/redigo_test" \
+				>"$work/$c-$1.out" 2>&1
+		elif [ $c = py ]; then
 			LG_SETUP=$1 LG_PORT_A=$2 LG_PORT_B=$3 timeout -k 5 120 "$py" \
 				"$here/multi_clients.py" >"$work/$c-$1.out" 2>&1
 		else
