@@ -56,10 +56,12 @@ struct rl_tx {
 	/* the distinct keys of the queue and of WATCH (names malloc'd) */
 	char *keys[SK_KEYS_MAX];
 	int nkeys;
-	/* what WATCH read, by key: watch[i] for keys[widx[i]] */
-	struct sk_key watch[SK_KEYS_MAX];
+	/* what WATCH read, by key: watch[i] for keys[widx[i]] (malloc'd,
+	 * nwatch of wcap: an sk_key is a few KB, most transactions watch
+	 * none or one) */
+	struct sk_key *watch;
 	int widx[SK_KEYS_MAX];
-	int nwatch;
+	int nwatch, wcap;
 };
 
 static void drop_queue(struct rl_tx *tx)
@@ -78,6 +80,7 @@ void rl_tx_free(struct rl_tx *tx)
 	drop_queue(tx);
 	for (int i = 0; i < tx->nkeys; i++)
 		free(tx->keys[i]);
+	free(tx->watch);
 	free(tx);
 }
 
@@ -271,7 +274,7 @@ struct watch_job {
 	struct rl_app *app;
 	int n;
 	char *names[SK_KEYS_MAX];
-	struct sk_key read[SK_KEYS_MAX];
+	struct sk_key read[]; /* as many as names */
 };
 
 static void watch_job_free(struct watch_job *w)
@@ -306,6 +309,14 @@ static void watch_keep(struct cmd_call *c, struct watch_job *w, struct rl_tx *tx
 		for (int j = 0; j < tx->nwatch; j++)
 			if (tx->widx[j] == k)
 				slot = j; /* watched again by a client racing itself */
+		if (slot == tx->wcap) {
+			int cap = tx->wcap ? 2 * tx->wcap : 2;
+			struct sk_key *wk = realloc(tx->watch, (size_t)cap * sizeof(*wk));
+			if (wk == NULL)
+				continue; /* out of memory: the key is not watched */
+			tx->watch = wk;
+			tx->wcap = cap;
+		}
 		tx->watch[slot] = w->read[i];
 		tx->watch[slot].name = tx->keys[k];
 		tx->widx[slot] = k;
@@ -363,7 +374,7 @@ static void c_watch(struct cmd_call *c)
 		resp_add_simple(c->out, "OK", 2);
 		return;
 	}
-	struct watch_job *w = calloc(1, sizeof(*w));
+	struct watch_job *w = calloc(1, sizeof(*w) + (size_t)n * sizeof(struct sk_key));
 	if (w == NULL) {
 		resp_add_errorf(c->out, "ERR out of memory");
 		return;

@@ -42,8 +42,10 @@ struct sr_job {
 	int pending;			       /* reads not answered */
 	struct store_call *calls[SK_KEYS_MAX]; /* reads in flight, or the commit in [0] */
 	struct read_ctx ctx[SK_KEYS_MAX];
-	struct lock_item items[SK_KEYS_MAX];
-	struct sk_key keys[SK_KEYS_MAX];
+	/* nkeys of each, in the job's block: a job of one key does not
+	 * allocate (and zero) room for SK_KEYS_MAX */
+	struct lock_item *items;
+	struct sk_key *keys;
 	struct sk_space space;
 	struct sv result;
 	struct timer pause;
@@ -56,8 +58,12 @@ struct sr_job {
 	int nkeys, nargs;
 	const char **keyv, **argv;
 	size_t *key_lens, *arg_lens;
-	char text[]; /* the keys and arguments, NUL-terminated each */
+	/* then, in the same block: items, keys, keyv/argv, the lengths, and
+	 * the keys and arguments, NUL-terminated each */
 };
+
+/* Where the block's arrays start after the struct. */
+#define JOB_HEAD ((sizeof(struct sr_job) + 15) & ~(size_t)15)
 
 struct sr_engine *sr_new(struct store *store, struct locktable *lt, struct clock *clock,
 			 const struct sr_config *cfg)
@@ -311,7 +317,8 @@ struct sr_job *sr_start(struct sr_engine *e, const struct sr_req *req, sr_done_f
 		sv_errorf(err, "ERR a script of leasegate takes at most %d keys", SK_KEYS_MAX);
 		return NULL;
 	}
-	size_t bytes = sizeof(struct sr_job);
+	size_t bytes =
+		JOB_HEAD + (size_t)req->nkeys * (sizeof(struct lock_item) + sizeof(struct sk_key));
 	int total = req->nkeys + req->nargs;
 	bytes += (size_t)total * (sizeof(char *) + sizeof(size_t));
 	for (int i = 0; i < req->nkeys; i++) {
@@ -338,7 +345,9 @@ struct sr_job *sr_start(struct sr_engine *e, const struct sr_req *req, sr_done_f
 	snprintf(j->sha, sizeof(j->sha), "%s", req->sha != NULL ? req->sha : "");
 	j->nkeys = req->nkeys;
 	j->nargs = req->nargs;
-	j->keyv = (const char **)(void *)j->text;
+	j->items = (struct lock_item *)(void *)((char *)j + JOB_HEAD);
+	j->keys = (struct sk_key *)(void *)(j->items + req->nkeys);
+	j->keyv = (const char **)(void *)(j->keys + req->nkeys);
 	j->argv = j->keyv + req->nkeys;
 	j->key_lens = (size_t *)(void *)(j->argv + req->nargs);
 	j->arg_lens = j->key_lens + req->nkeys;
