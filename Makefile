@@ -30,7 +30,8 @@
 #   make clean
 #
 # Sources are found by directory, so a new module is a new .c file:
-#   core/*.c core/dynamodb/*.c protocols/*/*.c gateway/*.c gateway/*/*.c -> build/libleasegate.a
+#   lib/*/*.c core/*.c core/*/*.c core/*/*/*.c protocols/*.c protocols/*/*.c
+#   gateway/*/*.c gateway/*.c (but main.c)                  -> build/libleasegate.a
 #   gateway/main.c                                          -> build/leasegate
 #   tests/unit/test_*.c                                     -> build/tests/test_*
 #   tests/integration/it_*.c                                -> build/tests/it_*
@@ -47,11 +48,14 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
 CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 ifeq ($(SAN),1)
-CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# LG_ASSERT_ABORT: a failed LG_ASSERT (lib/base/lg_assert.h) aborts under make check
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+           -DLG_ASSERT_ABORT
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRC   := $(wildcard core/*.c core/dynamodb/*.c protocols/*.c protocols/*/*.c gateway/*/*.c) \
+LIB_SRC   := $(wildcard lib/*/*.c core/*.c core/*/*.c core/*/*/*.c protocols/*.c protocols/*/*.c \
+                        gateway/*/*.c) \
              $(filter-out gateway/main.c,$(wildcard gateway/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -189,7 +193,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
 FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	       -std=c11 -D_GNU_SOURCE -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	       -std=c11 -D_GNU_SOURCE -DLG_ASSERT_ABORT -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@

@@ -29,11 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/http.h"
-#include "core/dynamodb/ddb_json.h"
-#include "core/dynamodb/sigv4.h"
-#include "core/dynamodb/store_dynamodb.h"
+#include "lib/base/clock.h"
+#include "lib/http/http.h"
+#include "core/store/dynamodb/ddb_json.h"
+#include "lib/aws/sigv4.h"
+#include "core/store/dynamodb/store_dynamodb.h"
 #include "core/locktable.h"
 
 static const char answer_body[] =

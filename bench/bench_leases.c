@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "core/locktable.h"
-#include "core/store_memory.h"
+#include "core/store/store_memory.h"
 
 static int acquired;
 

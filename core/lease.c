@@ -7,7 +7,7 @@
  * succeeded; a failed renewal is tried again after 100 ms, doubling up to a
  * sixth of the lease, until one succeeds or end_timer finds the lease out.
  */
-#include "core/lt_internal.h"
+#include "core/lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +34,37 @@ static struct pool lease_pool = POOL_INIT(sizeof(struct lease), 4096);
 
 static void heartbeat(void *arg);
 static void end_due(void *arg);
+
+/* allowed[from] has bit `to` set when from -> to is a legal move (see the
+ * diagram in lease.h). */
+#define BIT(s) (1u << (s))
+static const unsigned allowed[LEASE_STATE_COUNT] = {
+	[LEASE_NEW] = BIT(LEASE_HELD) | BIT(LEASE_LOST),
+	[LEASE_HELD] =
+		BIT(LEASE_LOST) | BIT(LEASE_RELEASING) | BIT(LEASE_YIELDING) | BIT(LEASE_ENDED),
+	[LEASE_LOST] = BIT(LEASE_ENDED),
+	[LEASE_RELEASING] = BIT(LEASE_ENDED),
+	[LEASE_YIELDING] = BIT(LEASE_ENDED),
+	[LEASE_ENDED] = 0,
+};
+
+static const char *move_name(enum lease_state from, enum lease_state to)
+{
+	static const char *const names[LEASE_STATE_COUNT] = {"new",	  "held",     "lost",
+							     "releasing", "yielding", "ended"};
+	static char buf[64];
+	snprintf(buf, sizeof(buf), "lease %s -> %s",
+		 (unsigned)from < LEASE_STATE_COUNT ? names[from] : "?",
+		 (unsigned)to < LEASE_STATE_COUNT ? names[to] : "?");
+	return buf;
+}
+
+void lease_set_state(struct lease *l, enum lease_state to)
+{
+	LG_ASSERT_MSG((unsigned)l->state < LEASE_STATE_COUNT && (allowed[l->state] & BIT(to)),
+		      move_name(l->state, to));
+	l->state = to;
+}
 
 static void emit(struct lease *l, enum obs_event_id id, const char *reason,
 		 const struct lt_error *err, int64_t wait_ms)
@@ -146,6 +177,7 @@ static void lease_destroy(struct lease *l)
 		lock->held = NULL;
 	if (lock->releasing == l)
 		lock->releasing = NULL;
+	lease_set_state(l, LEASE_ENDED);
 	unlink_lease(l);
 	lt_holder_free(l->t, l->holder);
 	pool_put(&lease_pool, l, sizeof(*l));
@@ -171,8 +203,9 @@ static void extend(struct lease *l, int64_t send_ms, const char *rvn)
 static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *item)
 {
 	struct lock *lock = l->lock;
-	if (l->loss != LT_HELD)
-		return;
+	if (l->state != LEASE_HELD)
+		return; /* lost already, or its release is in flight */
+	lease_set_state(l, LEASE_LOST);
 	l->loss = reason;
 	timer_cancel(&l->hb_timer);
 	timer_cancel(&l->end_timer);
@@ -239,11 +272,13 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 	int64_t left = l->last_send_ms + l->lease_ms - now_ms;
 	if (left <= 0) {
 		/* Answered after a whole lease: the lease has ended already. */
+		lease_set_state(l, LEASE_LOST);
 		l->loss = LT_EXPIRED;
 		emit(l, OBS_LEASE_LOST, lt_loss_name(LT_EXPIRED), NULL, 0);
 		obs_count(&t->obs->losses, lt_loss_name(LT_EXPIRED));
 		return l;
 	}
+	lease_set_state(l, LEASE_HELD);
 	w->lock->held = l;
 	if (!w->handoff) /* the lock came from the store: a new turn here */
 		w->lock->turn_start = now_ms;
@@ -291,7 +326,7 @@ static enum lt_loss refusal_loss(const struct lease *l, const struct lock_item *
  * heartbeat's or an explicit one's. */
 static bool renewal_in_flight(const struct lease *l, const char *rvn, int64_t *send_ms)
 {
-	if (l->hb_call != NULL && !l->releasing && strcmp(l->hb_rvn, rvn) == 0) {
+	if (l->hb_call != NULL && l->state == LEASE_HELD && strcmp(l->hb_rvn, rvn) == 0) {
 		*send_ms = l->hb_send_ms;
 		return true;
 	}
@@ -525,7 +560,7 @@ bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg)
 	struct lt_op *op = op_new(l, cb, arg);
 	if (op == NULL)
 		return false;
-	if (l->loss != LT_HELD) {
+	if (l->state != LEASE_HELD) {
 		timer_arm(&op->timer, 0);
 		return true;
 	}
@@ -575,7 +610,7 @@ static void on_released(void *arg, const struct store_result *res)
 		    res->status == STORE_OK || res->status == STORE_REFUSED ? NULL : res->message);
 	if (lock->releasing == l)
 		lock->releasing = NULL;
-	if (l->yielding)
+	if (l->state == LEASE_YIELDING)
 		lt_yield_done(lock, res);
 	/* Refused because a lease of ours took the lock over meanwhile (a new
 	 * acquire overtook this release): nothing failed. */
@@ -614,12 +649,12 @@ void lease_release(struct lease *l)
 	struct lock *lock = l->lock;
 	orphan_ops(l);
 	l->on_lost = NULL;
-	if (l->loss != LT_HELD || l->releasing) {
-		if (!l->releasing) {
+	if (l->state != LEASE_HELD) {
+		if (l->state == LEASE_LOST) {
 			release_answer(l, 0);
 			lease_destroy(l);
 		}
-		return;
+		return; /* its release is in flight already */
 	}
 	timer_cancel(&l->hb_timer);
 	timer_cancel(&l->end_timer);
@@ -632,7 +667,8 @@ void lease_release(struct lease *l)
 		lease_destroy(l);
 		return;
 	}
-	l->yielding = lock->yielding; /* released for another replica's turn */
+	/* released for another replica's turn, or for good */
+	lease_set_state(l, lt_lock_yielding(lock) ? LEASE_YIELDING : LEASE_RELEASING);
 	l->hb_span = lease_span(l, "Lock.Release");
 	struct store_req req = {.op = STORE_RELEASE,
 				.name = lock->name,
@@ -640,7 +676,6 @@ void lease_release(struct lease *l)
 				.owner = l->owner,
 				.ttl = lt_ttl(l->t),
 				.span = l->hb_span};
-	l->releasing = true;
 	lock->releasing = l;
 	l->hb_call = store_submit(l->t->store, &req, on_released, l);
 	if (l->hb_call == NULL) {
@@ -648,7 +683,7 @@ void lease_release(struct lease *l)
 		snprintf(err.message, sizeof(err.message), "out of memory");
 		emit(l, OBS_RELEASE_FAILED, NULL, &err, 0);
 		release_answer(l, 1);
-		lock->yielding = lock->yield = false;
+		lt_lock_set_state(lock, LOCK_OURS);
 		lock->refs++;
 		lease_destroy(l);
 		lt_lock_kick(lock);
@@ -665,7 +700,7 @@ void lt_lease_lose(struct lease *l, enum lt_loss reason)
 
 enum lt_loss lt_lease_refused(struct lease *l, const struct lock_item *item)
 {
-	if (l->loss != LT_HELD)
+	if (l->state != LEASE_HELD)
 		return l->loss;
 	enum lt_loss reason = refusal_loss(l, item);
 	lose(l, reason, item); /* its lost callback may free l (an election's does) */
@@ -679,7 +714,7 @@ int64_t lease_detach(struct lease *l)
 	orphan_ops(l);
 	l->on_lost = NULL;
 	lock->refs++;
-	if (lock->held == l && l->loss == LT_HELD && !l->releasing) {
+	if (lock->held == l && l->state == LEASE_HELD) {
 		/* From now on another's holder, seen since its write was sent:
 		 * its lease ends then on this replica's clock too. */
 		struct lock_item it = {
@@ -711,7 +746,7 @@ void lease_free_all(struct locktable *t)
 {
 	while (t->leases != NULL) {
 		struct lease *l = t->leases;
-		if (l->releasing)
+		if (lease_releasing(l))
 			t->releases_in_flight--;
 		timer_cancel(&l->hb_timer);
 		timer_cancel(&l->end_timer);
@@ -774,7 +809,7 @@ bool lease_takeover(const struct lease *l)
 bool lease_held(const struct lease *l)
 {
 	/* The clock too: after a stall the end timer may not have run yet. */
-	return l->loss == LT_HELD && !l->releasing && clock_now_ms(l->t->clock) < lease_end_ms(l);
+	return l->state == LEASE_HELD && clock_now_ms(l->t->clock) < lease_end_ms(l);
 }
 enum lt_loss lease_loss(const struct lease *l)
 {

@@ -53,7 +53,7 @@
  * announcement and is taken over by rvn as before; a crashed announced
  * waiter costs one reservation window.
  */
-#include "core/lt_internal.h"
+#include "core/lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +72,58 @@ static void decide_queue(struct lock *l, const struct lock_item *item);
 
 /* --- waits --- */
 
+/* allowed[from] has bit `to` set when from -> to is a legal move. A wait
+ * that waits goes round QUEUED -> WRITING -> QUEUED while its writes are
+ * refused; every wait is answered once (QUEUED, REFUSING, READING or
+ * WRITING -> ENDED or, its write in flight, ORPHANED); an orphan lives to
+ * its write's answer, a failed hand-off to its handback's. */
+#define BIT(s) (1u << (s))
+static const unsigned wait_moves[WAIT_STATE_COUNT] = {
+	[WAIT_NEW] = BIT(WAIT_QUEUED) | BIT(WAIT_REFUSING) | BIT(WAIT_READING) | BIT(WAIT_WRITING) |
+		     BIT(WAIT_ENDED),
+	[WAIT_QUEUED] = BIT(WAIT_WRITING) | BIT(WAIT_ENDED),
+	[WAIT_REFUSING] = BIT(WAIT_ENDED),
+	[WAIT_READING] = BIT(WAIT_WRITING) | BIT(WAIT_ENDED),
+	[WAIT_WRITING] =
+		BIT(WAIT_QUEUED) | BIT(WAIT_WRITING) | BIT(WAIT_ORPHANED) | BIT(WAIT_ENDED),
+	[WAIT_ORPHANED] = BIT(WAIT_HANDBACK) | BIT(WAIT_ENDED),
+	[WAIT_HANDBACK] = BIT(WAIT_ENDED),
+	[WAIT_ENDED] = 0,
+};
+
+static const char *wait_move_name(enum wait_state from, enum wait_state to)
+{
+	static const char *const names[WAIT_STATE_COUNT] = {
+		"new", "queued", "refusing", "reading", "writing", "orphaned", "handback", "ended"};
+	static char buf[64];
+	snprintf(buf, sizeof(buf), "wait %s -> %s",
+		 (unsigned)from < WAIT_STATE_COUNT ? names[from] : "?",
+		 (unsigned)to < WAIT_STATE_COUNT ? names[to] : "?");
+	return buf;
+}
+
+/* Moves w to state to (LG_ASSERT on a move not in wait_moves; the move is
+ * made either way). */
+void lt_wait_set_state(struct lt_wait *w, enum wait_state to)
+{
+	LG_ASSERT_MSG((unsigned)w->state < WAIT_STATE_COUNT && (wait_moves[w->state] & BIT(to)),
+		      wait_move_name(w->state, to));
+	w->state = to;
+}
+
+/* w is in its lock's queue (see enum wait_state). */
+static bool in_queue(const struct lt_wait *w)
+{
+	return w->wait && (w->state == WAIT_QUEUED || w->state == WAIT_WRITING);
+}
+
+/* w was answered or cancelled with a request of its own in flight: in
+ * t->orphan_waits (its write, or a failed hand-off's handback). */
+static bool is_orphan(const struct lt_wait *w)
+{
+	return w->state == WAIT_ORPHANED || w->state == WAIT_HANDBACK;
+}
+
 static void enqueue(struct lt_wait *w)
 {
 	struct lock *l = w->lock;
@@ -82,13 +134,13 @@ static void enqueue(struct lt_wait *w)
 	else
 		l->wq_head = w;
 	l->wq_tail = w;
-	w->queued = true;
+	lt_wait_set_state(w, WAIT_QUEUED);
 }
 
 static void dequeue(struct lt_wait *w)
 {
 	struct lock *l = w->lock;
-	if (!w->queued)
+	if (!in_queue(w))
 		return;
 	if (w->prev != NULL)
 		w->prev->next = w->next;
@@ -99,7 +151,6 @@ static void dequeue(struct lt_wait *w)
 	else
 		l->wq_tail = w->prev;
 	w->prev = w->next = NULL;
-	w->queued = false;
 }
 
 /* A wait ended with its write in flight lives on until the answer, which
@@ -114,7 +165,7 @@ static void orphan_link(struct lt_wait *w)
 	if (t->orphan_waits != NULL)
 		t->orphan_waits->prev = w;
 	t->orphan_waits = w;
-	w->orphaned = true;
+	lt_wait_set_state(w, WAIT_ORPHANED);
 }
 
 static void orphan_unlink(struct lt_wait *w)
@@ -126,14 +177,14 @@ static void orphan_unlink(struct lt_wait *w)
 	if (w->next != NULL)
 		w->next->prev = w->prev;
 	w->prev = w->next = NULL;
-	w->orphaned = false;
 }
 
 static void wait_free(struct lt_wait *w)
 {
 	struct lock *l = w->lock;
-	if (w->orphaned)
+	if (is_orphan(w))
 		orphan_unlink(w);
+	lt_wait_set_state(w, WAIT_ENDED);
 	timer_cancel(&w->timer);
 	w->t->nwaits--;
 	lt_holder_free(w->t, w->holder);
@@ -174,16 +225,15 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 	end_span(w, lease, err);
 	dequeue(w);
 	timer_cancel(&w->timer);
-	w->cancelled = true;
 	l->refs++; /* keep l through the callback */
 	if (w->call == NULL) {
 		wait_free(w);
-	} else if (!w->call_is_write) {
+	} else if (w->state == WAIT_READING) {
 		store_cancel(w->t->store, w->call);
 		w->call = NULL;
 		wait_free(w);
-	} else if (!w->orphaned) {
-		orphan_link(w);
+	} else if (!is_orphan(w)) {
+		orphan_link(w); /* its write answers later: on_write */
 	}
 	if (cb != NULL)
 		cb(arg, lease, err);
@@ -191,15 +241,28 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 	lt_lock_unref(l);
 }
 
-static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
+/* The fence a write is conditioned on (ACQUIRE's seen_fence in store.h):
+ * that of the item it decided on, or FENCE_UNKNOWN (a write on a lock
+ * not read: the first of a wait, one after the lock was forgotten). */
+#define FENCE_UNKNOWN (-1)
+
+static int64_t fence_of(const struct lock_item *item)
+{
+	return item->exists && item->has_fence && !item->fence_bad ? item->fence : 0;
+}
+
+static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover, int64_t fence)
 {
 	struct locktable *t = w->t;
 	struct lock *l = w->lock;
 	/* Our own release of this lock may still be on its way, and DynamoDB
 	 * may apply this write first: take over the releasing item's rvn, so
 	 * the write wins in either order instead of meeting our old owner. */
-	if (seen_rvn == NULL && l->releasing != NULL)
+	if (seen_rvn == NULL && l->releasing != NULL) {
 		seen_rvn = lease_rvn(l->releasing);
+		if (fence == FENCE_UNKNOWN)
+			fence = l->releasing->token;
+	}
 	/* The announcement this write may take (and removes): a reservation
 	 * whose window passed, or ours. */
 	const char *waiter = NULL;
@@ -215,6 +278,11 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
 		.owner = w->owner,
 		.rvn = w->rvn,
 		.seen_rvn = seen_rvn,
+		/* every acquire raises the fence: no attempt of this one lands
+		 * after another acquire (its own retry too), whatever the item
+		 * became since (a late attempt after the lease's release) */
+		.seen_fence = fence != FENCE_UNKNOWN ? fence : 0,
+		.has_seen_fence = fence != FENCE_UNKNOWN,
 		.holder = w->holder,
 		.waiter = waiter,
 		.lease_ms = w->lease_ms,
@@ -228,18 +296,20 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover)
 	w->call = store_submit(t->store, &req, on_write, w);
 	if (w->call == NULL)
 		return false;
-	w->call_is_write = true;
+	if (w->state != WAIT_ORPHANED) /* an orphan's hand-off sent again stays one */
+		lt_wait_set_state(w, WAIT_WRITING);
 	l->writes++;
 	return true;
 }
 
-/* Writes for w on what the lock was last seen as: free (nothing seen), a
- * holder due for takeover, or a reservation whose window passed. */
-static bool write_seen(struct lt_wait *w)
+/* Writes for w on what the lock was last seen as (item, just read or
+ * answered): free (nothing seen), a holder due for takeover, or a
+ * reservation whose window passed. */
+static bool write_seen(struct lt_wait *w, const struct lock_item *item)
 {
 	struct seen *sn = w->lock->seen;
 	bool held = sn != NULL && sn->waiter[0] == '\0';
-	return send_write(w, held ? sn->rvn : NULL, held);
+	return send_write(w, held ? sn->rvn : NULL, held, fence_of(item));
 }
 
 static void fail_oom(struct lt_wait *w)
@@ -289,7 +359,7 @@ static bool due_for_takeover(const struct lock *l)
 static bool lock_busy(const struct lock *l)
 {
 	return l->held != NULL || l->poll_call != NULL || l->writes > 0 || l->ann_call != NULL ||
-	       l->yielding;
+	       lt_lock_yielding(l);
 }
 
 /* Nobody here waits any more: take our announcement back. */
@@ -315,7 +385,7 @@ void lt_lock_kick(struct lock *l)
 		return;
 	}
 	if (l->seen == NULL) {
-		if (!send_write(l->wq_head, NULL, false))
+		if (!send_write(l->wq_head, NULL, false, FENCE_UNKNOWN))
 			fail_oom(l->wq_head);
 		return;
 	}
@@ -358,7 +428,7 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 		return;
 	}
 	if (l->seen == NULL || due_for_takeover(l)) {
-		if (!write_seen(l->wq_head))
+		if (!write_seen(l->wq_head, item))
 			fail_oom(l->wq_head);
 		return;
 	}
@@ -446,10 +516,34 @@ static bool handoff_again(struct lt_wait *w, const struct lock_item *item)
 		return false;
 	char from[STORE_ID_MAX + 1];
 	memcpy(from, w->handoff_from, sizeof(from));
-	if (!send_write(w, item->rvn, false))
+	if (!send_write(w, item->rvn, false, fence_of(item)))
 		return false;
 	w->handoff = true;
 	memcpy(w->handoff_from, from, sizeof(from));
+	return true;
+}
+
+/* A write refused by an item that shows this wait's own owner id under
+ * another rvn: an earlier acquire with this owner id holds the lock (one
+ * whose answer was lost: an election contending again with the id of its
+ * contention, a client retrying with its own id, as a Redis lock library's
+ * value). Acquires have no branch for their owner alone (ACQUIRE in
+ * store.h: a late attempt would put its rvn back over the lease's
+ * renewals); this write goes again at once on the rvn the item shows, so
+ * it too never lands after a later write. At most LT_OWN_AGAIN_MAX times
+ * per wait (a lease renewing under that owner changes the rvn meanwhile);
+ * then the item is a holder as any other. */
+#define LT_OWN_AGAIN_MAX 3
+static bool own_again(struct lt_wait *w, const struct lock_item *item)
+{
+	struct lt_error e;
+	if (is_orphan(w) || w->handoff || w->own_again >= LT_OWN_AGAIN_MAX ||
+	    w->lock->held != NULL || !item->has_owner || strcmp(item->owner, w->owner) != 0 ||
+	    !lt_item_check(w->t, w->lock->name, item, LT_ITEM_TO_ACQUIRE, &e))
+		return false;
+	if (!send_write(w, item->rvn, false, fence_of(item)))
+		return false;
+	w->own_again++;
 	return true;
 }
 
@@ -492,7 +586,6 @@ static bool send_handback(struct lt_wait *w)
 	if (w->call == NULL)
 		return false;
 	w->handbacks++;
-	w->call_is_write = true;
 	l->writes++;
 	return true;
 }
@@ -508,12 +601,11 @@ static bool handback(struct lt_wait *w, const struct store_result *res)
 	if (!w->handoff || res->status != STORE_TRANSIENT || !send_handback(w))
 		return false;
 	w->handoff = false;
-	if (!w->cancelled) {
+	if (!is_orphan(w)) {
 		lt_error_from(&e, w->t, w->lock->name, res);
 		finish(w, NULL, &e); /* kept, as an orphan, for the release */
-	} else if (!w->orphaned) {
-		orphan_link(w);
 	}
+	lt_wait_set_state(w, WAIT_HANDBACK);
 	return true;
 }
 
@@ -555,7 +647,8 @@ static void on_write(void *arg, const struct store_result *res)
 	w->call = NULL;
 	l->writes--;
 	/* a cancelled wait too: what it takes, it gives back (orphan) */
-	if (res->status == STORE_REFUSED && handoff_again(w, &res->item))
+	if (res->status == STORE_REFUSED &&
+	    (handoff_again(w, &res->item) || own_again(w, &res->item)))
 		return; /* sent again on the rvn the item shows */
 	if (handback(w, res))
 		return; /* the release that handed the lock on: on_handback answers it */
@@ -568,7 +661,7 @@ static void on_write(void *arg, const struct store_result *res)
 		l->ann_on_item = false; /* the write removed the announcement */
 		l->ann[0] = '\0';
 	}
-	if (w->cancelled) { /* orphan: give back what it took */
+	if (w->state == WAIT_ORPHANED) { /* give back what it took */
 		struct lease *lease = res->status == STORE_OK ? lease_start(w, &res->item) : NULL;
 		wait_free(w);
 		if (lease != NULL)
@@ -594,6 +687,7 @@ static void on_write(void *arg, const struct store_result *res)
 			lt_fire_refusal(l);
 			finish(w, NULL, NULL);
 		} else {
+			lt_wait_set_state(w, WAIT_QUEUED); /* back to the queue's poll */
 			decide_queue(l, &res->item);
 		}
 	} else {
@@ -626,7 +720,7 @@ static void on_try_read(void *arg, const struct store_result *res)
 	}
 	lt_lock_see(l, &res->item);
 	if (l->held == NULL && (l->seen == NULL || due_for_takeover(l))) {
-		if (!write_seen(w))
+		if (!write_seen(w, &res->item))
 			fail_oom(w);
 		return;
 	}
@@ -637,7 +731,7 @@ static void on_try_read(void *arg, const struct store_result *res)
 static void wait_timer(void *arg)
 {
 	struct lt_wait *w = arg;
-	if (w->finishing)
+	if (w->state == WAIT_REFUSING)
 		lt_fire_refusal(w->lock);
 	finish(w, NULL, NULL); /* a local refusal, or the wait timed out */
 }
@@ -724,7 +818,7 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 
 	bool ok = true;
 	if (l->held != NULL && !a->wait) {
-		w->finishing = true; /* refused here, without a request */
+		lt_wait_set_state(w, WAIT_REFUSING); /* refused here, without a request */
 		timer_arm(&w->timer, 0);
 	} else if (a->wait) {
 		bool joined = l->wq_head != NULL;
@@ -738,14 +832,16 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 			if (l->seen != NULL)
 				timer_arm(&l->poll_timer, 0);
 			else
-				ok = send_write(w, NULL, false);
+				ok = send_write(w, NULL, false, FENCE_UNKNOWN);
 		}
 	} else if (l->seen != NULL) {
 		struct store_req req = {.op = STORE_READ, .name = l->name, .span = w->span};
 		w->call = store_submit(t->store, &req, on_try_read, w);
 		ok = w->call != NULL;
+		if (ok)
+			lt_wait_set_state(w, WAIT_READING);
 	} else {
-		ok = send_write(w, NULL, false);
+		ok = send_write(w, NULL, false, FENCE_UNKNOWN);
 	}
 	if (!ok) {
 		dequeue(w);
@@ -771,20 +867,21 @@ static bool turn_done(const struct lock *l, const struct lease *from)
 bool lt_handoff(struct lock *l, struct lease *from)
 {
 	struct lt_wait *w = l->wq_head;
-	if (l->yield && (w == NULL || (l->round_left == 0 && turn_done(l, from)))) {
-		l->yielding = true; /* released to the store: the announced turn */
+	if (lt_lock_yield_due(l) && (w == NULL || (l->round_left == 0 && turn_done(l, from)))) {
+		if (l->state != LOCK_YIELDING) /* released to the store: the announced turn */
+			lt_lock_set_state(l, LOCK_YIELDING);
 		return false;
 	}
 	if (w == NULL || l->writes > 0)
 		return false;
-	if (!send_write(w, from->rvn, false))
+	if (!send_write(w, from->rvn, false, from->token))
 		return false;
 	w->handoff = true;
 	memcpy(w->handoff_from, from->owner, sizeof(w->handoff_from));
 	w->rel_cb = from->release_cb; /* answered by on_write, when it is done */
 	w->rel_arg = from->release_arg;
 	from->release_cb = NULL;
-	if (l->yield && l->round_left > 0)
+	if (lt_lock_yield_due(l) && l->round_left > 0)
 		l->round_left--;
 	store_cancel(l->t->store, l->poll_call);
 	l->poll_call = NULL;
@@ -799,13 +896,16 @@ void lt_holder_saw(struct lock *l, const struct lock_item *item)
 		l->ann_on_item = true;
 		withdraw(l); /* ours, left from before we held it: free the slot */
 	}
-	if (!other) {
-		l->yield = false; /* none, or withdrawn */
+	if (!other) { /* none, or withdrawn */
+		if (l->state == LOCK_YIELD_DUE)
+			lt_lock_set_state(l, LOCK_OURS);
+		else if (l->state == LOCK_YIELDING)
+			lt_lock_set_state(l, LOCK_YIELDING_NOT_DUE);
 		return;
 	}
-	if (l->yield)
+	if (lt_lock_yield_due(l))
 		return;
-	l->yield = true;
+	lt_lock_set_state(l, l->state == LOCK_OURS ? LOCK_YIELD_DUE : LOCK_YIELDING);
 	l->round_left = 0;
 	for (struct lt_wait *w = l->wq_head; w != NULL; w = w->next)
 		l->round_left++;
@@ -813,8 +913,7 @@ void lt_holder_saw(struct lock *l, const struct lock_item *item)
 
 void lt_yield_done(struct lock *l, const struct store_result *res)
 {
-	l->yielding = false;
-	l->yield = false;
+	lt_lock_set_state(l, LOCK_OURS);
 	if (res->status == STORE_OK)
 		lt_lock_see(l, &res->item); /* free: reserved for the waiter, if still announced */
 }

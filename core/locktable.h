@@ -15,9 +15,9 @@
 #ifndef LG_LOCKTABLE_H
 #define LG_LOCKTABLE_H
 
-#include "core/clock.h"
+#include "lib/base/clock.h"
 #include "core/obs.h"
-#include "core/store.h"
+#include "core/store/store.h"
 
 #define LT_MIN_LEASE_MS		1000LL
 #define LT_MAX_LEASE_MS		86400000LL
@@ -314,7 +314,7 @@ struct lt_tx_result {
 typedef void (*lt_tx_cb)(void *arg, const struct lt_tx_result *res);
 
 /* Writes the client's items (a validated JSON array text of len bytes,
- * see core/store_tx.h) in one transaction with a check that l's owner and
+ * see core/store/store_tx.h) in one transaction with a check that l's owner and
  * token still hold its lock, at commit. The lease may be released or lost
  * while it is in flight: the answer still comes (the check decides).
  * Returns a handle for lt_transact_cancel, or NULL on out-of-memory (no

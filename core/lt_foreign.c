@@ -7,11 +7,16 @@
  * One consistent read, then a write conditional on the owner the read
  * showed. Owners are new per acquire, so "owner = what I read" names the
  * very acquire whose fence was read: the write applies to that lease or to
- * none, with no window in between. A release also writes the freed marker
+ * none, with no window in between. A renewal is conditioned on the rvn
+ * read too, as the holder's own (RENEW in store.h): an attempt of it that
+ * lands after a later renewal (a retry, a late or duplicated delivery)
+ * never puts its rvn back, which a waiter may have read a while ago; when
+ * the holder renewed between the read and the write, it is written again
+ * on the rvn the item shows. A release also writes the freed marker
  * (the fence it ended, and how), so that the holding replica's next
  * renewal tells it from a takeover (lease.c, refusal_loss).
  */
-#include "core/lt_internal.h"
+#include "core/lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +29,15 @@ struct foreign {
 	enum lt_foreign_op op;
 	int64_t token, lease_ms;
 	bool add_remaining, has_owner;
+	unsigned again;		       /* renewals sent again (renew_again) */
 	char prefix[STORE_ID_MAX + 1]; /* "": any owner */
 	lt_foreign_cb cb;
 	void *arg;
 	struct trace_span *span; /* Lock.Renew or Lock.Release, or NULL */
 	struct lt_state st;	 /* the item as read */
 	char owner[STORE_ID_MAX + 1];
-	char rvn[LT_ID_LEN + 1];
+	char rvn[LT_ID_LEN + 1];     /* a renewal's new rvn */
+	char seen[STORE_ID_MAX + 1]; /* the rvn it is conditioned on */
 	char name[];
 };
 
@@ -123,10 +130,72 @@ static void written(struct foreign *f, const struct lock_item *item)
 	lt_lock_unref(l);
 }
 
+static void on_write(void *arg, const struct store_result *res);
+
+static void answer_oom(struct foreign *f)
+{
+	answer(f, -1,
+	       &(struct lt_error){.status = STORE_TRANSIENT,
+				  .error_type = "OutOfMemory",
+				  .message = "out of memory"});
+}
+
+/* The new lease of a renewal. */
+static int64_t new_lease(const struct foreign *f)
+{
+	int64_t ms = f->lease_ms > 0 ? f->lease_ms : f->st.lease_ms;
+	if (f->add_remaining)
+		ms = f->lease_ms + f->st.remaining_ms;
+	if (ms < LT_MIN_LEASE_MS)
+		ms = LT_MIN_LEASE_MS;
+	return ms < LT_MAX_LEASE_MS ? ms : LT_MAX_LEASE_MS;
+}
+
+/* Sends f's write on the lease read into f->st, a renewal on the rvn in
+ * f->seen; false on out-of-memory. */
+static bool send_write(struct foreign *f)
+{
+	struct store_req req = {
+		.name = f->name, .owner = f->st.owner, .ttl = lt_ttl(f->t), .span = f->span};
+	if (f->op == LT_FOREIGN_RENEW) {
+		store_new_id(f->rvn);
+		req.op = STORE_RENEW;
+		req.rvn = f->rvn;
+		req.seen_rvn = f->seen;
+		req.holder = f->st.holder[0] != '\0' ? f->st.holder : NULL;
+		req.lease_ms = new_lease(f);
+	} else {
+		req.op = STORE_RELEASE;
+		req.token = f->st.token;
+		req.forced = f->op == LT_FOREIGN_FORCE;
+	}
+	f->call = store_submit(f->t->store, &req, on_write, f);
+	return f->call != NULL;
+}
+
+/* A renewal refused by an item still showing the lease it read (owner and
+ * fence) under another rvn: the holder renewed between the read and this
+ * write. Written again on the rvn the item shows, at most
+ * LT_FOREIGN_AGAIN_MAX times (a holder renews a third of a lease apart). */
+#define LT_FOREIGN_AGAIN_MAX 3
+static bool renew_again(struct foreign *f, const struct lock_item *it)
+{
+	if (f->op != LT_FOREIGN_RENEW || f->again >= LT_FOREIGN_AGAIN_MAX || !it->has_owner ||
+	    !it->has_rvn || strcmp(it->owner, f->st.owner) != 0 || it->fence != f->st.token)
+		return false;
+	memcpy(f->seen, it->rvn, sizeof(f->seen));
+	f->again++;
+	if (!send_write(f))
+		answer_oom(f);
+	return true;
+}
+
 static void on_write(void *arg, const struct store_result *res)
 {
 	struct foreign *f = arg;
 	f->call = NULL;
+	if (res->status == STORE_REFUSED && renew_again(f, &res->item))
+		return;
 	if (res->status == STORE_OK)
 		written(f, &res->item);
 	if (res->status == STORE_OK || res->status == STORE_REFUSED)
@@ -139,17 +208,6 @@ static void on_renewed_here(void *arg, int renewed, const struct lt_error *err)
 {
 	struct foreign *f = arg;
 	answer(f, renewed > 0, err);
-}
-
-/* The new lease of a renewal. */
-static int64_t new_lease(const struct foreign *f)
-{
-	int64_t ms = f->lease_ms > 0 ? f->lease_ms : f->st.lease_ms;
-	if (f->add_remaining)
-		ms = f->lease_ms + f->st.remaining_ms;
-	if (ms < LT_MIN_LEASE_MS)
-		ms = LT_MIN_LEASE_MS;
-	return ms < LT_MAX_LEASE_MS ? ms : LT_MAX_LEASE_MS;
 }
 
 static bool matches(const struct foreign *f, const struct lock_item *it)
@@ -181,34 +239,20 @@ static void on_read(void *arg, const struct store_result *res)
 	struct lock *l = lt_lock_get(f->t, f->name, false);
 	if (l != NULL && l->held == NULL && it->has_owner)
 		lt_lock_see(l, it); /* what waiters here count from */
-	struct store_req req = {
-		.name = f->name, .owner = it->owner, .ttl = lt_ttl(f->t), .span = f->span};
 	if (f->op == LT_FOREIGN_RENEW) {
 		struct lease *mine = l != NULL ? l->held : NULL;
 		if (mine != NULL && strcmp(mine->owner, it->owner) == 0) {
 			/* held by this locktable: its own renewal keeps its clock */
 			if (!lease_renew(mine, on_renewed_here, f))
-				answer(f, -1,
-				       &(struct lt_error){.status = STORE_TRANSIENT,
-							  .error_type = "OutOfMemory",
-							  .message = "out of memory"});
+				answer_oom(f);
 			return;
 		}
-		store_new_id(f->rvn);
-		req.op = STORE_RENEW;
-		req.rvn = f->rvn;
-		req.holder = it->holder[0] != '\0' ? it->holder : NULL;
-		req.lease_ms = new_lease(f);
-	} else {
-		req.op = STORE_RELEASE;
-		req.token = it->fence;
-		req.forced = f->op == LT_FOREIGN_FORCE;
 	}
-	if ((f->call = store_submit(f->t->store, &req, on_write, f)) == NULL)
-		answer(f, -1,
-		       &(struct lt_error){.status = STORE_TRANSIENT,
-					  .error_type = "OutOfMemory",
-					  .message = "out of memory"});
+	/* f->st holds the item's owner and holder (state_from); the write
+	 * is conditioned on its rvn too (seen: lock_item's size) */
+	memcpy(f->seen, it->rvn, sizeof(f->seen));
+	if (!send_write(f))
+		answer_oom(f);
 }
 
 bool lt_foreign(struct locktable *t, const struct lt_foreign_req *req, lt_foreign_cb cb, void *arg)

@@ -1,15 +1,29 @@
 /*
- * lt_internal: the structures shared by locktable.c (locks, waits, polls),
- * lease.c (heartbeat, renew, loss, release) and lt_testing.c. Not a public
- * header: nothing outside core/ includes it.
+ * lt_internal: the lock table's parts, shared inside core/ (nothing outside
+ * core/ includes it). By concept:
+ *  - the table (struct locktable) and the ids it writes;
+ *  - a lock (struct lock): what this process knows of one name, its queue
+ *    of waits, the holder seen (struct seen: lt_lock.c) and its turn among
+ *    replicas (enum lock_state);
+ *  - a wait (struct lt_wait, enum wait_state): one acquire, from its call
+ *    to its answer and, when it ends with its write in flight, to that
+ *    write's answer (locktable.c);
+ *  - the lock's machine as leases drive it: kick, poll, hand-off, yield
+ *    (locktable.c);
+ *  - items read at a lock's key: judged (lt_item.c), shown (lt_state.c);
+ *  - requests by name that hold no lock: foreign renewals and releases,
+ *    scans, transactions.
+ * A lease (struct lease) has its own header, core/lease.h.
  */
 #ifndef LG_LT_INTERNAL_H
 #define LG_LT_INTERNAL_H
 
+#include "lib/base/lg_assert.h"
 #include "core/locktable.h"
-#include "core/pool.h"
+#include "lib/base/pool.h"
 #include "core/trace.h"
 
+/* The ids this process writes (owners, rvns, announcements: store_new_id). */
 #define LT_ID_LEN 32
 
 /* A wait_for_refusal registration (lt_testing.c). */
@@ -41,6 +55,19 @@ struct seen {
  * this many of its announced poll intervals (see locktable.c). */
 #define LT_RESERVE_WINDOWS 2
 
+/* A lock's turn among replicas, on the holding side (see "Fair across
+ * replicas" in locktable.c). Changed only by lt_lock_set_state(), which
+ * checks its table of legal moves. */
+enum lock_state {
+	LOCK_OURS,	/* no other replica's announcement seen while held here */
+	LOCK_YIELD_DUE, /* one seen: hand on one round, then release to the store */
+	LOCK_YIELDING,	/* released to the store for it, the release's answer pending */
+	/* Yielding, and a lease won here meanwhile (a try overtaking the
+	 * release) saw the announcement gone: its release hands on locally. */
+	LOCK_YIELDING_NOT_DUE,
+	LOCK_STATE_COUNT
+};
+
 /* One lock this process holds, waits for, or has seen held. Lives while
  * refs > 0 (leases and waits on it), a request of its own is in flight, or
  * it remembers a holder (seen). */
@@ -56,28 +83,67 @@ struct lock {
 	struct store_call *poll_call; /* the shared poll's read */
 	struct timer poll_timer;
 	struct seen *seen; /* the holder seen, NULL when none */
-	/* Fair across replicas (locktable.c). Waiting side: */
+	/* Fair across replicas (locktable.c). Waiting side: what the store
+	 * showed, not a lifecycle of ours — ann_on_item follows the items read
+	 * (lt_lock_see) as much as our own writes, and elsewhere is a streak of
+	 * answers, both facts independent of the requests in flight. */
 	struct store_call *ann_call; /* our announce or withdraw in flight */
 	bool ann_on_item;	     /* ann is (or may be) on the item */
 	bool elsewhere;		     /* reads find it held by another owner ... */
 	int64_t elsewhere_since;     /* ... since this answer (monotonic ms) */
 	int64_t ann_ms;		     /* the poll interval we announced */
 	/* Holding side: */
-	bool yield;		 /* another replica's announcement seen while held */
-	bool yielding;		 /* released to the store for it, answer pending */
+	enum lock_state state;	 /* its turn: lt_lock_set_state() */
 	unsigned round_left;	 /* local hand-offs still due before yielding */
 	int64_t turn_start;	 /* when the lock came to this replica from the store */
 	char ann[LT_ID_LEN + 1]; /* our announcement's id, "" when none */
 	char name[];
 };
 
+/* Moves l to state to (LG_ASSERT on a move not in lt_lock.c's table; the
+ * move is made either way). */
+void lt_lock_set_state(struct lock *l, enum lock_state to);
+/* Another replica's announcement is to be honoured: LOCK_YIELD_DUE or
+ * LOCK_YIELDING. */
+static inline bool lt_lock_yield_due(const struct lock *l)
+{
+	return l->state == LOCK_YIELD_DUE || l->state == LOCK_YIELDING;
+}
+/* A release for another replica's turn is in flight. */
+static inline bool lt_lock_yielding(const struct lock *l)
+{
+	return l->state == LOCK_YIELDING || l->state == LOCK_YIELDING_NOT_DUE;
+}
+
+/* A wait's life (locktable.c). Changed only by wait_set_state(), which
+ * checks its table of legal moves. A wait that waits (lt_wait.wait) is in
+ * its lock's queue while QUEUED or WRITING; a try never is. */
+enum wait_state {
+	WAIT_NEW,      /* made by lt_acquire, not started */
+	WAIT_QUEUED,   /* in the queue, nothing of its own in flight: the
+			  lock's poll (or its write) reads for it */
+	WAIT_REFUSING, /* a try refused here (a local lease holds the lock):
+			  answered from the loop (its timer) */
+	WAIT_READING,  /* a try's read in flight (the lock was seen held) */
+	WAIT_WRITING,  /* its acquire write in flight, or just answered; a
+			  hand-off's when handoff */
+	WAIT_ORPHANED, /* answered (or cancelled) with its write in flight:
+			  in t->orphan_waits, gives back what the write takes */
+	WAIT_HANDBACK, /* its hand-off failed: in t->orphan_waits, carries the
+			  release of the lease it took the lock from */
+	WAIT_ENDED,    /* freed (wait_free) */
+	WAIT_STATE_COUNT
+};
+
 struct lt_wait {
 	struct locktable *t;
 	struct lock *lock;
-	struct lt_wait *prev, *next; /* in lock's queue while queued */
-	bool queued, wait, cancelled, takeover, finishing;
-	bool orphaned; /* ended with its write in flight: in t->orphan_waits */
-	bool handoff;  /* its write is a local hand-off */
+	struct lt_wait *prev, *next; /* in lock's queue, or t->orphan_waits */
+	enum wait_state state;	     /* wait_set_state() */
+	/* Facts, not lifecycle: what was asked (wait: queue rather than try),
+	 * and what the write in flight is (takeover: on a holder's rvn;
+	 * handoff: a local hand-off; took_waiter: it removes an announcement). */
+	bool wait, takeover, handoff, took_waiter;
 	/* A hand-off's: the owner of the lease it takes the lock from. That
 	 * lease's renewals may land after it was released (a retried attempt,
 	 * one still in flight), so the item's rvn may not be the one the
@@ -92,7 +158,7 @@ struct lt_wait {
 	lt_renew_cb rel_cb;
 	void *rel_arg;
 	unsigned handbacks; /* releases of that lease sent (locktable.c) */
-	bool took_waiter;   /* its write removes an announcement */
+	unsigned own_again; /* writes sent again on its own owner's item (own_again) */
 	lt_acquire_cb cb;
 	void *arg;
 	void (*answered)(void *arg);
@@ -100,38 +166,15 @@ struct lt_wait {
 	char *holder;	    /* t->holder_label (shared) or a copy of its own */
 	struct timer timer; /* timeout, or a deferred refusal */
 	struct store_call *call;
-	bool call_is_write;
 	int64_t send_ms;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
 	struct trace_span *span; /* Lock.Acquire / Lock.TryAcquire / Leader.Campaign */
 };
 
-struct lt_op; /* an explicit renew or a fencing check in flight */
-
-struct lease {
-	struct locktable *t;
-	struct lock *lock;
-	struct lease *prev, *next; /* in t->leases */
-	char *holder;
-	int64_t token, lease_ms, last_send_ms, retry_ms, hb_send_ms;
-	enum lt_loss loss;
-	bool takeover, releasing;
-	bool yielding; /* its release gives another replica its turn */
-	struct timer hb_timer, end_timer;
-	struct store_call *hb_call; /* heartbeat renewal or release */
-	struct lt_op *ops;
-	lt_lost_cb on_lost;
-	void *on_lost_arg;
-	void *data;
-	lt_renew_cb release_cb; /* lease_release_then() */
-	void *release_arg;
-	char owner[STORE_ID_MAX + 1];
-	char rvn[LT_ID_LEN + 1];
-	char hb_rvn[LT_ID_LEN + 1];
-	struct trace_ctx acq_ctx;   /* its acquire's span: renewals link to it */
-	struct trace_span *hb_span; /* the Lock.Renew or Lock.Release of hb_call */
-};
+/* Moves w to state to (LG_ASSERT on a move not in locktable.c's table; the
+ * move is made either way). */
+void lt_wait_set_state(struct lt_wait *w, enum wait_state to);
 
 struct locktable {
 	struct clock *clock;
@@ -154,9 +197,8 @@ struct locktable {
 	struct tracer *tracer; /* NULL: no spans (lt_set_tracer) */
 };
 
-/* lt_lock.c: the hash table of locks, the holders seen, shared helpers */
-/* Frees a wait's or a lease's holder label unless it is the table's. */
-void lt_holder_free(struct locktable *t, char *holder);
+/* --- locks: the hash table, the holders seen (lt_lock.c) --- */
+
 /* The lock of name, made when create (NULL when not, or out of memory). */
 struct lock *lt_lock_get(struct locktable *t, const char *name, bool create);
 void lt_lock_unref(struct lock *l);
@@ -170,20 +212,33 @@ void lt_lock_see(struct lock *l, const struct lock_item *item);
 /* The poll interval of a holder's lease: a third of it, at most
  * LT_MAX_POLL_MS. */
 int64_t lt_poll_interval(int64_t lease_ms);
+/* Runs the wait_for_refusal hooks of l's name (lt_testing.c registers them). */
+void lt_fire_refusal(struct lock *l);
 
-/* locktable.c, for lease.c and lt_testing.c */
+/* --- what every request of the table writes and answers (lt_lock.c) --- */
+
+/* Frees a wait's or a lease's holder label unless it is the table's. */
+void lt_holder_free(struct locktable *t, char *holder);
+/* The ttl attribute a write puts on the item (0: none). */
+int64_t lt_ttl(struct locktable *t);
+void lt_error_from(struct lt_error *e, const struct locktable *t, const char *name,
+		   const struct store_result *res);
+
+/* --- the lock's machine, as leases drive it (locktable.c) --- */
+
+/* Starts what l's queue needs next, or frees l when idle. */
 void lt_lock_kick(struct lock *l);
 /* A lock's poll timer is due. */
 void lt_poll_due(void *arg);
 /* An answer about a lock this locktable holds (a renewal's, a hand-off's):
  * notes another replica's announcement on it. */
 void lt_holder_saw(struct lock *l, const struct lock_item *item);
+/* Hands l's lock on from lease from, being released: to the head of the
+ * queue with one conditional write on from's rvn (true), or not (false:
+ * from's release goes to the store, a yield when l is LOCK_YIELDING). */
+bool lt_handoff(struct lock *l, struct lease *from);
 /* The release of a yielding lease was answered with res. */
 void lt_yield_done(struct lock *l, const struct store_result *res);
-void lt_fire_refusal(struct lock *l);
-int64_t lt_ttl(struct locktable *t);
-void lt_error_from(struct lt_error *e, const struct locktable *t, const char *name,
-		   const struct store_result *res);
 
 /* lt_item.c: what an item read at a lock's key is used for. */
 enum lt_item_use {
@@ -218,29 +273,18 @@ lt_item_check(const struct locktable *t, const char *name, const struct lock_ite
 	return lt_item_judge(t, name, item, use, e);
 }
 
-struct foreign;
-/* lt_foreign.c, lt_scan.c: requests in flight dropped (lt_free). */
-void lt_foreign_free_all(struct locktable *t);
-void lt_scan_free_all(struct locktable *t);
-void lt_tx_free_all(struct locktable *t);
-
-/* lease.c, for locktable.c and lt_foreign.c */
-/* l is lost (or, LT_RELEASED, ended) for reason, as a renewal finds it. */
-void lt_lease_lose(struct lease *l, enum lt_loss reason);
-/* A check of l's lease was refused by item (a fenced transaction's): l is
- * lost as a renewal refused so would lose it (taken_over, deleted,
- * released, forced). Returns the loss, or l's loss if it had one. */
-enum lt_loss lt_lease_refused(struct lease *l, const struct lock_item *item);
 /* What remains of the lease item shows, on this replica's clock (see
- * lt_state.remaining_ms); 0 when it shows none. */
+ * lt_state.remaining_ms); 0 when it shows none (lt_state.c). */
 int64_t lt_remaining_ms(struct locktable *t, const char *name, const struct lock_item *item);
-/* The lt_state of item, read at name's key. */
+/* The lt_state of item, read at name's key (lt_state.c). */
 void lt_state_of(struct locktable *t, const char *name, const struct lock_item *it,
 		 struct lt_state *st);
-const char *lease_rvn(const struct lease *l);
-struct lease *lease_start(struct lt_wait *w, const struct lock_item *item);
-void lease_free_all(struct locktable *t);
-/* Hands l's lock to w with one conditional write on l's rvn. */
-bool lt_handoff(struct lock *l, struct lease *from);
+
+/* --- requests by name, holding no lock: in flight, dropped by lt_free --- */
+
+struct foreign;
+void lt_foreign_free_all(struct locktable *t); /* lt_foreign.c */
+void lt_scan_free_all(struct locktable *t);    /* lt_scan.c */
+void lt_tx_free_all(struct locktable *t);      /* lt_transact.c */
 
 #endif

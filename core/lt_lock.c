@@ -101,7 +101,7 @@ static bool lock_idle(const struct lock *l)
 {
 	return l->refs == 0 && l->writes == 0 && l->poll_call == NULL &&
 	       !timer_armed(&l->poll_timer) && l->ann_call == NULL && !l->ann_on_item &&
-	       !l->yielding;
+	       !lt_lock_yielding(l);
 }
 
 static void lock_free(struct lock *l)
@@ -212,6 +212,39 @@ void lt_lock_destroy(struct lock *l)
 		free(l->seen);
 	}
 	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
+}
+
+/* --- its turn among replicas --- */
+
+/* allowed[from] has bit `to` set when from -> to is a legal move: an
+ * announcement seen makes a yield due (lt_holder_saw), the hand-off that
+ * finds the round done yields (lt_handoff), the release's answer ends the
+ * yield (lt_yield_done); a lease won while yielding may see the
+ * announcement gone, or back. */
+#define BIT(s) (1u << (s))
+static const unsigned allowed[LOCK_STATE_COUNT] = {
+	[LOCK_OURS] = BIT(LOCK_OURS) | BIT(LOCK_YIELD_DUE),
+	[LOCK_YIELD_DUE] = BIT(LOCK_OURS) | BIT(LOCK_YIELDING),
+	[LOCK_YIELDING] = BIT(LOCK_OURS) | BIT(LOCK_YIELDING_NOT_DUE),
+	[LOCK_YIELDING_NOT_DUE] = BIT(LOCK_OURS) | BIT(LOCK_YIELDING),
+};
+
+static const char *move_name(enum lock_state from, enum lock_state to)
+{
+	static const char *const names[LOCK_STATE_COUNT] = {"ours", "yield_due", "yielding",
+							    "yielding_not_due"};
+	static char buf[64];
+	snprintf(buf, sizeof(buf), "lock %s -> %s",
+		 (unsigned)from < LOCK_STATE_COUNT ? names[from] : "?",
+		 (unsigned)to < LOCK_STATE_COUNT ? names[to] : "?");
+	return buf;
+}
+
+void lt_lock_set_state(struct lock *l, enum lock_state to)
+{
+	LG_ASSERT_MSG((unsigned)l->state < LOCK_STATE_COUNT && (allowed[l->state] & BIT(to)),
+		      move_name(l->state, to));
+	l->state = to;
 }
 
 /* --- helpers shared with lease.c --- */

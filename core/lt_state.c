@@ -3,7 +3,7 @@
  * lt_get_state and lt_state_now in locktable.h): one consistent read,
  * answered from the loop, or at once when the store can (embedded).
  */
-#include "core/lt_internal.h"
+#include "core/lease.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,9 @@ struct helper {
 static void on_done(void *arg, const struct store_result *res)
 {
 	struct helper *h = arg;
-	int64_t v = res->status == STORE_OK ? (h->token ? res->item.fence : 0) : -1;
+	int64_t v = res->status == STORE_OK	   ? (h->token ? res->item.fence : 0)
+		    : res->status == STORE_REFUSED ? LT_TEST_NO_ITEM /* only a release is */
+						   : -1;
 	lt_test_cb cb = h->cb;
 	void *cb_arg = h->arg;
 	free(h);
@@ -84,4 +86,18 @@ bool lt_wait_for_refusal(struct locktable *t, const char *name, lt_test_cb cb, v
 	h->next = t->hooks;
 	t->hooks = h;
 	return true;
+}
+
+void lt_wait_for_refusal_cancel(struct locktable *t, lt_test_cb cb, void *arg)
+{
+	struct lt_hook **p = &t->hooks;
+	while (*p != NULL) {
+		struct lt_hook *h = *p;
+		if (h->cb == cb && h->arg == arg) {
+			*p = h->next;
+			free(h);
+		} else {
+			p = &h->next;
+		}
+	}
 }

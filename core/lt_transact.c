@@ -1,6 +1,6 @@
 /*
  * lt_transact: fenced transactions on a lease (see locktable.h and
- * core/store_tx.h). A transaction keeps the lease's name, owner and token,
+ * core/store/store_tx.h). A transaction keeps the lease's name, owner and token,
  * not the lease: the lease may be released or lost while the transaction
  * is in flight, and the check at commit decides. When the check fails and
  * the lease is still this locktable's, it is lost as a renewal would lose
@@ -8,13 +8,13 @@
  * not exist (DynamoDB does not say which), one read of the lock tells
  * whether it is the lock table or the client's, for the message.
  */
-#include "core/lt_internal.h"
+#include "core/lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/store_tx.h"
+#include "core/store/store_tx.h"
 
 struct lt_tx {
 	struct lt_tx *prev, *next; /* in t->txs */

@@ -2,7 +2,7 @@
  * trace: spans as the reference names them (Lock.Acquire, Lock.TryAcquire,
  * Lock.Renew, Lock.Release, Leader.Campaign) and the DynamoDB requests
  * under them, recorded on the event loop without I/O. A finished span goes
- * to a bounded queue that an exporter (gateway/otlp.c) drains off the hot
+ * to a bounded queue that an exporter (gateway/obs/otlp.c) drains off the hot
  * path; a span that finds the queue full is dropped and counted.
  *
  * Sampling is decided when a trace starts: a root span is kept with the
@@ -11,7 +11,7 @@
  * An unsampled or untraced span is NULL, and every function takes NULL
  * and does nothing: code that traces costs a branch when tracing is off.
  *
- * Not here: exporting (gateway/otlp.c), where spans start (core/lease.c,
+ * Not here: exporting (gateway/obs/otlp.c), where spans start (core/lease.c,
  * core/locktable.c, core/election.c, the stores).
  */
 #ifndef LG_TRACE_H

@@ -108,6 +108,11 @@ static const struct option_def options[] = {
 	 "0: never)"},
 	{"max-locks", NUM(T_INT, max_locks), "1000000", 1, 1000000000, NULL,
 	 "embedded store: most lock items at once (new names refused past it)"},
+	{"test-mode", NUM(T_BOOL, test_mode), "no", 0, 1, NULL,
+	 "for application tests (docs/testing.md): the lease core's monotonic and wall clock "
+	 "move only with DEBUG.CLOCK ADVANCE (leasegate.clock_advance), and the commands that "
+	 "simulate other holders exist; refused unless --bind is loopback and the store is the "
+	 "embedded one or an emulator's --endpoint (not amazonaws.com)"},
 	{"default-lease", NUM(T_DURATION, default_lease_ms), "30s", 1000, DAY_MS, NULL,
 	 "lease when a client gives none"},
 	{"max-lease", NUM(T_DURATION, max_lease_ms), "1d", 1000, DAY_MS, NULL,

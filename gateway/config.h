@@ -89,13 +89,14 @@ struct cfg {
 	char tls_ciphers[512];
 	char tls_ciphersuites[512];
 	int64_t pg_tls; /* enum cfg_pg_tls */
-	/* hostile clients (README "Protected mode", "Bounds and timeouts") */
+	/* hostile clients (docs/security.md, Protected mode, Bounds and timeouts) */
 	bool protected_mode;
 	int64_t unixsocketperm;	 /* mode bits of the Unix socket file */
 	int64_t auth_timeout_ms; /* 0 = off */
 	int64_t timeout_ms;	 /* idle timeout, 0 = off */
 	int64_t max_prepared;	 /* PostgreSQL, per session */
 	int64_t max_portals;	 /* PostgreSQL, per session */
+	bool test_mode;		 /* --test-mode: fake clock, test commands (testclock.h) */
 	/* which options a source other than the default set, by the index of
 	 * the option in the table (cfg_given) */
 	unsigned char given[96];
@@ -150,7 +151,7 @@ void cfg_usage(FILE *f, const char *prog);
 void cfg_list(FILE *f);
 
 /* One option of the table, as the generated documents (the man page, the
- * example configuration: gateway/docgen.h) show it. */
+ * example configuration: gateway/doc/docgen.h) show it. */
 struct cfg_option_info {
 	const char *name;	/* without "--" */
 	const char *type;	/* as cfg_list: string, int, duration, size, bool, enum... */

@@ -20,25 +20,26 @@
 
 #include <event2/event.h>
 
-#include "gateway/admin.h"
-#include "gateway/backend.h"
+#include "gateway/admin/admin.h"
+#include "gateway/lease/backend.h"
 #include "gateway/cli/lock_cli.h"
 #include "gateway/redis/commands.h"
 #include "gateway/config.h"
-#include "gateway/docgen.h"
-#include "gateway/help.h"
+#include "gateway/doc/docgen.h"
+#include "gateway/doc/help.h"
 #include "gateway/lease/lsess.h"
-#include "gateway/log.h"
-#include "gateway/loop.h"
-#include "gateway/metrics.h"
-#include "gateway/otlp.h"
+#include "gateway/obs/log.h"
+#include "gateway/conn/loop.h"
+#include "gateway/obs/metrics.h"
+#include "gateway/obs/otlp.h"
 #include "gateway/conn/server.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 #include "gateway/conn/auth.h"
 #include "gateway/conn/tls.h"
 #include "gateway/pg/pg_fe.h"
-#include "gateway/probe.h"
+#include "gateway/admin/probe.h"
+#include "gateway/lease/testclock.h"
 
 extern char **environ;
 
@@ -65,7 +66,9 @@ struct app {
 	struct event *wait_releases;
 	struct admin *admin;
 	struct otlp *otlp; /* NULL: tracing off */
-	bool ready;	   /* the store is open, the listeners are up */
+	struct event *ev_term, *ev_int, *ev_hup;
+	struct loop_poll poll; /* the busy poll of the loop (--busy-poll-us) */
+	bool ready;	       /* the store is open, the listeners are up */
 	bool stopping;
 	/* at the stop signal: leases held, sessions open, failed releases */
 	uint64_t stop_leases, stop_sessions, stop_release_failed;
@@ -94,13 +97,13 @@ static void drained(void *arg)
 }
 
 /* A start that failed: err once on stderr, as the log line when the log
- * is stderr (no --log-file), else in the log and on stderr. */
-static int fail_start(const struct cfg *cfg, const char *err)
+ * is stderr (no --log-file), else in the log and on stderr. False. */
+static bool fail_start(const struct cfg *cfg, const char *err)
 {
 	log_msg(LOG_LVL_ERROR, "%s", err);
 	if (cfg->log_file[0] != '\0')
 		fprintf(stderr, "leasegate: %s\n", err);
-	return 1;
+	return false;
 }
 
 /* The store is open: take clients. */
@@ -298,10 +301,10 @@ static void on_hup(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
-int main(int argc, char **argv)
+/* The subcommands and documents that run instead of the server: their
+ * exit code, or -1 when argv asks for the server. */
+static int run_instead(int argc, char **argv)
 {
-	static struct cfg cfg;
-	char err[512];
 	if (argc > 1 && strcmp(argv[1], "lock") == 0)
 		return lock_cli_main(argc - 1, argv + 1, environ);
 	if (argc > 1 && strcmp(argv[1], "--probe") == 0)
@@ -315,20 +318,33 @@ int main(int argc, char **argv)
 		doc_example_config(stdout);
 		return 0;
 	}
-	switch (cfg_load(&cfg, argc, argv, environ, err, sizeof(err))) {
+	return -1;
+}
+
+static void usage(const char *prog)
+{
+	cfg_usage(stdout, prog);
+	printf("\nsubcommand:\n  %s lock [options] NAME -- command [args...]\n"
+	       "      run a command while holding a lock of a running gateway\n"
+	       "      (%s lock --help)\n"
+	       "  %s --probe [/readyz] [options]\n"
+	       "      GET the path on the admin port of a running gateway (the same\n"
+	       "      options and LEASEGATE_* variables): exit 0 on 200, else 1\n"
+	       "  %s help [COMMAND]\n"
+	       "      the Redis commands, or one, with syntax and summary\n"
+	       "  %s --man, %s --example-config\n"
+	       "      the man page (roff), the example configuration file\n",
+	       prog, prog, prog, prog, prog, prog);
+}
+
+/* Reads the options into cfg: -1 to start the server, else the exit code
+ * (--help, --version, --list-options answered, or a bad option said). */
+static int parse_config(struct cfg *cfg, int argc, char **argv)
+{
+	char err[512];
+	switch (cfg_load(cfg, argc, argv, environ, err, sizeof(err))) {
 	case CFG_HELP:
-		cfg_usage(stdout, argv[0]);
-		printf("\nsubcommand:\n  %s lock [options] NAME -- command [args...]\n"
-		       "      run a command while holding a lock of a running gateway\n"
-		       "      (%s lock --help)\n"
-		       "  %s --probe [/readyz] [options]\n"
-		       "      GET the path on the admin port of a running gateway (the same\n"
-		       "      options and LEASEGATE_* variables): exit 0 on 200, else 1\n"
-		       "  %s help [COMMAND]\n"
-		       "      the Redis commands, or one, with syntax and summary\n"
-		       "  %s --man, %s --example-config\n"
-		       "      the man page (roff), the example configuration file\n",
-		       argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
+		usage(argv[0]);
 		return 0;
 	case CFG_VERSION:
 		printf("leasegate %s\n", LG_VERSION);
@@ -342,14 +358,22 @@ int main(int argc, char **argv)
 	case CFG_OK:
 		break;
 	}
-	if (!cfg_check_bind(cfg.bind, err, sizeof(err))) {
+	if (!cfg_check_bind(cfg->bind, err, sizeof(err)) ||
+	    (cfg->test_mode && !tclock_check_bind(cfg->bind, err, sizeof(err)))) {
 		fprintf(stderr, "leasegate: %s\n", err);
 		return 1;
 	}
-	if (!log_open(cfg.log_file, (enum log_level)cfg.log_level, cfg.log_format == CFG_LOG_JSON,
-		      err, sizeof(err))) {
+	return -1;
+}
+
+/* Opens the log, blanks the secrets of argv. False: said on stderr. */
+static bool open_logs(const struct cfg *cfg, int argc, char **argv)
+{
+	char err[512];
+	if (!log_open(cfg->log_file, (enum log_level)cfg->log_level,
+		      cfg->log_format == CFG_LOG_JSON, err, sizeof(err))) {
 		fprintf(stderr, "leasegate: bad value for --log-file: %s\n", err);
-		return 1;
+		return false;
 	}
 	/* a secret on the command line: blanked in /proc/PID/cmdline from now
 	 * on, but every local user could read it there until now */
@@ -357,90 +381,117 @@ int main(int argc, char **argv)
 	if (cfg_hide_argv_secrets(argc, argv, warn, sizeof(warn)) > 0)
 		log_msg(LOG_LVL_WARN, "%s", warn);
 	signal(SIGPIPE, SIG_IGN);
+	return true;
+}
 
-	struct app a = {0};
+static bool out_of_memory(void)
+{
+	fprintf(stderr, "leasegate: out of memory\n");
+	return false;
+}
+
+/* The event loop, the command table, the connection registry (with TLS)
+ * and the Redis front-end. False: said. */
+static bool open_server(struct app *a, struct cfg *cfg)
+{
+	char err[512];
 	struct cmd_table *cmds = cmd_table_new();
-	a.base = event_base_new();
-	if (!cmds || !a.base || cmd_add_builtins(cmds) != 0) {
-		fprintf(stderr, "leasegate: out of memory\n");
-		return 1;
-	}
+	a->base = event_base_new();
+	if (!cmds || !a->base || cmd_add_builtins(cmds) != 0)
+		return out_of_memory();
 	/* What the process needs besides its clients: listeners, stdio and
 	 * logs, DynamoDB's HTTP connections, the admin port's clients. */
-	int64_t reserved = RESERVED_FDS + cfg.admin_maxclients;
-	if (!srv_fit_nofile(&cfg.maxclients, reserved, err, sizeof(err))) {
-		return fail_start(&cfg, err);
-	}
+	int64_t reserved = RESERVED_FDS + cfg->admin_maxclients;
+	if (!srv_fit_nofile(&cfg->maxclients, reserved, err, sizeof(err)))
+		return fail_start(cfg, err);
 	if (err[0] != '\0')
 		log_msg(LOG_LVL_WARN, "%s", err);
-	a.srv = srv_new(a.base, &cfg, cfg.maxclients, "--maxclients");
-	if (a.srv != NULL && cfg_tls(&cfg)) {
-		a.tls = tls_srv_new(&cfg, err, sizeof(err));
-		if (a.tls == NULL) {
-			return fail_start(&cfg, err);
-		}
-		srv_set_tls(a.srv, a.tls);
+	a->srv = srv_new(a->base, cfg, cfg->maxclients, "--maxclients");
+	if (a->srv != NULL && cfg_tls(cfg)) {
+		a->tls = tls_srv_new(cfg, err, sizeof(err));
+		if (a->tls == NULL)
+			return fail_start(cfg, err);
+		srv_set_tls(a->srv, a->tls);
 	}
-	a.redis = a.srv ? redis_new(a.srv, &cfg, cmds) : NULL;
-	if (!a.redis || cmd_add_builtin_info(cmds, a.redis) != 0) {
-		fprintf(stderr, "leasegate: out of memory\n");
-		return 1;
-	}
-	a.cfg = &cfg;
-	a.cmds = cmds;
-	a.wait_releases = evtimer_new(a.base, check_releases, &a);
-	if (!backend_open(&a.backend, a.base, &cfg, on_ready, &a, err, sizeof(err))) {
-		return fail_start(&cfg, err);
-	}
+	a->redis = a->srv ? redis_new(a->srv, cfg, cmds) : NULL;
+	if (!a->redis || cmd_add_builtin_info(cmds, a->redis) != 0)
+		return out_of_memory();
+	a->cfg = cfg;
+	a->cmds = cmds;
+	a->wait_releases = evtimer_new(a->base, check_releases, a);
+	return true;
+}
+
+/* The store and the lock table (opened in the background: on_ready),
+ * the trace exporter, the lease-session layer and its Redis commands.
+ * False: said. */
+static bool open_store(struct app *a, const struct cfg *cfg)
+{
+	char err[512];
+	if (!backend_open(&a->backend, a->base, cfg, on_ready, a, err, sizeof(err)))
+		return fail_start(cfg, err);
 	const struct ls_limits limits = {
-		.max_name = cfg.max_lock_name,
-		.max_leases = cfg.max_leases_per_session,
+		.max_name = cfg->max_lock_name,
+		.max_leases = cfg->max_leases_per_session,
 		.max_lease_ms =
-			cfg.max_lease_ms < LT_MAX_LEASE_MS ? cfg.max_lease_ms : LT_MAX_LEASE_MS,
-		.default_lease_ms = cfg.default_lease_ms,
+			cfg->max_lease_ms < LT_MAX_LEASE_MS ? cfg->max_lease_ms : LT_MAX_LEASE_MS,
+		.default_lease_ms = cfg->default_lease_ms,
 	};
 	/* traces: on when OTEL_EXPORTER_OTLP_ENDPOINT names a collector */
-	a.otlp = otlp_new(a.base, a.backend.clock, environ, LG_VERSION, err, sizeof(err));
-	if (a.otlp == NULL && err[0] != '\0') {
-		return fail_start(&cfg, err);
+	a->otlp = otlp_new(a->base, a->backend.io_clock, environ, LG_VERSION, err, sizeof(err));
+	if (a->otlp == NULL && err[0] != '\0')
+		return fail_start(cfg, err);
+	if (a->otlp != NULL) {
+		lt_set_tracer(a->backend.lt, otlp_tracer(a->otlp));
+		log_msg(LOG_LVL_INFO, "%s", otlp_describe(a->otlp));
 	}
-	if (a.otlp != NULL) {
-		lt_set_tracer(a.backend.lt, otlp_tracer(a.otlp));
-		log_msg(LOG_LVL_INFO, "%s", otlp_describe(a.otlp));
+	a->leases = lsvc_new(a->backend.lt, &limits);
+	a->backend.who = lsvc_who;
+	if (a->leases != NULL && a->backend.tclock != NULL) {
+		lsvc_set_test(a->leases, a->backend.tclock);
+		log_msg(LOG_LVL_WARN,
+			"test mode (--test-mode): the lease clock moves only with DEBUG.CLOCK "
+			"ADVANCE / leasegate.clock_advance, and any client may simulate other "
+			"holders; for application tests, never for locks in use");
 	}
-	a.leases = lsvc_new(a.backend.lt, &limits);
-	a.backend.who = lsvc_who;
-	a.redis_leases = a.leases ? rl_new(a.leases, &a.backend) : NULL;
-	if (!a.wait_releases || !a.redis_leases ||
-	    rl_register(a.redis_leases, cmds, a.redis) != 0) {
-		fprintf(stderr, "leasegate: out of memory\n");
-		return 1;
-	}
+	a->redis_leases = a->leases ? rl_new(a->leases, &a->backend) : NULL;
+	if (!a->wait_releases || !a->redis_leases ||
+	    rl_register(a->redis_leases, a->cmds, a->redis) != 0)
+		return out_of_memory();
+	return true;
+}
 
-	a.auth = auth_new(&cfg, a.base, acl_known, cmds, err, sizeof(err));
-	if (a.auth == NULL) {
-		return fail_start(&cfg, err);
-	}
-	srv_set_auth(a.srv, a.auth);
-	auth_on_reload(a.auth, acl_reloaded, a.leases);
-	if (auth_has_file(a.auth))
-		log_msg(LOG_LVL_INFO, "users from %s: %u", cfg.aclfile,
-			acl_count(auth_acl(a.auth)));
+/* The users and ACLs of both protocols, and the PostgreSQL front-end
+ * (unless --pg-port 0). False: said. */
+static bool open_auth(struct app *a, const struct cfg *cfg)
+{
+	char err[512];
+	a->auth = auth_new(cfg, a->base, acl_known, a->cmds, err, sizeof(err));
+	if (a->auth == NULL)
+		return fail_start(cfg, err);
+	srv_set_auth(a->srv, a->auth);
+	auth_on_reload(a->auth, acl_reloaded, a->leases);
+	if (auth_has_file(a->auth))
+		log_msg(LOG_LVL_INFO, "users from %s: %u", cfg->aclfile,
+			acl_count(auth_acl(a->auth)));
+	if (cfg->pg_port == 0)
+		return true;
+	a->pg_auth = auth_pg_new(cfg, err, sizeof(err));
+	if (a->pg_auth == NULL)
+		return fail_start(cfg, err);
+	auth_set_pg(a->auth, a->pg_auth);
+	a->pg = pg_fe_new(a->srv, cfg, a->leases, a->pg_auth);
+	if (a->pg == NULL)
+		return out_of_memory();
+	return true;
+}
 
-	if (cfg.pg_port > 0) {
-		a.pg_auth = auth_pg_new(&cfg, err, sizeof(err));
-		if (a.pg_auth == NULL) {
-			return fail_start(&cfg, err);
-		}
-		auth_set_pg(a.auth, a.pg_auth);
-		a.pg = pg_fe_new(a.srv, &cfg, a.leases, a.pg_auth);
-		if (a.pg == NULL) {
-			fprintf(stderr, "leasegate: out of memory\n");
-			return 1;
-		}
-	}
-
-	if (cfg.port == 0 && cfg.tls_port == 0 && cfg.pg_port == 0 && cfg.unixsocket[0] == '\0')
+/* Opens the protocol ports, the admin port, and catches the signals.
+ * False: said. */
+static bool listen_all(struct app *a, const struct cfg *cfg)
+{
+	char err[512];
+	if (cfg->port == 0 && cfg->tls_port == 0 && cfg->pg_port == 0 && cfg->unixsocket[0] == '\0')
 		log_msg(LOG_LVL_WARN,
 			"no protocol port (--port, --tls-port, --pg-port and "
 			"--unixsocket are off): only the admin port is open, no client "
@@ -448,78 +499,107 @@ int main(int argc, char **argv)
 	/* The protocol ports open now, before the store: a client that comes
 	 * early is told -LOADING (57P03 on PostgreSQL) and why, rather than
 	 * refused; a port taken stops the start at once. */
-	if (!a.ready)
-		cmd_table_set_gate(cmds, store_ready, &a);
-	if (a.pg != NULL)
-		pg_fe_set_gate(a.pg, store_ready, &a);
-	if (!redis_listen(a.redis, err, sizeof(err)) ||
-	    (a.pg != NULL && !pg_fe_listen(a.pg, err, sizeof(err))))
-		return fail_start(&cfg, err);
-
-	if (cfg.admin_port > 0) {
-		const struct admin_ops ops = {admin_ready, admin_metrics, &a};
-		a.admin = admin_new(a.base, &cfg, &ops, err, sizeof(err));
-		if (a.admin == NULL)
-			return fail_start(&cfg, err);
-		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%d (/healthz, /readyz, /metrics)", cfg.bind,
-			admin_port(a.admin));
+	if (!a->ready)
+		cmd_table_set_gate(a->cmds, store_ready, a);
+	if (a->pg != NULL)
+		pg_fe_set_gate(a->pg, store_ready, a);
+	if (!redis_listen(a->redis, err, sizeof(err)) ||
+	    (a->pg != NULL && !pg_fe_listen(a->pg, err, sizeof(err))))
+		return fail_start(cfg, err);
+	if (cfg->admin_port > 0) {
+		const struct admin_ops ops = {admin_ready, admin_metrics, a};
+		a->admin = admin_new(a->base, cfg, &ops, err, sizeof(err));
+		if (a->admin == NULL)
+			return fail_start(cfg, err);
+		log_msg(LOG_LVL_INFO, "admin HTTP on %s:%d (/healthz, /readyz, /metrics)",
+			cfg->bind, admin_port(a->admin));
 	}
-
-	struct event *ev_term = evsignal_new(a.base, SIGTERM, on_stop, &a);
-	struct event *ev_int = evsignal_new(a.base, SIGINT, on_stop, &a);
-	struct event *ev_hup = evsignal_new(a.base, SIGHUP, on_hup, &a);
-	if (!ev_term || !ev_int || !ev_hup || event_add(ev_term, NULL) || event_add(ev_int, NULL) ||
-	    event_add(ev_hup, NULL)) {
+	a->ev_term = evsignal_new(a->base, SIGTERM, on_stop, a);
+	a->ev_int = evsignal_new(a->base, SIGINT, on_stop, a);
+	a->ev_hup = evsignal_new(a->base, SIGHUP, on_hup, a);
+	if (!a->ev_term || !a->ev_int || !a->ev_hup || event_add(a->ev_term, NULL) ||
+	    event_add(a->ev_int, NULL) || event_add(a->ev_hup, NULL)) {
 		fprintf(stderr, "leasegate: cannot install signal handlers\n");
-		return 1;
+		return false;
 	}
+	return true;
+}
 
-	struct loop_poll poll;
-	loop_poll_init(&poll, cfg.busy_poll_us);
-	srv_set_poll(a.srv, &poll);
-	if (loop_run(a.base, &poll) != 0) {
+/* Runs the event loop until the stop signal's shutdown breaks it. */
+static void run(struct app *a)
+{
+	loop_poll_init(&a->poll, a->cfg->busy_poll_us);
+	srv_set_poll(a->srv, &a->poll);
+	if (loop_run(a->base, &a->poll) != 0) {
 		log_msg(LOG_LVL_ERROR, "event loop failed");
-		a.exit_code = 1;
+		a->exit_code = 1;
 	}
+}
 
-	if (a.stopping) {
-		/* what the shutdown did: leases released, and those whose release
-		 * failed or did not finish in time (free once their lease runs out) */
-		struct lt_stats st;
-		lt_stats(a.backend.lt, &st);
-		uint64_t failed = a.backend.obs.events[OBS_RELEASE_FAILED - OBS_FIRST_ID] -
-				  a.stop_release_failed;
-		uint64_t left = st.leases + failed;
-		uint64_t released = a.stop_leases > left ? a.stop_leases - left : 0;
-		log_fields(LOG_LVL_INFO,
-			   (struct log_field[]){LOG_NUM("sessions", (long long)a.stop_sessions),
-						LOG_NUM("leases_released", (long long)released),
-						LOG_NUM("leases_not_released", (long long)left)},
-			   3, "stopped: %llu client sessions closed, %llu leases released%s",
-			   (unsigned long long)a.stop_sessions, (unsigned long long)released,
-			   left ? "; some not released are free once their lease runs out" : "");
-	} else {
+/* The last line of the log: what the shutdown did, leases released and
+ * those whose release failed or did not finish in time (free once their
+ * lease runs out). */
+static void log_stopped(const struct app *a)
+{
+	if (!a->stopping) {
 		log_msg(LOG_LVL_INFO, "stopped");
+		return;
 	}
-	admin_free(a.admin);
-	auth_flush_held(a.auth); /* held login answers let their connections go */
-	srv_free(a.srv);
-	redis_free(a.redis);
-	pg_fe_free(a.pg);
-	auth_pg_free(a.pg_auth);
-	tls_srv_free(a.tls);
-	auth_free(a.auth);
-	rl_free(a.redis_leases);
-	lsvc_free(a.leases);
+	struct lt_stats st;
+	lt_stats(a->backend.lt, &st);
+	uint64_t failed =
+		a->backend.obs.events[OBS_RELEASE_FAILED - OBS_FIRST_ID] - a->stop_release_failed;
+	uint64_t left = st.leases + failed;
+	uint64_t released = a->stop_leases > left ? a->stop_leases - left : 0;
+	log_fields(LOG_LVL_INFO,
+		   (struct log_field[]){LOG_NUM("sessions", (long long)a->stop_sessions),
+					LOG_NUM("leases_released", (long long)released),
+					LOG_NUM("leases_not_released", (long long)left)},
+		   3, "stopped: %llu client sessions closed, %llu leases released%s",
+		   (unsigned long long)a->stop_sessions, (unsigned long long)released,
+		   left ? "; some not released are free once their lease runs out" : "");
+}
+
+static void shut_down(struct app *a)
+{
+	admin_free(a->admin);
+	auth_flush_held(a->auth); /* held login answers let their connections go */
+	srv_free(a->srv);
+	redis_free(a->redis);
+	pg_fe_free(a->pg);
+	auth_pg_free(a->pg_auth);
+	tls_srv_free(a->tls);
+	auth_free(a->auth);
+	rl_free(a->redis_leases);
+	lsvc_free(a->leases);
 	/* the exporter after the lock table, whose last spans end there, and
 	 * before the clock its timers are on */
-	backend_close(&a.backend, free_otlp, a.otlp);
-	event_free(a.wait_releases);
-	event_free(ev_term);
-	event_free(ev_int);
-	event_free(ev_hup);
-	cmd_table_free(cmds);
-	event_base_free(a.base);
+	backend_close(&a->backend, free_otlp, a->otlp);
+	event_free(a->wait_releases);
+	event_free(a->ev_term);
+	event_free(a->ev_int);
+	event_free(a->ev_hup);
+	cmd_table_free(a->cmds);
+	event_base_free(a->base);
 	log_close();
+}
+
+int main(int argc, char **argv)
+{
+	static struct cfg cfg;
+	int rc = run_instead(argc, argv);
+	if (rc >= 0)
+		return rc;
+	if ((rc = parse_config(&cfg, argc, argv)) >= 0)
+		return rc;
+	if (!open_logs(&cfg, argc, argv))
+		return 1;
+	struct app a = {0};
+	if (!open_server(&a, &cfg) || !open_store(&a, &cfg) || !open_auth(&a, &cfg) ||
+	    !listen_all(&a, &cfg))
+		return 1;
+	run(&a);
+	log_stopped(&a);
+	shut_down(&a);
 	return a.exit_code;
 }

@@ -25,7 +25,7 @@ struct cli_conn {
 	redisContext *ctx; /* owns the socket */
 	int fd;
 	int timeout_ms;
-	struct cli_reader *rd;
+	struct resp_reader *rd;
 };
 
 static void keepalive(int fd)
@@ -57,13 +57,13 @@ struct cli_conn *cli_conn_open(const char *host, int port, const char *socket_pa
 		return NULL;
 	}
 	struct cli_conn *c = calloc(1, sizeof(*c));
-	if (c == NULL || (c->rd = cli_reader_new()) == NULL ||
+	if (c == NULL || (c->rd = resp_reader_new()) == NULL ||
 	    fcntl(ctx->fd, F_SETFD, FD_CLOEXEC) != 0) {
 		snprintf(err, errlen, "cannot set up the connection to %s: %s", where,
 			 c ? strerror(errno) : "out of memory");
 		redisFree(ctx);
 		if (c)
-			cli_reader_free(c->rd);
+			resp_reader_free(c->rd);
 		free(c);
 		return NULL;
 	}
@@ -80,7 +80,7 @@ void cli_conn_close(struct cli_conn *c)
 	if (c == NULL)
 		return;
 	redisFree(c->ctx);
-	cli_reader_free(c->rd);
+	resp_reader_free(c->rd);
 	free(c);
 }
 
@@ -121,16 +121,16 @@ bool cli_conn_send(struct cli_conn *c, int argc, const char **argv, char *err, s
 	return ok;
 }
 
-enum cli_recv cli_conn_recv(struct cli_conn *c, struct cli_reply **out, char *err, size_t errlen)
+enum cli_recv cli_conn_recv(struct cli_conn *c, struct resp_reply **out, char *err, size_t errlen)
 {
 	for (;;) {
-		switch (cli_reader_next(c->rd, out)) {
-		case CLI_READ_REPLY:
+		switch (resp_reader_next(c->rd, out)) {
+		case RESP_READ_REPLY:
 			return CLI_RECV_REPLY;
-		case CLI_READ_ERROR:
-			snprintf(err, errlen, "%s", cli_reader_error(c->rd));
+		case RESP_READ_ERROR:
+			snprintf(err, errlen, "%s", resp_reader_error(c->rd));
 			return CLI_RECV_BAD;
-		case CLI_READ_MORE:
+		case RESP_READ_MORE:
 			break;
 		}
 		char buf[16384];
@@ -144,8 +144,8 @@ enum cli_recv cli_conn_recv(struct cli_conn *c, struct cli_reply **out, char *er
 				 n == 0 ? "the gateway closed the connection" : strerror(errno));
 			return CLI_RECV_CLOSED;
 		}
-		if (cli_reader_feed(c->rd, buf, (size_t)n) == CLI_READ_ERROR) {
-			snprintf(err, errlen, "%s", cli_reader_error(c->rd));
+		if (resp_reader_feed(c->rd, buf, (size_t)n) == RESP_READ_ERROR) {
+			snprintf(err, errlen, "%s", resp_reader_error(c->rd));
 			return CLI_RECV_BAD;
 		}
 	}

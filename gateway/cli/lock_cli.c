@@ -19,7 +19,7 @@
 #define CONNECT_TIMEOUT_MS 5000
 /* How much later than --wait the gateway's nil may come before we give up. */
 #define WAIT_MARGIN_MS 10000
-/* The gateway's bounds on lease-ms (README: LOCK.ACQUIRE). */
+/* The gateway's bounds on lease-ms (docs/redis.md: LOCK.ACQUIRE). */
 #define MIN_LEASE_MS 1000
 #define MAX_LEASE_MS (24LL * 3600 * 1000)
 
@@ -283,7 +283,7 @@ void lock_signals(sigset_t *set)
 	sigaddset(set, SIGCHLD);
 }
 
-enum lock_wait lock_await(struct lock_ctx *x, int timeout_ms, struct cli_reply **rep, int *sig,
+enum lock_wait lock_await(struct lock_ctx *x, int timeout_ms, struct resp_reply **rep, int *sig,
 			  char *err, size_t errlen)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : lock_now_ms() + timeout_ms;
@@ -321,7 +321,7 @@ enum lock_wait lock_await(struct lock_ctx *x, int timeout_ms, struct cli_reply *
 /* Sends argv and waits for its reply (pushes skipped). Returns 0 with *rep
  * set, or the exit status after saying why. */
 static int ask(struct lock_ctx *x, int argc, const char **argv, int timeout_ms,
-	       struct cli_reply **rep)
+	       struct resp_reply **rep)
 {
 	char err[512];
 	int sig = 0;
@@ -332,9 +332,9 @@ static int ask(struct lock_ctx *x, int argc, const char **argv, int timeout_ms,
 	for (;;) {
 		switch (lock_await(x, timeout_ms, rep, &sig, err, sizeof(err))) {
 		case LOCK_WAIT_REPLY:
-			if ((*rep)->type != CLI_REPLY_PUSH)
+			if ((*rep)->type != RESP_REPLY_PUSH)
 				return 0;
-			cli_reply_free(*rep);
+			resp_reply_free(*rep);
 			*rep = NULL;
 			continue;
 		case LOCK_WAIT_SIGNAL:
@@ -354,12 +354,12 @@ static int ask(struct lock_ctx *x, int argc, const char **argv, int timeout_ms,
 }
 
 /* Reports a reply that is not what `what` expects; returns the status. */
-static int unexpected(const char *what, const struct cli_reply *rep, const char *hint)
+static int unexpected(const char *what, const struct resp_reply *rep, const char *hint)
 {
 	char text[512];
 	fprintf(stderr, LOCK_MSG_PREFIX "%s: %s%s%s\n", what,
-		rep->type == CLI_REPLY_ERROR ? "" : "unexpected reply ",
-		cli_reply_text(rep, text, sizeof(text)), hint);
+		rep->type == RESP_REPLY_ERROR ? "" : "unexpected reply ",
+		resp_reply_text(rep, text, sizeof(text)), hint);
 	return LOCK_EXIT_UNAVAILABLE;
 }
 
@@ -367,26 +367,26 @@ static int unexpected(const char *what, const struct cli_reply *rep, const char 
 static int handshake(struct lock_ctx *x)
 {
 	const struct lock_opts *o = x->o;
-	struct cli_reply *rep = NULL;
+	struct resp_reply *rep = NULL;
 	int rc;
 	if (o->password) {
 		const char *auth[] = {"AUTH", o->user ? o->user : o->password, o->password};
 		if ((rc = ask(x, o->user ? 3 : 2, auth, CONNECT_TIMEOUT_MS, &rep)) != 0)
 			return rc;
-		rc = rep->type == CLI_REPLY_STATUS ? 0 : unexpected("AUTH", rep, "");
-		cli_reply_free(rep);
+		rc = rep->type == RESP_REPLY_STATUS ? 0 : unexpected("AUTH", rep, "");
+		resp_reply_free(rep);
 		if (rc != 0)
 			return rc;
 	}
 	const char *hello[] = {"HELLO", "3"};
 	if ((rc = ask(x, 2, hello, CONNECT_TIMEOUT_MS, &rep)) != 0)
 		return rc;
-	if (rep->type != CLI_REPLY_MAP)
+	if (rep->type != RESP_REPLY_MAP)
 		rc = unexpected("HELLO 3", rep,
-				rep->type == CLI_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0
+				rep->type == RESP_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0
 					? " (give the password with -a or LEASEGATE_PASSWORD)"
 					: "");
-	cli_reply_free(rep);
+	resp_reply_free(rep);
 	return rc;
 }
 
@@ -414,15 +414,15 @@ static int acquire(struct lock_ctx *x)
 		argv[argc++] = "HOLDER";
 		argv[argc++] = o->holder;
 	}
-	struct cli_reply *rep = NULL;
+	struct resp_reply *rep = NULL;
 	if ((rc = ask(x, argc, argv, timeout, &rep)) != 0)
 		return rc;
 	switch (rep->type) {
-	case CLI_REPLY_INT:
+	case RESP_REPLY_INT:
 		x->token = rep->num;
 		rc = 0;
 		break;
-	case CLI_REPLY_NULL:
+	case RESP_REPLY_NULL:
 		if (o->wait_ms == 0)
 			fprintf(stderr, LOCK_MSG_PREFIX "lock %s is held by another holder\n",
 				o->name);
@@ -436,7 +436,7 @@ static int acquire(struct lock_ctx *x)
 		rc = unexpected(text, rep, "");
 		break;
 	}
-	cli_reply_free(rep);
+	resp_reply_free(rep);
 	return rc;
 }
 

@@ -14,7 +14,7 @@
  * end LOCK.RELEASE and exit with its status. lock_cli_usage() is the
  * reference of the options and exit codes.
  *
- * Not here: the Redis protocol's bytes (cli_reply, cli_conn), the lease
+ * Not here: the Redis protocol's bytes (resp_reader, cli_conn), the lease
  * rules (the gateway's).
  */
 #ifndef LG_LOCK_CLI_H

@@ -34,7 +34,7 @@ enum lock_wait {
 
 /* Waits up to timeout_ms (-1: no limit) for the next reply on x->conn,
  * or for a signal to stop for (SIGCHLD is not one). */
-enum lock_wait lock_await(struct lock_ctx *x, int timeout_ms, struct cli_reply **rep, int *sig,
+enum lock_wait lock_await(struct lock_ctx *x, int timeout_ms, struct resp_reply **rep, int *sig,
 			  char *err, size_t errlen);
 
 /* Runs the command while the lease lasts, releases it, and returns the

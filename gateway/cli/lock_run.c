@@ -63,22 +63,22 @@ static void lose(struct run *r, const char *why)
 }
 
 /* A lock.lost push about our lease? Then reason is its reason. */
-static bool lost_push(const struct run *r, const struct cli_reply *rep, const char **reason)
+static bool lost_push(const struct run *r, const struct resp_reply *rep, const char **reason)
 {
-	if (rep->type != CLI_REPLY_PUSH || rep->n < 4)
+	if (rep->type != RESP_REPLY_PUSH || rep->n < 4)
 		return false;
-	const struct cli_reply *e = rep->elem;
-	if (e[0].type != CLI_REPLY_STRING || strcmp(e[0].str, "lock.lost") != 0 ||
-	    e[1].type != CLI_REPLY_STRING || strcmp(e[1].str, r->x->o->name) != 0 ||
-	    e[2].type != CLI_REPLY_INT || e[2].num != r->x->token)
+	const struct resp_reply *e = rep->elem;
+	if (e[0].type != RESP_REPLY_STRING || strcmp(e[0].str, "lock.lost") != 0 ||
+	    e[1].type != RESP_REPLY_STRING || strcmp(e[1].str, r->x->o->name) != 0 ||
+	    e[2].type != RESP_REPLY_INT || e[2].num != r->x->token)
 		return false;
-	*reason = e[3].type == CLI_REPLY_STRING ? e[3].str : "?";
+	*reason = e[3].type == RESP_REPLY_STRING ? e[3].str : "?";
 	return true;
 }
 
 static void on_conn(struct run *r)
 {
-	struct cli_reply *rep;
+	struct resp_reply *rep;
 	char err[512], why[600];
 	const char *reason;
 	for (;;) {
@@ -98,13 +98,13 @@ static void on_conn(struct run *r)
 		}
 		if (lost_push(r, rep, &reason)) {
 			snprintf(why, sizeof(why), "the gateway says LOST %s", reason);
-			cli_reply_free(rep);
+			resp_reply_free(rep);
 			lose(r, why);
 			return;
 		}
-		if (rep->type != CLI_REPLY_PUSH)
+		if (rep->type != RESP_REPLY_PUSH)
 			r->ping_out = false; /* the only command in flight is PING */
-		cli_reply_free(rep);
+		resp_reply_free(rep);
 	}
 }
 
@@ -166,7 +166,7 @@ static int release(struct run *r)
 	}
 	int64_t deadline = lock_now_ms() + RELEASE_TIMEOUT_MS;
 	for (;;) {
-		struct cli_reply *rep = NULL;
+		struct resp_reply *rep = NULL;
 		int sig;
 		int64_t left = deadline - lock_now_ms();
 		enum lock_wait w =
@@ -186,24 +186,24 @@ static int release(struct run *r)
 				"lost the lock %s (token %lld) before the command ended: LOST %s\n",
 				x->o->name, (long long)x->token, reason);
 			rc = LOCK_EXIT_LOST;
-		} else if (rep->type == CLI_REPLY_INT && rep->num == 1) {
+		} else if (rep->type == RESP_REPLY_INT && rep->num == 1) {
 			rc = 0;
-		} else if ((rep->type == CLI_REPLY_INT && rep->num == 0) ||
-			   (rep->type == CLI_REPLY_ERROR && strncmp(rep->str, "LOST", 4) == 0)) {
+		} else if ((rep->type == RESP_REPLY_INT && rep->num == 0) ||
+			   (rep->type == RESP_REPLY_ERROR && strncmp(rep->str, "LOST", 4) == 0)) {
 			/* the lease had ended before the command did */
 			fprintf(stderr,
 				LOCK_MSG_PREFIX "lock %s (token %lld) was no longer held when the "
 						"command ended: LOCK.RELEASE answered %s\n",
 				x->o->name, (long long)x->token,
-				cli_reply_text(rep, text, sizeof(text)));
+				resp_reply_text(rep, text, sizeof(text)));
 			rc = LOCK_EXIT_LOST;
-		} else if (rep->type != CLI_REPLY_PUSH) {
+		} else if (rep->type != RESP_REPLY_PUSH) {
 			/* leaving closes the connection, and that releases */
 			fprintf(stderr, LOCK_MSG_PREFIX "LOCK.RELEASE %s: %s\n", x->o->name,
-				cli_reply_text(rep, text, sizeof(text)));
+				resp_reply_text(rep, text, sizeof(text)));
 			rc = 0;
 		}
-		cli_reply_free(rep);
+		resp_reply_free(rep);
 		if (rc >= 0)
 			return rc;
 	}

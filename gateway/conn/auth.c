@@ -18,7 +18,7 @@
 #include "gateway/config.h"
 #include "gateway/conn/conn.h"
 #include "gateway/conn/server.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 
 #define DEFAULT_USER   "default"
 #define ACL_FILE_MAX   (16 << 20)

@@ -25,8 +25,8 @@
 #include "gateway/config.h"
 #include "gateway/conn/server.h"
 #include "gateway/conn/transport.h"
-#include "gateway/log.h"
-#include "gateway/loop.h"
+#include "gateway/obs/log.h"
+#include "gateway/conn/loop.h"
 
 /* allowed[from] has bit `to` set when from -> to is a legal move. */
 #define BIT(s) (1u << (s))

@@ -35,8 +35,8 @@
 #include "gateway/conn/conn.h"
 #include "gateway/conn/server_int.h"
 #include "gateway/conn/transport.h"
-#include "gateway/log.h"
-#include "gateway/loop.h"
+#include "gateway/obs/log.h"
+#include "gateway/conn/loop.h"
 
 enum { LIST_NONE, LIST_LIVE, LIST_GRAVE };
 

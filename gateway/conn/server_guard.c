@@ -17,7 +17,7 @@
 #include "gateway/conn/conn.h"
 #include "gateway/conn/server_int.h"
 #include "gateway/conn/transport.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 
 struct srv_guard {
 	struct srv *srv;

@@ -19,7 +19,7 @@
 #include "gateway/config.h"
 #include "gateway/conn/server_int.h"
 #include "gateway/conn/transport.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 
 /* The next free listener slot bound to proto, or NULL (with err). */
 static struct listener *new_listener(struct srv *srv, const struct conn_proto *proto, char *err,

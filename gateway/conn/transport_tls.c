@@ -27,7 +27,7 @@
 #include "gateway/conn/conn.h"
 #include "gateway/conn/server.h"
 #include "gateway/conn/tls.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 
 /* What the bufferevent decrypts ahead of the connection, at most. */
 #define READ_AHEAD (64 * 1024)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pool.h"
+#include "lib/base/pool.h"
 
 /* --- results and checks --- */
 
@@ -27,6 +27,7 @@ void ls_res_init(struct ls_result *r, enum ls_status status)
 	r->detached = false;
 	r->unwritten = false;
 	r->reasons = NULL;
+	r->clock_ms = r->wall_ms = 0;
 	r->message[0] = '\0';
 }
 
@@ -438,6 +439,7 @@ static void (*const wait_drop[])(struct lsess *s) = {
 	[LS_WAIT_ACQUIRE] = acquire_drop,
 	[LS_WAIT_CAMPAIGN] = ls_campaign_drop,
 	[LS_WAIT_WATCH] = ls_watch_drop,
+	[LS_WAIT_TEST] = ls_test_drop,
 };
 
 /* Ends the wait of s without an answer; returns its callback. */
@@ -477,6 +479,8 @@ const char *ls_wait_name(const struct lsess *s)
 		return s->campaign != NULL ? s->campaign->name : NULL;
 	case LS_WAIT_WATCH:
 		return s->watcher != NULL ? ls_watch_name(s->watcher) : NULL;
+	case LS_WAIT_TEST:
+		return ls_test_wait_name(s);
 	default:
 		return NULL;
 	}

@@ -95,6 +95,9 @@ struct ls_result {
 	/* LS_TXCANCELLED: the CancellationReasons of the client's items, a
 	 * JSON array in their order; valid during the callback only. */
 	const char *reasons;
+	/* the test mode's clock (ls_test_now, ls_test_advance): monotonic
+	 * and wall ms */
+	int64_t clock_ms, wall_ms;
 	char message[LS_MSG_MAX];
 };
 
@@ -439,5 +442,63 @@ enum ls_status ls_transact(struct lsess *s, const struct ls_tx_req *req, struct 
 enum ls_status ls_check(struct lsess *s, const char *name, size_t name_len, int64_t token,
 			struct ls_result *now, ls_done_cb cb, void *arg)
 	__attribute__((warn_unused_result));
+
+/* --- test mode (leasegate --test-mode; gateway/lease/testclock.h) ---
+ *
+ * What an application's tests do to the lock world through the protocol
+ * they already speak: move the lease core's clock, and act as another
+ * process on a lock (core/lt_testing.h: writes without a condition). Each
+ * answers LS_INVALID "... needs --test-mode" on a service without test
+ * mode. ls_test_advance and ls_test_wait_refusal are the session's wait
+ * (one at a time, as an acquire's): ls_cancel, shutdown and the session's
+ * close end them (an advance whose session went away still moves the
+ * clock). */
+
+struct tclock;
+/* Test mode on svc, driven by tc (NULL: off). tc must outlive svc. */
+void lsvc_set_test(struct lsvc *svc, struct tclock *tc);
+bool lsvc_test_mode(const struct lsvc *svc);
+
+/* The clock now: LS_OK with .clock_ms and .wall_ms. */
+enum ls_status ls_test_now(struct lsess *s, struct ls_result *now)
+	__attribute__((warn_unused_result));
+
+/* Moves the clock ms (0..TCLOCK_MAX_ADVANCE_MS) ahead, running every
+ * heartbeat, poll, wait timeout and expiry that falls due, in order
+ * (tclock_advance): LS_OK with .clock_ms and .wall_ms, now or later. */
+enum ls_status ls_test_advance(struct lsess *s, int64_t ms, struct ls_result *now, ls_done_cb cb,
+			       void *arg) __attribute__((warn_unused_result));
+
+enum ls_test_sim {
+	LS_SIM_HOLDER,	/* another process holds it, acquired now, never renewed */
+	LS_SIM_RELEASE, /* its holder, whoever it was, released it */
+	LS_SIM_DELETE,	/* its item is deleted (TTL, an operator) */
+};
+
+struct ls_sim_req {
+	enum ls_test_sim op;
+	const char *name; /* name_len bytes, checked as for acquire */
+	size_t name_len;
+	int64_t lease_ms;   /* HOLDER: LT_MIN_LEASE_MS..LT_MAX_LEASE_MS */
+	const char *holder; /* HOLDER: its label, 1..256 bytes, or NULL: none */
+	size_t holder_len;
+};
+
+/* Does what req says to its lock, as the reference's Simulate*Async: LS_OK
+ * (.token: HOLDER's fencing token); LS_NONE for a RELEASE of a lock
+ * without an item (nothing written); LS_INVALID; LS_FAILED (the store's
+ * error). A lease of this replica on it is lost at its next renewal
+ * (taken_over; deleted after DELETE). */
+enum ls_status ls_test_simulate(struct lsess *s, const struct ls_sim_req *req,
+				struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* Waits until this replica next refuses a try or a poll on name (an
+ * acquire or campaign of any session that finds it held and is turned
+ * away): LS_OK; LS_NONE once timeout_ms (0: none) of the test clock has
+ * passed without one. Always LS_PENDING or an error at once. */
+enum ls_status ls_test_wait_refusal(struct lsess *s, const char *name, size_t name_len,
+				    int64_t timeout_ms, struct ls_result *now, ls_done_cb cb,
+				    void *arg) __attribute__((warn_unused_result));
 
 #endif

@@ -45,11 +45,18 @@ struct ls_rec {
 	char name[];
 };
 
-enum ls_wait_kind { LS_WAIT_NONE, LS_WAIT_ACQUIRE, LS_WAIT_CAMPAIGN, LS_WAIT_WATCH };
+enum ls_wait_kind {
+	LS_WAIT_NONE,
+	LS_WAIT_ACQUIRE,
+	LS_WAIT_CAMPAIGN,
+	LS_WAIT_WATCH,
+	LS_WAIT_TEST /* ls_test_advance, ls_test_wait_refusal (lsess_test.c) */
+};
 
 struct ls_watcher;
 struct ls_watch_group;
 struct ls_op;
+struct ls_test_wait;
 
 struct lsess {
 	struct lsvc *svc;
@@ -74,6 +81,7 @@ struct lsess {
 	struct ls_rec *campaign; /* LS_WAIT_CAMPAIGN */
 	struct timer campaign_timer;
 	struct ls_watcher *watcher; /* LS_WAIT_WATCH */
+	struct ls_test_wait *test;  /* LS_WAIT_TEST */
 };
 
 struct lsvc {
@@ -90,6 +98,7 @@ struct lsvc {
 	char **fenced;
 	unsigned nfenced;
 	char *lock_table, *lock_pk;
+	struct tclock *tclock; /* --test-mode (lsess_test.c); NULL: off */
 	uint64_t sessions, lost_reported, losses_told;
 };
 
@@ -213,6 +222,13 @@ bool ls_value_ok(const char *value, size_t len);
 enum ls_status ls_foreign_start(struct lsess *s, const char *name, size_t len,
 				const struct lt_foreign_req *fr, struct ls_result *now,
 				ls_done_cb cb, void *arg);
+
+/* --- lsess_test.c --- */
+
+/* Ends s's test wait without an answer. */
+void ls_test_drop(struct lsess *s);
+/* The lock name of s's test wait (a refusal's), or NULL (an advance). */
+const char *ls_test_wait_name(const struct lsess *s);
 
 /* --- lsess_watch.c --- */
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 
 struct pgc_host {
 	char host[64];	  /* "" : a free entry */

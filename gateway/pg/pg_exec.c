@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gateway/config.h"
+#include "gateway/obs/log.h"
 #include "gateway/pg/pg_int.h"
 
 /* --- errors --- */
@@ -44,20 +45,50 @@ void pgx_error(struct pgs *s, const char *sqlstate, const char *msg, const char 
 	pgx_failed(s);
 }
 
-static void unsupported(struct pgs *s, const struct sql_stmt *st)
+/* The first words of st's text (blanks collapsed), up to about 60
+ * characters, "..." when cut: an error names the statement, one line. */
+static void first_words(const struct sql_stmt *st, char *out, size_t cap)
 {
-	char msg[300];
-	int n = st->text_len > 200 ? 200 : (int)st->text_len;
-	snprintf(msg, sizeof(msg), "leasegate serves locks only%s: %.*s%s",
-		 st->several ? ", one function call per SELECT" : "", n, st->text,
-		 st->text_len > 200 ? "..." : "");
+	size_t n = 0, word_end = 0;
+	bool blank = false, cut = false;
+	for (size_t i = 0; i < st->text_len && !cut; i++) {
+		char c = st->text[i];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+			blank = n > 0;
+			continue;
+		}
+		if (n + 2 >= cap || n >= 60) {
+			cut = true;
+			break;
+		}
+		if (blank) {
+			word_end = n;
+			out[n++] = ' ';
+		}
+		blank = false;
+		out[n++] = c;
+	}
+	if (cut) {
+		n = word_end > 0 ? word_end : n;
+		snprintf(out + n, cap - n, " ...");
+		return;
+	}
+	out[n] = '\0';
+}
+
+void pgx_unsupported(struct pgs *s, const struct sql_stmt *st)
+{
+	char msg[160], words[72];
+	first_words(st, words, sizeof(words));
+	snprintf(msg, sizeof(msg), "leasegate serves locks only%s: %s",
+		 st->several ? ", one function call per SELECT" : "", words);
 	pgx_error(s, "0A000", msg,
 		  st->several ? "Send one SELECT per call: SELECT f(...); SELECT g(...) (one query "
 				"string may hold several)."
 			      : "leasegate answers the advisory lock functions, "
 				"leasegate.acquire/release/state/token/transact/check, transaction "
 				"control and "
-				"SET/SHOW; see its README.");
+				"SET/SHOW; see docs/postgresql.md.");
 }
 
 /* --- answers that wait for releases --- */
@@ -281,14 +312,9 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 	const struct pg_fn *fn = st->fn;
 	struct val a[SQL_MAX_ARGS];
 	struct ls_result now;
-	char msg[SQL_ALIAS_MAX + 64];
-	if (st->nargs != fn->nargs) {
-		snprintf(msg, sizeof(msg), "function %s with %u arguments does not exist",
-			 st->fname, st->nargs);
-		pgx_error(s, "42883", msg,
-			  "No function matches the given name and argument types.");
+	/* a prepared call was resolved at Parse */
+	if (po == NULL && !pgv_check_call(s, st, NULL, 0))
 		return;
-	}
 	bool null_in = false;
 	for (unsigned i = 0; i < st->nargs; i++) {
 		if (!pgv_arg(s, st, po, i, pgv_arg_type(st, i), &a[i]))
@@ -312,6 +338,33 @@ static void run_select(struct pgs *s, const struct sql_stmt *st, const struct pg
 }
 
 /* --- the other statements --- */
+
+/* A pooler in transaction mode (pgbouncer's pool_mode = transaction)
+ * hands this connection from client to client between transactions,
+ * and session-level advisory locks then belong to whichever client comes
+ * next. leasegate sees it only when the clients differ in
+ * application_name: the pooler sets the next one's on the connection
+ * while the last one's session locks are held (in session mode it runs
+ * DISCARD ALL first, which releases them). Told, as a WARNING and in the
+ * log; the lock stays (the first client may well come back). */
+static void tell_shared_connection(struct pgs *s, const struct sql_stmt *st)
+{
+	const char *old = s->guc[GUC_APPLICATION_NAME];
+	if (s->in_block || s->ls == NULL || lsess_count(s->ls) == 0 || old[0] == '\0' ||
+	    (strlen(old) == st->value_len && memcmp(old, st->value, st->value_len) == 0))
+		return;
+	char msg[PG_GUC_VAL * 2 + 200];
+	snprintf(
+		msg, sizeof(msg),
+		"session-level advisory locks taken as application_name \"%s\" are held by this "
+		"connection, now application_name \"%.*s\": a pooler in transaction mode shares it",
+		old, (int)(st->value_len < PG_GUC_VAL ? st->value_len : PG_GUC_VAL - 1), st->value);
+	pgs_notice(s, "WARNING", "01000", msg,
+		   "Session-level advisory locks are unsafe behind a transaction pooler: use "
+		   "pg_advisory_xact_lock, or session pooling.");
+	log_msg(LOG_LVL_WARN, "pg session %llu %s: %s", (unsigned long long)s->c.id, s->c.addr,
+		msg);
+}
 
 static void run_set(struct pgs *s, const struct sql_stmt *st)
 {
@@ -337,6 +390,8 @@ static void run_set(struct pgs *s, const struct sql_stmt *st)
 		pg_command_complete(&s->c.out, "SET");
 		return;
 	}
+	if (g == GUC_APPLICATION_NAME)
+		tell_shared_connection(s, st);
 	if (st->value_len == 7 && strncasecmp(st->value, "default", 7) == 0)
 		pgs_guc_reset(s, g);
 	else if (!pgs_guc_set(s, g, st->value, st->value_len, st->local)) {
@@ -500,10 +555,13 @@ void pgx_run(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
 		pg_command_complete(o, st->name[0] ? "DEALLOCATE" : "DEALLOCATE ALL");
 		return;
 	case SQL_CATALOG:
-		run_catalog(s, st, po);
+		if (st->catalog == CAT_PG_TYPE)
+			pgc_type_lookup(s, st, po);
+		else
+			run_catalog(s, st, po);
 		return;
 	case SQL_UNSUPPORTED:
-		unsupported(s, st);
+		pgx_unsupported(s, st);
 		return;
 	}
 }

@@ -76,6 +76,8 @@ static const char *type_name(uint32_t oid)
 		return "int";
 	case PG_OID_VOID:
 		return "void";
+	case PG_OID_NAME:
+		return "name";
 	default:
 		return "text";
 	}

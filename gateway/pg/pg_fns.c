@@ -135,7 +135,7 @@ static bool fill_state(struct pgs *s, int timeout, const struct ls_result *res, 
 	return true;
 }
 
-/* leasegate.transact's own SQLSTATEs (README "Fenced writes"): the
+/* leasegate.transact's own SQLSTATEs (docs/postgresql.md, its row): the
  * client's items cancelled 23000 with the reasons, a conflict or
  * throttling past the retries 40001 (retry), fenced writes unavailable
  * here 0A000; the rest as every lease function. True when written. */
@@ -423,6 +423,24 @@ static void run_version(struct pgs *s, const struct sql_stmt *st, const struct p
 	pgx_value_row(s, st, po, &v);
 }
 
+/* current_database(): the database the session named at startup (its
+ * locks' names hold it). */
+static void run_current_database(struct pgs *s, const struct sql_stmt *st,
+				 const struct pg_portal *po, const struct val *a)
+{
+	struct val v = {.s = s->database, .len = strlen(s->database)};
+	pgx_value_row(s, st, po, &v);
+}
+
+/* current_schema(): leasegate has no schemas to search but PostgreSQL's
+ * default one; ORMs ask it at connect. */
+static void run_current_schema(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+			       const struct val *a)
+{
+	struct val v = {.s = "public", .len = 6};
+	pgx_value_row(s, st, po, &v);
+}
+
 /* The setting a[0] names: its index, -1 when a[0] is NULL, -2 (error
  * written unless missing_ok) when there is none. */
 static int setting_of(struct pgs *s, const struct val *a, bool missing_ok)
@@ -472,6 +490,95 @@ static void run_set_config(struct pgs *s, const struct sql_stmt *st, const struc
 	pgx_value_row(s, st, po, &v);
 }
 
+/* --- the test mode's functions (leasegate --test-mode, docs/testing.md) --- */
+
+/* The test mode's functions exist with --test-mode only: elsewhere they
+ * are refused as a function that does not exist (42883), saying why.
+ * false: refused, the error written. */
+static bool in_test_mode(struct pgs *s, const struct sql_stmt *st)
+{
+	char msg[SQL_ALIAS_MAX + 64];
+	if (lsvc_test_mode(s->fe->svc))
+		return true;
+	snprintf(msg, sizeof(msg), "function %s does not exist", st->fname);
+	pgx_error(s, "42883", msg, "It exists with leasegate --test-mode only (docs/testing.md).");
+	return false;
+}
+
+static bool fill_clock_ms(struct pgs *s, int timeout, const struct ls_result *res, struct val *v)
+{
+	v[0].i = res->clock_ms;
+	return true;
+}
+
+static bool fill_clock(struct pgs *s, int timeout, const struct ls_result *res, struct val *v)
+{
+	v[0].i = res->clock_ms;
+	v[1].i = res->wall_ms;
+	return true;
+}
+
+static void run_clock_advance(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+			      const struct val *a)
+{
+	struct ls_result now;
+	struct lsess *ls;
+	if (!in_test_mode(s, st) || (ls = pgs_lsess(s)) == NULL)
+		return;
+	pgx_answer(s, st, po, 0, ls_test_advance(ls, a[0].i, &now, pgx_lease_done, s), &now);
+}
+
+static void run_clock_now(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+			  const struct val *a)
+{
+	struct ls_result now;
+	struct lsess *ls;
+	if (!in_test_mode(s, st) || (ls = pgs_lsess(s)) == NULL)
+		return;
+	pgx_answer(s, st, po, 0, ls_test_now(ls, &now), &now);
+}
+
+/* leasegate.simulate_*: the operation by the function's name. */
+static void run_simulate(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+			 const struct val *a)
+{
+	static const struct {
+		const char *name;
+		enum ls_test_sim op;
+	} ops[] = {{"leasegate.simulate_holder", LS_SIM_HOLDER},
+		   {"leasegate.simulate_release", LS_SIM_RELEASE},
+		   {"leasegate.simulate_delete", LS_SIM_DELETE}};
+	struct ls_result now;
+	struct lsess *ls;
+	if (!in_test_mode(s, st) || (ls = pgs_lsess(s)) == NULL)
+		return;
+	struct ls_sim_req req = {.name = a[0].s, .name_len = a[0].len};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strcmp(st->fn->name, ops[i].name) == 0)
+			req.op = ops[i].op;
+	if (req.op == LS_SIM_HOLDER) {
+		req.lease_ms = a[1].i;
+		if (st->nargs == 3) {
+			req.holder = a[2].s;
+			req.holder_len = a[2].len;
+		}
+	}
+	pgx_answer(s, st, po, 0, ls_test_simulate(ls, &req, &now, pgx_lease_done, s), &now);
+}
+
+static void run_wait_refusal(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+			     const struct val *a)
+{
+	struct ls_result now;
+	struct lsess *ls;
+	if (!in_test_mode(s, st) || (ls = pgs_lsess(s)) == NULL)
+		return;
+	int64_t timeout = st->nargs == 2 ? a[1].i : 0;
+	pgx_answer(s, st, po, 0,
+		   ls_test_wait_refusal(ls, a[0].s, a[0].len, timeout, &now, pgx_lease_done, s),
+		   &now);
+}
+
 /* --- the table --- */
 
 static const struct pg_col col_void[] = {{NULL, PG_OID_VOID, 4, 0}};
@@ -479,10 +586,15 @@ static const struct pg_col col_bool[] = {{NULL, PG_OID_BOOL, 1, 0}};
 static const struct pg_col col_int8[] = {{NULL, PG_OID_INT8, 8, 0}};
 static const struct pg_col col_int4[] = {{NULL, PG_OID_INT4, 4, 0}};
 static const struct pg_col col_text[] = {{NULL, PG_OID_TEXT, -1, 0}};
+static const struct pg_col col_name[] = {{NULL, PG_OID_NAME, 64, 0}};
 static const struct pg_col col_state[] = {
 	{"held", PG_OID_BOOL, 1, 0},	 {"holder", PG_OID_TEXT, -1, 0},
 	{"lease_ms", PG_OID_INT8, 8, 0}, {"fencing_token", PG_OID_INT8, 8, 0},
 	{"mine", PG_OID_BOOL, 1, 0},
+};
+static const struct pg_col col_clock[] = {
+	{"monotonic_ms", PG_OID_INT8, 8, 0},
+	{"wall_ms", PG_OID_INT8, 8, 0},
 };
 
 #define COLS(c)	 .ncols = sizeof(c) / sizeof(c[0]), .cols = c
@@ -495,12 +607,23 @@ static const struct pg_col col_state[] = {
 #define SHARED(n)                                                                                  \
 	.name = n, .cats = W_FAST, .run = run_shared,                                              \
 	.summary = "refused (0A000): leasegate has exclusive locks only"
+/* the test mode's functions: as Redis's DEBUG (redis/testcmds.c) */
+#define TEST_CATS (ACL_ADMIN | ACL_DANGEROUS | ACL_SLOW | ACL_LOCK)
+#define TEST_LOCK (TEST_CATS | ACL_WRITE)
 /* the functions that take an advisory key: (bigint) and (int, int) */
 /* clang-format off */
 #define BY_KEY(...) {KEY1, __VA_ARGS__}, {KEY2, __VA_ARGS__}
 /* clang-format on */
 
 const struct pg_fn pg_fns[] = {
+	{.name = "current_database",
+	 COLS(col_name),
+	 .run = run_current_database,
+	 .summary = "the session's database (the middle part of its advisory locks' names)"},
+	{.name = "current_schema",
+	 COLS(col_name),
+	 .run = run_current_schema,
+	 .summary = "`public` (what ORMs ask at connect; leasegate has no schemas)"},
 	{.name = "current_setting",
 	 .nargs = 1,
 	 .arg_types = {PG_OID_TEXT},
@@ -549,6 +672,24 @@ const struct pg_fn pg_fns[] = {
 	 .run = run_check,
 	 .fill = fill_ok,
 	 .summary = "the lease of that token holds the lock now (a check, not a fence)"},
+	{.name = "leasegate.clock_advance",
+	 .nargs = 1,
+	 .arg_types = {PG_OID_INT8},
+	 .arg_names = {"ms"},
+	 COLS(col_int8),
+	 .cats = TEST_CATS | ACL_BLOCKING,
+	 .flags = PGF_STRICT,
+	 .run = run_clock_advance,
+	 .fill = fill_clock_ms,
+	 .summary = "test mode: moves the lease clock ms ahead, running every heartbeat, poll, "
+		    "wait timeout and expiry that falls due, in order: the monotonic ms now"},
+	{.name = "leasegate.clock_now",
+	 COLS(col_clock),
+	 .cats = ACL_ADMIN | ACL_DANGEROUS | ACL_LOCK | ACL_FAST,
+	 .run = run_clock_now,
+	 .fill = fill_clock,
+	 .summary = "test mode: one row, the lease clock's monotonic ms (0 at start) and wall ms "
+		    "(Unix epoch)"},
 	{.name = "leasegate.release",
 	 .nargs = 1,
 	 .arg_types = {PG_OID_TEXT},
@@ -560,6 +701,53 @@ const struct pg_fn pg_fns[] = {
 	 .run = run_release,
 	 .fill = fill_ok,
 	 .summary = "releases the lock this session took with leasegate.acquire"},
+	{.name = "leasegate.simulate_delete",
+	 .nargs = 1,
+	 .arg_types = {PG_OID_TEXT},
+	 .arg_names = {"name"},
+	 COLS(col_void),
+	 .cats = TEST_LOCK,
+	 .lock_arg = 1,
+	 .flags = PGF_STRICT,
+	 .run = run_simulate,
+	 .fill = fill_void,
+	 .summary = "test mode: the lock's item is deleted (TTL, an operator); the next token is "
+		    "1"},
+	{.name = "leasegate.simulate_holder",
+	 .nargs = 2,
+	 .arg_types = {PG_OID_TEXT, PG_OID_INT4},
+	 .arg_names = {"name", "lease_ms"},
+	 COLS(col_int8),
+	 .cats = TEST_LOCK,
+	 .lock_arg = 1,
+	 .flags = PGF_STRICT,
+	 .run = run_simulate,
+	 .fill = fill_token,
+	 .summary = "test mode: another process holds the lock, acquired now and never renewed "
+		    "(a crashed holder): its fencing token"},
+	{.name = "leasegate.simulate_holder",
+	 .nargs = 3,
+	 .arg_types = {PG_OID_TEXT, PG_OID_INT4, PG_OID_TEXT},
+	 .arg_names = {"name", "lease_ms", "label"},
+	 COLS(col_int8),
+	 .cats = TEST_LOCK,
+	 .lock_arg = 1,
+	 .flags = PGF_STRICT,
+	 .run = run_simulate,
+	 .fill = fill_token,
+	 .summary = "test mode: as simulate_holder(name, lease_ms), the holder labelled label"},
+	{.name = "leasegate.simulate_release",
+	 .nargs = 1,
+	 .arg_types = {PG_OID_TEXT},
+	 .arg_names = {"name"},
+	 COLS(col_bool),
+	 .cats = TEST_LOCK,
+	 .lock_arg = 1,
+	 .flags = PGF_STRICT,
+	 .run = run_simulate,
+	 .fill = fill_ok,
+	 .summary = "test mode: the lock's holder, whoever it was, released it: false when the "
+		    "lock has no item"},
 	{.name = "leasegate.state",
 	 .nargs = 1,
 	 .arg_types = {PG_OID_TEXT},
@@ -588,6 +776,30 @@ const struct pg_fn pg_fns[] = {
 	 .own_error = fenced_error,
 	 .summary = "writes the items (a JSON array of DynamoDB writes) if and only if the "
 		    "lease of that token still holds the lock"},
+	{.name = "leasegate.wait_refusal",
+	 .nargs = 1,
+	 .arg_types = {PG_OID_TEXT},
+	 .arg_names = {"name"},
+	 COLS(col_bool),
+	 .cats = TEST_CATS | ACL_READ | ACL_BLOCKING,
+	 .lock_arg = 1,
+	 .flags = PGF_STRICT,
+	 .run = run_wait_refusal,
+	 .fill = fill_ok,
+	 .summary = "test mode: true when this replica next refuses a try or a poll on the lock "
+		    "(a contender waits)"},
+	{.name = "leasegate.wait_refusal",
+	 .nargs = 2,
+	 .arg_types = {PG_OID_TEXT, PG_OID_INT4},
+	 .arg_names = {"name", "timeout_ms"},
+	 COLS(col_bool),
+	 .cats = TEST_CATS | ACL_READ | ACL_BLOCKING,
+	 .lock_arg = 1,
+	 .flags = PGF_STRICT,
+	 .run = run_wait_refusal,
+	 .fill = fill_ok,
+	 .summary = "test mode: as wait_refusal(name); false once timeout_ms of the lease clock "
+		    "passed without a refusal (0: none)"},
 	BY_KEY(.name = "pg_advisory_lock", COLS(col_void), .cats = W_BLOCK, ADVISORY,
 	       .run = run_lock, .fill = fill_waited,
 	       .summary = "takes the advisory lock for the session, waiting for it (reentrant)"),

@@ -185,6 +185,13 @@ bool pgv_arg(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
 	     uint32_t want, struct val *v);
 /* The type argument i of st is read as. */
 uint32_t pgv_arg_type(const struct sql_stmt *st, unsigned i);
+/* st's call (SQL_SELECT) resolves to its function's row as PostgreSQL
+ * resolves a call: its arity, and each argument's type (a literal's, a
+ * cast's, a parameter's declared in types[0..ntypes), 0 undeclared)
+ * implicitly cast to the row's (pg_advisory_lock(true) does not exist).
+ * false: 42883 written. */
+bool pgv_check_call(struct pgs *s, const struct sql_stmt *st, const uint32_t *types,
+		    unsigned ntypes) __attribute__((warn_unused_result));
 
 /* --- pg_exec.c --- */
 
@@ -214,6 +221,8 @@ void pgx_value_row(struct pgs *s, const struct sql_stmt *st, const struct pg_por
  * waiting for a lease (pend_fn) on the lock name. */
 bool pgx_may_wait(const struct pgs *s, const char *name) __attribute__((warn_unused_result));
 void pgx_failed(struct pgs *s);
+/* st (SQL_UNSUPPORTED) refused: 0A000 naming its first words. */
+void pgx_unsupported(struct pgs *s, const struct sql_stmt *st);
 /* The implicit transaction ends (outside a block; Sync, the end of a
  * simple query): its xact locks are released and its SET LOCAL values
  * end, then ReadyForQuery is written — once the releases are written (the
@@ -224,6 +233,12 @@ void pgx_ready(struct pgs *s);
 unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, struct pg_col *cols);
 /* The type of parameter $n of st, from where it is used. */
 uint32_t pgx_param_type(const struct sql_stmt *st, int n);
+
+/* --- pg_catalog.c --- */
+
+/* A type loader's lookup (CAT_PG_TYPE): its row, or none, of the types
+ * leasegate has. */
+void pgc_type_lookup(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po);
 
 /* --- pg_fns.c --- */
 

@@ -46,6 +46,13 @@ static void simple_query(struct pgs *s, const struct pg_msg *m)
 		return;
 	}
 	size_t n = strlen(q);
+	if (cur.left != 0) { /* bytes past the text's NUL: PostgreSQL's pq_getmsgend */
+		pgs_error(s, "08P01", "invalid message format", NULL);
+		if (s->in_block)
+			s->failed = true;
+		pg_ready(&s->c.out, pgq_status(s));
+		return;
+	}
 	if (s->qcap < n + 1) {
 		char *b = realloc(s->q, n + 1);
 		if (b == NULL) {
@@ -262,10 +269,6 @@ static void parse_msg(struct pgs *s, const struct pg_msg *m)
 	}
 	for (int i = 0; i < nt; i++)
 		p->types[i] = (uint32_t)pg_get_i32(&cur);
-	for (unsigned i = 0; i < p->ntypes; i++)
-		if (p->types[i] == 0 || p->types[i] == PG_OID_UNKNOWN)
-			p->types[i] = p->st.kind == SQL_SELECT ? pgx_param_type(&p->st, (int)i + 1)
-							       : PG_OID_TEXT;
 	if (cur.bad) {
 		free(p->types);
 		free(p->text);
@@ -273,6 +276,23 @@ static void parse_msg(struct pgs *s, const struct pg_msg *m)
 		pgx_error(s, "08P01", "invalid Parse message", NULL);
 		return;
 	}
+	/* what cannot run fails here, as on PostgreSQL, with its own error
+	 * (never as a statement of no parameters: asyncpg would then say
+	 * "the server expects 0 arguments") */
+	if (p->st.kind == SQL_UNSUPPORTED ||
+	    (p->st.kind == SQL_SELECT && !pgv_check_call(s, &p->st, p->types, (unsigned)nt))) {
+		if (p->st.kind == SQL_UNSUPPORTED)
+			pgx_unsupported(s, &p->st);
+		free(p->types);
+		free(p->text);
+		free(p);
+		return;
+	}
+	for (unsigned i = 0; i < p->ntypes; i++)
+		if (p->types[i] == 0 || p->types[i] == PG_OID_UNKNOWN)
+			p->types[i] = p->st.kind == SQL_SELECT || p->st.kind == SQL_CATALOG
+					      ? pgx_param_type(&p->st, (int)i + 1)
+					      : PG_OID_TEXT;
 	if (name[0] == '\0') {
 		struct pg_prep *old = find_prep(s, "");
 		if (old != NULL)
@@ -315,6 +335,12 @@ static void bind_msg(struct pgs *s, const struct pg_msg *m)
 		pgx_error(s, "26000", msg, NULL);
 		return;
 	}
+	if (nf > 1 && nf != np) {
+		snprintf(msg, sizeof(msg),
+			 "bind message has %d parameter formats but %d parameters", nf, np);
+		pgx_error(s, "08P01", msg, NULL);
+		return;
+	}
 	if ((unsigned)np != prep->ntypes) {
 		snprintf(msg, sizeof(msg),
 			 "bind message supplies %d parameters, but prepared statement \"%.60s\" "
@@ -353,15 +379,20 @@ static void bind_msg(struct pgs *s, const struct pg_msg *m)
 		struct pg_val *v = &po->params[i];
 		v->fmt = param_format(fmts, nf, i);
 		v->len = len;
-		if (len < 0) {
-			v->p = NULL;
-			continue;
+		if (len < -1) { /* as PostgreSQL: no length but -1 (NULL) is negative */
+			portal_put(s, po);
+			pgx_error(s, "08P01", "insufficient data left in message", NULL);
+			return;
 		}
-		if (v->fmt != 0 && v->fmt != 1) { /* as PostgreSQL: NULLs aside */
+		if (v->fmt != 0 && v->fmt != 1) { /* as PostgreSQL: a NULL's too */
 			portal_put(s, po);
 			snprintf(msg, sizeof(msg), "unsupported format code: %d", v->fmt);
 			pgx_error(s, "22023", msg, NULL);
 			return;
+		}
+		if (len == -1) {
+			v->p = NULL;
+			continue;
 		}
 		const char *b = pg_get_bytes(&cur, (size_t)len);
 		if (b == NULL)
@@ -388,6 +419,15 @@ static void bind_msg(struct pgs *s, const struct pg_msg *m)
 	po->nrfmt = (unsigned)nr;
 	for (int i = 0; i < nr; i++)
 		po->rfmt[i] = pg_get_i16(&cur);
+	struct pg_col cols[SQL_MAX_COLS];
+	unsigned ncols = pgx_columns(&prep->st, NULL, cols);
+	if (nr > 1 && (unsigned)nr != ncols) {
+		portal_put(s, po);
+		snprintf(msg, sizeof(msg),
+			 "bind message has %d result formats but query has %u columns", nr, ncols);
+		pgx_error(s, "08P01", msg, NULL);
+		return;
+	}
 	if (pname[0] == '\0') {
 		struct pg_portal *old = find_portal(s, "");
 		if (old != NULL)
@@ -402,12 +442,15 @@ oom:
 	pgx_error(s, "53200", "out of memory", NULL);
 }
 
+/* a result has SQL_MAX_COLS columns at most: a function's too */
+_Static_assert(PG_FN_MAX_COLS <= SQL_MAX_COLS, "result columns");
+
 static void describe_msg(struct pgs *s, const struct pg_msg *m)
 {
 	struct pg_cur cur = pg_cur_of(m);
 	const char *kind = pg_get_bytes(&cur, 1);
 	const char *name = pg_get_str(&cur);
-	struct pg_col cols[5];
+	struct pg_col cols[SQL_MAX_COLS];
 	char msg[120];
 	if (cur.bad || (kind[0] != 'S' && kind[0] != 'P')) {
 		pgx_error(s, "08P01", "invalid Describe message", NULL);
@@ -452,12 +495,18 @@ static void execute_msg(struct pgs *s, const struct pg_msg *m)
 		return;
 	}
 	struct pg_portal *po = find_portal(s, name);
+	char msg[120];
 	if (po == NULL) {
-		char msg[120];
 		snprintf(msg, sizeof(msg), "portal \"%.60s\" does not exist", name);
 		pgx_error(s, "34000", msg, NULL);
 		return;
 	}
+	for (unsigned i = 0; i < po->nrfmt; i++) /* as PostgreSQL: when rows are sent */
+		if (po->rfmt[i] != 0 && po->rfmt[i] != 1) {
+			snprintf(msg, sizeof(msg), "unsupported format code: %d", po->rfmt[i]);
+			pgx_error(s, "22023", msg, NULL);
+			return;
+		}
 	pgx_run(s, &po->prep->st, po);
 }
 

@@ -17,7 +17,7 @@
 #include "gateway/config.h"
 #include "gateway/conn/server.h"
 #include "gateway/conn/transport.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 #include "gateway/pg/pg_cancel.h"
 #include "gateway/pg/pg_int.h"
 

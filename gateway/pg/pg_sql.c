@@ -314,7 +314,7 @@ static bool parse_select(struct lex *x, struct sql_stmt *st)
 	}
 	if (t.t == T_NUM && !from) {
 		st->fn = &pg_fn_literal;
-		st->args[0].t = ARG_INT;
+		st->args[0] = (struct sql_arg){.t = ARG_INT};
 		if (!parse_i64(t.p, t.len, false, &st->args[0].i) || st->args[0].i > INT32_MAX)
 			return false;
 		st->nargs = 1;
@@ -337,6 +337,151 @@ static bool parse_select(struct lex *x, struct sql_stmt *st)
 		copy_lower(st->alias, sizeof(st->alias), &t);
 		t = next(x);
 	}
+	return at_end(&t);
+}
+
+/* --- a type loader's lookup in pg_type (CAT_PG_TYPE) --- */
+
+static const char *const type_cols[TC_COUNT] = {
+	[TC_OID] = "oid",	    [TC_TYPNAME] = "typname", [TC_TYPARRAY] = "typarray",
+	[TC_TYPELEM] = "typelem",   [TC_TYPTYPE] = "typtype", [TC_TYPNAMESPACE] = "typnamespace",
+	[TC_TYPDELIM] = "typdelim", [TC_NSPNAME] = "nspname",
+};
+
+/* The word of t after its last qualifier ("t.oid": "oid"); false when t
+ * is no plain identifier. */
+static bool unqualified(const struct tok *t, const char **p, size_t *n)
+{
+	if (t->t != T_IDENT || t->quoted)
+		return false;
+	*p = t->p;
+	*n = t->len;
+	for (size_t i = t->len; i > 0; i--)
+		if (t->p[i - 1] == '.') {
+			*p = t->p + i;
+			*n = t->len - i;
+			break;
+		}
+	return true;
+}
+
+/* Which pg_type column t names, -1 none. */
+static int type_col(const struct tok *t)
+{
+	const char *p;
+	size_t n;
+	if (!unqualified(t, &p, &n))
+		return -1;
+	for (int c = 0; c < TC_COUNT; c++)
+		if (strlen(type_cols[c]) == n && strncasecmp(p, type_cols[c], n) == 0)
+			return c;
+	return -1;
+}
+
+/* t names the catalogue table table (pg_catalog. optional). */
+static bool is_table(const struct tok *t, const char *table)
+{
+	size_t n = strlen(table);
+	if (t->t != T_IDENT || t->quoted)
+		return false;
+	if (t->len == n + 11 && strncasecmp(t->p, "pg_catalog.", 11) == 0)
+		return strncasecmp(t->p + 11, table, n) == 0;
+	return t->len == n && strncasecmp(t->p, table, n) == 0;
+}
+
+/* A word that may follow a table as its alias. */
+static bool is_alias(const struct tok *t)
+{
+	static const char *const kw[] = {"where", "join", "inner", "left", "on", "order"};
+	if (t->t != T_IDENT)
+		return false;
+	for (size_t i = 0; i < sizeof(kw) / sizeof(kw[0]); i++)
+		if (is_word(t, kw[i]))
+			return false;
+	return true;
+}
+
+/* The select list up to FROM: pg_type columns, each [AS] alias. */
+static bool parse_type_cols(struct lex *x, struct sql_stmt *st)
+{
+	size_t used = 0;
+	for (;;) {
+		struct tok t = next(x), name;
+		int c = type_col(&t);
+		if (c < 0 || st->ncols == SQL_MAX_COLS)
+			return false;
+		name = (struct tok){T_IDENT, (char *)type_cols[c], strlen(type_cols[c]), true};
+		t = next(x);
+		if (is_word(&t, "as"))
+			t = next(x);
+		if (t.t == T_IDENT && !is_word(&t, "from")) {
+			name = t;
+			t = next(x);
+		}
+		if (used + name.len + 1 > sizeof(st->colnames))
+			return false;
+		copy_lower(st->colnames + used, name.len + 1, &name);
+		used += name.len + 1;
+		st->col[st->ncols++] = (unsigned char)c;
+		if (is_word(&t, "from"))
+			return true;
+		if (!is_punct(&t, ','))
+			return false;
+	}
+}
+
+/* FROM pg_type [[AS] t] [[INNER] JOIN pg_namespace [[AS] n] ON ...] and
+ * the WHERE after it: *t is left on WHERE. */
+static bool parse_type_from(struct lex *x, struct tok *t)
+{
+	*t = next(x);
+	if (!is_table(t, "pg_type"))
+		return false;
+	*t = next(x);
+	if (is_word(t, "as"))
+		*t = next(x);
+	if (is_alias(t))
+		*t = next(x);
+	if (is_word(t, "inner"))
+		*t = next(x);
+	if (is_word(t, "join")) {
+		*t = next(x);
+		if (!is_table(t, "pg_namespace"))
+			return false;
+		*t = next(x);
+		if (is_word(t, "as"))
+			*t = next(x);
+		if (is_alias(t))
+			*t = next(x);
+		if (!is_word(t, "on"))
+			return false;
+		while (!at_end(t) && !is_word(t, "where"))
+			*t = next(x);
+	}
+	return is_word(t, "where");
+}
+
+/* SELECT <columns> FROM pg_type ... WHERE typname = 'name' | oid = <key>
+ * [ORDER BY ...], after SELECT. */
+static bool parse_type_lookup(struct lex *x, struct sql_stmt *st)
+{
+	struct tok t;
+	if (!parse_type_cols(x, st) || !parse_type_from(x, &t))
+		return false;
+	t = next(x);
+	int key = type_col(&t);
+	if ((key != TC_OID && key != TC_TYPNAME) || !next_punct(x, '='))
+		return false;
+	if (!parse_arg(x, st, &st->args[0]) ||
+	    (key == TC_TYPNAME ? st->args[0].t != ARG_STR
+			       : st->args[0].t != ARG_INT && st->args[0].t != ARG_PARAM))
+		return false;
+	st->nargs = 1;
+	st->by_name = key == TC_TYPNAME;
+	t = next(x);
+	if (is_word(&t, "order")) /* one row at most: its order is moot */
+		while (!at_end(&t))
+			t = next(x);
 	return at_end(&t);
 }
 
@@ -369,15 +514,25 @@ static void rest_value(struct lex *x, struct sql_stmt *st)
 static bool parse_set(struct lex *x, struct sql_stmt *st)
 {
 	struct tok t = next(x);
-	if (is_word(&t, "session") || is_word(&t, "local")) {
+	bool session = is_word(&t, "session");
+	if (session || is_word(&t, "local")) {
 		st->local = is_word(&t, "local");
 		size_t save = x->pos;
 		t = next(x);
-		if (is_word(&t, "characteristics") || is_word(&t, "authorization"))
+		if (is_word(&t, "authorization"))
 			return false;
 		(void)save;
 	}
-	if (is_word(&t, "transaction")) { /* SET TRANSACTION ...: as a no-op */
+	/* SET TRANSACTION ... and SET SESSION CHARACTERISTICS AS TRANSACTION
+	 * ...: no-ops, leasegate has one isolation and no writes to protect */
+	if (session && is_word(&t, "characteristics")) {
+		if (!next_word(x, "as"))
+			return false;
+		t = next(x);
+		if (!is_word(&t, "transaction"))
+			return false;
+	}
+	if (is_word(&t, "transaction")) {
 		while (!at_end(&t))
 			t = next(x);
 		st->name[0] = '\0';
@@ -442,8 +597,21 @@ static enum sql_kind recognise(struct lex *x, struct sql_stmt *st)
 	struct tok u;
 	if (at_end(&t))
 		return SQL_EMPTY;
-	if (is_word(&t, "select"))
-		return parse_select(x, st) ? SQL_SELECT : SQL_UNSUPPORTED;
+	if (is_word(&t, "select")) {
+		size_t save = x->pos;
+		if (parse_select(x, st))
+			return SQL_SELECT;
+		if (st->several)
+			return SQL_UNSUPPORTED;
+		x->pos = save;
+		st->nargs = 0;
+		st->nparams = 0;
+		st->fn = NULL;
+		if (!parse_type_lookup(x, st))
+			return SQL_UNSUPPORTED;
+		st->catalog = CAT_PG_TYPE;
+		return SQL_CATALOG;
+	}
 	if (is_word(&t, "begin"))
 		return skip_rest(x), SQL_BEGIN;
 	if (is_word(&t, "start"))
@@ -540,6 +708,8 @@ static bool find_catalog(struct sql_stmt *st)
 	}
 	norm[n] = '\0';
 	for (int c = 0; c < CAT_COUNT; c++) {
+		if (catalog_text[c].start == NULL) /* recognised as a statement */
+			continue;
 		size_t a = strlen(catalog_text[c].start), b = strlen(catalog_text[c].end);
 		if (n < a + b || strncmp(norm, catalog_text[c].start, a) != 0 ||
 		    strcmp(norm + n - b, catalog_text[c].end) != 0 || (b == 0 && n != a))
@@ -607,6 +777,8 @@ bool sql_next(char *text, size_t len, size_t *pos, struct sql_stmt *out)
 	out->value_len = 0;
 	out->local = false;
 	out->several = false;
+	out->ncols = 0;
+	out->by_name = false;
 	out->text = text + x.pos;
 	out->text_len = end - x.pos;
 	while (out->text_len > 0 && isspace((unsigned char)out->text[out->text_len - 1]))

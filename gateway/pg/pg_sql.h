@@ -45,7 +45,27 @@ enum sql_catalog {
 	/* pgjdbc's TypeInfoCache.getSQLType(oid), for ResultSet.getObject:
 	 * (is_array, typtype, typname, oid) for $1 */
 	CAT_JDBC_SQLTYPE_BY_OID,
+	/* a type loader's lookup, recognised as a statement (any spacing,
+	 * case, qualifiers, aliases): SELECT <pg_type columns> FROM
+	 * [pg_catalog.]pg_type [[AS] t] [JOIN pg_namespace ... ON ...] WHERE
+	 * typname = 'name' (.by_name) | oid = <n or $n> [ORDER BY ...]; the
+	 * columns in .col, their names in .colnames. psycopg2's hstore, Django's
+	 * hstore and citext, asyncpg's codecs (json, jsonb) send these. */
+	CAT_PG_TYPE,
 	CAT_COUNT
+};
+
+/* The columns of pg_type (and pg_namespace's nspname) a lookup may ask. */
+enum sql_type_col {
+	TC_OID,
+	TC_TYPNAME,
+	TC_TYPARRAY,
+	TC_TYPELEM,
+	TC_TYPTYPE,
+	TC_TYPNAMESPACE,
+	TC_TYPDELIM,
+	TC_NSPNAME,
+	TC_COUNT
 };
 
 enum sql_arg_type { ARG_NULL, ARG_INT, ARG_STR, ARG_PARAM, ARG_BOOL };
@@ -59,8 +79,10 @@ struct sql_arg {
 	uint32_t cast; /* type OID of a ::cast, 0 none */
 };
 
-#define SQL_MAX_ARGS  4
-#define SQL_ALIAS_MAX 64
+#define SQL_MAX_ARGS	 4
+#define SQL_ALIAS_MAX	 64
+#define SQL_MAX_COLS	 6
+#define SQL_COLNAMES_MAX 96
 
 struct pg_fn;
 
@@ -78,7 +100,14 @@ struct sql_stmt {
 	const char *value;
 	size_t value_len;
 	bool local;
-	int catalog;	  /* SQL_CATALOG: which (enum sql_catalog) */
+	int catalog; /* SQL_CATALOG: which (enum sql_catalog) */
+	/* CAT_PG_TYPE: the columns asked (enum sql_type_col), their names
+	 * (alias or column) one after the other, each NUL-terminated; the key
+	 * (args[0]) a type name or an oid */
+	unsigned ncols;
+	unsigned char col[SQL_MAX_COLS];
+	char colnames[SQL_COLNAMES_MAX];
+	bool by_name;
 	bool several;	  /* SQL_UNSUPPORTED: a SELECT of several calls */
 	const char *text; /* the statement as written, for errors */
 	size_t text_len;

@@ -40,6 +40,25 @@ unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, stru
 		cols[0] = (struct pg_col){st->name, PG_OID_TEXT, -1, col_format(po, 0)};
 		return 1;
 	}
+	if (st->kind == SQL_CATALOG && st->catalog == CAT_PG_TYPE) {
+		static const struct pg_col type_col[TC_COUNT] = {
+			[TC_OID] = {NULL, PG_OID_OID, 4, 0},
+			[TC_TYPNAME] = {NULL, PG_OID_NAME, 64, 0},
+			[TC_TYPARRAY] = {NULL, PG_OID_OID, 4, 0},
+			[TC_TYPELEM] = {NULL, PG_OID_OID, 4, 0},
+			[TC_TYPTYPE] = {NULL, PG_OID_CHAR, 1, 0},
+			[TC_TYPNAMESPACE] = {NULL, PG_OID_OID, 4, 0},
+			[TC_TYPDELIM] = {NULL, PG_OID_CHAR, 1, 0},
+			[TC_NSPNAME] = {NULL, PG_OID_NAME, 64, 0},
+		};
+		const char *name = st->colnames;
+		for (unsigned i = 0; i < st->ncols; i++, name += strlen(name) + 1) {
+			cols[i] = type_col[st->col[i]];
+			cols[i].name = name;
+			cols[i].format = col_format(po, i);
+		}
+		return st->ncols;
+	}
 	if (st->kind == SQL_CATALOG) {
 		static const struct pg_col cat[CAT_COUNT][4] = {
 			[CAT_JDBC_TYPE_BY_OID] = {{"?column?", PG_OID_BOOL, 1, 0},
@@ -65,10 +84,10 @@ unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, stru
 /* One DataRow of n values, each in its column's type and format. */
 void pgv_put_row(struct buf *o, unsigned n, const struct pg_col *cols, const struct val *v)
 {
-	char text[5][24];
-	unsigned char bin[5][8];
-	const char *p[5];
-	int32_t len[5];
+	char text[SQL_MAX_COLS][24];
+	unsigned char bin[SQL_MAX_COLS][8];
+	const char *p[SQL_MAX_COLS];
+	int32_t len[SQL_MAX_COLS];
 	for (unsigned i = 0; i < n; i++) {
 		p[i] = NULL;
 		len[i] = -1;
@@ -217,7 +236,7 @@ static bool arg_binary(struct pgs *s, const struct pg_portal *po, int param, con
 {
 	char msg[64];
 	uint32_t t = param_type(po->prep, param);
-	if (t == PG_OID_TEXT || t == PG_OID_VARCHAR || t == PG_OID_UNKNOWN) {
+	if (t == PG_OID_TEXT || t == PG_OID_VARCHAR || t == PG_OID_NAME || t == PG_OID_UNKNOWN) {
 		v->s = p->p;
 		v->len = (size_t)p->len;
 		return want == PG_OID_TEXT || int_text(v->s, v->len, &v->i) || bad_binary(s, param);
@@ -314,7 +333,7 @@ static uint32_t fn_arg_type(const struct sql_stmt *st, unsigned i)
 uint32_t pgx_param_type(const struct sql_stmt *st, int n)
 {
 	if (st->kind == SQL_CATALOG)
-		return PG_OID_OID;
+		return st->catalog == CAT_PG_TYPE && st->by_name ? PG_OID_NAME : PG_OID_OID;
 	for (unsigned i = 0; i < st->nargs; i++) {
 		const struct sql_arg *a = &st->args[i];
 		if (a->t == ARG_PARAM && a->param == n)
@@ -330,4 +349,97 @@ uint32_t pgv_arg_type(const struct sql_stmt *st, unsigned i)
 	if (a->t == ARG_PARAM)
 		return pgx_param_type(st, a->param);
 	return fn_arg_type(st, i);
+}
+
+/* --- the call's types, as PostgreSQL resolves them --- */
+
+/* The type PostgreSQL gives argument a before it picks a function: its
+ * cast's; a parameter's declared type (types[0..ntypes): Parse's, 0
+ * undeclared); an integer literal's int4, or int8 past int4; bool's;
+ * else unknown (a string, NULL, an undeclared parameter), which any type
+ * takes. */
+static uint32_t given_type(const struct sql_arg *a, const uint32_t *types, unsigned ntypes)
+{
+	if (a->cast != 0)
+		return a->cast;
+	switch (a->t) {
+	case ARG_INT:
+		return a->i >= INT32_MIN && a->i <= INT32_MAX ? PG_OID_INT4 : PG_OID_INT8;
+	case ARG_BOOL:
+		return PG_OID_BOOL;
+	case ARG_PARAM:
+		if ((unsigned)a->param <= ntypes && types[a->param - 1] != 0)
+			return types[a->param - 1];
+		return PG_OID_UNKNOWN;
+	default:
+		return PG_OID_UNKNOWN;
+	}
+}
+
+/* PostgreSQL's implicit casts among the types leasegate takes (pg_cast,
+ * castcontext 'i'): unknown to any type, an integer to a wider one,
+ * varchar to text. */
+static bool coerces(uint32_t from, uint32_t to)
+{
+	static const struct {
+		uint32_t from, to;
+	} implicit[] = {
+		{PG_OID_INT2, PG_OID_INT4}, {PG_OID_INT2, PG_OID_INT8},
+		{PG_OID_INT4, PG_OID_INT8}, {PG_OID_VARCHAR, PG_OID_TEXT},
+		{PG_OID_NAME, PG_OID_TEXT},
+	};
+	if (from == to || from == PG_OID_UNKNOWN)
+		return true;
+	for (size_t i = 0; i < sizeof(implicit) / sizeof(implicit[0]); i++)
+		if (implicit[i].from == from && implicit[i].to == to)
+			return true;
+	return false;
+}
+
+/* A type's name as PostgreSQL's messages write it. */
+static const char *type_name(uint32_t oid)
+{
+	static const struct {
+		uint32_t oid;
+		const char *name;
+	} names[] = {
+		{PG_OID_BOOL, "boolean"},
+		{PG_OID_INT8, "bigint"},
+		{PG_OID_INT4, "integer"},
+		{PG_OID_INT2, "smallint"},
+		{PG_OID_TEXT, "text"},
+		{PG_OID_OID, "oid"},
+		{PG_OID_VARCHAR, "character varying"},
+		{PG_OID_NAME, "name"},
+		{PG_OID_CHAR, "\"char\""},
+		{PG_OID_UNKNOWN, "unknown"},
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].oid == oid)
+			return names[i].name;
+	return "unknown";
+}
+
+bool pgv_check_call(struct pgs *s, const struct sql_stmt *st, const uint32_t *types,
+		    unsigned ntypes)
+{
+	uint32_t given[SQL_MAX_ARGS];
+	bool match = st->nargs == st->fn->nargs;
+	for (unsigned i = 0; i < st->nargs; i++) {
+		given[i] = given_type(&st->args[i], types, ntypes);
+		match = match && coerces(given[i], st->fn->arg_types[i]);
+	}
+	if (match)
+		return true;
+	char msg[SQL_ALIAS_MAX + SQL_MAX_ARGS * 24 + 32];
+	int n = snprintf(msg, sizeof(msg), "function %s(", st->fname);
+	for (unsigned i = 0; i < st->nargs && n > 0 && (size_t)n < sizeof(msg); i++)
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%s%s", i ? ", " : "",
+			      type_name(given[i]));
+	if (n > 0 && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, ") does not exist");
+	pgx_error(s, "42883", msg,
+		  "No function matches the given name and argument types. You might need to add "
+		  "explicit type casts.");
+	return false;
 }

@@ -11,7 +11,7 @@
 
 #include "gateway/conn/auth.h"
 #include "gateway/conn/server.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 #include "gateway/redis/commands.h"
 #include "gateway/redis/session.h"
 

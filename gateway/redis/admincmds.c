@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/store.h"
+#include "core/store/store.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/list_cursor.h"
 #include "gateway/redis/session.h"

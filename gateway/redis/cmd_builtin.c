@@ -21,7 +21,7 @@
 #include "gateway/config.h"
 #include "gateway/conn/auth.h"
 #include "gateway/conn/server.h"
-#include "gateway/loop.h"
+#include "gateway/conn/loop.h"
 #include "gateway/redis/cmd_docs.h"
 #include "gateway/redis/commands.h"
 #include "gateway/redis/session.h"
@@ -59,10 +59,17 @@ static void c_ping(struct cmd_call *c)
 		resp_add_errorf(c->out, "ERR wrong number of arguments for 'ping' command");
 		return;
 	}
-	if (c->argc == 2)
+	if (c->sess->subscriptions > 0 && c->proto == RESP2) {
+		/* a subscribed RESP2 connection: Redis answers as a message */
+		resp_add_array(c->out, 2);
+		resp_add_bulk(c->out, "pong", 4);
+		resp_add_bulk(c->out, c->argc == 2 ? c->argv[1].p : "",
+			      c->argc == 2 ? c->argv[1].len : 0);
+	} else if (c->argc == 2) {
 		resp_add_bulk(c->out, c->argv[1].p, c->argv[1].len);
-	else
+	} else {
 		resp_add_simple(c->out, "PONG", 4);
+	}
 }
 
 static void c_echo(struct cmd_call *c)

@@ -49,9 +49,31 @@ struct cmd_table {
 	uint64_t dispatched;			    /* commands run (INFO stats) */
 	bool (*ready)(void *arg, const char **why); /* cmd_table_set_gate */
 	void *ready_arg;
+	/* commands this process has not (cmd_table_note_absent) */
+	const struct cmd_def *absent;
+	size_t nabsent;
+	const char *absent_why;
 	cmd_fn queue; /* cmd_table_set_queue */
 	void *queue_arg;
 };
+
+void cmd_table_note_absent(struct cmd_table *t, const struct cmd_def *defs, size_t n,
+			   const char *why)
+{
+	t->absent = defs;
+	t->nabsent = n;
+	t->absent_why = why;
+}
+
+/* Why the command argv[0] is absent, or NULL when it is no command. */
+static const char *absent_why(const struct cmd_table *t, const struct resp_arg *name)
+{
+	for (size_t i = 0; i < t->nabsent; i++)
+		if (strlen(t->absent[i].name) == name->len &&
+		    strncasecmp(t->absent[i].name, name->p, name->len) == 0)
+			return t->absent_why;
+	return NULL;
+}
 
 void cmd_table_set_queue(struct cmd_table *t, cmd_fn queue, void *arg)
 {
@@ -256,8 +278,10 @@ void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const st
 
 /* "-ERR unknown command 'x', with args beginning with: 'a' 'b' ", as Redis 7
  * words it: the name cut at 128 bytes, arguments until 128 bytes of them. */
-static void unknown_command(struct buf *out, int argc, const struct resp_arg *argv)
+static void unknown_command(const struct cmd_table *t, struct buf *out, int argc,
+			    const struct resp_arg *argv)
 {
+	const char *why = absent_why(t, &argv[0]);
 	char args[256];
 	size_t n = 0;
 	args[0] = '\0';
@@ -269,8 +293,8 @@ static void unknown_command(struct buf *out, int argc, const struct resp_arg *ar
 		if (n >= sizeof(args))
 			n = sizeof(args) - 1;
 	}
-	resp_add_errorf(out, "ERR unknown command '%.128s', with args beginning with: %s",
-			argv[0].p, args);
+	resp_add_errorf(out, "ERR unknown command '%.128s', with args beginning with: %s%s%s",
+			argv[0].p, args, why != NULL ? "; " : "", why != NULL ? why : "");
 }
 
 /* The ACL check point (acl_check) for d (parent: the command of the
@@ -416,7 +440,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 	};
 	struct entry *top = find_entry(t, argv[0].p, argv[0].len);
 	if (top == NULL) {
-		unknown_command(call.out, argc, argv);
+		unknown_command(t, call.out, argc, argv);
 		refused_in_multi(s);
 		return;
 	}

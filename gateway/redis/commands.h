@@ -146,6 +146,13 @@ void cmd_table_free(struct cmd_table *t);
 int cmd_table_add(struct cmd_table *t, const struct cmd_def *defs, size_t n, void *arg)
 	__attribute__((warn_unused_result));
 
+/* Commands that exist in some configurations only (the test mode's): n
+ * rows (static storage) that are not in t, whose name dispatch answers
+ * as an unknown command followed by why ("it exists with ... only"). One
+ * set per table: a later call replaces it. */
+void cmd_table_note_absent(struct cmd_table *t, const struct cmd_def *defs, size_t n,
+			   const char *why);
+
 /* Adds the built-in connection commands (cmd_builtin.c) and ACL. */
 int cmd_add_builtins(struct cmd_table *t) __attribute__((warn_unused_result));
 /* Adds ACL WHOAMI, LIST, USERS, CAT, LOAD, HELP (aclcmds.c). */

@@ -1,6 +1,6 @@
 /*
  * redis/leadercmds: LEADER.CAMPAIGN, LEADER.RESIGN and LEADER.WATCH, as
- * the README's Commands table describes them, over the lease-session
+ * docs/redis.md's command table describes them, over the lease-session
  * layer (terms in gateway/lease/lsess_lead.c, shared-poll watches in
  * lsess_watch.c).
  */

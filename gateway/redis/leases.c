@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "core/obs.h"
-#include "core/store.h"
-#include "gateway/backend.h"
+#include "core/store/store.h"
+#include "gateway/lease/backend.h"
 #include "gateway/redis/session.h"
 
 /* A Redis session's lease state (sess_app). */
@@ -407,7 +407,8 @@ int rl_register_commands(struct rl_app *app, struct cmd_table *cmds)
 	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
 	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
 	    rl_txcmds_register(app, cmds) < 0 || rl_pubsubcmds_register(app, cmds) < 0 ||
-	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0)
+	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0 ||
+	    rl_testcmds_register(app, cmds) < 0)
 		return -1;
 	return 0;
 }

@@ -112,6 +112,11 @@ int rl_fencecmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 int rl_admincmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
+/* The test mode's commands (testcmds.c): added when app's service is in
+ * test mode (or app is NULL: every row, for the reference), else noted
+ * absent (cmd_table_note_absent). */
+int rl_testcmds_register(struct rl_app *app, struct cmd_table *cmds)
+	__attribute__((warn_unused_result));
 
 /* --- for compatcmds.c and scriptcmds.c (Redis lock libraries) --- */
 

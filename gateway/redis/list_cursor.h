@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/store.h"
+#include "core/store/store.h"
 
 /* Bytes of a sealed cursor: base64 of nonce (12) + the store's cursor +
  * tag (16). */

@@ -1,6 +1,6 @@
 /*
  * redis/lockcmds: LOCK.ACQUIRE, LOCK.RENEW, LOCK.RELEASE and LOCK.STATE,
- * as the README's Commands table describes them: RESP arguments into requests of the
+ * as docs/redis.md's command table describes them: RESP arguments into requests of the
  * lease-session layer, its results into replies. A command answered later
  * suspends its session; the layer calls back only while the session lives.
  */

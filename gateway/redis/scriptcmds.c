@@ -28,8 +28,8 @@
 #include "gateway/config.h"
 #include "gateway/redis/session.h"
 #include "core/locktable.h"
-#include "core/store_blob.h"
-#include "gateway/log.h"
+#include "core/store/store_blob.h"
+#include "gateway/obs/log.h"
 #include "gateway/script/script_run.h"
 
 #define BLOB_SCRIPT "SCRIPT" /* the kind of the table's script items */

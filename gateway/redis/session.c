@@ -14,7 +14,7 @@
 #include "gateway/conn/auth.h"
 #include "gateway/conn/server.h"
 #include "gateway/conn/transport.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 #include "gateway/redis/commands.h"
 
 static struct sess *sess_of(struct conn *c)

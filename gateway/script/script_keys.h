@@ -42,8 +42,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/store.h"
-#include "core/store_kv.h"
+#include "core/store/store.h"
+#include "core/store/store_kv.h"
 #include "gateway/script/script_lua.h"
 
 #define SK_VALUE_MAX  (STORE_ID_MAX - 2) /* bytes of a value: the owner less "d:" */

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
+#include "lib/base/clock.h"
 #include "core/locktable.h"
-#include "core/store.h"
-#include "core/store_kv.h"
+#include "core/store/store.h"
+#include "core/store/store_kv.h"
 #include "gateway/script/script_keys.h"
 
 struct sr_engine {

@@ -1,6 +1,6 @@
 /*
  * script_run: one EVAL as a serializable transaction over the lock
- * keyspace, on any store (core/store_kv.h).
+ * keyspace, on any store (core/store/store_kv.h).
  *
  * An attempt reads every key of KEYS (consistent reads), fixes now (the
  * wall clock, frozen for the run as Redis 7 does), runs the script to its

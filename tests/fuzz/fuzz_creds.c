@@ -11,7 +11,7 @@
  * Build (not part of the Makefile):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I. \
  *     $(pkg-config --cflags libcjson) tests/fuzz/fuzz_creds.c \
- *     core/dynamodb/creds_parse.c core/dynamodb/sigv4.c \
+ *     lib/aws/creds_parse.c lib/aws/sigv4.c \
  *     $(pkg-config --libs libcjson openssl) -o build/fuzz_creds
  */
 #include <stddef.h>
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dynamodb/creds_parse.h"
-#include "core/dynamodb/sigv4.h"
+#include "lib/aws/creds_parse.h"
+#include "lib/aws/sigv4.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

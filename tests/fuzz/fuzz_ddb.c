@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dynamodb/ddb_json.h"
-#include "core/dynamodb/ddb_json_int.h"
+#include "core/store/dynamodb/ddb_json.h"
+#include "core/store/dynamodb/ddb_json_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_http: libFuzzer target for the direct transport's HTTP/1.1 answer
- * parser (core/dynamodb/http_parse.c), fed through the same sinks as the
+ * parser (lib/http/http_parse.c), fed through the same sinks as the
  * transport.
  *
  * The first input byte seeds how the rest is cut into feeds, the second
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dynamodb/http_int.h"
-#include "core/dynamodb/http_parse.h"
+#include "lib/http/http_int.h"
+#include "lib/http/http_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

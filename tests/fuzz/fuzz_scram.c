@@ -1,6 +1,6 @@
 /*
  * fuzz_scram: libFuzzer target for the server side of SCRAM-SHA-256
- * (gateway/conn/auth_pg.c), what a client sends before it is
+ * (gateway/pg/pg_auth.c), what a client sends before it is
  * authenticated. The input is cut at its first NUL byte into a
  * client-first-message and a client-final-message; the final message
  * ends at a second NUL, if any, and the byte after it picks the channel:
@@ -16,7 +16,7 @@
  * be finished twice.
  * Build: `make fuzz`, or by hand:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I. \
- *     tests/fuzz/fuzz_scram.c gateway/conn/auth_pg.c gateway/config.c \
+ *     tests/fuzz/fuzz_scram.c gateway/pg/pg_auth.c gateway/config.c \
  *     -lcrypto -o build/fuzz_scram
  */
 #include <stdbool.h>

@@ -47,13 +47,13 @@
 
 #include <event2/event.h>
 
-#include "gateway/admin.h"
-#include "gateway/backend.h"
+#include "gateway/admin/admin.h"
+#include "gateway/lease/backend.h"
 #include "gateway/config.h"
 #include "gateway/conn/auth.h"
 #include "gateway/conn/server.h"
 #include "gateway/lease/lsess.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 #include "gateway/pg/pg_fe.h"
 #include "gateway/pg/pg_int.h"
 #include "gateway/redis/commands.h"

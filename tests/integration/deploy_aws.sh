@@ -2,7 +2,7 @@
 # deploy_aws: the AWS side of the deployment (docker/iam-policy.json,
 # docker/cloudformation.yaml, docs/dynamodb.md):
 #   - the policy names exactly the IAM actions of the DynamoDB operations
-#     the binary sends (core/dynamodb/store_dynamodb.c's targets; DeleteItem
+#     the binary sends (core/store/dynamodb/store_dynamodb.c's targets; DeleteItem
 #     only from core/lt_testing.c, the tests' helper, checked too);
 #   - the CloudFormation template passes cfn-lint, parses (with its !Ref,
 #     !GetAtt, !Sub, !If tags) and its role has the policy's statements,
@@ -51,7 +51,7 @@ fail() {
 python3 - "$root" >"$work/policy.out" 2>&1 <<'PY' || fail "the policy and the template name the binary's actions"
 import json, re, subprocess, sys, yaml
 root = sys.argv[1]
-src = open(f"{root}/core/dynamodb/store_dynamodb.c").read()
+src = open(f"{root}/core/store/dynamodb/store_dynamodb.c").read()
 ops = set(re.findall(r'TARGET_PREFIX "(\w+)"', src))
 # an operation leasegate sends -> the policy's statement and actions
 need = {
@@ -67,11 +67,11 @@ need = {
 unmapped = ops - set(need) - {"DeleteItem"}
 assert not unmapped, f"operations sent without a policy action: {unmapped}"
 # DeleteItem: only the tests' helper sends it (lt_testing.c), not the gateway
-users = subprocess.run(["grep", "-rl", "STORE_DELETE", f"{root}/core", f"{root}/gateway",
+users = subprocess.run(["grep", "-rl", "STORE_DELETE", f"{root}/lib", f"{root}/core", f"{root}/gateway",
                         "--include=*.c"], capture_output=True, text=True).stdout.split()
 users = sorted(u[len(root) + 1:] for u in users)
-assert users == ["core/dynamodb/ddb_json.c", "core/lt_testing.c", "core/store.c",
-                 "core/store_memory.c"], f"STORE_DELETE sent from {users}"
+assert users == ["core/lt_testing.c", "core/store/dynamodb/ddb_json.c", "core/store/store.c",
+                 "core/store/store_memory.c"], f"STORE_DELETE sent from {users}"
 policy = json.load(open(f"{root}/docker/iam-policy.json"))
 stmts = {s["Sid"]: s for s in policy["Statement"]}
 acts = lambda s: {a.split(":")[1] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}

@@ -14,7 +14,8 @@ bad() { n=$((n + 1)); echo "not ok $n - $1"; fail=1; }
 run=" $(./deps.sh --print run | tr '\n' ' ') "
 test=" $(./deps.sh --print test | tr '\n' ' ') "
 for p in redis-server redis-tools postgresql-15 postgresql-client prometheus nodejs \
-	libcmocka-dev libpq-dev python3-redis openjdk-17-jre-headless golang-go clang-format; do
+	libcmocka-dev libpq-dev python3-redis openjdk-17-jre-headless golang-go clang-format \
+	python3-pytest; do
 	case "$run" in
 	*" $p "*) bad "run set holds the test package $p" ;;
 	*) ok "run set without $p" ;;

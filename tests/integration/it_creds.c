@@ -34,10 +34,10 @@
 
 #include <cmocka.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/creds.h"
-#include "core/dynamodb/http.h"
-#include "core/dynamodb/sigv4.h"
+#include "lib/base/clock.h"
+#include "lib/aws/creds.h"
+#include "lib/http/http.h"
+#include "lib/aws/sigv4.h"
 #include "tests/support/fake_env.h"
 
 extern char **environ;

@@ -24,8 +24,8 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/store_dynamodb.h"
+#include "lib/base/clock.h"
+#include "core/store/dynamodb/store_dynamodb.h"
 #include "tests/support/ddb_keys.h"
 #include "tests/support/ddb_standin.h"
 
@@ -120,10 +120,17 @@ static struct store_result do_req(struct store *s, struct store_req r)
 	return d.res;
 }
 
+/* An acquire by owner: its rvn is "a-<owner>", one per owner as each
+ * acquire writes a new one (an item refuses an acquire whose rvn is the
+ * one of the acquire that last wrote it: ACQUIRE in store.h). */
 static struct store_req acquire(const char *name, const char *owner)
 {
+	static char rvn[8][40];
+	static unsigned next;
+	char *r = rvn[next++ % 8];
+	snprintf(r, sizeof(rvn[0]), "a-%s", owner);
 	return (struct store_req){
-		.op = STORE_ACQUIRE, .name = name, .owner = owner, .rvn = "r1", .lease_ms = 30000};
+		.op = STORE_ACQUIRE, .name = name, .owner = owner, .rvn = r, .lease_ms = 30000};
 }
 
 static struct store_req renew(const char *name, const char *owner, const char *rvn,

@@ -21,9 +21,9 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/store_dynamodb.h"
-#include "core/store_tx.h"
+#include "lib/base/clock.h"
+#include "core/store/dynamodb/store_dynamodb.h"
+#include "core/store/store_tx.h"
 #include "tests/support/ddb_keys.h"
 #include "tests/support/fake_ddb.h"
 

@@ -1,5 +1,5 @@
 /*
- * it_http: core/dynamodb/http.c against a real HTTP server (libevent's
+ * it_http: lib/http/http.c against a real HTTP server (libevent's
  * evhttp, in this process: tests/support/http_fixture.c): keep-alive
  * reuse, timeouts, the response body bound, cancel at every stage, the
  * headers sent (nothing curl would add) and captured (Date, x-amz-crc32),
@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "core/dynamodb/http.h"
+#include "lib/http/http.h"
 #include "tests/support/http_fixture.h"
 
 static void test_keepalive_reuse(void **state)

@@ -1,5 +1,5 @@
 /*
- * it_http_queue: core/dynamodb/http.c's limit of requests at once and its
+ * it_http_queue: lib/http/http.c's limit of requests at once and its
  * queue, against a real HTTP server (tests/support/http_fixture.c): FIFO
  * beyond max_active, urgent requests (renewals, releases) ahead of normal
  * ones, normal ones refused early when the queue is full, the time a
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "core/dynamodb/http.h"
+#include "lib/http/http.h"
 #include "tests/support/http_fixture.h"
 
 static void test_queue_beyond_max_active(void **state)

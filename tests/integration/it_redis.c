@@ -480,7 +480,7 @@ static long long cpu_ticks(pid_t pid)
 	return (long long)(ut + st);
 }
 
-/* --busy-poll-us (gateway/loop.h): on by default (100 us), a stream of
+/* --busy-poll-us (gateway/conn/loop.h): on by default (100 us), a stream of
  * requests is found by polling instead of by waking the sleeping loop;
  * 0 never polls; and a gateway with nothing to do sleeps: no CPU time. */
 static void test_busy_poll(void **state)

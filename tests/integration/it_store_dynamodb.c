@@ -22,8 +22,8 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/store_dynamodb.h"
+#include "lib/base/clock.h"
+#include "core/store/dynamodb/store_dynamodb.h"
 #include "tests/support/store_contract.h"
 
 static struct event_base *base;
@@ -368,12 +368,14 @@ static void item_as_boto3_reads_it(void **state)
 		    out, sizeof out);
 	assert_int_equal(rc, 0);
 	const char *want = "{\"Id\": {\"S\": \"LOCK#boto3\"}, \"Kind\": {\"S\": \"LOCK\"}, "
-			   "\"_type\": {\"S\": \"LOCK\"}, \"expiresAt\": {\"N\": \"1900000000\"}, "
+			   "\"_type\": {\"S\": \"LOCK\"}, \"arvn\": {\"S\": \"rvn-1\"}, "
+			   "\"expiresAt\": {\"N\": \"1900000000\"}, "
 			   "\"fence\": {\"N\": \"1\"}, \"holder\": {\"S\": \"pod-7\"}, "
 			   "\"leaseMs\": {\"N\": \"15000\"}, \"owner\": {\"S\": \"own-1\"}, "
 			   "\"rvn\": {\"S\": \"rvn-1\"}}\n";
 	assert_string_equal(out, want);
-	/* released: owner, leaseMs and holder are gone, the rest stays */
+	/* released: owner, leaseMs and holder are gone, the rest stays (arvn:
+	 * no attempt of that acquire takes the lock again) */
 	res = do_req(s, (struct store_req){.op = STORE_RELEASE,
 					   .name = "boto3",
 					   .owner = "own-1",
@@ -384,10 +386,10 @@ static void item_as_boto3_reads_it(void **state)
 		     "print(json.dumps(i,sort_keys=True))'",
 		out, sizeof out);
 	assert_int_equal(rc, 0);
-	assert_string_equal(out,
-			    "{\"Id\": {\"S\": \"LOCK#boto3\"}, \"Kind\": {\"S\": \"LOCK\"}, "
-			    "\"_type\": {\"S\": \"LOCK\"}, \"expiresAt\": {\"N\": \"1900000001\"}, "
-			    "\"fence\": {\"N\": \"1\"}, \"rvn\": {\"S\": \"rvn-1\"}}\n");
+	assert_string_equal(out, "{\"Id\": {\"S\": \"LOCK#boto3\"}, \"Kind\": {\"S\": \"LOCK\"}, "
+				 "\"_type\": {\"S\": \"LOCK\"}, \"arvn\": {\"S\": \"rvn-1\"}, "
+				 "\"expiresAt\": {\"N\": \"1900000001\"}, "
+				 "\"fence\": {\"N\": \"1\"}, \"rvn\": {\"S\": \"rvn-1\"}}\n");
 	/* TTL is on for a table the store created */
 	rc = sh(BOTO "print(c.describe_time_to_live(TableName=\"lg_contract_sk\")"
 		     "[\"TimeToLiveDescription\"])'",
@@ -424,6 +426,7 @@ static void freed_as_boto3_reads_it(void **state)
 	assert_int_equal(res.item.freed, 1);
 	assert_true(res.item.freed_forced);
 	acq.owner = "own-2";
+	acq.rvn = "rvn-2"; /* another acquire: rvn-1's is refused by its arvn */
 	assert_int_equal(do_req(s, acq).status, STORE_OK);
 	snprintf(cmd, sizeof cmd,
 		 BOTO "i=c.get_item(TableName=\"lg_contract_pk\",Key={\"pk\":{\"S\":\"LOCK#%s\"}},"

@@ -65,7 +65,7 @@ SHOW lock_timeout;
 SHOW TimeZone;"
 
 check "an unsupported statement stops the script" "ERROR:  leasegate serves locks only: SELECT * FROM pg_class
-HINT:  leasegate answers the advisory lock functions, leasegate.acquire/release/state/token/transact/check, transaction control and SET/SHOW; see its README." "SELECT * FROM pg_class;
+HINT:  leasegate answers the advisory lock functions, leasegate.acquire/release/state/token/transact/check, transaction control and SET/SHOW; see docs/postgresql.md." "SELECT * FROM pg_class;
 SELECT 1;"
 
 check "shared locks are refused" "ERROR:  pg_advisory_lock_shared is not supported: leasegate has exclusive locks only

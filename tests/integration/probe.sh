@@ -1,5 +1,5 @@
 #!/bin/sh
-# probe: `leasegate --probe` (gateway/probe.c), the image's HEALTHCHECK,
+# probe: `leasegate --probe` (gateway/admin/probe.c), the image's HEALTHCHECK,
 # against the real binary's admin port: 0 on 200 with the status line
 # printed, 1 on 503, 404, a refused connection, a listener that never
 # answers (within its 3 s bound), an admin port turned off; the port and

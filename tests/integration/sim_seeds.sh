@@ -10,12 +10,22 @@
 #   2944, 624,
 #   1771
 #   2484         the fairness check (a waiter behind its own replica's)
+#   6319, 16107, an acquire's late attempt after the lease's renewals put
+#   16273        the acquire's rvn back (a waiter took the lock over while
+#                the holder's lease ran) and raised the fence under its
+#                token (6319 found it before the merge of h25rvn/h25stress)
+#   8631, 26075, an acquire's late attempt after the lease's release held
+#   26852, 30736 the lock again for nobody (the release acknowledged)
+#   33230, 48241
+#   70679        a wait's earlier write (abandoned, 2.6 s late) landed after
+#                the lease its later write took was released
 # Needs no moto; run by tests/run-integration.sh. About 4 s.
 set -u
 sim=${BUILD:-build}/sim/sim
 [ -x "$sim" ] || { echo "sim_seeds: $sim not built (make ${BUILD:-build}/sim/sim)"; exit 1; }
 rc=0
-for s in 2522 2797 7309 11855 15964 2021 2057 2944 624 1771 2484; do
+for s in 2522 2797 7309 11855 15964 2021 2057 2944 624 1771 2484 \
+	6319 16107 16273 8631 26075 26852 30736 33230 48241 70679; do
 	out=$("$sim" --seed "$s" | tail -1)
 	case "$out" in
 	*", 0 violations") echo "ok   $out" ;;

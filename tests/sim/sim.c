@@ -18,6 +18,8 @@
  */
 #include "tests/sim/sim.h"
 
+#include "lib/base/lg_assert.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +81,15 @@ void sim_violation(const char *fmt, ...)
 		memcpy(SIM->first_violation, msg, sizeof(msg));
 	sim_log("VIOLATION %s", msg);
 	stop = true;
+}
+
+/* A failed LG_ASSERT of the core (an illegal move of a lock, lease, wait
+ * or HTTP request) is a violation of its seed, every time, whatever the
+ * build: the simulator checks every transition it drives. */
+static void on_assert(const char *file, int line, const char *cond, const char *detail)
+{
+	sim_violation("assertion failed at %s:%d: %s%s%s", file, line, cond,
+		      detail != NULL ? ": " : "", detail != NULL ? detail : "");
 }
 
 /* ---- events on true time: a binary heap by (time, order) ---- */
@@ -512,6 +523,7 @@ int main(int argc, char **argv)
 {
 	uint64_t seeds = 100, first = 1;
 	long long one = -1;
+	lg_assert_set_handler(on_assert);
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
 			usage();

@@ -26,7 +26,7 @@
 
 #include "core/election.h"
 #include "core/locktable.h"
-#include "core/store_memory.h"
+#include "core/store/store_memory.h"
 
 #define SIM_REPLICAS_MAX 5
 #define SIM_CLIENTS_MAX	 6 /* per replica */

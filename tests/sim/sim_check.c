@@ -20,8 +20,8 @@
  *    (ended) was not applied; one answered -1 (its write failed) may be
  *    either;
  *  - liveness: in the calm phase every waiter is served within the
- *    fairness bound of README "Lease rules" (plus the holds of the waiters
- *    ahead of it on its own replica);
+ *    fairness bound of docs/lease-rules.md, Fair across replicas (plus
+ *    the holds of the waiters ahead of it on its own replica);
  *  - the end: no lease, wait or release left in any locktable.
  */
 #include "tests/sim/sim.h"
@@ -182,10 +182,10 @@ static void check_pair(const struct sim_belief *a, const struct sim_belief *b)
 			      (long long)overlap_allowance_us());
 }
 
-/* The README's bound, P the poll interval, R replicas, a round: every
+/* docs/lease-rules.md's bound, P the poll interval, R replicas, a round: every
  * waiter of a replica holding once (up to 2 leases each, plus a request
- * round trip). Latency is added per turn (the README leaves it out). The
- * README's bound is for a replica's turn: a waiter behind others of its
+ * round trip). Latency is added per turn (the page leaves it out). The
+ * page's bound is for a replica's turn: a waiter behind others of its
  * own replica (FIFO there) also waits for their holds once the turn comes,
  * up to a round less its own hold (seed 2484: r0/c0 queued behind r0/c1,
  * which held 5.5 s of its turn). */

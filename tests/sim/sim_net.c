@@ -5,7 +5,7 @@
  *
  * Every request is an operation of the SDK: up to SIM_ATTEMPTS attempts,
  * each with a timeout, retried after a full-jitter backoff on throttling,
- * a 500 or a timeout (as core/dynamodb/ddb_retry does). What the network
+ * a 500 or a timeout (as core/store/dynamodb/ddb_retry does). What the network
  * and DynamoDB do to an attempt, drawn from the seed: a delay with a long
  * tail, throttling (not applied), a 500 before or after it was applied, an
  * answer lost after the write was applied, a duplicated delivery (applied
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/store_tx.h"
+#include "core/store/store_tx.h"
 
 #define SIM_ATTEMPTS 3
 #define SIM_TIMEOUT_US                                                                             \
@@ -139,7 +139,10 @@ static void capture(void *arg, const struct store_result *res)
 static void apply_req(struct store_call *c, struct store_result *res)
 {
 	struct store_req r = c->req;
+	struct lock_item before;
 	r.span = NULL;
+	if (!store_read_now(SIM->mem, r.name, &before))
+		abort();
 	clock_fake_advance(SIM->ddb_clock, SIM->now_us / 1000 - clock_now_ms(SIM->ddb_clock));
 	if (store_submit(SIM->mem, &r, capture, res) == NULL)
 		abort();
@@ -153,7 +156,10 @@ static void apply_req(struct store_call *c, struct store_result *res)
 	}
 	if (res->status != STORE_OK)
 		return;
-	if (r.op == STORE_ACQUIRE) {
+	/* an acquire answered OK without a write (an earlier attempt of it
+	 * applied: ACQUIRE in store.h) leaves the fence as it was */
+	bool wrote = !before.exists || !before.has_fence || before.fence != res->item.fence;
+	if (r.op == STORE_ACQUIRE && wrote) {
 		sim_check_applied_acquire(r.name, res->item.fence);
 		remember(&acquired, r.owner, SIM->table_incarnation);
 	}

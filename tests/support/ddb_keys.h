@@ -6,7 +6,7 @@
 #ifndef LG_TESTS_DDB_KEYS_H
 #define LG_TESTS_DDB_KEYS_H
 
-#include "core/dynamodb/store_dynamodb.h"
+#include "core/store/dynamodb/store_dynamodb.h"
 
 #define DDB_TEST_ACCESS_KEY "AKIDEXAMPLE"
 #define DDB_TEST_SECRET_KEY "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"

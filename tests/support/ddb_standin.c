@@ -24,8 +24,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "core/clock.h"
-#include "core/store_memory.h"
+#include "lib/base/clock.h"
+#include "core/store/store_memory.h"
 #include "tests/support/ddb_standin_int.h"
 
 /* When a lock was last written (acquire or renewal, as it arrived), for

@@ -4,7 +4,7 @@
  * renew, release, announce and withdraw, GetItem, DeleteItem, the
  * ConditionCheck of LOCK.CHECK, DescribeTable, CreateTable,
  * UpdateTimeToLive, an empty Scan) with the semantics of the embedded
- * store (core/store_memory.c applies them), over real HTTP/1.1 keep-alive
+ * store (core/store/store_memory.c applies them), over real HTTP/1.1 keep-alive
  * connections (libevent's evhttp), each answer delayed by a draw from a
  * latency distribution with a long tail, some answered with throttling
  * instead (ProvisionedThroughputExceededException, nothing applied).
@@ -51,7 +51,7 @@ struct standin_options standin_latency(double ms);
 
 struct standin_stats {
 	uint64_t requests;	/* every request answered or pending */
-	uint64_t by_op[8];	/* by ddb_op (core/dynamodb/ddb_json.h) */
+	uint64_t by_op[8];	/* by ddb_op (core/store/dynamodb/ddb_json.h) */
 	uint64_t throttled;	/* answered with throttling */
 	uint64_t refused;	/* conditional checks that failed */
 	uint64_t renew_refused; /* renewals refused: a lease lost */

@@ -10,8 +10,8 @@
 #include <event2/buffer.h>
 #include <stdbool.h>
 
-#include "core/dynamodb/ddb_json.h"
-#include "core/store.h"
+#include "core/store/dynamodb/ddb_json.h"
+#include "core/store/store.h"
 
 #define SD_PK "pk" /* the stand-in's one partition key */
 

@@ -1,7 +1,7 @@
 /*
  * ddb_standin_ops: the stand-in's request and answer bodies (see
  * ddb_standin_int.h). A request is recognised by the shape leasegate gives
- * it (core/dynamodb/ddb_json.c: the update expression says which store
+ * it (core/store/dynamodb/ddb_json.c: the update expression says which store
  * operation, the values :o, :r, :l... its fields), not by evaluating
  * DynamoDB expressions: the embedded store then applies the operation's
  * conditions as store.h defines them.
@@ -76,10 +76,14 @@ static bool decode_update(const cJSON *root, struct sd_req *out, char *err)
 		q->rvn = val_of(vals, ":r");
 		q->lease_ms = num_of(vals, ":l");
 		q->holder = val_of(vals, ":h");
+		q->seen_rvn = val_of(vals, ":s"); /* a renewal's too (RENEW in store.h) */
 		if (q->op == STORE_ACQUIRE) {
 			q->unconditional = cond == NULL;
-			q->seen_rvn = val_of(vals, ":s");
 			q->waiter = val_of(vals, ":w");
+			q->seen_fence = num_of(vals, ":sf"); /* the item's fence it saw */
+			q->has_seen_fence =
+				q->seen_fence != 0 ||
+				(cond && strncmp(cond, "attribute_not_exists(#f) AND ", 29) == 0);
 		}
 	} else {
 		ddb_errf(err, "UpdateItem expression not of leasegate: '%.60s'", expr);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dynamodb/ddb_json.h"
+#include "core/store/dynamodb/ddb_json.h"
 
 #define FAKE_QUEUE_MAX 64
 

@@ -1,6 +1,6 @@
 /*
  * http_fixture: a real HTTP server (libevent's evhttp, in this process, on
- * 127.0.0.1) for the tests of core/dynamodb/http.c (it_http, it_http_queue),
+ * 127.0.0.1) for the tests of lib/http/http.c (it_http, it_http_queue),
  * and the bookkeeping of their client side. What it serves, by path:
  *   /hold?n=D   held (not answered) until hf_release_held(); D appended to
  *               hf_order on arrival
@@ -21,7 +21,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
-#include "core/dynamodb/http.h"
+#include "lib/http/http.h"
 
 #define HF_HELD_MAX    64
 #define HF_RESULTS_MAX 64

@@ -9,7 +9,7 @@
 #include "core/election.h"
 #include "core/locktable.h"
 #include "core/lt_testing.h"
-#include "core/store_memory.h"
+#include "core/store/store_memory.h"
 
 #define FX_EVENTS_MAX 256
 

@@ -2,8 +2,8 @@
  * store_contract.c: the store contract suite (see store_contract.h). Every
  * test states what store.h promises; none knows which store it runs on.
  */
-#include "core/store_blob.h"
-#include "core/store_tx.h"
+#include "core/store/store_blob.h"
+#include "core/store/store_tx.h"
 #include "tests/support/store_contract_int.h"
 
 #include <setjmp.h>
@@ -225,12 +225,172 @@ static void acquire_takeover_of_seen_rvn(void **state)
 	sc_assert_held(&r.item, "B", "r2", 2, 30000, "pod-b");
 }
 
-static void acquire_retry_of_own_owner(void **state)
+/* The item as read now shows that holder (sc_assert_held). */
+static void assert_read_held(struct fixture *fx, const char *owner, const char *rvn, int64_t fence,
+			     int64_t lease_ms, const char *holder)
+{
+	struct store_result r = sc_read_item(fx);
+	assert_int_equal(r.status, STORE_OK);
+	sc_assert_held(&r.item, owner, rvn, fence, lease_ms, holder);
+}
+
+/* The same acquire once more (a retry whose earlier attempt applied, or a
+ * duplicated delivery) finds its own owner and rvn: OK with the item as the
+ * first attempt wrote it, written on no further (the fence rises once). */
+static void acquire_applied_attempt_answers_ok(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire(fx, "A", "r1", NULL, "pod-a").status, STORE_OK);
+	struct store_result r = sc_acquire(fx, "A", "r1", NULL, "pod-a");
+	assert_int_equal(r.status, STORE_OK);
+	sc_assert_held(&r.item, "A", "r1", 1, 30000, "pod-a");
+	assert_read_held(fx, "A", "r1", 1, 30000, "pod-a");
+	/* a takeover's and an announced waiter's likewise */
+	r = sc_acquire(fx, "B", "r2", "r1", NULL);
+	assert_int_equal(r.status, STORE_OK);
+	r = sc_acquire(fx, "B", "r2", "r1", NULL);
+	assert_int_equal(r.status, STORE_OK);
+	sc_assert_held(&r.item, "B", "r2", 2, 30000, NULL);
+	assert_int_equal(sc_announce(fx, "W1", 700).status, STORE_OK);
+	r = sc_acquire_w(fx, "C", "r3", "r2", "W1");
+	assert_int_equal(r.status, STORE_OK);
+	r = sc_acquire_w(fx, "C", "r3", "r2", "W1");
+	assert_int_equal(r.status, STORE_OK);
+	sc_assert_held(&r.item, "C", "r3", 3, 30000, NULL);
+	assert_read_held(fx, "C", "r3", 3, 30000, NULL);
+}
+
+/* An attempt of an acquire that lands after its lease renewed (a retry, a
+ * late or duplicated delivery) is refused: it would put the acquire's rvn
+ * back, which a waiter may have seen for a whole lease, and raise the
+ * fence under the lease's token. */
+static void acquire_late_attempt_refused_after_its_renewal(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire(fx, "A", "r1", NULL, "pod-a").status, STORE_OK);
+	struct store_req renew = {
+		.op = STORE_RENEW, .owner = "A", .rvn = "r2", .seen_rvn = "r1", .lease_ms = 20000};
+	assert_int_equal(store_contract_op(fx, renew).status, STORE_OK);
+	struct store_result r = sc_acquire(fx, "A", "r1", NULL, "pod-a");
+	assert_int_equal(r.status, STORE_REFUSED);
+	sc_assert_held(&r.item, "A", "r2", 1, 20000, NULL);
+	assert_read_held(fx, "A", "r2", 1, 20000, NULL);
+	/* a takeover's late attempt alike */
+	assert_int_equal(sc_acquire(fx, "B", "r3", "r2", NULL).status, STORE_OK);
+	renew = (struct store_req){
+		.op = STORE_RENEW, .owner = "B", .rvn = "r4", .seen_rvn = "r3", .lease_ms = 20000};
+	assert_int_equal(store_contract_op(fx, renew).status, STORE_OK);
+	r = sc_acquire(fx, "B", "r3", "r2", NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_read_held(fx, "B", "r4", 2, 20000, NULL);
+}
+
+/* An attempt of an acquire that lands after its lease's release (an
+ * attempt abandoned by its timeout, applied after the retry that took the
+ * lease) is refused by the item's arvn, the rvn of the acquire that wrote
+ * it: the lock stays free instead of held for a lease by nobody. Another
+ * acquire, its own owner's too, takes it. */
+static void acquire_late_attempt_refused_after_its_release(void **state)
 {
 	struct fixture *fx = *state;
 	assert_int_equal(sc_acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
-	/* the answer was lost; the retry finds its own owner and succeeds */
+	struct store_req renew = {
+		.op = STORE_RENEW, .owner = "A", .rvn = "r2", .seen_rvn = "r1", .lease_ms = 20000};
+	assert_int_equal(store_contract_op(fx, renew).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "A").status, STORE_OK);
+	struct store_result r = sc_acquire(fx, "A", "r1", NULL, NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.has_owner);
+	assert_int_equal(r.item.fence, 1);
+	r = sc_read_item(fx);
+	assert_false(r.item.has_owner);
+	assert_int_equal(r.item.fence, 1);
+	/* without a renewal between (the item's rvn is the acquire's) too */
+	assert_int_equal(sc_acquire(fx, "A", "r3", NULL, NULL).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "A").status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "A", "r3", NULL, NULL).status, STORE_REFUSED);
+	/* a takeover's late attempt and an announced waiter's alike */
+	assert_int_equal(sc_acquire(fx, "B", "r4", NULL, NULL).status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "C", "r5", "r4", NULL).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "C").status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "C", "r5", "r4", NULL).status, STORE_REFUSED);
+	assert_int_equal(sc_acquire(fx, "D", "r6", NULL, NULL).status, STORE_OK);
+	assert_int_equal(sc_announce(fx, "W1", 700).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "D").status, STORE_OK);
+	assert_int_equal(sc_acquire_w(fx, "E", "r7", NULL, "W1").status, STORE_OK);
+	assert_int_equal(sc_release(fx, "E").status, STORE_OK);
+	assert_int_equal(sc_acquire_w(fx, "E", "r7", NULL, "W1").status, STORE_REFUSED);
+	r = sc_acquire(fx, "E", "r8", NULL, NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 7);
+}
+
+static struct store_result sc_acquire_f(struct fixture *fx, const char *owner, const char *rvn,
+					const char *seen, int64_t fence)
+{
+	return store_contract_op(fx, (struct store_req){.op = STORE_ACQUIRE,
+							.owner = owner,
+							.rvn = rvn,
+							.seen_rvn = seen,
+							.seen_fence = fence,
+							.has_seen_fence = true,
+							.lease_ms = 30000});
+}
+
+/* An acquire conditioned on the fence of the item it decided on is
+ * refused once another acquire was written since: its attempts never land
+ * later, whatever the item became (free again after that lease's release
+ * included). 0: no item, or no fence yet. */
+static void acquire_on_the_fence_seen(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire_f(fx, "A", "r0", NULL, 3).status, STORE_REFUSED); /* none */
+	assert_false(sc_read_item(fx).item.exists);
+	struct store_result r = sc_acquire_f(fx, "A", "r1", NULL, 0);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 1);
+	assert_int_equal(sc_release(fx, "A").status, STORE_OK);
+	/* a write that saw no item, landing late: the item has fence 1 */
+	r = sc_acquire_f(fx, "B", "r2", NULL, 0);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.has_owner);
+	r = sc_acquire_f(fx, "B", "r2", NULL, 1);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 2);
+	assert_int_equal(sc_release(fx, "B").status, STORE_OK);
+	/* C's write decided on the item of fence 1: free now, but B acquired
+	 * since, so it is refused */
+	r = sc_acquire_f(fx, "C", "r3", NULL, 1);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.item.has_owner);
+	assert_int_equal(r.item.fence, 2);
+	/* a takeover on the fence and rvn it saw */
+	assert_int_equal(sc_acquire_f(fx, "D", "r4", NULL, 2).status, STORE_OK);
+	assert_int_equal(sc_acquire_f(fx, "E", "r5", "r4", 2).status, STORE_REFUSED);
+	r = sc_acquire_f(fx, "E", "r5", "r4", 3);
+	assert_int_equal(r.status, STORE_OK);
+	sc_assert_held(&r.item, "E", "r5", 4, 30000, NULL);
+	/* an item with no fence yet is 0 */
+	struct lock_item raw = {.exists = true, .has_rvn = true};
+	strcpy(raw.type, "LOCK");
+	strcpy(raw.rvn, "r0");
+	assert_true(fx->f->put_raw(fx->f->arg, fx->s, fx->name, &raw));
+	assert_int_equal(sc_acquire_f(fx, "F", "r6", NULL, 4).status, STORE_REFUSED);
+	r = sc_acquire_f(fx, "F", "r6", NULL, 0);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 1);
+}
+
+/* A new acquire under the owner id the item shows (another request: a new
+ * rvn) is refused like any other; on the rvn it sees, it is written. */
+static void acquire_of_own_owner_needs_its_rvn(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire(fx, "A", "r1", NULL, NULL).status, STORE_OK);
 	struct store_result r = sc_acquire(fx, "A", "r2", NULL, NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	sc_assert_held(&r.item, "A", "r1", 1, 30000, NULL);
+	r = sc_acquire(fx, "A", "r2", "r1", NULL);
 	assert_int_equal(r.status, STORE_OK);
 	sc_assert_held(&r.item, "A", "r2", 2, 30000, NULL);
 }
@@ -660,7 +820,11 @@ int store_contract_run(const struct store_factory *f)
 		T(acquire_free),
 		T(acquire_refused_with_item),
 		T(acquire_takeover_of_seen_rvn),
-		T(acquire_retry_of_own_owner),
+		T(acquire_applied_attempt_answers_ok),
+		T(acquire_late_attempt_refused_after_its_renewal),
+		T(acquire_late_attempt_refused_after_its_release),
+		T(acquire_on_the_fence_seen),
+		T(acquire_of_own_owner_needs_its_rvn),
 		T(fence_increments_from_1),
 		T(holder_removed_when_null),
 		T(renew_ok),

@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 
-#include "core/store.h"
+#include "core/store/store.h"
 
 struct store_factory {
 	const char *name;

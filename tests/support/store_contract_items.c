@@ -186,7 +186,7 @@ static void acquire_keeps_other_announcements(void **state)
 	sc_assert_held(&r.item, "C", "r3", 3, 30000, NULL);
 	sc_assert_waiter(&r.item, NULL, 0);
 	/* naming a waiter that is not there is allowed */
-	r = sc_acquire_w(fx, "C", "r4", NULL, "W9");
+	r = sc_acquire_w(fx, "C", "r4", "r3", "W9");
 	assert_int_equal(r.status, STORE_OK);
 	sc_assert_held(&r.item, "C", "r4", 4, 30000, NULL);
 }

@@ -3,7 +3,7 @@
  * (bad line, group/other-readable with passwords), reloads all or
  * nothing, logins, the failures' counters and slowdown per (user,
  * address) —
- * and PostgreSQL's view of the ACL users (auth_pg.c).
+ * and PostgreSQL's view of the ACL users (gateway/pg/pg_auth.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,7 +24,7 @@
 #include "gateway/conn/auth.h"
 #include "gateway/conn/conn.h"
 #include "gateway/conn/server.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 
 struct world {
 	struct cfg cfg;

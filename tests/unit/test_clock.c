@@ -9,7 +9,7 @@
 #include <event2/event.h>
 #include <stdlib.h>
 
-#include "core/clock.h"
+#include "lib/base/clock.h"
 
 #define N 2000
 
@@ -239,6 +239,49 @@ static void real_clock_fires_on_the_event_loop(void **state)
 	event_base_free(base);
 }
 
+/* The manual clock (--test-mode): a timer due now runs from the loop,
+ * one due later never does until the clock is moved; clock_fake_step runs
+ * one timer at a time, at its due time, and only up to its limit. */
+static void manual_clock_runs_due_now_from_the_loop_only(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct clock *c = clock_manual_new(base, 1700000000000LL);
+	struct rec r = {0};
+	r.c = c;
+	struct item a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2}, d = {.r = &r, .id = 3};
+	timer_init(&a.t, c, fired, &a);
+	timer_init(&b.t, c, fired, &b);
+	timer_init(&d.t, c, fired, &d);
+	timer_arm(&a.t, 0);
+	timer_arm(&b.t, 50);
+	timer_arm(&d.t, 50);
+	assert_int_equal(r.n, 0); /* never from inside timer_arm */
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	assert_int_equal(r.n, 1); /* the one due now */
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	assert_int_equal(r.n, 1); /* the others wait for the clock to move */
+	assert_int_equal(clock_now_ms(c), 0);
+	assert_false(clock_fake_step(c, 49)); /* none due by 49: no move */
+	assert_int_equal(clock_now_ms(c), 0);
+	assert_true(clock_fake_step(c, 60)); /* one timer: b, at its due time */
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.order[1], 2);
+	assert_int_equal(r.at[1], 50);
+	assert_int_equal(clock_wall_ms(c), 1700000000050LL);
+	assert_true(clock_fake_step(c, 60));
+	assert_int_equal(r.order[2], 3);
+	assert_false(clock_fake_step(c, 60));
+	assert_int_equal(clock_now_ms(c), 50);
+	clock_fake_advance(c, 10);
+	assert_int_equal(clock_now_ms(c), 60);
+	timer_arm(&a.t, 0); /* after a move, due now again runs from the loop */
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	assert_int_equal(r.n, 4);
+	assert_int_equal(r.at[3], 60);
+	clock_free(c);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +293,7 @@ int main(void)
 		cmocka_unit_test(heap_agrees_with_a_model_under_random_use),
 		cmocka_unit_test(real_clock_fires_on_the_event_loop),
 		cmocka_unit_test(next_due_is_the_earliest_armed),
+		cmocka_unit_test(manual_clock_runs_due_now_from_the_loop_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,10 +17,10 @@
 
 #include <cmocka.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/creds.h"
-#include "core/dynamodb/creds_internal.h" /* the STS URL picked */
-#include "core/dynamodb/creds_parse.h"
+#include "lib/base/clock.h"
+#include "lib/aws/creds.h"
+#include "lib/aws/creds_internal.h" /* the STS URL picked */
+#include "lib/aws/creds_parse.h"
 #include "tests/support/fake_env.h"
 
 #define T0 1764450000000LL /* 2025-11-29T21:00:00Z */

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "core/clock.h"
-#include "core/dynamodb/creds.h"
+#include "lib/base/clock.h"
+#include "lib/aws/creds.h"
 #include "tests/support/fake_env.h"
 
 #define HOUR_MS (3600 * 1000LL)

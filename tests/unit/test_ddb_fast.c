@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "core/dynamodb/ddb_json_int.h"
+#include "core/store/dynamodb/ddb_json_int.h"
 
 #define RENEWED                                                                                    \
 	"{\"Attributes\":{\"pk\":{\"S\":\"LOCK#a\"},\"_type\":{\"S\":\"LOCK\"},"                   \

@@ -13,7 +13,7 @@
 #include <cJSON.h>
 #include <cmocka.h>
 
-#include "core/dynamodb/ddb_json.h"
+#include "core/store/dynamodb/ddb_json.h"
 
 static const struct ddb_keys k_pk = {"Locks", "pk", NULL, NULL};
 static const struct ddb_keys k_sk_ttl = {"Shop", "PK", "SK", "expiresAt"};
@@ -24,6 +24,8 @@ static const struct ddb_keys k_sk_ttl = {"Shop", "PK", "SK", "expiresAt"};
 	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                  \
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
+/* ... and not written by this very acquire (its arvn). */
+#define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
 #define GUARD_VALUES                                                                               \
 	"\":n\":{\"S\":\"N\"},\":f0\":{\"N\":\"0\"},\":ftop\":{\"N\":\"9223372036854775807\"}"
 #define KEY_SK "\"Key\":{\"PK\":{\"S\":\"LOCK#a\"},\"SK\":{\"S\":\"LOCK\"}}"
@@ -46,13 +48,58 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 30000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#w\":\"waiter\"},"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":"
+	 "\"waiter\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"30000\"},"
 	 "\":h\":{\"S\":\"pod-1\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"}," GUARD_VALUES "},"
-	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h ADD #f :one\","
-	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
-	 "#o = :o) AND " GUARD "\","
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h ADD #f "
+	 ":one\","
+	 "\"ConditionExpression\":\"attribute_not_exists(#o) AND attribute_not_exists(#w) "
+	 "AND " NOT_MY_ARVN " AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"acquire takeover on the fence seen",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .seen_rvn = "r0",
+	  .seen_fence = 7,
+	  .has_seen_fence = true,
+	  .lease_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\","
+	 "\"#w\":\"waiter\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
+	 "\":s\":{\"S\":\"r0\"},\":sf\":{\"N\":\"7\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h "
+	 "ADD #f :one\","
+	 "\"ConditionExpression\":\"#f = :sf AND ((attribute_not_exists(#o) AND "
+	 "attribute_not_exists(#w)) OR #r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"acquire of an announced waiter on no fence seen",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .waiter = "w1",
+	  .has_seen_fence = true,
+	  .lease_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\","
+	 "\"#w\":\"waiter\",\"#wm\":\"waiterMs\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
+	 "\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #w, "
+	 "#wm ADD #f :one\","
+	 "\"ConditionExpression\":\"attribute_not_exists(#f) AND (attribute_not_exists(#w) OR #w "
+	 "= :w) AND attribute_not_exists(#o) AND " NOT_MY_ARVN " AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire takeover, no holder, ttl, sort key",
 	 &k_sk_ttl,
@@ -65,15 +112,17 @@ static const struct build_case build_cases[] = {
 	  .ttl = 1800000000},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
-	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#t\":\"_type\",\"#f\":\"fence\","
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "a\":\"arvn\","
 	 "\"#w\":\"waiter\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1800000000\"},\":r\":{\"S\":\"r1\"},"
 	 "\":l\":{\"N\":\"1000\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"}," GUARD_VALUES "},"
-	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #x = :x REMOVE #h "
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #x = :x REMOVE "
+	 "#h "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
-	 "#o = :o OR #r = :s) AND " GUARD "\","
+	 "#r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire unconditional",
 	 &k_pk,
@@ -86,10 +135,11 @@ static const struct build_case build_cases[] = {
 	  .unconditional = true},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#t\":\"_type\",\"#f\":\"fence\"},"
+	 "\"#h\":\"holder\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"}},"
-	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l REMOVE #h ADD #f :one\","
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h ADD #f "
+	 ":one\","
 	 "\"ReturnValues\":\"ALL_NEW\"}"},
 	{"acquire of an announced waiter, takeover",
 	 &k_pk,
@@ -103,15 +153,40 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 1000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#w\":\"waiter\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":"
+	 "\"waiter\","
 	 "\"#wm\":\"waiterMs\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"},\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
-	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #r = :r, #l = :l, #h = :h REMOVE #w, #wm "
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h REMOVE "
+	 "#w, #wm "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
-	 "(attribute_not_exists(#o) OR #o = :o OR #r = :s) AND " GUARD "\","
+	 "(attribute_not_exists(#o) OR #r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"acquire of an announced free lock",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .holder = "h",
+	  .waiter = "w1",
+	  .lease_ms = 1000},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":"
+	 "\"waiter\","
+	 "\"#wm\":\"waiterMs\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
+	 "\":one\":{\"N\":\"1\"},\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h REMOVE "
+	 "#w, #wm "
+	 "ADD #f :one\","
+	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
+	 "attribute_not_exists(#o) AND " NOT_MY_ARVN " AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"announce a waiter",
 	 &k_pk,

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "core/dynamodb/ddb_json.h"
-#include "core/dynamodb/store_dynamodb.h"
+#include "core/store/dynamodb/ddb_json.h"
+#include "core/store/dynamodb/store_dynamodb.h"
 
 static void test_parse_update_output(void **state)
 {

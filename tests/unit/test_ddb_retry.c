@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "core/dynamodb/ddb_retry.h"
+#include "core/store/dynamodb/ddb_retry.h"
 
 struct class_case {
 	long status;

@@ -14,7 +14,7 @@
 #include <cJSON.h>
 #include <cmocka.h>
 
-#include "core/dynamodb/ddb_json.h"
+#include "core/store/dynamodb/ddb_json.h"
 
 static const struct ddb_keys k_pk = {"Locks", "pk", NULL, NULL};
 static const struct ddb_keys k_sk_ttl = {"Shop", "PK", "SK", "expiresAt"};

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dynamodb/ddb_transact.h"
+#include "core/store/dynamodb/ddb_transact.h"
 
 static const struct ddb_keys keys = {"locks", "pk", "sk", NULL};
 

@@ -13,8 +13,8 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "gateway/events.h"
-#include "gateway/log.h"
+#include "gateway/obs/events.h"
+#include "gateway/obs/log.h"
 
 static const struct ls_who worker = {.id = 12, .client = "10.0.0.5:4411", .name = "worker-1"};
 

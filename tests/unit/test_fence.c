@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/store_tx.h"
+#include "core/store/store_tx.h"
 #include "tests/support/ls_fixture.h"
 
 /* ---- a store whose transactions check the embedded store's item ---- */

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "core/dynamodb/http_int.h"
-#include "core/dynamodb/http_parse.h"
+#include "lib/http/http_int.h"
+#include "lib/http/http_parse.h"
 
 struct parse_case {
 	const char *what;

@@ -697,6 +697,30 @@ static void local_lock_refuses_local_tries_without_a_request(void **state)
 	fx_free(f);
 }
 
+/* A wait for a refusal taken back never runs; a simulated release of a
+ * lock without an item says so (nothing written). */
+static void refusal_wait_cancelled_and_release_without_item(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	int64_t refused = -5, kept = -5;
+	assert_true(lt_wait_for_refusal(f->lt[0], "job", got, &refused));
+	assert_true(lt_wait_for_refusal(f->lt[0], "job", got, &kept));
+	lt_wait_for_refusal_cancel(f->lt[0], got, &refused);
+	struct fx_acq a = {0};
+	fx_acquire(f, 0, "job", LEASE, false, 0, &a);
+	fx_run(f);
+	assert_true(a.done);
+	assert_int_equal(refused, -5);
+	assert_int_equal(kept, 0);
+	int64_t v = 0;
+	assert_true(lt_simulate_release(f->lt[0], "nothing-here", got, &v));
+	fx_run(f);
+	assert_int_equal(v, LT_TEST_NO_ITEM);
+	lease_release(l);
+	fx_free(f);
+}
+
 static void local_waiters_queue_fifo_and_get_the_lock_by_one_write(void **state)
 {
 	struct fx *f = fx_new(1, true);
@@ -854,6 +878,7 @@ int main(void)
 		cmocka_unit_test(acquire_answered_after_a_whole_lease_yields_an_ended_lease),
 		cmocka_unit_test(retried_acquire_finds_its_own_owner),
 		cmocka_unit_test(local_lock_refuses_local_tries_without_a_request),
+		cmocka_unit_test(refusal_wait_cancelled_and_release_without_item),
 		cmocka_unit_test(local_waiters_queue_fifo_and_get_the_lock_by_one_write),
 		cmocka_unit_test(one_shared_poll_however_many_wait),
 		cmocka_unit_test(wait_times_out_with_nothing),

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "gateway/loop.h"
+#include "gateway/conn/loop.h"
 
 #define US 1000
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "gateway/metrics.h"
+#include "gateway/obs/metrics.h"
 #include "gateway/redis/commands.h"
 
 static char *render(const struct metrics_src *m, struct buf *out)

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "gateway/metrics.h"
-#include "gateway/metrics_pool.h"
+#include "gateway/obs/metrics.h"
+#include "gateway/obs/metrics_pool.h"
 
 static struct store_dynamodb_stats pool_stats(void)
 {

@@ -2,9 +2,13 @@
  * test_pg_bind: the PostgreSQL front-end's Bind message on a real session
  * (socketpair, event loop, embedded store, trust): the parameter format
  * codes as PostgreSQL reads them, big-endian int16 from bytes of any
- * value. A code other than 0 (text) and 1 (binary) on a non-NULL value is
- * 22023 "unsupported format code", as PostgreSQL answers; a code byte
+ * value. A code other than 0 (text) and 1 (binary) is 22023 "unsupported
+ * format code", a NULL's too, as PostgreSQL 15 answers; a code byte
  * >= 0x80 was once shifted as a negative char (UBSan under make check).
+ * A length below -1 and format counts that match nothing are 08P01. And
+ * what PostgreSQL refuses at Parse: a call its types do not resolve
+ * (42883), a statement leasegate does not run (0A000, not a statement of
+ * no parameters); a Query with bytes past its text's NUL (08P01).
  * Not here: the rest of the extended protocol (tests/integration/it_pg.c
  * with libpq).
  */
@@ -24,11 +28,11 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "gateway/backend.h"
+#include "gateway/lease/backend.h"
 #include "gateway/config.h"
 #include "gateway/conn/server.h"
 #include "gateway/lease/lsess.h"
-#include "gateway/log.h"
+#include "gateway/obs/log.h"
 #include "gateway/pg/pg_fe.h"
 #include "gateway/pg/pg_int.h"
 
@@ -160,7 +164,7 @@ static int teardown(void **state)
 static const struct bind_case {
 	const char *what;
 	int nf;
-	unsigned char fmts[4];
+	unsigned char fmts[6];
 	int32_t len[2];
 	const char *types; /* the replies: 1 ParseComplete, 2 BindComplete */
 	const char *code, *text;
@@ -183,13 +187,22 @@ static const struct bind_case {
 	 "1EZ",
 	 "22023",
 	 "unsupported format code: -32767"},
-	{"0xffff on a NULL (format unused, as PostgreSQL)",
+	{"0xffff on a NULL (refused all the same, as PostgreSQL 15)",
 	 2,
 	 {0, 0, 0xff, 0xff},
 	 {1, -1},
-	 "12Z",
-	 "",
-	 ""},
+	 "1EZ",
+	 "22023",
+	 "unsupported format code: -1"},
+	{"a length of -2", 0, {0}, {1, -2}, "1EZ", "08P01", "insufficient data left in message"},
+	{"a length of -1: NULL", 0, {0}, {1, -1}, "12Z", "", ""},
+	{"3 format codes for 2 parameters",
+	 3,
+	 {0, 0, 0, 0, 0, 0},
+	 {1, 1},
+	 "1EZ",
+	 "08P01",
+	 "bind message has 3 parameter formats but 2 parameters"},
 };
 
 static void bind_format_codes(void **state)
@@ -227,10 +240,125 @@ static void bind_format_codes(void **state)
 	}
 }
 
+/* One Parse (its text and declared parameter types) and its answer up to
+ * Sync. */
+static const struct parse_case {
+	const char *sql;
+	int ntypes;
+	uint32_t types[2];
+	const char *replies, *code, *text;
+} parse_cases[] = {
+	{"select pg_advisory_lock(true)",
+	 0,
+	 {0},
+	 "EZ",
+	 "42883",
+	 "function pg_advisory_lock(boolean) does not exist"},
+	{"select pg_advisory_lock(1::text)",
+	 0,
+	 {0},
+	 "EZ",
+	 "42883",
+	 "function pg_advisory_lock(text) does not exist"},
+	{"select pg_try_advisory_lock(1, 3000000000)",
+	 0,
+	 {0},
+	 "EZ",
+	 "42883",
+	 "function pg_try_advisory_lock(integer, bigint) does not exist"},
+	{"select pg_advisory_lock($1)",
+	 1,
+	 {PG_OID_BOOL},
+	 "EZ",
+	 "42883",
+	 "function pg_advisory_lock(boolean) does not exist"},
+	{"select leasegate.acquire(1, 1000)",
+	 0,
+	 {0},
+	 "EZ",
+	 "42883",
+	 "function leasegate.acquire(integer, integer) does not exist"},
+	{"select pg_advisory_lock(1, 2, 3)",
+	 0,
+	 {0},
+	 "EZ",
+	 "42883",
+	 "function pg_advisory_lock(integer, integer, integer) does not exist"},
+	/* implicit casts PostgreSQL makes: int2 -> int8, unknown -> any */
+	{"select pg_advisory_lock($1)", 1, {PG_OID_INT2}, "1Z", "", ""},
+	{"select pg_advisory_lock($1, '2')", 1, {0}, "1Z", "", ""},
+	{"select pg_advisory_lock(NULL::bigint)", 0, {0}, "1Z", "", ""},
+	/* asyncpg describes what it prepares: the real error, at Parse */
+	{"SELECT relname FROM pg_class WHERE oid = $1",
+	 0,
+	 {0},
+	 "EZ",
+	 "0A000",
+	 "leasegate serves locks only: SELECT relname FROM pg_class WHERE oid = $1"},
+	{"SELECT t.oid, t.typelem AS elemtype FROM pg_catalog.pg_type AS t\n  WHERE t.oid = $1 "
+	 "AND t.typtype = 'b' AND t.typname <> 'x' ORDER BY 1",
+	 0,
+	 {0},
+	 "EZ",
+	 "0A000",
+	 "leasegate serves locks only: SELECT t.oid, t.typelem AS elemtype FROM pg_catalog.pg_type "
+	 "..."},
+};
+
+static void parse_refusals(void **state)
+{
+	struct world *w = *state;
+	for (size_t i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
+		const struct parse_case *k = &parse_cases[i];
+		char req[512], body[400], types[64], code[100], text[100];
+		size_t at = 0, b = 0, n = strlen(k->sql);
+		body[b++] = 0; /* the unnamed statement */
+		memcpy(body + b, k->sql, n + 1);
+		b += n + 1;
+		body[b++] = 0;
+		body[b++] = (char)k->ntypes;
+		for (int t = 0; t < k->ntypes; t++)
+			for (int s = 3; s >= 0; s--)
+				body[b++] = (char)(k->types[t] >> (8 * s));
+		put_msg(req, &at, 'P', body, b);
+		put_msg(req, &at, 'D', "S", 2); /* skipped after an error */
+		put_msg(req, &at, 'S', NULL, 0);
+		exchange(w, req, at, types, code, text);
+		print_message("%s: %s %s %s\n", k->sql, types, code, text);
+		if (k->replies[0] == '1') /* ParseComplete, then Describe's answer */
+			assert_int_equal(types[0], '1');
+		else
+			assert_string_equal(types, k->replies);
+		assert_string_equal(code, k->code);
+		assert_string_equal(text, k->text);
+	}
+}
+
+/* A Query is one NUL-ended text: bytes after it are 08P01, as PostgreSQL's
+ * pq_getmsgend has it; the session goes on. */
+static void query_with_nul(void **state)
+{
+	struct world *w = *state;
+	static const char two[] = "SELECT 1\0SELECT 2";
+	char req[64], types[64], code[100], text[100];
+	size_t at = 0;
+	put_msg(req, &at, 'Q', two, sizeof(two));
+	exchange(w, req, at, types, code, text);
+	assert_string_equal(types, "EZ");
+	assert_string_equal(code, "08P01");
+	assert_string_equal(text, "invalid message format");
+	at = 0;
+	put_msg(req, &at, 'Q', "SELECT 1", 9);
+	exchange(w, req, at, types, code, text);
+	assert_string_equal(types, "TDCZ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(bind_format_codes, setup, teardown),
+		cmocka_unit_test_setup_teardown(parse_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(query_with_nul, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

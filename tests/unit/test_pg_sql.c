@@ -77,7 +77,114 @@ static const struct row rows[] = {
 	{"SELECT pg_advisory_lock(hashtext('x'))", SQL_UNSUPPORTED, NULL, 0, NULL},
 	{"INSERT INTO t VALUES (1)", SQL_UNSUPPORTED, NULL, 0, NULL},
 	{"  -- a comment only", SQL_EMPTY, NULL, 0, NULL},
+	/* what ORMs and pools send on connect (issue 29) */
+	{"select current_schema()", SQL_SELECT, "current_schema", 0, "current_schema"},
+	{"SELECT pg_catalog.current_database() AS db", SQL_SELECT, "current_database", 0, "db"},
+	{"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED", SQL_SET, NULL,
+	 0, ""},
+	{"set session characteristics as transaction read write", SQL_SET, NULL, 0, ""},
+	{"SET LOCAL CHARACTERISTICS AS TRANSACTION READ ONLY", SQL_UNSUPPORTED, NULL, 0, NULL},
+	{"SET SESSION CHARACTERISTICS TRANSACTION READ ONLY", SQL_UNSUPPORTED, NULL, 0, NULL},
+	{"show server_version_num", SQL_SHOW, NULL, 0, "server_version_num"},
+	{"SHOW standard_conforming_strings", SQL_SHOW, NULL, 0, "standard_conforming_strings"},
+	{"set time zone 'UTC'", SQL_SET, NULL, 0, "timezone"},
+	{"DISCARD   ALL ;", SQL_DISCARD_ALL, NULL, 0, NULL},
+	{"SELECT t.oid FROM pg_type t WHERE t.oid = $1 AND 1 = 1", SQL_UNSUPPORTED, NULL, 0, NULL},
+	{"SELECT typname FROM pg_class WHERE typname = 'x'", SQL_UNSUPPORTED, NULL, 0, NULL},
+	{"SELECT relname FROM pg_type WHERE typname = 'x'", SQL_UNSUPPORTED, NULL, 0, NULL},
 };
+
+/* A type loader's lookup in pg_type, as each client writes it: which
+ * columns under which names, and the key. */
+struct lookup {
+	const char *sql;
+	bool by_name;
+	const char *key; /* by name: the name; by oid: NULL ($1) or the number */
+	unsigned ncols;
+	unsigned char col[SQL_MAX_COLS];
+	const char *names[SQL_MAX_COLS];
+};
+
+static const struct lookup lookups[] = {
+	/* psycopg2's HstoreAdapter.get_oids (SQLAlchemy's psycopg2 dialect) */
+	{"SELECT t.oid, typarray\nFROM pg_type t JOIN pg_namespace ns\n    ON typnamespace = "
+	 "ns.oid\nWHERE typname = 'hstore';\n",
+	 true,
+	 "hstore",
+	 2,
+	 {TC_OID, TC_TYPARRAY},
+	 {"oid", "typarray"}},
+	/* Django's django.contrib.postgres, hstore and citext */
+	{"SELECT t.oid, typarray FROM pg_type t JOIN pg_namespace ns ON typnamespace = ns.oid "
+	 "WHERE typname = 'hstore'",
+	 true,
+	 "hstore",
+	 2,
+	 {TC_OID, TC_TYPARRAY},
+	 {"oid", "typarray"}},
+	{"SELECT typarray FROM pg_type WHERE typname = 'citext'",
+	 true,
+	 "citext",
+	 1,
+	 {TC_TYPARRAY},
+	 {"typarray"}},
+	/* asyncpg's introspection of a codec's type (SQLAlchemy's json) */
+	{"SELECT\n    t.oid,\n    t.typelem     AS elemtype,\n    t.typtype     AS kind\nFROM\n"
+	 "    pg_catalog.pg_type AS t\nWHERE\n    t.oid = $1\n",
+	 false,
+	 NULL,
+	 3,
+	 {TC_OID, TC_TYPELEM, TC_TYPTYPE},
+	 {"oid", "elemtype", "kind"}},
+	/* case, comments, quoted aliases, a literal key, ORDER BY */
+	{"select /* x */ T.OID as \"Oid\", TypName from PG_CATALOG.PG_TYPE where oid = 114 "
+	 "order by oid",
+	 false,
+	 "114",
+	 2,
+	 {TC_OID, TC_TYPNAME},
+	 {"Oid", "typname"}},
+	{"SELECT n.nspname, t.typdelim FROM pg_type AS t INNER JOIN pg_namespace AS n ON "
+	 "t.typnamespace = n.oid WHERE t.typname = 'json'",
+	 true,
+	 "json",
+	 2,
+	 {TC_NSPNAME, TC_TYPDELIM},
+	 {"nspname", "typdelim"}},
+};
+
+static void type_lookups(void **state)
+{
+	for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++) {
+		const struct lookup *l = &lookups[i];
+		char *text = strdup(l->sql);
+		size_t pos = 0;
+		struct sql_stmt st;
+		assert_true(sql_next(text, strlen(text), &pos, &st));
+		if (st.kind != SQL_CATALOG || st.catalog != CAT_PG_TYPE)
+			fail_msg("%s: kind %d, not a pg_type lookup", l->sql, st.kind);
+		assert_int_equal(st.by_name, l->by_name);
+		assert_int_equal(st.nargs, 1);
+		if (l->by_name) {
+			assert_int_equal(st.args[0].t, ARG_STR);
+			assert_int_equal(st.args[0].len, strlen(l->key));
+			assert_memory_equal(st.args[0].s, l->key, strlen(l->key));
+		} else if (l->key == NULL) {
+			assert_int_equal(st.args[0].t, ARG_PARAM);
+			assert_int_equal(st.nparams, 1);
+		} else {
+			assert_int_equal(st.args[0].t, ARG_INT);
+			assert_int_equal(st.args[0].i, atoi(l->key));
+		}
+		assert_int_equal(st.ncols, l->ncols);
+		const char *name = st.colnames;
+		for (unsigned c = 0; c < l->ncols; c++, name += strlen(name) + 1) {
+			assert_int_equal(st.col[c], l->col[c]);
+			assert_string_equal(name, l->names[c]);
+		}
+		free(text);
+	}
+}
 
 static void each_row(void **state)
 {
@@ -136,6 +243,21 @@ static void arguments(void **state)
 	assert_true(st.args[0].i == INT64_MIN);
 }
 
+/* SELECT <integer>'s argument is whole: its cast none, whatever the
+ * statement held before (a simple query's statement is on the stack). */
+static void literal_has_no_cast(void **state)
+{
+	char text[] = "SELECT 1 AS one";
+	size_t pos = 0;
+	struct sql_stmt st;
+	memset(&st, 0xa5, sizeof(st));
+	assert_true(sql_next(text, strlen(text), &pos, &st));
+	assert_int_equal(st.kind, SQL_SELECT);
+	assert_int_equal(st.args[0].t, ARG_INT);
+	assert_int_equal(st.args[0].cast, 0);
+	assert_int_equal(st.args[0].i, 1);
+}
+
 static void several_statements(void **state)
 {
 	char text[] =
@@ -163,6 +285,8 @@ int main(void)
 		cmocka_unit_test(each_row),
 		cmocka_unit_test(arguments),
 		cmocka_unit_test(several_statements),
+		cmocka_unit_test(type_lookups),
+		cmocka_unit_test(literal_has_no_cast),
 	};
 	return cmocka_run_group_tests_name("postgresql statements", tests, NULL, NULL);
 }

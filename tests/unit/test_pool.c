@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "core/pool.h"
+#include "lib/base/pool.h"
 
 static void test_blocks_are_zeroed_and_reused(void **state)
 {

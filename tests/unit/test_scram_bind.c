@@ -1,6 +1,6 @@
 /*
  * test_scram_bind: SCRAM-SHA-256-PLUS, the channel binding of
- * gateway/conn/auth_pg.c, as PostgreSQL does it: which mechanisms are
+ * gateway/pg/pg_auth.c, as PostgreSQL does it: which mechanisms are
  * offered, a whole exchange bound to tls-server-end-point data (the client
  * side computed here from the password, as libpq would), a binding that
  * differs refused with 28000, and the gs2 flags each mechanism refuses

@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
-#include "core/clock.h"
+#include "lib/base/clock.h"
 #include "core/locktable.h"
-#include "core/store_kv.h"
-#include "core/store_memory.h"
+#include "core/store/store_kv.h"
+#include "core/store/store_memory.h"
 #include "gateway/script/script_keys.h"
 #include "gateway/script/script_run.h"
 

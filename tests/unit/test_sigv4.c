@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "core/dynamodb/sigv4.h"
+#include "lib/aws/sigv4.h"
 
 #define CASES_MIN 13 /* 11 suite cases + 2 DynamoDB vectors, as shipped */
 #define CASES_MAX 64

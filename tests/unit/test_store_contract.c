@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "core/clock.h"
-#include "core/store_memory.h"
+#include "lib/base/clock.h"
+#include "core/store/store_memory.h"
 #include "tests/support/store_contract.h"
 
 static struct clock *fake;

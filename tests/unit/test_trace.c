@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "core/trace.h"
-#include "gateway/otlp.h"
+#include "gateway/obs/otlp.h"
 #include "protocols/buf.h"
 #include "tests/support/lt_fixture.h"
 

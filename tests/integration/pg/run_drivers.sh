@@ -21,6 +21,18 @@
 #   examples    examples_test.sh   examples/pg_singleton.py and .js, linked by
 #                                  docs/guides/singleton-job.md; one of two copies leads, takeover at SIGKILL
 #
+# and the ORMs, pools and poolers applications reach them through (run by
+# ../pg_orms.sh; not in the default list):
+#   sqlalchemy  sqlalchemy_test.py Debian python3-sqlalchemy 1.4: psycopg2 and asyncpg
+#                                  engines, pool_pre_ping (it has no psycopg 3 dialect)
+#   django      django_test.py     Debian python3-django: a second DATABASES alias
+#   hikari      HikariTest.java    Debian libhikaricp-java over pgjdbc: 10 threads
+#   gopool      gopool_test_main.go database/sql + lib/pq (golang-github-lib-pq-dev),
+#                                  pgx v4's pgxpool; built offline like pgx
+#   node-pool   node_pool.js       node-postgres's Pool
+#   pgbouncer   pgbouncer_test.sh  Debian pgbouncer, session and transaction pooling
+#   strict      strict_test.py     PostgreSQL 15's SQLSTATEs for bad types and messages
+#
 # PG_TARGET picks the server:
 #   leasegate (default)  $LG_BIN --port 0 --admin-port 0 --pg-port P --pg-password s3cret
 #   postgres             a throw-away PostgreSQL 15 cluster (pgcluster.sh), with
@@ -168,6 +180,26 @@ go_build() {
 	fi
 }
 
+# go_build_pools: the Go pools' program into $work/gopool_test, as go_build
+go_build_pools() {
+	needs gopool "Go (golang-go)" command -v go || return 1
+	needs gopool "lib/pq (golang-github-lib-pq-dev)" test -d "$gopath/src/github.com/lib/pq" ||
+		return 1
+	gocache=$(go env GOCACHE 2>/dev/null) && [ -n "$gocache" ] && [ "$gocache" != off ] ||
+		gocache=$work/gocache
+	if GOPATH=$gopath GO111MODULE=off GOFLAGS= GOPROXY=off GOCACHE=$gocache \
+		timeout -k 5 300 go build -o "$work/gopool_test" "$here/gopool_test_main.go" \
+		>"$work/gopool_go.log" 2>&1; then
+		say ok "gopool: go build (lib/pq $(dpkg-query -W -f='${Version}' \
+			golang-github-lib-pq-dev 2>/dev/null), pgxpool)"
+	else
+		say "not ok" "gopool: go build"
+		sed 's/^/# /' "$work/gopool_go.log"
+		return 1
+	fi
+}
+hikari_cp=$jar:/usr/share/java/HikariCP.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar
+
 for d in $drivers; do
 	case $d in
 	psql)
@@ -193,6 +225,27 @@ for d in $drivers; do
 	examples)
 		needs examples "python3-psycopg" $py -c 'import psycopg' && npm_ci &&
 			NODE_PATH=$work/node/node_modules driver examples sh "$here/examples_test.sh" ;;
+	sqlalchemy)
+		needs sqlalchemy python3-sqlalchemy $py -c 'import sqlalchemy, psycopg2, asyncpg' &&
+			driver sqlalchemy $py "$here/sqlalchemy_test.py" ;;
+	django)
+		needs django python3-django $py -c 'import django, psycopg2' &&
+			driver django $py "$here/django_test.py" ;;
+	hikari)
+		needs hikari "a Java 17 JDK (openjdk-17-jdk-headless)" command -v java &&
+			needs hikari "libhikaricp-java" test -r /usr/share/java/HikariCP.jar &&
+			driver hikari java -cp "$hikari_cp" "$here/HikariTest.java" ;;
+	gopool)
+		go_build_pools && driver gopool "$work/gopool_test" ;;
+	node-pool)
+		npm_ci && cp "$here/node_pool.js" "$work/node/" &&
+			driver node-pool node "$work/node/node_pool.js" ;;
+	pgbouncer)
+		needs pgbouncer pgbouncer command -v pgbouncer &&
+			LG_LOG=${gw:+$work/leasegate.log} driver pgbouncer sh "$here/pgbouncer_test.sh" ;;
+	strict)
+		needs strict "python3-psycopg2, python3-asyncpg" $py -c 'import psycopg2, asyncpg' &&
+			PG_TARGET=$target driver strict $py "$here/strict_test.py" ;;
 	*) say "not ok" "unknown driver '$d' in PG_DRIVERS" ;;
 	esac
 done

@@ -1,0 +1,85 @@
+/*
+ * lease: one lease this process holds (lease.c) — its heartbeat, explicit
+ * renewals, loss, release and the fencing check — as the rest of the core
+ * sees it. The API for callers (lease_release, lease_renew, lease_token...)
+ * is in locktable.h; this header is private to core/.
+ *
+ * A lease's life is enum lease_state, changed only by lease_set_state(),
+ * which checks a table of legal moves:
+ *
+ *   NEW --> HELD --> RELEASING | YIELDING --> ENDED
+ *    |       |  \______________________________^
+ *    |       v                                 |
+ *    +---> LOST -------------------------------+
+ *
+ * HELD -> ENDED: handed on to a local waiter, detached, or its release
+ * could not be sent. NEW -> LOST: won after a whole lease had passed.
+ */
+#ifndef LG_LEASE_H
+#define LG_LEASE_H
+
+#include "core/lt_internal.h"
+
+enum lease_state {
+	LEASE_NEW,	 /* made by lease_start, not yet judged */
+	LEASE_HELD,	 /* renewed by its heartbeat */
+	LEASE_LOST,	 /* lost (loss says why); waits for lease_release */
+	LEASE_RELEASING, /* its release in flight (hb_call) */
+	LEASE_YIELDING,	 /* likewise, giving another replica its turn */
+	LEASE_ENDED,	 /* freed (lease_destroy) */
+	LEASE_STATE_COUNT
+};
+
+struct lt_op; /* an explicit renew or a fencing check in flight */
+
+struct lease {
+	struct locktable *t;
+	struct lock *lock;
+	struct lease *prev, *next; /* in t->leases */
+	char *holder;
+	int64_t token, lease_ms, last_send_ms, retry_ms, hb_send_ms;
+	enum lease_state state; /* lease_set_state() */
+	enum lt_loss loss;	/* LT_HELD until LEASE_LOST: the reason */
+	bool takeover;		/* a fact of its acquire, not lifecycle */
+	struct timer hb_timer, end_timer;
+	struct store_call *hb_call; /* heartbeat renewal or release */
+	struct lt_op *ops;
+	lt_lost_cb on_lost;
+	void *on_lost_arg;
+	void *data;
+	lt_renew_cb release_cb; /* lease_release_then() */
+	void *release_arg;
+	char owner[STORE_ID_MAX + 1];
+	char rvn[LT_ID_LEN + 1];
+	char hb_rvn[LT_ID_LEN + 1];
+	struct trace_ctx acq_ctx;   /* its acquire's span: renewals link to it */
+	struct trace_span *hb_span; /* the Lock.Renew or Lock.Release of hb_call */
+};
+
+/* Moves l to state to (LG_ASSERT on a move not in lease.c's table; the
+ * move is made either way). */
+void lease_set_state(struct lease *l, enum lease_state to);
+
+/* Its release is in flight (LEASE_RELEASING or LEASE_YIELDING). */
+static inline bool lease_releasing(const struct lease *l)
+{
+	return l->state == LEASE_RELEASING || l->state == LEASE_YIELDING;
+}
+
+/* The lease the write of w won, on item (the write's answer): HELD, or
+ * LOST (expired) when answered after a whole lease. NULL: out of memory. */
+struct lease *lease_start(struct lt_wait *w, const struct lock_item *item);
+/* l is lost (or, LT_RELEASED, ended) for reason, as a renewal finds it;
+ * nothing unless l is HELD. */
+void lt_lease_lose(struct lease *l, enum lt_loss reason);
+/* A check of l's lease was refused by item (a fenced transaction's): l is
+ * lost as a renewal refused so would lose it (taken_over, deleted,
+ * released, forced). Returns the loss, or l's loss if it had one. */
+enum lt_loss lt_lease_refused(struct lease *l, const struct lock_item *item);
+/* The rvn l last wrote: a write that takes the lock from it is
+ * conditioned on it. */
+const char *lease_rvn(const struct lease *l);
+/* Frees every lease of t, nothing sent (lt_free). */
+void lease_free_all(struct locktable *t);
+
+#endif

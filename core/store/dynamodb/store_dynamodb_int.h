@@ -1,0 +1,116 @@
+/*
+ * store_dynamodb_int: what store_dynamodb.c (requests, attempts, retries)
+ * and store_dynamodb_open.c (DescribeTable, CreateTable, TTL) share.
+ * Private to those two files; the gateway uses store_dynamodb.h.
+ */
+#ifndef LG_STORE_DYNAMODB_INT_H
+#define LG_STORE_DYNAMODB_INT_H
+
+#include "core/store/dynamodb/store_dynamodb.h"
+#include "core/trace.h"
+
+struct ddb_store;
+
+/* How a call ends: a store request hands its result to the core; an open
+ * step feeds the open state machine (body: a 2xx body, else NULL). */
+typedef void (*ddbs_done_fn)(struct store_call *c, struct store_result *res, const char *body,
+			     size_t len);
+
+struct store_call {
+	struct store_call *prev, *next;
+	struct ddb_store *ds;
+	ddbs_done_fn done;
+	store_cb cb;
+	store_tx_cb tx_cb;     /* STORE_TRANSACT (ddb_transact.c) */
+	store_kv_cb kv_cb;     /* a keyspace commit (ddb_kv.c), also STORE_TRANSACT */
+	store_blob_cb blob_cb; /* a blob (ddb_blob.c) */
+	void *arg;
+	/* a scan: the caller's page (filled from the answer) and callback */
+	struct store_scan_result *page;
+	void (*page_cb)(void *arg);
+	unsigned limit;
+	enum store_op op;
+	enum ddb_op dop;
+	bool unconditional;
+	char *body;
+	size_t body_len;
+	int attempts, spent;
+	bool skew_retried;
+	int64_t deadline_ms, attempt_ms;
+	int64_t sent_us; /* when the attempt in flight was sent */
+	struct http_req *http;
+	struct timer timer;
+	enum { JOB_SEND, JOB_FAIL, JOB_FINISH } job; /* what the timer does */
+	struct ddb_verdict verdict;		     /* JOB_FAIL */
+	struct store_result res;		     /* JOB_FAIL's message, JOB_FINISH's result */
+	struct trace_span *span; /* this request, under its lock operation's span */
+	char request_id[80];	 /* the last answer's x-amzn-RequestId */
+	/* ACQUIRE: its owner and rvn, "" else: a refusal by an item showing
+	 * both is this very acquire, applied by an earlier attempt (store.h) */
+	char acq_owner[STORE_ID_MAX + 1], acq_rvn[STORE_ID_MAX + 1];
+	long http_status; /* the last answer's status */
+};
+
+enum open_state { OPEN_NONE, OPEN_RUNNING, OPEN_DONE };
+
+struct ddb_store {
+	struct store base;
+	struct clock *clock;
+	struct http *http;
+	bool own_http;
+	struct store_dynamodb_config cfg;
+	const struct ddb_retry_policy *policy;
+	struct ddb_quota quota;
+	struct ddb_keys keys;
+	char table[DDB_TABLE_NAME_MAX + 1];
+	char region[64];
+	char pk[DDB_KEY_NAME_MAX + 1], sk[DDB_KEY_NAME_MAX + 1];
+	char ttl[DDB_KEY_NAME_MAX + 1];
+	char url[512], host[256];
+	struct store_call *calls;
+	struct store_dynamodb_stats stats;
+	struct sigv4_key_cache key_cache; /* one HMAC per signature, not five */
+	/* open */
+	bool keys_given;
+	struct timer open_timer;
+	enum open_state open;
+	bool created;
+	int64_t open_until;
+	store_cb open_cb;
+	void *open_arg;
+};
+
+/* A call of DynamoDB operation dop that ends with done, with budget_ms
+ * before its deadline, linked into ds. NULL on out-of-memory. */
+struct store_call *ddbs_new_call(struct ddb_store *ds, enum ddb_op dop, ddbs_done_fn done,
+				 int64_t budget_ms);
+
+/* Signs and sends the next attempt of c (c->body is set). */
+void ddbs_send(struct store_call *c);
+
+/* Ends c with c->res from the loop (never inside the caller). */
+void ddbs_defer(struct store_call *c);
+
+/* Frees c without ending it: no done, no callback. */
+void ddbs_drop(struct store_call *c);
+
+bool ddbs_copy(char *dst, size_t cap, const char *src);
+
+/* store_transact() of the DynamoDB store (ddb_transact.c). */
+struct store_call *ddbs_transact(struct store *s, const struct store_tx_req *req, store_tx_cb cb,
+				 void *arg);
+
+/* store_kv_commit() of the DynamoDB store (ddb_kv.c). */
+struct store_call *ddbs_kv_commit(struct store *s, const struct store_kv_req *req, store_kv_cb cb,
+				  void *arg);
+
+/* Initialises the open's timer (store_dynamodb_new). */
+/* Blobs (core/store_blob.h; ddb_blob.c). */
+struct store_call *ddbs_blob_put(struct store *s, const char *kind, const char *id,
+				 const void *data, size_t len, store_blob_cb cb, void *arg);
+struct store_call *ddbs_blob_get(struct store *s, const char *kind, const char *id,
+				 store_blob_cb cb, void *arg);
+
+void ddbs_open_init(struct ddb_store *ds);
+
+#endif

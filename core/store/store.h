@@ -1,0 +1,321 @@
+/*
+ * store: the item operations the lease core needs, asynchronous.
+ *
+ * A store keeps one item per lock, at the key LOCK#<name> (sort key LOCK
+ * when the table has one), in the format of docs/lease-rules.md. The core
+ * submits a struct store_req; the store completes it later, always through
+ * the callback and never inside store_submit(), on the one event loop.
+ *
+ * Implementations: store_memory (embedded, in process) and
+ * core/dynamodb (Amazon DynamoDB). Both must give the same results for the
+ * same requests; tests/unit/test_store_contract.c holds them to that.
+ *
+ * Conditions and results, per operation:
+ *   ACQUIRE   SET owner, rvn, arvn = :rvn (the acquire's own rvn, which
+ *             renewals and releases leave), leaseMs, _type, holder (REMOVE
+ *             holder when NULL), ttl; ADD fence 1; with .waiter also REMOVE
+ *             waiter, waiterMs.  Condition (unless .unconditional), always
+ *             (attribute_not_exists(arvn) OR arvn <> :rvn), and without .waiter:
+ *             (attribute_not_exists(owner) AND attribute_not_exists(waiter))
+ *             OR rvn = :seen_rvn (when seen_rvn is set); with .waiter:
+ *             (attribute_not_exists(waiter) OR waiter = :waiter) AND
+ *             (attribute_not_exists(owner) OR rvn = :seen_rvn) — a free
+ *             item announced for that waiter is free for this write, and
+ *             no other waiter's announcement is removed; and, when there is
+ *             an item, that it is a lock whose fence can rise: _type = LOCK,
+ *             fence absent or 0 <= fence < INT64_MAX, and an owner only
+ *             with rvn and leaseMs (so that nothing is written on another
+ *             application's item or on a fence that would overflow;
+ *             DynamoDB cannot test that a number is an integer, so there a
+ *             fraction in range is written on, and then refused).
+ *             No branch for the item's owner alone, and never on an item
+ *             this very acquire wrote (its arvn): an attempt of an acquire
+ *             that lands after its lease renewed (a retry, a late or
+ *             duplicated delivery) would put the acquire's rvn back, which a
+ *             waiter may have seen for a whole lease, and raise the fence
+ *             under the lease's token; one that lands after its lease's
+ *             release would hold the lock again for a lease with nobody
+ *             holding it (arvn stops that unless another acquire wrote the
+ *             item in between). With .has_seen_fence (the item the acquire
+ *             decided on, read or answered), also fence = :seen_fence, or
+ *             attribute_not_exists(fence) for 0 (no item, or no fence yet):
+ *             every acquire raises the fence, so an attempt of it never
+ *             lands once any acquire was written after that item (its own
+ *             retry included). Instead, a refusal by an item that
+ *             shows this very owner AND rvn (store_acquire_applied: an
+ *             earlier attempt of this request applied, nothing since) is
+ *             answered OK with that item, written on no further: the fence
+ *             rises once per acquire. A new acquire under an owner id the
+ *             item already shows (a retried acquire of a new request) is
+ *             refused like any other; it may write on the rvn it sees.
+ *             OK: the new item.  REFUSED: the item that refused it.
+ *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner
+ *             and, with .seen_rvn (the rvn the lease last wrote), rvn =
+ *             :seen_rvn OR rvn = :rvn (this very renewal, an earlier attempt
+ *             of which applied: its retry answers OK). So an attempt that
+ *             lands after a newer renewal of the lease (a retry, a late or
+ *             duplicated delivery) is refused instead of putting its older
+ *             rvn back, which a waiter may have seen for a whole lease.
+ *             Never creates an item. REFUSED: the old item, or none.
+ *   RELEASE   REMOVE owner, leaseMs, holder SET ttl if owner = :owner
+ *             (.unconditional: if the item exists). Never creates an item.
+ *             With .token > 0 (a release from outside the holding replica:
+ *             by (name, token), or an operator's forced release) also SET
+ *             freed = :token, freedBy = "token" (or "force" with .forced),
+ *             so that the holder's next renewal tells a release from a
+ *             takeover. ACQUIRE leaves freed and freedBy alone.
+ *   ANNOUNCE  SET waiter = :waiter, waiterMs if attribute_exists(owner) AND
+ *             attribute_not_exists(waiter) AND _type = LOCK: a waiting
+ *             replica says so on a held item, leaving rvn (so takeover
+ *             timing), owner, fence and leaseMs alone. Never creates an
+ *             item. OK: the new item. REFUSED: the item, or none.
+ *   WITHDRAW  REMOVE waiter, waiterMs if waiter = :waiter. OK / REFUSED.
+ *   READ      consistent read. OK with item.exists false when there is none.
+ *   DELETE    unconditional delete. OK.
+ *   CHECK     fencing check: owner = :owner AND fence = :token, as one
+ *             ConditionCheck of a transaction. OK, or REFUSED with the item.
+ *
+ * And one operation over many items, store_scan(): a page of the lock
+ * items of the table (keys LOCK#..., sort key LOCK when there is one), in
+ * the store's order, with a cursor for the next page.
+ */
+#ifndef LG_STORE_H
+#define LG_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_ID_MAX	 64   /* owner and rvn ids, bytes without NUL */
+#define STORE_HOLDER_MAX 256  /* holder label, bytes without NUL */
+#define STORE_NAME_MAX	 2000 /* lock name: LOCK#<name> fits a 2048-byte key */
+#define STORE_MSG_MAX	 256
+/* a script's hash on a lock key: "field value" pairs, space-separated */
+#define STORE_HASH_MAX 1040
+
+enum store_op {
+	STORE_ACQUIRE,
+	STORE_RENEW,
+	STORE_RELEASE,
+	STORE_READ,
+	STORE_DELETE,
+	STORE_CHECK,
+	STORE_ANNOUNCE,
+	STORE_WITHDRAW,
+	STORE_SCAN,	/* store_scan() only, never in a store_req: for the counts */
+	STORE_TRANSACT, /* store_transact() only, never in a store_req: counts */
+	STORE_OP_COUNT
+};
+
+enum store_status {
+	STORE_OK,	 /* done; .item is the item after the operation */
+	STORE_REFUSED,	 /* condition failed; .item is the refusing item or absent */
+	STORE_TRANSIENT, /* may work later; .error_type names it (throttling...) */
+	STORE_NO_TABLE,	 /* the table does not exist */
+	STORE_FATAL	 /* retrying will not help; .message says why */
+};
+
+/* A lock item as read. Strings are empty when the attribute is absent.
+ * An item at a lock's key is not necessarily a lock (another application's,
+ * or edited by hand): type is "LOCK" only for a lock, and fence_bad marks a
+ * fence that is no int64 (another type, a fraction, past int64: DynamoDB's
+ * numbers have 38 digits). The stores report such items as they are; the
+ * core judges them (core/lt_item.c). */
+struct lock_item {
+	bool exists;
+	bool has_owner, has_rvn, has_lease, has_fence;
+	bool fence_bad; /* has_fence, but not an int64 (fence is 0 then) */
+	char owner[STORE_ID_MAX + 1];
+	char rvn[STORE_ID_MAX + 1];
+	char holder[STORE_HOLDER_MAX + 1];
+	char type[16];
+	int64_t fence;
+	int64_t lease_ms;
+	int64_t ttl; /* epoch seconds, 0 when absent */
+	/* The announcement of a waiting replica (see "Fair across replicas"
+	 * in locktable.c): its id, "" when absent, and the poll interval it
+	 * keeps while announced. */
+	bool has_waiter;
+	char waiter[STORE_ID_MAX + 1];
+	int64_t waiter_ms;
+	/* The last release from outside the holding replica (see RELEASE):
+	 * the fence it ended, 0 when none; freed_forced: by force. */
+	int64_t freed;
+	bool freed_forced;
+	/* The absolute expiry a script wrote (core/store/store_kv.h): wall-clock
+	 * epoch ms, valid only while rvn equals exp_rvn (the lease core's
+	 * writes change rvn and leave these alone, which voids them). 0 and
+	 * "" when absent. */
+	int64_t expires_at;
+	char exp_rvn[STORE_ID_MAX + 1];
+	/* The hash a script wrote on the key (core/store_kv.h, attribute
+	 * hfields): "field value ..." pairs separated by single spaces,
+	 * meaningful only while owner starts with "h:"; "" when absent. */
+	char hash[STORE_HASH_MAX + 1];
+};
+
+struct store_req {
+	enum store_op op;
+	const char *name;     /* lock name, 1..STORE_NAME_MAX bytes */
+	const char *owner;    /* ACQUIRE: new owner; RENEW/RELEASE/CHECK: mine */
+	const char *rvn;      /* ACQUIRE/RENEW: the new rvn */
+	const char *seen_rvn; /* ACQUIRE: takeover condition; RENEW: the rvn
+				 the lease last wrote; or NULL */
+	/* ACQUIRE: the fence of the item it decided on (0: none, or no
+	 * item), a condition with has_seen_fence (see ACQUIRE) */
+	int64_t seen_fence;
+	bool has_seen_fence;
+	const char *holder; /* ACQUIRE/RENEW: label, or NULL to remove */
+	const char *waiter; /* ACQUIRE: the announcement it may take and
+			       removes, or NULL; ANNOUNCE/WITHDRAW: mine */
+	int64_t waiter_ms;  /* ANNOUNCE: my poll interval while announced */
+	int64_t lease_ms;   /* ACQUIRE/RENEW */
+	int64_t ttl;	    /* epoch seconds to write, 0 = no TTL attribute */
+	int64_t token;	    /* CHECK: fencing token; RELEASE: freed (0: none) */
+	bool forced;	    /* RELEASE with .token: freedBy "force" */
+	bool unconditional; /* ACQUIRE/RELEASE for the testing helpers */
+	/* store_name_hash(name) when the caller has it (a lock keeps its
+	 * own), else 0: a store that hashes names then need not again */
+	uint64_t name_hash;
+	/* the span of the lock operation this request is for (core/trace.h):
+	 * a store that sends requests records each as a child span; NULL:
+	 * untraced. Valid during store_submit() only: a store copies what it
+	 * keeps. */
+	struct trace_span *span;
+};
+
+struct store_result {
+	enum store_status status;
+	struct lock_item item;
+	const char *error_type; /* static string; set for TRANSIENT (and FATAL) */
+	char message[STORE_MSG_MAX];
+};
+
+/* Called exactly once per submitted request unless it was cancelled.
+ * res is valid during the call only. */
+typedef void (*store_cb)(void *arg, const struct store_result *res);
+
+struct store;
+struct store_call; /* one request in flight */
+struct store_scan_result;
+struct store_tx_req;
+struct store_tx_result;
+struct store_kv_req;
+struct store_kv_result;
+struct store_blob_result;
+/* A blob's answer (store_blob.h). */
+typedef void (*store_blob_cb)(void *arg, const struct store_blob_result *res);
+/* A keyspace commit's answer (store_kv.h). */
+typedef void (*store_kv_cb)(void *arg, const struct store_kv_result *res);
+/* A fenced transaction's answer (store_tx.h). */
+typedef void (*store_tx_cb)(void *arg, const struct store_tx_result *res);
+
+struct store_ops {
+	struct store_call *(*submit)(struct store *s, const struct store_req *req, store_cb cb,
+				     void *arg);
+	void (*cancel)(struct store *s, struct store_call *call);
+	/* Optional: a consistent read answered at once, for stores in this
+	 * process. NULL when the store can only answer later. */
+	bool (*read_now)(struct store *s, const char *name, struct lock_item *out);
+	void (*free)(struct store *s);
+	/* store_scan(); cancelled with cancel. */
+	struct store_call *(*scan)(struct store *s, const char *cursor, unsigned limit,
+				   struct store_scan_result *res, void (*cb)(void *arg), void *arg);
+	/* store_transact() (store_tx.h); cancelled with cancel. */
+	struct store_call *(*transact)(struct store *s, const struct store_tx_req *req,
+				       store_tx_cb cb, void *arg);
+	/* store_kv_commit() (store_kv.h); cancelled with cancel. NULL: the
+	 * store has none. */
+	struct store_call *(*kv_commit)(struct store *s, const struct store_kv_req *req,
+					store_kv_cb cb, void *arg);
+	/* store_blob_put() and store_blob_get() (store_blob.h); cancelled
+	 * with cancel. NULL: the store has none. */
+	struct store_call *(*blob_put)(struct store *s, const char *kind, const char *id,
+				       const void *data, size_t len, store_blob_cb cb, void *arg);
+	struct store_call *(*blob_get)(struct store *s, const char *kind, const char *id,
+				       store_blob_cb cb, void *arg);
+};
+
+struct store {
+	const struct store_ops *ops;
+	const char *table;		   /* for logs and errors */
+	uint64_t requests[STORE_OP_COUNT]; /* requests sent, by operation */
+	uint64_t in_flight;
+};
+
+/* Submits req (copied: the caller's strings need not outlive the call).
+ * Returns a handle to cancel it, or NULL on out-of-memory (no callback then).
+ * The callback always comes later, from the event loop. */
+struct store_call *store_submit(struct store *s, const struct store_req *req, store_cb cb,
+				void *arg) __attribute__((warn_unused_result));
+
+/* Guarantees the callback of call will not run. The request may still reach
+ * the store. call is invalid afterwards. NULL is allowed. */
+void store_cancel(struct store *s, struct store_call *call);
+
+/* Reads name at once into *out when the store can (the embedded store):
+ * true, counted as a READ request. false: use a READ request. */
+bool store_read_now(struct store *s, const char *name, struct lock_item *out);
+
+void store_free(struct store *s);
+
+/* --- scan --- */
+
+#define STORE_SCAN_MAX	 1000 /* items per page at most */
+#define STORE_CURSOR_MAX 4100 /* bytes of a cursor: see store_scan_result */
+
+struct store_scan_entry {
+	char name[STORE_NAME_MAX + 1]; /* the lock name (the key without LOCK#) */
+	struct lock_item item;	       /* as read, not judged: see lock_item */
+};
+
+/* A page of a scan. The caller allocates entries (room for limit) and
+ * keeps res alive until the callback. */
+struct store_scan_result {
+	enum store_status status; /* OK, TRANSIENT, NO_TABLE or FATAL */
+	const char *error_type;
+	char message[STORE_MSG_MAX];
+	struct store_scan_entry *entries; /* set by the caller */
+	unsigned count;			  /* entries filled */
+	/* Where the next page starts; "" when the scan is complete. Opaque,
+	 * printable ASCII: the lowercase hex of the name of the last lock the
+	 * page read (DynamoDB: of its last evaluated key; when that key is
+	 * another application's item, "~" and the base64url of its key).
+	 * store_scan() refuses a cursor of a form its store does not give.
+	 * A page may hold fewer than limit items (DynamoDB applies the limit
+	 * before its filter) and still have a cursor. */
+	char cursor[STORE_CURSOR_MAX + 1];
+};
+
+/* Reads one page of at most limit (1..STORE_SCAN_MAX) lock items from
+ * cursor ("" or NULL: the start) into *res, then cb(arg) from the loop; a
+ * strongly consistent read where the store has one. Counted as one
+ * STORE_SCAN request. Returns a handle for store_cancel, or NULL on
+ * out-of-memory or a bad cursor or limit (no callback then). */
+struct store_call *store_scan(struct store *s, const char *cursor, unsigned limit,
+			      struct store_scan_result *res, void (*cb)(void *arg), void *arg)
+	__attribute__((warn_unused_result));
+
+/* For the stores: the cursor of a page that ends at the lock name (its
+ * lowercase hex; buf has STORE_CURSOR_MAX + 1 bytes), and back: false when
+ * cursor is not the hex of 1..STORE_NAME_MAX bytes without NUL (name has
+ * STORE_NAME_MAX + 1 bytes). */
+void store_cursor_of(const char *name, char *buf);
+bool store_cursor_name(const char *cursor, char *name) __attribute__((warn_unused_result));
+
+uint64_t store_requests_total(const struct store *s);
+const char *store_op_name(enum store_op op);
+const char *store_status_name(enum store_status st);
+
+/* An ACQUIRE of owner and rvn refused by item: true when the item shows
+ * that owner and that rvn, i.e. an earlier attempt of that very request
+ * applied (ACQUIRE above): the stores answer OK with the item then. */
+bool store_acquire_applied(const char *owner, const char *rvn, const struct lock_item *item);
+
+/* The hash of a lock name for the in-process tables (FNV-1a, 64 bits). */
+uint64_t store_name_hash(const char *name);
+
+/* Fills buf (>= 33 bytes) with a new random 32-hex-digit id. */
+void store_new_id(char *buf);
+
+#endif
