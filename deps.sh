@@ -21,7 +21,8 @@ libcurl4-openssl-dev libssl-dev liblua5.1-0-dev"
 # golang-github-lib-pq-dev: the ORMs, pools and poolers of
 # tests/integration/pg_orms.sh and bench/pg_orm_compare.sh (SQLAlchemy 1.4,
 # Django, pgbouncer: a server on port 6432 once installed, HikariCP with its
-# slf4j, Go's lib/pq); clang-format: make format;
+# slf4j, Go's lib/pq); golang-github-gomodule-redigo-dev: redigo's MULTI/WATCH
+# (tests/integration/multi_clients.sh); clang-format: make format;
 # iproute2: the network namespace of tests/integration/protected_mode.sh;
 # clang and its libFuzzer runtime: make fuzz; python3-pytest: the pytest
 # example of docs/testing.md (tests/integration/test_mode_examples.sh).
@@ -29,7 +30,8 @@ TEST_PKGS="$RUN_PKGS libcmocka-dev libpq-dev redis-server redis-tools postgresql
 python3-redis prometheus openssl clang-format iproute2 clang libclang-rt-14-dev
 postgresql-15 python3-psycopg2 python3-psycopg python3-asyncpg libpostgresql-jdbc-java
 openjdk-17-jre-headless golang-go golang-github-jackc-pgx-v4-dev python3-sqlalchemy
-python3-django pgbouncer libhikaricp-java libslf4j-java golang-github-lib-pq-dev python3-pytest"
+python3-django pgbouncer libhikaricp-java libslf4j-java golang-github-lib-pq-dev python3-pytest
+golang-github-gomodule-redigo-dev"
 
 print=""
 if [ "$1" = "--print" ]; then

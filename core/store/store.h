@@ -104,6 +104,7 @@
 #define LG_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define STORE_ID_MAX	      64   /* owner and rvn ids, bytes without NUL */
@@ -111,6 +112,8 @@
 #define STORE_NAME_MAX	      2000 /* lock name: LOCK#<name> fits a 2048-byte key */
 #define STORE_MSG_MAX	      256
 #define STORE_SECRET_HASH_LEN 64 /* secretHash: SHA-256 as lowercase hex */
+/* a script's hash on a lock key: "field value" pairs, space-separated */
+#define STORE_HASH_MAX 1040
 
 enum store_op {
 	STORE_ACQUIRE,
@@ -177,6 +180,10 @@ struct lock_item {
 	 * lease was adopted from), "" when absent */
 	char orphan[STORE_ID_MAX + 1];
 	char adopted_from[STORE_ID_MAX + 1];
+	/* The hash a script wrote on the key (core/store_kv.h, attribute
+	 * hfields): "field value ..." pairs separated by single spaces,
+	 * meaningful only while owner starts with "h:"; "" when absent. */
+	char hash[STORE_HASH_MAX + 1];
 };
 
 struct store_req {
@@ -234,6 +241,9 @@ struct store_tx_req;
 struct store_tx_result;
 struct store_kv_req;
 struct store_kv_result;
+struct store_blob_result;
+/* A blob's answer (store_blob.h). */
+typedef void (*store_blob_cb)(void *arg, const struct store_blob_result *res);
 /* A keyspace commit's answer (store_kv.h). */
 typedef void (*store_kv_cb)(void *arg, const struct store_kv_result *res);
 /* A fenced transaction's answer (store_tx.h). */
@@ -257,6 +267,12 @@ struct store_ops {
 	 * store has none. */
 	struct store_call *(*kv_commit)(struct store *s, const struct store_kv_req *req,
 					store_kv_cb cb, void *arg);
+	/* store_blob_put() and store_blob_get() (store_blob.h); cancelled
+	 * with cancel. NULL: the store has none. */
+	struct store_call *(*blob_put)(struct store *s, const char *kind, const char *id,
+				       const void *data, size_t len, store_blob_cb cb, void *arg);
+	struct store_call *(*blob_get)(struct store *s, const char *kind, const char *id,
+				       store_blob_cb cb, void *arg);
 };
 
 struct store {

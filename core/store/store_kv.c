@@ -33,7 +33,8 @@ static bool op_valid(const struct store_kv_op *o, char *msg)
 	}
 	if ((unsigned)o->write > KV_W_FREE ||
 	    (o->write == KV_W_SET &&
-	     (!id_ok(o->new_owner) || !id_ok(o->new_rvn) || o->lease_ms <= 0))) {
+	     (!id_ok(o->new_owner) || !id_ok(o->new_rvn) || o->lease_ms <= 0 ||
+	      (o->hash != NULL && strnlen(o->hash, STORE_HASH_MAX + 1) > STORE_HASH_MAX)))) {
 		snprintf(msg, STORE_MSG_MAX, "a bad write of key %.64s", o->name);
 		return false;
 	}
@@ -81,8 +82,8 @@ struct store_kv_req *store_kv_copy(const struct store_kv_req *req)
 	size_t bytes = sizeof(*req) + req->n * sizeof(struct store_kv_op);
 	for (unsigned i = 0; i < req->n; i++) {
 		const struct store_kv_op *o = &req->ops[i];
-		bytes +=
-			sz(o->name) + sz(o->rvn) + sz(o->owner) + sz(o->new_owner) + sz(o->new_rvn);
+		bytes += sz(o->name) + sz(o->rvn) + sz(o->owner) + sz(o->new_owner) +
+			 sz(o->new_rvn) + sz(o->hash);
 	}
 	struct store_kv_req *c = malloc(bytes);
 	if (c == NULL)
@@ -98,6 +99,7 @@ struct store_kv_req *store_kv_copy(const struct store_kv_req *req)
 		ops[i].owner = put(&at, req->ops[i].owner);
 		ops[i].new_owner = put(&at, req->ops[i].new_owner);
 		ops[i].new_rvn = put(&at, req->ops[i].new_rvn);
+		ops[i].hash = put(&at, req->ops[i].hash);
 	}
 	return c;
 }

@@ -33,10 +33,11 @@
  * Writes:
  *   CHECK    none (DynamoDB: a ConditionCheck).
  *   SET      SET owner, rvn, leaseMs, _type LOCK, expAt, expRvn = rvn,
- *            ttl; REMOVE holder; ADD fence 1 when .raise_fence (the key
- *            becomes held by a new holder: from absent or expired, or
- *            another owner).
- *   FREE     REMOVE owner, leaseMs, holder, expAt, expRvn; SET ttl.
+ *            ttl, hfields = .hash (REMOVE hfields without one); REMOVE
+ *            holder; ADD fence 1 when .raise_fence (the key becomes held
+ *            by a new holder: from absent or expired, or another owner).
+ *   FREE     REMOVE owner, leaseMs, holder, expAt, expRvn, hfields; SET
+ *            ttl.
  *            The item stays (a tombstone: fence and rvn kept), so a NONE
  *            or FREE condition of an older read cannot pass.
  *
@@ -79,6 +80,7 @@ struct store_kv_op {
 	int64_t lease_ms;      /* > 0 */
 	int64_t expires_at;    /* epoch ms */
 	bool raise_fence;
+	const char *hash; /* SET: the key's hash (store.h lock_item.hash), or NULL */
 };
 
 struct store_kv_req {

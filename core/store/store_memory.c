@@ -69,6 +69,7 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 		out->exp_rvn[0] = '\0';
 		out->secret_hash[0] = '\0';
 		out->orphan[0] = out->adopted_from[0] = '\0';
+		out->hash[0] = '\0';
 		return;
 	}
 	out->exists = true;
@@ -108,6 +109,10 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	memcpy(out->secret_hash, it->secret_hash, sizeof(out->secret_hash));
 	memcpy(out->orphan, it->orphan, sizeof(out->orphan));
 	memcpy(out->adopted_from, it->adopted_from, sizeof(out->adopted_from));
+	if (it->hfields != NULL) /* rare: a script's hash */
+		snprintf(out->hash, sizeof(out->hash), "%s", it->hfields);
+	else
+		out->hash[0] = '\0';
 }
 
 static size_t slen(const char *s)
@@ -188,6 +193,7 @@ void mem_item_delete(struct mstore *ms, struct mitem **slot)
 	free(it->holder);
 	free(it->waiter);
 	free(it->other_type);
+	free(it->hfields);
 	free(it);
 	ms->nitems--;
 }
@@ -410,6 +416,7 @@ oom:
 static void call_free(struct store_call *call)
 {
 	free(call->kv);
+	free(call->blob);
 	pool_put(&call_pool, call, call->size);
 }
 
@@ -570,6 +577,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->page = NULL;
 	call->limit = 0;
 	call->kv = NULL;
+	call->blob = NULL;
 	call->size = sizeof(*call) + need;
 	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
@@ -648,6 +656,7 @@ static struct store_call *mem_scan(struct store *s, const char *cursor, unsigned
 	call->page = res;
 	call->limit = limit;
 	call->kv = NULL;
+	call->blob = NULL;
 	call->req.op = STORE_SCAN;
 	if (!from_start) {
 		memcpy(call->text, after, need);
@@ -669,6 +678,7 @@ static void mem_free(struct store *s)
 			free(it->holder);
 			free(it->other_type);
 			free(it->waiter);
+			free(it->hfields);
 			free(it);
 		}
 	}
@@ -679,6 +689,7 @@ static void mem_free(struct store *s)
 	}
 	timer_cancel(&ms->q_timer);
 	timer_cancel(&ms->sweep);
+	mem_blobs_free(ms);
 	free(ms->gens);
 	free(ms->buckets);
 	free(ms);
@@ -734,6 +745,8 @@ static struct store_call *mem_transact(struct store *s, const struct store_tx_re
 static const struct store_ops memory_ops = {
 	.transact = mem_transact,
 	.kv_commit = mem_kv_commit,
+	.blob_put = mem_blob_put,
+	.blob_get = mem_blob_get,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,

@@ -46,7 +46,8 @@ struct mitem {
 	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
 	char orphan[STORE_ID_MAX + 1];		     /* ORPHAN's marker, "" none */
 	char adopted_from[STORE_ID_MAX + 1];	     /* ADOPT's marker, "" none */
-	char name[];				     /* NUL-terminated */
+	char *hfields; /* a script's hash (store.h lock_item.hash), or NULL */
+	char name[];   /* NUL-terminated */
 };
 
 /* Made by mem_submit from a block not zeroed (pool_take): a new field must
@@ -63,6 +64,7 @@ struct store_call {
 		void (*scan_cb)(void *arg); /* a scan */
 		store_tx_cb tx_cb;	    /* a transaction (mem_transact) */
 		store_kv_cb kv_cb;	    /* a keyspace commit (mem_kv_commit) */
+		store_blob_cb blob_cb;	    /* a blob (store_memory_blob.c) */
 	};
 	void *arg;
 	/* A scan (req.op STORE_SCAN): its page, at most limit items after
@@ -72,6 +74,9 @@ struct store_call {
 	/* A keyspace commit (store_memory_kv.c): its copy, freed with the
 	 * call; NULL for every other call. */
 	struct store_kv_req *kv;
+	/* A blob's put or get (store_memory_blob.c): freed with the call. */
+	struct mblob *blob;
+	bool blob_put;
 	struct store_req req; /* strings point into text */
 	char text[];
 };
@@ -116,8 +121,23 @@ struct mstore {
 	int fail_n;
 	enum store_status fail_status;
 	const char *fail_type;
+	struct mblob *blobs; /* store_memory_blob.c */
 	char table[];
 };
+
+/* A blob (store_blob.h): its key "<kind>#<id>" and bytes, in one malloc. */
+struct mblob {
+	struct mblob *next;
+	size_t len;
+	char *key;
+	unsigned char data[];
+};
+
+struct store_call *mem_blob_put(struct store *s, const char *kind, const char *id, const void *data,
+				size_t len, store_blob_cb cb, void *arg);
+struct store_call *mem_blob_get(struct store *s, const char *kind, const char *id, store_blob_cb cb,
+				void *arg);
+void mem_blobs_free(struct mstore *ms);
 
 /* The item as a read gives it (it NULL: none). */
 void mem_copy_out(const struct mitem *it, struct lock_item *out);

@@ -56,6 +56,8 @@ static void write_set(struct mstore *ms, struct mitem *it, const struct store_kv
 		it->fence++;
 	if (ttl > 0)
 		it->ttl = ttl;
+	free(it->hfields); /* a copy failing leaves none: the next read fails the script */
+	it->hfields = o->hash != NULL ? strdup(o->hash) : NULL;
 }
 
 static void write_free(struct mstore *ms, struct mitem *it, int64_t ttl)
@@ -67,6 +69,8 @@ static void write_free(struct mstore *ms, struct mitem *it, int64_t ttl)
 	it->has_holder = false;
 	it->expires_at = 0;
 	it->exp_rvn[0] = '\0';
+	free(it->hfields);
+	it->hfields = NULL;
 	if (ttl > 0)
 		it->ttl = ttl;
 }

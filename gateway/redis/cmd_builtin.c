@@ -59,10 +59,17 @@ static void c_ping(struct cmd_call *c)
 		resp_add_errorf(c->out, "ERR wrong number of arguments for 'ping' command");
 		return;
 	}
-	if (c->argc == 2)
+	if (c->sess->subscriptions > 0 && c->proto == RESP2) {
+		/* a subscribed RESP2 connection: Redis answers as a message */
+		resp_add_array(c->out, 2);
+		resp_add_bulk(c->out, "pong", 4);
+		resp_add_bulk(c->out, c->argc == 2 ? c->argv[1].p : "",
+			      c->argc == 2 ? c->argv[1].len : 0);
+	} else if (c->argc == 2) {
 		resp_add_bulk(c->out, c->argv[1].p, c->argv[1].len);
-	else
+	} else {
 		resp_add_simple(c->out, "PONG", 4);
+	}
 }
 
 static void c_echo(struct cmd_call *c)
@@ -102,6 +109,7 @@ static void c_reset(struct cmd_call *c)
 	struct sess *s = c->sess;
 	const struct sess_hooks *h = &sess_fe(s)->hooks;
 	bool answered = h->on_reset != NULL && h->on_reset(s, h->arg);
+	s->multi = s->multi_dirty = false; /* the hook dropped the queue */
 	s->proto = RESP2;
 	free(s->name);
 	s->name = NULL;
@@ -916,7 +924,7 @@ static const struct cmd_def builtins[] = {
 	{.name = "quit",
 	 .fn = c_quit,
 	 .arity = -1,
-	 .flags = CMD_NOAUTH | CMD_LOADING,
+	 .flags = CMD_NOAUTH | CMD_LOADING | CMD_IN_MULTI,
 	 .acl = ACL_FAST | ACL_CONNECTION,
 	 .summary = "Closes the connection, releasing its leases.",
 	 .group = "connection",
@@ -924,7 +932,7 @@ static const struct cmd_def builtins[] = {
 	{.name = "reset",
 	 .fn = c_reset,
 	 .arity = 1,
-	 .flags = CMD_NOAUTH | CMD_LOADING,
+	 .flags = CMD_NOAUTH | CMD_LOADING | CMD_IN_MULTI,
 	 .acl = ACL_FAST | ACL_CONNECTION,
 	 .summary = "Resets the connection: releases its leases, clears its name.",
 	 .group = "connection",

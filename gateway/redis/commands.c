@@ -53,6 +53,8 @@ struct cmd_table {
 	const struct cmd_def *absent;
 	size_t nabsent;
 	const char *absent_why;
+	cmd_fn queue; /* cmd_table_set_queue */
+	void *queue_arg;
 };
 
 void cmd_table_note_absent(struct cmd_table *t, const struct cmd_def *defs, size_t n,
@@ -71,6 +73,20 @@ static const char *absent_why(const struct cmd_table *t, const struct resp_arg *
 		    strncasecmp(t->absent[i].name, name->p, name->len) == 0)
 			return t->absent_why;
 	return NULL;
+}
+
+void cmd_table_set_queue(struct cmd_table *t, cmd_fn queue, void *arg)
+{
+	t->queue = queue;
+	t->queue_arg = arg;
+}
+
+/* A command refused before it ran: inside MULTI, EXEC then aborts (as
+ * Redis flags the transaction). */
+static void refused_in_multi(struct sess *s)
+{
+	if (s->multi)
+		s->multi_dirty = true;
 }
 
 bool cmd_table_is_ready(const struct cmd_table *t)
@@ -425,6 +441,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 	struct entry *top = find_entry(t, argv[0].p, argv[0].len);
 	if (top == NULL) {
 		unknown_command(t, call.out, argc, argv);
+		refused_in_multi(s);
 		return;
 	}
 	const struct cmd_def *d = top->def;
@@ -434,6 +451,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 	if (!arity_ok(d->arity, argc)) {
 		resp_add_errorf(call.out, "ERR wrong number of arguments for '%s' command",
 				d->name);
+		refused_in_multi(s);
 		return;
 	}
 	unsigned flags = d->flags;
@@ -450,6 +468,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 			upper[i] = '\0';
 			resp_add_errorf(call.out, "ERR unknown subcommand '%.128s'. Try %s HELP.",
 					argv[1].p, upper);
+			refused_in_multi(s);
 			return;
 		}
 		s->last_sub = sub;
@@ -457,6 +476,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 			resp_add_errorf(call.out,
 					"ERR wrong number of arguments for '%s|%s' command",
 					d->name, sub->name);
+			refused_in_multi(s);
 			return;
 		}
 		flags |= sub->flags;
@@ -464,17 +484,26 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 	}
 	if (!s->c.authenticated && !(flags & CMD_NOAUTH)) {
 		resp_add_error(call.out, "NOAUTH Authentication required.", 31);
+		refused_in_multi(s);
 		return;
 	}
 	if (!(flags & CMD_NOAUTH) &&
-	    !acl_allows(s, d, s->last_sub ? s->last_cmd : NULL, argc, argv))
+	    !acl_allows(s, d, s->last_sub ? s->last_cmd : NULL, argc, argv)) {
+		refused_in_multi(s);
 		return;
+	}
 	const char *why = "the lock store is not open yet";
 	if (t->ready != NULL && !(flags & CMD_LOADING) && !t->ready(t->ready_arg, &why)) {
 		resp_add_errorf(call.out, "LOADING leasegate is not ready: %s", why);
+		refused_in_multi(s);
 		return;
 	}
 	call.def = d;
+	if (s->multi && !(flags & CMD_IN_MULTI) && t->queue != NULL) {
+		call.arg = t->queue_arg;
+		t->queue(&call); /* QUEUED, or refused (the transaction then aborts) */
+		return;
+	}
 	t->dispatched++;
 	if ((flags & CMD_AUTHENTICATES) && hold_answer(&call))
 		return;

@@ -69,6 +69,10 @@ enum cmd_flags {
 	CMD_NOSCRIPT = 1 << 3, /* "noscript" */
 	CMD_STALE = 1 << 4,    /* "stale" */
 	CMD_DENYOOM = 1 << 5,  /* "denyoom" */
+	/* Runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT,
+	 * RESET); any other command is handed to the queue hook
+	 * (cmd_table_set_queue) there. */
+	CMD_IN_MULTI = 1 << 6,
 };
 
 /* An argument's type, as COMMAND DOCS names them. */
@@ -215,6 +219,14 @@ void cmd_info_text(const struct cmd_table *t, struct sess *s, int argc, const st
  * command without CMD_LOADING is answered "-LOADING <why>", Redis's error
  * for "not ready yet", which clients retry. NULL: always ready. */
 void cmd_table_set_gate(struct cmd_table *t, bool (*ready)(void *arg, const char **why), void *arg);
+
+/* While a session is inside MULTI (s->multi), a command without
+ * CMD_IN_MULTI that passed the checks of dispatch (known, arity, auth,
+ * ACL, the gate) goes to queue instead of its handler (call->arg: arg;
+ * call->def the command run): queue answers QUEUED, or refuses it with an
+ * error and sets s->multi_dirty. A command refused by those checks sets
+ * s->multi_dirty too (EXEC then answers EXECABORT, as Redis). */
+void cmd_table_set_queue(struct cmd_table *t, cmd_fn queue, void *arg);
 
 /* True unless the gate says the store is not open yet. */
 bool cmd_table_is_ready(const struct cmd_table *t);

@@ -20,7 +20,8 @@ struct rl_sess {
 	struct rl_app *app;
 	struct sess *sess;
 	struct lsess *ls;
-	void *ctx; /* rl_keep_ctx: freed at close */
+	void *ctx;	  /* rl_keep_ctx: freed at close */
+	struct rl_tx *tx; /* MULTI/WATCH (txcmds.c), NULL when none */
 };
 
 struct rl_app *rl_new(struct lsvc *svc, const struct backend *backend)
@@ -39,8 +40,10 @@ struct rl_app *rl_new(struct lsvc *svc, const struct backend *backend)
 
 void rl_free(struct rl_app *app)
 {
-	if (app != NULL)
+	if (app != NULL) {
 		sr_free(app->scripts);
+		rl_pubsub_free(app->pubsub);
+	}
 	free(app);
 }
 
@@ -110,12 +113,14 @@ struct lsess *rl_lsess(struct rl_app *app, struct cmd_call *c)
 /* A session is gone: release what it holds, cancel what it waits for. */
 static void on_close(struct sess *s, void *arg)
 {
+	rl_pubsub_drop(arg, s);
 	struct rl_sess *rs = sess_app(s);
 	if (rs == NULL)
 		return;
 	sess_set_app(s, NULL);
 	lsess_free(rs->ls); /* its callbacks never run now: the context is ours */
 	free(rs->ctx);
+	rl_tx_free(rs->tx);
 	free(rs);
 }
 
@@ -124,6 +129,14 @@ static bool holds(const struct sess *s, void *arg)
 {
 	const struct rl_sess *rs = sess_app(s);
 	return rs != NULL && rs->ls != NULL && lsess_count(rs->ls) > 0;
+}
+
+struct rl_tx **rl_tx_slot(struct cmd_call *c)
+{
+	if (rl_lsess(c->arg, c) == NULL)
+		return NULL;
+	struct rl_sess *rs = sess_app(c->sess);
+	return &rs->tx;
 }
 
 void rl_keep_ctx(struct sess *s, void *ctx)
@@ -157,10 +170,13 @@ static void reset_done(void *arg, const struct ls_result *res)
  * error naming a release that was not. */
 static bool on_reset(struct sess *s, void *arg)
 {
+	rl_pubsub_drop(arg, s); /* RESET unsubscribes */
 	struct rl_sess *rs = sess_app(s);
 	struct ls_result now;
 	if (rs == NULL)
 		return false;
+	rl_tx_free(rs->tx); /* RESET discards MULTI and unwatches */
+	rs->tx = NULL;
 	enum ls_status st = ls_release_all(rs->ls, &now, reset_done, s);
 	if (st == LS_PENDING) {
 		sess_suspend(s);
@@ -393,6 +409,7 @@ int rl_register_commands(struct rl_app *app, struct cmd_table *cmds)
 {
 	if (rl_lockcmds_register(app, cmds) < 0 || rl_leadercmds_register(app, cmds) < 0 ||
 	    rl_compatcmds_register(app, cmds) < 0 || rl_scriptcmds_register(app, cmds) < 0 ||
+	    rl_txcmds_register(app, cmds) < 0 || rl_pubsubcmds_register(app, cmds) < 0 ||
 	    rl_fencecmds_register(app, cmds) < 0 || rl_admincmds_register(app, cmds) < 0 ||
 	    rl_testcmds_register(app, cmds) < 0)
 		return -1;

@@ -43,6 +43,8 @@ struct rl_app {
 	uint64_t pushes_sent;
 	/* EVAL's engine (gateway/script), made at the first script; owned */
 	struct sr_engine *scripts;
+	/* the channels of SUBSCRIBE (pubsub.c), made at the first; owned */
+	struct rl_pubsub *pubsub;
 };
 
 /* The Redis side over svc and the backend's lock table and store (neither
@@ -159,6 +161,37 @@ void rl_acquire_detached(struct cmd_call *c, const struct resp_arg *key,
  * PX): 1..LS_VALUE_MAX printable ASCII bytes, no space (as the lease layer). */
 bool rl_value_ok(const struct resp_arg *v);
 
+/* The script engine of the gateway (gateway/script), made at the first
+ * use; NULL with the error written to c->out. */
+struct sr_engine;
+struct sr_engine *rl_script_engine(struct cmd_call *c);
+
+/* A script's or a transaction's reply (struct sv) as Redis gives it to a
+ * RESP2 or RESP3 client. */
+struct sv;
+void rl_render_sv(struct buf *out, enum resp_proto proto, const struct sv *v);
+
+/* The MULTI/WATCH state of c's session (txcmds.c), kept with its lease
+ * session and freed at its close or RESET by rl_tx_free: a slot holding
+ * NULL until txcmds.c makes one. NULL on out-of-memory (the error
+ * written). */
+struct rl_tx;
+struct rl_tx **rl_tx_slot(struct cmd_call *c);
+void rl_tx_free(struct rl_tx *tx);
+
+int rl_txcmds_register(struct rl_app *app, struct cmd_table *cmds)
+	__attribute__((warn_unused_result));
+
+/* Pub/Sub on this replica (pubsub.c): a channel's subscribers here, a
+ * message delivered to them (app: the struct rl_app), a session's
+ * subscriptions dropped (its close, RESET). */
+struct rl_pubsub;
+size_t rl_pubsub_count(void *app, const char *channel, size_t len);
+void rl_pubsub_publish(void *app, const char *channel, size_t len, const char *msg, size_t msg_len);
+void rl_pubsub_drop(struct rl_app *app, struct sess *s);
+void rl_pubsub_free(struct rl_pubsub *ps);
+int rl_pubsubcmds_register(struct rl_app *app, struct cmd_table *cmds)
+	__attribute__((warn_unused_result));
 int rl_compatcmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 int rl_scriptcmds_register(struct rl_app *app, struct cmd_table *cmds)

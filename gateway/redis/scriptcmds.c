@@ -5,16 +5,22 @@
  * its reads validated and its writes committed at once), their replies
  * rendered here as RESP2 or RESP3 as Redis converts Lua values.
  *
- * Scripts are cached by SHA1 in this process (SCRIPT LOAD, EVAL). An
- * EVALSHA of a SHA1 not cached that is one of the lock scripts leasegate
- * knew before it ran Lua (redis-py's Lock, redlock 4) still runs as that
- * script's lease operation, as before: clients that call EVALSHA first
- * keep working on a replica that has not seen the script.
+ * Scripts are cached by SHA1 in this process (SCRIPT LOAD, EVAL) and in
+ * the table (core/store_blob.h, items SCRIPT#<sha1>), so that a script
+ * loaded on one replica runs by EVALSHA on every other: SCRIPT LOAD
+ * answers once the table has it, EVAL of a script new here writes it in
+ * the background, and EVALSHA of a SHA1 not cached here reads the table
+ * once (GetItem) and caches what it finds (NOSCRIPT only when the table
+ * has none). SCRIPT FLUSH forgets this replica's copies only. An EVALSHA
+ * of a SHA1 not cached that is one of the lock scripts leasegate knew
+ * before it ran Lua (redis-py's Lock, redlock 4) still runs as that
+ * script's lease operation, as before, without reading the table.
  *
  * Not here: the key commands outside scripts (compatcmds.c), the lease
  * rules.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -22,7 +28,11 @@
 #include "gateway/config.h"
 #include "gateway/redis/session.h"
 #include "core/locktable.h"
+#include "core/store/store_blob.h"
+#include "gateway/obs/log.h"
 #include "gateway/script/script_run.h"
+
+#define BLOB_SCRIPT "SCRIPT" /* the kind of the table's script items */
 
 #define SHA1_HEX 40
 
@@ -191,9 +201,7 @@ static void eval_known(struct cmd_call *c, const struct known_script *k)
 #define SCRIPT_MAX_INSTR 50000000   /* instructions of one run */
 #define SCRIPT_MAX_BYTES (32 << 20) /* memory one run may add */
 
-/* The engine of the gateway, made at the first script; NULL with the
- * error written. */
-static struct sr_engine *engine(struct cmd_call *c)
+struct sr_engine *rl_script_engine(struct cmd_call *c)
 {
 	struct rl_app *app = c->arg;
 	if (app->scripts != NULL)
@@ -206,6 +214,9 @@ static struct sr_engine *engine(struct cmd_call *c)
 		.min_lease_ms = LT_MIN_LEASE_MS,
 		.max_lease_ms = rl_max_lease_ms(c),
 		.ttl_retention_ms = cfg->ttl_attribute[0] != '\0' ? cfg->ttl_retention_ms : 0,
+		.subscribers = rl_pubsub_count,
+		.publish = rl_pubsub_publish,
+		.pub_arg = app,
 	};
 	app->scripts = sr_new(app->store, app->lt, lt_clock(app->lt), &sc);
 	if (app->scripts == NULL)
@@ -213,8 +224,12 @@ static struct sr_engine *engine(struct cmd_call *c)
 	return app->scripts;
 }
 
-/* A script's reply as Redis gives it to a RESP2 or RESP3 client. */
-static void render(struct buf *out, enum resp_proto proto, const struct sv *v)
+static struct sr_engine *engine(struct cmd_call *c)
+{
+	return rl_script_engine(c);
+}
+
+void rl_render_sv(struct buf *out, enum resp_proto proto, const struct sv *v)
 {
 	switch (v->type) {
 	case SV_INT:
@@ -235,7 +250,7 @@ static void render(struct buf *out, enum resp_proto proto, const struct sv *v)
 	case SV_ARRAY:
 		resp_add_array(out, v->n);
 		for (size_t i = 0; i < v->n; i++)
-			render(out, proto, &v->a[i]);
+			rl_render_sv(out, proto, &v->a[i]);
 		break;
 	case SV_BOOL: /* RESP2: true is 1, false nil; RESP3: a boolean */
 		if (proto == RESP3)
@@ -259,7 +274,7 @@ static void script_done(void *arg, struct sv *result)
 {
 	struct sess *s = arg;
 	if (!sess_closed(s))
-		render(sess_out(s), sess_proto(s), result);
+		rl_render_sv(sess_out(s), sess_proto(s), result);
 	sess_resume(s);
 	sess_unref(s);
 }
@@ -286,11 +301,16 @@ static bool numkeys(struct cmd_call *c, int *n)
 }
 
 /* Runs the cached script sha with c's keys and arguments. */
-static void run_lua(struct cmd_call *c, struct sr_engine *e, const char *sha, bool ro)
+/* Runs the cached script sha with c's keys and arguments: true when a job
+ * started (it answers, resumes and unrefs the session), false with the
+ * reply written. suspended: the caller has suspended and referenced the
+ * session already (the job takes both over). */
+static bool run_lua_job(struct cmd_call *c, struct sr_engine *e, const char *sha, bool ro,
+			bool suspended)
 {
 	int nk;
 	if (!numkeys(c, &nk))
-		return;
+		return false;
 	int na = c->argc - 3 - nk;
 	const char *ptrs[2 * 1024];
 	size_t lens[2 * 1024];
@@ -299,7 +319,7 @@ static void run_lua(struct cmd_call *c, struct sr_engine *e, const char *sha, bo
 				"ERR a script of leasegate takes at most %d keys and "
 				"arguments",
 				2 * 1024);
-		return;
+		return false;
 	}
 	for (int i = 0; i < nk + na; i++) {
 		ptrs[i] = c->argv[3 + i].p;
@@ -315,12 +335,154 @@ static void run_lua(struct cmd_call *c, struct sr_engine *e, const char *sha, bo
 			     .ro = ro || sl_script_ro(sr_vm(e), sha)};
 	struct sv err = {.type = SV_NIL};
 	if (sr_start(e, &req, script_done, c->sess, &err) == NULL) {
-		render(c->out, c->proto, &err);
+		rl_render_sv(c->out, c->proto, &err);
 		sv_clear(&err);
+		return false;
+	}
+	if (!suspended) {
+		sess_ref(c->sess);
+		sess_suspend(c->sess);
+	}
+	return true;
+}
+
+static void run_lua(struct cmd_call *c, struct sr_engine *e, const char *sha, bool ro)
+{
+	(void)run_lua_job(c, e, sha, ro, false);
+}
+
+/* --- the script cache in the table (core/store_blob.h) --- */
+
+/* A put nobody waits for (EVAL of a script new here): logged if it fails. */
+static void put_logged(void *arg, const struct store_blob_result *res)
+{
+	if (res->status != STORE_OK)
+		log_msg(LOG_LVL_WARN, "script cache: writing a script to the table failed: %s",
+			res->message);
+}
+
+/* Writes the cached script sha to the table, nobody waiting. */
+static void put_background(struct rl_app *app, struct sr_engine *e, const char *sha)
+{
+	size_t len = 0;
+	const char *body = sl_body(sr_vm(e), sha, &len);
+	if (body != NULL &&
+	    store_blob_put(app->store, BLOB_SCRIPT, sha, body, len, put_logged, NULL) == NULL)
+		log_msg(LOG_LVL_WARN, "script cache: script %s not written to the table", sha);
+}
+
+/* An EVALSHA or SCRIPT LOAD waiting for the table: the session (held),
+ * the command's arguments copied (EVALSHA runs them once the script is
+ * read). */
+struct table_wait {
+	struct sess *sess;
+	struct rl_app *app;
+	bool ro;
+	char sha[SL_SHA_HEX + 1];
+	int argc;
+	struct resp_arg *argv;
+	char text[];
+};
+
+static struct table_wait *wait_new(struct cmd_call *c, const char *sha)
+{
+	size_t bytes = sizeof(struct table_wait) + (size_t)c->argc * sizeof(struct resp_arg);
+	for (int i = 0; i < c->argc; i++)
+		bytes += c->argv[i].len + 1;
+	struct table_wait *w = malloc(bytes);
+	if (w == NULL)
+		return NULL;
+	*w = (struct table_wait){.sess = c->sess, .app = c->arg, .argc = c->argc};
+	snprintf(w->sha, sizeof(w->sha), "%s", sha);
+	w->argv = (struct resp_arg *)(void *)w->text;
+	char *at = w->text + (size_t)c->argc * sizeof(struct resp_arg);
+	for (int i = 0; i < c->argc; i++) {
+		memcpy(at, c->argv[i].p, c->argv[i].len);
+		at[c->argv[i].len] = '\0';
+		w->argv[i] = (struct resp_arg){.p = at, .len = c->argv[i].len};
+		at += c->argv[i].len + 1;
+	}
+	return w;
+}
+
+static void wait_end(struct table_wait *w)
+{
+	struct sess *s = w->sess;
+	free(w);
+	sess_resume(s);
+	sess_unref(s);
+}
+
+/* SCRIPT LOAD's put answered: the SHA1 once the table has the script. */
+static void load_put_done(void *arg, const struct store_blob_result *res)
+{
+	struct table_wait *w = arg;
+	struct sess *s = w->sess;
+	if (sess_closed(s))
+		;
+	else if (res->status == STORE_OK)
+		resp_add_bulk(sess_out(s), w->sha, SL_SHA_HEX);
+	else
+		resp_add_errorf(sess_out(s),
+				"%s the script is cached on this replica, but writing it to the "
+				"table for the other replicas failed: %s",
+				res->status == STORE_TRANSIENT ? "TRYAGAIN" : "ERR", res->message);
+	wait_end(w);
+}
+
+/* EVALSHA's read of the table answered: the script compiled and run, or
+ * NOSCRIPT when the table has none. */
+static void evalsha_get_done(void *arg, const struct store_blob_result *res)
+{
+	struct table_wait *w = arg;
+	struct sess *s = w->sess;
+	if (sess_closed(s)) {
+		wait_end(w);
 		return;
+	}
+	struct cmd_call c = {.sess = s,
+			     .argc = w->argc,
+			     .argv = w->argv,
+			     .out = sess_out(s),
+			     .proto = sess_proto(s),
+			     .arg = w->app};
+	struct sr_engine *e = w->app->scripts;
+	char sha[SL_SHA_HEX + 1], err[256];
+	if (res->status != STORE_OK) {
+		resp_add_errorf(c.out, "%s reading script %s from the table: %s",
+				res->status == STORE_TRANSIENT ? "TRYAGAIN" : "ERR", w->sha,
+				res->message);
+	} else if (!res->found) {
+		resp_add_errorf(c.out, "NOSCRIPT No matching script. Please use EVAL.");
+	} else if (!sl_load(sr_vm(e), res->data, res->len, sha, err, sizeof(err)) ||
+		   strcmp(sha, w->sha) != 0) {
+		log_msg(LOG_LVL_WARN, "script cache: the table's script %s is not that script",
+			w->sha);
+		resp_add_errorf(c.out, "NOSCRIPT No matching script. Please use EVAL.");
+	} else if (run_lua_job(&c, e, sha, w->ro, true)) {
+		free(w); /* the job answers, resumes and unrefs */
+		return;
+	}
+	wait_end(w);
+}
+
+/* Reads sha from the table for c (EVALSHA of a script not cached here),
+ * holding the session until it runs; false when the read could not be
+ * sent (the caller answers). */
+static bool evalsha_from_table(struct cmd_call *c, const char *sha, bool ro)
+{
+	struct rl_app *app = c->arg;
+	struct table_wait *w = wait_new(c, sha);
+	if (w == NULL)
+		return false;
+	w->ro = ro;
+	if (store_blob_get(app->store, BLOB_SCRIPT, sha, evalsha_get_done, w) == NULL) {
+		free(w);
+		return false;
 	}
 	sess_ref(c->sess);
 	sess_suspend(c->sess);
+	return true;
 }
 
 static void eval(struct cmd_call *c, bool ro)
@@ -329,10 +491,13 @@ static void eval(struct cmd_call *c, bool ro)
 	if (e == NULL)
 		return;
 	char sha[SL_SHA_HEX + 1], err[256];
+	size_t before = sl_count(sr_vm(e));
 	if (!sl_load(sr_vm(e), c->argv[1].p, c->argv[1].len, sha, err, sizeof(err))) {
 		resp_add_error(c->out, err, strlen(err));
 		return;
 	}
+	if (sl_count(sr_vm(e)) > before) /* new here: the other replicas may lack it */
+		put_background(c->arg, e, sha);
 	run_lua(c, e, sha, ro);
 }
 
@@ -351,11 +516,21 @@ static void evalsha(struct cmd_call *c, bool ro)
 		return;
 	}
 	const struct known_script *k = find_sha(a->p, a->len);
-	if (k == NULL || ro) {
-		resp_add_errorf(c->out, "NOSCRIPT No matching script. Please use EVAL.");
+	if (k != NULL && !ro) {
+		eval_known(c, k); /* not loaded here: the lease operation it stands for */
 		return;
 	}
-	eval_known(c, k); /* not loaded here: the lease operation it stands for */
+	char sha[SL_SHA_HEX + 1];
+	bool hex = a->len == SL_SHA_HEX;
+	for (size_t i = 0; hex && i < SL_SHA_HEX; i++) {
+		char ch = (char)(a->p[i] >= 'A' && a->p[i] <= 'F' ? a->p[i] + 32 : a->p[i]);
+		hex = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+		sha[i] = ch;
+	}
+	sha[SL_SHA_HEX] = '\0';
+	/* loaded on another replica (SCRIPT LOAD, EVAL): the table has it */
+	if (!hex || !evalsha_from_table(c, sha, ro))
+		resp_add_errorf(c->out, "NOSCRIPT No matching script. Please use EVAL.");
 }
 
 static void cmd_evalsha(struct cmd_call *c)
@@ -386,10 +561,21 @@ static void c_script_load(struct cmd_call *c)
 	if (e == NULL)
 		return;
 	char sha[SL_SHA_HEX + 1], err[256];
-	if (!sl_load(sr_vm(e), c->argv[2].p, c->argv[2].len, sha, err, sizeof(err)))
+	if (!sl_load(sr_vm(e), c->argv[2].p, c->argv[2].len, sha, err, sizeof(err))) {
 		resp_add_error(c->out, err, strlen(err));
-	else
-		resp_add_bulk(c->out, sha, SL_SHA_HEX);
+		return;
+	}
+	/* answered once the table has it: an EVALSHA on another replica
+	 * right after finds it */
+	struct table_wait *w = wait_new(c, sha);
+	if (w == NULL || store_blob_put(((struct rl_app *)c->arg)->store, BLOB_SCRIPT, sha,
+					c->argv[2].p, c->argv[2].len, load_put_done, w) == NULL) {
+		free(w);
+		resp_add_errorf(c->out, "ERR out of memory writing the script to the table");
+		return;
+	}
+	sess_ref(c->sess);
+	sess_suspend(c->sess);
 }
 
 static void c_script_exists(struct cmd_call *c)
@@ -431,7 +617,7 @@ static void c_script_help(struct cmd_call *c)
 		"EXISTS <sha1> [<sha1> ...]",
 		"    1 for each script cached here (or one of the lock scripts leasegate knows).",
 		"FLUSH [ASYNC|SYNC]",
-		"    Forgets the scripts cached here.",
+		"    Forgets the scripts cached on this replica (not those in the table).",
 		"KILL",
 		"    NOTBUSY: a script runs within its command, under a time limit.",
 		"LOAD <script>",
@@ -450,7 +636,8 @@ static const struct cmd_def script_subs[] = {
 	 .arity = 3,
 	 .flags = CMD_NOSCRIPT | CMD_STALE,
 	 .acl = ACL_SLOW | ACL_SCRIPTING,
-	 .summary = "Compiles and caches a Lua script: its SHA1.",
+	 .summary = "Compiles and caches a Lua script, here and in the table for every "
+		    "replica: its SHA1.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"script", CMD_ARG_STRING, NULL, 0})},
@@ -469,7 +656,7 @@ static const struct cmd_def script_subs[] = {
 	 .arity = -2,
 	 .flags = CMD_NOSCRIPT,
 	 .acl = ACL_SLOW | ACL_SCRIPTING,
-	 .summary = "Forgets the cached scripts.",
+	 .summary = "Forgets the scripts cached on this replica; the table keeps its copies.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"async", CMD_ARG_PURE_TOKEN, "ASYNC", CMD_ARG_OPTIONAL},

@@ -85,6 +85,10 @@ struct sess {
 	void *app;	    /* the lease commands' per-session state (sess_set_app) */
 	bool denied;	    /* protected mode: refused at its first step */
 	bool parser_unauth; /* what the parser was last told of c.authenticated */
+	/* inside MULTI (commands.h, cmd_table_set_queue), and a command was
+	 * refused there: EXEC aborts */
+	bool multi, multi_dirty;
+	unsigned subscriptions; /* channels subscribed to (pubsub.c) */
 	/* a deferred reply's command and where its reply will start in c.out
 	 * (as of c.flushes), to count its outcome at sess_resume */
 	struct cmd_stat *reply_stat;

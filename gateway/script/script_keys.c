@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #define BY_VALUE "d:" /* the owner prefix of a lease taken by value (gateway/lease) */
+#define HASHED	 "h:" /* the owner prefix of a hash a script wrote */
 
 /* --- a key's view --- */
 
@@ -37,13 +38,33 @@ void sk_key_init(struct sk_key *k, const char *name, const struct lock_item *ite
 		const char *o = item->owner;
 		bool by_value = strncmp(o, BY_VALUE, 2) == 0;
 		bool detached = by_value || strncmp(o, "a:", 2) == 0;
-		snprintf(k->value0, sizeof(k->value0), "%s", detached ? o + 2 : o);
+		k->hash0 = strncmp(o, HASHED, 2) == 0;
+		snprintf(k->value0, sizeof(k->value0), "%s", k->hash0 ? "" : detached ? o + 2 : o);
 		k->script_exp0 = item->exp_rvn[0] != '\0' && strcmp(item->exp_rvn, item->rvn) == 0;
 		k->expires0 = k->script_exp0 ? item->expires_at : now + remaining_ms;
 		k->alive0 = k->expires0 > now;
-		k->writable0 = by_value || !k->alive0;
+		k->writable0 = by_value || k->hash0 || !k->alive0;
 	}
 	sk_reset_key(k);
+}
+
+/* The fields of text ("field value ..."), at most SK_FIELDS_MAX. */
+static int parse_fields(const char *text, struct sk_field *f)
+{
+	int n = 0;
+	const char *p = text;
+	while (*p != '\0' && n < SK_FIELDS_MAX) {
+		size_t a = strcspn(p, " ");
+		const char *v = p[a] == ' ' ? p + a + 1 : p + a;
+		size_t b = strcspn(v, " ");
+		if (a == 0 || a > SK_FIELD_MAX || b == 0 || b > SK_FIELD_MAX)
+			break; /* not written by leasegate: what was read so far */
+		snprintf(f[n].name, sizeof(f[n].name), "%.*s", (int)a, p);
+		snprintf(f[n].value, sizeof(f[n].value), "%.*s", (int)b, v);
+		n++;
+		p = v[b] == ' ' ? v + b + 1 : v + b;
+	}
+	return n;
 }
 
 static void sk_reset_key(struct sk_key *k)
@@ -51,6 +72,8 @@ static void sk_reset_key(struct sk_key *k)
 	k->alive = k->alive0;
 	snprintf(k->value, sizeof(k->value), "%s", k->alive0 ? k->value0 : "");
 	k->expires_at = k->alive0 ? k->expires0 : 0;
+	k->hash = k->alive0 && k->hash0;
+	k->nfields = k->hash ? parse_fields(k->item.hash, k->fields) : 0;
 	k->touched = k->dirty = false;
 }
 
@@ -59,6 +82,16 @@ void sk_reset(struct sk_space *sp)
 	for (int i = 0; i < sp->n; i++)
 		sk_reset_key(&sp->keys[i]);
 	sp->writes = false;
+	sp->npubs = 0;
+	sp->pub_len = 0;
+}
+
+void sk_space_free(struct sk_space *sp)
+{
+	free(sp->pub_buf);
+	sp->pub_buf = NULL;
+	sp->npubs = 0;
+	sp->pub_len = 0;
 }
 
 /* --- arguments --- */
@@ -171,11 +204,29 @@ static void write_key(struct sk_space *sp, struct sk_key *k, bool alive, const c
 	k->alive = alive;
 	if (alive && value != k->value)
 		snprintf(k->value, sizeof(k->value), "%s", value);
-	if (!alive)
+	if (!alive) {
 		k->value[0] = '\0';
+		k->hash = false;
+		k->nfields = 0;
+	}
 	k->expires_at = alive ? expires_at : 0;
 	k->dirty = true;
 	sp->writes = true;
+}
+
+/* k becomes a string of value (SET, MSET, INCR), expiring at expires_at
+ * (0: none yet). */
+static void write_string(struct sk_space *sp, struct sk_key *k, const char *value,
+			 int64_t expires_at)
+{
+	k->hash = false;
+	k->nfields = 0;
+	write_key(sp, k, true, value, expires_at);
+}
+
+static void wrongtype(struct sv *r)
+{
+	sv_errorf(r, "WRONGTYPE Operation against a key holding the wrong kind of value");
 }
 
 /* --- commands --- */
@@ -187,7 +238,9 @@ static void c_get(struct sk_space *sp, int argc, const char *const *argv, const 
 		  struct sv *r)
 {
 	struct sk_key *k = key_of(sp, argv[1], lens[1], r);
-	if (k != NULL && k->alive)
+	if (k != NULL && k->hash)
+		wrongtype(r);
+	else if (k != NULL && k->alive)
 		sv_set_str(r, SV_BULK, k->value, strlen(k->value));
 }
 
@@ -207,7 +260,7 @@ static void c_mget(struct sk_space *sp, int argc, const char *const *argv, const
 			free(a);
 			return;
 		}
-		if (k->alive)
+		if (k->alive && !k->hash) /* MGET answers nil for a hash */
 			sv_set_str(&a[i - 1], SV_BULK, k->value, strlen(k->value));
 	}
 	*r = (struct sv){.type = SV_ARRAY, .a = a, .n = (size_t)argc - 1};
@@ -230,8 +283,9 @@ static void c_type(struct sk_space *sp, int argc, const char *const *argv, const
 		   struct sv *r)
 {
 	struct sk_key *k = key_of(sp, argv[1], lens[1], r);
-	if (k != NULL)
-		sv_set_str(r, SV_STATUS, k->alive ? "string" : "none", k->alive ? 6 : 4);
+	const char *t = k == NULL ? NULL : k->hash ? "hash" : k->alive ? "string" : "none";
+	if (t != NULL)
+		sv_set_str(r, SV_STATUS, t, strlen(t));
 }
 
 static void c_del(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
@@ -260,7 +314,9 @@ static void ttl_of(struct sk_space *sp, const char *const *argv, const size_t *l
 	if (k == NULL)
 		return;
 	int64_t left = k->expires_at - sp->now, v = -2;
-	if (k->alive)
+	if (k->alive && k->expires_at == 0)
+		v = -1; /* no expiry yet (HSET...): until the script gives one */
+	else if (k->alive)
 		v = kind == TTL_MS	? left
 		    : kind == TTL_S	? (left + 500) / 1000
 		    : kind == TTL_AT_MS ? k->expires_at
@@ -326,8 +382,10 @@ static void expire(struct sk_space *sp, int argc, const char *const *argv, const
 		return;
 	}
 	int64_t abs = at ? t * unit : sp->now + t * unit;
-	/* every key has an expiry: NX never applies, XX always does */
-	if (!k->alive || nx || (gt && abs <= k->expires_at) || (lt && abs >= k->expires_at)) {
+	/* a key without an expiry yet (HSET...) counts as infinite */
+	bool none = k->expires_at == 0;
+	if (!k->alive || (nx && !none) || (xx && none) || (gt && (none || abs <= k->expires_at)) ||
+	    (lt && !none && abs >= k->expires_at)) {
 		*r = (struct sv){.type = SV_INT, .i = 0};
 		return;
 	}
@@ -441,6 +499,10 @@ static void c_set(struct sk_space *sp, int argc, const char *const *argv, const 
 	bool apply = !(o.nx && k->alive) && !(o.xx && !k->alive);
 	if (apply && !o.keepttl && !lease_ok(sp, abs, "SET", r))
 		return;
+	if (o.get && k->hash) {
+		wrongtype(r);
+		return;
+	}
 	if (o.get) {
 		if (k->alive)
 			sv_set_str(r, SV_BULK, k->value, strlen(k->value));
@@ -448,7 +510,7 @@ static void c_set(struct sk_space *sp, int argc, const char *const *argv, const 
 		sv_set_str(r, SV_STATUS, "OK", 2);
 	}
 	if (apply)
-		write_key(sp, k, true, argv[2], abs);
+		write_string(sp, k, argv[2], abs);
 }
 
 static void c_time(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
@@ -476,44 +538,418 @@ static void c_ping(struct sk_space *sp, int argc, const char *const *argv, const
 		sv_set_str(r, SV_STATUS, "PONG", 4);
 }
 
+/* --- MSET, MSETNX, INCR, GETRANGE --- */
+
+static const char value_rule[] = "ERR leasegate keeps a key's value as its lock's owner: 1 to %d "
+				 "printable ASCII characters, no space";
+
+/* MSET and MSETNX: every key a string without an expiry (a lease needs
+ * one before the script ends: PEXPIRE). */
+static void mset(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		 struct sv *r, bool nx)
+{
+	if (argc % 2 == 0) {
+		sv_errorf(r, "ERR wrong number of arguments for '%s' command",
+			  nx ? "msetnx" : "mset");
+		return;
+	}
+	bool any = false;
+	for (int i = 1; i < argc; i += 2) {
+		struct sk_key *k = key_of(sp, argv[i], lens[i], r);
+		if (k == NULL || !may_write(sp, k, r))
+			return;
+		if (!value_ok(argv[i + 1], lens[i + 1])) {
+			sv_errorf(r, value_rule, SK_VALUE_MAX);
+			return;
+		}
+		any |= k->alive;
+	}
+	if (nx && any) {
+		*r = (struct sv){.type = SV_INT, .i = 0};
+		return;
+	}
+	for (int i = 1; i < argc; i += 2) {
+		struct sk_key *k = key_of(sp, argv[i], lens[i], r);
+		write_string(sp, k, argv[i + 1], 0);
+	}
+	if (nx)
+		*r = (struct sv){.type = SV_INT, .i = 1};
+	else
+		sv_set_str(r, SV_STATUS, "OK", 2);
+}
+
+static void c_mset(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		   struct sv *r)
+{
+	mset(sp, argc, argv, lens, r, false);
+}
+
+static void c_msetnx(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		     struct sv *r)
+{
+	mset(sp, argc, argv, lens, r, true);
+}
+
+/* INCR: the value as a number; a new key has no expiry yet, an existing
+ * one keeps its own (as Redis). */
+static void c_incr(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		   struct sv *r)
+{
+	struct sk_key *k = key_of(sp, argv[1], lens[1], r);
+	if (k == NULL || !may_write(sp, k, r))
+		return;
+	if (k->hash) {
+		wrongtype(r);
+		return;
+	}
+	int64_t v = 0;
+	if (k->alive && !parse_ll(k->value, strlen(k->value), &v)) {
+		not_int(r);
+		return;
+	}
+	if (v == INT64_MAX) {
+		sv_errorf(r, "ERR increment or decrement would overflow");
+		return;
+	}
+	char num[24];
+	snprintf(num, sizeof(num), "%lld", (long long)++v);
+	write_string(sp, k, num, k->alive ? k->expires_at : 0);
+	*r = (struct sv){.type = SV_INT, .i = v};
+}
+
+static void c_getrange(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		       struct sv *r)
+{
+	int64_t a, b;
+	if (!parse_ll(argv[2], lens[2], &a) || !parse_ll(argv[3], lens[3], &b)) {
+		not_int(r);
+		return;
+	}
+	struct sk_key *k = key_of(sp, argv[1], lens[1], r);
+	if (k == NULL)
+		return;
+	if (k->hash) {
+		wrongtype(r);
+		return;
+	}
+	int64_t n = k->alive ? (int64_t)strlen(k->value) : 0;
+	if (a < 0)
+		a = n + a < 0 ? 0 : n + a;
+	if (b < 0)
+		b = n + b;
+	if (b >= n)
+		b = n - 1;
+	if (n == 0 || a > b || (a < 0 && b < 0))
+		sv_set_str(r, SV_BULK, "", 0);
+	else
+		sv_set_str(r, SV_BULK, k->value + a, (size_t)(b - a + 1));
+}
+
+/* --- PUBLISH: kept, sent after the commit --- */
+
+/* Copies s (n bytes) into the run's buffer, NUL-terminated; NULL when
+ * the bounds or memory are out. */
+static const char *pub_copy(struct sk_space *sp, const char *s, size_t n)
+{
+	if (sp->pub_len + n + 1 > SK_PUB_BYTES_MAX)
+		return NULL;
+	if (sp->pub_buf == NULL && (sp->pub_buf = malloc(SK_PUB_BYTES_MAX)) == NULL)
+		return NULL;
+	char *at = sp->pub_buf + sp->pub_len;
+	memcpy(at, s, n);
+	at[n] = '\0';
+	sp->pub_len += n + 1;
+	return at;
+}
+
+static void c_publish(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		      struct sv *r)
+{
+	if (sp->ro) {
+		sv_errorf(r, "ERR Write commands are not allowed from read-only scripts.");
+		return;
+	}
+	struct sk_pub *p = sp->npubs < SK_PUBS_MAX ? &sp->pubs[sp->npubs] : NULL;
+	size_t len0 = sp->pub_len;
+	if (p == NULL || (p->channel = pub_copy(sp, argv[1], lens[1])) == NULL ||
+	    (p->message = pub_copy(sp, argv[2], lens[2])) == NULL) {
+		sp->pub_len = len0;
+		sv_errorf(r, "ERR a script of leasegate publishes at most %d messages of %d bytes",
+			  SK_PUBS_MAX, SK_PUB_BYTES_MAX);
+		return;
+	}
+	p->channel_len = lens[1];
+	p->message_len = lens[2];
+	sp->npubs++;
+	/* what Redis answers, the receivers: those of this replica now */
+	size_t n = sp->subscribers != NULL ? sp->subscribers(sp->sub_arg, argv[1], lens[1]) : 0;
+	*r = (struct sv){.type = SV_INT, .i = (int64_t)n};
+}
+
+/* --- hashes (Redisson-style reentrant locks) --- */
+
+static bool field_ok(const char *s, size_t len)
+{
+	if (len == 0 || len > SK_FIELD_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < 0x21 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+			return false;
+	return true;
+}
+
+/* The hash key named a (a hash, or not alive); NULL with the error. write:
+ * the command writes it. */
+static struct sk_key *hash_key(struct sk_space *sp, const char *a, size_t len, bool write,
+			       struct sv *r)
+{
+	struct sk_key *k = key_of(sp, a, len, r);
+	if (k == NULL || (write && !may_write(sp, k, r)))
+		return NULL;
+	if (k->alive && !k->hash) {
+		wrongtype(r);
+		return NULL;
+	}
+	return k;
+}
+
+static int field_index(const struct sk_key *k, const char *name, size_t len)
+{
+	for (int i = 0; i < k->nfields; i++)
+		if (strlen(k->fields[i].name) == len && memcmp(k->fields[i].name, name, len) == 0)
+			return i;
+	return -1;
+}
+
+/* Sets field name to value (both checked), adding it; -1 with the error
+ * when the hash is full, else 1 added / 0 replaced. */
+static int field_set(struct sk_space *sp, struct sk_key *k, const char *name, size_t nlen,
+		     const char *value, size_t vlen, struct sv *r)
+{
+	int i = field_index(k, name, nlen);
+	if (i < 0 && k->nfields == SK_FIELDS_MAX) {
+		sv_errorf(r, "ERR leasegate keeps at most %d fields in a hash on a lock key",
+			  SK_FIELDS_MAX);
+		return -1;
+	}
+	int added = i < 0;
+	if (i < 0)
+		i = k->nfields++;
+	snprintf(k->fields[i].name, sizeof(k->fields[i].name), "%.*s", (int)nlen, name);
+	snprintf(k->fields[i].value, sizeof(k->fields[i].value), "%.*s", (int)vlen, value);
+	if (!k->alive)
+		k->expires_at = 0; /* a new key: no expiry until the script gives one */
+	k->hash = true;
+	write_key(sp, k, true, "", k->expires_at);
+	return added;
+}
+
+static void c_hset(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		   struct sv *r)
+{
+	if (argc % 2 != 0) {
+		sv_errorf(r, "ERR wrong number of arguments for 'hset' command");
+		return;
+	}
+	struct sk_key *k = hash_key(sp, argv[1], lens[1], true, r);
+	if (k == NULL)
+		return;
+	for (int i = 2; i < argc; i++)
+		if (!field_ok(argv[i], lens[i])) {
+			sv_errorf(r,
+				  "ERR a hash on a lock key holds fields and values of 1 to %d "
+				  "printable ASCII characters, no space, quote or backslash",
+				  SK_FIELD_MAX);
+			return;
+		}
+	int64_t added = 0;
+	for (int i = 2; i < argc; i += 2) {
+		int a = field_set(sp, k, argv[i], lens[i], argv[i + 1], lens[i + 1], r);
+		if (a < 0)
+			return;
+		added += a;
+	}
+	*r = (struct sv){.type = SV_INT, .i = added};
+}
+
+static void c_hincrby(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		      struct sv *r)
+{
+	int64_t by, v = 0;
+	if (!parse_ll(argv[3], lens[3], &by)) {
+		not_int(r);
+		return;
+	}
+	struct sk_key *k = hash_key(sp, argv[1], lens[1], true, r);
+	if (k == NULL)
+		return;
+	if (!field_ok(argv[2], lens[2])) {
+		sv_errorf(r,
+			  "ERR a hash field is 1 to %d printable ASCII characters, no space, "
+			  "quote or backslash",
+			  SK_FIELD_MAX);
+		return;
+	}
+	int i = field_index(k, argv[2], lens[2]);
+	if (i >= 0 && !parse_ll(k->fields[i].value, strlen(k->fields[i].value), &v)) {
+		sv_errorf(r, "ERR hash value is not an integer");
+		return;
+	}
+	if ((by > 0 && v > INT64_MAX - by) || (by < 0 && v < INT64_MIN - by)) {
+		sv_errorf(r, "ERR increment or decrement would overflow");
+		return;
+	}
+	v += by;
+	char num[24];
+	snprintf(num, sizeof(num), "%lld", (long long)v);
+	if (field_set(sp, k, argv[2], lens[2], num, strlen(num), r) < 0)
+		return;
+	*r = (struct sv){.type = SV_INT, .i = v};
+}
+
+static void c_hget(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		   struct sv *r)
+{
+	struct sk_key *k = hash_key(sp, argv[1], lens[1], false, r);
+	int i = k != NULL ? field_index(k, argv[2], lens[2]) : -1;
+	if (i >= 0)
+		sv_set_str(r, SV_BULK, k->fields[i].value, strlen(k->fields[i].value));
+}
+
+static void c_hexists(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		      struct sv *r)
+{
+	struct sk_key *k = hash_key(sp, argv[1], lens[1], false, r);
+	if (k != NULL)
+		*r = (struct sv){.type = SV_INT, .i = field_index(k, argv[2], lens[2]) >= 0};
+}
+
+static void c_hlen(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		   struct sv *r)
+{
+	struct sk_key *k = hash_key(sp, argv[1], lens[1], false, r);
+	if (k != NULL)
+		*r = (struct sv){.type = SV_INT, .i = k->nfields};
+}
+
+static void c_hgetall(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		      struct sv *r)
+{
+	struct sk_key *k = hash_key(sp, argv[1], lens[1], false, r);
+	if (k == NULL)
+		return;
+	struct sv *a = calloc((size_t)k->nfields * 2 + 1, sizeof(*a));
+	if (a == NULL) {
+		sv_errorf(r, "ERR out of memory");
+		return;
+	}
+	for (int i = 0; i < k->nfields; i++) {
+		sv_set_str(&a[2 * i], SV_BULK, k->fields[i].name, strlen(k->fields[i].name));
+		sv_set_str(&a[2 * i + 1], SV_BULK, k->fields[i].value, strlen(k->fields[i].value));
+	}
+	*r = (struct sv){.type = SV_ARRAY, .a = a, .n = (size_t)k->nfields * 2};
+}
+
+/* HDEL: the last field gone, the key is gone (as Redis's empty hash). */
+static void c_hdel(struct sk_space *sp, int argc, const char *const *argv, const size_t *lens,
+		   struct sv *r)
+{
+	struct sk_key *k = hash_key(sp, argv[1], lens[1], true, r);
+	if (k == NULL)
+		return;
+	int64_t n = 0;
+	for (int j = 2; j < argc; j++) {
+		int i = field_index(k, argv[j], lens[j]);
+		if (i < 0)
+			continue;
+		k->fields[i] = k->fields[--k->nfields];
+		n++;
+	}
+	if (n > 0 && k->nfields == 0)
+		write_key(sp, k, false, NULL, 0);
+	else if (n > 0)
+		write_key(sp, k, true, "", k->expires_at);
+	*r = (struct sv){.type = SV_INT, .i = n};
+}
+
 struct sk_cmd {
 	const char *name;
 	int arity; /* as the command table's: N exactly, -N at least */
 	sk_fn fn;
+	int first, last, step; /* the keys: argv[first], +step.. argv[last];
+				  last -1: to the end; first 0: none */
 };
 
 static const struct sk_cmd cmds[] = {
-	{"get", 2, c_get},
-	{"set", -3, c_set},
-	{"del", -2, c_del},
-	{"unlink", -2, c_del},
-	{"exists", -2, c_exists},
-	{"mget", -2, c_mget},
-	{"type", 2, c_type},
-	{"pttl", 2, c_pttl},
-	{"ttl", 2, c_ttl},
-	{"pexpiretime", 2, c_pexpiretime},
-	{"expiretime", 2, c_expiretime},
-	{"pexpire", -3, c_pexpire},
-	{"expire", -3, c_expire},
-	{"pexpireat", -3, c_pexpireat},
-	{"expireat", -3, c_expireat},
-	{"time", 1, c_time},
-	{"ping", -1, c_ping},
+	{"get", 2, c_get, 1, 1, 1},
+	{"set", -3, c_set, 1, 1, 1},
+	{"del", -2, c_del, 1, -1, 1},
+	{"unlink", -2, c_del, 1, -1, 1},
+	{"exists", -2, c_exists, 1, -1, 1},
+	{"mget", -2, c_mget, 1, -1, 1},
+	{"mset", -3, c_mset, 1, -1, 2},
+	{"msetnx", -3, c_msetnx, 1, -1, 2},
+	{"incr", 2, c_incr, 1, 1, 1},
+	{"getrange", 4, c_getrange, 1, 1, 1},
+	{"type", 2, c_type, 1, 1, 1},
+	{"pttl", 2, c_pttl, 1, 1, 1},
+	{"ttl", 2, c_ttl, 1, 1, 1},
+	{"pexpiretime", 2, c_pexpiretime, 1, 1, 1},
+	{"expiretime", 2, c_expiretime, 1, 1, 1},
+	{"pexpire", -3, c_pexpire, 1, 1, 1},
+	{"expire", -3, c_expire, 1, 1, 1},
+	{"pexpireat", -3, c_pexpireat, 1, 1, 1},
+	{"expireat", -3, c_expireat, 1, 1, 1},
+	{"hset", -4, c_hset, 1, 1, 1},
+	{"hget", 3, c_hget, 1, 1, 1},
+	{"hincrby", 4, c_hincrby, 1, 1, 1},
+	{"hexists", 3, c_hexists, 1, 1, 1},
+	{"hdel", -3, c_hdel, 1, 1, 1},
+	{"hlen", 2, c_hlen, 1, 1, 1},
+	{"hgetall", 2, c_hgetall, 1, 1, 1},
+	{"publish", 3, c_publish, 0, 0, 1},
+	{"time", 1, c_time, 0, 0, 1},
+	{"ping", -1, c_ping, 0, 0, 1},
 };
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const struct sk_cmd *find_cmd(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (is(name, len, cmds[i].name))
+			return &cmds[i];
+	return NULL;
+}
+
+bool sk_cmd_keys(int argc, const char *const *argv, const size_t *lens, int *first, int *last,
+		 int *step)
+{
+	const struct sk_cmd *c = find_cmd(argv[0], lens[0]);
+	if (c == NULL)
+		return false;
+	*first = c->first;
+	*step = c->step;
+	*last = c->first == 0 ? -1 : c->last < 0 ? argc - 1 : c->last;
+	if (*last >= argc)
+		*last = argc - 1; /* a wrong arity: the run answers it */
+	return true;
+}
+
+const char *sk_cmd_names(void)
+{
+	return "GET, SET, DEL, UNLINK, EXISTS, MGET, MSET, MSETNX, INCR, GETRANGE, TYPE, PTTL, "
+	       "TTL, "
+	       "PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PEXPIRETIME, EXPIRETIME, HSET, HGET, "
+	       "HINCRBY, "
+	       "HEXISTS, HDEL, HLEN, HGETALL, PUBLISH, TIME, PING";
+}
 
 /* Commands of lock libraries leasegate's keyspace does not have yet, with
  * what needs them: named in the error. */
 static const struct {
 	const char *name, *why;
 } later[] = {
-	{"hset", "hashes on lock keys (Redisson-style reentrant locks)"},
-	{"hget", "hashes on lock keys (Redisson-style reentrant locks)"},
-	{"hincrby", "hashes on lock keys (Redisson-style reentrant locks)"},
-	{"hexists", "hashes on lock keys (Redisson-style reentrant locks)"},
-	{"hdel", "hashes on lock keys (Redisson-style reentrant locks)"},
-	{"hlen", "hashes on lock keys (Redisson-style reentrant locks)"},
-	{"publish", "the wake-up channels of Redisson-style locks"},
 	{"zadd", "sorted-set semaphores (redis-semaphore's Semaphore)"},
 	{"zrange", "sorted-set semaphores (redis-semaphore's Semaphore)"},
 	{"zrangebyscore", "sorted-set semaphores (redis-semaphore's Semaphore)"},
@@ -524,10 +960,6 @@ static const struct {
 	{"lpush", "lists (python-redis-lock's signal list)"},
 	{"rpush", "lists (python-redis-lock's signal list)"},
 	{"blpop", "lists (python-redis-lock's signal list)"},
-	{"incr", "numbers as values (a key's value is a lock's owner)"},
-	{"mset", "several keys set at once (not yet)"},
-	{"msetnx", "several keys set at once (not yet)"},
-	{"getrange", "substrings of values (not yet)"},
 };
 
 static void unknown(const char *name, size_t len, struct sv *r)
@@ -543,26 +975,44 @@ static void unknown(const char *name, size_t len, struct sv *r)
 		}
 	sv_errorf(r,
 		  "ERR Unknown Redis command called from script: '%.*s' (leasegate's scripts run "
-		  "GET, SET, DEL, UNLINK, EXISTS, MGET, TYPE, PTTL, TTL, PEXPIRE, EXPIRE, "
-		  "PEXPIREAT, EXPIREAT, PEXPIRETIME, EXPIRETIME, TIME, PING on lock keys)",
-		  n, name);
+		  "%s on lock keys)",
+		  n, name, sk_cmd_names());
 }
 
 void sk_call(void *host, int argc, const char *const *argv, const size_t *lens, struct sv *reply)
 {
 	struct sk_space *sp = host;
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		const struct sk_cmd *c = &cmds[i];
-		if (!is(argv[0], lens[0], c->name))
-			continue;
-		if ((c->arity > 0 && argc != c->arity) || (c->arity < 0 && argc < -c->arity)) {
-			sv_errorf(reply, "ERR wrong number of arguments for '%s' command", c->name);
-			return;
-		}
-		c->fn(sp, argc, argv, lens, reply);
+	const struct sk_cmd *c = find_cmd(argv[0], lens[0]);
+	if (c == NULL) {
+		unknown(argv[0], lens[0], reply);
 		return;
 	}
-	unknown(argv[0], lens[0], reply);
+	if ((c->arity > 0 && argc != c->arity) || (c->arity < 0 && argc < -c->arity)) {
+		sv_errorf(reply, "ERR wrong number of arguments for '%s' command", c->name);
+		return;
+	}
+	c->fn(sp, argc, argv, lens, reply);
+}
+
+bool sk_same(const struct sk_key *then, const struct sk_key *now)
+{
+	const struct lock_item *a = &then->item, *b = &now->item;
+	if (then->alive0 != now->alive0 || a->exists != b->exists)
+		return false;
+	if (!a->exists)
+		return true;
+	if (a->has_owner != b->has_owner || a->has_fence != b->has_fence || a->fence != b->fence)
+		return false;
+	if (!a->has_owner)
+		return true;
+	if (strcmp(a->owner, b->owner) != 0 || a->lease_ms != b->lease_ms)
+		return false;
+	/* a script's write, or a lease seen ended: the exact version; a lease
+	 * of the lease core held: owner, fence and lease (its heartbeats
+	 * change rvn alone) */
+	if (then->script_exp0 || !then->alive0)
+		return strcmp(a->rvn, b->rvn) == 0;
+	return true;
 }
 
 /* --- the commit --- */
@@ -589,6 +1039,53 @@ static void seen_of(const struct sk_key *k, int64_t commit_now, struct store_kv_
 	}
 }
 
+/* The owner the commit writes for k, and its hash: "d:<value>" for a
+ * string; "h:" and the SHA1 of the sorted field names for a hash (its
+ * holders: a count changing keeps it), new_hash its fields. */
+static void owner_of(struct sk_key *k)
+{
+	if (!k->hash) {
+		snprintf(k->new_owner, sizeof(k->new_owner), BY_VALUE "%.*s", SK_VALUE_MAX,
+			 k->value);
+		return;
+	}
+	const struct sk_field *order[SK_FIELDS_MAX];
+	for (int i = 0; i < k->nfields; i++) { /* insertion sort by name */
+		int j = i;
+		for (; j > 0 && strcmp(order[j - 1]->name, k->fields[i].name) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = &k->fields[i];
+	}
+	char names[SK_FIELDS_MAX * (SK_FIELD_MAX + 1) + 1] = "";
+	size_t at = 0, hat = 0;
+	k->new_hash[0] = '\0';
+	for (int i = 0; i < k->nfields; i++) {
+		at += (size_t)snprintf(names + at, sizeof(names) - at, "%s%s", i ? " " : "",
+				       order[i]->name);
+		hat += (size_t)snprintf(k->new_hash + hat, sizeof(k->new_hash) - hat, "%s%s %s",
+					i ? " " : "", order[i]->name, order[i]->value);
+	}
+	char sha[SL_SHA_HEX + 1];
+	sl_sha1_hex(names, at, sha);
+	snprintf(k->new_owner, sizeof(k->new_owner), HASHED "%s", sha);
+}
+
+bool sk_finish(const struct sk_space *sp, struct sv *err)
+{
+	for (int i = 0; i < sp->n; i++) {
+		const struct sk_key *k = &sp->keys[i];
+		if (k->dirty && k->alive && k->expires_at <= 0) {
+			sv_errorf(err,
+				  "ERR key '%.64s' has no expiry at the end of the script: a key "
+				  "of leasegate is a lease (PEXPIRE it in the same script or "
+				  "transaction); nothing was written",
+				  k->name);
+			return false;
+		}
+	}
+	return true;
+}
+
 void sk_commit_ops(struct sk_space *sp, int64_t commit_now, struct store_kv_op *ops, unsigned *n)
 {
 	unsigned m = 0, touched = 0;
@@ -607,16 +1104,16 @@ void sk_commit_ops(struct sk_space *sp, int64_t commit_now, struct store_kv_op *
 			continue;
 		}
 		store_new_id(k->new_rvn);
-		snprintf(k->new_owner, sizeof(k->new_owner), BY_VALUE "%.*s", SK_VALUE_MAX,
-			 k->value);
+		owner_of(k);
 		op->write = KV_W_SET;
 		op->new_owner = k->new_owner;
 		op->new_rvn = k->new_rvn;
+		op->hash = k->hash ? k->new_hash : NULL;
 		op->expires_at = k->expires_at;
 		op->lease_ms = k->expires_at - sp->now > 0 ? k->expires_at - sp->now : 1;
 		/* a new holder gets the next fence: from absent or ended, or
-		 * another value */
-		op->raise_fence = !k->alive0 || strcmp(k->value0, k->value) != 0;
+		 * another owner (another value, another hash's fields) */
+		op->raise_fence = !k->alive0 || strcmp(k->item.owner, k->new_owner) != 0;
 	}
 	bool writes = false;
 	for (unsigned i = 0; i < m; i++)

@@ -42,20 +42,28 @@ struct sr_job {
 	int pending;			       /* reads not answered */
 	struct store_call *calls[SK_KEYS_MAX]; /* reads in flight, or the commit in [0] */
 	struct read_ctx ctx[SK_KEYS_MAX];
-	struct lock_item items[SK_KEYS_MAX];
-	struct sk_key keys[SK_KEYS_MAX];
+	/* nkeys of each, in the job's block: a job of one key does not
+	 * allocate (and zero) room for SK_KEYS_MAX */
+	struct lock_item *items;
+	struct sk_key *keys;
 	struct sk_space space;
 	struct sv result;
 	struct timer pause;
 	bool failed; /* a read failed: the job answers that */
 	struct sv read_err;
 	char sha[SL_SHA_HEX + 1];
+	sr_body_fn body;
+	void *body_arg;
 	bool ro;
 	int nkeys, nargs;
 	const char **keyv, **argv;
 	size_t *key_lens, *arg_lens;
-	char text[]; /* the keys and arguments, NUL-terminated each */
+	/* then, in the same block: items, keys, keyv/argv, the lengths, and
+	 * the keys and arguments, NUL-terminated each */
 };
+
+/* Where the block's arrays start after the struct. */
+#define JOB_HEAD ((sizeof(struct sr_job) + 15) & ~(size_t)15)
 
 struct sr_engine *sr_new(struct store *store, struct locktable *lt, struct clock *clock,
 			 const struct sr_config *cfg)
@@ -96,9 +104,20 @@ void sr_stats(const struct sr_engine *e, struct sr_stats *out)
 
 static void job_free(struct sr_job *j)
 {
+	sk_space_free(&j->space);
 	sv_clear(&j->result);
 	sv_clear(&j->read_err);
 	free(j);
+}
+
+/* The run committed (or wrote nothing): its messages go out. */
+static void publish_all(struct sr_job *j)
+{
+	const struct sr_config *c = &j->e->cfg;
+	for (int i = 0; c->publish != NULL && i < j->space.npubs; i++) {
+		const struct sk_pub *p = &j->space.pubs[i];
+		c->publish(c->pub_arg, p->channel, p->channel_len, p->message, p->message_len);
+	}
 }
 
 static void finish(struct sr_job *j, struct sv *reply)
@@ -156,6 +175,7 @@ static void on_commit(void *arg, const struct store_kv_result *res)
 	switch (res->status) {
 	case STORE_OK:
 		j->e->stats.commits++;
+		publish_all(j);
 		finish(j, &j->result);
 		return;
 	case STORE_REFUSED:
@@ -184,6 +204,7 @@ static void run(struct sr_job *j)
 {
 	struct sr_engine *e = j->e;
 	int64_t now = clock_wall_ms(e->clock);
+	sk_space_free(&j->space); /* an earlier attempt's messages */
 	for (int i = 0; i < j->nkeys; i++) {
 		int64_t left = lt_item_remaining_ms(e->lt, j->keyv[i], &j->items[i]);
 		sk_key_init(&j->keys[i], j->keyv[i], &j->items[i], left, now);
@@ -193,7 +214,9 @@ static void run(struct sr_job *j)
 				     .now = now,
 				     .ro = j->ro,
 				     .min_ms = e->cfg.min_lease_ms,
-				     .max_ms = e->cfg.max_lease_ms};
+				     .max_ms = e->cfg.max_lease_ms,
+				     .subscribers = e->cfg.subscribers,
+				     .sub_arg = e->cfg.pub_arg};
 	struct sl_run r = {.sha = j->sha,
 			   .nkeys = j->nkeys,
 			   .nargs = j->nargs,
@@ -205,15 +228,24 @@ static void run(struct sr_job *j)
 			   .call = sk_call,
 			   .host = &j->space,
 			   .now_ms = now};
-	sl_exec(e->vm, &r, &j->result);
+	if (j->body != NULL)
+		j->body(j->body_arg, &j->space, &j->result);
+	else
+		sl_exec(e->vm, &r, &j->result);
 	if (j->result.type == SV_ERROR) { /* nothing commits */
 		finish(j, &j->result);
+		return;
+	}
+	struct sv unfinished = {.type = SV_NIL};
+	if (!sk_finish(&j->space, &unfinished)) { /* a key left without expiry */
+		finish(j, &unfinished);
 		return;
 	}
 	struct store_kv_op ops[SK_KEYS_MAX];
 	unsigned n = 0;
 	sk_commit_ops(&j->space, clock_wall_ms(e->clock), ops, &n);
 	if (n == 0) {
+		publish_all(j);
 		finish(j, &j->result);
 		return;
 	}
@@ -285,7 +317,8 @@ struct sr_job *sr_start(struct sr_engine *e, const struct sr_req *req, sr_done_f
 		sv_errorf(err, "ERR a script of leasegate takes at most %d keys", SK_KEYS_MAX);
 		return NULL;
 	}
-	size_t bytes = sizeof(struct sr_job);
+	size_t bytes =
+		JOB_HEAD + (size_t)req->nkeys * (sizeof(struct lock_item) + sizeof(struct sk_key));
 	int total = req->nkeys + req->nargs;
 	bytes += (size_t)total * (sizeof(char *) + sizeof(size_t));
 	for (int i = 0; i < req->nkeys; i++) {
@@ -303,11 +336,18 @@ struct sr_job *sr_start(struct sr_engine *e, const struct sr_req *req, sr_done_f
 		sv_errorf(err, "ERR out of memory");
 		return NULL;
 	}
-	*j = (struct sr_job){.e = e, .done = done, .arg = arg, .ro = req->ro};
-	snprintf(j->sha, sizeof(j->sha), "%s", req->sha);
+	*j = (struct sr_job){.e = e,
+			     .done = done,
+			     .arg = arg,
+			     .ro = req->ro,
+			     .body = req->body,
+			     .body_arg = req->body_arg};
+	snprintf(j->sha, sizeof(j->sha), "%s", req->sha != NULL ? req->sha : "");
 	j->nkeys = req->nkeys;
 	j->nargs = req->nargs;
-	j->keyv = (const char **)(void *)j->text;
+	j->items = (struct lock_item *)(void *)((char *)j + JOB_HEAD);
+	j->keys = (struct sk_key *)(void *)(j->items + req->nkeys);
+	j->keyv = (const char **)(void *)(j->keys + req->nkeys);
 	j->argv = j->keyv + req->nkeys;
 	j->key_lens = (size_t *)(void *)(j->argv + req->nargs);
 	j->arg_lens = j->key_lens + req->nkeys;

@@ -39,6 +39,12 @@ struct sr_config {
 	struct sl_limits limits;
 	int64_t min_lease_ms, max_lease_ms; /* of a key a script writes */
 	int64_t ttl_retention_ms;	    /* TTL attribute: 0 = none */
+	/* PUBLISH: the subscribers of a channel on this replica now, and the
+	 * delivery of a message, once its script committed (NULL: none) */
+	size_t (*subscribers)(void *arg, const char *channel, size_t len);
+	void (*publish)(void *arg, const char *channel, size_t channel_len, const char *message,
+			size_t message_len);
+	void *pub_arg;
 };
 
 struct sr_engine;
@@ -53,8 +59,18 @@ void sr_free(struct sr_engine *e);
 /* The VM, for SCRIPT LOAD / EXISTS / FLUSH. */
 struct sl_vm *sr_vm(struct sr_engine *e);
 
+struct sk_space;
+/* A transaction's body instead of a script (MULTI/EXEC, WATCH): runs
+ * once per attempt against the keys read, as a script would (commands by
+ * sk_call; reads cached, writes buffered, committed after it returns
+ * unless *result is an error). It may run again on fresh reads after a
+ * conflict: it must only read what arg points at. */
+typedef void (*sr_body_fn)(void *arg, struct sk_space *sp, struct sv *result);
+
 struct sr_req {
-	const char *sha; /* loaded in the VM */
+	const char *sha; /* loaded in the VM; NULL with body */
+	sr_body_fn body; /* or NULL: the script sha */
+	void *body_arg;	 /* the caller's until done runs */
 	int nkeys, nargs;
 	const char *const *keys, *const *args; /* copied */
 	const size_t *key_lens, *arg_lens;

@@ -105,7 +105,8 @@ error SET k "$(printf '%063d' 7)" NX PX 5000 "ERR a lock's value must be 1 to 62
 error PEXPIRE k 500 "ERR PEXPIRE's time must be 1000 to 86400000 milliseconds"
 error PEXPIRE k 5000 NX "ERR leasegate's PEXPIRE takes no option"
 error EVALSHA 0000000000000000000000000000000000000000 1 k v "NOSCRIPT No matching script."
-error EVAL 'return redis.call("hset", KEYS[1], "f", 1)' 1 k "ERR leasegate's scripts run the commands of the lock keyspace"
+error EVAL 'return redis.call("zadd", KEYS[1], 1, "m")' 1 k "ERR leasegate's scripts run the commands of the lock keyspace"
+error EVAL 'return redis.call("hset", KEYS[1], "f", 1)' 1 k "ERR key 'k' has no expiry at the end of the script"
 error EVAL 'return redis.call("get", "k2")' 1 k "ERR script tried accessing a key not passed in KEYS"
 error EVALSHA c3f8721cbb97f72bc19e972846bd7aaf91901658 2 k j v "ERR leasegate runs redis-py Lock's release script with 1 key (one lock) and 1 argument; got 2 keys"
 # a value of 62 is taken, and the lock answers like a Redis key

@@ -123,7 +123,57 @@ got=$(redis-cli -p "$port_b" EVAL "$cae" 1 cae you 20000)
 case $got in "NOTOWNER held by me"*) say ok "moto-pair: compare-and-extend of another value: its own error ($got)" ;;
 *) say "not ok" "moto-pair: compare-and-extend of another value: $got" ;; esac
 
-for g in embedded a b; do
+# the script cache in the table: SCRIPT LOAD on a, EVALSHA on b (which
+# never saw it) runs it; b's SCRIPT FLUSH forgets its own copy only; an
+# unknown SHA1 is NOSCRIPT on both. Then redis-py: a Script registered and
+# loaded through a client of a, called through a client of b.
+body='return "cached " .. ARGV[1]'
+sha=$(redis-cli -p "$port_a" SCRIPT LOAD "$body")
+got=$(redis-cli -p "$port_b" EVALSHA "$sha" 0 x 2>&1)
+[ "$got" = "cached x" ] && say ok "moto-pair: SCRIPT LOAD on a, EVALSHA on b runs it ($got)" ||
+	say "not ok" "moto-pair: EVALSHA on b of a script loaded on a: $got"
+got=$(redis-cli -p "$port_b" SCRIPT EXISTS "$sha" | tr '\n' ' ')
+[ "$got" = "1 " ] && say ok "moto-pair: b keeps the script it read (SCRIPT EXISTS 1)" ||
+	say "not ok" "moto-pair: SCRIPT EXISTS on b after its EVALSHA: $got"
+redis-cli -p "$port_b" SCRIPT FLUSH >/dev/null
+got="$(redis-cli -p "$port_b" SCRIPT EXISTS "$sha")/$(redis-cli -p "$port_b" EVALSHA "$sha" 0 y 2>&1)"
+[ "$got" = "0/cached y" ] && say ok "moto-pair: SCRIPT FLUSH on b forgets b's copy only: the table's runs again ($got)" ||
+	say "not ok" "moto-pair: after SCRIPT FLUSH on b: $got"
+got="$(redis-cli -p "$port_a" EVALSHA 0123456789abcdef0123456789abcdef01234567 0 2>&1)/$(redis-cli -p "$port_b" EVALSHA ffffffffffffffffffffffffffffffffffffffff 0 2>&1)"
+case $got in "NOSCRIPT"*"/NOSCRIPT"*) say ok "moto-pair: an SHA1 the table lacks: NOSCRIPT" ;;
+*) say "not ok" "moto-pair: unknown SHA1: $got" ;; esac
+got=$(/usr/bin/python3 - "$port_a" "$port_b" <<'PY' 2>&1
+import sys, redis
+a = redis.Redis(port=int(sys.argv[1])); b = redis.Redis(port=int(sys.argv[2]))
+body = "return redis.call('set', KEYS[1], ARGV[1], 'PX', 20000) and 'taken by ' .. ARGV[1]"
+script = a.register_script(body)
+a.script_load(body)
+calls = []
+orig = b.execute_command
+def spy(*args, **kw):
+    calls.append(args[0])
+    return orig(*args, **kw)
+b.execute_command = spy
+print(script(keys=["py-cache-key"], args=["me"], client=b).decode(), "/", ",".join(calls))
+PY
+)
+[ "$got" = "taken by me / EVALSHA" ] && say ok "moto-pair: redis-py Script loaded on a, called through b: one EVALSHA, no NOSCRIPT ($got)" ||
+	say "not ok" "moto-pair: redis-py Script across replicas: $got"
+
+# a replica opened on a table that holds cached scripts: its look at the
+# first items does not take SCRIPT#<sha1> items for another application's
+# (a table of its own: c caches a script in it, d opens it)
+start c "lg-slib-scripts-$$"
+redis-cli -p "$port_c" SCRIPT LOAD 'return 1' >/dev/null
+start d "lg-slib-scripts-$$"
+if grep -q "holds items that are not leasegate's locks" "$work/gw-d.log"; then
+	say "not ok" "moto: a replica opened on a table with a cached script warns of foreign items"
+	sed 's/^/# /' "$work/gw-d.log"
+else
+	say ok "moto: a replica opened on a table with a cached script does not take it for a foreign item"
+fi
+
+for g in embedded a b c d; do
 	eval "p=\$pid_$g"
 	kill -TERM "$p"
 	wait "$p" 2>/dev/null

@@ -2,6 +2,7 @@
  * store_contract.c: the store contract suite (see store_contract.h). Every
  * test states what store.h promises; none knows which store it runs on.
  */
+#include "core/store/store_blob.h"
 #include "core/store/store_tx.h"
 #include "tests/support/store_contract_int.h"
 
@@ -879,6 +880,64 @@ static void request_strings_copied(void **state)
 	cmocka_unit_test_prestate_setup_teardown(fn, store_contract_setup,                         \
 						 store_contract_teardown, NULL)
 
+/* Blobs (store_blob.h): absent, put, read back byte for byte (NUL and
+ * 0xff included), replaced; never a lock. */
+struct blob_box {
+	bool done;
+	struct store_blob_result res;
+	unsigned char data[64];
+};
+
+static void blob_done(void *arg, const struct store_blob_result *res)
+{
+	struct blob_box *b = arg;
+	b->done = true;
+	b->res = *res;
+	b->res.data = NULL;
+	if (res->found && res->len <= sizeof(b->data))
+		memcpy(b->data, res->data, res->len);
+}
+
+static struct blob_box blob_op(struct fixture *fx, const void *data, size_t len, bool put)
+{
+	struct blob_box b = {0};
+	struct store_call *c =
+		put ? store_blob_put(fx->s, "SCRIPT", fx->name, data, len, blob_done, &b)
+		    : store_blob_get(fx->s, "SCRIPT", fx->name, blob_done, &b);
+	assert_non_null(c);
+	assert_false(b.done);
+	fx->f->run(fx->f->arg, &b.done);
+	assert_true(b.done);
+	if (b.res.status != STORE_OK)
+		fail_msg("blob %s: %s", put ? "put" : "get", b.res.message);
+	return b;
+}
+
+static void blob_put_get(void **state)
+{
+	struct fixture *fx = *state;
+	struct blob_box b = blob_op(fx, NULL, 0, false);
+	assert_false(b.res.found);
+	static const unsigned char one[] = {'r', 'e', 't', 0, 0xff, '\n', 'x'};
+	blob_op(fx, one, sizeof(one), true);
+	b = blob_op(fx, NULL, 0, false);
+	assert_true(b.res.found);
+	assert_int_equal(b.res.len, sizeof(one));
+	assert_memory_equal(b.data, one, sizeof(one));
+	blob_op(fx, "two!", 4, true);
+	b = blob_op(fx, NULL, 0, false);
+	assert_int_equal(b.res.len, 4);
+	assert_memory_equal(b.data, "two!", 4);
+	/* not a lock: the lock of the same name is absent */
+	struct store_result r = op(fx, (struct store_req){.op = STORE_READ, .name = fx->name});
+	assert_false(r.item.exists);
+	/* bad arguments: refused at once */
+	struct blob_box none = {0};
+	assert_null(store_blob_get(fx->s, "LOCK", fx->name, blob_done, &none));
+	assert_null(store_blob_get(fx->s, "script", fx->name, blob_done, &none));
+	assert_int_equal(fx->s->in_flight, 0);
+}
+
 int store_contract_run(const struct store_factory *f)
 {
 	struct CMUnitTest tests[64 + STORE_CONTRACT_ITEMS_TESTS + STORE_CONTRACT_SCAN_TESTS] = {
@@ -911,6 +970,7 @@ int store_contract_run(const struct store_factory *f)
 		T(transact_counted),
 		T(cancel_means_no_callback),
 		T(request_strings_copied),
+		T(blob_put_get),
 	};
 	size_t n = 0;
 	while (n < sizeof tests / sizeof tests[0] && tests[n].name != NULL)

@@ -163,9 +163,10 @@ static void syntax_is(const struct cmd_table *t, const char *cmd, const char *wa
 
 static void test_syntax(void **state)
 {
-	syntax_is(*state, "lock.acquire",
-		  "LOCK.ACQUIRE name lease-ms [WAIT timeout-ms] [HOLDER label] [DETACH] [ADOPTABLE] "
-		  "[TRACEPARENT traceparent]");
+	syntax_is(
+		*state, "lock.acquire",
+		"LOCK.ACQUIRE name lease-ms [WAIT timeout-ms] [HOLDER label] [DETACH] [ADOPTABLE] "
+		"[TRACEPARENT traceparent]");
 	syntax_is(*state, "del", "DEL key [key ...]");
 	syntax_is(*state, "eval", "EVAL script numkeys [key [key ...]] [arg [arg ...]]");
 	syntax_is(*state, "lock.renew", "LOCK.RENEW name [token] [secret]");

@@ -434,6 +434,73 @@ static void test_commit_conditions(void **state)
 	world_free(w);
 }
 
+/* WATCH's rule (sk_same): which later reads of a key count as a change. */
+static void test_watch_same(void **state)
+{
+	const int64_t now = 1700000000000;
+	struct lock_item none = {.exists = false};
+	struct lock_item core = {.exists = true,
+				 .has_owner = true,
+				 .has_rvn = true,
+				 .has_lease = true,
+				 .has_fence = true,
+				 .fence = 4,
+				 .lease_ms = 3000,
+				 .owner = "o1",
+				 .rvn = "r1",
+				 .type = "LOCK"};
+	struct lock_item script = core;
+	snprintf(script.owner, sizeof(script.owner), "d:v");
+	script.expires_at = now + 3000;
+	snprintf(script.exp_rvn, sizeof(script.exp_rvn), "r1");
+	struct lock_item core_beat = core, core_taken = core, core_longer = core;
+	snprintf(core_beat.rvn, sizeof(core_beat.rvn), "r2"); /* a heartbeat */
+	snprintf(core_taken.owner, sizeof(core_taken.owner), "o2");
+	core_taken.fence = 5;
+	core_longer.lease_ms = 30000; /* PEXPIRE */
+	struct lock_item script_again = script, freed = core;
+	snprintf(script_again.rvn, sizeof(script_again.rvn), "r9"); /* rewritten */
+	snprintf(script_again.exp_rvn, sizeof(script_again.exp_rvn), "r9");
+	freed.has_owner = false;
+	freed.owner[0] = '\0';
+	static const struct {
+		int then, later; /* indexes into items */
+		int64_t later_now;
+		bool same;
+	} cases[] = {
+		{0, 0, 0, true},     {0, 1, 0, false}, {1, 2, 0, true}, {1, 3, 0, false},
+		{1, 4, 0, false},    {1, 6, 0, false}, {5, 5, 0, true}, {5, 7, 0, false},
+		{5, 5, 3000, false}, /* the script's expiry passed: a change */
+	};
+	const struct lock_item *items[] = {&none,	 &core,	  &core_beat, &core_taken,
+					   &core_longer, &script, &freed,     &script_again};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sk_key a, b;
+		sk_key_init(&a, "k", items[cases[i].then], 3000, now);
+		sk_key_init(&b, "k", items[cases[i].later], 3000 - cases[i].later_now,
+			    now + cases[i].later_now);
+		if (sk_same(&a, &b) != cases[i].same)
+			fail_msg("case %zu: sk_same is %d", i, !cases[i].same);
+	}
+	/* the keys of a queued command */
+	const char *argv[] = {"del", "a", "b", "c"};
+	size_t lens[] = {3, 1, 1, 1};
+	int first = -1, last = -1, step = 0;
+	assert_true(sk_cmd_keys(4, argv, lens, &first, &last, &step));
+	assert_int_equal(first, 1);
+	assert_int_equal(last, 3);
+	argv[0] = "SET";
+	assert_true(sk_cmd_keys(4, argv, lens, &first, &last, &step));
+	assert_int_equal(last, 1);
+	argv[0] = "time";
+	lens[0] = 4;
+	assert_true(sk_cmd_keys(1, argv, lens, &first, &last, &step));
+	assert_int_equal(first, 0);
+	argv[0] = "zadd";
+	lens[0] = 4;
+	assert_false(sk_cmd_keys(2, argv, lens, &first, &last, &step));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_errors_commit_nothing),
 		cmocka_unit_test(test_no_write_skew),
 		cmocka_unit_test(test_commit_conditions),
+		cmocka_unit_test(test_watch_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

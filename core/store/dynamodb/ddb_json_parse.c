@@ -211,6 +211,15 @@ static bool get_adopted_from(struct lock_item *item, const struct ddb_attr *a, c
 	return true;
 }
 
+/* A script's hash (core/store_kv.h): as expRvn, none when unreadable. */
+static bool get_hash(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_str(a, item->hash, sizeof item->hash, NULL, ignored))
+		item->hash[0] = '\0';
+	return true;
+}
+
 /* The attributes of a lock item (docs/lease-rules.md); any other is
  * ignored, but for the TTL attribute when one is configured. */
 static const struct {
@@ -233,6 +242,7 @@ static const struct {
 	{"secretHash", 10, get_secret_hash},
 	{"orphan", 6, get_orphan},
 	{"adoptedFrom", 11, get_adopted_from},
+	{"hfields", 7, get_hash},
 };
 
 bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,

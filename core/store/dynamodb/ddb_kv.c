@@ -118,10 +118,14 @@ static void add_write(const struct store_kv_op *o, const struct ddb_keys *k, int
 	name_as(names, "#h", "holder");
 	name_as(names, "#e", "expAt");
 	name_as(names, "#er", "expRvn");
+	name_as(names, "#hf", "hfields");
 	if (o->write == KV_W_FREE) {
-		snprintf(expr, cap, "REMOVE #o, #l, #h, #e, #er%s", has_ttl ? " SET #x = :x" : "");
+		snprintf(expr, cap, "REMOVE #o, #l, #h, #e, #er, #hf%s",
+			 has_ttl ? " SET #x = :x" : "");
 		return;
 	}
+	if (o->hash != NULL)
+		cJSON_AddItemToObject(vals, ":wh", attr_s(o->hash));
 	name_as(names, "#r", "rvn");
 	name_as(names, "#t", "_type");
 	cJSON_AddItemToObject(vals, ":wo", attr_s(o->new_owner));
@@ -134,8 +138,10 @@ static void add_write(const struct store_kv_op *o, const struct ddb_keys *k, int
 		cJSON_AddItemToObject(vals, ":one", attr_n(1));
 	}
 	snprintf(expr, cap,
-		 "SET #o = :wo, #r = :wr, #er = :wr, #l = :wl, #e = :we, #t = :wt%s REMOVE #h%s",
-		 has_ttl ? ", #x = :x" : "", o->raise_fence ? " ADD #f :one" : "");
+		 "SET #o = :wo, #r = :wr, #er = :wr, #l = :wl, #e = :we, #t = :wt%s%s REMOVE "
+		 "#h%s%s",
+		 has_ttl ? ", #x = :x" : "", o->hash != NULL ? ", #hf = :wh" : "",
+		 o->hash != NULL ? "" : ", #hf", o->raise_fence ? " ADD #f :one" : "");
 }
 
 static cJSON *item_of(const struct ddb_keys *k, const struct store_kv_op *o, int64_t ttl)
@@ -148,7 +154,7 @@ static cJSON *item_of(const struct ddb_keys *k, const struct store_kv_op *o, int
 	cJSON_AddStringToObject(it, "TableName", k->table);
 	add_key(it, k, o->name);
 	cJSON *names = cJSON_CreateObject(), *vals = cJSON_CreateObject();
-	char cond[160], expr[200];
+	char cond[160], expr[240];
 	add_seen(o, cond, sizeof(cond), names, vals, k);
 	if (o->write != KV_W_CHECK) {
 		add_write(o, k, ttl, expr, sizeof(expr), names, vals);

@@ -729,6 +729,8 @@ static void ddb_free(struct store *s)
 static const struct store_ops ddb_ops = {
 	.transact = ddbs_transact,
 	.kv_commit = ddbs_kv_commit,
+	.blob_put = ddbs_blob_put,
+	.blob_get = ddbs_blob_get,
 	.submit = ddb_submit,
 	.cancel = ddb_cancel,
 	.free = ddb_free,

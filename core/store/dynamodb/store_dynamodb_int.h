@@ -21,8 +21,9 @@ struct store_call {
 	struct ddb_store *ds;
 	ddbs_done_fn done;
 	store_cb cb;
-	store_tx_cb tx_cb; /* STORE_TRANSACT (ddb_transact.c) */
-	store_kv_cb kv_cb; /* a keyspace commit (ddb_kv.c), also STORE_TRANSACT */
+	store_tx_cb tx_cb;     /* STORE_TRANSACT (ddb_transact.c) */
+	store_kv_cb kv_cb;     /* a keyspace commit (ddb_kv.c), also STORE_TRANSACT */
+	store_blob_cb blob_cb; /* a blob (ddb_blob.c) */
 	void *arg;
 	/* a scan: the caller's page (filled from the answer) and callback */
 	struct store_scan_result *page;
@@ -104,6 +105,12 @@ struct store_call *ddbs_kv_commit(struct store *s, const struct store_kv_req *re
 				  void *arg);
 
 /* Initialises the open's timer (store_dynamodb_new). */
+/* Blobs (core/store_blob.h; ddb_blob.c). */
+struct store_call *ddbs_blob_put(struct store *s, const char *kind, const char *id,
+				 const void *data, size_t len, store_blob_cb cb, void *arg);
+struct store_call *ddbs_blob_get(struct store *s, const char *kind, const char *id,
+				 store_blob_cb cb, void *arg);
+
 void ddbs_open_init(struct ddb_store *ds);
 
 #endif

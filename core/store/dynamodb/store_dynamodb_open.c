@@ -79,6 +79,15 @@ static bool lock_item(const struct ddb_store *ds, const cJSON *item)
 	       str_attr(item, "_type", "LOCK", false);
 }
 
+/* A script cached in the table by a replica (core/store_blob.h, kind
+ * SCRIPT): leasegate's own, no foreign item. */
+static bool script_item(const struct ddb_store *ds, const cJSON *item)
+{
+	return str_attr(item, ds->pk, "SCRIPT#", true) &&
+	       (!ds->sk[0] || str_attr(item, ds->sk, "SCRIPT", false)) &&
+	       str_attr(item, "_type", "SCRIPT", false);
+}
+
 /* Adds the attribute names of item to the comma-separated list, each
  * once, as many as fit. */
 static void add_names(char *list, size_t cap, const cJSON *item)
@@ -115,7 +124,7 @@ static void read_peek(struct ddb_store *ds, const char *body, size_t len)
 	cJSON_ArrayForEach(it, items)
 	{
 		t->peeked++;
-		if (!lock_item(ds, it)) {
+		if (!lock_item(ds, it) && !script_item(ds, it)) {
 			t->foreign++;
 			add_names(t->foreign_attrs, sizeof t->foreign_attrs, it);
 		}
