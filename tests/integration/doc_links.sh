@@ -85,26 +85,56 @@ def anchors(path):
     return _anchors[path]
 
 
+def paragraphs(path):
+    """(line number, text) of each run of non-blank lines outside code,
+    joined with spaces, so that a link whose text wraps onto the next line
+    is matched; the number is the line where each link starts
+    (link_line)."""
+    run = []
+    for no, line in lines_outside_code(path):
+        if line.strip() == "" or HEADING.match(line):
+            if run:
+                yield run
+            run = []
+            if line.strip():
+                yield [(no, line)]
+            continue
+        run.append((no, line))
+    if run:
+        yield run
+
+
+def link_targets(run):
+    """(line number, target) of the links and reference definitions of a
+    paragraph."""
+    text, starts = "", []
+    for no, line in run:
+        starts.append((len(text), no))
+        text += line + " "
+    for m in LINK.finditer(text):
+        no = [n for at, n in starts if at <= m.start()][-1]
+        yield no, m.group(1)
+    for no, line in run:
+        r = REFDEF.match(line)
+        if r:
+            yield no, r.group(1)
+
+
 def check(top, files):
     broken = []
     for f in files:
         path = os.path.join(top, f)
-        for no, line in lines_outside_code(path):
-            targets = LINK.findall(line)
-            m = REFDEF.match(line)
-            if m:
-                targets.append(m.group(1))
-            for t in targets:
-                if SCHEME.match(t) or t.startswith("//"):
-                    continue
-                file_part, _, anchor = t.partition("#")
-                dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
-                shown = os.path.relpath(dest, top)
-                if not os.path.exists(dest):
-                    broken.append(f"{f}:{no}: {t}: no file {shown}")
-                elif anchor and dest.endswith(".md") and os.path.isfile(dest):
-                    if anchor not in anchors(dest):
-                        broken.append(f"{f}:{no}: {t}: no heading '{anchor}' in {shown}")
+        for no, t in (x for run in paragraphs(path) for x in link_targets(run)):
+            if SCHEME.match(t) or t.startswith("//"):
+                continue
+            file_part, _, anchor = t.partition("#")
+            dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
+            shown = os.path.relpath(dest, top)
+            if not os.path.exists(dest):
+                broken.append(f"{f}:{no}: {t}: no file {shown}")
+            elif anchor and dest.endswith(".md") and os.path.isfile(dest):
+                if anchor not in anchors(dest):
+                    broken.append(f"{f}:{no}: {t}: no heading '{anchor}' in {shown}")
     return broken
 
 
@@ -159,6 +189,9 @@ else
 fi
 cat >>"$st/docs/a.md" <<'MD'
 [gone](guides/missing.md) and [bad anchor](../README.md#nope)
+
+a link whose text [wraps onto
+the next line](../README.md#wrapped) is read too
 MD
 printf '[bare](#usage-2)\n' >>"$st/docs/guides/b.md"
 python3 "$work/check.py" "$st" >"$work/st-bad.out" 2>&1
@@ -166,8 +199,9 @@ rc=$?
 if [ $rc = 1 ] && grep -q "^docs/a.md:7: guides/missing.md: no file docs/guides/missing.md$" "$work/st-bad.out" &&
 	grep -q "^docs/a.md:7: ../README.md#nope: no heading 'nope' in README.md$" "$work/st-bad.out" &&
 	grep -q "^docs/guides/b.md:1: #usage-2: no heading 'usage-2' in docs/guides/b.md$" "$work/st-bad.out" &&
-	[ "$(grep -vc '^#' "$work/st-bad.out")" = 3 ]; then
-	ok "selftest: a missing file, a missing anchor and a bare anchor fail, each named"
+	grep -q "^docs/a.md:9: ../README.md#wrapped: no heading 'wrapped' in README.md$" "$work/st-bad.out" &&
+	[ "$(grep -vc '^#' "$work/st-bad.out")" = 4 ]; then
+	ok "selftest: a missing file, a missing anchor, a bare anchor and a link wrapped over two lines fail, each named"
 else
 	bad "selftest: planted broken links are found (rc $rc)"; sed 's/^/# /' "$work/st-bad.out"
 fi
