@@ -50,6 +50,29 @@ static void grow(struct mstore *ms)
 	ms->nbuckets = n;
 }
 
+/* The rare fields (struct mitem_rare) into out: "" and 0 for an item
+ * without them (r NULL). */
+static void copy_rare(const struct mitem_rare *r, struct lock_item *out)
+{
+	if (r == NULL) { /* the common case */
+		out->expires_at = 0;
+		out->exp_rvn[0] = '\0';
+		out->secret_hash[0] = '\0';
+		out->orphan[0] = out->adopted_from[0] = '\0';
+		out->hash[0] = '\0';
+		return;
+	}
+	out->expires_at = r->expires_at;
+	memcpy(out->exp_rvn, r->exp_rvn, sizeof(out->exp_rvn));
+	memcpy(out->secret_hash, r->secret_hash, sizeof(out->secret_hash));
+	memcpy(out->orphan, r->orphan, sizeof(out->orphan));
+	memcpy(out->adopted_from, r->adopted_from, sizeof(out->adopted_from));
+	if (r->hfields != NULL) /* a script's hash */
+		snprintf(out->hash, sizeof(out->hash), "%s", r->hfields);
+	else
+		out->hash[0] = '\0';
+}
+
 /* Each field written once: a read answered at once (LOCK.STATE) runs this
  * per request. */
 void mem_copy_out(const struct mitem *it, struct lock_item *out)
@@ -65,11 +88,7 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 		out->waiter_ms = 0;
 		out->freed = 0;
 		out->freed_forced = false;
-		out->expires_at = 0;
-		out->exp_rvn[0] = '\0';
-		out->secret_hash[0] = '\0';
-		out->orphan[0] = out->adopted_from[0] = '\0';
-		out->hash[0] = '\0';
+		copy_rare(NULL, out);
 		return;
 	}
 	out->exists = true;
@@ -104,15 +123,7 @@ void mem_copy_out(const struct mitem *it, struct lock_item *out)
 	}
 	out->freed = it->freed;
 	out->freed_forced = it->freed_forced;
-	out->expires_at = it->expires_at;
-	memcpy(out->exp_rvn, it->exp_rvn, sizeof(out->exp_rvn));
-	memcpy(out->secret_hash, it->secret_hash, sizeof(out->secret_hash));
-	memcpy(out->orphan, it->orphan, sizeof(out->orphan));
-	memcpy(out->adopted_from, it->adopted_from, sizeof(out->adopted_from));
-	if (it->hfields != NULL) /* rare: a script's hash */
-		snprintf(out->hash, sizeof(out->hash), "%s", it->hfields);
-	else
-		out->hash[0] = '\0';
+	copy_rare(it->rare, out);
 }
 
 static size_t slen(const char *s)
@@ -154,6 +165,67 @@ static bool set_waiter(struct mstore *ms, struct mitem *it, const char *waiter, 
 	return true;
 }
 
+/* The bytes of a block of rare fields (r NULL: none), its hash's too. */
+static size_t rare_bytes(const struct mitem_rare *r)
+{
+	return r != NULL ? sizeof(*r) + slen(r->hfields) : 0;
+}
+
+static void rare_free(struct mitem_rare *r)
+{
+	if (r != NULL)
+		free(r->hfields);
+	free(r);
+}
+
+struct mitem_rare *mem_rare(struct mstore *ms, struct mitem *it)
+{
+	if (it->rare == NULL && (it->rare = calloc(1, sizeof(*it->rare))) != NULL)
+		ms->bytes += rare_bytes(it->rare);
+	return it->rare;
+}
+
+void mem_rare_trim(struct mstore *ms, struct mitem *it)
+{
+	const struct mitem_rare *r = it->rare;
+	if (r == NULL || r->expires_at != 0 || r->hfields != NULL || r->exp_rvn[0] != '\0' ||
+	    r->secret_hash[0] != '\0' || r->orphan[0] != '\0' || r->adopted_from[0] != '\0')
+		return;
+	ms->bytes -= rare_bytes(it->rare);
+	rare_free(it->rare);
+	it->rare = NULL;
+}
+
+void mem_rare_set_hfields(struct mstore *ms, struct mitem *it, const char *hash)
+{
+	struct mitem_rare *r = it->rare;
+	ms->bytes -= slen(r->hfields);
+	free(r->hfields);
+	r->hfields = hash != NULL ? strdup(hash) : NULL;
+	ms->bytes += slen(r->hfields);
+}
+
+/* Sets the lease's secret hash (NULL or "": none); false on out-of-memory
+ * (the item unchanged). */
+static bool set_secret_hash(struct mstore *ms, struct mitem *it, const char *hash)
+{
+	if (hash == NULL || hash[0] == '\0') {
+		if (it->rare != NULL) {
+			it->rare->secret_hash[0] = '\0';
+			mem_rare_trim(ms, it);
+		}
+		return true;
+	}
+	if (mem_rare(ms, it) == NULL)
+		return false;
+	snprintf(it->rare->secret_hash, sizeof(it->rare->secret_hash), "%s", hash);
+	return true;
+}
+
+/* The embedded store holds up to a million locks: a field few items have
+ * goes in struct mitem_rare, not here (560 bytes before it did). */
+_Static_assert(sizeof(struct mitem) <= 264, "struct mitem grew: rare fields go in mitem_rare");
+
 /* A new item at *slot; NULL on out-of-memory. */
 static struct mitem *item_new(struct mstore *ms, struct mitem **slot, const char *name, uint64_t h)
 {
@@ -189,11 +261,11 @@ void mem_item_delete(struct mstore *ms, struct mitem **slot)
 	mem_freed_unlink(ms, it);
 	*slot = it->next;
 	ms->bytes -= sizeof(*it) + strlen(it->name) + 1 + slen(it->holder) + slen(it->other_type) +
-		     slen(it->waiter);
+		     slen(it->waiter) + rare_bytes(it->rare);
 	free(it->holder);
 	free(it->waiter);
 	free(it->other_type);
-	free(it->hfields);
+	rare_free(it->rare);
 	free(it);
 	ms->nitems--;
 }
@@ -241,8 +313,9 @@ static bool adoptable(const struct mitem *it, const struct store_req *r)
 {
 	return r->prev_owner != NULL && r->prev_secret_hash != NULL && r->secret_hash != NULL &&
 	       owner_is(it, r->prev_owner) && it->fence == r->token && !it->fence_bad &&
-	       strcmp(it->orphan, r->prev_owner) == 0 && it->secret_hash[0] != '\0' &&
-	       strcmp(it->secret_hash, r->prev_secret_hash) == 0;
+	       it->rare != NULL && strcmp(it->rare->orphan, r->prev_owner) == 0 &&
+	       it->rare->secret_hash[0] != '\0' &&
+	       strcmp(it->rare->secret_hash, r->prev_secret_hash) == 0;
 }
 
 /* A renewal's rvn condition (store.h): the rvn its lease last wrote, or
@@ -291,7 +364,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			if (ms->nitems > ms->nbuckets)
 				grow(ms);
 		}
-		if (!set_holder(ms, it, r->holder))
+		if (!set_secret_hash(ms, it, r->secret_hash) || !set_holder(ms, it, r->holder))
 			goto oom;
 		strcpy(it->owner, r->owner); /* left in its list of released items */
 		strcpy(it->rvn, r->rvn);
@@ -312,8 +385,6 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			it->ttl = r->ttl;
 		if (r->waiter != NULL)
 			set_waiter(ms, it, NULL, 0); /* a removal: cannot fail */
-		snprintf(it->secret_hash, sizeof(it->secret_hash), "%s",
-			 r->secret_hash != NULL ? r->secret_hash : "");
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RENEW:
@@ -336,7 +407,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		it->owner[0] = '\0';
 		it->has_lease = false;
 		set_holder(ms, it, NULL);
-		it->secret_hash[0] = '\0';
+		set_secret_hash(ms, it, NULL); /* a removal: cannot fail */
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		if (r->token > 0) { /* a release from outside the holding replica */
@@ -348,7 +419,9 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	case STORE_ORPHAN:
 		if (!owner_is(it, r->owner))
 			break;
-		strcpy(it->orphan, r->owner);
+		if (mem_rare(ms, it) == NULL)
+			goto oom;
+		strcpy(it->rare->orphan, r->owner);
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_ADOPT:
@@ -356,13 +429,16 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			break;
 		if (!set_holder(ms, it, r->holder))
 			goto oom;
-		strcpy(it->adopted_from, r->prev_owner);
+		/* adoptable: it has its block (its orphan marker), which keeps
+		 * adopted_from (prev_owner, not "": owner_is) */
+		strcpy(it->rare->adopted_from, r->prev_owner);
 		strcpy(it->owner, r->owner);
 		strcpy(it->rvn, r->rvn);
-		it->orphan[0] = '\0';
+		it->rare->orphan[0] = '\0';
 		it->lease_ms = r->lease_ms;
 		it->has_lease = true;
-		snprintf(it->secret_hash, sizeof(it->secret_hash), "%s", r->secret_hash);
+		snprintf(it->rare->secret_hash, sizeof(it->rare->secret_hash), "%s",
+			 r->secret_hash);
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		mem_copy_out(it, &res->item);
@@ -678,7 +754,7 @@ static void mem_free(struct store *s)
 			free(it->holder);
 			free(it->other_type);
 			free(it->waiter);
-			free(it->hfields);
+			rare_free(it->rare);
 			free(it);
 		}
 	}
@@ -822,6 +898,23 @@ void store_memory_stats(const struct store *s, struct store_memory_stats *out)
 	out->max_items = ms->max_items;
 }
 
+/* store_memory_put_raw's rare fields (a script's expiry and hash kept):
+ * false on out-of-memory. */
+static bool put_rare(struct mstore *ms, struct mitem *it, const struct lock_item *item)
+{
+	bool any = item->secret_hash[0] != '\0' || item->orphan[0] != '\0' ||
+		   item->adopted_from[0] != '\0';
+	if (any && mem_rare(ms, it) == NULL)
+		return false;
+	if (it->rare == NULL)
+		return true;
+	memcpy(it->rare->secret_hash, item->secret_hash, sizeof(it->rare->secret_hash));
+	memcpy(it->rare->orphan, item->orphan, sizeof(it->rare->orphan));
+	memcpy(it->rare->adopted_from, item->adopted_from, sizeof(it->rare->adopted_from));
+	mem_rare_trim(ms, it);
+	return true;
+}
+
 bool store_memory_put_raw(struct store *s, const char *name, const struct lock_item *item)
 {
 	struct mstore *ms = (struct mstore *)s;
@@ -853,8 +946,5 @@ bool store_memory_put_raw(struct store *s, const char *name, const struct lock_i
 		return false;
 	it->freed = item->freed;
 	it->freed_forced = item->freed != 0 && item->freed_forced;
-	memcpy(it->secret_hash, item->secret_hash, sizeof(it->secret_hash));
-	memcpy(it->orphan, item->orphan, sizeof(it->orphan));
-	memcpy(it->adopted_from, item->adopted_from, sizeof(it->adopted_from));
-	return true;
+	return put_rare(ms, it, item);
 }

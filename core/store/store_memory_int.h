@@ -22,10 +22,13 @@ struct mitem {
 	uint64_t hash;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1];
+	/* Here, in the bytes the two arrays leave before the next int64, so
+	 * that they take none of their own: has_arvn (arvn_hash), has_holder
+	 * (holder), has_lease (lease_ms), no_fence and fence_bad (other_type). */
+	bool has_arvn, has_holder, has_lease, no_fence, fence_bad;
 	/* arvn (ACQUIRE in store.h), kept as store_name_hash of the
 	 * acquire's rvn (has_arvn): two ids share one with odds of 2^-64 */
 	uint64_t arvn_hash;
-	bool has_arvn;
 	int64_t fence, lease_ms, ttl;
 	char *holder; /* the last label written, kept for the next write */
 	char *waiter; /* an announced waiter (rare: out of the item), or NULL */
@@ -34,20 +37,29 @@ struct mitem {
 	 * RELEASE with .token): the fence it ended, 0 when none. Not to be
 	 * confused with freed_ms, the time of any release. */
 	int64_t freed;
-	bool has_holder, has_lease;
 	/* Only store_memory_put_raw() makes an item that is no lock: its
 	 * _type is not LOCK (other_type, "" when absent; NULL for a lock), it
-	 * has no fence, or a fence that is no int64. */
+	 * has no fence (no_fence), or a fence that is no int64 (fence_bad). */
 	char *other_type;
-	bool no_fence, fence_bad;
+	/* the fields few items ever have (rare: out of the item), or NULL
+	 * when the item has none of them */
+	struct mitem_rare *rare;
+	char name[]; /* NUL-terminated */
+};
+
+/* What few items ever have: a script's expiry and hash, a lease's secret
+ * hash (an adoptable lease), the adopt markers. Kept out of the item (the
+ * embedded store holds up to a million locks), made when a write sets one
+ * of them and freed when none is left (mem_rare, mem_rare_trim); its bytes
+ * and its hash's are counted in the store's. */
+struct mitem_rare {
 	/* a script's expiry (store.h's lock_item.expires_at) */
 	int64_t expires_at;
+	char *hfields; /* a script's hash (store.h lock_item.hash), or NULL */
 	char exp_rvn[STORE_ID_MAX + 1];
 	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
 	char orphan[STORE_ID_MAX + 1];		     /* ORPHAN's marker, "" none */
 	char adopted_from[STORE_ID_MAX + 1];	     /* ADOPT's marker, "" none */
-	char *hfields; /* a script's hash (store.h lock_item.hash), or NULL */
-	char name[];   /* NUL-terminated */
 };
 
 /* Made by mem_submit from a block not zeroed (pool_take): a new field must
@@ -157,6 +169,16 @@ struct store_call *mem_kv_commit(struct store *s, const struct store_kv_req *req
 void mem_call_free(struct store_call *call);
 /* A call of sizeof(struct store_call) from the pool, zeroed; NULL on OOM. */
 struct store_call *mem_call_new(struct mstore *ms);
+
+/* The item's block of rare fields, made (all of them unset, its bytes
+ * counted) when it has none; NULL on out-of-memory (the item unchanged). */
+struct mitem_rare *mem_rare(struct mstore *ms, struct mitem *it);
+/* Frees the item's block of rare fields when none of them is set any
+ * more, its bytes given back. */
+void mem_rare_trim(struct mstore *ms, struct mitem *it);
+/* Sets the item's script hash (NULL: none) in its block, which it has
+ * (mem_rare); the bytes counted. A copy failing leaves none. */
+void mem_rare_set_hfields(struct mstore *ms, struct mitem *it, const char *hash);
 
 /* Removes the item at *slot (out of its list of released items too),
  * its bytes given back. */

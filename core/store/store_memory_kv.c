@@ -30,7 +30,8 @@ static bool seen_holds(const struct mitem *it, const struct store_kv_op *o)
 		if (it == NULL || strcmp(it->rvn, o->rvn) != 0)
 			return false;
 		return o->alive_after <= 0 ||
-		       (strcmp(it->exp_rvn, o->rvn) == 0 && it->expires_at > o->alive_after);
+		       (it->rare != NULL && strcmp(it->rare->exp_rvn, o->rvn) == 0 &&
+			it->rare->expires_at > o->alive_after);
 	case KV_SEEN_HOLDER:
 		return it != NULL && it->owner[0] != '\0' && strcmp(it->owner, o->owner) == 0 &&
 		       !it->no_fence && it->fence == o->fence;
@@ -38,14 +39,18 @@ static bool seen_holds(const struct mitem *it, const struct store_kv_op *o)
 	return false;
 }
 
-static void write_set(struct mstore *ms, struct mitem *it, const struct store_kv_op *o, int64_t ttl)
+/* False on out-of-memory (the item unchanged). */
+static bool write_set(struct mstore *ms, struct mitem *it, const struct store_kv_op *o, int64_t ttl)
 {
+	struct mitem_rare *rare = mem_rare(ms, it); /* the expiry's and hash's */
+	if (rare == NULL)
+		return false;
 	/* left in its list of released items, as an acquire (the sweep
 	 * skips held items) */
 	snprintf(it->owner, sizeof(it->owner), "%s", o->new_owner);
 	snprintf(it->rvn, sizeof(it->rvn), "%s", o->new_rvn);
-	snprintf(it->exp_rvn, sizeof(it->exp_rvn), "%s", o->new_rvn);
-	it->expires_at = o->expires_at;
+	snprintf(rare->exp_rvn, sizeof(rare->exp_rvn), "%s", o->new_rvn);
+	rare->expires_at = o->expires_at;
 	it->lease_ms = o->lease_ms;
 	it->has_lease = true;
 	it->has_holder = false;
@@ -56,8 +61,10 @@ static void write_set(struct mstore *ms, struct mitem *it, const struct store_kv
 		it->fence++;
 	if (ttl > 0)
 		it->ttl = ttl;
-	free(it->hfields); /* a copy failing leaves none: the next read fails the script */
-	it->hfields = o->hash != NULL ? strdup(o->hash) : NULL;
+	/* a copy failing leaves none: the next read fails the script */
+	mem_rare_set_hfields(ms, it, o->hash);
+	mem_rare_trim(ms, it);
+	return true;
 }
 
 static void write_free(struct mstore *ms, struct mitem *it, int64_t ttl)
@@ -67,10 +74,12 @@ static void write_free(struct mstore *ms, struct mitem *it, int64_t ttl)
 	it->owner[0] = '\0';
 	it->has_lease = false;
 	it->has_holder = false;
-	it->expires_at = 0;
-	it->exp_rvn[0] = '\0';
-	free(it->hfields);
-	it->hfields = NULL;
+	if (it->rare != NULL) {
+		it->rare->expires_at = 0;
+		it->rare->exp_rvn[0] = '\0';
+		mem_rare_set_hfields(ms, it, NULL);
+		mem_rare_trim(ms, it);
+	}
 	if (ttl > 0)
 		it->ttl = ttl;
 }
@@ -101,10 +110,14 @@ static void apply_kv(struct mstore *ms, const struct store_kv_req *req, struct s
 				 "the embedded store cannot add key %.64s", o->name);
 			return;
 		}
-		if (o->write == KV_W_SET)
-			write_set(ms, it, o, req->ttl);
-		else
+		if (o->write == KV_W_FREE) {
 			write_free(ms, it, req->ttl);
+		} else if (!write_set(ms, it, o, req->ttl)) {
+			res->status = STORE_TRANSIENT;
+			res->error_type = "OutOfMemory";
+			strcpy(res->message, "the embedded store is out of memory");
+			return;
+		}
 	}
 	res->status = STORE_OK;
 }

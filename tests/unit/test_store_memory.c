@@ -4,7 +4,8 @@
  * order, from the loop, a cancelled one never; a call made by a callback
  * completes after those already queued; released items are forgotten
  * after the retention, and new names refused past the most items; an
- * announced waiter's bytes are counted and given back; a
+ * announced waiter's bytes are counted and given back, and so are those
+ * of the fields few items have (kept out of the item); a
  * scan's pages are exact, complete across the table's growth, and queued
  * with the other calls.
  */
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "lib/base/clock.h"
+#include "core/store/store_kv.h"
 #include "core/store/store_memory.h"
 
 struct order {
@@ -265,6 +267,135 @@ static void test_waiter_bytes_counted_and_given_back(void **state)
 	clock_free(c);
 }
 
+/* A request with the fields few items have: a secret hash, and ADOPT's. */
+static enum store_status run_rare(struct clock *c, struct store *s, struct store_req r)
+{
+	r.lease_ms = 1000;
+	last.status = -1;
+	assert_non_null(store_submit(s, &r, keep, NULL));
+	clock_fake_advance(c, 0);
+	return last.status;
+}
+
+static struct store_kv_result kv_last;
+static void kv_keep(void *arg, const struct store_kv_result *res)
+{
+	kv_last = *res;
+}
+
+/* A script's commit of one key: SET with an expiry and a hash, or FREE. */
+static enum store_status kv_run(struct clock *c, struct store *s, const char *name,
+				enum store_kv_write w, const char *hash)
+{
+	struct store_kv_op op = {.name = name,
+				 .seen = KV_SEEN_NONE,
+				 .write = w,
+				 .new_owner = "script",
+				 .new_rvn = "kv-rvn",
+				 .lease_ms = 1000,
+				 .expires_at = 1700000009000,
+				 .hash = hash};
+	if (w == KV_W_FREE) {
+		op.seen = KV_SEEN_HOLDER;
+		op.owner = "script";
+		op.fence = 0;
+	}
+	struct store_kv_req req = {.n = 1, .ops = &op};
+	kv_last.status = -1;
+	assert_non_null(store_kv_commit(s, &req, kv_keep, NULL));
+	clock_fake_advance(c, 0);
+	return kv_last.status;
+}
+
+#define SH1 "1111111111111111111111111111111111111111111111111111111111111111"
+#define SH2 "2222222222222222222222222222222222222222222222222222222222222222"
+
+/* The fields few items have (a lease's secret hash, the adopt markers, a
+ * script's expiry and hash) are kept out of the item: a lock without them
+ * costs its item (at most 264 bytes before its name; 560 when they were
+ * in it) and its name; with any of them it costs one block more, counted
+ * while one is set and given back when the last is cleared (a release, a
+ * script's FREE), the item deleted or forgotten. */
+static void test_rare_fields_bytes_counted_and_given_back(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	struct store_memory_stats st;
+	store_memory_limit(s, HOUR, 0);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "a", "o1"), STORE_OK);
+	store_memory_stats(s, &st);
+	size_t plain = st.bytes; /* "a": no label, none of the rare fields */
+	assert_true(plain <= 264 + sizeof("a"));
+	assert_int_equal(run(c, s, STORE_RELEASE, "a", "o1"), STORE_OK);
+	/* an adoptable lease: its secret hash costs the block */
+	struct store_req acq = {
+		.op = STORE_ACQUIRE, .name = "a", .owner = "o2", .rvn = "ra", .secret_hash = SH1};
+	assert_int_equal(run_rare(c, s, acq), STORE_OK);
+	assert_string_equal(last.item.secret_hash, SH1);
+	store_memory_stats(s, &st);
+	assert_true(st.bytes > plain);
+	size_t rare = st.bytes - plain;
+	assert_int_equal(run(c, s, STORE_RELEASE, "a", "o2"), STORE_OK);
+	assert_string_equal(last.item.secret_hash, "");
+	store_memory_stats(s, &st);
+	assert_int_equal(st.bytes, plain); /* the last one cleared: given back */
+	/* orphaned and adopted: the one block keeps all three */
+	acq.rvn = "rb";
+	assert_int_equal(run_rare(c, s, acq), STORE_OK);
+	int64_t fence = last.item.fence;
+	struct store_req orphan = {.op = STORE_ORPHAN, .name = "a", .owner = "o2", .rvn = "rc"};
+	assert_int_equal(run_rare(c, s, orphan), STORE_OK);
+	assert_string_equal(last.item.orphan, "o2");
+	struct store_req adopt = {.op = STORE_ADOPT,
+				  .name = "a",
+				  .owner = "o3",
+				  .rvn = "rd",
+				  .token = fence,
+				  .prev_owner = "o2",
+				  .prev_secret_hash = SH1,
+				  .secret_hash = SH2};
+	assert_int_equal(run_rare(c, s, adopt), STORE_OK);
+	assert_string_equal(last.item.adopted_from, "o2");
+	assert_string_equal(last.item.orphan, "");
+	assert_string_equal(last.item.secret_hash, SH2);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.bytes, plain + rare);
+	/* released, the adopt marker stays (and its block) */
+	assert_int_equal(run(c, s, STORE_RELEASE, "a", "o3"), STORE_OK);
+	assert_string_equal(last.item.adopted_from, "o2");
+	store_memory_stats(s, &st);
+	assert_int_equal(st.bytes, plain + rare);
+	/* a script's key: its expiry and hash (counted too) */
+	assert_int_equal(kv_run(c, s, "b", KV_W_SET, "f1"), STORE_OK);
+	assert_int_equal(run(c, s, STORE_READ, "b", NULL), STORE_OK);
+	assert_int_equal(last.item.expires_at, 1700000009000);
+	assert_string_equal(last.item.exp_rvn, "kv-rvn");
+	assert_string_equal(last.item.hash, "f1");
+	store_memory_stats(s, &st);
+	assert_int_equal(st.bytes, 2 * plain + 2 * rare + sizeof("f1"));
+	assert_int_equal(kv_run(c, s, "b", KV_W_FREE, NULL), STORE_OK);
+	assert_int_equal(run(c, s, STORE_READ, "b", NULL), STORE_OK);
+	assert_int_equal(last.item.expires_at, 0);
+	assert_string_equal(last.item.hash, "");
+	store_memory_stats(s, &st);
+	assert_int_equal(st.bytes, 2 * plain + rare);
+	/* deleted with its block */
+	acq.name = "c";
+	assert_int_equal(run_rare(c, s, acq), STORE_OK);
+	assert_int_equal(run(c, s, STORE_DELETE, "c", NULL), STORE_OK);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.bytes, 2 * plain + rare);
+	/* forgotten with its block ("a", released with its adopt marker) */
+	clock_fake_advance(c, HOUR + HOUR / 4 + 1);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.items, 0);
+	assert_int_equal(st.bytes, 0);
+	/* a held one freed with the store (the sanitizer build sees a leak) */
+	assert_int_equal(run_rare(c, s, acq), STORE_OK);
+	store_free(s);
+	clock_free(c);
+}
+
 static void test_no_retention_keeps_items(void **state)
 {
 	struct clock *c = clock_fake_new(1700000000000);
@@ -493,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_released_items_forgotten_after_retention),
 		cmocka_unit_test(test_acquired_again_forgotten_on_time),
 		cmocka_unit_test(test_waiter_bytes_counted_and_given_back),
+		cmocka_unit_test(test_rare_fields_bytes_counted_and_given_back),
 		cmocka_unit_test(test_no_retention_keeps_items),
 		cmocka_unit_test(test_max_items_refuses_new_names),
 		cmocka_unit_test(test_scan_pages_exact),
