@@ -355,6 +355,20 @@ static void test_reload_ends_waiting_lock(void **state)
 		  "user boss on >bosspw allkeys +@all\n",
 		  0600);
 	assert_int_equal(gw_signal(&p.g, SIGHUP), 0);
+	/* the reload is read in the gateway's loop: once ACL LIST shows it,
+	 * the waits it forbids were ended (the unlock must not come first) */
+	for (int i = 0;; i++) {
+		rep = gw_cmd(boss, "ACL LIST");
+		bool reloaded = rep->type == REDIS_REPLY_ARRAY;
+		for (size_t e = 0; reloaded && e < rep->elements; e++)
+			if (strstr(rep->element[e]->str, "user app ") != NULL)
+				reloaded = strstr(rep->element[e]->str, "pg:shop") == NULL;
+		freeReplyObject(rep);
+		if (reloaded)
+			break;
+		assert_true(i < 500);
+		usleep(10000);
+	}
 	expect_row(hold, "SELECT pg_advisory_unlock(7)", "t");
 	PGresult *r = PQgetResult(waits);
 	assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
