@@ -35,27 +35,6 @@ say() { # say ok|"not ok" WHAT
 
 . "$(dirname "$0")/../support/gw.sh"
 
-# start NAME [TABLE]: a gateway (embedded, or on TABLE of moto); port_NAME
-start() {
-	_port=$(gw_free_port)
-	if [ -n "${2:-}" ]; then
-		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
-			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$_port" --pg-port 0 \
-			--admin-port 0 --holder-label "gw-$1" --table "$2" --create-table \
-			>"$work/gw-$1.log" 2>&1 &
-	else
-		"$LG_BIN" --port "$_port" --pg-port 0 --admin-port 0 --holder-label "gw-$1" \
-			>"$work/gw-$1.log" 2>&1 &
-	fi
-	pids="$pids $!"
-	eval "pid_$1=$!"
-	if ! gw_ready "$_port" 300; then
-		say "not ok" "gateway $1 starts"
-		sed 's/^/# /' "$work/gw-$1.log"
-		exit 1
-	fi
-	eval "port_$1=$_port"
-}
 
 # redigo, built offline in GOPATH mode on Debian's Go sources
 gopath=/usr/share/gocode
@@ -103,9 +82,9 @@ if [ -z "${LG_MOTO:-}" ]; then
 	say "not ok" "moto setups: no LG_MOTO (tests/run-integration.sh sets it)"
 	exit 1
 fi
-start embedded
-start a "lg-multi-$$"
-start b "lg-multi-$$"
+gw_start embedded
+gw_start a "lg-multi-$$"
+gw_start b "lg-multi-$$"
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	say "not ok" "multi_clients needs Node.js (>= 18) and npm (deps.sh installs them)"

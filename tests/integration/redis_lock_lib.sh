@@ -34,28 +34,6 @@ say() { # say ok|"not ok" WHAT
 
 . "$(dirname "$0")/../support/gw.sh"
 
-# start NAME [TABLE]: a gateway (on the embedded store, or on TABLE of
-# moto, created if missing); sets port_NAME. Exits when it does not start.
-start() {
-	_port=$(gw_free_port)
-	if [ -n "${2:-}" ]; then
-		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
-			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$_port" --pg-port 0 \
-			--admin-port 0 --holder-label "gw-$1" --table "$2" --create-table \
-			>"$work/gw-$1.log" 2>&1 &
-	else
-		"$LG_BIN" --port "$_port" --pg-port 0 --admin-port 0 --holder-label "gw-$1" \
-			>"$work/gw-$1.log" 2>&1 &
-	fi
-	pids="$pids $!"
-	eval "pid_$1=$!"
-	if ! gw_ready "$_port" 300; then
-		say "not ok" "gateway $1 starts"
-		sed 's/^/# /' "$work/gw-$1.log"
-		exit 1
-	fi
-	eval "port_$1=$_port"
-}
 
 # lib SETUP PORT [PORT]: redis_lock_lib.py on those gateways
 lib() {
@@ -73,7 +51,7 @@ if ! $py -c 'import redis.lock' 2>/dev/null; then
 	exit 1
 fi
 
-start embedded
+gw_start embedded
 # error ARGS... WANT: the error redis-cli shows for one command starts with WANT
 error() {
 	_want=$(eval "echo \"\${$#}\"")
@@ -134,10 +112,10 @@ if [ -z "${LG_MOTO:-}" ]; then
 	say "not ok" "moto setups: no LG_MOTO (tests/run-integration.sh sets it)"
 	exit 1
 fi
-start moto "lg-rlib-$$"
+gw_start moto "lg-rlib-$$"
 lib moto "$port_moto"
-start a "lg-rlib-pair-$$"
-start b "lg-rlib-pair-$$"
+gw_start a "lg-rlib-pair-$$"
+gw_start b "lg-rlib-pair-$$"
 lib moto-pair "$port_a" "$port_b"
 
 # redlock SETUP PORT_A PORT_B: node/redlock.js on those gateways

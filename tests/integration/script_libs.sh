@@ -34,27 +34,6 @@ say() { # say ok|"not ok" WHAT
 
 . "$(dirname "$0")/../support/gw.sh"
 
-# start NAME [TABLE]: a gateway (embedded, or on TABLE of moto); port_NAME
-start() {
-	_port=$(gw_free_port)
-	if [ -n "${2:-}" ]; then
-		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
-			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$_port" --pg-port 0 \
-			--admin-port 0 --holder-label "gw-$1" --table "$2" --create-table \
-			>"$work/gw-$1.log" 2>&1 &
-	else
-		"$LG_BIN" --port "$_port" --pg-port 0 --admin-port 0 --holder-label "gw-$1" \
-			>"$work/gw-$1.log" 2>&1 &
-	fi
-	pids="$pids $!"
-	eval "pid_$1=$!"
-	if ! gw_ready "$_port" 300; then
-		say "not ok" "gateway $1 starts"
-		sed 's/^/# /' "$work/gw-$1.log"
-		exit 1
-	fi
-	eval "port_$1=$_port"
-}
 
 libs() { # libs SETUP PORT_A PORT_B
 	LG_SETUP=$1 LG_PORT_A=$2 LG_PORT_B=$3 timeout -k 5 120 node "$work/node/script_libs.js" \
@@ -71,9 +50,9 @@ if [ -z "${LG_MOTO:-}" ]; then
 	say "not ok" "moto setups: no LG_MOTO (tests/run-integration.sh sets it)"
 	exit 1
 fi
-start embedded
-start a "lg-slib-$$"
-start b "lg-slib-$$"
+gw_start embedded
+gw_start a "lg-slib-$$"
+gw_start b "lg-slib-$$"
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	say "not ok" "script_libs needs Node.js (>= 18) and npm (deps.sh installs them)"
@@ -163,9 +142,9 @@ PY
 # a replica opened on a table that holds cached scripts: its look at the
 # first items does not take SCRIPT#<sha1> items for another application's
 # (a table of its own: c caches a script in it, d opens it)
-start c "lg-slib-scripts-$$"
+gw_start c "lg-slib-scripts-$$"
 redis-cli -p "$port_c" SCRIPT LOAD 'return 1' >/dev/null
-start d "lg-slib-scripts-$$"
+gw_start d "lg-slib-scripts-$$"
 if grep -q "holds items that are not leasegate's locks" "$work/gw-d.log"; then
 	say "not ok" "moto: a replica opened on a table with a cached script warns of foreign items"
 	sed 's/^/# /' "$work/gw-d.log"

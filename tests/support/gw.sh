@@ -12,6 +12,8 @@
 # gw_ready PORT [TRIES] waits until the Redis port PORT answers PING with
 # PONG — open and past -LOADING, the store open — polling every 50 ms,
 # TRIES times at most (default 200: 10 s); returns 1 if it never did.
+# gw_start NAME [TABLE] starts a named gateway for scripts with $work,
+# $pids and say (below).
 
 gw_free_port() {
 	python3 -c '
@@ -35,4 +37,31 @@ gw_ready() {
 		sleep 0.05
 	done
 	return 0
+}
+
+# gw_start NAME [TABLE]: a gateway named NAME on a free port, on the
+# embedded store or on TABLE of the suite's moto ($LG_MOTO, keys $LG_AK and
+# $LG_SK; the table made if missing), logging to $work/gw-NAME.log; sets
+# port_NAME and pid_NAME and adds the pid to $pids (the caller's cleanup
+# kills them). A gateway that does not answer within 30 s is reported with
+# the caller's `say "not ok" ...` and its log, and the script exits 1.
+gw_start() {
+	_port=$(gw_free_port)
+	if [ -n "${2:-}" ]; then
+		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
+			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$_port" --pg-port 0 \
+			--admin-port 0 --holder-label "gw-$1" --table "$2" --create-table \
+			>"$work/gw-$1.log" 2>&1 &
+	else
+		"$LG_BIN" --port "$_port" --pg-port 0 --admin-port 0 --holder-label "gw-$1" \
+			>"$work/gw-$1.log" 2>&1 &
+	fi
+	pids="$pids $!"
+	eval "pid_$1=$!"
+	if ! gw_ready "$_port" 300; then
+		say "not ok" "gateway $1 starts"
+		sed 's/^/# /' "$work/gw-$1.log"
+		exit 1
+	fi
+	eval "port_$1=$_port"
 }
