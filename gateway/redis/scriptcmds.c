@@ -682,6 +682,13 @@ static const struct cmd_def script_subs[] = {
 
 #define SCRIPT_CATS (ACL_SLOW | ACL_SCRIPTING | ACL_WRITE | ACL_LOCK)
 
+/* The arguments of EVAL and its kin: the script or its SHA1 (first), then
+ * numkeys, the keys and the arguments. */
+#define SCRIPT_ARGS(first)                                                                         \
+	CMD_ARGS({first, CMD_ARG_STRING, NULL, 0}, {"numkeys", CMD_ARG_INTEGER, NULL, 0},          \
+		 {"key", CMD_ARG_KEY, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE},                  \
+		 {"arg", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})
+
 /* Kept together, to ease merges: the script commands of lock libraries. */
 static const struct cmd_def script_cmds[] = {
 	/* the scripts take, renew and release locks: @write @lock, and their
@@ -696,9 +703,7 @@ static const struct cmd_def script_cmds[] = {
 	 .summary = "Runs a cached Lua script over the lock keyspace by its SHA1.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
-	 .args = CMD_ARGS({"sha1", CMD_ARG_STRING, NULL, 0}, {"numkeys", CMD_ARG_INTEGER, NULL, 0},
-			  {"key", CMD_ARG_KEY, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE},
-			  {"arg", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})},
+	 .args = SCRIPT_ARGS("sha1")},
 	{.name = "eval",
 	 .fn = cmd_eval,
 	 .arity = -3,
@@ -709,10 +714,7 @@ static const struct cmd_def script_cmds[] = {
 	 .summary = "Runs a Lua script over the lock keyspace, as one transaction.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
-	 .args = CMD_ARGS({"script", CMD_ARG_STRING, NULL, 0},
-			  {"numkeys", CMD_ARG_INTEGER, NULL, 0},
-			  {"key", CMD_ARG_KEY, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE},
-			  {"arg", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})},
+	 .args = SCRIPT_ARGS("script")},
 	{.name = "evalsha_ro",
 	 .fn = cmd_evalsha_ro,
 	 .arity = -3,
@@ -723,9 +725,7 @@ static const struct cmd_def script_cmds[] = {
 	 .summary = "Runs a cached Lua script that only reads, by its SHA1.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
-	 .args = CMD_ARGS({"sha1", CMD_ARG_STRING, NULL, 0}, {"numkeys", CMD_ARG_INTEGER, NULL, 0},
-			  {"key", CMD_ARG_KEY, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE},
-			  {"arg", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})},
+	 .args = SCRIPT_ARGS("sha1")},
 	{.name = "eval_ro",
 	 .fn = cmd_eval_ro,
 	 .arity = -3,
@@ -736,10 +736,7 @@ static const struct cmd_def script_cmds[] = {
 	 .summary = "Runs a Lua script that only reads the lock keyspace.",
 	 .group = "scripting",
 	 .since = CMD_SINCE,
-	 .args = CMD_ARGS({"script", CMD_ARG_STRING, NULL, 0},
-			  {"numkeys", CMD_ARG_INTEGER, NULL, 0},
-			  {"key", CMD_ARG_KEY, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE},
-			  {"arg", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE})},
+	 .args = SCRIPT_ARGS("script")},
 	{.name = "script",
 	 .arity = -2,
 	 .subs = script_subs,
