@@ -16,23 +16,8 @@
 set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d "${LG_WORK:-/tmp}/script_libs.XXXXXX")
-pids=
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
-
-failed=0
-say() { # say ok|"not ok" WHAT
-	echo "$1 $2"
-	[ "$1" = ok ] || failed=1
-}
-
 . "$(dirname "$0")/../support/gw.sh"
+gw_script_init script_libs
 
 
 libs() { # libs SETUP PORT_A PORT_B

@@ -12,8 +12,8 @@
 # gw_ready PORT [TRIES] waits until the Redis port PORT answers PING with
 # PONG — open and past -LOADING, the store open — polling every 50 ms,
 # TRIES times at most (default 200: 10 s); returns 1 if it never did.
-# gw_start NAME [TABLE] starts a named gateway for scripts with $work,
-# $pids and say (below).
+# gw_script_init NAME sets up a script's $work, $pids, $failed and say;
+# gw_start NAME [TABLE] then starts a named gateway (both below).
 
 gw_free_port() {
 	python3 -c '
@@ -64,4 +64,25 @@ gw_start() {
 		exit 1
 	fi
 	eval "port_$1=$_port"
+}
+
+# gw_script_init NAME: a scratch directory $work (NAME.XXXXXX under
+# $LG_WORK), an empty $pids, failed=0 and `say ok|"not ok" WHAT` (prints,
+# and sets failed on "not ok"); at exit the processes of $pids are killed
+# and $work removed.
+gw_script_init() {
+	work=$(mktemp -d "${LG_WORK:-/tmp}/$1.XXXXXX")
+	pids=
+	failed=0
+	trap gw_script_cleanup EXIT
+	trap 'exit 1' HUP INT TERM
+	say() {
+		echo "$1 $2"
+		[ "$1" = ok ] || failed=1
+	}
+}
+gw_script_cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$work"
 }
