@@ -19,6 +19,7 @@
 # A binary that is missing or a script that is not executable fails.
 # IT_ONLY="it_locks redis_cli.sh" runs only the tests named (while
 # working on them; make test runs all).
+# IT_KEEP=1 keeps the work directory (logs, histories) and prints its path.
 # Closing line: "N passed, N failed, N skipped"; exits non-zero on any
 # failure (tests/support/runner.sh).
 set -u
@@ -27,7 +28,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/tests/support/runner.sh"
 work=$(mktemp -d /tmp/leasegate-it.XXXXXX)
 . "$root/tests/support/moto.sh"
-trap '[ -z "${moto_pid:-}" ] || { kill $moto_pid; wait $moto_pid; } 2>/dev/null; rm -rf "$work"' EXIT
+trap '[ -z "${moto_pid:-}" ] || { kill $moto_pid; wait $moto_pid; } 2>/dev/null; if [ -n "${IT_KEEP:-}" ]; then echo "# kept $work"; else rm -rf "$work"; fi' EXIT
 trap 'exit 1' HUP INT TERM
 if ! moto_start "$root" "$work"; then
 	rt_fail moto "$moto_error"

@@ -17,16 +17,20 @@ in seconds on one monotonic clock (the harness runs on one machine):
   name      the lock
   invoke    when it was sent;  complete  when its answer was read
   result    acquire: granted | refused | timeout | failed | error
+            | unknown (answered -TRYAGAIN or 58000: its write's outcome
+            is unknown, it may have taken the lock for no session)
             release, unlock, commit, rollback: ok | lost | notheld | error
             | unwritten (its write failed: Redis -ERR "... was not
             written ...", PostgreSQL's WARNING 58000)
-            renew: ok | lost | error;  state: held | free | error
+            renew: ok | lost | error | unknown (answered -TRYAGAIN: the
+            lease goes on, its write may have landed);
+            state: held | free | error
             fenced: accepted | refused;  lost: lost
   token     the fencing token when one is known (acquire granted, state
             held, fenced), else null
   lease_ms  (acquire) the lease asked for;  wait  (acquire) false for a try
 "error" is an answer that never came (connection lost, timeout): the
-operation may or may not have taken effect.
+operation may or may not have taken effect; so may an "unknown" acquire.
 
 The model, per lock name: a register (holder, last token). The rules:
   - a grant needs no holder; its token is higher than every token granted
@@ -34,7 +38,10 @@ The model, per lock name: a register (holder, last token). The rules:
   - a refusal (a try answering nil/false) needs a holder other than the
     client at some point between its invoke and its complete: a refusal
     after a release was acknowledged and before any other grant could be
-    linearized is a violation;
+    linearized is a violation; any hold may refuse it, the client's own
+    too (one it no longer knows of: an "error" or "unknown" acquire, a
+    loss reported, a release not written, a lost connection; a try on a
+    connection that holds the lock answers an error, not a refusal);
   - an acknowledged release (1 / true / COMMIT) needs the client's hold to
     be the holder, and frees the lock; a renew answering 1 needs it too;
   - a release answered "not written" (unwritten) ends the hold for the
@@ -43,7 +50,8 @@ The model, per lock name: a register (holder, last token). The rules:
     point after its invoke, or never; then the hold ends at an invisible
     "end" as a lost one (below);
   - LOCK.STATE held with token t needs the hold of token t (or one of an
-    unknown token) to be the holder; not held needs no holder;
+    unknown token) to be the holder, and a later grant's token is higher
+    than t; not held needs no holder;
   - a holder stays the holder from its grant until its release is
     acknowledged, or, if its loss was reported (release answering -LOST,
     55000 or 0, a renew answering 0, a loss notice, a lost connection), its
@@ -152,15 +160,15 @@ def build(records, tol):
             if h is not None:  # a new acquire ends what the client knew of the last
                 h.set_fate("error", rec["invoke"], tol)
                 open_hold.pop(key)
-            if res in ("granted", "error"):
+            if res in ("granted", "error", "unknown"):
                 h = Hold(len(holds), rec["client"], name, rec.get("token"), rec["invoke"],
                          rec.get("lease_ms", 0) / 1000)
                 holds[h.hid] = h
                 if res == "granted":
                     open_hold[key] = h
-                else:  # the session is gone: released at close or by its lease
+                else:  # no session holds it: released at close or by its lease
                     h.set_fate("error", rec["invoke"], tol)
-                h.grant = MOp("grant", rec, h, h.token, optional=res == "error")
+                h.grant = MOp("grant", rec, h, h.token, optional=res != "granted")
                 per_name[name].append(h.grant)
             elif res == "refused" and rec.get("wait") is False:
                 per_name[name].append(MOp("refuse", rec))
@@ -178,9 +186,10 @@ def build(records, tol):
                 if res in ("error", "unwritten"):  # it may have released
                     per_name[name].append(MOp("release", rec, h, optional=True))
         elif op == "renew" and h is not None:
-            if res == "ok":
+            if res in ("ok", "unknown"):  # unknown: it may have written; the lease goes on
                 h.written = max(h.written, rec["invoke"])
-                per_name[name].append(MOp("renew", rec, h))
+                if res == "ok":
+                    per_name[name].append(MOp("renew", rec, h))
             else:
                 h.set_fate("error" if res == "error" else "lost", rec["invoke"], tol)
         elif op == "token" and h is not None and h.token is None:
@@ -235,8 +244,6 @@ def apply(m, st, p, holds, waits, tol):
                 return st, None
             return None, ("a refusal while nobody holds the lock (and no waiter of another "
                           "replica may have it reserved)")
-        if cur.client == m.rec["client"]:
-            return None, "a refusal of the holder itself"
         return st, None
     if m.kind in ("release", "renew"):
         if cur is None or cur.hid != m.hold.hid:
@@ -251,6 +258,8 @@ def apply(m, st, p, holds, waits, tol):
             return None, "LOCK.STATE held while nobody holds the lock"
         if cur.token is not None and m.token is not None and cur.token != m.token:
             return None, f"LOCK.STATE token {m.token} while {cur.label()} holds the lock"
+        if m.token is not None and m.token > last:  # a grant of an unknown token
+            return (holder, m.token, resv), None
         return st, None
     if cur is not None:  # free
         return None, f"LOCK.STATE free while {cur.label()} holds the lock"
@@ -407,7 +416,8 @@ def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print):
     for r in records:
         if r["op"] == "acquire" and r.get("wait") is not False:
             waits[r["name"]].append((r.get("replica"), r["invoke"],
-                                     INF if r["result"] == "error" else r["complete"]))
+                                     INF if r["result"] in ("error", "unknown")
+                                     else r["complete"]))
     violations, inconclusive = 0, []
     for what, recs in lint:
         violations += 1
@@ -430,7 +440,8 @@ def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print):
                 f"window {start} .. {t1:.4f}, {len(ops)} ops)")
             for m in sorted(ops, key=lambda m: m.inv):
                 mark = "   <- cannot linearize" if m is culprit else ""
-                opt = " (in flight)" if m.optional and m.rec["result"] != "error" else ""
+                opt = (" (in flight)" if m.optional and m.rec["result"] not in ("error", "unknown")
+                       else "")
                 out(f"#   {fmt_op(m.rec)}{opt}{mark}")
         if len(found) >= max_violations:
             out(f"# {name}: stopped after {max_violations} violations")
@@ -508,6 +519,11 @@ def selftest_cases():
             op("a", "release", 2.50, 2.60, "lost"), op("b", "release", 2.70, 2.80, "ok")],
         "a grant during a live lease, never released": [
             a1, op("b", "acquire", 0.20, 1.00, "granted", 2)],
+        "an acquire answered -TRYAGAIN: its token seen, then a lower one granted": [
+            op("a", "acquire", 0.00, 0.10, "unknown"),
+            op("s", "state", 0.20, 0.30, "held", 5),
+            op("b", "acquire", 0.40, 2.50, "granted", 4),
+            op("b", "release", 2.60, 2.70, "ok")],
         "LOCK.STATE free while held": [
             a1, op("s", "state", 0.20, 0.30, "free"), r1],
         "a renew acknowledged after a takeover": [
@@ -517,6 +533,12 @@ def selftest_cases():
         # lease from it, not from the acquire (2.0 .. 3.5 here)
         "a grant after the acquire's lease but during the renewed one": [
             a1, op("a", "renew", 1.50, 1.60, "ok"),
+            op("b", "acquire", 0.20, 2.50, "granted", 2),
+            op("a", "release", 3.00, 3.10, "lost"), op("b", "release", 3.20, 3.30, "ok")],
+        # a renewal answered -TRYAGAIN may have written: the lease goes on
+        # from it (and the client still holds it, so releases it later)
+        "a grant during a lease a renewal answered -TRYAGAIN may have renewed": [
+            a1, op("a", "renew", 1.50, 1.60, "unknown"),
             op("b", "acquire", 0.20, 2.50, "granted", 2),
             op("a", "release", 3.00, 3.10, "lost"), op("b", "release", 3.20, 3.30, "ok")],
         # a release not written may have freed the lock, but not twice
@@ -576,6 +598,29 @@ def selftest_cases():
             op("a", "release", 0.50, 0.60, "unwritten"),
             op("b", "acquire", 0.55, 0.65, "granted", 2, wait=False, replica=1),
             op("b", "release", 0.70, 0.80, "ok", replica=1)],
+        # CI's stress_short (seed 979750): c7's acquire sent just before its
+        # gateway was killed wrote token 54 and was never answered; the item
+        # kept it until a takeover a lease later, refusing c7's own try from
+        # a new connection meanwhile
+        "an acquire whose answer was lost refuses the client's next session": [
+            op("c", "acquire", 0.00, 0.10, "granted", 53),
+            op("c", "release", 0.10, 0.20, "ok"),
+            op("a", "acquire", 0.30, 0.31, "error"),
+            op("s", "state", 0.80, 0.81, "held", 54),
+            op("a", "acquire", 1.40, 1.41, "refused", wait=False),
+            op("s", "state", 2.20, 2.21, "held", 54),
+            op("b", "acquire", 1.20, 2.50, "granted", 55),
+            op("b", "release", 2.60, 2.70, "ok")],
+        # a gateway stopped while its acquire's write was in flight answered
+        # -TRYAGAIN on waking (the write timed out): the write had landed
+        "an acquire answered -TRYAGAIN whose write landed": [
+            op("c", "acquire", 0.00, 0.10, "granted", 53),
+            op("c", "release", 0.10, 0.20, "ok"),
+            op("a", "acquire", 0.25, 3.50, "unknown"),
+            op("s", "state", 0.80, 0.81, "held", 54),
+            op("s", "state", 2.20, 2.21, "held", 54),
+            op("b", "acquire", 1.20, 2.50, "granted", 55),
+            op("b", "release", 2.60, 2.70, "ok")],
         "PostgreSQL: unknown tokens, COMMIT, a refusal before it": [
             op("p", "acquire", 0.00, 0.10, "granted", None, name="pg:d:1"),
             op("q", "acquire", 0.20, 0.30, "refused", wait=False, name="pg:d:1"),

@@ -268,6 +268,8 @@ def rel_result(rel):
         return "notheld"
     if unwritten(rel):
         return "unwritten"
+    if rel.startswith("-TRYAGAIN"):  # a renewal that failed: the lease goes on
+        return "unknown"
     return "lost" if rel.startswith("-LOST") else "error" if rel.startswith("error") else rel
 
 
@@ -302,7 +304,10 @@ def client_loop(cid, gw):
         try:
             r = conn.execute_command(*args, "HOLDER", me)
         except redis.ResponseError as e:
-            rec("acquire", name, sent, "failed", lease_ms=LEASE_MS, wait=wait)
+            # -TRYAGAIN: its write's outcome is unknown (a write that timed
+            # out may have landed, for no session, until its lease runs out)
+            res = "unknown" if str(e).startswith("TRYAGAIN") else "failed"
+            rec("acquire", name, sent, res, lease_ms=LEASE_MS, wait=wait, message=str(e))
             count(f"acquire -{str(e).split()[0]}")
             time.sleep(0.05)
             continue
@@ -338,10 +343,10 @@ def client_loop(cid, gw):
                     if rel == "error":
                         conn.close()
                         conn = None
-                    if rel != "1":
+                    if rel != "1" and rel_result(rel) != "unknown":
                         rel = "-LOST (renew)" if rel != "error" else "error renew"
                         break
-                    rel = None
+                    rel = None  # renewed, or not this time: released next
         rel_sent = now()
         if rel is None:
             try:
@@ -435,6 +440,8 @@ def pg_call(pg, me, gw, op, name, sql, **extra):
             count("pg release not written (58000 WARNING)")
     else:
         res = {None: "error", "55000": "lost", "55P03": "timeout"}.get(err.sqlstate, "failed")
+        if op == "acquire" and err.sqlstate == "58000":  # as -TRYAGAIN: outcome unknown
+            res = "unknown"
         tok = None
     if op is not None:
         history.add(me, gw.i, "pg", op, name, inv, comp, res, tok, **extra)
