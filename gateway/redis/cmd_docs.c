@@ -141,7 +141,7 @@ static void info_entry(struct buf *out, enum resp_proto proto, const struct cmd_
 	int last = movable || d->key == 0 ? 0 : d->key_last == CMD_KEYS_REST ? -1 : d->key;
 	resp_add_int(out, first);
 	resp_add_int(out, last);
-	resp_add_int(out, first ? 1 : 0);
+	resp_add_int(out, first ? (d->key_step > 1 ? d->key_step : 1) : 0);
 	resp_add_set(out, proto, ncats(d->acl));
 	for (const struct acl_cat_def *c = acl_cats; c->name; c++)
 		if (d->acl & c->bit) {

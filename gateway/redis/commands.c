@@ -329,10 +329,11 @@ static bool acl_allows(struct sess *s, const struct cmd_def *d, const struct cmd
 	}
 	if (last >= argc)
 		last = argc - 1;
+	int step = d->key_step > 1 ? d->key_step : 1; /* MSET: key value key value */
 	enum acl_verdict v;
 	do { /* the command alone, then the names a chunk at a time */
 		r.nkeys = 0;
-		for (; k <= last && r.nkeys < CHUNK; k++, r.nkeys++) {
+		for (; k <= last && r.nkeys < CHUNK; k += step, r.nkeys++) {
 			keys[r.nkeys] = argv[k].p;
 			lens[r.nkeys] = argv[k].len;
 		}

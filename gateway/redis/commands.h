@@ -120,6 +120,7 @@ struct cmd_def {
 	uint32_t acl;		    /* ACL categories (enum acl_cat), at least one */
 	int key;		    /* argv index of the lock name; 0: none */
 	int key_last;		    /* 0: key alone; CMD_KEYS_REST, CMD_KEYS_NUMKEYS */
+	int key_step;		    /* names every key_step-th argument (0: 1); MSET's 2 */
 	/* documentation (COMMAND DOCS, the reference) */
 	const char *summary;
 	const char *group;	    /* Redis's groups: connection, server, generic, string... */

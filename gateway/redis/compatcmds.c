@@ -3,9 +3,9 @@
  * SET key value NX PX ms (a detached lease whose owner is the library's
  * value), GET, DEL, PEXPIRE/EXPIRE, PTTL/TTL — each on a lock, and only on
  * a lock: a key is a lock name, its value is the lease's value, its TTL
- * what remains of the lease. Anything SET could do that is not taking a
- * lock (a SET without NX or without an expiry, XX, GET, KEEPTTL) is an
- * error that says what leasegate does instead.
+ * what remains of the lease. The other forms of SET (XX, GET, KEEPTTL,
+ * PXAT, EXAT, without NX) and of PEXPIRE/EXPIRE (NX, XX, GT, LT) run as a
+ * script's would, on the keyspace's engine (rl_keyspace, txcmds.c).
  *
  * A key "exists" while its item shows a lease this replica would not yet
  * take over (lt_state.held with remaining_ms > 0), which is what a lock
@@ -168,9 +168,7 @@ static bool is(const struct resp_arg *a, const char *word)
 	return a->len == strlen(word) && strncasecmp(a->p, word, a->len) == 0;
 }
 
-/* --- SET key value NX PX ms | EX s --- */
-
-#define SET_FORM "SET key value NX PX milliseconds (or EX seconds)"
+/* --- SET --- */
 
 static void shape_set(struct buf *out, enum resp_proto proto, const struct ls_result *res)
 {
@@ -185,57 +183,44 @@ static void set_done(void *arg, const struct ls_result *res)
 	rl_done(arg, res, shape_set);
 }
 
-static void cmd_set(struct cmd_call *c)
+/* SET key value NX PX ms (or EX s; the options in any order): the lock
+ * libraries' form, run as a detached lease. *exp is the time, *unit
+ * "PX" or "EX". */
+static bool lock_form(const struct cmd_call *c, const struct resp_arg **exp, const char **unit)
 {
-	bool nx = false, xx = false;
-	const char *unsupported = NULL;
-	const char *unit = NULL; /* "PX", "EX" (or EXAT, PXAT) once given */
-	int64_t expiry = 0;
+	bool nx = false;
+	*exp = NULL;
+	if (c->argc != 6)
+		return false;
 	for (int i = 3; i < c->argc; i++) {
 		const struct resp_arg *o = &c->argv[i];
-		if (is(o, "NX") && !xx) {
+		if (is(o, "NX") && !nx) {
 			nx = true;
-		} else if (is(o, "XX") && !nx) {
-			xx = true;
-			unsupported = "XX";
-		} else if (is(o, "GET") || is(o, "KEEPTTL")) {
-			unsupported = is(o, "GET") ? "GET" : "KEEPTTL";
-		} else if ((is(o, "PX") || is(o, "EX") || is(o, "EXAT") || is(o, "PXAT")) &&
-			   unit == NULL && i + 1 < c->argc) {
-			unit = is(o, "PX")     ? "PX"
-			       : is(o, "EX")   ? "EX"
-			       : is(o, "EXAT") ? "EXAT"
-					       : "PXAT";
-			if (!parse_ll(c, &c->argv[++i], &expiry))
-				return;
-			if (expiry <= 0) {
-				resp_add_errorf(c->out, "ERR invalid expire time in 'set' command");
-				return;
-			}
-			if (unit[2] == 'A')
-				unsupported = unit;
+		} else if ((is(o, "PX") || is(o, "EX")) && *exp == NULL && i + 1 < c->argc) {
+			*unit = is(o, "PX") ? "PX" : "EX";
+			*exp = &c->argv[++i];
 		} else {
-			resp_add_errorf(c->out, "ERR syntax error");
-			return;
+			return false;
 		}
 	}
-	if (unsupported != NULL) {
-		resp_add_errorf(c->out,
-				"ERR leasegate's SET only takes a lock: " SET_FORM
-				"; %s is not supported",
-				unsupported);
+	return nx && *exp != NULL;
+}
+
+/* Any other SET (XX, GET, KEEPTTL, PXAT, EXAT, no NX: an overwrite, no
+ * expiry: an error) runs on the keyspace's engine, as in a script. */
+static void cmd_set(struct cmd_call *c)
+{
+	const struct resp_arg *exp;
+	const char *unit = NULL;
+	int64_t expiry;
+	if (!lock_form(c, &exp, &unit)) {
+		rl_keyspace(c);
 		return;
 	}
-	if (!nx) {
-		resp_add_errorf(c->out,
-				"ERR leasegate's SET only takes a lock, so it needs NX: " SET_FORM
-				" (a SET without NX would overwrite a lock)");
+	if (!parse_ll(c, exp, &expiry))
 		return;
-	}
-	if (unit == NULL) {
-		resp_add_errorf(c->out,
-				"ERR a lock needs an expiry, leasegate's leases end: " SET_FORM
-				" (redis-py: r.lock(name, timeout=seconds))");
+	if (expiry <= 0) {
+		resp_add_errorf(c->out, "ERR invalid expire time in 'set' command");
 		return;
 	}
 	int64_t scale = unit[0] == 'E' ? 1000 : 1;
@@ -330,12 +315,8 @@ static void expire_done(void *arg, const struct ls_result *res)
 static void expire(struct cmd_call *c, int64_t scale)
 {
 	int64_t v;
-	if (c->argc > 3) {
-		const char *cmd = scale == 1 ? "PEXPIRE" : "EXPIRE";
-		resp_add_errorf(c->out,
-				"ERR leasegate's %s takes no option (NX, XX, GT, LT): "
-				"%s key %s renews the lock's lease",
-				cmd, cmd, scale == 1 ? "milliseconds" : "seconds");
+	if (c->argc > 3) { /* NX, XX, GT, LT: as in a script */
+		rl_keyspace(c);
 		return;
 	}
 	if (!parse_ll(c, &c->argv[2], &v))
@@ -481,13 +462,19 @@ static const struct cmd_def compat_cmds[] = {
 	 .flags = CMD_DENYOOM,
 	 .acl = ACL_WRITE | ACL_STRING | ACL_SLOW | ACL_LOCK,
 	 .key = 1,
-	 .summary = "SET key value NX PX ms takes a lock for a lock library; other forms refused.",
+	 .summary = "Sets a lock key: SET key value NX PX ms takes a lock; XX, GET, KEEPTTL, "
+		    "PXAT, EXAT as Redis, a key needs an expiry.",
 	 .group = "string",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0}, {"value", CMD_ARG_STRING, NULL, 0},
 			  {"nx", CMD_ARG_PURE_TOKEN, "NX", CMD_ARG_OPTIONAL},
+			  {"xx", CMD_ARG_PURE_TOKEN, "XX", CMD_ARG_OPTIONAL},
+			  {"get", CMD_ARG_PURE_TOKEN, "GET", CMD_ARG_OPTIONAL},
 			  {"milliseconds", CMD_ARG_INTEGER, "PX", CMD_ARG_OPTIONAL},
-			  {"seconds", CMD_ARG_INTEGER, "EX", CMD_ARG_OPTIONAL})},
+			  {"seconds", CMD_ARG_INTEGER, "EX", CMD_ARG_OPTIONAL},
+			  {"unix-time-milliseconds", CMD_ARG_INTEGER, "PXAT", CMD_ARG_OPTIONAL},
+			  {"unix-time-seconds", CMD_ARG_INTEGER, "EXAT", CMD_ARG_OPTIONAL},
+			  {"keepttl", CMD_ARG_PURE_TOKEN, "KEEPTTL", CMD_ARG_OPTIONAL})},
 	{.name = "get",
 	 .fn = cmd_get,
 	 .arity = 2,

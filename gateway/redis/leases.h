@@ -166,6 +166,11 @@ bool rl_value_ok(const struct resp_arg *v);
 struct sr_engine;
 struct sr_engine *rl_script_engine(struct cmd_call *c);
 
+/* Runs c, a command of the lock keyspace (script_keys.h: SET with any
+ * option, MSET, EXISTS, HSET...), alone on the engine of scripts: its keys
+ * read, the command run on them, its writes committed in one commit. */
+void rl_keyspace(struct cmd_call *c);
+
 /* A script's or a transaction's reply (struct sv) as Redis gives it to a
  * RESP2 or RESP3 client. */
 struct sv;

@@ -71,7 +71,8 @@ struct known_script {
  *                        PEXPIRE key ms and return 1, else 0.
  *
  * redlock 4.2.0 (npm), redlock.js; called with EVALSHA, and on NOSCRIPT
- * EVAL with the body. KEYS are the resources (leasegate: exactly one).
+ * EVAL with the body. KEYS are the resources: one runs as below, several
+ * (NOSCRIPT, see fits) as Lua.
  *   lockScript    ARGV[1] value, ARGV[2] ms: 0 if any key exists, else SET
  *                 each key to value PX ms and return #KEYS.
  *   unlockScript  ARGV[1] value: DEL each key whose GET is value, return
@@ -164,35 +165,14 @@ static void run(struct cmd_call *c, const struct known_script *k, const struct r
 	rl_foreign_flag(c, &req);
 }
 
-/* EVAL/EVALSHA's "numkeys key... arg...": checks them against k, then runs
- * it. */
-static void eval_known(struct cmd_call *c, const struct known_script *k)
+/* EVALSHA's "numkeys key... arg..." are k's shape: one key (one lock)
+ * and k->nargs arguments. Any other call of that SHA1 (redlock on several
+ * resources) answers NOSCRIPT, as for a script not loaded, and the library
+ * sends EVAL with the body, which runs as Lua over all its keys. */
+static bool fits(const struct cmd_call *c, const struct known_script *k)
 {
-	int64_t numkeys;
-	struct resp_arg nk = c->argv[2];
-	if (nk.len > 1 && nk.p[0] == '-') {
-		resp_add_errorf(c->out, "ERR Number of keys can't be negative");
-		return;
-	}
-	if (!rl_parse_int(&nk, &numkeys)) {
-		resp_add_errorf(c->out, "ERR value is not an integer or out of range");
-		return;
-	}
-	if (numkeys > c->argc - 3) {
-		resp_add_errorf(c->out, "ERR Number of keys can't be greater than number of args");
-		return;
-	}
-	int nargs = c->argc - 3 - (int)numkeys;
-	if (numkeys != 1 || nargs != k->nargs) {
-		resp_add_errorf(c->out,
-				"ERR leasegate runs %s's %s script with 1 key (one lock) and %d "
-				"argument%s; got %lld key%s and %d argument%s",
-				k->library, k->name, k->nargs, k->nargs == 1 ? "" : "s",
-				(long long)numkeys, numkeys == 1 ? "" : "s", nargs,
-				nargs == 1 ? "" : "s");
-		return;
-	}
-	run(c, k, &c->argv[3], &c->argv[4]);
+	const struct resp_arg *nk = &c->argv[2];
+	return nk->len == 1 && nk->p[0] == '1' && c->argc - 4 == k->nargs;
 }
 
 /* --- running Lua --- */
@@ -516,8 +496,8 @@ static void evalsha(struct cmd_call *c, bool ro)
 		return;
 	}
 	const struct known_script *k = find_sha(a->p, a->len);
-	if (k != NULL && !ro) {
-		eval_known(c, k); /* not loaded here: the lease operation it stands for */
+	if (k != NULL && !ro && fits(c, k)) { /* not loaded here: the lease operation */
+		run(c, k, &c->argv[3], &c->argv[4]);
 		return;
 	}
 	char sha[SL_SHA_HEX + 1];

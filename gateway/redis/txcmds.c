@@ -23,10 +23,12 @@
  * Bounds: TX_QUEUE_MAX commands, TX_BYTES_MAX bytes of arguments, and
  * SK_KEYS_MAX distinct keys (watched ones included) per transaction.
  *
- * EXISTS, TYPE, MGET, PEXPIRETIME, EXPIRETIME, HSET, HGET, HINCRBY,
- * HEXISTS, HDEL, HLEN, HGETALL, INCR and GETRANGE outside MULTI run the
- * same way, each alone: its keys read, the command run on them, several
- * keys checked together at a commit (one snapshot, as Redis answers).
+ * EXISTS, TYPE, MGET, MSET, MSETNX, PEXPIRETIME, EXPIRETIME, HSET, HGET,
+ * HINCRBY, HEXISTS, HDEL, HLEN, HGETALL, INCR and GETRANGE outside MULTI
+ * run the same way, each alone (rl_keyspace): its keys read, the command
+ * run on them, several keys checked together at a commit (one snapshot,
+ * as Redis answers); so do the forms of SET and PEXPIRE/EXPIRE that are
+ * not a lock library's (compatcmds.c).
  *
  * Not here: the commands' semantics (script_keys.c), the commit
  * (core/store_kv.h).
@@ -534,7 +536,7 @@ static void one_done(void *arg, struct sv *result)
 	sess_unref(s);
 }
 
-static void c_keyspace(struct cmd_call *c)
+void rl_keyspace(struct cmd_call *c)
 {
 	const char *argv0[1] = {c->argv[0].p};
 	size_t len0[1] = {c->argv[0].len};
@@ -640,7 +642,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .complexity = "O(1)",
 	 .since = CMD_SINCE},
 	{.name = "exists",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = -2,
 	 .acl = ACL_KEYSPACE | ACL_READ | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -651,7 +653,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, CMD_ARG_MULTIPLE})},
 	{.name = "type",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 2,
 	 .acl = ACL_KEYSPACE | ACL_READ | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -661,7 +663,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
 	{.name = "mget",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = -2,
 	 .acl = ACL_READ | ACL_STRING | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -671,8 +673,37 @@ static const struct cmd_def tx_cmds[] = {
 	 .complexity = "O(N) keys, read together",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, CMD_ARG_MULTIPLE})},
+	{.name = "mset",
+	 .fn = rl_keyspace,
+	 .arity = -3,
+	 .acl = ACL_WRITE | ACL_STRING | ACL_SLOW | ACL_LOCK,
+	 .key = 1,
+	 .key_last = CMD_KEYS_REST,
+	 .key_step = 2,
+	 .summary = "Sets keys to values in one commit; a key needs an expiry, so alone it answers "
+		    "an error: use it in MULTI or a script, then PEXPIRE.",
+	 .group = "string",
+	 .complexity = "O(N) keys, written together",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, CMD_ARG_MULTIPLE},
+			  {"value", CMD_ARG_STRING, NULL, CMD_ARG_MULTIPLE})},
+	{.name = "msetnx",
+	 .fn = rl_keyspace,
+	 .arity = -3,
+	 .acl = ACL_WRITE | ACL_STRING | ACL_SLOW | ACL_LOCK,
+	 .key = 1,
+	 .key_last = CMD_KEYS_REST,
+	 .key_step = 2,
+	 .summary =
+		 "Sets keys to values when none is held: 1, else 0 and nothing written; as MSET, "
+		 "in MULTI or a script with PEXPIRE.",
+	 .group = "string",
+	 .complexity = "O(N) keys, written together",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, CMD_ARG_MULTIPLE},
+			  {"value", CMD_ARG_STRING, NULL, CMD_ARG_MULTIPLE})},
 	{.name = "pexpiretime",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 2,
 	 .acl = ACL_KEYSPACE | ACL_READ | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -682,7 +713,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
 	{.name = "expiretime",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 2,
 	 .acl = ACL_KEYSPACE | ACL_READ | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -692,7 +723,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
 	{.name = "hset",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = -4,
 	 .acl = ACL_WRITE | ACL_HASH | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -705,7 +736,7 @@ static const struct cmd_def tx_cmds[] = {
 			  {"field", CMD_ARG_STRING, NULL, CMD_ARG_MULTIPLE},
 			  {"value", CMD_ARG_STRING, NULL, CMD_ARG_MULTIPLE})},
 	{.name = "hget",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 3,
 	 .acl = ACL_READ | ACL_HASH | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -715,7 +746,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0}, {"field", CMD_ARG_STRING, NULL, 0})},
 	{.name = "hincrby",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 4,
 	 .acl = ACL_WRITE | ACL_HASH | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -727,7 +758,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0}, {"field", CMD_ARG_STRING, NULL, 0},
 			  {"increment", CMD_ARG_INTEGER, NULL, 0})},
 	{.name = "hexists",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 3,
 	 .acl = ACL_READ | ACL_HASH | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -737,7 +768,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0}, {"field", CMD_ARG_STRING, NULL, 0})},
 	{.name = "hdel",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = -3,
 	 .acl = ACL_WRITE | ACL_HASH | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -748,7 +779,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0},
 			  {"field", CMD_ARG_STRING, NULL, CMD_ARG_MULTIPLE})},
 	{.name = "hlen",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 2,
 	 .acl = ACL_READ | ACL_HASH | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -758,7 +789,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
 	{.name = "hgetall",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 2,
 	 .acl = ACL_READ | ACL_HASH | ACL_SLOW | ACL_LOCK,
 	 .key = 1,
@@ -768,7 +799,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
 	{.name = "incr",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 2,
 	 .acl = ACL_WRITE | ACL_STRING | ACL_FAST | ACL_LOCK,
 	 .key = 1,
@@ -779,7 +810,7 @@ static const struct cmd_def tx_cmds[] = {
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"key", CMD_ARG_KEY, NULL, 0})},
 	{.name = "getrange",
-	 .fn = c_keyspace,
+	 .fn = rl_keyspace,
 	 .arity = 4,
 	 .acl = ACL_READ | ACL_STRING | ACL_SLOW | ACL_LOCK,
 	 .key = 1,

@@ -1076,9 +1076,10 @@ bool sk_finish(const struct sk_space *sp, struct sv *err)
 		const struct sk_key *k = &sp->keys[i];
 		if (k->dirty && k->alive && k->expires_at <= 0) {
 			sv_errorf(err,
-				  "ERR key '%.64s' has no expiry at the end of the script: a key "
-				  "of leasegate is a lease (PEXPIRE it in the same script or "
-				  "transaction); nothing was written",
+				  "ERR key '%.64s' has no expiry at the end of the script (or "
+				  "transaction, or command): a key of leasegate is a lease "
+				  "(PEXPIRE it in the same script or transaction); nothing was "
+				  "written",
 				  k->name);
 			return false;
 		}

@@ -167,4 +167,53 @@ try:
 except redis.RedisError as e:
     check(False, "EXISTS/TYPE/MGET/PEXPIRETIME/EXPIRETIME outside MULTI", str(e))
 
+# SET's other forms (XX, GET, KEEPTTL, PXAT, no NX), PEXPIRE's options and
+# MSET/MSETNX outside scripts run as a script's would, one commit each; the
+# other connection (another replica in the pair) sees what they did
+def token(conn, name):
+    st = conn.execute_command("LOCK.STATE", name)
+    st = dict(zip(st[::2], st[1::2])) if isinstance(st, list) else st
+    return st[b"fencing-token"] if st else None
+
+
+try:
+    k10, k11, k12, k13 = key("setx"), key("ms1"), key("ms2"), key("ms3")
+    check(b.set(k10, "x1", xx=True, px=20000) is None and a.exists(k10) == 0,
+          "SET XX of a free key from B: nil, and A sees no key")
+    check(b.set(k10, "x1", px=20000) is True and a.get(k10) == b"x1",
+          "SET PX without NX from B takes the free key; A reads its value")
+    t1 = token(a, k10)
+    got = a.set(k10, "x2", xx=True, keepttl=True, get=True)
+    check(got == b"x1", "SET XX KEEPTTL GET from A: the old value", got)
+    got = (b.get(k10), b.pttl(k10), token(b, k10))
+    check(got[0] == b"x2" and 10000 < got[1] <= 20000 and got[2] > t1,
+          "... B reads the new value, the TTL kept, and a higher fencing token (a new holder)",
+          (got, t1))
+    pxat = int(time.time() * 1000) + 30000
+    check(b.set(k10, "x2", pxat=pxat) is True, "SET PXAT from B")
+    got = a.execute_command("PEXPIRETIME", k10)
+    check(got == pxat, "... A's PEXPIRETIME is the time given", (got, pxat))
+    got = [b.execute_command("PEXPIRE", k10, 5000, "GT"),
+           b.execute_command("PEXPIRE", k10, 60000, "GT")]
+    check(got == [0, 1] and 50000 < a.pttl(k10) <= 60000,
+          "PEXPIRE GT from B: 0 for a shorter time, 1 for a longer; A reads the new TTL", got)
+    err = None
+    try:
+        b.mset({k11: "m1", k12: "m2"})
+    except redis.ResponseError as e:
+        err = str(e)
+    check(err is not None and "has no expiry" in err and a.exists(k11, k12) == 0,
+          "MSET alone from B: the error that a key needs an expiry, nothing written", err)
+    got = b.pipeline().mset({k11: "m1", k12: "m2"}).pexpire(k11, 20000) \
+        .pexpire(k12, 20000).execute()
+    check(got == [True, True, True] and a.mget(k11, k12) == [b"m1", b"m2"],
+          "MSET then PEXPIRE in MULTI from B; A reads both", got)
+    got = a.pipeline().msetnx({k12: "n2", k13: "n3"}).pexpire(k13, 20000).execute()
+    check(got == [False, False] and b.exists(k13) == 0 and b.get(k12) == b"m2",
+          "MSETNX in MULTI from A with one key held: 0, nothing written (B sees k3 free, "
+          "k2 unchanged)", got)
+    a.delete(k10, k11, k12)
+except redis.RedisError as e:
+    check(False, "SET's forms, PEXPIRE's options, MSET/MSETNX outside scripts", str(e))
+
 sys.exit(1 if failed else 0)

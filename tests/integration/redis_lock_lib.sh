@@ -1,8 +1,8 @@
 #!/bin/sh
 # redis_lock_lib: Redis lock libraries, unmodified, against the real binary
-# ($LG_BIN) (issue 14). redis-cli checks the errors of what leasegate does
-# not do (SET without NX or an expiry, XX/GET/KEEPTTL, a bad value or
-# expiry, an unknown script); redis_lock_lib.py runs redis-py's Lock
+# ($LG_BIN) (issue 14). redis-cli checks the errors (a key without an
+# expiry, a bad value, expiry or option, an unknown script, a library's
+# script called with two keys: NOSCRIPT); redis_lock_lib.py runs redis-py's Lock
 # (Debian's python3-redis, /usr/bin/python3) on three setups:
 #   embedded   one gateway on the embedded store
 #   moto       one gateway on a table of moto ($LG_MOTO) it creates
@@ -51,13 +51,12 @@ error() {
 	*) say "not ok" "redis-cli:$_args -> $_want... (got: $_got)" ;;
 	esac
 }
-error SET k v "ERR leasegate's SET only takes a lock, so it needs NX"
-error SET k v PX 5000 "ERR leasegate's SET only takes a lock, so it needs NX"
-error SET k v NX "ERR a lock needs an expiry, leasegate's leases end"
+# SET's forms other than NX PX run as in a script: a key is a lease
+error SET k v "ERR a key of leasegate is a lease, it needs an expiry"
+error SET k v NX "ERR a key of leasegate is a lease, it needs an expiry"
 error SET k v NX PX 5000 XX "ERR syntax error"
-error SET k v XX PX 5000 "ERR leasegate's SET only takes a lock: SET key value NX PX milliseconds (or EX seconds); XX is not supported"
-error SET k v NX PX 5000 GET "ERR leasegate's SET only takes a lock: SET key value NX PX milliseconds (or EX seconds); GET is not supported"
-error SET k v NX KEEPTTL "ERR leasegate's SET only takes a lock: SET key value NX PX milliseconds (or EX seconds); KEEPTTL is not supported"
+error SET k v NX KEEPTTL "ERR a key of leasegate is a lease, it needs an expiry"
+error SET k v NX PXAT 0 "ERR invalid expire time in 'set' command"
 error SET k v NX PX 999 "ERR PX must be 1000 to 86400000 milliseconds"
 error SET k v NX EX 86401 "ERR EX must be 1 to 86400 seconds"
 error SET k v NX PX 0 "ERR invalid expire time in 'set' command"
@@ -66,12 +65,15 @@ error SET k "two words" NX PX 5000 "ERR a lock's value must be 1 to 62 printable
 error SET k "" NX PX 5000 "ERR a lock's value must be 1 to 62"
 error SET k "$(printf '%063d' 7)" NX PX 5000 "ERR a lock's value must be 1 to 62"
 error PEXPIRE k 500 "ERR PEXPIRE's time must be 1000 to 86400000 milliseconds"
-error PEXPIRE k 5000 NX "ERR leasegate's PEXPIRE takes no option"
+error PEXPIRE k 5000 NX FOO "ERR Unsupported option FOO"
+error PEXPIRE k 5000 NX XX "ERR NX and XX, GT or LT options at the same time are not compatible"
 error EVALSHA 0000000000000000000000000000000000000000 1 k v "NOSCRIPT No matching script."
 error EVAL 'return redis.call("zadd", KEYS[1], 1, "m")' 1 k "ERR leasegate's scripts run the commands of the lock keyspace"
 error EVAL 'return redis.call("hset", KEYS[1], "f", 1)' 1 k "ERR key 'k' has no expiry at the end of the script"
 error EVAL 'return redis.call("get", "k2")' 1 k "ERR script tried accessing a key not passed in KEYS"
-error EVALSHA c3f8721cbb97f72bc19e972846bd7aaf91901658 2 k j v "ERR leasegate runs redis-py Lock's release script with 1 key (one lock) and 1 argument; got 2 keys"
+# a library's script called otherwise than the library does (two keys):
+# NOSCRIPT, so that the library sends EVAL with the body (runs as Lua)
+error EVALSHA c3f8721cbb97f72bc19e972846bd7aaf91901658 2 k j v "NOSCRIPT No matching script."
 # a value of 62 is taken, and the lock answers like a Redis key
 v62=$(printf 'v%061d' 1)
 got=$(redis-cli -p "$port_embedded" SET k "$v62" NX PX 5000)/$(redis-cli -p "$port_embedded" SET k other NX PX 5000)/$(redis-cli -p "$port_embedded" GET k)/$(redis-cli -p "$port_embedded" DEL k)/$(redis-cli -p "$port_embedded" GET k)

@@ -58,6 +58,13 @@ static const struct cmd_def lock_defs[] = {
 	 .acl = ACL_WRITE | ACL_LOCK,
 	 .key = 1,
 	 .key_last = CMD_KEYS_REST},
+	{.name = "t.mset",
+	 .fn = h_record,
+	 .arity = -3,
+	 .acl = ACL_WRITE | ACL_LOCK,
+	 .key = 1,
+	 .key_last = CMD_KEYS_REST,
+	 .key_step = 2},
 	{.name = "t.eval",
 	 .fn = h_record,
 	 .arity = -3,
@@ -79,7 +86,9 @@ static int setup(void **state)
 	f->t = cmd_table_new();
 	assert_non_null(f->t);
 	assert_int_equal(cmd_add_builtins(f->t), 0);
-	assert_int_equal(cmd_table_add(f->t, lock_defs, 6, &f->tag), 0);
+	assert_int_equal(
+		cmd_table_add(f->t, lock_defs, sizeof(lock_defs) / sizeof(lock_defs[0]), &f->tag),
+		0);
 	static const struct cfg nopass;
 	auth_start(&f->s.c, &nopass); /* no registry: default, every right */
 	assert_true(f->s.c.authenticated);
@@ -330,6 +339,10 @@ static void test_acl_in_dispatch(void **state)
 				"lock.many orders:1 orders:2 orders:3 orders:4 orders:5 orders:6 "
 				"orders:7 orders:8 orders:9 orders:10 orders:11 orders:12 "
 				"orders:13 orders:14 orders:15 orders:16 orders:17 x"),
+			    "-NOPERM No permissions to access a key\r\n");
+	/* key_step 2 (MSET): the names, never the values between them */
+	assert_string_equal(run(f, "t.mset orders:1 v orders:2 w"), ":5\r\n"); /* argc */
+	assert_string_equal(run(f, "t.mset orders:1 v other w"),
 			    "-NOPERM No permissions to access a key\r\n");
 	assert_string_equal(
 		run(f, "CONFIG GET port"),

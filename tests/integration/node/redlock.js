@@ -3,7 +3,8 @@
 // Run by ../redis_lock_lib.sh with LG_SETUP (a name for the output),
 // LG_PORT_A (the holder's gateway) and LG_PORT_B (the contender's: another
 // gateway of the same table, or the same one). redlock runs its Lua scripts
-// with EVALSHA (EVAL on NOSCRIPT); leasegate knows them by their SHA1.
+// with EVALSHA (EVAL on NOSCRIPT); leasegate knows them by their SHA1 for
+// one resource, and runs them as Lua for several.
 // Prints `ok <setup>: <what>` / `not ok ...`; exits 1 when any failed.
 const Redis = require('ioredis');
 const Redlock = require('redlock');
@@ -86,11 +87,30 @@ async function takeover() {
 	if (takeover.lock) await takeover.lock.unlock();
 }
 
+// Several resources: redlock 4 sends EVALSHA of its script with two keys,
+// leasegate answers NOSCRIPT, and redlock sends EVAL with the body, which
+// runs as Lua: all the keys or none, in one commit. The other gateway sees
+// both; a lock on [r2, r3] from there is refused and leaves r3 free.
 async function multi() {
 	clientErrors.length = 0;
-	const err = await rejection(tryOnce.lock([`r1-${run}`, `r2-${run}`], 5000));
-	check(err !== null && clientErrors.some((e) => e.includes('1 key (one lock)')),
-		'a lock on two resources is refused, the error says one lock per call', clientErrors);
+	const r1 = `r1-${run}`, r2 = `r2-${run}`, r3 = `r3-${run}`;
+	const lock = await holder.lock([r1, r2], 5000);
+	check((await b.get(r1)) === lock.value && (await b.get(r2)) === lock.value,
+		'a lock on two resources holds both (GET on the other gateway)');
+	const refused = await rejection(tryOnce.lock([r2, r3], 5000));
+	check(refused !== null && refused.name === 'LockError',
+		'a lock on [r2, r3] from the other gateway is refused: r2 is held',
+		refused && refused.message);
+	check((await b.exists(r3)) === 0, '... and writes nothing: r3 stays free');
+	await lock.extend(8000);
+	const pttl = [await b.pttl(r1), await b.pttl(r2)];
+	check(pttl.every((t) => t > 7000 && t <= 8000), 'extend(8000) extends both', pttl);
+	check((await rejection(lock.unlock())) === null, 'unlock() resolves');
+	check((await b.exists(r1, r2)) === 0, 'unlocked: both free on the other gateway');
+	const next = await tryOnce.lock([r2, r3], 5000);
+	check((await a.get(r3)) === next.value, 'then [r2, r3] is taken from the other gateway');
+	await next.unlock();
+	check(clientErrors.length === 0, 'no client errors', clientErrors);
 }
 
 (async () => {
