@@ -499,6 +499,16 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		refused_in_multi(s);
 		return;
 	}
+	if (s->subscriptions > 0 && call.proto == RESP2 && !(flags & CMD_IN_SUBSCRIBED)) {
+		resp_add_errorf(
+			call.out,
+			"ERR Can't execute '%s%s%s': only (P|S)SUBSCRIBE / "
+			"(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+			s->last_cmd->name, s->last_sub ? "|" : "",
+			s->last_sub ? s->last_sub->name : "");
+		refused_in_multi(s);
+		return;
+	}
 	call.def = d;
 	if (s->multi && !(flags & CMD_IN_MULTI) && t->queue != NULL) {
 		call.arg = t->queue_arg;

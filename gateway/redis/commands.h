@@ -73,6 +73,10 @@ enum cmd_flags {
 	 * RESET); any other command is handed to the queue hook
 	 * (cmd_table_set_queue) there. */
 	CMD_IN_MULTI = 1 << 6,
+	/* Runs on a RESP2 connection subscribed to channels (SUBSCRIBE,
+	 * UNSUBSCRIBE, PING, QUIT, RESET); any other answers Redis's error
+	 * there (a RESP3 connection runs everything). */
+	CMD_IN_SUBSCRIBED = 1 << 7,
 };
 
 /* An argument's type, as COMMAND DOCS names them. */

@@ -22,6 +22,7 @@
 #include "gateway/config.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
+#include "gateway/script/script_keys.h"
 
 /* --- shared with scriptcmds.c (leases.h) --- */
 
@@ -247,10 +248,13 @@ static bool key_exists(const struct ls_result *res)
 
 static void shape_get(struct buf *out, enum resp_proto proto, const struct ls_result *res)
 {
-	if (key_exists(res))
-		resp_add_cstr(out, ls_owner_value(&res->st));
-	else
+	if (!key_exists(res))
 		resp_add_null(out, proto);
+	else if (strncmp(res->st.owner, SK_HASHED, 2) == 0) /* a hash: as Redis */
+		resp_add_errorf(out, "WRONGTYPE Operation against a key holding the wrong kind of "
+				     "value");
+	else
+		resp_add_cstr(out, ls_owner_value(&res->st));
 }
 
 static void shape_pttl(struct buf *out, enum resp_proto proto, const struct ls_result *res)

@@ -5,6 +5,9 @@
  * "message" push (RESP3) or array (RESP2); PUBLISH (and a script's, after
  * its commit: sr_config.publish) answers how many it reached.
  *
+ * On a RESP2 connection subscribed to a channel only SUBSCRIBE,
+ * UNSUBSCRIBE, PING, QUIT and RESET run (CMD_IN_SUBSCRIBED, as Redis).
+ *
  * Not across replicas: a subscriber on another replica is not told. The
  * lock libraries that wait on a channel wait with a timeout (Redisson:
  * the lock's TTL) and try again when it ends, so they still get the lock,
@@ -243,7 +246,7 @@ static const struct cmd_def pubsub_cmds[] = {
 	{.name = "subscribe",
 	 .fn = c_subscribe,
 	 .arity = -2,
-	 .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+	 .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_IN_SUBSCRIBED,
 	 .acl = ACL_PUBSUB | ACL_SLOW,
 	 .summary = "Listens to channels on this replica (the wake-ups of Redisson-style "
 		    "locks).",
@@ -254,7 +257,7 @@ static const struct cmd_def pubsub_cmds[] = {
 	{.name = "unsubscribe",
 	 .fn = c_unsubscribe,
 	 .arity = -1,
-	 .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+	 .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_IN_SUBSCRIBED,
 	 .acl = ACL_PUBSUB | ACL_SLOW,
 	 .summary = "Stops listening to the channels named, or to all.",
 	 .group = "pubsub",

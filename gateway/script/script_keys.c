@@ -10,7 +10,6 @@
 #include <strings.h>
 
 #define BY_VALUE "d:" /* the owner prefix of a lease taken by value (gateway/lease) */
-#define HASHED	 "h:" /* the owner prefix of a hash a script wrote */
 
 /* --- a key's view --- */
 
@@ -38,7 +37,7 @@ void sk_key_init(struct sk_key *k, const char *name, const struct lock_item *ite
 		const char *o = item->owner;
 		bool by_value = strncmp(o, BY_VALUE, 2) == 0;
 		bool detached = by_value || strncmp(o, "a:", 2) == 0;
-		k->hash0 = strncmp(o, HASHED, 2) == 0;
+		k->hash0 = strncmp(o, SK_HASHED, 2) == 0;
 		snprintf(k->value0, sizeof(k->value0), "%s", k->hash0 ? "" : detached ? o + 2 : o);
 		k->script_exp0 = item->exp_rvn[0] != '\0' && strcmp(item->exp_rvn, item->rvn) == 0;
 		k->expires0 = k->script_exp0 ? item->expires_at : now + remaining_ms;
@@ -1067,7 +1066,7 @@ static void owner_of(struct sk_key *k)
 	}
 	char sha[SL_SHA_HEX + 1];
 	sl_sha1_hex(names, at, sha);
-	snprintf(k->new_owner, sizeof(k->new_owner), HASHED "%s", sha);
+	snprintf(k->new_owner, sizeof(k->new_owner), SK_HASHED "%s", sha);
 }
 
 bool sk_finish(const struct sk_space *sp, struct sv *err)

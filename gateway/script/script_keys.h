@@ -47,6 +47,7 @@
 #include "gateway/script/script_lua.h"
 
 #define SK_VALUE_MAX  (STORE_ID_MAX - 2) /* bytes of a value: the owner less "d:" */
+#define SK_HASHED     "h:"		 /* the owner prefix of a hash on a lock key */
 #define SK_KEYS_MAX   STORE_KV_MAX_OPS
 #define SK_FIELDS_MAX 8	 /* fields of a hash on a lock key */
 #define SK_FIELD_MAX  64 /* bytes of a field's name, and of its value */

@@ -65,6 +65,11 @@ check(lock_a(keys=[name], args=[20000, h1]) is None, "holder 1 takes it again (r
 check(a.hget(name, h1) == b"2" and b.hlen(name) == 1, "HGET/HLEN: one holder, count 2",
       (a.hget(name, h1), b.hlen(name)))
 check(b.type(name) == b"hash" and b.hexists(name, h1) == 1, "TYPE hash, HEXISTS from B")
+try:
+    got = b.get(name)
+except redis.ResponseError as e:
+    got = str(e)
+check(str(got).startswith("WRONGTYPE"), "GET of the hash from B: WRONGTYPE, as Redis", got)
 fence1 = dict(zip(*[iter(a.execute_command("LOCK.STATE", name))] * 2)).get(b"fencing-token")
 pttl = lock_b(keys=[name], args=[20000, h2])
 check(isinstance(pttl, int) and 15000 < pttl <= 20000, "holder 2 is refused with the PTTL", pttl)

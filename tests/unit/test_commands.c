@@ -303,6 +303,27 @@ static void test_noauth(void **state)
 			    "-ERR unknown command 'nope', with args beginning with: \r\n");
 }
 
+/* A RESP2 connection subscribed to a channel runs only SUBSCRIBE,
+ * UNSUBSCRIBE, PING, QUIT and RESET, with Redis's error for the rest; a
+ * RESP3 one runs everything. */
+static void test_subscribed_resp2(void **state)
+{
+	struct fixture *f = *state;
+	f->s.subscriptions = 1;
+	assert_string_equal(
+		run(f, "lock.state a"),
+		"-ERR Can't execute 'lock.state': only (P|S)SUBSCRIBE / "
+		"(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n");
+	assert_string_equal(
+		run(f, "thing get a"),
+		"-ERR Can't execute 'thing|get': only (P|S)SUBSCRIBE / "
+		"(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n");
+	assert_string_equal(run(f, "PING"), "*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+	f->s.proto = RESP3;
+	assert_string_equal(run(f, "lock.state a"), ":2\r\n");
+	f->s.subscriptions = 0;
+}
+
 /* The dispatch asks the ACL check point with the command's categories and
  * the lock names its key spec points at, after arity and NOAUTH. */
 static void test_acl_in_dispatch(void **state)
@@ -487,6 +508,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_replies_counted_by_outcome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_command_args_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_noauth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_subscribed_resp2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acl_in_dispatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acl_known_commands, setup, teardown),
