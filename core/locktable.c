@@ -374,6 +374,18 @@ static void withdraw(struct lock *l)
 	}
 }
 
+void lt_item_freed(struct locktable *t, const char *name)
+{
+	struct lock *l = lt_lock_get(t, name, false);
+	if (l == NULL || l->held != NULL || l->wq_head == NULL)
+		return;
+	static const struct lock_item freed; /* what a read would show now */
+	l->refs++;
+	lt_lock_see(l, &freed);
+	lt_lock_kick(l);
+	lt_lock_unref(l);
+}
+
 void lt_lock_kick(struct lock *l)
 {
 	if (lock_busy(l))

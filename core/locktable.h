@@ -137,6 +137,12 @@ void lt_acquire_cancel(struct lt_wait *w);
 /* The lease of this locktable holding name, or NULL. */
 struct lease *lt_local_lease(struct locktable *t, const char *name);
 
+/* name's item was freed by a write of this replica outside the lease
+ * core (a script's or a transaction's commit that deleted the key): the
+ * waiters queued here for it try at once, as after a local release,
+ * instead of at their next poll. */
+void lt_item_freed(struct locktable *t, const char *name);
+
 struct lt_state {
 	bool exists; /* false: no item */
 	bool held;

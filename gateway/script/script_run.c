@@ -110,6 +110,14 @@ static void job_free(struct sr_job *j)
 	free(j);
 }
 
+/* The run committed: the keys it deleted are free for the waiters here. */
+static void tell_freed(const struct sr_job *j)
+{
+	for (int i = 0; i < j->space.n; i++)
+		if (j->space.keys[i].dirty && !j->space.keys[i].alive)
+			lt_item_freed(j->e->lt, j->space.keys[i].name);
+}
+
 /* The run committed (or wrote nothing): its messages go out. */
 static void publish_all(struct sr_job *j)
 {
@@ -175,6 +183,7 @@ static void on_commit(void *arg, const struct store_kv_result *res)
 	switch (res->status) {
 	case STORE_OK:
 		j->e->stats.commits++;
+		tell_freed(j);
 		publish_all(j);
 		finish(j, &j->result);
 		return;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # stress_short: tests/stress/stress.py (what make stress runs for 60 s) for
 # about 15 s on the suite's serialized moto: 3 gateways on one fresh table,
-# 9 clients contending for 3 locks, and each fault once on the gateway
+# 9 clients contending for 3 locks (and 3 more locking them with Lua
+# scripts, 3 PostgreSQL clients on their own keys), and each fault once on the gateway
 # serving the most holds (SIGSTOP past a lease then SIGCONT, SIGKILL and a
 # restart, DynamoDB cut off for 2 leases through ddb_proxy.py). Its "ok" /
 # "not ok" lines: strictly rising tokens, 0 overlapping holds, fenced

@@ -22,6 +22,9 @@ four):
   STRESS_WAIT_MS      WAIT of every acquire (5000)
   STRESS_HOLD_MS      longest hold, chosen at random from 0 (100)
   STRESS_QUIET        seconds of each quiet phase after a fault (2)
+  STRESS_PG_CLIENTS   PostgreSQL clients (3), on STRESS_PG_LOCKS keys (2)
+  STRESS_SCRIPT_CLIENTS  Redis clients that lock with Lua scripts, as lock
+                      libraries do, on the same names as LOCK.ACQUIRE's (3)
   STRESS_SEED         random seed (time-based)
 
 Each gateway reaches DynamoDB through its own tests/integration/ddb_proxy.py
@@ -38,6 +41,10 @@ held) and it reconnects. Faults, in turn, separated by quiet phases:
              again (same port, same table) 1 s later
   blackhole  that gateway's DynamoDB proxy down (connections reset, new ones
              refused) for 2 leases, then up
+Beside them, PostgreSQL clients (pg_loop) and Redis clients that lock with
+Lua scripts as lock libraries do, on the same names (script_loop: tries, a
+token read, fenced writes, extends, releases); their operations go to the
+history, which tests/stress/lincheck.py checks whole.
 Checks, printed as "ok ..." / "not ok ..." lines (tests/support/runner.sh
 counts them), then a summary; exit status 1 on any "not ok":
   1. per lock, tokens sorted by the time their grant was answered strictly
@@ -86,6 +93,7 @@ WAIT_MS = env_int("STRESS_WAIT_MS", 5000)
 HOLD_MS = env_int("STRESS_HOLD_MS", 100)
 PG_CLIENTS = env_int("STRESS_PG_CLIENTS", 3)
 PG_LOCKS = env_int("STRESS_PG_LOCKS", 2)
+SCRIPT_CLIENTS = env_int("STRESS_SCRIPT_CLIENTS", 3)
 TRY_SHARE = float(os.environ.get("STRESS_TRY_SHARE", 0.25))
 RENEW_SHARE = float(os.environ.get("STRESS_RENEW_SHARE", 0.2))
 QUIET = float(os.environ.get("STRESS_QUIET", 2))
@@ -378,6 +386,118 @@ def renew(conn, name, rec):
         r = "error"
     rec("renew", name, t, rel_result(r) if r != "0" else "lost")
     return r
+
+
+# A lock library's scripts (redlock's kind), run with EVALSHA (EVAL on
+# NOSCRIPT): a take that reads then writes (EXISTS, then a plain SET: the
+# commit gives the key a new fencing token all the same), an extend and a
+# release that check the value first.
+TAKE = ("if redis.call('exists', KEYS[1]) == 1 then return 0 end "
+        "redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1")
+EXTEND = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
+          "return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0")
+RELEASE = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
+           "return redis.call('del', KEYS[1]) end return 0")
+
+
+def script_token(conn, name, value):
+    """The fencing token of the hold of value: LOCK.STATE between two GETs
+    that both show value (the token changes only with the holder, and this
+    client takes no other hold meanwhile); None when not both."""
+    if conn.get(name) != value.encode():
+        return None
+    st = conn.execute_command("LOCK.STATE", name)
+    st = dict(zip(st[::2], st[1::2])) if st else {}
+    if conn.get(name) != value.encode() or not st:
+        return None
+    return int(st[b"fencing-token"])
+
+
+def script_answer(conn, script, name, args, kind):
+    """script's answer as the history names it: its integer, or
+    "unknown" (-TRYAGAIN), "failed" (another error), "error" (the
+    connection)."""
+    try:
+        return script(keys=[name], args=args, client=conn)
+    except redis.ResponseError as e:
+        count(f"script {kind} -{str(e).split()[0]}")
+        return "unknown" if str(e).startswith("TRYAGAIN") else "failed"
+    except (redis.ConnectionError, redis.TimeoutError):
+        count(f"script {kind} connection lost")
+        return "error"
+
+
+def script_loop(cid, gw):
+    """A Redis client that locks as lock libraries do, with Lua scripts,
+    on the names client_loop's clients take with LOCK.ACQUIRE: a take (a
+    try: 1 or 0), the token read (script_token), two fenced writes with it
+    when known, now and then an extend, the release. Its holds go to the
+    history (the checker sees them with the others), not to holds."""
+    rnd = random.Random(SEED * 1000 + 700 + cid)
+    names = [f"stress-{k}" for k in range(LOCKS)]
+    me, conn = f"s{cid}", None
+    client = redis.Redis(host="127.0.0.1", port=gw.port, socket_timeout=SOCKET_TIMEOUT,
+                         socket_connect_timeout=1)
+    take, extend, release = (client.register_script(x) for x in (TAKE, EXTEND, RELEASE))
+
+    def rec(op, name, inv, result, token=None, **extra):
+        history.add(me, gw.i, "redis", op, name, inv, now(), result, token, **extra)
+
+    while not stop.is_set():
+        if conn is None:
+            try:
+                conn = redis.Redis(host="127.0.0.1", port=gw.port, socket_timeout=SOCKET_TIMEOUT,
+                                   socket_connect_timeout=1, single_connection_client=True)
+                conn.ping()
+            except (redis.ConnectionError, redis.TimeoutError):
+                conn = None
+                time.sleep(0.2)
+                continue
+        name, value = rnd.choice(names), f"{me}-{rnd.getrandbits(48):x}"
+        sent = now()
+        r = script_answer(conn, take, name, [value, LEASE_MS], "take")
+        if r in ("unknown", "failed", "error") or r == 0:
+            rec("acquire", name, sent, {0: "refused"}.get(r, r), lease_ms=LEASE_MS, wait=False)
+            if r == "error":
+                conn = None
+            time.sleep(rnd.uniform(0.1, 0.3))  # redlock's retry delay: 200 ms, jitter 100
+            continue
+        rec("acquire", name, sent, "granted", lease_ms=LEASE_MS, wait=False)
+        count(f"script grants {me}")
+        if not script_hold(conn, rnd, name, value, rec, (extend, release)):
+            conn.close()
+            conn = None
+    if conn is not None:
+        conn.close()
+
+
+def script_hold(conn, rnd, name, value, rec, scripts):
+    """A hold taken by script_loop, to its release; False when the
+    connection was lost."""
+    extend, release = scripts
+    try:
+        t = now()
+        token = script_token(conn, name, value)
+        if token is not None:
+            rec("token", name, t, "ok", token)
+    except redis.RedisError:
+        token = None
+    for k in range(2 if token is not None else 0):
+        t = now()
+        ok = fenced.write(name, token)
+        rec("fenced", name, t, "accepted" if ok else "refused", token)
+        time.sleep(rnd.uniform(0, HOLD_MS / 1000))
+    if rnd.random() < RENEW_SHARE:
+        t = now()
+        r = script_answer(conn, extend, name, [value, LEASE_MS], "extend")
+        rec("renew", name, t, {1: "ok", 0: "lost"}.get(r, r))
+        if r == "error":
+            return False
+    t = now()
+    r = script_answer(conn, release, name, [value], "release")
+    # -TRYAGAIN: the release's outcome is unknown, as one not written
+    rec("release", name, t, {1: "ok", 0: "notheld", "unknown": "unwritten"}.get(r, r))
+    return r != "error"
 
 
 def pg_loop(cid, gw):
@@ -706,6 +826,8 @@ def main():
                    for c in range(CLIENTS)]
         threads += [threading.Thread(target=pg_loop, args=(c, gws[c % GATEWAYS]), daemon=True)
                     for c in range(PG_CLIENTS)]
+        threads += [threading.Thread(target=script_loop, args=(c, gws[c % GATEWAYS]),
+                                     daemon=True) for c in range(SCRIPT_CLIENTS)]
         threads.append(threading.Thread(target=observer_loop, args=(gws,), daemon=True))
         for t in threads:
             t.start()
@@ -727,6 +849,9 @@ def main():
             p.proc.wait()
     history.close()
     kinds, refused, per_client = checks(holds)
+    idle = [c for c in range(SCRIPT_CLIENTS) if stats[f"script grants s{c}"] == 0]
+    check(not idle, f"every script client took the lock ({len(idle)} never: "
+          f"{' '.join(f's{c}' for c in idle)})")
     linearizable(history.path)
     summary(kinds, refused, per_client)
     if not all(results):

@@ -17,6 +17,7 @@
 
 #include "lib/base/clock.h"
 #include "core/locktable.h"
+#include "core/obs.h"
 #include "core/store/store_kv.h"
 #include "core/store/store_memory.h"
 #include "gateway/script/script_keys.h"
@@ -214,6 +215,7 @@ static void test_reply_to_lua(void **state)
 struct world {
 	struct clock *clock;
 	struct store *store;
+	struct obs obs; /* counters only: no sink */
 	struct locktable *lt;
 	struct sr_engine *e;
 	struct sv reply;
@@ -235,7 +237,7 @@ static struct world *world_new(void)
 	w->clock = clock_fake_new(1700000000000);
 	w->store = store_memory_new(w->clock, "t");
 	struct lt_options o = {0};
-	w->lt = lt_new(w->clock, w->store, NULL, &o);
+	w->lt = lt_new(w->clock, w->store, &w->obs, &o);
 	struct sr_config cfg = {.limits = limits, .min_lease_ms = 1000, .max_lease_ms = 86400000};
 	w->e = sr_new(w->store, w->lt, w->clock, &cfg);
 	assert_non_null(w->e);
@@ -339,6 +341,37 @@ static void test_lock_cycle_and_fence(void **state)
 	eval(w, acquire, KEYS("a"), KEYS("v4", "2000"));
 	assert_int_equal(w->reply.i, 1);
 	assert_int_equal(item_of(w, "a").fence, 3);
+	world_free(w);
+}
+
+static struct lease *granted;
+static void on_granted(void *arg, struct lease *l, const struct lt_error *err)
+{
+	granted = l;
+}
+
+/* A key a script deletes is free for the lease core's waiters on this
+ * replica at once, as after a local release: not at their next poll (a
+ * third of the lease later), by which time a lock library's retry would
+ * have taken it again. */
+static void test_delete_wakes_local_waiters(void **state)
+{
+	struct world *w = world_new();
+	eval(w, acquire, KEYS("a"), KEYS("v1", "6000"));
+	assert_int_equal(w->reply.i, 1);
+	granted = NULL;
+	struct lt_acquire_args args = {.name = "a", .lease_ms = 6000, .wait = true};
+	assert_non_null(lt_acquire(w->lt, &args, on_granted, NULL));
+	clock_fake_advance(w->clock, 50); /* its write refused: queued, polls in 2 s */
+	assert_null(granted);
+	eval(w, release, KEYS("a"), KEYS("v1"));
+	assert_int_equal(w->reply.i, 1);
+	for (int i = 0; i < 10 && granted == NULL; i++)
+		clock_fake_advance(w->clock, 1);
+	assert_non_null(granted); /* within 10 ms, not at the poll */
+	assert_int_equal(lease_token(granted), 2);
+	lease_release(granted);
+	clock_fake_advance(w->clock, 10);
 	world_free(w);
 }
 
@@ -509,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_lua_to_reply),
 		cmocka_unit_test(test_reply_to_lua),
 		cmocka_unit_test(test_lock_cycle_and_fence),
+		cmocka_unit_test(test_delete_wakes_local_waiters),
 		cmocka_unit_test(test_errors_commit_nothing),
 		cmocka_unit_test(test_no_write_skew),
 		cmocka_unit_test(test_commit_conditions),
