@@ -106,6 +106,10 @@ static const struct option_def options[] = {
 	{"memory-retention", NUM(T_DURATION, memory_retention_ms), "1h", 0, 3650 * DAY_MS, NULL,
 	 "embedded store: forget a released lock after this (its token starts at 1 again; "
 	 "0: never)"},
+	{"pubsub-poll", NUM(T_DURATION, pubsub_poll_ms), "100ms", 0, 10000, NULL,
+	 "PUBLISH reaches the subscribers of other replicas: a message is written to the "
+	 "table, and a replica with subscribers reads each of their channels this often "
+	 "(0: PUBLISH reaches this replica's subscribers only, and writes nothing)"},
 	{"max-locks", NUM(T_INT, max_locks), "1000000", 1, 1000000000, NULL,
 	 "embedded store: most lock items at once (new names refused past it)"},
 	{"test-mode", NUM(T_BOOL, test_mode), "no", 0, 1, NULL,

@@ -455,6 +455,13 @@ static bool open_store(struct app *a, const struct cfg *cfg)
 			"holders; for application tests, never for locks in use");
 	}
 	a->redis_leases = a->leases ? rl_new(a->leases, &a->backend) : NULL;
+	if (a->redis_leases != NULL) {
+		/* the embedded store serves one replica: nothing to reach */
+		bool shared = strcmp(a->backend.kind, "embedded") != 0;
+		a->redis_leases->pubsub_poll_ms = shared ? cfg->pubsub_poll_ms : 0;
+		a->redis_leases->pubsub_ttl_ms =
+			cfg->ttl_attribute[0] != '\0' ? cfg->ttl_retention_ms : 0;
+	}
 	if (!a->wait_releases || !a->redis_leases ||
 	    rl_register(a->redis_leases, a->cmds, a->redis) != 0)
 		return out_of_memory();

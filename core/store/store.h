@@ -244,6 +244,9 @@ struct store_kv_result;
 struct store_blob_result;
 /* A blob's answer (store_blob.h). */
 typedef void (*store_blob_cb)(void *arg, const struct store_blob_result *res);
+struct store_chan_result;
+/* A channel's answer (store_chan.h). */
+typedef void (*store_chan_cb)(void *arg, const struct store_chan_result *res);
 /* A keyspace commit's answer (store_kv.h). */
 typedef void (*store_kv_cb)(void *arg, const struct store_kv_result *res);
 /* A fenced transaction's answer (store_tx.h). */
@@ -273,6 +276,13 @@ struct store_ops {
 				       const void *data, size_t len, store_blob_cb cb, void *arg);
 	struct store_call *(*blob_get)(struct store *s, const char *kind, const char *id,
 				       store_blob_cb cb, void *arg);
+	/* store_chan_publish() and store_chan_read() (store_chan.h);
+	 * cancelled with cancel. NULL: the store has none. */
+	struct store_call *(*chan_publish)(struct store *s, const char *id, const char *origin,
+					   const void *data, size_t len, int64_t ttl,
+					   store_chan_cb cb, void *arg);
+	struct store_call *(*chan_read)(struct store *s, const char *id, store_chan_cb cb,
+					void *arg);
 };
 
 struct store {

@@ -766,6 +766,7 @@ static void mem_free(struct store *s)
 	timer_cancel(&ms->q_timer);
 	timer_cancel(&ms->sweep);
 	mem_blobs_free(ms);
+	mem_chans_free(ms);
 	free(ms->gens);
 	free(ms->buckets);
 	free(ms);
@@ -823,6 +824,8 @@ static const struct store_ops memory_ops = {
 	.kv_commit = mem_kv_commit,
 	.blob_put = mem_blob_put,
 	.blob_get = mem_blob_get,
+	.chan_publish = mem_chan_publish,
+	.chan_read = mem_chan_read,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,

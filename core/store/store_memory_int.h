@@ -77,6 +77,7 @@ struct store_call {
 		store_tx_cb tx_cb;	    /* a transaction (mem_transact) */
 		store_kv_cb kv_cb;	    /* a keyspace commit (mem_kv_commit) */
 		store_blob_cb blob_cb;	    /* a blob (store_memory_blob.c) */
+		store_chan_cb chan_cb;	    /* a channel (store_memory_chan.c) */
 	};
 	void *arg;
 	/* A scan (req.op STORE_SCAN): its page, at most limit items after
@@ -86,7 +87,8 @@ struct store_call {
 	/* A keyspace commit (store_memory_kv.c): its copy, freed with the
 	 * call; NULL for every other call. */
 	struct store_kv_req *kv;
-	/* A blob's put or get (store_memory_blob.c): freed with the call. */
+	/* A blob's put or get (store_memory_blob.c), a channel's publish
+	 * (blob_put) or read (store_memory_chan.c): freed with the call. */
 	struct mblob *blob;
 	bool blob_put;
 	struct store_req req; /* strings point into text */
@@ -134,6 +136,7 @@ struct mstore {
 	enum store_status fail_status;
 	const char *fail_type;
 	struct mblob *blobs; /* store_memory_blob.c */
+	struct mchan *chans; /* store_memory_chan.c */
 	char table[];
 };
 
@@ -150,6 +153,12 @@ struct store_call *mem_blob_put(struct store *s, const char *kind, const char *i
 struct store_call *mem_blob_get(struct store *s, const char *kind, const char *id, store_blob_cb cb,
 				void *arg);
 void mem_blobs_free(struct mstore *ms);
+
+struct store_call *mem_chan_publish(struct store *s, const char *id, const char *origin,
+				    const void *data, size_t len, int64_t ttl, store_chan_cb cb,
+				    void *arg);
+struct store_call *mem_chan_read(struct store *s, const char *id, store_chan_cb cb, void *arg);
+void mem_chans_free(struct mstore *ms);
 
 /* The item as a read gives it (it NULL: none). */
 void mem_copy_out(const struct mitem *it, struct lock_item *out);

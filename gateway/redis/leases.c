@@ -422,6 +422,7 @@ int rl_register(struct rl_app *app, struct cmd_table *cmds, struct redis *redis)
 		.on_close = on_close, .on_reset = on_reset, .holds = holds, .arg = app};
 	if (rl_register_commands(app, cmds) < 0 ||
 	    cmd_table_add_info(cmds, "leases", info_leases, app) < 0 ||
+	    cmd_table_add_info(cmds, "pubsub", rl_pubsub_info, app) < 0 ||
 	    cmd_table_add_info(cmds, backend_store_section(app->backend), info_store, app) < 0)
 		return -1;
 	redis_set_hooks(redis, &hooks);

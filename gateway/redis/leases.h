@@ -45,6 +45,9 @@ struct rl_app {
 	struct sr_engine *scripts;
 	/* the channels of SUBSCRIBE (pubsub.c), made at the first; owned */
 	struct rl_pubsub *pubsub;
+	/* PUBLISH across replicas (pubsub.c): the channel reads' interval (0:
+	 * this replica only) and the TTL of a channel item (0: none) */
+	int64_t pubsub_poll_ms, pubsub_ttl_ms;
 };
 
 /* The Redis side over svc and the backend's lock table and store (neither
@@ -195,6 +198,8 @@ size_t rl_pubsub_count(void *app, const char *channel, size_t len);
 void rl_pubsub_publish(void *app, const char *channel, size_t len, const char *msg, size_t msg_len);
 void rl_pubsub_drop(struct rl_app *app, struct sess *s);
 void rl_pubsub_free(struct rl_pubsub *ps);
+/* INFO pubsub of app (a struct rl_app). */
+void rl_pubsub_info(struct buf *text, void *app);
 int rl_pubsubcmds_register(struct rl_app *app, struct cmd_table *cmds)
 	__attribute__((warn_unused_result));
 int rl_compatcmds_register(struct rl_app *app, struct cmd_table *cmds)

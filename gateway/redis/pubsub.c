@@ -1,17 +1,25 @@
 /*
- * redis/pubsub: PUBLISH, SUBSCRIBE and UNSUBSCRIBE on this replica — the
- * wake-up channels of Redisson-style locks. A message reaches the
- * sessions of this replica subscribed to its channel, as Redis's
- * "message" push (RESP3) or array (RESP2); PUBLISH (and a script's, after
- * its commit: sr_config.publish) answers how many it reached.
+ * redis/pubsub: PUBLISH, SUBSCRIBE and UNSUBSCRIBE — the wake-up channels
+ * of Redisson-style locks. A message reaches the sessions of this replica
+ * subscribed to its channel at once, as Redis's "message" push (RESP3) or
+ * array (RESP2); PUBLISH (and a script's, after its commit:
+ * sr_config.publish) answers how many it reached here, as a Redis Cluster
+ * node answers for its own clients.
+ *
+ * Across replicas (app->pubsub_poll_ms > 0, a DynamoDB table): a message
+ * is also appended to its channel's item in the table (core/store_chan.h,
+ * the channel named by the SHA1 of its name), and a replica with
+ * subscribers reads each of their channels every pubsub_poll_ms (at once
+ * for a channel new here: where its log stands) and delivers the entries
+ * published since its last read by other replicas. A channel's log keeps
+ * the last STORE_CHAN_KEEP messages: more published on it between two
+ * reads are lost to the other replicas, as Redis's Pub/Sub loses messages
+ * to a slow subscriber; so is one longer than STORE_CHAN_MSG_MAX (this
+ * replica's subscribers still get it), and one published elsewhere
+ * before the first read of a channel new here.
  *
  * On a RESP2 connection subscribed to a channel only SUBSCRIBE,
  * UNSUBSCRIBE, PING, QUIT and RESET run (CMD_IN_SUBSCRIBED, as Redis).
- *
- * Not across replicas: a subscriber on another replica is not told. The
- * lock libraries that wait on a channel wait with a timeout (Redisson:
- * the lock's TTL) and try again when it ends, so they still get the lock,
- * by polling, later than a wake-up would let them.
  *
  * Channels live in a table of buckets, each a list of channels with the
  * sessions subscribed; a session counts its subscriptions
@@ -19,9 +27,13 @@
  * (rl_pubsub_drop). Bounds: PS_CHANNEL_MAX bytes of a channel name,
  * PS_SUBS_MAX channels per session.
  */
+#include <openssl/sha.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/store/store_chan.h"
+#include "gateway/obs/log.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 
@@ -33,13 +45,31 @@ struct ps_chan {
 	struct ps_chan *next;
 	struct sess **subs;
 	size_t n, cap;
+	struct rl_pubsub *ps;
+	struct store_call *read;	/* its read in flight, or NULL */
+	int64_t last;			/* the seq read last; -1: none yet */
+	char id[STORE_CHAN_ID_LEN + 1]; /* SHA1 hex of the name */
 	size_t len;
 	char name[];
 };
 
+/* A message on its way to the table. */
+struct ps_send {
+	struct ps_send *prev, *next;
+	struct rl_pubsub *ps;
+	struct store_call *call;
+};
+
 struct rl_pubsub {
 	struct ps_chan *buckets[PS_BUCKETS];
+	struct rl_app *app;
+	size_t nchans;
+	struct timer poll; /* every app->pubsub_poll_ms while nchans > 0 */
+	struct ps_send *sends;
+	char origin[STORE_ID_MAX + 1]; /* this replica, in the entries it writes */
 	uint64_t published, delivered;
+	/* across replicas */
+	uint64_t sent, send_failed, too_big, reads, read_failed, received;
 };
 
 static uint64_t hash_of(const char *s, size_t n)
@@ -58,12 +88,31 @@ static struct ps_chan **find(struct rl_pubsub *ps, const char *name, size_t len)
 	return at;
 }
 
+static void poll_tick(void *arg);
+
 /* The registry of app, made on first use; NULL on out-of-memory. */
 static struct rl_pubsub *registry(struct rl_app *app)
 {
-	if (app->pubsub == NULL)
-		app->pubsub = calloc(1, sizeof(*app->pubsub));
-	return app->pubsub;
+	if (app->pubsub != NULL)
+		return app->pubsub;
+	struct rl_pubsub *ps = calloc(1, sizeof(*ps));
+	if (ps == NULL)
+		return NULL;
+	ps->app = app;
+	timer_init(&ps->poll, lt_clock(app->lt), poll_tick, ps);
+	store_new_id(ps->origin);
+	return app->pubsub = ps;
+}
+
+/* Frees c, its read cancelled. */
+static void chan_free(struct rl_pubsub *ps, struct ps_chan *c)
+{
+	if (c->read != NULL)
+		store_cancel(ps->app->store, c->read);
+	free(c->subs);
+	free(c);
+	if (--ps->nchans == 0)
+		timer_cancel(&ps->poll);
 }
 
 void rl_pubsub_free(struct rl_pubsub *ps)
@@ -74,11 +123,130 @@ void rl_pubsub_free(struct rl_pubsub *ps)
 		while (ps->buckets[b] != NULL) {
 			struct ps_chan *c = ps->buckets[b];
 			ps->buckets[b] = c->next;
-			free(c->subs);
-			free(c);
+			chan_free(ps, c);
 		}
+	while (ps->sends != NULL) {
+		struct ps_send *m = ps->sends;
+		ps->sends = m->next;
+		store_cancel(ps->app->store, m->call);
+		free(m);
+	}
+	timer_cancel(&ps->poll);
 	free(ps);
 }
+
+/* --- across replicas: the channels' items --- */
+
+static void chan_id(const char *name, size_t len, char *id)
+{
+	unsigned char md[SHA_DIGEST_LENGTH];
+	SHA1((const unsigned char *)name, len, md);
+	for (int i = 0; i < SHA_DIGEST_LENGTH; i++)
+		snprintf(id + 2 * i, 3, "%02x", md[i]);
+}
+
+static bool across(const struct rl_pubsub *ps)
+{
+	return ps->app->pubsub_poll_ms > 0;
+}
+
+static void sent(void *arg, const struct store_chan_result *res)
+{
+	struct ps_send *m = arg;
+	struct rl_pubsub *ps = m->ps;
+	if (res->status == STORE_OK) {
+		ps->sent++;
+	} else {
+		ps->send_failed++;
+		log_msg(LOG_LVL_WARN,
+			"a PUBLISH did not reach the other replicas (their subscribers are not "
+			"told): %s",
+			res->message);
+	}
+	if (m->prev != NULL)
+		m->prev->next = m->next;
+	else
+		ps->sends = m->next;
+	if (m->next != NULL)
+		m->next->prev = m->prev;
+	free(m);
+}
+
+/* Appends the message to its channel's item, for the other replicas. */
+static void send_across(struct rl_pubsub *ps, const char *channel, size_t len, const char *msg,
+			size_t msg_len)
+{
+	if (msg_len > STORE_CHAN_MSG_MAX) {
+		ps->too_big++;
+		return;
+	}
+	char id[STORE_CHAN_ID_LEN + 1];
+	chan_id(channel, len, id);
+	struct ps_send *m = calloc(1, sizeof(*m));
+	int64_t ttl =
+		ps->app->pubsub_ttl_ms > 0
+			? (clock_wall_ms(lt_clock(ps->app->lt)) + ps->app->pubsub_ttl_ms) / 1000
+			: 0;
+	if (m != NULL)
+		m->call = store_chan_publish(ps->app->store, id, ps->origin, msg, msg_len, ttl,
+					     sent, m);
+	if (m == NULL || m->call == NULL) {
+		free(m);
+		ps->send_failed++;
+		return;
+	}
+	m->ps = ps;
+	m->next = ps->sends;
+	if (ps->sends != NULL)
+		ps->sends->prev = m;
+	ps->sends = m;
+}
+
+static void deliver(struct rl_pubsub *ps, const struct ps_chan *c, const char *msg, size_t msg_len);
+
+/* A read of c: the entries of other replicas published since the last. */
+static void on_read(void *arg, const struct store_chan_result *res)
+{
+	struct ps_chan *c = arg;
+	struct rl_pubsub *ps = c->ps;
+	c->read = NULL;
+	if (res->status != STORE_OK) {
+		ps->read_failed++;
+		return;
+	}
+	int64_t seq = res->found ? res->seq : 0;
+	int64_t fresh = c->last < 0 ? 0 : seq >= c->last ? seq - c->last : seq; /* < : a new item */
+	c->last = seq;
+	unsigned from = fresh < (int64_t)res->n ? res->n - (unsigned)fresh : 0;
+	for (unsigned i = from; i < res->n; i++) {
+		if (strcmp(res->e[i].origin, ps->origin) == 0)
+			continue; /* delivered here when published */
+		ps->received++;
+		deliver(ps, c, res->e[i].data, res->e[i].len);
+	}
+}
+
+static void read_chan(struct rl_pubsub *ps, struct ps_chan *c)
+{
+	if (c->read != NULL)
+		return;
+	c->read = store_chan_read(ps->app->store, c->id, on_read, c);
+	if (c->read == NULL)
+		ps->read_failed++;
+	else
+		ps->reads++;
+}
+
+static void poll_tick(void *arg)
+{
+	struct rl_pubsub *ps = arg;
+	for (size_t b = 0; b < PS_BUCKETS; b++)
+		for (struct ps_chan *c = ps->buckets[b]; c != NULL; c = c->next)
+			read_chan(ps, c);
+	timer_arm(&ps->poll, ps->app->pubsub_poll_ms);
+}
+
+/* --- this replica's subscribers --- */
 
 size_t rl_pubsub_count(void *app, const char *channel, size_t len)
 {
@@ -87,24 +255,35 @@ size_t rl_pubsub_count(void *app, const char *channel, size_t len)
 	return c != NULL ? c->n : 0;
 }
 
-void rl_pubsub_publish(void *app, const char *channel, size_t len, const char *msg, size_t msg_len)
+/* msg to the subscribers of c here. */
+static void deliver(struct rl_pubsub *ps, const struct ps_chan *c, const char *msg, size_t msg_len)
 {
-	struct rl_pubsub *ps = ((struct rl_app *)app)->pubsub;
-	struct ps_chan *c = ps != NULL ? *find(ps, channel, len) : NULL;
-	if (ps != NULL)
-		ps->published++;
-	for (size_t i = 0; c != NULL && i < c->n; i++) {
+	for (size_t i = 0; i < c->n; i++) {
 		struct sess *s = c->subs[i];
 		if (sess_closed(s))
 			continue;
 		struct buf *out = sess_out(s);
 		resp_add_push(out, sess_proto(s), 3);
 		resp_add_bulk(out, "message", 7);
-		resp_add_bulk(out, channel, len);
+		resp_add_bulk(out, c->name, c->len);
 		resp_add_bulk(out, msg, msg_len);
 		sess_flush(s);
 		ps->delivered++;
 	}
+}
+
+void rl_pubsub_publish(void *app, const char *channel, size_t len, const char *msg, size_t msg_len)
+{
+	struct rl_app *a = app;
+	struct rl_pubsub *ps = a->pubsub_poll_ms > 0 ? registry(a) : a->pubsub;
+	if (ps == NULL)
+		return;
+	ps->published++;
+	struct ps_chan *c = *find(ps, channel, len);
+	if (c != NULL)
+		deliver(ps, c, msg, msg_len);
+	if (across(ps))
+		send_across(ps, channel, len, msg, msg_len);
 }
 
 /* Removes s from c; true when it was there. Frees c when empty. */
@@ -118,8 +297,7 @@ static bool leave(struct ps_chan **at, struct sess *s)
 		s->subscriptions--;
 		if (c->n == 0) {
 			*at = c->next;
-			free(c->subs);
-			free(c);
+			chan_free(c->ps, c);
 		}
 		return true;
 	}
@@ -146,12 +324,18 @@ static bool join(struct rl_pubsub *ps, struct sess *s, const char *name, size_t 
 			return true;
 	if (len > PS_CHANNEL_MAX || s->subscriptions >= PS_SUBS_MAX)
 		return false;
-	if (c == NULL) {
+	bool fresh = c == NULL;
+	if (fresh) {
 		if ((c = calloc(1, sizeof(*c) + len)) == NULL)
 			return false;
 		memcpy(c->name, name, len);
 		c->len = len;
+		c->ps = ps;
+		c->last = -1;
+		chan_id(name, len, c->id);
 		*at = c;
+		if (ps->nchans++ == 0 && across(ps))
+			timer_arm(&ps->poll, ps->app->pubsub_poll_ms);
 	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 4;
@@ -159,7 +343,7 @@ static bool join(struct rl_pubsub *ps, struct sess *s, const char *name, size_t 
 		if (subs == NULL) {
 			if (c->n == 0) {
 				*at = c->next;
-				free(c);
+				chan_free(ps, c);
 			}
 			return false;
 		}
@@ -168,6 +352,8 @@ static bool join(struct rl_pubsub *ps, struct sess *s, const char *name, size_t 
 	}
 	c->subs[c->n++] = s;
 	s->subscriptions++;
+	if (fresh && across(ps))
+		read_chan(ps, c); /* where its log stands: delivered from there */
 	return true;
 }
 
@@ -248,8 +434,8 @@ static const struct cmd_def pubsub_cmds[] = {
 	 .arity = -2,
 	 .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_IN_SUBSCRIBED,
 	 .acl = ACL_PUBSUB | ACL_SLOW,
-	 .summary = "Listens to channels on this replica (the wake-ups of Redisson-style "
-		    "locks).",
+	 .summary = "Listens to channels: the messages published on every replica (the "
+		    "wake-ups of Redisson-style locks).",
 	 .group = "pubsub",
 	 .complexity = "O(N) channels",
 	 .since = CMD_SINCE,
@@ -269,14 +455,34 @@ static const struct cmd_def pubsub_cmds[] = {
 	 .arity = 3,
 	 .flags = CMD_LOADING | CMD_STALE,
 	 .acl = ACL_PUBSUB | ACL_FAST,
-	 .summary = "Sends a message to the subscribers of a channel on this replica: how "
-		    "many.",
+	 .summary = "Sends a message to the subscribers of a channel on every replica: how many "
+		    "on this one.",
 	 .group = "pubsub",
 	 .complexity = "O(N) subscribers",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"channel", CMD_ARG_STRING, NULL, 0},
 			  {"message", CMD_ARG_STRING, NULL, 0})},
 };
+
+/* INFO pubsub: this replica's channels and messages, and those that went
+ * through the table (sent, failed, too big; reads of the channels,
+ * failed; messages of other replicas delivered here). */
+void rl_pubsub_info(struct buf *text, void *arg)
+{
+	struct rl_app *app = arg;
+	static const struct rl_pubsub none;
+	const struct rl_pubsub *ps = app->pubsub != NULL ? app->pubsub : &none;
+	buf_printf(text, "pubsub_channels:%zu\r\n", ps->nchans);
+	buf_printf(text, "pubsub_poll_ms:%lld\r\n", (long long)app->pubsub_poll_ms);
+	buf_printf(text, "published:%llu\r\n", (unsigned long long)ps->published);
+	buf_printf(text, "delivered:%llu\r\n", (unsigned long long)ps->delivered);
+	buf_printf(text, "sent_to_table:%llu\r\n", (unsigned long long)ps->sent);
+	buf_printf(text, "send_failed:%llu\r\n", (unsigned long long)ps->send_failed);
+	buf_printf(text, "too_big_for_table:%llu\r\n", (unsigned long long)ps->too_big);
+	buf_printf(text, "channel_reads:%llu\r\n", (unsigned long long)ps->reads);
+	buf_printf(text, "channel_read_failed:%llu\r\n", (unsigned long long)ps->read_failed);
+	buf_printf(text, "received_from_table:%llu\r\n", (unsigned long long)ps->received);
+}
 
 int rl_pubsubcmds_register(struct rl_app *app, struct cmd_table *cmds)
 {

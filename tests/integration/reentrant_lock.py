@@ -58,6 +58,11 @@ lock_b, unlock_b = b.register_script(LOCK), b.register_script(UNLOCK)
 sub = a.pubsub()
 sub.subscribe(chan)
 first = sub.get_message(timeout=5)
+# a waiter of the other replica subscribes there (across replicas, the
+# messages reach it through the table: pubsub-poll)
+sub_b = b.pubsub()
+sub_b.subscribe(chan)
+check(sub_b.get_message(timeout=5) is not None, "SUBSCRIBE on B confirmed")
 check(first is not None and first["type"] == "subscribe", "SUBSCRIBE confirmed", first)
 
 check(lock_a(keys=[name], args=[20000, h1]) is None, "holder 1 takes the lock")
@@ -83,6 +88,9 @@ check(b.exists(name) == 0, "the key is gone")
 msg = sub.get_message(timeout=5)
 check(msg is not None and msg["type"] == "message" and msg["data"] == b"free",
       "the release's PUBLISH reaches the subscriber after the commit", msg)
+msg = sub_b.get_message(timeout=5)
+check(msg is not None and msg["type"] == "message" and msg["data"] == b"free",
+      "... and the waiter subscribed on B (the wake-up)", msg)
 check(lock_b(keys=[name], args=[20000, h2]) is None, "holder 2 takes the lock")
 fence2 = dict(zip(*[iter(a.execute_command("LOCK.STATE", name))] * 2)).get(b"fencing-token")
 check(fence1 is not None and fence2 is not None and int(fence2) > int(fence1),
@@ -101,13 +109,21 @@ except redis.ResponseError:
     check(True, "a failing script answers an error")
 check(sub.get_message(timeout=0.5) is None and a.exists(name + "-x") == 0,
       "a failing script publishes nothing and writes nothing")
+check(sub_b.get_message(timeout=0.5) is None, "... nothing reaches B either")
 # a hash key left without an expiry is refused
 try:
     a.eval("return redis.call('hset', KEYS[1], 'f', 'v')", 1, name + "-y")
     check(False, "HSET of a new key without PEXPIRE is refused")
 except redis.ResponseError as e:
     check("no expiry" in str(e), "HSET of a new key without PEXPIRE is refused: %s" % str(e)[:60])
-check(a.publish(chan, "direct") == 1 and sub.get_message(timeout=5)["data"] == b"direct",
-      "PUBLISH from a client reaches the subscriber of this replica")
+here = 2 if setup == "embedded" else 1  # B's subscriber is on A's gateway then
+check(a.publish(chan, "direct") == here and sub.get_message(timeout=5)["data"] == b"direct",
+      "PUBLISH from a client reaches the subscribers of this replica (answers how many)")
+msg = sub_b.get_message(timeout=5)
+check(msg is not None and msg["data"] == b"direct", "... and B's", msg)
+time.sleep(0.5)  # several reads of the channel on both replicas
+check(sub.get_message(timeout=0.1) is None and sub_b.get_message(timeout=0.1) is None,
+      "each message reached each subscriber once")
 sub.unsubscribe(chan)
+sub_b.unsubscribe(chan)
 sys.exit(1 if failed else 0)

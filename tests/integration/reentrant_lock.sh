@@ -6,8 +6,9 @@
 #   embedded   one gateway on the embedded store
 #   moto-pair  two gateways on one table of moto ($LG_MOTO): holder 1 and
 #              the subscriber on a, holder 2 on b
-# Then redis-cli: a message published on a does not reach a subscriber on
-# b (what holds across replicas: waiters poll).
+# Then redis-cli: messages published on a reach a subscriber on b, in
+# order (through the table, --pubsub-poll); a gateway c started with
+# --pubsub-poll 0 neither hears nor is heard.
 # Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK).
 # Prints `ok <what>` / `not ok <what>`; exits 1 when any check failed.
 set -u
@@ -40,18 +41,38 @@ gw_start b "lg-rlock-$$"
 lib embedded "$port_embedded" "$port_embedded"
 lib moto-pair "$port_a" "$port_b"
 
-# across replicas: a subscriber on b hears nothing of a PUBLISH on a
-(printf 'SUBSCRIBE far\n'; sleep 1.5) | timeout 5 redis-cli -p "$port_b" >"$work/far.out" 2>&1 &
+# across replicas (redis-cli, RESP2): a burst of five, a binary message,
+# in order, on b; a gateway started with --pubsub-poll 0 on the same table
+# neither hears nor is heard
+gw_start c "lg-rlock-$$" --pubsub-poll 0
+(printf 'SUBSCRIBE far\n'; sleep 2.5) | timeout 6 redis-cli -p "$port_b" >"$work/far.out" 2>&1 &
 sub=$!
+(printf 'SUBSCRIBE far\n'; sleep 2.5) | timeout 6 redis-cli -p "$port_c" >"$work/far-c.out" 2>&1 &
+subc=$!
 sleep 0.5
-n=$(redis-cli -p "$port_a" PUBLISH far hello)
-wait $sub
-got="$n/$(tr '\n' ' ' <"$work/far.out")"
-[ "$got" = "0/subscribe far 1 " ] &&
-	say ok "moto-pair: PUBLISH on a reaches no subscriber on b (0; b's subscriber sees only its subscribe)" ||
-	say "not ok" "moto-pair: PUBLISH across replicas: $got"
+n=
+for i in 1 2 3 4 5; do n="$n$(redis-cli -p "$port_a" PUBLISH far "m$i")"; done
+n="$n$(printf 'x\001\377y' | redis-cli -p "$port_a" -x PUBLISH far)$(redis-cli -p "$port_c" PUBLISH far from-c)"
+wait $sub $subc
+{
+	printf 'subscribe\nfar\n1\n'
+	for i in 1 2 3 4 5; do printf 'message\nfar\nm%s\n' "$i"; done
+	printf 'message\nfar\nx\001\377y\n'
+} >"$work/far.want"
+[ "$n" = 0000001 ] && cmp -s "$work/far.out" "$work/far.want" &&
+	say ok "moto-pair: PUBLISH on a (5 and a binary one; each answers 0, none here) reaches b's subscriber in order, once; c's (--pubsub-poll 0; 1, its own subscriber) does not" ||
+	say "not ok" "moto-pair: PUBLISH across replicas: answers $n (want 0000001), b's subscriber got: $(od -An -c "$work/far.out" | tr -s ' ' | tr -d '\n')"
+got=$(redis-cli -p "$port_a" INFO pubsub | grep -E '^(sent_to_table|send_failed):' | tr -d '\r' | tr '\n' ' ')/$(redis-cli -p "$port_b" INFO pubsub | grep -E '^received_from_table:' | tr -d '\r')
+case $got in
+"sent_to_table:"*" send_failed:0 /received_from_table:"[1-9]*) say ok "moto-pair: INFO pubsub counts them: $got" ;;
+*) say "not ok" "moto-pair: INFO pubsub: $got" ;;
+esac
+got=$(tr '\n' ' ' <"$work/far-c.out")
+[ "$got" = "subscribe far 1 message far from-c " ] &&
+	say ok "moto-pair: a gateway with --pubsub-poll 0 hears no other replica, only its own" ||
+	say "not ok" "moto-pair: --pubsub-poll 0: $got"
 
-for g in embedded a b; do
+for g in embedded a b c; do
 	eval "p=\$pid_$g"
 	kill -TERM "$p"
 	wait "$p" 2>/dev/null

@@ -39,31 +39,35 @@ gw_ready() {
 	return 0
 }
 
-# gw_start NAME [TABLE]: a gateway named NAME on a free port, on the
+# gw_start NAME [TABLE [OPTION...]]: a gateway named NAME on a free port, on the
 # embedded store or on TABLE of the suite's moto ($LG_MOTO, keys $LG_AK and
 # $LG_SK; the table made if missing), logging to $work/gw-NAME.log; sets
 # port_NAME and pid_NAME and adds the pid to $pids (the caller's cleanup
-# kills them). A gateway that does not answer within 30 s is reported with
+# kills them), with the OPTIONs given. A gateway that does not answer
+# within 30 s is reported with
 # the caller's `say "not ok" ...` and its log, and the script exits 1.
 gw_start() {
 	_port=$(gw_free_port)
-	if [ -n "${2:-}" ]; then
+	_name=$1 _table=${2:-}
+	shift
+	[ $# -gt 0 ] && shift
+	if [ -n "$_table" ]; then
 		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
 			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$_port" --pg-port 0 \
-			--admin-port 0 --holder-label "gw-$1" --table "$2" --create-table \
-			>"$work/gw-$1.log" 2>&1 &
+			--admin-port 0 --holder-label "gw-$_name" --table "$_table" --create-table \
+			"$@" >"$work/gw-$_name.log" 2>&1 &
 	else
-		"$LG_BIN" --port "$_port" --pg-port 0 --admin-port 0 --holder-label "gw-$1" \
-			>"$work/gw-$1.log" 2>&1 &
+		"$LG_BIN" --port "$_port" --pg-port 0 --admin-port 0 --holder-label "gw-$_name" \
+			"$@" >"$work/gw-$_name.log" 2>&1 &
 	fi
 	pids="$pids $!"
-	eval "pid_$1=$!"
+	eval "pid_$_name=$!"
 	if ! gw_ready "$_port" 300; then
-		say "not ok" "gateway $1 starts"
-		sed 's/^/# /' "$work/gw-$1.log"
+		say "not ok" "gateway $_name starts"
+		sed 's/^/# /' "$work/gw-$_name.log"
 		exit 1
 	fi
-	eval "port_$1=$_port"
+	eval "port_$_name=$_port"
 }
 
 # gw_script_init NAME: a scratch directory $work (NAME.XXXXXX under

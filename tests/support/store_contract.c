@@ -3,6 +3,7 @@
  * test states what store.h promises; none knows which store it runs on.
  */
 #include "core/store/store_blob.h"
+#include "core/store/store_chan.h"
 #include "core/store/store_tx.h"
 #include "tests/support/store_contract_int.h"
 
@@ -938,6 +939,92 @@ static void blob_put_get(void **state)
 	assert_int_equal(fx->s->in_flight, 0);
 }
 
+/* Channels (store_chan.h): absent, one message, then more than a log
+ * keeps: seq counts them all, the log shows the last STORE_CHAN_KEEP,
+ * oldest first, byte for byte, with their origins; never a lock. */
+struct chan_box {
+	bool done;
+	struct store_chan_result res;
+	char origin[STORE_CHAN_KEEP][STORE_ID_MAX + 1];
+	unsigned char data[STORE_CHAN_KEEP][16];
+	size_t len[STORE_CHAN_KEEP];
+};
+
+static void chan_done(void *arg, const struct store_chan_result *res)
+{
+	struct chan_box *b = arg;
+	b->done = true;
+	b->res = *res;
+	for (unsigned i = 0; i < res->n; i++) {
+		snprintf(b->origin[i], sizeof(b->origin[i]), "%s", res->e[i].origin);
+		b->len[i] = res->e[i].len;
+		memcpy(b->data[i], res->e[i].data,
+		       res->e[i].len < sizeof(b->data[i]) ? res->e[i].len : sizeof(b->data[i]));
+		b->res.e[i] = (struct store_chan_entry){0};
+	}
+}
+
+static struct chan_box chan_op(struct fixture *fx, const char *id, const char *origin,
+			       const void *data, size_t len)
+{
+	struct chan_box b = {0};
+	struct store_call *c =
+		origin != NULL ? store_chan_publish(fx->s, id, origin, data, len, 0, chan_done, &b)
+			       : store_chan_read(fx->s, id, chan_done, &b);
+	assert_non_null(c);
+	fx->f->run(fx->f->arg, &b.done);
+	assert_true(b.done);
+	if (b.res.status != STORE_OK)
+		fail_msg("channel %s: %s", origin ? "publish" : "read", b.res.message);
+	return b;
+}
+
+static void chan_publish_read(void **state)
+{
+	struct fixture *fx = *state;
+	char id[STORE_CHAN_ID_LEN + 1];
+	uint64_t h = 1469598103934665603ull; /* an id of this test's name */
+	for (const char *p = fx->name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	snprintf(id, sizeof(id), "%016llx%016llx%08x", (unsigned long long)h,
+		 (unsigned long long)~h, 7u);
+	assert_false(chan_op(fx, id, NULL, NULL, 0).res.found);
+	static const unsigned char first[] = {'w', 0, 0xff};
+	struct chan_box b = chan_op(fx, id, "r1", first, sizeof(first));
+	assert_true(b.res.found);
+	assert_int_equal(b.res.seq, 1);
+	assert_int_equal(b.res.n, 1);
+	assert_string_equal(b.origin[0], "r1");
+	assert_int_equal(b.len[0], sizeof(first));
+	assert_memory_equal(b.data[0], first, sizeof(first));
+	for (unsigned i = 2; i <= STORE_CHAN_KEEP + 3; i++) {
+		char m[16];
+		snprintf(m, sizeof(m), "m%u", i);
+		b = chan_op(fx, id, i % 2 ? "r1" : "r2", m, strlen(m));
+		assert_int_equal(b.res.seq, i);
+	}
+	b = chan_op(fx, id, NULL, NULL, 0);
+	assert_int_equal(b.res.seq, STORE_CHAN_KEEP + 3);
+	assert_int_equal(b.res.n, STORE_CHAN_KEEP);
+	for (unsigned i = 0; i < STORE_CHAN_KEEP; i++) { /* messages 4 .. KEEP + 3 */
+		char m[16];
+		unsigned seq = 4 + i;
+		snprintf(m, sizeof(m), "m%u", seq);
+		assert_int_equal(b.len[i], strlen(m));
+		assert_memory_equal(b.data[i], m, strlen(m));
+		assert_string_equal(b.origin[i], seq % 2 ? "r1" : "r2");
+	}
+	/* not a lock: the lock of the same name is absent */
+	struct store_result r = op(fx, (struct store_req){.op = STORE_READ, .name = fx->name});
+	assert_false(r.item.exists);
+	/* bad arguments: refused at once */
+	struct chan_box none = {0};
+	assert_null(store_chan_read(fx->s, "not-hex", chan_done, &none));
+	assert_null(store_chan_publish(fx->s, id, "", "x", 1, 0, chan_done, &none));
+	assert_null(store_chan_publish(fx->s, id, "r1", "x", STORE_CHAN_MSG_MAX + 1, 0, chan_done,
+				       &none));
+}
+
 int store_contract_run(const struct store_factory *f)
 {
 	struct CMUnitTest tests[64 + STORE_CONTRACT_ITEMS_TESTS + STORE_CONTRACT_SCAN_TESTS] = {
@@ -971,6 +1058,7 @@ int store_contract_run(const struct store_factory *f)
 		T(cancel_means_no_callback),
 		T(request_strings_copied),
 		T(blob_put_get),
+		T(chan_publish_read),
 	};
 	size_t n = 0;
 	while (n < sizeof tests / sizeof tests[0] && tests[n].name != NULL)

@@ -24,6 +24,7 @@ struct store_call {
 	store_tx_cb tx_cb;     /* STORE_TRANSACT (ddb_transact.c) */
 	store_kv_cb kv_cb;     /* a keyspace commit (ddb_kv.c), also STORE_TRANSACT */
 	store_blob_cb blob_cb; /* a blob (ddb_blob.c) */
+	store_chan_cb chan_cb; /* a channel (ddb_chan.c) */
 	void *arg;
 	/* a scan: the caller's page (filled from the answer) and callback */
 	struct store_scan_result *page;
@@ -49,6 +50,7 @@ struct store_call {
 	 * both is this very acquire, applied by an earlier attempt (store.h) */
 	char acq_owner[STORE_ID_MAX + 1], acq_rvn[STORE_ID_MAX + 1];
 	long http_status; /* the last answer's status */
+	char chan_id[41]; /* a channel's (ddb_chan.c): its id, for a trim */
 };
 
 enum open_state { OPEN_NONE, OPEN_RUNNING, OPEN_DONE };
@@ -110,6 +112,12 @@ struct store_call *ddbs_blob_put(struct store *s, const char *kind, const char *
 				 const void *data, size_t len, store_blob_cb cb, void *arg);
 struct store_call *ddbs_blob_get(struct store *s, const char *kind, const char *id,
 				 store_blob_cb cb, void *arg);
+
+/* Channels (core/store_chan.h; ddb_chan.c). */
+struct store_call *ddbs_chan_publish(struct store *s, const char *id, const char *origin,
+				     const void *data, size_t len, int64_t ttl, store_chan_cb cb,
+				     void *arg);
+struct store_call *ddbs_chan_read(struct store *s, const char *id, store_chan_cb cb, void *arg);
 
 void ddbs_open_init(struct ddb_store *ds);
 
