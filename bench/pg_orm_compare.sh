@@ -15,6 +15,7 @@
 #   BUILD  build directory (default build); LG_BIN overrides the binary
 #   PROCS  client processes (default 4); SECS  seconds per run (default 5)
 #   REPEAT runs of each, interleaved, the best reported (default 3)
+#   LG_ARGS more options of leasegate (say --busy-poll-us 0)
 set -u
 BUILD=${BUILD:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,7 +50,7 @@ ppid=$(head -1 "$work/pg/data/postmaster.pid")
 [ -n "$srv_cpu" ] && taskset -a -cp 0 "$ppid" >/dev/null
 lport=$(free_port)
 $srv_cpu "$lg_bin" --port 0 --admin-port 0 --pg-port "$lport" --pg-password s3cret \
-	--log-level warn >"$work/leasegate.log" 2>&1 &
+	--log-level warn ${LG_ARGS:-} >"$work/leasegate.log" 2>&1 &
 lpid=$!
 i=0
 until pg_isready -q -h 127.0.0.1 -p "$lport" -t 1; do
