@@ -217,7 +217,7 @@ static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *i
 		lock->held = NULL;
 	if (item != NULL && item->exists)
 		lt_lock_see(lock, item);
-	if (reason != LT_RELEASED) { /* released from outside: no loss */
+	if (reason != LT_RELEASED && reason != LT_ADOPTED) { /* ended from outside: no loss */
 		emit(l, OBS_LEASE_LOST, lt_loss_name(reason), NULL, 0);
 		obs_count(&l->t->obs->losses, lt_loss_name(reason));
 	}
@@ -231,6 +231,58 @@ static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *i
 static void end_due(void *arg)
 {
 	lose(arg, LT_EXPIRED, NULL);
+}
+
+/* A lease of lock held from send_ms (lease_start, lease_adopted): l's
+ * fields are set; links it, and counts and arms it. */
+static struct lease *begin(struct lease *l, const struct lock_item *item, bool handoff)
+{
+	struct locktable *t = l->t;
+	static const struct lock_item none; /* not zeroed per lease: ~0.5 KB */
+	lt_lock_see(l->lock, &none);	    /* we hold it: forget the holder seen */
+	int64_t now_ms = clock_now_ms(t->clock);
+	int64_t left = l->last_send_ms + l->lease_ms - now_ms;
+	if (left <= 0) {
+		/* Answered after a whole lease: the lease has ended already. */
+		lease_set_state(l, LEASE_LOST);
+		l->loss = LT_EXPIRED;
+		emit(l, OBS_LEASE_LOST, lt_loss_name(LT_EXPIRED), NULL, 0);
+		obs_count(&t->obs->losses, lt_loss_name(LT_EXPIRED));
+		return l;
+	}
+	lease_set_state(l, LEASE_HELD);
+	l->lock->held = l;
+	if (!handoff) /* the lock came from the store: a new turn here */
+		l->lock->turn_start = now_ms;
+	lt_holder_saw(l->lock, item);
+	/* end_timer waits for the first heartbeat, due before it: a lease
+	 * released sooner (a lock cycle) arms and cancels one timer, not two */
+	schedule_heartbeat(l);
+	return l;
+}
+
+struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, const char *owner,
+			    const char *rvn, const char *secret_hash, int64_t lease_ms,
+			    int64_t send_ms, char *holder)
+{
+	struct locktable *t = lock->t;
+	struct lease *l = pool_get(&lease_pool, sizeof(*l));
+	if (l == NULL)
+		return NULL;
+	l->t = t;
+	l->lock = lock;
+	l->holder = holder;
+	l->token = item->fence;
+	l->lease_ms = lease_ms;
+	l->last_send_ms = send_ms;
+	snprintf(l->owner, sizeof(l->owner), "%s", owner);
+	snprintf(l->rvn, sizeof(l->rvn), "%s", rvn);
+	snprintf(l->secret_hash, sizeof(l->secret_hash), "%s", secret_hash);
+	timer_init(&l->hb_timer, t->clock, heartbeat, l);
+	timer_init(&l->end_timer, t->clock, end_due, l);
+	lock->refs++;
+	link_lease(l);
+	return begin(l, item, false);
 }
 
 struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
@@ -267,27 +319,7 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 		};
 		obs_emit(t->obs, &ev);
 	}
-	static const struct lock_item none; /* not zeroed per lease: ~0.5 KB */
-	lt_lock_see(w->lock, &none);	    /* we hold it: forget the holder seen */
-	int64_t now_ms = clock_now_ms(t->clock);
-	int64_t left = l->last_send_ms + l->lease_ms - now_ms;
-	if (left <= 0) {
-		/* Answered after a whole lease: the lease has ended already. */
-		lease_set_state(l, LEASE_LOST);
-		l->loss = LT_EXPIRED;
-		emit(l, OBS_LEASE_LOST, lt_loss_name(LT_EXPIRED), NULL, 0);
-		obs_count(&t->obs->losses, lt_loss_name(LT_EXPIRED));
-		return l;
-	}
-	lease_set_state(l, LEASE_HELD);
-	w->lock->held = l;
-	if (!w->handoff) /* the lock came from the store: a new turn here */
-		w->lock->turn_start = now_ms;
-	lt_holder_saw(w->lock, item);
-	/* end_timer waits for the first heartbeat, due before it: a lease
-	 * released sooner (a lock cycle) arms and cancels one timer, not two */
-	schedule_heartbeat(l);
-	return l;
+	return begin(l, item, w->handoff);
 }
 
 /* Sends a renewal with a new rvn, conditioned on the rvn the lease last
@@ -318,6 +350,8 @@ static struct store_call *send_renew(struct lease *l, char *rvn, int64_t *send_m
  * item gone, or taken over. */
 static enum lt_loss refusal_loss(const struct lease *l, const struct lock_item *item)
 {
+	if (item->exists && strcmp(item->adopted_from, l->owner) == 0)
+		return LT_ADOPTED;
 	if (item->exists && item->freed == l->token)
 		return item->freed_forced ? LT_FORCED : LT_RELEASED;
 	return item->exists ? LT_TAKEN_OVER : LT_DELETED;
@@ -578,6 +612,41 @@ bool lease_check(struct lease *l, lt_renew_cb cb, void *arg)
 	struct store_req req = {
 		.op = STORE_CHECK, .name = l->lock->name, .owner = l->owner, .token = l->token};
 	op->call = store_submit(l->t->store, &req, on_check, op);
+	return op->call != NULL || op_fail(op);
+}
+
+/* The answer of an orphan mark: 1 marked; refused, the item is another
+ * owner's (the lease is lost: the heartbeat finds out); or an error. */
+static void on_orphaned(void *arg, const struct store_result *res)
+{
+	struct lt_op *op = arg;
+	struct lease *l = op->lease;
+	struct lt_error err;
+	lt_renew_cb cb = op->cb;
+	void *cb_arg = op->arg;
+
+	op_unlink(op);
+	free(op);
+	if (res->status == STORE_OK || res->status == STORE_REFUSED) {
+		cb(cb_arg, res->status == STORE_OK, NULL);
+		return;
+	}
+	lt_error_from(&err, l->t, l->lock->name, res);
+	cb(cb_arg, -1, &err);
+}
+
+bool lease_orphan(struct lease *l, lt_renew_cb cb, void *arg)
+{
+	struct lt_op *op = op_new(l, cb, arg);
+	if (op == NULL)
+		return false;
+	if (l->state != LEASE_HELD) { /* ended: 0, from the loop */
+		op->value = 0;
+		timer_arm(&op->timer, 0);
+		return true;
+	}
+	struct store_req req = {.op = STORE_ORPHAN, .name = l->lock->name, .owner = l->owner};
+	op->call = store_submit(l->t->store, &req, on_orphaned, op);
 	return op->call != NULL || op_fail(op);
 }
 

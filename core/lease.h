@@ -70,6 +70,13 @@ static inline bool lease_releasing(const struct lease *l)
 /* The lease the write of w won, on item (the write's answer): HELD, or
  * LOST (expired) when answered after a whole lease. NULL: out of memory. */
 struct lease *lease_start(struct lt_wait *w, const struct lock_item *item);
+/* The lease an adopt won (lt_adopt.c): item the ADOPT's answer, owner,
+ * rvn and secret_hash what it wrote at send_ms, holder (owned, or the
+ * table's label) its label. HELD, or LOST (expired) when answered after a
+ * whole lease. NULL: out of memory. */
+struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, const char *owner,
+			    const char *rvn, const char *secret_hash, int64_t lease_ms,
+			    int64_t send_ms, char *holder);
 /* l is lost (or, LT_RELEASED, ended) for reason, as a renewal finds it;
  * nothing unless l is HELD. */
 void lt_lease_lose(struct lease *l, enum lt_loss reason);

@@ -1059,6 +1059,7 @@ const char *lt_loss_name(enum lt_loss reason)
 		[LT_TABLE_NOT_FOUND] = "table_not_found",
 		[LT_FORCED] = "forced",
 		[LT_RELEASED] = "released",
+		[LT_ADOPTED] = "adopted",
 	};
 	return (unsigned)reason < LT_LOSS_COUNT ? names[reason] : "?";
 }

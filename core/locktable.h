@@ -42,6 +42,12 @@ enum lt_loss {
 	 * replica). The lease has ended as by lease_release; the lost callback
 	 * runs so that its owner forgets it, and nothing counts it as lost. */
 	LT_RELEASED,
+	/* Not a loss either: adopted on another connection (lt_adopt: the
+	 * lease was orphaned, its item now names the adopter's owner and
+	 * adoptedFrom this lease's). The lease goes on there, with its token;
+	 * here it has ended, quietly: the lost callback runs so that its owner
+	 * forgets it, nothing counts it as lost, nothing is handed on. */
+	LT_ADOPTED,
 	LT_LOSS_COUNT
 };
 
@@ -217,6 +223,34 @@ bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn
  * treats it from now on as another's holder, seen now. Returns the
  * lease's token; l is invalid afterwards. */
 int64_t lease_detach(struct lease *l);
+
+/* Marks l orphaned on its item (ORPHAN in store.h): its connection closed
+ * while the replica drains, and another connection may adopt it
+ * (lt_adopt) while l goes on renewing it. cb: 1 marked, 0 the lease has
+ * ended, or the store's error. Returns false on out-of-memory (no
+ * callback). */
+bool lease_orphan(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn_unused_result));
+
+struct lt_adopt_args {
+	const char *name;
+	int64_t token;		     /* the lease's fencing token */
+	const char *secret_hash;     /* the hash of the secret presented */
+	const char *new_secret_hash; /* the adopted lease's: its secret rotates */
+	int64_t lease_ms;	     /* LT_MIN_LEASE_MS..LT_MAX_LEASE_MS */
+	const char *holder;	     /* label; NULL = the table's */
+};
+
+/* Adopts the orphaned lease (name, token) (marked by lease_orphan on the
+ * replica that held it), presented with its secret's hash: one write
+ * conditioned on the item's owner, the orphan mark, the fence and the
+ * hash (ADOPT in store.h) makes it a lease of t, held, with the same
+ * token, a new owner, rvn and secret hash, without a moment where the lock
+ * is free. cb: the lease; NULL without err when (name, token) is no
+ * orphaned lease with that secret (nothing written); NULL with err on a
+ * store error. A lock t holds itself is refused as not adoptable. Returns
+ * false on out-of-memory or bad arguments (no callback). */
+bool lt_adopt(struct locktable *t, const struct lt_adopt_args *a, lt_acquire_cb cb, void *arg)
+	__attribute__((warn_unused_result));
 
 /* The hash of the lease's secret (lt_acquire_args.secret_hash), or NULL. */
 const char *lease_secret_hash(const struct lease *l);

@@ -76,7 +76,8 @@ static void show(const struct mchan *c, struct store_chan_result *res)
 	res->n = c->n;
 	for (unsigned i = 0; i < c->n; i++) {
 		const struct mchan_msg *m = &c->ring[(c->first + i) % STORE_CHAN_KEEP];
-		res->e[i] = (struct store_chan_entry){.origin = m->origin, .data = m->data, .len = m->len};
+		res->e[i] = (struct store_chan_entry){
+			.origin = m->origin, .data = m->data, .len = m->len};
 	}
 }
 

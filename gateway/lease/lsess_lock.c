@@ -14,7 +14,7 @@
 static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
 {
 	struct ls_rec *rec = arg;
-	if (reason != LT_RELEASED) {
+	if (reason != LT_RELEASED && reason != LT_ADOPTED) {
 		ls_rec_lost(rec, reason);
 		return;
 	}

@@ -147,6 +147,143 @@ static void a_bad_hash_is_refused_at_the_call(void **state)
 	fx_free(f);
 }
 
+/* --- orphan and adopt --- */
+
+static int orphan_value;
+static void orphaned(void *arg, int v, const struct lt_error *err)
+{
+	orphan_value = err != NULL ? -1 : v;
+}
+
+static int lost_calls;
+static enum lt_loss lost_reason;
+static void on_lost(void *arg, struct lease *l, enum lt_loss reason)
+{
+	lost_calls++;
+	lost_reason = reason;
+}
+
+static struct lease *orphan(struct fx *f, struct lease *l)
+{
+	orphan_value = -2;
+	assert_true(lease_orphan(l, orphaned, NULL));
+	fx_run(f);
+	assert_int_equal(orphan_value, 1);
+	return l;
+}
+
+static struct fx_acq adopt(struct fx *f, int i, const char *name, int64_t token, const char *hash,
+			   const char *new_hash)
+{
+	struct fx_acq a = {0};
+	struct lt_adopt_args args = {.name = name,
+				     .token = token,
+				     .secret_hash = hash,
+				     .new_secret_hash = new_hash,
+				     .lease_ms = LEASE};
+	assert_true(lt_adopt(f->lt[i], &args, fx_acquire_cb, &a));
+	fx_run(f);
+	assert_true(a.done);
+	return a;
+}
+
+/* An orphaned lease moves to another replica with its token, a new rvn
+ * and a new secret; the old holder learns at its next renewal and ends
+ * quietly (LT_ADOPTED: not a loss); the new one renews it on. */
+static void an_orphaned_lease_is_adopted_with_its_token(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lease *old = orphan(f, take_with(f, 0, "job", HASH_A));
+	lost_calls = 0;
+	lease_on_lost(old, on_lost, NULL);
+	int64_t token = lease_token(old);
+	struct lock_item before;
+	assert_true(store_read_now(f->store, "job", &before));
+	assert_string_equal(before.orphan, lease_owner(old));
+	struct fx_acq a = adopt(f, 1, "job", token, HASH_A, HASH_B);
+	assert_non_null(a.lease);
+	assert_false(a.error);
+	assert_int_equal(lease_token(a.lease), token);
+	assert_string_equal(lease_secret_hash(a.lease), HASH_B);
+	struct lock_item it;
+	assert_true(store_read_now(f->store, "job", &it));
+	assert_string_equal(it.owner, lease_owner(a.lease));
+	assert_string_equal(it.adopted_from, lease_owner(old));
+	assert_string_equal(it.orphan, "");
+	assert_string_equal(it.secret_hash, HASH_B);
+	assert_string_not_equal(it.rvn, before.rvn); /* waiters count again */
+	assert_int_equal(it.fence, token);
+	fx_advance(f, LEASE / 3 + 1); /* the old holder's heartbeat is refused */
+	assert_int_equal(lost_calls, 1);
+	assert_int_equal(lost_reason, LT_ADOPTED);
+	assert_int_equal(fx_events(f, OBS_LEASE_LOST), 0);
+	fx_advance(f, 4 * LEASE); /* the adopter renews it */
+	assert_true(lease_held(a.lease));
+	assert_int_equal(fx_state(f, "job").token, token);
+	lease_release(old); /* ended: nothing sent */
+	lease_release(a.lease);
+	fx_run(f);
+	assert_false(fx_state(f, "job").held);
+	fx_free(f);
+}
+
+/* Not adoptable, nothing written: a lease not orphaned (its connection is
+ * alive), the wrong secret, the wrong token, no secret at all; an orphan
+ * mark of a lease taken over since counts for nothing. */
+static void only_an_orphan_with_its_secret_is_adopted(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lease *l = take_with(f, 0, "job", HASH_A);
+	int64_t token = lease_token(l);
+	uint64_t writes = fx_req(f, STORE_ADOPT);
+	struct fx_acq a = adopt(f, 1, "job", token, HASH_A, HASH_B);
+	assert_null(a.lease);
+	assert_false(a.error); /* not orphaned */
+	orphan(f, l);
+	assert_null(adopt(f, 1, "job", token, HASH_B, HASH_B).lease);	  /* wrong secret */
+	assert_null(adopt(f, 1, "job", token + 1, HASH_A, HASH_B).lease); /* wrong token */
+	assert_int_equal(fx_req(f, STORE_ADOPT), writes);
+	assert_true(lease_held(l));
+	lease_release(l);
+	fx_run(f);
+	struct lease *plain = fx_take(f, 0, "job", LEASE); /* no secret */
+	orphan(f, plain);
+	assert_null(adopt(f, 1, "job", lease_token(plain), HASH_A, HASH_B).lease);
+	assert_int_equal(fx_req(f, STORE_ADOPT), writes);
+	lease_release(plain);
+	struct lt_adopt_args bad = {.name = "job",
+				    .token = 1,
+				    .secret_hash = "abc",
+				    .new_secret_hash = HASH_B,
+				    .lease_ms = LEASE};
+	assert_false(lt_adopt(f->lt[1], &bad, fx_acquire_cb, &a)); /* refused at the call */
+	fx_free(f);
+}
+
+/* A waiter of a third replica is never granted the lock while it moves:
+ * the adopt is a write, its count starts again. */
+static void a_waiter_is_not_granted_while_the_lease_moves(void **state)
+{
+	struct fx *f = fx_new(3, true);
+	struct lease *old = orphan(f, take_with(f, 0, "job", HASH_A));
+	struct fx_acq w = {0};
+	assert_non_null(fx_acquire(f, 2, "job", LEASE, true, 0, &w));
+	fx_advance(f, LEASE / 2);
+	int64_t was = lease_detach(old); /* the old replica stops renewing (it drained) */
+	struct fx_acq a = adopt(f, 1, "job", was, HASH_A, HASH_B);
+	assert_non_null(a.lease);
+	fx_advance(f, 3 * LEASE);
+	assert_false(w.done); /* the adopter renews: no takeover */
+	int64_t token = lease_token(a.lease);
+	lease_release(a.lease);
+	fx_advance(f, LEASE);
+	assert_true(w.done);
+	assert_non_null(w.lease);
+	assert_int_equal(lease_token(w.lease), token + 1);
+	lease_release(w.lease);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -155,6 +292,9 @@ int main(void)
 		cmocka_unit_test(release_by_token_needs_the_secret_force_does_not),
 		cmocka_unit_test(a_lease_without_a_secret_needs_none),
 		cmocka_unit_test(a_bad_hash_is_refused_at_the_call),
+		cmocka_unit_test(an_orphaned_lease_is_adopted_with_its_token),
+		cmocka_unit_test(only_an_orphan_with_its_secret_is_adopted),
+		cmocka_unit_test(a_waiter_is_not_granted_while_the_lease_moves),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -129,8 +129,10 @@ static char *build_read(const struct ddb_keys *k, const char *id, size_t *len)
 static bool parse_entry(const cJSON *v, struct store_chan_entry *e, unsigned char *buf)
 {
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, "M");
-	const cJSON *o = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "o"), "S");
-	const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "m"), "B");
+	const cJSON *o =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "o"), "S");
+	const cJSON *b =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "m"), "B");
 	if (!cJSON_IsString(o) || !cJSON_IsString(b))
 		return false;
 	size_t bl = strlen(b->valuestring);
@@ -153,8 +155,10 @@ static bool parse_entry(const cJSON *v, struct store_chan_entry *e, unsigned cha
 static bool parse_chan(const cJSON *attrs, struct store_chan_result *r,
 		       unsigned char (*bufs)[STORE_CHAN_MSG_MAX + 3], unsigned *len)
 {
-	const cJSON *s = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(attrs, "seq"), "N");
-	const cJSON *l = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(attrs, "log"), "L");
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(attrs, "seq"), "N");
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(attrs, "log"), "L");
 	if (!cJSON_IsString(s) || !cJSON_IsArray(l))
 		return false;
 	char *end;
@@ -167,7 +171,8 @@ static bool parse_chan(const cJSON *attrs, struct store_chan_result *r,
 	r->seq = seq;
 	r->n = *len < STORE_CHAN_KEEP ? *len : STORE_CHAN_KEEP;
 	for (unsigned i = 0; i < r->n; i++)
-		if (!parse_entry(cJSON_GetArrayItem(l, total - (int)r->n + (int)i), &r->e[i], bufs[i]))
+		if (!parse_entry(cJSON_GetArrayItem(l, total - (int)r->n + (int)i), &r->e[i],
+				 bufs[i]))
 			return false;
 	return true;
 }
@@ -183,9 +188,9 @@ static void trim(struct store_call *c, unsigned len, int64_t seq, const char *id
 	struct ddb_store *ds = c->ds;
 	size_t n = 0;
 	char *body = build_trim(&ds->keys, id, len - STORE_CHAN_KEEP, seq, &n);
-	struct store_call *t = body != NULL ? ddbs_new_call(ds, DDB_UPDATE_ITEM, trim_done,
-							    ds->cfg.op_timeout_ms)
-					    : NULL;
+	struct store_call *t =
+		body != NULL ? ddbs_new_call(ds, DDB_UPDATE_ITEM, trim_done, ds->cfg.op_timeout_ms)
+			     : NULL;
 	if (t == NULL) {
 		free(body);
 		return;
@@ -215,10 +220,13 @@ static void chan_done(struct store_call *c, struct store_result *res, const char
 			cr.status = STORE_TRANSIENT;
 			cr.error_type = "OutOfMemory";
 			snprintf(cr.message, sizeof(cr.message), "out of memory");
-		} else if (root == NULL || (attrs != NULL && !parse_chan(attrs, &cr, bufs, &total))) {
-			cr = (struct store_chan_result){.status = STORE_FATAL, .error_type = "BadResponse"};
+		} else if (root == NULL ||
+			   (attrs != NULL && !parse_chan(attrs, &cr, bufs, &total))) {
+			cr = (struct store_chan_result){.status = STORE_FATAL,
+							.error_type = "BadResponse"};
 			snprintf(cr.message, sizeof(cr.message),
-				 "DynamoDB on table %.64s: the channel item is no channel (seq and log)",
+				 "DynamoDB on table %.64s: the channel item is no channel (seq and "
+				 "log)",
 				 c->ds->table);
 		}
 	}
