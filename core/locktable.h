@@ -236,7 +236,7 @@ struct lt_adopt_args {
 	int64_t token;		     /* the lease's fencing token */
 	const char *secret_hash;     /* the hash of the secret presented */
 	const char *new_secret_hash; /* the adopted lease's: its secret rotates */
-	int64_t lease_ms;	     /* LT_MIN_LEASE_MS..LT_MAX_LEASE_MS */
+	int64_t lease_ms;	     /* LT_MIN_LEASE_MS..LT_MAX_LEASE_MS, 0: the lease's own */
 	const char *holder;	     /* label; NULL = the table's */
 };
 

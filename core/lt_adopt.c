@@ -51,9 +51,9 @@ static void on_write(void *arg, const struct store_result *res)
 {
 	struct adopt *a = arg;
 	struct lt_error e;
-	bool applied = res->status == STORE_OK ||
-		       (res->status == STORE_REFUSED &&
-			store_acquire_applied(a->owner, a->rvn, &res->item));
+	bool applied =
+		res->status == STORE_OK || (res->status == STORE_REFUSED &&
+					    store_acquire_applied(a->owner, a->rvn, &res->item));
 	if (!applied) {
 		if (res->status == STORE_REFUSED) { /* changed since the read */
 			lt_lock_see(a->lock, &res->item);
@@ -65,8 +65,8 @@ static void on_write(void *arg, const struct store_result *res)
 		return;
 	}
 	struct lease *l = a->lock->held == NULL
-				  ? lease_adopted(a->lock, &res->item, a->owner, a->rvn, a->new_hash,
-						  a->lease_ms, a->send_ms, a->holder)
+				  ? lease_adopted(a->lock, &res->item, a->owner, a->rvn,
+						  a->new_hash, a->lease_ms, a->send_ms, a->holder)
 				  : NULL;
 	if (l == NULL) { /* out of memory, or held here meanwhile: the item is ours */
 		e = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
@@ -96,6 +96,11 @@ static void on_read(void *arg, const struct store_result *res)
 	store_new_id(a->owner);
 	store_new_id(a->rvn);
 	a->send_ms = clock_now_ms(a->t->clock);
+	if (a->lease_ms == 0) /* the lease's own */
+		a->lease_ms = res->item.lease_ms >= LT_MIN_LEASE_MS &&
+					      res->item.lease_ms <= LT_MAX_LEASE_MS
+				      ? res->item.lease_ms
+				      : LT_MIN_LEASE_MS;
 	struct store_req req = {
 		.op = STORE_ADOPT,
 		.name = a->lock->name,
@@ -124,10 +129,10 @@ static bool hash_ok(const char *h)
 
 bool lt_adopt(struct locktable *t, const struct lt_adopt_args *args, lt_acquire_cb cb, void *arg)
 {
-	if (args->name == NULL || args->name[0] == '\0' ||
-	    strlen(args->name) > STORE_NAME_MAX || args->token <= 0 ||
-	    !hash_ok(args->secret_hash) || !hash_ok(args->new_secret_hash) ||
-	    args->lease_ms < LT_MIN_LEASE_MS || args->lease_ms > LT_MAX_LEASE_MS)
+	if (args->name == NULL || args->name[0] == '\0' || strlen(args->name) > STORE_NAME_MAX ||
+	    args->token <= 0 || !hash_ok(args->secret_hash) || !hash_ok(args->new_secret_hash) ||
+	    (args->lease_ms != 0 &&
+	     (args->lease_ms < LT_MIN_LEASE_MS || args->lease_ms > LT_MAX_LEASE_MS)))
 		return false;
 	struct adopt *a = calloc(1, sizeof(*a));
 	struct lock *lock = a != NULL ? lt_lock_get(t, args->name, true) : NULL;

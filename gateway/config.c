@@ -106,6 +106,11 @@ static const struct option_def options[] = {
 	{"memory-retention", NUM(T_DURATION, memory_retention_ms), "1h", 0, 3650 * DAY_MS, NULL,
 	 "embedded store: forget a released lock after this (its token starts at 1 again; "
 	 "0: never)"},
+	{"drain-grace", NUM(T_DURATION, drain_grace_ms), "0", 0, 600000, NULL,
+	 "at SIGTERM, keep the leases acquired ADOPTABLE of the connections it closes this "
+	 "long, renewed, for their clients to LOCK.ADOPT on another replica, then release "
+	 "the rest (0: release everything at once). Keep it below the pod's termination "
+	 "grace minus a lease (docs/kubernetes.md)"},
 	{"pubsub-poll", NUM(T_DURATION, pubsub_poll_ms), "100ms", 0, 10000, NULL,
 	 "PUBLISH reaches the subscribers of other replicas: a message is written to the "
 	 "table, and a replica with subscribers reads each of their channels this often "

@@ -64,6 +64,7 @@ struct cfg {
 	char aclfile[512]; /* users and ACLs (Redis's syntax); empty: requirepass's default */
 	int64_t auth_max_delay_ms; /* the slowdown of an address's failed logins, 0 = off */
 	int64_t pubsub_poll_ms;	   /* PUBLISH across replicas: the channel reads, 0 = off */
+	int64_t drain_grace_ms;	   /* at SIGTERM: adoptable leases kept this long, 0 = off */
 	int64_t maxclients;
 	int64_t admin_maxclients;
 	int64_t tcp_keepalive_ms; /* TCP keepalive idle time, 0 = off */

@@ -70,6 +70,8 @@ struct app {
 	struct loop_poll poll; /* the busy poll of the loop (--busy-poll-us) */
 	bool ready;	       /* the store is open, the listeners are up */
 	bool stopping;
+	struct event *drain_timer; /* the grace of a drain (--drain-grace) */
+	int64_t drain_end_ms;	   /* when it ends, monotonic */
 	/* at the stop signal: leases held, sessions open, failed releases */
 	uint64_t stop_leases, stop_sessions, stop_release_failed;
 	int exit_code;
@@ -94,6 +96,36 @@ static void drained(void *arg)
 {
 	struct app *a = arg;
 	check_releases(-1, 0, a);
+}
+
+/* A drain's grace (--drain-grace): every 100 ms, until no orphan is left
+ * (all adopted) or the grace ends; then the rest are released. */
+static void drain_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct app *a = arg;
+	struct lsvc_drain_stats ds;
+	lsvc_drain_stats(a->leases, &ds);
+	if (ds.held > 0 && clock_now_ms(a->backend.io_clock) < a->drain_end_ms) {
+		struct timeval tv = {0, 100000};
+		event_add(a->drain_timer, &tv);
+		return;
+	}
+	unsigned n = lsvc_release_orphans(a->leases);
+	log_fields(LOG_LVL_INFO,
+		   (struct log_field[]){LOG_NUM("orphaned", (long long)ds.orphaned),
+					LOG_NUM("adopted", (long long)ds.adopted),
+					LOG_NUM("released", (long long)n)},
+		   3,
+		   "drain over: %llu leases kept for adoption, %llu adopted elsewhere, %u released",
+		   (unsigned long long)ds.orphaned, (unsigned long long)ds.adopted, n);
+	check_releases(-1, 0, a);
+}
+
+/* The connections are closed, the adoptable leases kept: the grace runs. */
+static void drain_closed(void *arg)
+{
+	struct app *a = arg;
+	drain_tick(-1, 0, a);
 }
 
 /* A start that failed: err once on stderr, as the log line when the log
@@ -253,10 +285,22 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 		   3,
 		   "signal %d: shutting down: closing %llu client sessions, releasing %llu leases",
 		   (int)sig, (unsigned long long)a->stop_sessions, (unsigned long long)st.leases);
-	struct timeval bound = {SHUTDOWN_BOUND_S, 0};
+	int64_t grace = a->cfg->drain_grace_ms;
+	struct timeval bound = {SHUTDOWN_BOUND_S + grace / 1000, 0};
 	event_base_loopexit(a->base, &bound);
 	lsvc_cancel_waits(a->leases, "server is shutting down");
 	otlp_flush(a->otlp);
+	if (grace > 0 && (a->drain_timer = evtimer_new(a->base, drain_tick, a)) != NULL) {
+		log_msg(LOG_LVL_INFO,
+			"draining: the adoptable leases of the connections closed now are kept "
+			"%lld ms "
+			"for LOCK.ADOPT on another replica",
+			(long long)grace);
+		a->drain_end_ms = clock_now_ms(a->backend.io_clock) + grace;
+		lsvc_drain(a->leases);
+		srv_shutdown(a->srv, drain_closed, a);
+		return;
+	}
 	srv_shutdown(a->srv, drained, a);
 }
 
@@ -583,6 +627,8 @@ static void shut_down(struct app *a)
 	 * before the clock its timers are on */
 	backend_close(&a->backend, free_otlp, a->otlp);
 	event_free(a->wait_releases);
+	if (a->drain_timer != NULL)
+		event_free(a->drain_timer);
 	event_free(a->ev_term);
 	event_free(a->ev_int);
 	event_free(a->ev_hup);

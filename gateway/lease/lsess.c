@@ -543,6 +543,7 @@ void lsvc_free(struct lsvc *svc)
 	 * locktable is freed next, and drops them */
 	while (svc->detached != NULL)
 		ls_op_finish(svc->detached, NULL);
+	ls_orphans_free(svc); /* their leases go with the locktable */
 	free(svc);
 }
 
@@ -619,6 +620,8 @@ void lsess_free(struct lsess *s)
 		op->sess = NULL;
 		op_link(op); /* into the service's detached list */
 	}
+	for (struct ls_rec *rec = s->recs; s->svc->draining && rec != NULL; rec = rec->next)
+		(void)ls_orphan_take(rec); /* kept for an adopt elsewhere */
 	drop_records(s, NULL, NULL);
 	ls_index_free(&s->idx);
 	timer_cancel(&s->campaign_timer);

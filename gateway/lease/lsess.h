@@ -172,6 +172,30 @@ struct lsvc_stats {
 };
 void lsvc_stats(const struct lsvc *svc, struct lsvc_stats *out);
 
+/* --- a drain (rolling updates: LOCK.ADOPT elsewhere) --- */
+
+/* The replica drains: from now on, a session that closes hands its
+ * adoptable locks (those with a secret: LOCK.ACQUIRE ... ADOPTABLE, or
+ * adopted) to the service instead of releasing them; each is marked
+ * orphaned on its item and renewed on, so that its client can adopt it
+ * on another replica (ls_adopt). Other leases, terms and PostgreSQL
+ * sessions' locks are released at close as before. */
+void lsvc_drain(struct lsvc *svc);
+
+/* The end of the grace: releases every orphan not adopted (each release
+ * conditioned on still owning it). Returns how many. */
+unsigned lsvc_release_orphans(struct lsvc *svc);
+
+struct lsvc_drain_stats {
+	uint64_t orphaned; /* leases kept for adoption */
+	uint64_t marked;   /* ... marked orphaned on their items */
+	uint64_t adopted;  /* ... adopted elsewhere */
+	uint64_t lost;	   /* ... ended otherwise while kept */
+	uint64_t released; /* ... released at the end of the grace */
+	uint64_t held;	   /* kept now */
+};
+void lsvc_drain_stats(const struct lsvc *svc, struct lsvc_drain_stats *out);
+
 /* --- one client session --- */
 
 /* A session of svc; ops (copied, may be NULL) with arg tell the front-end
@@ -247,6 +271,17 @@ enum ls_status ls_renew(struct lsess *s, const char *name, int64_t token, struct
 enum ls_status ls_renew_secret(struct lsess *s, const char *name, int64_t token, const char *secret,
 			       size_t secret_len, bool waived, struct ls_result *now, ls_done_cb cb,
 			       void *arg) __attribute__((warn_unused_result));
+
+/* Adopts the lease (name, token) of a connection that closed while its
+ * replica drained (LOCK.ADOPT: see lt_adopt), presented with its secret:
+ * the lease becomes this session's, as if acquired here (scope session,
+ * renewed while the session lasts, released when it ends), with its token,
+ * its lease time and a new secret (ls_result.token and .secret). LS_NONE
+ * when (name, token) is no orphaned lease with that secret; LS_CONFLICT
+ * when this session holds name already. */
+enum ls_status ls_adopt(struct lsess *s, const char *name, size_t name_len, int64_t token,
+			const char *secret, size_t secret_len, struct ls_result *now, ls_done_cb cb,
+			void *arg);
 
 /* ls_release (scope session), with a secret or the right as ls_renew_secret. */
 enum ls_status ls_release_secret(struct lsess *s, const char *name, int64_t token,

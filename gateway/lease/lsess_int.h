@@ -101,6 +101,10 @@ struct lsvc {
 	char *lock_table, *lock_pk;
 	struct tclock *tclock; /* --test-mode (lsess_test.c); NULL: off */
 	uint64_t sessions, lost_reported, losses_told;
+	/* a drain (lsess_drain.c): the orphans kept for adoption */
+	bool draining;
+	struct ls_orphan *orphans;
+	struct lsvc_drain_stats drain;
 };
 
 /* Made by ls_op_new from a block not zeroed (pool_take): a new field must
@@ -168,6 +172,15 @@ void ls_rec_drop(struct ls_rec *rec, struct ls_op *batch);
 /* rec was lost (reason) under the session: mark it, wake watchers, tell
  * the front-end (last: its callback may free the session). */
 void ls_rec_lost(struct ls_rec *rec, enum lt_loss reason);
+/* A new record of s holding lease (acquired, or adopted) in scope: held,
+ * or lost when the lease ended already. NULL on out-of-memory (lease
+ * untouched). */
+struct ls_rec *ls_bind_lease(struct lsess *s, struct lease *lease, enum ls_scope scope);
+/* While draining, takes rec's adoptable lease from its closing session as
+ * an orphan (lsess_drain.c): true when taken (rec->lease is NULL then). */
+bool ls_orphan_take(struct ls_rec *rec);
+/* Frees the orphans' records, their leases left to lt_free (lsvc_free). */
+void ls_orphans_free(struct lsvc *svc);
 
 /* --- pending operations --- */
 

@@ -29,6 +29,25 @@ static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
 	ls_changed(svc, name);
 }
 
+struct ls_rec *ls_bind_lease(struct lsess *s, struct lease *lease, enum ls_scope scope)
+{
+	const char *name = lease_name(lease);
+	struct ls_rec *rec = ls_rec_new(s, LS_KIND_LOCK, name, strlen(name));
+	if (rec == NULL)
+		return NULL;
+	rec->lease = lease;
+	rec->token = lease_token(lease);
+	rec->holds[scope] = 1;
+	lease_set_data(lease, rec);
+	lease_on_lost(lease, on_lost, rec);
+	/* a reply after a whole lease yields an ended lease: the token is
+	 * answered, the next operation says LOST */
+	ls_rec_set(rec, lease_loss(lease) == LT_HELD ? LS_REC_HELD : LS_REC_LOST,
+		   lease_loss(lease));
+	ls_changed(s->svc, rec->name);
+	return rec;
+}
+
 static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
 {
 	struct lsess *s = arg;
@@ -50,24 +69,11 @@ static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
 		} else {
 			res.token = lease_detach(lease);
 		}
+	} else if (ls_bind_lease(s, lease, s->acq_scope) == NULL) {
+		lease_release(lease);
+		ls_res_msg(&res, LS_FAILED, "out of memory");
 	} else {
-		const char *name = lease_name(lease);
-		struct ls_rec *rec = ls_rec_new(s, LS_KIND_LOCK, name, strlen(name));
-		if (rec == NULL) {
-			lease_release(lease);
-			ls_res_msg(&res, LS_FAILED, "out of memory");
-		} else {
-			rec->lease = lease;
-			rec->token = res.token = lease_token(lease);
-			rec->holds[s->acq_scope] = 1;
-			lease_set_data(lease, rec);
-			lease_on_lost(lease, on_lost, rec);
-			/* a reply after a whole lease yields an ended lease: the
-			 * token is answered, the next operation says LOST */
-			ls_rec_set(rec, lease_loss(lease) == LT_HELD ? LS_REC_HELD : LS_REC_LOST,
-				   lease_loss(lease));
-			ls_changed(s->svc, rec->name);
-		}
+		res.token = lease_token(lease);
 	}
 	if (res.status == LS_OK) /* the secret is told once, to the acquirer */
 		memcpy(res.secret, s->acq_secret, sizeof(res.secret));

@@ -105,6 +105,44 @@ static void cmd_release(struct cmd_call *c)
 		  &now, rl_shape_flag);
 }
 
+/* --- LOCK.ADOPT name token secret ---
+ * The lease of a connection that closed while its replica drained, held
+ * from now on by this connection: [token, new secret], or 0 when (name,
+ * token) is no orphaned lease with that secret. */
+
+static void shape_adopted(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (res->status != LS_OK) {
+		resp_add_int(out, 0);
+		return;
+	}
+	resp_add_array(out, 2);
+	resp_add_int(out, res->token);
+	resp_add_cstr(out, res->secret);
+}
+
+static void adopt_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_adopted);
+}
+
+static void cmd_adopt(struct cmd_call *c)
+{
+	struct ls_result now;
+	struct lsess *ls;
+	int64_t token;
+	if (!rl_parse_int(&c->argv[2], &token) || token == 0) {
+		resp_add_errorf(c->out, "ERR token must be a positive integer");
+		return;
+	}
+	if ((ls = rl_lsess(c->arg, c)) == NULL)
+		return;
+	rl_answer(c,
+		  ls_adopt(ls, c->argv[1].p, c->argv[1].len, token, c->argv[3].p, c->argv[3].len,
+			   &now, adopt_done, c->sess),
+		  &now, shape_adopted);
+}
+
 /* --- LOCK.STATE name --- */
 
 /* A map key as its RESP bulk string, encoded here: LOCK.STATE writes five
@@ -191,6 +229,17 @@ static const struct cmd_def lock_cmds[] = {
 	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0},
 			  {"token", CMD_ARG_INTEGER, NULL, CMD_ARG_OPTIONAL},
 			  {"secret", CMD_ARG_STRING, NULL, CMD_ARG_OPTIONAL})},
+	{.name = "lock.adopt",
+	 .fn = cmd_adopt,
+	 .arity = 4,
+	 .acl = ACL_WRITE | ACL_LOCK | ACL_FAST,
+	 .key = 1,
+	 .summary = "Takes over the lease of a connection closed while its replica drained, "
+		    "with its token and secret: [token, new secret], or 0.",
+	 .group = "generic",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0}, {"token", CMD_ARG_INTEGER, NULL, 0},
+			  {"secret", CMD_ARG_STRING, NULL, 0})},
 	{.name = "lock.state",
 	 .fn = cmd_state,
 	 .arity = 2,

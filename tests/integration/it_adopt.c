@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <hiredis/hiredis.h>
@@ -155,6 +156,123 @@ static void a_lease_without_a_secret_works_by_token_as_before(void **state)
 	stop_two(&p);
 }
 
+/* LOCK.ADOPT name token secret on c: the token answered, the new secret
+ * into secret; 0 when refused (0 answered). */
+static long long adopt(redisContext *c, const char *name, long long token, const char *old,
+		       char *secret, size_t cap)
+{
+	redisReply *r = gw_cmd(c, "LOCK.ADOPT %s %lld %s", name, token, old);
+	long long got = 0;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
+		got = r->element[0]->integer;
+		snprintf(secret, cap, "%s", r->element[1]->str);
+	} else if (r->type != REDIS_REPLY_INTEGER || r->integer != 0) {
+		fail_msg("LOCK.ADOPT %s: %s", name, r->str != NULL ? r->str : "?");
+	}
+	freeReplyObject(r);
+	return got;
+}
+
+static long long state_token(redisContext *c, const char *name)
+{
+	redisReply *r = gw_cmd(c, "LOCK.STATE %s", name);
+	long long t = -1;
+	for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2)
+		if (strcmp(r->element[i]->str, "fencing-token") == 0)
+			t = r->element[i + 1]->integer;
+	freeReplyObject(r);
+	return t;
+}
+
+#define HOLDERS 20
+
+/* A rolling update: 20 adoptable locks held through replica A, a waiter
+ * for two of them on B; SIGTERM A (--drain-grace 4s); the clients adopt
+ * 19 of them on B with their tokens, while the waiter is never granted
+ * one; the 20th, never adopted, is released when the grace ends and the
+ * waiter gets it with the next token. Before the drain, and with a wrong
+ * secret, an adopt answers 0; the secret rotates at the adopt. */
+static void a_drain_hands_the_locks_over(void **state)
+{
+	struct pair p;
+	char table[64];
+	assert_true(gw_have_moto());
+	snprintf(table, sizeof(table), "%s", gw_new_table());
+	acl_path(p.acl, sizeof(p.acl), "it-adopt-drain");
+	acl_write(p.acl, users, 0600);
+	gw_start(&p.a, table, "--holder-label", "gw-a", "--aclfile", p.acl, "--drain-grace", "4s",
+		 NULL);
+	gw_start(&p.b, table, "--holder-label", "gw-b", "--aclfile", p.acl, NULL);
+	redisContext *held[HOLDERS];
+	char name[HOLDERS][16], secret[HOLDERS][64], fresh[64];
+	long long token[HOLDERS];
+	for (int i = 0; i < HOLDERS; i++) {
+		held[i] = login(&p.a, "app", "apppw");
+		snprintf(name[i], sizeof(name[i]), "job-%d", i);
+		redisReply *r = gw_cmd(held[i], "LOCK.ACQUIRE %s 3000 ADOPTABLE", name[i]);
+		assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+		token[i] = r->element[0]->integer;
+		snprintf(secret[i], sizeof(secret[i]), "%s", r->element[1]->str);
+		freeReplyObject(r);
+	}
+	redisContext *b = login(&p.b, "app", "apppw");
+	assert_int_equal(adopt(b, name[0], token[0], secret[0], fresh, sizeof(fresh)), 0);
+	redisContext *w0 = login(&p.b, "app", "apppw"), *w19 = login(&p.b, "app", "apppw");
+	gw_send(w0, "LOCK.ACQUIRE %s 3000 WAIT 30000", name[0]);
+	gw_send(w19, "LOCK.ACQUIRE %s 3000 WAIT 30000", name[HOLDERS - 1]);
+
+	assert_int_equal(kill(p.a.pid, SIGTERM), 0);
+	redisContext *adopter[HOLDERS - 1];
+	for (int i = 0; i < HOLDERS - 1; i++) {
+		adopter[i] = login(&p.b, "app", "apppw");
+		if (i == 1) /* a wrong secret: 0, nothing taken */
+			assert_int_equal(adopt(adopter[i], name[i], token[i], secret[0], fresh,
+					       sizeof(fresh)),
+					 0);
+		long long got = 0;
+		for (int tries = 0; tries < 60 && got == 0; tries++) { /* until orphaned */
+			got = adopt(adopter[i], name[i], token[i], secret[i], fresh, sizeof(fresh));
+			if (got == 0)
+				usleep(50 * 1000);
+		}
+		assert_int_equal(got, token[i]);	   /* the same token */
+		assert_string_not_equal(fresh, secret[i]); /* the secret rotates */
+		if (i == 2) { /* the old secret is void now, the new one works */
+			redisReply *e =
+				gw_cmd(b, "LOCK.RENEW %s %lld %s", name[i], token[i], secret[i]);
+			assert_int_equal(e->type, REDIS_REPLY_ERROR);
+			assert_non_null(strstr(e->str, "NOPERM"));
+			freeReplyObject(e);
+			assert_int_equal(
+				int_of(b, "LOCK.RENEW %s %lld %s", name[i], token[i], fresh), 1);
+		}
+	}
+	assert_int_equal(gw_wait(&p.a), 0); /* after the grace */
+	for (int i = 0; i < HOLDERS - 1; i++)
+		assert_int_equal(state_token(b, name[i]), token[i]); /* held, same token */
+	redisReply *r = gw_reply_within(w0, 500);
+	assert_null(r);			/* never granted while it moved */
+	r = gw_reply_within(w19, 5000); /* released at the end of the grace */
+	assert_non_null(r);
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	assert_int_equal(r->integer, token[HOLDERS - 1] + 1);
+	freeReplyObject(r);
+	assert_int_equal(int_of(adopter[0], "LOCK.RELEASE %s", name[0]), 1);
+	r = gw_reply_within(w0, 5000); /* the adopter's release: now */
+	assert_non_null(r);
+	assert_int_equal(r->integer, token[0] + 1);
+	freeReplyObject(r);
+	for (int i = 0; i < HOLDERS; i++) {
+		redisFree(held[i]);
+		if (i < HOLDERS - 1)
+			redisFree(adopter[i]);
+	}
+	redisFree(b);
+	redisFree(w0);
+	redisFree(w19);
+	assert_int_equal(gw_signal(&p.b, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +282,7 @@ int main(void)
 					  gw_teardown),
 		cmocka_unit_test_teardown(a_lease_without_a_secret_works_by_token_as_before,
 					  gw_teardown),
+		cmocka_unit_test_teardown(a_drain_hands_the_locks_over, gw_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

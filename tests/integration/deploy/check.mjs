@@ -44,6 +44,30 @@ const models = {
 };
 const ctx = JSON.parse(process.env.LG_DEPLOY_CTX);
 // options: name -> {type, env, def}; env -> name
+// A container's option value: default < ConfigMap (envFrom) < env < args.
+function optionValue(objs, c, name) {
+  const cms = new Map(find(objs, "ConfigMap").map((x) => [x.metadata.name, x]));
+  let v = ctx.options[name].def;
+  for (const ef of c.envFrom ?? []) {
+    const x = cms.get(ef.configMapRef?.name)?.data?.[ctx.options[name].env];
+    if (x !== undefined) v = x;
+  }
+  for (const e of c.env ?? []) if (e.name === ctx.options[name].env && e.value !== undefined) v = e.value;
+  const args = c.args ?? [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === `--${name}`) v = args[i + 1];
+    if (args[i].startsWith(`--${name}=`)) v = args[i].slice(name.length + 3);
+  }
+  return String(v);
+}
+
+// A duration option's text ("15s", "500ms", "2m", "0") in seconds.
+function seconds(text) {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(text ?? "0");
+  if (!m) return Infinity;
+  return Number(m[1]) * { ms: 0.001, s: 1, m: 60, h: 3600 }[m[2] ?? "ms"];
+}
+
 const byEnv = new Map(Object.entries(ctx.options).map(([n, o]) => [o.env, n]));
 // the AWS variables leasegate reads (README "Point it at DynamoDB")
 const awsVars = new Set(["AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL",
@@ -110,23 +134,8 @@ export const checks = {
     const p = [];
     const d = one(objs, "Deployment", p);
     if (!d) return p;
-    const cms = new Map(find(objs, "ConfigMap").map((c) => [c.metadata.name, c]));
     const c = d.spec.template.spec.containers[0];
-    // the option's value: default < ConfigMap (envFrom) < env < args
-    const value = (name) => {
-      let v = ctx.options[name].def;
-      for (const ef of c.envFrom ?? []) {
-        const x = cms.get(ef.configMapRef?.name)?.data?.[ctx.options[name].env];
-        if (x !== undefined) v = x;
-      }
-      for (const e of c.env ?? []) if (e.name === ctx.options[name].env && e.value !== undefined) v = e.value;
-      const args = c.args ?? [];
-      for (let i = 0; i < args.length; i++) {
-        if (args[i] === `--${name}`) v = args[i + 1];
-        if (args[i].startsWith(`--${name}=`)) v = args[i].slice(name.length + 3);
-      }
-      return String(v);
-    };
+    const value = (name) => optionValue(objs, c, name);
     const named = Object.fromEntries((c.ports ?? []).map((x) => [x.name, x.containerPort]));
     for (const [pn, opt] of [["redis", "port"], ["postgresql", "pg-port"], ["admin", "admin-port"]])
       if (String(named[pn]) !== value(opt))
@@ -189,8 +198,9 @@ export const checks = {
       const pre = c.lifecycle?.preStop?.sleep?.seconds;
       if (!(pre > 0)) p.push(`${c.name}: no preStop sleep`);
       const grace = s.terminationGracePeriodSeconds;
-      if (!(grace > (pre ?? 0) + ctx.shutdownBound))
-        p.push(`terminationGracePeriodSeconds ${grace} is not longer than preStop ${pre} + shutdown bound ${ctx.shutdownBound}`);
+      const drain = seconds(optionValue(objs, c, "drain-grace"));
+      if (!(grace > (pre ?? 0) + drain + ctx.shutdownBound))
+        p.push(`terminationGracePeriodSeconds ${grace} is not longer than preStop ${pre} + drain grace ${drain} + shutdown bound ${ctx.shutdownBound}`);
     }
     const tsc = s.topologySpreadConstraints ?? [];
     for (const key of ["topology.kubernetes.io/zone", "kubernetes.io/hostname"])
@@ -408,6 +418,7 @@ function selftest(text, n) {
     ["restricted", (o) => { delete o.Deployment.spec.template.spec.containers[0].resources.limits; }],
     ["restricted", (o) => { o.Deployment.spec.template.spec.containers[0].securityContext.capabilities.drop = []; }],
     ["restricted", (o) => { o.Deployment.spec.template.spec.terminationGracePeriodSeconds = 8; }],
+    ["restricted", (o) => { o.ConfigMap.data.LEASEGATE_DRAIN_GRACE = "25s"; }],
     ["restricted", (o) => { o.Deployment.spec.template.spec.topologySpreadConstraints.pop(); }],
     ["the Service, PodDisruptionBudget", (o) => { o.PodDisruptionBudget.spec.selector.matchLabels = { app: "other" }; }],
     ["the Service, PodDisruptionBudget", (o) => { delete o.ServiceAccount.metadata.annotations; }],

@@ -1,0 +1,87 @@
+/*
+ * lsess_adopt: LOCK.ADOPT — a session takes over a lease orphaned by a
+ * draining replica (core/lt_adopt.c), presented with its secret, and
+ * holds it from then on as if it had acquired it (see ls_adopt in
+ * lsess.h). The secret rotates: the adopter is told the new one, once.
+ */
+#include "gateway/lease/lsess_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct adopting {
+	struct ls_op *op;
+	char secret[LS_SECRET_LEN + 1]; /* the new one, for the answer */
+};
+
+static void adopted(void *arg, struct lease *lease, const struct lt_error *err)
+{
+	struct adopting *a = arg;
+	struct ls_op *op = a->op;
+	struct lsess *s = op->sess;
+	struct ls_result res;
+	ls_res_init(&res, LS_OK);
+	if (s == NULL) { /* the session went meanwhile: nobody to hold it */
+		if (lease != NULL)
+			lease_release(lease);
+		free(a);
+		ls_op_finish(op, NULL);
+		return;
+	}
+	if (err != NULL) {
+		ls_res_err(&res, err);
+	} else if (lease == NULL) {
+		res.status = LS_NONE;
+	} else if (ls_bind_lease(s, lease, LS_SCOPE_SESSION) == NULL) {
+		lease_release(lease);
+		ls_res_msg(&res, LS_FAILED, "out of memory");
+	} else {
+		res.token = lease_token(lease);
+		memcpy(res.secret, a->secret, sizeof(res.secret));
+	}
+	free(a);
+	ls_op_finish(op, &res);
+}
+
+enum ls_status ls_adopt(struct lsess *s, const char *name, size_t name_len, int64_t token,
+			const char *secret, size_t secret_len, struct ls_result *now, ls_done_cb cb,
+			void *arg)
+{
+	char buf[STORE_NAME_MAX + 1];
+	char presented[STORE_SECRET_HASH_LEN + 1], fresh[STORE_SECRET_HASH_LEN + 1];
+	ls_res_init(now, LS_OK);
+	if (!ls_name_ok(s->svc, name, name_len, buf, now))
+		return now->status;
+	if (token <= 0 || !ls_secret_hash(secret, secret_len, presented))
+		return now->status = LS_NONE; /* no lease has that token or secret */
+	struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, buf, 0);
+	if (rec != NULL && ls_rec_loss(rec) == LT_HELD)
+		return ls_res_msg(now, LS_CONFLICT, "this connection holds '%s' already (token %lld)",
+				  buf, (long long)rec->token);
+	if (s->wait_kind != LS_WAIT_NONE)
+		return ls_res_msg(now, LS_INVALID, "this connection waits already");
+	if (rec != NULL) { /* an adopt supersedes an unreported loss, as an acquire */
+		if (rec->lease != NULL) {
+			lease_set_data(rec->lease, NULL);
+			lease_release(rec->lease);
+		}
+		ls_rec_forget(rec);
+	}
+	if (!ls_room(s, now))
+		return now->status;
+	struct adopting *a = calloc(1, sizeof(*a));
+	if (a == NULL || !ls_secret_new(a->secret, fresh)) {
+		free(a);
+		return ls_res_msg(now, LS_FAILED, "no memory or random bytes for the adopt");
+	}
+	a->op = ls_op_new(s->svc, s, cb, arg, buf, strlen(buf), token);
+	struct lt_adopt_args args = {
+		.name = buf, .token = token, .secret_hash = presented, .new_secret_hash = fresh};
+	if (a->op == NULL || !lt_adopt(s->svc->lt, &args, adopted, a)) {
+		if (a->op != NULL)
+			ls_op_finish(a->op, NULL);
+		free(a);
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	}
+	return now->status = LS_PENDING;
+}
