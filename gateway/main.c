@@ -298,6 +298,7 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 			(long long)grace);
 		a->drain_end_ms = clock_now_ms(a->backend.io_clock) + grace;
 		lsvc_drain(a->leases);
+		rl_push_draining(a->redis, grace);
 		srv_shutdown(a->srv, drain_closed, a);
 		return;
 	}

@@ -56,8 +56,9 @@ enum ls_status ls_adopt(struct lsess *s, const char *name, size_t name_len, int6
 		return now->status = LS_NONE; /* no lease has that token or secret */
 	struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, buf, 0);
 	if (rec != NULL && ls_rec_loss(rec) == LT_HELD)
-		return ls_res_msg(now, LS_CONFLICT, "this connection holds '%s' already (token %lld)",
-				  buf, (long long)rec->token);
+		return ls_res_msg(now, LS_CONFLICT,
+				  "this connection holds '%s' already (token %lld)", buf,
+				  (long long)rec->token);
 	if (s->wait_kind != LS_WAIT_NONE)
 		return ls_res_msg(now, LS_INVALID, "this connection waits already");
 	if (rec != NULL) { /* an adopt supersedes an unreported loss, as an acquire */

@@ -43,7 +43,8 @@ static void orphan_ended(void *arg, struct lease *lease, enum lt_loss reason)
 		svc->drain.adopted++;
 	} else {
 		svc->drain.lost++;
-		log_msg(LOG_LVL_WARN, "the orphaned lease of '%s' (token %lld) ended while draining: %s",
+		log_msg(LOG_LVL_WARN,
+			"the orphaned lease of '%s' (token %lld) ended while draining: %s",
 			lease_name(lease), (long long)lease_token(lease), lt_loss_name(reason));
 	}
 	unlink_orphan(o);
@@ -58,8 +59,9 @@ static void orphan_marked(void *arg, int marked, const struct lt_error *err)
 	if (marked > 0)
 		svc->drain.marked++;
 	else if (err != NULL)
-		log_msg(LOG_LVL_WARN, "a lease could not be marked orphaned (it cannot be adopted, "
-				      "and is released at the end of the drain): %s",
+		log_msg(LOG_LVL_WARN,
+			"a lease could not be marked orphaned (it cannot be adopted, "
+			"and is released at the end of the drain): %s",
 			err->message);
 }
 

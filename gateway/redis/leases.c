@@ -357,6 +357,33 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned f
 	return true;
 }
 
+/* --- a drain --- */
+
+struct draining {
+	int64_t seconds;
+	size_t told;
+};
+
+static void push_draining(struct sess *s, void *arg)
+{
+	struct draining *d = arg;
+	if (sess_proto(s) != RESP3 || sess_closed(s))
+		return;
+	struct buf *out = sess_out(s);
+	resp_add_push(out, RESP3, 2);
+	resp_add_cstr(out, "leasegate.draining");
+	resp_add_int(out, d->seconds);
+	sess_flush(s);
+	d->told++;
+}
+
+size_t rl_push_draining(struct redis *r, int64_t grace_ms)
+{
+	struct draining d = {.seconds = (grace_ms + 999) / 1000};
+	redis_foreach(r, push_draining, &d);
+	return d.told;
+}
+
 /* --- INFO --- */
 
 static void info_leases(struct buf *text, void *arg)

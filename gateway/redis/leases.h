@@ -198,6 +198,13 @@ size_t rl_pubsub_count(void *app, const char *channel, size_t len);
 void rl_pubsub_publish(void *app, const char *channel, size_t len, const char *msg, size_t msg_len);
 void rl_pubsub_drop(struct rl_app *app, struct sess *s);
 void rl_pubsub_free(struct rl_pubsub *ps);
+/* The replica drains (--drain-grace): every RESP3 connection of r is
+ * pushed ["leasegate.draining", seconds] before it is closed, so that its
+ * client reconnects elsewhere and adopts its locks (LOCK.ADOPT). Returns
+ * how many were told. */
+struct redis;
+size_t rl_push_draining(struct redis *r, int64_t grace_ms);
+
 /* INFO pubsub of app (a struct rl_app). */
 void rl_pubsub_info(struct buf *text, void *app);
 int rl_pubsubcmds_register(struct rl_app *app, struct cmd_table *cmds)

@@ -21,6 +21,7 @@
 
 #include "tests/support/aclhelp.h"
 #include "tests/support/gw.h"
+#include "tests/support/rawresp.h"
 
 static const char users[] = "user default on nopass +@connection\n"
 			    "user app on >apppw ~* +@lock +@leader +@connection\n"
@@ -217,11 +218,17 @@ static void a_drain_hands_the_locks_over(void **state)
 	}
 	redisContext *b = login(&p.b, "app", "apppw");
 	assert_int_equal(adopt(b, name[0], token[0], secret[0], fresh, sizeof(fresh)), 0);
+	struct raw *resp3 = raw_open(p.a.port); /* told of the drain */
+	raw_send(resp3, "HELLO 3 AUTH app apppw");
+	(void)raw_reply(resp3, 2000);
 	redisContext *w0 = login(&p.b, "app", "apppw"), *w19 = login(&p.b, "app", "apppw");
 	gw_send(w0, "LOCK.ACQUIRE %s 3000 WAIT 30000", name[0]);
 	gw_send(w19, "LOCK.ACQUIRE %s 3000 WAIT 30000", name[HOLDERS - 1]);
 
 	assert_int_equal(kill(p.a.pid, SIGTERM), 0);
+	assert_string_equal(raw_reply(resp3, 5000), ">[\"leasegate.draining\", :4]");
+	assert_int_equal(raw_read(resp3, 5000), -1); /* then closed */
+	raw_close(resp3);
 	redisContext *adopter[HOLDERS - 1];
 	for (int i = 0; i < HOLDERS - 1; i++) {
 		adopter[i] = login(&p.b, "app", "apppw");
