@@ -26,6 +26,7 @@ struct election {
 	struct trace_ctx trace_parent;
 	char *holder;
 	char owner[LT_ID_LEN + 1];
+	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" none: not adoptable */
 	char name[];
 };
 
@@ -125,6 +126,7 @@ static void contend(struct election *e)
 		.answered = on_answered,
 		.trace_parent = &e->trace_parent,
 		.span_name = "Leader.Campaign",
+		.secret_hash = e->secret_hash[0] != '\0' ? e->secret_hash : NULL,
 	};
 	e->wait = lt_acquire(e->t, &a, on_acquired, e);
 	if (e->wait == NULL) /* out of memory: try again later */
@@ -136,11 +138,15 @@ static void retry_due(void *arg)
 	contend(arg);
 }
 
-struct election *election_start(struct locktable *t, const struct election_args *args,
-				const struct election_cbs *cbs, void *arg, char *msg, size_t msglen)
+/* A new election of args, not contending yet; NULL with msg said. */
+static struct election *election_new(struct locktable *t, const struct election_args *args,
+				     const struct election_cbs *cbs, void *arg, char *msg,
+				     size_t msglen)
 {
-	struct lt_acquire_args a = {
-		.name = args->name, .lease_ms = args->lease_ms, .holder = args->holder};
+	struct lt_acquire_args a = {.name = args->name,
+				    .lease_ms = args->lease_ms,
+				    .holder = args->holder,
+				    .secret_hash = args->secret_hash};
 	if (!lt_args_valid(&a, msg, msglen))
 		return NULL;
 	size_t len = strlen(args->name);
@@ -158,10 +164,45 @@ struct election *election_start(struct locktable *t, const struct election_args 
 	e->one_term = args->one_term;
 	if (args->trace_parent != NULL)
 		e->trace_parent = *args->trace_parent;
+	if (args->secret_hash != NULL)
+		snprintf(e->secret_hash, sizeof(e->secret_hash), "%s", args->secret_hash);
 	store_new_id(e->owner);
 	timer_init(&e->retry, t->clock, retry_due, e);
-	contend(e);
 	return e;
+}
+
+struct election *election_start(struct locktable *t, const struct election_args *args,
+				const struct election_cbs *cbs, void *arg, char *msg, size_t msglen)
+{
+	struct election *e = election_new(t, args, cbs, arg, msg, msglen);
+	if (e != NULL)
+		contend(e);
+	return e;
+}
+
+struct election *election_adopted(struct locktable *t, const struct election_args *args,
+				  struct lease *lease, const struct election_cbs *cbs, void *arg)
+{
+	char msg[128];
+	struct election *e = election_new(t, args, cbs, arg, msg, sizeof(msg));
+	if (e == NULL)
+		return NULL;
+	e->lease = lease;
+	lease_on_lost(lease, on_lost, e);
+	emit(e, OBS_LEADS, NULL, NULL, lease_token(lease), 0);
+	return e;
+}
+
+struct lease *election_give_lease(struct election *e)
+{
+	struct lease *l = e->lease;
+	timer_cancel(&e->retry);
+	lt_acquire_cancel(e->wait);
+	if (l != NULL)
+		lease_on_lost(l, NULL, NULL);
+	free(e->holder);
+	free(e);
+	return l;
 }
 
 struct lease *election_lease(const struct election *e)

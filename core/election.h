@@ -38,6 +38,9 @@ struct election_args {
 	/* the client's trace context of the campaign (NULL: a new trace);
 	 * each acquire of the campaign is a Leader.Campaign span under it */
 	const struct trace_ctx *trace_parent;
+	/* the hash of the terms' secret (lt_acquire_args.secret_hash: an
+	 * adoptable term), or NULL */
+	const char *secret_hash;
 };
 
 /* Starts contending. Returns NULL on bad args (msg says why) or
@@ -45,6 +48,19 @@ struct election_args {
 struct election *election_start(struct locktable *t, const struct election_args *args,
 				const struct election_cbs *cbs, void *arg, char *msg, size_t msglen)
 	__attribute__((warn_unused_result));
+
+/* An election that leads from now on with lease, a term adopted from
+ * another replica (lt_adopt): as election_start once it leads, without a
+ * lead callback; one_term as args say. NULL on bad args or out of memory
+ * (lease untouched). */
+struct election *election_adopted(struct locktable *t, const struct election_args *args,
+				  struct lease *lease, const struct election_cbs *cbs, void *arg)
+	__attribute__((warn_unused_result));
+
+/* Ends the election and frees it, its term's lease given to the caller
+ * (NULL when not leading), neither released nor ended: a draining
+ * replica keeps it for an adopt. No callback runs afterwards. */
+struct lease *election_give_lease(struct election *e);
 
 /* The lease of the current term, or NULL while not leading. */
 struct lease *election_lease(const struct election *e);

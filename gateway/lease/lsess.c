@@ -293,7 +293,7 @@ void ls_rec_drop(struct ls_rec *rec, struct ls_op *batch)
 		op->batch = batch;
 		batch->left++;
 	}
-	if (rec->kind == LS_KIND_LEADER) {
+	if (rec->kind == LS_KIND_LEADER && rec->election != NULL) {
 		if (op != NULL)
 			election_stop_then(rec->election, ELECTION_CANCELLED, dropped, op);
 		else

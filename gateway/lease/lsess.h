@@ -283,6 +283,13 @@ enum ls_status ls_adopt(struct lsess *s, const char *name, size_t name_len, int6
 			const char *secret, size_t secret_len, struct ls_result *now, ls_done_cb cb,
 			void *arg);
 
+/* ls_adopt for a leader term (LEADER.ADOPT; a term campaigned ADOPTABLE):
+ * the session leads from now on, with the term's token; its followers'
+ * LEADER.WATCH sees the same term go on. */
+enum ls_status ls_leader_adopt(struct lsess *s, const char *name, size_t name_len, int64_t token,
+			       const char *secret, size_t secret_len, struct ls_result *now,
+			       ls_done_cb cb, void *arg);
+
 /* ls_release (scope session), with a secret or the right as ls_renew_secret. */
 enum ls_status ls_release_secret(struct lsess *s, const char *name, int64_t token,
 				 const char *secret, size_t secret_len, bool waived,

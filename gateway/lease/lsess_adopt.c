@@ -11,6 +11,7 @@
 
 struct adopting {
 	struct ls_op *op;
+	enum ls_kind kind;		/* a lock, or a leader term */
 	char secret[LS_SECRET_LEN + 1]; /* the new one, for the answer */
 };
 
@@ -32,7 +33,8 @@ static void adopted(void *arg, struct lease *lease, const struct lt_error *err)
 		ls_res_err(&res, err);
 	} else if (lease == NULL) {
 		res.status = LS_NONE;
-	} else if (ls_bind_lease(s, lease, LS_SCOPE_SESSION) == NULL) {
+	} else if ((a->kind == LS_KIND_LOCK ? ls_bind_lease(s, lease, LS_SCOPE_SESSION)
+					    : ls_bind_term(s, lease)) == NULL) {
 		lease_release(lease);
 		ls_res_msg(&res, LS_FAILED, "out of memory");
 	} else {
@@ -43,9 +45,10 @@ static void adopted(void *arg, struct lease *lease, const struct lt_error *err)
 	ls_op_finish(op, &res);
 }
 
-enum ls_status ls_adopt(struct lsess *s, const char *name, size_t name_len, int64_t token,
-			const char *secret, size_t secret_len, struct ls_result *now, ls_done_cb cb,
-			void *arg)
+static enum ls_status ls_adopt_kind(struct lsess *s, enum ls_kind kind, const char *name,
+				    size_t name_len, int64_t token, const char *secret,
+				    size_t secret_len, struct ls_result *now, ls_done_cb cb,
+				    void *arg)
 {
 	char buf[STORE_NAME_MAX + 1];
 	char presented[STORE_SECRET_HASH_LEN + 1], fresh[STORE_SECRET_HASH_LEN + 1];
@@ -54,19 +57,21 @@ enum ls_status ls_adopt(struct lsess *s, const char *name, size_t name_len, int6
 		return now->status;
 	if (token <= 0 || !ls_secret_hash(secret, secret_len, presented))
 		return now->status = LS_NONE; /* no lease has that token or secret */
-	struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, buf, 0);
+	struct ls_rec *rec = ls_rec_find(s, kind, buf, 0);
 	if (rec != NULL && ls_rec_loss(rec) == LT_HELD)
 		return ls_res_msg(now, LS_CONFLICT,
 				  "this connection holds '%s' already (token %lld)", buf,
 				  (long long)rec->token);
 	if (s->wait_kind != LS_WAIT_NONE)
 		return ls_res_msg(now, LS_INVALID, "this connection waits already");
-	if (rec != NULL) { /* an adopt supersedes an unreported loss, as an acquire */
+	if (rec != NULL && kind == LS_KIND_LOCK) { /* supersedes an unreported loss */
 		if (rec->lease != NULL) {
 			lease_set_data(rec->lease, NULL);
 			lease_release(rec->lease);
 		}
 		ls_rec_forget(rec);
+	} else if (rec != NULL) { /* a lost term: a new one (as a campaign) */
+		ls_term_end(rec, ELECTION_LEASE_LOST);
 	}
 	if (!ls_room(s, now))
 		return now->status;
@@ -75,6 +80,7 @@ enum ls_status ls_adopt(struct lsess *s, const char *name, size_t name_len, int6
 		free(a);
 		return ls_res_msg(now, LS_FAILED, "no memory or random bytes for the adopt");
 	}
+	a->kind = kind;
 	a->op = ls_op_new(s->svc, s, cb, arg, buf, strlen(buf), token);
 	struct lt_adopt_args args = {
 		.name = buf, .token = token, .secret_hash = presented, .new_secret_hash = fresh};
@@ -85,4 +91,20 @@ enum ls_status ls_adopt(struct lsess *s, const char *name, size_t name_len, int6
 		return ls_res_msg(now, LS_FAILED, "out of memory");
 	}
 	return now->status = LS_PENDING;
+}
+
+enum ls_status ls_adopt(struct lsess *s, const char *name, size_t name_len, int64_t token,
+			const char *secret, size_t secret_len, struct ls_result *now, ls_done_cb cb,
+			void *arg)
+{
+	return ls_adopt_kind(s, LS_KIND_LOCK, name, name_len, token, secret, secret_len, now, cb,
+			     arg);
+}
+
+enum ls_status ls_leader_adopt(struct lsess *s, const char *name, size_t name_len, int64_t token,
+			       const char *secret, size_t secret_len, struct ls_result *now,
+			       ls_done_cb cb, void *arg)
+{
+	return ls_adopt_kind(s, LS_KIND_LEADER, name, name_len, token, secret, secret_len, now, cb,
+			     arg);
 }

@@ -3,14 +3,15 @@
  * adopt elsewhere (see lsvc_drain in lsess.h).
  *
  * While the replica drains, a session that closes hands its adoptable
- * locks (acquired ADOPTABLE, or adopted: they have a secret) here instead
- * of releasing them: each is marked orphaned on its item (lease_orphan)
- * and goes on renewing, so that its client, reconnected to another
- * replica, can LOCK.ADOPT it with its token and secret. An adopted one
- * ends quietly at its next renewal (LT_ADOPTED); the others are released
- * by lsvc_release_orphans at the end of the grace, each release
- * conditioned on still owning it. Leases without a secret, leader terms
- * and PostgreSQL sessions' locks are released at close, as always.
+ * locks and leader terms (acquired or campaigned ADOPTABLE, or adopted:
+ * they have a secret) here instead of releasing them: each is marked
+ * orphaned on its item (lease_orphan) and goes on renewing, so that its
+ * client, reconnected to another replica, can LOCK.ADOPT (LEADER.ADOPT)
+ * it with its token and secret. An adopted one ends quietly at its next
+ * renewal (LT_ADOPTED); the others are released by lsvc_release_orphans
+ * at the end of the grace, each release conditioned on still owning it.
+ * Leases without a secret and PostgreSQL sessions' locks are released at
+ * close, as always.
  */
 #include "gateway/lease/lsess_int.h"
 
@@ -68,10 +69,16 @@ static void orphan_marked(void *arg, int marked, const struct lt_error *err)
 bool ls_orphan_take(struct ls_rec *rec)
 {
 	struct lsvc *svc = rec->owner->svc;
-	struct lease *lease = rec->lease;
-	if (!svc->draining || rec->kind != LS_KIND_LOCK || lease == NULL ||
-	    ls_rec_loss(rec) != LT_HELD || lease_secret_hash(lease) == NULL)
+	struct lease *lease = rec->kind == LS_KIND_LEADER && rec->election != NULL
+				      ? election_lease(rec->election)
+				      : rec->lease;
+	if (!svc->draining || lease == NULL || ls_rec_loss(rec) != LT_HELD ||
+	    lease_secret_hash(lease) == NULL)
 		return false;
+	if (rec->kind == LS_KIND_LEADER) { /* the term's lease, its election gone */
+		(void)election_give_lease(rec->election);
+		rec->election = NULL;
+	}
 	struct ls_orphan *o = calloc(1, sizeof(*o));
 	if (o == NULL)
 		return false;

@@ -176,6 +176,9 @@ void ls_rec_lost(struct ls_rec *rec, enum lt_loss reason);
  * or lost when the lease ended already. NULL on out-of-memory (lease
  * untouched). */
 struct ls_rec *ls_bind_lease(struct lsess *s, struct lease *lease, enum ls_scope scope);
+/* The same for a leader term (an adopted one): a one-term election
+ * leading with lease (lsess_lead.c). */
+struct ls_rec *ls_bind_term(struct lsess *s, struct lease *lease);
 /* While draining, takes rec's adoptable lease from its closing session as
  * an orphan (lsess_drain.c): true when taken (rec->lease is NULL then). */
 bool ls_orphan_take(struct ls_rec *rec);

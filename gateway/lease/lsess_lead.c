@@ -12,6 +12,7 @@
 #include "gateway/lease/lsess_int.h"
 
 #include <stdio.h>
+#include <string.h>
 
 void ls_term_end(struct ls_rec *rec, enum election_end how)
 {
@@ -49,6 +50,8 @@ static void on_lead(void *arg, struct lease *lease)
 		campaign_over(s, &cb, &cb_arg);
 		ls_res_init(&res, LS_OK);
 		res.token = rec->token;
+		memcpy(res.secret, s->acq_secret, sizeof(res.secret)); /* ADOPTABLE: told once */
+		s->acq_secret[0] = '\0';
 		cb(cb_arg, &res); /* last: it may free s */
 	}
 }
@@ -130,13 +133,18 @@ enum ls_status ls_campaign(struct lsess *s, const struct ls_acquire_req *req, st
 		ls_term_end(rec, ELECTION_LEASE_LOST);
 	if (!ls_room(s, now))
 		return now->status;
+	char hash[STORE_SECRET_HASH_LEN + 1];
+	s->acq_secret[0] = '\0';
+	if (req->adoptable && !ls_secret_new(s->acq_secret, hash))
+		return ls_res_msg(now, LS_FAILED, "no random bytes for the term's secret");
 	if ((rec = ls_rec_new(s, LS_KIND_LEADER, name, req->name_len)) == NULL)
 		return ls_res_msg(now, LS_FAILED, "out of memory");
 	struct election_args ea = {.name = name,
 				   .lease_ms = lease_ms,
 				   .holder = req->holder,
 				   .one_term = true,
-				   .trace_parent = &req->trace};
+				   .trace_parent = &req->trace,
+				   .secret_hash = req->adoptable ? hash : NULL};
 	rec->election = election_start(s->svc->lt, &ea, &campaign_cbs, rec, msg, sizeof(msg));
 	if (rec->election == NULL) {
 		ls_rec_forget(rec);
@@ -147,6 +155,31 @@ enum ls_status ls_campaign(struct lsess *s, const struct ls_acquire_req *req, st
 		timer_arm(&s->campaign_timer, req->wait_ms);
 	ls_wait_begin(s, LS_WAIT_CAMPAIGN, cb, arg);
 	return now->status = LS_PENDING;
+}
+
+struct ls_rec *ls_bind_term(struct lsess *s, struct lease *lease)
+{
+	const char *name = lease_name(lease);
+	struct ls_rec *rec = ls_rec_new(s, LS_KIND_LEADER, name, strlen(name));
+	if (rec == NULL)
+		return NULL;
+	struct election_args ea = {.name = name,
+				   .lease_ms = lease_duration_ms(lease),
+				   .holder = lease_holder(lease),
+				   .one_term = true,
+				   .secret_hash = lease_secret_hash(lease)};
+	rec->election = election_adopted(s->svc->lt, &ea, lease, &campaign_cbs, rec);
+	if (rec->election == NULL) {
+		ls_rec_forget(rec);
+		return NULL;
+	}
+	rec->lease = lease;
+	rec->token = lease_token(lease);
+	lease_set_data(lease, rec);
+	ls_rec_set(rec, lease_loss(lease) == LT_HELD ? LS_REC_HELD : LS_REC_LOST,
+		   lease_loss(lease));
+	ls_changed(s->svc, rec->name);
+	return rec;
 }
 
 static void resigned(void *arg, int released, const struct lt_error *err)

@@ -9,11 +9,23 @@
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 
-/* --- LEADER.CAMPAIGN name lease-ms [WAIT ms] [HOLDER label] --- */
+/* --- LEADER.CAMPAIGN name lease-ms [WAIT ms] [HOLDER label] [ADOPTABLE] --- */
+
+/* ADOPTABLE: [token, secret] (the secret told this once), else the token */
+static void shape_term(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (res->status != LS_OK || res->secret[0] == '\0') {
+		rl_shape_token(out, proto, res);
+		return;
+	}
+	resp_add_array(out, 2);
+	resp_add_int(out, res->token);
+	resp_add_cstr(out, res->secret);
+}
 
 static void campaign_done(void *arg, const struct ls_result *res)
 {
-	rl_done(arg, res, rl_shape_token);
+	rl_done(arg, res, shape_term);
 }
 
 static void cmd_campaign(struct cmd_call *c)
@@ -21,9 +33,41 @@ static void cmd_campaign(struct cmd_call *c)
 	struct ls_acquire_req req;
 	struct ls_result now;
 	struct lsess *ls;
-	if (!rl_parse_acquire(c, &req, 0) || (ls = rl_lsess(c->arg, c)) == NULL)
+	if (!rl_parse_acquire(c, &req, RL_ACQ_ADOPTABLE) || (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
-	rl_answer(c, ls_campaign(ls, &req, &now, campaign_done, c->sess), &now, rl_shape_token);
+	rl_answer(c, ls_campaign(ls, &req, &now, campaign_done, c->sess), &now, shape_term);
+}
+
+/* --- LEADER.ADOPT name token secret: a term orphaned by a drain --- */
+
+static void shape_adopted(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (res->status != LS_OK)
+		resp_add_int(out, 0);
+	else
+		shape_term(out, proto, res);
+}
+
+static void adopt_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_adopted);
+}
+
+static void cmd_adopt(struct cmd_call *c)
+{
+	struct ls_result now;
+	struct lsess *ls;
+	int64_t token;
+	if (!rl_parse_int(&c->argv[2], &token) || token == 0) {
+		resp_add_errorf(c->out, "ERR token must be a positive integer");
+		return;
+	}
+	if ((ls = rl_lsess(c->arg, c)) == NULL)
+		return;
+	rl_answer(c,
+		  ls_leader_adopt(ls, c->argv[1].p, c->argv[1].len, token, c->argv[3].p,
+				  c->argv[3].len, &now, adopt_done, c->sess),
+		  &now, shape_adopted);
 }
 
 /* --- LEADER.RESIGN name --- */
@@ -112,13 +156,26 @@ static const struct cmd_def leader_cmds[] = {
 	 .arity = -3,
 	 .acl = ACL_WRITE | ACL_LEADER | ACL_SLOW | ACL_BLOCKING,
 	 .key = 1,
-	 .summary = "Campaigns for leadership: the term's fencing token once leading.",
+	 .summary = "Campaigns for leadership: the term's fencing token once leading ([token, "
+		    "secret] with ADOPTABLE).",
 	 .group = "generic",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0}, {"lease-ms", CMD_ARG_INTEGER, NULL, 0},
 			  {"timeout-ms", CMD_ARG_INTEGER, "WAIT", CMD_ARG_OPTIONAL},
 			  {"label", CMD_ARG_STRING, "HOLDER", CMD_ARG_OPTIONAL},
+			  {"adoptable", CMD_ARG_PURE_TOKEN, "ADOPTABLE", CMD_ARG_OPTIONAL},
 			  {"traceparent", CMD_ARG_STRING, "TRACEPARENT", CMD_ARG_OPTIONAL})},
+	{.name = "leader.adopt",
+	 .fn = cmd_adopt,
+	 .arity = 4,
+	 .acl = ACL_WRITE | ACL_LEADER | ACL_FAST,
+	 .key = 1,
+	 .summary = "Takes over the term of a connection closed while its replica drained, with "
+		    "its token and secret: [token, new secret], or 0.",
+	 .group = "generic",
+	 .since = CMD_SINCE,
+	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0}, {"token", CMD_ARG_INTEGER, NULL, 0},
+			  {"secret", CMD_ARG_STRING, NULL, 0})},
 	{.name = "leader.resign",
 	 .fn = cmd_resign,
 	 .arity = 2,

@@ -292,7 +292,7 @@ static const struct acq_opt {
 	{"HOLDER", 6, OPT_HOLDER, 0},
 	{"DETACH", 6, OPT_DETACH, RL_ACQ_DETACH},
 	{"TRACEPARENT", 11, OPT_TRACEPARENT, 0},
-	{"ADOPTABLE", 9, OPT_ADOPTABLE, RL_ACQ_DETACH},
+	{"ADOPTABLE", 9, OPT_ADOPTABLE, RL_ACQ_ADOPTABLE},
 };
 
 static const struct acq_opt *find_acq_opt(const struct resp_arg *a, unsigned flags)

@@ -98,7 +98,8 @@ bool rl_parse_int(const struct resp_arg *a, int64_t *out);
 
 /* What an acquire's arguments may say besides WAIT and HOLDER. */
 enum rl_acq_flags {
-	RL_ACQ_DETACH = 1 << 0, /* DETACH (LOCK.ACQUIRE, not LEADER.CAMPAIGN) */
+	RL_ACQ_DETACH = 1 << 0,	   /* DETACH (LOCK.ACQUIRE, not LEADER.CAMPAIGN) */
+	RL_ACQ_ADOPTABLE = 1 << 1, /* ADOPTABLE (both) */
 };
 
 /* Parses "name lease-ms [WAIT ms] [HOLDER label]", and [DETACH] with

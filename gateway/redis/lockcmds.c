@@ -36,7 +36,8 @@ static void cmd_acquire(struct cmd_call *c)
 	struct ls_acquire_req req;
 	struct ls_result now;
 	struct lsess *ls;
-	if (!rl_parse_acquire(c, &req, RL_ACQ_DETACH) || (ls = rl_lsess(c->arg, c)) == NULL)
+	if (!rl_parse_acquire(c, &req, RL_ACQ_DETACH | RL_ACQ_ADOPTABLE) ||
+	    (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
 	rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now, shape_acquired);
 }

@@ -187,12 +187,15 @@ static long long state_token(redisContext *c, const char *name)
 
 #define HOLDERS 20
 
-/* A rolling update: 20 adoptable locks held through replica A, a waiter
- * for two of them on B; SIGTERM A (--drain-grace 4s); the clients adopt
- * 19 of them on B with their tokens, while the waiter is never granted
- * one; the 20th, never adopted, is released when the grace ends and the
- * waiter gets it with the next token. Before the drain, and with a wrong
- * secret, an adopt answers 0; the secret rotates at the adopt. */
+/* A rolling update: 20 adoptable locks and a leader's term held through
+ * replica A, a waiter for two of the locks and a follower on B; SIGTERM A
+ * (--drain-grace 4s); the clients adopt 19 locks and the term on B with
+ * their tokens, while the waiter and the follower are never granted one;
+ * the 20th lock, never adopted, is released when the grace ends and the
+ * waiter gets it with the next token; the new leader's resign hands the
+ * term to the follower. Before the drain, and with a wrong secret, an
+ * adopt answers 0; the secret rotates at the adopt; RESP3 clients are
+ * pushed leasegate.draining. */
 static void a_drain_hands_the_locks_over(void **state)
 {
 	struct pair p;
@@ -216,8 +219,17 @@ static void a_drain_hands_the_locks_over(void **state)
 		snprintf(secret[i], sizeof(secret[i]), "%s", r->element[1]->str);
 		freeReplyObject(r);
 	}
+	redisContext *leader = login(&p.a, "app", "apppw"); /* a leader too */
+	redisReply *r = gw_cmd(leader, "LEADER.CAMPAIGN lead 3000 ADOPTABLE");
+	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+	long long term = r->element[0]->integer;
+	char term_secret[64];
+	snprintf(term_secret, sizeof(term_secret), "%s", r->element[1]->str);
+	freeReplyObject(r);
 	redisContext *b = login(&p.b, "app", "apppw");
 	assert_int_equal(adopt(b, name[0], token[0], secret[0], fresh, sizeof(fresh)), 0);
+	redisContext *follower = login(&p.b, "app", "apppw");
+	gw_send(follower, "LEADER.CAMPAIGN lead 3000 WAIT 30000");
 	struct raw *resp3 = raw_open(p.a.port); /* told of the drain */
 	raw_send(resp3, "HELLO 3 AUTH app apppw");
 	(void)raw_reply(resp3, 2000);
@@ -254,11 +266,31 @@ static void a_drain_hands_the_locks_over(void **state)
 				int_of(b, "LOCK.RENEW %s %lld %s", name[i], token[i], fresh), 1);
 		}
 	}
+	redisContext *new_leader = login(&p.b, "app", "apppw");
+	long long got = 0;
+	for (int tries = 0; tries < 60 && got == 0; tries++) {
+		r = gw_cmd(new_leader, "LEADER.ADOPT lead %lld %s", term, term_secret);
+		if (r->type == REDIS_REPLY_ARRAY)
+			got = r->element[0]->integer;
+		else
+			assert_int_equal(r->integer, 0);
+		freeReplyObject(r);
+		if (got == 0)
+			usleep(50 * 1000);
+	}
+	assert_int_equal(got, term); /* the same term goes on */
+	assert_int_equal(int_of(new_leader, "LEADER.CAMPAIGN lead 3000"), term); /* leads */
 	assert_int_equal(gw_wait(&p.a), 0); /* after the grace */
 	for (int i = 0; i < HOLDERS - 1; i++)
 		assert_int_equal(state_token(b, name[i]), token[i]); /* held, same token */
-	redisReply *r = gw_reply_within(w0, 500);
-	assert_null(r);			/* never granted while it moved */
+	r = gw_reply_within(w0, 500);
+	assert_null(r);				    /* never granted while it moved */
+	assert_null(gw_reply_within(follower, 10)); /* nor the term */
+	assert_int_equal(int_of(new_leader, "LEADER.RESIGN lead"), 1);
+	r = gw_reply_within(follower, 5000);
+	assert_non_null(r);
+	assert_int_equal(r->integer, term + 1);
+	freeReplyObject(r);
 	r = gw_reply_within(w19, 5000); /* released at the end of the grace */
 	assert_non_null(r);
 	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
@@ -275,6 +307,9 @@ static void a_drain_hands_the_locks_over(void **state)
 			redisFree(adopter[i]);
 	}
 	redisFree(b);
+	redisFree(leader);
+	redisFree(follower);
+	redisFree(new_leader);
 	redisFree(w0);
 	redisFree(w19);
 	assert_int_equal(gw_signal(&p.b, SIGTERM), 0);
