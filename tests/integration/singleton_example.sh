@@ -6,7 +6,9 @@
 #   - SIGTERM of the leader: it resigns, the second leads (higher token);
 #   - on two gateways on moto: the leader's gateway stopped past its lease,
 #     another client leads; continued, the example reports the loss, stops
-#     its work, campaigns again and leads again once the lock is free.
+#     its work, campaigns again and leads again once the lock is free;
+#   - singleton.py's gateway drained (SIGTERM, --drain-grace): it adopts
+#     its term on the other gateway and works on with the same token.
 # Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK);
 # installs nothing. Prints "ok <what>" per case, "skip <what>" for the
 # cases it cannot run (no LG_MOTO), "FAIL: <what>" and exits 1 at the first
@@ -53,14 +55,16 @@ wait_for() {
 # last_token FILE: the token of the last "leading token=N" line.
 last_token() { sed -n 's/^leading token=\([0-9]*\)$/\1/p' "$1" | tail -1; }
 
-# start_gw NAME [TABLE]: starts leasegate, sets port_NAME and pid_NAME.
+# start_gw NAME [TABLE [OPTION...]]: starts leasegate, sets port_NAME and pid_NAME.
 start_gw() {
 	local name=$1 table=${2:-} port
+	shift
+	[ $# -gt 0 ] && shift
 	port=$(gw_free_port)
 	if [ -n "$table" ]; then
 		AWS_ACCESS_KEY_ID=$LG_AK AWS_SECRET_ACCESS_KEY=$LG_SK AWS_REGION=us-east-1 \
 			AWS_ENDPOINT_URL_DYNAMODB=$LG_MOTO "$LG_BIN" --port "$port" --pg-port 0 \
-			--admin-port 0 --table "$table" --create-table >"$work/gw-$name.log" 2>&1 &
+			--admin-port 0 --table "$table" --create-table "$@" >"$work/gw-$name.log" 2>&1 &
 	else
 		"$LG_BIN" --port "$port" --pg-port 0 --admin-port 0 >"$work/gw-$name.log" 2>&1 &
 	fi
@@ -153,6 +157,38 @@ loss_campaign_again() {
 	echo "ok $kind: the loss reported, no work after it, leads again"
 }
 
+# The leader's gateway restarts (SIGTERM, --drain-grace): the Python
+# example reconnects to the other gateway and adopts its term (the same
+# token) and works on; a second copy waiting there leads only after it
+# resigns.
+adopt_across_restart() {
+	local log=$work/py-adopt.log flog=$work/py-adopt-2.log e e2 t1
+	start_gw d1 "$table" --drain-grace 5s
+	$PY "$root/examples/singleton.py" --port "$port_d1" --also "127.0.0.1:$port_g2" \
+		--name adopt-py --lease-ms $LEASE --step 0.2 >"$log" 2>&1 &
+	e=$!
+	pids+=($e)
+	wait_for "$log" '^working token=' 5000 || fail "py: does not lead through d1"
+	t1=$(last_token "$log")
+	run_example py "$port_g2" adopt-py "$flog"
+	e2=$ex
+	sleep 0.5
+	kill -TERM "$pid_d1"
+	wait_for "$log" "^adopted token=$t1$" 8000 || fail "py: did not adopt its term"
+	local n
+	n=$(grep -c "^working token=$t1$" "$log")
+	wait_for "$log" "^working token=$t1$" 100 && sleep 0.5
+	[ "$(grep -c "^working token=$t1$" "$log")" -gt "$n" ] || fail "py: no work after the adopt"
+	grep -q '^leading' "$flog" && fail "py: the other copy led during the restart"
+	kill -TERM "$e"
+	wait_exit "$e" 3000 || fail "py: did not exit"
+	grep -q "^resigned token=$t1$" "$log" || fail "py: no resign after the adopt"
+	wait_for "$flog" "^leading token=$((t1 + 1))$" 5000 || fail "py: the other copy does not lead next"
+	kill -TERM "$e2"
+	wait_exit "$e2" 3000 || fail "py: the second copy did not exit"
+	echo "ok py: its gateway drained, it adopted its term on the other (token $t1) and worked on; the other copy led next ($((t1 + 1)))"
+}
+
 [ -n "${LG_BIN:-}" ] || fail "LG_BIN is not set"
 $PY -c 'import redis' 2>/dev/null ||
 	fail "redis-py is missing for $PY: apt-get install python3-redis"
@@ -194,6 +230,7 @@ if [ -n "${LG_MOTO:-}" ]; then
 	for kind in py sh; do
 		loss_campaign_again $kind
 	done
+	adopt_across_restart
 else
 	# Counted and printed as a skip by the runner (and refused by .ci/run).
 	echo "skip the loss cases: no LG_MOTO (tests/run-integration.sh sets it)"
