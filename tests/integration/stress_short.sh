@@ -4,7 +4,9 @@
 # 9 clients contending for 3 locks (and 3 more locking them with Lua
 # scripts, 3 PostgreSQL clients on their own keys), and each fault once on the gateway
 # serving the most holds (SIGSTOP past a lease then SIGCONT, SIGKILL and a
-# restart, DynamoDB cut off for 2 leases through ddb_proxy.py). Its "ok" /
+# restart, DynamoDB cut off for 2 leases through ddb_proxy.py), and a
+# rolling restart (each gateway drained with SIGTERM, --drain-grace, and
+# started again: clients adopt their leases elsewhere). Its "ok" /
 # "not ok" lines: strictly rising tokens, 0 overlapping holds, fenced
 # refusals only for holds told of their loss, every client served, the
 # recorded history linearizable (tests/stress/lincheck.py); and

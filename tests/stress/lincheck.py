@@ -13,7 +13,9 @@ in seconds on one monotonic clock (the harness runs on one machine):
   client    the session that sent it ("c3", "pg1"...); a client is sequential
   replica   the gateway it was sent to
   op        acquire | release | unlock | commit | rollback | renew | state |
-            fenced | lost (a loss notice, as PostgreSQL's WARNING)
+            fenced | lost (a loss notice, as PostgreSQL's WARNING) | adopt
+            (LOCK.ADOPT of the client's hold on another connection, after
+            its gateway drained: the hold goes on there)
   name      the lock
   invoke    when it was sent;  complete  when its answer was read
   result    acquire: granted | refused | timeout | failed | error
@@ -22,6 +24,7 @@ in seconds on one monotonic clock (the harness runs on one machine):
             release, unlock, commit, rollback: ok | lost | notheld | error
             | unwritten (its write failed: Redis -ERR "... was not
             written ...", PostgreSQL's WARNING 58000)
+            adopt: ok (the hold goes on, its lease written again);
             renew: ok | lost | error | unknown (answered -TRYAGAIN: the
             lease goes on, its write may have landed);
             state: held | free | error
@@ -192,6 +195,8 @@ def build(records, tol):
                     per_name[name].append(MOp("renew", rec, h))
             else:
                 h.set_fate("error" if res == "error" else "lost", rec["invoke"], tol)
+        elif op == "adopt" and h is not None and res == "ok":
+            h.written = max(h.written, rec["invoke"])  # the adopt writes the item
         elif op == "token" and h is not None and h.token is None:
             h.token = h.grant.token = rec.get("token")  # read after the grant (PostgreSQL)
         elif op == "lost" and h is not None:

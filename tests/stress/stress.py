@@ -41,6 +41,11 @@ held) and it reconnects. Faults, in turn, separated by quiet phases:
              again (same port, same table) 1 s later
   blackhole  that gateway's DynamoDB proxy down (connections reset, new ones
              refused) for 2 leases, then up
+  rolling    each gateway in turn SIGTERMed (it drains: --drain-grace
+             STRESS_DRAIN_MS, 3000) and started again; a client whose
+             connection closes mid-hold adopts its lease (acquired
+             ADOPTABLE) on another gateway, LOCK.ADOPT, and releases it
+             there
 Beside them, PostgreSQL clients (pg_loop) and Redis clients that lock with
 Lua scripts as lock libraries do, on the same names (script_loop: tries, a
 token read, fenced writes, extends, releases); their operations go to the
@@ -94,6 +99,7 @@ HOLD_MS = env_int("STRESS_HOLD_MS", 100)
 PG_CLIENTS = env_int("STRESS_PG_CLIENTS", 3)
 PG_LOCKS = env_int("STRESS_PG_LOCKS", 2)
 SCRIPT_CLIENTS = env_int("STRESS_SCRIPT_CLIENTS", 3)
+DRAIN_MS = env_int("STRESS_DRAIN_MS", 3000)
 TRY_SHARE = float(os.environ.get("STRESS_TRY_SHARE", 0.25))
 RENEW_SHARE = float(os.environ.get("STRESS_RENEW_SHARE", 0.2))
 QUIET = float(os.environ.get("STRESS_QUIET", 2))
@@ -183,7 +189,7 @@ class Gateway:
             f.write(f"=== stress: start {self.incarnation + 1} at {now():.2f}\n")
             self.proc = subprocess.Popen(
                 [BIN, "--port", str(self.port), "--pg-port", str(self.pg_port),
-                 "--pg-auth", "trust", "--admin-port", "0",
+                 "--pg-auth", "trust", "--admin-port", "0", "--drain-grace", str(DRAIN_MS),
                  "--table", self.table, "--create-table",
                  "--endpoint", f"http://127.0.0.1:{self.proxy.port}"],
                 env=env, stdout=f, stderr=f)
@@ -202,6 +208,16 @@ class Gateway:
     def kill(self):
         self.proc.kill()
         self.proc.wait()
+
+    def drain(self):
+        """SIGTERM: the gateway drains (its adoptable leases kept for
+        DRAIN_MS for their clients to adopt elsewhere), then exits."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(DRAIN_MS / 1000 + 10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
     def stop_for_good(self):
         if self.proc and self.proc.poll() is None:
@@ -253,6 +269,7 @@ holds = []              # every grant, once its release is answered (or failed)
 holds_lock = threading.Lock()
 current = {}            # client -> gateway index, while it holds
 stop = threading.Event()
+gateways = []           # every Gateway, set by main()
 history = None          # History (tests/stress/history.py), opened by main()
 stats = collections.Counter()  # other answers, by kind (count() adds one)
 
@@ -307,7 +324,7 @@ def client_loop(cid, gw):
         name = rnd.choice(names)
         inc = gw.incarnation
         wait = rnd.random() >= TRY_SHARE
-        args = ["LOCK.ACQUIRE", name, LEASE_MS] + (["WAIT", WAIT_MS] if wait else [])
+        args = ["LOCK.ACQUIRE", name, LEASE_MS, "ADOPTABLE"] + (["WAIT", WAIT_MS] if wait else [])
         sent = now()
         try:
             r = conn.execute_command(*args, "HOLDER", me)
@@ -333,7 +350,7 @@ def client_loop(cid, gw):
             if not wait:
                 time.sleep(rnd.uniform(0, HOLD_MS / 1000))
             continue
-        token = int(r)
+        token, secret = int(r[0]), r[1].decode()
         history.add(me, gw.i, "redis", "acquire", name, sent, granted, "granted", token,
                     lease_ms=LEASE_MS, wait=wait)
         current[cid] = gw.i
@@ -365,6 +382,18 @@ def client_loop(cid, gw):
                 rel = "error " + type(e).__name__
                 conn.close()
                 conn = None
+                # its gateway may be draining (a rolling restart): adopt
+                # the lease on another one and release it there
+                t = now()
+                adopted, g = adopt_elsewhere(gw, name, token, secret)
+                if adopted is not None:
+                    gw, conn = g, adopted
+                    rec("adopt", name, t, "ok", token)
+                    count("holds adopted after their gateway drained")
+                    rel_sent = now()
+                    rel = release_on(conn, name)
+                else:
+                    count("holds not adopted after their connection closed")
             rec("release", name, rel_sent, rel_result(rel))
         rel_done = now()
         current.pop(cid, None)
@@ -373,6 +402,38 @@ def client_loop(cid, gw):
                               rejected, rel_sent, rel_done, rel))
     if conn is not None:
         conn.close()
+
+
+def adopt_elsewhere(gw, name, token, secret):
+    """LOCK.ADOPT of (name, token, secret) through the gateways other than
+    gw, for a few seconds (the draining one marks the lease orphaned as it
+    closes its connections): (connection, gateway) of the adopt, or
+    (None, None)."""
+    end = time.monotonic() + 3
+    while time.monotonic() < end and not stop.is_set():
+        for k in range(1, len(gateways)):
+            g = gateways[(gw.i + k) % len(gateways)]
+            try:
+                c = redis.Redis(host="127.0.0.1", port=g.port, socket_timeout=SOCKET_TIMEOUT,
+                                socket_connect_timeout=1, single_connection_client=True)
+                r = c.execute_command("LOCK.ADOPT", name, token, secret)
+            except redis.RedisError:
+                continue
+            if isinstance(r, list):
+                return c, g
+            c.close()
+        time.sleep(0.1)
+    return None, None
+
+
+def release_on(conn, name):
+    """LOCK.RELEASE on conn: its answer as client_loop records it."""
+    try:
+        return str(conn.execute_command("LOCK.RELEASE", name))
+    except redis.ResponseError as e:
+        return "-" + str(e)
+    except (redis.ConnectionError, redis.TimeoutError) as e:
+        return "error " + type(e).__name__
 
 
 def renew(conn, name, rec):
@@ -640,7 +701,7 @@ def holder_gateway(gws, turn):
 def faults(gws, proxies):
     lease = LEASE_MS / 1000
     quiet = QUIET
-    kinds = ["sigstop", "sigkill", "blackhole"]
+    kinds = ["sigstop", "sigkill", "blackhole", "rolling"]
     turn = 0
     done = set()
     time.sleep(quiet + 1)
@@ -660,12 +721,18 @@ def faults(gws, proxies):
             time.sleep(1.0)
             g.start()
             phase.set(f"after restart gw{g.i}")
-        else:
+        elif kind == "blackhole":
             phase.set(f"blackhole gw{g.i}")
             proxies[g.i].down()
             time.sleep(2 * lease)
             proxies[g.i].up()
             phase.set(f"after blackhole gw{g.i}")
+        else:  # a rolling restart: each gateway drained, then started again
+            phase.set("rolling restart")
+            for each in gws:
+                each.drain()
+                each.start()
+            phase.set("after rolling restart")
         done.add(kind)
         time.sleep(quiet)
         phase.set("steady")
@@ -773,6 +840,12 @@ def summary(kinds, refused, per_client):
     print("# releases: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     others = ", ".join(f"{k} {v}" for k, v in sorted(stats.items()))
     print(f"# other answers: {others or 'none'}")
+    kept, gone = (stats["holds adopted after their gateway drained"],
+                  stats["holds not adopted after their connection closed"])
+    if kept + gone:
+        print(f"# holds whose connection closed mid-hold: {kept + gone}, adopted on another "
+              f"gateway {kept} ({100 * kept // (kept + gone)}%; the others: connections "
+              f"lost to SIGKILL, SIGSTOP or a lease ended)")
     print("# grants per client: " + " ".join(f"c{c}={per_client[c]}" for c in range(CLIENTS)))
     print(f"# {'phase':<24} {'secs':>6} {'grants':>7} {'g/s':>6} {'lost':>5} "
           f"{'per gateway':>12}")
@@ -822,6 +895,7 @@ def main():
         proxies = [Proxy(i) for i in range(GATEWAYS)]
         for i in range(GATEWAYS):
             gws.append(Gateway(i, table, proxies[i]))
+        gateways.extend(gws)
         threads = [threading.Thread(target=client_loop, args=(c, gws[c % GATEWAYS]), daemon=True)
                    for c in range(CLIENTS)]
         threads += [threading.Thread(target=pg_loop, args=(c, gws[c % GATEWAYS]), daemon=True)
