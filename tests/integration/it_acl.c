@@ -440,7 +440,7 @@ static void test_acl_listing(void **state)
 	assert_true(lock && leader);
 	freeReplyObject(r);
 	r = gw_cmd(c, "ACL CAT leader");
-	assert_int_equal(r->elements, 4); /* campaign, resign, watch, transact */
+	assert_int_equal(r->elements, 5); /* campaign, adopt, resign, watch, transact */
 	assert_string_equal(r->element[0]->str, "leader.campaign");
 	freeReplyObject(r);
 	r = gw_cmd(c, "ACL CAT admin");
