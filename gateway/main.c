@@ -289,6 +289,7 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	struct timeval bound = {SHUTDOWN_BOUND_S + grace / 1000, 0};
 	event_base_loopexit(a->base, &bound);
 	lsvc_cancel_waits(a->leases, "server is shutting down");
+	pg_fe_terminate(a->pg); /* idle PostgreSQL sessions: 57P01, as PostgreSQL */
 	otlp_flush(a->otlp);
 	if (grace > 0 && (a->drain_timer = evtimer_new(a->base, drain_tick, a)) != NULL) {
 		log_msg(LOG_LVL_INFO,

@@ -35,6 +35,13 @@ bool pg_fe_listen(struct pg_fe *fe, char *err, size_t errlen) __attribute__((war
 void pg_fe_set_gate(struct pg_fe *fe, bool (*ready)(void *arg, const char **why), void *arg);
 /* The bound port, 0 if none. */
 int pg_fe_port(const struct pg_fe *fe);
+/* The server stops (SIGTERM): every idle session (ready, no statement in
+ * flight) is ended at once with FATAL 57P01 "terminating connection due
+ * to administrator command", as PostgreSQL ends its backends at a fast
+ * shutdown, and its locks are released; a session with a statement in
+ * flight is answered first (a wait is cancelled with 57P01). Returns how
+ * many were ended. */
+size_t pg_fe_terminate(struct pg_fe *fe);
 /* After srv_free (which closes the sessions). */
 void pg_fe_free(struct pg_fe *fe);
 

@@ -783,6 +783,23 @@ int pg_fe_port(const struct pg_fe *fe)
 	return srv_port(fe->srv, &fe->proto);
 }
 
+static void terminate_one(struct conn *c, void *arg)
+{
+	struct pgs *s = pgs_of(c);
+	if (s->st != PGS_READY || conn_state(c) != CONN_OPEN)
+		return; /* starting up (closed by the shutdown), or in a statement */
+	pgs_fatal(s, "57P01", "terminating connection due to administrator command");
+	(*(size_t *)arg)++;
+}
+
+size_t pg_fe_terminate(struct pg_fe *fe)
+{
+	size_t n = 0;
+	if (fe != NULL)
+		srv_foreach(fe->srv, &fe->proto, terminate_one, &n);
+	return n;
+}
+
 void pg_fe_free(struct pg_fe *fe)
 {
 	if (fe == NULL)

@@ -145,6 +145,26 @@ static void test_trust(void **state)
 	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
 }
 
+/* SIGTERM ends an idle session as PostgreSQL's fast shutdown does: FATAL
+ * 57P01 "terminating connection due to administrator command" (what
+ * drivers and pools take for a server restart), its lock released. */
+static void test_shutdown_terminates_idle_sessions(void **state)
+{
+	struct pgw p;
+	pg_start(&p, NULL, "s3cret");
+	PGconn *c = pg_connect(&p);
+	assert_string_equal(val(c, "SELECT pg_advisory_lock(7)"), "");
+	assert_int_equal(gw_signal(&p.g, SIGTERM), 0);
+	PGresult *r = PQexec(c, "SELECT 1");
+	assert_int_not_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+	if (strstr(PQerrorMessage(c), "terminating connection due to administrator command") ==
+	    NULL)
+		fail_msg("no 57P01: %s", PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	assert_int_equal(gw_log_count(&p.g, "1 leases released"), 1);
+}
+
 static void test_advisory_locks(void **state)
 {
 	struct pgw p;
@@ -557,6 +577,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_scram_and_wrong_password, gw_teardown),
 		cmocka_unit_test_teardown(test_trust, gw_teardown),
+		cmocka_unit_test_teardown(test_shutdown_terminates_idle_sessions, gw_teardown),
 		cmocka_unit_test_teardown(test_advisory_locks, gw_teardown),
 		cmocka_unit_test_teardown(test_transactions, gw_teardown),
 		cmocka_unit_test_teardown(test_extended, gw_teardown),
