@@ -263,6 +263,7 @@ static void crash(void *arg)
 		sim_client_crash(r->clients[i]);
 		k->clients[i] = r->clients[i];
 	}
+	sim_adopt_crash(r);
 	k->next = corpses;
 	corpses = k;
 	r->dead = true;
@@ -297,6 +298,7 @@ static void go_end(void *arg)
 {
 	SIM->ending = true;
 	sim_log("sim  the clients stop");
+	sim_adopt_end();
 	for (int i = 0; i < SIM->cfg.replicas; i++) {
 		struct replica *r = &SIM->rep[i];
 		if (r->dead)
@@ -374,6 +376,7 @@ static void setup(uint64_t seed, bool trace)
 		snprintf(SIM->names[SIM->nnames++], SIM_NAME_MAX, "lock-%d", i);
 	snprintf(SIM->names[SIM->nnames++], SIM_NAME_MAX, "leader");
 	sim_check_init();
+	sim_adopt_reset();
 	const struct sim_config *g = &SIM->cfg;
 	const struct sim_faults *f = &g->f;
 	sim_log("sim  seed %llu: %d replicas x %d clients, %d locks, lease %lld ms, run %lld + "

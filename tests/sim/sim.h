@@ -9,8 +9,9 @@
  * abandoned by a timeout and applied after their retry, a table deleted.
  * Replicas pause for longer than a lease, crash and restart. Clients on
  * each replica (sim_client.c) acquire (try and wait), renew, release,
- * campaign for leadership and write fenced. sim_check.c checks the rules
- * after every step.
+ * campaign for leadership, write fenced and hand leases over to another
+ * replica's clients (sim_adopt.c). sim_check.c checks the rules after
+ * every step.
  *
  * One seed drives everything (one PRNG, no wall clock, no sockets, no
  * threads), so a seed replays exactly. Time: "true" time in microseconds
@@ -159,6 +160,22 @@ bool sim_client_is_leader(const struct sim_client *c);
 const char *sim_client_label(const struct sim_client *c);
 const char *sim_client_name(const struct sim_client *c);
 
+/* ---- sim_adopt.c: hand-overs of leases, as a draining replica's ---- */
+/* r leaves l (held, with a secret of hash) orphaned for another replica's
+ * client to adopt; false when it cannot (nothing done). */
+bool sim_adopt_leave(struct replica *r, struct lease *l, const char *hash);
+/* c, idle on r, adopts a hand-over of another replica, if there is one:
+ * true when an adopt is sent (sim_client_adopted answers). */
+bool sim_adopt_try(struct sim_client *c, struct replica *r, const char *new_hash);
+/* r crashed: its orphans' leases went with it (the items stay adoptable). */
+void sim_adopt_crash(struct replica *r);
+/* The end: the orphans not adopted are released. */
+void sim_adopt_end(void);
+void sim_adopt_reset(void);
+/* The answer of c's adopt: the lease (its token that of the hand-over),
+ * or NULL. */
+void sim_adopt_done(struct sim_client *c, struct lease *lease, int64_t token);
+
 /* ---- sim_check.c: the rules ---- */
 void sim_check_init(void);
 void sim_check_free(void);
@@ -166,6 +183,8 @@ void sim_check_free(void);
 void sim_check_step(void);
 /* A client was granted a lease it believes held. */
 void sim_check_granted(const struct sim_client *c, const char *name, int64_t token, int inc);
+/* An adopt of name answered the lease of token (the hand-over's: want). */
+void sim_check_adopted(const char *name, int64_t token, int64_t want);
 /* The table applied an acquire on name with fence token. */
 void sim_check_applied_acquire(const char *name, int64_t fence);
 /* The table accepted a fenced write of (name, owner, token). */

@@ -101,6 +101,17 @@ void sim_check_granted(const struct sim_client *c, const char *name, int64_t tok
 	r->granted = token;
 }
 
+void sim_check_adopted(const char *name, int64_t token, int64_t want)
+{
+	struct lock_rec *r = rec(name);
+	if (token != want)
+		sim_violation("%s: an adopt of token %lld answered token %lld", name,
+			      (long long)want, (long long)token);
+	if (token < r->granted)
+		sim_violation("%s: token %lld adopted after token %lld was granted", name,
+			      (long long)token, (long long)r->granted);
+}
+
 void sim_check_fenced_write(const char *name, const char *owner, int64_t token)
 {
 	struct lock_rec *r = rec(name);

@@ -13,7 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum cstate { C_IDLE, C_WAITING, C_HOLDING, C_RELEASING, C_CAMPAIGN, C_LEADING, C_STOPPED };
+enum cstate {
+	C_IDLE,
+	C_WAITING,
+	C_ADOPTING, /* an adopt of another replica's orphan in flight (sim_adopt.c) */
+	C_HOLDING,
+	C_RELEASING,
+	C_CAMPAIGN,
+	C_LEADING,
+	C_STOPPED
+};
 
 struct sim_client {
 	struct replica *rep;
@@ -32,7 +41,16 @@ struct sim_client {
 	int ops; /* renewals and fenced writes in flight */
 	char name[SIM_NAME_MAX + 1];
 	char owner[STORE_ID_MAX + 1];
+	bool adoptable;			      /* this lease has a secret: */
+	char hash[STORE_SECRET_HASH_LEN + 1]; /* its hash */
 };
+
+/* A secret's hash of 64 hex digits, drawn from the seed. */
+static void draw_hash(char *hash)
+{
+	for (int i = 0; i < 4; i++)
+		snprintf(hash + 16 * i, 17, "%016llx", (unsigned long long)sim_rand());
+}
 
 static void tick(void *arg);
 
@@ -107,12 +125,16 @@ static void acquire(struct sim_client *c)
 	int64_t timeout = 0;
 	if (wait && !SIM->calm && sim_chance(500000))
 		timeout = sim_range(lease_ms / 2, 4 * lease_ms);
+	c->adoptable = sim_chance(300000);
+	if (c->adoptable)
+		draw_hash(c->hash);
 	struct lt_acquire_args a = {
 		.name = c->name,
 		.lease_ms = lease_ms,
 		.wait = wait,
 		.timeout_ms = timeout,
 		.owner = c->owner,
+		.secret_hash = c->adoptable ? c->hash : NULL,
 	};
 	c->w = lt_acquire(c->rep->lt, &a, on_acquired, c);
 	if (c->w == NULL) {
@@ -185,6 +207,17 @@ static void holding(struct sim_client *c)
 {
 	if (clock_now_ms(c->rep->clock) >= c->hold_until_ms || SIM->ending) {
 		release(c);
+		return;
+	}
+	/* its connection closes on a draining replica: the lease is left for
+	 * a client of another replica to adopt */
+	if (c->adoptable && !SIM->calm && sim_chance(150000) &&
+	    sim_adopt_leave(c->rep, c->lease, c->hash)) {
+		sim_log("cli  %s leaves %s token %lld for an adopt", cl(c), c->name,
+			(long long)c->token);
+		c->lease = NULL;
+		c->st = C_IDLE;
+		later(c, 0, SIM->cfg.lease_ms / 2);
 		return;
 	}
 	use_lease(c, c->lease);
@@ -273,10 +306,48 @@ static void tick(void *arg)
 		leader_tick(c);
 		return;
 	}
-	if (c->st == C_IDLE && !SIM->ending)
+	if (c->st == C_IDLE && !SIM->ending) {
+		char hash[STORE_SECRET_HASH_LEN + 1];
+		draw_hash(hash);
+		if (!SIM->calm && sim_chance(900000) && sim_adopt_try(c, c->rep, hash)) {
+			c->st = C_ADOPTING;
+			memcpy(c->hash, hash, sizeof(c->hash));
+			return;
+		}
 		acquire(c);
-	else if (c->st == C_HOLDING)
+	} else if (c->st == C_HOLDING) {
 		holding(c);
+	}
+}
+
+void sim_adopt_done(struct sim_client *c, struct lease *lease, int64_t token)
+{
+	bool stopped = c->st == C_STOPPED;
+	if (!stopped)
+		c->st = C_IDLE;
+	if (lease != NULL && (!lease_held(lease) || stopped)) {
+		sim_log("cli  %s adopted token %lld %s", cl(c), (long long)token,
+			stopped ? "after its stop: released" : "ended already");
+		lease_release(lease);
+		lease = NULL;
+	}
+	if (lease == NULL) {
+		if (!stopped)
+			later(c, 0, SIM->cfg.lease_ms / 2);
+		return;
+	}
+	snprintf(c->name, sizeof(c->name), "%s", lease_name(lease));
+	c->lease = lease;
+	c->token = lease_token(lease);
+	c->granted_us = SIM->now_us;
+	c->grant_inc = SIM->table_incarnation;
+	c->adoptable = true;
+	snprintf(c->owner, sizeof(c->owner), "%s", lease_owner(lease));
+	sim_log("cli  %s adopted %s token %lld", cl(c), c->name, (long long)c->token);
+	c->st = C_HOLDING;
+	lease_on_lost(lease, on_lost, c);
+	c->hold_until_ms = clock_now_ms(c->rep->clock) + sim_range(0, 2 * SIM->cfg.lease_ms);
+	later(c, 0, SIM->cfg.lease_ms / 3);
 }
 
 /* ---- life ---- */
@@ -313,7 +384,7 @@ void sim_client_stop(struct sim_client *c)
 		return;
 	}
 	if (c->st != C_RELEASING)
-		c->st = C_STOPPED;
+		c->st = C_STOPPED; /* an adopt in flight: released when answered */
 }
 
 void sim_client_crash(struct sim_client *c)

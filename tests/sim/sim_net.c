@@ -43,6 +43,9 @@ struct store_call {
 	int64_t token; /* a transaction's */
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1], seen[STORE_ID_MAX + 1],
 		waiter[STORE_ID_MAX + 1], holder[STORE_HOLDER_MAX + 1], name[SIM_NAME_MAX + 1];
+	/* ACQUIRE's and ADOPT's secret hashes, ADOPT's previous owner */
+	char secret[STORE_SECRET_HASH_LEN + 1], prev_secret[STORE_SECRET_HASH_LEN + 1],
+		prev_owner[STORE_ID_MAX + 1];
 };
 
 /* One attempt on its way (deliver), or its answer coming back, or its
@@ -407,6 +410,10 @@ static struct store_call *ss_submit(struct store *s, const struct store_req *req
 	c->req.seen_rvn = copy(c->seen, sizeof(c->seen), req->seen_rvn);
 	c->req.holder = copy(c->holder, sizeof(c->holder), req->holder);
 	c->req.waiter = copy(c->waiter, sizeof(c->waiter), req->waiter);
+	c->req.secret_hash = copy(c->secret, sizeof(c->secret), req->secret_hash);
+	c->req.prev_secret_hash =
+		copy(c->prev_secret, sizeof(c->prev_secret), req->prev_secret_hash);
+	c->req.prev_owner = copy(c->prev_owner, sizeof(c->prev_owner), req->prev_owner);
 	c->req.span = NULL;
 	sim_log("send %s %s %s%s", ss->rep->label, store_op_name(req->op), c->name,
 		req->seen_rvn != NULL && req->op == STORE_ACQUIRE ? " (takeover)"
