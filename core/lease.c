@@ -688,9 +688,13 @@ static void on_released(void *arg, const struct store_result *res)
 			 strcmp(res->item.owner, lock->held->owner) == 0;
 	/* Refused by an item with no owner: released already, the lock free. */
 	bool free_already = res->status == STORE_REFUSED && !res->item.has_owner;
+	/* Refused by the adopter of this (orphaned) lease: it goes on there,
+	 * which is what the release of an orphan at a drain's end wants. */
+	bool adopted = res->status == STORE_REFUSED && res->item.exists &&
+		       strcmp(res->item.adopted_from, l->owner) == 0;
 	struct lt_error err;
-	bool failed = res->status != STORE_OK && !overtaken && !free_already;
-	if (res->status != STORE_OK && !overtaken) {
+	bool failed = res->status != STORE_OK && !overtaken && !free_already && !adopted;
+	if (res->status != STORE_OK && !overtaken && !adopted) {
 		lt_error_from(&err, l->t, lock->name, res);
 		if (res->status == STORE_REFUSED)
 			snprintf(err.message, sizeof(err.message),

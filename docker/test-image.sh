@@ -8,9 +8,12 @@
 #   - the container: the process runs as uid 10001, creates and opens the
 #     table on moto (/readyz 200), answers PING on 6379 and a query on
 #     5432, the HEALTHCHECK (`leasegate --probe`) passes;
-#   - `podman stop` (SIGTERM) with a lease held: the container exits 0
-#     by itself well within the grace period and the lease is released
-#     in the table (its item has no owner).
+#   - `podman stop` (SIGTERM, LEASEGATE_DRAIN_GRACE=5s) with a lease held
+#     and an ADOPTABLE one: the container drains, a second container on
+#     the same table adopts the adoptable lease (LOCK.ADOPT, the same
+#     token), the first exits 0 by itself well within the grace period,
+#     and the other lease is released in the table (its item has no
+#     owner); the second container's stop releases the adopted one.
 # Everything runs in a network namespace of its own (made here, removed
 # at the end): the container's default ports cannot collide with anything
 # on the machine, and moto is reached on that namespace's loopback.
@@ -42,12 +45,13 @@ fi
 work=$(mktemp -d /tmp/leasegate-image.XXXXXX)
 ctr=leasegate-test-$$
 mnt=
-holder=
+holder= adopter=
 . "$root/tests/support/moto.sh"
 cleanup() {
-	podman $RUN_FLAGS rm -f -t 0 "$ctr" >/dev/null 2>&1
+	podman $RUN_FLAGS rm -f -t 0 "$ctr" "$ctr-b" >/dev/null 2>&1
 	[ -n "$mnt" ] && podman image unmount "$IMAGE" >/dev/null 2>&1
 	[ -n "$holder" ] && kill "$holder" 2>/dev/null
+	[ -n "$adopter" ] && kill "$adopter" 2>/dev/null
 	[ -n "${moto_pid:-}" ] && kill "$moto_pid" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$work"
@@ -103,6 +107,7 @@ podman $RUN_FLAGS run -d --name "$ctr" $CTR_FLAGS --read-only --cap-drop ALL \
 	-e AWS_ACCESS_KEY_ID="$LG_AK" -e AWS_SECRET_ACCESS_KEY="$LG_SK" -e AWS_REGION=us-east-1 \
 	-e LEASEGATE_TABLE=image-locks -e LEASEGATE_CREATE_TABLE=yes \
 	-e LEASEGATE_ENDPOINT="$LG_MOTO" -e LEASEGATE_HOLDER_LABEL=image-test \
+	-e LEASEGATE_DRAIN_GRACE=5s \
 	"$IMAGE" >"$work/run.out" 2>&1 || { cat "$work/run.out"; fail "podman run"; }
 i=0
 until [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:9464/readyz)" = 200 ]; do
@@ -155,15 +160,88 @@ print(sum(1 for i in items if "owner" in i))' "$LG_MOTO" "$LG_AK" "$LG_SK"
 [ "$(owners)" = 1 ] || fail "the lease is in the table (one item with an owner)"
 ok "a client holds lease (token $(head -1 "$work/holder.out" | tr -d :)) on 6379: its item in the table has an owner"
 
+# A second container on the same table (ports 6380/5433/9465), and a
+# lease acquired ADOPTABLE through the first, its connection kept open.
+# shellcheck disable=SC2086
+podman $RUN_FLAGS run -d --name "$ctr-b" $CTR_FLAGS --read-only --cap-drop ALL \
+	--security-opt no-new-privileges --stop-timeout "$GRACE" \
+	-e AWS_ACCESS_KEY_ID="$LG_AK" -e AWS_SECRET_ACCESS_KEY="$LG_SK" -e AWS_REGION=us-east-1 \
+	-e LEASEGATE_TABLE=image-locks -e LEASEGATE_ENDPOINT="$LG_MOTO" \
+	-e LEASEGATE_PORT=6380 -e LEASEGATE_PG_PORT=5433 -e LEASEGATE_ADMIN_PORT=9465 \
+	"$IMAGE" >"$work/run-b.out" 2>&1 || { cat "$work/run-b.out"; fail "podman run (second)"; }
+i=0
+until [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:9465/readyz)" = 200 ]; do
+	i=$((i + 1))
+	[ $i -gt 300 ] && fail "the second container is ready on 9465"
+	sleep 0.1
+done
+python3 -c '
+import socket
+s = socket.create_connection(("127.0.0.1", 6379))
+s.sendall(b"*4\r\n$12\r\nLOCK.ACQUIRE\r\n$11\r\nimage-adopt\r\n$5\r\n60000\r\n$9\r\nADOPTABLE\r\n")
+print(s.recv(200).decode().replace("\r\n", " ").strip(), flush=True)
+while s.recv(100):
+    pass
+' >"$work/adoptable.out" 2>&1 &
+i=0
+until grep -q '^\*2' "$work/adoptable.out"; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && fail "a client acquires an ADOPTABLE lease (got: $(cat "$work/adoptable.out"))"
+	sleep 0.1
+done
+# shellcheck disable=SC2046
+set -- $(cat "$work/adoptable.out") # *2 :token $32 secret
+atoken=${2#:} asecret=$4
+
 t0=$(date +%s)
-podman $RUN_FLAGS stop -t "$GRACE" "$ctr" >/dev/null 2>&1 || fail "podman stop"
+podman $RUN_FLAGS stop -t "$GRACE" "$ctr" >/dev/null 2>&1 &
+stopper=$!
+# The client reconnects to the second container and adopts, until the
+# drain has marked the lease orphaned; then keeps its connection (the
+# lease is its session's).
+python3 -c '
+import socket, sys, time
+def cmd(*a):
+    return b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in a)
+end = time.time() + 10
+while time.time() < end:
+    s = socket.create_connection(("127.0.0.1", 6380))
+    s.sendall(cmd(b"LOCK.ADOPT", b"image-adopt", sys.argv[1].encode(), sys.argv[2].encode()))
+    r = s.recv(200).decode()
+    if r.startswith("*2"):
+        print(r.split("\r\n")[1].lstrip(":"), flush=True)
+        while s.recv(100):
+            pass
+        sys.exit(0)
+    s.close()
+    time.sleep(0.1)
+print("not adopted", flush=True)
+' "$atoken" "$asecret" >"$work/adopter.out" 2>&1 &
+adopter=$!
+i=0
+until [ -s "$work/adopter.out" ]; do
+	i=$((i + 1))
+	[ $i -gt 150 ] && break
+	sleep 0.1
+done
+adopted=$(head -1 "$work/adopter.out")
+[ "$adopted" = "$atoken" ] || fail "the ADOPTABLE lease is adopted through the second container (got $adopted)"
+ok "podman stop drains: the ADOPTABLE lease is adopted through the second container with its token $atoken"
+wait $stopper || fail "podman stop"
 t=$(($(date +%s) - t0))
 podman logs "$ctr" >"$work/ctr.log" 2>&1
 code=$(podman inspect --format '{{.State.ExitCode}}' "$ctr")
 [ "$code" = 0 ] || fail "the gateway exits 0 at SIGTERM (exit code $code)"
 [ "$t" -lt 10 ] || fail "podman stop returns well within the ${GRACE}s grace period (took ${t}s)"
 ok "podman stop (SIGTERM): the gateway exits 0 by itself in ${t}s (grace ${GRACE}s)"
-[ "$(owners)" = 0 ] || fail "the lease is released in the table at SIGTERM (an item still has an owner)"
+[ "$(owners)" = 1 ] || fail "only the adopted lease is held in the table after the stop ($(owners) items have an owner)"
 grep -q 'shutting down' "$work/ctr.log" || fail "the log says it shut down"
-ok "the lease was released in the table before the exit (no item has an owner)"
+grep -q 'drain over: 1 leases kept for adoption' "$work/ctr.log" ||
+	fail "the log says the lease was kept for adoption"
+grep -q 'releasing the lease .* on image-adopt failed' "$work/ctr.log" &&
+	fail "the first container's release of the adopted lease is logged as a failure"
+ok "the other lease was released in the table before the exit; the adopted one is held through the second container"
+podman $RUN_FLAGS stop -t "$GRACE" "$ctr-b" >/dev/null 2>&1 || fail "podman stop (second)"
+[ "$(owners)" = 0 ] || fail "the adopted lease is released when the second container stops"
+ok "the second container's stop releases the adopted lease (no item has an owner)"
 echo "$passed passed, 0 failed"

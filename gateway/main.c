@@ -116,7 +116,8 @@ static void drain_tick(evutil_socket_t fd, short what, void *arg)
 					LOG_NUM("adopted", (long long)ds.adopted),
 					LOG_NUM("released", (long long)n)},
 		   3,
-		   "drain over: %llu leases kept for adoption, %llu adopted elsewhere, %u released",
+		   "drain over: %llu leases kept for adoption, %llu known adopted elsewhere, %u "
+		   "released (one adopted since its last renewal refuses it: it stays adopted)",
 		   (unsigned long long)ds.orphaned, (unsigned long long)ds.adopted, n);
 	check_releases(-1, 0, a);
 }

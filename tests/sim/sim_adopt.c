@@ -68,7 +68,7 @@ static void grace_over(void *arg)
 {
 	struct handover *h = arg;
 	timer_cancel(&h->grace); /* when called at the end */
-	if (h->lease != NULL) { /* adopted meanwhile: refused, as the table says */
+	if (h->lease != NULL) {	 /* adopted meanwhile: refused, as the table says */
 		sim_log("adpt %s releases the orphan of %s token %lld", h->from->label, h->name,
 			(long long)h->token);
 		lease_on_lost(h->lease, NULL, NULL);
@@ -93,7 +93,10 @@ bool sim_adopt_leave(struct replica *r, struct lease *l, const char *hash)
 			h = &H[i];
 	if (h == NULL || !lease_held(l))
 		return false;
-	*h = (struct handover){.used = true, .from = r, .from_inc = r->incarnation, .lease = l,
+	*h = (struct handover){.used = true,
+			       .from = r,
+			       .from_inc = r->incarnation,
+			       .lease = l,
 			       .token = lease_token(l)};
 	snprintf(h->name, sizeof(h->name), "%s", lease_name(l));
 	snprintf(h->hash, sizeof(h->hash), "%s", hash);

@@ -227,6 +227,25 @@ static void an_orphaned_lease_is_adopted_with_its_token(void **state)
 	fx_free(f);
 }
 
+/* The end of a drain releases an orphan adopted since its last renewal:
+ * the adopter's item refuses it, and that is no failed release (the
+ * lease goes on with its adopter). */
+static void releasing_an_adopted_orphan_is_no_failure(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lease *old = orphan(f, take_with(f, 0, "job", HASH_A));
+	struct fx_acq a = adopt(f, 1, "job", lease_token(old), HASH_A, HASH_B);
+	assert_non_null(a.lease);
+	lease_release(old); /* before its next renewal: it does not know yet */
+	fx_run(f);
+	assert_int_equal(fx_events(f, OBS_RELEASE_FAILED), 0);
+	assert_true(lease_held(a.lease));
+	assert_true(fx_state(f, "job").held);
+	lease_release(a.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
 /* Not adoptable, nothing written: a lease not orphaned (its connection is
  * alive), the wrong secret, the wrong token, no secret at all; an orphan
  * mark of a lease taken over since counts for nothing. */
@@ -294,6 +313,7 @@ int main(void)
 		cmocka_unit_test(a_bad_hash_is_refused_at_the_call),
 		cmocka_unit_test(an_orphaned_lease_is_adopted_with_its_token),
 		cmocka_unit_test(only_an_orphan_with_its_secret_is_adopted),
+		cmocka_unit_test(releasing_an_adopted_orphan_is_no_failure),
 		cmocka_unit_test(a_waiter_is_not_granted_while_the_lease_moves),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
