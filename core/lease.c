@@ -538,7 +538,8 @@ static void on_explicit_renew(void *arg, const struct store_result *res)
 	cb(cb_arg, r < 0 ? -1 : r, r < 0 ? &err : NULL);
 }
 
-/* The answer of a fencing check. */
+/* The answer of a fencing check, or of an orphan mark: 1 OK, 0 refused
+ * (another owner, or token), else the error. */
 static void on_check(void *arg, const struct store_result *res)
 {
 	struct lt_op *op = arg;
@@ -615,26 +616,6 @@ bool lease_check(struct lease *l, lt_renew_cb cb, void *arg)
 	return op->call != NULL || op_fail(op);
 }
 
-/* The answer of an orphan mark: 1 marked; refused, the item is another
- * owner's (the lease is lost: the heartbeat finds out); or an error. */
-static void on_orphaned(void *arg, const struct store_result *res)
-{
-	struct lt_op *op = arg;
-	struct lease *l = op->lease;
-	struct lt_error err;
-	lt_renew_cb cb = op->cb;
-	void *cb_arg = op->arg;
-
-	op_unlink(op);
-	free(op);
-	if (res->status == STORE_OK || res->status == STORE_REFUSED) {
-		cb(cb_arg, res->status == STORE_OK, NULL);
-		return;
-	}
-	lt_error_from(&err, l->t, l->lock->name, res);
-	cb(cb_arg, -1, &err);
-}
-
 bool lease_orphan(struct lease *l, lt_renew_cb cb, void *arg)
 {
 	struct lt_op *op = op_new(l, cb, arg);
@@ -646,7 +627,7 @@ bool lease_orphan(struct lease *l, lt_renew_cb cb, void *arg)
 		return true;
 	}
 	struct store_req req = {.op = STORE_ORPHAN, .name = l->lock->name, .owner = l->owner};
-	op->call = store_submit(l->t->store, &req, on_orphaned, op);
+	op->call = store_submit(l->t->store, &req, on_check, op); /* 1 marked, 0 another's */
 	return op->call != NULL || op_fail(op);
 }
 

@@ -11,21 +11,9 @@
 
 /* --- LEADER.CAMPAIGN name lease-ms [WAIT ms] [HOLDER label] [ADOPTABLE] --- */
 
-/* ADOPTABLE: [token, secret] (the secret told this once), else the token */
-static void shape_term(struct buf *out, enum resp_proto proto, const struct ls_result *res)
-{
-	if (res->status != LS_OK || res->secret[0] == '\0') {
-		rl_shape_token(out, proto, res);
-		return;
-	}
-	resp_add_array(out, 2);
-	resp_add_int(out, res->token);
-	resp_add_cstr(out, res->secret);
-}
-
 static void campaign_done(void *arg, const struct ls_result *res)
 {
-	rl_done(arg, res, shape_term);
+	rl_done(arg, res, rl_shape_secret);
 }
 
 static void cmd_campaign(struct cmd_call *c)
@@ -35,22 +23,14 @@ static void cmd_campaign(struct cmd_call *c)
 	struct lsess *ls;
 	if (!rl_parse_acquire(c, &req, RL_ACQ_ADOPTABLE) || (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
-	rl_answer(c, ls_campaign(ls, &req, &now, campaign_done, c->sess), &now, shape_term);
+	rl_answer(c, ls_campaign(ls, &req, &now, campaign_done, c->sess), &now, rl_shape_secret);
 }
 
 /* --- LEADER.ADOPT name token secret: a term orphaned by a drain --- */
 
-static void shape_adopted(struct buf *out, enum resp_proto proto, const struct ls_result *res)
-{
-	if (res->status != LS_OK)
-		resp_add_int(out, 0);
-	else
-		shape_term(out, proto, res);
-}
-
 static void adopt_done(void *arg, const struct ls_result *res)
 {
-	rl_done(arg, res, shape_adopted);
+	rl_done(arg, res, rl_shape_adopted);
 }
 
 static void cmd_adopt(struct cmd_call *c)
@@ -58,16 +38,12 @@ static void cmd_adopt(struct cmd_call *c)
 	struct ls_result now;
 	struct lsess *ls;
 	int64_t token;
-	if (!rl_parse_int(&c->argv[2], &token) || token == 0) {
-		resp_add_errorf(c->out, "ERR token must be a positive integer");
-		return;
-	}
-	if ((ls = rl_lsess(c->arg, c)) == NULL)
+	if (!rl_parse_token(c, &token) || (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
 	rl_answer(c,
 		  ls_leader_adopt(ls, c->argv[1].p, c->argv[1].len, token, c->argv[3].p,
 				  c->argv[3].len, &now, adopt_done, c->sess),
-		  &now, shape_adopted);
+		  &now, rl_shape_adopted);
 }
 
 /* --- LEADER.RESIGN name --- */

@@ -263,6 +263,33 @@ void rl_shape_flag(struct buf *out, enum resp_proto proto, const struct ls_resul
 	resp_add_int(out, res->status == LS_OK);
 }
 
+void rl_shape_secret(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (res->status != LS_OK || res->secret[0] == '\0') {
+		rl_shape_token(out, proto, res);
+		return;
+	}
+	resp_add_array(out, 2);
+	resp_add_int(out, res->token);
+	resp_add_cstr(out, res->secret);
+}
+
+void rl_shape_adopted(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (res->status != LS_OK)
+		resp_add_int(out, 0);
+	else
+		rl_shape_secret(out, proto, res);
+}
+
+bool rl_parse_token(struct cmd_call *c, int64_t *token)
+{
+	if (rl_parse_int(&c->argv[2], token) && *token != 0)
+		return true;
+	resp_add_errorf(c->out, "ERR token must be a positive integer");
+	return false;
+}
+
 /* --- parsing --- */
 
 bool rl_parse_int(const struct resp_arg *a, int64_t *out)

@@ -96,6 +96,15 @@ void rl_done(void *sess, const struct ls_result *res, rl_shape_fn shape);
 /* Parses a non-negative integer argument. */
 bool rl_parse_int(const struct resp_arg *a, int64_t *out);
 
+/* The token argument of LOCK.ADOPT / LEADER.ADOPT (argv[2]): a positive
+ * integer, else the error written and false. */
+bool rl_parse_token(struct cmd_call *c, int64_t *token);
+/* An acquire's or campaign's answer: [token, secret] when the lease has a
+ * secret (ADOPTABLE: told this once), else the token (nil when none). */
+void rl_shape_secret(struct buf *out, enum resp_proto proto, const struct ls_result *res);
+/* An adopt's answer: [token, new secret], or 0 when not adoptable. */
+void rl_shape_adopted(struct buf *out, enum resp_proto proto, const struct ls_result *res);
+
 /* What an acquire's arguments may say besides WAIT and HOLDER. */
 enum rl_acq_flags {
 	RL_ACQ_DETACH = 1 << 0,	   /* DETACH (LOCK.ACQUIRE, not LEADER.CAMPAIGN) */

@@ -14,21 +14,9 @@
  * ended by its lease or by LOCK.RENEW/LOCK.RELEASE name token from any
  * connection of any replica. */
 
-/* ADOPTABLE: [token, secret] (the secret told this once), else the token */
-static void shape_acquired(struct buf *out, enum resp_proto proto, const struct ls_result *res)
-{
-	if (res->status != LS_OK || res->secret[0] == '\0') {
-		rl_shape_token(out, proto, res);
-		return;
-	}
-	resp_add_array(out, 2);
-	resp_add_int(out, res->token);
-	resp_add_cstr(out, res->secret);
-}
-
 static void acquire_done(void *arg, const struct ls_result *res)
 {
-	rl_done(arg, res, shape_acquired);
+	rl_done(arg, res, rl_shape_secret);
 }
 
 static void cmd_acquire(struct cmd_call *c)
@@ -39,7 +27,7 @@ static void cmd_acquire(struct cmd_call *c)
 	if (!rl_parse_acquire(c, &req, RL_ACQ_DETACH | RL_ACQ_ADOPTABLE) ||
 	    (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
-	rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now, shape_acquired);
+	rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now, rl_shape_secret);
 }
 
 /* --- LOCK.RENEW / LOCK.RELEASE name [token [secret]] ---
@@ -111,20 +99,9 @@ static void cmd_release(struct cmd_call *c)
  * from now on by this connection: [token, new secret], or 0 when (name,
  * token) is no orphaned lease with that secret. */
 
-static void shape_adopted(struct buf *out, enum resp_proto proto, const struct ls_result *res)
-{
-	if (res->status != LS_OK) {
-		resp_add_int(out, 0);
-		return;
-	}
-	resp_add_array(out, 2);
-	resp_add_int(out, res->token);
-	resp_add_cstr(out, res->secret);
-}
-
 static void adopt_done(void *arg, const struct ls_result *res)
 {
-	rl_done(arg, res, shape_adopted);
+	rl_done(arg, res, rl_shape_adopted);
 }
 
 static void cmd_adopt(struct cmd_call *c)
@@ -132,16 +109,12 @@ static void cmd_adopt(struct cmd_call *c)
 	struct ls_result now;
 	struct lsess *ls;
 	int64_t token;
-	if (!rl_parse_int(&c->argv[2], &token) || token == 0) {
-		resp_add_errorf(c->out, "ERR token must be a positive integer");
-		return;
-	}
-	if ((ls = rl_lsess(c->arg, c)) == NULL)
+	if (!rl_parse_token(c, &token) || (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
 	rl_answer(c,
 		  ls_adopt(ls, c->argv[1].p, c->argv[1].len, token, c->argv[3].p, c->argv[3].len,
 			   &now, adopt_done, c->sess),
-		  &now, shape_adopted);
+		  &now, rl_shape_adopted);
 }
 
 /* --- LOCK.STATE name --- */

@@ -142,28 +142,11 @@ static void blob_done(struct store_call *c, struct store_result *res, const char
 static struct store_call *start(struct store *s, enum ddb_op dop, char *body, size_t len,
 				store_blob_cb cb, void *arg)
 {
-	struct ddb_store *ds = (struct ddb_store *)s;
-	struct store_call *c = ddbs_new_call(ds, dop, blob_done, ds->cfg.op_timeout_ms);
-	if (c == NULL) {
-		free(body);
-		return NULL;
+	struct store_call *c = ddbs_start((struct ddb_store *)s, dop, blob_done, body, len);
+	if (c != NULL) {
+		c->blob_cb = cb;
+		c->arg = arg;
 	}
-	c->blob_cb = cb;
-	c->arg = arg;
-	s->in_flight++;
-	if (ds->open != OPEN_DONE || body == NULL) {
-		free(body);
-		c->res.status = STORE_FATAL;
-		c->res.error_type = ds->open != OPEN_DONE ? "NotOpen" : "OutOfMemory";
-		snprintf(c->res.message, sizeof(c->res.message),
-			 "DynamoDB store of table %.64s: %s", ds->table,
-			 ds->open != OPEN_DONE ? "not open" : "out of memory");
-		ddbs_defer(c);
-		return c;
-	}
-	c->body = body;
-	c->body_len = len;
-	ddbs_send(c);
 	return c;
 }
 

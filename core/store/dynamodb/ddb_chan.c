@@ -242,29 +242,12 @@ static void chan_done(struct store_call *c, struct store_result *res, const char
 static struct store_call *start(struct store *s, enum ddb_op dop, const char *id, char *body,
 				size_t len, store_chan_cb cb, void *arg)
 {
-	struct ddb_store *ds = (struct ddb_store *)s;
-	struct store_call *c = ddbs_new_call(ds, dop, chan_done, ds->cfg.op_timeout_ms);
-	if (c == NULL) {
-		free(body);
-		return NULL;
+	struct store_call *c = ddbs_start((struct ddb_store *)s, dop, chan_done, body, len);
+	if (c != NULL) {
+		c->chan_cb = cb;
+		c->arg = arg;
+		(void)ddbs_copy(c->chan_id, sizeof(c->chan_id), id);
 	}
-	c->chan_cb = cb;
-	c->arg = arg;
-	(void)ddbs_copy(c->chan_id, sizeof(c->chan_id), id);
-	s->in_flight++;
-	if (ds->open != OPEN_DONE || body == NULL) {
-		free(body);
-		c->res.status = STORE_FATAL;
-		c->res.error_type = ds->open != OPEN_DONE ? "NotOpen" : "OutOfMemory";
-		snprintf(c->res.message, sizeof(c->res.message),
-			 "DynamoDB store of table %.64s: %s", ds->table,
-			 ds->open != OPEN_DONE ? "not open" : "out of memory");
-		ddbs_defer(c);
-		return c;
-	}
-	c->body = body;
-	c->body_len = len;
-	ddbs_send(c);
 	return c;
 }
 

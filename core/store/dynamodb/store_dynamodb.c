@@ -183,6 +183,31 @@ static void end_span(struct store_call *c, const struct store_result *res)
 	trace_end(s);
 }
 
+struct store_call *ddbs_start(struct ddb_store *ds, enum ddb_op dop, ddbs_done_fn done, char *body,
+			      size_t len)
+{
+	struct store_call *c = ddbs_new_call(ds, dop, done, ds->cfg.op_timeout_ms);
+	if (c == NULL) {
+		free(body);
+		return NULL;
+	}
+	ds->base.in_flight++;
+	if (ds->open != OPEN_DONE || body == NULL) {
+		free(body);
+		c->res.status = STORE_FATAL;
+		c->res.error_type = ds->open != OPEN_DONE ? "NotOpen" : "OutOfMemory";
+		snprintf(c->res.message, sizeof(c->res.message),
+			 "DynamoDB store of table %.64s: %s", ds->table,
+			 ds->open != OPEN_DONE ? "not open" : "out of memory");
+		ddbs_defer(c);
+		return c;
+	}
+	c->body = body;
+	c->body_len = len;
+	ddbs_send(c);
+	return c;
+}
+
 void ddbs_drop(struct store_call *c)
 {
 	end_span(c, NULL);

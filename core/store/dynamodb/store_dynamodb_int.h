@@ -93,6 +93,13 @@ void ddbs_send(struct store_call *c);
 /* Ends c with c->res from the loop (never inside the caller). */
 void ddbs_defer(struct store_call *c);
 
+/* A call of dop with body (len bytes, taken: freed with the call; NULL:
+ * out of memory) that ends with done: sent, or ended FATAL from the loop
+ * when the store is not open or body is NULL. Its callback and argument
+ * are the caller's to set before the loop runs. NULL on out-of-memory. */
+struct store_call *ddbs_start(struct ddb_store *ds, enum ddb_op dop, ddbs_done_fn done, char *body,
+			      size_t len);
+
 /* Frees c without ending it: no done, no callback. */
 void ddbs_drop(struct store_call *c);
 
