@@ -28,22 +28,9 @@ static void cmd_campaign(struct cmd_call *c)
 
 /* --- LEADER.ADOPT name token secret: a term orphaned by a drain --- */
 
-static void adopt_done(void *arg, const struct ls_result *res)
-{
-	rl_done(arg, res, rl_shape_adopted);
-}
-
 static void cmd_adopt(struct cmd_call *c)
 {
-	struct ls_result now;
-	struct lsess *ls;
-	int64_t token;
-	if (!rl_parse_token(c, &token) || (ls = rl_lsess(c->arg, c)) == NULL)
-		return;
-	rl_answer(c,
-		  ls_leader_adopt(ls, c->argv[1].p, c->argv[1].len, token, c->argv[3].p,
-				  c->argv[3].len, &now, adopt_done, c->sess),
-		  &now, rl_shape_adopted);
+	rl_adopt(c, ls_leader_adopt);
 }
 
 /* --- LEADER.RESIGN name --- */

@@ -282,6 +282,24 @@ void rl_shape_adopted(struct buf *out, enum resp_proto proto, const struct ls_re
 		rl_shape_secret(out, proto, res);
 }
 
+static void adopt_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, rl_shape_adopted);
+}
+
+void rl_adopt(struct cmd_call *c, rl_adopt_fn fn)
+{
+	struct ls_result now;
+	struct lsess *ls;
+	int64_t token;
+	if (!rl_parse_token(c, &token) || (ls = rl_lsess(c->arg, c)) == NULL)
+		return;
+	rl_answer(c,
+		  fn(ls, c->argv[1].p, c->argv[1].len, token, c->argv[3].p, c->argv[3].len, &now,
+		     adopt_done, c->sess),
+		  &now, rl_shape_adopted);
+}
+
 bool rl_parse_token(struct cmd_call *c, int64_t *token)
 {
 	if (rl_parse_int(&c->argv[2], token) && *token != 0)

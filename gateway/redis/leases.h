@@ -104,6 +104,12 @@ bool rl_parse_token(struct cmd_call *c, int64_t *token);
 void rl_shape_secret(struct buf *out, enum resp_proto proto, const struct ls_result *res);
 /* An adopt's answer: [token, new secret], or 0 when not adoptable. */
 void rl_shape_adopted(struct buf *out, enum resp_proto proto, const struct ls_result *res);
+/* LOCK.ADOPT / LEADER.ADOPT name token secret through fn (ls_adopt,
+ * ls_leader_adopt), answered with rl_shape_adopted. */
+typedef enum ls_status (*rl_adopt_fn)(struct lsess *s, const char *name, size_t name_len,
+				      int64_t token, const char *secret, size_t secret_len,
+				      struct ls_result *now, ls_done_cb cb, void *arg);
+void rl_adopt(struct cmd_call *c, rl_adopt_fn fn);
 
 /* What an acquire's arguments may say besides WAIT and HOLDER. */
 enum rl_acq_flags {

@@ -99,22 +99,9 @@ static void cmd_release(struct cmd_call *c)
  * from now on by this connection: [token, new secret], or 0 when (name,
  * token) is no orphaned lease with that secret. */
 
-static void adopt_done(void *arg, const struct ls_result *res)
-{
-	rl_done(arg, res, rl_shape_adopted);
-}
-
 static void cmd_adopt(struct cmd_call *c)
 {
-	struct ls_result now;
-	struct lsess *ls;
-	int64_t token;
-	if (!rl_parse_token(c, &token) || (ls = rl_lsess(c->arg, c)) == NULL)
-		return;
-	rl_answer(c,
-		  ls_adopt(ls, c->argv[1].p, c->argv[1].len, token, c->argv[3].p, c->argv[3].len,
-			   &now, adopt_done, c->sess),
-		  &now, rl_shape_adopted);
+	rl_adopt(c, ls_adopt);
 }
 
 /* --- LOCK.STATE name --- */
