@@ -7,7 +7,7 @@
 #   - on two gateways on moto: the leader's gateway stopped past its lease,
 #     another client leads; continued, the example reports the loss, stops
 #     its work, campaigns again and leads again once the lock is free;
-#   - singleton.py's gateway drained (SIGTERM, --drain-grace): it adopts
+#   - the example's gateway drained (SIGTERM, --drain-grace): it adopts
 #     its term on the other gateway and works on with the same token.
 # Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK);
 # installs nothing. Prints "ok <what>" per case, "skip <what>" for the
@@ -157,36 +157,42 @@ loss_campaign_again() {
 	echo "ok $kind: the loss reported, no work after it, leads again"
 }
 
-# The leader's gateway restarts (SIGTERM, --drain-grace): the Python
-# example reconnects to the other gateway and adopts its term (the same
-# token) and works on; a second copy waiting there leads only after it
-# resigns.
+# The leader's gateway restarts (SIGTERM, --drain-grace): the example
+# reconnects to the other gateway and adopts its term (the same token) and
+# works on; a second copy waiting there leads only after it resigns.
 adopt_across_restart() {
-	local log=$work/py-adopt.log flog=$work/py-adopt-2.log e e2 t1
-	start_gw d1 "$table" --drain-grace 5s
-	$PY "$root/examples/singleton.py" --port "$port_d1" --also "127.0.0.1:$port_g2" \
-		--name adopt-py --lease-ms $LEASE --step 0.2 >"$log" 2>&1 &
+	local kind=$1 log=$work/$1-adopt.log flog=$work/$1-adopt-2.log e e2 t1 d=d$1 dport
+	start_gw "$d" "$table" --drain-grace 5s
+	eval "dport=\$port_$d"
+	if [ "$kind" = py ]; then
+		$PY "$root/examples/singleton.py" --port "$dport" --also "127.0.0.1:$port_g2" \
+			--name "adopt-$kind" --lease-ms $LEASE --step 0.2 >"$log" 2>&1 &
+	else
+		STEP=0.2 LEASEGATE_PORT=$dport LEASEGATE_ALSO=127.0.0.1:$port_g2 \
+			"$root/examples/singleton.sh" "adopt-$kind" $LEASE >"$log" 2>&1 &
+	fi
 	e=$!
 	pids+=($e)
-	wait_for "$log" '^working token=' 5000 || fail "py: does not lead through d1"
+	wait_for "$log" '^working token=' 5000 || fail "$kind: does not lead through $d"
 	t1=$(last_token "$log")
-	run_example py "$port_g2" adopt-py "$flog"
+	run_example "$kind" "$port_g2" "adopt-$kind" "$flog"
 	e2=$ex
 	sleep 0.5
-	kill -TERM "$pid_d1"
-	wait_for "$log" "^adopted token=$t1$" 8000 || fail "py: did not adopt its term"
+	eval "kill -TERM \$pid_$d"
+	wait_for "$log" "^adopted token=$t1$" 8000 || fail "$kind: did not adopt its term"
 	local n
 	n=$(grep -c "^working token=$t1$" "$log")
-	wait_for "$log" "^working token=$t1$" 100 && sleep 0.5
-	[ "$(grep -c "^working token=$t1$" "$log")" -gt "$n" ] || fail "py: no work after the adopt"
-	grep -q '^leading' "$flog" && fail "py: the other copy led during the restart"
+	sleep 0.6
+	[ "$(grep -c "^working token=$t1$" "$log")" -gt "$n" ] || fail "$kind: no work after the adopt"
+	grep -q '^leading' "$flog" && fail "$kind: the other copy led during the restart"
 	kill -TERM "$e"
-	wait_exit "$e" 3000 || fail "py: did not exit"
-	grep -q "^resigned token=$t1$" "$log" || fail "py: no resign after the adopt"
-	wait_for "$flog" "^leading token=$((t1 + 1))$" 5000 || fail "py: the other copy does not lead next"
+	wait_exit "$e" 3000 || fail "$kind: did not exit"
+	grep -q "^resigned token=$t1$" "$log" || fail "$kind: no resign after the adopt"
+	wait_for "$flog" "^leading token=$((t1 + 1))$" 5000 ||
+		fail "$kind: the other copy does not lead next"
 	kill -TERM "$e2"
-	wait_exit "$e2" 3000 || fail "py: the second copy did not exit"
-	echo "ok py: its gateway drained, it adopted its term on the other (token $t1) and worked on; the other copy led next ($((t1 + 1)))"
+	wait_exit "$e2" 3000 || fail "$kind: the second copy did not exit"
+	echo "ok $kind: its gateway drained, it adopted its term on the other (token $t1) and worked on; the other copy led next ($((t1 + 1)))"
 }
 
 [ -n "${LG_BIN:-}" ] || fail "LG_BIN is not set"
@@ -230,7 +236,9 @@ if [ -n "${LG_MOTO:-}" ]; then
 	for kind in py sh; do
 		loss_campaign_again $kind
 	done
-	adopt_across_restart
+	for kind in py sh; do
+		adopt_across_restart $kind
+	done
 else
 	# Counted and printed as a skip by the runner (and refused by .ci/run).
 	echo "skip the loss cases: no LG_MOTO (tests/run-integration.sh sets it)"
