@@ -5,7 +5,8 @@
  *
  * The first byte picks: an UpdateItem or GetItem answer, an error body
  * (JSON or XML), a table description, a request with the rest as the
- * lock name, a Scan answer, or a Scan request with the rest as its cursor.
+ * lock name, a Scan answer, a Scan request with the rest as its cursor, or
+ * a channel's answer (ddb_parse_chan).
  * Contracts checked: every string of a parsed item or error is
  * NUL-terminated within its field; a successful UpdateItem parse has an
  * item; a built body is JSON whose key is "LOCK#" + the name, byte for
@@ -41,6 +42,30 @@ static void check_item(const struct lock_item *it)
 	check(strnlen(it->type, sizeof it->type) < sizeof it->type);
 	check(!it->has_lease || it->lease_ms > 0);
 	check(!it->freed_forced || it->freed != 0);
+}
+
+/* A channel's answer (a GetItem's, or a publish's UpdateItem's): at most
+ * STORE_CHAN_KEEP entries, each its message within bounds and its origin
+ * a NUL-terminated string of at most STORE_ID_MAX bytes; never more
+ * entries than messages counted; a refusal says BadResponse. */
+static void fuzz_chan_answer(const char *body, size_t n, unsigned get)
+{
+	static unsigned char rows[STORE_CHAN_KEEP][DDB_CHAN_ROW];
+	struct store_chan_result r = {.status = STORE_OK};
+	unsigned total = 0;
+	if (!ddb_parse_chan(body, n, get, &r, rows, &total)) {
+		check(r.status == STORE_FATAL && r.n == 0 && total == 0);
+		return;
+	}
+	check(r.n <= STORE_CHAN_KEEP && r.n <= total && (int64_t)total <= r.seq);
+	check(r.found || (r.n == 0 && r.seq == 0));
+	for (unsigned i = 0; i < r.n; i++) {
+		check(r.e[i].len <= STORE_CHAN_MSG_MAX);
+		check(strnlen(r.e[i].origin, STORE_ID_MAX + 1) <= STORE_ID_MAX);
+		if (r.e[i].len > 0)
+			check(((const unsigned char *)r.e[i].data)[r.e[i].len - 1] ==
+			      rows[i][r.e[i].len - 1]);
+	}
 }
 
 static const struct ddb_keys scan_keys[2] = {{"Locks", "pk", NULL, NULL},
@@ -126,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	unsigned pick = data[0] % 7, which = data[0] / 7 % 2;
+	unsigned pick = data[0] % 8, which = data[0] / 8 % 2;
 	const char *body = (const char *)data + 1;
 	size_t n = size - 1;
 	char err[DDB_ERR_MAX] = "";
@@ -188,6 +213,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_scan_answer(copy, n, which);
 	} else if (pick == 6 && strlen(copy) == n) {
 		fuzz_scan_cursor(copy, which);
+	} else if (pick == 7) {
+		fuzz_chan_answer(copy, n, which);
 	}
 	free(copy);
 	return 0;

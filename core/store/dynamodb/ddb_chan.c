@@ -125,7 +125,8 @@ static char *build_read(const struct ddb_keys *k, const char *id, size_t *len)
 }
 
 /* A log entry {"M": {"o": {"S"}, "m": {"B"}}} into e, its bytes decoded
- * into buf (STORE_CHAN_MSG_MAX + 3 bytes); false when it is none. */
+ * into buf (its first STORE_CHAN_MSG_MAX + 3 bytes); false when it is
+ * none. */
 static bool parse_entry(const cJSON *v, struct store_chan_entry *e, unsigned char *buf)
 {
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, "M");
@@ -153,7 +154,7 @@ static bool parse_entry(const cJSON *v, struct store_chan_entry *e, unsigned cha
  * UpdateItem's Attributes) into r, decoded into bufs; *len: the log's
  * length. False when it is no channel. */
 static bool parse_chan(const cJSON *attrs, struct store_chan_result *r,
-		       unsigned char (*bufs)[STORE_CHAN_MSG_MAX + 3], unsigned *len)
+		       unsigned char (*bufs)[DDB_CHAN_ROW], unsigned *len)
 {
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(attrs, "seq"), "N");
@@ -201,6 +202,35 @@ static void trim(struct store_call *c, unsigned len, int64_t seq, const char *id
 	ddbs_send(t);
 }
 
+bool ddb_parse_chan(const char *body, size_t len, bool get, struct store_chan_result *r,
+		    unsigned char (*bufs)[DDB_CHAN_ROW], unsigned *total)
+{
+	*total = 0;
+	cJSON *root = cJSON_ParseWithLength(body, len);
+	const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(root, get ? "Item" : "Attributes");
+	bool ok = root != NULL && (attrs == NULL || parse_chan(attrs, r, bufs, total));
+	if (!ok) {
+		*r = (struct store_chan_result){.status = STORE_FATAL, .error_type = "BadResponse"};
+		*total = 0;
+	}
+	/* the entries point into root: copied out before it goes */
+	for (unsigned i = 0; ok && i < r->n; i++) {
+		size_t on = strnlen(r->e[i].origin, STORE_ID_MAX + 1);
+		char *o = (char *)bufs[i] + STORE_CHAN_MSG_MAX + 3; /* after the message */
+		if (on > STORE_ID_MAX || r->e[i].len > STORE_CHAN_MSG_MAX) {
+			*r = (struct store_chan_result){.status = STORE_FATAL,
+							.error_type = "BadResponse"};
+			*total = 0;
+			ok = false;
+			break;
+		}
+		memcpy(o, r->e[i].origin, on + 1);
+		r->e[i].origin = o;
+	}
+	cJSON_Delete(root);
+	return ok;
+}
+
 static void chan_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
 {
 	struct store_chan_result cr = {.status = res->status, .error_type = res->error_type};
@@ -208,22 +238,15 @@ static void chan_done(struct store_call *c, struct store_result *res, const char
 	c->ds->base.in_flight--;
 	if (cr.status == STORE_NO_TABLE || cr.status == STORE_REFUSED)
 		cr.status = STORE_FATAL;
-	unsigned char(*bufs)[STORE_CHAN_MSG_MAX + 3] = NULL;
-	cJSON *root = NULL;
+	unsigned char(*bufs)[DDB_CHAN_ROW] = NULL;
 	unsigned total = 0;
 	if (cr.status == STORE_OK && body != NULL) {
-		root = cJSON_ParseWithLength(body, len);
-		const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(
-			root, c->dop == DDB_GET_ITEM ? "Item" : "Attributes");
 		bufs = malloc(sizeof(*bufs) * STORE_CHAN_KEEP);
 		if (bufs == NULL) {
 			cr.status = STORE_TRANSIENT;
 			cr.error_type = "OutOfMemory";
 			snprintf(cr.message, sizeof(cr.message), "out of memory");
-		} else if (root == NULL ||
-			   (attrs != NULL && !parse_chan(attrs, &cr, bufs, &total))) {
-			cr = (struct store_chan_result){.status = STORE_FATAL,
-							.error_type = "BadResponse"};
+		} else if (!ddb_parse_chan(body, len, c->dop == DDB_GET_ITEM, &cr, bufs, &total)) {
 			snprintf(cr.message, sizeof(cr.message),
 				 "DynamoDB on table %.64s: the channel item is no channel (seq and "
 				 "log)",
@@ -235,7 +258,6 @@ static void chan_done(struct store_call *c, struct store_result *res, const char
 	if (cr.status == STORE_OK && c->dop == DDB_UPDATE_ITEM && total > STORE_CHAN_KEEP)
 		trim(c, total, cr.seq, c->chan_id);
 	c->chan_cb(c->arg, &cr);
-	cJSON_Delete(root);
 	free(bufs);
 }
 

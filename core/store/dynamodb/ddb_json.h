@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "core/store/store.h"
+#include "core/store/store_chan.h"
 
 #define DDB_KEY_NAME_MAX   255 /* a key attribute name, bytes */
 #define DDB_TABLE_NAME_MAX 255 /* a table name, bytes */
@@ -194,5 +195,15 @@ bool ddb_parse_int64(const char *s, int64_t *out) __attribute__((warn_unused_res
 
 /* True when s[0..len) is valid UTF-8 without NUL bytes. */
 bool ddb_utf8_valid(const char *s, size_t len);
+
+/* A channel's answer (core/store_chan.h; ddb_chan.c): the Item of a
+ * GetItem (get) or the Attributes of the publish's UpdateItem, into r
+ * (.found, .seq, the last .n entries), each entry's message and origin
+ * copied into a row of rows (STORE_CHAN_KEEP of them); *total: the log's
+ * length (a publish's trim goes by it). False, r FATAL "BadResponse",
+ * when the body or the item is no channel. */
+#define DDB_CHAN_ROW (STORE_CHAN_MSG_MAX + 3 + STORE_ID_MAX + 1) /* a message, then its origin */
+bool ddb_parse_chan(const char *body, size_t len, bool get, struct store_chan_result *r,
+		    unsigned char (*rows)[DDB_CHAN_ROW], unsigned *total);
 
 #endif
