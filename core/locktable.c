@@ -1019,6 +1019,7 @@ void lt_free(struct locktable *t)
 		pool_put(&wait_pool, w, sizeof(*w));
 	}
 	lt_foreign_free_all(t);
+	lt_adopt_free_all(t);
 	lt_scan_free_all(t);
 	lt_tx_free_all(t);
 	for (size_t i = 0; i < t->nbuckets; i++) {

@@ -15,6 +15,8 @@
 #include <string.h>
 
 struct adopt {
+	struct adopt *prev, *next; /* in t->adopts */
+	struct store_call *call;   /* its read or write in flight */
 	struct locktable *t;
 	struct lock *lock; /* a reference, while the adopt runs */
 	lt_acquire_cb cb;
@@ -26,11 +28,33 @@ struct adopt {
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1];
 };
 
+static void unlink_a(struct adopt *a)
+{
+	if (a->prev != NULL)
+		a->prev->next = a->next;
+	else
+		a->t->adopts = a->next;
+	if (a->next != NULL)
+		a->next->prev = a->prev;
+}
+
+void lt_adopt_free_all(struct locktable *t)
+{
+	while (t->adopts != NULL) { /* their requests are dropped */
+		struct adopt *a = t->adopts;
+		store_cancel(t->store, a->call);
+		unlink_a(a);
+		lt_holder_free(t, a->holder);
+		free(a);
+	}
+}
+
 static void finish(struct adopt *a, struct lease *lease, const struct lt_error *err)
 {
 	lt_acquire_cb cb = a->cb;
 	void *arg = a->arg;
 	struct lock *lock = a->lock;
+	unlink_a(a);
 	if (lease == NULL)
 		lt_holder_free(a->t, a->holder);
 	free(a);
@@ -51,6 +75,7 @@ static void on_write(void *arg, const struct store_result *res)
 {
 	struct adopt *a = arg;
 	struct lt_error e;
+	a->call = NULL;
 	bool applied =
 		res->status == STORE_OK || (res->status == STORE_REFUSED &&
 					    store_acquire_applied(a->owner, a->rvn, &res->item));
@@ -84,6 +109,7 @@ static void on_read(void *arg, const struct store_result *res)
 {
 	struct adopt *a = arg;
 	struct lt_error e;
+	a->call = NULL;
 	if (res->status != STORE_OK) {
 		lt_error_from(&e, a->t, a->lock->name, res);
 		finish(a, NULL, &e);
@@ -114,7 +140,7 @@ static void on_read(void *arg, const struct store_result *res)
 		.token = a->token,
 		.ttl = lt_ttl(a->t),
 	};
-	if (store_submit(a->t->store, &req, on_write, a) == NULL) {
+	if ((a->call = store_submit(a->t->store, &req, on_write, a)) == NULL) {
 		e = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		snprintf(e.message, sizeof(e.message), "out of memory adopting '%.64s'",
 			 a->lock->name);
@@ -156,11 +182,15 @@ bool lt_adopt(struct locktable *t, const struct lt_adopt_args *args, lt_acquire_
 	memcpy(a->presented, args->secret_hash, sizeof(a->presented));
 	memcpy(a->new_hash, args->new_secret_hash, sizeof(a->new_hash));
 	struct store_req req = {.op = STORE_READ, .name = lock->name};
-	if (store_submit(t->store, &req, on_read, a) == NULL) {
+	if ((a->call = store_submit(t->store, &req, on_read, a)) == NULL) {
 		lt_holder_free(t, a->holder);
 		free(a);
 		lt_lock_unref(lock);
 		return false;
 	}
+	a->next = t->adopts; /* for lt_free */
+	if (t->adopts != NULL)
+		t->adopts->prev = a;
+	t->adopts = a;
 	return true;
 }

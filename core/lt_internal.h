@@ -192,6 +192,7 @@ struct locktable {
 	struct lt_op *orphans;	      /* ops of released leases, answering 0 */
 	struct lt_wait *orphan_waits; /* waits ended with a write in flight */
 	struct foreign *foreign;      /* lt_foreign requests in flight */
+	struct adopt *adopts;	      /* lt_adopt requests in flight */
 	struct lt_scan *scans;	      /* lt_scan pages in flight */
 	struct lt_tx *txs;	      /* lt_transact calls in flight */
 	uint64_t nleases, nwaits, releases_in_flight;
@@ -285,6 +286,7 @@ void lt_state_of(struct locktable *t, const char *name, const struct lock_item *
 
 struct foreign;
 void lt_foreign_free_all(struct locktable *t); /* lt_foreign.c */
+void lt_adopt_free_all(struct locktable *t);   /* lt_adopt.c */
 void lt_scan_free_all(struct locktable *t);    /* lt_scan.c */
 void lt_tx_free_all(struct locktable *t);      /* lt_transact.c */
 

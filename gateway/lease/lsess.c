@@ -544,6 +544,7 @@ void lsvc_free(struct lsvc *svc)
 	while (svc->detached != NULL)
 		ls_op_finish(svc->detached, NULL);
 	ls_orphans_free(svc); /* their leases go with the locktable */
+	ls_adopts_free(svc);
 	free(svc);
 }
 

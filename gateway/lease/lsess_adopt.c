@@ -10,15 +10,45 @@
 #include <string.h>
 
 struct adopting {
+	struct adopting *prev, *next; /* in svc->adopting, for lsvc_free */
+	struct lsvc *svc;
 	struct ls_op *op;
 	enum ls_kind kind;		/* a lock, or a leader term */
 	char secret[LS_SECRET_LEN + 1]; /* the new one, for the answer */
 };
 
+static void link_a(struct adopting *a)
+{
+	a->next = a->svc->adopting;
+	if (a->next != NULL)
+		a->next->prev = a;
+	a->svc->adopting = a;
+}
+
+static void unlink_a(struct adopting *a)
+{
+	if (a->prev != NULL)
+		a->prev->next = a->next;
+	else
+		a->svc->adopting = a->next;
+	if (a->next != NULL)
+		a->next->prev = a->prev;
+}
+
+void ls_adopts_free(struct lsvc *svc)
+{
+	while (svc->adopting != NULL) { /* the locktable drops their requests */
+		struct adopting *a = svc->adopting;
+		unlink_a(a);
+		free(a);
+	}
+}
+
 static void adopted(void *arg, struct lease *lease, const struct lt_error *err)
 {
 	struct adopting *a = arg;
 	struct ls_op *op = a->op;
+	unlink_a(a);
 	struct lsess *s = op->sess;
 	struct ls_result res;
 	ls_res_init(&res, LS_OK);
@@ -81,6 +111,7 @@ static enum ls_status ls_adopt_kind(struct lsess *s, enum ls_kind kind, const ch
 		return ls_res_msg(now, LS_FAILED, "no memory or random bytes for the adopt");
 	}
 	a->kind = kind;
+	a->svc = s->svc;
 	a->op = ls_op_new(s->svc, s, cb, arg, buf, strlen(buf), token);
 	struct lt_adopt_args args = {
 		.name = buf, .token = token, .secret_hash = presented, .new_secret_hash = fresh};
@@ -90,6 +121,7 @@ static enum ls_status ls_adopt_kind(struct lsess *s, enum ls_kind kind, const ch
 		free(a);
 		return ls_res_msg(now, LS_FAILED, "out of memory");
 	}
+	link_a(a);
 	return now->status = LS_PENDING;
 }
 

@@ -104,6 +104,7 @@ struct lsvc {
 	/* a drain (lsess_drain.c): the orphans kept for adoption */
 	bool draining;
 	struct ls_orphan *orphans;
+	struct adopting *adopting; /* LOCK.ADOPT / LEADER.ADOPT in flight (lsess_adopt.c) */
 	struct lsvc_drain_stats drain;
 };
 
@@ -184,6 +185,8 @@ struct ls_rec *ls_bind_term(struct lsess *s, struct lease *lease);
 bool ls_orphan_take(struct ls_rec *rec);
 /* Frees the orphans' records, their leases left to lt_free (lsvc_free). */
 void ls_orphans_free(struct lsvc *svc);
+/* Frees the adopts in flight, their requests left to lt_free (lsvc_free). */
+void ls_adopts_free(struct lsvc *svc);
 
 /* --- pending operations --- */
 

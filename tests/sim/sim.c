@@ -475,6 +475,7 @@ static void teardown(void)
 		free_replica(k->clock, k->store, k->lt, k->clients, k->nclients, "", false);
 		free(k);
 	}
+	sim_adopt_reset();
 	sim_net_free();
 	sim_check_free();
 	store_free(SIM->mem);

@@ -171,6 +171,8 @@ bool sim_adopt_try(struct sim_client *c, struct replica *r, const char *new_hash
 void sim_adopt_crash(struct replica *r);
 /* The end: the orphans not adopted are released. */
 void sim_adopt_end(void);
+/* Forgets every hand-over (a new seed, or the end: after the replicas'
+ * locktables are freed, which drops the adopts in flight). */
 void sim_adopt_reset(void);
 /* The answer of c's adopt: the lease (its token that of the hand-over),
  * or NULL. */

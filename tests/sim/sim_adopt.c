@@ -21,16 +21,23 @@
 
 #define HANDOVERS_MAX (SIM_REPLICAS_MAX * SIM_CLIENTS_MAX)
 
+struct handover;
+struct adopt_call {
+	struct handover *h;
+	struct sim_client *c;
+};
+
 /* A slot is free again once nothing points at it: no adopt in flight
  * (its callback's argument) and the orphan ended (its lost callback's). */
 struct handover {
 	bool used;
-	bool adopting;	      /* an adopt of it in flight */
-	bool adopted;	      /* done: the orphan ends at its next renewal */
-	struct replica *from; /* its lease lives in from's locktable... */
-	int from_inc;	      /* ... of this incarnation */
-	struct lease *lease;  /* NULL once ended (adopted, lost, released) */
-	struct timer grace;   /* on from's clock */
+	bool adopting;		    /* an adopt of it in flight */
+	bool adopted;		    /* done: the orphan ends at its next renewal */
+	struct replica *from;	    /* its lease lives in from's locktable... */
+	int from_inc;		    /* ... of this incarnation */
+	struct lease *lease;	    /* NULL once ended (adopted, lost, released) */
+	struct timer grace;	    /* on from's clock */
+	struct adopt_call *pending; /* the adopt in flight's (freed if never answered) */
 	int64_t token;
 	char name[SIM_NAME_MAX + 1];
 	char hash[STORE_SECRET_HASH_LEN + 1];
@@ -110,16 +117,12 @@ bool sim_adopt_leave(struct replica *r, struct lease *l, const char *hash)
 	return true;
 }
 
-struct adopt_call {
-	struct handover *h;
-	struct sim_client *c;
-};
-
 static void adopted(void *arg, struct lease *lease, const struct lt_error *err)
 {
 	struct adopt_call *a = arg;
 	struct handover *h = a->h;
 	h->adopting = false;
+	h->pending = NULL;
 	if (lease != NULL) {
 		h->adopted = true;
 		if (lease_held(lease)) /* answered after a whole lease: ended, held by none */
@@ -150,6 +153,7 @@ bool sim_adopt_try(struct sim_client *c, struct replica *r, const char *new_hash
 			return false;
 		}
 		h->adopting = true;
+		h->pending = a;
 		sim_log("adpt %s adopts %s token %lld", r->label, h->name, (long long)h->token);
 		return true;
 	}
@@ -177,5 +181,7 @@ void sim_adopt_end(void)
 
 void sim_adopt_reset(void)
 {
+	for (int i = 0; i < HANDOVERS_MAX; i++)
+		free(H[i].pending); /* adopts a dead replica never answered */
 	memset(H, 0, sizeof(H));
 }
