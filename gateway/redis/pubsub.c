@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "core/store/store_chan.h"
+#include "gateway/lease/backend.h"
 #include "gateway/obs/log.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
@@ -99,7 +100,7 @@ static struct rl_pubsub *registry(struct rl_app *app)
 	if (ps == NULL)
 		return NULL;
 	ps->app = app;
-	timer_init(&ps->poll, lt_clock(app->lt), poll_tick, ps);
+	timer_init(&ps->poll, app->backend->io_clock, poll_tick, ps); /* real time, test mode too */
 	store_new_id(ps->origin);
 	return app->pubsub = ps;
 }
@@ -185,7 +186,8 @@ static void send_across(struct rl_pubsub *ps, const char *channel, size_t len, c
 	struct ps_send *m = calloc(1, sizeof(*m));
 	int64_t ttl =
 		ps->app->pubsub_ttl_ms > 0
-			? (clock_wall_ms(lt_clock(ps->app->lt)) + ps->app->pubsub_ttl_ms) / 1000
+			? (clock_wall_ms(ps->app->backend->io_clock) + ps->app->pubsub_ttl_ms) /
+				  1000
 			: 0;
 	if (m != NULL)
 		m->call = store_chan_publish(ps->app->store, id, ps->origin, msg, msg_len, ttl,
