@@ -8,7 +8,8 @@
  *
  * Across replicas (app->pubsub_poll_ms > 0, a DynamoDB table): a message
  * is also appended to its channel's item in the table (core/store_chan.h,
- * the channel named by the SHA1 of its name), and a replica with
+ * the channel named by the SHA1 of its name; one append of a channel at a
+ * time, so the log keeps this replica's order), and a replica with
  * subscribers reads each of their channels every pubsub_poll_ms (at once
  * for a channel new here: where its log stands) and delivers the entries
  * published since its last read by other replicas. A channel's log keeps
@@ -54,19 +55,33 @@ struct ps_chan {
 	char name[];
 };
 
-/* A message on its way to the table. */
-struct ps_send {
-	struct ps_send *prev, *next;
-	struct rl_pubsub *ps;
-	struct store_call *call;
+/* A message waiting to be appended to its channel's item. */
+struct ps_msg {
+	struct ps_msg *next;
+	size_t len;
+	char data[];
 };
+
+/* The messages of one channel on their way to the table, in the order
+ * they were published here: one append at a time, as appends in flight
+ * together may land in any order. */
+struct ps_out {
+	struct ps_out *prev, *next; /* in ps->outs */
+	struct rl_pubsub *ps;
+	struct store_call *call; /* the append in flight */
+	struct ps_msg *head, *tail;
+	unsigned queued;
+	char id[STORE_CHAN_ID_LEN + 1];
+};
+
+#define PS_OUT_MAX 1024 /* messages of one channel waiting; past it they stay here */
 
 struct rl_pubsub {
 	struct ps_chan *buckets[PS_BUCKETS];
 	struct rl_app *app;
 	size_t nchans;
-	struct timer poll; /* every app->pubsub_poll_ms while nchans > 0 */
-	struct ps_send *sends;
+	struct timer poll;	       /* every app->pubsub_poll_ms while nchans > 0 */
+	struct ps_out *outs;	       /* channels with messages on their way */
 	char origin[STORE_ID_MAX + 1]; /* this replica, in the entries it writes */
 	uint64_t published, delivered;
 	/* across replicas */
@@ -126,11 +141,16 @@ void rl_pubsub_free(struct rl_pubsub *ps)
 			ps->buckets[b] = c->next;
 			chan_free(ps, c);
 		}
-	while (ps->sends != NULL) {
-		struct ps_send *m = ps->sends;
-		ps->sends = m->next;
-		store_cancel(ps->app->store, m->call);
-		free(m);
+	while (ps->outs != NULL) {
+		struct ps_out *o = ps->outs;
+		ps->outs = o->next;
+		store_cancel(ps->app->store, o->call);
+		while (o->head != NULL) {
+			struct ps_msg *m = o->head;
+			o->head = m->next;
+			free(m);
+		}
+		free(o);
 	}
 	timer_cancel(&ps->poll);
 	free(ps);
@@ -151,10 +171,43 @@ static bool across(const struct rl_pubsub *ps)
 	return ps->app->pubsub_poll_ms > 0;
 }
 
+static void sent(void *arg, const struct store_chan_result *res);
+
+/* Sends o's next message (those the store refuses at once are dropped,
+ * counted); frees o when none is left. */
+static void send_next(struct ps_out *o)
+{
+	struct rl_pubsub *ps = o->ps;
+	int64_t ttl =
+		ps->app->pubsub_ttl_ms > 0
+			? (clock_wall_ms(ps->app->backend->io_clock) + ps->app->pubsub_ttl_ms) /
+				  1000
+			: 0;
+	while (o->head != NULL && o->call == NULL) {
+		struct ps_msg *m = o->head;
+		o->call = store_chan_publish(ps->app->store, o->id, ps->origin, m->data, m->len,
+					     ttl, sent, o);
+		if (o->call != NULL)
+			return;
+		ps->send_failed++;
+		o->head = m->next;
+		o->queued--;
+		free(m);
+	}
+	if (o->prev != NULL)
+		o->prev->next = o->next;
+	else
+		ps->outs = o->next;
+	if (o->next != NULL)
+		o->next->prev = o->prev;
+	free(o);
+}
+
 static void sent(void *arg, const struct store_chan_result *res)
 {
-	struct ps_send *m = arg;
-	struct rl_pubsub *ps = m->ps;
+	struct ps_out *o = arg;
+	struct rl_pubsub *ps = o->ps;
+	o->call = NULL;
 	if (res->status == STORE_OK) {
 		ps->sent++;
 	} else {
@@ -164,16 +217,15 @@ static void sent(void *arg, const struct store_chan_result *res)
 			"told): %s",
 			res->message);
 	}
-	if (m->prev != NULL)
-		m->prev->next = m->next;
-	else
-		ps->sends = m->next;
-	if (m->next != NULL)
-		m->next->prev = m->prev;
+	struct ps_msg *m = o->head;
+	o->head = m->next;
+	o->queued--;
 	free(m);
+	send_next(o);
 }
 
-/* Appends the message to its channel's item, for the other replicas. */
+/* Appends the message to its channel's item, for the other replicas,
+ * after the messages of that channel before it. */
 static void send_across(struct rl_pubsub *ps, const char *channel, size_t len, const char *msg,
 			size_t msg_len)
 {
@@ -183,25 +235,38 @@ static void send_across(struct rl_pubsub *ps, const char *channel, size_t len, c
 	}
 	char id[STORE_CHAN_ID_LEN + 1];
 	chan_id(channel, len, id);
-	struct ps_send *m = calloc(1, sizeof(*m));
-	int64_t ttl =
-		ps->app->pubsub_ttl_ms > 0
-			? (clock_wall_ms(ps->app->backend->io_clock) + ps->app->pubsub_ttl_ms) /
-				  1000
-			: 0;
-	if (m != NULL)
-		m->call = store_chan_publish(ps->app->store, id, ps->origin, msg, msg_len, ttl,
-					     sent, m);
-	if (m == NULL || m->call == NULL) {
+	struct ps_out *o = ps->outs;
+	while (o != NULL && strcmp(o->id, id) != 0)
+		o = o->next;
+	if (o != NULL && o->queued >= PS_OUT_MAX) {
+		ps->send_failed++; /* DynamoDB lags this far behind: dropped */
+		return;
+	}
+	struct ps_msg *m = malloc(sizeof(*m) + msg_len);
+	if (o == NULL && m != NULL && (o = calloc(1, sizeof(*o))) != NULL) {
+		o->ps = ps;
+		memcpy(o->id, id, sizeof(o->id));
+		o->next = ps->outs;
+		if (ps->outs != NULL)
+			ps->outs->prev = o;
+		ps->outs = o;
+	}
+	if (m == NULL || o == NULL) {
 		free(m);
 		ps->send_failed++;
 		return;
 	}
-	m->ps = ps;
-	m->next = ps->sends;
-	if (ps->sends != NULL)
-		ps->sends->prev = m;
-	ps->sends = m;
+	m->next = NULL;
+	m->len = msg_len;
+	memcpy(m->data, msg, msg_len);
+	if (o->tail != NULL && o->head != NULL)
+		o->tail->next = m;
+	else
+		o->head = m;
+	o->tail = m;
+	o->queued++;
+	if (o->call == NULL)
+		send_next(o);
 }
 
 static void deliver(struct rl_pubsub *ps, const struct ps_chan *c, const char *msg, size_t msg_len);
