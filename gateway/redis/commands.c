@@ -430,6 +430,37 @@ static bool arity_ok(int arity, int argc)
 	return arity > 0 ? argc == arity : argc >= -arity;
 }
 
+/* The gates a command passes once it is known, in Redis's order:
+ * authentication, the ACL, the store being open, a RESP2 connection's
+ * subscribed mode. False with the refusal written. */
+static bool admitted(struct cmd_table *t, struct sess *s, const struct cmd_def *d, unsigned flags,
+		     int argc, const struct resp_arg *argv)
+{
+	struct buf *out = sess_out(s);
+	if (!s->c.authenticated && !(flags & CMD_NOAUTH)) {
+		resp_add_error(out, "NOAUTH Authentication required.", 31);
+		return false;
+	}
+	if (!(flags & CMD_NOAUTH) &&
+	    !acl_allows(s, d, s->last_sub ? s->last_cmd : NULL, argc, argv))
+		return false;
+	const char *why = "the lock store is not open yet";
+	if (t->ready != NULL && !(flags & CMD_LOADING) && !t->ready(t->ready_arg, &why)) {
+		resp_add_errorf(out, "LOADING leasegate is not ready: %s", why);
+		return false;
+	}
+	if (s->subscriptions > 0 && sess_proto(s) == RESP2 && !(flags & CMD_IN_SUBSCRIBED)) {
+		resp_add_errorf(
+			out,
+			"ERR Can't execute '%s%s%s': only (P|S)SUBSCRIBE / "
+			"(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+			s->last_cmd->name, s->last_sub ? "|" : "",
+			s->last_sub ? s->last_sub->name : "");
+		return false;
+	}
+	return true;
+}
+
 void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct resp_arg *argv)
 {
 	struct cmd_call call = {
@@ -483,29 +514,7 @@ void cmd_dispatch(struct cmd_table *t, struct sess *s, int argc, const struct re
 		flags |= sub->flags;
 		d = sub;
 	}
-	if (!s->c.authenticated && !(flags & CMD_NOAUTH)) {
-		resp_add_error(call.out, "NOAUTH Authentication required.", 31);
-		refused_in_multi(s);
-		return;
-	}
-	if (!(flags & CMD_NOAUTH) &&
-	    !acl_allows(s, d, s->last_sub ? s->last_cmd : NULL, argc, argv)) {
-		refused_in_multi(s);
-		return;
-	}
-	const char *why = "the lock store is not open yet";
-	if (t->ready != NULL && !(flags & CMD_LOADING) && !t->ready(t->ready_arg, &why)) {
-		resp_add_errorf(call.out, "LOADING leasegate is not ready: %s", why);
-		refused_in_multi(s);
-		return;
-	}
-	if (s->subscriptions > 0 && call.proto == RESP2 && !(flags & CMD_IN_SUBSCRIBED)) {
-		resp_add_errorf(
-			call.out,
-			"ERR Can't execute '%s%s%s': only (P|S)SUBSCRIBE / "
-			"(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-			s->last_cmd->name, s->last_sub ? "|" : "",
-			s->last_sub ? s->last_sub->name : "");
+	if (!admitted(t, s, d, flags, argc, argv)) {
 		refused_in_multi(s);
 		return;
 	}
