@@ -159,19 +159,62 @@ static void a_lease_without_a_secret_works_by_token_as_before(void **state)
 
 /* LOCK.ADOPT name token secret on c: the token answered, the new secret
  * into secret; 0 when refused (0 answered). */
-static long long adopt(redisContext *c, const char *name, long long token, const char *old,
-		       char *secret, size_t cap)
+/* kind.ADOPT name token old on c (kind LOCK or LEADER): the token
+ * answered, the new secret into secret; 0 when refused (0 answered). */
+static long long adopt(redisContext *c, const char *kind, const char *name, long long token,
+		       const char *old, char *secret, size_t cap)
 {
-	redisReply *r = gw_cmd(c, "LOCK.ADOPT %s %lld %s", name, token, old);
+	redisReply *r = gw_cmd(c, "%s.ADOPT %s %lld %s", kind, name, token, old);
 	long long got = 0;
 	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
 		got = r->element[0]->integer;
 		snprintf(secret, cap, "%s", r->element[1]->str);
 	} else if (r->type != REDIS_REPLY_INTEGER || r->integer != 0) {
-		fail_msg("LOCK.ADOPT %s: %s", name, r->str != NULL ? r->str : "?");
+		fail_msg("%s.ADOPT %s: %s", kind, name, r->str != NULL ? r->str : "?");
 	}
 	freeReplyObject(r);
 	return got;
+}
+
+/* adopt, again every 50 ms for 3 s while it answers 0: the draining
+ * replica marks the lease orphaned as it closes its connections. */
+static long long adopt_when_orphaned(redisContext *c, const char *kind, const char *name,
+				     long long token, const char *old, char *secret, size_t cap)
+{
+	long long got = 0;
+	for (int tries = 0; tries < 60 && got == 0; tries++) {
+		got = adopt(c, kind, name, token, old, secret, cap);
+		if (got == 0)
+			usleep(50 * 1000);
+	}
+	return got;
+}
+
+/* A command answered [token, secret] (an ADOPTABLE acquire or campaign):
+ * the token, the secret into secret. */
+static long long take_adoptable(redisContext *c, char *secret, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = redisvCommand(c, fmt, ap);
+	va_end(ap);
+	assert_non_null(r);
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2)
+		fail_msg("%s: not [token, secret]: %s", fmt, r->str != NULL ? r->str : "?");
+	long long token = r->element[0]->integer;
+	snprintf(secret, cap, "%s", r->element[1]->str);
+	freeReplyObject(r);
+	return token;
+}
+
+/* The waiter c is granted within ms, with token want. */
+static void granted(redisContext *c, int ms, long long want)
+{
+	redisReply *r = gw_reply_within(c, ms);
+	assert_non_null(r);
+	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+	assert_int_equal(r->integer, want);
+	freeReplyObject(r);
 }
 
 static long long state_token(redisContext *c, const char *name)
@@ -213,21 +256,15 @@ static void a_drain_hands_the_locks_over(void **state)
 	for (int i = 0; i < HOLDERS; i++) {
 		held[i] = login(&p.a, "app", "apppw");
 		snprintf(name[i], sizeof(name[i]), "job-%d", i);
-		redisReply *r = gw_cmd(held[i], "LOCK.ACQUIRE %s 3000 ADOPTABLE", name[i]);
-		assert_int_equal(r->type, REDIS_REPLY_ARRAY);
-		token[i] = r->element[0]->integer;
-		snprintf(secret[i], sizeof(secret[i]), "%s", r->element[1]->str);
-		freeReplyObject(r);
+		token[i] = take_adoptable(held[i], secret[i], sizeof(secret[i]),
+					  "LOCK.ACQUIRE %s 3000 ADOPTABLE", name[i]);
 	}
 	redisContext *leader = login(&p.a, "app", "apppw"); /* a leader too */
-	redisReply *r = gw_cmd(leader, "LEADER.CAMPAIGN lead 3000 ADOPTABLE");
-	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
-	long long term = r->element[0]->integer;
 	char term_secret[64];
-	snprintf(term_secret, sizeof(term_secret), "%s", r->element[1]->str);
-	freeReplyObject(r);
+	long long term = take_adoptable(leader, term_secret, sizeof(term_secret),
+					"LEADER.CAMPAIGN lead 3000 ADOPTABLE");
 	redisContext *b = login(&p.b, "app", "apppw");
-	assert_int_equal(adopt(b, name[0], token[0], secret[0], fresh, sizeof(fresh)), 0);
+	assert_int_equal(adopt(b, "LOCK", name[0], token[0], secret[0], fresh, sizeof(fresh)), 0);
 	redisContext *follower = login(&p.b, "app", "apppw");
 	gw_send(follower, "LEADER.CAMPAIGN lead 3000 WAIT 30000");
 	struct raw *resp3 = raw_open(p.a.port); /* told of the drain */
@@ -245,15 +282,11 @@ static void a_drain_hands_the_locks_over(void **state)
 	for (int i = 0; i < HOLDERS - 1; i++) {
 		adopter[i] = login(&p.b, "app", "apppw");
 		if (i == 1) /* a wrong secret: 0, nothing taken */
-			assert_int_equal(adopt(adopter[i], name[i], token[i], secret[0], fresh,
-					       sizeof(fresh)),
+			assert_int_equal(adopt(adopter[i], "LOCK", name[i], token[i], secret[0],
+					       fresh, sizeof(fresh)),
 					 0);
-		long long got = 0;
-		for (int tries = 0; tries < 60 && got == 0; tries++) { /* until orphaned */
-			got = adopt(adopter[i], name[i], token[i], secret[i], fresh, sizeof(fresh));
-			if (got == 0)
-				usleep(50 * 1000);
-		}
+		long long got = adopt_when_orphaned(adopter[i], "LOCK", name[i], token[i],
+						    secret[i], fresh, sizeof(fresh));
 		assert_int_equal(got, token[i]);	   /* the same token */
 		assert_string_not_equal(fresh, secret[i]); /* the secret rotates */
 		if (i == 2) { /* the old secret is void now, the new one works */
@@ -267,40 +300,20 @@ static void a_drain_hands_the_locks_over(void **state)
 		}
 	}
 	redisContext *new_leader = login(&p.b, "app", "apppw");
-	long long got = 0;
-	for (int tries = 0; tries < 60 && got == 0; tries++) {
-		r = gw_cmd(new_leader, "LEADER.ADOPT lead %lld %s", term, term_secret);
-		if (r->type == REDIS_REPLY_ARRAY)
-			got = r->element[0]->integer;
-		else
-			assert_int_equal(r->integer, 0);
-		freeReplyObject(r);
-		if (got == 0)
-			usleep(50 * 1000);
-	}
-	assert_int_equal(got, term); /* the same term goes on */
+	assert_int_equal(adopt_when_orphaned(new_leader, "LEADER", "lead", term, term_secret, fresh,
+					     sizeof(fresh)),
+			 term); /* the same term goes on */
 	assert_int_equal(int_of(new_leader, "LEADER.CAMPAIGN lead 3000"), term); /* leads */
 	assert_int_equal(gw_wait(&p.a), 0); /* after the grace */
 	for (int i = 0; i < HOLDERS - 1; i++)
 		assert_int_equal(state_token(b, name[i]), token[i]); /* held, same token */
-	r = gw_reply_within(w0, 500);
-	assert_null(r);				    /* never granted while it moved */
+	assert_null(gw_reply_within(w0, 500));	    /* never granted while it moved */
 	assert_null(gw_reply_within(follower, 10)); /* nor the term */
 	assert_int_equal(int_of(new_leader, "LEADER.RESIGN lead"), 1);
-	r = gw_reply_within(follower, 5000);
-	assert_non_null(r);
-	assert_int_equal(r->integer, term + 1);
-	freeReplyObject(r);
-	r = gw_reply_within(w19, 5000); /* released at the end of the grace */
-	assert_non_null(r);
-	assert_int_equal(r->type, REDIS_REPLY_INTEGER);
-	assert_int_equal(r->integer, token[HOLDERS - 1] + 1);
-	freeReplyObject(r);
+	granted(follower, 5000, term + 1);
+	granted(w19, 5000, token[HOLDERS - 1] + 1); /* released at the end of the grace */
 	assert_int_equal(int_of(adopter[0], "LOCK.RELEASE %s", name[0]), 1);
-	r = gw_reply_within(w0, 5000); /* the adopter's release: now */
-	assert_non_null(r);
-	assert_int_equal(r->integer, token[0] + 1);
-	freeReplyObject(r);
+	granted(w0, 5000, token[0] + 1); /* the adopter's release: now */
 	for (int i = 0; i < HOLDERS; i++) {
 		redisFree(held[i]);
 		if (i < HOLDERS - 1)
