@@ -108,6 +108,7 @@ podman $RUN_FLAGS run -d --name "$ctr" $CTR_FLAGS --read-only --cap-drop ALL \
 	-e LEASEGATE_TABLE=image-locks -e LEASEGATE_CREATE_TABLE=yes \
 	-e LEASEGATE_ENDPOINT="$LG_MOTO" -e LEASEGATE_HOLDER_LABEL=image-test \
 	-e LEASEGATE_DRAIN_GRACE=5s \
+	-e LEASEGATE_STOP_TIMEOUT="${GRACE}s" \
 	"$IMAGE" >"$work/run.out" 2>&1 || { cat "$work/run.out"; fail "podman run"; }
 i=0
 until [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:9464/readyz)" = 200 ]; do

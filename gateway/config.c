@@ -109,8 +109,13 @@ static const struct option_def options[] = {
 	{"drain-grace", NUM(T_DURATION, drain_grace_ms), "0", 0, 600000, NULL,
 	 "at SIGTERM, keep the leases acquired ADOPTABLE of the connections it closes this "
 	 "long, renewed, for their clients to LOCK.ADOPT on another replica, then release "
-	 "the rest (0: release everything at once). Keep it below the pod's termination "
-	 "grace minus a lease (docs/kubernetes.md)"},
+	 "the rest (0: release everything at once). At most --max-lease (a drained lock never "
+	 "waits for its client longer than a crashed holder's lock waits for a takeover), and "
+	 "with --stop-timeout, below it minus the shutdown's bound of 5 s (docs/kubernetes.md)"},
+	{"stop-timeout", NUM(T_DURATION, stop_timeout_ms), "0", 0, 3600000, NULL,
+	 "the time from SIGTERM to SIGKILL (in Kubernetes terminationGracePeriodSeconds minus "
+	 "the preStop hook's; podman stop --time), so that a --drain-grace that would leave "
+	 "leases to SIGKILL is refused at start (0: unknown, not checked)"},
 	{"pubsub-poll", NUM(T_DURATION, pubsub_poll_ms), "100ms", 0, 10000, NULL,
 	 "PUBLISH reaches the subscribers of other replicas: a message is written to the "
 	 "table, and a replica with subscribers reads each of their channels this often "
@@ -649,6 +654,33 @@ static bool load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 }
 
 /* TLS options that only make sense together. */
+/* --drain-grace against the lease and the process's own end: a drain keeps a
+ * lock from its waiters no longer than a crashed holder would (--max-lease),
+ * and, when the time to SIGKILL is known (--stop-timeout), it ends with the
+ * shutdown's bound to spare, so that what nobody adopted is released rather
+ * than left to run out. */
+static bool check_drain(const struct cfg *c, char *err, size_t errlen)
+{
+	if (c->drain_grace_ms > c->max_lease_ms) {
+		errf(err, errlen,
+		     "bad value for --drain-grace: longer than --max-lease (a drained lock would "
+		     "wait for its client longer than a crashed holder's lock waits for a "
+		     "takeover)");
+		return false;
+	}
+	if (c->stop_timeout_ms > 0 &&
+	    c->drain_grace_ms + CFG_SHUTDOWN_BOUND_S * 1000 >= c->stop_timeout_ms) {
+		errf(err, errlen,
+		     "bad value for --drain-grace: %lld ms + the shutdown's bound of %d s is not "
+		     "below --stop-timeout %lld ms (SIGKILL would come before the leases nobody "
+		     "adopted are released)",
+		     (long long)c->drain_grace_ms, CFG_SHUTDOWN_BOUND_S,
+		     (long long)c->stop_timeout_ms);
+		return false;
+	}
+	return true;
+}
+
 static bool finish_tls(struct cfg *c, char *err, size_t errlen)
 {
 	if ((c->tls_cert_file[0] != '\0') != (c->tls_key_file[0] != '\0')) {
@@ -749,6 +781,8 @@ static bool finish(struct cfg *c, char *err, size_t errlen)
 		errf(err, errlen, "bad value for --default-lease: longer than --max-lease");
 		return false;
 	}
+	if (!check_drain(c, err, errlen))
+		return false;
 	if (c->max_bulk > c->max_query_buffer) {
 		errf(err, errlen, "bad value for --max-bulk: larger than --max-query-buffer");
 		return false;

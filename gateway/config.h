@@ -26,6 +26,10 @@
 
 #define LG_VERSION "0.1.0"
 
+/* A stop answers what is in flight and releases every lease within this many
+ * seconds (after --drain-grace, when set), then exits. */
+#define CFG_SHUTDOWN_BOUND_S 5
+
 enum cfg_log_level { CFG_LOG_DEBUG, CFG_LOG_INFO, CFG_LOG_WARN, CFG_LOG_ERROR };
 enum cfg_log_format { CFG_LOG_TEXT, CFG_LOG_JSON };
 enum cfg_pg_auth { CFG_PG_TRUST, CFG_PG_SCRAM, CFG_PG_MD5, CFG_PG_PASSWORD };
@@ -65,6 +69,7 @@ struct cfg {
 	int64_t auth_max_delay_ms; /* the slowdown of an address's failed logins, 0 = off */
 	int64_t pubsub_poll_ms;	   /* PUBLISH across replicas: the channel reads, 0 = off */
 	int64_t drain_grace_ms;	   /* at SIGTERM: adoptable leases kept this long, 0 = off */
+	int64_t stop_timeout_ms;   /* SIGTERM to SIGKILL, 0 = unknown (checks the drain) */
 	int64_t maxclients;
 	int64_t admin_maxclients;
 	int64_t tcp_keepalive_ms; /* TCP keepalive idle time, 0 = off */

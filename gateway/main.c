@@ -47,9 +47,6 @@ extern char **environ;
  * of the admin port's clients. */
 #define RESERVED_FDS 32
 
-/* How long shutdown may wait for sessions to finish. */
-#define SHUTDOWN_BOUND_S 5
-
 struct app {
 	struct event_base *base;
 	struct srv *srv;     /* the connections of every front-end */
@@ -287,7 +284,7 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 		   "signal %d: shutting down: closing %llu client sessions, releasing %llu leases",
 		   (int)sig, (unsigned long long)a->stop_sessions, (unsigned long long)st.leases);
 	int64_t grace = a->cfg->drain_grace_ms;
-	struct timeval bound = {SHUTDOWN_BOUND_S + grace / 1000, 0};
+	struct timeval bound = {CFG_SHUTDOWN_BOUND_S + grace / 1000, 0};
 	event_base_loopexit(a->base, &bound);
 	lsvc_cancel_waits(a->leases, "server is shutting down");
 	pg_fe_terminate(a->pg); /* idle PostgreSQL sessions: 57P01, as PostgreSQL */

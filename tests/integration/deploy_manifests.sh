@@ -74,9 +74,9 @@ image=${image##*/}
 image=${image%%:*}
 expose=$(awk '$1 == "EXPOSE" { $1 = ""; print }' "$root/docker/Dockerfile")
 user=$(awk '$1 == "USER" { split($2, a, ":"); print a[1] }' "$root/docker/Dockerfile")
-bound=$(sed -n 's/^#define SHUTDOWN_BOUND_S \([0-9]*\).*/\1/p' "$root/gateway/main.c")
+bound=$(sed -n 's/^#define CFG_SHUTDOWN_BOUND_S \([0-9]*\).*/\1/p' "$root/gateway/config.h")
 [ -n "$image" ] && [ -n "$expose" ] && [ -n "$user" ] && [ -n "$bound" ] ||
-	fail "read docker/ (image '$image', EXPOSE '$expose', USER '$user') and main.c (bound '$bound')"
+	fail "read docker/ (image '$image', EXPOSE '$expose', USER '$user') and config.h (bound '$bound')"
 i=0
 until curl -s -o /dev/null "http://127.0.0.1:$admin/healthz"; do
 	i=$((i + 1))

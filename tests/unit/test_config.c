@@ -205,6 +205,40 @@ static void test_bad_values(void **state)
 	}
 }
 
+/* --drain-grace is checked at start against --max-lease and, when known,
+ * the time to SIGKILL: refused with a message naming both options. */
+static void test_drain_grace_bounds(void **state)
+{
+	static const struct {
+		const char *a, *av, *b, *bv, *want; /* want NULL: accepted */
+	} cases[] = {
+		{"--drain-grace", "2m", "--max-lease", "1m", "--max-lease"},
+		{"--drain-grace", "1m", "--max-lease", "1m", NULL},
+		{"--drain-grace", "15s", "--stop-timeout", "20s", "--stop-timeout"},
+		{"--drain-grace", "15s", "--stop-timeout", "21s", NULL},
+		{"--drain-grace", "15s", "--stop-timeout", "0", NULL},
+		{"--drain-grace", "0", "--stop-timeout", "5s", "--stop-timeout"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cfg c;
+		char err[256] = "";
+		char *argv[] = {"leasegate",	    (char *)cases[i].a,	 (char *)cases[i].av,
+				(char *)cases[i].b, (char *)cases[i].bv, NULL};
+		enum cfg_result r = load(&c, argv, no_env, err);
+		if (!cases[i].want) {
+			if (r != CFG_OK)
+				fail_msg("%s %s %s %s refused: %s", cases[i].a, cases[i].av,
+					 cases[i].b, cases[i].bv, err);
+			continue;
+		}
+		assert_int_equal(r, CFG_ERROR);
+		if (!strstr(err, "--drain-grace") || !strstr(err, cases[i].want))
+			fail_msg("%s %s %s %s: \"%s\" does not name --drain-grace and %s",
+				 cases[i].a, cases[i].av, cases[i].b, cases[i].bv, err,
+				 cases[i].want);
+	}
+}
+
 /* An out-of-range value gives the range, in the option's own units. */
 static void test_range_messages(void **state)
 {
@@ -578,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_durations_and_sizes),
 		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_drain_grace_bounds),
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_hostile_client_options),
 		cmocka_unit_test(test_config_file_with_secret_mode),

@@ -201,6 +201,9 @@ export const checks = {
       const drain = seconds(optionValue(objs, c, "drain-grace"));
       if (!(grace > (pre ?? 0) + drain + ctx.shutdownBound))
         p.push(`terminationGracePeriodSeconds ${grace} is not longer than preStop ${pre} + drain grace ${drain} + shutdown bound ${ctx.shutdownBound}`);
+      const stop = seconds(optionValue(objs, c, "stop-timeout"));
+      if (stop !== 0 && stop !== grace - (pre ?? 0))
+        p.push(`stop-timeout ${stop}s is not terminationGracePeriodSeconds ${grace} minus preStop ${pre}: the gateway checks its drain against the wrong SIGKILL`);
     }
     const tsc = s.topologySpreadConstraints ?? [];
     for (const key of ["topology.kubernetes.io/zone", "kubernetes.io/hostname"])
@@ -419,6 +422,7 @@ function selftest(text, n) {
     ["restricted", (o) => { o.Deployment.spec.template.spec.containers[0].securityContext.capabilities.drop = []; }],
     ["restricted", (o) => { o.Deployment.spec.template.spec.terminationGracePeriodSeconds = 8; }],
     ["restricted", (o) => { o.ConfigMap.data.LEASEGATE_DRAIN_GRACE = "25s"; }],
+    ["restricted", (o) => { o.ConfigMap.data.LEASEGATE_STOP_TIMEOUT = "30s"; }],
     ["restricted", (o) => { o.Deployment.spec.template.spec.topologySpreadConstraints.pop(); }],
     ["the Service, PodDisruptionBudget", (o) => { o.PodDisruptionBudget.spec.selector.matchLabels = { app: "other" }; }],
     ["the Service, PodDisruptionBudget", (o) => { delete o.ServiceAccount.metadata.annotations; }],
