@@ -382,10 +382,13 @@ typedef void (*lt_tx_cb)(void *arg, const struct lt_tx_result *res);
  * see core/store/store_tx.h) in one transaction with a check that l's owner and
  * token still hold its lock, at commit. The lease may be released or lost
  * while it is in flight: the answer still comes (the check decides).
+ * client_token: the transaction's ClientRequestToken (1..STORE_TX_TOKEN_MAX
+ * bytes of A-Z a-z 0-9 -, read during the call only), so that DynamoDB
+ * applies a client's resend once; NULL: a new one.
  * Returns a handle for lt_transact_cancel, or NULL on out-of-memory (no
  * callback). */
-struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, lt_tx_cb cb, void *arg)
-	__attribute__((warn_unused_result));
+struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, const char *client_token,
+			  lt_tx_cb cb, void *arg) __attribute__((warn_unused_result));
 
 /* cb will not run; the transaction may still commit. */
 void lt_transact_cancel(struct lt_tx *tx);

@@ -152,7 +152,8 @@ static void on_tx(void *arg, const struct store_tx_result *res)
 	tx_end(tx, &r);
 }
 
-struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, lt_tx_cb cb, void *arg)
+struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, const char *client_token,
+			  lt_tx_cb cb, void *arg)
 {
 	struct locktable *t = l->t;
 	size_t nlen = strlen(l->lock->name);
@@ -171,6 +172,7 @@ struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, lt_tx_
 		.token = tx->token,
 		.items = items,
 		.items_len = len,
+		.client_token = client_token,
 	};
 	tx->call = store_transact(t->store, &req, on_tx, tx);
 	if (tx->call == NULL) {

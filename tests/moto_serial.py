@@ -14,16 +14,45 @@ others, but with every call of the app, up to its whole response body,
 under one lock: requests are applied one at a time, in arrival order.
 tests/moto_race.py shows the difference.
 
+It also keeps what moto leaves out of TransactWriteItems and DynamoDB
+documents ("Idempotency", transaction-apis): a request whose
+ClientRequestToken was used by a successful one in the last 10 minutes is
+answered that success again, without applying it, when its other
+parameters are the same, and IdempotentParameterMismatchException when they
+differ. leasegate's retries, and the client request ids of fenced writes
+(LOCK.TRANSACT ... REQUEST id), rely on it.
+
 Usage: python3 tests/moto_serial.py [-H HOST] [-p PORT]
 """
 import argparse
 import io
+import json
 import os
 import signal
 import sys
 import threading
+import time
 
 from werkzeug.serving import run_simple
+
+
+IDEMPOTENCY_WINDOW_S = 600
+JSON_TYPE = [("Content-Type", "application/x-amz-json-1.0")]
+
+
+def client_token(environ, raw):
+    """(token, the other parameters as canonical JSON) of a TransactWriteItems
+    with a ClientRequestToken, else None."""
+    if not environ.get("HTTP_X_AMZ_TARGET", "").endswith(".TransactWriteItems"):
+        return None
+    try:
+        req = json.loads(raw)
+    except ValueError:
+        return None
+    token = req.pop("ClientRequestToken", None) if isinstance(req, dict) else None
+    if not token:
+        return None
+    return token, json.dumps(req, sort_keys=True)
 
 
 class SerialApp:
@@ -32,23 +61,58 @@ class SerialApp:
     def __init__(self, app):
         self.app = app
         self.lock = threading.Lock()
+        self.tokens = {}  # ClientRequestToken -> (params, expiry, status, headers, body)
+
+    def replay(self, tok, start_response):
+        """The answer to a token seen in the window, or None."""
+        now = time.monotonic()
+        for k in [k for k, v in self.tokens.items() if v[1] < now]:
+            del self.tokens[k]
+        seen = self.tokens.get(tok[0])
+        if seen is None:
+            return None
+        if seen[0] != tok[1]:
+            start_response("400 Bad Request", JSON_TYPE)
+            return [json.dumps({
+                "__type": "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException",
+                "message": "Request parameters do not match the parameters of the request "
+                           "with this ClientRequestToken"}).encode()]
+        start_response(seen[2], seen[3])
+        return [seen[4]]
 
     def __call__(self, environ, start_response):
         # The request body is read before taking the lock: a client slow
         # to send its body holds up nobody.
         length = environ.get("CONTENT_LENGTH")
+        raw = b""
         if length and length.isdigit():
-            environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read(int(length)))
+            raw = environ["wsgi.input"].read(int(length))
+            environ["wsgi.input"] = io.BytesIO(raw)
+        tok = client_token(environ, raw)
+        answer = {}
+
+        def keep(status, headers, exc_info=None):
+            answer["status"], answer["headers"] = status, list(headers)
+            return start_response(status, headers, exc_info)
+
         with self.lock:
-            body = self.app(environ, start_response)
+            if tok is not None:
+                replayed = self.replay(tok, start_response)
+                if replayed is not None:
+                    return replayed
+            body = self.app(environ, keep)
             try:
                 # The body is read under the lock too: a lazy body could
                 # still touch moto's state.
-                return [b"".join(body)]
+                out = b"".join(body)
             finally:
                 close = getattr(body, "close", None)
                 if close is not None:
                     close()
+            if tok is not None and answer.get("status", "").startswith("200"):
+                self.tokens[tok[0]] = (tok[1], time.monotonic() + IDEMPOTENCY_WINDOW_S,
+                                       answer["status"], answer["headers"], out)
+            return [out]
 
 
 def main():

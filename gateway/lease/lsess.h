@@ -491,6 +491,12 @@ struct ls_tx_req {
 	int64_t token;
 	const char *items; /* items_len bytes, checked with ls_tx_items_ok */
 	size_t items_len;
+	/* The client's request id, request_len bytes (1..STORE_TX_TOKEN_MAX
+	 * of A-Z a-z 0-9 -), sent as the ClientRequestToken: DynamoDB applies
+	 * a resend with the same id and items once, for 10 minutes. NULL: a
+	 * new id per call. */
+	const char *request;
+	size_t request_len;
 };
 
 /* Writes the items in one DynamoDB transaction whose first item checks

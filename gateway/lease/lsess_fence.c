@@ -9,6 +9,9 @@
  */
 #include "gateway/lease/lsess_int.h"
 
+#include "core/store/store_tx.h"
+
+#include <ctype.h>
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,13 +294,35 @@ static void transacted(void *arg, const struct lt_tx_result *tr)
 	ls_op_finish(op, &res);
 }
 
+/* A client's request id as a ClientRequestToken: 1..STORE_TX_TOKEN_MAX
+ * bytes of A-Z a-z 0-9 -, copied into out (NUL-terminated). */
+static bool request_ok(const struct ls_tx_req *req, char out[STORE_TX_TOKEN_MAX + 1],
+		       struct ls_result *r)
+{
+	bool ok = req->request_len >= 1 && req->request_len <= STORE_TX_TOKEN_MAX;
+	for (size_t i = 0; ok && i < req->request_len; i++) {
+		unsigned char ch = (unsigned char)req->request[i];
+		ok = isalnum(ch) || ch == '-';
+	}
+	if (!ok) {
+		ls_res_msg(r, LS_INVALID,
+			   "a request id is 1 to %d characters of A-Z a-z 0-9 - (a UUID fits)",
+			   STORE_TX_TOKEN_MAX);
+		return false;
+	}
+	memcpy(out, req->request, req->request_len);
+	out[req->request_len] = '\0';
+	return true;
+}
+
 enum ls_status ls_transact(struct lsess *s, const struct ls_tx_req *req, struct ls_result *now,
 			   ls_done_cb cb, void *arg)
 {
-	char name[STORE_NAME_MAX + 1];
+	char name[STORE_NAME_MAX + 1], request[STORE_TX_TOKEN_MAX + 1];
 	ls_res_init(now, LS_OK);
 	if (!ls_name_ok(s->svc, req->name, req->name_len, name, now) ||
-	    !ls_tx_items_ok(s->svc, req->items, req->items_len, now))
+	    !ls_tx_items_ok(s->svc, req->items, req->items_len, now) ||
+	    (req->request != NULL && !request_ok(req, request, now)))
 		return now->status;
 	struct ls_rec *rec;
 	if (req->leader) {
@@ -320,7 +345,8 @@ enum ls_status ls_transact(struct lsess *s, const struct ls_tx_req *req, struct 
 	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, rec->name, rec->len, rec->token);
 	if (op == NULL)
 		return ls_res_msg(now, LS_FAILED, "out of memory");
-	if (lt_transact(rec->lease, req->items, req->items_len, transacted, op) == NULL) {
+	if (lt_transact(rec->lease, req->items, req->items_len, req->request ? request : NULL,
+			transacted, op) == NULL) {
 		ls_op_finish(op, NULL);
 		return ls_res_msg(now, LS_FAILED, "out of memory");
 	}

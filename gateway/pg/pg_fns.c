@@ -370,6 +370,10 @@ static void run_transact(struct pgs *s, const struct sql_stmt *st, const struct 
 			       .token = a[1].i,
 			       .items = a[2].s,
 			       .items_len = a[2].len};
+	if (st->nargs == 4) { /* leasegate.transact(name, token, items, request) */
+		tx.request = a[3].s;
+		tx.request_len = a[3].len;
+	}
 	enum ls_status rc = ls_transact(ls, &tx, &now, pgx_lease_done, s);
 	pgx_answer(s, st, po, 0, rc, &now);
 }
@@ -776,6 +780,19 @@ const struct pg_fn pg_fns[] = {
 	 .own_error = fenced_error,
 	 .summary = "writes the items (a JSON array of DynamoDB writes) if and only if the "
 		    "lease of that token still holds the lock"},
+	{.name = "leasegate.transact",
+	 .nargs = 4,
+	 .arg_types = {PG_OID_TEXT, PG_OID_INT8, PG_OID_TEXT, PG_OID_TEXT},
+	 .arg_names = {"name", "token", "items", "request"},
+	 COLS(col_bool),
+	 .cats = ACL_WRITE | ACL_LOCK | ACL_SLOW,
+	 .lock_arg = 1,
+	 .run = run_transact,
+	 .fill = fill_ok,
+	 .own_error = fenced_error,
+	 .summary = "leasegate.transact with a request id of the client's (1-36 characters of "
+		    "A-Z a-z 0-9 -): a resend with the same id and items is applied once, for 10 "
+		    "minutes"},
 	{.name = "leasegate.wait_refusal",
 	 .nargs = 1,
 	 .arg_types = {PG_OID_TEXT},

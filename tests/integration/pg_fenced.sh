@@ -91,6 +91,19 @@ ok(cur.fetchone()[0] is True, 'check: held')
 cur.execute('SELECT leasegate.check(%s, %s)', ('job', token + 1))
 ok(cur.fetchone()[0] is False, 'check: another token')
 
+# a request id of the client's: a resend is applied once
+add = json.dumps([{'Update': {'TableName': data, 'Key': {'id': {'S': 'cnt'}},
+                              'UpdateExpression': 'ADD n :one',
+                              'ExpressionAttributeValues': {':one': {'N': '1'}}}}])
+for _ in range(2):
+    cur.execute('SELECT leasegate.transact(%s, %s, %s, %s)', ('job', token, add, 'pg-req-1'))
+    ok(cur.fetchone()[0] is True, 'transact with a request id: t')
+ok('"n": {"N": "1"}' in item('cnt'), 'the resend with the same request id applied once',
+   item('cnt'))
+st, msg = sqlstate(conn, 'SELECT leasegate.transact(%s, %s, %s, %s)',
+                   ('job', token, add, 'not an id'))
+ok(st == '22023' and 'request id' in msg, 'a bad request id: 22023', (st, msg))
+
 st, msg = sqlstate(conn, 'SELECT leasegate.transact(%s, %s, %s)',
                    ('job', token, put('p1', {'ConditionExpression': 'attribute_not_exists(id)'})))
 ok(st == '23000' and 'ConditionalCheckFailed' in msg, 'client condition: 23000 with reasons',

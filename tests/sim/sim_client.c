@@ -198,7 +198,7 @@ static void use_lease(struct sim_client *c, struct lease *l)
 			sim_violation("lease_renew failed");
 	} else if (sim_chance(500000)) {
 		c->ops++;
-		if (lt_transact(l, "[]", 2, on_tx, c) == NULL)
+		if (lt_transact(l, "[]", 2, NULL, on_tx, c) == NULL)
 			sim_violation("lt_transact failed");
 	}
 }

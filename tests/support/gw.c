@@ -294,6 +294,18 @@ void gw_expect_nil(redisContext *c, const char *fmt, ...)
 	freeReplyObject(r);
 }
 
+void gw_expect_ok(redisContext *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = vcmd(c, fmt, ap);
+	va_end(ap);
+	if (r->type != REDIS_REPLY_STATUS || strcmp(r->str, "OK") != 0)
+		fail_msg("'%s': wanted +OK, got type %d (%lld, %s)", fmt, r->type, r->integer,
+			 r->str ? r->str : "");
+	freeReplyObject(r);
+}
+
 void gw_expect_err(redisContext *c, const char *prefix, const char *fmt, ...)
 {
 	va_list ap;

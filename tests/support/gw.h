@@ -90,6 +90,8 @@ void gw_expect_no_reply(redisContext *c, int ms, const char *what);
 /* Expectations on one command's reply; each frees the reply. */
 void gw_expect_int(redisContext *c, long long want, const char *fmt, ...);
 void gw_expect_nil(redisContext *c, const char *fmt, ...);
+/* The reply is the status +OK. */
+void gw_expect_ok(redisContext *c, const char *fmt, ...);
 /* The reply is an error starting with prefix. */
 void gw_expect_err(redisContext *c, const char *prefix, const char *fmt, ...);
 
