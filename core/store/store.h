@@ -247,6 +247,10 @@ typedef void (*store_blob_cb)(void *arg, const struct store_blob_result *res);
 struct store_chan_result;
 /* A channel's answer (store_chan.h). */
 typedef void (*store_chan_cb)(void *arg, const struct store_chan_result *res);
+struct store_sh_req;
+struct store_sh_result;
+/* An answer about a shared name (store_shared.h). */
+typedef void (*store_sh_cb)(void *arg, const struct store_sh_result *res);
 /* A keyspace commit's answer (store_kv.h). */
 typedef void (*store_kv_cb)(void *arg, const struct store_kv_result *res);
 /* A fenced transaction's answer (store_tx.h). */
@@ -283,6 +287,10 @@ struct store_ops {
 					   store_chan_cb cb, void *arg);
 	struct store_call *(*chan_read)(struct store *s, const char *id, store_chan_cb cb,
 					void *arg);
+	/* store_sh_submit() (store_shared.h); cancelled with cancel. NULL:
+	 * the store has no shared items. */
+	struct store_call *(*sh_submit)(struct store *s, const struct store_sh_req *req,
+					store_sh_cb cb, void *arg);
 };
 
 struct store {

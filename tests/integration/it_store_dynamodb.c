@@ -3,9 +3,10 @@
  * by tests/run-integration.sh with signature checking on), with a real
  * libevent loop and the real clock.
  *
- *   - the store contract suite (tests/support/store_contract.c), on a table
- *     with a partition key only and on one with custom partition and sort
- *     key names learned with DescribeTable;
+ *   - the store contract suite (tests/support/store_contract.c) and that of
+ *     shared names (store_contract_shared.c), on a table with a partition
+ *     key only and on one with custom partition and sort key names learned
+ *     with DescribeTable;
  *   - what only DynamoDB has: a missing table, a denied user, a wrong
  *     secret (FATAL, not retried: HTTP requests counted), an endpoint that
  *     does not answer (TRANSIENT after 3 attempts), keys that are not
@@ -588,6 +589,8 @@ int main(void)
 		"dynamodb, custom partition and sort keys", make, run, destroy, &custom, put_raw};
 	int failed = store_contract_run(&f1);
 	failed += store_contract_run(&f2);
+	failed += store_contract_shared_run(&f1);
+	failed += store_contract_shared_run(&f2);
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(missing_table),

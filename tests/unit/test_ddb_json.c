@@ -19,11 +19,13 @@ static const struct ddb_keys k_pk = {"Locks", "pk", NULL, NULL};
 static const struct ddb_keys k_sk_ttl = {"Shop", "PK", "SK", "expiresAt"};
 
 #define KEY_PK "\"Key\":{\"pk\":{\"S\":\"LOCK#a\"}}"
-/* The acquire's guard: the item, if any, is a lock whose fence can rise. */
+/* The acquire's guard: the item, if any, is a lock whose fence can rise,
+ * held shared by nobody. */
 #define GUARD                                                                                      \
 	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                  \
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
-	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
+	"OR (attribute_exists(#r) AND attribute_exists(#l))) AND (attribute_not_exists(#sc) OR "   \
+	"#sc = :f0)))"
 /* ... and not written by this very acquire (its arvn). */
 #define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
 #define GUARD_VALUES                                                                               \
@@ -48,7 +50,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 30000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "a\":\"arvn\",\"#w\":"
 	 "\"waiter\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"30000\"},"
 	 "\":h\":{\"S\":\"pod-1\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
@@ -71,7 +74,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 1000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "a\":\"arvn\","
 	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
@@ -92,7 +96,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 1000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\","
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "a\":\"arvn\","
 	 "\"#w\":\"waiter\",\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
@@ -113,7 +118,8 @@ static const struct build_case build_cases[] = {
 	  .ttl = 1800000000},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
-	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#sc\":\"scount\",\"#t\":\"_type\","
+	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\","
 	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1800000000\"},\":r\":{\"S\":\"r1\"},"
@@ -156,7 +162,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 1000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "a\":\"arvn\",\"#w\":"
 	 "\"waiter\","
 	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
@@ -179,7 +186,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 1000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "a\":\"arvn\",\"#w\":"
 	 "\"waiter\","
 	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"

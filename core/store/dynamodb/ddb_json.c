@@ -34,14 +34,17 @@
 
 /* The acquire's condition that the item, if there is one, is a lock a write
  * may raise (store.h): _type LOCK, a fence absent or from 0 to INT64_MAX - 1,
- * an owner only with rvn and leaseMs. Without it, the write would land on
- * another application's item, or ADD would take a fence past int64.
+ * an owner only with rvn and leaseMs, and no slot held shared (scount
+ * absent or 0: core/store/store_shared.h). Without it, the write would land
+ * on another application's item, ADD would take a fence past int64, or an
+ * exclusive holder would join readers.
  * attribute_type comes first: comparing another type with a number is an
  * error on moto, not false. */
 #define LOCK_GUARD                                                                                 \
 	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                  \
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
-	"OR (attribute_exists(#r) AND attribute_exists(#l)))))"
+	"OR (attribute_exists(#r) AND attribute_exists(#l))) AND (attribute_not_exists(#sc) OR "   \
+	"#sc = :f0)))"
 
 /* An acquire's condition that the item's arvn (the rvn of the acquire that
  * last wrote it) is not its own: no attempt of it lands after the lease it
@@ -62,6 +65,7 @@ static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_CREATE_TABLE] = "CreateTable",
 	[DDB_UPDATE_TIME_TO_LIVE] = "UpdateTimeToLive",
 	[DDB_SCAN] = "Scan",
+	[DDB_BATCH_GET_ITEM] = "BatchGetItem",
 };
 
 static const enum ddb_op store_ops[STORE_OP_COUNT] = {
@@ -534,6 +538,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 	jstr(&w, N_HOLDER, "holder");
 	if ((release && r->unconditional) || guarded)
 		jstr(&w, N_PK, k->pk);
+	if (guarded)
+		jstr(&w, "#sc", "scount");
 	if (acquire) {
 		jstr(&w, N_TYPE, "_type");
 		jstr(&w, N_FENCE, "fence");
@@ -592,7 +598,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jend(&w, '}');
 	}
 
-	char expr[256], cond[512] = "";
+	char expr[256], cond[640] = "";
 	if (release) {
 		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h, #sh%s%s%s",
 			 ttl || freed ? " SET " : "", freed ? "#fr = :fr, #fb = :fb" : "",

@@ -38,6 +38,7 @@ static const char *const targets[DDB_OP_COUNT] = {
 	[DDB_CREATE_TABLE] = TARGET_PREFIX "CreateTable",
 	[DDB_UPDATE_TIME_TO_LIVE] = TARGET_PREFIX "UpdateTimeToLive",
 	[DDB_SCAN] = TARGET_PREFIX "Scan",
+	[DDB_BATCH_GET_ITEM] = TARGET_PREFIX "BatchGetItem",
 };
 
 static void msgf(struct store_result *res, const char *fmt, ...)
@@ -215,6 +216,7 @@ void ddbs_drop(struct store_call *c)
 	if (c->http)
 		http_cancel(c->ds->http, c->http);
 	ddb_body_free(c->body);
+	free(c->sh);
 	pool_put(&call_pool, c, sizeof *c);
 }
 
@@ -230,6 +232,7 @@ static void finish(struct store_call *c, struct store_result *res, const char *b
 	end_span(c, res);
 	c->done(c, res, body, len);
 	ddb_body_free(c->body);
+	free(c->sh); /* a shared name's, unless done passed it on */
 	pool_put(&call_pool, c, sizeof *c);
 }
 
@@ -281,6 +284,7 @@ struct store_call *ddbs_new_call(struct ddb_store *ds, enum ddb_op dop, ddbs_don
 	c->dop = dop;
 	c->done = done;
 	c->op = STORE_OP_COUNT;
+	c->sh = NULL;
 	int64_t now = clock_now_ms(ds->clock);
 	c->deadline_ms = now + budget_ms;
 	c->attempt_ms = ds->cfg.attempt_timeout_ms;
@@ -758,6 +762,7 @@ static const struct store_ops ddb_ops = {
 	.blob_get = ddbs_blob_get,
 	.chan_publish = ddbs_chan_publish,
 	.chan_read = ddbs_chan_read,
+	.sh_submit = ddbs_sh_submit,
 	.submit = ddb_submit,
 	.cancel = ddb_cancel,
 	.free = ddb_free,

@@ -25,6 +25,8 @@ struct store_call {
 	store_kv_cb kv_cb;     /* a keyspace commit (ddb_kv.c), also STORE_TRANSACT */
 	store_blob_cb blob_cb; /* a blob (ddb_blob.c) */
 	store_chan_cb chan_cb; /* a channel (ddb_chan.c) */
+	store_sh_cb sh_cb;     /* a shared name (ddb_shared.c) */
+	struct ddb_sh *sh;     /* its request and answer so far, freed with the call */
 	void *arg;
 	/* a scan: the caller's page (filled from the answer) and callback */
 	struct store_scan_result *page;
@@ -125,6 +127,10 @@ struct store_call *ddbs_chan_publish(struct store *s, const char *id, const char
 				     const void *data, size_t len, int64_t ttl, store_chan_cb cb,
 				     void *arg);
 struct store_call *ddbs_chan_read(struct store *s, const char *id, store_chan_cb cb, void *arg);
+
+/* Shared names (core/store_shared.h; ddb_shared.c). */
+struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
+				  void *arg);
 
 void ddbs_open_init(struct ddb_store *ds);
 

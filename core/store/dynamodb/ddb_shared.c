@@ -1,0 +1,642 @@
+/*
+ * ddb_shared: shared names (core/store/store_shared.h) on DynamoDB — a
+ * GRANT, RELEASE or REMOVE is one TransactWriteItems of two Updates (the
+ * header, then the slot) with a ClientRequestToken made once per request,
+ * so that the store's retries apply it once; a RENEW is one UpdateItem of
+ * the slot; a READ is one strongly consistent BatchGetItem of the header
+ * and every slot, asked again for its UnprocessedKeys. On the calls of
+ * store_dynamodb.c (retries, deadline, metrics).
+ */
+#include <cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/store/dynamodb/store_dynamodb_int.h"
+#include "core/store/store_shared.h"
+#include "core/store/store_tx.h"
+
+#define HEADER_KIND   "LOCK#"
+#define SORT_KEY      "LOCK" /* the sort key of every lock-table item */
+#define UNPROCESSED_MAX 8    /* BatchGetItem rounds for UnprocessedKeys */
+
+/* A request in flight and what it has read so far (READ: items[0] the
+ * header, items[1 + k] slot k; others: items[1] the slot). */
+struct ddb_sh {
+	struct store_sh_req req; /* strings point into text */
+	bool got[1 + STORE_SH_CAP];
+	struct store_sh_header header;
+	unsigned rounds;
+	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1], seen_rvn[STORE_ID_MAX + 1];
+	char holder[STORE_HOLDER_MAX + 1];
+	char name[STORE_NAME_MAX + 1];
+	struct lock_item items[]; /* 1 + cap (READ) or 2 */
+};
+
+/* ---- building ---- */
+
+static void add_str(cJSON *into, const char *name, const char *type, const char *s)
+{
+	cJSON *o = cJSON_AddObjectToObject(into, name);
+	if (o != NULL)
+		cJSON_AddStringToObject(o, type, s);
+}
+
+static void add_num(cJSON *into, const char *name, int64_t v)
+{
+	char n[24];
+	snprintf(n, sizeof(n), "%" PRId64, v);
+	add_str(into, name, "N", n);
+}
+
+/* {pk: key, sk: LOCK} of item k (0 the header, 1 + j slot j) into obj */
+static void add_key(cJSON *obj, const struct ddb_keys *keys, const char *name, unsigned k)
+{
+	char pk[STORE_SH_KEY_MAX + 1];
+	if (k == 0)
+		snprintf(pk, sizeof(pk), HEADER_KIND "%s", name);
+	else
+		store_sh_slot_key(name, k - 1, pk);
+	add_str(obj, keys->pk, "S", pk);
+	if (keys->sk != NULL)
+		add_str(obj, keys->sk, "S", SORT_KEY);
+}
+
+/* An Update of item k: its key, table, and room for the expressions. */
+static cJSON *update(const struct ddb_keys *keys, const char *name, unsigned k)
+{
+	cJSON *u = cJSON_CreateObject();
+	cJSON_AddStringToObject(u, "TableName", keys->table);
+	add_key(cJSON_AddObjectToObject(u, "Key"), keys, name, k);
+	return u;
+}
+
+/* "attribute_not_exists(#f)" for a fence 0, else "#f = <value>" */
+static void fence_cond(char *buf, size_t cap, const char *value, int64_t fence)
+{
+	if (fence == 0)
+		snprintf(buf, cap, "attribute_not_exists(#f)");
+	else
+		snprintf(buf, cap, "#f = %s", value);
+}
+
+static const char *mode_name(enum store_sh_mode m)
+{
+	return m == STORE_SH_LIMIT ? "LIMIT" : "SHARED";
+}
+
+/* Does the expression text use the placeholder p (a whole token)? */
+static bool uses(const char *text, const char *p)
+{
+	size_t n = strlen(p);
+	for (const char *at = text; (at = strstr(at, p)) != NULL; at += n) {
+		char next = at[n];
+		if (!(next == '_' || (next >= 'a' && next <= 'z') || (next >= '0' && next <= '9')))
+			return true;
+	}
+	return false;
+}
+
+/* set without its ", #x = :x" (or "SET #x = :x "), into buf: no TTL. */
+static const char *without_ttl(const char *set, char *buf, size_t cap)
+{
+	const char *at = strstr(set, ", #x = :x");
+	size_t cut = 9;
+	if (at == NULL) {
+		at = strstr(set, "SET #x = :x ");
+		cut = 12;
+	}
+	if (at == NULL)
+		return set;
+	snprintf(buf, cap, "%.*s%s", (int)(at - set), set, at + cut);
+	return buf;
+}
+
+/* The header's Update of a GRANT (store_shared.h), or its ConditionCheck
+ * for a takeover that fills the slot it frees. */
+static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	char cond[512], fc[48], text[512 + 160 + 2];
+	const char *set;
+	fence_cond(fc, sizeof(fc), ":sf", r->seen_fence);
+	bool limit = r->mode == STORE_SH_LIMIT;
+	if (r->first) {
+		snprintf(cond, sizeof(cond),
+			 "attribute_not_exists(#o) AND (attribute_not_exists(#ty) OR #ty = :lock) "
+			 "AND (attribute_not_exists(#sc) OR #sc = :zero) AND %s",
+			 fc);
+		set = limit ? "SET #sm = :sm, #sl = :cap, #ty = :lock, #x = :x ADD #sc :one"
+			    : "SET #sm = :sm, #ty = :lock, #x = :x REMOVE #sl ADD #sc :one, #f :one";
+	} else {
+		/* a takeover that fills its slot leaves the count: it may be
+		 * at the cap */
+		snprintf(cond, sizeof(cond),
+			 "attribute_not_exists(#o) AND #ty = :lock AND #sc > :zero%s AND #sm = :sm "
+			 "AND %s%s",
+			 r->seen_rvn != NULL ? "" : " AND #sc < :cap", fc,
+			 limit ? " AND #sl = :cap" : "");
+		set = r->seen_rvn != NULL ? NULL : "SET #x = :x ADD #sc :one";
+	}
+	char buf[160];
+	if (set != NULL && !(keys->ttl_attr != NULL && r->ttl > 0))
+		set = without_ttl(set, buf, sizeof(buf));
+	snprintf(text, sizeof(text), "%s %s", cond, set != NULL ? set : "");
+	cJSON *u = update(keys, r->name, 0);
+	cJSON_AddStringToObject(u, "ConditionExpression", cond);
+	if (set != NULL)
+		cJSON_AddStringToObject(u, "UpdateExpression", set);
+	static const char *const names[][2] = {{"#o", "owner"},	 {"#ty", "_type"}, {"#sc", "scount"},
+					       {"#sm", "smode"}, {"#f", "fence"},  {"#sl", "slimit"}};
+	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (uses(text, names[i][0]))
+			cJSON_AddStringToObject(n, names[i][0], names[i][1]);
+	if (uses(text, "#x"))
+		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
+	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
+	if (uses(text, ":lock"))
+		add_str(v, ":lock", "S", "LOCK");
+	if (uses(text, ":zero"))
+		add_num(v, ":zero", 0);
+	if (uses(text, ":sm"))
+		add_str(v, ":sm", "S", mode_name(r->mode));
+	if (uses(text, ":one"))
+		add_num(v, ":one", 1);
+	if (uses(text, ":cap"))
+		add_num(v, ":cap", r->cap);
+	if (uses(text, ":sf"))
+		add_num(v, ":sf", r->seen_fence);
+	if (uses(text, ":x"))
+		add_num(v, ":x", r->ttl);
+	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	cJSON *w = cJSON_CreateObject();
+	cJSON_AddItemToObject(w, set == NULL ? "ConditionCheck" : "Update", u);
+	return w;
+}
+
+/* The slot's Update of a GRANT. */
+static cJSON *grant_slot(const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	char cond[160], set[160], fc[48];
+	fence_cond(fc, sizeof(fc), ":sf", r->seen_slot_fence);
+	snprintf(cond, sizeof(cond), "%s AND %s",
+		 r->seen_rvn != NULL ? "#r = :sr" : "attribute_not_exists(#o)", fc);
+	bool ttl = keys->ttl_attr != NULL && r->ttl > 0;
+	snprintf(set, sizeof(set), "SET #o = :o, #r = :r, #l = :l, #ty = :slot%s%s ADD #f :one%s",
+		 r->holder != NULL ? ", #h = :h" : "", ttl ? ", #x = :x" : "",
+		 r->holder != NULL ? "" : " REMOVE #h");
+	cJSON *u = update(keys, r->name, 1 + r->slot);
+	cJSON_AddStringToObject(u, "ConditionExpression", cond);
+	cJSON_AddStringToObject(u, "UpdateExpression", set);
+	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
+	cJSON_AddStringToObject(n, "#o", "owner");
+	cJSON_AddStringToObject(n, "#r", "rvn");
+	cJSON_AddStringToObject(n, "#l", "leaseMs");
+	cJSON_AddStringToObject(n, "#ty", "_type");
+	cJSON_AddStringToObject(n, "#f", "fence");
+	cJSON_AddStringToObject(n, "#h", "holder");
+	if (ttl)
+		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
+	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
+	add_str(v, ":o", "S", r->owner);
+	add_str(v, ":r", "S", r->rvn);
+	add_num(v, ":l", r->lease_ms);
+	add_str(v, ":slot", "S", "SLOT");
+	add_num(v, ":one", 1);
+	if (r->holder != NULL)
+		add_str(v, ":h", "S", r->holder);
+	if (ttl)
+		add_num(v, ":x", r->ttl);
+	if (r->seen_rvn != NULL)
+		add_str(v, ":sr", "S", r->seen_rvn);
+	if (r->seen_slot_fence != 0)
+		add_num(v, ":sf", r->seen_slot_fence);
+	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	cJSON *w = cJSON_CreateObject();
+	cJSON_AddItemToObject(w, "Update", u);
+	return w;
+}
+
+/* The two Updates of a RELEASE or REMOVE. */
+static void end_items(cJSON *list, const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	bool ttl = keys->ttl_attr != NULL && r->ttl > 0;
+	cJSON *s = update(keys, r->name, 1 + r->slot);
+	cJSON_AddStringToObject(s, "ConditionExpression",
+				r->op == STORE_SH_REMOVE ? "#o = :o AND #r = :sr" : "#o = :o");
+	cJSON_AddStringToObject(s, "UpdateExpression",
+				ttl ? "REMOVE #o, #l, #h SET #x = :x" : "REMOVE #o, #l, #h");
+	cJSON *n = cJSON_AddObjectToObject(s, "ExpressionAttributeNames");
+	cJSON_AddStringToObject(n, "#o", "owner");
+	cJSON_AddStringToObject(n, "#l", "leaseMs");
+	cJSON_AddStringToObject(n, "#h", "holder");
+	if (r->op == STORE_SH_REMOVE)
+		cJSON_AddStringToObject(n, "#r", "rvn");
+	if (ttl)
+		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
+	cJSON *v = cJSON_AddObjectToObject(s, "ExpressionAttributeValues");
+	add_str(v, ":o", "S", r->owner);
+	if (r->op == STORE_SH_REMOVE)
+		add_str(v, ":sr", "S", r->seen_rvn);
+	if (ttl)
+		add_num(v, ":x", r->ttl);
+	cJSON_AddStringToObject(s, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+
+	cJSON *h = update(keys, r->name, 0);
+	cJSON_AddStringToObject(h, "ConditionExpression", "#sc > :zero");
+	cJSON_AddStringToObject(h, "UpdateExpression", "ADD #sc :minus");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(h, "ExpressionAttributeNames"), "#sc",
+				"scount");
+	v = cJSON_AddObjectToObject(h, "ExpressionAttributeValues");
+	add_num(v, ":zero", 0);
+	add_num(v, ":minus", -1);
+	cJSON_AddStringToObject(h, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+
+	cJSON *w = cJSON_CreateObject();
+	cJSON_AddItemToObject(w, "Update", h);
+	cJSON_AddItemToArray(list, w);
+	w = cJSON_CreateObject();
+	cJSON_AddItemToObject(w, "Update", s);
+	cJSON_AddItemToArray(list, w);
+}
+
+/* A TransactWriteItems of GRANT, RELEASE or REMOVE: the header first. */
+static cJSON *build_tx(const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	char token[STORE_TX_TOKEN_MAX + 1];
+	store_new_id(token);
+	cJSON *root = cJSON_CreateObject();
+	cJSON *list = cJSON_AddArrayToObject(root, "TransactItems");
+	if (r->op == STORE_SH_GRANT) {
+		cJSON_AddItemToArray(list, grant_header(keys, r));
+		cJSON_AddItemToArray(list, grant_slot(keys, r));
+	} else {
+		end_items(list, keys, r);
+	}
+	cJSON_AddStringToObject(root, "ClientRequestToken", token);
+	return root;
+}
+
+static cJSON *build_renew(const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	bool ttl = keys->ttl_attr != NULL && r->ttl > 0;
+	char set[96];
+	snprintf(set, sizeof(set), "SET #r = :r, #l = :l%s%s%s", r->holder ? ", #h = :h" : "",
+		 ttl ? ", #x = :x" : "", r->holder ? "" : " REMOVE #h");
+	cJSON *u = update(keys, r->name, 1 + r->slot);
+	cJSON_AddStringToObject(u, "ConditionExpression", "#o = :o AND (#r = :sr OR #r = :r)");
+	cJSON_AddStringToObject(u, "UpdateExpression", set);
+	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
+	cJSON_AddStringToObject(n, "#o", "owner");
+	cJSON_AddStringToObject(n, "#r", "rvn");
+	cJSON_AddStringToObject(n, "#l", "leaseMs");
+	cJSON_AddStringToObject(n, "#h", "holder");
+	if (ttl)
+		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
+	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
+	add_str(v, ":o", "S", r->owner);
+	add_str(v, ":r", "S", r->rvn);
+	add_str(v, ":sr", "S", r->seen_rvn);
+	add_num(v, ":l", r->lease_ms);
+	if (r->holder != NULL)
+		add_str(v, ":h", "S", r->holder);
+	if (ttl)
+		add_num(v, ":x", r->ttl);
+	cJSON_AddStringToObject(u, "ReturnValues", "ALL_NEW");
+	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	return u;
+}
+
+/* A BatchGetItem of the items of sh not read yet. */
+static cJSON *build_read(const struct ddb_keys *keys, const struct ddb_sh *sh)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *t = cJSON_AddObjectToObject(cJSON_AddObjectToObject(root, "RequestItems"), keys->table);
+	cJSON *list = cJSON_AddArrayToObject(t, "Keys");
+	for (unsigned k = 0; k <= sh->req.cap; k++) {
+		if (sh->got[k])
+			continue;
+		cJSON *key = cJSON_CreateObject();
+		add_key(key, keys, sh->req.name, k);
+		cJSON_AddItemToArray(list, key);
+	}
+	cJSON_AddBoolToObject(t, "ConsistentRead", 1);
+	return root;
+}
+
+/* ---- reading answers ---- */
+
+/* The index of the item whose partition key is pk (0 the header, 1 + k
+ * slot k), or -1 when it is none of name's. */
+static int item_index(const char *pk, const struct ddb_sh *sh)
+{
+	size_t nl = strlen(sh->req.name);
+	if (strncmp(pk, HEADER_KIND, 5) == 0 && strcmp(pk + 5, sh->req.name) == 0)
+		return 0;
+	if (strncmp(pk, "SLOT#", 5) != 0)
+		return -1;
+	char *end;
+	unsigned long k = strtoul(pk + 5, &end, 10);
+	if (end == pk + 5 || *end != '#' || k >= sh->req.cap || strlen(end + 1) != nl ||
+	    strcmp(end + 1, sh->req.name) != 0)
+		return -1;
+	return 1 + (int)k;
+}
+
+static const char *pk_of(const cJSON *item, const struct ddb_keys *keys)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, keys->pk), "S");
+	return cJSON_IsString(s) ? s->valuestring : NULL;
+}
+
+/* scount, smode and slimit of a header item into h (absent: 0, ""). */
+static void parse_shared(const cJSON *item, struct store_sh_header *h)
+{
+	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, "scount"), "N");
+	const cJSON *sm = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, "smode"), "S");
+	const cJSON *sl = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, "slimit"), "N");
+	h->has_scount = cJSON_IsString(sc) && ddb_parse_int64(sc->valuestring, &h->scount);
+	if (!h->has_scount)
+		h->scount = 0;
+	snprintf(h->smode, sizeof(h->smode), "%s", cJSON_IsString(sm) ? sm->valuestring : "");
+	if (!cJSON_IsString(sl) || !ddb_parse_int64(sl->valuestring, &h->slimit))
+		h->slimit = 0;
+}
+
+/* item (a DynamoDB item) as item k of sh; false with err when malformed */
+static bool take_item(struct ddb_sh *sh, unsigned k, const cJSON *item, const char *ttl, char *err)
+{
+	struct lock_item *to = k == 0 ? &sh->header.lock : &sh->items[k];
+	if (!ddb_parse_item(item, ttl, to, err))
+		return false;
+	if (k == 0)
+		parse_shared(item, &sh->header);
+	return true;
+}
+
+/* Delivers sh's answer with status and message. */
+static void deliver(struct store_call *c, struct ddb_sh *sh, enum store_status status,
+		    const char *error_type, const char *message, unsigned index)
+{
+	struct store_sh_result r = {.status = status, .error_type = error_type, .index = index};
+	snprintf(r.message, sizeof(r.message), "%s", status == STORE_OK ? "" : message);
+	r.header = sh->header;
+	bool read = sh->req.op == STORE_SH_READ;
+	r.nslots = read ? sh->req.cap : 1;
+	r.slots = &sh->items[1];
+	c->sh_cb(c->arg, &r);
+}
+
+/* What a GRANT made of the items, from what the caller saw. */
+static void granted(struct ddb_sh *sh)
+{
+	const struct store_sh_req *r = &sh->req;
+	struct lock_item *slot = &sh->items[1];
+	*slot = (struct lock_item){.exists = true, .has_owner = true, .has_rvn = true,
+				   .has_lease = true, .has_fence = true};
+	snprintf(slot->owner, sizeof(slot->owner), "%s", r->owner);
+	snprintf(slot->rvn, sizeof(slot->rvn), "%s", r->rvn);
+	snprintf(slot->holder, sizeof(slot->holder), "%s", r->holder ? r->holder : "");
+	snprintf(slot->type, sizeof(slot->type), "SLOT");
+	slot->fence = r->seen_slot_fence + 1;
+	slot->lease_ms = r->lease_ms;
+	struct store_sh_header *h = &sh->header;
+	*h = (struct store_sh_header){.lock = {.exists = true, .has_fence = true}};
+	snprintf(h->lock.type, sizeof(h->lock.type), "LOCK");
+	h->lock.fence = r->seen_fence + (r->first && r->mode == STORE_SH_SHARED ? 1 : 0);
+	h->lock.has_fence = h->lock.fence > 0;
+	h->has_scount = r->first; /* else another grant may have moved it */
+	h->scount = r->first ? 1 : 0;
+	snprintf(h->smode, sizeof(h->smode), "%s", mode_name(r->mode));
+	h->slimit = r->mode == STORE_SH_LIMIT ? r->cap : 0;
+}
+
+/* The refused item of a cancelled transaction into sh: its index (0 the
+ * header, 1 the slot; 2 when the answer does not say). */
+static unsigned cancelled(struct ddb_sh *sh, const char *body, size_t len, const char *ttl)
+{
+	cJSON *root = body != NULL ? cJSON_ParseWithLength(body, len) : NULL;
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "CancellationReasons"), *r;
+	unsigned i = 0, found = 2;
+	char err[DDB_ERR_MAX];
+	cJSON_ArrayForEach(r, list)
+	{
+		const cJSON *code = cJSON_GetObjectItemCaseSensitive(r, "Code");
+		if (i < 2 && cJSON_IsString(code) &&
+		    strcmp(code->valuestring, "ConditionalCheckFailed") == 0) {
+			const cJSON *it = cJSON_GetObjectItemCaseSensitive(r, "Item");
+			if (it == NULL || take_item(sh, i, it, ttl, err))
+				found = i;
+			break;
+		}
+		i++;
+	}
+	cJSON_Delete(root);
+	return found;
+}
+
+static void tx_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
+{
+	struct ddb_sh *sh = c->sh;
+	c->ds->base.in_flight--;
+	unsigned index = 2;
+	if (res->status == STORE_OK && sh->req.op == STORE_SH_GRANT)
+		granted(sh);
+	if (res->status == STORE_OK && sh->req.op != STORE_SH_GRANT) {
+		sh->items[1] = (struct lock_item){.exists = true};
+		snprintf(sh->items[1].type, sizeof(sh->items[1].type), "SLOT");
+	}
+	if (res->status == STORE_REFUSED)
+		index = cancelled(sh, body, len, c->ds->keys.ttl_attr);
+	deliver(c, sh, res->status, res->error_type, res->message, index);
+}
+
+static void renew_done(struct store_call *c, struct store_result *res, const char *body,
+		       size_t len)
+{
+	c->ds->base.in_flight--;
+	c->sh->items[1] = res->item;
+	deliver(c, c->sh, res->status, res->error_type, res->message, 1);
+}
+
+/* Marks got every key asked but those UnprocessedKeys names; false when
+ * some are left. */
+static bool mark_read(struct ddb_sh *sh, const cJSON *root, const struct ddb_keys *keys)
+{
+	bool left[1 + STORE_SH_CAP] = {false}, any = false;
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(root, "UnprocessedKeys"), keys->table);
+	const cJSON *k;
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(t, "Keys"))
+	{
+		const char *pk = pk_of(k, keys);
+		int i = pk != NULL ? item_index(pk, sh) : -1;
+		if (i >= 0)
+			left[i] = any = true;
+	}
+	for (unsigned i = 0; i <= sh->req.cap; i++)
+		if (!left[i])
+			sh->got[i] = true;
+	return !any;
+}
+
+static void send_read(struct store_call *prev, struct ddb_sh *sh);
+
+static void read_done(struct store_call *c, struct store_result *res, const char *body,
+		      size_t len)
+{
+	struct ddb_sh *sh = c->sh;
+	struct ddb_store *ds = c->ds;
+	char err[DDB_ERR_MAX] = "the answer is no BatchGetItem's";
+	ds->base.in_flight--;
+	if (res->status != STORE_OK) {
+		deliver(c, sh, res->status == STORE_REFUSED ? STORE_FATAL : res->status,
+			res->error_type, res->message, 2);
+		return;
+	}
+	cJSON *root = body != NULL ? cJSON_ParseWithLength(body, len) : NULL;
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(root, "Responses"), ds->keys.table);
+	bool ok = root != NULL && cJSON_IsArray(items);
+	const cJSON *it;
+	const cJSON *list = ok ? items : NULL;
+	cJSON_ArrayForEach(it, list)
+	{
+		const char *pk = pk_of(it, &ds->keys);
+		int i = pk != NULL ? item_index(pk, sh) : -1;
+		if (i < 0 || !take_item(sh, (unsigned)i, it, ds->keys.ttl_attr, err)) {
+			ok = false;
+			break;
+		}
+	}
+	bool done = ok && mark_read(sh, root, &ds->keys);
+	cJSON_Delete(root);
+	if (!ok) {
+		char msg[STORE_MSG_MAX];
+		snprintf(msg, sizeof(msg), "DynamoDB BatchGetItem on table %.64s: %.150s",
+			 ds->table, err);
+		deliver(c, sh, STORE_FATAL, "BadResponse", msg, 2);
+	} else if (done) {
+		deliver(c, sh, STORE_OK, NULL, "", 2);
+	} else if (++sh->rounds >= UNPROCESSED_MAX) {
+		deliver(c, sh, STORE_TRANSIENT, "UnprocessedKeys",
+			"DynamoDB BatchGetItem: keys left unprocessed after retries", 2);
+	} else {
+		c->sh = NULL; /* goes on in the next call */
+		send_read(c, sh);
+	}
+}
+
+/* ---- the store operation ---- */
+
+static size_t copy_in(char *dst, size_t cap, const char *src)
+{
+	return src != NULL ? (size_t)snprintf(dst, cap, "%s", src) : 0;
+}
+
+/* A copy of req in a new ddb_sh with room for its items. */
+static struct ddb_sh *sh_new(const struct store_sh_req *req)
+{
+	unsigned n = req->op == STORE_SH_READ ? 1 + req->cap : 2;
+	struct ddb_sh *sh = calloc(1, sizeof(*sh) + n * sizeof(struct lock_item));
+	if (sh == NULL)
+		return NULL;
+	sh->req = *req;
+	copy_in(sh->name, sizeof(sh->name), req->name);
+	sh->req.name = sh->name;
+	copy_in(sh->owner, sizeof(sh->owner), req->owner);
+	sh->req.owner = req->owner ? sh->owner : NULL;
+	copy_in(sh->rvn, sizeof(sh->rvn), req->rvn);
+	sh->req.rvn = req->rvn ? sh->rvn : NULL;
+	copy_in(sh->seen_rvn, sizeof(sh->seen_rvn), req->seen_rvn);
+	sh->req.seen_rvn = req->seen_rvn ? sh->seen_rvn : NULL;
+	copy_in(sh->holder, sizeof(sh->holder), req->holder);
+	sh->req.holder = req->holder ? sh->holder : NULL;
+	return sh;
+}
+
+static char *print(cJSON *root, size_t *len)
+{
+	char *body = root != NULL ? cJSON_PrintUnformatted(root) : NULL;
+	cJSON_Delete(root);
+	if (body != NULL)
+		*len = strlen(body);
+	return body;
+}
+
+/* Starts a call of dop with body, owning sh from then on. */
+static struct store_call *start(struct ddb_store *ds, enum ddb_op dop, ddbs_done_fn done,
+				cJSON *root, struct ddb_sh *sh, store_sh_cb cb, void *arg)
+{
+	size_t len = 0;
+	char *body = print(root, &len);
+	struct store_call *c = ddbs_new_call(ds, dop, done, ds->cfg.op_timeout_ms);
+	if (c == NULL) {
+		free(body);
+		free(sh);
+		return NULL;
+	}
+	c->sh = sh;
+	c->sh_cb = cb;
+	c->arg = arg;
+	ds->base.in_flight++;
+	if (ds->open != OPEN_DONE || body == NULL) {
+		free(body);
+		c->res.status = STORE_FATAL;
+		c->res.error_type = ds->open != OPEN_DONE ? "NotOpen" : "OutOfMemory";
+		snprintf(c->res.message, sizeof(c->res.message),
+			 "DynamoDB store of table %.64s: %s", ds->table,
+			 ds->open != OPEN_DONE ? "not open" : "out of memory");
+		ddbs_defer(c);
+		return c;
+	}
+	c->body = body;
+	c->body_len = len;
+	ddbs_send(c);
+	return c;
+}
+
+static void send_read(struct store_call *prev, struct ddb_sh *sh)
+{
+	struct ddb_store *ds = prev->ds;
+	struct store_call *c = start(ds, DDB_BATCH_GET_ITEM, read_done, build_read(&ds->keys, sh),
+				     sh, prev->sh_cb, prev->arg);
+	if (c == NULL) /* out of memory: the caller hears nothing; say so */
+		fprintf(stderr, "leasegate: out of memory reading the slots of a shared name\n");
+}
+
+struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
+				  void *arg)
+{
+	struct ddb_store *ds = (struct ddb_store *)s;
+	struct ddb_sh *sh = sh_new(req);
+	if (sh == NULL)
+		return NULL;
+	struct store_call *c;
+	switch (req->op) {
+	case STORE_SH_RENEW:
+		c = start(ds, DDB_UPDATE_ITEM, renew_done, build_renew(&ds->keys, &sh->req), sh, cb,
+			  arg);
+		if (c != NULL)
+			c->op = STORE_RENEW;
+		s->requests[STORE_RENEW]++;
+		return c;
+	case STORE_SH_READ:
+		c = start(ds, DDB_BATCH_GET_ITEM, read_done, build_read(&ds->keys, sh), sh, cb,
+			  arg);
+		s->requests[STORE_READ]++;
+		return c;
+	default:
+		c = start(ds, DDB_TRANSACT_WRITE_ITEMS, tx_done, build_tx(&ds->keys, &sh->req), sh,
+			  cb, arg);
+		if (c != NULL)
+			c->op = STORE_TRANSACT;
+		s->requests[STORE_TRANSACT]++;
+		return c;
+	}
+}

@@ -1,0 +1,136 @@
+/*
+ * store_shared: the items of a name held shared — readers of a
+ * reader-writer lock, or holders of a counting semaphore
+ * (docs/design/shared-locks.md). The first step of that design: the
+ * items and their conditional writes; nothing in the lease core uses them
+ * yet.
+ *
+ * A shared name keeps a header, its lock item LOCK#<name> (store.h: an
+ * exclusive holder's owner, rvn, fence stay there), with
+ *   smode   "SHARED" (readers) or "LIMIT" (a semaphore),
+ *   slimit  the semaphore's n (LIMIT only),
+ *   scount  the slots held now,
+ * and one item per slot k < cap at SLOT#<k>#<name> (sort key LOCK when
+ * the table has one), _type SLOT: owner, rvn, fence (the slot's own),
+ * leaseMs, holder, ttl. scount counts the slots whose owner a grant set
+ * and no release or removal has taken away; smode and slimit mean
+ * something only while scount > 0 (a release leaves them).
+ *
+ * Operations (store_sh_req.op) and their conditions:
+ *   GRANT    one transaction of two writes.
+ *            Header: attribute_not_exists(owner) (no exclusive holder),
+ *            _type absent or LOCK; then
+ *              .first:  scount absent or 0; SET smode, slimit (LIMIT) or
+ *                       REMOVE slimit (SHARED), _type LOCK; ADD scount 1;
+ *                       SHARED also ADD fence 1 (the readers' group token,
+ *                       a new phase);
+ *              else:    scount > 0 AND scount < :cap AND smode = :mode AND
+ *                       (LIMIT) slimit = :cap; ADD scount 1 — or, with
+ *                       .seen_rvn (a takeover that fills the slot it
+ *                       frees), the same conditions without scount < :cap
+ *                       (every slot may be held) and no write: the count
+ *                       stays.
+ *            Header, every variant: fence = :seen_fence (absent for 0).
+ *            Slot: attribute_not_exists(owner), or with .seen_rvn rvn =
+ *            :seen_rvn; and fence = :seen_slot_fence (absent for 0); SET
+ *            owner, rvn, leaseMs, holder (REMOVE without one), _type SLOT,
+ *            ttl; ADD fence 1.
+ *            OK: both items after, as the write made them from what the
+ *            caller saw (TransactWriteItems answers no items): the token
+ *            is the header's fence (SHARED) or the slot's (LIMIT).
+ *            REFUSED: .index 0 (the header) or 1
+ *            (the slot) and, where the store can tell, that item as it
+ *            was.
+ *            A retry of a GRANT whose answer was lost applies once
+ *            (DynamoDB: the same ClientRequestToken), but an attempt that
+ *            finds its own owner and rvn on the slot is not answered OK:
+ *            the caller reads and sees it.
+ *   RENEW    slot only: owner = :owner AND (rvn = :seen_rvn OR rvn =
+ *            :rvn); SET rvn, leaseMs, holder, ttl. Never creates an item.
+ *   RELEASE  one transaction: slot owner = :owner, REMOVE owner, leaseMs,
+ *            holder SET ttl; header scount > 0, ADD scount -1.
+ *   REMOVE   a waiter ends a crashed holder without taking its slot: as
+ *            RELEASE, but the slot's condition is rvn = :seen_rvn (the rvn
+ *            the waiter saw unchanged for a whole lease on its own clock)
+ *            AND owner = :owner (the holder it watched).
+ *   READ     the header and slots 0..cap-1, strongly consistent (DynamoDB:
+ *            one BatchGetItem, its UnprocessedKeys asked again).
+ *
+ * Results: OK, REFUSED (GRANT, RENEW, RELEASE, REMOVE), TRANSIENT
+ * (throttling, a transaction conflict, after the store's retries),
+ * NO_TABLE, FATAL with .message. A store without shared items answers
+ * NULL to store_sh_submit (no callback).
+ */
+#ifndef LG_STORE_SHARED_H
+#define LG_STORE_SHARED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/store/store.h"
+
+#define STORE_SH_CAP 100 /* slots of a name at most: one BatchGetItem */
+
+enum store_sh_op { STORE_SH_GRANT, STORE_SH_RENEW, STORE_SH_RELEASE, STORE_SH_REMOVE, STORE_SH_READ };
+enum store_sh_mode { STORE_SH_SHARED, STORE_SH_LIMIT };
+
+struct store_sh_req {
+	enum store_sh_op op;
+	const char *name; /* 1..STORE_NAME_MAX bytes */
+	enum store_sh_mode mode;
+	unsigned cap;  /* 1..STORE_SH_CAP: the semaphore's n, or readers' cap */
+	unsigned slot; /* < cap; READ: unused */
+	const char *owner;    /* GRANT: the new holder; RENEW/RELEASE/REMOVE: it */
+	const char *rvn;      /* GRANT/RENEW: the new rvn */
+	const char *seen_rvn; /* GRANT: a takeover's watched rvn, or NULL;
+				 RENEW: the rvn last written; REMOVE: watched */
+	bool first;	      /* GRANT: the first slot of a phase (scount 0) */
+	/* GRANT: the fences of the items the caller read (0: none or no
+	 * item), conditions of the write: so the tokens after it are known
+	 * without a read (a SHARED first grant's header fence + 1, a slot's
+	 * fence + 1) and an attempt never lands after another grant */
+	int64_t seen_fence;	 /* the header's */
+	int64_t seen_slot_fence; /* the slot's */
+	const char *holder;   /* GRANT/RENEW: label, or NULL */
+	int64_t lease_ms;     /* GRANT/RENEW: > 0 */
+	int64_t ttl;	      /* epoch seconds, 0 = no TTL attribute */
+};
+
+/* A slot as read: its item (store.h's lock_item; type "SLOT"). */
+struct store_sh_header {
+	struct lock_item lock; /* the header's lock attributes */
+	bool has_scount;
+	int64_t scount;
+	char smode[8]; /* "SHARED", "LIMIT" or "" */
+	int64_t slimit;
+};
+
+struct store_sh_result {
+	enum store_status status;
+	unsigned index; /* REFUSED: 0 the header, 1 the slot, 2 unknown */
+	/* OK (and REFUSED where known): the header, and the slot of the
+	 * request (GRANT/RENEW/RELEASE/REMOVE: slots[0] only) or every slot
+	 * (READ: slots[k] for k < cap); valid during the callback only */
+	struct store_sh_header header;
+	unsigned nslots;
+	struct lock_item *slots;
+	const char *error_type; /* static; TRANSIENT, FATAL */
+	char message[STORE_MSG_MAX];
+};
+
+/* Submits req (copied: the caller's strings need not outlive the call);
+ * cb runs once, later, from the loop, unless cancelled with store_cancel.
+ * NULL on out-of-memory, a request out of the bounds above, or a store
+ * without shared items (no callback then). */
+struct store_call *store_sh_submit(struct store *s, const struct store_sh_req *req,
+				   store_sh_cb cb, void *arg) __attribute__((warn_unused_result));
+
+/* The shape checks every store applies. */
+bool store_sh_valid(const struct store_sh_req *req);
+
+/* The key of slot k of name: "SLOT#<k>#<name>" into buf (room for
+ * STORE_SH_KEY_MAX + 1 bytes). */
+#define STORE_SH_KEY_MAX (STORE_NAME_MAX + 16)
+void store_sh_slot_key(const char *name, unsigned k, char *buf);
+
+#endif

@@ -1,0 +1,354 @@
+/*
+ * store_contract_shared: the contract of core/store/store_shared.h — the
+ * header and slots of a name held shared — for every store that has
+ * shared items (today the DynamoDB store: tests/integration/
+ * it_store_dynamodb.c runs it on moto, on a table with a partition key
+ * only and on one with a sort key). Each condition of store_shared.h has a
+ * case that fails it, and what a later reader sees is read back, not taken
+ * from the answer.
+ */
+#include "tests/support/store_contract_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/store/store_shared.h"
+
+/* An answer copied out of its callback. */
+struct sh_answer {
+	bool done;
+	int calls;
+	enum store_status status;
+	unsigned index;
+	struct store_sh_header header;
+	unsigned nslots;
+	struct lock_item slots[STORE_SH_CAP];
+	char message[STORE_MSG_MAX];
+};
+
+static void on_sh(void *arg, const struct store_sh_result *r)
+{
+	struct sh_answer *a = arg;
+	a->done = true;
+	a->calls++;
+	a->status = r->status;
+	a->index = r->index;
+	a->header = r->header;
+	a->nslots = r->nslots;
+	memcpy(a->slots, r->slots, r->nslots * sizeof(r->slots[0]));
+	snprintf(a->message, sizeof(a->message), "%s", r->message);
+}
+
+/* One request on fx's name, run to its answer (static: one at a time). */
+static struct sh_answer *sh(struct fixture *fx, struct store_sh_req r)
+{
+	static struct sh_answer a;
+	memset(&a, 0, sizeof(a));
+	r.name = fx->name;
+	struct store_call *c = store_sh_submit(fx->s, &r, on_sh, &a);
+	assert_non_null(c);
+	assert_false(a.done); /* never inside the submit */
+	fx->f->run(fx->f->arg, &a.done);
+	if (!a.done)
+		fail_msg("%s: no answer to a shared request", fx->f->name);
+	assert_int_equal(a.calls, 1);
+	if (a.status == STORE_TRANSIENT || a.status == STORE_FATAL)
+		print_message("%s: %s %s\n", fx->f->name, store_status_name(a.status), a.message);
+	return &a;
+}
+
+/* A grant of slot by owner (rvn "<owner>-r"), seeing the fences given. */
+static struct sh_answer *grant(struct fixture *fx, enum store_sh_mode mode, unsigned cap,
+			       unsigned slot, const char *owner, bool first, int64_t seen_fence,
+			       int64_t seen_slot_fence)
+{
+	char rvn[STORE_ID_MAX + 1];
+	snprintf(rvn, sizeof(rvn), "%s-r", owner);
+	return sh(fx, (struct store_sh_req){.op = STORE_SH_GRANT,
+					    .mode = mode,
+					    .cap = cap,
+					    .slot = slot,
+					    .owner = owner,
+					    .rvn = rvn,
+					    .first = first,
+					    .seen_fence = seen_fence,
+					    .seen_slot_fence = seen_slot_fence,
+					    .holder = "h",
+					    .lease_ms = 30000,
+					    .ttl = 2000000000});
+}
+
+static struct sh_answer *end(struct fixture *fx, enum store_sh_op op, unsigned cap,
+			     unsigned slot, const char *owner, const char *seen_rvn)
+{
+	return sh(fx, (struct store_sh_req){.op = op,
+					    .cap = cap,
+					    .slot = slot,
+					    .owner = owner,
+					    .seen_rvn = seen_rvn,
+					    .ttl = 2000000000});
+}
+
+static struct sh_answer *read_all(struct fixture *fx, unsigned cap)
+{
+	struct sh_answer *a = sh(fx, (struct store_sh_req){.op = STORE_SH_READ, .cap = cap});
+	assert_int_equal(a->status, STORE_OK);
+	assert_int_equal(a->nslots, cap);
+	return a;
+}
+
+static void assert_count(struct fixture *fx, unsigned cap, int64_t scount)
+{
+	struct sh_answer *a = read_all(fx, cap);
+	assert_true(a->header.has_scount);
+	assert_int_equal(a->header.scount, scount);
+}
+
+/* Readers: the first grant creates the header and a phase's group token;
+ * the next reader of the phase gets the same token; a reader reads back
+ * every slot. */
+static void readers_share_a_group_token(void **state)
+{
+	struct fixture *fx = *state;
+	struct sh_answer *a = read_all(fx, 4);
+	assert_false(a->header.lock.exists);
+	for (unsigned k = 0; k < 4; k++)
+		assert_false(a->slots[k].exists);
+	a = grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0);
+	assert_int_equal(a->status, STORE_OK);
+	assert_int_equal(a->header.lock.fence, 1);
+	assert_int_equal(a->slots[0].fence, 1);
+	a = grant(fx, STORE_SH_SHARED, 4, 2, "r2", false, 1, 0);
+	assert_int_equal(a->status, STORE_OK);
+	assert_int_equal(a->header.lock.fence, 1);
+	a = read_all(fx, 4);
+	assert_int_equal(a->header.scount, 2);
+	assert_string_equal(a->header.smode, "SHARED");
+	assert_int_equal(a->header.lock.fence, 1);
+	assert_string_equal(a->header.lock.type, "LOCK");
+	assert_false(a->header.lock.has_owner);
+	assert_string_equal(a->slots[0].owner, "r1");
+	assert_string_equal(a->slots[0].rvn, "r1-r");
+	assert_string_equal(a->slots[0].holder, "h");
+	assert_string_equal(a->slots[0].type, "SLOT");
+	assert_int_equal(a->slots[0].lease_ms, 30000);
+	assert_int_equal(a->slots[0].ttl, 2000000000); /* both items expire */
+	assert_int_equal(a->header.lock.ttl, 2000000000);
+	assert_false(a->slots[1].exists);
+	assert_string_equal(a->slots[2].owner, "r2");
+	assert_false(a->slots[3].exists);
+}
+
+/* An exclusive acquire is refused while one slot is held, and granted
+ * (the token above the readers') once the last reader released. */
+static void exclusive_waits_for_every_reader(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0)->status, STORE_OK);
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 1, "r2", false, 1, 0)->status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_REFUSED);
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 4, 0, "r1", NULL)->status, STORE_OK);
+	assert_count(fx, 4, 1);
+	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_REFUSED);
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 4, 1, "r2", NULL)->status, STORE_OK);
+	assert_count(fx, 4, 0);
+	struct store_result r = sc_acquire(fx, "x", "x-r", NULL, NULL);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(r.item.fence, 2);
+}
+
+/* A shared grant is refused while an exclusive holds (the header, index
+ * 0), and a group token seen before an exclusive hold is no longer
+ * current: the first reader after it gets a new one. */
+static void readers_wait_for_the_exclusive(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_OK); /* fence 1 */
+	struct sh_answer *a = grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 1, 0);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 0);
+	assert_true(a->header.lock.has_owner);
+	assert_int_equal(sc_release(fx, "x").status, STORE_OK);
+	a = grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0); /* a stale fence: 0 */
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 0);
+	a = grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 1, 0);
+	assert_int_equal(a->status, STORE_OK);
+	assert_int_equal(a->header.lock.fence, 2);
+	/* a later reader seeing a fence of another phase is refused */
+	a = grant(fx, STORE_SH_SHARED, 4, 1, "r2", false, 1, 0);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 0);
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 1, "r2", false, 2, 0)->status, STORE_OK);
+}
+
+/* A held slot refuses a grant (index 1, the slot as it is); a first
+ * grant is refused once the phase began. */
+static void a_held_slot_is_refused(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0)->status, STORE_OK);
+	struct sh_answer *a = grant(fx, STORE_SH_SHARED, 4, 0, "r2", false, 1, 0);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 1);
+	assert_string_equal(a->slots[0].owner, "r1");
+	a = grant(fx, STORE_SH_SHARED, 4, 1, "r2", true, 1, 0);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 0);
+	assert_count(fx, 4, 1);
+}
+
+/* A semaphore: its limit is stored by the first grant, an acquire with
+ * another limit is refused, each slot has its own fence, and the count
+ * never passes the limit. */
+static void semaphore_slots_and_limit(void **state)
+{
+	struct fixture *fx = *state;
+	struct sh_answer *a = grant(fx, STORE_SH_LIMIT, 2, 0, "s1", true, 0, 0);
+	assert_int_equal(a->status, STORE_OK);
+	assert_int_equal(a->slots[0].fence, 1);
+	assert_int_equal(a->header.lock.fence, 0); /* semaphores raise no header fence */
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 3, 2, "s9", false, 0, 0)->status,
+			 STORE_REFUSED);
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 2, 1, "s9", false, 0, 0)->status,
+			 STORE_REFUSED);
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 2, 1, "s2", false, 0, 0)->status, STORE_OK);
+	a = read_all(fx, 2);
+	assert_int_equal(a->header.scount, 2);
+	assert_string_equal(a->header.smode, "LIMIT");
+	assert_int_equal(a->header.slimit, 2);
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 2, 0, "s1", NULL)->status, STORE_OK);
+	a = grant(fx, STORE_SH_LIMIT, 2, 0, "s3", false, 0, 1);
+	assert_int_equal(a->status, STORE_OK);
+	assert_int_equal(a->slots[0].fence, 2); /* slot 0's second grant */
+	a = read_all(fx, 2);
+	assert_int_equal(a->slots[0].fence, 2);
+	assert_int_equal(a->slots[1].fence, 1);
+	assert_int_equal(a->header.scount, 2);
+	/* a grant on a slot fence it did not see is refused */
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 2, 1, "s2", NULL)->status, STORE_OK);
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 2, 1, "s4", false, 0, 0)->status,
+			 STORE_REFUSED);
+}
+
+/* A renewal touches its slot only, on the rvn it last wrote (or its own,
+ * an applied attempt); another's or a stale one is refused. */
+static void renew_a_slot(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0)->status, STORE_OK);
+	struct store_sh_req r = {.op = STORE_SH_RENEW,
+				 .cap = 4,
+				 .slot = 0,
+				 .owner = "r1",
+				 .rvn = "r1-r2",
+				 .seen_rvn = "r1-r",
+				 .lease_ms = 20000};
+	struct sh_answer *a = sh(fx, r);
+	assert_int_equal(a->status, STORE_OK);
+	assert_string_equal(a->slots[0].rvn, "r1-r2");
+	assert_int_equal(a->slots[0].lease_ms, 20000);
+	assert_int_equal(sh(fx, r)->status, STORE_OK); /* an attempt that applied */
+	r.rvn = "r1-r3";
+	a = sh(fx, r); /* seen_rvn r1-r is stale now */
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_string_equal(a->slots[0].rvn, "r1-r2");
+	r.owner = "r2";
+	r.seen_rvn = "r1-r2";
+	assert_int_equal(sh(fx, r)->status, STORE_REFUSED);
+	a = read_all(fx, 4);
+	assert_int_equal(a->header.scount, 1);
+	assert_string_equal(a->slots[0].rvn, "r1-r2");
+}
+
+/* A crashed reader is removed on the rvn watched (one slot, the count
+ * lowered), or taken over with the slot filled in one write (the count
+ * unchanged); a removal on another rvn, or a release by another owner,
+ * changes nothing. */
+static void crashed_holders_removed_or_replaced(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0)->status, STORE_OK);
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 1, "r2", false, 1, 0)->status, STORE_OK);
+	struct sh_answer *a = end(fx, STORE_SH_REMOVE, 4, 0, "r1", "old-rvn");
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 1);
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 4, 0, "r2", NULL)->status, STORE_REFUSED);
+	assert_count(fx, 4, 2);
+	assert_int_equal(end(fx, STORE_SH_REMOVE, 4, 0, "r1", "r1-r")->status, STORE_OK);
+	a = read_all(fx, 4);
+	assert_int_equal(a->header.scount, 1);
+	assert_false(a->slots[0].has_owner);
+	assert_int_equal(a->slots[0].fence, 1); /* kept */
+
+	/* slot 1's holder crashed: a new reader takes it over and fills it */
+	struct store_sh_req t = {.op = STORE_SH_GRANT,
+				 .mode = STORE_SH_SHARED,
+				 .cap = 4,
+				 .slot = 1,
+				 .owner = "r3",
+				 .rvn = "r3-r",
+				 .seen_rvn = "r2-r",
+				 .seen_fence = 1,
+				 .seen_slot_fence = 1,
+				 .lease_ms = 30000};
+	assert_int_equal(sh(fx, t)->status, STORE_OK);
+	a = read_all(fx, 4);
+	assert_int_equal(a->header.scount, 1);
+	assert_string_equal(a->slots[1].owner, "r3");
+	assert_int_equal(a->slots[1].fence, 2);
+	assert_false(a->slots[1].holder[0] != '\0'); /* no holder given: removed */
+	t.owner = "r4";
+	t.rvn = "r4-r"; /* r2's rvn is gone: refused */
+	t.seen_slot_fence = 2;
+	assert_int_equal(sh(fx, t)->status, STORE_REFUSED);
+}
+
+/* Bad requests are refused at submit (no callback). */
+static void bad_requests_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct sh_answer a = {0};
+	const struct store_sh_req bad[] = {
+		{.op = STORE_SH_READ, .name = fx->name, .cap = 0},
+		{.op = STORE_SH_READ, .name = fx->name, .cap = STORE_SH_CAP + 1},
+		{.op = STORE_SH_GRANT, .name = fx->name, .cap = 2, .slot = 2, .owner = "o",
+		 .rvn = "r", .lease_ms = 1000},
+		{.op = STORE_SH_GRANT, .name = fx->name, .cap = 2, .owner = "o", .rvn = "r",
+		 .lease_ms = 1000, .first = true, .seen_rvn = "x"},
+		{.op = STORE_SH_GRANT, .name = fx->name, .cap = 2, .owner = "o", .rvn = "r"},
+		{.op = STORE_SH_RENEW, .name = fx->name, .cap = 2, .owner = "o", .rvn = "r",
+		 .lease_ms = 1000},
+		{.op = STORE_SH_REMOVE, .name = fx->name, .cap = 2, .owner = "o"},
+		{.op = STORE_SH_RELEASE, .name = "", .cap = 2, .owner = "o"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (store_sh_submit(fx->s, &bad[i], on_sh, &a) != NULL)
+			fail_msg("bad shared request %zu accepted", i);
+	assert_false(a.done);
+}
+
+#define T(fn)                                                                                      \
+	cmocka_unit_test_prestate_setup_teardown(fn, store_contract_setup,                         \
+						 store_contract_teardown, NULL)
+
+int store_contract_shared_run(const struct store_factory *f)
+{
+	struct CMUnitTest tests[] = {
+		T(readers_share_a_group_token),
+		T(exclusive_waits_for_every_reader),
+		T(readers_wait_for_the_exclusive),
+		T(a_held_slot_is_refused),
+		T(semaphore_slots_and_limit),
+		T(renew_a_slot),
+		T(crashed_holders_removed_or_replaced),
+		T(bad_requests_refused),
+	};
+	size_t n = sizeof(tests) / sizeof(tests[0]);
+	for (size_t i = 0; i < n; i++)
+		tests[i].initial_state = (void *)f;
+	char name[128];
+	snprintf(name, sizeof(name), "%s, shared names", f->name);
+	return _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+}
