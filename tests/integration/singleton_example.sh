@@ -1,7 +1,10 @@
 #!/bin/bash
 # singleton_example: the "Run a singleton job" examples against the real
 # leasegate: examples/singleton.py (redis-py, Debian's python3-redis for
-# /usr/bin/python3) and examples/singleton.sh (redis-cli). For each:
+# /usr/bin/python3), examples/singleton.sh (redis-cli) and
+# examples/singleton.js (ioredis, at the version of
+# node_fenced/package-lock.json, as fenced_examples.sh installs it: `npm
+# ci` into a scratch directory under $LG_WORK). For each:
 #   - the first copy leads, a second waits;
 #   - SIGTERM of the leader: it resigns, the second leads (higher token);
 #   - on two gateways on moto: the leader's gateway stopped past its lease,
@@ -10,7 +13,7 @@
 #   - the example's gateway drained (SIGTERM, --drain-grace): it adopts
 #     its term on the other gateway and works on with the same token.
 # Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK);
-# installs nothing. Prints "ok <what>" per case, "skip <what>" for the
+# installs nothing else. Prints "ok <what>" per case, "skip <what>" for the
 # cases it cannot run (no LG_MOTO), "FAIL: <what>" and exits 1 at the first
 # failure.
 set -u
@@ -73,15 +76,24 @@ start_gw() {
 	wait_for "$work/gw-$name.log" "ready: redis protocol" 10000 || fail "gateway $name did not start"
 }
 
-# run_example KIND PORT NAME LOG: starts one copy of the example, sets $ex.
+# run_example KIND PORT NAME LOG [ALSO]: starts one copy of the example
+# (KIND py, sh or js; ALSO: HOST:PORT of the gateway to reconnect to), sets $ex.
 run_example() {
-	local kind=$1 port=$2 name=$3 log=$4
-	if [ "$kind" = py ]; then
-		$PY "$root/examples/singleton.py" --port "$port" --name "$name" \
+	local kind=$1 port=$2 name=$3 log=$4 also=${5:-}
+	case $kind in
+	py)
+		$PY "$root/examples/singleton.py" --port "$port" --also "$also" --name "$name" \
 			--lease-ms $LEASE --step 0.2 >"$log" 2>&1 &
-	else
-		STEP=0.2 LEASEGATE_PORT=$port "$root/examples/singleton.sh" "$name" $LEASE >"$log" 2>&1 &
-	fi
+		;;
+	js)
+		NODE_PATH=$work/node/node_modules node "$root/examples/singleton.js" --port "$port" \
+			--also "$also" --name "$name" --lease-ms $LEASE --step 0.2 >"$log" 2>&1 &
+		;;
+	*)
+		STEP=0.2 LEASEGATE_PORT=$port LEASEGATE_ALSO=$also \
+			"$root/examples/singleton.sh" "$name" $LEASE >"$log" 2>&1 &
+		;;
+	esac
 	ex=$!
 	pids+=($ex)
 }
@@ -164,15 +176,8 @@ adopt_across_restart() {
 	local kind=$1 log=$work/$1-adopt.log flog=$work/$1-adopt-2.log e e2 t1 d=d$1 dport
 	start_gw "$d" "$table" --drain-grace 5s
 	eval "dport=\$port_$d"
-	if [ "$kind" = py ]; then
-		$PY "$root/examples/singleton.py" --port "$dport" --also "127.0.0.1:$port_g2" \
-			--name "adopt-$kind" --lease-ms $LEASE --step 0.2 >"$log" 2>&1 &
-	else
-		STEP=0.2 LEASEGATE_PORT=$dport LEASEGATE_ALSO=127.0.0.1:$port_g2 \
-			"$root/examples/singleton.sh" "adopt-$kind" $LEASE >"$log" 2>&1 &
-	fi
-	e=$!
-	pids+=($e)
+	run_example "$kind" "$dport" "adopt-$kind" "$log" "127.0.0.1:$port_g2"
+	e=$ex
 	wait_for "$log" '^working token=' 5000 || fail "$kind: does not lead through $d"
 	t1=$(last_token "$log")
 	run_example "$kind" "$port_g2" "adopt-$kind" "$flog"
@@ -199,13 +204,20 @@ adopt_across_restart() {
 $PY -c 'import redis' 2>/dev/null ||
 	fail "redis-py is missing for $PY: apt-get install python3-redis"
 command -v redis-cli >/dev/null || fail "redis-cli is missing: apt-get install redis-tools"
+command -v node >/dev/null && command -v npm >/dev/null || fail "node and npm are missing"
+# ioredis for singleton.js, at the lockfile's version (fenced_examples.sh's).
+mkdir -p "$work/node" &&
+	cp "$root/tests/integration/node_fenced/package.json" \
+		"$root/tests/integration/node_fenced/package-lock.json" "$work/node/" &&
+	(cd "$work/node" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) \
+		>"$work/npm.log" 2>&1 || fail "npm ci (ioredis) from node_fenced/package-lock.json"
 
 # The guide docs/guides/singleton-job.md links these examples (not copies
 # of them: examples/ is the one source), each link resolving.
 check_docs() {
 	local doc=$root/docs/guides/singleton-job.md
 	[ -f "$doc" ] || fail "no docs/guides/singleton-job.md"
-	$PY - "$doc" examples/singleton.py examples/singleton.sh <<-'EOF' ||
+	$PY - "$doc" examples/singleton.py examples/singleton.sh examples/singleton.js <<-'EOF' ||
 		import os, re, sys
 		doc = sys.argv[1]
 		text = open(doc).read()
@@ -217,26 +229,26 @@ check_docs() {
 		        sys.exit(f"{doc}: no link to {want}")
 		    if not os.path.isfile(os.path.join(os.path.dirname(doc), hits[0])):
 		        sys.exit(f"{doc}: its link {hits[0]} does not resolve")
-		if "#!/usr/bin/env python3" in text or "coproc LG" in text:
+		if any(s in text for s in ("#!/usr/bin/env python3", "coproc LG", "#!/usr/bin/env node")):
 		    sys.exit(f"{doc}: holds a copy of an example: link it instead")
 	EOF
 		fail "the singleton guide does not link the examples"
-	echo "ok docs/guides/singleton-job.md links examples/singleton.py and .sh"
+	echo "ok docs/guides/singleton-job.md links examples/singleton.py, .sh and .js"
 }
 
 check_docs
 start_gw emb
-for kind in py sh; do
+for kind in py sh js; do
 	resign_hands_on $kind
 done
 if [ -n "${LG_MOTO:-}" ]; then
 	table=lg-singleton-$$
 	start_gw g1 "$table"
 	start_gw g2 "$table"
-	for kind in py sh; do
+	for kind in py sh js; do
 		loss_campaign_again $kind
 	done
-	for kind in py sh; do
+	for kind in py sh js; do
 		adopt_across_restart $kind
 	done
 else
