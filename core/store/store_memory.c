@@ -168,13 +168,15 @@ static bool set_waiter(struct mstore *ms, struct mitem *it, const char *waiter, 
 /* The bytes of a block of rare fields (r NULL: none), its hash's too. */
 static size_t rare_bytes(const struct mitem_rare *r)
 {
-	return r != NULL ? sizeof(*r) + slen(r->hfields) : 0;
+	return r != NULL ? sizeof(*r) + slen(r->hfields) + r->nslots * sizeof(struct mslot) : 0;
 }
 
 static void rare_free(struct mitem_rare *r)
 {
-	if (r != NULL)
+	if (r != NULL) {
 		free(r->hfields);
+		free(r->slots);
+	}
 	free(r);
 }
 
@@ -189,7 +191,8 @@ void mem_rare_trim(struct mstore *ms, struct mitem *it)
 {
 	const struct mitem_rare *r = it->rare;
 	if (r == NULL || r->expires_at != 0 || r->hfields != NULL || r->exp_rvn[0] != '\0' ||
-	    r->secret_hash[0] != '\0' || r->orphan[0] != '\0' || r->adopted_from[0] != '\0')
+	    r->secret_hash[0] != '\0' || r->orphan[0] != '\0' || r->adopted_from[0] != '\0' ||
+	    r->slots != NULL)
 		return;
 	ms->bytes -= rare_bytes(it->rare);
 	rare_free(it->rare);
@@ -277,7 +280,8 @@ static bool lock_writable(const struct mitem *it)
 {
 	bool fence_ok = it->no_fence || (!it->fence_bad && it->fence >= 0 && it->fence < INT64_MAX);
 	bool shape_ok = it->owner[0] == '\0' || (it->rvn[0] != '\0' && it->has_lease);
-	return it->other_type == NULL && fence_ok && shape_ok;
+	bool unshared = it->rare == NULL || it->rare->scount == 0; /* no slot held */
+	return it->other_type == NULL && fence_ok && shape_ok && unshared;
 }
 
 static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
@@ -493,6 +497,7 @@ static void call_free(struct store_call *call)
 {
 	free(call->kv);
 	free(call->blob);
+	free(call->sh);
 	pool_put(&call_pool, call, call->size);
 }
 
@@ -654,6 +659,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->limit = 0;
 	call->kv = NULL;
 	call->blob = NULL;
+	call->sh = NULL;
 	call->size = sizeof(*call) + need;
 	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
@@ -733,6 +739,7 @@ static struct store_call *mem_scan(struct store *s, const char *cursor, unsigned
 	call->limit = limit;
 	call->kv = NULL;
 	call->blob = NULL;
+	call->sh = NULL;
 	call->req.op = STORE_SCAN;
 	if (!from_start) {
 		memcpy(call->text, after, need);
@@ -826,6 +833,7 @@ static const struct store_ops memory_ops = {
 	.blob_get = mem_blob_get,
 	.chan_publish = mem_chan_publish,
 	.chan_read = mem_chan_read,
+	.sh_submit = mem_sh_submit,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,

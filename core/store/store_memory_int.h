@@ -60,6 +60,21 @@ struct mitem_rare {
 	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
 	char orphan[STORE_ID_MAX + 1];		     /* ORPHAN's marker, "" none */
 	char adopted_from[STORE_ID_MAX + 1];	     /* ADOPT's marker, "" none */
+	/* A shared name's header (core/store/store_shared.h): its count,
+	 * mode and limit, and its slots (nslots of them, NULL: none yet) */
+	int64_t scount, slimit;
+	char smode[8];
+	struct mslot *slots;
+	unsigned nslots;
+};
+
+/* A slot of a shared name (store_memory_shared.c). */
+struct mslot {
+	bool exists, has_owner;
+	char owner[STORE_ID_MAX + 1];
+	char rvn[STORE_ID_MAX + 1];
+	char holder[STORE_HOLDER_MAX + 1];
+	int64_t fence, lease_ms, ttl;
 };
 
 /* Made by mem_submit from a block not zeroed (pool_take): a new field must
@@ -78,6 +93,7 @@ struct store_call {
 		store_kv_cb kv_cb;	    /* a keyspace commit (mem_kv_commit) */
 		store_blob_cb blob_cb;	    /* a blob (store_memory_blob.c) */
 		store_chan_cb chan_cb;	    /* a channel (store_memory_chan.c) */
+		store_sh_cb sh_cb;	    /* a shared name (store_memory_shared.c) */
 	};
 	void *arg;
 	/* A scan (req.op STORE_SCAN): its page, at most limit items after
@@ -91,6 +107,9 @@ struct store_call {
 	 * (blob_put) or read (store_memory_chan.c): freed with the call. */
 	struct mblob *blob;
 	bool blob_put;
+	/* A shared name's request (store_memory_shared.c): its copy, freed
+	 * with the call. */
+	struct mem_sh *sh;
 	struct store_req req; /* strings point into text */
 	char text[];
 };
@@ -172,6 +191,10 @@ struct mitem *mem_item_add(struct mstore *ms, const char *name, uint64_t h);
 
 /* store_memory_kv.c: store_kv_commit() of the embedded store. */
 struct store_call *mem_kv_commit(struct store *s, const struct store_kv_req *req, store_kv_cb cb,
+				 void *arg);
+
+/* store_memory_shared.c: store_sh_submit() of the embedded store. */
+struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
 				 void *arg);
 
 /* Gives a call back to the pool (its commit copy freed). */

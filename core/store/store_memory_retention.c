@@ -105,8 +105,8 @@ void mem_forget_released(struct mstore *ms, int64_t now)
 		for (; it != NULL; it = next) {
 			next = it->fnext;
 			it->in_freed = false;
-			if (it->owner[0] != '\0')
-				continue;
+			if (it->owner[0] != '\0' || (it->rare != NULL && it->rare->scount > 0))
+				continue; /* held, or a slot of it: its release links it again */
 			if (now - it->freed_ms >= ms->retention_ms) {
 				mem_item_delete(ms, mem_find_slot(ms, it->name, it->hash));
 				ms->forgotten++;

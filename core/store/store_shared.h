@@ -58,8 +58,9 @@
  *
  * Results: OK, REFUSED (GRANT, RENEW, RELEASE, REMOVE), TRANSIENT
  * (throttling, a transaction conflict, after the store's retries),
- * NO_TABLE, FATAL with .message. A store without shared items answers
- * NULL to store_sh_submit (no callback).
+ * NO_TABLE, FATAL with .message. Both stores have shared items
+ * (store_memory_shared.c, dynamodb/ddb_shared.c); a store without them
+ * would answer NULL to store_sh_submit (no callback).
  */
 #ifndef LG_STORE_SHARED_H
 #define LG_STORE_SHARED_H
@@ -71,15 +72,21 @@
 
 #define STORE_SH_CAP 100 /* slots of a name at most: one BatchGetItem */
 
-enum store_sh_op { STORE_SH_GRANT, STORE_SH_RENEW, STORE_SH_RELEASE, STORE_SH_REMOVE, STORE_SH_READ };
+enum store_sh_op {
+	STORE_SH_GRANT,
+	STORE_SH_RENEW,
+	STORE_SH_RELEASE,
+	STORE_SH_REMOVE,
+	STORE_SH_READ
+};
 enum store_sh_mode { STORE_SH_SHARED, STORE_SH_LIMIT };
 
 struct store_sh_req {
 	enum store_sh_op op;
 	const char *name; /* 1..STORE_NAME_MAX bytes */
 	enum store_sh_mode mode;
-	unsigned cap;  /* 1..STORE_SH_CAP: the semaphore's n, or readers' cap */
-	unsigned slot; /* < cap; READ: unused */
+	unsigned cap;	      /* 1..STORE_SH_CAP: the semaphore's n, or readers' cap */
+	unsigned slot;	      /* < cap; READ: unused */
 	const char *owner;    /* GRANT: the new holder; RENEW/RELEASE/REMOVE: it */
 	const char *rvn;      /* GRANT/RENEW: the new rvn */
 	const char *seen_rvn; /* GRANT: a takeover's watched rvn, or NULL;
@@ -91,9 +98,9 @@ struct store_sh_req {
 	 * fence + 1) and an attempt never lands after another grant */
 	int64_t seen_fence;	 /* the header's */
 	int64_t seen_slot_fence; /* the slot's */
-	const char *holder;   /* GRANT/RENEW: label, or NULL */
-	int64_t lease_ms;     /* GRANT/RENEW: > 0 */
-	int64_t ttl;	      /* epoch seconds, 0 = no TTL attribute */
+	const char *holder;	 /* GRANT/RENEW: label, or NULL */
+	int64_t lease_ms;	 /* GRANT/RENEW: > 0 */
+	int64_t ttl;		 /* epoch seconds, 0 = no TTL attribute */
 };
 
 /* A slot as read: its item (store.h's lock_item; type "SLOT"). */
@@ -122,8 +129,8 @@ struct store_sh_result {
  * cb runs once, later, from the loop, unless cancelled with store_cancel.
  * NULL on out-of-memory, a request out of the bounds above, or a store
  * without shared items (no callback then). */
-struct store_call *store_sh_submit(struct store *s, const struct store_sh_req *req,
-				   store_sh_cb cb, void *arg) __attribute__((warn_unused_result));
+struct store_call *store_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
+				   void *arg) __attribute__((warn_unused_result));
 
 /* The shape checks every store applies. */
 bool store_sh_valid(const struct store_sh_req *req);

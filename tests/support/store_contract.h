@@ -37,8 +37,8 @@ struct store_factory {
  * number of failed tests (cmocka_run_group_tests). */
 int store_contract_run(const struct store_factory *f);
 
-/* The suite of shared names (core/store/store_shared.h), for a store that
- * has them; as store_contract_run. */
+/* The suite of shared names (core/store/store_shared.h); as
+ * store_contract_run. */
 int store_contract_shared_run(const struct store_factory *f);
 
 /* One request, run to completion: returns false (and fails the test) when

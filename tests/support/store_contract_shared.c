@@ -1,9 +1,10 @@
 /*
  * store_contract_shared: the contract of core/store/store_shared.h — the
- * header and slots of a name held shared — for every store that has
- * shared items (today the DynamoDB store: tests/integration/
- * it_store_dynamodb.c runs it on moto, on a table with a partition key
- * only and on one with a sort key). Each condition of store_shared.h has a
+ * header and slots of a name held shared — for every store:
+ * tests/unit/test_store_contract.c runs it on the embedded store,
+ * tests/integration/it_store_dynamodb.c on moto, on a table with a
+ * partition key only and on one with a sort key. Each condition of
+ * store_shared.h has a
  * case that fails it, and what a later reader sees is read back, not taken
  * from the answer.
  */
@@ -79,8 +80,8 @@ static struct sh_answer *grant(struct fixture *fx, enum store_sh_mode mode, unsi
 					    .ttl = 2000000000});
 }
 
-static struct sh_answer *end(struct fixture *fx, enum store_sh_op op, unsigned cap,
-			     unsigned slot, const char *owner, const char *seen_rvn)
+static struct sh_answer *end(struct fixture *fx, enum store_sh_op op, unsigned cap, unsigned slot,
+			     const char *owner, const char *seen_rvn)
 {
 	return sh(fx, (struct store_sh_req){.op = op,
 					    .cap = cap,
@@ -209,8 +210,7 @@ static void semaphore_slots_and_limit(void **state)
 	assert_int_equal(a->status, STORE_OK);
 	assert_int_equal(a->slots[0].fence, 1);
 	assert_int_equal(a->header.lock.fence, 0); /* semaphores raise no header fence */
-	assert_int_equal(grant(fx, STORE_SH_LIMIT, 3, 2, "s9", false, 0, 0)->status,
-			 STORE_REFUSED);
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 3, 2, "s9", false, 0, 0)->status, STORE_REFUSED);
 	assert_int_equal(grant(fx, STORE_SH_SHARED, 2, 1, "s9", false, 0, 0)->status,
 			 STORE_REFUSED);
 	assert_int_equal(grant(fx, STORE_SH_LIMIT, 2, 1, "s2", false, 0, 0)->status, STORE_OK);
@@ -228,8 +228,7 @@ static void semaphore_slots_and_limit(void **state)
 	assert_int_equal(a->header.scount, 2);
 	/* a grant on a slot fence it did not see is refused */
 	assert_int_equal(end(fx, STORE_SH_RELEASE, 2, 1, "s2", NULL)->status, STORE_OK);
-	assert_int_equal(grant(fx, STORE_SH_LIMIT, 2, 1, "s4", false, 0, 0)->status,
-			 STORE_REFUSED);
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 2, 1, "s4", false, 0, 0)->status, STORE_REFUSED);
 }
 
 /* A renewal touches its slot only, on the rvn it last wrote (or its own,
@@ -313,12 +312,27 @@ static void bad_requests_refused(void **state)
 	const struct store_sh_req bad[] = {
 		{.op = STORE_SH_READ, .name = fx->name, .cap = 0},
 		{.op = STORE_SH_READ, .name = fx->name, .cap = STORE_SH_CAP + 1},
-		{.op = STORE_SH_GRANT, .name = fx->name, .cap = 2, .slot = 2, .owner = "o",
-		 .rvn = "r", .lease_ms = 1000},
-		{.op = STORE_SH_GRANT, .name = fx->name, .cap = 2, .owner = "o", .rvn = "r",
-		 .lease_ms = 1000, .first = true, .seen_rvn = "x"},
+		{.op = STORE_SH_GRANT,
+		 .name = fx->name,
+		 .cap = 2,
+		 .slot = 2,
+		 .owner = "o",
+		 .rvn = "r",
+		 .lease_ms = 1000},
+		{.op = STORE_SH_GRANT,
+		 .name = fx->name,
+		 .cap = 2,
+		 .owner = "o",
+		 .rvn = "r",
+		 .lease_ms = 1000,
+		 .first = true,
+		 .seen_rvn = "x"},
 		{.op = STORE_SH_GRANT, .name = fx->name, .cap = 2, .owner = "o", .rvn = "r"},
-		{.op = STORE_SH_RENEW, .name = fx->name, .cap = 2, .owner = "o", .rvn = "r",
+		{.op = STORE_SH_RENEW,
+		 .name = fx->name,
+		 .cap = 2,
+		 .owner = "o",
+		 .rvn = "r",
 		 .lease_ms = 1000},
 		{.op = STORE_SH_REMOVE, .name = fx->name, .cap = 2, .owner = "o"},
 		{.op = STORE_SH_RELEASE, .name = "", .cap = 2, .owner = "o"},
@@ -336,14 +350,10 @@ static void bad_requests_refused(void **state)
 int store_contract_shared_run(const struct store_factory *f)
 {
 	struct CMUnitTest tests[] = {
-		T(readers_share_a_group_token),
-		T(exclusive_waits_for_every_reader),
-		T(readers_wait_for_the_exclusive),
-		T(a_held_slot_is_refused),
-		T(semaphore_slots_and_limit),
-		T(renew_a_slot),
-		T(crashed_holders_removed_or_replaced),
-		T(bad_requests_refused),
+		T(readers_share_a_group_token),		T(exclusive_waits_for_every_reader),
+		T(readers_wait_for_the_exclusive),	T(a_held_slot_is_refused),
+		T(semaphore_slots_and_limit),		T(renew_a_slot),
+		T(crashed_holders_removed_or_replaced), T(bad_requests_refused),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 	for (size_t i = 0; i < n; i++)

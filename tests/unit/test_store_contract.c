@@ -44,6 +44,7 @@ int main(void)
 		return 1;
 	const struct store_factory f = {"memory store", make, run, destroy, NULL, put_raw};
 	int failed = store_contract_run(&f);
+	failed += store_contract_shared_run(&f);
 	clock_free(fake);
 	return failed;
 }

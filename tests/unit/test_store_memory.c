@@ -22,6 +22,7 @@
 #include "lib/base/clock.h"
 #include "core/store/store_kv.h"
 #include "core/store/store_memory.h"
+#include "core/store/store_shared.h"
 
 struct order {
 	struct store *s;
@@ -159,6 +160,65 @@ static void test_released_items_forgotten_after_retention(void **state)
 	assert_int_equal(st.items, 0);
 	assert_int_equal(st.bytes, 0);	     /* every byte counted is given back */
 	assert_int_equal(clock_armed(c), 0); /* and the sweep stops with nothing to do */
+	store_free(s);
+	clock_free(c);
+}
+
+static struct store_sh_result sh_last;
+static struct lock_item sh_slot0;
+static void sh_keep(void *arg, const struct store_sh_result *res)
+{
+	sh_last = *res;
+	sh_slot0 = res->slots[0];
+	sh_last.slots = NULL;
+}
+
+static enum store_status sh_run(struct clock *c, struct store *s, struct store_sh_req r)
+{
+	sh_last.status = -1;
+	assert_non_null(store_sh_submit(s, &r, sh_keep, NULL));
+	clock_fake_advance(c, 0);
+	return sh_last.status;
+}
+
+/* A shared name's header (the lock item, store_shared.h) is never
+ * forgotten while a slot of it is held, however long, so its group token
+ * never starts again under its readers; once the last slot is released it
+ * is forgotten after the retention as any released lock, its slots with
+ * it, every byte given back. */
+static void test_shared_header_kept_while_held(void **state)
+{
+	struct clock *c = clock_fake_new(1700000000000);
+	struct store *s = store_memory_new(c, "t");
+	struct store_memory_stats st;
+	store_memory_limit(s, HOUR, 0);
+	assert_int_equal(run(c, s, STORE_ACQUIRE, "rw", "x"), STORE_OK); /* fence 1 */
+	assert_int_equal(run(c, s, STORE_RELEASE, "rw", "x"), STORE_OK);
+	struct store_sh_req g = {.op = STORE_SH_GRANT,
+				 .name = "rw",
+				 .mode = STORE_SH_SHARED,
+				 .cap = 4,
+				 .owner = "r1",
+				 .rvn = "r1-r",
+				 .first = true,
+				 .seen_fence = 1,
+				 .lease_ms = 1000};
+	assert_int_equal(sh_run(c, s, g), STORE_OK);
+	assert_int_equal(sh_last.header.lock.fence, 2);
+	clock_fake_advance(c, 10 * HOUR);
+	assert_int_equal(store_memory_items(s), 1);
+	struct store_sh_req rd = {.op = STORE_SH_READ, .name = "rw", .cap = 4};
+	assert_int_equal(sh_run(c, s, rd), STORE_OK);
+	assert_int_equal(sh_last.header.scount, 1);
+	assert_int_equal(sh_last.header.lock.fence, 2);
+	assert_string_equal(sh_slot0.owner, "r1");
+	struct store_sh_req rel = {.op = STORE_SH_RELEASE, .name = "rw", .cap = 4, .owner = "r1"};
+	assert_int_equal(sh_run(c, s, rel), STORE_OK);
+	clock_fake_advance(c, HOUR + HOUR / 4 + 1);
+	store_memory_stats(s, &st);
+	assert_int_equal(st.items, 0);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(clock_armed(c), 0);
 	store_free(s);
 	clock_free(c);
 }
@@ -622,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_completions_in_order_cancel_and_later_calls),
 		cmocka_unit_test(test_latency_keeps_order),
 		cmocka_unit_test(test_released_items_forgotten_after_retention),
+		cmocka_unit_test(test_shared_header_kept_while_held),
 		cmocka_unit_test(test_acquired_again_forgotten_on_time),
 		cmocka_unit_test(test_waiter_bytes_counted_and_given_back),
 		cmocka_unit_test(test_rare_fields_bytes_counted_and_given_back),

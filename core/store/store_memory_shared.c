@@ -1,0 +1,343 @@
+/*
+ * store_memory_shared: shared names (core/store/store_shared.h) on the
+ * embedded store. The header is the name's lock item, its count, mode,
+ * limit and slots in the item's block of rare fields (store_memory_int.h),
+ * so that an exclusive acquire sees the count (lock_writable) and the
+ * retention never forgets a header while a slot of it is held. A request
+ * is copied at submit time and applied at completion, from a timer, as
+ * every call of this store: each condition is checked, header first and
+ * then the slot (the order of DynamoDB's two items), before either write.
+ */
+#include "core/store/store_memory_int.h"
+#include "core/store/store_shared.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A request's copy, its strings with it. */
+struct mem_sh {
+	struct store_sh_req req;
+	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1], seen_rvn[STORE_ID_MAX + 1];
+	char holder[STORE_HOLDER_MAX + 1];
+	char name[];
+};
+
+/* The answer being made: READ fills every slot, the others slots[0]. */
+struct sh_out {
+	struct store_sh_result res;
+	struct lock_item slots[STORE_SH_CAP];
+};
+
+static const char *mode_name(enum store_sh_mode m)
+{
+	return m == STORE_SH_LIMIT ? "LIMIT" : "SHARED";
+}
+
+static int64_t scount_of(const struct mitem *h)
+{
+	return h != NULL && h->rare != NULL ? h->rare->scount : 0;
+}
+
+/* Slot k of h, or NULL when it was never written. */
+static const struct mslot *slot_of(const struct mitem *h, unsigned k)
+{
+	if (h == NULL || h->rare == NULL || k >= h->rare->nslots || !h->rare->slots[k].exists)
+		return NULL;
+	return &h->rare->slots[k];
+}
+
+/* ---- reading out ---- */
+
+static void header_out(const struct mitem *h, struct store_sh_header *out)
+{
+	memset(out, 0, sizeof(*out));
+	mem_copy_out(h, &out->lock);
+	if (h == NULL || h->rare == NULL)
+		return;
+	out->has_scount = h->rare->scount > 0 || h->rare->smode[0] != '\0';
+	out->scount = h->rare->scount;
+	out->slimit = h->rare->slimit;
+	memcpy(out->smode, h->rare->smode, sizeof(out->smode));
+}
+
+static void slot_out(const struct mslot *s, struct lock_item *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (s == NULL)
+		return;
+	out->exists = true;
+	out->has_owner = s->has_owner;
+	out->has_lease = s->has_owner;
+	out->has_rvn = s->rvn[0] != '\0';
+	out->has_fence = true;
+	memcpy(out->owner, s->owner, sizeof(out->owner));
+	memcpy(out->rvn, s->rvn, sizeof(out->rvn));
+	memcpy(out->holder, s->holder, sizeof(out->holder));
+	snprintf(out->type, sizeof(out->type), "SLOT");
+	out->fence = s->fence;
+	out->lease_ms = s->has_owner ? s->lease_ms : 0;
+	out->ttl = s->ttl;
+}
+
+/* ---- conditions (store_shared.h) ---- */
+
+static bool fence_is(const struct mitem *h, int64_t seen)
+{
+	if (seen == 0)
+		return h == NULL || h->no_fence;
+	return h != NULL && !h->no_fence && !h->fence_bad && h->fence == seen;
+}
+
+static bool grant_header_ok(const struct mitem *h, const struct store_sh_req *r)
+{
+	bool lock = h == NULL || (h->other_type == NULL && !h->fence_bad);
+	if (!lock || (h != NULL && h->owner[0] != '\0') || !fence_is(h, r->seen_fence))
+		return false;
+	int64_t n = scount_of(h);
+	if (r->first)
+		return n == 0;
+	if (n == 0) /* h has its rare fields from here on */
+		return false;
+	bool limit_ok = r->mode != STORE_SH_LIMIT || h->rare->slimit == (int64_t)r->cap;
+	return (r->seen_rvn != NULL || n < (int64_t)r->cap) &&
+	       strcmp(h->rare->smode, mode_name(r->mode)) == 0 && limit_ok;
+}
+
+static bool grant_slot_ok(const struct mslot *s, const struct store_sh_req *r)
+{
+	bool free_or_seen = r->seen_rvn != NULL
+				    ? s != NULL && s->has_owner && strcmp(s->rvn, r->seen_rvn) == 0
+				    : s == NULL || !s->has_owner;
+	int64_t fence = s != NULL ? s->fence : 0;
+	return free_or_seen && fence == r->seen_slot_fence;
+}
+
+static bool end_slot_ok(const struct mslot *s, const struct store_sh_req *r)
+{
+	return s != NULL && s->has_owner && strcmp(s->owner, r->owner) == 0 &&
+	       (r->op != STORE_SH_REMOVE || strcmp(s->rvn, r->seen_rvn) == 0);
+}
+
+/* ---- writes ---- */
+
+/* h's slots made room for cap (zeroed); false on out-of-memory. */
+static bool room(struct mstore *ms, struct mitem *h, unsigned cap)
+{
+	struct mitem_rare *rare = mem_rare(ms, h);
+	if (rare == NULL)
+		return false;
+	if (rare->nslots >= cap)
+		return true;
+	struct mslot *s = realloc(rare->slots, cap * sizeof(*s));
+	if (s == NULL)
+		return false;
+	memset(s + rare->nslots, 0, (cap - rare->nslots) * sizeof(*s));
+	ms->bytes += (cap - rare->nslots) * sizeof(*s);
+	rare->slots = s;
+	rare->nslots = cap;
+	return true;
+}
+
+static void fill_slot(struct mslot *s, const struct store_sh_req *r)
+{
+	s->exists = s->has_owner = true;
+	snprintf(s->owner, sizeof(s->owner), "%s", r->owner);
+	snprintf(s->rvn, sizeof(s->rvn), "%s", r->rvn);
+	snprintf(s->holder, sizeof(s->holder), "%s", r->holder != NULL ? r->holder : "");
+	s->lease_ms = r->lease_ms;
+	s->fence++;
+	if (r->ttl > 0)
+		s->ttl = r->ttl;
+}
+
+static void grant_header(struct mitem *h, const struct store_sh_req *r)
+{
+	struct mitem_rare *rare = h->rare;
+	if (r->first) {
+		snprintf(rare->smode, sizeof(rare->smode), "%s", mode_name(r->mode));
+		rare->slimit = r->mode == STORE_SH_LIMIT ? r->cap : 0;
+		if (r->mode == STORE_SH_SHARED) { /* a new phase: its group token */
+			h->fence = h->no_fence ? 1 : h->fence + 1;
+			h->no_fence = false;
+		}
+	}
+	if (r->seen_rvn == NULL)
+		rare->scount++;
+	if (r->ttl > 0)
+		h->ttl = r->ttl;
+}
+
+/* GRANT (store_shared.h) into out. */
+static void grant(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
+{
+	struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
+	if (!grant_header_ok(h, r) || !grant_slot_ok(slot_of(h, r->slot), r)) {
+		out->res.status = STORE_REFUSED;
+		out->res.index = grant_header_ok(h, r) ? 1 : 0;
+		header_out(h, &out->res.header);
+		slot_out(slot_of(h, r->slot), &out->slots[0]);
+		return;
+	}
+	bool fresh = h == NULL;
+	if (fresh && (h = mem_item_add(ms, r->name, store_name_hash(r->name))) != NULL)
+		h->no_fence = true;
+	if (h == NULL || !room(ms, h, r->cap)) {
+		out->res.status = STORE_TRANSIENT;
+		out->res.error_type = "OutOfMemory";
+		snprintf(out->res.message, sizeof(out->res.message),
+			 "the embedded store is out of memory (or full)");
+		return;
+	}
+	grant_header(h, r);
+	fill_slot(&h->rare->slots[r->slot], r);
+	header_out(h, &out->res.header);
+	slot_out(&h->rare->slots[r->slot], &out->slots[0]);
+}
+
+/* RELEASE and REMOVE: the slot freed, the count lowered. */
+static void end(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
+{
+	struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
+	bool header_ok = scount_of(h) > 0;
+	if (!header_ok || !end_slot_ok(slot_of(h, r->slot), r)) {
+		out->res.status = STORE_REFUSED;
+		out->res.index = header_ok ? 1 : 0;
+		header_out(h, &out->res.header);
+		slot_out(slot_of(h, r->slot), &out->slots[0]);
+		return;
+	}
+	struct mslot *s = &h->rare->slots[r->slot];
+	s->has_owner = false;
+	s->owner[0] = s->holder[0] = '\0';
+	if (r->ttl > 0)
+		s->ttl = r->ttl;
+	if (--h->rare->scount == 0) /* forgotten after the retention, as a release */
+		mem_freed_link(ms, h);
+	header_out(h, &out->res.header);
+	slot_out(s, &out->slots[0]);
+}
+
+static void renew(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
+{
+	struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
+	struct mslot *s = (struct mslot *)slot_of(h, r->slot);
+	bool ok = s != NULL && s->has_owner && strcmp(s->owner, r->owner) == 0 &&
+		  (strcmp(s->rvn, r->seen_rvn) == 0 || strcmp(s->rvn, r->rvn) == 0);
+	out->res.index = 1;
+	if (!ok) {
+		out->res.status = STORE_REFUSED;
+		slot_out(s, &out->slots[0]);
+		return;
+	}
+	snprintf(s->rvn, sizeof(s->rvn), "%s", r->rvn);
+	snprintf(s->holder, sizeof(s->holder), "%s", r->holder != NULL ? r->holder : "");
+	s->lease_ms = r->lease_ms;
+	if (r->ttl > 0)
+		s->ttl = r->ttl;
+	slot_out(s, &out->slots[0]);
+}
+
+static void read_all(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
+{
+	const struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
+	header_out(h, &out->res.header);
+	for (unsigned k = 0; k < r->cap; k++)
+		slot_out(slot_of(h, k), &out->slots[k]);
+}
+
+static void apply(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
+{
+	out->res.status = STORE_OK;
+	out->res.index = 2;
+	out->res.nslots = r->op == STORE_SH_READ ? r->cap : 1;
+	out->res.slots = out->slots;
+	switch (r->op) {
+	case STORE_SH_GRANT:
+		grant(ms, r, out);
+		return;
+	case STORE_SH_RENEW:
+		renew(ms, r, out);
+		return;
+	case STORE_SH_RELEASE:
+	case STORE_SH_REMOVE:
+		end(ms, r, out);
+		return;
+	case STORE_SH_READ:
+		read_all(ms, r, out);
+		return;
+	}
+}
+
+static void sh_complete(void *arg)
+{
+	struct store_call *call = arg;
+	struct mstore *ms = call->ms;
+	struct sh_out *out = malloc(sizeof(*out));
+	if (out != NULL) {
+		memset(&out->res, 0, sizeof(out->res));
+		apply(ms, &call->sh->req, out);
+	}
+	ms->base.in_flight--;
+	store_sh_cb cb = call->sh_cb;
+	void *cb_arg = call->arg;
+	mem_call_free(call);
+	if (out == NULL) {
+		struct store_sh_result oom = {.status = STORE_TRANSIENT,
+					      .error_type = "OutOfMemory",
+					      .index = 2};
+		snprintf(oom.message, sizeof(oom.message), "the embedded store is out of memory");
+		cb(cb_arg, &oom);
+		return;
+	}
+	cb(cb_arg, &out->res);
+	free(out);
+}
+
+static struct mem_sh *copy(const struct store_sh_req *req)
+{
+	size_t n = strlen(req->name) + 1;
+	struct mem_sh *c = malloc(sizeof(*c) + n);
+	if (c == NULL)
+		return NULL;
+	c->req = *req;
+	memcpy(c->name, req->name, n);
+	c->req.name = c->name;
+#define COPY(f)                                                                                    \
+	do {                                                                                       \
+		if (req->f != NULL) {                                                              \
+			snprintf(c->f, sizeof(c->f), "%s", req->f);                                \
+			c->req.f = c->f;                                                           \
+		}                                                                                  \
+	} while (0)
+	COPY(owner);
+	COPY(rvn);
+	COPY(seen_rvn);
+	COPY(holder);
+#undef COPY
+	return c;
+}
+
+struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
+				 void *arg)
+{
+	struct mstore *ms = (struct mstore *)s;
+	struct mem_sh *c = copy(req);
+	struct store_call *call = c != NULL ? mem_call_new(ms) : NULL;
+	if (call == NULL) {
+		free(c);
+		return NULL;
+	}
+	enum store_op op = req->op == STORE_SH_READ	 ? STORE_READ
+			   : req->op == STORE_SH_RENEW ? STORE_RENEW
+							 : STORE_TRANSACT;
+	call->sh = c;
+	call->req.op = op; /* for the latency and the counts */
+	call->sh_cb = cb;
+	call->arg = arg;
+	timer_init(&call->timer, ms->clock, sh_complete, call);
+	timer_arm(&call->timer, ms->latency_ms + ms->op_latency_ms[op]);
+	s->requests[op]++;
+	s->in_flight++;
+	return call;
+}
