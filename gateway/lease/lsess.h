@@ -439,6 +439,12 @@ struct ls_entry {
 unsigned lsvc_list(struct lsvc *svc, const char *pattern, unsigned max,
 		   void (*each)(void *arg, const struct ls_entry *e), void *arg);
 
+/* lsvc_list for one session: its leases, terms and wait, each once (a
+ * lock held in both scopes, or reentrantly, is one entry). Returns how
+ * many. PostgreSQL's pg_locks lists its sessions' advisory locks so. */
+unsigned lsess_list(const struct lsess *s, void (*each)(void *arg, const struct ls_entry *e),
+		    void *arg);
+
 /* A page of the table's lock items (LOCK.LIST TABLE): entries whose name
  * matches pattern (NULL all), next cursor ("" at the end); or res with an
  * error status. Called once, unless the session closes first. */

@@ -150,48 +150,65 @@ static bool wanted(const char *pattern, const char *name)
 	return pattern == NULL || fnmatch(pattern, name, 0) == 0;
 }
 
+/* Calls each for s's leases, terms and wait whose name matches pattern,
+ * while n < max (0: no bound); returns the new n. */
+static unsigned list_session(const struct lsess *s, const char *pattern, unsigned max, unsigned n,
+			     void (*each)(void *arg, const struct ls_entry *e), void *arg)
+{
+	for (const struct ls_rec *rec = s->recs; rec != NULL; rec = rec->next) {
+		if (!wanted(pattern, rec->name))
+			continue;
+		if (max != 0 && n == max)
+			return n;
+		bool lost = ls_rec_loss(rec) != LT_HELD && rec->state != LS_REC_CAMPAIGNING;
+		struct ls_entry e = {
+			.name = rec->name,
+			.kind = rec->kind,
+			.state = lost ? "lost" : rec_states[rec->state],
+			.token = rec->token,
+			.proto = s->proto,
+			.id = s->id,
+		};
+		if (!lost && rec->state == LS_REC_HELD && rec->lease != NULL) {
+			e.lease_ms = lease_duration_ms(rec->lease);
+			e.holder = lease_holder(rec->lease);
+		}
+		each(arg, &e);
+		n++;
+	}
+	if (s->wait_kind == LS_WAIT_ACQUIRE && s->acq != NULL &&
+	    wanted(pattern, lt_wait_name(s->acq))) {
+		if (max != 0 && n == max)
+			return n;
+		struct ls_entry e = {
+			.name = lt_wait_name(s->acq),
+			.kind = LS_KIND_LOCK,
+			.state = "waiting",
+			.proto = s->proto,
+			.id = s->id,
+		};
+		each(arg, &e);
+		n++;
+	}
+	return n;
+}
+
 unsigned lsvc_list(struct lsvc *svc, const char *pattern, unsigned max,
 		   void (*each)(void *arg, const struct ls_entry *e), void *arg)
 {
 	unsigned n = 0;
 	for (struct lsess *s = svc->all; s != NULL; s = s->all_next) {
-		for (const struct ls_rec *rec = s->recs; rec != NULL; rec = rec->next) {
-			if (!wanted(pattern, rec->name))
-				continue;
-			if (max != 0 && n == max)
-				return n;
-			bool lost = ls_rec_loss(rec) != LT_HELD && rec->state != LS_REC_CAMPAIGNING;
-			struct ls_entry e = {
-				.name = rec->name,
-				.kind = rec->kind,
-				.state = lost ? "lost" : rec_states[rec->state],
-				.token = rec->token,
-				.proto = s->proto,
-				.id = s->id,
-			};
-			if (!lost && rec->state == LS_REC_HELD && rec->lease != NULL) {
-				e.lease_ms = lease_duration_ms(rec->lease);
-				e.holder = lease_holder(rec->lease);
-			}
-			each(arg, &e);
-			n++;
-		}
-		if (s->wait_kind == LS_WAIT_ACQUIRE && s->acq != NULL &&
-		    wanted(pattern, lt_wait_name(s->acq))) {
-			if (max != 0 && n == max)
-				return n;
-			struct ls_entry e = {
-				.name = lt_wait_name(s->acq),
-				.kind = LS_KIND_LOCK,
-				.state = "waiting",
-				.proto = s->proto,
-				.id = s->id,
-			};
-			each(arg, &e);
-			n++;
-		}
+		n = list_session(s, pattern, max, n, each, arg);
+		if (max != 0 && n == max)
+			return n;
 	}
 	return n;
+}
+
+unsigned lsess_list(const struct lsess *s, void (*each)(void *arg, const struct ls_entry *e),
+		    void *arg)
+{
+	return list_session(s, NULL, 0, 0, each, arg);
 }
 
 /* A page being read for a session (its op keeps the session's place). */

@@ -146,6 +146,7 @@ static void xact_end(struct pgs *s, const char *tag)
 	struct ls_result now = {.status = LS_OK};
 	enum ls_status rc = LS_OK;
 	pgs_guc_xact_end(s);
+	s->xacts++;
 	s->in_block = false;
 	s->failed = false;
 	if (s->ls != NULL)
@@ -282,6 +283,7 @@ void pgx_answer(struct pgs *s, const struct sql_stmt *st, const struct pg_portal
 		enum ls_status rc, const struct ls_result *now)
 {
 	if (rc == LS_PENDING) {
+		s->wait_since_us = pgl_wall_us(); /* pg_locks.waitstart of a wait */
 		s->pend_fn = st->fn;
 		s->pend_timeout = timeout;
 		s->pend_portal = po;
@@ -557,6 +559,10 @@ void pgx_run(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *p
 	case SQL_CATALOG:
 		if (st->catalog == CAT_PG_TYPE)
 			pgc_type_lookup(s, st, po);
+		else if (st->catalog == CAT_PG_DATABASE)
+			pgl_database(s, st, po);
+		else if (st->catalog == CAT_PG_LOCKS)
+			pgl_query(s, st, po);
 		else
 			run_catalog(s, st, po);
 		return;

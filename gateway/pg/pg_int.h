@@ -136,6 +136,11 @@ struct pgs {
 	char guc_saved[GUC_COUNT][PG_GUC_VAL]; /* before SET LOCAL */
 	bool guc_local[GUC_COUNT];
 	int64_t lock_timeout_ms, statement_timeout_ms, lease_ms;
+	/* pg_locks: the wall time (µs since the Unix epoch) the session's
+	 * last wait began, and its transactions begun (virtualtransaction's
+	 * local number) */
+	int64_t wait_since_us;
+	uint32_t xacts;
 };
 
 static inline struct pgs *pgs_of(struct conn *c)
@@ -177,12 +182,16 @@ struct val {
  * po's formats (NULL: text); how many (<= PG_FN_MAX_COLS). */
 unsigned pgv_fn_columns(const struct pg_fn *fn, const char *alias, const struct pg_portal *po,
 			struct pg_col *cols);
-/* One DataRow of n (<= 5) values, each in its column's type and format. */
+/* One DataRow of n (<= SQL_MAX_COLS) values, each in its column's type and
+ * format (a timestamptz's .i: µs since the Unix epoch). */
 void pgv_put_row(struct buf *o, unsigned n, const struct pg_col *cols, const struct val *v);
 /* Argument i of st (a literal or a parameter of po) as type want. false:
  * the error is written (pgx_error). */
 bool pgv_arg(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po, unsigned i,
 	     uint32_t want, struct val *v);
+/* pgv_arg for the argument a (a catalogue query's predicate). */
+bool pgv_value(struct pgs *s, const struct sql_arg *a, const struct pg_portal *po, uint32_t want,
+	       struct val *v);
 /* The type argument i of st is read as. */
 uint32_t pgv_arg_type(const struct sql_stmt *st, unsigned i);
 /* st's call (SQL_SELECT) resolves to its function's row as PostgreSQL
@@ -239,6 +248,20 @@ uint32_t pgx_param_type(const struct sql_stmt *st, int n);
 /* A type loader's lookup (CAT_PG_TYPE): its row, or none, of the types
  * leasegate has. */
 void pgc_type_lookup(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po);
+
+/* --- pg_locks.c --- */
+
+/* The oid pg_database gives the database name (len bytes): >= 16384,
+ * the same on every replica (a hash of the name). */
+uint32_t pgl_database_oid(const char *name, size_t len);
+/* The wall time now, µs since the Unix epoch (pg_locks.waitstart). */
+int64_t pgl_wall_us(void);
+/* SELECT oid FROM pg_database WHERE datname = ... (CAT_PG_DATABASE): one
+ * row, the name's oid (any name: leasegate has every database). */
+void pgl_database(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po);
+/* A query of pg_locks (CAT_PG_LOCKS): the advisory locks held and awaited
+ * by this replica's PostgreSQL sessions, filtered, sorted, limited. */
+void pgl_query(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po);
 
 /* --- pg_fns.c --- */
 

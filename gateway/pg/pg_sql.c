@@ -392,7 +392,7 @@ static bool is_table(const struct tok *t, const char *table)
 /* A word that may follow a table as its alias. */
 static bool is_alias(const struct tok *t)
 {
-	static const char *const kw[] = {"where", "join", "inner", "left", "on", "order"};
+	static const char *const kw[] = {"where", "join", "inner", "left", "on", "order", "limit"};
 	if (t->t != T_IDENT)
 		return false;
 	for (size_t i = 0; i < sizeof(kw) / sizeof(kw[0]); i++)
@@ -401,28 +401,37 @@ static bool is_alias(const struct tok *t)
 	return true;
 }
 
+/* A select-list column c named def, after its expression: [AS] alias,
+ * appended to st's columns (at most SQL_MAX_COLS names in
+ * SQL_COLNAMES_MAX bytes); *t is left on the token after. */
+static bool add_col(struct lex *x, struct sql_stmt *st, size_t *used, int c, const char *def,
+		    struct tok *t)
+{
+	struct tok name = {T_IDENT, (char *)def, strlen(def), true};
+	*t = next(x);
+	if (is_word(t, "as"))
+		*t = next(x);
+	if (t->t == T_IDENT && !is_word(t, "from")) {
+		name = *t;
+		*t = next(x);
+	}
+	if (st->ncols == SQL_MAX_COLS || *used + name.len + 1 > sizeof(st->colnames))
+		return false;
+	copy_lower(st->colnames + *used, name.len + 1, &name);
+	*used += name.len + 1;
+	st->col[st->ncols++] = (unsigned char)c;
+	return true;
+}
+
 /* The select list up to FROM: pg_type columns, each [AS] alias. */
 static bool parse_type_cols(struct lex *x, struct sql_stmt *st)
 {
 	size_t used = 0;
 	for (;;) {
-		struct tok t = next(x), name;
+		struct tok t = next(x);
 		int c = type_col(&t);
-		if (c < 0 || st->ncols == SQL_MAX_COLS)
+		if (c < 0 || !add_col(x, st, &used, c, type_cols[c], &t))
 			return false;
-		name = (struct tok){T_IDENT, (char *)type_cols[c], strlen(type_cols[c]), true};
-		t = next(x);
-		if (is_word(&t, "as"))
-			t = next(x);
-		if (t.t == T_IDENT && !is_word(&t, "from")) {
-			name = t;
-			t = next(x);
-		}
-		if (used + name.len + 1 > sizeof(st->colnames))
-			return false;
-		copy_lower(st->colnames + used, name.len + 1, &name);
-		used += name.len + 1;
-		st->col[st->ncols++] = (unsigned char)c;
 		if (is_word(&t, "from"))
 			return true;
 		if (!is_punct(&t, ','))
@@ -483,6 +492,214 @@ static bool parse_type_lookup(struct lex *x, struct sql_stmt *st)
 		while (!at_end(&t))
 			t = next(x);
 	return at_end(&t);
+}
+
+/* --- pg_database's oid and pg_locks (CAT_PG_DATABASE, CAT_PG_LOCKS) --- */
+
+const struct sql_col_def sql_lock_cols[LK_COUNT + 1] = {
+	[LK_LOCKTYPE] = {"locktype", PG_OID_TEXT, -1},
+	[LK_DATABASE] = {"database", PG_OID_OID, 4},
+	[LK_RELATION] = {"relation", PG_OID_OID, 4},
+	[LK_PAGE] = {"page", PG_OID_INT4, 4},
+	[LK_TUPLE] = {"tuple", PG_OID_INT2, 2},
+	[LK_VIRTUALXID] = {"virtualxid", PG_OID_TEXT, -1},
+	[LK_TRANSACTIONID] = {"transactionid", PG_OID_XID, 4},
+	[LK_CLASSID] = {"classid", PG_OID_OID, 4},
+	[LK_OBJID] = {"objid", PG_OID_OID, 4},
+	[LK_OBJSUBID] = {"objsubid", PG_OID_INT2, 2},
+	[LK_VIRTUALTRANSACTION] = {"virtualtransaction", PG_OID_TEXT, -1},
+	[LK_PID] = {"pid", PG_OID_INT4, 4},
+	[LK_MODE] = {"mode", PG_OID_TEXT, -1},
+	[LK_GRANTED] = {"granted", PG_OID_BOOL, 1},
+	[LK_FASTPATH] = {"fastpath", PG_OID_BOOL, 1},
+	[LK_WAITSTART] = {"waitstart", PG_OID_TIMESTAMPTZ, 8},
+	[LK_COUNT] = {"count", PG_OID_INT8, 8},
+};
+
+/* t is the word w, qualified or not ("d.datname"). */
+static bool is_column(const struct tok *t, const char *w)
+{
+	const char *p;
+	size_t n;
+	return unqualified(t, &p, &n) && n == strlen(w) && strncasecmp(p, w, n) == 0;
+}
+
+/* Which pg_locks column t names ("l.pid" too), -1 none. */
+static int lock_col(const struct tok *t)
+{
+	for (int c = 0; c < LK_COUNT; c++)
+		if (is_column(t, sql_lock_cols[c].name))
+			return c;
+	return -1;
+}
+
+/* FROM's table (pg_catalog. optional) and its optional [AS] alias, after
+ * FROM: *t is left on the token after. */
+static bool parse_from(struct lex *x, const char *table, struct tok *t)
+{
+	*t = next(x);
+	if (!is_table(t, table))
+		return false;
+	*t = next(x);
+	if (is_word(t, "as"))
+		*t = next(x);
+	if (is_alias(t))
+		*t = next(x);
+	return true;
+}
+
+/* SELECT oid [[AS] alias] FROM pg_database [[AS] d] WHERE datname =
+ * current_database() | 'name' | $n, after SELECT. */
+static bool parse_database_lookup(struct lex *x, struct sql_stmt *st)
+{
+	struct tok t = next(x);
+	size_t used = 0;
+	if (!is_column(&t, "oid") || !add_col(x, st, &used, 0, "oid", &t) || !is_word(&t, "from") ||
+	    !parse_from(x, "pg_database", &t) || !is_word(&t, "where"))
+		return false;
+	t = next(x);
+	if (!is_column(&t, "datname") || !next_punct(x, '='))
+		return false;
+	size_t save = x->pos;
+	t = next(x);
+	if (is_word(&t, "current_database") || is_word(&t, "pg_catalog.current_database")) {
+		if (!next_punct(x, '(') || !next_punct(x, ')'))
+			return false;
+	} else {
+		x->pos = save;
+		if (!parse_arg(x, st, &st->args[0]) ||
+		    (st->args[0].t != ARG_STR && st->args[0].t != ARG_PARAM))
+			return false;
+		st->nargs = 1;
+		st->by_name = true;
+	}
+	return next_end(x);
+}
+
+/* pg_locks's select list up to FROM: *, count(*) or columns, each [AS]
+ * alias. */
+static bool parse_lock_cols(struct lex *x, struct sql_stmt *st)
+{
+	size_t used = 0;
+	struct tok t = next(x);
+	if (is_punct(&t, '*')) {
+		for (int c = 0; c < LK_COUNT; c++) {
+			size_t n = strlen(sql_lock_cols[c].name) + 1;
+			memcpy(st->colnames + used, sql_lock_cols[c].name, n);
+			used += n;
+			st->col[st->ncols++] = (unsigned char)c;
+		}
+		return next_word(x, "from");
+	}
+	if (is_word(&t, "count")) { /* count(*), alone */
+		return next_punct(x, '(') && next_punct(x, '*') && next_punct(x, ')') &&
+		       add_col(x, st, &used, LK_COUNT, "count", &t) && is_word(&t, "from");
+	}
+	for (;;) {
+		int c = lock_col(&t);
+		if (c < 0 || !add_col(x, st, &used, c, sql_lock_cols[c].name, &t))
+			return false;
+		if (is_word(&t, "from"))
+			return true;
+		if (!is_punct(&t, ','))
+			return false;
+		t = next(x);
+	}
+}
+
+/* WHERE's predicates, ANDed: col = | <> | != literal or $n (not on
+ * waitstart); *t is left on the token after. */
+static bool parse_lock_where(struct lex *x, struct sql_stmt *st, struct tok *t)
+{
+	do {
+		*t = next(x);
+		int c = lock_col(t);
+		if (c < 0 || c == LK_WAITSTART || st->npreds == SQL_MAX_PREDS)
+			return false;
+		struct sql_pred *p = &st->preds[st->npreds++];
+		p->col = (unsigned char)c;
+		*t = next(x);
+		p->ne = is_punct(t, '<') || is_punct(t, '!');
+		if (p->ne ? !next_punct(x, is_punct(t, '<') ? '>' : '=') : !is_punct(t, '='))
+			return false;
+		if (!parse_arg(x, st, &p->arg))
+			return false;
+		*t = next(x);
+	} while (is_word(t, "and"));
+	return true;
+}
+
+/* ORDER BY's keys: a pg_locks column or a select-list position, ASC or
+ * DESC; *t is left on the token after. */
+static bool parse_lock_order(struct lex *x, struct sql_stmt *st, struct tok *t)
+{
+	if (!next_word(x, "by") || (st->ncols == 1 && st->col[0] == LK_COUNT))
+		return false;
+	do {
+		*t = next(x);
+		int64_t n;
+		int c = lock_col(t);
+		if (c < 0 && t->t == T_NUM && parse_i64(t->p, t->len, false, &n) && n >= 1 &&
+		    n <= st->ncols)
+			c = st->col[n - 1];
+		if (c < 0 || st->norder == SQL_MAX_ORDER)
+			return false;
+		struct sql_order *o = &st->order[st->norder++];
+		o->col = (unsigned char)c;
+		*t = next(x);
+		o->desc = is_word(t, "desc");
+		if (o->desc || is_word(t, "asc"))
+			*t = next(x);
+	} while (is_punct(t, ','));
+	return true;
+}
+
+/* SELECT ... FROM pg_locks [WHERE ...] [ORDER BY ...] [LIMIT n | ALL],
+ * after SELECT. */
+static bool parse_locks_query(struct lex *x, struct sql_stmt *st)
+{
+	struct tok t;
+	if (!parse_lock_cols(x, st) || !parse_from(x, "pg_locks", &t))
+		return false;
+	if (is_word(&t, "where") && !parse_lock_where(x, st, &t))
+		return false;
+	if (is_word(&t, "order") && !parse_lock_order(x, st, &t))
+		return false;
+	if (is_word(&t, "limit")) {
+		t = next(x);
+		if (!is_word(&t, "all") &&
+		    (t.t != T_NUM || !parse_i64(t.p, t.len, false, &st->limit)))
+			return false;
+		t = next(x);
+	}
+	return at_end(&t);
+}
+
+/* A catalogue query recognised as a statement (after SELECT, at save):
+ * its kind in st->catalog, or false. */
+static bool parse_catalog(struct lex *x, struct sql_stmt *st, size_t save)
+{
+	static const struct {
+		int catalog;
+		bool (*parse)(struct lex *x, struct sql_stmt *st);
+	} grammars[] = {
+		{CAT_PG_TYPE, parse_type_lookup},
+		{CAT_PG_DATABASE, parse_database_lookup},
+		{CAT_PG_LOCKS, parse_locks_query},
+	};
+	for (size_t i = 0; i < sizeof(grammars) / sizeof(grammars[0]); i++) {
+		x->pos = save;
+		st->nargs = st->ncols = st->npreds = st->norder = 0;
+		st->nparams = 0;
+		st->fn = NULL;
+		st->by_name = false;
+		st->limit = -1;
+		if (grammars[i].parse(x, st)) {
+			st->catalog = grammars[i].catalog;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* The rest of the statement as written (trimmed); a single literal gives
@@ -603,14 +820,7 @@ static enum sql_kind recognise(struct lex *x, struct sql_stmt *st)
 			return SQL_SELECT;
 		if (st->several)
 			return SQL_UNSUPPORTED;
-		x->pos = save;
-		st->nargs = 0;
-		st->nparams = 0;
-		st->fn = NULL;
-		if (!parse_type_lookup(x, st))
-			return SQL_UNSUPPORTED;
-		st->catalog = CAT_PG_TYPE;
-		return SQL_CATALOG;
+		return parse_catalog(x, st, save) ? SQL_CATALOG : SQL_UNSUPPORTED;
 	}
 	if (is_word(&t, "begin"))
 		return skip_rest(x), SQL_BEGIN;
@@ -779,6 +989,8 @@ bool sql_next(char *text, size_t len, size_t *pos, struct sql_stmt *out)
 	out->several = false;
 	out->ncols = 0;
 	out->by_name = false;
+	out->npreds = out->norder = 0;
+	out->limit = -1;
 	out->text = text + x.pos;
 	out->text_len = end - x.pos;
 	while (out->text_len > 0 && isspace((unsigned char)out->text[out->text_len - 1]))

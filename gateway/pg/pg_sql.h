@@ -2,7 +2,8 @@
  * pg_sql: the small, honest SQL recogniser of the PostgreSQL front-end. It
  * is not a parser of SQL: it recognises the statements leasegate answers
  * (the advisory lock functions, leasegate's own, transaction control,
- * SET/RESET/SHOW, what drivers and pools send on their own) and says
+ * SET/RESET/SHOW, what drivers and pools send on their own, pg_locks
+ * and pg_database's oid: CAT_PG_LOCKS, CAT_PG_DATABASE) and says
  * "unsupported" for anything else, with the statement's text for the
  * error. A function call is recognised by the function table (pg_fn.h):
  * its name and argument count find its row.
@@ -52,8 +53,48 @@ enum sql_catalog {
 	 * columns in .col, their names in .colnames. psycopg2's hstore, Django's
 	 * hstore and citext, asyncpg's codecs (json, jsonb) send these. */
 	CAT_PG_TYPE,
+	/* SELECT oid [[AS] alias] FROM [pg_catalog.]pg_database [[AS] d]
+	 * WHERE datname = current_database() | 'name' | $n (.by_name: args[0]
+	 * is the name), PostgreSQL's regression tests' way to the oid that
+	 * pg_locks.database shows */
+	CAT_PG_DATABASE,
+	/* SELECT * | count(*) | <columns> FROM [pg_catalog.]pg_locks [[AS] l]
+	 * [WHERE col = | <> | != literal-or-$n [AND ...]] [ORDER BY col-or-n
+	 * [ASC | DESC], ...] [LIMIT n]: .col/.colnames (LK_COUNT: count(*)),
+	 * .preds, .order, .limit */
+	CAT_PG_LOCKS,
 	CAT_COUNT
 };
+
+/* The columns of PostgreSQL 15's pg_locks, in its order. */
+enum sql_lock_col {
+	LK_LOCKTYPE,
+	LK_DATABASE,
+	LK_RELATION,
+	LK_PAGE,
+	LK_TUPLE,
+	LK_VIRTUALXID,
+	LK_TRANSACTIONID,
+	LK_CLASSID,
+	LK_OBJID,
+	LK_OBJSUBID,
+	LK_VIRTUALTRANSACTION,
+	LK_PID,
+	LK_MODE,
+	LK_GRANTED,
+	LK_FASTPATH,
+	LK_WAITSTART,
+	LK_COUNT /* as a result column: count(*) */
+};
+
+/* A column of a catalogue view: its name and PostgreSQL type. */
+struct sql_col_def {
+	const char *name;
+	uint32_t oid;
+	int16_t typlen;
+};
+/* pg_locks's columns (enum sql_lock_col), and count(*)'s at LK_COUNT. */
+extern const struct sql_col_def sql_lock_cols[LK_COUNT + 1];
 
 /* The columns of pg_type (and pg_namespace's nspname) a lookup may ask. */
 enum sql_type_col {
@@ -81,8 +122,22 @@ struct sql_arg {
 
 #define SQL_MAX_ARGS	 4
 #define SQL_ALIAS_MAX	 64
-#define SQL_MAX_COLS	 6
-#define SQL_COLNAMES_MAX 96
+#define SQL_MAX_COLS	 16 /* pg_locks has 16 */
+#define SQL_COLNAMES_MAX 256
+#define SQL_MAX_PREDS	 8 /* a catalogue query's WHERE: predicates ANDed */
+#define SQL_MAX_ORDER	 8 /* ... its ORDER BY keys */
+
+/* col = arg, or col <> arg (ne) */
+struct sql_pred {
+	unsigned char col;
+	bool ne;
+	struct sql_arg arg;
+};
+
+struct sql_order {
+	unsigned char col;
+	bool desc;
+};
 
 struct pg_fn;
 
@@ -108,6 +163,12 @@ struct sql_stmt {
 	unsigned char col[SQL_MAX_COLS];
 	char colnames[SQL_COLNAMES_MAX];
 	bool by_name;
+	/* CAT_PG_LOCKS: the WHERE's predicates (ANDed), the ORDER BY's keys
+	 * (columns of pg_locks), the LIMIT (-1: none) */
+	unsigned npreds, norder;
+	struct sql_pred preds[SQL_MAX_PREDS];
+	struct sql_order order[SQL_MAX_ORDER];
+	int64_t limit;
 	bool several;	  /* SQL_UNSUPPORTED: a SELECT of several calls */
 	const char *text; /* the statement as written, for errors */
 	size_t text_len;

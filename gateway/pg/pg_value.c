@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gateway/pg/pg_int.h"
 
@@ -33,6 +34,20 @@ unsigned pgv_fn_columns(const struct pg_fn *fn, const char *alias, const struct 
 	return fn->ncols;
 }
 
+/* The columns a catalogue query asks (st->col, indexes into defs), named
+ * as st->colnames says, in po's formats. */
+static unsigned named_columns(const struct sql_stmt *st, const struct pg_portal *po,
+			      const struct pg_col *defs, struct pg_col *cols)
+{
+	const char *name = st->colnames;
+	for (unsigned i = 0; i < st->ncols; i++, name += strlen(name) + 1) {
+		cols[i] = defs[st->col[i]];
+		cols[i].name = name;
+		cols[i].format = col_format(po, i);
+	}
+	return st->ncols;
+}
+
 /* The columns of st's result (0: none). */
 unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, struct pg_col *cols)
 {
@@ -51,13 +66,18 @@ unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, stru
 			[TC_TYPDELIM] = {NULL, PG_OID_CHAR, 1, 0},
 			[TC_NSPNAME] = {NULL, PG_OID_NAME, 64, 0},
 		};
-		const char *name = st->colnames;
-		for (unsigned i = 0; i < st->ncols; i++, name += strlen(name) + 1) {
-			cols[i] = type_col[st->col[i]];
-			cols[i].name = name;
-			cols[i].format = col_format(po, i);
-		}
-		return st->ncols;
+		return named_columns(st, po, type_col, cols);
+	}
+	if (st->kind == SQL_CATALOG && st->catalog == CAT_PG_DATABASE) {
+		static const struct pg_col oid_col[1] = {{NULL, PG_OID_OID, 4, 0}};
+		return named_columns(st, po, oid_col, cols);
+	}
+	if (st->kind == SQL_CATALOG && st->catalog == CAT_PG_LOCKS) {
+		struct pg_col lock_col[LK_COUNT + 1];
+		for (unsigned c = 0; c <= LK_COUNT; c++)
+			lock_col[c] = (struct pg_col){NULL, sql_lock_cols[c].oid,
+						      sql_lock_cols[c].typlen, 0};
+		return named_columns(st, po, lock_col, cols);
 	}
 	if (st->kind == SQL_CATALOG) {
 		static const struct pg_col cat[CAT_COUNT][4] = {
@@ -81,10 +101,40 @@ unsigned pgx_columns(const struct sql_stmt *st, const struct pg_portal *po, stru
 	return pgv_fn_columns(st->fn, st->alias, po, cols);
 }
 
+/* µs from the Unix epoch to PostgreSQL's (2000-01-01 UTC) */
+#define PG_EPOCH_US 946684800000000LL
+
+/* A timestamptz of us µs since the Unix epoch, as PostgreSQL writes it
+ * with TimeZone UTC ("2024-05-01 12:34:56.5+00"), into out (32 bytes). */
+static size_t timestamptz_text(int64_t us, char *out, size_t cap)
+{
+	time_t secs = (time_t)(us / 1000000);
+	long frac = (long)(us % 1000000);
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	size_t n = strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
+	if (frac > 0) {
+		char f[8];
+		snprintf(f, sizeof(f), ".%06ld", frac);
+		size_t k = strlen(f);
+		while (f[k - 1] == '0')
+			f[--k] = '\0';
+		n += (size_t)snprintf(out + n, cap - n, "%s", f);
+	}
+	n += (size_t)snprintf(out + n, cap - n, "+00");
+	return n < cap ? n : cap - 1;
+}
+
+/* The binary width of an integer type's value (int8 8, int2 2, else 4). */
+static unsigned int_width(uint32_t oid)
+{
+	return oid == PG_OID_INT8 ? 8 : oid == PG_OID_INT2 ? 2 : 4;
+}
+
 /* One DataRow of n values, each in its column's type and format. */
 void pgv_put_row(struct buf *o, unsigned n, const struct pg_col *cols, const struct val *v)
 {
-	char text[SQL_MAX_COLS][24];
+	char text[SQL_MAX_COLS][32];
 	unsigned char bin[SQL_MAX_COLS][8];
 	const char *p[SQL_MAX_COLS];
 	int32_t len[SQL_MAX_COLS];
@@ -108,11 +158,26 @@ void pgv_put_row(struct buf *o, unsigned n, const struct pg_col *cols, const str
 			}
 			len[i] = 1;
 			break;
+		case PG_OID_TIMESTAMPTZ: /* v.i: µs since the Unix epoch */
+			if (b) {
+				uint64_t u = (uint64_t)(v[i].i - PG_EPOCH_US);
+				for (unsigned k = 0; k < 8; k++)
+					bin[i][k] = (unsigned char)(u >> (8 * (7 - k)));
+				p[i] = (const char *)bin[i];
+				len[i] = 8;
+			} else {
+				p[i] = text[i];
+				len[i] =
+					(int32_t)timestamptz_text(v[i].i, text[i], sizeof(text[i]));
+			}
+			break;
 		case PG_OID_INT8:
 		case PG_OID_INT4:
+		case PG_OID_INT2:
+		case PG_OID_XID:
 		case PG_OID_OID: {
 			if (b) {
-				unsigned w = cols[i].oid == PG_OID_INT8 ? 8 : 4;
+				unsigned w = int_width(cols[i].oid);
 				uint64_t u = (uint64_t)v[i].i;
 				for (unsigned k = 0; k < w; k++)
 					bin[i][k] = (unsigned char)(u >> (8 * (w - 1 - k)));
@@ -219,6 +284,7 @@ static int binary_width(uint32_t t)
 		return 8;
 	case PG_OID_INT4:
 	case PG_OID_OID:
+	case PG_OID_XID:
 		return 4;
 	case PG_OID_INT2:
 		return 2;
@@ -248,7 +314,7 @@ static bool arg_binary(struct pgs *s, const struct pg_portal *po, int param, con
 	uint64_t x = 0;
 	for (int k = 0; k < w; k++)
 		x = x << 8 | u[k];
-	if (w == 8 || t == PG_OID_OID)
+	if (w == 8 || t == PG_OID_OID || t == PG_OID_XID)
 		v->i = (int64_t)x;
 	else if (w == 4)
 		v->i = (int32_t)(uint32_t)x;
@@ -288,7 +354,12 @@ static bool arg_param(struct pgs *s, const struct sql_arg *a, const struct pg_po
 bool pgv_arg(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po, unsigned i,
 	     uint32_t want, struct val *v)
 {
-	const struct sql_arg *a = &st->args[i];
+	return pgv_value(s, &st->args[i], po, want, v);
+}
+
+bool pgv_value(struct pgs *s, const struct sql_arg *a, const struct pg_portal *po, uint32_t want,
+	       struct val *v)
+{
 	memset(v, 0, sizeof(*v));
 	switch (a->t) {
 	case ARG_NULL:
@@ -332,8 +403,17 @@ static uint32_t fn_arg_type(const struct sql_stmt *st, unsigned i)
 /* What type parameter $n of st is, from where it is used. */
 uint32_t pgx_param_type(const struct sql_stmt *st, int n)
 {
+	if (st->kind == SQL_CATALOG && st->catalog == CAT_PG_LOCKS) {
+		for (unsigned i = 0; i < st->npreds; i++)
+			if (st->preds[i].arg.t == ARG_PARAM && st->preds[i].arg.param == n)
+				return st->preds[i].arg.cast ? st->preds[i].arg.cast
+							     : sql_lock_cols[st->preds[i].col].oid;
+		return PG_OID_TEXT;
+	}
 	if (st->kind == SQL_CATALOG)
-		return st->catalog == CAT_PG_TYPE && st->by_name ? PG_OID_NAME : PG_OID_OID;
+		return (st->catalog == CAT_PG_TYPE || st->catalog == CAT_PG_DATABASE) && st->by_name
+			       ? PG_OID_NAME
+			       : PG_OID_OID;
 	for (unsigned i = 0; i < st->nargs; i++) {
 		const struct sql_arg *a = &st->args[i];
 		if (a->t == ARG_PARAM && a->param == n)
