@@ -529,9 +529,7 @@ static void unqueue(struct mstore *ms, struct store_call *call)
 		ms->q_tail = call->prev;
 }
 
-/* A failure the test asked for (store_memory_fail), when one is due:
- * true with its status, type and message (STORE_MSG_MAX bytes). */
-static bool injected(struct mstore *ms, enum store_status *status, const char **type, char *msg)
+bool mem_injected(struct mstore *ms, enum store_status *status, const char **type, char *msg)
 {
 	if (ms->fail_n == 0)
 		return false;
@@ -558,7 +556,7 @@ static void complete(void *arg)
 	}
 	res.error_type = NULL;
 	res.message[0] = '\0';
-	if (injected(ms, &res.status, &res.error_type, res.message))
+	if (mem_injected(ms, &res.status, &res.error_type, res.message))
 		mem_copy_out(NULL, &res.item);
 	else
 		apply(ms, &call->req, call->hash, &res);
@@ -700,7 +698,7 @@ static void complete_scan(struct store_call *call)
 {
 	struct mstore *ms = call->ms;
 	struct store_scan_result *res = call->page;
-	if (!injected(ms, &res->status, &res->error_type, res->message) &&
+	if (!mem_injected(ms, &res->status, &res->error_type, res->message) &&
 	    !mem_scan_page(ms, call)) {
 		res->status = STORE_TRANSIENT;
 		res->error_type = "OutOfMemory";

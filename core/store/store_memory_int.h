@@ -197,6 +197,10 @@ struct store_call *mem_kv_commit(struct store *s, const struct store_kv_req *req
 struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
 				 void *arg);
 
+/* A failure the test asked for (store_memory_fail), when one is due:
+ * true with its status, type and message (STORE_MSG_MAX bytes). */
+bool mem_injected(struct mstore *ms, enum store_status *status, const char **type, char *msg);
+
 /* Gives a call back to the pool (its commit copy freed). */
 void mem_call_free(struct store_call *call);
 /* A call of sizeof(struct store_call) from the pool, zeroed; NULL on OOM. */

@@ -127,20 +127,8 @@ static void kv_complete(void *arg)
 	struct store_call *call = arg;
 	struct mstore *ms = call->ms;
 	struct store_kv_result res = {.status = STORE_OK};
-	enum store_status st;
-	const char *type = NULL;
-	if (ms->fail_n != 0) { /* a failure the test asked for */
-		if (ms->fail_n > 0)
-			ms->fail_n--;
-		st = ms->fail_status;
-		type = ms->fail_type;
-		res.status = st;
-		res.error_type = type;
-		snprintf(res.message, sizeof(res.message), "%s (injected by the test)",
-			 type != NULL ? type : store_status_name(st));
-	} else {
+	if (!mem_injected(ms, &res.status, &res.error_type, res.message))
 		apply_kv(ms, call->kv, &res);
-	}
 	ms->base.in_flight--;
 	store_kv_cb cb = call->kv_cb;
 	void *cb_arg = call->arg;

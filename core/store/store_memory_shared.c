@@ -276,16 +276,19 @@ static void sh_complete(void *arg)
 	struct sh_out *out = malloc(sizeof(*out));
 	if (out != NULL) {
 		memset(&out->res, 0, sizeof(out->res));
-		apply(ms, &call->sh->req, out);
+		out->res.slots = out->slots;
+		out->res.index = 2;
+		memset(&out->slots[0], 0, sizeof(out->slots[0]));
+		if (!mem_injected(ms, &out->res.status, &out->res.error_type, out->res.message))
+			apply(ms, &call->sh->req, out);
 	}
 	ms->base.in_flight--;
 	store_sh_cb cb = call->sh_cb;
 	void *cb_arg = call->arg;
 	mem_call_free(call);
 	if (out == NULL) {
-		struct store_sh_result oom = {.status = STORE_TRANSIENT,
-					      .error_type = "OutOfMemory",
-					      .index = 2};
+		struct store_sh_result oom = {
+			.status = STORE_TRANSIENT, .error_type = "OutOfMemory", .index = 2};
 		snprintf(oom.message, sizeof(oom.message), "the embedded store is out of memory");
 		cb(cb_arg, &oom);
 		return;
@@ -328,9 +331,9 @@ struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req
 		free(c);
 		return NULL;
 	}
-	enum store_op op = req->op == STORE_SH_READ	 ? STORE_READ
+	enum store_op op = req->op == STORE_SH_READ    ? STORE_READ
 			   : req->op == STORE_SH_RENEW ? STORE_RENEW
-							 : STORE_TRANSACT;
+						       : STORE_TRANSACT;
 	call->sh = c;
 	call->req.op = op; /* for the latency and the counts */
 	call->sh_cb = cb;

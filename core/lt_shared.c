@@ -1,0 +1,518 @@
+/*
+ * lt_shared: leases on the slots of shared names (see lt_shared.h).
+ *
+ * A wait reads the header and every slot (one READ), then writes one
+ * GRANT: on a free slot (starting at a slot of its own, so that racing
+ * readers spread), or on a slot whose rvn it watched unchanged for a whole
+ * lease (a takeover that fills the slot it frees). A refused grant reads
+ * again at once, a few times, then waits a poll. A lease renews its slot
+ * alone; its end timer, at the send of the last renewal answered in time
+ * plus the lease, makes it lost (expired).
+ */
+#include "core/lt_shared.h"
+#include "core/lt_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RETRIES_AT_ONCE 3 /* refused grants read again at once this often */
+
+/* What a waiter saw of a held slot: its rvn, since when (our clock: the
+ * return of the read that first showed it), for how long a lease. */
+struct watch {
+	char rvn[STORE_ID_MAX + 1];
+	int64_t since, lease_ms;
+};
+
+enum wait_step { W_IDLE, W_READ, W_GRANT };
+
+struct sh_wait {
+	struct locktable *t;
+	struct lt_sh_args a;
+	lt_sh_acquire_cb cb;
+	void *arg;
+	enum wait_step step;
+	bool cancelled; /* a grant in flight: released when it lands */
+	struct store_call *call;
+	struct timer poll, deadline;
+	bool timed_out;
+	unsigned refused; /* grants refused in a row */
+	unsigned slot;	  /* of the grant in flight */
+	int64_t sent_ms;  /* its send: its lease runs from there */
+	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
+	char *holder;
+	struct watch watch[STORE_SH_CAP];
+	char name[];
+};
+
+struct sh_lease {
+	struct locktable *t;
+	enum store_sh_mode mode;
+	unsigned cap, slot;
+	int64_t lease_ms, token, end_ms;
+	enum lt_loss loss;
+	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
+	char next_rvn[LT_ID_LEN + 1]; /* the renewal in flight's */
+	int64_t sent_ms;	      /* its send */
+	int64_t backoff_ms;	      /* the next retry's wait; 0: none failed */
+	struct store_call *call;
+	struct timer heartbeat, end;
+	lt_sh_lost_cb lost_cb;
+	void *lost_arg;
+	char *holder;
+	char name[];
+};
+
+/* A release in flight, the lease gone. */
+struct sh_release {
+	struct store *store;
+};
+
+static int64_t now_ms(struct locktable *t)
+{
+	return clock_now_ms(t->clock);
+}
+
+static void error_of(struct lt_error *e, const struct store_sh_result *r, const char *name)
+{
+	e->status = r->status == STORE_REFUSED ? STORE_FATAL : r->status;
+	e->error_type = r->error_type != NULL ? r->error_type : store_status_name(r->status);
+	snprintf(e->message, sizeof(e->message), "shared lock '%.64s': %s", name, r->message);
+}
+
+/* ---- the lease ---- */
+
+static void lose(struct sh_lease *l, enum lt_loss why)
+{
+	if (l->loss != LT_HELD)
+		return;
+	l->loss = why;
+	timer_cancel(&l->heartbeat);
+	timer_cancel(&l->end);
+	if (l->call != NULL) {
+		store_cancel(l->t->store, l->call);
+		l->call = NULL;
+	}
+	if (l->lost_cb != NULL)
+		l->lost_cb(l->lost_arg, l, why);
+}
+
+static void end_due(void *arg)
+{
+	lose(arg, LT_EXPIRED);
+}
+
+static void send_renewal(struct sh_lease *l);
+
+static void heartbeat_due(void *arg)
+{
+	send_renewal(arg);
+}
+
+/* Why a refused renewal ends the lease: the slot as it is. */
+static enum lt_loss refusal_loss(const struct lock_item *slot)
+{
+	return slot->exists ? LT_TAKEN_OVER : LT_DELETED;
+}
+
+static void on_renewed(void *arg, const struct store_sh_result *r)
+{
+	struct sh_lease *l = arg;
+	l->call = NULL;
+	if (r->status == STORE_OK) {
+		memcpy(l->rvn, l->next_rvn, sizeof(l->rvn));
+		l->backoff_ms = 0;
+		/* an answer after the lease's end extends nothing: the end
+		 * timer has run, and the lease is lost already */
+		l->end_ms = l->sent_ms + l->lease_ms;
+		timer_arm_at(&l->end, l->end_ms);
+		timer_arm_at(&l->heartbeat, l->sent_ms + l->lease_ms / 3);
+		return;
+	}
+	if (r->status == STORE_REFUSED) {
+		lose(l, refusal_loss(&r->slots[0]));
+		return;
+	}
+	if (r->status == STORE_NO_TABLE) {
+		lose(l, LT_TABLE_NOT_FOUND);
+		return;
+	}
+	/* transient or fatal: again after a backoff, until the lease ends */
+	int64_t cap = l->lease_ms / 6;
+	l->backoff_ms = l->backoff_ms == 0 ? LT_RENEW_RETRY_FIRST_MS : l->backoff_ms * 2;
+	if (l->backoff_ms > cap)
+		l->backoff_ms = cap;
+	timer_arm(&l->heartbeat, l->backoff_ms);
+}
+
+static void send_renewal(struct sh_lease *l)
+{
+	if (l->loss != LT_HELD || l->call != NULL)
+		return;
+	store_new_id(l->next_rvn);
+	l->sent_ms = now_ms(l->t);
+	struct store_sh_req r = {.op = STORE_SH_RENEW,
+				 .name = l->name,
+				 .mode = l->mode,
+				 .cap = l->cap,
+				 .slot = l->slot,
+				 .owner = l->owner,
+				 .rvn = l->next_rvn,
+				 .seen_rvn = l->rvn,
+				 .holder = l->holder,
+				 .lease_ms = l->lease_ms,
+				 .ttl = lt_ttl(l->t)};
+	l->call = store_sh_submit(l->t->store, &r, on_renewed, l);
+	if (l->call == NULL) /* out of memory: try again later */
+		timer_arm(&l->heartbeat, LT_RENEW_RETRY_FIRST_MS);
+}
+
+/* The lease a grant sent at sent_ms made, its token from the answer. */
+static struct sh_lease *lease_new(struct sh_wait *w, const struct store_sh_result *r,
+				  int64_t sent_ms)
+{
+	size_t n = strlen(w->name) + 1;
+	struct sh_lease *l = calloc(1, sizeof(*l) + n);
+	if (l == NULL)
+		return NULL;
+	memcpy(l->name, w->name, n);
+	l->t = w->t;
+	l->mode = w->a.mode;
+	l->cap = w->a.cap;
+	l->slot = w->slot;
+	l->lease_ms = w->a.lease_ms;
+	l->token = w->a.mode == STORE_SH_SHARED ? r->header.lock.fence : r->slots[0].fence;
+	memcpy(l->owner, w->owner, sizeof(l->owner));
+	memcpy(l->rvn, w->rvn, sizeof(l->rvn));
+	l->holder = w->holder;
+	w->holder = NULL;
+	l->end_ms = sent_ms + l->lease_ms;
+	timer_init(&l->heartbeat, w->t->clock, heartbeat_due, l);
+	timer_init(&l->end, w->t->clock, end_due, l);
+	timer_arm_at(&l->end, l->end_ms);
+	timer_arm_at(&l->heartbeat, sent_ms + l->lease_ms / 3);
+	return l;
+}
+
+static void on_released(void *arg, const struct store_sh_result *r)
+{
+	free(arg);
+}
+
+/* A conditional release of slot by owner, its answer ignored. */
+static void release_slot(struct locktable *t, const char *name, enum store_sh_mode mode,
+			 unsigned cap, unsigned slot, const char *owner)
+{
+	struct sh_release *rel = malloc(sizeof(*rel));
+	if (rel == NULL)
+		return;
+	rel->store = t->store;
+	struct store_sh_req r = {.op = STORE_SH_RELEASE,
+				 .name = name,
+				 .mode = mode,
+				 .cap = cap,
+				 .slot = slot,
+				 .owner = owner,
+				 .ttl = lt_ttl(t)};
+	if (store_sh_submit(t->store, &r, on_released, rel) == NULL)
+		free(rel);
+}
+
+void sh_lease_release(struct sh_lease *l)
+{
+	if (l == NULL)
+		return;
+	bool held = l->loss == LT_HELD;
+	l->lost_cb = NULL;
+	lose(l, LT_RELEASED); /* timers and the renewal in flight go */
+	if (held)
+		release_slot(l->t, l->name, l->mode, l->cap, l->slot, l->owner);
+	lt_holder_free(l->t, l->holder);
+	free(l);
+}
+
+void sh_lease_on_lost(struct sh_lease *l, lt_sh_lost_cb cb, void *arg)
+{
+	l->lost_cb = cb;
+	l->lost_arg = arg;
+}
+
+int64_t sh_lease_token(const struct sh_lease *l)
+{
+	return l->token;
+}
+
+unsigned sh_lease_slot(const struct sh_lease *l)
+{
+	return l->slot;
+}
+
+const char *sh_lease_name(const struct sh_lease *l)
+{
+	return l->name;
+}
+
+enum lt_loss sh_lease_loss(const struct sh_lease *l)
+{
+	return l->loss;
+}
+
+int64_t sh_lease_end_ms(const struct sh_lease *l)
+{
+	return l->end_ms;
+}
+
+/* ---- the wait ---- */
+
+static void wait_free(struct sh_wait *w)
+{
+	timer_cancel(&w->poll);
+	timer_cancel(&w->deadline);
+	lt_holder_free(w->t, w->holder);
+	free(w);
+}
+
+/* Answers the wait (lease, or none, or err) and frees it. */
+static void answer(struct sh_wait *w, struct sh_lease *l, const struct lt_error *err)
+{
+	lt_sh_acquire_cb cb = w->cb;
+	void *arg = w->arg;
+	wait_free(w);
+	cb(arg, l, err);
+}
+
+static void read_again(struct sh_wait *w);
+
+static void poll_due(void *arg)
+{
+	read_again(arg);
+}
+
+static void deadline_due(void *arg)
+{
+	struct sh_wait *w = arg;
+	w->timed_out = true;
+	if (w->step == W_IDLE) /* else the answer in flight decides */
+		answer(w, NULL, NULL);
+}
+
+/* Not granted now: a try answers none, a wait reads again after delay. */
+static void not_now(struct sh_wait *w, int64_t delay)
+{
+	w->step = W_IDLE;
+	if (!w->a.wait || w->timed_out) {
+		answer(w, NULL, NULL);
+		return;
+	}
+	timer_arm(&w->poll, delay);
+}
+
+static void on_granted(void *arg, const struct store_sh_result *r)
+{
+	struct sh_wait *w = arg;
+	w->call = NULL;
+	w->step = W_IDLE;
+	if (w->cancelled) {
+		if (r->status == STORE_OK)
+			release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner);
+		wait_free(w);
+		return;
+	}
+	if (r->status == STORE_OK) {
+		struct sh_lease *l = lease_new(w, r, w->sent_ms);
+		struct lt_error oom = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
+		if (l == NULL) {
+			release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner);
+			snprintf(oom.message, sizeof(oom.message), "out of memory");
+		}
+		answer(w, l, l != NULL ? NULL : &oom);
+		return;
+	}
+	if (r->status != STORE_REFUSED) {
+		struct lt_error e;
+		error_of(&e, r, w->name);
+		answer(w, NULL, &e);
+		return;
+	}
+	/* another grant won the slot, or the phase moved: read again */
+	if (++w->refused <= RETRIES_AT_ONCE)
+		read_again(w);
+	else
+		not_now(w, lt_poll_interval(w->a.lease_ms));
+}
+
+static void grant(struct sh_wait *w, const struct store_sh_result *r, unsigned slot,
+		  const char *seen_rvn)
+{
+	store_new_id(w->rvn);
+	w->slot = slot;
+	w->step = W_GRANT;
+	w->sent_ms = now_ms(w->t);
+	struct store_sh_req g = {.op = STORE_SH_GRANT,
+				 .name = w->name,
+				 .mode = w->a.mode,
+				 .cap = w->a.cap,
+				 .slot = slot,
+				 .owner = w->owner,
+				 .rvn = w->rvn,
+				 .seen_rvn = seen_rvn,
+				 .first = r->header.scount == 0,
+				 .seen_fence = r->header.lock.has_fence ? r->header.lock.fence : 0,
+				 .seen_slot_fence = r->slots[slot].has_fence ? r->slots[slot].fence : 0,
+				 .holder = w->holder,
+				 .lease_ms = w->a.lease_ms,
+				 .ttl = lt_ttl(w->t)};
+	w->call = store_sh_submit(w->t->store, &g, on_granted, w);
+	if (w->call == NULL)
+		not_now(w, LT_RENEW_RETRY_FIRST_MS);
+}
+
+/* The name held in another mode, or with another limit: why, or NULL. */
+static const char *mismatch(const struct sh_wait *w, const struct store_sh_header *h, char *buf,
+			    size_t len)
+{
+	if (h->scount == 0)
+		return NULL;
+	bool limit = w->a.mode == STORE_SH_LIMIT;
+	if (strcmp(h->smode, limit ? "LIMIT" : "SHARED") != 0)
+		snprintf(buf, len, "is held %s", limit ? "shared (readers)" : "as a semaphore");
+	else if (limit && h->slimit != (int64_t)w->a.cap)
+		snprintf(buf, len, "is a semaphore of %lld, not %u", (long long)h->slimit,
+			 w->a.cap);
+	else
+		return NULL;
+	return buf;
+}
+
+/* A held slot seen: its watch goes on, or starts again at now (the read's
+ * return) when its rvn changed. True when it stood still a whole lease. */
+static bool stale(struct sh_wait *w, unsigned k, const struct lock_item *s, int64_t now)
+{
+	struct watch *wt = &w->watch[k];
+	if (strcmp(wt->rvn, s->rvn) != 0) {
+		snprintf(wt->rvn, sizeof(wt->rvn), "%s", s->rvn);
+		wt->since = now;
+		wt->lease_ms = 0;
+	}
+	if (s->lease_ms > wt->lease_ms)
+		wt->lease_ms = s->lease_ms;
+	return now - wt->since >= wt->lease_ms;
+}
+
+/* Decides on what a READ showed: a grant, a wait, or an answer. */
+static void decide(struct sh_wait *w, const struct store_sh_result *r)
+{
+	char why[96];
+	int64_t now = now_ms(w->t);
+	if (r->header.lock.has_owner) { /* an exclusive holder */
+		not_now(w, lt_poll_interval(r->header.lock.lease_ms));
+		return;
+	}
+	if (mismatch(w, &r->header, why, sizeof(why)) != NULL) {
+		struct lt_error e = {.status = STORE_FATAL, .error_type = "ModeMismatch"};
+		snprintf(e.message, sizeof(e.message), "lock '%.64s' %s", w->name, why);
+		answer(w, NULL, &e);
+		return;
+	}
+	unsigned start = (unsigned)(store_name_hash(w->owner) % w->a.cap);
+	int64_t poll = LT_MAX_POLL_MS;
+	int takeover = -1;
+	for (unsigned i = 0; i < w->a.cap; i++) {
+		unsigned k = (start + i) % w->a.cap;
+		const struct lock_item *s = &r->slots[k];
+		if (!s->has_owner) {
+			grant(w, r, k, NULL);
+			return;
+		}
+		if (stale(w, k, s, now) && takeover < 0)
+			takeover = (int)k;
+		int64_t p = lt_poll_interval(w->watch[k].lease_ms);
+		poll = p < poll ? p : poll;
+	}
+	if (takeover >= 0)
+		grant(w, r, (unsigned)takeover, w->watch[takeover].rvn);
+	else
+		not_now(w, poll);
+}
+
+static void on_read(void *arg, const struct store_sh_result *r)
+{
+	struct sh_wait *w = arg;
+	w->call = NULL;
+	w->step = W_IDLE;
+	if (r->status != STORE_OK) {
+		struct lt_error e;
+		error_of(&e, r, w->name);
+		answer(w, NULL, &e);
+		return;
+	}
+	if (w->timed_out) {
+		answer(w, NULL, NULL);
+		return;
+	}
+	decide(w, r);
+}
+
+/* Sends the wait's READ; false on out-of-memory (nothing sent). */
+static bool send_read(struct sh_wait *w)
+{
+	struct store_sh_req r = {
+		.op = STORE_SH_READ, .name = w->name, .mode = w->a.mode, .cap = w->a.cap};
+	w->step = W_READ;
+	w->call = store_sh_submit(w->t->store, &r, on_read, w);
+	if (w->call == NULL)
+		w->step = W_IDLE;
+	return w->call != NULL;
+}
+
+static void read_again(struct sh_wait *w)
+{
+	if (!send_read(w))
+		not_now(w, LT_RENEW_RETRY_FIRST_MS);
+}
+
+struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a,
+			      lt_sh_acquire_cb cb, void *arg)
+{
+	size_t n = a->name != NULL ? strnlen(a->name, STORE_NAME_MAX + 1) : 0;
+	if (n == 0 || n > STORE_NAME_MAX || a->cap < 1 || a->cap > STORE_SH_CAP ||
+	    a->lease_ms < LT_MIN_LEASE_MS || a->lease_ms > LT_MAX_LEASE_MS || a->timeout_ms < 0 ||
+	    (a->mode != STORE_SH_SHARED && a->mode != STORE_SH_LIMIT))
+		return NULL;
+	struct sh_wait *w = calloc(1, sizeof(*w) + n + 1);
+	if (w == NULL)
+		return NULL;
+	memcpy(w->name, a->name, n);
+	w->t = t;
+	w->a = *a;
+	w->a.name = w->name;
+	w->cb = cb;
+	w->arg = arg;
+	w->holder = a->holder != NULL ? strdup(a->holder) : t->holder_label;
+	store_new_id(w->owner);
+	timer_init(&w->poll, t->clock, poll_due, w);
+	timer_init(&w->deadline, t->clock, deadline_due, w);
+	if (a->wait && a->timeout_ms > 0)
+		timer_arm(&w->deadline, a->timeout_ms);
+	if (!send_read(w)) { /* out of memory at once: no callback */
+		wait_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void lt_sh_acquire_cancel(struct sh_wait *w)
+{
+	if (w == NULL)
+		return;
+	if (w->step == W_GRANT) { /* its answer releases what it took */
+		w->cancelled = true;
+		timer_cancel(&w->poll);
+		timer_cancel(&w->deadline);
+		return;
+	}
+	if (w->call != NULL)
+		store_cancel(w->t->store, w->call);
+	wait_free(w);
+}

@@ -1,0 +1,300 @@
+/*
+ * test_lt_shared: leases on the slots of shared names (core/lt_shared.h)
+ * on the fake clock, the embedded store behind several locktables (each
+ * a replica): readers share a group token and shut out an exclusive
+ * holder until the last one goes; readers wait for an exclusive holder; a
+ * semaphore's n + 1st holder waits for a slot, which keeps its own fence;
+ * a crashed holder's slot is taken over after a whole lease of its rvn
+ * unchanged on the waiter's clock, never before; renewals keep a lease
+ * for many leases; a slot taken from under a lease makes it lost; a lease
+ * whose renewals fail runs out at its end; a name held in another mode is
+ * an error. No sleeps.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/lt_shared.h"
+#include "tests/support/lt_fixture.h"
+
+#define LEASE 3000
+
+struct got {
+	bool done;
+	struct sh_lease *lease;
+	bool error;
+	struct lt_error err;
+	bool lost;
+	enum lt_loss why;
+};
+
+static void on_acquired(void *arg, struct sh_lease *l, const struct lt_error *err)
+{
+	struct got *g = arg;
+	g->done = true;
+	g->lease = l;
+	g->error = err != NULL;
+	if (err != NULL)
+		g->err = *err;
+}
+
+static void on_lost(void *arg, struct sh_lease *l, enum lt_loss why)
+{
+	struct got *g = arg;
+	g->lost = true;
+	g->why = why;
+}
+
+/* A request straight to the store (another replica's, or a crashed
+ * one's), run to its answer: the status and the first slot. */
+struct direct {
+	bool done;
+	enum store_status status;
+	struct lock_item slot;
+};
+
+static void on_direct(void *arg, const struct store_sh_result *res)
+{
+	struct direct *d = arg;
+	d->done = true;
+	d->status = res->status;
+	d->slot = res->slots[0];
+}
+
+static struct direct direct(struct fx *f, struct store_sh_req r)
+{
+	struct direct d = {0};
+	assert_non_null(store_sh_submit(f->store, &r, on_direct, &d));
+	fx_run(f);
+	assert_true(d.done);
+	return d;
+}
+
+static struct sh_wait *start(struct fx *f, int i, const char *name, enum store_sh_mode mode,
+			     unsigned cap, bool wait, struct got *g)
+{
+	memset(g, 0, sizeof(*g));
+	struct lt_sh_args a = {
+		.name = name, .mode = mode, .cap = cap, .lease_ms = LEASE, .wait = wait};
+	struct sh_wait *w = lt_sh_acquire(f->lt[i], &a, on_acquired, g);
+	assert_non_null(w);
+	assert_false(g->done); /* never inside the call */
+	return w;
+}
+
+/* A try on locktable i, run to its answer: the lease or NULL. */
+static struct sh_lease *try_shared(struct fx *f, int i, const char *name, enum store_sh_mode mode,
+				   unsigned cap, struct got *g)
+{
+	start(f, i, name, mode, cap, false, g);
+	fx_run(f);
+	assert_true(g->done);
+	if (g->lease != NULL)
+		sh_lease_on_lost(g->lease, on_lost, g);
+	return g->lease;
+}
+
+/* Readers on two replicas share the phase's token; an exclusive try is
+ * refused while either holds, and granted, above them, after both. */
+static void test_readers_share_and_shut_out_the_writer(void **state)
+{
+	struct fx *f = fx_new(3, true);
+	struct got a, b;
+	struct fx_acq x;
+	struct sh_lease *ra = try_shared(f, 0, "rw", STORE_SH_SHARED, 8, &a);
+	struct sh_lease *rb = try_shared(f, 1, "rw", STORE_SH_SHARED, 8, &b);
+	assert_non_null(ra);
+	assert_non_null(rb);
+	assert_int_equal(sh_lease_token(ra), 1);
+	assert_int_equal(sh_lease_token(rb), 1);
+	assert_int_not_equal(sh_lease_slot(ra), sh_lease_slot(rb));
+	fx_acquire(f, 2, "rw", LEASE, false, 0, &x);
+	fx_run(f);
+	assert_true(x.done);
+	assert_null(x.lease);
+	sh_lease_release(ra);
+	fx_run(f);
+	fx_acquire(f, 2, "rw", LEASE, false, 0, &x);
+	fx_run(f);
+	assert_null(x.lease);
+	sh_lease_release(rb);
+	fx_run(f);
+	struct lease *w = fx_take(f, 2, "rw", LEASE);
+	assert_int_equal(lease_token(w), 2);
+	/* a reader now waits for the writer, and gets the next phase's token */
+	struct got c;
+	start(f, 0, "rw", STORE_SH_SHARED, 8, true, &c);
+	fx_advance(f, LEASE);
+	assert_false(c.done);
+	lease_release(w);
+	fx_advance(f, LEASE);
+	assert_true(c.done);
+	assert_non_null(c.lease);
+	assert_int_equal(sh_lease_token(c.lease), 3);
+	sh_lease_release(c.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A semaphore of 2: the third holder waits for a slot; the slot it gets
+ * keeps its own fence. */
+static void test_semaphore_third_waits(void **state)
+{
+	struct fx *f = fx_new(3, true);
+	struct got a, b, c;
+	struct sh_lease *s1 = try_shared(f, 0, "sem", STORE_SH_LIMIT, 2, &a);
+	struct sh_lease *s2 = try_shared(f, 1, "sem", STORE_SH_LIMIT, 2, &b);
+	assert_non_null(s1);
+	assert_non_null(s2);
+	assert_int_equal(sh_lease_token(s1), 1);
+	assert_int_equal(sh_lease_token(s2), 1);
+	assert_null(try_shared(f, 2, "sem", STORE_SH_LIMIT, 2, &c));
+	start(f, 2, "sem", STORE_SH_LIMIT, 2, true, &c);
+	fx_advance(f, 5 * LEASE); /* both renew all along: no slot frees */
+	assert_false(c.done);
+	assert_int_equal(sh_lease_loss(s1), LT_HELD);
+	unsigned slot = sh_lease_slot(s1);
+	sh_lease_release(s1);
+	fx_advance(f, LEASE);
+	assert_true(c.done);
+	assert_non_null(c.lease);
+	assert_int_equal(sh_lease_slot(c.lease), slot);
+	assert_int_equal(sh_lease_token(c.lease), 2); /* that slot's second grant */
+	/* another limit on the same name is an error, not a wait */
+	struct got d;
+	assert_null(try_shared(f, 0, "sem", STORE_SH_LIMIT, 3, &d));
+	assert_true(d.error);
+	assert_string_equal(d.err.error_type, "ModeMismatch");
+	assert_null(try_shared(f, 0, "sem", STORE_SH_SHARED, 2, &d));
+	assert_true(d.error);
+	sh_lease_release(s2);
+	sh_lease_release(c.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A holder that stops renewing (its replica gone: the lease is never
+ * released, its timers stopped by the fake replica's end) is taken over
+ * in its slot after a whole lease of its rvn unchanged on the waiter's
+ * clock, counted from the read that first showed it, never before. */
+static void test_crashed_holder_taken_over_after_a_lease(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got b;
+	/* a semaphore of 1 held by "a crashed replica": a slot written
+	 * straight to the store, never renewed */
+	struct store_sh_req g = {.op = STORE_SH_GRANT,
+				 .name = "one",
+				 .mode = STORE_SH_LIMIT,
+				 .cap = 1,
+				 .owner = "ghost",
+				 .rvn = "ghost-r",
+				 .first = true,
+				 .lease_ms = LEASE};
+	assert_int_equal(direct(f, g).status, STORE_OK);
+	start(f, 1, "one", STORE_SH_LIMIT, 1, true, &b);
+	fx_run(f); /* the first read: the count starts */
+	int64_t t0 = fx_now(f);
+	fx_advance(f, LEASE - 1);
+	assert_false(b.done);
+	fx_advance(f, LEASE / 3 + 1); /* the next poll after a whole lease */
+	assert_true(b.done);
+	assert_non_null(b.lease);
+	assert_true(fx_now(f) - t0 >= LEASE);
+	assert_int_equal(sh_lease_token(b.lease), 2); /* the slot's fence rose */
+	sh_lease_release(b.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* Renewals keep a lease through many leases; a slot taken from under it
+ * (here: the store's record rewritten by a takeover) ends it, lost
+ * taken_over, at its next renewal. */
+static void test_renewed_then_taken_over(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct got a;
+	struct sh_lease *l = try_shared(f, 0, "sem1", STORE_SH_LIMIT, 1, &a);
+	assert_non_null(l);
+	uint64_t renews = fx_req(f, STORE_RENEW);
+	fx_advance(f, 10 * LEASE);
+	assert_false(a.lost);
+	assert_true(fx_req(f, STORE_RENEW) - renews >= 29); /* every third of the lease */
+	assert_true(sh_lease_end_ms(l) > fx_now(f));
+	/* another writes the slot over, on the rvn it shows */
+	struct store_sh_req rd = {.op = STORE_SH_READ, .name = "sem1", .cap = 1};
+	struct lock_item slot = direct(f, rd).slot;
+	struct store_sh_req steal = {.op = STORE_SH_GRANT,
+				     .name = "sem1",
+				     .mode = STORE_SH_LIMIT,
+				     .cap = 1,
+				     .owner = "thief",
+				     .rvn = "thief-r",
+				     .seen_rvn = slot.rvn,
+				     .seen_slot_fence = slot.fence,
+				     .lease_ms = LEASE};
+	assert_int_equal(direct(f, steal).status, STORE_OK);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(a.lost);
+	assert_int_equal(a.why, LT_TAKEN_OVER);
+	sh_lease_release(l); /* a lost lease: nothing sent */
+	fx_run(f);
+	fx_free(f);
+}
+
+/* Renewals failing (the store down) are retried with a backoff; the lease
+ * runs out at its end, lost expired, and no later answer revives it. */
+static void test_failing_renewals_expire(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct got a;
+	struct sh_lease *l = try_shared(f, 0, "down", STORE_SH_SHARED, 4, &a);
+	assert_non_null(l);
+	int64_t end = sh_lease_end_ms(l);
+	store_memory_fail(f->store, -1, STORE_TRANSIENT, "ThrottlingException");
+	fx_advance(f, end - fx_now(f) - 1);
+	assert_false(a.lost);
+	fx_advance(f, 1);
+	assert_true(a.lost);
+	assert_int_equal(a.why, LT_EXPIRED);
+	store_memory_fail(f->store, 0, STORE_OK, NULL);
+	fx_advance(f, LEASE);
+	assert_int_equal(sh_lease_loss(l), LT_EXPIRED);
+	sh_lease_release(l);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A cancelled wait leaves nothing held: a grant in flight that lands is
+ * released. */
+static void test_cancel_leaves_nothing(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got a, b;
+	struct sh_wait *w = start(f, 0, "c", STORE_SH_LIMIT, 1, false, &a);
+	lt_sh_acquire_cancel(w);
+	fx_run(f);
+	assert_false(a.done);
+	struct sh_lease *l = try_shared(f, 1, "c", STORE_SH_LIMIT, 1, &b);
+	assert_non_null(l); /* the slot is free */
+	sh_lease_release(l);
+	fx_run(f);
+	fx_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_readers_share_and_shut_out_the_writer),
+		cmocka_unit_test(test_semaphore_third_waits),
+		cmocka_unit_test(test_crashed_holder_taken_over_after_a_lease),
+		cmocka_unit_test(test_renewed_then_taken_over),
+		cmocka_unit_test(test_failing_renewals_expire),
+		cmocka_unit_test(test_cancel_leaves_nothing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
