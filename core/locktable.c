@@ -435,6 +435,14 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 		fail_queue(l, &e);
 		return;
 	}
+	if (item->exists && !item->has_owner && item->scount > 0 && l->wq_head != NULL &&
+	    l->held == NULL) {
+		/* readers hold it (core/lt_shared.h): no write can win now */
+		lt_lock_see_readers(l, item, l->wq_head->lease_ms);
+		lt_fire_refusal(l);
+		lt_lock_kick(l);
+		return;
+	}
 	lt_lock_see(l, item);
 	if (l->held != NULL || l->wq_head == NULL) {
 		lt_lock_kick(l);

@@ -211,6 +211,11 @@ void lt_lock_destroy(struct lock *l);
 /* Notes what a read or write found at l's key (the holder seen, since
  * when, on our clock; announcements). */
 void lt_lock_see(struct lock *l, const struct lock_item *item);
+/* Notes a free item whose slots are held shared (item->scount > 0,
+ * core/lt_shared.h): held, never due for a takeover (no write of an
+ * exclusive waiter can win while a slot is held), polled every third of
+ * poll_lease_ms (the waiting lease's). */
+void lt_lock_see_readers(struct lock *l, const struct lock_item *item, int64_t poll_lease_ms);
 /* The poll interval of a holder's lease: a third of it, at most
  * LT_MAX_POLL_MS. */
 int64_t lt_poll_interval(int64_t lease_ms);

@@ -205,6 +205,35 @@ void lt_lock_see(struct lock *l, const struct lock_item *item)
 	seen_trim(t);
 }
 
+void lt_lock_see_readers(struct lock *l, const struct lock_item *item, int64_t poll_lease_ms)
+{
+	struct locktable *t = l->t;
+	struct seen *sn = l->seen;
+	track_ann(l, item);
+	if (!l->elsewhere) {
+		l->elsewhere = true;
+		l->elsewhere_since = clock_now_ms(t->clock);
+	}
+	if (sn != NULL) {
+		lru_unlink(t, sn);
+	} else {
+		if ((sn = calloc(1, sizeof(*sn))) == NULL)
+			return; /* out of memory: the lock counts as not seen */
+		sn->lock = l;
+		l->seen = sn;
+		t->seen_count++;
+	}
+	/* seen afresh at every read: a whole lease never passes */
+	snprintf(sn->rvn, sizeof(sn->rvn), "%s", item->rvn[0] != '\0' ? item->rvn : "readers");
+	sn->waiter[0] = '\0';
+	sn->at = clock_now_ms(t->clock);
+	sn->lease_ms = poll_lease_ms > 0 ? poll_lease_ms : 1;
+	free(sn->holder);
+	sn->holder = NULL;
+	lru_push(t, sn);
+	seen_trim(t);
+}
+
 void lt_lock_destroy(struct lock *l)
 {
 	if (l->seen != NULL) {

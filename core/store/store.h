@@ -180,6 +180,10 @@ struct lock_item {
 	 * lease was adopted from), "" when absent */
 	char orphan[STORE_ID_MAX + 1];
 	char adopted_from[STORE_ID_MAX + 1];
+	/* The slots of the name held shared now (core/store/store_shared.h:
+	 * scount), 0 when absent: an exclusive acquire cannot win while it
+	 * is above 0. */
+	int64_t scount;
 	/* The hash a script wrote on the key (core/store_kv.h, attribute
 	 * hfields): "field value ..." pairs separated by single spaces,
 	 * meaningful only while owner starts with "h:"; "" when absent. */

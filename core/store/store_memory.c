@@ -60,8 +60,10 @@ static void copy_rare(const struct mitem_rare *r, struct lock_item *out)
 		out->secret_hash[0] = '\0';
 		out->orphan[0] = out->adopted_from[0] = '\0';
 		out->hash[0] = '\0';
+		out->scount = 0;
 		return;
 	}
+	out->scount = r->scount;
 	out->expires_at = r->expires_at;
 	memcpy(out->exp_rvn, r->exp_rvn, sizeof(out->exp_rvn));
 	memcpy(out->secret_hash, r->secret_hash, sizeof(out->secret_hash));

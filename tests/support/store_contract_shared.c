@@ -148,13 +148,17 @@ static void exclusive_waits_for_every_reader(void **state)
 	struct fixture *fx = *state;
 	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0)->status, STORE_OK);
 	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 1, "r2", false, 1, 0)->status, STORE_OK);
-	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_REFUSED);
+	struct store_result r = sc_acquire(fx, "x", "x-r", NULL, NULL);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_int_equal(r.item.scount, 2); /* the refusal shows why */
+	assert_int_equal(sc_read_item(fx).item.scount, 2);
 	assert_int_equal(end(fx, STORE_SH_RELEASE, 4, 0, "r1", NULL)->status, STORE_OK);
 	assert_count(fx, 4, 1);
 	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_REFUSED);
 	assert_int_equal(end(fx, STORE_SH_RELEASE, 4, 1, "r2", NULL)->status, STORE_OK);
 	assert_count(fx, 4, 0);
-	struct store_result r = sc_acquire(fx, "x", "x-r", NULL, NULL);
+	assert_int_equal(sc_read_item(fx).item.scount, 0);
+	r = sc_acquire(fx, "x", "x-r", NULL, NULL);
 	assert_int_equal(r.status, STORE_OK);
 	assert_int_equal(r.item.fence, 2);
 }

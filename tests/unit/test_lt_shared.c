@@ -8,7 +8,8 @@
  * unchanged on the waiter's clock, never before; renewals keep a lease
  * for many leases; a slot taken from under a lease makes it lost; a lease
  * whose renewals fail runs out at its end; a name held in another mode is
- * an error. No sleeps.
+ * an error; an exclusive waiter polls, never spins, while readers hold.
+ * No sleeps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,6 +137,33 @@ static void test_readers_share_and_shut_out_the_writer(void **state)
 	assert_non_null(c.lease);
 	assert_int_equal(sh_lease_token(c.lease), 3);
 	sh_lease_release(c.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* An exclusive waiter on a name readers hold waits by polling (one read
+ * every third of its lease, no write after its first), never writing in
+ * a loop, and is granted once the last reader has gone. */
+static void test_writer_polls_while_readers_hold(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got a;
+	struct fx_acq x;
+	struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &a);
+	assert_non_null(r);
+	uint64_t writes = fx_req(f, STORE_ACQUIRE), reads = fx_req(f, STORE_READ);
+	fx_acquire(f, 1, "rw", LEASE, true, 0, &x);
+	fx_advance(f, 3 * LEASE);
+	assert_false(x.done);
+	assert_int_equal(fx_req(f, STORE_ACQUIRE) - writes, 1);
+	uint64_t polls = fx_req(f, STORE_READ) - reads;
+	assert_true(polls >= 8 && polls <= 10); /* every second for 9 s */
+	sh_lease_release(r);
+	fx_advance(f, LEASE / 3);
+	assert_true(x.done);
+	assert_non_null(x.lease);
+	assert_int_equal(lease_token(x.lease), 2);
+	lease_release(x.lease);
 	fx_run(f);
 	fx_free(f);
 }
@@ -290,6 +318,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_readers_share_and_shut_out_the_writer),
+		cmocka_unit_test(test_writer_polls_while_readers_hold),
 		cmocka_unit_test(test_semaphore_third_waits),
 		cmocka_unit_test(test_crashed_holder_taken_over_after_a_lease),
 		cmocka_unit_test(test_renewed_then_taken_over),

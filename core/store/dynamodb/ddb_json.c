@@ -52,9 +52,9 @@
 #define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
 
 static const char *const lock_attrs[] = {
-	"owner",  "rvn",	"fence",  "leaseMs",	 "_type",  "holder",
-	"waiter", "waiterMs",	"freed",  "freedBy",	 "expAt",  "expRvn",
-	"arvn",	  "secretHash", "orphan", "adoptedFrom", "hfields"};
+	"owner",    "rvn",	   "fence",   "leaseMs", "_type",  "holder", "waiter",
+	"waiterMs", "freed",	   "freedBy", "expAt",	 "expRvn", "arvn",   "secretHash",
+	"orphan",   "adoptedFrom", "hfields", "scount",	 "smode",  "slimit"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",

@@ -129,6 +129,15 @@ static bool get_freed(struct lock_item *item, const struct ddb_attr *a, char *er
 	return true;
 }
 
+/* scount (store_shared.h): a count that is no number reads as none */
+static bool get_scount(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	char ignored[DDB_ERR_MAX];
+	if (!get_num(a, &item->scount, NULL, ignored) || item->scount < 0)
+		item->scount = 0;
+	return true;
+}
+
 static bool get_freed_by(struct lock_item *item, const struct ddb_attr *a, char *err)
 {
 	item->freed_forced = is_string(a) && a->vlen == 5 && memcmp(a->val, "force", 5) == 0;
@@ -243,6 +252,7 @@ static const struct {
 	{"orphan", 6, get_orphan},
 	{"adoptedFrom", 11, get_adopted_from},
 	{"hfields", 7, get_hash},
+	{"scount", 6, get_scount},
 };
 
 bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,
