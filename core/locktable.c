@@ -54,6 +54,7 @@
  * waiter costs one reservation window.
  */
 #include "core/lease.h"
+#include "core/lt_shared.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,12 +438,19 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 	}
 	if (item->exists && !item->has_owner && item->scount > 0 && l->wq_head != NULL &&
 	    l->held == NULL) {
-		/* readers hold it (core/lt_shared.h): no write can win now */
+		/* readers hold it (core/lt_shared.h): no write can win now;
+		 * crashed ones are removed by their watch */
 		lt_lock_see_readers(l, item, l->wq_head->lease_ms);
+		if (l->reaper == NULL)
+			l->reaper = lt_sh_reaper_new(l->t, l->name);
+		if (l->reaper != NULL)
+			lt_sh_reap(l->reaper);
 		lt_fire_refusal(l);
 		lt_lock_kick(l);
 		return;
 	}
+	lt_sh_reaper_free(l->reaper); /* no reader holds it now */
+	l->reaper = NULL;
 	lt_lock_see(l, item);
 	if (l->held != NULL || l->wq_head == NULL) {
 		lt_lock_kick(l);

@@ -83,6 +83,9 @@ struct lock {
 	struct store_call *poll_call; /* the shared poll's read */
 	struct timer poll_timer;
 	struct seen *seen; /* the holder seen, NULL when none */
+	/* readers seen holding it while an exclusive waits here: their
+	 * watch (core/lt_shared.h), NULL when none */
+	struct sh_reaper *reaper;
 	/* Fair across replicas (locktable.c). Waiting side: what the store
 	 * showed, not a lifecycle of ours — ann_on_item follows the items read
 	 * (lt_lock_see) as much as our own writes, and elsewhere is a streak of
@@ -195,6 +198,7 @@ struct locktable {
 	struct adopt *adopts;	      /* lt_adopt requests in flight */
 	struct lt_scan *scans;	      /* lt_scan pages in flight */
 	struct lt_tx *txs;	      /* lt_transact calls in flight */
+	struct sh_wait *sh_waits;     /* lt_sh_acquire waits (lt_shared.c) */
 	uint64_t nleases, nwaits, releases_in_flight;
 	struct tracer *tracer; /* NULL: no spans (lt_set_tracer) */
 };

@@ -8,6 +8,7 @@
  * locktable.c; leases in lease.c.
  */
 #include "core/lt_internal.h"
+#include "core/lt_shared.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,7 @@ static void lock_free(struct lock *l)
 		p = &(*p)->hnext;
 	*p = l->hnext;
 	forget_seen(l);
+	lt_sh_reaper_free(l->reaper);
 	t->nlocks--;
 	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
 }
@@ -236,6 +238,7 @@ void lt_lock_see_readers(struct lock *l, const struct lock_item *item, int64_t p
 
 void lt_lock_destroy(struct lock *l)
 {
+	lt_sh_reaper_free(l->reaper);
 	if (l->seen != NULL) {
 		free(l->seen->holder);
 		free(l->seen);

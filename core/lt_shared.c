@@ -28,6 +28,7 @@ struct watch {
 enum wait_step { W_IDLE, W_READ, W_GRANT };
 
 struct sh_wait {
+	struct sh_wait *prev, *next; /* in t->sh_waits */
 	struct locktable *t;
 	struct lt_sh_args a;
 	lt_sh_acquire_cb cb;
@@ -64,9 +65,13 @@ struct sh_lease {
 	char name[];
 };
 
-/* A release in flight, the lease gone. */
+/* A release in flight, the lease gone: whom to tell. */
 struct sh_release {
-	struct store *store;
+	struct locktable *t;
+	lt_renew_cb cb; /* NULL: nobody */
+	void *arg;
+	bool held; /* the lease held when it was released */
+	char name[STORE_NAME_MAX + 1];
 };
 
 static int64_t now_ms(struct locktable *t)
@@ -197,17 +202,37 @@ static struct sh_lease *lease_new(struct sh_wait *w, const struct store_sh_resul
 
 static void on_released(void *arg, const struct store_sh_result *r)
 {
-	free(arg);
+	struct sh_release *rel = arg;
+	if (r->status == STORE_OK) /* exclusive waiters here try now: it may be free */
+		lt_item_freed(rel->t, rel->name);
+	if (rel->cb != NULL) {
+		struct lt_error e;
+		if (!rel->held || r->status == STORE_REFUSED) /* ended before, or taken */
+			rel->cb(rel->arg, 0, NULL);
+		else if (r->status == STORE_OK)
+			rel->cb(rel->arg, 1, NULL);
+		else {
+			error_of(&e, r, rel->name);
+			rel->cb(rel->arg, -1, &e);
+		}
+	}
+	free(rel);
 }
 
-/* A conditional release of slot by owner, its answer ignored. */
-static void release_slot(struct locktable *t, const char *name, enum store_sh_mode mode,
-			 unsigned cap, unsigned slot, const char *owner)
+/* A conditional release of slot by owner; cb (NULL: none) told its end
+ * as sh_lease_release_then says. False on out-of-memory (no callback). */
+static bool release_slot(struct locktable *t, const char *name, enum store_sh_mode mode,
+			 unsigned cap, unsigned slot, const char *owner, bool held, lt_renew_cb cb,
+			 void *arg)
 {
 	struct sh_release *rel = malloc(sizeof(*rel));
 	if (rel == NULL)
-		return;
-	rel->store = t->store;
+		return false;
+	rel->t = t;
+	rel->cb = cb;
+	rel->arg = arg;
+	rel->held = held;
+	snprintf(rel->name, sizeof(rel->name), "%s", name);
 	struct store_sh_req r = {.op = STORE_SH_RELEASE,
 				 .name = name,
 				 .mode = mode,
@@ -215,21 +240,34 @@ static void release_slot(struct locktable *t, const char *name, enum store_sh_mo
 				 .slot = slot,
 				 .owner = owner,
 				 .ttl = lt_ttl(t)};
-	if (store_sh_submit(t->store, &r, on_released, rel) == NULL)
+	if (store_sh_submit(t->store, &r, on_released, rel) == NULL) {
 		free(rel);
+		return false;
+	}
+	return true;
+}
+
+void sh_lease_release_then(struct sh_lease *l, lt_renew_cb cb, void *arg)
+{
+	bool held = l->loss == LT_HELD;
+	l->lost_cb = NULL;
+	lose(l, LT_RELEASED); /* timers and the renewal in flight go */
+	/* a lost lease's slot is released too, on its owner: it may still
+	 * be ours (expired, not taken), and then frees at once */
+	if (!release_slot(l->t, l->name, l->mode, l->cap, l->slot, l->owner, held, cb, arg) &&
+	    cb != NULL) {
+		struct lt_error e = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
+		snprintf(e.message, sizeof(e.message), "out of memory releasing '%.64s'", l->name);
+		cb(arg, -1, &e); /* out of memory: told now, its lease runs out */
+	}
+	lt_holder_free(l->t, l->holder);
+	free(l);
 }
 
 void sh_lease_release(struct sh_lease *l)
 {
-	if (l == NULL)
-		return;
-	bool held = l->loss == LT_HELD;
-	l->lost_cb = NULL;
-	lose(l, LT_RELEASED); /* timers and the renewal in flight go */
-	if (held)
-		release_slot(l->t, l->name, l->mode, l->cap, l->slot, l->owner);
-	lt_holder_free(l->t, l->holder);
-	free(l);
+	if (l != NULL)
+		sh_lease_release_then(l, NULL, NULL);
 }
 
 void sh_lease_on_lost(struct sh_lease *l, lt_sh_lost_cb cb, void *arg)
@@ -267,6 +305,12 @@ int64_t sh_lease_end_ms(const struct sh_lease *l)
 
 static void wait_free(struct sh_wait *w)
 {
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		w->t->sh_waits = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
 	timer_cancel(&w->poll);
 	timer_cancel(&w->deadline);
 	lt_holder_free(w->t, w->holder);
@@ -315,7 +359,8 @@ static void on_granted(void *arg, const struct store_sh_result *r)
 	w->step = W_IDLE;
 	if (w->cancelled) {
 		if (r->status == STORE_OK)
-			release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner);
+			(void)release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner,
+					   true, NULL, NULL);
 		wait_free(w);
 		return;
 	}
@@ -323,7 +368,8 @@ static void on_granted(void *arg, const struct store_sh_result *r)
 		struct sh_lease *l = lease_new(w, r, w->sent_ms);
 		struct lt_error oom = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		if (l == NULL) {
-			release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner);
+			(void)release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner,
+					   true, NULL, NULL);
 			snprintf(oom.message, sizeof(oom.message), "out of memory");
 		}
 		answer(w, l, l != NULL ? NULL : &oom);
@@ -359,7 +405,8 @@ static void grant(struct sh_wait *w, const struct store_sh_result *r, unsigned s
 				 .seen_rvn = seen_rvn,
 				 .first = r->header.scount == 0,
 				 .seen_fence = r->header.lock.has_fence ? r->header.lock.fence : 0,
-				 .seen_slot_fence = r->slots[slot].has_fence ? r->slots[slot].fence : 0,
+				 .seen_slot_fence =
+					 r->slots[slot].has_fence ? r->slots[slot].fence : 0,
 				 .holder = w->holder,
 				 .lease_ms = w->a.lease_ms,
 				 .ttl = lt_ttl(w->t)};
@@ -387,9 +434,8 @@ static const char *mismatch(const struct sh_wait *w, const struct store_sh_heade
 
 /* A held slot seen: its watch goes on, or starts again at now (the read's
  * return) when its rvn changed. True when it stood still a whole lease. */
-static bool stale(struct sh_wait *w, unsigned k, const struct lock_item *s, int64_t now)
+static bool stale(struct watch *wt, const struct lock_item *s, int64_t now)
 {
-	struct watch *wt = &w->watch[k];
 	if (strcmp(wt->rvn, s->rvn) != 0) {
 		snprintf(wt->rvn, sizeof(wt->rvn), "%s", s->rvn);
 		wt->since = now;
@@ -425,7 +471,7 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 			grant(w, r, k, NULL);
 			return;
 		}
-		if (stale(w, k, s, now) && takeover < 0)
+		if (stale(&w->watch[k], s, now) && takeover < 0)
 			takeover = (int)k;
 		int64_t p = lt_poll_interval(w->watch[k].lease_ms);
 		poll = p < poll ? p : poll;
@@ -472,8 +518,8 @@ static void read_again(struct sh_wait *w)
 		not_now(w, LT_RENEW_RETRY_FIRST_MS);
 }
 
-struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a,
-			      lt_sh_acquire_cb cb, void *arg)
+struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, lt_sh_acquire_cb cb,
+			      void *arg)
 {
 	size_t n = a->name != NULL ? strnlen(a->name, STORE_NAME_MAX + 1) : 0;
 	if (n == 0 || n > STORE_NAME_MAX || a->cap < 1 || a->cap > STORE_SH_CAP ||
@@ -495,11 +541,30 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a,
 	timer_init(&w->deadline, t->clock, deadline_due, w);
 	if (a->wait && a->timeout_ms > 0)
 		timer_arm(&w->deadline, a->timeout_ms);
+	w->next = t->sh_waits;
+	if (t->sh_waits != NULL)
+		t->sh_waits->prev = w;
+	t->sh_waits = w;
 	if (!send_read(w)) { /* out of memory at once: no callback */
 		wait_free(w);
 		return NULL;
 	}
 	return w;
+}
+
+void lt_sh_kick(struct locktable *t, const char *name)
+{
+	for (struct sh_wait *w = t->sh_waits; w != NULL; w = w->next)
+		if (w->step == W_IDLE && !w->cancelled && timer_armed(&w->poll) &&
+		    strcmp(w->name, name) == 0) {
+			timer_cancel(&w->poll);
+			timer_arm(&w->poll, 0); /* from the loop */
+		}
+}
+
+const char *sh_wait_name(const struct sh_wait *w)
+{
+	return w->name;
 }
 
 void lt_sh_acquire_cancel(struct sh_wait *w)
@@ -515,4 +580,90 @@ void lt_sh_acquire_cancel(struct sh_wait *w)
 	if (w->call != NULL)
 		store_cancel(w->t->store, w->call);
 	wait_free(w);
+}
+
+/* ---- removing crashed holders for an exclusive waiter ---- */
+
+struct sh_reaper {
+	struct locktable *t;
+	struct store_call *call; /* its READ in flight */
+	struct watch watch[STORE_SH_CAP];
+	char name[];
+};
+
+/* A removal in flight, on its own: the reaper may go meanwhile. */
+struct sh_removal {
+	struct locktable *t;
+	char name[STORE_NAME_MAX + 1];
+};
+
+static void on_removed(void *arg, const struct store_sh_result *r)
+{
+	struct sh_removal *rm = arg;
+	if (r->status == STORE_OK) /* the count fell: the waiters here try */
+		lt_item_freed(rm->t, rm->name);
+	free(rm);
+}
+
+/* REMOVE of slot k, held by owner, on the rvn watched. */
+static void remove_slot(struct sh_reaper *rp, unsigned k, const char *owner)
+{
+	struct sh_removal *rm = malloc(sizeof(*rm));
+	if (rm == NULL)
+		return;
+	rm->t = rp->t;
+	snprintf(rm->name, sizeof(rm->name), "%s", rp->name);
+	struct store_sh_req r = {.op = STORE_SH_REMOVE,
+				 .name = rp->name,
+				 .cap = STORE_SH_CAP,
+				 .slot = k,
+				 .owner = owner,
+				 .seen_rvn = rp->watch[k].rvn,
+				 .ttl = lt_ttl(rp->t)};
+	if (store_sh_submit(rp->t->store, &r, on_removed, rm) == NULL)
+		free(rm);
+}
+
+static void on_reap_read(void *arg, const struct store_sh_result *r)
+{
+	struct sh_reaper *rp = arg;
+	rp->call = NULL;
+	if (r->status != STORE_OK)
+		return; /* the next poll reads again */
+	int64_t now = now_ms(rp->t);
+	for (unsigned k = 0; k < r->nslots && k < STORE_SH_CAP; k++) {
+		const struct lock_item *s = &r->slots[k];
+		if (!s->has_owner)
+			rp->watch[k].rvn[0] = '\0';
+		else if (stale(&rp->watch[k], s, now))
+			remove_slot(rp, k, s->owner);
+	}
+}
+
+struct sh_reaper *lt_sh_reaper_new(struct locktable *t, const char *name)
+{
+	size_t n = strlen(name) + 1;
+	struct sh_reaper *rp = calloc(1, sizeof(*rp) + n);
+	if (rp != NULL) {
+		rp->t = t;
+		memcpy(rp->name, name, n);
+	}
+	return rp;
+}
+
+void lt_sh_reap(struct sh_reaper *rp)
+{
+	if (rp->call != NULL)
+		return;
+	struct store_sh_req r = {.op = STORE_SH_READ, .name = rp->name, .cap = STORE_SH_CAP};
+	rp->call = store_sh_submit(rp->t->store, &r, on_reap_read, rp);
+}
+
+void lt_sh_reaper_free(struct sh_reaper *rp)
+{
+	if (rp == NULL)
+		return;
+	if (rp->call != NULL)
+		store_cancel(rp->t->store, rp->call);
+	free(rp);
 }

@@ -52,6 +52,24 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *args
 /* cb will not run; a grant already sent that succeeds is released. */
 void lt_sh_acquire_cancel(struct sh_wait *w);
 
+/* name changed hands through this replica (an exclusive lease released,
+ * say): its shared waits read again now instead of at their next poll. */
+void lt_sh_kick(struct locktable *t, const char *name);
+
+/* For an exclusive waiter on a name readers hold (core/locktable.c): a
+ * watch of its slots that removes, one conditional write each (REMOVE in
+ * store_shared.h), every holder whose rvn stood still a whole lease on
+ * this replica's clock, counted from the read that first showed it. Each
+ * lt_sh_reap reads the slots once (none while a read is in flight);
+ * removals are not reported, and wake the waiters here when they land. */
+struct sh_reaper;
+struct sh_reaper *lt_sh_reaper_new(struct locktable *t, const char *name);
+void lt_sh_reap(struct sh_reaper *rp);
+void lt_sh_reaper_free(struct sh_reaper *rp); /* NULL is allowed */
+
+/* The name a wait is for. */
+const char *sh_wait_name(const struct sh_wait *w);
+
 /* The lease's token: the readers' group token (SHARED) or its slot's
  * fence (LIMIT: a downstream keeps the highest per (name, slot)). */
 int64_t sh_lease_token(const struct sh_lease *l);
@@ -63,9 +81,15 @@ int64_t sh_lease_end_ms(const struct sh_lease *l);    /* monotonic */
 /* cb runs once when the lease is lost (never after sh_lease_release). */
 void sh_lease_on_lost(struct sh_lease *l, lt_sh_lost_cb cb, void *arg);
 
-/* Ends the lease: a conditional release of its slot when it still holds
- * (its failure is not reported), nothing more when it was lost; l is
- * invalid afterwards. */
+/* Ends the lease: a conditional release of its slot (on its owner, so a
+ * lost lease's frees the slot only if still its own); l is invalid
+ * afterwards. The release's failure is not reported. */
 void sh_lease_release(struct sh_lease *l);
+
+/* sh_lease_release, then, from the loop, cb(arg, 1, NULL) once the slot
+ * is released; cb(arg, 0, NULL) when the lease had ended (lost) or the
+ * slot was no longer its own; cb(arg, -1, err) when the write failed (the
+ * slot stays its own until its lease runs out). */
+void sh_lease_release_then(struct sh_lease *l, lt_renew_cb cb, void *arg);
 
 #endif

@@ -53,8 +53,8 @@ bool store_sh_valid(const struct store_sh_req *r)
 	return fields_ok(r);
 }
 
-struct store_call *store_sh_submit(struct store *s, const struct store_sh_req *req,
-				   store_sh_cb cb, void *arg)
+struct store_call *store_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
+				   void *arg)
 {
 	if (s->ops->sh_submit == NULL || !store_sh_valid(req))
 		return NULL;

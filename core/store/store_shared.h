@@ -70,7 +70,9 @@
 
 #include "core/store/store.h"
 
-#define STORE_SH_CAP 100 /* slots of a name at most: one BatchGetItem */
+#define STORE_SH_CAP                                                                               \
+	99 /* slots of a name at most: with the header, one BatchGetItem of 100 keys               \
+	    */
 
 enum store_sh_op {
 	STORE_SH_GRANT,

@@ -118,6 +118,7 @@ struct ls_rec *ls_rec_new(struct lsess *s, enum ls_kind kind, const char *name, 
 	rec->lost_prev = rec->lost_next = NULL;
 	rec->owner = s;
 	rec->lease = NULL;
+	rec->sh = NULL;
 	rec->election = NULL;
 	rec->token = 0;
 	rec->kind = kind;
@@ -197,6 +198,9 @@ enum lt_loss ls_rec_loss(const struct ls_rec *rec)
 	if (rec->state == LS_REC_HELD && rec->lease != NULL &&
 	    clock_now_ms(rec->owner->svc->clock) >= lease_end_ms(rec->lease))
 		return LT_EXPIRED;
+	if (rec->state == LS_REC_HELD && rec->sh != NULL &&
+	    clock_now_ms(rec->owner->svc->clock) >= sh_lease_end_ms(rec->sh))
+		return LT_EXPIRED;
 	return LT_HELD;
 }
 
@@ -217,6 +221,8 @@ enum ls_status ls_rec_report(struct ls_rec *rec, enum lt_loss loss, struct ls_re
 		lease_set_data(rec->lease, NULL);
 		lease_release(rec->lease);
 	}
+	if (rec->sh != NULL)
+		sh_lease_release(rec->sh);
 	ls_rec_forget(rec);
 	return LS_LOST;
 }
@@ -304,6 +310,8 @@ void ls_rec_drop(struct ls_rec *rec, struct ls_op *batch)
 			lease_release_then(rec->lease, dropped, op);
 		else
 			lease_release(rec->lease);
+	} else if (rec->sh != NULL) {
+		ls_shared_release(rec, op != NULL ? dropped : NULL, op);
 	} else {
 		if (op != NULL && op->batch != NULL)
 			op->batch->left--;
@@ -437,10 +445,9 @@ static void acquire_drop(struct lsess *s)
 
 /* How each kind of wait is ended without an answer. */
 static void (*const wait_drop[])(struct lsess *s) = {
-	[LS_WAIT_ACQUIRE] = acquire_drop,
-	[LS_WAIT_CAMPAIGN] = ls_campaign_drop,
-	[LS_WAIT_WATCH] = ls_watch_drop,
-	[LS_WAIT_TEST] = ls_test_drop,
+	[LS_WAIT_ACQUIRE] = acquire_drop,  [LS_WAIT_CAMPAIGN] = ls_campaign_drop,
+	[LS_WAIT_WATCH] = ls_watch_drop,   [LS_WAIT_TEST] = ls_test_drop,
+	[LS_WAIT_SHARED] = ls_shared_drop,
 };
 
 /* Ends the wait of s without an answer; returns its callback. */
@@ -482,6 +489,8 @@ const char *ls_wait_name(const struct lsess *s)
 		return s->watcher != NULL ? ls_watch_name(s->watcher) : NULL;
 	case LS_WAIT_TEST:
 		return ls_test_wait_name(s);
+	case LS_WAIT_SHARED:
+		return s->sh_acq != NULL ? sh_wait_name(s->sh_acq) : NULL;
 	default:
 		return NULL;
 	}

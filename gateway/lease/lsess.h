@@ -60,7 +60,8 @@ struct ls_limits {
  * with two counts; it is released when both reach zero. */
 enum ls_scope { LS_SCOPE_SESSION, LS_SCOPE_XACT, LS_SCOPE_COUNT };
 
-enum ls_kind { LS_KIND_LOCK, LS_KIND_LEADER };
+/* LS_KIND_SHARED: a shared hold of a lock (a reader: lsess_shared.c). */
+enum ls_kind { LS_KIND_LOCK, LS_KIND_LEADER, LS_KIND_SHARED };
 
 enum ls_status {
 	LS_PENDING = -1, /* the answer comes later, through the callback */
@@ -248,6 +249,26 @@ struct ls_acquire_req {
 };
 
 #define LS_VALUE_MAX (STORE_ID_MAX - 2)
+
+/* A shared hold of a lock (PostgreSQL's pg_advisory_lock_shared): any
+ * number of sessions hold a name shared at once, none while one holds it
+ * exclusively (ls_acquire), each hold a lease of its own
+ * (core/lt_shared.h). req as ls_acquire's, reentrant always (a second
+ * shared hold counts in its scope); detach and adoptable are not
+ * supported. A session holding the name exclusively is LS_INVALID (it
+ * cannot add a shared hold, as PostgreSQL's own locks never conflict; and
+ * ls_acquire of a name the session holds shared is LS_INVALID likewise).
+ * LS_OK with .token (the readers' group token), LS_NONE as ls_acquire. */
+enum ls_status ls_acquire_shared(struct lsess *s, const struct ls_acquire_req *req,
+				 struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* Drops one shared hold of name in scope: LS_OK (the last one released
+ * in the store before the answer), LS_NONE when the session holds none
+ * there, LS_LOST when the lease was lost. */
+enum ls_status ls_release_shared(struct lsess *s, const char *name, enum ls_scope scope,
+				 struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
 
 /* Takes a lease on a lock. LS_OK with .token; LS_NONE when another holder
  * has it (try) or the wait timed out; LS_CONFLICT, LS_INVALID, errors. A

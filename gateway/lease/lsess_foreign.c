@@ -176,13 +176,16 @@ static unsigned list_session(const struct lsess *s, const char *pattern, unsigne
 		each(arg, &e);
 		n++;
 	}
-	if (s->wait_kind == LS_WAIT_ACQUIRE && s->acq != NULL &&
-	    wanted(pattern, lt_wait_name(s->acq))) {
+	const char *waits = s->wait_kind == LS_WAIT_ACQUIRE && s->acq != NULL ? lt_wait_name(s->acq)
+			    : s->wait_kind == LS_WAIT_SHARED && s->sh_acq != NULL
+				    ? sh_wait_name(s->sh_acq)
+				    : NULL;
+	if (waits != NULL && wanted(pattern, waits)) {
 		if (max != 0 && n == max)
 			return n;
 		struct ls_entry e = {
-			.name = lt_wait_name(s->acq),
-			.kind = LS_KIND_LOCK,
+			.name = waits,
+			.kind = s->wait_kind == LS_WAIT_SHARED ? LS_KIND_SHARED : LS_KIND_LOCK,
 			.state = "waiting",
 			.proto = s->proto,
 			.id = s->id,

@@ -21,6 +21,7 @@
 #ifndef LG_LSESS_INT_H
 #define LG_LSESS_INT_H
 
+#include "core/lt_shared.h"
 #include "gateway/lease/lsess.h"
 #include "gateway/lease/lsess_index.h"
 
@@ -35,6 +36,7 @@ struct ls_rec {
 	struct ls_rec *lost_prev, *lost_next; /* in the service's lost list */
 	struct lsess *owner;
 	struct lease *lease;	   /* HELD; a lost lock's ended lease; else NULL */
+	struct sh_lease *sh;	   /* LS_KIND_SHARED: its lease (held or lost) */
 	struct election *election; /* LS_KIND_LEADER: the one-term election */
 	int64_t token;
 	enum ls_kind kind;
@@ -50,7 +52,8 @@ enum ls_wait_kind {
 	LS_WAIT_ACQUIRE,
 	LS_WAIT_CAMPAIGN,
 	LS_WAIT_WATCH,
-	LS_WAIT_TEST /* ls_test_advance, ls_test_wait_refusal (lsess_test.c) */
+	LS_WAIT_TEST,  /* ls_test_advance, ls_test_wait_refusal (lsess_test.c) */
+	LS_WAIT_SHARED /* ls_acquire_shared (lsess_shared.c) */
 };
 
 struct ls_watcher;
@@ -83,6 +86,7 @@ struct lsess {
 	struct timer campaign_timer;
 	struct ls_watcher *watcher; /* LS_WAIT_WATCH */
 	struct ls_test_wait *test;  /* LS_WAIT_TEST */
+	struct sh_wait *sh_acq;	    /* LS_WAIT_SHARED (scope: acq_scope) */
 };
 
 struct lsvc {
@@ -242,6 +246,15 @@ bool ls_value_ok(const char *value, size_t len);
 enum ls_status ls_foreign_start(struct lsess *s, const char *name, size_t len,
 				const struct lt_foreign_req *fr, struct ls_result *now,
 				ls_done_cb cb, void *arg);
+
+/* --- lsess_shared.c --- */
+
+/* Ends s's shared acquire without an answer (a grant that lands is
+ * released). */
+void ls_shared_drop(struct lsess *s);
+/* Releases rec's shared lease (rec kind LS_KIND_SHARED), then cb as
+ * sh_lease_release_then says; rec is left to the caller. */
+void ls_shared_release(struct ls_rec *rec, lt_renew_cb cb, void *arg);
 
 /* --- lsess_test.c --- */
 

@@ -112,6 +112,12 @@ enum ls_status ls_acquire(struct lsess *s, const struct ls_acquire_req *req, str
 	if (!ls_req_ok(s->svc, req, name, &lease_ms, now))
 		return now->status;
 	struct ls_rec *rec = ls_rec_find(s, LS_KIND_LOCK, name, 0);
+	const struct ls_rec *shared = ls_rec_find(s, LS_KIND_SHARED, name, 0);
+	if (shared != NULL && ls_rec_loss(shared) == LT_HELD)
+		return ls_res_msg(now, LS_INVALID,
+				  "this session holds '%s' shared: release it first (an exclusive "
+				  "hold would wait for itself)",
+				  name);
 	if (rec != NULL && ls_rec_loss(rec) == LT_HELD) {
 		now->token = rec->token;
 		if (!req->reentrant)
@@ -387,7 +393,8 @@ enum ls_status ls_release_scope(struct lsess *s, enum ls_scope scope, struct ls_
 	struct ls_op *b = ls_batch_new(s, cb, arg);
 	for (rec = s->recs; rec != NULL; rec = next) {
 		next = rec->next;
-		if (rec->kind != LS_KIND_LOCK || rec->holds[scope] == 0)
+		if ((rec->kind != LS_KIND_LOCK && rec->kind != LS_KIND_SHARED) ||
+		    rec->holds[scope] == 0)
 			continue;
 		rec->holds[scope] = 0;
 		if (holds(rec) == 0)
@@ -427,7 +434,8 @@ enum ls_status ls_take_lost(struct lsess *s, struct ls_result *r)
 	/* the list is newest first: the last lost one found is the oldest */
 	for (struct ls_rec *rec = s->recs; rec != NULL; rec = rec->next) {
 		enum lt_loss l;
-		if (rec->kind == LS_KIND_LOCK && (l = ls_rec_loss(rec)) != LT_HELD) {
+		if ((rec->kind == LS_KIND_LOCK || rec->kind == LS_KIND_SHARED) &&
+		    (l = ls_rec_loss(rec)) != LT_HELD) {
 			lost = rec;
 			loss = l;
 		}

@@ -172,6 +172,7 @@ void ls_changed(struct lsvc *svc, const char *name)
 	struct ls_watch_group *g = svc->groups != NULL ? group_get(svc, name, false) : NULL;
 	if (g != NULL)
 		group_read(g);
+	lt_sh_kick(svc->lt, name); /* shared waits read now */
 }
 
 enum ls_status ls_watch(struct lsess *s, const char *name, size_t name_len, int64_t after,

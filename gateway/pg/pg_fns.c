@@ -102,6 +102,15 @@ static bool fill_unlock(struct pgs *s, int timeout, const struct ls_result *res,
 	return true;
 }
 
+static bool fill_unlock_shared(struct pgs *s, int timeout, const struct ls_result *res,
+			       struct val *v)
+{
+	v[0].i = res->status == LS_OK;
+	if (!v[0].i)
+		pgs_notice(s, "WARNING", "01000", "you don't own a lock of type ShareLock", NULL);
+	return true;
+}
+
 static bool fill_token(struct pgs *s, int timeout, const struct ls_result *res, struct val *v)
 {
 	v[0].null = res->status != LS_OK;
@@ -193,7 +202,7 @@ static int64_t wait_bound(const struct pgs *s, int64_t own, int *why)
 }
 
 static void advisory_acquire(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
-			     const struct val *a, enum ls_scope scope, bool waits)
+			     const struct val *a, enum ls_scope scope, bool waits, bool shared)
 {
 	char name[STORE_NAME_MAX + 64];
 	struct ls_result now;
@@ -209,32 +218,33 @@ static void advisory_acquire(struct pgs *s, const struct sql_stmt *st, const str
 	if (waits)
 		req.wait_ms = wait_bound(s, 0, &why);
 	req.trace = s->trace;
-	enum ls_status rc = ls_acquire(ls, &req, &now, pgx_lease_done, s);
+	enum ls_status rc = shared ? ls_acquire_shared(ls, &req, &now, pgx_lease_done, s)
+				   : ls_acquire(ls, &req, &now, pgx_lease_done, s);
 	pgx_answer(s, st, po, why, rc, &now);
 }
 
 static void run_lock(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
 		     const struct val *a)
 {
-	advisory_acquire(s, st, po, a, LS_SCOPE_SESSION, true);
+	advisory_acquire(s, st, po, a, LS_SCOPE_SESSION, true, false);
 }
 
 static void run_xact_lock(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
 			  const struct val *a)
 {
-	advisory_acquire(s, st, po, a, LS_SCOPE_XACT, true);
+	advisory_acquire(s, st, po, a, LS_SCOPE_XACT, true, false);
 }
 
 static void run_try_lock(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
 			 const struct val *a)
 {
-	advisory_acquire(s, st, po, a, LS_SCOPE_SESSION, false);
+	advisory_acquire(s, st, po, a, LS_SCOPE_SESSION, false, false);
 }
 
 static void run_try_xact_lock(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
 			      const struct val *a)
 {
-	advisory_acquire(s, st, po, a, LS_SCOPE_XACT, false);
+	advisory_acquire(s, st, po, a, LS_SCOPE_XACT, false, false);
 }
 
 static void run_unlock(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
@@ -260,14 +270,43 @@ static void run_unlock_all(struct pgs *s, const struct sql_stmt *st, const struc
 	pgx_answer(s, st, po, 0, rc, &now);
 }
 
-static void run_shared(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
-		       const struct val *a)
+/* The _shared variants: any number of sessions hold a key shared, none
+ * while one holds it exclusively (ls_acquire_shared). */
+static void run_lock_shared(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+			    const struct val *a)
 {
-	char msg[160];
-	snprintf(msg, sizeof(msg), "%s is not supported: leasegate has exclusive locks only",
-		 st->fname);
-	pgx_error(s, "0A000", msg,
-		  "Use pg_advisory_lock and the other exclusive advisory lock functions.");
+	advisory_acquire(s, st, po, a, LS_SCOPE_SESSION, true, true);
+}
+
+static void run_xact_lock_shared(struct pgs *s, const struct sql_stmt *st,
+				 const struct pg_portal *po, const struct val *a)
+{
+	advisory_acquire(s, st, po, a, LS_SCOPE_XACT, true, true);
+}
+
+static void run_try_lock_shared(struct pgs *s, const struct sql_stmt *st,
+				const struct pg_portal *po, const struct val *a)
+{
+	advisory_acquire(s, st, po, a, LS_SCOPE_SESSION, false, true);
+}
+
+static void run_try_xact_lock_shared(struct pgs *s, const struct sql_stmt *st,
+				     const struct pg_portal *po, const struct val *a)
+{
+	advisory_acquire(s, st, po, a, LS_SCOPE_XACT, false, true);
+}
+
+static void run_unlock_shared(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+			      const struct val *a)
+{
+	char name[STORE_NAME_MAX + 64];
+	struct ls_result now;
+	struct lsess *ls = pgs_lsess(s);
+	if (ls == NULL)
+		return;
+	advisory_name(s, a, st->nargs, name);
+	enum ls_status rc = ls_release_shared(ls, name, LS_SCOPE_SESSION, &now, pgx_lease_done, s);
+	pgx_answer(s, st, po, 0, rc, &now);
 }
 
 /* --- leasegate's functions --- */
@@ -608,9 +647,6 @@ static const struct pg_col col_clock[] = {
 #define KEY1	 .nargs = 1, .arg_types = {PG_OID_INT8}, .arg_names = {"key"}
 #define KEY2	 .nargs = 2, .arg_types = {PG_OID_INT4, PG_OID_INT4}, .arg_names = {"key1", "key2"}
 #define ADVISORY .lock_arg = PGF_LOCK_KEYS, .flags = PGF_STRICT | PGF_REPORTS_LOSS
-#define SHARED(n)                                                                                  \
-	.name = n, .cats = W_FAST, .run = run_shared,                                              \
-	.summary = "refused (0A000): leasegate has exclusive locks only"
 /* the test mode's functions: as Redis's DEBUG (redis/testcmds.c) */
 #define TEST_CATS (ACL_ADMIN | ACL_DANGEROUS | ACL_SLOW | ACL_LOCK)
 #define TEST_LOCK (TEST_CATS | ACL_WRITE)
@@ -820,7 +856,11 @@ const struct pg_fn pg_fns[] = {
 	BY_KEY(.name = "pg_advisory_lock", COLS(col_void), .cats = W_BLOCK, ADVISORY,
 	       .run = run_lock, .fill = fill_waited,
 	       .summary = "takes the advisory lock for the session, waiting for it (reentrant)"),
-	BY_KEY(SHARED("pg_advisory_lock_shared")),
+	BY_KEY(.name = "pg_advisory_lock_shared", COLS(col_void), .cats = W_BLOCK, ADVISORY,
+	       .run = run_lock_shared, .fill = fill_waited,
+	       .summary = "takes the advisory lock shared for the session, waiting for it "
+			  "(reentrant; any number of sessions hold it shared, none exclusively "
+			  "meanwhile)"),
 	BY_KEY(.name = "pg_advisory_unlock", COLS(col_bool), .cats = W_FAST, ADVISORY,
 	       .run = run_unlock, .fill = fill_unlock,
 	       .summary = "releases one hold of a session-level advisory lock; false and a "
@@ -832,11 +872,17 @@ const struct pg_fn pg_fns[] = {
 	 .run = run_unlock_all,
 	 .fill = fill_void,
 	 .summary = "releases every session-level advisory lock of the session"},
-	BY_KEY(SHARED("pg_advisory_unlock_shared")),
+	BY_KEY(.name = "pg_advisory_unlock_shared", COLS(col_bool), .cats = W_FAST, ADVISORY,
+	       .run = run_unlock_shared, .fill = fill_unlock_shared,
+	       .summary = "releases one shared hold of a session-level advisory lock; false "
+			  "and a WARNING when not held shared"),
 	BY_KEY(.name = "pg_advisory_xact_lock", COLS(col_void), .cats = W_BLOCK, ADVISORY,
 	       .run = run_xact_lock, .fill = fill_waited,
 	       .summary = "takes the advisory lock until the transaction ends, waiting for it"),
-	BY_KEY(SHARED("pg_advisory_xact_lock_shared")),
+	BY_KEY(.name = "pg_advisory_xact_lock_shared", COLS(col_void), .cats = W_BLOCK, ADVISORY,
+	       .run = run_xact_lock_shared, .fill = fill_waited,
+	       .summary = "takes the advisory lock shared until the transaction ends, waiting "
+			  "for it"),
 	{.name = "pg_backend_pid",
 	 COLS(col_int4),
 	 .run = run_backend_pid,
@@ -844,12 +890,18 @@ const struct pg_fn pg_fns[] = {
 	BY_KEY(.name = "pg_try_advisory_lock", COLS(col_bool), .cats = W_FAST, ADVISORY,
 	       .run = run_try_lock, .fill = fill_ok,
 	       .summary = "takes the advisory lock for the session if it is free: whether it did"),
-	BY_KEY(SHARED("pg_try_advisory_lock_shared")),
+	BY_KEY(.name = "pg_try_advisory_lock_shared", COLS(col_bool), .cats = W_FAST, ADVISORY,
+	       .run = run_try_lock_shared, .fill = fill_ok,
+	       .summary = "takes the advisory lock shared for the session if nobody holds it "
+			  "exclusively: whether it did"),
 	BY_KEY(.name = "pg_try_advisory_xact_lock", COLS(col_bool), .cats = W_FAST, ADVISORY,
 	       .run = run_try_xact_lock, .fill = fill_ok,
 	       .summary = "takes the advisory lock until the transaction ends if it is free: "
 			  "whether it did"),
-	BY_KEY(SHARED("pg_try_advisory_xact_lock_shared")),
+	BY_KEY(.name = "pg_try_advisory_xact_lock_shared", COLS(col_bool), .cats = W_FAST, ADVISORY,
+	       .run = run_try_xact_lock_shared, .fill = fill_ok,
+	       .summary = "takes the advisory lock shared until the transaction ends if nobody "
+			  "holds it exclusively: whether it did"),
 	{.name = "set_config",
 	 .nargs = 3,
 	 .arg_types = {PG_OID_TEXT, PG_OID_TEXT, PG_OID_BOOL},

@@ -14,9 +14,8 @@
  * table's whole view is LOCK.LIST TABLE on the Redis port. As LOCK.LIST,
  * it shows the locks whose names the asker's ACL rules let it read.
  *
- * A row's mode is ExclusiveLock: leasegate has exclusive locks only
- * (ShareLock rows come with shared locks, docs/design/shared-locks.md:
- * lock_row.mode is their place).
+ * A row's mode is ExclusiveLock, or ShareLock for a shared hold or wait
+ * (pg_advisory_lock_shared and its variants).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,11 +135,14 @@ static void each_entry(void *arg, const struct ls_entry *e)
 	struct rows *rs = arg;
 	struct lock_row r = {0};
 	bool granted = strcmp(e->state, "held") == 0;
-	if (rs->oom || e->kind != LS_KIND_LOCK || (!granted && strcmp(e->state, "waiting") != 0) ||
+	bool shared = e->kind == LS_KIND_SHARED;
+	if (rs->oom || (e->kind != LS_KIND_LOCK && !shared) ||
+	    (!granted && strcmp(e->state, "waiting") != 0) ||
 	    !advisory_row(rs->sess, e->name, &r) ||
 	    !acl_may_read(rs->who, e->name, strlen(e->name)))
 		return; /* a lost lease is held no more; as LOCK.LIST, the readable only */
 	r.granted = granted;
+	r.mode = shared ? "ShareLock" : "ExclusiveLock";
 	r.waitstart_us = granted ? 0 : rs->sess->wait_since_us;
 	r.seq = rs->n;
 	if (rs->n == rs->cap) {

@@ -128,7 +128,8 @@ static bool parse_list(struct cmd_call *c, struct list_args *la)
 
 /* --- LOCK.LIST: this replica's leases and waits --- */
 
-static const char *const kind_name[] = {[LS_KIND_LOCK] = "lock", [LS_KIND_LEADER] = "leader"};
+static const char *const kind_name[] = {
+	[LS_KIND_LOCK] = "lock", [LS_KIND_LEADER] = "leader", [LS_KIND_SHARED] = "shared"};
 
 struct list_out {
 	struct buf *out;

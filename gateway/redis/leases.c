@@ -52,6 +52,7 @@ void rl_free(struct rl_app *app)
 static const char *const lost_kind[] = {
 	[LS_KIND_LOCK] = "lock.lost",
 	[LS_KIND_LEADER] = "leader.lost",
+	[LS_KIND_SHARED] = "lock.lost",
 };
 
 static void on_lost(void *arg, enum ls_kind kind, const char *name, int64_t token,

@@ -59,6 +59,8 @@ need = {
     "GetItem": ("LeasegateLocks", {"GetItem"}),
     "UpdateItem": ("LeasegateLocks", {"UpdateItem"}),
     "Scan": ("LeasegateLocks", {"Scan"}),
+    # the header and slots of a name held shared
+    "BatchGetItem": ("LeasegateLocks", {"BatchGetItem"}),
     "CreateTable": ("LeasegateCreateTable", {"CreateTable"}),
     "UpdateTimeToLive": ("LeasegateCreateTable", {"UpdateTimeToLive"}),
     # the check on the lock item, then the clients' items

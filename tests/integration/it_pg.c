@@ -210,8 +210,13 @@ static void test_advisory_locks(void **state)
 	long long t = atoll(val(a, "SELECT leasegate.token(44)"));
 	assert_true(t > 0);
 	assert_string_equal(val(b, "SELECT leasegate.token(44)"), "NULL");
-	/* shared: not supported, with a hint */
-	expect_state(a, "SELECT pg_advisory_lock_shared(1)", "0A000");
+	/* shared: refused while held exclusively, by another session or, unlike
+	 * PostgreSQL, by the same one (22023); readers together */
+	assert_string_equal(val(b, "SELECT pg_try_advisory_lock_shared(44)"), "f");
+	expect_state(a, "SELECT pg_try_advisory_lock_shared(44)", "22023");
+	assert_string_equal(val(a, "SELECT pg_try_advisory_lock_shared(45)"), "t");
+	assert_string_equal(val(b, "SELECT pg_try_advisory_lock_shared(45)"), "t");
+	expect_state(b, "SELECT pg_try_advisory_lock(45)", "22023");
 	expect_state(a, "SELECT * FROM pg_class", "0A000");
 	ok(a, "");
 	ok(a, "-- a pool's ping");

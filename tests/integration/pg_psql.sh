@@ -68,8 +68,13 @@ check "an unsupported statement stops the script" "ERROR:  leasegate serves lock
 HINT:  leasegate answers the advisory lock functions, leasegate.acquire/release/state/token/transact/check, transaction control and SET/SHOW; see docs/postgresql.md." "SELECT * FROM pg_class;
 SELECT 1;"
 
-check "shared locks are refused" "ERROR:  pg_advisory_lock_shared is not supported: leasegate has exclusive locks only
-HINT:  Use pg_advisory_lock and the other exclusive advisory lock functions." "SELECT pg_advisory_lock_shared(1);"
+check "shared locks, reentrant (tests/integration/pg_shared.sh has the rest)" "t
+t
+t
+t" "SELECT pg_try_advisory_lock_shared(1);
+SELECT pg_try_advisory_lock_shared(1);
+SELECT pg_advisory_unlock_shared(1);
+SELECT pg_advisory_unlock_shared(1);"
 
 n=$((n + 1))
 got=$(PGPASSWORD=wrong psql -X -c 'SELECT 1' 2>&1)

@@ -75,6 +75,20 @@ static struct direct direct(struct fx *f, struct store_sh_req r)
 	return d;
 }
 
+static void on_slot5(void *arg, const struct store_sh_result *res)
+{
+	*(struct lock_item *)arg = res->slots[5];
+}
+
+/* Slot 5 of a READ of every slot. */
+static struct lock_item slot5(struct fx *f, struct store_sh_req rd)
+{
+	struct lock_item it = {.owner = "?"};
+	assert_non_null(store_sh_submit(f->store, &rd, on_slot5, &it));
+	fx_run(f);
+	return it;
+}
+
 static struct sh_wait *start(struct fx *f, int i, const char *name, enum store_sh_mode mode,
 			     unsigned cap, bool wait, struct got *g)
 {
@@ -156,13 +170,58 @@ static void test_writer_polls_while_readers_hold(void **state)
 	fx_advance(f, 3 * LEASE);
 	assert_false(x.done);
 	assert_int_equal(fx_req(f, STORE_ACQUIRE) - writes, 1);
+	/* every second for 9 s a poll of the header and a read of the
+	 * slots (the watch of crashed readers) */
 	uint64_t polls = fx_req(f, STORE_READ) - reads;
-	assert_true(polls >= 8 && polls <= 10); /* every second for 9 s */
+	assert_true(polls >= 16 && polls <= 20);
 	sh_lease_release(r);
 	fx_advance(f, LEASE / 3);
 	assert_true(x.done);
 	assert_non_null(x.lease);
 	assert_int_equal(lease_token(x.lease), 2);
+	lease_release(x.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A reader whose replica crashed (its slot written, never renewed) does
+ * not block a writer for ever: the waiting writer removes it once its rvn
+ * stood still a whole lease on the writer's clock, never before, and is
+ * granted; a live reader beside it is never removed. */
+static void test_writer_removes_crashed_reader(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got live;
+	struct fx_acq x;
+	struct store_sh_req g = {.op = STORE_SH_GRANT,
+				 .name = "rw",
+				 .mode = STORE_SH_SHARED,
+				 .cap = STORE_SH_CAP,
+				 .slot = 5,
+				 .owner = "ghost",
+				 .rvn = "ghost-r",
+				 .first = true,
+				 .lease_ms = LEASE};
+	assert_int_equal(direct(f, g).status, STORE_OK);
+	struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, STORE_SH_CAP, &live);
+	assert_non_null(r);
+	fx_acquire(f, 1, "rw", LEASE, true, 0, &x);
+	fx_run(f);
+	int64_t t0 = fx_now(f);
+	struct store_sh_req rd = {
+		.op = STORE_SH_READ, .name = "rw", .cap = STORE_SH_CAP, .slot = 5};
+	while (fx_now(f) - t0 < LEASE - 100) { /* still there within a lease */
+		fx_advance(f, 100);
+		assert_string_equal(slot5(f, rd).owner, "ghost");
+	}
+	fx_advance(f, LEASE); /* removed once a whole lease passed */
+	assert_false(slot5(f, rd).has_owner);
+	assert_false(x.done); /* the live reader holds on */
+	assert_int_equal(sh_lease_loss(r), LT_HELD);
+	sh_lease_release(r);
+	fx_advance(f, LEASE / 3);
+	assert_true(x.done);
+	assert_non_null(x.lease);
 	lease_release(x.lease);
 	fx_run(f);
 	fx_free(f);
@@ -319,6 +378,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_readers_share_and_shut_out_the_writer),
 		cmocka_unit_test(test_writer_polls_while_readers_hold),
+		cmocka_unit_test(test_writer_removes_crashed_reader),
 		cmocka_unit_test(test_semaphore_third_waits),
 		cmocka_unit_test(test_crashed_holder_taken_over_after_a_lease),
 		cmocka_unit_test(test_renewed_then_taken_over),

@@ -17,9 +17,9 @@
 #include "core/store/store_shared.h"
 #include "core/store/store_tx.h"
 
-#define HEADER_KIND   "LOCK#"
-#define SORT_KEY      "LOCK" /* the sort key of every lock-table item */
-#define UNPROCESSED_MAX 8    /* BatchGetItem rounds for UnprocessedKeys */
+#define HEADER_KIND	"LOCK#"
+#define SORT_KEY	"LOCK" /* the sort key of every lock-table item */
+#define UNPROCESSED_MAX 8      /* BatchGetItem rounds for UnprocessedKeys */
 
 /* A request in flight and what it has read so far (READ: items[0] the
  * header, items[1 + k] slot k; others: items[1] the slot). */
@@ -127,7 +127,8 @@ static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_re
 			 "AND (attribute_not_exists(#sc) OR #sc = :zero) AND %s",
 			 fc);
 		set = limit ? "SET #sm = :sm, #sl = :cap, #ty = :lock, #x = :x ADD #sc :one"
-			    : "SET #sm = :sm, #ty = :lock, #x = :x REMOVE #sl ADD #sc :one, #f :one";
+			    : "SET #sm = :sm, #ty = :lock, #x = :x REMOVE #sl ADD #sc :one, #f "
+			      ":one";
 	} else {
 		/* a takeover that fills its slot leaves the count: it may be
 		 * at the cap */
@@ -146,8 +147,9 @@ static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_re
 	cJSON_AddStringToObject(u, "ConditionExpression", cond);
 	if (set != NULL)
 		cJSON_AddStringToObject(u, "UpdateExpression", set);
-	static const char *const names[][2] = {{"#o", "owner"},	 {"#ty", "_type"}, {"#sc", "scount"},
-					       {"#sm", "smode"}, {"#f", "fence"},  {"#sl", "slimit"}};
+	static const char *const names[][2] = {{"#o", "owner"},	  {"#ty", "_type"},
+					       {"#sc", "scount"}, {"#sm", "smode"},
+					       {"#f", "fence"},	  {"#sl", "slimit"}};
 	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (uses(text, names[i][0]))
@@ -312,7 +314,8 @@ static cJSON *build_renew(const struct ddb_keys *keys, const struct store_sh_req
 static cJSON *build_read(const struct ddb_keys *keys, const struct ddb_sh *sh)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON *t = cJSON_AddObjectToObject(cJSON_AddObjectToObject(root, "RequestItems"), keys->table);
+	cJSON *t =
+		cJSON_AddObjectToObject(cJSON_AddObjectToObject(root, "RequestItems"), keys->table);
 	cJSON *list = cJSON_AddArrayToObject(t, "Keys");
 	for (unsigned k = 0; k <= sh->req.cap; k++) {
 		if (sh->got[k])
@@ -397,8 +400,11 @@ static void granted(struct ddb_sh *sh)
 {
 	const struct store_sh_req *r = &sh->req;
 	struct lock_item *slot = &sh->items[1];
-	*slot = (struct lock_item){.exists = true, .has_owner = true, .has_rvn = true,
-				   .has_lease = true, .has_fence = true};
+	*slot = (struct lock_item){.exists = true,
+				   .has_owner = true,
+				   .has_rvn = true,
+				   .has_lease = true,
+				   .has_fence = true};
 	snprintf(slot->owner, sizeof(slot->owner), "%s", r->owner);
 	snprintf(slot->rvn, sizeof(slot->rvn), "%s", r->rvn);
 	snprintf(slot->holder, sizeof(slot->holder), "%s", r->holder ? r->holder : "");
@@ -456,8 +462,7 @@ static void tx_done(struct store_call *c, struct store_result *res, const char *
 	deliver(c, sh, res->status, res->error_type, res->message, index);
 }
 
-static void renew_done(struct store_call *c, struct store_result *res, const char *body,
-		       size_t len)
+static void renew_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
 {
 	c->ds->base.in_flight--;
 	c->sh->items[1] = res->item;
@@ -487,8 +492,7 @@ static bool mark_read(struct ddb_sh *sh, const cJSON *root, const struct ddb_key
 
 static void send_read(struct store_call *prev, struct ddb_sh *sh);
 
-static void read_done(struct store_call *c, struct store_result *res, const char *body,
-		      size_t len)
+static void read_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
 {
 	struct ddb_sh *sh = c->sh;
 	struct ddb_store *ds = c->ds;

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""pg_shared_replicas.py: shared advisory locks through two gateways on one
+DynamoDB table (tests/integration/pg_shared.sh starts them on moto with
+3 s leases). Sessions A and C on gateway 1, B and D on gateway 2:
+  - readers on both gateways hold key 7 together; a writer on either is
+    refused while one of them holds;
+  - D (gateway 2) waits for the last reader (B, on its own gateway), not
+    granted while A (the other gateway) still reads;
+  - A waits shared for D, the writer of the other gateway;
+  - B holds key 9 shared, its gateway is killed (SIGKILL): C's exclusive
+    wait on gateway 1 is granted once the dead reader's slot stood still a
+    whole lease, not before.
+Prints "ok N - what" / "not ok N - what"; exits 1 on a failure.
+Environment: LG_PG1, LG_PG2 (ports), LG_GW2_PID.
+"""
+import os
+import signal
+import threading
+import time
+
+import psycopg
+
+n = 0
+failed = False
+
+
+def check(cond, what):
+    global n, failed
+    n += 1
+    print(("ok %d - %s" if cond else "not ok %d - %s") % (n, what), flush=True)
+    failed |= not cond
+
+
+def connect(port):
+    return psycopg.connect(host="127.0.0.1", port=int(port), user="leasegate",
+                           password="s3cret", dbname="locks", autocommit=True)
+
+
+def one(conn, sql):
+    return conn.execute(sql).fetchone()[0]
+
+
+def timed(conn, sql):
+    """Runs sql in a thread: (thread, result dict with 'at' once done)."""
+    res = {}
+
+    def go():
+        conn.execute(sql)
+        res["at"] = time.monotonic()
+    t = threading.Thread(target=go)
+    t.start()
+    return t, res
+
+
+def main():
+    a, c = connect(os.environ["LG_PG1"]), connect(os.environ["LG_PG1"])
+    b, d = connect(os.environ["LG_PG2"]), connect(os.environ["LG_PG2"])
+    check(one(a, "SELECT pg_try_advisory_lock_shared(7)") is True, "A reads 7 on gateway 1")
+    check(one(b, "SELECT pg_try_advisory_lock_shared(7)") is True,
+          "B reads 7 on gateway 2 at the same time")
+    check(one(c, "SELECT pg_try_advisory_lock(7)") is False, "C's exclusive try is refused")
+    check(one(d, "SELECT pg_try_advisory_lock(7)") is False, "D's exclusive try is refused")
+
+    t, res = timed(d, "SELECT pg_advisory_lock(7)")
+    time.sleep(0.5)
+    check(one(a, "SELECT pg_advisory_unlock_shared(7)") is True, "A stops reading")
+    time.sleep(2.5)
+    check("at" not in res, "D still waits while B reads")
+    released = time.monotonic()
+    check(one(b, "SELECT pg_advisory_unlock_shared(7)") is True, "B stops reading")
+    t.join(15)
+    check("at" in res, "D is granted once the last reader has gone")
+    if "at" in res:
+        print("# D granted %d ms after the last reader left" % ((res["at"] - released) * 1000))
+
+    check(one(a, "SELECT pg_try_advisory_lock_shared(7)") is False,
+          "A's shared try is refused while D (the other gateway) writes")
+    t, res = timed(a, "SELECT pg_advisory_lock_shared(7)")
+    time.sleep(1)
+    released = time.monotonic()
+    check(one(d, "SELECT pg_advisory_unlock(7)") is True, "D stops writing")
+    t.join(15)
+    check("at" in res, "A, waiting shared on the other gateway, is granted")
+    if "at" in res:
+        print("# A granted %d ms after the writer left" % ((res["at"] - released) * 1000))
+    check(one(a, "SELECT pg_advisory_unlock_shared(7)") is True, "A stops reading")
+
+    check(one(b, "SELECT pg_try_advisory_lock_shared(9)") is True, "B reads 9")
+    os.kill(int(os.environ["LG_GW2_PID"]), signal.SIGKILL)
+    killed = time.monotonic()
+    check(one(c, "SELECT pg_try_advisory_lock(9)") is False,
+          "C cannot write 9 at once: B's lease has not run out")
+    t, res = timed(c, "SELECT pg_advisory_lock(9)")
+    t.join(30)
+    check("at" in res, "C is granted 9 after the dead reader's slot is removed")
+    if "at" in res:
+        ms = (res["at"] - killed) * 1000
+        print("# C granted %d ms after the reader's gateway was killed (lease 3000 ms)" % ms)
+        check(ms >= 3000, "not before a whole lease of the reader's slot")
+    for conn in (a, c):
+        conn.close()
+    raise SystemExit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
