@@ -23,6 +23,8 @@
 #   SECONDS_EACH  duration of each pgbench run (default 4; it includes the 50
 #             SCRAM logins, about a second on one CPU: 1 s runs count nothing)
 #   REPEAT    runs of each measurement, the best one reported (default 2)
+#   SHARED    1: the shared cycle instead, pg_try_advisory_lock_shared +
+#             pg_advisory_unlock_shared (a reader per key and client)
 set -u
 BUILD=${BUILD:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,10 +76,12 @@ else
 	lg_why="no executable $lg_bin (make)"
 fi
 
-cat >"$work/cycle.sql" <<'EOF_SQL'
-\set k random(1, 1000000)
-SELECT pg_try_advisory_lock(:k);
-SELECT pg_advisory_unlock(:k);
+fn=pg_try_advisory_lock unfn=pg_advisory_unlock
+[ "${SHARED:-0}" = 1 ] && fn=pg_try_advisory_lock_shared unfn=pg_advisory_unlock_shared
+cat >"$work/cycle.sql" <<EOF_SQL
+\\set k random(1, 1000000)
+SELECT $fn(:k);
+SELECT $unfn(:k);
 EOF_SQL
 
 # tps PORT MODE: the best tps of $repeat pgbench runs (empty when none ran)
@@ -91,7 +95,7 @@ tps() {
 	done | awk '$1 > best { best = $1 } END { if (best != "") printf "%.0f\n", best }'
 }
 
-echo "pgbench: pg_try_advisory_lock + pg_advisory_unlock on random keys, $clients clients," \
+echo "pgbench: $fn + $unfn on random keys, $clients clients," \
 	"${secs}s runs, best of $repeat${srv_cpu:+; servers on CPU 0, pgbench on CPU 1}"
 printf '%-10s %14s %14s %7s %10s\n' protocol "PostgreSQL tps" "leasegate tps" ratio target
 missed=0

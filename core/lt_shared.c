@@ -1,10 +1,12 @@
 /*
  * lt_shared: leases on the slots of shared names (see lt_shared.h).
  *
- * A wait reads the header and every slot (one READ), then writes one
- * GRANT: on a free slot (starting at a slot of its own, so that racing
- * readers spread), or on a slot whose rvn it watched unchanged for a whole
- * lease (a takeover that fills the slot it frees). A refused grant reads
+ * A wait reads the header and a window of WINDOW slots of its own (so
+ * that racing readers spread, and a grant reads 5 items, not 100), and
+ * writes one GRANT on a free one; when the window has none, it reads
+ * every slot from then on, and grants a free slot or one whose rvn it
+ * watched unchanged for a whole lease (a takeover that fills the slot it
+ * frees). A refused grant reads
  * again at once, a few times, then waits a poll. A lease renews its slot
  * alone; its end timer, at the send of the last renewal answered in time
  * plus the lease, makes it lost (expired).
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #define RETRIES_AT_ONCE 3 /* refused grants read again at once this often */
+#define WINDOW		4 /* slots a first read looks at (then, if none is free, all) */
 
 /* What a waiter saw of a held slot: its rvn, since when (our clock: the
  * return of the read that first showed it), for how long a lease. */
@@ -40,6 +43,8 @@ struct sh_wait {
 	bool timed_out;
 	unsigned refused; /* grants refused in a row */
 	unsigned slot;	  /* of the grant in flight */
+	unsigned from;	  /* the first slot of the read in flight */
+	bool read_all;	  /* a window found no free slot: read every slot */
 	int64_t sent_ms;  /* its send: its lease runs from there */
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
 	char *holder;
@@ -203,6 +208,7 @@ static struct sh_lease *lease_new(struct sh_wait *w, const struct store_sh_resul
 static void on_released(void *arg, const struct store_sh_result *r)
 {
 	struct sh_release *rel = arg;
+	rel->t->releases_in_flight--;
 	if (r->status == STORE_OK) /* exclusive waiters here try now: it may be free */
 		lt_item_freed(rel->t, rel->name);
 	if (rel->cb != NULL) {
@@ -244,6 +250,7 @@ static bool release_slot(struct locktable *t, const char *name, enum store_sh_mo
 		free(rel);
 		return false;
 	}
+	t->releases_in_flight++; /* a stop waits for it (lt_stats) */
 	return true;
 }
 
@@ -345,6 +352,7 @@ static void deadline_due(void *arg)
 static void not_now(struct sh_wait *w, int64_t delay)
 {
 	w->step = W_IDLE;
+	w->refused = 0; /* the next poll may retry at once again */
 	if (!w->a.wait || w->timed_out) {
 		answer(w, NULL, NULL);
 		return;
@@ -388,25 +396,26 @@ static void on_granted(void *arg, const struct store_sh_result *r)
 		not_now(w, lt_poll_interval(w->a.lease_ms));
 }
 
-static void grant(struct sh_wait *w, const struct store_sh_result *r, unsigned slot,
+/* A GRANT of slot (r->slots[i] as read), a takeover of seen_rvn or none. */
+static void grant(struct sh_wait *w, const struct store_sh_result *r, unsigned i,
 		  const char *seen_rvn)
 {
+	const struct lock_item *s = &r->slots[i];
 	store_new_id(w->rvn);
-	w->slot = slot;
+	w->slot = w->from + i;
 	w->step = W_GRANT;
 	w->sent_ms = now_ms(w->t);
 	struct store_sh_req g = {.op = STORE_SH_GRANT,
 				 .name = w->name,
 				 .mode = w->a.mode,
 				 .cap = w->a.cap,
-				 .slot = slot,
+				 .slot = w->slot,
 				 .owner = w->owner,
 				 .rvn = w->rvn,
 				 .seen_rvn = seen_rvn,
 				 .first = r->header.scount == 0,
 				 .seen_fence = r->header.lock.has_fence ? r->header.lock.fence : 0,
-				 .seen_slot_fence =
-					 r->slots[slot].has_fence ? r->slots[slot].fence : 0,
+				 .seen_slot_fence = s->has_fence ? s->fence : 0,
 				 .holder = w->holder,
 				 .lease_ms = w->a.lease_ms,
 				 .ttl = lt_ttl(w->t)};
@@ -461,23 +470,30 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 		answer(w, NULL, &e);
 		return;
 	}
-	unsigned start = (unsigned)(store_name_hash(w->owner) % w->a.cap);
-	int64_t poll = LT_MAX_POLL_MS;
-	int takeover = -1;
-	for (unsigned i = 0; i < w->a.cap; i++) {
-		unsigned k = (start + i) % w->a.cap;
-		const struct lock_item *s = &r->slots[k];
-		if (!s->has_owner) {
-			grant(w, r, k, NULL);
+	unsigned n = r->nslots, start = (unsigned)(store_name_hash(w->owner) % n);
+	for (unsigned j = 0; j < n; j++) { /* a free slot, from one of its own */
+		unsigned i = (start + j) % n;
+		if (!r->slots[i].has_owner) {
+			grant(w, r, i, NULL);
 			return;
 		}
-		if (stale(&w->watch[k], s, now) && takeover < 0)
-			takeover = (int)k;
-		int64_t p = lt_poll_interval(w->watch[k].lease_ms);
+	}
+	if (!w->read_all) { /* the window is full: look at every slot now */
+		w->read_all = true;
+		read_again(w);
+		return;
+	}
+	int64_t poll = LT_MAX_POLL_MS;
+	int takeover = -1;
+	for (unsigned i = 0; i < n; i++) {
+		struct watch *wt = &w->watch[w->from + i];
+		if (stale(wt, &r->slots[i], now) && takeover < 0)
+			takeover = (int)i;
+		int64_t p = lt_poll_interval(wt->lease_ms);
 		poll = p < poll ? p : poll;
 	}
 	if (takeover >= 0)
-		grant(w, r, (unsigned)takeover, w->watch[takeover].rvn);
+		grant(w, r, (unsigned)takeover, w->watch[w->from + takeover].rvn);
 	else
 		not_now(w, poll);
 }
@@ -505,6 +521,12 @@ static bool send_read(struct sh_wait *w)
 {
 	struct store_sh_req r = {
 		.op = STORE_SH_READ, .name = w->name, .mode = w->a.mode, .cap = w->a.cap};
+	if (!w->read_all && w->a.cap > WINDOW) { /* a window of its own */
+		unsigned windows = (w->a.cap + WINDOW - 1) / WINDOW;
+		r.slot = (unsigned)(store_name_hash(w->owner) % windows) * WINDOW;
+		r.count = w->a.cap - r.slot < WINDOW ? w->a.cap - r.slot : WINDOW;
+	}
+	w->from = r.slot;
 	w->step = W_READ;
 	w->call = store_sh_submit(w->t->store, &r, on_read, w);
 	if (w->call == NULL)

@@ -61,7 +61,9 @@ struct mitem_rare {
 	char orphan[STORE_ID_MAX + 1];		     /* ORPHAN's marker, "" none */
 	char adopted_from[STORE_ID_MAX + 1];	     /* ADOPT's marker, "" none */
 	/* A shared name's header (core/store/store_shared.h): its count,
-	 * mode and limit, and its slots (nslots of them, NULL: none yet) */
+	 * mode and limit, and the slots ever written (nslots of them, any
+	 * order, each with its number; NULL: none yet): a few, of up to
+	 * STORE_SH_CAP */
 	int64_t scount, slimit;
 	char smode[8];
 	struct mslot *slots;
@@ -70,6 +72,7 @@ struct mitem_rare {
 
 /* A slot of a shared name (store_memory_shared.c). */
 struct mslot {
+	unsigned k; /* its number */
 	bool exists, has_owner;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1];

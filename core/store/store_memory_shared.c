@@ -23,11 +23,19 @@ struct mem_sh {
 	char name[];
 };
 
-/* The answer being made: READ fills every slot, the others slots[0]. */
+/* The answer being made: READ fills the slots read, the others slots[0]. */
 struct sh_out {
 	struct store_sh_result res;
-	struct lock_item slots[STORE_SH_CAP];
+	struct lock_item slots[];
 };
+
+/* Slots a request reads or answers. */
+static unsigned answered_slots(const struct store_sh_req *r)
+{
+	if (r->op != STORE_SH_READ)
+		return 1;
+	return r->count != 0 ? r->count : r->cap - r->slot;
+}
 
 static const char *mode_name(enum store_sh_mode m)
 {
@@ -42,9 +50,12 @@ static int64_t scount_of(const struct mitem *h)
 /* Slot k of h, or NULL when it was never written. */
 static const struct mslot *slot_of(const struct mitem *h, unsigned k)
 {
-	if (h == NULL || h->rare == NULL || k >= h->rare->nslots || !h->rare->slots[k].exists)
+	if (h == NULL || h->rare == NULL)
 		return NULL;
-	return &h->rare->slots[k];
+	for (unsigned i = 0; i < h->rare->nslots; i++)
+		if (h->rare->slots[i].k == k)
+			return &h->rare->slots[i];
+	return NULL;
 }
 
 /* ---- reading out ---- */
@@ -121,22 +132,23 @@ static bool end_slot_ok(const struct mslot *s, const struct store_sh_req *r)
 
 /* ---- writes ---- */
 
-/* h's slots made room for cap (zeroed); false on out-of-memory. */
-static bool room(struct mstore *ms, struct mitem *h, unsigned cap)
+/* Slot k of h, made (empty) when it was never written; NULL on
+ * out-of-memory. */
+static struct mslot *slot_make(struct mstore *ms, struct mitem *h, unsigned k)
 {
-	struct mitem_rare *rare = mem_rare(ms, h);
-	if (rare == NULL)
-		return false;
-	if (rare->nslots >= cap)
-		return true;
-	struct mslot *s = realloc(rare->slots, cap * sizeof(*s));
+	struct mslot *s = (struct mslot *)slot_of(h, k);
+	struct mitem_rare *rare = s == NULL ? mem_rare(ms, h) : NULL;
+	if (s != NULL || rare == NULL)
+		return s;
+	s = realloc(rare->slots, (rare->nslots + 1) * sizeof(*s));
 	if (s == NULL)
-		return false;
-	memset(s + rare->nslots, 0, (cap - rare->nslots) * sizeof(*s));
-	ms->bytes += (cap - rare->nslots) * sizeof(*s);
+		return NULL;
 	rare->slots = s;
-	rare->nslots = cap;
-	return true;
+	s += rare->nslots++;
+	memset(s, 0, sizeof(*s));
+	s->k = k;
+	ms->bytes += sizeof(*s);
+	return s;
 }
 
 static void fill_slot(struct mslot *s, const struct store_sh_req *r)
@@ -182,7 +194,8 @@ static void grant(struct mstore *ms, const struct store_sh_req *r, struct sh_out
 	bool fresh = h == NULL;
 	if (fresh && (h = mem_item_add(ms, r->name, store_name_hash(r->name))) != NULL)
 		h->no_fence = true;
-	if (h == NULL || !room(ms, h, r->cap)) {
+	struct mslot *s = h != NULL ? slot_make(ms, h, r->slot) : NULL;
+	if (s == NULL) {
 		out->res.status = STORE_TRANSIENT;
 		out->res.error_type = "OutOfMemory";
 		snprintf(out->res.message, sizeof(out->res.message),
@@ -190,9 +203,9 @@ static void grant(struct mstore *ms, const struct store_sh_req *r, struct sh_out
 		return;
 	}
 	grant_header(h, r);
-	fill_slot(&h->rare->slots[r->slot], r);
+	fill_slot(s, r);
 	header_out(h, &out->res.header);
-	slot_out(&h->rare->slots[r->slot], &out->slots[0]);
+	slot_out(s, &out->slots[0]);
 }
 
 /* RELEASE and REMOVE: the slot freed, the count lowered. */
@@ -207,7 +220,7 @@ static void end(struct mstore *ms, const struct store_sh_req *r, struct sh_out *
 		slot_out(slot_of(h, r->slot), &out->slots[0]);
 		return;
 	}
-	struct mslot *s = &h->rare->slots[r->slot];
+	struct mslot *s = (struct mslot *)slot_of(h, r->slot);
 	s->has_owner = false;
 	s->owner[0] = s->holder[0] = '\0';
 	if (r->ttl > 0)
@@ -242,15 +255,15 @@ static void read_all(struct mstore *ms, const struct store_sh_req *r, struct sh_
 {
 	const struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
 	header_out(h, &out->res.header);
-	for (unsigned k = 0; k < r->cap; k++)
-		slot_out(slot_of(h, k), &out->slots[k]);
+	for (unsigned i = 0; i < answered_slots(r); i++)
+		slot_out(slot_of(h, r->slot + i), &out->slots[i]);
 }
 
 static void apply(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
 {
 	out->res.status = STORE_OK;
 	out->res.index = 2;
-	out->res.nslots = r->op == STORE_SH_READ ? r->cap : 1;
+	out->res.nslots = answered_slots(r);
 	out->res.slots = out->slots;
 	switch (r->op) {
 	case STORE_SH_GRANT:
@@ -273,7 +286,8 @@ static void sh_complete(void *arg)
 {
 	struct store_call *call = arg;
 	struct mstore *ms = call->ms;
-	struct sh_out *out = malloc(sizeof(*out));
+	unsigned n = answered_slots(&call->sh->req);
+	struct sh_out *out = malloc(sizeof(*out) + n * sizeof(out->slots[0]));
 	if (out != NULL) {
 		memset(&out->res, 0, sizeof(out->res));
 		out->res.slots = out->slots;

@@ -45,7 +45,7 @@ bool store_sh_valid(const struct store_sh_req *r)
 {
 	size_t n = r->name != NULL ? strnlen(r->name, STORE_NAME_MAX + 1) : 0;
 	if (n == 0 || n > STORE_NAME_MAX || r->cap < 1 || r->cap > STORE_SH_CAP ||
-	    (r->op != STORE_SH_READ && r->slot >= r->cap) ||
+	    r->slot >= r->cap || (r->op == STORE_SH_READ && r->slot + r->count > r->cap) ||
 	    (r->mode != STORE_SH_SHARED && r->mode != STORE_SH_LIMIT) || r->ttl < 0)
 		return false;
 	if (r->holder != NULL && strnlen(r->holder, STORE_HOLDER_MAX + 1) > STORE_HOLDER_MAX)

@@ -53,8 +53,10 @@
  *            RELEASE, but the slot's condition is rvn = :seen_rvn (the rvn
  *            the waiter saw unchanged for a whole lease on its own clock)
  *            AND owner = :owner (the holder it watched).
- *   READ     the header and slots 0..cap-1, strongly consistent (DynamoDB:
- *            one BatchGetItem, its UnprocessedKeys asked again).
+ *   READ     the header and count slots from .slot (0: every one from
+ *            .slot to cap - 1), strongly consistent (DynamoDB: one
+ *            BatchGetItem, its UnprocessedKeys asked again): a reader
+ *            looking for a free slot reads a few, not all.
  *
  * Results: OK, REFUSED (GRANT, RENEW, RELEASE, REMOVE), TRANSIENT
  * (throttling, a transaction conflict, after the store's retries),
@@ -88,7 +90,8 @@ struct store_sh_req {
 	const char *name; /* 1..STORE_NAME_MAX bytes */
 	enum store_sh_mode mode;
 	unsigned cap;	      /* 1..STORE_SH_CAP: the semaphore's n, or readers' cap */
-	unsigned slot;	      /* < cap; READ: unused */
+	unsigned slot;	      /* < cap; READ: the first slot read */
+	unsigned count;	      /* READ: slots read, 0: to the last; slot + count <= cap */
 	const char *owner;    /* GRANT: the new holder; RENEW/RELEASE/REMOVE: it */
 	const char *rvn;      /* GRANT/RENEW: the new rvn */
 	const char *seen_rvn; /* GRANT: a takeover's watched rvn, or NULL;
@@ -118,8 +121,9 @@ struct store_sh_result {
 	enum store_status status;
 	unsigned index; /* REFUSED: 0 the header, 1 the slot, 2 unknown */
 	/* OK (and REFUSED where known): the header, and the slot of the
-	 * request (GRANT/RENEW/RELEASE/REMOVE: slots[0] only) or every slot
-	 * (READ: slots[k] for k < cap); valid during the callback only */
+	 * request (GRANT/RENEW/RELEASE/REMOVE: slots[0] only) or the slots
+	 * read (READ: slots[i] is slot .slot + i, nslots of them); valid
+	 * during the callback only */
 	struct store_sh_header header;
 	unsigned nslots;
 	struct lock_item *slots;

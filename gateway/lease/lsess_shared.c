@@ -83,7 +83,8 @@ enum ls_status ls_acquire_shared(struct lsess *s, const struct ls_acquire_req *r
 	if (!ls_req_ok(s->svc, req, name, &lease_ms, now))
 		return now->status;
 	if (req->detach || req->adoptable)
-		return ls_res_msg(now, LS_INVALID, "a shared hold is neither detached nor adoptable");
+		return ls_res_msg(now, LS_INVALID,
+				  "a shared hold is neither detached nor adoptable");
 	struct ls_rec *rec = ls_rec_find(s, LS_KIND_SHARED, name, 0);
 	if (rec != NULL && ls_rec_loss(rec) == LT_HELD) {
 		rec->holds[req->scope]++;

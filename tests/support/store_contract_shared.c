@@ -91,6 +91,7 @@ static struct sh_answer *end(struct fixture *fx, enum store_sh_op op, unsigned c
 					    .ttl = 2000000000});
 }
 
+/* The header and every slot. */
 static struct sh_answer *read_all(struct fixture *fx, unsigned cap)
 {
 	struct sh_answer *a = sh(fx, (struct store_sh_req){.op = STORE_SH_READ, .cap = cap});
@@ -139,6 +140,13 @@ static void readers_share_a_group_token(void **state)
 	assert_false(a->slots[1].exists);
 	assert_string_equal(a->slots[2].owner, "r2");
 	assert_false(a->slots[3].exists);
+	/* a window: slots 2 and 3 alone */
+	a = sh(fx, (struct store_sh_req){.op = STORE_SH_READ, .cap = 4, .slot = 2, .count = 2});
+	assert_int_equal(a->status, STORE_OK);
+	assert_int_equal(a->nslots, 2);
+	assert_string_equal(a->slots[0].owner, "r2");
+	assert_false(a->slots[1].exists);
+	assert_int_equal(a->header.scount, 2);
 }
 
 /* An exclusive acquire is refused while one slot is held, and granted
@@ -316,6 +324,7 @@ static void bad_requests_refused(void **state)
 	const struct store_sh_req bad[] = {
 		{.op = STORE_SH_READ, .name = fx->name, .cap = 0},
 		{.op = STORE_SH_READ, .name = fx->name, .cap = STORE_SH_CAP + 1},
+		{.op = STORE_SH_READ, .name = fx->name, .cap = 4, .slot = 3, .count = 2},
 		{.op = STORE_SH_GRANT,
 		 .name = fx->name,
 		 .cap = 2,

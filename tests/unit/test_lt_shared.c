@@ -77,10 +77,10 @@ static struct direct direct(struct fx *f, struct store_sh_req r)
 
 static void on_slot5(void *arg, const struct store_sh_result *res)
 {
-	*(struct lock_item *)arg = res->slots[5];
+	*(struct lock_item *)arg = res->slots[0];
 }
 
-/* Slot 5 of a READ of every slot. */
+/* Slot 5, read alone (rd: slot 5, count 1). */
 static struct lock_item slot5(struct fx *f, struct store_sh_req rd)
 {
 	struct lock_item it = {.owner = "?"};
@@ -209,7 +209,7 @@ static void test_writer_removes_crashed_reader(void **state)
 	fx_run(f);
 	int64_t t0 = fx_now(f);
 	struct store_sh_req rd = {
-		.op = STORE_SH_READ, .name = "rw", .cap = STORE_SH_CAP, .slot = 5};
+		.op = STORE_SH_READ, .name = "rw", .cap = STORE_SH_CAP, .slot = 5, .count = 1};
 	while (fx_now(f) - t0 < LEASE - 100) { /* still there within a lease */
 		fx_advance(f, 100);
 		assert_string_equal(slot5(f, rd).owner, "ghost");

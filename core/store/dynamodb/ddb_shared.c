@@ -21,8 +21,9 @@
 #define SORT_KEY	"LOCK" /* the sort key of every lock-table item */
 #define UNPROCESSED_MAX 8      /* BatchGetItem rounds for UnprocessedKeys */
 
-/* A request in flight and what it has read so far (READ: items[0] the
- * header, items[1 + k] slot k; others: items[1] the slot). */
+/* A request in flight and what it has read so far (READ: the header, and
+ * items[1 + i] slot req.slot + i for i < req.count, got[0] and got[1 + i]
+ * once answered; others: items[1] the slot). */
 struct ddb_sh {
 	struct store_sh_req req; /* strings point into text */
 	bool got[1 + STORE_SH_CAP];
@@ -317,11 +318,11 @@ static cJSON *build_read(const struct ddb_keys *keys, const struct ddb_sh *sh)
 	cJSON *t =
 		cJSON_AddObjectToObject(cJSON_AddObjectToObject(root, "RequestItems"), keys->table);
 	cJSON *list = cJSON_AddArrayToObject(t, "Keys");
-	for (unsigned k = 0; k <= sh->req.cap; k++) {
-		if (sh->got[k])
+	for (unsigned i = 0; i <= sh->req.count; i++) {
+		if (sh->got[i])
 			continue;
 		cJSON *key = cJSON_CreateObject();
-		add_key(key, keys, sh->req.name, k);
+		add_key(key, keys, sh->req.name, i == 0 ? 0 : sh->req.slot + i);
 		cJSON_AddItemToArray(list, key);
 	}
 	cJSON_AddBoolToObject(t, "ConsistentRead", 1);
@@ -330,8 +331,8 @@ static cJSON *build_read(const struct ddb_keys *keys, const struct ddb_sh *sh)
 
 /* ---- reading answers ---- */
 
-/* The index of the item whose partition key is pk (0 the header, 1 + k
- * slot k), or -1 when it is none of name's. */
+/* The index of the item whose partition key is pk (0 the header, 1 + i
+ * slot req.slot + i), or -1 when it is none of the read's. */
 static int item_index(const char *pk, const struct ddb_sh *sh)
 {
 	size_t nl = strlen(sh->req.name);
@@ -341,10 +342,10 @@ static int item_index(const char *pk, const struct ddb_sh *sh)
 		return -1;
 	char *end;
 	unsigned long k = strtoul(pk + 5, &end, 10);
-	if (end == pk + 5 || *end != '#' || k >= sh->req.cap || strlen(end + 1) != nl ||
-	    strcmp(end + 1, sh->req.name) != 0)
+	if (end == pk + 5 || *end != '#' || k < sh->req.slot || k >= sh->req.slot + sh->req.count ||
+	    strlen(end + 1) != nl || strcmp(end + 1, sh->req.name) != 0)
 		return -1;
-	return 1 + (int)k;
+	return 1 + (int)(k - sh->req.slot);
 }
 
 static const char *pk_of(const cJSON *item, const struct ddb_keys *keys)
@@ -390,7 +391,7 @@ static void deliver(struct store_call *c, struct ddb_sh *sh, enum store_status s
 	snprintf(r.message, sizeof(r.message), "%s", status == STORE_OK ? "" : message);
 	r.header = sh->header;
 	bool read = sh->req.op == STORE_SH_READ;
-	r.nslots = read ? sh->req.cap : 1;
+	r.nslots = read ? sh->req.count : 1;
 	r.slots = &sh->items[1];
 	c->sh_cb(c->arg, &r);
 }
@@ -484,7 +485,7 @@ static bool mark_read(struct ddb_sh *sh, const cJSON *root, const struct ddb_key
 		if (i >= 0)
 			left[i] = any = true;
 	}
-	for (unsigned i = 0; i <= sh->req.cap; i++)
+	for (unsigned i = 0; i <= sh->req.count; i++)
 		if (!left[i])
 			sh->got[i] = true;
 	return !any;
@@ -546,11 +547,13 @@ static size_t copy_in(char *dst, size_t cap, const char *src)
 /* A copy of req in a new ddb_sh with room for its items. */
 static struct ddb_sh *sh_new(const struct store_sh_req *req)
 {
-	unsigned n = req->op == STORE_SH_READ ? 1 + req->cap : 2;
+	unsigned count = req->count != 0 ? req->count : req->cap - req->slot;
+	unsigned n = req->op == STORE_SH_READ ? 1 + count : 2;
 	struct ddb_sh *sh = calloc(1, sizeof(*sh) + n * sizeof(struct lock_item));
 	if (sh == NULL)
 		return NULL;
 	sh->req = *req;
+	sh->req.count = req->op == STORE_SH_READ ? count : 0;
 	copy_in(sh->name, sizeof(sh->name), req->name);
 	sh->req.name = sh->name;
 	copy_in(sh->owner, sizeof(sh->owner), req->owner);
