@@ -7,6 +7,8 @@ DynamoDB table (tests/integration/pg_shared.sh starts them on moto with
   - D (gateway 2) waits for the last reader (B, on its own gateway), not
     granted while A (the other gateway) still reads;
   - A waits shared for D, the writer of the other gateway;
+  - six clients on both gateways take key 5 at random shared or exclusive
+    for 8 s: no exclusive hold overlaps another;
   - B holds key 9 shared, its gateway is killed (SIGKILL): C's exclusive
     wait on gateway 1 is granted once the dead reader's slot stood still a
     whole lease, not before.
@@ -14,6 +16,7 @@ Prints "ok N - what" / "not ok N - what"; exits 1 on a failure.
 Environment: LG_PG1, LG_PG2 (ports), LG_GW2_PID.
 """
 import os
+import random
 import signal
 import threading
 import time
@@ -52,6 +55,66 @@ def timed(conn, sql):
     return t, res
 
 
+def mixed_race(seconds=8.0, clients=6):
+    """Clients on both gateways take key 5 at random shared or exclusive
+    (tries and waits), hold it a moment and give it back, all at once; each
+    hold is recorded from the grant's answer to the unlock's send on one
+    clock (this process). An exclusive hold must overlap no other hold."""
+    holds, errors = [], []
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def loop(i):
+        conn = connect(os.environ["LG_PG1" if i % 2 else "LG_PG2"])
+        conn.execute("SET lock_timeout = 2000")
+        rnd = random.Random(i)
+        while time.monotonic() < stop_at:
+            shared = rnd.random() < 0.7
+            wait = rnd.random() < 0.5
+            fn = ("pg_advisory_lock" if wait else "pg_try_advisory_lock") + (
+                "_shared" if shared else "")
+            try:
+                got = conn.execute("SELECT %s(5)" % fn).fetchone()[0]
+            except psycopg.errors.LockNotAvailable:
+                continue
+            except psycopg.Error as e:
+                errors.append("%s: %s" % (fn, e))
+                continue
+            if got is False:
+                continue
+            start = time.monotonic()
+            time.sleep(rnd.uniform(0, 0.05))
+            end = time.monotonic()
+            un = "pg_advisory_unlock" + ("_shared" if shared else "")
+            ok = conn.execute("SELECT %s(5)" % un).fetchone()[0]
+            with lock:
+                holds.append((start, end, shared, i, ok))
+        conn.close()
+
+    threads = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 30)
+    bad = []
+    holds.sort()
+    for j, (s0, e0, sh0, c0, _) in enumerate(holds):
+        for s1, e1, sh1, c1, _ in holds[j + 1:]:
+            if s1 >= e0:
+                break
+            if not (sh0 and sh1):
+                bad.append((s0, e0, sh0, c0, s1, e1, sh1, c1))
+    readers = sum(1 for h in holds if h[2])
+    print("# mixed race: %d holds (%d shared, %d exclusive) by %d clients on two gateways"
+          % (len(holds), readers, len(holds) - readers, clients))
+    for b in bad[:5]:
+        print("# overlap: %r" % (b,))
+    check(not errors, "the mixed race ran without errors (%s)" % "; ".join(errors[:3]))
+    check(len(holds) - readers > 0 and readers > 0, "the race granted both kinds")
+    check(not bad, "no exclusive hold overlapped another hold (%d overlaps)" % len(bad))
+    check(all(h[4] for h in holds), "every unlock answered true")
+
+
 def main():
     a, c = connect(os.environ["LG_PG1"]), connect(os.environ["LG_PG1"])
     b, d = connect(os.environ["LG_PG2"]), connect(os.environ["LG_PG2"])
@@ -84,6 +147,8 @@ def main():
     if "at" in res:
         print("# A granted %d ms after the writer left" % ((res["at"] - released) * 1000))
     check(one(a, "SELECT pg_advisory_unlock_shared(7)") is True, "A stops reading")
+
+    mixed_race()
 
     check(one(b, "SELECT pg_try_advisory_lock_shared(9)") is True, "B reads 9")
     os.kill(int(os.environ["LG_GW2_PID"]), signal.SIGKILL)
