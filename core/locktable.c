@@ -395,6 +395,8 @@ void lt_lock_kick(struct lock *l)
 		timer_cancel(&l->poll_timer);
 		if (l->ann_on_item)
 			withdraw(l);
+		lt_sh_reaper_free(l->reaper, true); /* nobody waits for the readers */
+		l->reaper = NULL;
 		lt_lock_maybe_free(l);
 		return;
 	}
@@ -444,12 +446,12 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 		if (l->reaper == NULL)
 			l->reaper = lt_sh_reaper_new(l->t, l->name);
 		if (l->reaper != NULL)
-			lt_sh_reap(l->reaper);
+			lt_sh_reap(l->reaper, lt_poll_interval(l->wq_head->lease_ms));
 		lt_fire_refusal(l);
 		lt_lock_kick(l);
 		return;
 	}
-	lt_sh_reaper_free(l->reaper); /* no reader holds it now */
+	lt_sh_reaper_free(l->reaper, true); /* no reader holds it now */
 	l->reaper = NULL;
 	lt_lock_see(l, item);
 	if (l->held != NULL || l->wq_head == NULL) {

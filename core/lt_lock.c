@@ -113,7 +113,7 @@ static void lock_free(struct lock *l)
 		p = &(*p)->hnext;
 	*p = l->hnext;
 	forget_seen(l);
-	lt_sh_reaper_free(l->reaper);
+	lt_sh_reaper_free(l->reaper, false);
 	t->nlocks--;
 	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
 }
@@ -238,7 +238,7 @@ void lt_lock_see_readers(struct lock *l, const struct lock_item *item, int64_t p
 
 void lt_lock_destroy(struct lock *l)
 {
-	lt_sh_reaper_free(l->reaper);
+	lt_sh_reaper_free(l->reaper, false);
 	if (l->seen != NULL) {
 		free(l->seen->holder);
 		free(l->seen);

@@ -28,7 +28,7 @@ struct watch {
 	int64_t since, lease_ms;
 };
 
-enum wait_step { W_IDLE, W_READ, W_GRANT };
+enum wait_step { W_IDLE, W_READ, W_GRANT, W_CLEAR };
 
 struct sh_wait {
 	struct sh_wait *prev, *next; /* in t->sh_waits */
@@ -49,6 +49,7 @@ struct sh_wait {
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
 	char *holder;
 	struct watch watch[STORE_SH_CAP];
+	struct watch xwatch; /* a waiting writer's announcement seen */
 	char name[];
 };
 
@@ -455,6 +456,38 @@ static bool stale(struct watch *wt, const struct lock_item *s, int64_t now)
 	return now - wt->since >= wt->lease_ms;
 }
 
+static void on_xcleared(void *arg, const struct store_sh_result *r)
+{
+	struct sh_wait *w = arg;
+	w->call = NULL;
+	w->step = W_IDLE;
+	read_again(w); /* cleared, or replaced: the header says which */
+}
+
+/* A writer waits for the readers (its announcement on the header): wait
+ * behind it, unless the announcement stood still LT_RESERVE_WINDOWS of its
+ * interval on this clock (its writer gone): then clear it. */
+static void behind_writer(struct sh_wait *w, const struct store_sh_header *h, int64_t now)
+{
+	int64_t ms = h->xwait_ms < 1		    ? 1
+		     : h->xwait_ms > LT_MAX_POLL_MS ? LT_MAX_POLL_MS
+						    : h->xwait_ms;
+	if (strcmp(w->xwatch.rvn, h->xwait_rvn) != 0) {
+		snprintf(w->xwatch.rvn, sizeof(w->xwatch.rvn), "%s", h->xwait_rvn);
+		w->xwatch.since = now;
+	}
+	if (now - w->xwatch.since < LT_RESERVE_WINDOWS * ms) {
+		not_now(w, ms);
+		return;
+	}
+	struct store_sh_req r = {
+		.op = STORE_SH_XCLEAR, .name = w->name, .cap = w->a.cap, .seen_rvn = w->xwatch.rvn};
+	w->step = W_CLEAR;
+	w->call = store_sh_submit(w->t->store, &r, on_xcleared, w);
+	if (w->call == NULL)
+		not_now(w, ms);
+}
+
 /* Decides on what a READ showed: a grant, a wait, or an answer. */
 static void decide(struct sh_wait *w, const struct store_sh_result *r)
 {
@@ -468,6 +501,10 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 		struct lt_error e = {.status = STORE_FATAL, .error_type = "ModeMismatch"};
 		snprintf(e.message, sizeof(e.message), "lock '%.64s' %s", w->name, why);
 		answer(w, NULL, &e);
+		return;
+	}
+	if (r->header.xwait[0] != '\0') {
+		behind_writer(w, &r->header, now);
 		return;
 	}
 	unsigned n = r->nslots, start = (unsigned)(store_name_hash(w->owner) % n);
@@ -608,7 +645,10 @@ void lt_sh_acquire_cancel(struct sh_wait *w)
 
 struct sh_reaper {
 	struct locktable *t;
-	struct store_call *call; /* its READ in flight */
+	struct store_call *call;     /* its READ in flight */
+	struct store_call *ann_call; /* its XANNOUNCE in flight */
+	char id[LT_ID_LEN + 1];	     /* the writer's announcement's */
+	char xrvn[LT_ID_LEN + 1];    /* the rvn it last wrote, "" none */
 	struct watch watch[STORE_SH_CAP];
 	char name[];
 };
@@ -668,24 +708,73 @@ struct sh_reaper *lt_sh_reaper_new(struct locktable *t, const char *name)
 	struct sh_reaper *rp = calloc(1, sizeof(*rp) + n);
 	if (rp != NULL) {
 		rp->t = t;
+		store_new_id(rp->id);
 		memcpy(rp->name, name, n);
 	}
 	return rp;
 }
 
-void lt_sh_reap(struct sh_reaper *rp)
+static void on_announced(void *arg, const struct store_sh_result *r)
 {
+	struct sh_reaper *rp = arg;
+	rp->ann_call = NULL;
+	if (r->status != STORE_OK) /* another writer's stands, or no reader left */
+		rp->xrvn[0] = '\0';
+}
+
+/* The announcement (re)written, a new rvn each poll, poll_ms its interval. */
+static void announce(struct sh_reaper *rp, int64_t poll_ms)
+{
+	if (rp->ann_call != NULL)
+		return;
+	char rvn[LT_ID_LEN + 1];
+	store_new_id(rvn);
+	struct store_sh_req r = {.op = STORE_SH_XANNOUNCE,
+				 .name = rp->name,
+				 .cap = STORE_SH_CAP,
+				 .owner = rp->id,
+				 .rvn = rvn,
+				 .lease_ms = poll_ms > 0 ? poll_ms : 1};
+	rp->ann_call = store_sh_submit(rp->t->store, &r, on_announced, rp);
+	if (rp->ann_call != NULL)
+		memcpy(rp->xrvn, rvn, sizeof(rp->xrvn));
+}
+
+void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms)
+{
+	announce(rp, poll_ms);
 	if (rp->call != NULL)
 		return;
 	struct store_sh_req r = {.op = STORE_SH_READ, .name = rp->name, .cap = STORE_SH_CAP};
 	rp->call = store_sh_submit(rp->t->store, &r, on_reap_read, rp);
 }
 
-void lt_sh_reaper_free(struct sh_reaper *rp)
+static void on_cleared(void *arg, const struct store_sh_result *r)
+{
+	free(arg);
+}
+
+/* XCLEAR of the announcement of rvn (refused when another replaced it). */
+static void clear_announcement(struct locktable *t, const char *name, const char *rvn)
+{
+	struct sh_removal *c = malloc(sizeof(*c)); /* for its lifetime alone */
+	if (c == NULL)
+		return;
+	struct store_sh_req r = {
+		.op = STORE_SH_XCLEAR, .name = name, .cap = STORE_SH_CAP, .seen_rvn = rvn};
+	if (store_sh_submit(t->store, &r, on_cleared, c) == NULL)
+		free(c);
+}
+
+void lt_sh_reaper_free(struct sh_reaper *rp, bool clear)
 {
 	if (rp == NULL)
 		return;
 	if (rp->call != NULL)
 		store_cancel(rp->t->store, rp->call);
+	if (rp->ann_call != NULL)
+		store_cancel(rp->t->store, rp->ann_call);
+	if (clear && rp->xrvn[0] != '\0') /* done waiting: readers may come again */
+		clear_announcement(rp->t, rp->name, rp->xrvn);
 	free(rp);
 }

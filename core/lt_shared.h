@@ -56,16 +56,22 @@ void lt_sh_acquire_cancel(struct sh_wait *w);
  * say): its shared waits read again now instead of at their next poll. */
 void lt_sh_kick(struct locktable *t, const char *name);
 
-/* For an exclusive waiter on a name readers hold (core/locktable.c): a
- * watch of its slots that removes, one conditional write each (REMOVE in
- * store_shared.h), every holder whose rvn stood still a whole lease on
- * this replica's clock, counted from the read that first showed it. Each
- * lt_sh_reap reads the slots once (none while a read is in flight);
- * removals are not reported, and wake the waiters here when they land. */
+/* For an exclusive waiter on a name readers hold (core/locktable.c): its
+ * announcement on the header (XANNOUNCE in store_shared.h: new readers
+ * are refused while it stands), written again with a new rvn at each
+ * lt_sh_reap, poll_ms the waiter's poll interval, and cleared when the
+ * reaper is freed (the wait is over: granted, or given up); and a watch of
+ * the slots that removes, one conditional write each (REMOVE), every
+ * holder whose rvn stood still a whole lease on this replica's clock,
+ * counted from the read that first showed it. Each lt_sh_reap reads the
+ * slots once (none while a read is in flight); removals are not reported,
+ * and wake the waiters here when they land. */
 struct sh_reaper;
 struct sh_reaper *lt_sh_reaper_new(struct locktable *t, const char *name);
-void lt_sh_reap(struct sh_reaper *rp);
-void lt_sh_reaper_free(struct sh_reaper *rp); /* NULL is allowed */
+void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms);
+/* clear: take the announcement away (false: the table is going away, the
+ * announcement left to run stale). NULL is allowed. */
+void lt_sh_reaper_free(struct sh_reaper *rp, bool clear);
 
 /* The name a wait is for. */
 const char *sh_wait_name(const struct sh_wait *w);

@@ -66,6 +66,10 @@ struct mitem_rare {
 	 * STORE_SH_CAP */
 	int64_t scount, slimit;
 	char smode[8];
+	/* a waiting writer's announcement (store_shared.h XANNOUNCE), "" */
+	char xwait[STORE_ID_MAX + 1];
+	char xwait_rvn[STORE_ID_MAX + 1];
+	int64_t xwait_ms;
 	struct mslot *slots;
 	unsigned nslots;
 };

@@ -70,6 +70,9 @@ static void header_out(const struct mitem *h, struct store_sh_header *out)
 	out->scount = h->rare->scount;
 	out->slimit = h->rare->slimit;
 	memcpy(out->smode, h->rare->smode, sizeof(out->smode));
+	memcpy(out->xwait, h->rare->xwait, sizeof(out->xwait));
+	memcpy(out->xwait_rvn, h->rare->xwait_rvn, sizeof(out->xwait_rvn));
+	out->xwait_ms = h->rare->xwait_ms;
 }
 
 static void slot_out(const struct mslot *s, struct lock_item *out)
@@ -103,7 +106,8 @@ static bool fence_is(const struct mitem *h, int64_t seen)
 static bool grant_header_ok(const struct mitem *h, const struct store_sh_req *r)
 {
 	bool lock = h == NULL || (h->other_type == NULL && !h->fence_bad);
-	if (!lock || (h != NULL && h->owner[0] != '\0') || !fence_is(h, r->seen_fence))
+	bool announced = h != NULL && h->rare != NULL && h->rare->xwait[0] != '\0';
+	if (!lock || (h != NULL && h->owner[0] != '\0') || announced || !fence_is(h, r->seen_fence))
 		return false;
 	int64_t n = scount_of(h);
 	if (r->first)
@@ -251,6 +255,29 @@ static void renew(struct mstore *ms, const struct store_sh_req *r, struct sh_out
 	slot_out(s, &out->slots[0]);
 }
 
+/* XANNOUNCE and XCLEAR (store_shared.h): the header's xwait fields. */
+static void announce(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
+{
+	struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
+	struct mitem_rare *x = h != NULL ? h->rare : NULL;
+	bool ok = r->op == STORE_SH_XANNOUNCE
+			  ? x != NULL && x->scount > 0 &&
+				    (x->xwait[0] == '\0' || strcmp(x->xwait, r->owner) == 0)
+			  : x != NULL && x->xwait[0] != '\0' &&
+				    strcmp(x->xwait_rvn, r->seen_rvn) == 0;
+	if (ok && r->op == STORE_SH_XANNOUNCE) {
+		snprintf(x->xwait, sizeof(x->xwait), "%s", r->owner);
+		snprintf(x->xwait_rvn, sizeof(x->xwait_rvn), "%s", r->rvn);
+		x->xwait_ms = r->lease_ms;
+	} else if (ok) {
+		x->xwait[0] = x->xwait_rvn[0] = '\0';
+		x->xwait_ms = 0;
+	}
+	out->res.status = ok ? STORE_OK : STORE_REFUSED;
+	out->res.index = 0;
+	header_out(h, &out->res.header);
+}
+
 static void read_all(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
 {
 	const struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
@@ -278,6 +305,10 @@ static void apply(struct mstore *ms, const struct store_sh_req *r, struct sh_out
 		return;
 	case STORE_SH_READ:
 		read_all(ms, r, out);
+		return;
+	case STORE_SH_XANNOUNCE:
+	case STORE_SH_XCLEAR:
+		announce(ms, r, out);
 		return;
 	}
 }
@@ -345,9 +376,11 @@ struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req
 		free(c);
 		return NULL;
 	}
-	enum store_op op = req->op == STORE_SH_READ    ? STORE_READ
-			   : req->op == STORE_SH_RENEW ? STORE_RENEW
-						       : STORE_TRANSACT;
+	enum store_op op = req->op == STORE_SH_READ	   ? STORE_READ
+			   : req->op == STORE_SH_RENEW	   ? STORE_RENEW
+			   : req->op == STORE_SH_XANNOUNCE ? STORE_ANNOUNCE
+			   : req->op == STORE_SH_XCLEAR	   ? STORE_WITHDRAW
+							   : STORE_TRANSACT;
 	call->sh = c;
 	call->req.op = op; /* for the latency and the counts */
 	call->sh_cb = cb;

@@ -37,6 +37,11 @@ static bool fields_ok(const struct store_sh_req *r)
 		return id_ok(r->owner, STORE_ID_MAX) && id_ok(r->seen_rvn, STORE_ID_MAX);
 	case STORE_SH_READ:
 		return true;
+	case STORE_SH_XANNOUNCE:
+		return id_ok(r->owner, STORE_ID_MAX) && id_ok(r->rvn, STORE_ID_MAX) &&
+		       r->lease_ms > 0;
+	case STORE_SH_XCLEAR:
+		return id_ok(r->seen_rvn, STORE_ID_MAX);
 	}
 	return false;
 }

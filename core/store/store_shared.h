@@ -19,6 +19,7 @@
  * Operations (store_sh_req.op) and their conditions:
  *   GRANT    one transaction of two writes.
  *            Header: attribute_not_exists(owner) (no exclusive holder),
+ *            attribute_not_exists(xwait) (no writer waiting: XANNOUNCE),
  *            _type absent or LOCK; then
  *              .first:  scount absent or 0; SET smode, slimit (LIMIT) or
  *                       REMOVE slimit (SHARED), _type LOCK; ADD scount 1;
@@ -58,7 +59,19 @@
  *            BatchGetItem, its UnprocessedKeys asked again): a reader
  *            looking for a free slot reads a few, not all.
  *
- * Results: OK, REFUSED (GRANT, RENEW, RELEASE, REMOVE), TRANSIENT
+ *   XANNOUNCE  a writer waiting for readers says so on the header: SET
+ *            xwait = :owner, xwaitRvn = :rvn, xwaitMs = :lease_ms if
+ *            scount > 0 AND (attribute_not_exists(xwait) OR xwait =
+ *            :owner): set once, refreshed (a new rvn) by each of its
+ *            polls. Every GRANT is refused while it stands (its header
+ *            condition has attribute_not_exists(xwait)), so new readers
+ *            stop coming and the writer is granted when the last goes.
+ *   XCLEAR   REMOVE xwait, xwaitRvn, xwaitMs if xwaitRvn = :seen_rvn: the
+ *            writer, done waiting, or a reader that saw the announcement
+ *            unchanged for LT_RESERVE_WINDOWS of its xwaitMs (its writer
+ *            gone) takes it away.
+ *
+ * Results: OK, REFUSED (GRANT, RENEW, RELEASE, REMOVE, XANNOUNCE, XCLEAR), TRANSIENT
  * (throttling, a transaction conflict, after the store's retries),
  * NO_TABLE, FATAL with .message. Both stores have shared items
  * (store_memory_shared.c, dynamodb/ddb_shared.c); a store without them
@@ -72,16 +85,17 @@
 
 #include "core/store/store.h"
 
-#define STORE_SH_CAP                                                                               \
-	99 /* slots of a name at most: with the header, one BatchGetItem of 100 keys               \
-	    */
+/* slots of a name at most: with the header, one BatchGetItem of 100 keys */
+#define STORE_SH_CAP 99
 
 enum store_sh_op {
 	STORE_SH_GRANT,
 	STORE_SH_RENEW,
 	STORE_SH_RELEASE,
 	STORE_SH_REMOVE,
-	STORE_SH_READ
+	STORE_SH_READ,
+	STORE_SH_XANNOUNCE,
+	STORE_SH_XCLEAR
 };
 enum store_sh_mode { STORE_SH_SHARED, STORE_SH_LIMIT };
 
@@ -115,6 +129,10 @@ struct store_sh_header {
 	int64_t scount;
 	char smode[8]; /* "SHARED", "LIMIT" or "" */
 	int64_t slimit;
+	/* a waiting writer's announcement (XANNOUNCE), "" when none */
+	char xwait[STORE_ID_MAX + 1];
+	char xwait_rvn[STORE_ID_MAX + 1];
+	int64_t xwait_ms;
 };
 
 struct store_sh_result {

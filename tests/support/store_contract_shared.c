@@ -316,6 +316,45 @@ static void crashed_holders_removed_or_replaced(void **state)
 	assert_int_equal(sh(fx, t)->status, STORE_REFUSED);
 }
 
+static struct sh_answer *xannounce(struct fixture *fx, const char *writer, const char *rvn)
+{
+	return sh(fx, (struct store_sh_req){.op = STORE_SH_XANNOUNCE,
+					    .cap = 4,
+					    .owner = writer,
+					    .rvn = rvn,
+					    .lease_ms = 1000});
+}
+
+static struct sh_answer *xclear(struct fixture *fx, const char *seen)
+{
+	return sh(fx, (struct store_sh_req){.op = STORE_SH_XCLEAR, .cap = 4, .seen_rvn = seen});
+}
+
+/* A writer waiting for readers announces itself on the header (only while
+ * a slot is held), refreshes it with a new rvn, and no other writer can
+ * replace it; new grants are refused while it stands; it is cleared on
+ * the rvn last seen only. */
+static void announced_writer_stops_new_readers(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(xannounce(fx, "w", "w1")->status, STORE_REFUSED); /* no reader */
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0)->status, STORE_OK);
+	assert_int_equal(xannounce(fx, "w", "w1")->status, STORE_OK);
+	struct sh_answer *a = grant(fx, STORE_SH_SHARED, 4, 1, "r2", false, 1, 0);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 0);
+	a = read_all(fx, 4);
+	assert_string_equal(a->header.xwait, "w");
+	assert_string_equal(a->header.xwait_rvn, "w1");
+	assert_int_equal(a->header.xwait_ms, 1000);
+	assert_int_equal(xannounce(fx, "w9", "x1")->status, STORE_REFUSED);
+	assert_int_equal(xannounce(fx, "w", "w2")->status, STORE_OK); /* refreshed */
+	assert_int_equal(xclear(fx, "w1")->status, STORE_REFUSED);    /* a stale view */
+	assert_int_equal(xclear(fx, "w2")->status, STORE_OK);
+	assert_string_equal(read_all(fx, 4)->header.xwait, "");
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 1, "r2", false, 1, 0)->status, STORE_OK);
+}
+
 /* Bad requests are refused at submit (no callback). */
 static void bad_requests_refused(void **state)
 {
@@ -349,6 +388,8 @@ static void bad_requests_refused(void **state)
 		 .lease_ms = 1000},
 		{.op = STORE_SH_REMOVE, .name = fx->name, .cap = 2, .owner = "o"},
 		{.op = STORE_SH_RELEASE, .name = "", .cap = 2, .owner = "o"},
+		{.op = STORE_SH_XANNOUNCE, .name = fx->name, .cap = 2, .owner = "w", .rvn = "r"},
+		{.op = STORE_SH_XCLEAR, .name = fx->name, .cap = 2},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (store_sh_submit(fx->s, &bad[i], on_sh, &a) != NULL)
@@ -363,10 +404,15 @@ static void bad_requests_refused(void **state)
 int store_contract_shared_run(const struct store_factory *f)
 {
 	struct CMUnitTest tests[] = {
-		T(readers_share_a_group_token),		T(exclusive_waits_for_every_reader),
-		T(readers_wait_for_the_exclusive),	T(a_held_slot_is_refused),
-		T(semaphore_slots_and_limit),		T(renew_a_slot),
-		T(crashed_holders_removed_or_replaced), T(bad_requests_refused),
+		T(readers_share_a_group_token),
+		T(exclusive_waits_for_every_reader),
+		T(readers_wait_for_the_exclusive),
+		T(a_held_slot_is_refused),
+		T(semaphore_slots_and_limit),
+		T(renew_a_slot),
+		T(crashed_holders_removed_or_replaced),
+		T(announced_writer_stops_new_readers),
+		T(bad_requests_refused),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 	for (size_t i = 0; i < n; i++)

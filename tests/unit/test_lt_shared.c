@@ -227,6 +227,72 @@ static void test_writer_removes_crashed_reader(void **state)
 	fx_free(f);
 }
 
+/* A writer waiting for readers stops new ones (its announcement on the
+ * header): a reader's try on a third replica is refused while a reader
+ * holds and the writer waits; the writer is granted when that reader
+ * goes, the waiting reader after the writer. */
+static void test_writer_stops_new_readers(void **state)
+{
+	struct fx *f = fx_new(3, true);
+	struct got a, b, c;
+	struct fx_acq x;
+	struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &a);
+	assert_non_null(r);
+	fx_acquire(f, 1, "rw", LEASE, true, 0, &x);
+	fx_advance(f, LEASE / 3 + 1); /* a poll: the writer announces itself */
+	assert_false(x.done);
+	assert_null(try_shared(f, 2, "rw", STORE_SH_SHARED, 4, &b));
+	assert_false(b.error);
+	start(f, 2, "rw", STORE_SH_SHARED, 4, true, &c);
+	fx_advance(f, LEASE);
+	assert_false(c.done); /* behind the writer */
+	sh_lease_release(r);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(x.done);
+	assert_non_null(x.lease);
+	assert_false(c.done);
+	lease_release(x.lease);
+	fx_advance(f, LEASE);
+	assert_true(c.done);
+	assert_non_null(c.lease);
+	assert_int_equal(sh_lease_token(c.lease), 3);
+	sh_lease_release(c.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A writer that announced itself and crashed does not keep readers out
+ * for ever: a waiting reader clears its announcement once it stood still
+ * for LT_RESERVE_WINDOWS of its interval on the reader's clock, never
+ * before, and is granted. */
+static void test_crashed_writer_announcement_cleared(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got a, c;
+	struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &a);
+	assert_non_null(r);
+	struct store_sh_req ann = {.op = STORE_SH_XANNOUNCE,
+				   .name = "rw",
+				   .cap = 4,
+				   .owner = "ghost-writer",
+				   .rvn = "g1",
+				   .lease_ms = 1000};
+	assert_int_equal(direct(f, ann).status, STORE_OK);
+	start(f, 1, "rw", STORE_SH_SHARED, 4, true, &c);
+	fx_run(f);
+	int64_t t0 = fx_now(f);
+	fx_advance(f, 2 * 1000 - 1);
+	assert_false(c.done);
+	fx_advance(f, 1000 + 1);
+	assert_true(c.done);
+	assert_non_null(c.lease);
+	assert_true(fx_now(f) - t0 >= 2000);
+	sh_lease_release(c.lease);
+	sh_lease_release(r);
+	fx_run(f);
+	fx_free(f);
+}
+
 /* A semaphore of 2: the third holder waits for a slot; the slot it gets
  * keeps its own fence. */
 static void test_semaphore_third_waits(void **state)
@@ -379,6 +445,8 @@ int main(void)
 		cmocka_unit_test(test_readers_share_and_shut_out_the_writer),
 		cmocka_unit_test(test_writer_polls_while_readers_hold),
 		cmocka_unit_test(test_writer_removes_crashed_reader),
+		cmocka_unit_test(test_writer_stops_new_readers),
+		cmocka_unit_test(test_crashed_writer_announcement_cleared),
 		cmocka_unit_test(test_semaphore_third_waits),
 		cmocka_unit_test(test_crashed_holder_taken_over_after_a_lease),
 		cmocka_unit_test(test_renewed_then_taken_over),

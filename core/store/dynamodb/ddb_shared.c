@@ -124,7 +124,8 @@ static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_re
 	bool limit = r->mode == STORE_SH_LIMIT;
 	if (r->first) {
 		snprintf(cond, sizeof(cond),
-			 "attribute_not_exists(#o) AND (attribute_not_exists(#ty) OR #ty = :lock) "
+			 "attribute_not_exists(#o) AND attribute_not_exists(#xw) AND "
+			 "(attribute_not_exists(#ty) OR #ty = :lock) "
 			 "AND (attribute_not_exists(#sc) OR #sc = :zero) AND %s",
 			 fc);
 		set = limit ? "SET #sm = :sm, #sl = :cap, #ty = :lock, #x = :x ADD #sc :one"
@@ -134,8 +135,9 @@ static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_re
 		/* a takeover that fills its slot leaves the count: it may be
 		 * at the cap */
 		snprintf(cond, sizeof(cond),
-			 "attribute_not_exists(#o) AND #ty = :lock AND #sc > :zero%s AND #sm = :sm "
-			 "AND %s%s",
+			 "attribute_not_exists(#o) AND attribute_not_exists(#xw) AND #ty = :lock "
+			 "AND "
+			 "#sc > :zero%s AND #sm = :sm AND %s%s",
 			 r->seen_rvn != NULL ? "" : " AND #sc < :cap", fc,
 			 limit ? " AND #sl = :cap" : "");
 		set = r->seen_rvn != NULL ? NULL : "SET #x = :x ADD #sc :one";
@@ -148,9 +150,9 @@ static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_re
 	cJSON_AddStringToObject(u, "ConditionExpression", cond);
 	if (set != NULL)
 		cJSON_AddStringToObject(u, "UpdateExpression", set);
-	static const char *const names[][2] = {{"#o", "owner"},	  {"#ty", "_type"},
-					       {"#sc", "scount"}, {"#sm", "smode"},
-					       {"#f", "fence"},	  {"#sl", "slimit"}};
+	static const char *const names[][2] = {
+		{"#o", "owner"}, {"#ty", "_type"},  {"#sc", "scount"}, {"#sm", "smode"},
+		{"#f", "fence"}, {"#sl", "slimit"}, {"#xw", "xwait"}};
 	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (uses(text, names[i][0]))
@@ -311,6 +313,36 @@ static cJSON *build_renew(const struct ddb_keys *keys, const struct store_sh_req
 	return u;
 }
 
+/* XANNOUNCE and XCLEAR: the header's xwait fields (store_shared.h). */
+static cJSON *build_announce(const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	bool set = r->op == STORE_SH_XANNOUNCE;
+	cJSON *u = update(keys, r->name, 0);
+	cJSON_AddStringToObject(u, "ConditionExpression",
+				set ? "#sc > :zero AND (attribute_not_exists(#xw) OR #xw = :w)"
+				    : "#xr = :sr");
+	cJSON_AddStringToObject(u, "UpdateExpression",
+				set ? "SET #xw = :w, #xr = :r, #xm = :m" : "REMOVE #xw, #xr, #xm");
+	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
+	cJSON_AddStringToObject(n, "#xw", "xwait");
+	cJSON_AddStringToObject(n, "#xr", "xwaitRvn");
+	cJSON_AddStringToObject(n, "#xm", "xwaitMs");
+	if (set)
+		cJSON_AddStringToObject(n, "#sc", "scount");
+	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
+	if (set) {
+		add_num(v, ":zero", 0);
+		add_str(v, ":w", "S", r->owner);
+		add_str(v, ":r", "S", r->rvn);
+		add_num(v, ":m", r->lease_ms);
+	} else {
+		add_str(v, ":sr", "S", r->seen_rvn);
+	}
+	cJSON_AddStringToObject(u, "ReturnValues", "ALL_NEW");
+	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	return u;
+}
+
 /* A BatchGetItem of the items of sh not read yet. */
 static cJSON *build_read(const struct ddb_keys *keys, const struct ddb_sh *sh)
 {
@@ -364,6 +396,17 @@ static void parse_shared(const cJSON *item, struct store_sh_header *h)
 		cJSON_GetObjectItemCaseSensitive(item, "smode"), "S");
 	const cJSON *sl = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(item, "slimit"), "N");
+	const cJSON *xw = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, "xwait"), "S");
+	const cJSON *xr = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, "xwaitRvn"), "S");
+	const cJSON *xm = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, "xwaitMs"), "N");
+	snprintf(h->xwait, sizeof(h->xwait), "%s", cJSON_IsString(xw) ? xw->valuestring : "");
+	snprintf(h->xwait_rvn, sizeof(h->xwait_rvn), "%s",
+		 cJSON_IsString(xr) ? xr->valuestring : "");
+	if (!cJSON_IsString(xm) || !ddb_parse_int64(xm->valuestring, &h->xwait_ms))
+		h->xwait_ms = 0;
 	h->has_scount = cJSON_IsString(sc) && ddb_parse_int64(sc->valuestring, &h->scount);
 	if (!h->has_scount)
 		h->scount = 0;
@@ -461,6 +504,15 @@ static void tx_done(struct store_call *c, struct store_result *res, const char *
 	if (res->status == STORE_REFUSED)
 		index = cancelled(sh, body, len, c->ds->keys.ttl_attr);
 	deliver(c, sh, res->status, res->error_type, res->message, index);
+}
+
+/* An XANNOUNCE's or XCLEAR's answer: the header's lock attributes. */
+static void announce_done(struct store_call *c, struct store_result *res, const char *body,
+			  size_t len)
+{
+	c->ds->base.in_flight--;
+	c->sh->header.lock = res->item;
+	deliver(c, c->sh, res->status, res->error_type, res->message, 0);
 }
 
 static void renew_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
@@ -632,6 +684,14 @@ struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *re
 		if (c != NULL)
 			c->op = STORE_RENEW;
 		s->requests[STORE_RENEW]++;
+		return c;
+	case STORE_SH_XANNOUNCE:
+	case STORE_SH_XCLEAR:
+		c = start(ds, DDB_UPDATE_ITEM, announce_done, build_announce(&ds->keys, &sh->req),
+			  sh, cb, arg);
+		if (c != NULL)
+			c->op = req->op == STORE_SH_XANNOUNCE ? STORE_ANNOUNCE : STORE_WITHDRAW;
+		s->requests[req->op == STORE_SH_XANNOUNCE ? STORE_ANNOUNCE : STORE_WITHDRAW]++;
 		return c;
 	case STORE_SH_READ:
 		c = start(ds, DDB_BATCH_GET_ITEM, read_done, build_read(&ds->keys, sh), sh, cb,

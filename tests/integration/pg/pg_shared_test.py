@@ -8,7 +8,8 @@ leasegate and compare the two outputs line by line.
 Sessions (psycopg 3, autocommit; the connection from PG* variables): A, B
 and C take and release key 7 shared and exclusive (a try refused by
 readers, reentrant shared holds, unlocks not held, an exclusive wait for
-the last reader, a shared wait for the writer), B holds key 8 shared in a
+the last reader, a shared wait for the writer), a reader's try on key 6
+refused behind a waiting writer, B holds key 8 shared in a
 transaction (both xact variants) until COMMIT, A an (int, int) key; D only
 looks (pg_locks).
 """
@@ -127,6 +128,19 @@ def main():
     out.append("B: COMMIT")
     say("C", c, "SELECT pg_try_advisory_lock(8)")
     say("C", c, "SELECT pg_advisory_unlock(8)")
+
+    # a waiting writer stops new readers: PostgreSQL queues them behind it
+    say("A", a, "SELECT pg_try_advisory_lock_shared(6)")
+    bg = background("C", c, "SELECT pg_advisory_lock(6)")
+    out.append("C waits: %s" % waiting(d, 6))
+    time.sleep(0.5)
+    say("B", b, "SELECT pg_try_advisory_lock_shared(6)")
+    say("A", a, "SELECT pg_advisory_unlock_shared(6)")
+    out.append("C got it: %s" % finish(bg))
+    say("B", b, "SELECT pg_try_advisory_lock_shared(6)")
+    say("C", c, "SELECT pg_advisory_unlock(6)")
+    say("B", b, "SELECT pg_try_advisory_lock_shared(6)")
+    say("B", b, "SELECT pg_advisory_unlock_shared(6)")
 
     # an (int, int) key
     say("A", a, "SELECT pg_try_advisory_lock_shared(1, 2)")
