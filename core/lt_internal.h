@@ -215,6 +215,18 @@ void lt_lock_destroy(struct lock *l);
 /* Notes what a read or write found at l's key (the holder seen, since
  * when, on our clock; announcements). */
 void lt_lock_see(struct lock *l, const struct lock_item *item);
+/* What a waiter saw of a held slot of a shared name (lt_shared.c,
+ * lt_shared_reap.c): its rvn, since when (our clock: the return of the
+ * read that first showed it), for how long a lease. */
+struct sh_watch {
+	char rvn[STORE_ID_MAX + 1];
+	int64_t since, lease_ms;
+};
+
+/* The slot s seen now: its watch goes on, or starts again at now when its
+ * rvn changed. True when it stood still a whole lease. */
+bool lt_sh_stale(struct sh_watch *wt, const struct lock_item *s, int64_t now);
+
 /* Notes a free item whose slots are held shared (item->scount > 0,
  * core/lt_shared.h): held, never due for a takeover (no write of an
  * exclusive waiter can win while a slot is held), polled every third of

@@ -6,10 +6,13 @@
  * writes one GRANT on a free one; when the window has none, it reads
  * every slot from then on, and grants a free slot or one whose rvn it
  * watched unchanged for a whole lease (a takeover that fills the slot it
- * frees). A refused grant reads
- * again at once, a few times, then waits a poll. A lease renews its slot
- * alone; its end timer, at the send of the last renewal answered in time
- * plus the lease, makes it lost (expired).
+ * frees). A waiting writer's announcement on the header makes it wait
+ * behind the writer (or clear the announcement, once it stood still). A
+ * refused grant reads again at once, a few times, then waits a poll. A
+ * lease renews its slot alone; its end timer, at the send of the last
+ * renewal answered in time plus the lease, makes it lost (expired). The
+ * exclusive side (an exclusive waiter's announcement and removal of
+ * crashed readers) is lt_shared_reap.c.
  */
 #include "core/lt_shared.h"
 #include "core/lt_internal.h"
@@ -20,13 +23,6 @@
 
 #define RETRIES_AT_ONCE 3 /* refused grants read again at once this often */
 #define WINDOW		4 /* slots a first read looks at (then, if none is free, all) */
-
-/* What a waiter saw of a held slot: its rvn, since when (our clock: the
- * return of the read that first showed it), for how long a lease. */
-struct watch {
-	char rvn[STORE_ID_MAX + 1];
-	int64_t since, lease_ms;
-};
 
 enum wait_step { W_IDLE, W_READ, W_GRANT, W_CLEAR };
 
@@ -48,8 +44,8 @@ struct sh_wait {
 	int64_t sent_ms;  /* its send: its lease runs from there */
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
 	char *holder;
-	struct watch watch[STORE_SH_CAP];
-	struct watch xwatch; /* a waiting writer's announcement seen */
+	struct sh_watch watch[STORE_SH_CAP];
+	struct sh_watch xwatch; /* a waiting writer's announcement seen */
 	char name[];
 };
 
@@ -309,6 +305,18 @@ int64_t sh_lease_end_ms(const struct sh_lease *l)
 	return l->end_ms;
 }
 
+bool lt_sh_stale(struct sh_watch *wt, const struct lock_item *s, int64_t now)
+{
+	if (strcmp(wt->rvn, s->rvn) != 0) {
+		snprintf(wt->rvn, sizeof(wt->rvn), "%s", s->rvn);
+		wt->since = now;
+		wt->lease_ms = 0;
+	}
+	if (s->lease_ms > wt->lease_ms)
+		wt->lease_ms = s->lease_ms;
+	return now - wt->since >= wt->lease_ms;
+}
+
 /* ---- the wait ---- */
 
 static void wait_free(struct sh_wait *w)
@@ -442,20 +450,6 @@ static const char *mismatch(const struct sh_wait *w, const struct store_sh_heade
 	return buf;
 }
 
-/* A held slot seen: its watch goes on, or starts again at now (the read's
- * return) when its rvn changed. True when it stood still a whole lease. */
-static bool stale(struct watch *wt, const struct lock_item *s, int64_t now)
-{
-	if (strcmp(wt->rvn, s->rvn) != 0) {
-		snprintf(wt->rvn, sizeof(wt->rvn), "%s", s->rvn);
-		wt->since = now;
-		wt->lease_ms = 0;
-	}
-	if (s->lease_ms > wt->lease_ms)
-		wt->lease_ms = s->lease_ms;
-	return now - wt->since >= wt->lease_ms;
-}
-
 static void on_xcleared(void *arg, const struct store_sh_result *r)
 {
 	struct sh_wait *w = arg;
@@ -523,8 +517,8 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 	int64_t poll = LT_MAX_POLL_MS;
 	int takeover = -1;
 	for (unsigned i = 0; i < n; i++) {
-		struct watch *wt = &w->watch[w->from + i];
-		if (stale(wt, &r->slots[i], now) && takeover < 0)
+		struct sh_watch *wt = &w->watch[w->from + i];
+		if (lt_sh_stale(wt, &r->slots[i], now) && takeover < 0)
 			takeover = (int)i;
 		int64_t p = lt_poll_interval(wt->lease_ms);
 		poll = p < poll ? p : poll;
@@ -639,142 +633,4 @@ void lt_sh_acquire_cancel(struct sh_wait *w)
 	if (w->call != NULL)
 		store_cancel(w->t->store, w->call);
 	wait_free(w);
-}
-
-/* ---- removing crashed holders for an exclusive waiter ---- */
-
-struct sh_reaper {
-	struct locktable *t;
-	struct store_call *call;     /* its READ in flight */
-	struct store_call *ann_call; /* its XANNOUNCE in flight */
-	char id[LT_ID_LEN + 1];	     /* the writer's announcement's */
-	char xrvn[LT_ID_LEN + 1];    /* the rvn it last wrote, "" none */
-	struct watch watch[STORE_SH_CAP];
-	char name[];
-};
-
-/* A removal in flight, on its own: the reaper may go meanwhile. */
-struct sh_removal {
-	struct locktable *t;
-	char name[STORE_NAME_MAX + 1];
-};
-
-static void on_removed(void *arg, const struct store_sh_result *r)
-{
-	struct sh_removal *rm = arg;
-	if (r->status == STORE_OK) /* the count fell: the waiters here try */
-		lt_item_freed(rm->t, rm->name);
-	free(rm);
-}
-
-/* REMOVE of slot k, held by owner, on the rvn watched. */
-static void remove_slot(struct sh_reaper *rp, unsigned k, const char *owner)
-{
-	struct sh_removal *rm = malloc(sizeof(*rm));
-	if (rm == NULL)
-		return;
-	rm->t = rp->t;
-	snprintf(rm->name, sizeof(rm->name), "%s", rp->name);
-	struct store_sh_req r = {.op = STORE_SH_REMOVE,
-				 .name = rp->name,
-				 .cap = STORE_SH_CAP,
-				 .slot = k,
-				 .owner = owner,
-				 .seen_rvn = rp->watch[k].rvn,
-				 .ttl = lt_ttl(rp->t)};
-	if (store_sh_submit(rp->t->store, &r, on_removed, rm) == NULL)
-		free(rm);
-}
-
-static void on_reap_read(void *arg, const struct store_sh_result *r)
-{
-	struct sh_reaper *rp = arg;
-	rp->call = NULL;
-	if (r->status != STORE_OK)
-		return; /* the next poll reads again */
-	int64_t now = now_ms(rp->t);
-	for (unsigned k = 0; k < r->nslots && k < STORE_SH_CAP; k++) {
-		const struct lock_item *s = &r->slots[k];
-		if (!s->has_owner)
-			rp->watch[k].rvn[0] = '\0';
-		else if (stale(&rp->watch[k], s, now))
-			remove_slot(rp, k, s->owner);
-	}
-}
-
-struct sh_reaper *lt_sh_reaper_new(struct locktable *t, const char *name)
-{
-	size_t n = strlen(name) + 1;
-	struct sh_reaper *rp = calloc(1, sizeof(*rp) + n);
-	if (rp != NULL) {
-		rp->t = t;
-		store_new_id(rp->id);
-		memcpy(rp->name, name, n);
-	}
-	return rp;
-}
-
-static void on_announced(void *arg, const struct store_sh_result *r)
-{
-	struct sh_reaper *rp = arg;
-	rp->ann_call = NULL;
-	if (r->status != STORE_OK) /* another writer's stands, or no reader left */
-		rp->xrvn[0] = '\0';
-}
-
-/* The announcement (re)written, a new rvn each poll, poll_ms its interval. */
-static void announce(struct sh_reaper *rp, int64_t poll_ms)
-{
-	if (rp->ann_call != NULL)
-		return;
-	char rvn[LT_ID_LEN + 1];
-	store_new_id(rvn);
-	struct store_sh_req r = {.op = STORE_SH_XANNOUNCE,
-				 .name = rp->name,
-				 .cap = STORE_SH_CAP,
-				 .owner = rp->id,
-				 .rvn = rvn,
-				 .lease_ms = poll_ms > 0 ? poll_ms : 1};
-	rp->ann_call = store_sh_submit(rp->t->store, &r, on_announced, rp);
-	if (rp->ann_call != NULL)
-		memcpy(rp->xrvn, rvn, sizeof(rp->xrvn));
-}
-
-void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms)
-{
-	announce(rp, poll_ms);
-	if (rp->call != NULL)
-		return;
-	struct store_sh_req r = {.op = STORE_SH_READ, .name = rp->name, .cap = STORE_SH_CAP};
-	rp->call = store_sh_submit(rp->t->store, &r, on_reap_read, rp);
-}
-
-static void on_cleared(void *arg, const struct store_sh_result *r)
-{
-	free(arg);
-}
-
-/* XCLEAR of the announcement of rvn (refused when another replaced it). */
-static void clear_announcement(struct locktable *t, const char *name, const char *rvn)
-{
-	struct sh_removal *c = malloc(sizeof(*c)); /* for its lifetime alone */
-	if (c == NULL)
-		return;
-	struct store_sh_req r = {
-		.op = STORE_SH_XCLEAR, .name = name, .cap = STORE_SH_CAP, .seen_rvn = rvn};
-	if (store_sh_submit(t->store, &r, on_cleared, c) == NULL)
-		free(c);
-}
-
-void lt_sh_reaper_free(struct sh_reaper *rp, bool clear)
-{
-	if (rp == NULL)
-		return;
-	if (rp->call != NULL)
-		store_cancel(rp->t->store, rp->call);
-	if (rp->ann_call != NULL)
-		store_cancel(rp->t->store, rp->ann_call);
-	if (clear && rp->xrvn[0] != '\0') /* done waiting: readers may come again */
-		clear_announcement(rp->t, rp->name, rp->xrvn);
-	free(rp);
 }
