@@ -247,8 +247,9 @@ static void run_try_xact_lock(struct pgs *s, const struct sql_stmt *st, const st
 	advisory_acquire(s, st, po, a, LS_SCOPE_XACT, false, false);
 }
 
-static void run_unlock(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
-		       const struct val *a)
+/* One release of a session-level hold, exclusive or shared. */
+static void advisory_release(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+			     const struct val *a, bool shared)
 {
 	char name[STORE_NAME_MAX + 64];
 	struct ls_result now;
@@ -256,8 +257,16 @@ static void run_unlock(struct pgs *s, const struct sql_stmt *st, const struct pg
 	if (ls == NULL)
 		return;
 	advisory_name(s, a, st->nargs, name);
-	enum ls_status rc = ls_release(ls, name, 0, LS_SCOPE_SESSION, &now, pgx_lease_done, s);
+	enum ls_status rc =
+		shared ? ls_release_shared(ls, name, LS_SCOPE_SESSION, &now, pgx_lease_done, s)
+		       : ls_release(ls, name, 0, LS_SCOPE_SESSION, &now, pgx_lease_done, s);
 	pgx_answer(s, st, po, 0, rc, &now);
+}
+
+static void run_unlock(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
+		       const struct val *a)
+{
+	advisory_release(s, st, po, a, false);
 }
 
 static void run_unlock_all(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
@@ -299,14 +308,7 @@ static void run_try_xact_lock_shared(struct pgs *s, const struct sql_stmt *st,
 static void run_unlock_shared(struct pgs *s, const struct sql_stmt *st, const struct pg_portal *po,
 			      const struct val *a)
 {
-	char name[STORE_NAME_MAX + 64];
-	struct ls_result now;
-	struct lsess *ls = pgs_lsess(s);
-	if (ls == NULL)
-		return;
-	advisory_name(s, a, st->nargs, name);
-	enum ls_status rc = ls_release_shared(ls, name, LS_SCOPE_SESSION, &now, pgx_lease_done, s);
-	pgx_answer(s, st, po, 0, rc, &now);
+	advisory_release(s, st, po, a, true);
 }
 
 /* --- leasegate's functions --- */

@@ -18,37 +18,9 @@ lgpid=
 trap '[ -z "$lgpid" ] || { kill $lgpid; wait $lgpid; } 2>/dev/null; pgc_stop; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 n=0 fail=0
 say() { n=$((n + 1)); echo "$1 $n - $2"; [ "$1" = ok ] || fail=1; }
-run() { # run TARGET PORT: the test's output in $work/TARGET.out
-	PGHOST=127.0.0.1 PGPORT=$2 PGUSER=leasegate PGPASSWORD=s3cret PGDATABASE=locks \
-		timeout -k 5 90 /usr/bin/python3 "$here/pg/pg_locks_test.py" "$1" >"$work/$1.out" 2>&1
-}
+. "$here/pg/twin.sh"
 
-pgport=$(gw_free_port)
-if ! pgc_start "$work/pg" "$pgport" >"$work/pgc.log" 2>&1; then
-	say "not ok" "a PostgreSQL 15 cluster starts ($PG_BINDIR)"
-	sed 's/^/# /' "$work/pgc.log"
-	exit 1
-fi
-if run postgres "$pgport"; then
-	say ok "the sequence runs on PostgreSQL 15"
-else
-	say "not ok" "the sequence runs on PostgreSQL 15"
-	sed 's/^/# /' "$work/postgres.out"
-fi
-pgc_stop
-
-port=$(gw_free_port)
-lgport=$(gw_free_port)
-"$LG_BIN" --port "$port" --pg-port "$lgport" --pg-password s3cret --admin-port 0 \
-	2>"$work/leasegate.log" &
-lgpid=$!
-gw_ready "$port" || { say "not ok" "leasegate starts"; sed 's/^/# /' "$work/leasegate.log"; exit 1; }
-if run leasegate "$lgport"; then
-	say ok "the sequence runs on leasegate"
-else
-	say "not ok" "the sequence runs on leasegate"
-	sed 's/^/# /' "$work/leasegate.out"
-fi
+twin_run "$here/pg/pg_locks_test.py" 90 || exit 1
 
 # what only leasegate checks (the refusals) comes after the shared part
 if grep -v -e '^not refused' -e '^refused with' "$work/leasegate.out" |

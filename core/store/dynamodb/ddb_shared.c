@@ -634,29 +634,14 @@ static struct store_call *start(struct ddb_store *ds, enum ddb_op dop, ddbs_done
 {
 	size_t len = 0;
 	char *body = print(root, &len);
-	struct store_call *c = ddbs_new_call(ds, dop, done, ds->cfg.op_timeout_ms);
+	struct store_call *c = ddbs_start(ds, dop, done, body, len); /* it ends from the loop */
 	if (c == NULL) {
-		free(body);
 		free(sh);
 		return NULL;
 	}
 	c->sh = sh;
 	c->sh_cb = cb;
 	c->arg = arg;
-	ds->base.in_flight++;
-	if (ds->open != OPEN_DONE || body == NULL) {
-		free(body);
-		c->res.status = STORE_FATAL;
-		c->res.error_type = ds->open != OPEN_DONE ? "NotOpen" : "OutOfMemory";
-		snprintf(c->res.message, sizeof(c->res.message),
-			 "DynamoDB store of table %.64s: %s", ds->table,
-			 ds->open != OPEN_DONE ? "not open" : "out of memory");
-		ddbs_defer(c);
-		return c;
-	}
-	c->body = body;
-	c->body_len = len;
-	ddbs_send(c);
 	return c;
 }
 
