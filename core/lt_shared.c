@@ -46,6 +46,7 @@ struct sh_wait {
 	char *holder;
 	struct sh_watch watch[STORE_SH_CAP];
 	struct sh_watch xwatch; /* a waiting writer's announcement seen */
+	struct sh_watch hwatch; /* an exclusive holder seen on the header */
 	char name[];
 };
 
@@ -458,6 +459,27 @@ static void on_xcleared(void *arg, const struct store_sh_result *r)
 	read_again(w); /* cleared, or replaced: the header says which */
 }
 
+/* An exclusive holder holds the name: wait a poll of its lease, unless its
+ * rvn stood still a whole lease on this clock (it crashed): then end it
+ * (XTAKE, conditioned on that rvn) and read again. */
+static void behind_holder(struct sh_wait *w, const struct lock_item *h, int64_t now)
+{
+	if (!lt_sh_stale(&w->hwatch, h, now)) {
+		not_now(w, lt_poll_interval(h->lease_ms));
+		return;
+	}
+	struct store_sh_req r = {.op = STORE_SH_XTAKE,
+				 .name = w->name,
+				 .cap = w->a.cap,
+				 .owner = h->owner,
+				 .seen_rvn = w->hwatch.rvn,
+				 .ttl = lt_ttl(w->t)};
+	w->step = W_CLEAR;
+	w->call = store_sh_submit(w->t->store, &r, on_xcleared, w);
+	if (w->call == NULL)
+		not_now(w, lt_poll_interval(h->lease_ms));
+}
+
 /* A writer waits for the readers (its announcement on the header): wait
  * behind it, unless the announcement stood still LT_RESERVE_WINDOWS of its
  * interval on this clock (its writer gone): then clear it. */
@@ -488,7 +510,7 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 	char why[96];
 	int64_t now = now_ms(w->t);
 	if (r->header.lock.has_owner) { /* an exclusive holder */
-		not_now(w, lt_poll_interval(r->header.lock.lease_ms));
+		behind_holder(w, &r->header.lock, now);
 		return;
 	}
 	if (mismatch(w, &r->header, why, sizeof(why)) != NULL) {

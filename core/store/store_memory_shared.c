@@ -278,6 +278,27 @@ static void announce(struct mstore *ms, const struct store_sh_req *r, struct sh_
 	header_out(h, &out->res.header);
 }
 
+/* XTAKE: the stale exclusive holder's owner removed, as a release. */
+static void take(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
+{
+	struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
+	bool ok = h != NULL && h->owner[0] != '\0' && strcmp(h->owner, r->owner) == 0 &&
+		  strcmp(h->rvn, r->seen_rvn) == 0;
+	if (ok) {
+		mem_freed_link(ms, h);
+		h->owner[0] = '\0';
+		h->has_lease = false;
+		h->has_holder = false;
+		if (h->rare != NULL)
+			h->rare->secret_hash[0] = '\0';
+		if (r->ttl > 0)
+			h->ttl = r->ttl;
+	}
+	out->res.status = ok ? STORE_OK : STORE_REFUSED;
+	out->res.index = 0;
+	header_out(h, &out->res.header);
+}
+
 static void read_all(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
 {
 	const struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
@@ -309,6 +330,9 @@ static void apply(struct mstore *ms, const struct store_sh_req *r, struct sh_out
 	case STORE_SH_XANNOUNCE:
 	case STORE_SH_XCLEAR:
 		announce(ms, r, out);
+		return;
+	case STORE_SH_XTAKE:
+		take(ms, r, out);
 		return;
 	}
 }
@@ -380,6 +404,7 @@ struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req
 			   : req->op == STORE_SH_RENEW	   ? STORE_RENEW
 			   : req->op == STORE_SH_XANNOUNCE ? STORE_ANNOUNCE
 			   : req->op == STORE_SH_XCLEAR	   ? STORE_WITHDRAW
+			   : req->op == STORE_SH_XTAKE	   ? STORE_RELEASE
 							   : STORE_TRANSACT;
 	call->sh = c;
 	call->req.op = op; /* for the latency and the counts */

@@ -42,6 +42,8 @@ static bool fields_ok(const struct store_sh_req *r)
 		       r->lease_ms > 0;
 	case STORE_SH_XCLEAR:
 		return id_ok(r->seen_rvn, STORE_ID_MAX);
+	case STORE_SH_XTAKE:
+		return id_ok(r->owner, STORE_ID_MAX) && id_ok(r->seen_rvn, STORE_ID_MAX);
 	}
 	return false;
 }

@@ -70,8 +70,14 @@
  *            writer, done waiting, or a reader that saw the announcement
  *            unchanged for LT_RESERVE_WINDOWS of its xwaitMs (its writer
  *            gone) takes it away.
+ *   XTAKE    a reader ends a crashed exclusive holder: REMOVE owner,
+ *            leaseMs, holder, secretHash (SET ttl) if owner = :owner AND
+ *            rvn = :seen_rvn, the rvn the reader saw unchanged for a whole
+ *            lease on its own clock. Its own renewal then finds the lock
+ *            taken over.
  *
- * Results: OK, REFUSED (GRANT, RENEW, RELEASE, REMOVE, XANNOUNCE, XCLEAR), TRANSIENT
+ * Results: OK, REFUSED (GRANT, RENEW, RELEASE, REMOVE, XANNOUNCE, XCLEAR,
+ * XTAKE), TRANSIENT
  * (throttling, a transaction conflict, after the store's retries),
  * NO_TABLE, FATAL with .message. Both stores have shared items
  * (store_memory_shared.c, dynamodb/ddb_shared.c); a store without them
@@ -95,7 +101,8 @@ enum store_sh_op {
 	STORE_SH_REMOVE,
 	STORE_SH_READ,
 	STORE_SH_XANNOUNCE,
-	STORE_SH_XCLEAR
+	STORE_SH_XCLEAR,
+	STORE_SH_XTAKE
 };
 enum store_sh_mode { STORE_SH_SHARED, STORE_SH_LIMIT };
 

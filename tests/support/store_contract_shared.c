@@ -355,6 +355,28 @@ static void announced_writer_stops_new_readers(void **state)
 	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 1, "r2", false, 1, 0)->status, STORE_OK);
 }
 
+/* A reader ends a crashed exclusive holder on the rvn it watched: refused
+ * on another rvn or owner; then the lock is free (fence kept) and readers
+ * may come. */
+static void reader_takes_a_crashed_writer(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_OK);
+	struct store_sh_req t = {.op = STORE_SH_XTAKE, .cap = 4, .owner = "x", .seen_rvn = "old"};
+	assert_int_equal(sh(fx, t)->status, STORE_REFUSED);
+	t.owner = "y";
+	t.seen_rvn = "x-r";
+	assert_int_equal(sh(fx, t)->status, STORE_REFUSED);
+	t.owner = "x";
+	struct sh_answer *a = sh(fx, t);
+	assert_int_equal(a->status, STORE_OK);
+	struct store_result r = sc_read_item(fx);
+	assert_false(r.item.has_owner);
+	assert_int_equal(r.item.fence, 1);
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 1, 0)->status, STORE_OK);
+	assert_int_equal(sc_renew(fx, "x", "x-r2", NULL).status, STORE_REFUSED); /* taken */
+}
+
 /* Bad requests are refused at submit (no callback). */
 static void bad_requests_refused(void **state)
 {
@@ -390,6 +412,7 @@ static void bad_requests_refused(void **state)
 		{.op = STORE_SH_RELEASE, .name = "", .cap = 2, .owner = "o"},
 		{.op = STORE_SH_XANNOUNCE, .name = fx->name, .cap = 2, .owner = "w", .rvn = "r"},
 		{.op = STORE_SH_XCLEAR, .name = fx->name, .cap = 2},
+		{.op = STORE_SH_XTAKE, .name = fx->name, .cap = 2, .owner = "x"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (store_sh_submit(fx->s, &bad[i], on_sh, &a) != NULL)
@@ -404,15 +427,11 @@ static void bad_requests_refused(void **state)
 int store_contract_shared_run(const struct store_factory *f)
 {
 	struct CMUnitTest tests[] = {
-		T(readers_share_a_group_token),
-		T(exclusive_waits_for_every_reader),
-		T(readers_wait_for_the_exclusive),
-		T(a_held_slot_is_refused),
-		T(semaphore_slots_and_limit),
-		T(renew_a_slot),
-		T(crashed_holders_removed_or_replaced),
-		T(announced_writer_stops_new_readers),
-		T(bad_requests_refused),
+		T(readers_share_a_group_token),		T(exclusive_waits_for_every_reader),
+		T(readers_wait_for_the_exclusive),	T(a_held_slot_is_refused),
+		T(semaphore_slots_and_limit),		T(renew_a_slot),
+		T(crashed_holders_removed_or_replaced), T(announced_writer_stops_new_readers),
+		T(reader_takes_a_crashed_writer),	T(bad_requests_refused),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 	for (size_t i = 0; i < n; i++)

@@ -293,6 +293,30 @@ static void test_crashed_writer_announcement_cleared(void **state)
 	fx_free(f);
 }
 
+/* An exclusive holder whose replica crashed (never renewed) does not keep
+ * readers out for ever: a waiting reader ends it once its rvn stood still
+ * a whole lease on the reader's clock, never before, and is granted, with
+ * a token above the writer's. */
+static void test_reader_takes_a_crashed_writer(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got c;
+	int64_t tok = fx_simulate_holder(f, "rw", LEASE, "crashed");
+	start(f, 1, "rw", STORE_SH_SHARED, 4, true, &c);
+	fx_run(f);
+	int64_t t0 = fx_now(f);
+	fx_advance(f, LEASE - 1);
+	assert_false(c.done);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(c.done);
+	assert_non_null(c.lease);
+	assert_true(fx_now(f) - t0 >= LEASE);
+	assert_true(sh_lease_token(c.lease) > tok);
+	sh_lease_release(c.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
 /* A semaphore of 2: the third holder waits for a slot; the slot it gets
  * keeps its own fence. */
 static void test_semaphore_third_waits(void **state)
@@ -447,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_writer_removes_crashed_reader),
 		cmocka_unit_test(test_writer_stops_new_readers),
 		cmocka_unit_test(test_crashed_writer_announcement_cleared),
+		cmocka_unit_test(test_reader_takes_a_crashed_writer),
 		cmocka_unit_test(test_semaphore_third_waits),
 		cmocka_unit_test(test_crashed_holder_taken_over_after_a_lease),
 		cmocka_unit_test(test_renewed_then_taken_over),

@@ -343,6 +343,33 @@ static cJSON *build_announce(const struct ddb_keys *keys, const struct store_sh_
 	return u;
 }
 
+/* XTAKE: the stale exclusive holder's owner removed (store_shared.h). */
+static cJSON *build_take(const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	bool ttl = keys->ttl_attr != NULL && r->ttl > 0;
+	cJSON *u = update(keys, r->name, 0);
+	cJSON_AddStringToObject(u, "ConditionExpression", "#o = :o AND #r = :sr");
+	cJSON_AddStringToObject(u, "UpdateExpression",
+				ttl ? "REMOVE #o, #l, #h, #sh SET #x = :x"
+				    : "REMOVE #o, #l, #h, #sh");
+	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
+	cJSON_AddStringToObject(n, "#o", "owner");
+	cJSON_AddStringToObject(n, "#r", "rvn");
+	cJSON_AddStringToObject(n, "#l", "leaseMs");
+	cJSON_AddStringToObject(n, "#h", "holder");
+	cJSON_AddStringToObject(n, "#sh", "secretHash");
+	if (ttl)
+		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
+	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
+	add_str(v, ":o", "S", r->owner);
+	add_str(v, ":sr", "S", r->seen_rvn);
+	if (ttl)
+		add_num(v, ":x", r->ttl);
+	cJSON_AddStringToObject(u, "ReturnValues", "ALL_NEW");
+	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	return u;
+}
+
 /* A BatchGetItem of the items of sh not read yet. */
 static cJSON *build_read(const struct ddb_keys *keys, const struct ddb_sh *sh)
 {
@@ -506,7 +533,7 @@ static void tx_done(struct store_call *c, struct store_result *res, const char *
 	deliver(c, sh, res->status, res->error_type, res->message, index);
 }
 
-/* An XANNOUNCE's or XCLEAR's answer: the header's lock attributes. */
+/* An XANNOUNCE's, XCLEAR's or XTAKE's answer: the header's lock attributes. */
 static void announce_done(struct store_call *c, struct store_result *res, const char *body,
 			  size_t len)
 {
@@ -677,6 +704,11 @@ struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *re
 		if (c != NULL)
 			c->op = req->op == STORE_SH_XANNOUNCE ? STORE_ANNOUNCE : STORE_WITHDRAW;
 		s->requests[req->op == STORE_SH_XANNOUNCE ? STORE_ANNOUNCE : STORE_WITHDRAW]++;
+		return c;
+	case STORE_SH_XTAKE:
+		c = start(ds, DDB_UPDATE_ITEM, announce_done, build_take(&ds->keys, &sh->req), sh,
+			  cb, arg);
+		s->requests[STORE_RELEASE]++;
 		return c;
 	case STORE_SH_READ:
 		c = start(ds, DDB_BATCH_GET_ITEM, read_done, build_read(&ds->keys, sh), sh, cb,

@@ -9,9 +9,10 @@ DynamoDB table (tests/integration/pg_shared.sh starts them on moto with
   - A waits shared for D, the writer of the other gateway;
   - six clients on both gateways take key 5 at random shared or exclusive
     for 8 s: no exclusive hold overlaps another;
-  - B holds key 9 shared, its gateway is killed (SIGKILL): C's exclusive
-    wait on gateway 1 is granted once the dead reader's slot stood still a
-    whole lease, not before.
+  - B holds key 9 shared and D key 10 exclusively, their gateway is
+    killed (SIGKILL): C's exclusive wait on gateway 1 is granted once the
+    dead reader's slot stood still a whole lease, and A's shared wait once
+    the dead writer's item did, not before.
 Prints "ok N - what" / "not ok N - what"; exits 1 on a failure.
 Environment: LG_PG1, LG_PG2 (ports), LG_GW2_PID.
 """
@@ -151,8 +152,12 @@ def main():
     mixed_race()
 
     check(one(b, "SELECT pg_try_advisory_lock_shared(9)") is True, "B reads 9")
+    check(one(d, "SELECT pg_try_advisory_lock(10)") is True, "D writes 10")
     os.kill(int(os.environ["LG_GW2_PID"]), signal.SIGKILL)
     killed = time.monotonic()
+    check(one(a, "SELECT pg_try_advisory_lock_shared(10)") is False,
+          "A cannot read 10 at once: D's lease has not run out")
+    ta, resa = timed(a, "SELECT pg_advisory_lock_shared(10)")
     check(one(c, "SELECT pg_try_advisory_lock(9)") is False,
           "C cannot write 9 at once: B's lease has not run out")
     t, res = timed(c, "SELECT pg_advisory_lock(9)")
@@ -162,6 +167,12 @@ def main():
         ms = (res["at"] - killed) * 1000
         print("# C granted %d ms after the reader's gateway was killed (lease 3000 ms)" % ms)
         check(ms >= 3000, "not before a whole lease of the reader's slot")
+    ta.join(30)
+    check("at" in resa, "A is granted 10 shared after the dead writer is ended")
+    if "at" in resa:
+        ms = (resa["at"] - killed) * 1000
+        print("# A granted %d ms after the writer's gateway was killed (lease 3000 ms)" % ms)
+        check(ms >= 3000, "not before a whole lease of the writer's item")
     for conn in (a, c):
         conn.close()
     raise SystemExit(1 if failed else 0)
