@@ -72,6 +72,26 @@ static void track(pid_t from, pid_t to)
 
 long gw_open_files;
 
+/* The last bytes of a log (up to cap - 1), for a failure's message: the
+ * run's directory, and the log with it, may be gone when it is read. */
+static const char *log_tail(const char *path, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return buf;
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long end = ftell(f);
+		long from = end > (long)cap - 1 ? end - ((long)cap - 1) : 0;
+		if (fseek(f, from, SEEK_SET) == 0) {
+			size_t n = fread(buf, 1, cap - 1, f);
+			buf[n] = '\0';
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
 static void start(struct gw *g, const char *table, bool wait, va_list ap)
 {
 	const char *bin = getenv("LG_BIN");
@@ -111,8 +131,10 @@ static void start(struct gw *g, const char *table, bool wait, va_list ap)
 	if (!wait)
 		return;
 	int ready = gp_wait_ready(g->pid, g->port);
+	char tail[600];
 	if (ready > 0)
-		fail_msg("leasegate exited at start (see %s)", g->log);
+		fail_msg("leasegate exited at start (see %s); its log ends:\n%s", g->log,
+			 log_tail(g->log, tail, sizeof(tail)));
 	if (ready < 0)
 		fail_msg("leasegate did not start on port %d (see %s)", g->port, g->log);
 }
