@@ -191,6 +191,14 @@ struct ls_rec *ls_rec_find(const struct lsess *s, enum ls_kind kind, const char 
 	return ls_index_find(&s->idx, s->recs, kind, name, token);
 }
 
+unsigned ls_rec_holds(const struct ls_rec *rec)
+{
+	unsigned n = 0;
+	for (int i = 0; i < LS_SCOPE_COUNT; i++)
+		n += rec->holds[i];
+	return n;
+}
+
 enum lt_loss ls_rec_loss(const struct ls_rec *rec)
 {
 	if (rec->state == LS_REC_LOST)

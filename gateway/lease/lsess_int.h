@@ -163,6 +163,9 @@ void ls_rec_forget(struct ls_rec *rec);
 /* The record of kind and name in s (token 0: any), or NULL. */
 struct ls_rec *ls_rec_find(const struct lsess *s, enum ls_kind kind, const char *name,
 			   int64_t token);
+/* How many holds rec counts, in every scope. */
+unsigned ls_rec_holds(const struct ls_rec *rec);
+
 /* The loss of rec, LT_HELD while it holds. A lease past its end counts as
  * expired before the core's end timer says so: after a stall of the loop
  * (a starved CPU, a stopped process) a request can be read before the

@@ -313,14 +313,6 @@ static void released(void *arg, int r, const struct lt_error *err)
 	ls_op_finish(op, &res);
 }
 
-static unsigned holds(const struct ls_rec *rec)
-{
-	unsigned n = 0;
-	for (int i = 0; i < LS_SCOPE_COUNT; i++)
-		n += rec->holds[i];
-	return n;
-}
-
 static enum ls_status release_by(struct lsess *s, const char *name, int64_t token,
 				 enum ls_scope scope, const struct presented *p,
 				 struct ls_result *now, ls_done_cb cb, void *arg);
@@ -367,7 +359,7 @@ static enum ls_status release_by(struct lsess *s, const char *name, int64_t toke
 	if (token == 0) {
 		if (rec->holds[scope] == 0)
 			return LS_NONE;
-		if (holds(rec) > 1) { /* held still, by another hold */
+		if (ls_rec_holds(rec) > 1) { /* held still, by another hold */
 			rec->holds[scope]--;
 			now->token = rec->token;
 			return now->status = LS_OK;
@@ -397,7 +389,7 @@ enum ls_status ls_release_scope(struct lsess *s, enum ls_scope scope, struct ls_
 		    rec->holds[scope] == 0)
 			continue;
 		rec->holds[scope] = 0;
-		if (holds(rec) == 0)
+		if (ls_rec_holds(rec) == 0)
 			ls_rec_drop(rec, b);
 	}
 	if (b == NULL)

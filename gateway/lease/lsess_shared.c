@@ -15,14 +15,6 @@ static void on_lost(void *arg, struct sh_lease *l, enum lt_loss why)
 	ls_rec_lost(arg, why);
 }
 
-static unsigned holds(const struct ls_rec *rec)
-{
-	unsigned n = 0;
-	for (int i = 0; i < LS_SCOPE_COUNT; i++)
-		n += rec->holds[i];
-	return n;
-}
-
 /* A record for the granted lease l, held once in scope; NULL on
  * out-of-memory. */
 static struct ls_rec *bind(struct lsess *s, struct sh_lease *l, enum ls_scope scope)
@@ -149,7 +141,7 @@ enum ls_status ls_release_shared(struct lsess *s, const char *name, enum ls_scop
 		return ls_rec_report(rec, loss, now);
 	if (rec->holds[scope] == 0)
 		return LS_NONE;
-	if (holds(rec) > 1) { /* held still, by another hold */
+	if (ls_rec_holds(rec) > 1) { /* held still, by another hold */
 		rec->holds[scope]--;
 		now->token = rec->token;
 		return now->status = LS_OK;
