@@ -165,6 +165,9 @@ struct lt_state {
 	 * replica's own lease, or the lease less how long this replica has
 	 * seen the same rvn (the whole lease when it reads it first). */
 	int64_t remaining_ms;
+	/* shared holders (core/lt_shared.h) the item counts now, 0 when none:
+	 * lt_sh_state reads them */
+	int64_t shared;
 };
 
 typedef void (*lt_state_cb)(void *arg, const struct lt_state *state, const struct lt_error *err);

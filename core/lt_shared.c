@@ -64,6 +64,8 @@ struct sh_lease {
 	struct timer heartbeat, end;
 	lt_sh_lost_cb lost_cb;
 	void *lost_arg;
+	lt_renew_cb renew_cb; /* a client's renewal (sh_lease_renew) waiting */
+	void *renew_arg;
 	char *holder;
 	char name[];
 };
@@ -91,6 +93,15 @@ static void error_of(struct lt_error *e, const struct store_sh_result *r, const 
 
 /* ---- the lease ---- */
 
+/* Answers the client's renewal waiting (sh_lease_renew), if any. */
+static void renew_told(struct sh_lease *l, int renewed, const struct lt_error *err)
+{
+	lt_renew_cb cb = l->renew_cb;
+	l->renew_cb = NULL;
+	if (cb != NULL)
+		cb(l->renew_arg, renewed, err);
+}
+
 static void lose(struct sh_lease *l, enum lt_loss why)
 {
 	if (l->loss != LT_HELD)
@@ -104,6 +115,7 @@ static void lose(struct sh_lease *l, enum lt_loss why)
 	}
 	if (l->lost_cb != NULL)
 		l->lost_cb(l->lost_arg, l, why);
+	renew_told(l, 0, NULL);
 }
 
 static void end_due(void *arg)
@@ -136,6 +148,7 @@ static void on_renewed(void *arg, const struct store_sh_result *r)
 		l->end_ms = l->sent_ms + l->lease_ms;
 		timer_arm_at(&l->end, l->end_ms);
 		timer_arm_at(&l->heartbeat, l->sent_ms + l->lease_ms / 3);
+		renew_told(l, 1, NULL);
 		return;
 	}
 	if (r->status == STORE_REFUSED) {
@@ -147,6 +160,9 @@ static void on_renewed(void *arg, const struct store_sh_result *r)
 		return;
 	}
 	/* transient or fatal: again after a backoff, until the lease ends */
+	struct lt_error e;
+	error_of(&e, r, l->name);
+	renew_told(l, -1, &e);
 	int64_t cap = l->lease_ms / 6;
 	l->backoff_ms = l->backoff_ms == 0 ? LT_RENEW_RETRY_FIRST_MS : l->backoff_ms * 2;
 	if (l->backoff_ms > cap)
@@ -275,6 +291,19 @@ void sh_lease_release(struct sh_lease *l)
 		sh_lease_release_then(l, NULL, NULL);
 }
 
+bool sh_lease_renew(struct sh_lease *l, lt_renew_cb cb, void *arg)
+{
+	if (l->loss != LT_HELD || l->renew_cb != NULL)
+		return false;
+	l->renew_cb = cb;
+	l->renew_arg = arg;
+	if (l->call == NULL) { /* else the renewal in flight answers it */
+		timer_cancel(&l->heartbeat);
+		send_renewal(l);
+	}
+	return true;
+}
+
 void sh_lease_on_lost(struct sh_lease *l, lt_sh_lost_cb cb, void *arg)
 {
 	l->lost_cb = cb;
@@ -299,6 +328,16 @@ const char *sh_lease_name(const struct sh_lease *l)
 enum lt_loss sh_lease_loss(const struct sh_lease *l)
 {
 	return l->loss;
+}
+
+int64_t sh_lease_duration_ms(const struct sh_lease *l)
+{
+	return l->lease_ms;
+}
+
+const char *sh_lease_holder(const struct sh_lease *l)
+{
+	return l->holder;
 }
 
 int64_t sh_lease_end_ms(const struct sh_lease *l)

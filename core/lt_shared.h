@@ -73,6 +73,32 @@ void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms);
  * announcement left to run stale). NULL is allowed. */
 void lt_sh_reaper_free(struct sh_reaper *rp, bool clear);
 
+/* A name's shared holders as one read saw them (lt_sh_state). */
+struct lt_sh_holder {
+	unsigned slot;
+	int64_t token; /* the readers' group token, or the slot's fence (LIMIT) */
+	int64_t lease_ms;
+	char owner[STORE_ID_MAX + 1];
+	char holder[STORE_HOLDER_MAX + 1]; /* "" when none */
+};
+struct lt_sh_state {
+	enum store_sh_mode mode;
+	unsigned limit;	     /* LIMIT: n; SHARED: STORE_SH_CAP */
+	int64_t fence;	     /* the header's: the readers' group token */
+	bool writer_waiting; /* an exclusive waiter's announcement stands */
+	unsigned count;
+	struct lt_sh_holder holders[STORE_SH_CAP]; /* count of them, by slot */
+};
+/* st valid during the call only; NULL with err when the read failed. */
+typedef void (*lt_sh_state_cb)(void *arg, const struct lt_sh_state *st, const struct lt_error *err);
+
+/* Reads name's header and every slot (one strongly consistent read: a
+ * BatchGetItem of 100 keys on DynamoDB, so operators' reads, not a lock
+ * cycle's) and answers cb from the loop. False on out-of-memory (no
+ * callback). */
+bool lt_sh_state(struct locktable *t, const char *name, lt_sh_state_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
 /* The name a wait is for. */
 const char *sh_wait_name(const struct sh_wait *w);
 
@@ -83,6 +109,17 @@ unsigned sh_lease_slot(const struct sh_lease *l);
 const char *sh_lease_name(const struct sh_lease *l);
 enum lt_loss sh_lease_loss(const struct sh_lease *l); /* LT_HELD while held */
 int64_t sh_lease_end_ms(const struct sh_lease *l);    /* monotonic */
+int64_t sh_lease_duration_ms(const struct sh_lease *l);
+const char *sh_lease_holder(const struct sh_lease *l); /* its label (the table's if none) */
+
+/* Sends a renewal of the lease's slot now (or waits for the one in
+ * flight): cb(arg, 1, NULL) once renewed, cb(arg, 0, NULL) when the lease
+ * ends first (lost, released: then from inside that call), cb(arg, -1,
+ * err) when the write failed (the heartbeat retries on, as always). False,
+ * no callback, when the lease has ended or a renewal of this kind waits
+ * already. */
+bool sh_lease_renew(struct sh_lease *l, lt_renew_cb cb, void *arg)
+	__attribute__((warn_unused_result));
 
 /* cb runs once when the lease is lost (never after sh_lease_release). */
 void sh_lease_on_lost(struct sh_lease *l, lt_sh_lost_cb cb, void *arg);

@@ -41,6 +41,7 @@ void lt_state_of(struct locktable *t, const char *name, const struct lock_item *
 	st->held = it->has_owner;
 	st->lease_ms = it->has_owner ? it->lease_ms : 0;
 	st->token = it->fence;
+	st->shared = it->scount > 0 ? it->scount : 0;
 	st->ttl = it->ttl;
 	/* Only the strings' bytes: LOCK.STATE runs this per command (and
 	 * most locks have no label, a free one no owner). */

@@ -48,6 +48,8 @@
 struct lsvc;
 struct lsess;
 
+struct lt_sh_state;
+
 /* Bounds on what a session may ask for (from the configuration). */
 struct ls_limits {
 	int64_t max_name;	  /* bytes of a lock name, <= STORE_NAME_MAX */
@@ -108,6 +110,11 @@ struct ls_result {
 	/* LS_OK of an adoptable acquire (ls_acquire_req.adoptable): the
 	 * lease's secret, given this once; "" otherwise */
 	char secret[LS_SECRET_LEN + 1];
+	/* LS_OK of ls_acquire_shared: the slot held; -1 otherwise */
+	int slot;
+	/* LS_OK of ls_state on a name held shared (st.shared > 0): its
+	 * holders, valid during the callback only; NULL otherwise */
+	const struct lt_sh_state *sh;
 	char message[LS_MSG_MAX];
 };
 
@@ -246,26 +253,38 @@ struct ls_acquire_req {
 	 * the acquire's or campaign's span is its child; .valid false: a new
 	 * trace */
 	struct trace_ctx trace;
+	/* ls_acquire_shared: 0 a reader (any number hold it, up to
+	 * STORE_SH_CAP); n > 0 one of at most n holders (a semaphore: the
+	 * first holder fixes n while any holds it) */
+	unsigned limit;
 };
 
 #define LS_VALUE_MAX (STORE_ID_MAX - 2)
 
-/* A shared hold of a lock (PostgreSQL's pg_advisory_lock_shared): any
- * number of sessions hold a name shared at once, none while one holds it
- * exclusively (ls_acquire), each hold a lease of its own
- * (core/lt_shared.h). req as ls_acquire's, reentrant always (a second
- * shared hold counts in its scope); detach and adoptable are not
- * supported. A session holding the name exclusively is LS_INVALID (it
- * cannot add a shared hold, as PostgreSQL's own locks never conflict; and
- * ls_acquire of a name the session holds shared is LS_INVALID likewise).
- * LS_OK with .token (the readers' group token), LS_NONE as ls_acquire. */
+/* A shared hold of a lock (PostgreSQL's pg_advisory_lock_shared, Redis's
+ * LOCK.ACQUIRE ... SHARED | LIMIT n): any number of sessions hold a name
+ * shared at once (req->limit 0), or at most n (req->limit n: a
+ * semaphore), none while one holds it exclusively (ls_acquire), each hold
+ * a lease of its own (core/lt_shared.h). req as ls_acquire's: reentrant
+ * counts a second hold in its scope, else LS_CONFLICT; detach and
+ * adoptable are not supported. A session holding the name exclusively is
+ * LS_INVALID (it cannot add a shared hold, as PostgreSQL's own locks never
+ * conflict; and ls_acquire of a name the session holds shared is
+ * LS_INVALID likewise). LS_OK with .token (the readers' group token, or
+ * the semaphore slot's fence) and .slot; LS_NONE as ls_acquire; LS_FAILED
+ * naming the mode when the name is held in another mode or with another
+ * limit. */
 enum ls_status ls_acquire_shared(struct lsess *s, const struct ls_acquire_req *req,
 				 struct ls_result *now, ls_done_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
 /* Drops one shared hold of name in scope: LS_OK (the last one released
  * in the store before the answer), LS_NONE when the session holds none
- * there, LS_LOST when the lease was lost. */
+ * there, LS_LOST when the lease was lost. ls_release_secret and
+ * ls_renew_secret (Redis's LOCK.RELEASE and LOCK.RENEW) of a name the
+ * session holds shared, with no token or the hold's, act on its shared
+ * hold (a release drops every hold); ls_release does not (PostgreSQL's
+ * pg_advisory_unlock leaves a shared hold alone). */
 enum ls_status ls_release_shared(struct lsess *s, const char *name, enum ls_scope scope,
 				 struct ls_result *now, ls_done_cb cb, void *arg)
 	__attribute__((warn_unused_result));

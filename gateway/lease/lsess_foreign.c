@@ -172,6 +172,9 @@ static unsigned list_session(const struct lsess *s, const char *pattern, unsigne
 		if (!lost && rec->state == LS_REC_HELD && rec->lease != NULL) {
 			e.lease_ms = lease_duration_ms(rec->lease);
 			e.holder = lease_holder(rec->lease);
+		} else if (!lost && rec->state == LS_REC_HELD && rec->sh != NULL) {
+			e.lease_ms = sh_lease_duration_ms(rec->sh);
+			e.holder = sh_lease_holder(rec->sh);
 		}
 		each(arg, &e);
 		n++;

@@ -224,6 +224,22 @@ void ls_wait_end(struct lsess *s, ls_done_cb *cb, void **arg);
  * or lost and not yet reported; NULL when none (lsess_lock.c). */
 struct ls_rec *ls_find_any(struct lsvc *svc, const char *name, int64_t token);
 
+/* --- lsess_shared.c: the session's own shared hold of name --- */
+
+/* The session's shared hold of name (with token, when not 0); NULL when none. */
+struct ls_rec *ls_shared_find(struct lsess *s, const char *name, int64_t token);
+/* Releases rec whatever its holds count (a release by token). */
+enum ls_status ls_shared_drop_all(struct lsess *s, struct ls_rec *rec, struct ls_result *now,
+				  ls_done_cb cb, void *arg);
+/* One renewal of rec's slot now: LS_PENDING then LS_OK (renewed) or
+ * LS_NONE (ended first), or an error; LS_LOST at once after a loss. */
+enum ls_status ls_shared_renew(struct lsess *s, struct ls_rec *rec, struct ls_result *now,
+			       ls_done_cb cb, void *arg);
+
+/* ls_state of a name held shared (st->shared > 0): reads its holders and
+ * answers op with st and them. False on out-of-memory (op untouched). */
+bool ls_state_holders(struct ls_op *op, const struct lt_state *st);
+
 /* --- lsess_fence.c --- */
 
 /* Frees the fenced-writes configuration (lsvc_free). */

@@ -275,6 +275,9 @@ enum ls_status ls_renew_secret(struct lsess *s, const char *name, int64_t token,
 	if (!present(&p, secret, secret_len, waived))
 		return ls_res_msg(now, LS_INVALID, "a secret must be 1 to %d bytes", LS_SECRET_MAX);
 	struct ls_rec *rec = find_lock(s, name, token);
+	struct ls_rec *sh = rec == NULL ? ls_shared_find(s, name, token) : NULL;
+	if (sh != NULL)
+		return ls_shared_renew(s, sh, now, cb, arg);
 	if (rec == NULL && token > 0) {
 		struct lt_foreign_req fr = {.op = LT_FOREIGN_RENEW,
 					    .token = token,
@@ -331,6 +334,10 @@ enum ls_status ls_release_secret(struct lsess *s, const char *name, int64_t toke
 	ls_res_init(now, LS_NONE);
 	if (!present(&p, secret, secret_len, waived))
 		return ls_res_msg(now, LS_INVALID, "a secret must be 1 to %d bytes", LS_SECRET_MAX);
+	struct ls_rec *sh =
+		find_lock(s, name, token) == NULL ? ls_shared_find(s, name, token) : NULL;
+	if (sh != NULL) /* the session's own shared hold (Redis: one hold) */
+		return ls_shared_drop_all(s, sh, now, cb, arg);
 	return release_by(s, name, token, LS_SCOPE_SESSION, &p, now, cb, arg);
 }
 
@@ -470,6 +477,8 @@ static void state_read(void *arg, const struct lt_state *st, const struct lt_err
 	} else {
 		res.st = *st;
 		res.mine = is_mine(op->sess, op->name, &res);
+		if (st->shared > 0 && ls_state_holders(op, st)) /* it answers */
+			return;
 	}
 	ls_op_finish(op, &res);
 }
@@ -481,13 +490,21 @@ enum ls_status ls_state(struct lsess *s, const char *name, size_t name_len, stru
 	ls_res_init(now, LS_OK);
 	if (!ls_name_ok(s->svc, name, name_len, buf, now))
 		return now->status;
-	if (lt_state_now(s->svc->lt, buf, &now->st)) { /* the embedded store */
+	bool at_once = lt_state_now(s->svc->lt, buf, &now->st); /* the embedded store */
+	if (at_once && now->st.shared == 0) {
 		now->mine = is_mine(s, buf, now);
 		return LS_OK;
 	}
 	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, buf, name_len, 0);
 	if (op == NULL)
 		return ls_res_msg(now, LS_FAILED, "out of memory");
+	if (at_once) { /* held shared: its holders are a read away */
+		if (!ls_state_holders(op, &now->st)) {
+			ls_op_finish(op, NULL);
+			return ls_res_msg(now, LS_FAILED, "out of memory");
+		}
+		return now->status = LS_PENDING;
+	}
 	if (!lt_get_state(s->svc->lt, op->name, state_read, op)) {
 		ls_op_finish(op, NULL);
 		return ls_res_msg(now, LS_FAILED, "out of memory");

@@ -8,6 +8,7 @@
 #include "gateway/lease/lsess_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void on_lost(void *arg, struct sh_lease *l, enum lt_loss why)
@@ -49,6 +50,7 @@ static void granted(void *arg, struct sh_lease *l, const struct lt_error *err)
 		ls_res_msg(&res, LS_FAILED, "out of memory");
 	} else {
 		res.token = sh_lease_token(l);
+		res.slot = (int)sh_lease_slot(l);
 	}
 	cb(cb_arg, &res); /* last: it may free s */
 }
@@ -77,10 +79,17 @@ enum ls_status ls_acquire_shared(struct lsess *s, const struct ls_acquire_req *r
 	if (req->detach || req->adoptable)
 		return ls_res_msg(now, LS_INVALID,
 				  "a shared hold is neither detached nor adoptable");
+	if (req->limit > STORE_SH_CAP)
+		return ls_res_msg(now, LS_INVALID, "LIMIT must be 1 to %d", STORE_SH_CAP);
 	struct ls_rec *rec = ls_rec_find(s, LS_KIND_SHARED, name, 0);
 	if (rec != NULL && ls_rec_loss(rec) == LT_HELD) {
-		rec->holds[req->scope]++;
 		now->token = rec->token;
+		now->slot = (int)sh_lease_slot(rec->sh);
+		if (!req->reentrant)
+			return ls_res_msg(now, LS_CONFLICT,
+					  "this connection holds '%s' shared already (token %lld)",
+					  name, (long long)rec->token);
+		rec->holds[req->scope]++;
 		return LS_OK;
 	}
 	const struct ls_rec *x = ls_rec_find(s, LS_KIND_LOCK, name, 0);
@@ -100,8 +109,8 @@ enum ls_status ls_acquire_shared(struct lsess *s, const struct ls_acquire_req *r
 		return now->status;
 	struct lt_sh_args a = {
 		.name = name,
-		.mode = STORE_SH_SHARED,
-		.cap = STORE_SH_CAP,
+		.mode = req->limit > 0 ? STORE_SH_LIMIT : STORE_SH_SHARED,
+		.cap = req->limit > 0 ? req->limit : STORE_SH_CAP,
 		.lease_ms = lease_ms,
 		.wait = req->wait_ms >= 0,
 		.timeout_ms = req->wait_ms > 0 ? req->wait_ms : 0,
@@ -152,4 +161,97 @@ enum ls_status ls_release_shared(struct lsess *s, const char *name, enum ls_scop
 	ls_shared_release(rec, released, op);
 	ls_rec_forget(rec);
 	return now->status = LS_PENDING;
+}
+
+/* --- by the session's own shared hold (ls_release, ls_renew) --- */
+
+struct ls_rec *ls_shared_find(struct lsess *s, const char *name, int64_t token)
+{
+	struct ls_rec *rec = ls_rec_find(s, LS_KIND_SHARED, name, 0);
+	return rec != NULL && (token == 0 || rec->token == token) ? rec : NULL;
+}
+
+enum ls_status ls_shared_drop_all(struct lsess *s, struct ls_rec *rec, struct ls_result *now,
+				  ls_done_cb cb, void *arg)
+{
+	if (ls_rec_loss(rec) == LT_HELD) { /* one hold left: released now */
+		rec->holds[LS_SCOPE_XACT] = 0;
+		rec->holds[LS_SCOPE_SESSION] = 1;
+	}
+	return ls_release_shared(s, rec->name, LS_SCOPE_SESSION, now, cb, arg);
+}
+
+static void renewed(void *arg, int r, const struct lt_error *err)
+{
+	struct ls_op *op = arg;
+	struct ls_result res;
+	if (op->sess == NULL) {
+		ls_op_finish(op, NULL);
+		return;
+	}
+	ls_res_init(&res, r == 1 ? LS_OK : LS_NONE);
+	res.token = op->token;
+	struct ls_rec *rec = ls_shared_find(op->sess, op->name, op->token);
+	if (err != NULL)
+		ls_res_err(&res, err);
+	else if (r == 0 && rec != NULL && ls_rec_loss(rec) != LT_HELD)
+		ls_rec_report(rec, ls_rec_loss(rec), &res); /* lost meanwhile: told once */
+	ls_op_finish(op, &res);
+}
+
+enum ls_status ls_shared_renew(struct lsess *s, struct ls_rec *rec, struct ls_result *now,
+			       ls_done_cb cb, void *arg)
+{
+	enum lt_loss loss = ls_rec_loss(rec);
+	if (loss != LT_HELD)
+		return ls_rec_report(rec, loss, now);
+	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, rec->name, rec->len, rec->token);
+	if (op == NULL)
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	if (!sh_lease_renew(rec->sh, renewed, op)) {
+		ls_op_finish(op, NULL);
+		return ls_res_msg(now, LS_INVALID, "a renewal of '%s' is in flight", rec->name);
+	}
+	return now->status = LS_PENDING;
+}
+
+/* --- ls_state of a name held shared --- */
+
+struct state_op {
+	struct ls_op *op;
+	struct lt_state st;
+};
+
+static void holders_read(void *arg, const struct lt_sh_state *sh, const struct lt_error *err)
+{
+	struct state_op *so = arg;
+	struct ls_op *op = so->op;
+	struct ls_result res;
+	ls_res_init(&res, LS_OK);
+	if (err != NULL) {
+		ls_res_err(&res, err);
+	} else {
+		res.st = so->st;
+		res.sh = sh;
+		struct ls_rec *rec =
+			op->sess != NULL ? ls_shared_find(op->sess, op->name, 0) : NULL;
+		res.mine = rec != NULL && ls_rec_loss(rec) == LT_HELD;
+		res.slot = res.mine ? (int)sh_lease_slot(rec->sh) : -1;
+	}
+	free(so);
+	ls_op_finish(op, op->sess != NULL ? &res : NULL);
+}
+
+bool ls_state_holders(struct ls_op *op, const struct lt_state *st)
+{
+	struct state_op *so = malloc(sizeof(*so));
+	if (so == NULL)
+		return false;
+	so->op = op;
+	so->st = *st;
+	if (!lt_sh_state(op->svc->lt, op->name, holders_read, so)) {
+		free(so);
+		return false;
+	}
+	return true;
 }

@@ -210,7 +210,7 @@ static void list_local(struct cmd_call *c, struct rl_app *app, const struct list
 static void add_item(struct buf *out, enum resp_proto proto, const struct lt_scan_entry *e)
 {
 	const struct lt_state *st = &e->st;
-	resp_add_map(out, proto, 6);
+	resp_add_map(out, proto, 7);
 	resp_add_cstr(out, "name");
 	resp_add_cstr(out, e->name);
 	resp_add_cstr(out, "held");
@@ -226,6 +226,8 @@ static void add_item(struct buf *out, enum resp_proto proto, const struct lt_sca
 	resp_add_int(out, st->token);
 	resp_add_cstr(out, "detached");
 	resp_add_int(out, st->held && ls_detached(st));
+	resp_add_cstr(out, "shared"); /* readers or semaphore holders now */
+	resp_add_int(out, st->shared);
 }
 
 /* Whom a cursor is sealed for: the session's user. */

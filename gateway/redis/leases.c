@@ -12,6 +12,7 @@
 
 #include "core/obs.h"
 #include "core/store/store.h"
+#include "core/store/store_shared.h"
 #include "gateway/lease/backend.h"
 #include "gateway/redis/session.h"
 
@@ -327,7 +328,15 @@ bool rl_parse_int(const struct resp_arg *a, int64_t *out)
 }
 
 /* The options of an acquire or a campaign, as data. */
-enum acq_field { OPT_WAIT, OPT_HOLDER, OPT_DETACH, OPT_TRACEPARENT, OPT_ADOPTABLE };
+enum acq_field {
+	OPT_WAIT,
+	OPT_HOLDER,
+	OPT_DETACH,
+	OPT_TRACEPARENT,
+	OPT_ADOPTABLE,
+	OPT_SHARED,
+	OPT_LIMIT
+};
 static const struct acq_opt {
 	const char *name;
 	size_t len;
@@ -339,6 +348,8 @@ static const struct acq_opt {
 	{"DETACH", 6, OPT_DETACH, RL_ACQ_DETACH},
 	{"TRACEPARENT", 11, OPT_TRACEPARENT, 0},
 	{"ADOPTABLE", 9, OPT_ADOPTABLE, RL_ACQ_ADOPTABLE},
+	{"SHARED", 6, OPT_SHARED, RL_ACQ_SHARED},
+	{"LIMIT", 5, OPT_LIMIT, RL_ACQ_SHARED},
 };
 
 static const struct acq_opt *find_acq_opt(const struct resp_arg *a, unsigned flags)
@@ -352,7 +363,15 @@ static const struct acq_opt *find_acq_opt(const struct resp_arg *a, unsigned fla
 
 bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned flags)
 {
+	bool shared = false;
+	return rl_parse_acquire_mode(c, req, flags, &shared);
+}
+
+bool rl_parse_acquire_mode(struct cmd_call *c, struct ls_acquire_req *req, unsigned flags,
+			   bool *shared)
+{
 	memset(req, 0, sizeof(*req));
+	*shared = false;
 	req->name = c->argv[1].p;
 	req->name_len = c->argv[1].len;
 	req->scope = LS_SCOPE_SESSION;
@@ -361,9 +380,11 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned f
 	 * default", and the layer says so in its words */
 	if (!rl_parse_int(&c->argv[2], &req->lease_ms) || req->lease_ms == 0)
 		req->lease_ms = -1;
+	bool said_shared = false;
 	for (int i = 3; i < c->argc; i++) {
 		const struct acq_opt *o = find_acq_opt(&c->argv[i], flags);
-		bool flag = o != NULL && (o->field == OPT_DETACH || o->field == OPT_ADOPTABLE);
+		bool flag = o != NULL && (o->field == OPT_DETACH || o->field == OPT_ADOPTABLE ||
+					  o->field == OPT_SHARED);
 		if (o == NULL || (!flag && i + 1 >= c->argc)) {
 			resp_add_errorf(c->out, "ERR syntax error");
 			return false;
@@ -371,9 +392,21 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned f
 		if (flag) {
 			req->detach |= o->field == OPT_DETACH;
 			req->adoptable |= o->field == OPT_ADOPTABLE;
+			said_shared |= o->field == OPT_SHARED;
+			*shared |= o->field == OPT_SHARED;
 			continue;
 		}
 		const struct resp_arg *v = &c->argv[++i];
+		if (o->field == OPT_LIMIT) {
+			int64_t n;
+			if (!rl_parse_int(v, &n) || n < 1 || n > STORE_SH_CAP) {
+				resp_add_errorf(c->out, "ERR LIMIT must be an integer from 1 to %d",
+						STORE_SH_CAP);
+				return false;
+			}
+			req->limit = (unsigned)n;
+			*shared = true;
+		}
 		if (o->field == OPT_WAIT && !rl_parse_int(v, &req->wait_ms)) {
 			resp_add_errorf(c->out, "ERR WAIT must be a non-negative integer "
 						"of milliseconds (0: forever)");
@@ -399,6 +432,11 @@ bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned f
 			}
 			req->holder = v->p;
 		}
+	}
+	if (said_shared && req->limit > 0) {
+		resp_add_errorf(c->out, "ERR SHARED and LIMIT exclude each other: readers, or a "
+					"semaphore of n holders");
+		return false;
 	}
 	return true;
 }

@@ -115,6 +115,7 @@ void rl_adopt(struct cmd_call *c, rl_adopt_fn fn);
 enum rl_acq_flags {
 	RL_ACQ_DETACH = 1 << 0,	   /* DETACH (LOCK.ACQUIRE, not LEADER.CAMPAIGN) */
 	RL_ACQ_ADOPTABLE = 1 << 1, /* ADOPTABLE (both) */
+	RL_ACQ_SHARED = 1 << 2,	   /* SHARED and LIMIT n (LOCK.ACQUIRE) */
 };
 
 /* Parses "name lease-ms [WAIT ms] [HOLDER label]", and [DETACH] with
@@ -122,6 +123,10 @@ enum rl_acq_flags {
  * mandatory here (not 0, which the layer would take as the default).
  * Writes the error and returns false when bad. */
 bool rl_parse_acquire(struct cmd_call *c, struct ls_acquire_req *req, unsigned flags);
+/* rl_parse_acquire, and with RL_ACQ_SHARED in flags SHARED (a reader) and
+ * LIMIT n (req->limit: one of at most n holders), either setting *shared. */
+bool rl_parse_acquire_mode(struct cmd_call *c, struct ls_acquire_req *req, unsigned flags,
+			   bool *shared);
 
 /* The right of LOCK.FORCE-RELEASE on key (its command or @admin, and a
  * pattern giving the name): what ending or stretching a lease another

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "core/lt_shared.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/session.h"
 
@@ -19,15 +20,39 @@ static void acquire_done(void *arg, const struct ls_result *res)
 	rl_done(arg, res, rl_shape_secret);
 }
 
+/* A shared hold's answer: [token, slot], nil when not granted. */
+static void shape_shared(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	if (res->status != LS_OK || res->slot < 0) {
+		rl_shape_token(out, proto, res);
+		return;
+	}
+	resp_add_array(out, 2);
+	resp_add_int(out, res->token);
+	resp_add_int(out, res->slot);
+}
+
+static void shared_done(void *arg, const struct ls_result *res)
+{
+	rl_done(arg, res, shape_shared);
+}
+
 static void cmd_acquire(struct cmd_call *c)
 {
 	struct ls_acquire_req req;
 	struct ls_result now;
 	struct lsess *ls;
-	if (!rl_parse_acquire(c, &req, RL_ACQ_DETACH | RL_ACQ_ADOPTABLE) ||
+	bool shared;
+	if (!rl_parse_acquire_mode(c, &req, RL_ACQ_DETACH | RL_ACQ_ADOPTABLE | RL_ACQ_SHARED,
+				   &shared) ||
 	    (ls = rl_lsess(c->arg, c)) == NULL)
 		return;
-	rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now, rl_shape_secret);
+	if (shared)
+		rl_answer(c, ls_acquire_shared(ls, &req, &now, shared_done, c->sess), &now,
+			  shape_shared);
+	else
+		rl_answer(c, ls_acquire(ls, &req, &now, acquire_done, c->sess), &now,
+			  rl_shape_secret);
 }
 
 /* --- LOCK.RENEW / LOCK.RELEASE name [token [secret]] ---
@@ -111,11 +136,61 @@ static void cmd_adopt(struct cmd_call *c)
 #define KEY(len, name)	  "$" #len "\r\n" name "\r\n"
 #define add_key(out, enc) buf_raw((out), (enc), sizeof(enc) - 1)
 
+/* The holders of a name held shared: a map of its own per holder. */
+static void add_holders(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	const struct lt_sh_state *sh = res->sh;
+	resp_add_array(out, sh->count);
+	for (unsigned i = 0; i < sh->count; i++) {
+		const struct lt_sh_holder *h = &sh->holders[i];
+		resp_add_map(out, proto, 5);
+		add_key(out, KEY(4, "slot"));
+		resp_add_int(out, h->slot);
+		add_key(out, KEY(13, "fencing-token"));
+		resp_add_int(out, h->token);
+		add_key(out, KEY(8, "lease-ms"));
+		resp_add_int(out, h->lease_ms);
+		add_key(out, KEY(6, "holder"));
+		if (h->holder[0] != '\0')
+			resp_add_cstr(out, h->holder);
+		else
+			resp_add_null(out, proto);
+		add_key(out, KEY(4, "mine"));
+		resp_add_int(out, res->mine && (int)h->slot == res->slot);
+	}
+}
+
+/* LOCK.STATE of a name held shared: its mode, limit, group token, whether
+ * a writer waits, whether this connection holds it, and every holder. */
+static void shape_shared_state(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+{
+	const struct lt_sh_state *sh = res->sh;
+	resp_add_map(out, proto, 7);
+	add_key(out, KEY(4, "held"));
+	resp_add_int(out, sh->count > 0);
+	add_key(out, KEY(4, "mode"));
+	resp_add_cstr(out, sh->mode == STORE_SH_LIMIT ? "limit" : "shared");
+	add_key(out, KEY(5, "limit"));
+	resp_add_int(out, sh->limit);
+	add_key(out, KEY(13, "fencing-token"));
+	resp_add_int(out, sh->fence);
+	add_key(out, KEY(14, "writer-waiting"));
+	resp_add_int(out, sh->writer_waiting);
+	add_key(out, KEY(4, "mine"));
+	resp_add_int(out, res->mine);
+	add_key(out, KEY(7, "holders"));
+	add_holders(out, proto, res);
+}
+
 static void shape_state(struct buf *out, enum resp_proto proto, const struct ls_result *res)
 {
 	const struct lt_state *st = &res->st;
 	if (!st->exists) {
 		resp_add_null(out, proto);
+		return;
+	}
+	if (res->sh != NULL) {
+		shape_shared_state(out, proto, res);
 		return;
 	}
 	resp_add_map(out, proto, 5);
@@ -159,7 +234,8 @@ static const struct cmd_def lock_cmds[] = {
 	 .acl = ACL_WRITE | ACL_LOCK | ACL_SLOW | ACL_BLOCKING,
 	 .key = 1,
 	 .summary = "Takes a lease on a lock: its fencing token, or nil when held elsewhere (or "
-		    "after WAIT).",
+		    "after WAIT); SHARED (a reader) or LIMIT n (one of at most n holders): "
+		    "[token, slot].",
 	 .group = "generic",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0}, {"lease-ms", CMD_ARG_INTEGER, NULL, 0},
@@ -167,6 +243,8 @@ static const struct cmd_def lock_cmds[] = {
 			  {"label", CMD_ARG_STRING, "HOLDER", CMD_ARG_OPTIONAL},
 			  {"detach", CMD_ARG_PURE_TOKEN, "DETACH", CMD_ARG_OPTIONAL},
 			  {"adoptable", CMD_ARG_PURE_TOKEN, "ADOPTABLE", CMD_ARG_OPTIONAL},
+			  {"shared", CMD_ARG_PURE_TOKEN, "SHARED", CMD_ARG_OPTIONAL},
+			  {"n", CMD_ARG_INTEGER, "LIMIT", CMD_ARG_OPTIONAL},
 			  {"traceparent", CMD_ARG_STRING, "TRACEPARENT", CMD_ARG_OPTIONAL})},
 	{.name = "lock.renew",
 	 .fn = cmd_renew,
@@ -206,7 +284,8 @@ static const struct cmd_def lock_cmds[] = {
 	 .arity = 2,
 	 .acl = ACL_READ | ACL_LOCK | ACL_FAST,
 	 .key = 1,
-	 .summary = "Returns the lock's item: held, holder, lease-ms, fencing-token, mine.",
+	 .summary = "Returns the lock's item: held, holder, lease-ms, fencing-token, mine; held "
+		    "shared: mode, limit, writer-waiting and every holder.",
 	 .group = "generic",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0})},

@@ -25,7 +25,8 @@
 
 static const char *const list_keys[] = {"name",	    "kind",   "state",	"token",
 					"lease-ms", "holder", "session"};
-static const char *const table_keys[] = {"name", "held", "holder", "lease-ms", "token", "detached"};
+static const char *const table_keys[] = {"name",  "held",     "holder", "lease-ms",
+					 "token", "detached", "shared"};
 
 /* An entry of a RESP2 listing: flat pairs with keys in their order. */
 static void check_keys(const redisReply *e, const char *const *keys, size_t n)
@@ -248,7 +249,8 @@ static size_t scan_all(redisContext *c, const char *opts, redisReply **items, si
 		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
 		redisReply *page = r->element[1];
 		for (size_t i = 0; i < page->elements; i++) {
-			check_keys(page->element[i], table_keys, 6);
+			check_keys(page->element[i], table_keys,
+				   sizeof(table_keys) / sizeof(table_keys[0]));
 			assert_true(n < cap);
 			items[n++] = page->element[i];
 			page->element[i] = NULL;
@@ -354,7 +356,7 @@ static void test_list_table_resp3(void **state)
 	raw_int(a, "LOCK.ACQUIRE m2 2000");
 	snprintf(want, sizeof(want),
 		 "[\"0\", [{\"name\": \"m1\", \"held\": :1, \"holder\": \"gw-a\", \"lease-ms\": "
-		 ":2000, \"token\": :%lld, \"detached\": :0}]]",
+		 ":2000, \"token\": :%lld, \"detached\": :0, \"shared\": :0}]]",
 		 t);
 	raw_expect(a, "LOCK.LIST TABLE MATCH m1", want);
 	raw_expect(a, "LOCK.LIST TABLE MATCH x*", "[\"0\", []]");

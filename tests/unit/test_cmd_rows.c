@@ -166,7 +166,7 @@ static void test_syntax(void **state)
 	syntax_is(
 		*state, "lock.acquire",
 		"LOCK.ACQUIRE name lease-ms [WAIT timeout-ms] [HOLDER label] [DETACH] [ADOPTABLE] "
-		"[TRACEPARENT traceparent]");
+		"[SHARED] [LIMIT n] [TRACEPARENT traceparent]");
 	syntax_is(*state, "del", "DEL key [key ...]");
 	syntax_is(*state, "eval", "EVAL script numkeys [key [key ...]] [arg [arg ...]]");
 	syntax_is(*state, "lock.renew", "LOCK.RENEW name [token] [secret]");

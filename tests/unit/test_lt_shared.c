@@ -463,6 +463,154 @@ static void test_cancel_leaves_nothing(void **state)
 	fx_free(f);
 }
 
+/* --- a client's renewal (LOCK.RENEW) and the holders' read (LOCK.STATE) --- */
+
+struct renewed {
+	int calls, value;
+};
+
+static void on_renewed_now(void *arg, int value, const struct lt_error *err)
+{
+	struct renewed *r = arg;
+	r->calls++;
+	r->value = err != NULL ? -1 : value;
+}
+
+/* sh_lease_renew writes now, not at the next heartbeat, and moves the
+ * lease's end; one waits at a time; a lease lost or released first
+ * answers 0. */
+static void test_renew_now(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct got a;
+	struct sh_lease *l = try_shared(f, 0, "rn", STORE_SH_SHARED, 4, &a);
+	assert_non_null(l);
+	fx_advance(f, 100);
+	uint64_t renews = fx_req(f, STORE_RENEW);
+	struct renewed r = {0};
+	assert_true(sh_lease_renew(l, on_renewed_now, &r));
+	assert_false(sh_lease_renew(l, on_renewed_now, &r)); /* one at a time */
+	assert_int_equal(r.calls, 0);			     /* never inside the call */
+	fx_run(f);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(r.value, 1);
+	assert_int_equal(fx_req(f, STORE_RENEW), renews + 1);
+	assert_int_equal(sh_lease_end_ms(l), fx_now(f) + LEASE);
+	/* released while one waits: 0, once */
+	assert_true(sh_lease_renew(l, on_renewed_now, &r));
+	sh_lease_release(l);
+	assert_int_equal(r.calls, 2);
+	assert_int_equal(r.value, 0);
+	fx_run(f);
+	assert_int_equal(r.calls, 2);
+	fx_free(f);
+}
+
+/* A renewal refused (the slot taken from under the lease) answers 0 and
+ * the lease is lost. */
+static void test_renew_now_refused(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct got a;
+	struct sh_lease *l = try_shared(f, 0, "rf", STORE_SH_LIMIT, 1, &a);
+	assert_non_null(l);
+	struct store_sh_req rd = {.op = STORE_SH_READ, .name = "rf", .cap = 1};
+	struct lock_item slot = direct(f, rd).slot;
+	struct store_sh_req steal = {.op = STORE_SH_GRANT,
+				     .name = "rf",
+				     .mode = STORE_SH_LIMIT,
+				     .cap = 1,
+				     .owner = "thief",
+				     .rvn = "thief-r",
+				     .seen_rvn = slot.rvn,
+				     .seen_slot_fence = slot.fence,
+				     .lease_ms = LEASE};
+	assert_int_equal(direct(f, steal).status, STORE_OK);
+	struct renewed r = {0};
+	assert_true(sh_lease_renew(l, on_renewed_now, &r));
+	fx_run(f);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(r.value, 0);
+	assert_true(a.lost);
+	assert_int_equal(a.why, LT_TAKEN_OVER);
+	assert_false(sh_lease_renew(l, on_renewed_now, &r)); /* ended */
+	sh_lease_release(l);
+	fx_run(f);
+	fx_free(f);
+}
+
+struct seen {
+	bool done;
+	struct lt_sh_state st;
+};
+
+static void on_state(void *arg, const struct lt_sh_state *st, const struct lt_error *err)
+{
+	struct seen *s = arg;
+	s->done = true;
+	assert_null(err);
+	s->st = *st;
+}
+
+static struct lt_sh_state state_of(struct fx *f, const char *name)
+{
+	static struct seen s;
+	memset(&s, 0, sizeof(s));
+	assert_true(lt_sh_state(f->lt[0], name, on_state, &s));
+	fx_run(f);
+	assert_true(s.done);
+	return s.st;
+}
+
+/* lt_sh_state: every holder of a name, from whichever replica, with its
+ * slot and token; the mode and limit; a writer's announcement. */
+static void test_state_lists_every_holder(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got a, b, c, d;
+	struct sh_lease *ra = try_shared(f, 0, "st", STORE_SH_SHARED, STORE_SH_CAP, &a);
+	struct sh_lease *rb = try_shared(f, 1, "st", STORE_SH_SHARED, STORE_SH_CAP, &b);
+	struct lt_sh_state st = state_of(f, "st");
+	assert_int_equal(st.mode, STORE_SH_SHARED);
+	assert_int_equal(st.limit, STORE_SH_CAP);
+	assert_int_equal(st.count, 2);
+	assert_false(st.writer_waiting);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(st.holders[i].token, sh_lease_token(ra));
+		assert_int_equal(st.holders[i].lease_ms, LEASE);
+		assert_true(st.holders[i].slot == sh_lease_slot(ra) ||
+			    st.holders[i].slot == sh_lease_slot(rb));
+	}
+	assert_int_not_equal(st.holders[0].slot, st.holders[1].slot);
+	struct store_sh_req ann = {.op = STORE_SH_XANNOUNCE,
+				   .name = "st",
+				   .cap = STORE_SH_CAP,
+				   .owner = "writer",
+				   .rvn = "w1",
+				   .lease_ms = LEASE};
+	assert_int_equal(direct(f, ann).status, STORE_OK);
+	assert_true(state_of(f, "st").writer_waiting);
+	struct sh_lease *sc = try_shared(f, 0, "sm", STORE_SH_LIMIT, 3, &c);
+	struct sh_lease *sd = try_shared(f, 1, "sm", STORE_SH_LIMIT, 3, &d);
+	st = state_of(f, "sm");
+	assert_int_equal(st.mode, STORE_SH_LIMIT);
+	assert_int_equal(st.limit, 3);
+	assert_int_equal(st.count, 2);
+	for (unsigned i = 0; i < 2; i++) { /* each its slot's own fence */
+		const struct sh_lease *l = st.holders[i].slot == sh_lease_slot(sc) ? sc : sd;
+		assert_int_equal(st.holders[i].token, sh_lease_token(l));
+	}
+	sh_lease_release(sc);
+	fx_run(f);
+	assert_int_equal(state_of(f, "sm").count, 1);
+	sh_lease_release(sd);
+	sh_lease_release(ra);
+	sh_lease_release(rb);
+	fx_run(f);
+	assert_int_equal(state_of(f, "st").count, 0);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,6 +625,9 @@ int main(void)
 		cmocka_unit_test(test_renewed_then_taken_over),
 		cmocka_unit_test(test_failing_renewals_expire),
 		cmocka_unit_test(test_cancel_leaves_nothing),
+		cmocka_unit_test(test_renew_now),
+		cmocka_unit_test(test_renew_now_refused),
+		cmocka_unit_test(test_state_lists_every_holder),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -836,7 +836,7 @@ char *ddb_build_scan(const struct ddb_keys *k, const char *cursor, unsigned limi
 	}
 	char num[16], proj[96];
 	snprintf(num, sizeof num, "%u", limit);
-	snprintf(proj, sizeof proj, "#pk, %s#o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb%s",
+	snprintf(proj, sizeof proj, "#pk, %s#o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb, #sc%s",
 		 k->sk ? "#sk, " : "", k->ttl_attr ? ", #x" : "");
 	struct jw w = {0};
 	jobj(&w, NULL);
@@ -855,7 +855,7 @@ char *ddb_build_scan(const struct ddb_keys *k, const char *cursor, unsigned limi
 		{N_OWNER, "owner"},	{N_RVN, "rvn"},		{N_FENCE, "fence"},
 		{N_LEASE, "leaseMs"},	{N_TYPE, "_type"},	{N_HOLDER, "holder"},
 		{N_WAITER, "waiter"},	{N_WAITMS, "waiterMs"}, {N_FREED, "freed"},
-		{N_FREEDBY, "freedBy"},
+		{N_FREEDBY, "freedBy"}, {"#sc", "scount"},
 	};
 	for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
 		jstr(&w, attrs[i][0], attrs[i][1]);
