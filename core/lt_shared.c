@@ -130,10 +130,13 @@ static void heartbeat_due(void *arg)
 	send_renewal(arg);
 }
 
-/* Why a refused renewal ends the lease: the slot as it is. */
+/* Why a refused renewal ends the lease: the slot as it is (free with
+ * freedBy "force": an operator's release). */
 static enum lt_loss refusal_loss(const struct lock_item *slot)
 {
-	return slot->exists ? LT_TAKEN_OVER : LT_DELETED;
+	if (!slot->exists)
+		return LT_DELETED;
+	return !slot->has_owner && slot->freed_forced ? LT_FORCED : LT_TAKEN_OVER;
 }
 
 static void on_renewed(void *arg, const struct store_sh_result *r)
@@ -281,6 +284,14 @@ void sh_lease_release_then(struct sh_lease *l, lt_renew_cb cb, void *arg)
 		snprintf(e.message, sizeof(e.message), "out of memory releasing '%.64s'", l->name);
 		cb(arg, -1, &e); /* out of memory: told now, its lease runs out */
 	}
+	lt_holder_free(l->t, l->holder);
+	free(l);
+}
+
+void sh_lease_let_go(struct sh_lease *l)
+{
+	l->lost_cb = NULL;
+	lose(l, LT_RELEASED); /* timers and the renewal in flight go */
 	lt_holder_free(l->t, l->holder);
 	free(l);
 }
@@ -636,8 +647,10 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 			      void *arg)
 {
 	size_t n = a->name != NULL ? strnlen(a->name, STORE_NAME_MAX + 1) : 0;
-	if (n == 0 || n > STORE_NAME_MAX || a->cap < 1 || a->cap > STORE_SH_CAP ||
-	    a->lease_ms < LT_MIN_LEASE_MS || a->lease_ms > LT_MAX_LEASE_MS || a->timeout_ms < 0 ||
+	size_t on = a->owner != NULL ? strnlen(a->owner, LT_ID_LEN + 1) : 1;
+	if (n == 0 || n > STORE_NAME_MAX || on == 0 || on > LT_ID_LEN || a->cap < 1 ||
+	    a->cap > STORE_SH_CAP || a->lease_ms < LT_MIN_LEASE_MS ||
+	    a->lease_ms > LT_MAX_LEASE_MS || a->timeout_ms < 0 ||
 	    (a->mode != STORE_SH_SHARED && a->mode != STORE_SH_LIMIT))
 		return NULL;
 	struct sh_wait *w = calloc(1, sizeof(*w) + n + 1);
@@ -650,7 +663,11 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 	w->cb = cb;
 	w->arg = arg;
 	w->holder = a->holder != NULL ? strdup(a->holder) : t->holder_label;
-	store_new_id(w->owner);
+	if (a->owner != NULL)
+		snprintf(w->owner, sizeof(w->owner), "%s", a->owner);
+	else
+		store_new_id(w->owner);
+	w->a.owner = NULL; /* the caller's string: copied */
 	timer_init(&w->poll, t->clock, poll_due, w);
 	timer_init(&w->deadline, t->clock, deadline_due, w);
 	if (a->wait && a->timeout_ms > 0)

@@ -36,6 +36,9 @@ struct lt_sh_args {
 	bool wait;		 /* false: try once; true: poll until granted */
 	int64_t timeout_ms;	 /* wait only: give up after this, 0 = never */
 	const char *holder;	 /* label; NULL = the table's */
+	/* the holder's id on its slot (1..32 bytes, copied; a detached hold's
+	 * is made from its secret), NULL: a new random one */
+	const char *owner;
 };
 
 /* lease != NULL: granted (the callee's from now on); lease == NULL and
@@ -128,6 +131,40 @@ void sh_lease_on_lost(struct sh_lease *l, lt_sh_lost_cb cb, void *arg);
  * lost lease's frees the slot only if still its own); l is invalid
  * afterwards. The release's failure is not reported. */
 void sh_lease_release(struct sh_lease *l);
+
+/* Lets the lease go without releasing it (a detached hold: LOCK.ACQUIRE
+ * ... DETACH): no more renewals, no release; its slot stays held by its
+ * owner until its lease runs out, unless renewed or released through
+ * lt_sh_foreign. l is invalid afterwards. */
+void sh_lease_let_go(struct sh_lease *l);
+
+/* --- a holder by its slot, wherever it is held (core/lt_shared_foreign.c) --- */
+
+enum lt_sh_foreign_op {
+	LT_SH_RENEW,   /* a new rvn and a whole lease again, as its heartbeat */
+	LT_SH_RELEASE, /* the slot freed, as its holder's release */
+	LT_SH_FORCE,   /* an operator's: freed whoever holds it, marked forced */
+};
+
+struct lt_sh_foreign_req {
+	const char *name;
+	unsigned slot; /* < STORE_SH_CAP */
+	enum lt_sh_foreign_op op;
+	const char *owner; /* RENEW, RELEASE: the holder's id; FORCE: NULL */
+	int64_t token;	   /* > 0: the holder's token must be this; 0: any */
+};
+
+/* Reads the name's header and the slot (strongly consistent), then writes:
+ * RENEW conditioned on the owner and the rvn read (the slot's lease and
+ * label kept); RELEASE and FORCE conditioned on the owner read (FORCE sets
+ * freedBy "force": its holder's next renewal reports LT_FORCED). The
+ * holder's token is the header's fence (SHARED) or the slot's (LIMIT).
+ * cb(arg, 1, NULL) done; cb(arg, 0, NULL) no such holder (the slot free,
+ * another owner or token, or the write refused: it changed meanwhile);
+ * cb(arg, -1, err) a store error. False on out-of-memory or bad args (no
+ * callback). */
+bool lt_sh_foreign(struct locktable *t, const struct lt_sh_foreign_req *req, lt_renew_cb cb,
+		   void *arg) __attribute__((warn_unused_result));
 
 /* sh_lease_release, then, from the loop, cb(arg, 1, NULL) once the slot
  * is released; cb(arg, 0, NULL) when the lease had ended (lost) or the

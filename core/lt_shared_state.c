@@ -21,7 +21,8 @@ static void holders_of(struct lt_sh_state *st, const struct store_sh_result *r)
 {
 	const struct store_sh_header *h = &r->header;
 	st->mode = strcmp(h->smode, "LIMIT") == 0 ? STORE_SH_LIMIT : STORE_SH_SHARED;
-	st->limit = st->mode == STORE_SH_LIMIT && h->slimit > 0 ? (unsigned)h->slimit : STORE_SH_CAP;
+	st->limit =
+		st->mode == STORE_SH_LIMIT && h->slimit > 0 ? (unsigned)h->slimit : STORE_SH_CAP;
 	st->fence = h->lock.fence;
 	st->writer_waiting = h->xwait[0] != '\0';
 	st->count = 0;
@@ -38,8 +39,7 @@ static void holders_of(struct lt_sh_state *st, const struct store_sh_result *r)
 	}
 }
 
-static void fail(struct state_read *sr, enum store_status status, const char *type,
-		 const char *msg)
+static void fail(struct state_read *sr, enum store_status status, const char *type, const char *msg)
 {
 	struct lt_error e = {.status = status, .error_type = type};
 	snprintf(e.message, sizeof(e.message), "shared lock '%.64s': %s", sr->name, msg);

@@ -82,6 +82,7 @@ struct mslot {
 	char rvn[STORE_ID_MAX + 1];
 	char holder[STORE_HOLDER_MAX + 1];
 	int64_t fence, lease_ms, ttl;
+	bool forced; /* freedBy "force": released by an operator */
 };
 
 /* Made by mem_submit from a block not zeroed (pool_take): a new field must

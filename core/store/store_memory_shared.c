@@ -90,6 +90,8 @@ static void slot_out(const struct mslot *s, struct lock_item *out)
 	memcpy(out->holder, s->holder, sizeof(out->holder));
 	snprintf(out->type, sizeof(out->type), "SLOT");
 	out->fence = s->fence;
+	out->freed_forced = s->forced;
+	out->freed = s->forced ? s->fence : 0;
 	out->lease_ms = s->has_owner ? s->lease_ms : 0;
 	out->ttl = s->ttl;
 }
@@ -162,6 +164,7 @@ static void fill_slot(struct mslot *s, const struct store_sh_req *r)
 	snprintf(s->rvn, sizeof(s->rvn), "%s", r->rvn);
 	snprintf(s->holder, sizeof(s->holder), "%s", r->holder != NULL ? r->holder : "");
 	s->lease_ms = r->lease_ms;
+	s->forced = false;
 	s->fence++;
 	if (r->ttl > 0)
 		s->ttl = r->ttl;
@@ -226,6 +229,7 @@ static void end(struct mstore *ms, const struct store_sh_req *r, struct sh_out *
 	}
 	struct mslot *s = (struct mslot *)slot_of(h, r->slot);
 	s->has_owner = false;
+	s->forced = r->op == STORE_SH_RELEASE && r->forced;
 	s->owner[0] = s->holder[0] = '\0';
 	if (r->ttl > 0)
 		s->ttl = r->ttl;

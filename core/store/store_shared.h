@@ -49,7 +49,9 @@
  *   RENEW    slot only: owner = :owner AND (rvn = :seen_rvn OR rvn =
  *            :rvn); SET rvn, leaseMs, holder, ttl. Never creates an item.
  *   RELEASE  one transaction: slot owner = :owner, REMOVE owner, leaseMs,
- *            holder SET ttl; header scount > 0, ADD scount -1.
+ *            holder SET ttl (and freedBy "force", freed = fence with
+ *            .forced; a GRANT removes both); header scount > 0, ADD
+ *            scount -1.
  *   REMOVE   a waiter ends a crashed holder without taking its slot: as
  *            RELEASE, but the slot's condition is rvn = :seen_rvn (the rvn
  *            the waiter saw unchanged for a whole lease on its own clock)
@@ -127,6 +129,10 @@ struct store_sh_req {
 	const char *holder;	 /* GRANT/RENEW: label, or NULL */
 	int64_t lease_ms;	 /* GRANT/RENEW: > 0 */
 	int64_t ttl;		 /* epoch seconds, 0 = no TTL attribute */
+	/* RELEASE: an operator's (LOCK.FORCE-RELEASE): the slot keeps
+	 * freedBy "force" (lock_item.freed_forced), so that its holder's next
+	 * renewal, refused, reports the loss as forced; a GRANT removes it */
+	bool forced;
 };
 
 /* A slot as read: its item (store.h's lock_item; type "SLOT"). */

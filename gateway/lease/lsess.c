@@ -30,6 +30,7 @@ void ls_res_init(struct ls_result *r, enum ls_status status)
 	r->clock_ms = r->wall_ms = 0;
 	r->secret[0] = '\0';
 	r->slot = -1;
+	r->handle[0] = '\0';
 	r->sh = NULL;
 	r->message[0] = '\0';
 }

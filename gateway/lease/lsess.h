@@ -81,9 +81,10 @@ enum ls_status {
 	LS_DENIED,	 /* the session's ACL rules refuse it (ls_deny): .message */
 };
 
-#define LS_MSG_MAX    (STORE_MSG_MAX + 160)
-#define LS_SECRET_LEN 32  /* a lease's secret: 128 random bits as hex */
-#define LS_SECRET_MAX 256 /* bytes of a secret presented, at most */
+#define LS_MSG_MAX	 (STORE_MSG_MAX + 160)
+#define LS_SECRET_LEN	 32		     /* a lease's secret: 128 random bits as hex */
+#define LS_SECRET_MAX	 256		     /* bytes of a secret presented, at most */
+#define LS_SH_HANDLE_MAX (LS_SECRET_LEN + 3) /* a detached shared hold's secret */
 /* the message of a (name, token) refused for want of the lease's secret */
 #define LS_SECRET_DENIED                                                                           \
 	"the lease of '%s' was acquired ADOPTABLE: by token it needs its secret (or the "          \
@@ -112,6 +113,11 @@ struct ls_result {
 	char secret[LS_SECRET_LEN + 1];
 	/* LS_OK of ls_acquire_shared: the slot held; -1 otherwise */
 	int slot;
+	/* LS_OK of a detached ls_acquire_shared: the hold's secret, as
+	 * "<slot>:<32 hex>" (LS_SH_HANDLE_MAX bytes at most), which renews and
+	 * releases it from any session (ls_renew_secret, ls_release_secret);
+	 * "" otherwise */
+	char handle[LS_SH_HANDLE_MAX + 1];
 	/* LS_OK of ls_state on a name held shared (st.shared > 0): its
 	 * holders, valid during the callback only; NULL otherwise */
 	const struct lt_sh_state *sh;
@@ -266,8 +272,12 @@ struct ls_acquire_req {
  * shared at once (req->limit 0), or at most n (req->limit n: a
  * semaphore), none while one holds it exclusively (ls_acquire), each hold
  * a lease of its own (core/lt_shared.h). req as ls_acquire's: reentrant
- * counts a second hold in its scope, else LS_CONFLICT; detach and
- * adoptable are not supported. A session holding the name exclusively is
+ * counts a second hold in its scope, else LS_CONFLICT; adoptable is not
+ * supported. With detach, the hold is no session's (not renewed, not
+ * released at close, not counted in max_leases, any number per session):
+ * LS_OK gives .handle, its secret, which renews and releases it from any
+ * session of any replica (ls_renew_secret, ls_release_secret with token
+ * and handle); it ends at its lease otherwise. A session holding the name exclusively is
  * LS_INVALID (it cannot add a shared hold, as PostgreSQL's own locks never
  * conflict; and ls_acquire of a name the session holds shared is
  * LS_INVALID likewise). LS_OK with .token (the readers' group token, or
@@ -287,6 +297,18 @@ enum ls_status ls_acquire_shared(struct lsess *s, const struct ls_acquire_req *r
  * pg_advisory_unlock leaves a shared hold alone). */
 enum ls_status ls_release_shared(struct lsess *s, const char *name, enum ls_scope scope,
 				 struct ls_result *now, ls_done_cb cb, void *arg)
+	__attribute__((warn_unused_result));
+
+/* True when owner, a slot's as LOCK.STATE reads it (lt_sh_holder), is a
+ * detached shared hold's (no session's). */
+bool ls_shared_detached(const char *owner);
+
+/* An operator's end of the shared holder in slot of name, wherever it is
+ * held (LOCK.FORCE-RELEASE name SLOT k): LS_OK ended (its session's next
+ * operation about it answers LS_LOST "forced"), LS_NONE when the slot is
+ * free. */
+enum ls_status ls_shared_force(struct lsess *s, const char *name, size_t name_len, unsigned slot,
+			       struct ls_result *now, ls_done_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
 /* Takes a lease on a lock. LS_OK with .token; LS_NONE when another holder

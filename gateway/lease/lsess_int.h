@@ -236,6 +236,15 @@ enum ls_status ls_shared_drop_all(struct lsess *s, struct ls_rec *rec, struct ls
 enum ls_status ls_shared_renew(struct lsess *s, struct ls_rec *rec, struct ls_result *now,
 			       ls_done_cb cb, void *arg);
 
+/* A detached shared hold's secret ("<slot>:<32 hex>", len bytes): its
+ * slot and its owner on it. False when secret is no such secret. */
+bool ls_shared_handle(const char *secret, size_t len, unsigned *slot, char owner[STORE_ID_MAX + 1]);
+/* The shared holder fr names (lt_sh_foreign), from any session: LS_PENDING
+ * then LS_OK done or LS_NONE no such holder; errors at once. */
+enum ls_status ls_shared_foreign(struct lsess *s, const char *name,
+				 const struct lt_sh_foreign_req *fr, struct ls_result *now,
+				 ls_done_cb cb, void *arg);
+
 /* ls_state of a name held shared (st->shared > 0): reads its holders and
  * answers op with st and them. False on out-of-memory (op untouched). */
 bool ls_state_holders(struct ls_op *op, const struct lt_state *st);

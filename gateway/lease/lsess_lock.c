@@ -260,6 +260,21 @@ static void renewed(void *arg, int r, const struct lt_error *err)
 	ls_op_finish(op, &res);
 }
 
+/* A detached shared hold named by (name, token, its secret): true, the
+ * operation started (or refused) in now; false when secret is none. */
+static bool by_handle(struct lsess *s, const char *name, int64_t token, const char *secret,
+		      size_t len, enum lt_sh_foreign_op op, struct ls_result *now, ls_done_cb cb,
+		      void *arg)
+{
+	struct lt_sh_foreign_req fr = {.op = op, .token = token};
+	char owner[STORE_ID_MAX + 1];
+	if (secret == NULL || !ls_shared_handle(secret, len, &fr.slot, owner))
+		return false;
+	fr.owner = owner;
+	(void)ls_shared_foreign(s, name, &fr, now, cb, arg);
+	return true;
+}
+
 enum ls_status ls_renew(struct lsess *s, const char *name, int64_t token, struct ls_result *now,
 			ls_done_cb cb, void *arg)
 {
@@ -272,6 +287,8 @@ enum ls_status ls_renew_secret(struct lsess *s, const char *name, int64_t token,
 {
 	struct presented p;
 	ls_res_init(now, LS_NONE);
+	if (token > 0 && by_handle(s, name, token, secret, secret_len, LT_SH_RENEW, now, cb, arg))
+		return now->status;
 	if (!present(&p, secret, secret_len, waived))
 		return ls_res_msg(now, LS_INVALID, "a secret must be 1 to %d bytes", LS_SECRET_MAX);
 	struct ls_rec *rec = find_lock(s, name, token);
@@ -332,6 +349,8 @@ enum ls_status ls_release_secret(struct lsess *s, const char *name, int64_t toke
 {
 	struct presented p;
 	ls_res_init(now, LS_NONE);
+	if (token > 0 && by_handle(s, name, token, secret, secret_len, LT_SH_RELEASE, now, cb, arg))
+		return now->status;
 	if (!present(&p, secret, secret_len, waived))
 		return ls_res_msg(now, LS_INVALID, "a secret must be 1 to %d bytes", LS_SECRET_MAX);
 	struct ls_rec *sh =

@@ -45,6 +45,11 @@ static void granted(void *arg, struct sh_lease *l, const struct lt_error *err)
 		ls_res_err(&res, err);
 	} else if (l == NULL) {
 		res.status = LS_NONE;
+	} else if (s->acq_detach) { /* no session's: let go, told its secret */
+		res.token = sh_lease_token(l);
+		res.slot = (int)sh_lease_slot(l);
+		snprintf(res.handle, sizeof(res.handle), "%d:%s", res.slot, s->acq_secret);
+		sh_lease_let_go(l);
 	} else if (bind(s, l, s->acq_scope) == NULL) {
 		sh_lease_release(l);
 		ls_res_msg(&res, LS_FAILED, "out of memory");
@@ -52,6 +57,8 @@ static void granted(void *arg, struct sh_lease *l, const struct lt_error *err)
 		res.token = sh_lease_token(l);
 		res.slot = (int)sh_lease_slot(l);
 	}
+	s->acq_detach = false;
+	s->acq_secret[0] = '\0';
 	cb(cb_arg, &res); /* last: it may free s */
 }
 
@@ -68,6 +75,65 @@ void ls_shared_release(struct ls_rec *rec, lt_renew_cb cb, void *arg)
 	sh_lease_release_then(l, cb, arg);
 }
 
+/* The slot owner of a detached hold: made from its secret, so that the
+ * secret names the hold (a table's reader learns nothing from it). */
+static bool owner_of(const char *secret, size_t len, char owner[STORE_ID_MAX + 1])
+{
+	char hash[STORE_SECRET_HASH_LEN + 1];
+	if (!ls_secret_hash(secret, len, hash))
+		return false;
+	snprintf(owner, STORE_ID_MAX + 1, "s:%.30s", hash); /* never an id's: ids are hex */
+	return true;
+}
+
+bool ls_shared_detached(const char *owner)
+{
+	return strncmp(owner, "s:", 2) == 0;
+}
+
+/* The wait of an acquire, owner its holder's id (NULL: a new one). */
+static enum ls_status start(struct lsess *s, const struct ls_acquire_req *req, const char *name,
+			    int64_t lease_ms, const char *owner, struct ls_result *now,
+			    ls_done_cb cb, void *arg)
+{
+	struct lt_sh_args a = {
+		.name = name,
+		.mode = req->limit > 0 ? STORE_SH_LIMIT : STORE_SH_SHARED,
+		.cap = req->limit > 0 ? req->limit : STORE_SH_CAP,
+		.lease_ms = lease_ms,
+		.wait = req->wait_ms >= 0,
+		.timeout_ms = req->wait_ms > 0 ? req->wait_ms : 0,
+		.holder = req->holder,
+		.owner = owner,
+	};
+	s->sh_acq = lt_sh_acquire(s->svc->lt, &a, granted, s);
+	if (s->sh_acq == NULL)
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	s->acq_scope = req->scope;
+	s->acq_detach = owner != NULL;
+	ls_wait_begin(s, LS_WAIT_SHARED, cb, arg);
+	return now->status = LS_PENDING;
+}
+
+/* A detached hold: no record, any number per session; its secret made
+ * now, its owner from it. */
+static enum ls_status acquire_detached(struct lsess *s, const struct ls_acquire_req *req,
+				       const char *name, int64_t lease_ms, struct ls_result *now,
+				       ls_done_cb cb, void *arg)
+{
+	char hash[STORE_SECRET_HASH_LEN + 1], owner[STORE_ID_MAX + 1];
+	if (s->wait_kind != LS_WAIT_NONE)
+		return ls_res_msg(now, LS_INVALID, "this connection waits already");
+	if (!ls_secret_new(s->acq_secret, hash) || !owner_of(s->acq_secret, LS_SECRET_LEN, owner)) {
+		s->acq_secret[0] = '\0';
+		return ls_res_msg(now, LS_FAILED, "no random bytes for the hold's secret");
+	}
+	enum ls_status st = start(s, req, name, lease_ms, owner, now, cb, arg);
+	if (st != LS_PENDING)
+		s->acq_secret[0] = '\0';
+	return st;
+}
+
 enum ls_status ls_acquire_shared(struct lsess *s, const struct ls_acquire_req *req,
 				 struct ls_result *now, ls_done_cb cb, void *arg)
 {
@@ -76,11 +142,12 @@ enum ls_status ls_acquire_shared(struct lsess *s, const struct ls_acquire_req *r
 	ls_res_init(now, LS_OK);
 	if (!ls_req_ok(s->svc, req, name, &lease_ms, now))
 		return now->status;
-	if (req->detach || req->adoptable)
-		return ls_res_msg(now, LS_INVALID,
-				  "a shared hold is neither detached nor adoptable");
+	if (req->adoptable)
+		return ls_res_msg(now, LS_INVALID, "a shared hold is not adoptable");
 	if (req->limit > STORE_SH_CAP)
 		return ls_res_msg(now, LS_INVALID, "LIMIT must be 1 to %d", STORE_SH_CAP);
+	if (req->detach)
+		return acquire_detached(s, req, name, lease_ms, now, cb, arg);
 	struct ls_rec *rec = ls_rec_find(s, LS_KIND_SHARED, name, 0);
 	if (rec != NULL && ls_rec_loss(rec) == LT_HELD) {
 		now->token = rec->token;
@@ -107,21 +174,7 @@ enum ls_status ls_acquire_shared(struct lsess *s, const struct ls_acquire_req *r
 	}
 	if (!ls_room(s, now))
 		return now->status;
-	struct lt_sh_args a = {
-		.name = name,
-		.mode = req->limit > 0 ? STORE_SH_LIMIT : STORE_SH_SHARED,
-		.cap = req->limit > 0 ? req->limit : STORE_SH_CAP,
-		.lease_ms = lease_ms,
-		.wait = req->wait_ms >= 0,
-		.timeout_ms = req->wait_ms > 0 ? req->wait_ms : 0,
-		.holder = req->holder,
-	};
-	s->sh_acq = lt_sh_acquire(s->svc->lt, &a, granted, s);
-	if (s->sh_acq == NULL)
-		return ls_res_msg(now, LS_FAILED, "out of memory");
-	s->acq_scope = req->scope;
-	ls_wait_begin(s, LS_WAIT_SHARED, cb, arg);
-	return now->status = LS_PENDING;
+	return start(s, req, name, lease_ms, NULL, now, cb, arg);
 }
 
 static void released(void *arg, int r, const struct lt_error *err)
@@ -254,4 +307,65 @@ bool ls_state_holders(struct ls_op *op, const struct lt_state *st)
 		return false;
 	}
 	return true;
+}
+
+/* --- a holder by its slot: a detached hold's secret, an operator --- */
+
+bool ls_shared_handle(const char *secret, size_t len, unsigned *slot, char owner[STORE_ID_MAX + 1])
+{
+	size_t i = 0;
+	unsigned k = 0;
+	while (i < len && i < 2 && secret[i] >= '0' && secret[i] <= '9')
+		k = k * 10 + (unsigned)(secret[i++] - '0');
+	if (i == 0 || i >= len || secret[i] != ':' || k >= STORE_SH_CAP ||
+	    len - i - 1 != LS_SECRET_LEN)
+		return false;
+	*slot = k;
+	return owner_of(secret + i + 1, LS_SECRET_LEN, owner);
+}
+
+static void foreign_done(void *arg, int r, const struct lt_error *err)
+{
+	struct ls_op *op = arg;
+	struct ls_result res;
+	ls_res_init(&res, r == 1 ? LS_OK : LS_NONE);
+	res.token = op->token;
+	if (err != NULL)
+		ls_res_err(&res, err);
+	if (r == 1)
+		ls_changed(op->svc, op->name); /* a renewal changes nothing here: harmless */
+	ls_op_finish(op, op->sess != NULL ? &res : NULL);
+}
+
+enum ls_status ls_shared_foreign(struct lsess *s, const char *name,
+				 const struct lt_sh_foreign_req *fr, struct ls_result *now,
+				 ls_done_cb cb, void *arg)
+{
+	char buf[STORE_NAME_MAX + 1];
+	ls_res_init(now, LS_OK);
+	if (!ls_name_ok(s->svc, name, strlen(name), buf, now))
+		return now->status;
+	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, buf, strlen(buf), fr->token);
+	if (op == NULL)
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	struct lt_sh_foreign_req req = *fr;
+	req.name = op->name;
+	if (!lt_sh_foreign(s->svc->lt, &req, foreign_done, op)) {
+		ls_op_finish(op, NULL);
+		return ls_res_msg(now, LS_FAILED, "out of memory");
+	}
+	return now->status = LS_PENDING;
+}
+
+enum ls_status ls_shared_force(struct lsess *s, const char *name, size_t name_len, unsigned slot,
+			       struct ls_result *now, ls_done_cb cb, void *arg)
+{
+	char buf[STORE_NAME_MAX + 1];
+	ls_res_init(now, LS_OK);
+	if (!ls_name_ok(s->svc, name, name_len, buf, now))
+		return now->status;
+	if (slot >= STORE_SH_CAP)
+		return ls_res_msg(now, LS_INVALID, "SLOT must be 0 to %d", STORE_SH_CAP - 1);
+	struct lt_sh_foreign_req fr = {.name = buf, .slot = slot, .op = LT_SH_FORCE};
+	return ls_shared_foreign(s, buf, &fr, now, cb, arg);
 }

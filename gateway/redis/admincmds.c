@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/store/store.h"
+#include "core/store/store_shared.h"
 #include "gateway/redis/leases.h"
 #include "gateway/redis/list_cursor.h"
 #include "gateway/redis/session.h"
@@ -318,9 +319,37 @@ static void force_done(void *arg, const struct ls_result *res)
 	rl_done(arg, res, rl_shape_flag);
 }
 
+/* LOCK.FORCE-RELEASE name SLOT k: the shared holder in slot k. */
+static void force_slot(struct cmd_call *c)
+{
+	struct ls_result now;
+	int64_t k;
+	if (c->argc != 4 || c->argv[2].len != 4 || strncasecmp(c->argv[2].p, "SLOT", 4) != 0) {
+		resp_add_errorf(c->out,
+				"ERR syntax error. Usage: LOCK.FORCE-RELEASE name [SLOT k]");
+		return;
+	}
+	if (!rl_parse_int(&c->argv[3], &k) || k >= STORE_SH_CAP) {
+		resp_add_errorf(c->out, "ERR SLOT must be an integer from 0 to %d",
+				STORE_SH_CAP - 1);
+		return;
+	}
+	struct lsess *ls = rl_lsess(c->arg, c);
+	if (ls == NULL)
+		return;
+	rl_answer(c,
+		  ls_shared_force(ls, c->argv[1].p, c->argv[1].len, (unsigned)k, &now, force_done,
+				  c->sess),
+		  &now, rl_shape_flag);
+}
+
 static void cmd_force_release(struct cmd_call *c)
 {
 	struct ls_result now;
+	if (c->argc > 2) {
+		force_slot(c);
+		return;
+	}
 	struct lsess *ls = rl_lsess(c->arg, c);
 	if (ls == NULL)
 		return;
@@ -352,14 +381,15 @@ static const struct cmd_def admin_cmds[] = {
 	 * its patterns give read and write */
 	{.name = "lock.force-release",
 	 .fn = cmd_force_release,
-	 .arity = 2,
+	 .arity = -2,
 	 .acl = ACL_ADMIN | ACL_DANGEROUS | ACL_SLOW,
 	 .key = 1,
-	 .summary = "Releases whatever holds the lock, on whatever replica; its holder answers "
-		    "-LOST forced.",
+	 .summary = "Releases whatever holds the lock, on whatever replica (with SLOT, the "
+		    "shared holder in that slot); its holder answers -LOST forced.",
 	 .group = "generic",
 	 .since = CMD_SINCE,
-	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0})},
+	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0},
+			  {"k", CMD_ARG_INTEGER, "SLOT", CMD_ARG_OPTIONAL})},
 };
 
 int rl_admincmds_register(struct rl_app *app, struct cmd_table *cmds)

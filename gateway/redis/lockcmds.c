@@ -27,9 +27,12 @@ static void shape_shared(struct buf *out, enum resp_proto proto, const struct ls
 		rl_shape_token(out, proto, res);
 		return;
 	}
-	resp_add_array(out, 2);
+	bool detached = res->handle[0] != '\0'; /* told its secret, once */
+	resp_add_array(out, detached ? 3 : 2);
 	resp_add_int(out, res->token);
 	resp_add_int(out, res->slot);
+	if (detached)
+		resp_add_cstr(out, res->handle);
 }
 
 static void shared_done(void *arg, const struct ls_result *res)
@@ -156,7 +159,10 @@ static void add_holders(struct buf *out, enum resp_proto proto, const struct ls_
 		else
 			resp_add_null(out, proto);
 		add_key(out, KEY(4, "mine"));
-		resp_add_int(out, res->mine && (int)h->slot == res->slot);
+		if (ls_shared_detached(h->owner)) /* no connection's */
+			resp_add_cstr(out, "detached");
+		else
+			resp_add_int(out, res->mine && (int)h->slot == res->slot);
 	}
 }
 

@@ -38,12 +38,26 @@ static struct hold sh_acquire(redisContext *c, const char *fmt, ...)
 	va_end(ap);
 	redisReply *r = gw_cmd(c, cmd); /* no '%' in the tests' commands */
 	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-	    r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER)
+	    r->element[0]->type != REDIS_REPLY_INTEGER ||
+	    r->element[1]->type != REDIS_REPLY_INTEGER)
 		fail_msg("%s: type %d %s", cmd, r->type, r->str != NULL ? r->str : "");
 	struct hold h = {r->element[0]->integer, r->element[1]->integer};
 	freeReplyObject(r);
 	assert_true(h.token > 0);
 	assert_true(h.slot >= 0 && h.slot < 99);
+	return h;
+}
+
+/* A detached shared acquire answered [token, slot, secret]; else fails. */
+static struct hold sh_detached(redisContext *c, char *secret, size_t cap, const char *cmd)
+{
+	redisReply *r = gw_cmd(c, cmd);
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+	    r->element[2]->type != REDIS_REPLY_STRING)
+		fail_msg("%s: type %d %s", cmd, r->type, r->str != NULL ? r->str : "");
+	struct hold h = {r->element[0]->integer, r->element[1]->integer};
+	snprintf(secret, cap, "%s", r->element[2]->str);
+	freeReplyObject(r);
 	return h;
 }
 
@@ -151,7 +165,7 @@ static void test_semaphore(void **state)
 	gw_expect_int(a, 1, "LOCK.RELEASE sem");
 	redisReply *r = gw_reply_within(c, 5000);
 	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
-	assert_int_equal(r->element[1]->integer, ha.slot); /* the slot a freed */
+	assert_int_equal(r->element[1]->integer, ha.slot);	/* the slot a freed */
 	assert_int_equal(r->element[0]->integer, ha.token + 1); /* its fence, raised */
 	freeReplyObject(r);
 	redisFree(a);
@@ -168,7 +182,8 @@ static void test_own_hold(void **state)
 	gw_start(&g, lh_mode_table(), "--holder-label", "gw-a", NULL);
 	redisContext *a = gw_connect(&g), *b = gw_connect(&g);
 	struct hold h = sh_acquire(a, "LOCK.ACQUIRE o 4000 SHARED HOLDER me");
-	gw_expect_err(a, "ERR this connection holds 'o' shared already", "LOCK.ACQUIRE o 4000 SHARED");
+	gw_expect_err(a, "ERR this connection holds 'o' shared already",
+		      "LOCK.ACQUIRE o 4000 SHARED");
 	gw_expect_err(a, "ERR", "LOCK.ACQUIRE o 4000"); /* exclusive beside it */
 	gw_expect_int(a, 1, "LOCK.RENEW o");
 	gw_expect_int(a, 1, "LOCK.RENEW o %lld", h.token);
@@ -204,19 +219,88 @@ static void test_bad_input(void **state)
 	struct gw g;
 	gw_start(&g, lh_mode_table(), NULL);
 	redisContext *a = gw_connect(&g);
-	gw_expect_err(a, "ERR LIMIT must be an integer from 1 to 99", "LOCK.ACQUIRE x 4000 LIMIT 0");
+	gw_expect_err(a, "ERR LIMIT must be an integer from 1 to 99",
+		      "LOCK.ACQUIRE x 4000 LIMIT 0");
 	gw_expect_err(a, "ERR LIMIT must be an integer from 1 to 99",
 		      "LOCK.ACQUIRE x 4000 LIMIT 100");
-	gw_expect_err(a, "ERR LIMIT must be an integer from 1 to 99", "LOCK.ACQUIRE x 4000 LIMIT -1");
+	gw_expect_err(a, "ERR LIMIT must be an integer from 1 to 99",
+		      "LOCK.ACQUIRE x 4000 LIMIT -1");
 	gw_expect_err(a, "ERR syntax error", "LOCK.ACQUIRE x 4000 LIMIT");
-	gw_expect_err(a, "ERR SHARED and LIMIT exclude each other", "LOCK.ACQUIRE x 4000 SHARED LIMIT 2");
-	gw_expect_err(a, "ERR", "LOCK.ACQUIRE x 4000 SHARED ADOPTABLE");
+	gw_expect_err(a, "ERR SHARED and LIMIT exclude each other",
+		      "LOCK.ACQUIRE x 4000 SHARED LIMIT 2");
+	gw_expect_err(a, "ERR a shared hold is not adoptable",
+		      "LOCK.ACQUIRE x 4000 SHARED ADOPTABLE");
 	gw_expect_err(a, "ERR", "LOCK.ACQUIRE x 0 SHARED");
 	gw_expect_err(a, "ERR syntax error", "LEADER.CAMPAIGN x 4000 SHARED");
 	redisReply *r = gw_cmd(a, "LOCK.STATE x");
 	assert_int_equal(r->type, REDIS_REPLY_NIL); /* nothing written */
 	freeReplyObject(r);
 	redisFree(a);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+/* DETACH: a hold no connection owns, told its secret once, renewed and
+ * released by (name, token, secret) from any connection; it outlives its
+ * connection and, not renewed, runs out after its lease. */
+static void test_detached(void **state)
+{
+	struct gw g;
+	gw_start(&g, lh_mode_table(), NULL);
+	redisContext *a = gw_connect(&g), *b = gw_connect(&g);
+	char sec[64], other[64], forged[64];
+	struct hold h = sh_detached(a, sec, sizeof(sec), "LOCK.ACQUIRE dt 2000 SHARED DETACH");
+	long long granted = gw_now_ms();
+	struct hold h2 = sh_detached(a, other, sizeof(other), "LOCK.ACQUIRE dt 2000 SHARED DETACH");
+	assert_int_equal(h.token, h2.token); /* one phase */
+	assert_string_not_equal(sec, other);
+	redisFree(a); /* they outlive their connection */
+	redisReply *st = gw_cmd(b, "LOCK.STATE dt");
+	const redisReply *hs = field(st, "holders");
+	assert_int_equal(hs->elements, 2);
+	assert_string_equal(field(hs->element[0], "mine")->str, "detached");
+	freeReplyObject(st);
+	gw_expect_int(b, 1, "LOCK.RENEW dt %lld %s", h.token, sec);
+	gw_expect_int(b, 0, "LOCK.RENEW dt %lld %s", h.token + 1, sec); /* another token */
+	snprintf(forged, sizeof(forged), "%lld:0123456789abcdef0123456789abcdef", h.slot);
+	gw_expect_int(b, 0, "LOCK.RELEASE dt %lld %s", h.token, forged); /* another secret */
+	gw_expect_int(b, 0, "LOCK.RELEASE dt");				 /* no connection's */
+	gw_expect_int(b, 1, "LOCK.RELEASE dt %lld %s", h.token, sec);
+	gw_expect_int(b, 0, "LOCK.RELEASE dt %lld %s", h.token, sec); /* once */
+	/* the other, never renewed, runs out: the writer waits its lease */
+	gw_send(b, "LOCK.ACQUIRE dt 2000 WAIT 10000");
+	long long tw = gw_token_within(b, 10000, "a writer after a detached reader ran out");
+	long long ms = gw_now_ms() - granted;
+	printf("# a detached reader, never renewed, ended %lld ms after its grant (lease 2000)\n",
+	       ms);
+	assert_true(tw > h.token);
+	assert_true(ms >= 2000);
+	redisFree(b);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
+/* LOCK.FORCE-RELEASE name SLOT k ends one holder, whose connection is
+ * told -LOST forced at its next command; the others hold on. */
+static void test_force_one_holder(void **state)
+{
+	struct gw g;
+	gw_start(&g, lh_mode_table(), NULL);
+	redisContext *a = gw_connect(&g), *b = gw_connect(&g), *op = gw_connect(&g);
+	struct hold ha = sh_acquire(a, "LOCK.ACQUIRE fr 3000 SHARED");
+	struct hold hb = sh_acquire(b, "LOCK.ACQUIRE fr 3000 SHARED");
+	gw_expect_err(op, "ERR SLOT must be an integer from 0 to 98",
+		      "LOCK.FORCE-RELEASE fr SLOT 99");
+	gw_expect_err(op, "ERR syntax error", "LOCK.FORCE-RELEASE fr SLOTS 1");
+	gw_expect_int(op, 1, "LOCK.FORCE-RELEASE fr SLOT %lld", ha.slot);
+	gw_expect_int(op, 0, "LOCK.FORCE-RELEASE fr SLOT %lld", ha.slot);
+	struct hold one[] = {hb};
+	freeReplyObject(expect_shared_state(op, "fr", "shared", 99, one, 1, -1));
+	gw_sleep_ms(1500); /* a's next renewal (a third of its lease) is refused */
+	gw_expect_err(a, "LOST forced", "LOCK.RELEASE fr");
+	gw_expect_int(a, 0, "LOCK.RELEASE fr"); /* told once */
+	gw_expect_int(b, 1, "LOCK.RELEASE fr");
+	redisFree(a);
+	redisFree(b);
+	redisFree(op);
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
@@ -310,19 +394,37 @@ static void test_pair_semaphore_takeover(void **state)
 	assert_int_equal(gw_signal(&p.b, SIGTERM), 0);
 }
 
+/* A detached semaphore hold taken on one gateway is renewed and released
+ * from the other, and seen released there. */
+static void test_pair_detached(void **state)
+{
+	struct pair p;
+	pair_up(&p);
+	redisContext *a = gw_connect(&p.a), *b = gw_connect(&p.b);
+	char sec[64];
+	struct hold h = sh_detached(a, sec, sizeof(sec), "LOCK.ACQUIRE pd 3000 LIMIT 1 DETACH");
+	gw_expect_nil(b, "LOCK.ACQUIRE pd 3000 LIMIT 1");
+	gw_expect_int(b, 1, "LOCK.RENEW pd %lld %s", h.token, sec);
+	gw_expect_int(b, 1, "LOCK.RELEASE pd %lld %s", h.token, sec);
+	struct hold again = sh_acquire(a, "LOCK.ACQUIRE pd 3000 LIMIT 1");
+	assert_int_equal(again.token, h.token + 1); /* its slot's fence, raised */
+	redisFree(a);
+	redisFree(b);
+	pair_down(&p);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, gw_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest one[] = {
-		T(test_readers_then_writer),
-		T(test_semaphore),
-		T(test_own_hold),
-		T(test_bad_input),
+		T(test_readers_then_writer), T(test_semaphore), T(test_own_hold),
+		T(test_bad_input),	     T(test_detached),	T(test_force_one_holder),
 	};
 	const struct CMUnitTest pair[] = {
 		T(test_pair_readers_writer),
 		T(test_pair_semaphore_takeover),
+		T(test_pair_detached),
 	};
 	int fails = cmocka_run_group_tests_name("embedded store", one, lh_group_embedded, NULL);
 	fails += cmocka_run_group_tests_name("moto", one, lh_group_moto, NULL);

@@ -190,7 +190,7 @@ static cJSON *grant_slot(const struct ddb_keys *keys, const struct store_sh_req 
 	bool ttl = keys->ttl_attr != NULL && r->ttl > 0;
 	snprintf(set, sizeof(set), "SET #o = :o, #r = :r, #l = :l, #ty = :slot%s%s ADD #f :one%s",
 		 r->holder != NULL ? ", #h = :h" : "", ttl ? ", #x = :x" : "",
-		 r->holder != NULL ? "" : " REMOVE #h");
+		 r->holder != NULL ? " REMOVE #fb, #fd" : " REMOVE #h, #fb, #fd");
 	cJSON *u = update(keys, r->name, 1 + r->slot);
 	cJSON_AddStringToObject(u, "ConditionExpression", cond);
 	cJSON_AddStringToObject(u, "UpdateExpression", set);
@@ -201,6 +201,8 @@ static cJSON *grant_slot(const struct ddb_keys *keys, const struct store_sh_req 
 	cJSON_AddStringToObject(n, "#ty", "_type");
 	cJSON_AddStringToObject(n, "#f", "fence");
 	cJSON_AddStringToObject(n, "#h", "holder");
+	cJSON_AddStringToObject(n, "#fb", "freedBy");
+	cJSON_AddStringToObject(n, "#fd", "freed");
 	if (ttl)
 		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
@@ -230,12 +232,20 @@ static void end_items(cJSON *list, const struct ddb_keys *keys, const struct sto
 	cJSON *s = update(keys, r->name, 1 + r->slot);
 	cJSON_AddStringToObject(s, "ConditionExpression",
 				r->op == STORE_SH_REMOVE ? "#o = :o AND #r = :sr" : "#o = :o");
-	cJSON_AddStringToObject(s, "UpdateExpression",
-				ttl ? "REMOVE #o, #l, #h SET #x = :x" : "REMOVE #o, #l, #h");
+	static const char *const ends[2][2] = {
+		{"REMOVE #o, #l, #h", "REMOVE #o, #l, #h SET #x = :x"},
+		{"REMOVE #o, #l, #h SET #fb = :fb, #fd = #f",
+		 "REMOVE #o, #l, #h SET #fb = :fb, #fd = #f, #x = :x"}};
+	cJSON_AddStringToObject(s, "UpdateExpression", ends[r->forced][ttl]);
 	cJSON *n = cJSON_AddObjectToObject(s, "ExpressionAttributeNames");
 	cJSON_AddStringToObject(n, "#o", "owner");
 	cJSON_AddStringToObject(n, "#l", "leaseMs");
 	cJSON_AddStringToObject(n, "#h", "holder");
+	if (r->forced) { /* freed: the fence it ended, as a lock item's */
+		cJSON_AddStringToObject(n, "#fb", "freedBy");
+		cJSON_AddStringToObject(n, "#fd", "freed");
+		cJSON_AddStringToObject(n, "#f", "fence");
+	}
 	if (r->op == STORE_SH_REMOVE)
 		cJSON_AddStringToObject(n, "#r", "rvn");
 	if (ttl)
@@ -244,6 +254,8 @@ static void end_items(cJSON *list, const struct ddb_keys *keys, const struct sto
 	add_str(v, ":o", "S", r->owner);
 	if (r->op == STORE_SH_REMOVE)
 		add_str(v, ":sr", "S", r->seen_rvn);
+	if (r->forced)
+		add_str(v, ":fb", "S", "force");
 	if (ttl)
 		add_num(v, ":x", r->ttl);
 	cJSON_AddStringToObject(s, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
