@@ -41,7 +41,9 @@ struct sh_wait {
 	unsigned slot;	  /* of the grant in flight */
 	unsigned from;	  /* the first slot of the read in flight */
 	bool read_all;	  /* a window found no free slot: read every slot */
-	int64_t sent_ms;  /* its send: its lease runs from there */
+	bool takeover;	  /* the grant in flight takes a stale holder's slot */
+	char prev_holder[STORE_HOLDER_MAX + 1]; /* ... whose label this was */
+	int64_t sent_ms;			/* its send: its lease runs from there */
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
 	char *holder;
 	struct sh_watch watch[STORE_SH_CAP];
@@ -66,6 +68,7 @@ struct sh_lease {
 	void *lost_arg;
 	lt_renew_cb renew_cb; /* a client's renewal (sh_lease_renew) waiting */
 	void *renew_arg;
+	void *data; /* sh_lease_set_data: whose lease, for obs events */
 	char *holder;
 	char name[];
 };
@@ -76,6 +79,7 @@ struct sh_release {
 	lt_renew_cb cb; /* NULL: nobody */
 	void *arg;
 	bool held; /* the lease held when it was released */
+	int64_t token;
 	char name[STORE_NAME_MAX + 1];
 };
 
@@ -89,6 +93,25 @@ static void error_of(struct lt_error *e, const struct store_sh_result *r, const 
 	e->status = r->status == STORE_REFUSED ? STORE_FATAL : r->status;
 	e->error_type = r->error_type != NULL ? r->error_type : store_status_name(r->status);
 	snprintf(e->message, sizeof(e->message), "shared lock '%.64s': %s", name, r->message);
+}
+
+/* An event of l's (core/obs.h: logs 40-43, as an exclusive lease's). */
+static void emit(const struct sh_lease *l, enum obs_event_id id, const char *reason,
+		 const struct lt_error *err, int64_t wait_ms)
+{
+	struct obs_event ev = {
+		.id = id,
+		.lock = l->name,
+		.table = l->t->store->table,
+		.holder = l->holder,
+		.reason = reason,
+		.error_type = err != NULL ? err->error_type : NULL,
+		.message = err != NULL ? err->message : NULL,
+		.token = l->token,
+		.wait_ms = wait_ms,
+		.ctx = l->data,
+	};
+	obs_emit(l->t->obs, &ev);
 }
 
 /* ---- the lease ---- */
@@ -109,6 +132,10 @@ static void lose(struct sh_lease *l, enum lt_loss why)
 	l->loss = why;
 	timer_cancel(&l->heartbeat);
 	timer_cancel(&l->end);
+	if (why != LT_RELEASED) { /* ended by its holder: no loss */
+		emit(l, OBS_LEASE_LOST, lt_loss_name(why), NULL, 0);
+		obs_count(&l->t->obs->losses, lt_loss_name(why));
+	}
 	if (l->call != NULL) {
 		store_cancel(l->t->store, l->call);
 		l->call = NULL;
@@ -144,6 +171,7 @@ static void on_renewed(void *arg, const struct store_sh_result *r)
 	struct sh_lease *l = arg;
 	l->call = NULL;
 	if (r->status == STORE_OK) {
+		obs_count(&l->t->obs->renewals, "ok");
 		memcpy(l->rvn, l->next_rvn, sizeof(l->rvn));
 		l->backoff_ms = 0;
 		/* an answer after the lease's end extends nothing: the end
@@ -170,6 +198,8 @@ static void on_renewed(void *arg, const struct store_sh_result *r)
 	l->backoff_ms = l->backoff_ms == 0 ? LT_RENEW_RETRY_FIRST_MS : l->backoff_ms * 2;
 	if (l->backoff_ms > cap)
 		l->backoff_ms = cap;
+	obs_count(&l->t->obs->renewals, e.error_type);
+	emit(l, OBS_RENEW_RETRY, NULL, &e, l->backoff_ms);
 	timer_arm(&l->heartbeat, l->backoff_ms);
 }
 
@@ -219,6 +249,17 @@ static struct sh_lease *lease_new(struct sh_wait *w, const struct store_sh_resul
 	timer_init(&l->end, w->t->clock, end_due, l);
 	timer_arm_at(&l->end, l->end_ms);
 	timer_arm_at(&l->heartbeat, sent_ms + l->lease_ms / 3);
+	w->t->obs->acquisitions[w->takeover ? 1 : 0]++;
+	if (w->takeover) {
+		struct obs_event ev = {.id = OBS_TAKEOVER,
+				       .lock = l->name,
+				       .table = l->t->store->table,
+				       .holder = l->holder,
+				       .prev_holder =
+					       w->prev_holder[0] != '\0' ? w->prev_holder : NULL,
+				       .token = l->token};
+		obs_emit(l->t->obs, &ev);
+	}
 	return l;
 }
 
@@ -228,6 +269,17 @@ static void on_released(void *arg, const struct store_sh_result *r)
 	rel->t->releases_in_flight--;
 	if (r->status == STORE_OK) /* exclusive waiters here try now: it may be free */
 		lt_item_freed(rel->t, rel->name);
+	if (r->status != STORE_OK && r->status != STORE_REFUSED && rel->held) {
+		struct lt_error fe;
+		error_of(&fe, r, rel->name);
+		struct obs_event ev = {.id = OBS_RELEASE_FAILED,
+				       .lock = rel->name,
+				       .table = rel->t->store->table,
+				       .error_type = fe.error_type,
+				       .message = fe.message,
+				       .token = rel->token};
+		obs_emit(rel->t->obs, &ev); /* free once its lease runs out */
+	}
 	if (rel->cb != NULL) {
 		struct lt_error e;
 		if (!rel->held || r->status == STORE_REFUSED) /* ended before, or taken */
@@ -245,13 +297,14 @@ static void on_released(void *arg, const struct store_sh_result *r)
 /* A conditional release of slot by owner; cb (NULL: none) told its end
  * as sh_lease_release_then says. False on out-of-memory (no callback). */
 static bool release_slot(struct locktable *t, const char *name, enum store_sh_mode mode,
-			 unsigned cap, unsigned slot, const char *owner, bool held, lt_renew_cb cb,
-			 void *arg)
+			 unsigned cap, unsigned slot, const char *owner, bool held, int64_t token,
+			 lt_renew_cb cb, void *arg)
 {
 	struct sh_release *rel = malloc(sizeof(*rel));
 	if (rel == NULL)
 		return false;
 	rel->t = t;
+	rel->token = token;
 	rel->cb = cb;
 	rel->arg = arg;
 	rel->held = held;
@@ -278,7 +331,8 @@ void sh_lease_release_then(struct sh_lease *l, lt_renew_cb cb, void *arg)
 	lose(l, LT_RELEASED); /* timers and the renewal in flight go */
 	/* a lost lease's slot is released too, on its owner: it may still
 	 * be ours (expired, not taken), and then frees at once */
-	if (!release_slot(l->t, l->name, l->mode, l->cap, l->slot, l->owner, held, cb, arg) &&
+	if (!release_slot(l->t, l->name, l->mode, l->cap, l->slot, l->owner, held, l->token, cb,
+			  arg) &&
 	    cb != NULL) {
 		struct lt_error e = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		snprintf(e.message, sizeof(e.message), "out of memory releasing '%.64s'", l->name);
@@ -313,6 +367,11 @@ bool sh_lease_renew(struct sh_lease *l, lt_renew_cb cb, void *arg)
 		send_renewal(l);
 	}
 	return true;
+}
+
+void sh_lease_set_data(struct sh_lease *l, void *data)
+{
+	l->data = data;
 }
 
 void sh_lease_on_lost(struct sh_lease *l, lt_sh_lost_cb cb, void *arg)
@@ -428,7 +487,7 @@ static void on_granted(void *arg, const struct store_sh_result *r)
 	if (w->cancelled) {
 		if (r->status == STORE_OK)
 			(void)release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner,
-					   true, NULL, NULL);
+					   true, 0, NULL, NULL);
 		wait_free(w);
 		return;
 	}
@@ -437,7 +496,7 @@ static void on_granted(void *arg, const struct store_sh_result *r)
 		struct lt_error oom = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		if (l == NULL) {
 			(void)release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner,
-					   true, NULL, NULL);
+					   true, 0, NULL, NULL);
 			snprintf(oom.message, sizeof(oom.message), "out of memory");
 		}
 		answer(w, l, l != NULL ? NULL : &oom);
@@ -464,6 +523,8 @@ static void grant(struct sh_wait *w, const struct store_sh_result *r, unsigned i
 	store_new_id(w->rvn);
 	w->slot = w->from + i;
 	w->step = W_GRANT;
+	w->takeover = seen_rvn != NULL;
+	snprintf(w->prev_holder, sizeof(w->prev_holder), "%s", seen_rvn != NULL ? s->holder : "");
 	w->sent_ms = now_ms(w->t);
 	struct store_sh_req g = {.op = STORE_SH_GRANT,
 				 .name = w->name,

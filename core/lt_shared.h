@@ -124,6 +124,12 @@ const char *sh_lease_holder(const struct sh_lease *l); /* its label (the table's
 bool sh_lease_renew(struct sh_lease *l, lt_renew_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
+/* Whose lease it is (the gateway's session record): the ctx of its obs
+ * events (logs 40-43: lost, taken over, renewal retried, release failed,
+ * and the metrics of acquisitions, renewals and losses, as an exclusive
+ * lease's). */
+void sh_lease_set_data(struct sh_lease *l, void *data);
+
 /* cb runs once when the lease is lost (never after sh_lease_release). */
 void sh_lease_on_lost(struct sh_lease *l, lt_sh_lost_cb cb, void *arg);
 

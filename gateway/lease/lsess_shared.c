@@ -28,6 +28,7 @@ static struct ls_rec *bind(struct lsess *s, struct sh_lease *l, enum ls_scope sc
 	rec->token = sh_lease_token(l);
 	rec->holds[scope] = 1;
 	sh_lease_on_lost(l, on_lost, rec);
+	sh_lease_set_data(l, rec); /* its events name the session */
 	ls_rec_set(rec, LS_REC_HELD, LT_HELD);
 	return rec;
 }

@@ -611,6 +611,64 @@ static void test_state_lists_every_holder(void **state)
 	fx_free(f);
 }
 
+/* A shared holder's events and metrics are an exclusive lease's (logs
+ * 40-43): an acquisition counted, a takeover told with the holder taken
+ * over, renewals counted, a failed one retried and told with its wait,
+ * an expiry told as a loss, a failed release told; a release is no loss. */
+static void test_events(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got a, b;
+	struct sh_lease *l = try_shared(f, 0, "ev", STORE_SH_SHARED, 4, &a);
+	assert_int_equal(f->obs.acquisitions[0], 1);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_int_equal(obs_get(&f->obs.renewals, "ok"), 1);
+	store_memory_fail(f->store, -1, STORE_TRANSIENT, "ThrottlingException");
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(fx_events(f, OBS_RENEW_RETRY) >= 1);
+	const struct fx_event *e = fx_last(f, OBS_RENEW_RETRY);
+	assert_string_equal(e->error_type, "ThrottlingException");
+	assert_string_equal(e->lock, "ev");
+	assert_true(e->wait_ms > 0);
+	assert_true(obs_get(&f->obs.renewals, "ThrottlingException") >= 1);
+	fx_advance(f, LEASE);
+	assert_true(a.lost);
+	assert_int_equal(fx_events(f, OBS_LEASE_LOST), 1);
+	assert_string_equal(fx_last(f, OBS_LEASE_LOST)->reason, "expired");
+	assert_int_equal(obs_get(&f->obs.losses, "expired"), 1);
+	sh_lease_release(l); /* lost already: no release write, nothing told */
+	fx_run(f);
+	assert_int_equal(fx_events(f, OBS_RELEASE_FAILED), 0);
+	store_memory_fail(f->store, 0, STORE_OK, NULL);
+	/* a crashed holder (never renewed) taken over after a lease */
+	struct store_sh_req g = {.op = STORE_SH_GRANT,
+				 .name = "ev1",
+				 .mode = STORE_SH_LIMIT,
+				 .cap = 1,
+				 .owner = "ghost",
+				 .rvn = "ghost-r",
+				 .first = true,
+				 .holder = "gone",
+				 .lease_ms = LEASE};
+	assert_int_equal(direct(f, g).status, STORE_OK);
+	start(f, 1, "ev1", STORE_SH_LIMIT, 1, true, &b);
+	fx_advance(f, LEASE + LEASE / 3 + 1);
+	assert_non_null(b.lease);
+	assert_int_equal(f->obs.acquisitions[1], 1);
+	e = fx_last(f, OBS_TAKEOVER);
+	assert_non_null(e);
+	assert_string_equal(e->prev_holder, "gone");
+	assert_int_equal(e->token, sh_lease_token(b.lease));
+	/* its release fails: told, free once its lease runs out */
+	store_memory_fail(f->store, -1, STORE_TRANSIENT, "ThrottlingException");
+	sh_lease_release(b.lease);
+	fx_run(f);
+	assert_int_equal(fx_events(f, OBS_RELEASE_FAILED), 1);
+	assert_int_equal(fx_events(f, OBS_LEASE_LOST), 1); /* a release is no loss */
+	store_memory_fail(f->store, 0, STORE_OK, NULL);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -628,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_renew_now),
 		cmocka_unit_test(test_renew_now_refused),
 		cmocka_unit_test(test_state_lists_every_holder),
+		cmocka_unit_test(test_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
