@@ -18,9 +18,10 @@
  *   FREE     an item without owner (released, or deleted by a script: the
  *            item stays as a tombstone keeping its fence): attribute_exists
  *            (pk) AND attribute_not_exists(owner) AND fence = :fence
- *            (attribute_not_exists(fence) without .has_fence). The fence
- *            rises on every acquire, so a key taken and freed again in
- *            between fails it.
+ *            (attribute_not_exists(fence) without .has_fence), and no
+ *            slot held shared (scount absent or 0: store_shared.h). The
+ *            fence rises on every acquire, so a key taken and freed again
+ *            in between fails it.
  *   VERSION  the exact version read: rvn = :rvn (every write of an owner,
  *            the lease core's renewals too, makes a new rvn). With
  *            .alive_after > 0 also expRvn = :rvn AND expAt >

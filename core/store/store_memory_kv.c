@@ -23,8 +23,9 @@ static bool seen_holds(const struct mitem *it, const struct store_kv_op *o)
 	switch (o->seen) {
 	case KV_SEEN_NONE:
 		return it == NULL;
-	case KV_SEEN_FREE:
+	case KV_SEEN_FREE: /* no holder of either mode (store_kv.h) */
 		return it != NULL && it->owner[0] == '\0' &&
+		       (it->rare == NULL || it->rare->scount == 0) &&
 		       (o->has_fence ? !it->no_fence && it->fence == o->fence : it->no_fence);
 	case KV_SEEN_VERSION:
 		if (it == NULL || strcmp(it->rvn, o->rvn) != 0)

@@ -31,7 +31,12 @@ void sk_key_init(struct sk_key *k, const char *name, const struct lock_item *ite
 	k->len = strlen(name);
 	k->item = *item;
 	k->not_lock = !item_is_lock(item);
-	if (k->not_lock || !item->exists || !item->has_owner) {
+	if (!k->not_lock && item->exists && !item->has_owner && item->scount > 0) {
+		/* held shared (readers, a semaphore's holders): alive, no one's
+		 * value, no expiry a script could read; never written over */
+		k->alive0 = true;
+		snprintf(k->value0, sizeof(k->value0), "%s", SK_SHARED_VALUE);
+	} else if (k->not_lock || !item->exists || !item->has_owner) {
 		k->writable0 = !k->not_lock;
 	} else {
 		const char *o = item->owner;

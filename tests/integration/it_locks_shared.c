@@ -304,6 +304,34 @@ static void test_force_one_holder(void **state)
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
+/* Lock libraries' commands and scripts see a name held shared as held
+ * (before, a script's SET took it over the readers: the stress harness
+ * found it): SET NX refused, a script's write refused as on a lease, a
+ * script's GET answers a value no client has, its PTTL -1; free again once
+ * the readers go. */
+static void test_scripts_see_shared(void **state)
+{
+	struct gw g;
+	gw_start(&g, lh_mode_table(), NULL);
+	redisContext *a = gw_connect(&g), *b = gw_connect(&g);
+	(void)sh_acquire(a, "LOCK.ACQUIRE sc 5000 SHARED");
+	gw_expect_nil(b, "SET sc v1 NX PX 5000");
+	/* as on a name held exclusively: the script is told it is a lease */
+	gw_expect_err(b, "ERR key 'sc' is a lease", "EVAL %s 1 sc v1",
+		      "return redis.call('set',KEYS[1],ARGV[1],'NX','PX',5000)");
+	redisReply *r = gw_cmd(b, "EVAL %s 1 sc", "return redis.call('get',KEYS[1])");
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	assert_string_equal(r->str, "leasegate:shared");
+	freeReplyObject(r);
+	gw_expect_int(b, -1, "EVAL %s 1 sc", "return redis.call('pttl',KEYS[1])");
+	gw_expect_int(a, 1, "LOCK.RELEASE sc");
+	gw_expect_ok(b, "SET sc v1 NX PX 5000");
+	gw_expect_nil(a, "LOCK.ACQUIRE sc 5000 SHARED"); /* and the other way round */
+	redisFree(a);
+	redisFree(b);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 /* ---- two gateways on one moto table ---- */
 
 struct pair {
@@ -420,6 +448,7 @@ int main(void)
 	const struct CMUnitTest one[] = {
 		T(test_readers_then_writer), T(test_semaphore), T(test_own_hold),
 		T(test_bad_input),	     T(test_detached),	T(test_force_one_holder),
+		T(test_scripts_see_shared),
 	};
 	const struct CMUnitTest pair[] = {
 		T(test_pair_readers_writer),

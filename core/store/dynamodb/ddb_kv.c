@@ -65,14 +65,20 @@ static void add_seen(const struct store_kv_op *o, char *cond, size_t cap, cJSON 
 		cJSON_AddStringToObject(names, "#k", k->pk);
 		cJSON_AddStringToObject(names, "#o", "owner");
 		cJSON_AddStringToObject(names, "#f", "fence");
+		cJSON_AddStringToObject(names, "#sc", "scount");
+		cJSON_AddItemToObject(vals, ":zero", attr_n(0));
+		/* free means no holder of either mode: a shared grant since
+		 * the read raised scount (store_shared.h) */
 		if (o->has_fence) {
 			snprintf(cond, cap,
-				 "attribute_exists(#k) AND attribute_not_exists(#o) AND #f = :sf");
+				 "attribute_exists(#k) AND attribute_not_exists(#o) AND #f = :sf "
+				 "AND (attribute_not_exists(#sc) OR #sc = :zero)");
 			cJSON_AddItemToObject(vals, ":sf", attr_n(o->fence));
 		} else {
 			snprintf(cond, cap,
 				 "attribute_exists(#k) AND attribute_not_exists(#o) AND "
-				 "attribute_not_exists(#f)");
+				 "attribute_not_exists(#f) AND (attribute_not_exists(#sc) OR #sc = "
+				 ":zero)");
 		}
 		break;
 	case KV_SEEN_VERSION:
