@@ -3,9 +3,11 @@
  * GRANT, RELEASE or REMOVE is one TransactWriteItems of two Updates (the
  * header, then the slot) with a ClientRequestToken made once per request,
  * so that the store's retries apply it once; a RENEW is one UpdateItem of
- * the slot; a READ is one strongly consistent BatchGetItem of the header
- * and every slot, asked again for its UnprocessedKeys. On the calls of
- * store_dynamodb.c (retries, deadline, metrics).
+ * the slot; XANNOUNCE, XCLEAR, XTAKE and the reader sets' RWAIT, RUNWAIT
+ * and RCLEAR one UpdateItem of the header; a READ is one strongly
+ * consistent BatchGetItem of the header and every slot, asked again for
+ * its UnprocessedKeys. On the calls of store_dynamodb.c (retries,
+ * deadline, metrics).
  */
 #include <cJSON.h>
 #include <inttypes.h>
@@ -124,6 +126,41 @@ static const char *without_ttl(const char *set, char *buf, size_t cap)
 	return buf;
 }
 
+/* The names and values a grant's header expressions (text) use, into u. */
+static void grant_header_attrs(cJSON *u, const char *text, const struct ddb_keys *keys,
+			       const struct store_sh_req *r)
+{
+	static const char *const names[][2] = {
+		{"#o", "owner"},  {"#ty", "_type"},  {"#sc", "scount"},
+		{"#sm", "smode"}, {"#f", "fence"},   {"#sl", "slimit"},
+		{"#xw", "xwait"}, {"#ra", "radmit"}, {"#rw", "rwaiters"}};
+	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (uses(text, names[i][0]))
+			cJSON_AddStringToObject(n, names[i][0], names[i][1]);
+	if (uses(text, "#x"))
+		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
+	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
+	if (uses(text, ":lock"))
+		add_str(v, ":lock", "S", "LOCK");
+	if (uses(text, ":zero"))
+		add_num(v, ":zero", 0);
+	if (uses(text, ":sm"))
+		add_str(v, ":sm", "S", mode_name(r->mode));
+	if (uses(text, ":one"))
+		add_num(v, ":one", 1);
+	if (uses(text, ":cap"))
+		add_num(v, ":cap", r->cap);
+	if (uses(text, ":sf"))
+		add_num(v, ":sf", r->seen_fence);
+	if (uses(text, ":x"))
+		add_num(v, ":x", r->ttl);
+	if (uses(text, ":me"))
+		add_str(v, ":me", "S", r->owner);
+	if (uses(text, ":mes"))
+		add_set(v, ":mes", &r->owner, 1);
+}
+
 /* The header's Update of a GRANT (store_shared.h), or its ConditionCheck
  * for a takeover that fills the slot it frees. */
 static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_req *r)
@@ -167,35 +204,7 @@ static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_re
 	cJSON_AddStringToObject(u, "ConditionExpression", cond);
 	if (set != NULL)
 		cJSON_AddStringToObject(u, "UpdateExpression", set);
-	static const char *const names[][2] = {
-		{"#o", "owner"},  {"#ty", "_type"},  {"#sc", "scount"},
-		{"#sm", "smode"}, {"#f", "fence"},   {"#sl", "slimit"},
-		{"#xw", "xwait"}, {"#ra", "radmit"}, {"#rw", "rwaiters"}};
-	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (uses(text, names[i][0]))
-			cJSON_AddStringToObject(n, names[i][0], names[i][1]);
-	if (uses(text, "#x"))
-		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
-	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
-	if (uses(text, ":lock"))
-		add_str(v, ":lock", "S", "LOCK");
-	if (uses(text, ":zero"))
-		add_num(v, ":zero", 0);
-	if (uses(text, ":sm"))
-		add_str(v, ":sm", "S", mode_name(r->mode));
-	if (uses(text, ":one"))
-		add_num(v, ":one", 1);
-	if (uses(text, ":cap"))
-		add_num(v, ":cap", r->cap);
-	if (uses(text, ":sf"))
-		add_num(v, ":sf", r->seen_fence);
-	if (uses(text, ":x"))
-		add_num(v, ":x", r->ttl);
-	if (uses(text, ":me"))
-		add_str(v, ":me", "S", r->owner);
-	if (uses(text, ":mes"))
-		add_set(v, ":mes", &r->owner, 1);
+	grant_header_attrs(u, text, keys, r);
 	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	cJSON *w = cJSON_CreateObject();
 	cJSON_AddItemToObject(w, set == NULL ? "ConditionCheck" : "Update", u);
