@@ -8,8 +8,11 @@
  * unchanged on the waiter's clock, never before; renewals keep a lease
  * for many leases; a slot taken from under a lease makes it lost; a lease
  * whose renewals fail runs out at its end; a name held in another mode is
- * an error; an exclusive waiter polls, never spins, while readers hold.
- * No sleeps.
+ * an error; an exclusive waiter polls, never spins, while readers hold;
+ * phase-fair admission: readers waiting behind a writer are granted
+ * before the next writer (one replica, and across replicas), a crashed
+ * admitted reader costs that writer one lease, a reader that gives up is
+ * not admitted. No sleeps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
