@@ -8,6 +8,7 @@
  * sixth of the lease, until one succeeds or end_timer finds the lease out.
  */
 #include "core/lease.h"
+#include "core/lt_shared.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -687,6 +688,8 @@ static void on_released(void *arg, const struct store_result *res)
 	lock->refs++;
 	lease_destroy(l);
 	lt_lock_kick(lock);
+	if (res->status == STORE_OK) /* readers here: admitted now, or may be */
+		lt_sh_kick(lock->t, lock->name);
 	lt_lock_unref(lock);
 	if (cb != NULL) /* a failure is answered: the lock is not free */
 		cb(cb_arg, failed ? -1 : 1, failed ? &err : NULL);

@@ -438,15 +438,17 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 		fail_queue(l, &e);
 		return;
 	}
-	if (item->exists && !item->has_owner && item->scount > 0 && l->wq_head != NULL &&
-	    l->held == NULL) {
-		/* readers hold it (core/lt_shared.h): no write can win now;
-		 * crashed ones are removed by their watch */
+	if (item->exists && !item->has_owner && (item->scount > 0 || item->radmit) &&
+	    l->wq_head != NULL && l->held == NULL) {
+		/* readers hold it, or were admitted by the last exclusive
+		 * release (core/lt_shared.h): no write can win now; crashed
+		 * ones are removed by their watch */
 		lt_lock_see_readers(l, item, l->wq_head->lease_ms);
 		if (l->reaper == NULL)
 			l->reaper = lt_sh_reaper_new(l->t, l->name);
 		if (l->reaper != NULL)
-			lt_sh_reap(l->reaper, lt_poll_interval(l->wq_head->lease_ms));
+			lt_sh_reap(l->reaper, lt_poll_interval(l->wq_head->lease_ms),
+				   l->wq_head->lease_ms);
 		lt_fire_refusal(l);
 		lt_lock_kick(l);
 		return;
@@ -911,6 +913,11 @@ bool lt_handoff(struct lock *l, struct lease *from)
 	}
 	if (w == NULL || l->writes > 0)
 		return false;
+	/* Phase-fair: readers wait behind this lease (registered on the
+	 * item, as its last answer showed, or here): its release to the
+	 * store admits them before the next writer (core/lt_shared.h). */
+	if (l->readers_behind || lt_sh_waiting(l->t, l->name))
+		return false;
 	if (!send_write(w, from->rvn, false, from->token))
 		return false;
 	w->handoff = true;
@@ -928,6 +935,7 @@ bool lt_handoff(struct lock *l, struct lease *from)
 
 void lt_holder_saw(struct lock *l, const struct lock_item *item)
 {
+	l->readers_behind = item->rwaiters;
 	bool other = item->has_waiter && strcmp(item->waiter, l->ann) != 0;
 	if (item->has_waiter && !other && l->ann_call == NULL) {
 		l->ann_on_item = true;

@@ -86,6 +86,9 @@ struct lock {
 	/* readers seen holding it while an exclusive waits here: their
 	 * watch (core/lt_shared.h), NULL when none */
 	struct sh_reaper *reaper;
+	/* readers registered behind the lease held here, as its last
+	 * answer showed (lt_holder_saw): its release is not handed on */
+	bool readers_behind;
 	/* Fair across replicas (locktable.c). Waiting side: what the store
 	 * showed, not a lifecycle of ours — ann_on_item follows the items read
 	 * (lt_lock_see) as much as our own writes, and elsewhere is a streak of

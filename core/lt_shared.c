@@ -24,7 +24,7 @@
 #define RETRIES_AT_ONCE 3 /* refused grants read again at once this often */
 #define WINDOW		4 /* slots a first read looks at (then, if none is free, all) */
 
-enum wait_step { W_IDLE, W_READ, W_GRANT, W_CLEAR };
+enum wait_step { W_IDLE, W_READ, W_GRANT, W_CLEAR, W_REGISTER };
 
 struct sh_wait {
 	struct sh_wait *prev, *next; /* in t->sh_waits */
@@ -43,7 +43,12 @@ struct sh_wait {
 	bool read_all;	  /* a window found no free slot: read every slot */
 	bool takeover;	  /* the grant in flight takes a stale holder's slot */
 	char prev_holder[STORE_HOLDER_MAX + 1]; /* ... whose label this was */
-	int64_t sent_ms;			/* its send: its lease runs from there */
+	/* Phase-fair admission (RWAIT in store_shared.h): its id may be in
+	 * the header's rwaiters or radmit (a registration was sent); and the
+	 * wait after the registration in flight. */
+	bool registered;
+	int64_t then_ms;
+	int64_t sent_ms; /* its send: its lease runs from there */
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
 	char *holder;
 	struct sh_watch watch[STORE_SH_CAP];
@@ -443,11 +448,32 @@ static void wait_free(struct sh_wait *w)
 	free(w);
 }
 
+static void on_unwaited(void *arg, const struct store_sh_result *r) {}
+
+/* A registered wait ends ungranted: its id leaves the header's sets
+ * (RUNWAIT), else a release would admit it and a writer wait a lease for
+ * it. Not reported: a failure costs that lease at most. */
+static void unwait(struct sh_wait *w)
+{
+	if (!w->registered)
+		return;
+	w->registered = false;
+	struct store_sh_req r = {.op = STORE_SH_RUNWAIT,
+				 .name = w->name,
+				 .mode = w->a.mode,
+				 .cap = w->a.cap,
+				 .owner = w->owner};
+	if (store_sh_submit(w->t->store, &r, on_unwaited, NULL) == NULL)
+		return; /* out of memory: a writer waits a lease for it at most */
+}
+
 /* Answers the wait (lease, or none, or err) and frees it. */
 static void answer(struct sh_wait *w, struct sh_lease *l, const struct lt_error *err)
 {
 	lt_sh_acquire_cb cb = w->cb;
 	void *arg = w->arg;
+	if (l == NULL)
+		unwait(w);
 	wait_free(w);
 	cb(arg, l, err);
 }
@@ -488,6 +514,8 @@ static void on_granted(void *arg, const struct store_sh_result *r)
 		if (r->status == STORE_OK)
 			(void)release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner,
 					   true, 0, NULL, NULL);
+		else
+			unwait(w);
 		wait_free(w);
 		return;
 	}
@@ -515,10 +543,12 @@ static void on_granted(void *arg, const struct store_sh_result *r)
 		not_now(w, lt_poll_interval(w->a.lease_ms));
 }
 
-/* A GRANT of slot (r->slots[i] as read), a takeover of seen_rvn or none. */
+/* A GRANT of slot (r->slots[i] as read), a takeover of seen_rvn or none;
+ * admitted past a writer's announcement when the header's radmit has it. */
 static void grant(struct sh_wait *w, const struct store_sh_result *r, unsigned i,
 		  const char *seen_rvn)
 {
+	bool admitted = store_sh_set_has(&r->header.radmit, w->owner);
 	const struct lock_item *s = &r->slots[i];
 	store_new_id(w->rvn);
 	w->slot = w->from + i;
@@ -535,6 +565,8 @@ static void grant(struct sh_wait *w, const struct store_sh_result *r, unsigned i
 				 .rvn = w->rvn,
 				 .seen_rvn = seen_rvn,
 				 .first = r->header.scount == 0,
+				 .admitted = admitted,
+				 .registered = w->registered,
 				 .seen_fence = r->header.lock.has_fence ? r->header.lock.fence : 0,
 				 .seen_slot_fence = s->has_fence ? s->fence : 0,
 				 .holder = w->holder,
@@ -570,13 +602,55 @@ static void on_xcleared(void *arg, const struct store_sh_result *r)
 	read_again(w); /* cleared, or replaced: the header says which */
 }
 
+static void on_registered(void *arg, const struct store_sh_result *r)
+{
+	struct sh_wait *w = arg;
+	w->call = NULL;
+	w->step = W_IDLE;
+	if (r->status == STORE_REFUSED) { /* nothing to wait behind now, or full */
+		read_again(w);
+		return;
+	}
+	not_now(w, w->then_ms);
+}
+
+/* A reader waits behind an exclusive holder or a writer's announcement
+ * for delay: registered on the header first (RWAIT), once per phase, so
+ * that the exclusive's release admits it before the next writer. A try
+ * does not register; nor does a semaphore's holder, nor a reader the
+ * header shows registered or admitted already, nor one past the set's
+ * bound (it waits as before). */
+static void wait_behind(struct sh_wait *w, const struct store_sh_header *h, int64_t delay)
+{
+	bool listed =
+		store_sh_set_has(&h->rwaiters, w->owner) || store_sh_set_has(&h->radmit, w->owner);
+	if (!w->a.wait || w->a.mode != STORE_SH_SHARED || listed ||
+	    h->rwaiters.n >= STORE_SH_SET_MAX) {
+		not_now(w, delay);
+		return;
+	}
+	struct store_sh_req r = {.op = STORE_SH_RWAIT,
+				 .name = w->name,
+				 .mode = w->a.mode,
+				 .cap = w->a.cap,
+				 .owner = w->owner};
+	w->then_ms = delay;
+	w->step = W_REGISTER;
+	w->call = store_sh_submit(w->t->store, &r, on_registered, w);
+	if (w->call == NULL)
+		not_now(w, delay);
+	else
+		w->registered = true; /* it may land, whatever the answer says */
+}
+
 /* An exclusive holder holds the name: wait a poll of its lease, unless its
  * rvn stood still a whole lease on this clock (it crashed): then end it
  * (XTAKE, conditioned on that rvn) and read again. */
-static void behind_holder(struct sh_wait *w, const struct lock_item *h, int64_t now)
+static void behind_holder(struct sh_wait *w, const struct store_sh_header *hd, int64_t now)
 {
+	const struct lock_item *h = &hd->lock;
 	if (!lt_sh_stale(&w->hwatch, h, now)) {
-		not_now(w, lt_poll_interval(h->lease_ms));
+		wait_behind(w, hd, lt_poll_interval(h->lease_ms));
 		return;
 	}
 	struct store_sh_req r = {.op = STORE_SH_XTAKE,
@@ -604,7 +678,7 @@ static void behind_writer(struct sh_wait *w, const struct store_sh_header *h, in
 		w->xwatch.since = now;
 	}
 	if (now - w->xwatch.since < LT_RESERVE_WINDOWS * ms) {
-		not_now(w, ms);
+		wait_behind(w, h, ms);
 		return;
 	}
 	struct store_sh_req r = {
@@ -620,8 +694,11 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 {
 	char why[96];
 	int64_t now = now_ms(w->t);
+	bool admitted = store_sh_set_has(&r->header.radmit, w->owner);
+	if (admitted || store_sh_set_has(&r->header.rwaiters, w->owner))
+		w->registered = true;	/* a registration whose answer was lost */
 	if (r->header.lock.has_owner) { /* an exclusive holder */
-		behind_holder(w, &r->header.lock, now);
+		behind_holder(w, &r->header, now);
 		return;
 	}
 	if (mismatch(w, &r->header, why, sizeof(why)) != NULL) {
@@ -630,7 +707,7 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 		answer(w, NULL, &e);
 		return;
 	}
-	if (r->header.xwait[0] != '\0') {
+	if (r->header.xwait[0] != '\0' && !admitted) { /* admitted: past it */
 		behind_writer(w, &r->header, now);
 		return;
 	}
@@ -754,6 +831,15 @@ void lt_sh_kick(struct locktable *t, const char *name)
 		}
 }
 
+bool lt_sh_waiting(struct locktable *t, const char *name)
+{
+	for (struct sh_wait *w = t->sh_waits; w != NULL; w = w->next)
+		if (w->a.wait && w->a.mode == STORE_SH_SHARED && !w->cancelled &&
+		    strcmp(w->name, name) == 0)
+			return true;
+	return false;
+}
+
 const char *sh_wait_name(const struct sh_wait *w)
 {
 	return w->name;
@@ -771,5 +857,6 @@ void lt_sh_acquire_cancel(struct sh_wait *w)
 	}
 	if (w->call != NULL)
 		store_cancel(w->t->store, w->call);
+	unwait(w);
 	wait_free(w);
 }

@@ -10,11 +10,17 @@
  * unchanged for a whole lease on its own clock, with one write that frees
  * the slot and fills it.
  *
- * Not yet (see the design): the waiting exclusive's announcement and
- * phase-fair admission, the removal of crashed readers by an exclusive
- * waiter, a reader's takeover of a crashed exclusive holder, local
- * hand-offs. An exclusive holder (lt_acquire) and shared holders never
- * overlap: the store's conditions see to it.
+ * Phase-fair: a reader waiting behind an exclusive holder or a writer's
+ * announcement registers on the header (RWAIT), once per phase; the
+ * exclusive's release admits the registered readers (radmit), who are
+ * granted past the next writer's announcement; a wait that ends
+ * ungranted takes its entry away (RUNWAIT). An exclusive lease ending on
+ * this replica while readers wait is released to the store, not handed
+ * to a local writer, and the readers here read at once (lt_sh_kick).
+ *
+ * Not yet (see the design): local hand-offs of slots. An exclusive holder
+ * (lt_acquire) and shared holders never overlap: the store's conditions
+ * see to it.
  *
  * Every callback comes from the event loop. Release every lease and cancel
  * every wait of this file before lt_free.
@@ -68,10 +74,13 @@ void lt_sh_kick(struct locktable *t, const char *name);
  * holder whose rvn stood still a whole lease on this replica's clock,
  * counted from the read that first showed it. Each lt_sh_reap reads the
  * slots once (none while a read is in flight); removals are not reported,
- * and wake the waiters here when they land. */
+ * and wake the waiters here when they land. Readers admitted by the last
+ * exclusive release (the header's radmit) go first; a set that stood
+ * still lease_ms (the writer's lease) on this clock is of crashed readers
+ * and is dropped (RCLEAR, conditioned on that set). */
 struct sh_reaper;
 struct sh_reaper *lt_sh_reaper_new(struct locktable *t, const char *name);
-void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms);
+void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms, int64_t lease_ms);
 /* clear: take the announcement away (false: the table is going away, the
  * announcement left to run stale). NULL is allowed. */
 void lt_sh_reaper_free(struct sh_reaper *rp, bool clear);
@@ -101,6 +110,11 @@ typedef void (*lt_sh_state_cb)(void *arg, const struct lt_sh_state *st, const st
  * callback). */
 bool lt_sh_state(struct locktable *t, const char *name, lt_sh_state_cb cb, void *arg)
 	__attribute__((warn_unused_result));
+
+/* Whether a reader of this replica waits for name (core/locktable.c:
+ * an exclusive lease ending then releases to the store, which admits the
+ * readers registered, instead of handing on to a local writer). */
+bool lt_sh_waiting(struct locktable *t, const char *name);
 
 /* The name a wait is for. */
 const char *sh_wait_name(const struct sh_wait *w);

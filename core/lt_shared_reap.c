@@ -2,7 +2,9 @@
  * lt_shared_reap: an exclusive waiter's side of a name readers hold (see
  * lt_sh_reaper_new in lt_shared.h): its announcement on the header, so
  * that new readers stop coming, and its watch of the slots, which removes
- * crashed readers after a whole lease of their rvn unchanged.
+ * crashed readers after a whole lease of their rvn unchanged; and its
+ * watch of the readers admitted by the last exclusive release (radmit),
+ * which it drops once that set stood still a whole lease of its own.
  */
 #include "core/lt_internal.h"
 #include "core/lt_shared.h"
@@ -13,10 +15,13 @@
 
 struct sh_reaper {
 	struct locktable *t;
-	struct store_call *call;     /* its READ in flight */
-	struct store_call *ann_call; /* its XANNOUNCE in flight */
-	char id[LT_ID_LEN + 1];	     /* the writer's announcement's */
-	char xrvn[LT_ID_LEN + 1];    /* the rvn it last wrote, "" none */
+	struct store_call *call;      /* its READ in flight */
+	struct store_call *ann_call;  /* its XANNOUNCE in flight */
+	char id[LT_ID_LEN + 1];	      /* the writer's announcement's */
+	char xrvn[LT_ID_LEN + 1];     /* the rvn it last wrote, "" none */
+	int64_t lease_ms;	      /* the writer's: radmit's watch */
+	struct store_sh_set admitted; /* radmit as last read (n 0: none) */
+	int64_t admitted_since;	      /* on our clock, from that read */
 	struct sh_watch watch[STORE_SH_CAP];
 	char name[];
 };
@@ -54,6 +59,47 @@ static void remove_slot(struct sh_reaper *rp, unsigned k, const char *owner)
 		free(rm);
 }
 
+/* Whether a and b hold the same ids. */
+static bool same_set(const struct store_sh_set *a, const struct store_sh_set *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (unsigned i = 0; i < a->n; i++)
+		if (!store_sh_set_has(b, a->id[i]))
+			return false;
+	return true;
+}
+
+/* RCLEAR of the admitted set rp watched (refused when it moved since). */
+static void clear_admitted(struct sh_reaper *rp)
+{
+	struct sh_removal *rm = malloc(sizeof(*rm));
+	if (rm == NULL)
+		return;
+	rm->t = rp->t;
+	snprintf(rm->name, sizeof(rm->name), "%s", rp->name);
+	struct store_sh_req r = {.op = STORE_SH_RCLEAR,
+				 .name = rp->name,
+				 .cap = STORE_SH_CAP,
+				 .seen_set = &rp->admitted};
+	if (store_sh_submit(rp->t->store, &r, on_removed, rm) == NULL)
+		free(rm);
+}
+
+/* The readers admitted (h->radmit) go first; a set that stood still a
+ * whole lease of the writer's on this clock is of readers that crashed:
+ * dropped, conditioned on that very set. */
+static void watch_admitted(struct sh_reaper *rp, const struct store_sh_header *h, int64_t now)
+{
+	if (h->radmit.n == 0 || !same_set(&rp->admitted, &h->radmit)) {
+		rp->admitted = h->radmit;
+		rp->admitted_since = now;
+		return;
+	}
+	if (now - rp->admitted_since >= rp->lease_ms)
+		clear_admitted(rp);
+}
+
 static void on_reap_read(void *arg, const struct store_sh_result *r)
 {
 	struct sh_reaper *rp = arg;
@@ -61,6 +107,7 @@ static void on_reap_read(void *arg, const struct store_sh_result *r)
 	if (r->status != STORE_OK)
 		return; /* the next poll reads again */
 	int64_t now = clock_now_ms(rp->t->clock);
+	watch_admitted(rp, &r->header, now);
 	for (unsigned k = 0; k < r->nslots && k < STORE_SH_CAP; k++) {
 		const struct lock_item *s = &r->slots[k];
 		if (!s->has_owner)
@@ -108,8 +155,9 @@ static void announce(struct sh_reaper *rp, int64_t poll_ms)
 		memcpy(rp->xrvn, rvn, sizeof(rp->xrvn));
 }
 
-void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms)
+void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms, int64_t lease_ms)
 {
+	rp->lease_ms = lease_ms;
 	announce(rp, poll_ms);
 	if (rp->call != NULL)
 		return;

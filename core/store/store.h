@@ -68,6 +68,12 @@
  *             freed = :token, freedBy = "token" (or "force" with .forced),
  *             so that the holder's next renewal tells a release from a
  *             takeover. ACQUIRE leaves freed and freedBy alone.
+	     Every release also admits the readers registered behind the
+	     lease (store_shared.h): REMOVE rwaiters SET radmit =
+	     if_not_exists(rwaiters, "-"); ACQUIRE (unless .unconditional)
+	     is refused while radmit is a string set: those readers go
+	     first, then its waiter (or a writer that saw the set stand
+	     still for a lease clears it: RCLEAR).
  *   ORPHAN    SET orphan = :owner if owner = :owner: the holding replica
  *             marks its lease orphaned (its connection closed while the
  *             replica drains), still owning it; rvn, fence, leaseMs stay.
@@ -184,6 +190,10 @@ struct lock_item {
 	 * scount), 0 when absent: an exclusive acquire cannot win while it
 	 * is above 0. */
 	int64_t scount;
+	/* Readers registered behind an exclusive (rwaiters) and admitted by
+	 * its release (radmit): each a string set on the item
+	 * (core/store/store_shared.h). */
+	bool rwaiters, radmit;
 	/* The hash a script wrote on the key (core/store_kv.h, attribute
 	 * hfields): "field value ..." pairs separated by single spaces,
 	 * meaningful only while owner starts with "h:"; "" when absent. */

@@ -7,6 +7,7 @@
  * Forgetting released items after the retention is store_memory_retention.c's.
  */
 #include "core/store/store_memory_int.h"
+#include "core/store/store_shared.h"
 #include "core/store/store_tx.h"
 
 #include "lib/base/pool.h"
@@ -61,9 +62,12 @@ static void copy_rare(const struct mitem_rare *r, struct lock_item *out)
 		out->orphan[0] = out->adopted_from[0] = '\0';
 		out->hash[0] = '\0';
 		out->scount = 0;
+		out->rwaiters = out->radmit = false;
 		return;
 	}
 	out->scount = r->scount;
+	out->rwaiters = r->rwaiters != NULL;
+	out->radmit = r->radmit != NULL;
 	out->expires_at = r->expires_at;
 	memcpy(out->exp_rvn, r->exp_rvn, sizeof(out->exp_rvn));
 	memcpy(out->secret_hash, r->secret_hash, sizeof(out->secret_hash));
@@ -170,7 +174,10 @@ static bool set_waiter(struct mstore *ms, struct mitem *it, const char *waiter, 
 /* The bytes of a block of rare fields (r NULL: none), its hash's too. */
 static size_t rare_bytes(const struct mitem_rare *r)
 {
-	return r != NULL ? sizeof(*r) + slen(r->hfields) + r->nslots * sizeof(struct mslot) : 0;
+	return r != NULL ? sizeof(*r) + slen(r->hfields) + r->nslots * sizeof(struct mslot) +
+				   ((r->rwaiters != NULL) + (r->radmit != NULL)) *
+					   sizeof(struct store_sh_set)
+			 : 0;
 }
 
 static void rare_free(struct mitem_rare *r)
@@ -178,6 +185,8 @@ static void rare_free(struct mitem_rare *r)
 	if (r != NULL) {
 		free(r->hfields);
 		free(r->slots);
+		free(r->rwaiters);
+		free(r->radmit);
 	}
 	free(r);
 }
@@ -194,7 +203,7 @@ void mem_rare_trim(struct mstore *ms, struct mitem *it)
 	const struct mitem_rare *r = it->rare;
 	if (r == NULL || r->expires_at != 0 || r->hfields != NULL || r->exp_rvn[0] != '\0' ||
 	    r->secret_hash[0] != '\0' || r->orphan[0] != '\0' || r->adopted_from[0] != '\0' ||
-	    r->slots != NULL)
+	    r->slots != NULL || r->rwaiters != NULL || r->radmit != NULL)
 		return;
 	ms->bytes -= rare_bytes(it->rare);
 	rare_free(it->rare);
@@ -282,8 +291,9 @@ static bool lock_writable(const struct mitem *it)
 {
 	bool fence_ok = it->no_fence || (!it->fence_bad && it->fence >= 0 && it->fence < INT64_MAX);
 	bool shape_ok = it->owner[0] == '\0' || (it->rvn[0] != '\0' && it->has_lease);
-	bool unshared = it->rare == NULL || it->rare->scount == 0; /* no slot held */
-	return it->other_type == NULL && fence_ok && shape_ok && unshared;
+	bool unshared = it->rare == NULL || it->rare->scount == 0;	 /* no slot held */
+	bool no_admitted = it->rare == NULL || it->rare->radmit == NULL; /* readers first */
+	return it->other_type == NULL && fence_ok && shape_ok && unshared && no_admitted;
 }
 
 static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
@@ -414,6 +424,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		it->has_lease = false;
 		set_holder(ms, it, NULL);
 		set_secret_hash(ms, it, NULL); /* a removal: cannot fail */
+		mem_admit_readers(ms, it);
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
 		if (r->token > 0) { /* a release from outside the holding replica */

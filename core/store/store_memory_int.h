@@ -8,6 +8,8 @@
 
 #include "core/store/store_memory.h"
 
+struct store_sh_set;
+
 struct mitem {
 	struct mitem *next;
 	/* Released (no owner): in one of the store's lists of released items
@@ -70,6 +72,9 @@ struct mitem_rare {
 	char xwait[STORE_ID_MAX + 1];
 	char xwait_rvn[STORE_ID_MAX + 1];
 	int64_t xwait_ms;
+	/* readers registered behind an exclusive, and admitted by its
+	 * release (store_shared.h RWAIT): NULL when absent (never empty) */
+	struct store_sh_set *rwaiters, *radmit;
 	struct mslot *slots;
 	unsigned nslots;
 };
@@ -186,6 +191,10 @@ struct store_call *mem_chan_publish(struct store *s, const char *id, const char 
 				    void *arg);
 struct store_call *mem_chan_read(struct store *s, const char *id, store_chan_cb cb, void *arg);
 void mem_chans_free(struct mstore *ms);
+
+/* An exclusive release or XTAKE of it: rwaiters becomes radmit (the
+ * old radmit goes; none when nobody registered). store_memory_shared.c. */
+void mem_admit_readers(struct mstore *ms, struct mitem *it);
 
 /* The item as a read gives it (it NULL: none). */
 void mem_copy_out(const struct mitem *it, struct lock_item *out);

@@ -20,6 +20,7 @@ struct mem_sh {
 	struct store_sh_req req;
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1], seen_rvn[STORE_ID_MAX + 1];
 	char holder[STORE_HOLDER_MAX + 1];
+	struct store_sh_set seen_set; /* RCLEAR's */
 	char name[];
 };
 
@@ -73,6 +74,10 @@ static void header_out(const struct mitem *h, struct store_sh_header *out)
 	memcpy(out->xwait, h->rare->xwait, sizeof(out->xwait));
 	memcpy(out->xwait_rvn, h->rare->xwait_rvn, sizeof(out->xwait_rvn));
 	out->xwait_ms = h->rare->xwait_ms;
+	if (h->rare->rwaiters != NULL)
+		out->rwaiters = *h->rare->rwaiters;
+	if (h->rare->radmit != NULL)
+		out->radmit = *h->rare->radmit;
 }
 
 static void slot_out(const struct mslot *s, struct lock_item *out)
@@ -105,11 +110,20 @@ static bool fence_is(const struct mitem *h, int64_t seen)
 	return h != NULL && !h->no_fence && !h->fence_bad && h->fence == seen;
 }
 
+/* The reader sets of h: NULL when absent. */
+static const struct store_sh_set *radmit_of(const struct mitem *h)
+{
+	return h != NULL && h->rare != NULL ? h->rare->radmit : NULL;
+}
+
 static bool grant_header_ok(const struct mitem *h, const struct store_sh_req *r)
 {
 	bool lock = h == NULL || (h->other_type == NULL && !h->fence_bad);
 	bool announced = h != NULL && h->rare != NULL && h->rare->xwait[0] != '\0';
-	if (!lock || (h != NULL && h->owner[0] != '\0') || announced || !fence_is(h, r->seen_fence))
+	/* admitted: in radmit, whatever the announcement (store_shared.h) */
+	bool passes = r->admitted ? radmit_of(h) != NULL && store_sh_set_has(radmit_of(h), r->owner)
+				  : !announced;
+	if (!lock || (h != NULL && h->owner[0] != '\0') || !passes || !fence_is(h, r->seen_fence))
 		return false;
 	int64_t n = scount_of(h);
 	if (r->first)
@@ -170,9 +184,46 @@ static void fill_slot(struct mslot *s, const struct store_sh_req *r)
 		s->ttl = r->ttl;
 }
 
-static void grant_header(struct mitem *h, const struct store_sh_req *r)
+/* id out of *set (id NULL: every id); freed, NULL, when it empties: a set
+ * is never empty */
+static void set_delete(struct mstore *ms, struct store_sh_set **set, const char *id)
+{
+	struct store_sh_set *s = *set;
+	if (s != NULL && id == NULL)
+		s->n = 0;
+	for (unsigned i = 0; s != NULL && i < s->n; i++)
+		if (strcmp(s->id[i], id) == 0) {
+			memmove(s->id[i], s->id[i + 1], (s->n - i - 1) * sizeof(s->id[0]));
+			s->n--;
+			break;
+		}
+	if (s != NULL && s->n == 0) {
+		free(s);
+		*set = NULL;
+		ms->bytes -= sizeof(*s);
+	}
+}
+
+void mem_admit_readers(struct mstore *ms, struct mitem *it)
+{
+	struct mitem_rare *rare = it->rare;
+	if (rare == NULL)
+		return;
+	if (rare->radmit != NULL)
+		ms->bytes -= sizeof(*rare->radmit);
+	free(rare->radmit);
+	rare->radmit = rare->rwaiters;
+	rare->rwaiters = NULL;
+	mem_rare_trim(ms, it);
+}
+
+static void grant_header(struct mstore *ms, struct mitem *h, const struct store_sh_req *r)
 {
 	struct mitem_rare *rare = h->rare;
+	if (r->registered) { /* its entry goes with the grant */
+		set_delete(ms, &rare->rwaiters, r->owner);
+		set_delete(ms, &rare->radmit, r->owner);
+	}
 	if (r->first) {
 		snprintf(rare->smode, sizeof(rare->smode), "%s", mode_name(r->mode));
 		rare->slimit = r->mode == STORE_SH_LIMIT ? r->cap : 0;
@@ -209,7 +260,7 @@ static void grant(struct mstore *ms, const struct store_sh_req *r, struct sh_out
 			 "the embedded store is out of memory (or full)");
 		return;
 	}
-	grant_header(h, r);
+	grant_header(ms, h, r);
 	fill_slot(s, r);
 	header_out(h, &out->res.header);
 	slot_out(s, &out->slots[0]);
@@ -265,7 +316,7 @@ static void announce(struct mstore *ms, const struct store_sh_req *r, struct sh_
 	struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
 	struct mitem_rare *x = h != NULL ? h->rare : NULL;
 	bool ok = r->op == STORE_SH_XANNOUNCE
-			  ? x != NULL && x->scount > 0 &&
+			  ? x != NULL && (x->scount > 0 || x->radmit != NULL) &&
 				    (x->xwait[0] == '\0' || strcmp(x->xwait, r->owner) == 0)
 			  : x != NULL && x->xwait[0] != '\0' &&
 				    strcmp(x->xwait_rvn, r->seen_rvn) == 0;
@@ -297,9 +348,68 @@ static void take(struct mstore *ms, const struct store_sh_req *r, struct sh_out 
 			h->rare->secret_hash[0] = '\0';
 		if (r->ttl > 0)
 			h->ttl = r->ttl;
+		mem_admit_readers(ms, h);
 	}
 	out->res.status = ok ? STORE_OK : STORE_REFUSED;
 	out->res.index = 0;
+	header_out(h, &out->res.header);
+}
+
+/* Whether two sets hold the same ids (in any order: a set's equality). */
+static bool set_equal(const struct store_sh_set *a, const struct store_sh_set *b)
+{
+	if (a == NULL || b == NULL || a->n != b->n)
+		return false;
+	for (unsigned i = 0; i < a->n; i++)
+		if (!store_sh_set_has(b, a->id[i]))
+			return false;
+	return true;
+}
+
+/* RWAIT, RUNWAIT, RCLEAR (store_shared.h): the header's reader sets. */
+static bool readers_ok(const struct mitem *h, const struct store_sh_req *r)
+{
+	const struct mitem_rare *x = h != NULL ? h->rare : NULL;
+	switch (r->op) {
+	case STORE_SH_RWAIT:
+		return h != NULL && (h->owner[0] != '\0' || (x != NULL && x->xwait[0] != '\0')) &&
+		       (x == NULL || x->rwaiters == NULL || x->rwaiters->n < STORE_SH_SET_MAX);
+	case STORE_SH_RUNWAIT:
+		return h != NULL && h->other_type == NULL;
+	default:
+		return set_equal(radmit_of(h), r->seen_set);
+	}
+}
+
+static void readers(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
+{
+	struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
+	bool ok = readers_ok(h, r);
+	out->res.index = 0;
+	out->res.status = ok ? STORE_OK : STORE_REFUSED;
+	if (ok && r->op == STORE_SH_RWAIT) {
+		struct mitem_rare *x = mem_rare(ms, h);
+		if (x != NULL && x->rwaiters == NULL &&
+		    (x->rwaiters = calloc(1, sizeof(*x->rwaiters))) != NULL)
+			ms->bytes += sizeof(*x->rwaiters);
+		if (x == NULL || x->rwaiters == NULL) {
+			out->res.status = STORE_TRANSIENT;
+			out->res.error_type = "OutOfMemory";
+			snprintf(out->res.message, sizeof(out->res.message),
+				 "the embedded store is out of memory");
+			return;
+		}
+		if (!store_sh_set_has(x->rwaiters, r->owner)) /* ADD: a set */
+			snprintf(x->rwaiters->id[x->rwaiters->n++], sizeof(x->rwaiters->id[0]),
+				 "%s", r->owner);
+	} else if (ok && h->rare != NULL && r->op == STORE_SH_RUNWAIT) {
+		set_delete(ms, &h->rare->rwaiters, r->owner);
+		set_delete(ms, &h->rare->radmit, r->owner);
+		mem_rare_trim(ms, h);
+	} else if (ok && r->op == STORE_SH_RCLEAR) {
+		set_delete(ms, &h->rare->radmit, NULL);
+		mem_rare_trim(ms, h);
+	}
 	header_out(h, &out->res.header);
 }
 
@@ -337,6 +447,11 @@ static void apply(struct mstore *ms, const struct store_sh_req *r, struct sh_out
 		return;
 	case STORE_SH_XTAKE:
 		take(ms, r, out);
+		return;
+	case STORE_SH_RWAIT:
+	case STORE_SH_RUNWAIT:
+	case STORE_SH_RCLEAR:
+		readers(ms, r, out);
 		return;
 	}
 }
@@ -391,6 +506,10 @@ static struct mem_sh *copy(const struct store_sh_req *req)
 	COPY(seen_rvn);
 	COPY(holder);
 #undef COPY
+	if (req->seen_set != NULL) {
+		c->seen_set = *req->seen_set;
+		c->req.seen_set = &c->seen_set;
+	}
 	return c;
 }
 
@@ -409,6 +528,7 @@ struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req
 			   : req->op == STORE_SH_XANNOUNCE ? STORE_ANNOUNCE
 			   : req->op == STORE_SH_XCLEAR	   ? STORE_WITHDRAW
 			   : req->op == STORE_SH_XTAKE	   ? STORE_RELEASE
+			   : req->op >= STORE_SH_RWAIT	   ? STORE_ANNOUNCE
 							   : STORE_TRANSACT;
 	call->sh = c;
 	call->req.op = op; /* for the latency and the counts */

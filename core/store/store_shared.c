@@ -19,6 +19,25 @@ static bool id_ok(const char *s, size_t max)
 	return true;
 }
 
+/* 1..STORE_SH_SET_MAX ids, each as id_ok */
+static bool set_ok(const struct store_sh_set *s)
+{
+	if (s == NULL || s->n == 0 || s->n > STORE_SH_SET_MAX)
+		return false;
+	for (unsigned i = 0; i < s->n; i++)
+		if (!id_ok(s->id[i], STORE_ID_MAX))
+			return false;
+	return true;
+}
+
+bool store_sh_set_has(const struct store_sh_set *s, const char *id)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (strcmp(s->id[i], id) == 0)
+			return true;
+	return false;
+}
+
 /* The fields each operation needs (store_shared.h). */
 static bool fields_ok(const struct store_sh_req *r)
 {
@@ -27,7 +46,7 @@ static bool fields_ok(const struct store_sh_req *r)
 		return id_ok(r->owner, STORE_ID_MAX) && id_ok(r->rvn, STORE_ID_MAX) &&
 		       r->lease_ms > 0 && r->seen_fence >= 0 && r->seen_slot_fence >= 0 &&
 		       (r->seen_rvn == NULL || id_ok(r->seen_rvn, STORE_ID_MAX)) &&
-		       !(r->first && r->seen_rvn != NULL);
+		       !(r->first && r->seen_rvn != NULL) && (!r->admitted || r->registered);
 	case STORE_SH_RENEW:
 		return id_ok(r->owner, STORE_ID_MAX) && id_ok(r->rvn, STORE_ID_MAX) &&
 		       id_ok(r->seen_rvn, STORE_ID_MAX) && r->lease_ms > 0;
@@ -44,6 +63,11 @@ static bool fields_ok(const struct store_sh_req *r)
 		return id_ok(r->seen_rvn, STORE_ID_MAX);
 	case STORE_SH_XTAKE:
 		return id_ok(r->owner, STORE_ID_MAX) && id_ok(r->seen_rvn, STORE_ID_MAX);
+	case STORE_SH_RWAIT:
+	case STORE_SH_RUNWAIT:
+		return id_ok(r->owner, STORE_ID_MAX);
+	case STORE_SH_RCLEAR:
+		return set_ok(r->seen_set);
 	}
 	return false;
 }

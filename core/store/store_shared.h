@@ -63,7 +63,7 @@
  *
  *   XANNOUNCE  a writer waiting for readers says so on the header: SET
  *            xwait = :owner, xwaitRvn = :rvn, xwaitMs = :lease_ms if
- *            scount > 0 AND (attribute_not_exists(xwait) OR xwait =
+ *            (scount > 0 OR radmit is a set) AND (attribute_not_exists(xwait) OR xwait =
  *            :owner): set once, refreshed (a new rvn) by each of its
  *            polls. Every GRANT is refused while it stands (its header
  *            condition has attribute_not_exists(xwait)), so new readers
@@ -76,10 +76,31 @@
  *            leaseMs, holder, secretHash (SET ttl) if owner = :owner AND
  *            rvn = :seen_rvn, the rvn the reader saw unchanged for a whole
  *            lease on its own clock. Its own renewal then finds the lock
- *            taken over.
+ *            taken over. It admits the registered readers as a release
+ *            does (below).
+ *
+ * Phase-fair admission (docs/design/shared-locks.md, "No starvation"):
+ *   RWAIT    a reader waiting behind an exclusive holder or a writer's
+ *            announcement registers: ADD rwaiters {:owner} if
+ *            (attribute_exists(owner) OR attribute_exists(xwait)) AND
+ *            (rwaiters absent OR size(rwaiters) < STORE_SH_SET_MAX).
+ *            REFUSED: nothing to wait behind any more, or the set is full.
+ *   RUNWAIT  a registered reader gives up: DELETE rwaiters {:owner},
+ *            radmit {:owner} if _type exists (never makes an item).
+ *   RCLEAR   a waiting writer drops the admissions of crashed readers:
+ *            REMOVE radmit if radmit = :seen_set (the set it saw stand
+ *            still a whole lease on its own clock).
+ *   Every release of an exclusive lease (store.h RELEASE) and XTAKE moves
+ *   rwaiters to radmit in its own write (REMOVE rwaiters SET radmit =
+ *   if_not_exists(rwaiters, "-"): radmit is the string "-", not a set,
+ *   when nobody waited, so the write costs nothing more). An exclusive
+ *   ACQUIRE is refused while radmit is a set (store.h), XANNOUNCE is
+ *   allowed while it is, and a GRANT with .admitted passes the header's
+ *   xwait condition by contains(radmit, :owner) instead; a GRANT with
+ *   .registered also does DELETE rwaiters {:owner}, radmit {:owner}.
  *
  * Results: OK, REFUSED (GRANT, RENEW, RELEASE, REMOVE, XANNOUNCE, XCLEAR,
- * XTAKE), TRANSIENT
+ * XTAKE, RWAIT, RCLEAR), TRANSIENT
  * (throttling, a transaction conflict, after the store's retries),
  * NO_TABLE, FATAL with .message. Both stores have shared items
  * (store_memory_shared.c, dynamodb/ddb_shared.c); a store without them
@@ -96,6 +117,19 @@
 /* slots of a name at most: with the header, one BatchGetItem of 100 keys */
 #define STORE_SH_CAP 99
 
+/* readers registered (rwaiters) or admitted (radmit) at most: a reader
+ * past it waits unregistered, as before phase-fair admission */
+#define STORE_SH_SET_MAX 32
+
+/* A string set of the header (rwaiters, radmit): n ids, n = 0 absent. */
+struct store_sh_set {
+	unsigned n;
+	char id[STORE_SH_SET_MAX][STORE_ID_MAX + 1];
+};
+
+/* Whether id is in s. */
+bool store_sh_set_has(const struct store_sh_set *s, const char *id);
+
 enum store_sh_op {
 	STORE_SH_GRANT,
 	STORE_SH_RENEW,
@@ -104,7 +138,10 @@ enum store_sh_op {
 	STORE_SH_READ,
 	STORE_SH_XANNOUNCE,
 	STORE_SH_XCLEAR,
-	STORE_SH_XTAKE
+	STORE_SH_XTAKE,
+	STORE_SH_RWAIT,
+	STORE_SH_RUNWAIT,
+	STORE_SH_RCLEAR
 };
 enum store_sh_mode { STORE_SH_SHARED, STORE_SH_LIMIT };
 
@@ -120,6 +157,9 @@ struct store_sh_req {
 	const char *seen_rvn; /* GRANT: a takeover's watched rvn, or NULL;
 				 RENEW: the rvn last written; REMOVE: watched */
 	bool first;	      /* GRANT: the first slot of a phase (scount 0) */
+	bool admitted;	      /* GRANT: owner is in radmit (passes xwait) */
+	bool registered;      /* GRANT: owner may be in rwaiters or radmit */
+	const struct store_sh_set *seen_set; /* RCLEAR: radmit as seen (n > 0) */
 	/* GRANT: the fences of the items the caller read (0: none or no
 	 * item), conditions of the write: so the tokens after it are known
 	 * without a read (a SHARED first grant's header fence + 1, a slot's
@@ -146,6 +186,9 @@ struct store_sh_header {
 	char xwait[STORE_ID_MAX + 1];
 	char xwait_rvn[STORE_ID_MAX + 1];
 	int64_t xwait_ms;
+	/* readers registered behind an exclusive (RWAIT), and those its
+	 * release admitted; radmit.n > 0 only while radmit is a set */
+	struct store_sh_set rwaiters, radmit;
 };
 
 struct store_sh_result {

@@ -376,7 +376,8 @@ static void item_as_boto3_reads_it(void **state)
 			   "\"rvn\": {\"S\": \"rvn-1\"}}\n";
 	assert_string_equal(out, want);
 	/* released: owner, leaseMs and holder are gone, the rest stays (arvn:
-	 * no attempt of that acquire takes the lock again) */
+	 * no attempt of that acquire takes the lock again); radmit "-": no
+	 * reader was waiting to be admitted (core/store/store_shared.h) */
 	res = do_req(s, (struct store_req){.op = STORE_RELEASE,
 					   .name = "boto3",
 					   .owner = "own-1",
@@ -390,7 +391,8 @@ static void item_as_boto3_reads_it(void **state)
 	assert_string_equal(out, "{\"Id\": {\"S\": \"LOCK#boto3\"}, \"Kind\": {\"S\": \"LOCK\"}, "
 				 "\"_type\": {\"S\": \"LOCK\"}, \"arvn\": {\"S\": \"rvn-1\"}, "
 				 "\"expiresAt\": {\"N\": \"1900000001\"}, "
-				 "\"fence\": {\"N\": \"1\"}, \"rvn\": {\"S\": \"rvn-1\"}}\n");
+				 "\"fence\": {\"N\": \"1\"}, \"radmit\": {\"S\": \"-\"}, "
+				 "\"rvn\": {\"S\": \"rvn-1\"}}\n");
 	/* TTL is on for a table the store created */
 	rc = sh(BOTO "print(c.describe_time_to_live(TableName=\"lg_contract_sk\")"
 		     "[\"TimeToLiveDescription\"])'",

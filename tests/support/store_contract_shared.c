@@ -377,6 +377,164 @@ static void reader_takes_a_crashed_writer(void **state)
 	assert_int_equal(sc_renew(fx, "x", "x-r2", NULL).status, STORE_REFUSED); /* taken */
 }
 
+/* ---- phase-fair admission (RWAIT, RUNWAIT, RCLEAR in store_shared.h) ---- */
+
+/* A reader's grant as a registered reader (admitted: past the writer's
+ * announcement, on its entry in radmit), cap 4. */
+static struct sh_answer *grant_reg(struct fixture *fx, unsigned slot, const char *owner, bool first,
+				   int64_t seen_fence, bool admitted)
+{
+	char rvn[STORE_ID_MAX + 1];
+	snprintf(rvn, sizeof(rvn), "%s-r", owner);
+	return sh(fx, (struct store_sh_req){.op = STORE_SH_GRANT,
+					    .mode = STORE_SH_SHARED,
+					    .cap = 4,
+					    .slot = slot,
+					    .owner = owner,
+					    .rvn = rvn,
+					    .first = first,
+					    .admitted = admitted,
+					    .registered = true,
+					    .seen_fence = seen_fence,
+					    .lease_ms = 30000});
+}
+
+static struct sh_answer *readers_op(struct fixture *fx, enum store_sh_op op, const char *owner)
+{
+	return sh(fx, (struct store_sh_req){.op = op, .cap = 4, .owner = owner});
+}
+
+static struct sh_answer *rclear(struct fixture *fx, unsigned n, const char *const *ids)
+{
+	struct store_sh_set *seen = calloc(1, sizeof(*seen));
+	assert_non_null(seen);
+	for (unsigned i = 0; i < n; i++)
+		snprintf(seen->id[seen->n++], sizeof(seen->id[0]), "%s", ids[i]);
+	struct sh_answer *a =
+		sh(fx, (struct store_sh_req){.op = STORE_SH_RCLEAR, .cap = 4, .seen_set = seen});
+	free(seen); /* the request was copied */
+	return a;
+}
+
+/* Readers register only behind an exclusive holder (or an announcement);
+ * its release moves them to radmit in its own write; an exclusive acquire
+ * is refused while radmit stands; the readers admitted pass a writer's
+ * announcement (which radmit allows), another is refused by it, and each
+ * admitted grant takes its entry away: the last one's empties radmit and
+ * the writer may acquire. */
+static void release_admits_registered_readers(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r1")->status, STORE_REFUSED); /* none */
+	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_OK);     /* fence 1 */
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r1")->status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r2")->status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r1")->status, STORE_OK); /* a set */
+	struct sh_answer *a = read_all(fx, 4);
+	assert_int_equal(a->header.rwaiters.n, 2);
+	assert_true(store_sh_set_has(&a->header.rwaiters, "r1"));
+	assert_true(store_sh_set_has(&a->header.rwaiters, "r2"));
+	assert_int_equal(a->header.radmit.n, 0);
+	assert_true(sc_renew(fx, "x", "x-r2", NULL).item.rwaiters); /* the holder sees them */
+	assert_int_equal(sc_release(fx, "x").status, STORE_OK);
+	a = read_all(fx, 4);
+	assert_int_equal(a->header.rwaiters.n, 0);
+	assert_int_equal(a->header.radmit.n, 2);
+	assert_true(store_sh_set_has(&a->header.radmit, "r2"));
+	struct store_result r = sc_acquire(fx, "y", "y-r", NULL, NULL);
+	assert_int_equal(r.status, STORE_REFUSED); /* the readers admitted go first */
+	assert_true(r.item.radmit);
+	assert_false(r.item.rwaiters);
+	assert_int_equal(xannounce(fx, "y", "y1")->status, STORE_OK); /* no slot held yet */
+	a = grant(fx, STORE_SH_SHARED, 4, 2, "r3", true, 1, 0);
+	assert_int_equal(a->status, STORE_REFUSED); /* not admitted: behind y */
+	assert_int_equal(a->index, 0);
+	a = grant_reg(fx, 2, "r3", true, 1, true);
+	assert_int_equal(a->status, STORE_REFUSED); /* admitted it is not */
+	assert_int_equal(a->index, 0);
+	assert_int_equal(grant_reg(fx, 0, "r1", true, 1, true)->status, STORE_OK);
+	a = read_all(fx, 4);
+	assert_int_equal(a->header.radmit.n, 1);
+	assert_true(store_sh_set_has(&a->header.radmit, "r2"));
+	assert_int_equal(a->header.lock.fence, 2); /* a new phase */
+	assert_int_equal(grant_reg(fx, 1, "r2", false, 2, true)->status, STORE_OK);
+	assert_int_equal(read_all(fx, 4)->header.radmit.n, 0);
+	assert_false(sc_read_item(fx).item.radmit);
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 4, 0, "r1", NULL)->status, STORE_OK);
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 4, 1, "r2", NULL)->status, STORE_OK);
+	assert_int_equal(sc_acquire(fx, "y", "y-r", NULL, NULL).status, STORE_OK);
+}
+
+/* A release with nobody registered admits nobody (radmit is no set: an
+ * acquire goes on at once); XTAKE of a crashed holder admits as a
+ * release does. */
+static void release_without_readers_admits_nobody(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "x").status, STORE_OK);
+	struct store_result r = sc_read_item(fx);
+	assert_false(r.item.radmit);
+	assert_false(r.item.rwaiters);
+	assert_int_equal(sc_acquire(fx, "y", "y-r", NULL, NULL).status, STORE_OK);
+	assert_int_equal(read_all(fx, 4)->header.radmit.n, 0);
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r1")->status, STORE_OK);
+	struct store_sh_req t = {.op = STORE_SH_XTAKE, .cap = 4, .owner = "y", .seen_rvn = "y-r"};
+	assert_int_equal(sh(fx, t)->status, STORE_OK);
+	struct sh_answer *a = read_all(fx, 4);
+	assert_int_equal(a->header.radmit.n, 1);
+	assert_true(store_sh_set_has(&a->header.radmit, "r1"));
+	assert_int_equal(a->header.rwaiters.n, 0);
+}
+
+/* A writer drops the admissions of crashed readers on the very set it
+ * saw (in any order), never on another; a reader that gives up takes its
+ * entry out of both sets, and never makes an item. */
+static void admitted_set_cleared_on_the_set_seen(void **state)
+{
+	struct fixture *fx = *state;
+	static const char *const one[] = {"r1"}, *const both[] = {"r2", "r1"};
+	assert_int_equal(readers_op(fx, STORE_SH_RUNWAIT, "r1")->status, STORE_REFUSED);
+	assert_false(sc_read_item(fx).item.exists);		     /* no item made */
+	assert_int_equal(rclear(fx, 1, one)->status, STORE_REFUSED); /* no set */
+	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r1")->status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r2")->status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r3")->status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RUNWAIT, "r3")->status, STORE_OK);
+	assert_int_equal(read_all(fx, 4)->header.rwaiters.n, 2);
+	assert_int_equal(sc_release(fx, "x").status, STORE_OK);
+	assert_int_equal(rclear(fx, 1, one)->status, STORE_REFUSED); /* another set */
+	assert_int_equal(read_all(fx, 4)->header.radmit.n, 2);
+	assert_int_equal(rclear(fx, 2, both)->status, STORE_OK);
+	assert_int_equal(read_all(fx, 4)->header.radmit.n, 0);
+	assert_int_equal(sc_acquire(fx, "y", "y-r", NULL, NULL).status, STORE_OK);
+}
+
+/* Readers register behind a writer's announcement too (readers hold); a
+ * registered reader's grant takes its entry out of rwaiters; the set is
+ * bounded. */
+static void registered_behind_an_announcement(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0)->status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r2")->status, STORE_REFUSED);
+	assert_int_equal(xannounce(fx, "w", "w1")->status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r2")->status, STORE_OK);
+	assert_int_equal(grant_reg(fx, 1, "r2", false, 1, false)->status, STORE_REFUSED);
+	assert_int_equal(xclear(fx, "w1")->status, STORE_OK);
+	assert_int_equal(grant_reg(fx, 1, "r2", false, 1, false)->status, STORE_OK);
+	assert_int_equal(read_all(fx, 4)->header.rwaiters.n, 0);
+	assert_int_equal(xannounce(fx, "w", "w2")->status, STORE_OK);
+	char id[16];
+	for (unsigned i = 0; i < STORE_SH_SET_MAX; i++) {
+		snprintf(id, sizeof(id), "q%u", i);
+		assert_int_equal(readers_op(fx, STORE_SH_RWAIT, id)->status, STORE_OK);
+	}
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "q-over")->status, STORE_REFUSED);
+	assert_int_equal(read_all(fx, 4)->header.rwaiters.n, STORE_SH_SET_MAX);
+}
+
 /* Bad requests are refused at submit (no callback). */
 static void bad_requests_refused(void **state)
 {
@@ -413,6 +571,16 @@ static void bad_requests_refused(void **state)
 		{.op = STORE_SH_XANNOUNCE, .name = fx->name, .cap = 2, .owner = "w", .rvn = "r"},
 		{.op = STORE_SH_XCLEAR, .name = fx->name, .cap = 2},
 		{.op = STORE_SH_XTAKE, .name = fx->name, .cap = 2, .owner = "x"},
+		{.op = STORE_SH_RWAIT, .name = fx->name, .cap = 2},
+		{.op = STORE_SH_RUNWAIT, .name = fx->name, .cap = 2, .owner = ""},
+		{.op = STORE_SH_RCLEAR, .name = fx->name, .cap = 2},
+		{.op = STORE_SH_GRANT,
+		 .name = fx->name,
+		 .cap = 2,
+		 .owner = "o",
+		 .rvn = "r",
+		 .lease_ms = 1000,
+		 .admitted = true},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (store_sh_submit(fx->s, &bad[i], on_sh, &a) != NULL)
@@ -427,11 +595,20 @@ static void bad_requests_refused(void **state)
 int store_contract_shared_run(const struct store_factory *f)
 {
 	struct CMUnitTest tests[] = {
-		T(readers_share_a_group_token),		T(exclusive_waits_for_every_reader),
-		T(readers_wait_for_the_exclusive),	T(a_held_slot_is_refused),
-		T(semaphore_slots_and_limit),		T(renew_a_slot),
-		T(crashed_holders_removed_or_replaced), T(announced_writer_stops_new_readers),
-		T(reader_takes_a_crashed_writer),	T(bad_requests_refused),
+		T(readers_share_a_group_token),
+		T(exclusive_waits_for_every_reader),
+		T(readers_wait_for_the_exclusive),
+		T(a_held_slot_is_refused),
+		T(semaphore_slots_and_limit),
+		T(renew_a_slot),
+		T(crashed_holders_removed_or_replaced),
+		T(announced_writer_stops_new_readers),
+		T(reader_takes_a_crashed_writer),
+		T(bad_requests_refused),
+		T(release_admits_registered_readers),
+		T(release_without_readers_admits_nobody),
+		T(admitted_set_cleared_on_the_set_seen),
+		T(registered_behind_an_announcement),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 	for (size_t i = 0; i < n; i++)

@@ -20,16 +20,17 @@ static const struct ddb_keys k_sk_ttl = {"Shop", "PK", "SK", "expiresAt"};
 
 #define KEY_PK "\"Key\":{\"pk\":{\"S\":\"LOCK#a\"}}"
 /* The acquire's guard: the item, if any, is a lock whose fence can rise,
- * held shared by nobody. */
+ * held shared by nobody, with no readers admitted first. */
 #define GUARD                                                                                      \
 	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                  \
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l))) AND (attribute_not_exists(#sc) OR "   \
-	"#sc = :f0)))"
+	"#sc = :f0) AND NOT attribute_type(#ra, :ss)))"
 /* ... and not written by this very acquire (its arvn). */
 #define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
 #define GUARD_VALUES                                                                               \
-	"\":n\":{\"S\":\"N\"},\":f0\":{\"N\":\"0\"},\":ftop\":{\"N\":\"9223372036854775807\"}"
+	"\":ss\":{\"S\":\"SS\"},\":n\":{\"S\":\"N\"},\":f0\":{\"N\":\"0\"},\":ftop\":{\"N\":"      \
+	"\"9223372036854775807\"}"
 #define KEY_SK "\"Key\":{\"PK\":{\"S\":\"LOCK#a\"},\"SK\":{\"S\":\"LOCK\"}}"
 
 struct build_case {
@@ -50,7 +51,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 30000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\",\"#t\":\"_type\","
+	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\",\"#w\":"
 	 "\"waiter\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"30000\"},"
@@ -74,7 +76,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 1000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\",\"#t\":\"_type\","
+	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\","
 	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
@@ -96,7 +99,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 1000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\",\"#t\":\"_type\","
+	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\","
 	 "\"#w\":\"waiter\",\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
@@ -118,7 +122,8 @@ static const struct build_case build_cases[] = {
 	  .ttl = 1800000000},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
-	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#sc\":\"scount\",\"#t\":\"_type\","
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#sc\":\"scount\",\"#ra\":\"radmit\","
+	 "\"#t\":\"_type\","
 	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\","
 	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\"},"
@@ -162,7 +167,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 1000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\",\"#t\":\"_type\","
+	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\",\"#w\":"
 	 "\"waiter\","
 	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
@@ -186,7 +192,8 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 1000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#t\":\"_type\",\"#f\":\"fence\",\"#"
+	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\",\"#t\":\"_type\","
+	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\",\"#w\":"
 	 "\"waiter\","
 	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
@@ -286,30 +293,38 @@ static const struct build_case build_cases[] = {
 	 &k_sk_ttl,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .ttl = 9},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
-	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
+	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#x\":"
+	 "\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#sh\":\"secretHash\"},"
-	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"9\"},\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh SET #x = :x\","
+	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":x\":{\"N\":\"9\"},\":o\":{\"S\":"
+	 "\"o1\"}},"
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na), #x "
+	 "= :x\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"release unconditional never creates",
 	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .unconditional = true},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
-	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\","
+	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#o\":\"owner\","
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\","
 	 "\"#k\":\"pk\",\"#sh\":\"secretHash\"},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh\","
+	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"}},"
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na)\","
 	 "\"ConditionExpression\":\"attribute_exists(#k)\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"release from outside: freed marker by token",
 	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .token = 7},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
-	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\","
+	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#o\":\"owner\","
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\","
 	 "\"#fr\":\"freed\",\"#fb\":\"freedBy\",\"#sh\":\"secretHash\"},"
-	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"},\":fr\":{\"N\":\"7\"},"
+	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":o\":{\"S\":\"o1\"},\":fr\":{"
+	 "\"N\":\"7\"},"
 	 "\":fb\":{\"S\":\"token\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh SET #fr = :fr, #fb = :fb\","
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na), "
+	 "#fr = :fr, #fb = :fb\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"release forced, unconditional, ttl: freed marker by force",
@@ -321,31 +336,37 @@ static const struct build_case build_cases[] = {
 	  .ttl = 9,
 	  .unconditional = true},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
-	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
+	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#x\":"
+	 "\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#k\":\"PK\",\"#fr\":\"freed\",\"#fb\":\"freedBy\",\"#sh\":"
 	 "\"secretHash\"},"
-	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"9\"},"
+	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":x\":{\"N\":\"9\"},"
 	 "\":fr\":{\"N\":\"9223372036854775807\"},\":fb\":{\"S\":\"force\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh SET #fr = :fr, #fb = :fb, #x = :x\","
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na), "
+	 "#fr = :fr, #fb = :fb, #x = :x\","
 	 "\"ConditionExpression\":\"attribute_exists(#k)\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"release forced without a token: no marker",
 	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .forced = true},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
-	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#"
+	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#o\":\"owner\","
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#"
 	 "sh\":\"secretHash\"},"
-	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh\",\"ConditionExpression\":\"#o = :o\","
+	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":o\":{\"S\":\"o1\"}},"
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, "
+	 ":na)\",\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"ttl ignored without a ttl attribute",
 	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .ttl = 9},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
-	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#"
+	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#o\":\"owner\","
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#"
 	 "sh\":\"secretHash\"},"
-	 "\"ExpressionAttributeValues\":{\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh\",\"ConditionExpression\":\"#o = :o\","
+	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":o\":{\"S\":\"o1\"}},"
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, "
+	 ":na)\",\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"read",
 	 &k_sk_ttl,

@@ -8,8 +8,11 @@
  * unchanged on the waiter's clock, never before; renewals keep a lease
  * for many leases; a slot taken from under a lease makes it lost; a lease
  * whose renewals fail runs out at its end; a name held in another mode is
- * an error; an exclusive waiter polls, never spins, while readers hold.
- * No sleeps.
+ * an error; an exclusive waiter polls, never spins, while readers hold;
+ * phase-fair admission: readers waiting behind a writer are granted
+ * before the next writer (one replica, and across replicas), a crashed
+ * admitted reader costs that writer one lease, a reader that gives up is
+ * not admitted. No sleeps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -669,6 +672,154 @@ static void test_events(void **state)
 	fx_free(f);
 }
 
+/* ---- phase-fair admission (docs/design/shared-locks.md) ---- */
+
+/* A waiting reader on locktable i (a wait, no timeout), its lease kept. */
+static void wait_shared(struct fx *f, int i, struct got *g)
+{
+	start(f, i, "rw", STORE_SH_SHARED, 8, true, g);
+}
+
+/* One replica: readers queued behind writer W1 while writer W2 queues
+ * too are granted when W1 releases, before W2 (no local hand-off to W2);
+ * a reader arriving after that release waits behind W2, and is admitted
+ * when W2 releases, before a third writer. */
+static void test_readers_first_on_one_replica(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct got r1, r2, r3;
+	struct fx_acq w2, w3;
+	struct lease *w1 = fx_take(f, 0, "rw", LEASE);
+	wait_shared(f, 0, &r1);
+	wait_shared(f, 0, &r2);
+	fx_acquire(f, 0, "rw", LEASE, true, 0, &w2);
+	fx_advance(f, LEASE / 2); /* W1 renews meanwhile */
+	assert_false(r1.done || r2.done || w2.done);
+	lease_release(w1);
+	fx_advance(f, 1);
+	assert_true(r1.done && r2.done);
+	assert_non_null(r1.lease);
+	assert_non_null(r2.lease);
+	assert_false(w2.done);	/* behind the readers */
+	wait_shared(f, 0, &r3); /* after the release: behind W2 */
+	fx_advance(f, LEASE);
+	assert_false(r3.done);
+	assert_false(w2.done);
+	sh_lease_release(r1.lease);
+	sh_lease_release(r2.lease);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(w2.done);
+	assert_non_null(w2.lease);
+	assert_false(r3.done);
+	fx_acquire(f, 0, "rw", LEASE, true, 0, &w3);
+	fx_advance(f, LEASE / 2);
+	lease_release(w2.lease);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(r3.done); /* admitted before W3 */
+	assert_non_null(r3.lease);
+	assert_false(w3.done);
+	sh_lease_release(r3.lease);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(w3.done);
+	assert_non_null(w3.lease);
+	lease_release(w3.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* Two replicas and a third: W1 holds on replica 0, a reader waits on
+ * replica 1 (polling at 1000, 2000, 3000 ms), W2 waits on replica 2
+ * (polling at 1500, 2500 ms); W1 releases at 2100 ms: W2's poll comes
+ * first, but the reader is granted first, W2 once it goes. */
+static void test_readers_first_across_replicas(void **state)
+{
+	struct fx *f = fx_new(3, true);
+	struct got r;
+	struct fx_acq w2;
+	struct lease *w1 = fx_take(f, 0, "rw", LEASE);
+	wait_shared(f, 1, &r);
+	fx_advance(f, 500);
+	fx_acquire(f, 2, "rw", LEASE, true, 0, &w2);
+	fx_advance(f, 1600);
+	assert_false(r.done || w2.done);
+	lease_release(w1);
+	fx_run(f);
+	fx_advance(f, 500); /* W2's poll at 2500 ms */
+	assert_false(r.done || w2.done);
+	fx_advance(f, 401); /* the reader's at 3000 ms */
+	assert_true(r.done);
+	assert_non_null(r.lease);
+	assert_false(w2.done);
+	fx_advance(f, LEASE);
+	assert_false(w2.done); /* the reader holds */
+	sh_lease_release(r.lease);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(w2.done);
+	assert_non_null(w2.lease);
+	lease_release(w2.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A reader that registered behind W1 and crashed keeps W2 out one lease of
+ * W2's at most: W2 drops radmit once it stood still that long on its
+ * clock, never before, and is granted. */
+static void test_crashed_admitted_reader_costs_a_lease(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct fx_acq w2;
+	struct lease *w1 = fx_take(f, 0, "rw", LEASE);
+	struct store_sh_req reg = {
+		.op = STORE_SH_RWAIT, .name = "rw", .cap = 8, .owner = "ghost-reader"};
+	assert_int_equal(direct(f, reg).status, STORE_OK);
+	fx_acquire(f, 1, "rw", LEASE, true, 0, &w2);
+	fx_advance(f, LEASE / 2);
+	lease_release(w1);
+	fx_run(f);
+	int64_t t0 = fx_now(f);
+	while (fx_now(f) - t0 < LEASE) { /* refused within a lease */
+		fx_advance(f, 100);
+		assert_false(w2.done);
+	}
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(w2.done);
+	assert_non_null(w2.lease);
+	assert_true(fx_now(f) - t0 <= LEASE + 2 * LEASE / 3);
+	lease_release(w2.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A registered reader that gives up (its wait times out) takes its entry
+ * away: the next release admits nobody, and a writer waiting behind it is
+ * granted at its next poll, not a lease later. */
+static void test_reader_giving_up_is_not_admitted(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got r;
+	struct fx_acq w2;
+	struct lease *w1 = fx_take(f, 0, "rw", LEASE);
+	memset(&r, 0, sizeof(r));
+	struct lt_sh_args a = {.name = "rw",
+			       .mode = STORE_SH_SHARED,
+			       .cap = 8,
+			       .lease_ms = LEASE,
+			       .wait = true,
+			       .timeout_ms = LEASE / 2};
+	assert_non_null(lt_sh_acquire(f->lt[1], &a, on_acquired, &r));
+	fx_acquire(f, 1, "rw", LEASE, true, 0, &w2);
+	fx_advance(f, LEASE / 2 + 1);
+	assert_true(r.done);
+	assert_null(r.lease);
+	lease_release(w1);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(w2.done);
+	assert_non_null(w2.lease);
+	lease_release(w2.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -687,6 +838,10 @@ int main(void)
 		cmocka_unit_test(test_renew_now_refused),
 		cmocka_unit_test(test_state_lists_every_holder),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_readers_first_on_one_replica),
+		cmocka_unit_test(test_readers_first_across_replicas),
+		cmocka_unit_test(test_crashed_admitted_reader_costs_a_lease),
+		cmocka_unit_test(test_reader_giving_up_is_not_admitted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

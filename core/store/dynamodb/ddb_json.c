@@ -15,36 +15,44 @@
 #include <string.h>
 
 /* The lock attributes: placeholder and name, in one place. */
-#define N_OWNER	  "#o"
-#define N_RVN	  "#r"
-#define N_FENCE	  "#f"
-#define N_LEASE	  "#l"
-#define N_TYPE	  "#t"
-#define N_HOLDER  "#h"
-#define N_TTL	  "#x"
-#define N_PK	  "#k"
-#define N_WAITER  "#w"
-#define N_WAITMS  "#wm"
-#define N_FREED	  "#fr"
-#define N_FREEDBY "#fb"
-#define N_ARVN	  "#a"
-#define N_SECRET  "#sh"
-#define N_ORPHAN  "#or"
-#define N_ADOPTED "#af"
+#define N_OWNER	   "#o"
+#define N_RVN	   "#r"
+#define N_FENCE	   "#f"
+#define N_LEASE	   "#l"
+#define N_TYPE	   "#t"
+#define N_HOLDER   "#h"
+#define N_TTL	   "#x"
+#define N_PK	   "#k"
+#define N_WAITER   "#w"
+#define N_WAITMS   "#wm"
+#define N_FREED	   "#fr"
+#define N_FREEDBY  "#fb"
+#define N_ARVN	   "#a"
+#define N_SECRET   "#sh"
+#define N_ORPHAN   "#or"
+#define N_ADOPTED  "#af"
+#define N_RWAITERS "#rw"
+#define N_RADMIT   "#ra"
+
+/* radmit after a release that admitted nobody: a string, not a set
+ * (DynamoDB has no empty set), so that a release needs no condition on
+ * rwaiters (core/store/store_shared.h) */
+#define NO_READERS "-"
 
 /* The acquire's condition that the item, if there is one, is a lock a write
  * may raise (store.h): _type LOCK, a fence absent or from 0 to INT64_MAX - 1,
- * an owner only with rvn and leaseMs, and no slot held shared (scount
- * absent or 0: core/store/store_shared.h). Without it, the write would land
- * on another application's item, ADD would take a fence past int64, or an
- * exclusive holder would join readers.
+ * an owner only with rvn and leaseMs, no slot held shared (scount
+ * absent or 0: core/store/store_shared.h) and no readers admitted by the
+ * last release (radmit not a string set). Without it, the write would land
+ * on another application's item, ADD would take a fence past int64, an
+ * exclusive holder would join readers, or overtake the readers admitted.
  * attribute_type comes first: comparing another type with a number is an
  * error on moto, not false. */
 #define LOCK_GUARD                                                                                 \
 	"(attribute_not_exists(#k) OR (#t = :t AND (attribute_not_exists(#f) OR "                  \
 	"(attribute_type(#f, :n) AND #f >= :f0 AND #f < :ftop)) AND (attribute_not_exists(#o) "    \
 	"OR (attribute_exists(#r) AND attribute_exists(#l))) AND (attribute_not_exists(#sc) OR "   \
-	"#sc = :f0)))"
+	"#sc = :f0) AND NOT attribute_type(#ra, :ss)))"
 
 /* An acquire's condition that the item's arvn (the rvn of the acquire that
  * last wrote it) is not its own: no attempt of it lands after the lease it
@@ -52,9 +60,9 @@
 #define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
 
 static const char *const lock_attrs[] = {
-	"owner",    "rvn",	   "fence",   "leaseMs", "_type",  "holder", "waiter",
-	"waiterMs", "freed",	   "freedBy", "expAt",	 "expRvn", "arvn",   "secretHash",
-	"orphan",   "adoptedFrom", "hfields", "scount",	 "smode",  "slimit"};
+	"owner",   "rvn",     "fence", "leaseMs", "_type",    "holder",	    "waiter", "waiterMs",
+	"freed",   "freedBy", "expAt", "expRvn",  "arvn",     "secretHash", "orphan", "adoptedFrom",
+	"hfields", "scount",  "smode", "slimit",  "rwaiters", "radmit"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",
@@ -540,6 +548,11 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jstr(&w, N_PK, k->pk);
 	if (guarded)
 		jstr(&w, "#sc", "scount");
+	if (guarded || release) {
+		jstr(&w, N_RADMIT, "radmit");
+		if (release)
+			jstr(&w, N_RWAITERS, "rwaiters");
+	}
 	if (acquire) {
 		jstr(&w, N_TYPE, "_type");
 		jstr(&w, N_FENCE, "fence");
@@ -558,13 +571,12 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jstr(&w, N_SECRET, "secretHash");
 	jend(&w, '}');
 
-	/* DynamoDB refuses an empty map: an unconditional release without a
-	 * TTL has no values */
-	if (ttl || freed || !release || !r->unconditional) {
+	{
 		jobj(&w, "ExpressionAttributeValues");
 		if (ttl)
 			jnum(&w, ":x", r->ttl);
 		if (release) {
+			jattr(&w, ":na", "S", NO_READERS);
 			if (!r->unconditional)
 				jattr(&w, ":o", "S", r->owner);
 			if (freed) {
@@ -590,6 +602,7 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 			if (guarded && r->has_seen_fence && r->seen_fence != 0)
 				jnum(&w, ":sf", r->seen_fence);
 			if (guarded) {
+				jattr(&w, ":ss", "S", "SS");
 				jattr(&w, ":n", "S", "N");
 				jnum(&w, ":f0", 0);
 				jnum(&w, ":ftop", INT64_MAX);
@@ -600,9 +613,11 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 
 	char expr[256], cond[640] = "";
 	if (release) {
-		snprintf(expr, sizeof expr, "REMOVE #o, #l, #h, #sh%s%s%s",
-			 ttl || freed ? " SET " : "", freed ? "#fr = :fr, #fb = :fb" : "",
-			 ttl ? (freed ? ", #x = :x" : "#x = :x") : "");
+		/* the readers registered behind the lease are admitted
+		 * (store_shared.h), in this write: no request more */
+		snprintf(expr, sizeof expr,
+			 "REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na)%s%s",
+			 freed ? ", #fr = :fr, #fb = :fb" : "", ttl ? ", #x = :x" : "");
 		/* unconditional: never create an item, a bare key would be no lock */
 		snprintf(cond, sizeof cond, "%s",
 			 r->unconditional ? "attribute_exists(#k)" : "#o = :o");

@@ -229,6 +229,19 @@ static bool get_hash(struct lock_item *item, const struct ddb_attr *a, char *err
 	return true;
 }
 
+/* rwaiters and radmit (store_shared.h): present when a string set */
+static bool get_rwaiters(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	item->rwaiters = a->type != NULL && a->tlen == 2 && memcmp(a->type, "SS", 2) == 0;
+	return true;
+}
+
+static bool get_radmit(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	item->radmit = a->type != NULL && a->tlen == 2 && memcmp(a->type, "SS", 2) == 0;
+	return true;
+}
+
 /* The attributes of a lock item (docs/lease-rules.md); any other is
  * ignored, but for the TTL attribute when one is configured. */
 static const struct {
@@ -253,6 +266,8 @@ static const struct {
 	{"adoptedFrom", 11, get_adopted_from},
 	{"hfields", 7, get_hash},
 	{"scount", 6, get_scount},
+	{"rwaiters", 8, get_rwaiters},
+	{"radmit", 6, get_radmit},
 };
 
 bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,
@@ -296,6 +311,11 @@ bool ddb_parse_item(const void *cjson, const char *ttl_attr, struct lock_item *i
 		if (one) {
 			at.type = v->string, at.tlen = strlen(v->string);
 			at.val = v->valuestring, at.vlen = strlen(v->valuestring);
+		} else if (v && !v->next && v->string && cJSON_IsArray(v)) {
+			/* a set or list: its type alone (get_set); never "S" or
+			 * "N" with a value, so no other reader takes it */
+			at.type = v->string, at.tlen = strlen(v->string);
+			at.val = "", at.vlen = 0;
 		}
 		if (!ddb_item_attr(item, &at, ttl_attr, err))
 			return false;

@@ -3,9 +3,11 @@
  * GRANT, RELEASE or REMOVE is one TransactWriteItems of two Updates (the
  * header, then the slot) with a ClientRequestToken made once per request,
  * so that the store's retries apply it once; a RENEW is one UpdateItem of
- * the slot; a READ is one strongly consistent BatchGetItem of the header
- * and every slot, asked again for its UnprocessedKeys. On the calls of
- * store_dynamodb.c (retries, deadline, metrics).
+ * the slot; XANNOUNCE, XCLEAR, XTAKE and the reader sets' RWAIT, RUNWAIT
+ * and RCLEAR one UpdateItem of the header; a READ is one strongly
+ * consistent BatchGetItem of the header and every slot, asked again for
+ * its UnprocessedKeys. On the calls of store_dynamodb.c (retries,
+ * deadline, metrics).
  */
 #include <cJSON.h>
 #include <inttypes.h>
@@ -32,7 +34,8 @@ struct ddb_sh {
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1], seen_rvn[STORE_ID_MAX + 1];
 	char holder[STORE_HOLDER_MAX + 1];
 	char name[STORE_NAME_MAX + 1];
-	struct lock_item items[]; /* 1 + cap (READ) or 2 */
+	struct store_sh_set seen_set; /* RCLEAR's */
+	struct lock_item items[];     /* 1 + cap (READ) or 2 */
 };
 
 /* ---- building ---- */
@@ -42,6 +45,15 @@ static void add_str(cJSON *into, const char *name, const char *type, const char 
 	cJSON *o = cJSON_AddObjectToObject(into, name);
 	if (o != NULL)
 		cJSON_AddStringToObject(o, type, s);
+}
+
+/* name: {"SS": [ids...]} */
+static void add_set(cJSON *into, const char *name, const char *const *ids, unsigned n)
+{
+	cJSON *o = cJSON_AddObjectToObject(into, name);
+	cJSON *list = o != NULL ? cJSON_AddArrayToObject(o, "SS") : NULL;
+	for (unsigned i = 0; list != NULL && i < n; i++)
+		cJSON_AddItemToArray(list, cJSON_CreateString(ids[i]));
 }
 
 static void add_num(cJSON *into, const char *name, int64_t v)
@@ -114,45 +126,14 @@ static const char *without_ttl(const char *set, char *buf, size_t cap)
 	return buf;
 }
 
-/* The header's Update of a GRANT (store_shared.h), or its ConditionCheck
- * for a takeover that fills the slot it frees. */
-static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_req *r)
+/* The names and values a grant's header expressions (text) use, into u. */
+static void grant_header_attrs(cJSON *u, const char *text, const struct ddb_keys *keys,
+			       const struct store_sh_req *r)
 {
-	char cond[512], fc[48], text[512 + 160 + 2];
-	const char *set;
-	fence_cond(fc, sizeof(fc), ":sf", r->seen_fence);
-	bool limit = r->mode == STORE_SH_LIMIT;
-	if (r->first) {
-		snprintf(cond, sizeof(cond),
-			 "attribute_not_exists(#o) AND attribute_not_exists(#xw) AND "
-			 "(attribute_not_exists(#ty) OR #ty = :lock) "
-			 "AND (attribute_not_exists(#sc) OR #sc = :zero) AND %s",
-			 fc);
-		set = limit ? "SET #sm = :sm, #sl = :cap, #ty = :lock, #x = :x ADD #sc :one"
-			    : "SET #sm = :sm, #ty = :lock, #x = :x REMOVE #sl ADD #sc :one, #f "
-			      ":one";
-	} else {
-		/* a takeover that fills its slot leaves the count: it may be
-		 * at the cap */
-		snprintf(cond, sizeof(cond),
-			 "attribute_not_exists(#o) AND attribute_not_exists(#xw) AND #ty = :lock "
-			 "AND "
-			 "#sc > :zero%s AND #sm = :sm AND %s%s",
-			 r->seen_rvn != NULL ? "" : " AND #sc < :cap", fc,
-			 limit ? " AND #sl = :cap" : "");
-		set = r->seen_rvn != NULL ? NULL : "SET #x = :x ADD #sc :one";
-	}
-	char buf[160];
-	if (set != NULL && !(keys->ttl_attr != NULL && r->ttl > 0))
-		set = without_ttl(set, buf, sizeof(buf));
-	snprintf(text, sizeof(text), "%s %s", cond, set != NULL ? set : "");
-	cJSON *u = update(keys, r->name, 0);
-	cJSON_AddStringToObject(u, "ConditionExpression", cond);
-	if (set != NULL)
-		cJSON_AddStringToObject(u, "UpdateExpression", set);
 	static const char *const names[][2] = {
-		{"#o", "owner"}, {"#ty", "_type"},  {"#sc", "scount"}, {"#sm", "smode"},
-		{"#f", "fence"}, {"#sl", "slimit"}, {"#xw", "xwait"}};
+		{"#o", "owner"},  {"#ty", "_type"},  {"#sc", "scount"},
+		{"#sm", "smode"}, {"#f", "fence"},   {"#sl", "slimit"},
+		{"#xw", "xwait"}, {"#ra", "radmit"}, {"#rw", "rwaiters"}};
 	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (uses(text, names[i][0]))
@@ -174,6 +155,56 @@ static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_re
 		add_num(v, ":sf", r->seen_fence);
 	if (uses(text, ":x"))
 		add_num(v, ":x", r->ttl);
+	if (uses(text, ":me"))
+		add_str(v, ":me", "S", r->owner);
+	if (uses(text, ":mes"))
+		add_set(v, ":mes", &r->owner, 1);
+}
+
+/* The header's Update of a GRANT (store_shared.h), or its ConditionCheck
+ * for a takeover that fills the slot it frees. */
+static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	char cond[512], fc[48], text[512 + 200 + 2];
+	const char *set;
+	fence_cond(fc, sizeof(fc), ":sf", r->seen_fence);
+	bool limit = r->mode == STORE_SH_LIMIT;
+	/* no writer announced, or this reader admitted past it */
+	const char *xw = r->admitted ? "contains(#ra, :me)" : "attribute_not_exists(#xw)";
+	if (r->first) {
+		snprintf(cond, sizeof(cond),
+			 "attribute_not_exists(#o) AND %s AND "
+			 "(attribute_not_exists(#ty) OR #ty = :lock) "
+			 "AND (attribute_not_exists(#sc) OR #sc = :zero) AND %s",
+			 xw, fc);
+		set = limit ? "SET #sm = :sm, #sl = :cap, #ty = :lock, #x = :x ADD #sc :one"
+			    : "SET #sm = :sm, #ty = :lock, #x = :x REMOVE #sl ADD #sc :one, #f "
+			      ":one";
+	} else {
+		/* a takeover that fills its slot leaves the count: it may be
+		 * at the cap */
+		snprintf(cond, sizeof(cond),
+			 "attribute_not_exists(#o) AND %s AND #ty = :lock "
+			 "AND "
+			 "#sc > :zero%s AND #sm = :sm AND %s%s",
+			 xw, r->seen_rvn != NULL ? "" : " AND #sc < :cap", fc,
+			 limit ? " AND #sl = :cap" : "");
+		set = r->seen_rvn != NULL ? NULL : "SET #x = :x ADD #sc :one";
+	}
+	char buf[160], full[200];
+	if (set != NULL && !(keys->ttl_attr != NULL && r->ttl > 0))
+		set = without_ttl(set, buf, sizeof(buf));
+	if (r->registered) { /* its entry goes with the grant */
+		snprintf(full, sizeof(full), "%s%sDELETE #rw :mes, #ra :mes",
+			 set != NULL ? set : "", set != NULL ? " " : "");
+		set = full;
+	}
+	snprintf(text, sizeof(text), "%s %s", cond, set != NULL ? set : "");
+	cJSON *u = update(keys, r->name, 0);
+	cJSON_AddStringToObject(u, "ConditionExpression", cond);
+	if (set != NULL)
+		cJSON_AddStringToObject(u, "UpdateExpression", set);
+	grant_header_attrs(u, text, keys, r);
 	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	cJSON *w = cJSON_CreateObject();
 	cJSON_AddItemToObject(w, set == NULL ? "ConditionCheck" : "Update", u);
@@ -331,7 +362,8 @@ static cJSON *build_announce(const struct ddb_keys *keys, const struct store_sh_
 	bool set = r->op == STORE_SH_XANNOUNCE;
 	cJSON *u = update(keys, r->name, 0);
 	cJSON_AddStringToObject(u, "ConditionExpression",
-				set ? "#sc > :zero AND (attribute_not_exists(#xw) OR #xw = :w)"
+				set ? "(#sc > :zero OR attribute_type(#ra, :ss)) AND "
+				      "(attribute_not_exists(#xw) OR #xw = :w)"
 				    : "#xr = :sr");
 	cJSON_AddStringToObject(u, "UpdateExpression",
 				set ? "SET #xw = :w, #xr = :r, #xm = :m" : "REMOVE #xw, #xr, #xm");
@@ -339,11 +371,14 @@ static cJSON *build_announce(const struct ddb_keys *keys, const struct store_sh_
 	cJSON_AddStringToObject(n, "#xw", "xwait");
 	cJSON_AddStringToObject(n, "#xr", "xwaitRvn");
 	cJSON_AddStringToObject(n, "#xm", "xwaitMs");
-	if (set)
+	if (set) {
 		cJSON_AddStringToObject(n, "#sc", "scount");
+		cJSON_AddStringToObject(n, "#ra", "radmit");
+	}
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
 	if (set) {
 		add_num(v, ":zero", 0);
+		add_str(v, ":ss", "S", "SS");
 		add_str(v, ":w", "S", r->owner);
 		add_str(v, ":r", "S", r->rvn);
 		add_num(v, ":m", r->lease_ms);
@@ -361,22 +396,69 @@ static cJSON *build_take(const struct ddb_keys *keys, const struct store_sh_req 
 	bool ttl = keys->ttl_attr != NULL && r->ttl > 0;
 	cJSON *u = update(keys, r->name, 0);
 	cJSON_AddStringToObject(u, "ConditionExpression", "#o = :o AND #r = :sr");
-	cJSON_AddStringToObject(u, "UpdateExpression",
-				ttl ? "REMOVE #o, #l, #h, #sh SET #x = :x"
-				    : "REMOVE #o, #l, #h, #sh");
+	/* the registered readers admitted, as by a release (store.h) */
+	cJSON_AddStringToObject(
+		u, "UpdateExpression",
+		ttl ? "REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na), "
+		      "#x = :x"
+		    : "REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na)");
 	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
 	cJSON_AddStringToObject(n, "#o", "owner");
 	cJSON_AddStringToObject(n, "#r", "rvn");
 	cJSON_AddStringToObject(n, "#l", "leaseMs");
 	cJSON_AddStringToObject(n, "#h", "holder");
 	cJSON_AddStringToObject(n, "#sh", "secretHash");
+	cJSON_AddStringToObject(n, "#rw", "rwaiters");
+	cJSON_AddStringToObject(n, "#ra", "radmit");
 	if (ttl)
 		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
 	add_str(v, ":o", "S", r->owner);
 	add_str(v, ":sr", "S", r->seen_rvn);
+	add_str(v, ":na", "S", "-");
 	if (ttl)
 		add_num(v, ":x", r->ttl);
+	cJSON_AddStringToObject(u, "ReturnValues", "ALL_NEW");
+	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	return u;
+}
+
+/* RWAIT, RUNWAIT and RCLEAR: the header's reader sets (store_shared.h). */
+static cJSON *build_readers(const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	static const char *const text[][2] = {
+		[STORE_SH_RWAIT] = {"(attribute_exists(#o) OR attribute_exists(#xw)) AND "
+				    "(attribute_not_exists(#rw) OR size(#rw) < :max)",
+				    "ADD #rw :mes"},
+		[STORE_SH_RUNWAIT] = {"attribute_exists(#ty)", "DELETE #rw :mes, #ra :mes"},
+		[STORE_SH_RCLEAR] = {"#ra = :seen", "REMOVE #ra"},
+	};
+	const char *cond = text[r->op][0], *expr = text[r->op][1];
+	char both[256];
+	snprintf(both, sizeof(both), "%s %s", cond, expr);
+	cJSON *u = update(keys, r->name, 0);
+	cJSON_AddStringToObject(u, "ConditionExpression", cond);
+	cJSON_AddStringToObject(u, "UpdateExpression", expr);
+	static const char *const names[][2] = {{"#o", "owner"},
+					       {"#xw", "xwait"},
+					       {"#rw", "rwaiters"},
+					       {"#ra", "radmit"},
+					       {"#ty", "_type"}};
+	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (uses(both, names[i][0]))
+			cJSON_AddStringToObject(n, names[i][0], names[i][1]);
+	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
+	if (uses(both, ":mes"))
+		add_set(v, ":mes", &r->owner, 1);
+	if (uses(both, ":max"))
+		add_num(v, ":max", STORE_SH_SET_MAX);
+	if (uses(both, ":seen")) {
+		const char *ids[STORE_SH_SET_MAX];
+		for (unsigned i = 0; i < r->seen_set->n; i++)
+			ids[i] = r->seen_set->id[i];
+		add_set(v, ":seen", ids, r->seen_set->n);
+	}
 	cJSON_AddStringToObject(u, "ReturnValues", "ALL_NEW");
 	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	return u;
@@ -454,14 +536,34 @@ static void parse_shared(const cJSON *item, struct store_sh_header *h)
 		h->slimit = 0;
 }
 
+/* A string set attribute of item into s (n = 0 when absent or no set;
+ * ids past STORE_SH_SET_MAX, or too long, are not kept: leasegate writes
+ * none) */
+static void parse_set(const cJSON *item, const char *name, struct store_sh_set *s)
+{
+	const cJSON *ss = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, name), "SS");
+	const cJSON *id, *list = cJSON_IsArray(ss) ? ss : NULL;
+	s->n = 0;
+	cJSON_ArrayForEach(id, list)
+	{
+		if (s->n < STORE_SH_SET_MAX && cJSON_IsString(id) &&
+		    strlen(id->valuestring) <= STORE_ID_MAX)
+			snprintf(s->id[s->n++], sizeof(s->id[0]), "%s", id->valuestring);
+	}
+}
+
 /* item (a DynamoDB item) as item k of sh; false with err when malformed */
 static bool take_item(struct ddb_sh *sh, unsigned k, const cJSON *item, const char *ttl, char *err)
 {
 	struct lock_item *to = k == 0 ? &sh->header.lock : &sh->items[k];
 	if (!ddb_parse_item(item, ttl, to, err))
 		return false;
-	if (k == 0)
+	if (k == 0) {
 		parse_shared(item, &sh->header);
+		parse_set(item, "rwaiters", &sh->header.rwaiters);
+		parse_set(item, "radmit", &sh->header.radmit);
+	}
 	return true;
 }
 
@@ -655,6 +757,10 @@ static struct ddb_sh *sh_new(const struct store_sh_req *req)
 	sh->req.seen_rvn = req->seen_rvn ? sh->seen_rvn : NULL;
 	copy_in(sh->holder, sizeof(sh->holder), req->holder);
 	sh->req.holder = req->holder ? sh->holder : NULL;
+	if (req->seen_set != NULL) {
+		sh->seen_set = *req->seen_set;
+		sh->req.seen_set = &sh->seen_set;
+	}
 	return sh;
 }
 
@@ -721,6 +827,15 @@ struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *re
 		c = start(ds, DDB_UPDATE_ITEM, announce_done, build_take(&ds->keys, &sh->req), sh,
 			  cb, arg);
 		s->requests[STORE_RELEASE]++;
+		return c;
+	case STORE_SH_RWAIT:
+	case STORE_SH_RUNWAIT:
+	case STORE_SH_RCLEAR:
+		c = start(ds, DDB_UPDATE_ITEM, announce_done, build_readers(&ds->keys, &sh->req),
+			  sh, cb, arg);
+		if (c != NULL)
+			c->op = STORE_ANNOUNCE;
+		s->requests[STORE_ANNOUNCE]++;
 		return c;
 	case STORE_SH_READ:
 		c = start(ds, DDB_BATCH_GET_ITEM, read_done, build_read(&ds->keys, sh), sh, cb,

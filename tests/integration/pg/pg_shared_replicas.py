@@ -7,6 +7,9 @@ DynamoDB table (tests/integration/pg_shared.sh starts them on moto with
   - D (gateway 2) waits for the last reader (B, on its own gateway), not
     granted while A (the other gateway) still reads;
   - A waits shared for D, the writer of the other gateway;
+  - phase-fair: C (gateway 1) writes key 11, B (gateway 2) waits shared,
+    A (gateway 1, queued behind C) waits to write; C's release grants B
+    before A, and A once B is done;
   - six clients on both gateways take key 5 at random shared or exclusive
     for 8 s: no exclusive hold overlaps another;
   - B holds key 9 shared and D key 10 exclusively, their gateway is
@@ -116,6 +119,35 @@ def mixed_race(seconds=8.0, clients=6):
     check(all(h[4] for h in holds), "every unlock answered true")
 
 
+def readers_before_the_next_writer(a, b, c):
+    """C writes 11 on gateway 1; B waits to read on gateway 2; A waits to
+    write on gateway 1, behind C on the same gateway; C releases: B is
+    granted first, A only once B has stopped reading."""
+    check(one(c, "SELECT pg_try_advisory_lock(11)") is True, "C writes 11 (gateway 1)")
+    tb, resb = timed(b, "SELECT pg_advisory_lock_shared(11)")
+    time.sleep(0.5)
+    ta, resa = timed(a, "SELECT pg_advisory_lock(11)")
+    time.sleep(1.5)
+    check(not resb and not resa, "B (reading) and A (writing) wait while C writes")
+    released = time.monotonic()
+    check(one(c, "SELECT pg_advisory_unlock(11)") is True, "C stops writing")
+    tb.join(10)
+    check("at" in resb, "B, waiting to read on gateway 2, is granted")
+    check("at" not in resa, "A, the next writer on C's own gateway, is not granted before B")
+    if "at" in resb:
+        print("# B granted %d ms after C released (lease 3000 ms)"
+              % ((resb["at"] - released) * 1000))
+    time.sleep(0.5)
+    check("at" not in resa, "A still waits while B reads")
+    stopped = time.monotonic()
+    check(one(b, "SELECT pg_advisory_unlock_shared(11)") is True, "B stops reading")
+    ta.join(10)
+    check("at" in resa, "A is granted once B has gone")
+    if "at" in resa:
+        print("# A granted %d ms after B stopped reading" % ((resa["at"] - stopped) * 1000))
+        check(one(a, "SELECT pg_advisory_unlock(11)") is True, "A stops writing")
+
+
 def main():
     a, c = connect(os.environ["LG_PG1"]), connect(os.environ["LG_PG1"])
     b, d = connect(os.environ["LG_PG2"]), connect(os.environ["LG_PG2"])
@@ -149,6 +181,7 @@ def main():
         print("# A granted %d ms after the writer left" % ((res["at"] - released) * 1000))
     check(one(a, "SELECT pg_advisory_unlock_shared(7)") is True, "A stops reading")
 
+    readers_before_the_next_writer(a, b, c)
     mixed_race()
 
     check(one(b, "SELECT pg_try_advisory_lock_shared(9)") is True, "B reads 9")
