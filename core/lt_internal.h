@@ -24,7 +24,8 @@
 #include "core/trace.h"
 
 /* The ids this process writes (owners, rvns, announcements: store_new_id). */
-#define LT_ID_LEN 32
+#define LT_SH_BUCKETS 1024 /* t->sh_waits: lists by name hash */
+#define LT_ID_LEN     32
 
 /* A wait_for_refusal registration (lt_testing.c). */
 struct lt_hook {
@@ -201,7 +202,9 @@ struct locktable {
 	struct adopt *adopts;	      /* lt_adopt requests in flight */
 	struct lt_scan *scans;	      /* lt_scan pages in flight */
 	struct lt_tx *txs;	      /* lt_transact calls in flight */
-	struct sh_wait *sh_waits;     /* lt_sh_acquire waits (lt_shared.c) */
+	/* lt_sh_acquire waits (lt_shared.c), by their name's hash, so that an
+	 * exclusive release asks about its own name's, not every wait */
+	struct sh_wait *sh_waits[LT_SH_BUCKETS];
 	uint64_t nleases, nwaits, releases_in_flight;
 	struct tracer *tracer; /* NULL: no spans (lt_set_tracer) */
 };

@@ -27,7 +27,7 @@
 enum wait_step { W_IDLE, W_READ, W_GRANT, W_CLEAR, W_REGISTER };
 
 struct sh_wait {
-	struct sh_wait *prev, *next; /* in t->sh_waits */
+	struct sh_wait *prev, *next; /* in its bucket of t->sh_waits */
 	struct locktable *t;
 	struct lt_sh_args a;
 	lt_sh_acquire_cb cb;
@@ -434,12 +434,18 @@ bool lt_sh_stale(struct sh_watch *wt, const struct lock_item *s, int64_t now)
 
 /* ---- the wait ---- */
 
+/* The bucket of t->sh_waits a wait for name is in. */
+static struct sh_wait **bucket(struct locktable *t, const char *name)
+{
+	return &t->sh_waits[store_name_hash(name) % LT_SH_BUCKETS];
+}
+
 static void wait_free(struct sh_wait *w)
 {
 	if (w->prev != NULL)
 		w->prev->next = w->next;
 	else
-		w->t->sh_waits = w->next;
+		*bucket(w->t, w->name) = w->next;
 	if (w->next != NULL)
 		w->next->prev = w->prev;
 	timer_cancel(&w->poll);
@@ -810,10 +816,11 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 	timer_init(&w->deadline, t->clock, deadline_due, w);
 	if (a->wait && a->timeout_ms > 0)
 		timer_arm(&w->deadline, a->timeout_ms);
-	w->next = t->sh_waits;
-	if (t->sh_waits != NULL)
-		t->sh_waits->prev = w;
-	t->sh_waits = w;
+	struct sh_wait **head = bucket(t, w->name);
+	w->next = *head;
+	if (*head != NULL)
+		(*head)->prev = w;
+	*head = w;
 	if (!send_read(w)) { /* out of memory at once: no callback */
 		wait_free(w);
 		return NULL;
@@ -823,7 +830,7 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 
 void lt_sh_kick(struct locktable *t, const char *name)
 {
-	for (struct sh_wait *w = t->sh_waits; w != NULL; w = w->next)
+	for (struct sh_wait *w = *bucket(t, name); w != NULL; w = w->next)
 		if (w->step == W_IDLE && !w->cancelled && timer_armed(&w->poll) &&
 		    strcmp(w->name, name) == 0) {
 			timer_cancel(&w->poll);
@@ -833,7 +840,7 @@ void lt_sh_kick(struct locktable *t, const char *name)
 
 bool lt_sh_waiting(struct locktable *t, const char *name)
 {
-	for (struct sh_wait *w = t->sh_waits; w != NULL; w = w->next)
+	for (struct sh_wait *w = *bucket(t, name); w != NULL; w = w->next)
 		if (w->a.wait && w->a.mode == STORE_SH_SHARED && !w->cancelled &&
 		    strcmp(w->name, name) == 0)
 			return true;
