@@ -44,6 +44,8 @@ static bool fields_ok(const struct store_sh_req *r)
 		return id_ok(r->seen_rvn, STORE_ID_MAX);
 	case STORE_SH_XTAKE:
 		return id_ok(r->owner, STORE_ID_MAX) && id_ok(r->seen_rvn, STORE_ID_MAX);
+	case STORE_SH_CHECK:
+		return id_ok(r->owner, STORE_ID_MAX) && r->token > 0;
 	}
 	return false;
 }
