@@ -26,8 +26,8 @@ static void finish(struct sh_foreign *f, int r, const struct store_sh_result *re
 	struct lt_error e;
 	if (r < 0) {
 		e.status = res->status;
-		e.error_type = res->error_type != NULL ? res->error_type
-						       : store_status_name(res->status);
+		e.error_type =
+			res->error_type != NULL ? res->error_type : store_status_name(res->status);
 		snprintf(e.message, sizeof(e.message), "shared lock '%.64s': %s", f->name,
 			 res->message);
 	}

@@ -146,7 +146,7 @@ struct store_sh_req {
 	 * freedBy "force" (lock_item.freed_forced), so that its holder's next
 	 * renewal, refused, reports the loss as forced; a GRANT removes it */
 	bool forced;
-	int64_t token;		 /* CHECK: the holder's token (> 0) */
+	int64_t token; /* CHECK: the holder's token (> 0) */
 };
 
 /* A slot as read: its item (store.h's lock_item; type "SLOT"). */
