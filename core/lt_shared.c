@@ -166,8 +166,10 @@ static enum lt_loss refusal_loss(const struct lock_item *slot)
 	return !slot->has_owner && slot->freed_forced ? LT_FORCED : LT_TAKEN_OVER;
 }
 
-enum lt_loss lt_sh_refusal_loss(const struct lock_item *item)
+enum lt_loss lt_sh_refusal_loss(const struct lock_item *item, bool header)
 {
+	if (header) /* its freed marks an exclusive lease's end, not this hold's */
+		return item->exists ? LT_TAKEN_OVER : LT_DELETED;
 	return refusal_loss(item);
 }
 
@@ -416,11 +418,11 @@ struct locktable *sh_lease_table(const struct sh_lease *l)
 	return l->t;
 }
 
-enum lt_loss sh_lease_refused(struct sh_lease *l, const struct lock_item *item)
+enum lt_loss sh_lease_refused(struct sh_lease *l, const struct lock_item *item, bool header)
 {
 	if (l->loss != LT_HELD)
 		return l->loss;
-	enum lt_loss why = refusal_loss(item);
+	enum lt_loss why = lt_sh_refusal_loss(item, header);
 	lose(l, why); /* its lost callback may release l */
 	return why;
 }

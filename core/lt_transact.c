@@ -119,13 +119,17 @@ static bool probe_missing(struct lt_tx *tx, const struct store_tx_result *res)
 	return tx->call != NULL;
 }
 
-/* The check refused tx at commit (item: the item that refused it, or
- * absent): the loss, the lease that is still this locktable's ended
- * through its normal path (its callbacks run). */
-static enum lt_loss lost(struct lt_tx *tx, const struct lock_item *item)
+/* The check refused tx at commit (res: the item that refused it, or
+ * absent; a shared holder's: which check): the loss, the lease that is
+ * still this locktable's ended through its normal path (its callbacks
+ * run). */
+static enum lt_loss lost(struct lt_tx *tx, const struct store_tx_result *res)
 {
+	const struct lock_item *item = &res->item;
+	bool header = res->check == 0;
 	if (tx->shared)
-		return tx->sh != NULL ? sh_lease_refused(tx->sh, item) : lt_sh_refusal_loss(item);
+		return tx->sh != NULL ? sh_lease_refused(tx->sh, item, header)
+				      : lt_sh_refusal_loss(item, header);
 	struct lease *l = lt_local_lease(tx->t, tx->name);
 	if (l != NULL && lease_token(l) == tx->token && strcmp(lease_owner(l), tx->owner) == 0)
 		return lt_lease_refused(l, item);
@@ -152,7 +156,7 @@ static void on_tx(void *arg, const struct store_tx_result *res)
 			break;
 		}
 		r.status = LT_TX_LOST;
-		r.loss = lost(tx, &res->item);
+		r.loss = lost(tx, res);
 		break;
 	default: {
 		struct store_result sr = {.status = res->status, .error_type = res->error_type};

@@ -476,21 +476,28 @@ static void on_sh_ok(void *arg, const struct store_sh_result *r)
 	*(bool *)arg = true;
 }
 
+/* The one held slot of name and the header, read from the store into rd. */
+static unsigned held_slot(struct env *e, const char *name, struct slots_read *rd)
+{
+	memset(rd, 0, sizeof(*rd));
+	struct store_sh_req r = {
+		.op = STORE_SH_READ, .name = name, .mode = STORE_SH_SHARED, .cap = STORE_SH_CAP};
+	assert_non_null(store_sh_submit(e->f->store, &r, on_slots, rd));
+	fx_run(e->f);
+	assert_true(rd->done);
+	unsigned k = 0;
+	while (k < STORE_SH_CAP && !rd->slots[k].has_owner)
+		k++;
+	assert_true(k < STORE_SH_CAP);
+	return k;
+}
+
 /* Another process takes over the held slot of name (as a waiter that saw
  * its rvn stand still for a whole lease would), behind the gateway. */
 static void steal_slot(struct env *e, const char *name)
 {
 	static struct slots_read rd;
-	memset(&rd, 0, sizeof(rd));
-	struct store_sh_req r = {
-		.op = STORE_SH_READ, .name = name, .mode = STORE_SH_SHARED, .cap = STORE_SH_CAP};
-	assert_non_null(store_sh_submit(e->f->store, &r, on_slots, &rd));
-	fx_run(e->f);
-	assert_true(rd.done);
-	unsigned k = 0;
-	while (k < STORE_SH_CAP && !rd.slots[k].has_owner)
-		k++;
-	assert_true(k < STORE_SH_CAP);
+	unsigned k = held_slot(e, name, &rd);
 	struct store_sh_req g = {.op = STORE_SH_GRANT,
 				 .name = name,
 				 .mode = STORE_SH_SHARED,
@@ -577,6 +584,45 @@ static void reader_behind_an_exclusive_owner(void **state)
 	assert_int_equal(r.status, LS_LOST);
 	assert_int_equal(r.loss, LT_TAKEN_OVER);
 	assert_int_equal(e->lost[0].n, 1);
+}
+
+/* An operator ended the reader's hold (LOCK.FORCE-RELEASE name SLOT k,
+ * here from another session): the check refuses, the loss is forced. */
+static void reader_slot_forced(void **state)
+{
+	struct env *e = *state;
+	int64_t t = take_shared(e, 0, "job");
+	static struct slots_read rd;
+	unsigned k = held_slot(e, "job", &rd);
+	struct ls_result now;
+	struct lsf_box b = {0};
+	assert_int_equal(ls_shared_force(e->s[1], "job", 3, k, &now, lsf_got, &b), LS_PENDING);
+	fx_run(e->f);
+	assert_int_equal(b.last.status, LS_OK);
+	struct ls_result r = transact(e, 0, "job", false, t, ITEMS);
+	assert_int_equal(r.status, LS_LOST);
+	assert_int_equal(r.loss, LT_FORCED);
+	assert_int_equal(e->fs->transactions, 1); /* the check at commit said so */
+	assert_int_equal(e->lost[0].reason, LT_FORCED);
+}
+
+/* A header that refused a reader's check tells a takeover (here: a fence
+ * of another phase), whatever an exclusive lease's end left on it (freed
+ * by force): those marks are not this hold's. */
+static void reader_header_refusal_is_no_force(void **state)
+{
+	struct env *e = *state;
+	int64_t t = take_shared(e, 0, "job");
+	struct lock_item h = {.exists = true,
+			      .has_fence = true,
+			      .fence = t + 1,
+			      .freed = t,
+			      .freed_forced = true};
+	strcpy(h.type, "LOCK");
+	assert_true(store_memory_put_raw(e->f->store, "job", &h));
+	struct ls_result r = transact(e, 0, "job", false, t, ITEMS);
+	assert_int_equal(r.status, LS_LOST);
+	assert_int_equal(r.loss, LT_TAKEN_OVER);
 }
 
 /* An array of n client items (malloc'd). */
@@ -799,6 +845,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(reader_slot_taken_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(reader_behind_an_exclusive_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(reader_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(reader_slot_forced, setup, teardown),
+		cmocka_unit_test_setup_teardown(reader_header_refusal_is_no_force, setup, teardown),
 		cmocka_unit_test_setup_teardown(items_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(items_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(fenced_tables_parsed, setup, teardown),
