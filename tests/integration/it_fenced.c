@@ -19,8 +19,9 @@
  *   - under a shared hold (LOCK.ACQUIRE ... SHARED, LIMIT n): the
  *     connection's own hold writes by its token (a reader's group token, a
  *     semaphore slot's), another connection's does not; a slot taken
- *     behind the gateway's back is -LOST taken_over, nothing written; a
- *     released hold's token names nothing; 98 items at most.
+ *     behind the gateway's back is -LOST taken_over, one an operator
+ *     ended -LOST forced, nothing written; a released hold's token names
+ *     nothing; 98 items at most.
  * The ClientRequestToken of retries is held to in it_fenced_store (moto
  * ignores the token). Without LG_MOTO every test fails.
  */
@@ -564,9 +565,13 @@ static void test_shared_holds(void **state)
 	expect_ok(a, "rw", ta, many);
 	free(many);
 
-	/* a semaphore holder: its slot's token */
+	/* a semaphore holder: its slot's token; ended by an operator, -LOST
+	 * forced at commit */
 	sh_acquire(c, "LOCK.ACQUIRE sem 60000 LIMIT 2", &tc, &sc);
 	expect_ok(c, "sem", tc, put(data, "s1", tc));
+	gw_expect_int(b, 1, "LOCK.FORCE-RELEASE sem SLOT %lld", sc);
+	expect_err(c, "sem", tc, put(data, "s2", tc), "LOST forced");
+	assert_string_equal(item(data, "s2"), "none");
 
 	/* a's slot taken behind the gateway: refused at commit, lost once */
 	snprintf(slot_key, sizeof(slot_key), "SLOT#%lld#rw", sa);
