@@ -317,4 +317,22 @@ void lt_adopt_free_all(struct locktable *t);   /* lt_adopt.c */
 void lt_scan_free_all(struct locktable *t);    /* lt_scan.c */
 void lt_tx_free_all(struct locktable *t);      /* lt_transact.c */
 
+/* --- fenced transactions of shared holders --- */
+
+struct sh_lease;
+/* lt_shared.c: the locktable of l; and l ended by the item that refused a
+ * check of it (as read, or absent; header: the name's header, else l's
+ * slot): the loss (lt_sh_refusal_loss), l's own when it had ended before.
+ * Its lost callback runs. */
+struct locktable *sh_lease_table(const struct sh_lease *l);
+enum lt_loss sh_lease_refused(struct sh_lease *l, const struct lock_item *item, bool header);
+/* lt_shared.c: the loss an item that refused a shared holder's check
+ * shows: its slot as a refused renewal reads it (deleted, forced, or
+ * taken over); the header taken over (an exclusive owner, a new phase)
+ * while there is one, else deleted. */
+enum lt_loss lt_sh_refusal_loss(const struct lock_item *item, bool header);
+/* lt_transact.c: l is being freed; its transactions in flight forget it
+ * (their answers still come, their refusals end no lease). */
+void lt_tx_sh_gone(struct locktable *t, const struct sh_lease *l);
+
 #endif

@@ -171,6 +171,13 @@ static enum lt_loss refusal_loss(const struct lock_item *slot)
 	return !slot->has_owner && slot->freed_forced ? LT_FORCED : LT_TAKEN_OVER;
 }
 
+enum lt_loss lt_sh_refusal_loss(const struct lock_item *item, bool header)
+{
+	if (header) /* its freed marks an exclusive lease's end, not this hold's */
+		return item->exists ? LT_TAKEN_OVER : LT_DELETED;
+	return refusal_loss(item);
+}
+
 static void on_renewed(void *arg, const struct store_sh_result *r)
 {
 	struct sh_lease *l = arg;
@@ -334,6 +341,7 @@ void sh_lease_release_then(struct sh_lease *l, lt_renew_cb cb, void *arg)
 	bool held = l->loss == LT_HELD;
 	l->lost_cb = NULL;
 	lose(l, LT_RELEASED); /* timers and the renewal in flight go */
+	lt_tx_sh_gone(l->t, l);
 	/* a lost lease's slot is released too, on its owner: it may still
 	 * be ours (expired, not taken), and then frees at once */
 	if (!release_slot(l->t, l->name, l->mode, l->cap, l->slot, l->owner, held, l->token, cb,
@@ -398,6 +406,30 @@ unsigned sh_lease_slot(const struct sh_lease *l)
 const char *sh_lease_name(const struct sh_lease *l)
 {
 	return l->name;
+}
+
+const char *sh_lease_owner(const struct sh_lease *l)
+{
+	return l->owner;
+}
+
+enum store_sh_mode sh_lease_mode(const struct sh_lease *l)
+{
+	return l->mode;
+}
+
+struct locktable *sh_lease_table(const struct sh_lease *l)
+{
+	return l->t;
+}
+
+enum lt_loss sh_lease_refused(struct sh_lease *l, const struct lock_item *item, bool header)
+{
+	if (l->loss != LT_HELD)
+		return l->loss;
+	enum lt_loss why = lt_sh_refusal_loss(item, header);
+	lose(l, why); /* its lost callback may release l */
+	return why;
 }
 
 enum lt_loss sh_lease_loss(const struct sh_lease *l)

@@ -124,6 +124,9 @@ const char *sh_wait_name(const struct sh_wait *w);
 int64_t sh_lease_token(const struct sh_lease *l);
 unsigned sh_lease_slot(const struct sh_lease *l);
 const char *sh_lease_name(const struct sh_lease *l);
+/* Its slot's owner id (a fenced write's check names it) and its mode. */
+const char *sh_lease_owner(const struct sh_lease *l);
+enum store_sh_mode sh_lease_mode(const struct sh_lease *l);
 enum lt_loss sh_lease_loss(const struct sh_lease *l); /* LT_HELD while held */
 int64_t sh_lease_end_ms(const struct sh_lease *l);    /* monotonic */
 int64_t sh_lease_duration_ms(const struct sh_lease *l);
@@ -143,6 +146,19 @@ bool sh_lease_renew(struct sh_lease *l, lt_renew_cb cb, void *arg)
  * and the metrics of acquisitions, renewals and losses, as an exclusive
  * lease's). */
 void sh_lease_set_data(struct sh_lease *l, void *data);
+
+/* lt_transact (locktable.h) under a shared hold: the client's items are
+ * written in one transaction with the checks of store_shared.h's CHECK —
+ * l's slot still its own (a semaphore holder's: and its token), the
+ * header without an exclusive owner (a reader's: and its group token) —
+ * so the client has at most STORE_TX_MAX_ITEMS_SHARED items. A refused
+ * check answers LT_TX_LOST and, while l is still held, ends it as a
+ * refused renewal would (its lost callback runs first). l may be released
+ * while the transaction is in flight: the answer still comes. NULL on
+ * out-of-memory (no callback); cancelled with lt_transact_cancel. */
+struct lt_tx *lt_sh_transact(struct sh_lease *l, const char *items, size_t len,
+			     const char *client_token, lt_tx_cb cb, void *arg)
+	__attribute__((warn_unused_result));
 
 /* cb runs once when the lease is lost (never after sh_lease_release). */
 void sh_lease_on_lost(struct sh_lease *l, lt_sh_lost_cb cb, void *arg);

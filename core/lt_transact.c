@@ -7,8 +7,12 @@
  * it, through the normal loss path. When a table of the transaction does
  * not exist (DynamoDB does not say which), one read of the lock tells
  * whether it is the lock table or the client's, for the message.
+ * A shared holder's transaction (lt_sh_transact) keeps its slot and mode
+ * too, and its lease until the lease is freed (lt_tx_sh_gone): a refused
+ * check ends the lease if it is still there.
  */
 #include "core/lease.h"
+#include "core/lt_shared.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,11 @@ struct lt_tx {
 	int64_t token;
 	char owner[STORE_ID_MAX + 1];
 	struct store_tx_result *missing; /* while the lock is read (probe) */
+	/* a shared holder's: its mode and slot, and its lease until freed */
+	bool shared;
+	enum store_sh_mode mode;
+	unsigned slot;
+	struct sh_lease *sh;
 	char name[];
 };
 
@@ -110,6 +119,23 @@ static bool probe_missing(struct lt_tx *tx, const struct store_tx_result *res)
 	return tx->call != NULL;
 }
 
+/* The check refused tx at commit (res: the item that refused it, or
+ * absent; a shared holder's: which check): the loss, the lease that is
+ * still this locktable's ended through its normal path (its callbacks
+ * run). */
+static enum lt_loss lost(struct lt_tx *tx, const struct store_tx_result *res)
+{
+	const struct lock_item *item = &res->item;
+	bool header = res->check == 0;
+	if (tx->shared)
+		return tx->sh != NULL ? sh_lease_refused(tx->sh, item, header)
+				      : lt_sh_refusal_loss(item, header);
+	struct lease *l = lt_local_lease(tx->t, tx->name);
+	if (l != NULL && lease_token(l) == tx->token && strcmp(lease_owner(l), tx->owner) == 0)
+		return lt_lease_refused(l, item);
+	return loss_of(tx, item);
+}
+
 static void on_tx(void *arg, const struct store_tx_result *res)
 {
 	struct lt_tx *tx = arg;
@@ -130,11 +156,7 @@ static void on_tx(void *arg, const struct store_tx_result *res)
 			break;
 		}
 		r.status = LT_TX_LOST;
-		r.loss = loss_of(tx, &res->item);
-		struct lease *l = lt_local_lease(t, tx->name);
-		if (l != NULL && lease_token(l) == tx->token &&
-		    strcmp(lease_owner(l), tx->owner) == 0)
-			r.loss = lt_lease_refused(l, &res->item); /* its callbacks run */
+		r.loss = lost(tx, res);
 		break;
 	default: {
 		struct store_result sr = {.status = res->status, .error_type = res->error_type};
@@ -152,24 +174,36 @@ static void on_tx(void *arg, const struct store_tx_result *res)
 	tx_end(tx, &r);
 }
 
-struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, const char *client_token,
-			  lt_tx_cb cb, void *arg)
+/* A transaction of the lease (name, owner, token) of t, not sent nor
+ * linked yet; NULL on out-of-memory. */
+static struct lt_tx *tx_new(struct locktable *t, const char *name, const char *owner, int64_t token,
+			    lt_tx_cb cb, void *arg)
 {
-	struct locktable *t = l->t;
-	size_t nlen = strlen(l->lock->name);
+	size_t nlen = strlen(name);
 	struct lt_tx *tx = calloc(1, sizeof(*tx) + nlen + 1);
 	if (tx == NULL)
 		return NULL;
 	tx->t = t;
 	tx->cb = cb;
 	tx->arg = arg;
-	tx->token = l->token;
-	memcpy(tx->owner, l->owner, sizeof(tx->owner));
-	memcpy(tx->name, l->lock->name, nlen + 1);
+	tx->token = token;
+	snprintf(tx->owner, sizeof(tx->owner), "%s", owner);
+	memcpy(tx->name, name, nlen + 1);
+	return tx;
+}
+
+/* Sends tx's transaction of the client's items and links it; false (tx
+ * freed) on out-of-memory. */
+static bool tx_send(struct lt_tx *tx, const char *items, size_t len, const char *client_token)
+{
+	struct locktable *t = tx->t;
 	struct store_tx_req req = {
 		.name = tx->name,
 		.owner = tx->owner,
 		.token = tx->token,
+		.shared = tx->shared,
+		.mode = tx->mode,
+		.slot = tx->slot,
 		.items = items,
 		.items_len = len,
 		.client_token = client_token,
@@ -177,13 +211,41 @@ struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, const 
 	tx->call = store_transact(t->store, &req, on_tx, tx);
 	if (tx->call == NULL) {
 		free(tx);
-		return NULL;
+		return false;
 	}
 	tx->next = t->txs;
 	if (t->txs != NULL)
 		t->txs->prev = tx;
 	t->txs = tx;
-	return tx;
+	return true;
+}
+
+struct lt_tx *lt_transact(struct lease *l, const char *items, size_t len, const char *client_token,
+			  lt_tx_cb cb, void *arg)
+{
+	struct lt_tx *tx = tx_new(l->t, l->lock->name, l->owner, l->token, cb, arg);
+	return tx != NULL && tx_send(tx, items, len, client_token) ? tx : NULL;
+}
+
+struct lt_tx *lt_sh_transact(struct sh_lease *l, const char *items, size_t len,
+			     const char *client_token, lt_tx_cb cb, void *arg)
+{
+	struct lt_tx *tx = tx_new(sh_lease_table(l), sh_lease_name(l), sh_lease_owner(l),
+				  sh_lease_token(l), cb, arg);
+	if (tx == NULL)
+		return NULL;
+	tx->shared = true;
+	tx->mode = sh_lease_mode(l);
+	tx->slot = sh_lease_slot(l);
+	tx->sh = l;
+	return tx_send(tx, items, len, client_token) ? tx : NULL;
+}
+
+void lt_tx_sh_gone(struct locktable *t, const struct sh_lease *l)
+{
+	for (struct lt_tx *tx = t->txs; tx != NULL; tx = tx->next)
+		if (tx->sh == l)
+			tx->sh = NULL;
 }
 
 void lt_transact_cancel(struct lt_tx *tx)

@@ -413,6 +413,23 @@ static void readers(struct mstore *ms, const struct store_sh_req *r, struct sh_o
 	header_out(h, &out->res.header);
 }
 
+/* CHECK: a shared holder's fenced-write conditions, header first. */
+static void check(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
+{
+	const struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
+	const struct mslot *s = slot_of(h, r->slot);
+	bool shared = r->mode == STORE_SH_SHARED;
+	bool header_ok = h != NULL && h->owner[0] == '\0' && (!shared || fence_is(h, r->token));
+	bool slot_ok = s != NULL && s->has_owner && strcmp(s->owner, r->owner) == 0 &&
+		       (shared || s->fence == r->token);
+	header_out(h, &out->res.header);
+	slot_out(s, &out->slots[0]);
+	if (!header_ok || !slot_ok) {
+		out->res.status = STORE_REFUSED;
+		out->res.index = header_ok ? 1 : 0;
+	}
+}
+
 static void read_all(struct mstore *ms, const struct store_sh_req *r, struct sh_out *out)
 {
 	const struct mitem *h = *mem_find_slot(ms, r->name, store_name_hash(r->name));
@@ -452,6 +469,9 @@ static void apply(struct mstore *ms, const struct store_sh_req *r, struct sh_out
 	case STORE_SH_RUNWAIT:
 	case STORE_SH_RCLEAR:
 		readers(ms, r, out);
+		return;
+	case STORE_SH_CHECK:
+		check(ms, r, out);
 		return;
 	}
 }
@@ -528,6 +548,7 @@ struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req
 			   : req->op == STORE_SH_XANNOUNCE ? STORE_ANNOUNCE
 			   : req->op == STORE_SH_XCLEAR	   ? STORE_WITHDRAW
 			   : req->op == STORE_SH_XTAKE	   ? STORE_RELEASE
+			   : req->op == STORE_SH_CHECK	   ? STORE_CHECK
 			   : req->op >= STORE_SH_RWAIT	   ? STORE_ANNOUNCE
 							   : STORE_TRANSACT;
 	call->sh = c;

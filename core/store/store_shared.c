@@ -68,6 +68,8 @@ static bool fields_ok(const struct store_sh_req *r)
 		return id_ok(r->owner, STORE_ID_MAX);
 	case STORE_SH_RCLEAR:
 		return set_ok(r->seen_set);
+	case STORE_SH_CHECK:
+		return id_ok(r->owner, STORE_ID_MAX) && r->token > 0;
 	}
 	return false;
 }

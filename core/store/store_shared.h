@@ -99,8 +99,20 @@
  *   xwait condition by contains(radmit, :owner) instead; a GRANT with
  *   .registered also does DELETE rwaiters {:owner}, radmit {:owner}.
  *
+ *   CHECK    a fenced write's conditions for a shared holder (store_tx.h:
+ *            the ConditionChecks at the head of its transaction; on its
+ *            own, a transaction of the two checks alone, writing nothing):
+ *            header attribute_not_exists(owner) (no exclusive holder),
+ *              SHARED also fence = :token (the readers' group token: the
+ *              phase the reader was granted in);
+ *            slot owner = :owner (the holder),
+ *              LIMIT also fence = :token (the slot's own token).
+ *            OK (no items: the checks read nothing back). REFUSED: .index
+ *            0 (the header) or 1 (the slot), the first that failed, and
+ *            that item as it was (or absent).
+ *
  * Results: OK, REFUSED (GRANT, RENEW, RELEASE, REMOVE, XANNOUNCE, XCLEAR,
- * XTAKE, RWAIT, RCLEAR), TRANSIENT
+ * XTAKE, RWAIT, RCLEAR, CHECK), TRANSIENT
  * (throttling, a transaction conflict, after the store's retries),
  * NO_TABLE, FATAL with .message. Both stores have shared items
  * (store_memory_shared.c, dynamodb/ddb_shared.c); a store without them
@@ -141,7 +153,8 @@ enum store_sh_op {
 	STORE_SH_XTAKE,
 	STORE_SH_RWAIT,
 	STORE_SH_RUNWAIT,
-	STORE_SH_RCLEAR
+	STORE_SH_RCLEAR,
+	STORE_SH_CHECK
 };
 enum store_sh_mode { STORE_SH_SHARED, STORE_SH_LIMIT };
 
@@ -152,7 +165,7 @@ struct store_sh_req {
 	unsigned cap;	      /* 1..STORE_SH_CAP: the semaphore's n, or readers' cap */
 	unsigned slot;	      /* < cap; READ: the first slot read */
 	unsigned count;	      /* READ: slots read, 0: to the last; slot + count <= cap */
-	const char *owner;    /* GRANT: the new holder; RENEW/RELEASE/REMOVE: it */
+	const char *owner;    /* GRANT: the new holder; RENEW/RELEASE/REMOVE/CHECK: it */
 	const char *rvn;      /* GRANT/RENEW: the new rvn */
 	const char *seen_rvn; /* GRANT: a takeover's watched rvn, or NULL;
 				 RENEW: the rvn last written; REMOVE: watched */
@@ -173,6 +186,7 @@ struct store_sh_req {
 	 * freedBy "force" (lock_item.freed_forced), so that its holder's next
 	 * renewal, refused, reports the loss as forced; a GRANT removes it */
 	bool forced;
+	int64_t token; /* CHECK: the holder's token (> 0) */
 };
 
 /* A slot as read: its item (store.h's lock_item; type "SLOT"). */

@@ -5,6 +5,11 @@
  * One TransactWriteItems whose first item is a ConditionCheck on the lock
  * item, `owner = :owner AND fence = :token` with ALL_OLD on a failure (the
  * CHECK of store.h), followed by the client's items as DynamoDB JSON text.
+ * For a shared holder (.shared: a reader, or a semaphore's holder) the
+ * first two items are the CHECK of store_shared.h instead: the header's
+ * ConditionCheck (no exclusive owner; a reader's group token) and its
+ * slot's (its owner; a semaphore holder's token), so the client has one
+ * item less (STORE_TX_MAX_ITEMS_SHARED).
  * The text is spliced as it is: the caller (gateway/lease) has validated
  * it (an array of 1..STORE_TX_MAX_ITEMS objects, the tables allowed, no
  * lock item). A ClientRequestToken, new per store_transact() and the same
@@ -15,7 +20,10 @@
  *   OK        committed.
  *   REFUSED   cancelled: .index is the first item cancelled (0: the lock
  *             check, so the lease no longer holds the lock; .item is the
- *             lock item then, as read at commit, or absent: deleted), and
+ *             lock item then, as read at commit, or absent: deleted; for a
+ *             shared holder .check says which check failed, 0 the header,
+ *             1 the slot, and .item is that item; the client's items count
+ *             from 1 either way), and
  *             .reasons the CancellationReasons of the client's items, a
  *             JSON array in their order ({"Code":"None"} for those that
  *             did not fail).
@@ -34,15 +42,22 @@
 #include <stddef.h>
 
 #include "core/store/store.h"
+#include "core/store/store_shared.h"
 
-#define STORE_TX_MAX_ITEMS 99		 /* the client's; the check makes 100 */
-#define STORE_TX_MAX_BYTES (1024 * 1024) /* of the client's items' text */
-#define STORE_TX_TOKEN_MAX 36		 /* a ClientRequestToken, bytes */
+#define STORE_TX_MAX_ITEMS	  99		/* the client's; the check makes 100 */
+#define STORE_TX_MAX_ITEMS_SHARED 98		/* under a shared hold: its two checks */
+#define STORE_TX_MAX_BYTES	  (1024 * 1024) /* of the client's items' text */
+#define STORE_TX_TOKEN_MAX	  36		/* a ClientRequestToken, bytes */
 
 struct store_tx_req {
 	const char *name;  /* the lock */
 	const char *owner; /* the lease's owner id */
 	int64_t token;	   /* the lease's fencing token */
+	/* A shared holder's (store_shared.h CHECK): its mode and slot; false:
+	 * an exclusive lease's check on the lock item. */
+	bool shared;
+	enum store_sh_mode mode;
+	unsigned slot;
 	/* The client's TransactItems: a JSON array text of items, validated
 	 * by the caller; len bytes. */
 	const char *items;
@@ -55,7 +70,8 @@ struct store_tx_req {
 struct store_tx_result {
 	enum store_status status;
 	unsigned index;		/* REFUSED: the first item cancelled, 0 = the check */
-	struct lock_item item;	/* REFUSED at 0: the lock item, or absent */
+	unsigned check;		/* REFUSED at 0, shared: 0 the header, 1 the slot */
+	struct lock_item item;	/* REFUSED at 0: the item checked, or absent */
 	const char *reasons;	/* REFUSED: the client's items' reasons (JSON) */
 	const char *error_type; /* static; TRANSIENT, NO_TABLE, FATAL */
 	char message[STORE_MSG_MAX];

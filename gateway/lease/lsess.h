@@ -392,6 +392,9 @@ enum ls_status ls_release_all(struct lsess *s, struct ls_result *now, ls_done_cb
  * holds (each may be NULL). No request: PostgreSQL's leasegate.token(). */
 bool ls_held(const struct lsess *s, const char *name, size_t name_len, int64_t *token,
 	     unsigned holds[LS_SCOPE_COUNT]) __attribute__((warn_unused_result));
+/* The same for the session's shared hold of name: its token (a reader's
+ * group token, a semaphore holder's slot token) in *token (may be NULL). */
+bool ls_held_shared(const struct lsess *s, const char *name, size_t name_len, int64_t *token);
 
 /* The session's oldest lock lease lost and not yet answered, if any: it is
  * answered now — LS_LOST in *r with .token, .loss and a message naming
@@ -527,8 +530,9 @@ bool ls_cancel(struct lsess *s, const char *message);
 
 /* --- fenced writes (the reference's IsHeld) --- */
 
-#define LS_TX_MAX_ITEMS 99	      /* the client's; the lock check makes 100 */
-#define LS_TX_MAX_BYTES (1024 * 1024) /* of the items' JSON text */
+#define LS_TX_MAX_ITEMS	       99	     /* the client's; the lock check makes 100 */
+#define LS_TX_MAX_ITEMS_SHARED 98	     /* under a shared hold: its two checks */
+#define LS_TX_MAX_BYTES	       (1024 * 1024) /* of the items' JSON text */
 
 /* Fenced writes may write the tables of the comma list tables (NULL or
  * "": fenced writes are off) and no other, so that the gateway's IAM role
@@ -552,7 +556,8 @@ bool ls_tx_items_ok(const struct lsvc *svc, const char *items, size_t len, struc
 struct ls_tx_req {
 	const char *name; /* name_len bytes */
 	size_t name_len;
-	/* false: the lease (name, token) held by any session of this replica
+	/* false: the session's shared hold of name with that token, else the
+	 * lease (name, token) held by any session of this replica
 	 * (LOCK.TRANSACT); true: the session's current term of name
 	 * (LEADER.TRANSACT; token ignored). */
 	bool leader;
@@ -569,7 +574,9 @@ struct ls_tx_req {
 
 /* Writes the items in one DynamoDB transaction whose first item checks
  * that the lease still holds the lock (this replica's owner id and fence =
- * token), at commit. LS_OK committed; LS_LOST the check failed (the lease
+ * token), at commit; under a shared hold, whose first two check its slot
+ * and the header (lt_sh_transact), the client then having at most
+ * LS_TX_MAX_ITEMS_SHARED items. LS_OK committed; LS_LOST the check failed (the lease
  * is lost as any loss: told to its session, and this answer reports it) or
  * the lease had ended; LS_TXCANCELLED a client item failed (.reasons);
  * LS_TRANSIENT throttling or TransactionConflict past the retries;

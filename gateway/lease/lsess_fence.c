@@ -213,25 +213,27 @@ static bool only_space(const char *p, size_t n)
 	return true;
 }
 
-bool ls_tx_items_ok(const struct lsvc *svc, const char *items, size_t len, struct ls_result *r)
+/* The number of the client's items when they are fine (ls_tx_items_ok),
+ * else 0 with r set. */
+static int items_checked(const struct lsvc *svc, const char *items, size_t len, struct ls_result *r)
 {
 	if (svc->nfenced == 0) {
 		ls_res_msg(r, LS_INVALID,
 			   "fenced writes are off: start leasegate with "
 			   "--fenced-tables");
-		return false;
+		return 0;
 	}
 	if (len == 0 || len > LS_TX_MAX_BYTES || memchr(items, '\0', len) != NULL) {
 		ls_res_msg(r, LS_INVALID, "fenced write: the items are 1 to %d bytes of JSON",
 			   LS_TX_MAX_BYTES);
-		return false;
+		return 0;
 	}
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(items, len, &end, false);
 	if (root == NULL || end == NULL || !only_space(end, (size_t)(items + len - end))) {
 		cJSON_Delete(root);
 		ls_res_msg(r, LS_INVALID, "fenced write: the items are not valid JSON");
-		return false;
+		return 0;
 	}
 	int n = cJSON_IsArray(root) ? cJSON_GetArraySize(root) : 0;
 	bool ok = n >= 1 && n <= LS_TX_MAX_ITEMS;
@@ -245,16 +247,31 @@ bool ls_tx_items_ok(const struct lsvc *svc, const char *items, size_t len, struc
 		if (!(ok = item_ok(svc, it, i++, r)))
 			break;
 	cJSON_Delete(root);
-	return ok;
+	return ok ? n : 0;
+}
+
+bool ls_tx_items_ok(const struct lsvc *svc, const char *items, size_t len, struct ls_result *r)
+{
+	return items_checked(svc, items, len, r) > 0;
 }
 
 /* --- transact --- */
 
-/* The record a transaction was about, if still there: a lock of any
- * session, or the session's term. */
+/* The hold (name, token) a fenced write is under: s's shared hold (a
+ * reader's group token may be another session's too: only s's own is
+ * addressed), else a lock of any session of the replica; NULL if none. */
+static struct ls_rec *hold_of(struct lsvc *svc, const struct lsess *s, const char *name,
+			      int64_t token)
+{
+	struct ls_rec *rec = s != NULL ? ls_rec_find(s, LS_KIND_SHARED, name, token) : NULL;
+	return rec != NULL ? rec : ls_find_any(svc, name, token);
+}
+
+/* The record a transaction was about, if still there: the session's
+ * shared hold, a lock of any session, or the session's term. */
 static struct ls_rec *tx_rec(struct ls_op *op)
 {
-	struct ls_rec *rec = ls_find_any(op->svc, op->name, op->token);
+	struct ls_rec *rec = hold_of(op->svc, op->sess, op->name, op->token);
 	if (rec == NULL && op->sess != NULL)
 		rec = ls_rec_find(op->sess, LS_KIND_LEADER, op->name, op->token);
 	return rec;
@@ -319,9 +336,10 @@ enum ls_status ls_transact(struct lsess *s, const struct ls_tx_req *req, struct 
 			   ls_done_cb cb, void *arg)
 {
 	char name[STORE_NAME_MAX + 1], request[STORE_TX_TOKEN_MAX + 1];
+	int n = 0;
 	ls_res_init(now, LS_OK);
 	if (!ls_name_ok(s->svc, req->name, req->name_len, name, now) ||
-	    !ls_tx_items_ok(s->svc, req->items, req->items_len, now) ||
+	    (n = items_checked(s->svc, req->items, req->items_len, now)) == 0 ||
 	    (req->request != NULL && !request_ok(req, request, now)))
 		return now->status;
 	struct ls_rec *rec;
@@ -333,7 +351,7 @@ enum ls_status ls_transact(struct lsess *s, const struct ls_tx_req *req, struct 
 	} else {
 		if (req->token <= 0)
 			return ls_res_msg(now, LS_INVALID, "token must be a positive integer");
-		rec = ls_find_any(s->svc, name, req->token);
+		rec = hold_of(s->svc, s, name, req->token);
 		if (rec == NULL)
 			return ls_res_msg(now, LS_INVALID,
 					  "no lease of '%.256s' with token %lld on this replica",
@@ -342,11 +360,20 @@ enum ls_status ls_transact(struct lsess *s, const struct ls_tx_req *req, struct 
 	enum lt_loss loss = ls_rec_loss(rec);
 	if (loss != LT_HELD)
 		return ls_rec_report(rec, loss, now);
+	bool shared = rec->kind == LS_KIND_SHARED;
+	if (shared && n > LS_TX_MAX_ITEMS_SHARED)
+		return ls_res_msg(
+			now, LS_INVALID,
+			"fenced write: under a shared hold the items are an array of 1 to "
+			"%d items (its two lock checks make %d)",
+			LS_TX_MAX_ITEMS_SHARED, LS_TX_MAX_ITEMS_SHARED + 2);
 	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, rec->name, rec->len, rec->token);
 	if (op == NULL)
 		return ls_res_msg(now, LS_FAILED, "out of memory");
-	if (lt_transact(rec->lease, req->items, req->items_len, req->request ? request : NULL,
-			transacted, op) == NULL) {
+	const char *id = req->request ? request : NULL;
+	if ((shared ? lt_sh_transact(rec->sh, req->items, req->items_len, id, transacted, op)
+		    : lt_transact(rec->lease, req->items, req->items_len, id, transacted, op)) ==
+	    NULL) {
 		ls_op_finish(op, NULL);
 		return ls_res_msg(now, LS_FAILED, "out of memory");
 	}

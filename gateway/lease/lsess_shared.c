@@ -370,3 +370,18 @@ enum ls_status ls_shared_force(struct lsess *s, const char *name, size_t name_le
 	struct lt_sh_foreign_req fr = {.name = buf, .slot = slot, .op = LT_SH_FORCE};
 	return ls_shared_foreign(s, buf, &fr, now, cb, arg);
 }
+
+bool ls_held_shared(const struct lsess *s, const char *name, size_t name_len, int64_t *token)
+{
+	char buf[STORE_NAME_MAX + 1];
+	if (name_len == 0 || name_len > STORE_NAME_MAX || memchr(name, '\0', name_len) != NULL)
+		return false;
+	memcpy(buf, name, name_len);
+	buf[name_len] = '\0';
+	const struct ls_rec *rec = ls_rec_find(s, LS_KIND_SHARED, buf, 0);
+	if (rec == NULL || ls_rec_loss(rec) != LT_HELD)
+		return false;
+	if (token != NULL)
+		*token = rec->token;
+	return true;
+}

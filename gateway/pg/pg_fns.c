@@ -437,7 +437,8 @@ static void run_token(struct pgs *s, const struct sql_stmt *st, const struct pg_
 	struct ls_result r = {.status = LS_NONE};
 	if (s->ls != NULL) {
 		size_t nl = advisory_name(s, a, st->nargs, name);
-		if (ls_held(s->ls, name, nl, &r.token, NULL))
+		if (ls_held(s->ls, name, nl, &r.token, NULL) ||
+		    ls_held_shared(s->ls, name, nl, &r.token))
 			r.status = LS_OK;
 	}
 	pgx_render(s, st->fn, 0, po, st->alias, &r);
@@ -804,8 +805,8 @@ const struct pg_fn pg_fns[] = {
 		    "whether by this session"},
 	BY_KEY(.name = "leasegate.token", COLS(col_int8), .cats = R_FAST, ADVISORY,
 	       .run = run_token, .fill = fill_token,
-	       .summary = "the fencing token of an advisory lock this session holds, NULL if "
-			  "none"),
+	       .summary = "the fencing token of an advisory lock this session holds (held "
+			  "shared: the readers' group token), NULL if none"),
 	{.name = "leasegate.transact",
 	 .nargs = 3,
 	 .arg_types = {PG_OID_TEXT, PG_OID_INT8, PG_OID_TEXT},

@@ -15,7 +15,13 @@
  *     leading, fenced writes off, the embedded store;
  *   - a write to a table that does not exist names that table (or the
  *     client's tables, when several), not the lock table; the lock table
- *     gone is named as such.
+ *     gone is named as such;
+ *   - under a shared hold (LOCK.ACQUIRE ... SHARED, LIMIT n): the
+ *     connection's own hold writes by its token (a reader's group token, a
+ *     semaphore slot's), another connection's does not; a slot taken
+ *     behind the gateway's back is -LOST taken_over, one an operator
+ *     ended -LOST forced, nothing written; a released hold's token names
+ *     nothing; 98 items at most.
  * The ClientRequestToken of retries is held to in it_fenced_store (moto
  * ignores the token). Without LG_MOTO every test fails.
  */
@@ -58,8 +64,8 @@ static const char script[] =
 	"else:\n"
 	"    k = {}\n"
 	"    for e in d.describe_table(TableName=t)['Table']['KeySchema']:\n"
-	"        k[e['AttributeName']] = {'S': 'LOCK#' + sys.argv[3] if e['KeyType'] == "
-	"'HASH' else 'LOCK'}\n"
+	"        pk = sys.argv[3] if sys.argv[3].startswith('SLOT#') else 'LOCK#' + sys.argv[3]\n"
+	"        k[e['AttributeName']] = {'S': pk if e['KeyType'] == 'HASH' else 'LOCK'}\n"
 	"    if op == 'delete':\n"
 	"        d.delete_item(TableName=t, Key=k)\n"
 	"    else:\n"
@@ -501,6 +507,90 @@ static void test_missing_table_named(void **state)
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
+/* ---- under a shared hold ---- */
+
+/* LOCK.ACQUIRE ... SHARED | LIMIT n: [token, slot]. */
+static void sh_acquire(redisContext *c, const char *cmd, long long *token, long long *slot)
+{
+	redisReply *r = redisCommand(c, cmd);
+	assert_non_null(r);
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2)
+		fail_msg("%s: type %d %s", cmd, r->type, r->str != NULL ? r->str : "");
+	*token = r->element[0]->integer;
+	*slot = r->element[1]->integer;
+	freeReplyObject(r);
+}
+
+/* n client items on table: Puts of many-<i>. */
+static char *puts_of(const char *table, int n)
+{
+	size_t cap = (size_t)n * 160 + 8, at = 0;
+	char *s = malloc(cap);
+	assert_non_null(s);
+	at += (size_t)snprintf(s, cap, "[");
+	for (int i = 0; i < n; i++)
+		at += (size_t)snprintf(s + at, cap - at,
+				       "%s{\"Put\":{\"TableName\":\"%s\",\"Item\":{\"id\":{\"S\":"
+				       "\"many-%d\"}}}}",
+				       i ? "," : "", table, i);
+	snprintf(s + at, cap - at, "]");
+	return s;
+}
+
+static void test_shared_holds(void **state)
+{
+	assert_true(gw_have_moto());
+	char table[64], slot_key[96];
+	snprintf(table, sizeof(table), "%s", gw_new_table());
+	const char *data = data_table();
+	struct gw g;
+	gw_start(&g, table, "--fenced-tables", data, NULL);
+	redisContext *a = gw_connect(&g), *b = gw_connect(&g), *c = gw_connect(&g);
+	long long ta, sa, tb, sb, tc, sc;
+	sh_acquire(a, "LOCK.ACQUIRE rw 60000 SHARED", &ta, &sa);
+	expect_ok(a, "rw", ta, put(data, "r1", ta));
+	assert_non_null(strstr(item(data, "r1"), "\"id\": {\"S\": \"r1\"}"));
+	/* the group token is the connection's hold, not every reader's */
+	expect_err(b, "rw", ta, put(data, "r2", ta), "ERR no lease of 'rw'");
+	sh_acquire(b, "LOCK.ACQUIRE rw 60000 SHARED", &tb, &sb);
+	assert_int_equal(tb, ta);
+	expect_ok(b, "rw", tb, put(data, "r2", tb));
+	expect_err(a, "rw", ta + 1, put(data, "r3", ta), "ERR no lease of 'rw'");
+	char *many = puts_of(data, 99);
+	expect_err(a, "rw", ta, many,
+		   "ERR fenced write: under a shared hold the items are an "
+		   "array of 1 to 98");
+	free(many);
+	many = puts_of(data, 98);
+	expect_ok(a, "rw", ta, many);
+	free(many);
+
+	/* a semaphore holder: its slot's token; ended by an operator, -LOST
+	 * forced at commit */
+	sh_acquire(c, "LOCK.ACQUIRE sem 60000 LIMIT 2", &tc, &sc);
+	expect_ok(c, "sem", tc, put(data, "s1", tc));
+	gw_expect_int(b, 1, "LOCK.FORCE-RELEASE sem SLOT %lld", sc);
+	expect_err(c, "sem", tc, put(data, "s2", tc), "LOST forced");
+	assert_string_equal(item(data, "s2"), "none");
+
+	/* a's slot taken behind the gateway: refused at commit, lost once */
+	snprintf(slot_key, sizeof(slot_key), "SLOT#%lld#rw", sa);
+	boto(NULL, 0, "steal", table, slot_key);
+	expect_err(a, "rw", ta, put(data, "r4", ta), "LOST taken_over");
+	assert_string_equal(item(data, "r4"), "none");
+	gw_expect_int(a, 0, "LOCK.RELEASE rw");	     /* reported: gone */
+	expect_ok(b, "rw", tb, put(data, "r5", tb)); /* b's slot is its own still */
+
+	/* released: its token names nothing here */
+	gw_expect_int(b, 1, "LOCK.RELEASE rw");
+	expect_err(b, "rw", tb, put(data, "r6", tb), "ERR no lease of 'rw'");
+	assert_string_equal(item(data, "r6"), "none");
+	redisFree(a);
+	redisFree(b);
+	redisFree(c);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +601,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_error_paths, gw_teardown),
 		cmocka_unit_test_teardown(test_off_and_embedded, gw_teardown),
 		cmocka_unit_test_teardown(test_missing_table_named, gw_teardown),
+		cmocka_unit_test_teardown(test_shared_holds, gw_teardown),
 	};
 	return cmocka_run_group_tests_name("fenced writes", tests, NULL, NULL);
 }

@@ -10,7 +10,9 @@
  *   - what only DynamoDB has: a missing table, a denied user, a wrong
  *     secret (FATAL, not retried: HTTP requests counted), an endpoint that
  *     does not answer (TRANSIENT after 3 attempts), keys that are not
- *     strings, and the item as boto3 reads it.
+ *     strings, and the item as boto3 reads it;
+ *   - a fenced transaction under a reader's shared hold (store_tx.h with
+ *     .shared), its client item read back with boto3, on both tables.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +27,8 @@
 
 #include "lib/base/clock.h"
 #include "core/store/dynamodb/store_dynamodb.h"
+#include "core/store/store_shared.h"
+#include "core/store/store_tx.h"
 #include "tests/support/store_contract.h"
 
 static struct event_base *base;
@@ -452,6 +456,191 @@ static void freed_as_boto3_reads_it(void **state)
 	store_free(s);
 }
 
+/* ---- fenced transactions under a shared hold ---- */
+
+struct sh_box {
+	bool done;
+	enum store_status status;
+};
+
+static void sh_done(void *arg, const struct store_sh_result *r)
+{
+	struct sh_box *b = arg;
+	b->done = true;
+	b->status = r->status;
+}
+
+/* A GRANT of slot 0 of name to owner (rvn "<owner>-r"), a takeover of
+ * seen_rvn when set; must be OK. */
+static void grant0(struct store *s, const char *name, const char *owner, bool first,
+		   const char *seen_rvn, int64_t seen_fence, int64_t seen_slot_fence)
+{
+	char rvn[64];
+	snprintf(rvn, sizeof rvn, "%s-r", owner);
+	struct store_sh_req r = {.op = STORE_SH_GRANT,
+				 .name = name,
+				 .mode = STORE_SH_SHARED,
+				 .cap = 4,
+				 .owner = owner,
+				 .rvn = rvn,
+				 .seen_rvn = seen_rvn,
+				 .first = first,
+				 .seen_fence = seen_fence,
+				 .seen_slot_fence = seen_slot_fence,
+				 .lease_ms = 30000};
+	struct sh_box b = {0};
+	assert_non_null(store_sh_submit(s, &r, sh_done, &b));
+	run_until(&b.done);
+	assert_true(b.done);
+	assert_int_equal(b.status, STORE_OK);
+}
+
+struct tx_box {
+	bool done;
+	struct store_tx_result res;
+	char reasons[512];
+};
+
+static void tx_done(void *arg, const struct store_tx_result *r)
+{
+	struct tx_box *b = arg;
+	b->done = true;
+	b->res = *r;
+	snprintf(b->reasons, sizeof b->reasons, "%s", r->reasons != NULL ? r->reasons : "");
+	b->res.reasons = NULL;
+}
+
+/* The key of the client's item id of lock name on the lock table (no
+ * lock's: DATA#...), as DynamoDB JSON. */
+static void data_key(struct store *s, const char *name, const char *id, char *out, size_t cap)
+{
+	const struct ddb_keys *k = store_dynamodb_keys(s);
+	int n = snprintf(out, cap, "{\"%s\":{\"S\":\"DATA#%s-%s\"}", k->pk, name, id);
+	if (k->sk != NULL)
+		n += snprintf(out + n, cap - (size_t)n, ",\"%s\":{\"S\":\"DATA\"}", k->sk);
+	snprintf(out + n, cap - (size_t)n, "}");
+}
+
+/* A fenced transaction of reader owner (slot 0, token) putting the item
+ * id (cond: its ConditionExpression, or NULL), run to its answer. */
+static struct tx_box *put_under_reader(struct store *s, const char *name, const char *owner,
+				       int64_t token, const char *id, const char *cond)
+{
+	static struct tx_box b;
+	char key[256], items[1024];
+	data_key(s, name, id, key, sizeof key);
+	snprintf(items, sizeof items, "[{\"Put\":{\"TableName\":\"%s\",\"Item\":%s%s%s%s}}]",
+		 store_dynamodb_keys(s)->table, key, cond ? ",\"ConditionExpression\":\"" : "",
+		 cond ? cond : "", cond ? "\"" : "");
+	struct store_tx_req req = {.name = name,
+				   .owner = owner,
+				   .token = token,
+				   .shared = true,
+				   .mode = STORE_SH_SHARED,
+				   .slot = 0,
+				   .items = items,
+				   .items_len = strlen(items)};
+	memset(&b, 0, sizeof b);
+	assert_non_null(store_transact(s, &req, tx_done, &b));
+	run_until(&b.done);
+	assert_true(b.done);
+	return &b;
+}
+
+/* Whether the client's item id of lock name is there (boto3). */
+static bool data_written(struct store *s, const char *name, const char *id)
+{
+	char key[256], cmd[1024], out[256];
+	data_key(s, name, id, key, sizeof key);
+	snprintf(cmd, sizeof cmd,
+		 BOTO "print(\"Item\" in c.get_item(TableName=sys.argv[1],"
+		      "Key=json.loads(sys.argv[2]),ConsistentRead=True))' %s '%s'",
+		 store_dynamodb_keys(s)->table, key);
+	assert_int_equal(sh(cmd, out, sizeof out), 0);
+	return strcmp(out, "True\n") == 0;
+}
+
+/* A reader writes while it holds its slot in its phase; the client's own
+ * condition failing is its item 1; after its slot was taken over, after
+ * its release, and while an exclusive owner is on the header, the lock
+ * check refuses (index 0, which check, the item) and nothing is written. */
+static void fenced_write_under_a_reader(const char *table)
+{
+	struct store_result res;
+	struct store *s = open_store((struct store_dynamodb_config){.table = table}, &res);
+	assert_int_equal(res.status, STORE_OK);
+	char name[64], id[33];
+	store_new_id(id);
+	snprintf(name, sizeof name, "shtx-%.8s", id);
+	grant0(s, name, "r1", true, NULL, 0, 0); /* group token 1 */
+	struct tx_box *b = put_under_reader(s, name, "r1", 1, "a", NULL);
+	assert_int_equal(b->res.status, STORE_OK);
+	assert_true(data_written(s, name, "a"));
+	char cond[96];
+	snprintf(cond, sizeof cond, "attribute_not_exists(%s)", store_dynamodb_keys(s)->pk);
+	b = put_under_reader(s, name, "r1", 1, "a", cond); /* the client's condition fails */
+	assert_int_equal(b->res.status, STORE_REFUSED);
+	assert_int_equal(b->res.index, 1);
+	assert_non_null(strstr(b->reasons, "ConditionalCheckFailed"));
+	b = put_under_reader(s, name, "r1", 2, "b", NULL);
+	assert_int_equal(b->res.status, STORE_REFUSED); /* another phase's token */
+	assert_int_equal(b->res.index, 0);
+	assert_int_equal(b->res.check, 0);
+	assert_false(data_written(s, name, "b"));
+
+	grant0(s, name, "r2", false, "r1-r", 1, 1); /* r1's slot taken over */
+	b = put_under_reader(s, name, "r1", 1, "c", NULL);
+	assert_int_equal(b->res.status, STORE_REFUSED);
+	assert_int_equal(b->res.index, 0);
+	assert_int_equal(b->res.check, 1);
+	assert_string_equal(b->res.item.owner, "r2");
+	assert_string_equal(b->reasons, "[{\"Code\":\"None\"}]"); /* the client's alone */
+	assert_false(data_written(s, name, "c"));
+	assert_int_equal(put_under_reader(s, name, "r2", 1, "d", NULL)->res.status, STORE_OK);
+
+	struct store_sh_req rel = {
+		.op = STORE_SH_RELEASE, .name = name, .cap = 4, .slot = 0, .owner = "r2"};
+	struct sh_box sb = {0};
+	assert_non_null(store_sh_submit(s, &rel, sh_done, &sb));
+	run_until(&sb.done);
+	assert_int_equal(sb.status, STORE_OK);
+	b = put_under_reader(s, name, "r2", 1, "e", NULL);
+	assert_int_equal(b->res.status, STORE_REFUSED);
+	assert_int_equal(b->res.check, 1);
+	assert_false(b->res.item.has_owner);
+	assert_false(data_written(s, name, "e"));
+
+	grant0(s, name, "r3", true, NULL, 1, 2); /* a new phase: token 2 */
+	assert_int_equal(put_under_reader(s, name, "r3", 2, "f", NULL)->res.status, STORE_OK);
+	struct lock_item x = {.has_owner = true,
+			      .has_rvn = true,
+			      .has_lease = true,
+			      .has_fence = true,
+			      .fence = 2,
+			      .lease_ms = 30000};
+	snprintf(x.type, sizeof x.type, "LOCK");
+	snprintf(x.owner, sizeof x.owner, "x");
+	snprintf(x.rvn, sizeof x.rvn, "x-r");
+	assert_true(put_raw(NULL, s, name, &x)); /* an exclusive owner, by hand */
+	b = put_under_reader(s, name, "r3", 2, "g", NULL);
+	assert_int_equal(b->res.status, STORE_REFUSED);
+	assert_int_equal(b->res.index, 0);
+	assert_int_equal(b->res.check, 0);
+	assert_string_equal(b->res.item.owner, "x");
+	assert_false(data_written(s, name, "g"));
+	store_free(s);
+}
+
+static void fenced_write_under_a_reader_pk(void **state)
+{
+	fenced_write_under_a_reader("lg_contract_pk");
+}
+
+static void fenced_write_under_a_reader_sk(void **state)
+{
+	fenced_write_under_a_reader("lg_contract_sk");
+}
+
 struct scan_wait {
 	bool done;
 };
@@ -605,6 +794,8 @@ int main(void)
 		cmocka_unit_test(freed_as_boto3_reads_it),
 		cmocka_unit_test(scan_pages_partition_key),
 		cmocka_unit_test(scan_pages_sort_key),
+		cmocka_unit_test(fenced_write_under_a_reader_pk),
+		cmocka_unit_test(fenced_write_under_a_reader_sk),
 	};
 	failed += cmocka_run_group_tests_name("dynamodb only", tests, NULL, NULL);
 	event_free(tick);

@@ -535,6 +535,111 @@ static void registered_behind_an_announcement(void **state)
 	assert_int_equal(read_all(fx, 4)->header.rwaiters.n, STORE_SH_SET_MAX);
 }
 
+/* A fenced write's check of a shared holder (CHECK) on slot by owner
+ * with token. */
+static struct sh_answer *check(struct fixture *fx, enum store_sh_mode mode, unsigned slot,
+			       const char *owner, int64_t token)
+{
+	return sh(fx, (struct store_sh_req){.op = STORE_SH_CHECK,
+					    .mode = mode,
+					    .cap = 4,
+					    .slot = slot,
+					    .owner = owner,
+					    .token = token});
+}
+
+/* An exclusive owner written over the header by hand (the slots stay),
+ * keeping fence. */
+static void owner_on_header(struct fixture *fx, int64_t fence)
+{
+	struct lock_item x = {.has_owner = true,
+			      .has_rvn = true,
+			      .has_lease = true,
+			      .has_fence = true,
+			      .fence = fence,
+			      .lease_ms = 30000};
+	snprintf(x.type, sizeof(x.type), "LOCK");
+	snprintf(x.owner, sizeof(x.owner), "x");
+	snprintf(x.rvn, sizeof(x.rvn), "x-r");
+	assert_true(fx->f->put_raw(fx->f->arg, fx->s, fx->name, &x));
+}
+
+/* A reader's check passes while it holds its slot in the phase of its
+ * group token; it is refused on another token (the header, index 0), for
+ * another owner, after a takeover of its slot and after its release (the
+ * slot, index 1, as it is), and while an exclusive owner is on the header
+ * (index 0) though its slot is still its own. */
+static void reader_check(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(check(fx, STORE_SH_SHARED, 0, "r1", 1)->status, STORE_REFUSED); /* none */
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, 0, 0)->status, STORE_OK);
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 1, "r2", false, 1, 0)->status, STORE_OK);
+	assert_int_equal(check(fx, STORE_SH_SHARED, 0, "r1", 1)->status, STORE_OK);
+	struct sh_answer *a = check(fx, STORE_SH_SHARED, 0, "r1", 2);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 0);
+	assert_int_equal(a->header.lock.fence, 1);
+	a = check(fx, STORE_SH_SHARED, 0, "r2", 1);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 1);
+	assert_string_equal(a->slots[0].owner, "r1");
+	/* r1 crashed: r3 takes its slot over */
+	struct store_sh_req t = {.op = STORE_SH_GRANT,
+				 .name = fx->name,
+				 .mode = STORE_SH_SHARED,
+				 .cap = 4,
+				 .slot = 0,
+				 .owner = "r3",
+				 .rvn = "r3-r",
+				 .seen_rvn = "r1-r",
+				 .seen_fence = 1,
+				 .seen_slot_fence = 1,
+				 .lease_ms = 30000};
+	assert_int_equal(sh(fx, t)->status, STORE_OK);
+	a = check(fx, STORE_SH_SHARED, 0, "r1", 1);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 1);
+	assert_string_equal(a->slots[0].owner, "r3");
+	assert_int_equal(check(fx, STORE_SH_SHARED, 0, "r3", 1)->status, STORE_OK);
+	/* released */
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 4, 0, "r3", NULL)->status, STORE_OK);
+	a = check(fx, STORE_SH_SHARED, 0, "r3", 1);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 1);
+	assert_true(a->slots[0].exists);
+	assert_false(a->slots[0].has_owner);
+	/* an exclusive owner on the header, r2's slot still its own */
+	assert_int_equal(check(fx, STORE_SH_SHARED, 1, "r2", 1)->status, STORE_OK);
+	owner_on_header(fx, 1);
+	a = check(fx, STORE_SH_SHARED, 1, "r2", 1);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 0);
+	assert_string_equal(a->header.lock.owner, "x");
+}
+
+/* A semaphore holder's check is its slot's owner and fence (its token);
+ * the header's fence is not its token, and only an exclusive owner there
+ * refuses it. */
+static void semaphore_holder_check(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 4, 0, "s1", true, 0, 0)->status, STORE_OK);
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 4, 0, "s1", NULL)->status, STORE_OK);
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 4, 0, "s2", true, 0, 1)->status, STORE_OK);
+	assert_int_equal(check(fx, STORE_SH_LIMIT, 0, "s2", 2)->status, STORE_OK);
+	struct sh_answer *a = check(fx, STORE_SH_LIMIT, 0, "s2", 1); /* s1's token */
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 1);
+	assert_int_equal(a->slots[0].fence, 2);
+	assert_int_equal(check(fx, STORE_SH_LIMIT, 0, "s1", 2)->status, STORE_REFUSED);
+	owner_on_header(fx, 5);
+	a = check(fx, STORE_SH_LIMIT, 0, "s2", 2);
+	assert_int_equal(a->status, STORE_REFUSED);
+	assert_int_equal(a->index, 0);
+	assert_true(a->header.lock.has_owner);
+}
+
 /* Bad requests are refused at submit (no callback). */
 static void bad_requests_refused(void **state)
 {
@@ -581,6 +686,8 @@ static void bad_requests_refused(void **state)
 		 .rvn = "r",
 		 .lease_ms = 1000,
 		 .admitted = true},
+		{.op = STORE_SH_CHECK, .name = fx->name, .cap = 2, .owner = "o"},
+		{.op = STORE_SH_CHECK, .name = fx->name, .cap = 2, .token = 1},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (store_sh_submit(fx->s, &bad[i], on_sh, &a) != NULL)
@@ -609,6 +716,9 @@ int store_contract_shared_run(const struct store_factory *f)
 		T(release_without_readers_admits_nobody),
 		T(admitted_set_cleared_on_the_set_seen),
 		T(registered_behind_an_announcement),
+		T(reader_check),
+		T(semaphore_holder_check),
+		T(bad_requests_refused),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 	for (size_t i = 0; i < n; i++)

@@ -2,7 +2,8 @@
  * Fenced writes in the core and the lease-session layer: lt_transact and
  * ls_transact / ls_check over a store whose transactions check the lock
  * item as DynamoDB's ConditionCheck would (the embedded store's item,
- * owner and fence), the loss a failed check causes (told once, answered
+ * owner and fence; under a shared hold the embedded store's CHECK of
+ * store_shared.h), the loss a failed check causes (told once, answered
  * LOST once), the client's cancelled items, the items' checks
  * (ls_tx_items_ok), --fenced-tables parsing, and the embedded store's
  * refusal. Fake clock, no sockets.
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/store/store_memory.h"
 #include "core/store/store_tx.h"
 #include "tests/support/ls_fixture.h"
 
@@ -29,6 +31,11 @@ struct fcall {
 	int64_t token;
 	char owner[STORE_ID_MAX + 1];
 	char name[64];
+	/* a shared holder's: its CHECK on the embedded store, in flight */
+	bool shared;
+	enum store_sh_mode mode;
+	unsigned slot;
+	struct store_call *check;
 };
 
 struct fstore {
@@ -36,7 +43,7 @@ struct fstore {
 	struct store *mem; /* the lock items */
 	struct clock *clock;
 	struct fcall *calls;
-	unsigned transactions;
+	unsigned transactions, shared;
 	unsigned cancel_index; /* > 0: the client's item that fails next */
 	char items[256];       /* the last items received */
 };
@@ -72,8 +79,15 @@ static void f_cancel(struct store *s, struct store_call *call)
 	}
 	struct fcall *c = (struct fcall *)(void *)call;
 	timer_cancel(&c->timer);
+	store_cancel(fs->mem, c->check);
 	unlink_call(fs, c);
 	free(c);
+}
+
+static struct store_call *f_sh_submit(struct store *s, const struct store_sh_req *req,
+				      store_sh_cb cb, void *arg)
+{
+	return store_sh_submit(((struct fstore *)s)->mem, req, cb, arg);
 }
 
 static bool f_read_now(struct store *s, const char *name, struct lock_item *out)
@@ -86,13 +100,58 @@ static void f_free(struct store *s)
 	free(s);
 }
 
-/* The commit: the lock item's owner and fence, then the client's items. */
+/* Answers c with res (the lock check's verdict), the client's item
+ * fs->cancel_index failing when the check passed, and frees c. */
+static void f_answer(struct fcall *c, struct store_tx_result *res)
+{
+	struct fstore *fs = c->fs;
+	if (res->status == STORE_OK && fs->cancel_index > 0) {
+		res->status = STORE_REFUSED;
+		res->index = fs->cancel_index;
+		res->reasons = "[{\"Code\":\"ConditionalCheckFailed\"}]";
+		fs->cancel_index = 0;
+	}
+	unlink_call(fs, c);
+	store_tx_cb cb = c->cb;
+	void *cb_arg = c->arg;
+	free(c);
+	cb(cb_arg, res);
+}
+
+/* A shared holder's commit: the embedded store's CHECK decides. */
+static void f_checked(void *arg, const struct store_sh_result *r)
+{
+	struct fcall *c = arg;
+	struct store_tx_result res = {.status = r->status};
+	c->check = NULL;
+	if (r->status == STORE_REFUSED) {
+		res.check = r->index;
+		res.item = r->index == 0 ? r->header.lock : r->slots[0];
+		res.reasons = "[{\"Code\":\"None\"}]";
+	}
+	f_answer(c, &res);
+}
+
+/* The commit: the lock item's owner and fence (a shared holder's CHECK),
+ * then the client's items. */
 static void f_fire(void *arg)
 {
 	struct fcall *c = arg;
 	struct fstore *fs = c->fs;
 	struct store_tx_result res = {.status = STORE_OK};
 	struct lock_item it;
+	if (c->shared) {
+		struct store_sh_req r = {.op = STORE_SH_CHECK,
+					 .name = c->name,
+					 .mode = c->mode,
+					 .cap = STORE_SH_CAP,
+					 .slot = c->slot,
+					 .owner = c->owner,
+					 .token = c->token};
+		c->check = store_sh_submit(fs->mem, &r, f_checked, c);
+		assert_non_null(c->check);
+		return;
+	}
 	if (!store_read_now(fs->mem, c->name, &it)) { /* its requests first */
 		timer_arm(&c->timer, 0);
 		return;
@@ -102,17 +161,8 @@ static void f_fire(void *arg)
 		res.index = 0;
 		res.item = it;
 		res.reasons = "[{\"Code\":\"None\"}]";
-	} else if (fs->cancel_index > 0) {
-		res.status = STORE_REFUSED;
-		res.index = fs->cancel_index;
-		res.reasons = "[{\"Code\":\"ConditionalCheckFailed\"}]";
-		fs->cancel_index = 0;
 	}
-	unlink_call(fs, c);
-	store_tx_cb cb = c->cb;
-	void *cb_arg = c->arg;
-	free(c);
-	cb(cb_arg, &res);
+	f_answer(c, &res);
 }
 
 static struct store_call *f_transact(struct store *s, const struct store_tx_req *req,
@@ -125,6 +175,10 @@ static struct store_call *f_transact(struct store *s, const struct store_tx_req 
 	c->cb = cb;
 	c->arg = arg;
 	c->token = req->token;
+	c->shared = req->shared;
+	c->mode = req->mode;
+	c->slot = req->slot;
+	fs->shared += req->shared;
 	snprintf(c->owner, sizeof(c->owner), "%s", req->owner);
 	snprintf(c->name, sizeof(c->name), "%s", req->name);
 	snprintf(fs->items, sizeof(fs->items), "%.*s", (int)req->items_len, req->items);
@@ -142,6 +196,7 @@ static const struct store_ops f_ops = {
 	.read_now = f_read_now,
 	.free = f_free,
 	.transact = f_transact,
+	.sh_submit = f_sh_submit,
 };
 
 /* ---- the environment: a replica on the checking store, and another
@@ -384,6 +439,247 @@ static void check_reads_the_item(void **state)
 	assert_int_equal(b.calls, 0);
 }
 
+/* ---- under a shared hold ---- */
+
+/* Session i takes name shared (a reader): its group token. */
+static int64_t take_shared(struct env *e, int i, const char *name)
+{
+	struct lsf_box b = {0};
+	struct ls_result now;
+	struct ls_acquire_req req = lsf_req_of(name, LSF_LEASE, -1);
+	assert_int_equal(ls_acquire_shared(e->s[i], &req, &now, lsf_got, &b), LS_PENDING);
+	fx_run(e->f);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.last.status, LS_OK);
+	return b.last.token;
+}
+
+/* A READ of every slot of a name, kept. */
+struct slots_read {
+	bool done;
+	struct store_sh_header header;
+	struct lock_item slots[STORE_SH_CAP];
+};
+
+static void on_slots(void *arg, const struct store_sh_result *r)
+{
+	struct slots_read *s = arg;
+	assert_int_equal(r->status, STORE_OK);
+	s->done = true;
+	s->header = r->header;
+	memcpy(s->slots, r->slots, r->nslots * sizeof(r->slots[0]));
+}
+
+static void on_sh_ok(void *arg, const struct store_sh_result *r)
+{
+	assert_int_equal(r->status, STORE_OK);
+	*(bool *)arg = true;
+}
+
+/* The one held slot of name and the header, read from the store into rd. */
+static unsigned held_slot(struct env *e, const char *name, struct slots_read *rd)
+{
+	memset(rd, 0, sizeof(*rd));
+	struct store_sh_req r = {
+		.op = STORE_SH_READ, .name = name, .mode = STORE_SH_SHARED, .cap = STORE_SH_CAP};
+	assert_non_null(store_sh_submit(e->f->store, &r, on_slots, rd));
+	fx_run(e->f);
+	assert_true(rd->done);
+	unsigned k = 0;
+	while (k < STORE_SH_CAP && !rd->slots[k].has_owner)
+		k++;
+	assert_true(k < STORE_SH_CAP);
+	return k;
+}
+
+/* Another process takes over the held slot of name (as a waiter that saw
+ * its rvn stand still for a whole lease would), behind the gateway. */
+static void steal_slot(struct env *e, const char *name)
+{
+	static struct slots_read rd;
+	unsigned k = held_slot(e, name, &rd);
+	struct store_sh_req g = {.op = STORE_SH_GRANT,
+				 .name = name,
+				 .mode = STORE_SH_SHARED,
+				 .cap = STORE_SH_CAP,
+				 .slot = k,
+				 .owner = "them",
+				 .rvn = "them-r",
+				 .seen_rvn = rd.slots[k].rvn,
+				 .seen_fence = rd.header.lock.fence,
+				 .seen_slot_fence = rd.slots[k].fence,
+				 .lease_ms = LSF_LEASE};
+	bool done = false;
+	assert_non_null(store_sh_submit(e->f->store, &g, on_sh_ok, &done));
+	fx_run(e->f);
+	assert_true(done);
+}
+
+/* A reader writes under its hold, by its group token, through its slot's
+ * and the header's checks; another token, or another session (the group
+ * token is not its hold), is no hold here. */
+static void reader_commits(void **state)
+{
+	struct env *e = *state;
+	int64_t t = take_shared(e, 0, "job");
+	struct ls_result r = transact(e, 0, "job", false, t, ITEMS);
+	assert_int_equal(r.status, LS_OK);
+	assert_int_equal(r.token, t);
+	assert_int_equal(e->fs->transactions, 1);
+	assert_int_equal(e->fs->shared, 1);
+	assert_string_equal(e->fs->items, ITEMS);
+	r = transact(e, 0, "job", false, t + 1, ITEMS);
+	assert_int_equal(r.status, LS_INVALID);
+	assert_non_null(strstr(r.message, "no lease of 'job' with token"));
+	assert_int_equal(transact(e, 1, "job", false, t, ITEMS).status, LS_INVALID);
+	assert_int_equal(take_shared(e, 1, "job"), t); /* the same phase */
+	assert_int_equal(transact(e, 1, "job", false, t, ITEMS).status, LS_OK);
+	assert_int_equal(e->fs->transactions, 2);
+	e->fs->cancel_index = 1; /* the client's own item fails: the hold holds */
+	r = transact(e, 0, "job", false, t, ITEMS);
+	assert_int_equal(r.status, LS_TXCANCELLED);
+	assert_int_equal(transact(e, 0, "job", false, t, ITEMS).status, LS_OK);
+	assert_int_equal(e->lost[0].n, 0);
+}
+
+/* The reader's slot taken over behind its back: the check refuses at
+ * commit, the hold is lost through the normal path (told once, kind
+ * shared) and this answer reports it; then the session holds nothing. */
+static void reader_slot_taken_over(void **state)
+{
+	struct env *e = *state;
+	int64_t t = take_shared(e, 0, "job");
+	steal_slot(e, "job");
+	struct ls_result r = transact(e, 0, "job", false, t, ITEMS);
+	assert_int_equal(r.status, LS_LOST);
+	assert_int_equal(r.loss, LT_TAKEN_OVER);
+	assert_int_equal(r.token, t);
+	assert_int_equal(e->lost[0].n, 1);
+	assert_int_equal(e->lost[0].kind, LS_KIND_SHARED);
+	assert_int_equal(e->lost[0].reason, LT_TAKEN_OVER);
+	struct ls_result now;
+	struct lsf_box b = {0};
+	assert_int_equal(ls_release_shared(e->s[0], "job", LS_SCOPE_SESSION, &now, lsf_got, &b),
+			 LS_NONE);
+	assert_int_equal(transact(e, 0, "job", false, t, ITEMS).status, LS_INVALID);
+}
+
+/* An exclusive owner on the header (written by hand): refused, lost. */
+static void reader_behind_an_exclusive_owner(void **state)
+{
+	struct env *e = *state;
+	int64_t t = take_shared(e, 0, "job");
+	struct lock_item x = {.exists = true,
+			      .has_owner = true,
+			      .has_rvn = true,
+			      .has_lease = true,
+			      .has_fence = true,
+			      .fence = t,
+			      .lease_ms = LSF_LEASE};
+	strcpy(x.type, "LOCK");
+	strcpy(x.owner, "them");
+	strcpy(x.rvn, "them-r");
+	assert_true(store_memory_put_raw(e->f->store, "job", &x));
+	struct ls_result r = transact(e, 0, "job", false, t, ITEMS);
+	assert_int_equal(r.status, LS_LOST);
+	assert_int_equal(r.loss, LT_TAKEN_OVER);
+	assert_int_equal(e->lost[0].n, 1);
+}
+
+/* An operator ended the reader's hold (LOCK.FORCE-RELEASE name SLOT k,
+ * here from another session): the check refuses, the loss is forced. */
+static void reader_slot_forced(void **state)
+{
+	struct env *e = *state;
+	int64_t t = take_shared(e, 0, "job");
+	static struct slots_read rd;
+	unsigned k = held_slot(e, "job", &rd);
+	struct ls_result now;
+	struct lsf_box b = {0};
+	assert_int_equal(ls_shared_force(e->s[1], "job", 3, k, &now, lsf_got, &b), LS_PENDING);
+	fx_run(e->f);
+	assert_int_equal(b.last.status, LS_OK);
+	struct ls_result r = transact(e, 0, "job", false, t, ITEMS);
+	assert_int_equal(r.status, LS_LOST);
+	assert_int_equal(r.loss, LT_FORCED);
+	assert_int_equal(e->fs->transactions, 1); /* the check at commit said so */
+	assert_int_equal(e->lost[0].reason, LT_FORCED);
+}
+
+/* A header that refused a reader's check tells a takeover (here: a fence
+ * of another phase), whatever an exclusive lease's end left on it (freed
+ * by force): those marks are not this hold's. */
+static void reader_header_refusal_is_no_force(void **state)
+{
+	struct env *e = *state;
+	int64_t t = take_shared(e, 0, "job");
+	struct lock_item h = {.exists = true,
+			      .has_fence = true,
+			      .fence = t + 1,
+			      .freed = t,
+			      .freed_forced = true};
+	strcpy(h.type, "LOCK");
+	assert_true(store_memory_put_raw(e->f->store, "job", &h));
+	struct ls_result r = transact(e, 0, "job", false, t, ITEMS);
+	assert_int_equal(r.status, LS_LOST);
+	assert_int_equal(r.loss, LT_TAKEN_OVER);
+}
+
+/* An array of n client items (malloc'd). */
+static char *items_of(int n)
+{
+	size_t cap = (size_t)(n + 1) * sizeof(ITEM_ORDERS), at = 0;
+	char *s = malloc(cap);
+	assert_non_null(s);
+	at += (size_t)snprintf(s, cap, "[");
+	for (int i = 0; i < n; i++)
+		at += (size_t)snprintf(s + at, cap - at, "%s" ITEM_ORDERS, i ? "," : "");
+	snprintf(s + at, cap - at, "]");
+	return s;
+}
+
+/* Released (unlocked): no hold of that token, nothing sent. A release
+ * while a write is in flight: the write is still answered (refused at
+ * commit, nothing lost: the hold is gone). Under a shared hold the client
+ * has 98 items, not 99. */
+static void reader_released(void **state)
+{
+	struct env *e = *state;
+	int64_t t = take_shared(e, 0, "job");
+	struct ls_result now;
+	struct lsf_box b = {0}, tb = {0};
+	assert_int_equal(ls_release_shared(e->s[0], "job", LS_SCOPE_SESSION, &now, lsf_got, &b),
+			 LS_PENDING);
+	fx_run(e->f);
+	struct ls_result r = transact(e, 0, "job", false, t, ITEMS);
+	assert_int_equal(r.status, LS_INVALID);
+	assert_int_equal(e->fs->transactions, 0);
+
+	t = take_shared(e, 0, "job");
+	struct ls_tx_req req = {.name = "job",
+				.name_len = 3,
+				.token = t,
+				.items = ITEMS,
+				.items_len = strlen(ITEMS)};
+	assert_int_equal(ls_transact(e->s[0], &req, &now, lsf_got, &tb), LS_PENDING);
+	assert_int_equal(ls_release_shared(e->s[0], "job", LS_SCOPE_SESSION, &now, lsf_got, &b),
+			 LS_PENDING);
+	fx_run(e->f);
+	assert_int_equal(tb.calls, 1);
+	assert_int_equal(tb.last.status, LS_LOST);
+	assert_int_equal(e->lost[0].n, 0);
+
+	t = take_shared(e, 0, "job");
+	char *many = items_of(99);
+	r = transact(e, 0, "job", false, t, many);
+	assert_int_equal(r.status, LS_INVALID);
+	assert_non_null(strstr(r.message, "1 to 98 items"));
+	free(many);
+	many = items_of(98);
+	assert_int_equal(transact(e, 0, "job", false, t, many).status, LS_OK);
+	free(many);
+}
+
 /* ---- the items ---- */
 
 struct items_case {
@@ -545,6 +841,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(leader_term, setup, teardown),
 		cmocka_unit_test_setup_teardown(close_while_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(check_reads_the_item, setup, teardown),
+		cmocka_unit_test_setup_teardown(reader_commits, setup, teardown),
+		cmocka_unit_test_setup_teardown(reader_slot_taken_over, setup, teardown),
+		cmocka_unit_test_setup_teardown(reader_behind_an_exclusive_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(reader_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(reader_slot_forced, setup, teardown),
+		cmocka_unit_test_setup_teardown(reader_header_refusal_is_no_force, setup, teardown),
 		cmocka_unit_test_setup_teardown(items_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(items_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(fenced_tables_parsed, setup, teardown),

@@ -309,6 +309,45 @@ static void end_items(cJSON *list, const struct ddb_keys *keys, const struct sto
 	cJSON_AddItemToArray(list, w);
 }
 
+/* A ConditionCheck of item k (0 the header, 1 + j slot j) of a CHECK:
+ * cond, with #o owner, #f fence, :o the holder, :t its token. */
+static cJSON *check_item(const struct ddb_keys *keys, const struct store_sh_req *r, unsigned k,
+			 const char *cond)
+{
+	cJSON *c = update(keys, r->name, k);
+	cJSON_AddStringToObject(c, "ConditionExpression", cond);
+	cJSON *n = cJSON_AddObjectToObject(c, "ExpressionAttributeNames");
+	cJSON_AddStringToObject(n, "#o", "owner");
+	if (uses(cond, "#f"))
+		cJSON_AddStringToObject(n, "#f", "fence");
+	if (uses(cond, ":o") || uses(cond, ":t")) {
+		cJSON *v = cJSON_AddObjectToObject(c, "ExpressionAttributeValues");
+		if (uses(cond, ":o"))
+			add_str(v, ":o", "S", r->owner);
+		if (uses(cond, ":t"))
+			add_num(v, ":t", r->token);
+	}
+	cJSON_AddStringToObject(c, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	cJSON *w = cJSON_CreateObject();
+	cJSON_AddItemToObject(w, "ConditionCheck", c);
+	return w;
+}
+
+/* The two ConditionChecks of a CHECK (store_shared.h), the header first,
+ * in a TransactItems list of a new root. */
+static cJSON *build_check(const struct ddb_keys *keys, const struct store_sh_req *r)
+{
+	bool shared = r->mode == STORE_SH_SHARED;
+	cJSON *root = cJSON_CreateObject();
+	cJSON *list = cJSON_AddArrayToObject(root, "TransactItems");
+	cJSON_AddItemToArray(list, check_item(keys, r, 0,
+					      shared ? "attribute_not_exists(#o) AND #f = :t"
+						     : "attribute_not_exists(#o)"));
+	cJSON_AddItemToArray(
+		list, check_item(keys, r, 1 + r->slot, shared ? "#o = :o" : "#o = :o AND #f = :t"));
+	return root;
+}
+
 /* A TransactWriteItems of GRANT, RELEASE or REMOVE: the header first. */
 static cJSON *build_tx(const struct ddb_keys *keys, const struct store_sh_req *r)
 {
@@ -773,6 +812,13 @@ static char *print(cJSON *root, size_t *len)
 	return body;
 }
 
+char *ddb_sh_check_body(const struct ddb_keys *keys, const struct store_sh_req *r, size_t *len)
+{
+	if (r->op != STORE_SH_CHECK || !store_sh_valid(r))
+		return NULL;
+	return print(build_check(keys, r), len);
+}
+
 /* Starts a call of dop with body, owning sh from then on. */
 static struct store_call *start(struct ddb_store *ds, enum ddb_op dop, ddbs_done_fn done,
 				cJSON *root, struct ddb_sh *sh, store_sh_cb cb, void *arg)
@@ -841,6 +887,13 @@ struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *re
 		c = start(ds, DDB_BATCH_GET_ITEM, read_done, build_read(&ds->keys, sh), sh, cb,
 			  arg);
 		s->requests[STORE_READ]++;
+		return c;
+	case STORE_SH_CHECK: /* the checks alone: nothing to apply twice, no token */
+		c = start(ds, DDB_TRANSACT_WRITE_ITEMS, tx_done, build_check(&ds->keys, &sh->req),
+			  sh, cb, arg);
+		if (c != NULL)
+			c->op = STORE_TRANSACT; /* its answer's reasons read, item by item */
+		s->requests[STORE_CHECK]++;
 		return c;
 	default:
 		c = start(ds, DDB_TRANSACT_WRITE_ITEMS, tx_done, build_tx(&ds->keys, &sh->req), sh,

@@ -21,6 +21,34 @@ static bool token_ok(const char *t)
 	       strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") == n;
 }
 
+/* The transaction's head: {"TransactItems":[the lock's checks]}, the
+ * lock item's (store.h CHECK) or a shared holder's (store_shared.h). */
+static char *check_body(const struct ddb_keys *k, const struct store_tx_req *req, size_t *len,
+			char *err)
+{
+	if (!req->shared) {
+		struct store_req check = {.op = STORE_CHECK,
+					  .name = req->name,
+					  .owner = req->owner,
+					  .token = req->token};
+		return ddb_build_request(k, &check, len, err);
+	}
+	struct store_sh_req check = {.op = STORE_SH_CHECK,
+				     .name = req->name,
+				     .mode = req->mode,
+				     .cap = STORE_SH_CAP,
+				     .slot = req->slot,
+				     .owner = req->owner,
+				     .token = req->token};
+	char *body = ddb_sh_check_body(k, &check, len);
+	if (body == NULL)
+		ddb_errf(err,
+			 "a shared holder's check needs a name, an owner, a token > 0 and a "
+			 "slot < %d",
+			 STORE_SH_CAP);
+	return body;
+}
+
 char *ddb_build_transact(const struct ddb_keys *k, const struct store_tx_req *req,
 			 const char *client_token, size_t *len, char *err)
 {
@@ -47,10 +75,8 @@ char *ddb_build_transact(const struct ddb_keys *k, const struct store_tx_req *re
 			 STORE_TX_TOKEN_MAX);
 		return NULL;
 	}
-	struct store_req check = {
-		.op = STORE_CHECK, .name = req->name, .owner = req->owner, .token = req->token};
 	size_t clen;
-	char *head = ddb_build_request(k, &check, &clen, err);
+	char *head = check_body(k, req, &clen, err);
 	if (head == NULL)
 		return NULL;
 	/* {"TransactItems":[{"ConditionCheck":{...}}]} : the items go before
@@ -130,48 +156,61 @@ struct ddb_verdict ddb_tx_classify(const char *body, size_t len, struct ddb_verd
 	return v;
 }
 
-bool ddb_tx_parse_cancel(const char *body, size_t len, const char *ttl_attr, unsigned *index,
-			 struct lock_item *item, char **reasons, char *err)
+/* The first item of list that failed for good, its index in *at; NULL
+ * when none did. */
+static const cJSON *first_failed(const cJSON *list, unsigned *at)
+{
+	const cJSON *r;
+	unsigned i = 0;
+	cJSON_ArrayForEach(r, list)
+	{
+		if (reason_kind(r) == R_FAILED) {
+			*at = i;
+			return r;
+		}
+		i++;
+	}
+	return NULL;
+}
+
+/* A lock check's failure r (check k of them) into tr: its item, or an
+ * error when it failed otherwise than on its condition. */
+static bool check_failed(const cJSON *r, unsigned k, const char *ttl_attr,
+			 struct store_tx_result *tr, char *err)
+{
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(r, "Code");
+	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(r, "Message");
+	if (!cJSON_IsString(code) || strcmp(code->valuestring, "ConditionalCheckFailed")) {
+		ddb_errf(err, "the lock check failed: %.64s: %.128s",
+			 cJSON_IsString(code) ? code->valuestring : "?",
+			 cJSON_IsString(msg) ? msg->valuestring : "");
+		return false;
+	}
+	tr->check = k;
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(r, "Item");
+	return it == NULL || ddb_parse_item(it, ttl_attr, &tr->item, err);
+}
+
+bool ddb_tx_parse_cancel(const char *body, size_t len, const char *ttl_attr, unsigned nchecks,
+			 struct store_tx_result *tr, char **reasons, char *err)
 {
 	cJSON *root;
 	cJSON *list = reasons_of(body, len, &root);
 	bool ok = false;
-	memset(item, 0, sizeof(*item));
+	memset(&tr->item, 0, sizeof(tr->item));
 	*reasons = NULL;
-	*index = 0;
-	if (list == NULL) {
-		ddb_errf(err, "a cancelled transaction without CancellationReasons");
-		goto out;
-	}
+	tr->index = tr->check = 0;
 	unsigned i = 0;
-	const cJSON *r, *first = NULL;
-	cJSON_ArrayForEach(r, list)
-	{
-		if (reason_kind(r) == R_FAILED) {
-			first = r;
-			break;
-		}
-		i++;
-	}
-	if (first == NULL) {
+	const cJSON *first = list != NULL ? first_failed(list, &i) : NULL;
+	if (list == NULL)
+		ddb_errf(err, "a cancelled transaction without CancellationReasons");
+	else if (first == NULL)
 		ddb_errf(err, "a cancelled transaction without a failed item");
+	if (first == NULL || (i < nchecks && !check_failed(first, i, ttl_attr, tr, err)))
 		goto out;
-	}
-	if (i == 0) {
-		const cJSON *code = cJSON_GetObjectItemCaseSensitive(first, "Code");
-		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(first, "Message");
-		if (!cJSON_IsString(code) || strcmp(code->valuestring, "ConditionalCheckFailed")) {
-			ddb_errf(err, "the lock check failed: %.64s: %.128s",
-				 cJSON_IsString(code) ? code->valuestring : "?",
-				 cJSON_IsString(msg) ? msg->valuestring : "");
-			goto out;
-		}
-		const cJSON *it = cJSON_GetObjectItemCaseSensitive(first, "Item");
-		if (it != NULL && !ddb_parse_item(it, ttl_attr, item, err))
-			goto out;
-	}
-	*index = i;
-	cJSON_DeleteItemFromArray(list, 0); /* the check's: the client's remain */
+	tr->index = i < nchecks ? 0 : i - nchecks + 1;
+	for (unsigned k = 0; k < nchecks; k++) /* the checks': the client's remain */
+		cJSON_DeleteItemFromArray(list, 0);
 	*reasons = cJSON_PrintUnformatted(list);
 	if (*reasons == NULL) {
 		ddb_errf(err, "out of memory reading a cancelled transaction");
@@ -251,7 +290,7 @@ static void tx_done(struct store_call *c, struct store_result *res, const char *
 	if (tr.status == STORE_NO_TABLE) /* the lock table's, or the client's */
 		missing_table(ds, c->body, c->body_len, &tr);
 	if (tr.status == STORE_REFUSED) {
-		if (ddb_tx_parse_cancel(body, len, ds->keys.ttl_attr, &tr.index, &tr.item, &reasons,
+		if (ddb_tx_parse_cancel(body, len, ds->keys.ttl_attr, c->tx_checks, &tr, &reasons,
 					err)) {
 			tr.reasons = reasons;
 		} else {
@@ -277,6 +316,7 @@ struct store_call *ddbs_transact(struct store *s, const struct store_tx_req *req
 	if (c == NULL)
 		return NULL;
 	c->tx_cb = cb;
+	c->tx_checks = req->shared ? 2 : 1;
 	c->arg = arg;
 	c->op = STORE_TRANSACT;
 	s->requests[STORE_TRANSACT]++;

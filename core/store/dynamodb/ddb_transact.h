@@ -3,8 +3,9 @@
  * body of the TransactWriteItems, what its cancellation means, and the
  * store operation (ddb_transact.c).
  *
- * The body is the CHECK of ddb_json.c (the lock's ConditionCheck) with the
- * client's items spliced after it and a ClientRequestToken, built once per
+ * The body is the CHECK of ddb_json.c (the lock's ConditionCheck), or a
+ * shared holder's two (ddb_shared.c), with the client's items spliced after
+ * it and a ClientRequestToken, built once per
  * operation: every retry sends the same bytes, so DynamoDB applies a
  * retried commit once.
  */
@@ -33,13 +34,15 @@ char *ddb_build_transact(const struct ddb_keys *k, const struct store_tx_req *re
  * when one is retryable, else v unchanged. */
 struct ddb_verdict ddb_tx_classify(const char *body, size_t len, struct ddb_verdict v);
 
-/* The cancellation of a fenced transaction, from the error body: the first
- * item cancelled (*index, 0 = the lock check), the lock item the check
- * returned (item; exists false when none), and the client's reasons as a
- * JSON array (*reasons, malloc'd: free it). False with err on a body
- * without CancellationReasons, a malformed lock item, or out-of-memory. */
-bool ddb_tx_parse_cancel(const char *body, size_t len, const char *ttl_attr, unsigned *index,
-			 struct lock_item *item, char **reasons, char *err)
+/* The cancellation of a fenced transaction whose first nchecks items are
+ * the lock's checks (1, or 2 for a shared holder), from the error body,
+ * into tr: the first item cancelled (.index, 0 = a lock check, the
+ * client's items from 1), which check (.check) and the item it returned
+ * (.item; exists false when none), and the client's reasons as a JSON
+ * array (*reasons, malloc'd: free it). False with err on a body without
+ * CancellationReasons, a malformed lock item, or out-of-memory. */
+bool ddb_tx_parse_cancel(const char *body, size_t len, const char *ttl_attr, unsigned nchecks,
+			 struct store_tx_result *tr, char **reasons, char *err)
 	__attribute__((warn_unused_result));
 
 #endif

@@ -22,6 +22,7 @@ struct store_call {
 	ddbs_done_fn done;
 	store_cb cb;
 	store_tx_cb tx_cb;     /* STORE_TRANSACT (ddb_transact.c) */
+	unsigned tx_checks;    /* its lock checks ahead of the client's items */
 	store_kv_cb kv_cb;     /* a keyspace commit (ddb_kv.c), also STORE_TRANSACT */
 	store_blob_cb blob_cb; /* a blob (ddb_blob.c) */
 	store_chan_cb chan_cb; /* a channel (ddb_chan.c) */
@@ -131,6 +132,12 @@ struct store_call *ddbs_chan_read(struct store *s, const char *id, store_chan_cb
 /* Shared names (core/store_shared.h; ddb_shared.c). */
 struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
 				  void *arg);
+/* The TransactWriteItems body of a CHECK (store_shared.h: the header's
+ * ConditionCheck, then the slot's; no ClientRequestToken), to free with
+ * ddb_body_free; *len its length. NULL on a request that is no valid
+ * CHECK, or out-of-memory. */
+char *ddb_sh_check_body(const struct ddb_keys *keys, const struct store_sh_req *r, size_t *len)
+	__attribute__((warn_unused_result));
 
 void ddbs_open_init(struct ddb_store *ds);
 
