@@ -599,7 +599,8 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 	size_t n = a->name != NULL ? strnlen(a->name, STORE_NAME_MAX + 1) : 0;
 	if (n == 0 || n > STORE_NAME_MAX || a->cap < 1 || a->cap > STORE_SH_CAP ||
 	    a->lease_ms < LT_MIN_LEASE_MS || a->lease_ms > LT_MAX_LEASE_MS || a->timeout_ms < 0 ||
-	    (a->mode != STORE_SH_SHARED && a->mode != STORE_SH_LIMIT))
+	    (a->mode != STORE_SH_SHARED && a->mode != STORE_SH_LIMIT) ||
+	    (a->owner != NULL && (!lt_id_ok(a->owner) || strlen(a->owner) > LT_ID_LEN)))
 		return NULL;
 	struct sh_wait *w = calloc(1, sizeof(*w) + n + 1);
 	if (w == NULL)
@@ -611,7 +612,10 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 	w->cb = cb;
 	w->arg = arg;
 	w->holder = a->holder != NULL ? strdup(a->holder) : t->holder_label;
-	store_new_id(w->owner);
+	if (a->owner != NULL)
+		memcpy(w->owner, a->owner, strlen(a->owner) + 1);
+	else
+		store_new_id(w->owner);
 	timer_init(&w->poll, t->clock, poll_due, w);
 	timer_init(&w->deadline, t->clock, deadline_due, w);
 	if (a->wait && a->timeout_ms > 0)

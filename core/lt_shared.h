@@ -36,6 +36,10 @@ struct lt_sh_args {
 	bool wait;		 /* false: try once; true: poll until granted */
 	int64_t timeout_ms;	 /* wait only: give up after this, 0 = never */
 	const char *holder;	 /* label; NULL = the table's */
+	/* the holder's owner id, 1..32 printable ASCII bytes, or NULL = a
+	 * new random one: the slot a wait reads and tries first follows from
+	 * it, so the simulator (tests/sim) names its own and a seed replays */
+	const char *owner;
 };
 
 /* lease != NULL: granted (the callee's from now on); lease == NULL and
