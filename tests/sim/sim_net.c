@@ -265,12 +265,30 @@ static void sh_capture(void *arg, const struct store_sh_result *res)
 	sh_keep(arg, res);
 }
 
+/* A GRANT's answer from DynamoDB's store is made from what the caller saw
+ * (ddb_shared.c: TransactWriteItems answers no items): its fences, the
+ * tokens, are the ones seen + 1 (the header's only for a readers' first
+ * grant). The table's must be those, or the tokens the lease core hands
+ * out differ by store. */
+static void sh_check_grant(const struct store_sh_req *r, const struct store_sh_result *res)
+{
+	int64_t header = r->seen_fence + (r->first && r->mode == STORE_SH_SHARED ? 1 : 0);
+	int64_t slot = r->seen_slot_fence + 1;
+	if (res->header.lock.fence != header || res->slots[0].fence != slot)
+		sim_violation("%s: a grant of slot %u that saw fences %lld (header) and %lld "
+			      "(slot) left %lld and %lld, not %lld and %lld",
+			      r->name, r->slot, (long long)r->seen_fence,
+			      (long long)r->seen_slot_fence, (long long)res->header.lock.fence,
+			      (long long)res->slots[0].fence, (long long)header, (long long)slot);
+}
+
 /* What the checker learns of a shared write applied: a readers' phase
  * raised the header's fence (a token of the same sequence as the
  * exclusive holders'); a grant or release of owner. */
 static void sh_applied(const struct store_sh_req *r, const struct store_sh_result *res)
 {
 	if (r->op == STORE_SH_GRANT) {
+		sh_check_grant(r, res);
 		if (r->first && r->mode == STORE_SH_SHARED)
 			sim_check_applied_acquire(r->name, res->header.lock.fence);
 		remember(&acquired, r->owner, SIM->table_incarnation);
