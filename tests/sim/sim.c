@@ -280,6 +280,18 @@ static void crash(void *arg)
 	sim_at(SIM->now_us + sim_range(100, 2 * SIM->cfg.lease_ms) * 1000, restart, r);
 }
 
+/* r runs on, but nothing it sends reaches the table and no answer
+ * reaches it (sim_net.c) for up to two leases. */
+static void partition(void *arg)
+{
+	struct replica *r = arg;
+	if (r->dead || SIM->calm)
+		return;
+	int64_t ms = sim_range(SIM->cfg.lease_ms / 3, 2 * SIM->cfg.lease_ms);
+	r->cut_until_us = SIM->now_us + ms * 1000;
+	sim_log("net  %s cut off from the table for %lld ms", r->label, (long long)ms);
+}
+
 static void table_restore(void *arg)
 {
 	sim_net_table_restore();
@@ -324,6 +336,8 @@ static void schedule_faults(void)
 		sim_at(sim_range(0, run_us), crash, &SIM->rep[sim_range(0, g->replicas - 1)]);
 	if (g->f.table_delete)
 		sim_at(sim_range(0, run_us), table_delete, NULL);
+	for (int i = 0; i < g->f.partitions; i++)
+		sim_at(sim_range(0, run_us), partition, &SIM->rep[sim_range(0, g->replicas - 1)]);
 	sim_at(run_us, go_calm, NULL);
 	sim_at(run_us + g->calm_ms * 1000, go_end, NULL);
 }
@@ -392,8 +406,10 @@ static void draw(struct sim_config *g, uint64_t seed)
 		f->crashes = (int)sim_range(0, 2);
 		f->table_delete = sim_chance(100000);
 	}
-	if (!g->exclusive)
+	if (!g->exclusive) {
 		draw_shared(g);
+		f->partitions = faulty ? (int)sim_range(0, 2) : 0;
+	}
 }
 
 static void setup(uint64_t seed, bool trace)
@@ -422,6 +438,8 @@ static void setup(uint64_t seed, bool trace)
 		f->throttle_ppm, f->err500_before_ppm, f->err500_after_ppm, f->lost_answer_ppm,
 		f->dup_ppm, f->tail_ppm, (long long)f->tail_max_us / 1000, f->pauses, f->crashes,
 		f->table_delete ? ", a table deleted" : "");
+	if (!g->exclusive)
+		sim_log("sim  %d partitions", f->partitions);
 	for (int i = 0; i < g->locks && !g->exclusive; i++)
 		sim_log("sim  %s: %s of %u, %u ppm of acquires not exclusive", SIM->names[i],
 			g->kind[i] == SIM_SHARED ? "readers and writers, readers' cap"

@@ -14,8 +14,10 @@
  * reader-writer lock or a semaphore of n (core/lt_shared.h): on it,
  * clients take reader holds (or semaphore holds) as well as exclusive
  * ones, through the same network (--exclusive: none of that, the world of
- * the seeds found before shared holders, draw for draw). sim_check.c
- * checks the rules after every step.
+ * the seeds found before shared holders, draw for draw; nor partitions,
+ * which the other seeds have: a replica, running on, cut off from the
+ * table for up to two leases). sim_check.c checks the rules after every
+ * step.
  *
  * One seed drives everything (one PRNG, no wall clock, no sockets, no
  * threads), so a seed replays exactly. Time: "true" time in microseconds
@@ -54,6 +56,7 @@ struct sim_faults {
 		tail_ppm;
 	int64_t delay_min_us, delay_max_us, tail_max_us;
 	int pauses, crashes;
+	int partitions; /* a replica cut off from the table for a while (not --exclusive) */
 	bool table_delete;
 };
 
@@ -90,6 +93,7 @@ struct replica {
 	int64_t base_true_us, base_local_us; /* local = base + (true - base) x rate */
 	int32_t rate_ppm;
 	int64_t paused_until_us; /* 0: running */
+	int64_t cut_until_us;	 /* its requests and answers lost until then */
 	struct sim_client *clients[SIM_CLIENTS_MAX];
 	int nclients;
 	char label[16];

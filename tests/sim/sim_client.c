@@ -455,9 +455,11 @@ void sim_adopt_done(struct sim_client *c, struct lease *lease, int64_t token)
 	c->lease = lease;
 	c->token = lease_token(lease);
 	c->granted_us = SIM->now_us;
-	c->grant_inc = SIM->table_incarnation;
 	c->adoptable = true;
 	snprintf(c->owner, sizeof(c->owner), "%s", lease_owner(lease));
+	/* of the table that applied the adopt: one deleted since its answer
+	 * left did not (seed 20712) */
+	c->grant_inc = sim_net_acquired_in(c->owner);
 	sim_log("cli  %s adopted %s token %lld", cl(c), c->name, (long long)c->token);
 	c->st = C_HOLDING;
 	lease_on_lost(lease, on_lost, c);

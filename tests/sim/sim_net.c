@@ -12,7 +12,9 @@
  * twice, one answer). An attempt abandoned by its timeout may still land,
  * after its retry. A deleted table answers ResourceNotFound. A fenced
  * transaction keeps its ClientRequestToken across attempts: it commits
- * once.
+ * once. A replica cut off (a partition: sim.c) loses every attempt it
+ * sends and every answer due to it until it is joined again: its calls
+ * time out, their retries too, while its clock and timers run on.
  *
  * The operations on shared names (core/store/store_shared.h) travel the
  * same way. GRANT, RELEASE and REMOVE are transactions with one
@@ -197,6 +199,8 @@ static void apply_req(struct store_call *c, struct store_result *res)
 		sim_check_applied_acquire(r.name, res->item.fence);
 		remember(&acquired, r.owner, SIM->table_incarnation);
 	}
+	if (r.op == STORE_ADOPT) /* the adopter's lease lives in this table */
+		remember(&acquired, r.owner, SIM->table_incarnation);
 	if (r.op == STORE_RELEASE)
 		remember(&released, r.owner, SIM->table_incarnation);
 }
@@ -360,6 +364,11 @@ static const char *error_type_of(const struct sev *e)
 
 static void answer(void *arg);
 
+static bool cut_off(const struct replica *r)
+{
+	return r->cut_until_us > SIM->now_us;
+}
+
 /* An attempt reaches the table. */
 static void deliver(void *arg)
 {
@@ -367,6 +376,12 @@ static void deliver(void *arg)
 	struct store_call *c = e->c;
 	const struct sim_faults *f = &SIM->cfg.f;
 	const char *what = "applied";
+	if (cut_off(c->rep)) {
+		sim_log("net  %s #%d %s %s lost: cut off", c->rep->label, e->attempt, op_name(c),
+			c->name);
+		sev_free(e); /* its timeout comes */
+		return;
+	}
 	if (SIM->table_gone) {
 		set_error(e, c->kind == K_TX ? STORE_FATAL : STORE_NO_TABLE,
 			  "ResourceNotFoundException");
@@ -491,7 +506,10 @@ static void answer(void *arg)
 {
 	struct sev *e = arg;
 	struct store_call *c = e->c;
-	if (!c->finished && e->attempt == c->cur && replica_ready(e, answer))
+	if (cut_off(c->rep))
+		sim_log("net  %s answer of #%d on %s lost: cut off", c->rep->label, e->attempt,
+			c->name);
+	else if (!c->finished && e->attempt == c->cur && replica_ready(e, answer))
 		outcome(e, false);
 	sev_free(e);
 	call_maybe_free(c);
