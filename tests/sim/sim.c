@@ -10,6 +10,8 @@
  *   --exclusive                   (with either) locks without shared
  *                                 holders: the world of the seeds before
  *                                 them, draw for draw
+ *   --shared-liveness             (with either) readers and semaphore
+ *                                 waiters held to the fairness bound too
  *
  * A seed's run: a faulty phase (faults drawn from the seed), a calm phase
  * (no faults; the fairness bound is checked), then the clients stop and
@@ -33,6 +35,7 @@
 
 struct sim *SIM;
 static bool exclusive_world; /* --exclusive */
+static bool shared_liveness; /* --shared-liveness */
 
 /* ---- chance ---- */
 
@@ -419,6 +422,7 @@ static void setup(uint64_t seed, bool trace)
 		abort();
 	SIM->trace = trace;
 	SIM->cfg.exclusive = exclusive_world;
+	SIM->cfg.shared_liveness = shared_liveness;
 	draw(&SIM->cfg, seed);
 	SIM->ddb_clock = clock_fake_new(1767225600000LL);
 	SIM->mem = store_memory_new(SIM->ddb_clock, "sim");
@@ -578,8 +582,8 @@ static double seconds(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sim [--exclusive] [--seeds N] [--first S] | sim [--exclusive] "
-			"--seed S\n");
+	fprintf(stderr, "usage: sim [--exclusive] [--shared-liveness] [--seeds N] [--first S] | "
+			"sim [--exclusive] [--shared-liveness] --seed S\n");
 	exit(2);
 }
 
@@ -596,6 +600,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--exclusive") == 0) {
 			exclusive_world = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--shared-liveness") == 0) {
+			shared_liveness = true;
 			continue;
 		}
 		if (i + 1 >= argc)

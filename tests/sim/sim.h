@@ -71,6 +71,7 @@ struct sim_config {
 	enum sim_mode kind[SIM_LOCKS_MAX]; /* of each lock */
 	unsigned cap[SIM_LOCKS_MAX];	   /* SIM_LIMIT: n; SIM_SHARED: readers' cap */
 	uint32_t shared_ppm;		   /* an acquire on such a lock is not exclusive */
+	bool shared_liveness;		   /* --shared-liveness (sim_check.c) */
 	int replicas, clients, locks;
 	int64_t lease_ms;
 	int64_t run_ms;	 /* faulty phase, then a calm phase, then the end */

@@ -768,6 +768,7 @@ void sim_net_free(void)
 	while (calls != NULL) {
 		struct store_call *c = calls;
 		calls = c->next;
+		free(c->commit);
 		free(c);
 	}
 	free(released.v);
