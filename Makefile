@@ -16,7 +16,9 @@
 #   make bench      the benchmarks of bench/
 #   make fuzz       every tests/fuzz/fuzz_*.c with libFuzzer (FUZZ_SECONDS each)
 #   make simulate   the deterministic simulator of the lease core (tests/sim):
-#                   SEEDS=N seeds from FIRST (1); SEED=s replays one with its trace
+#                   SEEDS=N seeds from FIRST (1); SEED=s replays one with its trace;
+#                   EXCLUSIVE=1 without shared holders (the seeds' world before them);
+#                   SHARED_LIVENESS=1 holds shared waiters to the fairness bound too
 #   make image      the container image with podman (docker/build-image.sh), then
 #                   docker/test-image.sh runs it against moto (root; minutes)
 #   make install    the binary, the man page leasegate(1), the example configuration
@@ -135,9 +137,10 @@ $(BUILD)/sim/sim: $(SIM_OBJ) $(BUILD)/libleasegate.a
 
 SEEDS ?= 1000
 FIRST ?= 1
+SIM_FLAGS = $(if $(EXCLUSIVE),--exclusive) $(if $(SHARED_LIVENESS),--shared-liveness)
 simulate: $(BUILD)/sim/sim
-	@if [ -n "$(SEED)" ]; then $(BUILD)/sim/sim --seed $(SEED); \
-	else $(BUILD)/sim/sim --seeds $(SEEDS) --first $(FIRST); fi
+	@if [ -n "$(SEED)" ]; then $(BUILD)/sim/sim $(SIM_FLAGS) --seed $(SEED); \
+	else $(BUILD)/sim/sim $(SIM_FLAGS) --seeds $(SEEDS) --first $(FIRST); fi
 
 run: deps-run all
 	$(BUILD)/leasegate $(ARGS)

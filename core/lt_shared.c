@@ -823,11 +823,10 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 			      void *arg)
 {
 	size_t n = a->name != NULL ? strnlen(a->name, STORE_NAME_MAX + 1) : 0;
-	size_t on = a->owner != NULL ? strnlen(a->owner, LT_ID_LEN + 1) : 1;
-	if (n == 0 || n > STORE_NAME_MAX || on == 0 || on > LT_ID_LEN || a->cap < 1 ||
-	    a->cap > STORE_SH_CAP || a->lease_ms < LT_MIN_LEASE_MS ||
-	    a->lease_ms > LT_MAX_LEASE_MS || a->timeout_ms < 0 ||
-	    (a->mode != STORE_SH_SHARED && a->mode != STORE_SH_LIMIT))
+	if (n == 0 || n > STORE_NAME_MAX || a->cap < 1 || a->cap > STORE_SH_CAP ||
+	    a->lease_ms < LT_MIN_LEASE_MS || a->lease_ms > LT_MAX_LEASE_MS || a->timeout_ms < 0 ||
+	    (a->mode != STORE_SH_SHARED && a->mode != STORE_SH_LIMIT) ||
+	    (a->owner != NULL && (!lt_id_ok(a->owner) || strlen(a->owner) > LT_ID_LEN)))
 		return NULL;
 	struct sh_wait *w = calloc(1, sizeof(*w) + n + 1);
 	if (w == NULL)
@@ -840,7 +839,7 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 	w->arg = arg;
 	w->holder = a->holder != NULL ? strdup(a->holder) : t->holder_label;
 	if (a->owner != NULL)
-		snprintf(w->owner, sizeof(w->owner), "%s", a->owner);
+		memcpy(w->owner, a->owner, strlen(a->owner) + 1);
 	else
 		store_new_id(w->owner);
 	w->a.owner = NULL; /* the caller's string: copied */

@@ -42,8 +42,10 @@ struct lt_sh_args {
 	bool wait;		 /* false: try once; true: poll until granted */
 	int64_t timeout_ms;	 /* wait only: give up after this, 0 = never */
 	const char *holder;	 /* label; NULL = the table's */
-	/* the holder's id on its slot (1..32 bytes, copied; a detached hold's
-	 * is made from its secret), NULL: a new random one */
+	/* the holder's owner id, 1..32 printable ASCII bytes (copied), or
+	 * NULL = a new random one: a detached hold's is made from its secret,
+	 * and the simulator (tests/sim) names its own so that a seed replays
+	 * (the slot a wait reads and tries first follows from it) */
 	const char *owner;
 };
 

@@ -7,6 +7,11 @@
  *                                 each violation its seed, the message and
  *                                 the last lines of its trace
  *   sim --seed S                  replays seed S, printing its whole trace
+ *   --exclusive                   (with either) locks without shared
+ *                                 holders: the world of the seeds before
+ *                                 them, draw for draw
+ *   --shared-liveness             (with either) readers and semaphore
+ *                                 waiters held to the fairness bound too
  *
  * A seed's run: a faulty phase (faults drawn from the seed), a calm phase
  * (no faults; the fairness bound is checked), then the clients stop and
@@ -20,6 +25,7 @@
 
 #include "lib/base/lg_assert.h"
 
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +34,8 @@
 #define SIM_STEPS_MAX 5000000 /* a seed that runs longer livelocks */
 
 struct sim *SIM;
+static bool exclusive_world; /* --exclusive */
+static bool shared_liveness; /* --shared-liveness */
 
 /* ---- chance ---- */
 
@@ -275,6 +283,18 @@ static void crash(void *arg)
 	sim_at(SIM->now_us + sim_range(100, 2 * SIM->cfg.lease_ms) * 1000, restart, r);
 }
 
+/* r runs on, but nothing it sends reaches the table and no answer
+ * reaches it (sim_net.c) for up to two leases. */
+static void partition(void *arg)
+{
+	struct replica *r = arg;
+	if (r->dead || SIM->calm)
+		return;
+	int64_t ms = sim_range(SIM->cfg.lease_ms / 3, 2 * SIM->cfg.lease_ms);
+	r->cut_until_us = SIM->now_us + ms * 1000;
+	sim_log("net  %s cut off from the table for %lld ms", r->label, (long long)ms);
+}
+
 static void table_restore(void *arg)
 {
 	sim_net_table_restore();
@@ -319,11 +339,39 @@ static void schedule_faults(void)
 		sim_at(sim_range(0, run_us), crash, &SIM->rep[sim_range(0, g->replicas - 1)]);
 	if (g->f.table_delete)
 		sim_at(sim_range(0, run_us), table_delete, NULL);
+	for (int i = 0; i < g->f.partitions; i++)
+		sim_at(sim_range(0, run_us), partition, &SIM->rep[sim_range(0, g->replicas - 1)]);
 	sim_at(run_us, go_calm, NULL);
 	sim_at(run_us + g->calm_ms * 1000, go_end, NULL);
 }
 
 /* ---- a seed ---- */
+
+/* Each lock a reader-writer lock (its readers' cap the gateway's, or a
+ * few, so that readers fill it) or a semaphore of 1..SIM_LIMIT_MAX; drawn
+ * last, so that --exclusive draws what it drew before. */
+static void draw_shared(struct sim_config *g)
+{
+	g->shared_ppm = (uint32_t)sim_range(300000, 800000);
+	for (int i = 0; i < g->locks; i++) {
+		g->kind[i] = sim_chance(500000) ? SIM_SHARED : SIM_LIMIT;
+		if (g->kind[i] == SIM_LIMIT)
+			g->cap[i] = (unsigned)sim_range(1, SIM_LIMIT_MAX);
+		else
+			g->cap[i] = sim_chance(500000) ? STORE_SH_CAP : (unsigned)sim_range(2, 4);
+	}
+}
+
+enum sim_mode sim_lock_kind(const char *name, unsigned *cap)
+{
+	for (int i = 0; i < SIM->cfg.locks; i++)
+		if (strcmp(SIM->names[i], name) == 0) {
+			*cap = SIM->cfg.cap[i];
+			return SIM->cfg.kind[i];
+		}
+	*cap = 1;
+	return SIM_EXCL;
+}
 
 static void draw(struct sim_config *g, uint64_t seed)
 {
@@ -361,6 +409,10 @@ static void draw(struct sim_config *g, uint64_t seed)
 		f->crashes = (int)sim_range(0, 2);
 		f->table_delete = sim_chance(100000);
 	}
+	if (!g->exclusive) {
+		draw_shared(g);
+		f->partitions = faulty ? (int)sim_range(0, 2) : 0;
+	}
 }
 
 static void setup(uint64_t seed, bool trace)
@@ -369,6 +421,8 @@ static void setup(uint64_t seed, bool trace)
 	if (SIM == NULL)
 		abort();
 	SIM->trace = trace;
+	SIM->cfg.exclusive = exclusive_world;
+	SIM->cfg.shared_liveness = shared_liveness;
 	draw(&SIM->cfg, seed);
 	SIM->ddb_clock = clock_fake_new(1767225600000LL);
 	SIM->mem = store_memory_new(SIM->ddb_clock, "sim");
@@ -388,6 +442,13 @@ static void setup(uint64_t seed, bool trace)
 		f->throttle_ppm, f->err500_before_ppm, f->err500_after_ppm, f->lost_answer_ppm,
 		f->dup_ppm, f->tail_ppm, (long long)f->tail_max_us / 1000, f->pauses, f->crashes,
 		f->table_delete ? ", a table deleted" : "");
+	if (!g->exclusive)
+		sim_log("sim  %d partitions", f->partitions);
+	for (int i = 0; i < g->locks && !g->exclusive; i++)
+		sim_log("sim  %s: %s of %u, %u ppm of acquires not exclusive", SIM->names[i],
+			g->kind[i] == SIM_SHARED ? "readers and writers, readers' cap"
+						 : "a semaphore",
+			g->cap[i], g->shared_ppm);
 	for (int i = 0; i < g->replicas; i++) {
 		struct replica *r = &SIM->rep[i];
 		r->idx = i;
@@ -443,8 +504,10 @@ static void run(void)
 static void free_replica(struct clock *c, struct store *s, struct locktable *lt,
 			 struct sim_client **clients, int n, const char *label, bool check)
 {
+	sim_net_abandon(s); /* the clients hear of their calls while they live */
 	for (int i = 0; i < n; i++)
 		sim_client_free(clients[i]);
+	sim_net_abandon(s); /* the releases their frees sent */
 	lt_free(lt);
 	if (check && !stop && clock_armed(c) != 0)
 		sim_violation("%s at the end: %zu timers still armed", label, clock_armed(c));
@@ -519,7 +582,8 @@ static double seconds(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sim [--seeds N] [--first S] | sim --seed S\n");
+	fprintf(stderr, "usage: sim [--exclusive] [--shared-liveness] [--seeds N] [--first S] | "
+			"sim [--exclusive] [--shared-liveness] --seed S\n");
 	exit(2);
 }
 
@@ -528,7 +592,20 @@ int main(int argc, char **argv)
 	uint64_t seeds = 100, first = 1;
 	long long one = -1;
 	lg_assert_set_handler(on_assert);
+	/* a READ of every slot answers some 190 KB (99 items), copied twice
+	 * (the table's answer, the network's): kept on the heap, not mapped
+	 * and unmapped by glibc each time (half the run time otherwise) */
+	mallopt(M_MMAP_THRESHOLD, 16 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--exclusive") == 0) {
+			exclusive_world = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--shared-liveness") == 0) {
+			shared_liveness = true;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		char *end;

@@ -10,8 +10,14 @@
  * Replicas pause for longer than a lease, crash and restart. Clients on
  * each replica (sim_client.c) acquire (try and wait), renew, release,
  * campaign for leadership, write fenced and hand leases over to another
- * replica's clients (sim_adopt.c). sim_check.c checks the rules after
- * every step.
+ * replica's clients (sim_adopt.c). Each lock is, for a seed, a
+ * reader-writer lock or a semaphore of n (core/lt_shared.h): on it,
+ * clients take reader holds (or semaphore holds) as well as exclusive
+ * ones, through the same network (--exclusive: none of that, the world of
+ * the seeds found before shared holders, draw for draw; nor partitions,
+ * which the other seeds have: a replica, running on, cut off from the
+ * table for up to two leases). sim_check.c checks the rules after every
+ * step.
  *
  * One seed drives everything (one PRNG, no wall clock, no sockets, no
  * threads), so a seed replays exactly. Time: "true" time in microseconds
@@ -27,6 +33,7 @@
 
 #include "core/election.h"
 #include "core/locktable.h"
+#include "core/lt_shared.h"
 #include "core/store/store_memory.h"
 
 #define SIM_REPLICAS_MAX 5
@@ -34,6 +41,7 @@
 #define SIM_LOCKS_MAX	 3
 #define SIM_NAME_MAX	 32
 #define SIM_HIST_MAX	 64 /* trace lines kept for a failing seed's report */
+#define SIM_LIMIT_MAX	 3  /* a semaphore's n at most */
 
 /* ---- the PRNG (splitmix64): the only source of chance ---- */
 uint64_t sim_rand(void);
@@ -48,11 +56,22 @@ struct sim_faults {
 		tail_ppm;
 	int64_t delay_min_us, delay_max_us, tail_max_us;
 	int pauses, crashes;
+	int partitions; /* a replica cut off from the table for a while (not --exclusive) */
 	bool table_delete;
 };
 
+/* How a hold holds its lock; a lock's kind, for a seed: SIM_EXCL locks
+ * have exclusive holders only, SIM_SHARED ones readers too, SIM_LIMIT ones
+ * semaphore holders too. */
+enum sim_mode { SIM_EXCL, SIM_SHARED, SIM_LIMIT };
+
 struct sim_config {
 	uint64_t seed;
+	bool exclusive;			   /* --exclusive: every lock SIM_EXCL */
+	enum sim_mode kind[SIM_LOCKS_MAX]; /* of each lock */
+	unsigned cap[SIM_LOCKS_MAX];	   /* SIM_LIMIT: n; SIM_SHARED: readers' cap */
+	uint32_t shared_ppm;		   /* an acquire on such a lock is not exclusive */
+	bool shared_liveness;		   /* --shared-liveness (sim_check.c) */
 	int replicas, clients, locks;
 	int64_t lease_ms;
 	int64_t run_ms;	 /* faulty phase, then a calm phase, then the end */
@@ -75,6 +94,7 @@ struct replica {
 	int64_t base_true_us, base_local_us; /* local = base + (true - base) x rate */
 	int32_t rate_ppm;
 	int64_t paused_until_us; /* 0: running */
+	int64_t cut_until_us;	 /* its requests and answers lost until then */
 	struct sim_client *clients[SIM_CLIENTS_MAX];
 	int nclients;
 	char label[16];
@@ -131,6 +151,10 @@ int sim_net_acquired_in(const char *owner);
  * empty. */
 void sim_net_table_delete(void);
 void sim_net_table_restore(void);
+/* The end of s's replica (freed next): every shared call the lease core
+ * still waits on is answered TRANSIENT, so that what waits on it (a
+ * cancelled grant, a release, a removal) is freed. */
+void sim_net_abandon(struct store *s);
 /* Frees what is left at the end. */
 void sim_net_free(void);
 
@@ -147,6 +171,8 @@ void sim_client_free(struct sim_client *c);
 /* What the checker reads of a client. */
 struct sim_belief {
 	bool holds; /* believes it holds name within its lease */
+	enum sim_mode mode;
+	unsigned slot; /* SIM_SHARED, SIM_LIMIT: its slot */
 	const char *name, *owner;
 	int64_t token, granted_us, lease_ms;
 	int64_t end_ms;	 /* lease_end_ms, on the replica's clock */
@@ -185,14 +211,22 @@ void sim_check_free(void);
 void sim_check_step(void);
 /* A client was granted a lease it believes held. */
 void sim_check_granted(const struct sim_client *c, const char *name, int64_t token, int inc);
+/* A client was granted a shared hold (mode SIM_SHARED or SIM_LIMIT) of
+ * slot. */
+void sim_check_sh_granted(const char *name, enum sim_mode mode, unsigned slot, int64_t token,
+			  int inc);
 /* An adopt of name answered the lease of token (the hand-over's: want). */
 void sim_check_adopted(const char *name, int64_t token, int64_t want);
 /* The table applied an acquire on name with fence token. */
 void sim_check_applied_acquire(const char *name, int64_t fence);
 /* The table accepted a fenced write of (name, owner, token). */
 void sim_check_fenced_write(const char *name, const char *owner, int64_t token);
-/* A release was acknowledged (value 1) or answered ended (0). */
-void sim_check_release_answer(struct replica *r, const char *name, const char *owner, int value);
+/* A release was acknowledged (value 1) or answered ended (0); slot: of a
+ * shared hold, or -1 (the lock item). */
+void sim_check_release_answer(struct replica *r, const char *name, const char *owner, int slot,
+			      int value);
+/* The kind of the lock name (SIM_EXCL for the election's), and its cap. */
+enum sim_mode sim_lock_kind(const char *name, unsigned *cap);
 /* The end: nothing leaked. */
 void sim_check_end(void);
 

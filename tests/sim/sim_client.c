@@ -3,7 +3,11 @@
  * table's public API only. A locker loops: acquire (a try, or a wait with
  * or without a timeout) one of the locks, hold it for a while (sometimes
  * longer than its lease, so the heartbeat renews it), renew it by hand and
- * write fenced now and then, release it and wait for the answer. A leader
+ * write fenced now and then, release it and wait for the answer. On a
+ * lock that is, for the seed, a reader-writer lock or a semaphore, an
+ * acquire is often a reader's or a semaphore holder's instead
+ * (lt_sh_acquire: a slot, renewed by the lease core's heartbeats alone,
+ * released with sh_lease_release_then). A leader
  * campaigns (core/election), leads for a term with fenced writes, then
  * returns its work, and campaigns again. Every action is a timer of the
  * replica's own clock, drawn from the seed.
@@ -32,6 +36,10 @@ struct sim_client {
 	struct timer t;
 	struct lt_wait *w;
 	struct lease *lease;
+	enum sim_mode mode; /* of the wait or hold */
+	struct sh_wait *sw; /* a shared wait's (mode not SIM_EXCL) */
+	struct sh_lease *sl;
+	unsigned slot;
 	struct election *e;
 	bool waiting_forever;
 	int64_t wait_since_us, granted_us, hold_until_ms;
@@ -115,12 +123,20 @@ static void on_acquired(void *arg, struct lease *lease, const struct lt_error *e
 	later(c, 0, lease_ms / 3);
 }
 
+static void acquire_shared(struct sim_client *c, enum sim_mode mode, unsigned cap);
+
 static void acquire(struct sim_client *c)
 {
 	int64_t lease_ms = SIM->cfg.lease_ms;
-	snprintf(c->name, sizeof(c->name), "%s", SIM->names[sim_range(0, SIM->cfg.locks - 1)]);
+	int lock = (int)sim_range(0, SIM->cfg.locks - 1);
+	snprintf(c->name, sizeof(c->name), "%s", SIM->names[lock]);
 	snprintf(c->owner, sizeof(c->owner), "%s.%d.c%d.a%d", c->rep->label, c->rep->incarnation,
 		 c->idx, ++c->nacq);
+	c->mode = SIM_EXCL;
+	if (SIM->cfg.kind[lock] != SIM_EXCL && sim_chance(SIM->cfg.shared_ppm)) {
+		acquire_shared(c, SIM->cfg.kind[lock], SIM->cfg.cap[lock]);
+		return;
+	}
 	bool wait = sim_range(0, 9) < 7;
 	int64_t timeout = 0;
 	if (wait && !SIM->calm && sim_chance(500000))
@@ -148,12 +164,98 @@ static void acquire(struct sim_client *c)
 		timeout ? " (with a timeout)" : "");
 }
 
+/* ---- shared holders ---- */
+
+static bool sh_held(const struct sim_client *c)
+{
+	return c->sl != NULL && sh_lease_loss(c->sl) == LT_HELD &&
+	       clock_now_ms(c->rep->clock) < sh_lease_end_ms(c->sl);
+}
+
+static const char *mode_name(enum sim_mode m)
+{
+	return m == SIM_SHARED ? "shared" : m == SIM_LIMIT ? "limit" : "exclusive";
+}
+
+static void on_sh_lost(void *arg, struct sh_lease *l, enum lt_loss reason)
+{
+	struct sim_client *c = arg;
+	sim_log("cli  %s lost %s %s slot %u token %lld: %s", cl(c), mode_name(c->mode), c->name,
+		c->slot, (long long)c->token, lt_loss_name(reason));
+	c->sl = NULL;
+	c->st = C_IDLE;
+	sh_lease_release(l); /* its slot, if still its own; frees it */
+	later(c, 0, 200);
+}
+
+static void on_sh_acquired(void *arg, struct sh_lease *l, const struct lt_error *err)
+{
+	struct sim_client *c = arg;
+	int64_t lease_ms = SIM->cfg.lease_ms;
+	c->sw = NULL;
+	c->st = C_IDLE;
+	c->sl = l;
+	if (l != NULL && !sh_held(c)) {
+		sim_log("cli  %s got %s %s ended already", cl(c), mode_name(c->mode), c->name);
+		sh_lease_release(l);
+		c->sl = l = NULL;
+	}
+	if (l == NULL) {
+		sim_log("cli  %s acquire %s %s: %s", cl(c), mode_name(c->mode), c->name,
+			err != NULL ? err->error_type : "not granted");
+		later(c, 0, lease_ms / 2);
+		return;
+	}
+	c->st = C_HOLDING;
+	c->token = sh_lease_token(l);
+	c->slot = sh_lease_slot(l);
+	c->granted_us = SIM->now_us;
+	c->grant_inc = sim_net_acquired_in(c->owner);
+	sim_log("cli  %s granted %s %s slot %u token %lld", cl(c), mode_name(c->mode), c->name,
+		c->slot, (long long)c->token);
+	sim_check_sh_granted(c->name, c->mode, c->slot, c->token, c->grant_inc);
+	sh_lease_on_lost(l, on_sh_lost, c);
+	c->hold_until_ms = clock_now_ms(c->rep->clock) + sim_range(0, 2 * lease_ms);
+	later(c, 0, lease_ms / 3);
+}
+
+/* A reader's or a semaphore holder's acquire (mode), a try or a wait. */
+static void acquire_shared(struct sim_client *c, enum sim_mode mode, unsigned cap)
+{
+	int64_t lease_ms = SIM->cfg.lease_ms;
+	bool wait = sim_range(0, 9) < 7;
+	int64_t timeout = 0;
+	if (wait && !SIM->calm && sim_chance(500000))
+		timeout = sim_range(lease_ms / 2, 4 * lease_ms);
+	struct lt_sh_args a = {
+		.name = c->name,
+		.mode = mode == SIM_SHARED ? STORE_SH_SHARED : STORE_SH_LIMIT,
+		.cap = cap,
+		.lease_ms = lease_ms,
+		.wait = wait,
+		.timeout_ms = timeout,
+		.owner = c->owner,
+	};
+	c->mode = mode;
+	c->sw = lt_sh_acquire(c->rep->lt, &a, on_sh_acquired, c);
+	if (c->sw == NULL) {
+		sim_violation("lt_sh_acquire refused valid arguments");
+		return;
+	}
+	c->st = C_WAITING;
+	c->waiting_forever = wait && timeout == 0;
+	c->wait_since_us = SIM->now_us;
+	sim_log("cli  %s %s %s %s of %u as %s%s", cl(c), wait ? "waits for" : "tries",
+		mode_name(mode), c->name, cap, c->owner, timeout ? " (with a timeout)" : "");
+}
+
 static void on_released(void *arg, int value, const struct lt_error *err)
 {
 	struct sim_client *c = arg;
 	sim_log("cli  %s release of %s token %lld answered %d", cl(c), c->name, (long long)c->token,
 		value);
-	sim_check_release_answer(c->rep, c->name, c->owner, value);
+	sim_check_release_answer(c->rep, c->name, c->owner, c->mode == SIM_EXCL ? -1 : (int)c->slot,
+				 value);
 	if (c->st == C_RELEASING) {
 		c->st = C_IDLE;
 		later(c, 0, SIM->cfg.lease_ms / 2);
@@ -180,9 +282,17 @@ static void on_tx(void *arg, const struct lt_tx_result *res)
 
 static void release(struct sim_client *c)
 {
+	c->st = C_RELEASING;
+	if (c->sl != NULL) {
+		struct sh_lease *l = c->sl;
+		c->sl = NULL; /* believed no longer held from the call on */
+		sim_log("cli  %s releases %s %s slot %u token %lld", cl(c), mode_name(c->mode),
+			c->name, c->slot, (long long)c->token);
+		sh_lease_release_then(l, on_released, c);
+		return;
+	}
 	struct lease *l = c->lease;
 	c->lease = NULL; /* believed no longer held from the call on */
-	c->st = C_RELEASING;
 	sim_log("cli  %s releases %s token %lld", cl(c), c->name, (long long)c->token);
 	lease_release_then(l, on_released, c);
 }
@@ -207,6 +317,10 @@ static void holding(struct sim_client *c)
 {
 	if (clock_now_ms(c->rep->clock) >= c->hold_until_ms || SIM->ending) {
 		release(c);
+		return;
+	}
+	if (c->sl != NULL) { /* its heartbeats renew it; nothing else to do */
+		later(c, 1, SIM->cfg.lease_ms / 3);
 		return;
 	}
 	/* its connection closes on a draining replica: the lease is left for
@@ -337,12 +451,15 @@ void sim_adopt_done(struct sim_client *c, struct lease *lease, int64_t token)
 		return;
 	}
 	snprintf(c->name, sizeof(c->name), "%s", lease_name(lease));
+	c->mode = SIM_EXCL;
 	c->lease = lease;
 	c->token = lease_token(lease);
 	c->granted_us = SIM->now_us;
-	c->grant_inc = SIM->table_incarnation;
 	c->adoptable = true;
 	snprintf(c->owner, sizeof(c->owner), "%s", lease_owner(lease));
+	/* of the table that applied the adopt: one deleted since its answer
+	 * left did not (seed 20712) */
+	c->grant_inc = sim_net_acquired_in(c->owner);
 	sim_log("cli  %s adopted %s token %lld", cl(c), c->name, (long long)c->token);
 	c->st = C_HOLDING;
 	lease_on_lost(lease, on_lost, c);
@@ -376,6 +493,9 @@ void sim_client_stop(struct sim_client *c)
 	timer_cancel(&c->t);
 	if (c->leader) {
 		stop_election(c, ELECTION_CANCELLED);
+	} else if (c->st == C_WAITING && c->sw != NULL) {
+		lt_sh_acquire_cancel(c->sw); /* a grant that lands is released */
+		c->sw = NULL;
 	} else if (c->st == C_WAITING) {
 		lt_acquire_cancel(c->w);
 		c->w = NULL;
@@ -389,8 +509,8 @@ void sim_client_stop(struct sim_client *c)
 
 void sim_client_crash(struct sim_client *c)
 {
-	c->lease = NULL; /* gone with its process */
-	c->st = C_STOPPED;
+	c->lease = NULL;   /* gone with its process */
+	c->st = C_STOPPED; /* its shared wait or lease too, freed at the end */
 }
 
 void sim_client_free(struct sim_client *c)
@@ -398,6 +518,9 @@ void sim_client_free(struct sim_client *c)
 	timer_cancel(&c->t);
 	if (c->w != NULL)
 		lt_acquire_cancel(c->w); /* a crashed replica's (lt_free's contract) */
+	lt_sh_acquire_cancel(c->sw);
+	if (c->sl != NULL) /* a crashed replica's: its release goes nowhere */
+		sh_lease_release(c->sl);
 	if (c->e != NULL)
 		election_stop(c->e, ELECTION_CANCELLED); /* sends into a dead store */
 	free(c);
@@ -405,13 +528,20 @@ void sim_client_free(struct sim_client *c)
 
 void sim_client_belief(const struct sim_client *c, struct sim_belief *b)
 {
-	b->holds = c->lease != NULL && !c->rep->dead && lease_held(c->lease);
+	b->mode = c->mode;
+	b->slot = c->slot;
+	if (c->sl != NULL) {
+		b->holds = !c->rep->dead && sh_held(c);
+		b->end_ms = sh_lease_end_ms(c->sl);
+	} else {
+		b->holds = c->lease != NULL && !c->rep->dead && lease_held(c->lease);
+		b->end_ms = c->lease != NULL ? lease_end_ms(c->lease) : 0;
+	}
 	b->name = c->name;
 	b->owner = c->owner;
 	b->token = c->token;
 	b->granted_us = c->granted_us;
 	b->lease_ms = SIM->cfg.lease_ms;
-	b->end_ms = c->lease != NULL ? lease_end_ms(c->lease) : 0;
 	b->incarnation = c->grant_inc;
 }
 

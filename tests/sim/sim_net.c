@@ -12,13 +12,25 @@
  * twice, one answer). An attempt abandoned by its timeout may still land,
  * after its retry. A deleted table answers ResourceNotFound. A fenced
  * transaction keeps its ClientRequestToken across attempts: it commits
- * once.
+ * once. A replica cut off (a partition: sim.c) loses every attempt it
+ * sends and every answer due to it until it is joined again: its calls
+ * time out, their retries too, while its clock and timers run on.
+ *
+ * The operations on shared names (core/store/store_shared.h) travel the
+ * same way. GRANT, RELEASE and REMOVE are transactions with one
+ * ClientRequestToken per request, as core/store/dynamodb/ddb_shared.c
+ * sends them: once one attempt committed, every later attempt (a retry, a
+ * duplicate, a late delivery) changes nothing and answers what the commit
+ * answered, as DynamoDB does within its idempotency window. RENEW,
+ * XANNOUNCE, XCLEAR, XTAKE (UpdateItem) and READ (BatchGetItem) apply again
+ * at every attempt that lands.
  */
 #include "tests/sim/sim.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/store/store_shared.h"
 #include "core/store/store_tx.h"
 
 #define SIM_ATTEMPTS 3
@@ -27,22 +39,38 @@
 				  acquires and renewals, as store_dynamodb */
 #define SIM_BACKOFF_BASE 50000 /* us; 500 ms after throttling */
 
+/* What a call carries: a lock item request, a fenced transaction, or an
+ * operation on a shared name. */
+enum call_kind { K_REQ, K_TX, K_SH };
+
+/* The answer of a shared transaction's commit, given again to its later
+ * attempts (the ClientRequestToken's outcome). */
+struct sh_commit {
+	struct store_sh_header header;
+	struct lock_item slot;
+};
+
 struct store_call {
 	struct store_call *next; /* in the list of all calls */
 	struct replica *rep;
 	struct store *store; /* of the replica's incarnation that sent it */
 	int incarnation;
-	bool is_tx, finished, committed;
+	enum call_kind kind;
+	bool finished, committed;
 	bool owned;	   /* the core holds the handle: until its callback or cancel */
 	int attempts, cur; /* attempts sent; the one awaited (0: none) */
 	int refs;	   /* events that still point at it */
 	store_cb cb;
 	store_tx_cb tx_cb;
+	store_sh_cb sh_cb;
 	void *arg;
 	struct store_req req;
-	int64_t token; /* a transaction's */
+	struct store_sh_req sh;	  /* K_SH: its strings in the buffers below */
+	struct sh_commit *commit; /* K_SH transactions, once committed */
+	int64_t token;		  /* a transaction's */
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1], seen[STORE_ID_MAX + 1],
 		waiter[STORE_ID_MAX + 1], holder[STORE_HOLDER_MAX + 1], name[SIM_NAME_MAX + 1];
+	struct store_sh_set seen_set; /* RCLEAR's (store_shared.h), copied */
 	/* ACQUIRE's and ADOPT's secret hashes, ADOPT's previous owner */
 	char secret[STORE_SECRET_HASH_LEN + 1], prev_secret[STORE_SECRET_HASH_LEN + 1],
 		prev_owner[STORE_ID_MAX + 1];
@@ -56,14 +84,19 @@ struct sev {
 	bool dup;
 	struct store_result res;
 	struct store_tx_result tx;
+	struct store_sh_result sh; /* its slots this event's own (sev_free) */
 };
 
 static struct store_call *calls;
 
 static int64_t attempt_timeout_us(const struct store_call *c)
 {
-	bool leased = !c->is_tx && (c->req.op == STORE_ACQUIRE || c->req.op == STORE_RENEW);
-	int64_t t = leased ? c->req.lease_ms / 3 * 1000 : SIM_TIMEOUT_US;
+	bool leased = c->kind == K_REQ && (c->req.op == STORE_ACQUIRE || c->req.op == STORE_RENEW);
+	bool sh_leased =
+		c->kind == K_SH && (c->sh.op == STORE_SH_GRANT || c->sh.op == STORE_SH_RENEW);
+	int64_t t = leased	? c->req.lease_ms / 3 * 1000
+		    : sh_leased ? c->sh.lease_ms / 3 * 1000
+				: SIM_TIMEOUT_US;
 	return t < SIM_TIMEOUT_US ? t : SIM_TIMEOUT_US;
 }
 static uint64_t pending;
@@ -117,6 +150,7 @@ static void sev_free(struct sev *e)
 {
 	e->c->refs--;
 	pending--;
+	free(e->sh.slots);
 	free(e);
 }
 
@@ -166,6 +200,8 @@ static void apply_req(struct store_call *c, struct store_result *res)
 		sim_check_applied_acquire(r.name, res->item.fence);
 		remember(&acquired, r.owner, SIM->table_incarnation);
 	}
+	if (r.op == STORE_ADOPT) /* the adopter's lease lives in this table */
+		remember(&acquired, r.owner, SIM->table_incarnation);
 	if (r.op == STORE_RELEASE)
 		remember(&released, r.owner, SIM->table_incarnation);
 }
@@ -196,12 +232,118 @@ static void apply_tx(struct store_call *c, struct store_tx_result *res)
 	}
 }
 
+/* ---- shared names ---- */
+
+static const char *const sh_op_names[] = {
+	[STORE_SH_GRANT] = "sh-grant",	   [STORE_SH_RENEW] = "sh-renew",
+	[STORE_SH_RELEASE] = "sh-release", [STORE_SH_REMOVE] = "sh-remove",
+	[STORE_SH_READ] = "sh-read",	   [STORE_SH_XANNOUNCE] = "sh-xannounce",
+	[STORE_SH_XCLEAR] = "sh-xclear",   [STORE_SH_XTAKE] = "sh-xtake",
+	[STORE_SH_RWAIT] = "sh-rwait",	   [STORE_SH_RUNWAIT] = "sh-runwait",
+	[STORE_SH_RCLEAR] = "sh-rclear",   [STORE_SH_CHECK] = "sh-check",
+};
+
+static const char *op_name(const struct store_call *c)
+{
+	return c->kind == K_TX	 ? "transact"
+	       : c->kind == K_SH ? sh_op_names[c->sh.op]
+				 : store_op_name(c->req.op);
+}
+
+/* A ClientRequestToken's operation (ddb_shared.c): GRANT, RELEASE, REMOVE. */
+static bool sh_is_tx(const struct store_sh_req *r)
+{
+	return r->op == STORE_SH_GRANT || r->op == STORE_SH_RELEASE || r->op == STORE_SH_REMOVE;
+}
+
+/* res, its slots copied: the event's own from now on. */
+static void sh_keep(struct store_sh_result *into, const struct store_sh_result *res)
+{
+	*into = *res;
+	into->slots = calloc(res->nslots > 0 ? res->nslots : 1, sizeof(*into->slots));
+	if (into->slots == NULL)
+		abort();
+	if (res->nslots > 0)
+		memcpy(into->slots, res->slots, res->nslots * sizeof(*into->slots));
+}
+
+static void sh_capture(void *arg, const struct store_sh_result *res)
+{
+	sh_keep(arg, res);
+}
+
+/* A GRANT's answer from DynamoDB's store is made from what the caller saw
+ * (ddb_shared.c: TransactWriteItems answers no items): its fences, the
+ * tokens, are the ones seen + 1 (the header's only for a readers' first
+ * grant). The table's must be those, or the tokens the lease core hands
+ * out differ by store. */
+static void sh_check_grant(const struct store_sh_req *r, const struct store_sh_result *res)
+{
+	int64_t header = r->seen_fence + (r->first && r->mode == STORE_SH_SHARED ? 1 : 0);
+	int64_t slot = r->seen_slot_fence + 1;
+	if (res->header.lock.fence != header || res->slots[0].fence != slot)
+		sim_violation("%s: a grant of slot %u that saw fences %lld (header) and %lld "
+			      "(slot) left %lld and %lld, not %lld and %lld",
+			      r->name, r->slot, (long long)r->seen_fence,
+			      (long long)r->seen_slot_fence, (long long)res->header.lock.fence,
+			      (long long)res->slots[0].fence, (long long)header, (long long)slot);
+}
+
+/* What the checker learns of a shared write applied: a readers' phase
+ * raised the header's fence (a token of the same sequence as the
+ * exclusive holders'); a grant or release of owner. */
+static void sh_applied(const struct store_sh_req *r, const struct store_sh_result *res)
+{
+	if (r->op == STORE_SH_GRANT) {
+		sh_check_grant(r, res);
+		if (r->first && r->mode == STORE_SH_SHARED)
+			sim_check_applied_acquire(r->name, res->header.lock.fence);
+		remember(&acquired, r->owner, SIM->table_incarnation);
+	}
+	if (r->op == STORE_SH_RELEASE)
+		remember(&released, r->owner, SIM->table_incarnation);
+}
+
+/* One shared operation applied by the table, atomically; a transaction
+ * whose token committed already answers as it did then. */
+static void apply_sh(struct store_call *c, struct store_sh_result *res)
+{
+	if (c->committed) {
+		struct store_sh_result again = {.status = STORE_OK, .index = 2, .nslots = 1};
+		again.header = c->commit->header;
+		again.slots = &c->commit->slot;
+		sh_keep(res, &again);
+		return;
+	}
+	clock_fake_advance(SIM->ddb_clock, SIM->now_us / 1000 - clock_now_ms(SIM->ddb_clock));
+	if (store_sh_submit(SIM->mem, &c->sh, sh_capture, res) == NULL)
+		abort();
+	clock_fake_advance(SIM->ddb_clock, 0);
+	if (res->status != STORE_OK)
+		return;
+	sh_applied(&c->sh, res);
+	if (sh_is_tx(&c->sh)) {
+		c->committed = true;
+		c->commit = calloc(1, sizeof(*c->commit));
+		if (c->commit == NULL)
+			abort();
+		c->commit->header = res->header;
+		c->commit->slot = res->slots[0];
+	}
+}
+
+/* ---- attempts and answers ---- */
+
 static void set_error(struct sev *e, enum store_status st, const char *type)
 {
-	if (e->c->is_tx) {
+	if (e->c->kind == K_TX) {
 		e->tx.status = st;
 		e->tx.error_type = type;
 		snprintf(e->tx.message, sizeof(e->tx.message), "%s (simulated)", type);
+	} else if (e->c->kind == K_SH) {
+		e->sh.status = st;
+		e->sh.error_type = type;
+		snprintf(e->sh.message, sizeof(e->sh.message), "%s (simulated)", type);
 	} else {
 		e->res.status = st;
 		e->res.error_type = type;
@@ -209,7 +351,26 @@ static void set_error(struct sev *e, enum store_status st, const char *type)
 	}
 }
 
+static enum store_status status_of(const struct sev *e)
+{
+	return e->c->kind == K_TX   ? e->tx.status
+	       : e->c->kind == K_SH ? e->sh.status
+				    : e->res.status;
+}
+
+static const char *error_type_of(const struct sev *e)
+{
+	return e->c->kind == K_TX   ? e->tx.error_type
+	       : e->c->kind == K_SH ? e->sh.error_type
+				    : e->res.error_type;
+}
+
 static void answer(void *arg);
+
+static bool cut_off(const struct replica *r)
+{
+	return r->cut_until_us > SIM->now_us;
+}
 
 /* An attempt reaches the table. */
 static void deliver(void *arg)
@@ -218,8 +379,15 @@ static void deliver(void *arg)
 	struct store_call *c = e->c;
 	const struct sim_faults *f = &SIM->cfg.f;
 	const char *what = "applied";
+	if (cut_off(c->rep)) {
+		sim_log("net  %s #%d %s %s lost: cut off", c->rep->label, e->attempt, op_name(c),
+			c->name);
+		sev_free(e); /* its timeout comes */
+		return;
+	}
 	if (SIM->table_gone) {
-		set_error(e, c->is_tx ? STORE_FATAL : STORE_NO_TABLE, "ResourceNotFoundException");
+		set_error(e, c->kind == K_TX ? STORE_FATAL : STORE_NO_TABLE,
+			  "ResourceNotFoundException");
 		what = "no table";
 	} else if (fault(f->throttle_ppm)) {
 		set_error(e, STORE_TRANSIENT, "ThrottlingException");
@@ -228,8 +396,10 @@ static void deliver(void *arg)
 		set_error(e, STORE_TRANSIENT, "InternalServerError");
 		what = "500";
 	} else {
-		if (c->is_tx)
+		if (c->kind == K_TX)
 			apply_tx(c, &e->tx);
+		else if (c->kind == K_SH)
+			apply_sh(c, &e->sh);
 		else
 			apply_req(c, &e->res);
 		if (fault(f->err500_after_ppm)) {
@@ -237,9 +407,8 @@ static void deliver(void *arg)
 			what = "applied, then 500";
 		}
 	}
-	sim_log("ddb  %s #%d %s %s%s: %s -> %s", c->rep->label, e->attempt,
-		c->is_tx ? "transact" : store_op_name(c->req.op), c->name, e->dup ? " (dup)" : "",
-		what, store_status_name(c->is_tx ? e->tx.status : e->res.status));
+	sim_log("ddb  %s #%d %s %s%s: %s -> %s", c->rep->label, e->attempt, op_name(c), c->name,
+		e->dup ? " (dup)" : "", what, store_status_name(status_of(e)));
 	if (!e->dup && fault(f->dup_ppm)) {
 		struct sev *d = sev_new(c, e->attempt);
 		d->dup = true;
@@ -263,7 +432,23 @@ static void call_maybe_free(struct store_call *c)
 	while (*p != c)
 		p = &(*p)->next;
 	*p = c->next;
+	free(c->commit);
 	free(c);
+}
+
+/* A shared answer to the core: one without items (an error the network
+ * made, a timeout) still shows an empty slot, as the stores' do. */
+static void finish_sh(struct store_call *c, struct store_sh_result *res)
+{
+	static struct lock_item none;
+	if (res->slots == NULL) {
+		memset(&none, 0, sizeof(none));
+		res->slots = &none;
+		res->nslots = 0;
+	}
+	c->sh_cb(c->arg, res);
+	if (res->slots == &none)
+		res->slots = NULL;
 }
 
 static void finish(struct store_call *c, struct sev *e)
@@ -274,8 +459,10 @@ static void finish(struct store_call *c, struct sev *e)
 		return;
 	c->store->in_flight--;
 	c->owned = false;
-	if (c->is_tx)
+	if (c->kind == K_TX)
 		c->tx_cb(c->arg, &e->tx);
+	else if (c->kind == K_SH)
+		finish_sh(c, &e->sh);
 	else
 		c->cb(c->arg, &e->res);
 }
@@ -284,11 +471,11 @@ static void finish(struct store_call *c, struct sev *e)
 static void outcome(struct sev *e, bool timed_out)
 {
 	struct store_call *c = e->c;
-	enum store_status st = c->is_tx ? e->tx.status : e->res.status;
+	enum store_status st = status_of(e);
 	if (timed_out)
 		set_error(e, STORE_TRANSIENT, "RequestTimeout");
 	if ((timed_out || st == STORE_TRANSIENT) && c->attempts < SIM_ATTEMPTS) {
-		const char *type = c->is_tx ? e->tx.error_type : e->res.error_type;
+		const char *type = error_type_of(e);
 		int64_t base = strcmp(type, "ThrottlingException") == 0 ? 10 * SIM_BACKOFF_BASE
 									: SIM_BACKOFF_BASE;
 		c->cur = 0;
@@ -311,6 +498,7 @@ static bool replica_ready(struct sev *e, sim_ev_fn again)
 	if (r->paused_until_us > SIM->now_us) {
 		struct sev *later = sev_new(e->c, e->attempt);
 		*later = *e;
+		e->sh.slots = NULL; /* later's now */
 		sim_at(r->paused_until_us, again, later);
 		return false;
 	}
@@ -321,7 +509,10 @@ static void answer(void *arg)
 {
 	struct sev *e = arg;
 	struct store_call *c = e->c;
-	if (!c->finished && e->attempt == c->cur && replica_ready(e, answer))
+	if (cut_off(c->rep))
+		sim_log("net  %s answer of #%d on %s lost: cut off", c->rep->label, e->attempt,
+			c->name);
+	else if (!c->finished && e->attempt == c->cur && replica_ready(e, answer))
 		outcome(e, false);
 	sev_free(e);
 	call_maybe_free(c);
@@ -433,12 +624,40 @@ static struct store_call *ss_transact(struct store *s, const struct store_tx_req
 	c->rep = ss->rep;
 	c->store = s;
 	c->incarnation = ss->incarnation;
-	c->is_tx = true;
+	c->kind = K_TX;
 	c->tx_cb = cb;
 	c->arg = arg;
 	c->token = req->token;
 	snprintf(c->owner, sizeof(c->owner), "%s", req->owner);
 	s->requests[STORE_TRANSACT]++;
+	start(c);
+	return c;
+}
+
+static struct store_call *ss_sh_submit(struct store *s, const struct store_sh_req *req,
+				       store_sh_cb cb, void *arg)
+{
+	struct sstore *ss = (struct sstore *)s;
+	struct store_call *c = call_new(req->name);
+	c->rep = ss->rep;
+	c->store = s;
+	c->incarnation = ss->incarnation;
+	c->kind = K_SH;
+	c->sh_cb = cb;
+	c->arg = arg;
+	c->sh = *req;
+	c->sh.name = c->name;
+	c->sh.owner = copy(c->owner, sizeof(c->owner), req->owner);
+	c->sh.rvn = copy(c->rvn, sizeof(c->rvn), req->rvn);
+	c->sh.seen_rvn = copy(c->seen, sizeof(c->seen), req->seen_rvn);
+	c->sh.holder = copy(c->holder, sizeof(c->holder), req->holder);
+	if (req->seen_set != NULL) {
+		c->seen_set = *req->seen_set;
+		c->sh.seen_set = &c->seen_set;
+	}
+	sim_log("send %s %s %s slot %u%s%s", ss->rep->label, op_name(c), c->name, req->slot,
+		req->op == STORE_SH_GRANT && req->seen_rvn != NULL ? " (takeover)" : "",
+		req->op == STORE_SH_GRANT && req->first ? " (first)" : "");
 	start(c);
 	return c;
 }
@@ -467,6 +686,7 @@ static const struct store_ops sim_ops = {
 	.cancel = ss_cancel,
 	.free = ss_free,
 	.transact = ss_transact,
+	.sh_submit = ss_sh_submit,
 };
 
 struct store *sim_net_store(struct replica *r)
@@ -506,6 +726,30 @@ int sim_net_acquired_in(const char *owner)
 	return recalled(&acquired, owner);
 }
 
+void sim_net_abandon(struct store *s)
+{
+	bool again = true;
+	while (again) { /* an answer may send again: look once more */
+		again = false;
+		for (struct store_call *c = calls; c != NULL; c = c->next) {
+			if (c->store != s || c->kind != K_SH || !c->owned)
+				continue;
+			struct store_sh_result res = {.status = STORE_TRANSIENT, .index = 2};
+			res.error_type = "ProcessGone";
+			snprintf(res.message, sizeof(res.message),
+				 "the process is gone (simulated)");
+			if (!c->finished)
+				s->in_flight--;
+			c->finished = true;
+			c->owned = false;
+			finish_sh(c, &res);
+			call_maybe_free(c);
+			again = true;
+			break;
+		}
+	}
+}
+
 void sim_net_table_delete(void)
 {
 	for (int i = 0; i < SIM->nnames; i++) {
@@ -531,6 +775,7 @@ void sim_net_free(void)
 	while (calls != NULL) {
 		struct store_call *c = calls;
 		calls = c->next;
+		free(c->commit);
 		free(c);
 	}
 	free(released.v);

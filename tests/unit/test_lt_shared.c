@@ -12,7 +12,7 @@
  * phase-fair admission: readers waiting behind a writer are granted
  * before the next writer (one replica, and across replicas), a crashed
  * admitted reader costs that writer one lease, a reader that gives up is
- * not admitted. No sleeps.
+ * not admitted; a holder's owner id may be the caller's. No sleeps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -820,6 +820,35 @@ static void test_reader_giving_up_is_not_admitted(void **state)
 	fx_free(f);
 }
 
+/* A holder named by its caller (the simulator's, so that a seed replays)
+ * writes that owner on its slot; an id a store cannot keep, or longer
+ * than the lease core's own, is refused. */
+static void test_owner_given(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct got g = {0};
+	struct lt_sh_args a = {.name = "o",
+			       .mode = STORE_SH_LIMIT,
+			       .cap = 1,
+			       .lease_ms = LEASE,
+			       .owner = "r0.1.c2.a3"};
+	assert_non_null(lt_sh_acquire(f->lt[0], &a, on_acquired, &g));
+	fx_run(f);
+	assert_non_null(g.lease);
+	struct store_sh_req rd = {.op = STORE_SH_READ, .name = "o", .cap = 1, .count = 1};
+	struct lock_item it = {.owner = "?"};
+	assert_non_null(store_sh_submit(f->store, &rd, on_slot5, &it));
+	fx_run(f);
+	assert_string_equal(it.owner, "r0.1.c2.a3");
+	sh_lease_release(g.lease);
+	a.owner = "has space";
+	assert_null(lt_sh_acquire(f->lt[0], &a, on_acquired, &g));
+	a.owner = "0123456789abcdef0123456789abcdef0"; /* 33 bytes */
+	assert_null(lt_sh_acquire(f->lt[0], &a, on_acquired, &g));
+	fx_run(f);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -842,6 +871,7 @@ int main(void)
 		cmocka_unit_test(test_readers_first_across_replicas),
 		cmocka_unit_test(test_crashed_admitted_reader_costs_a_lease),
 		cmocka_unit_test(test_reader_giving_up_is_not_admitted),
+		cmocka_unit_test(test_owner_given),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
