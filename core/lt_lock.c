@@ -216,6 +216,16 @@ void lt_lock_see_readers(struct lock *l, const struct lock_item *item, int64_t p
 		l->elsewhere = true;
 		l->elsewhere_since = clock_now_ms(t->clock);
 	}
+	/* Another replica's reservation watched since before these readers:
+	 * the watch goes on through their phase (restarted at each, a
+	 * reservation its waiter left behind would never stand still a whole
+	 * window, and this waiter, behind readers that keep coming, starve) */
+	if (sn != NULL && sn->waiter[0] != '\0' && item->has_waiter &&
+	    strcmp(item->waiter, sn->waiter) == 0) {
+		lru_unlink(t, sn);
+		lru_push(t, sn);
+		return;
+	}
 	if (sn != NULL) {
 		lru_unlink(t, sn);
 	} else {
