@@ -393,6 +393,48 @@ static bool holds_now(struct lsvc *svc, const char *name, int64_t token, const s
 	return ls_rec_loss(rec) == LT_HELD && strcmp(lease_owner(rec->lease), st->owner) == 0;
 }
 
+/* Does sh show a shared holder with token now: the session's own hold,
+ * by its owner on its slot; else a reader of that token's phase (readers
+ * share it), or a semaphore holder whose slot's token it is. */
+static bool shared_holds_now(struct ls_op *op, const struct lt_sh_state *sh)
+{
+	struct ls_rec *rec =
+		op->sess != NULL ? ls_shared_find(op->sess, op->name, op->token) : NULL;
+	for (unsigned i = 0; i < sh->count; i++) {
+		const struct lt_sh_holder *h = &sh->holders[i];
+		if (h->token != op->token)
+			continue;
+		if (rec == NULL)
+			return true;
+		if (ls_rec_loss(rec) == LT_HELD && h->slot == sh_lease_slot(rec->sh) &&
+		    strcmp(h->owner, sh_lease_owner(rec->sh)) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void checked_shared(void *arg, const struct lt_sh_state *sh, const struct lt_error *err)
+{
+	struct ls_op *op = arg;
+	struct ls_result res;
+	if (op->sess == NULL) {
+		ls_op_finish(op, NULL);
+		return;
+	}
+	ls_res_init(&res, LS_NONE);
+	if (err != NULL)
+		ls_res_err(&res, err);
+	else if (shared_holds_now(op, sh))
+		res.status = LS_OK;
+	ls_op_finish(op, &res);
+}
+
+/* A name held shared: its holders read, then checked_shared answers. */
+static bool check_shared(struct ls_op *op)
+{
+	return lt_sh_state(op->svc->lt, op->name, checked_shared, op);
+}
+
 static void checked(void *arg, const struct lt_state *st, const struct lt_error *err)
 {
 	struct ls_op *op = arg;
@@ -404,6 +446,8 @@ static void checked(void *arg, const struct lt_state *st, const struct lt_error 
 	ls_res_init(&res, LS_NONE);
 	if (err != NULL)
 		ls_res_err(&res, err);
+	else if (st->shared > 0 && check_shared(op))
+		return; /* it answers */
 	else if (holds_now(op->svc, op->name, op->token, st))
 		res.status = LS_OK;
 	ls_op_finish(op, &res);
@@ -419,12 +463,13 @@ enum ls_status ls_check(struct lsess *s, const char *name, size_t name_len, int6
 		return now->status;
 	if (token <= 0)
 		return ls_res_msg(now, LS_INVALID, "token must be a positive integer");
-	if (lt_state_now(s->svc->lt, buf, &st)) /* the embedded store */
+	bool at_once = lt_state_now(s->svc->lt, buf, &st); /* the embedded store */
+	if (at_once && st.shared == 0)
 		return now->status = holds_now(s->svc, buf, token, &st) ? LS_OK : LS_NONE;
 	struct ls_op *op = ls_op_new(s->svc, s, cb, arg, buf, name_len, token);
 	if (op == NULL)
 		return ls_res_msg(now, LS_FAILED, "out of memory");
-	if (!lt_get_state(s->svc->lt, op->name, checked, op)) {
+	if (!(at_once ? check_shared(op) : lt_get_state(s->svc->lt, op->name, checked, op))) {
 		ls_op_finish(op, NULL);
 		return ls_res_msg(now, LS_FAILED, "out of memory");
 	}

@@ -332,6 +332,33 @@ static void test_scripts_see_shared(void **state)
 	assert_int_equal(gw_signal(&g, SIGTERM), 0);
 }
 
+/* LOCK.CHECK of a shared hold: 1 while the connection's hold (by its slot
+ * and owner) holds, 0 once released or forced; from another connection,
+ * 1 while a holder with that token holds. */
+static void test_check(void **state)
+{
+	struct gw g;
+	gw_start(&g, lh_mode_table(), NULL);
+	redisContext *a = gw_connect(&g), *b = gw_connect(&g), *op = gw_connect(&g);
+	struct hold ra = sh_acquire(a, "LOCK.ACQUIRE ck 3000 SHARED");
+	struct hold rb = sh_acquire(b, "LOCK.ACQUIRE ck 3000 SHARED");
+	gw_expect_int(a, 1, "LOCK.CHECK ck %lld", ra.token);
+	gw_expect_int(op, 1, "LOCK.CHECK ck %lld", ra.token); /* a reader of that phase */
+	gw_expect_int(a, 0, "LOCK.CHECK ck %lld", ra.token + 1);
+	gw_expect_int(op, 1, "LOCK.FORCE-RELEASE ck SLOT %lld", ra.slot);
+	gw_expect_int(a, 0, "LOCK.CHECK ck %lld", ra.token); /* its own slot is gone */
+	gw_expect_int(b, 1, "LOCK.CHECK ck %lld", rb.token);
+	gw_expect_int(b, 1, "LOCK.RELEASE ck");
+	gw_expect_int(op, 0, "LOCK.CHECK ck %lld", ra.token); /* no reader left */
+	struct hold s1 = sh_acquire(a, "LOCK.ACQUIRE cs 3000 LIMIT 2");
+	gw_expect_int(op, 1, "LOCK.CHECK cs %lld", s1.token);
+	gw_expect_int(op, 0, "LOCK.CHECK cs %lld", s1.token + 1);
+	redisFree(a);
+	redisFree(b);
+	redisFree(op);
+	assert_int_equal(gw_signal(&g, SIGTERM), 0);
+}
+
 /* ---- two gateways on one moto table ---- */
 
 struct pair {
@@ -448,7 +475,7 @@ int main(void)
 	const struct CMUnitTest one[] = {
 		T(test_readers_then_writer), T(test_semaphore), T(test_own_hold),
 		T(test_bad_input),	     T(test_detached),	T(test_force_one_holder),
-		T(test_scripts_see_shared),
+		T(test_scripts_see_shared),  T(test_check),
 	};
 	const struct CMUnitTest pair[] = {
 		T(test_pair_readers_writer),
