@@ -52,8 +52,9 @@ struct sh_wait {
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
 	char *holder;
 	struct sh_watch watch[STORE_SH_CAP];
-	struct sh_watch xwatch; /* a waiting writer's announcement seen */
-	struct sh_watch hwatch; /* an exclusive holder seen on the header */
+	struct sh_watch xwatch;	 /* a waiting writer's announcement seen */
+	struct sh_watch hwatch;	 /* an exclusive holder seen on the header */
+	struct trace_span *span; /* Lock.Acquire / Lock.TryAcquire, NULL: none */
 	char name[];
 };
 
@@ -73,7 +74,9 @@ struct sh_lease {
 	void *lost_arg;
 	lt_renew_cb renew_cb; /* a client's renewal (sh_lease_renew) waiting */
 	void *renew_arg;
-	void *data; /* sh_lease_set_data: whose lease, for obs events */
+	void *data;		    /* sh_lease_set_data: whose lease, for obs events */
+	struct trace_ctx acq_ctx;   /* its acquire's span: renewals link to it */
+	struct trace_span *hb_span; /* the renewal in flight's (Lock.Renew) */
 	char *holder;
 	char name[];
 };
@@ -85,6 +88,7 @@ struct sh_release {
 	void *arg;
 	bool held; /* the lease held when it was released */
 	int64_t token;
+	struct trace_span *span; /* Lock.Release */
 	char name[STORE_NAME_MAX + 1];
 };
 
@@ -119,6 +123,21 @@ static void emit(const struct sh_lease *l, enum obs_event_id id, const char *rea
 	obs_emit(l->t->obs, &ev);
 }
 
+/* A renewal or release span of l: the root of a trace of its own, linked
+ * to the acquire's, as an exclusive lease's (core/lease.c). */
+static struct trace_span *lease_span(const struct sh_lease *l, const char *name)
+{
+	if (l->t->tracer == NULL) /* tracing off: not even the calls */
+		return NULL;
+	struct trace_span *s = trace_start(l->t->tracer, name, TRACE_INTERNAL, NULL);
+	trace_link(s, &l->acq_ctx);
+	trace_str(s, "leasegate.lock.name", l->name);
+	trace_str(s, "leasegate.lock.mode", l->mode == STORE_SH_LIMIT ? "limit" : "shared");
+	trace_str(s, "db.collection.name", l->t->store->table);
+	trace_int(s, "leasegate.lock.fencing_token", l->token);
+	return s;
+}
+
 /* ---- the lease ---- */
 
 /* Answers the client's renewal waiting (sh_lease_renew), if any. */
@@ -145,6 +164,8 @@ static void lose(struct sh_lease *l, enum lt_loss why)
 		store_cancel(l->t->store, l->call);
 		l->call = NULL;
 	}
+	trace_str(l->hb_span, "leasegate.lock.loss_reason", lt_loss_name(why));
+	trace_finish(&l->hb_span, why == LT_RELEASED ? NULL : "the lease was lost");
 	if (l->lost_cb != NULL)
 		l->lost_cb(l->lost_arg, l, why);
 	renew_told(l, 0, NULL);
@@ -182,6 +203,9 @@ static void on_renewed(void *arg, const struct store_sh_result *r)
 {
 	struct sh_lease *l = arg;
 	l->call = NULL;
+	trace_bool(l->hb_span, "leasegate.lock.renewed", r->status == STORE_OK);
+	if (r->status != STORE_REFUSED && r->status != STORE_NO_TABLE) /* else lose() ends it */
+		trace_finish(&l->hb_span, r->status == STORE_OK ? NULL : r->message);
 	if (r->status == STORE_OK) {
 		obs_count(&l->t->obs->renewals, "ok");
 		memcpy(l->rvn, l->next_rvn, sizeof(l->rvn));
@@ -221,6 +245,7 @@ static void send_renewal(struct sh_lease *l)
 		return;
 	store_new_id(l->next_rvn);
 	l->sent_ms = now_ms(l->t);
+	l->hb_span = lease_span(l, "Lock.Renew");
 	struct store_sh_req r = {.op = STORE_SH_RENEW,
 				 .name = l->name,
 				 .mode = l->mode,
@@ -233,8 +258,10 @@ static void send_renewal(struct sh_lease *l)
 				 .lease_ms = l->lease_ms,
 				 .ttl = lt_ttl(l->t)};
 	l->call = store_sh_submit(l->t->store, &r, on_renewed, l);
-	if (l->call == NULL) /* out of memory: try again later */
+	if (l->call == NULL) { /* out of memory: try again later */
+		trace_finish(&l->hb_span, "out of memory");
 		timer_arm(&l->heartbeat, LT_RENEW_RETRY_FIRST_MS);
+	}
 }
 
 /* The lease a grant sent at sent_ms made, its token from the answer. */
@@ -279,6 +306,9 @@ static void on_released(void *arg, const struct store_sh_result *r)
 {
 	struct sh_release *rel = arg;
 	rel->t->releases_in_flight--;
+	trace_bool(rel->span, "leasegate.lock.released", r->status == STORE_OK);
+	trace_finish(&rel->span,
+		     r->status == STORE_OK || r->status == STORE_REFUSED ? NULL : r->message);
 	if (r->status == STORE_OK) /* exclusive waiters here try now: it may be free */
 		lt_item_freed(rel->t, rel->name);
 	if (r->status != STORE_OK && r->status != STORE_REFUSED && rel->held) {
@@ -307,16 +337,19 @@ static void on_released(void *arg, const struct store_sh_result *r)
 }
 
 /* A conditional release of slot by owner; cb (NULL: none) told its end
- * as sh_lease_release_then says. False on out-of-memory (no callback). */
-static bool release_slot(struct locktable *t, const char *name, enum store_sh_mode mode,
-			 unsigned cap, unsigned slot, const char *owner, bool held, int64_t token,
-			 lt_renew_cb cb, void *arg)
+ * as sh_lease_release_then says. The release in flight, or NULL on
+ * out-of-memory (no callback). */
+static struct sh_release *release_slot(struct locktable *t, const char *name,
+				       enum store_sh_mode mode, unsigned cap, unsigned slot,
+				       const char *owner, bool held, int64_t token, lt_renew_cb cb,
+				       void *arg)
 {
 	struct sh_release *rel = malloc(sizeof(*rel));
 	if (rel == NULL)
-		return false;
+		return NULL;
 	rel->t = t;
 	rel->token = token;
+	rel->span = NULL;
 	rel->cb = cb;
 	rel->arg = arg;
 	rel->held = held;
@@ -330,10 +363,10 @@ static bool release_slot(struct locktable *t, const char *name, enum store_sh_mo
 				 .ttl = lt_ttl(t)};
 	if (store_sh_submit(t->store, &r, on_released, rel) == NULL) {
 		free(rel);
-		return false;
+		return NULL;
 	}
 	t->releases_in_flight++; /* a stop waits for it (lt_stats) */
-	return true;
+	return rel;
 }
 
 void sh_lease_release_then(struct sh_lease *l, lt_renew_cb cb, void *arg)
@@ -344,9 +377,11 @@ void sh_lease_release_then(struct sh_lease *l, lt_renew_cb cb, void *arg)
 	lt_tx_sh_gone(l->t, l);
 	/* a lost lease's slot is released too, on its owner: it may still
 	 * be ours (expired, not taken), and then frees at once */
-	if (!release_slot(l->t, l->name, l->mode, l->cap, l->slot, l->owner, held, l->token, cb,
-			  arg) &&
-	    cb != NULL) {
+	struct sh_release *rel = release_slot(l->t, l->name, l->mode, l->cap, l->slot, l->owner,
+					      held, l->token, cb, arg);
+	if (rel != NULL && held)
+		rel->span = lease_span(l, "Lock.Release"); /* its answer comes from the loop */
+	if (rel == NULL && cb != NULL) {
 		struct lt_error e = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		snprintf(e.message, sizeof(e.message), "out of memory releasing '%.64s'", l->name);
 		cb(arg, -1, &e); /* out of memory: told now, its lease runs out */
@@ -482,6 +517,7 @@ static void wait_free(struct sh_wait *w)
 		w->next->prev = w->prev;
 	timer_cancel(&w->poll);
 	timer_cancel(&w->deadline);
+	trace_finish(&w->span, "cancelled"); /* answered: ended already */
 	lt_holder_free(w->t, w->holder);
 	free(w);
 }
@@ -506,10 +542,32 @@ static void unwait(struct sh_wait *w)
 }
 
 /* Answers the wait (lease, or none, or err) and frees it. */
+/* Ends w's span with the acquire's outcome. */
+static void end_span(struct sh_wait *w, struct sh_lease *l, const struct lt_error *err)
+{
+	struct trace_span *s = w->span;
+	if (s == NULL)
+		return;
+	w->span = NULL;
+	trace_bool(s, "leasegate.lock.acquired", l != NULL);
+	if (l != NULL) {
+		trace_bool(s, "leasegate.lock.takeover", w->takeover);
+		trace_int(s, "leasegate.lock.fencing_token", l->token);
+		trace_int(s, "leasegate.lock.slot", l->slot);
+		l->acq_ctx = trace_ctx_of(s);
+	}
+	if (err != NULL) {
+		trace_str(s, "error.type", err->error_type);
+		trace_fail(s, err->message);
+	}
+	trace_end(s);
+}
+
 static void answer(struct sh_wait *w, struct sh_lease *l, const struct lt_error *err)
 {
 	lt_sh_acquire_cb cb = w->cb;
 	void *arg = w->arg;
+	end_span(w, l, err);
 	if (l == NULL)
 		unwait(w);
 	wait_free(w);
@@ -847,6 +905,15 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 	timer_init(&w->deadline, t->clock, deadline_due, w);
 	if (a->wait && a->timeout_ms > 0)
 		timer_arm(&w->deadline, a->timeout_ms);
+	w->a.trace_parent = NULL; /* the caller's: read now only */
+	if (t->tracer != NULL) {  /* tracing off: not even the calls */
+		w->span = trace_start(t->tracer, a->wait ? "Lock.Acquire" : "Lock.TryAcquire",
+				      TRACE_INTERNAL, a->trace_parent);
+		trace_str(w->span, "leasegate.lock.name", w->name);
+		trace_str(w->span, "leasegate.lock.mode",
+			  a->mode == STORE_SH_LIMIT ? "limit" : "shared");
+		trace_str(w->span, "db.collection.name", t->store->table);
+	}
 	struct sh_wait **head = bucket(t, w->name);
 	w->next = *head;
 	if (*head != NULL)

@@ -47,6 +47,10 @@ struct lt_sh_args {
 	 * and the simulator (tests/sim) names its own so that a seed replays
 	 * (the slot a wait reads and tries first follows from it) */
 	const char *owner;
+	/* the client's trace context: the acquire's span (Lock.Acquire or
+	 * Lock.TryAcquire, leasegate.lock.mode shared or limit) is its child;
+	 * NULL or not .valid: a new trace */
+	const struct trace_ctx *trace_parent;
 };
 
 /* lease != NULL: granted (the callee's from now on); lease == NULL and

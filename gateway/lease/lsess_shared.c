@@ -106,6 +106,7 @@ static enum ls_status start(struct lsess *s, const struct ls_acquire_req *req, c
 		.timeout_ms = req->wait_ms > 0 ? req->wait_ms : 0,
 		.holder = req->holder,
 		.owner = owner,
+		.trace_parent = &req->trace,
 	};
 	s->sh_acq = lt_sh_acquire(s->svc->lt, &a, granted, s);
 	if (s->sh_acq == NULL)

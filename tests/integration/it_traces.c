@@ -3,7 +3,8 @@
  * receiver (libevent's evhttp in this process) that checks what a
  * collector would get: the structure of the OTLP JSON, parentage (the
  * client's TRACEPARENT -> Lock.TryAcquire -> DynamoDB UpdateItem; a
- * Lock.Release root linked to its acquire) and attributes (db.system,
+ * Lock.Release root linked to its acquire; a shared hold's, with its
+ * mode and slot) and attributes (db.system,
  * db.operation.name, db.collection.name, aws.request_id, retries); then
  * the collector gone: spans dropped and counted, the gateway unaffected.
  */
@@ -145,6 +146,19 @@ static const cJSON *child_of(const char *parent_id, const char *name)
 
 #define CLIENT_TRACE "4bf92f3577b34da6a3ce929d0e0e4736"
 #define CLIENT_SPAN  "00f067aa0ba902b7"
+#define CLIENT_SPAN2 "00f067aa0ba902b8"
+
+/* The first span named name with a link to span_id. */
+static const cJSON *linked_to(const char *span_id, const char *name)
+{
+	for (int i = 0; i < rx.nspans; i++) {
+		const cJSON *l = cJSON_GetArrayItem(cJSON_GetObjectItem(rx.spans[i], "links"), 0);
+		if (l != NULL && strcmp(str(rx.spans[i], "name"), name) == 0 &&
+		    strcmp(str(l, "spanId"), span_id) == 0)
+			return rx.spans[i];
+	}
+	return NULL;
+}
 
 static void test_spans_on_moto(void **state)
 {
@@ -214,6 +228,28 @@ static void test_spans_on_moto(void **state)
 		gw_sleep_ms(5);
 	}
 	assert_non_null(child_of(str(rel, "spanId"), "UpdateItem"));
+	/* a shared hold: its acquire in the client's trace, its release
+	 * linked to it */
+	redisReply *sh = gw_cmd(c, "LOCK.ACQUIRE sh 10000 SHARED TRACEPARENT 00-" CLIENT_TRACE
+				   "-" CLIENT_SPAN2 "-01");
+	assert_int_equal(sh->type, REDIS_REPLY_ARRAY);
+	freeReplyObject(sh);
+	gw_expect_int(c, 1, "LOCK.RELEASE sh");
+	const cJSON *sacq = NULL, *srel = NULL;
+	t0 = gw_now_ms();
+	while ((sacq = child_of(CLIENT_SPAN2, "Lock.TryAcquire")) == NULL ||
+	       (srel = linked_to(str(sacq, "spanId"), "Lock.Release")) == NULL) {
+		if (gw_now_ms() - t0 > 5000)
+			fail_msg("no shared acquire and release spans");
+		event_base_loop(rx.base, EVLOOP_NONBLOCK);
+		gw_sleep_ms(5);
+	}
+	assert_string_equal(str(sacq, "traceId"), CLIENT_TRACE);
+	assert_string_equal(attr(sacq, "leasegate.lock.mode"), "shared");
+	assert_string_equal(attr(sacq, "leasegate.lock.acquired"), "true");
+	assert_true(strlen(attr(sacq, "leasegate.lock.slot")) > 0);
+	assert_string_equal(attr(srel, "leasegate.lock.released"), "true");
+	assert_null(cJSON_GetObjectItem(srel, "parentSpanId"));
 	/* PostgreSQL: SET leasegate.traceparent, then the locks of the session
 	 * join that trace */
 	char conninfo[128];
