@@ -324,7 +324,12 @@ static void force_slot(struct cmd_call *c)
 {
 	struct ls_result now;
 	int64_t k;
-	if (c->argc != 4 || c->argv[2].len != 4 || strncasecmp(c->argv[2].p, "SLOT", 4) != 0) {
+	if (c->argc != 4) { /* name, or name SLOT k */
+		resp_add_errorf(c->out,
+				"ERR wrong number of arguments for 'lock.force-release' command");
+		return;
+	}
+	if (c->argv[2].len != 4 || strncasecmp(c->argv[2].p, "SLOT", 4) != 0) {
 		resp_add_errorf(c->out,
 				"ERR syntax error. Usage: LOCK.FORCE-RELEASE name [SLOT k]");
 		return;
