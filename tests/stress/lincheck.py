@@ -32,6 +32,10 @@ in seconds on one monotonic clock (the harness runs on one machine):
   token     the fencing token when one is known (acquire granted, state
             held, fenced), else null
   lease_ms  (acquire) the lease asked for;  wait  (acquire) false for a try
+  mode      (acquire) exclusive (when absent) | shared (a reader:
+            LOCK.ACQUIRE ... SHARED, pg_advisory_lock_shared and its
+            variants) | limit (one of at most n holders: LOCK.ACQUIRE ...
+            LIMIT n);  limit  n;  slot  the slot a limit grant names
 "error" is an answer that never came (connection lost, timeout): the
 operation may or may not have taken effect; so may an "unknown" acquire.
 
@@ -67,6 +71,30 @@ The model, per lock name: a register (holder, last token). The rules:
     connection, the invoke of the failed call (the gateway releases at
     close). A grant to another client before that is a violation: this is
     the "grant during a live lease without loss" rule.
+With shared holders (docs/design/shared-locks.md) the register holds an
+exclusive holder and a set of shared holders:
+  - an exclusive grant needs no holder of either mode; a reader's needs no
+    exclusive holder; a semaphore's fewer than n holders and its slot free;
+  - readers holding at one instant have one token, the group token: the
+    first reader of a phase (none holding) has a token above every token
+    before it, the others that one; an exclusive grant's token is above
+    the readers' before it; a semaphore's tokens rise per (name, slot);
+  - a reader's try refused needs an exclusive holder, or an exclusive
+    waiter's announcement that may stand (its wait in flight, or ended at
+    most ANNOUNCE_AFTER leases ago, ANNOUNCE_LOST if it was never
+    answered); an exclusive try refused, a holder of either mode; a
+    semaphore's try refused, n holders;
+  - LOCK.STATE free means no exclusive holder (readers may hold), held
+    an exclusive holder; a loss ends a shared hold as an exclusive one.
+PostgreSQL readers' tokens are read after the grant when they can be
+(leasegate.state's fencing token while the session holds the key shared:
+the header's fence, the group token), else unknown.
+And without the search, the interval check: a hold runs from its grant's
+answer to the sending of its release, counted when that release was
+acknowledged; no exclusive hold overlaps another hold of the name, no
+more than n holders of a semaphore of n at one instant, no two readers
+holding at one instant with different known tokens (holds told of their
+loss, not written or cut off are counted apart, allowed).
 Every operation linearizes at one point between its invoke and its complete
 ("error" ones: at any point after the invoke, or never). The search is the
 Wing & Gong / Porcupine one, per name, depth first over the operations that
@@ -93,23 +121,35 @@ import sys
 import time
 
 INF = float("inf")
+# How long after its answer an exclusive wait's announcement may still stop
+# new readers, in leases: answered (its clear is written after the answer),
+# and unanswered (its gateway stopped or killed: readers clear it once it
+# stood still for two of its poll intervals, a stopped gateway's own wait
+# may announce again on SIGCONT).
+ANNOUNCE_AFTER = 0.5
+ANNOUNCE_LOST = 3
 RELEASES = ("release", "unlock", "commit", "rollback")
 
 
 class Hold:
     """One grant (or a grant that may have happened) and what became of it."""
 
-    def __init__(self, hid, client, name, token, inv, lease_s):
+    def __init__(self, hid, client, name, token, inv, lease_s, mode="exclusive", limit=None,
+                 slot=None):
         self.hid, self.client, self.name, self.token = hid, client, name, token
         self.inv, self.lease_s = inv, lease_s
+        self.mode, self.limit, self.slot = mode, limit, slot
         self.written = inv      # the invoke of its last write (acquire, renew 1)
         self.fate = "open"      # open | released | lost | unwritten | error
         self.end_earliest = INF  # when a loss may end it (INF: it cannot)
+        self.granted = INF      # the complete of its grant (INF: never answered)
+        self.rel_sent = INF     # the invoke of the release that ended it for the client
 
     def set_fate(self, fate, at, tol):
         if self.fate != "open":
             return
         self.fate = fate
+        self.rel_sent = at
         if fate == "released":
             self.end_earliest = INF
             return
@@ -123,7 +163,9 @@ class Hold:
                 "unwritten": "its release not written"}[self.fate]
         end = (f", not ended before {self.end_earliest:.4f}"
                if -INF < self.end_earliest < INF else "")
-        return f"{self.client}'s hold of token {tok} ({fate}{end})"
+        mode = "" if self.mode == "exclusive" else f"{self.mode} "
+        slot = f" slot {self.slot}" if self.slot is not None else ""
+        return f"{self.client}'s {mode}hold of token {tok}{slot} ({fate}{end})"
 
 
 class MOp:
@@ -165,9 +207,11 @@ def build(records, tol):
                 open_hold.pop(key)
             if res in ("granted", "error", "unknown"):
                 h = Hold(len(holds), rec["client"], name, rec.get("token"), rec["invoke"],
-                         rec.get("lease_ms", 0) / 1000)
+                         rec.get("lease_ms", 0) / 1000, rec.get("mode", "exclusive"),
+                         rec.get("limit"), rec.get("slot"))
                 holds[h.hid] = h
                 if res == "granted":
+                    h.granted = rec["complete"]
                     open_hold[key] = h
                 else:  # no session holds it: released at close or by its lease
                     h.set_fate("error", rec["invoke"], tol)
@@ -220,6 +264,67 @@ def build(records, tol):
     return per_name, holds, lint
 
 
+def overlaps(holds, counts=None):
+    """The checks of holds by their intervals, without the search: a hold
+    runs from its grant's answer to the sending of its release (inside the
+    true hold), counted only when that release was acknowledged (holds
+    told of their loss, or whose release was not written or lost its
+    connection, are counted apart in counts["apart"]). Per name: no
+    exclusive hold overlapping any other hold; never more than n holders
+    of a semaphore of n at one instant; readers holding at one instant
+    have one token (when known). Findings as build's lint."""
+    counts = counts if counts is not None else collections.Counter()
+    found = []
+    by_name = collections.defaultdict(list)
+    for h in holds.values():
+        if h.granted < INF:
+            counts[h.mode] += 1
+            by_name[h.name].append(h)
+    for name, hs in sorted(by_name.items()):
+        hs.sort(key=lambda h: h.granted)
+        for i, a in enumerate(hs):
+            for b in hs[i + 1:]:
+                if b.granted >= a.rel_sent:
+                    continue
+                if a.mode == b.mode == "shared" and (a.token is None or b.token is None or
+                                                     a.token == b.token):
+                    continue
+                if a.mode == b.mode == "limit":
+                    continue
+                if a.fate != "released" or b.fate != "released":
+                    counts["apart"] += 1
+                    continue
+                what = ("two readers holding at once with different tokens"
+                        if a.mode == b.mode == "shared" else
+                        f"an exclusive hold overlapping another ({a.mode}, {b.mode})")
+                found.append((f"{name}: {what}: {hold_span(a)} and {hold_span(b)}", []))
+        # a semaphore: the most holders at one instant, of those released with 1
+        sem = [h for h in hs if h.mode == "limit" and h.fate == "released"]
+        edges = sorted([(h.granted, 1, h) for h in sem] + [(h.rel_sent, -1, h) for h in sem],
+                       key=lambda e: (e[0], e[1]))
+        now = set()
+        for t, d, h in edges:
+            if d < 0:
+                now.discard(h)
+                continue
+            now.add(h)
+            n = min(x.limit for x in now if x.limit is not None) if any(
+                x.limit is not None for x in now) else None
+            if n is not None and len(now) > n:
+                found.append((f"{name}: {len(now)} holders of a semaphore of {n} at "
+                              f"{t:.4f}: " + ", ".join(hold_span(x) for x in
+                                                       sorted(now, key=lambda x: x.granted)),
+                              []))
+                now.discard(h)  # one finding per excess grant
+    return found
+
+
+def hold_span(h):
+    tok = h.token if h.token is not None else "?"
+    slot = f" slot {h.slot}" if h.slot is not None else ""
+    return (f"{h.client} {h.mode} token {tok}{slot} [{h.granted:.4f}, {h.rel_sent:.4f}]")
+
+
 def reserved(resv, p, replica, holds, waits, tol):
     """The lock released at resv[1] may be reserved at p for a waiter of
     another replica than replica (None: any): one whose wait was in flight
@@ -233,50 +338,139 @@ def reserved(resv, p, replica, holds, waits, tol):
     return any(w[1] < r < w[2] and w[0] != replica for w in waits)
 
 
+def announced(p, waits):
+    """An exclusive waiter may have its announcement on the header at p
+    (docs/design/shared-locks.md: new shared grants are refused while it
+    stands): its wait in flight, or just ended (w[4])."""
+    return any(w[3] == "exclusive" and w[1] <= p <= w[4] for w in waits)
+
+
+def slot_token(slots, slot):
+    for k, t in slots:
+        if k == slot:
+            return t
+    return -1
+
+
 def apply(m, st, p, holds, waits, tol):
-    """The state after m at p, or the reason it cannot go then."""
-    holder, last, resv = st
+    """The state after m at p, or the reason it cannot go then. The state:
+    (exclusive holder, shared holders, last token, reservation, the
+    readers' group token or None, ((slot, last token of the slot), ...))."""
+    holder, shared, last, resv, grp, slots = st
     cur = holds[holder] if holder is not None else None
     if m.kind == "grant":
+        h = m.hold
         if cur is not None:
             return None, f"a grant while {cur.label()} holds the lock"
-        if m.token is not None and m.token <= last:
-            return None, f"token {m.token} after token {last}: tokens must rise"
-        return (m.hold.hid, last if m.token is None else m.token, None), None
+        if h.mode == "exclusive":
+            if shared:
+                return None, (f"an exclusive grant while {len(shared)} shared holds stand "
+                              f"({holds[min(shared)].label()}...)")
+            if m.token is not None and m.token <= last:
+                return None, f"token {m.token} after token {last}: tokens must rise"
+            return (h.hid, shared, last if m.token is None else m.token, None, None,
+                    slots), None
+        if h.mode == "limit":
+            if h.limit is not None and len(shared) >= h.limit:
+                return None, (f"a grant of a semaphore of {h.limit} while {len(shared)} hold "
+                              f"it ({holds[min(shared)].label()}...)")
+            if h.slot is None:
+                return (None, shared | {h.hid}, last, resv, grp, slots), None
+            if h.limit is not None and not 0 <= h.slot < h.limit:
+                return None, f"slot {h.slot} of a semaphore of {h.limit}"
+            same = [x for x in shared if holds[x].slot == h.slot]
+            if same:
+                return None, f"a grant of slot {h.slot} while {holds[same[0]].label()} holds it"
+            before = slot_token(slots, h.slot)
+            if m.token is not None and m.token <= before:
+                return None, (f"token {m.token} of slot {h.slot} after token {before}: tokens "
+                              f"must rise per slot")
+            if m.token is not None:
+                slots = tuple(sorted([x for x in slots if x[0] != h.slot] +
+                                     [(h.slot, m.token)]))
+            return (None, shared | {h.hid}, last, resv, grp, slots), None
+        # a reader: the first of a phase raises the token, the others share it
+        if m.token is not None:
+            if shared and grp is not None and m.token != grp:
+                return None, (f"a reader granted token {m.token} while readers of group token "
+                              f"{grp} hold ({holds[min(shared)].label()}...)")
+            if m.token <= last and not (shared and grp == m.token):
+                return None, f"reader token {m.token} after token {last}: tokens must rise"
+            return (None, shared | {h.hid}, m.token, resv, m.token, slots), None
+        return (None, shared | {h.hid}, last, resv, grp if shared else None, slots), None
     if m.kind == "refuse":
-        if cur is None:
-            if reserved(resv, p, m.rec.get("replica"), holds, waits, tol):
+        mode = m.rec.get("mode", "exclusive")
+        if cur is not None:
+            return st, None
+        if mode == "limit":
+            n = m.rec.get("limit")
+            if n is not None and len(shared) < n:
+                return None, (f"a refusal of a semaphore of {n} while {len(shared)} hold it")
+            return st, None
+        if mode == "exclusive" and shared:
+            return st, None
+        if reserved(resv, p, m.rec.get("replica"), holds, waits, tol):
+            return st, None
+        if mode == "shared":
+            if announced(p, waits):
                 return st, None
-            return None, ("a refusal while nobody holds the lock (and no waiter of another "
-                          "replica may have it reserved)")
-        return st, None
+            return None, ("a refusal of a reader while no exclusive holds or waits (and no "
+                          "waiter of another replica may have it reserved)")
+        return None, ("a refusal while nobody holds the lock (and no waiter of another "
+                      "replica may have it reserved)")
     if m.kind in ("release", "renew"):
-        if cur is None or cur.hid != m.hold.hid:
+        h = m.hold
+        if h.mode != "exclusive":
+            if h.hid not in shared:
+                who = cur.label() if cur else f"{len(shared)} other shared holds"
+                return None, (f"an acknowledged {m.rec['op']} of {h.label()} while {who} "
+                              f"hold the lock")
+            if m.kind == "renew":
+                return st, None
+            rest = shared - {h.hid}
+            return (holder, rest, last, resv, grp if rest else None, slots), None
+        if cur is None or cur.hid != h.hid:
             who = cur.label() if cur else "nobody"
             return None, f"an acknowledged {m.rec['op']} while {who} holds the lock"
-        return (None, last, (holder, p)) if m.kind == "release" else st, None
+        if m.kind == "renew":
+            return st, None
+        return (None, shared, last, (holder, p), grp, slots), None
     if m.kind == "held":
         if cur is None:
             tok = holds[resv[0]].token if resv else None
-            if reserved(resv, p, None, holds, waits, tol) and tok in (None, m.token):
+            if not shared and reserved(resv, p, None, holds, waits, tol) and \
+                    tok in (None, m.token):
                 return st, None  # a reservation keeps the released token on the item
-            return None, "LOCK.STATE held while nobody holds the lock"
+            return None, "LOCK.STATE held while nobody holds the lock exclusively"
         if cur.token is not None and m.token is not None and cur.token != m.token:
             return None, f"LOCK.STATE token {m.token} while {cur.label()} holds the lock"
         if m.token is not None and m.token > last:  # a grant of an unknown token
-            return (holder, m.token, resv), None
+            return (holder, shared, m.token, resv, grp, slots), None
         return st, None
-    if cur is not None:  # free
+    if cur is not None:  # free (of an exclusive holder: readers may hold)
         return None, f"LOCK.STATE free while {cur.label()} holds the lock"
     return st, None
+
+
+def end_of(st, hid):
+    """The state once hold hid has ended unseen (its lease ran out)."""
+    holder, shared, last, resv, grp, slots = st
+    if holder == hid:
+        return (None, shared, last, None, grp, slots)
+    rest = shared - {hid}
+    return (holder, rest, last, resv, grp if rest else None, slots)
+
+
+def start_state(holder=None, shared=frozenset()):
+    return (holder, frozenset(shared), -1, None, None, ())
 
 
 class Bound(Exception):
     pass
 
 
-def search(mops, holds, init_holders, bound, waits=(), tol=0.02):
-    """True when mops linearize from one of init_holders; Bound when the
+def search(mops, holds, init_states, bound, waits=(), tol=0.02):
+    """True when mops linearize from one of init_states; Bound when the
     search gave up. Returns (ok, states, deepest dead end's reasons)."""
     n = len(mops)
     need = 0
@@ -286,7 +480,7 @@ def search(mops, holds, init_holders, bound, waits=(), tol=0.02):
     memo = {}
     states = 0
     deepest = (-1, [])
-    stack = [(0, (h, -1, None), -INF) for h in init_holders]
+    stack = [(0, st, -INF) for st in init_states]
     while stack:
         mask, st, t = stack.pop()
         holder = st[0]
@@ -322,12 +516,14 @@ def search(mops, holds, init_holders, bound, waits=(), tol=0.02):
                 why.append((m, reason))
                 continue
             nxt.append((m.resp, (mask | 1 << i, st2, p)))
-        if holder is not None and holds[holder].end_earliest < INF:
-            p = max(t, holds[holder].end_earliest)
+        for hid in ([holder] if holder is not None else []) + sorted(st[1]):
+            if holds[hid].end_earliest == INF:
+                continue
+            p = max(t, holds[hid].end_earliest)
             if p <= minresp:
-                nxt.append((INF, (mask, (None, st[1], None), p)))
+                nxt.append((INF, (mask, end_of(st, hid), p)))
             else:
-                why.append((None, f"{holds[holder].label()} cannot have ended before "
+                why.append((None, f"{holds[hid].label()} cannot have ended before "
                             f"{minresp:.4f} (its lease runs to {p:.4f} at the earliest)"))
         if not nxt:
             depth = bin(mask).count("1")
@@ -356,9 +552,17 @@ def window(mops, holds, t0, t1):
         else:
             out.append(m)
     if t0 == -INF:
-        return out, [None]
+        return out, [start_state()]
     inside = {m.hold.hid for m in out if m.kind == "grant" and m.inv >= t0}
-    starts = [None] + [h.hid for h in holds.values() if h.hid not in inside and h.inv < t0]
+    before = [h for h in holds.values() if h.hid not in inside and h.inv < t0 and
+              h.name == (mops[0].rec["name"] if mops else None)]
+    starts = [start_state()] + [start_state(h.hid) for h in before if h.mode == "exclusive"]
+    # shared holds at the start: all those not released before it (a
+    # start with fewer of them may be missed: the window shown is then
+    # smaller than the smallest, never a violation that is not one)
+    sh = [h.hid for h in before if h.mode != "exclusive" and h.rel_sent >= t0]
+    if sh:
+        starts.append(start_state(None, sh))
     return out, starts
 
 
@@ -414,15 +618,30 @@ def check_name(name, mops, ctx, bound, max_violations, out):
     return found, states_total
 
 
-def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print):
-    """Checks a history; returns (violations, inconclusive names)."""
+def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print, intervals=True):
+    """Checks a history; returns (violations, inconclusive names).
+    intervals=False leaves out the interval check (the self-test tests the
+    search alone)."""
     per_name, holds, lint = build(records, tol)
+    counts = collections.Counter()
+    found = overlaps(holds, counts)
+    if intervals:
+        lint += found
+    out(f"# holds granted: exclusive {counts['exclusive']}, shared {counts['shared']}, "
+        f"semaphore {counts['limit']}; overlapping pairs with a hold told of its loss, not "
+        f"written or cut off (allowed): {counts['apart']}")
     waits = collections.defaultdict(list)
     for r in records:
         if r["op"] == "acquire" and r.get("wait") is not False:
+            lease = r.get("lease_ms", 0) / 1000
+            unanswered = r["result"] in ("error", "unknown")
+            # a waiting exclusive's announcement is cleared after its
+            # answer (ANNOUNCE_AFTER leases), or by readers once it stood
+            # still (its gateway stopped or killed: ANNOUNCE_LOST leases)
+            xend = r["complete"] + (ANNOUNCE_LOST if unanswered else ANNOUNCE_AFTER) * lease
             waits[r["name"]].append((r.get("replica"), r["invoke"],
-                                     INF if r["result"] in ("error", "unknown")
-                                     else r["complete"]))
+                                     INF if unanswered else r["complete"],
+                                     r.get("mode", "exclusive"), xend))
     violations, inconclusive = 0, []
     for what, recs in lint:
         violations += 1
@@ -502,10 +721,160 @@ def main(argv):
 # --- the self-test: crafted histories ---
 
 def op(client, op_, inv, comp, result, token=None, name="x", wait=True, lease_ms=2000,
-       replica=0):
-    return {"client": client, "replica": replica, "op": op_, "name": name, "invoke": inv,
-            "complete": comp, "result": result, "token": token, "lease_ms": lease_ms,
-            "wait": wait}
+       replica=0, mode=None, limit=None, slot=None):
+    rec = {"client": client, "replica": replica, "op": op_, "name": name, "invoke": inv,
+           "complete": comp, "result": result, "token": token, "lease_ms": lease_ms,
+           "wait": wait}
+    if mode is not None:  # as the harness writes them: exclusive acquires have none
+        rec["mode"] = mode
+    if limit is not None:
+        rec.update(limit=limit, slot=slot)
+    return rec
+
+
+def rd(client, inv, comp, result, token=None, **kw):
+    """A reader's acquire (LOCK.ACQUIRE ... SHARED, pg_advisory_lock_shared)."""
+    return op(client, "acquire", inv, comp, result, token, mode="shared", **kw)
+
+
+def sem(client, inv, comp, result, token=None, slot=None, n=2, **kw):
+    """A semaphore's acquire (LOCK.ACQUIRE ... LIMIT n): [token, slot]."""
+    return op(client, "acquire", inv, comp, result, token, name="sem", mode="limit", limit=n,
+              slot=slot, **kw)
+
+
+def rel(client, inv, comp, result="ok", name="x", **kw):
+    return op(client, "release", inv, comp, result, name=name, **kw)
+
+
+def shared_cases():
+    """Crafted histories with shared holders: (bad, good, bad for the
+    interval check alone, good for it)."""
+    bad = {
+        "an exclusive grant while a reader holds": [
+            rd("r", 0.00, 0.10, "granted", 5), op("w", "acquire", 0.20, 0.30, "granted", 6),
+            rel("r", 0.50, 0.60), rel("w", 0.70, 0.80)],
+        "a reader granted while an exclusive holds": [
+            op("w", "acquire", 0.00, 0.10, "granted", 5), rd("r", 0.20, 0.30, "granted", 6),
+            rel("w", 0.50, 0.60), rel("r", 0.70, 0.80)],
+        "a reader granted while an exclusive holds (PostgreSQL: no tokens)": [
+            op("w", "acquire", 0.00, 0.10, "granted", None, name="pg:d:1"),
+            rd("r", 0.20, 0.30, "granted", None, name="pg:d:1"),
+            op("w", "unlock", 0.50, 0.60, "ok", name="pg:d:1"),
+            op("r", "unlock", 0.70, 0.80, "ok", name="pg:d:1")],
+        "readers holding at once with two tokens": [
+            rd("r", 0.00, 0.10, "granted", 5), rd("q", 0.20, 0.30, "granted", 6),
+            rel("r", 0.50, 0.60), rel("q", 0.70, 0.80)],
+        "an exclusive token not above the readers' before it": [
+            rd("r", 0.00, 0.10, "granted", 5), rel("r", 0.20, 0.30),
+            op("w", "acquire", 0.40, 0.50, "granted", 5), rel("w", 0.60, 0.70)],
+        "a reader token not above the exclusive's before it": [
+            op("w", "acquire", 0.00, 0.10, "granted", 5), rel("w", 0.20, 0.30),
+            rd("r", 0.40, 0.50, "granted", 5), rel("r", 0.60, 0.70)],
+        "a reader's token read after its grant below the exclusive's before it": [
+            op("w", "acquire", 0.00, 0.10, "granted", 5), rel("w", 0.20, 0.30),
+            rd("r", 0.40, 0.50, "granted"), op("r", "token", 0.55, 0.56, "ok", 4),
+            rel("r", 0.60, 0.70)],
+        "an exclusive granted during a reader's live lease (its loss reported later)": [
+            rd("r", 0.00, 0.10, "granted", 5), op("w", "acquire", 0.20, 1.50, "granted", 6),
+            rel("r", 2.50, 2.60, "lost"), rel("w", 2.70, 2.80)],
+        "a reader's renew acknowledged after an exclusive took its place": [
+            rd("r", 0.00, 0.10, "granted", 5), op("w", "acquire", 0.20, 2.50, "granted", 6),
+            op("r", "renew", 2.60, 2.70, "ok"), rel("r", 2.80, 2.90, "lost")],
+        "three holders of a semaphore of 2": [
+            sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.00, 0.10, "granted", 1, 1),
+            sem("c", 0.20, 0.30, "granted", 2, 0),
+            rel("a", 0.50, 0.60, name="sem"), rel("b", 0.50, 0.60, name="sem"),
+            rel("c", 0.50, 0.60, name="sem")],
+        "three holders of a semaphore of 2 (slots unknown)": [
+            sem("a", 0.00, 0.10, "granted", 1), sem("b", 0.00, 0.10, "granted", 1),
+            sem("c", 0.20, 0.30, "granted", 2),
+            rel("a", 0.50, 0.60, name="sem"), rel("b", 0.50, 0.60, name="sem"),
+            rel("c", 0.50, 0.60, name="sem")],
+        "two holders of one slot of a semaphore of 3": [
+            sem("a", 0.00, 0.10, "granted", 1, 2, n=3),
+            sem("b", 0.20, 0.30, "granted", 2, 2, n=3),
+            rel("a", 0.50, 0.60, name="sem"), rel("b", 0.70, 0.80, name="sem")],
+        "a slot's token going down": [
+            sem("a", 0.00, 0.10, "granted", 7, 1), rel("a", 0.20, 0.30, name="sem"),
+            sem("b", 0.40, 0.50, "granted", 7, 1), rel("b", 0.60, 0.70, name="sem")],
+        "a slot out of the semaphore's range": [
+            sem("a", 0.00, 0.10, "granted", 1, 2), rel("a", 0.20, 0.30, name="sem")],
+        "a semaphore try refused with a place free": [
+            sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.20, 0.30, "refused", wait=False),
+            rel("a", 0.50, 0.60, name="sem")],
+        "a reader's try refused while no exclusive holds or waits": [
+            rd("r", 0.00, 0.10, "granted", 5), rd("q", 0.20, 0.30, "refused", wait=False),
+            rel("r", 0.50, 0.60)],
+        "an exclusive try refused after the last reader's release": [
+            rd("r", 0.00, 0.10, "granted", 5), rel("r", 0.20, 0.30),
+            op("w", "acquire", 0.40, 0.50, "refused", wait=False)],
+        "LOCK.STATE held while only readers hold": [
+            rd("r", 0.00, 0.10, "granted", 5), op("s", "state", 0.20, 0.30, "held", 5),
+            rel("r", 0.50, 0.60)],
+    }
+    good = {
+        "readers sharing a token, a writer above it, then readers above it": [
+            rd("r", 0.00, 0.10, "granted", 5), rd("q", 0.05, 0.20, "granted", 5),
+            op("w", "acquire", 0.15, 0.90, "granted", 6),   # waits for both readers
+            op("s", "state", 0.30, 0.35, "free"),           # readers only: no exclusive
+            rel("r", 0.40, 0.50), rel("q", 0.60, 0.70),
+            rd("p", 0.65, 1.30, "granted", 7),               # waits for the writer
+            rel("w", 1.00, 1.10), rel("p", 1.40, 1.50)],
+        "reader phases one after the other, each its own token": [
+            rd("r", 0.00, 0.10, "granted", 5), rel("r", 0.20, 0.30),
+            rd("q", 0.40, 0.50, "granted", 6), rd("p", 0.45, 0.55, "granted", 6),
+            rel("q", 0.60, 0.70), rel("p", 0.60, 0.70)],
+        "PostgreSQL readers, tokens unknown then read, a writer after them": [
+            rd("r", 0.00, 0.10, "granted", name="pg:d:1"),
+            rd("q", 0.05, 0.15, "granted", name="pg:d:1"),
+            op("q", "token", 0.20, 0.21, "ok", 9, name="pg:d:1"),
+            op("w", "acquire", 0.25, 0.80, "granted", 10, name="pg:d:1"),
+            op("r", "unlock", 0.40, 0.50, "ok", name="pg:d:1"),
+            op("q", "commit", 0.60, 0.70, "ok", name="pg:d:1"),
+            op("w", "unlock", 0.90, 1.00, "ok", name="pg:d:1")],
+        "a reader's try refused while an exclusive waits": [
+            rd("r", 0.00, 0.10, "granted", 5),
+            op("w", "acquire", 0.15, 0.90, "granted", 6, replica=1),
+            rd("q", 0.30, 0.35, "refused", wait=False),
+            rel("r", 0.60, 0.70), rel("w", 1.00, 1.10, replica=1)],
+        "a reader's try refused just after a waiting exclusive timed out": [
+            rd("r", 0.00, 0.10, "granted", 5),
+            op("w", "acquire", 0.15, 0.60, "timeout", replica=1),
+            rd("q", 0.70, 0.75, "refused", wait=False), rel("r", 0.80, 0.90)],
+        "an exclusive try refused while readers hold": [
+            rd("r", 0.00, 0.10, "granted", 5), rd("q", 0.05, 0.15, "granted", 5),
+            op("w", "acquire", 0.20, 0.25, "refused", wait=False),
+            rel("r", 0.30, 0.40), rel("q", 0.50, 0.60)],
+        "a crashed reader taken over after its lease": [
+            rd("r", 0.00, 0.10, "granted", 5),
+            op("w", "acquire", 0.20, 2.30, "granted", 6, replica=1),
+            rel("r", 2.50, 2.60, "error"), rel("w", 2.70, 2.80, replica=1)],
+        "a semaphore of 2: two holders, a try refused, a third after a release": [
+            sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.05, 0.15, "granted", 1, 1),
+            sem("c", 0.20, 0.25, "refused", wait=False),
+            sem("d", 0.22, 0.70, "granted", 2, 0),           # waits for a place
+            rel("a", 0.40, 0.50, name="sem"), rel("b", 0.80, 0.90, name="sem"),
+            sem("c", 0.85, 0.95, "granted", 2, 1),
+            rel("d", 1.00, 1.10, name="sem"), rel("c", 1.00, 1.10, name="sem")],
+        "a semaphore holder crashed: its slot taken over after its lease": [
+            sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.05, 0.15, "granted", 1, 1),
+            sem("c", 0.20, 2.30, "granted", 2, 0),
+            rel("a", 2.40, 2.50, "lost", name="sem"), rel("b", 2.40, 2.50, name="sem"),
+            rel("c", 2.60, 2.70, name="sem")],
+    }
+    # the interval check alone (overlaps): conservative spans, no search
+    ibad = {k: bad[k] for k in ("an exclusive grant while a reader holds",
+                                "a reader granted while an exclusive holds",
+                                "a reader granted while an exclusive holds (PostgreSQL: no "
+                                "tokens)",
+                                "readers holding at once with two tokens",
+                                "three holders of a semaphore of 2",
+                                "three holders of a semaphore of 2 (slots unknown)")}
+    igood = dict(good)
+    igood["an overlap with a hold told of its loss"] = bad[
+        "an exclusive granted during a reader's live lease (its loss reported later)"]
+    return bad, good, ibad, igood
 
 
 def selftest_cases():
@@ -638,17 +1007,36 @@ def selftest_cases():
 
 def selftest():
     bad, good = selftest_cases()
+    sbad, sgood, ibad, igood = shared_cases()
+    bad.update(sbad)
+    good.update(sgood)
     failed = 0
+    for what, hist in ibad.items():
+        found = overlaps(build(hist, 0.02)[1])
+        if not found:
+            failed += 1
+            print(f"not ok lincheck selftest: the interval check: {what}: not flagged")
+        else:
+            print(f"ok lincheck selftest: the interval check: {what} flagged ({found[0][0]})")
+    for what, hist in igood.items():
+        found = overlaps(build(hist, 0.02)[1])
+        if found:
+            failed += 1
+            print(f"not ok lincheck selftest: the interval check: {what}: flagged "
+                  f"({found[0][0]})")
+    if not any(overlaps(build(h, 0.02)[1]) for h in igood.values()):
+        print(f"ok lincheck selftest: the interval check passes {len(igood)} valid histories")
     for what, hist in bad.items():
         lines = []
-        v, inc = report(hist, out=lines.append)
+        v, inc = report(hist, out=lines.append, intervals=False)  # the search alone
         if v == 0 or inc:
             failed += 1
             print(f"not ok lincheck selftest: {what}: not flagged")
             for line in lines:
                 print("# " + line)
         else:
-            print(f"ok lincheck selftest: {what} flagged ({lines[0].split(': ', 2)[-1]})")
+            first = next(x for x in lines if x.startswith("not ok"))
+            print(f"ok lincheck selftest: {what} flagged ({first.split(': ', 2)[-1]})")
     for what, hist in good.items():
         lines = []
         v, inc = report(hist, out=lines.append)
