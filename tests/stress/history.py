@@ -1,6 +1,7 @@
 """The history the stress harness records for tests/stress/lincheck.py: one
 JSON line per client operation (client, replica, proto, op, name, invoke,
-complete, result, token, and lease_ms / wait for acquires), every time in
+complete, result, token, and lease_ms / wait / mode for acquires, limit and
+slot for a semaphore's), every time in
 seconds since the harness started, on its one monotonic clock. And a
 PostgreSQL client (psycopg2, asynchronous, so that every call has a
 deadline: a stopped gateway does not hang it) that records what it does.
@@ -89,14 +90,18 @@ class Pg:
 
     def query(self, sql):
         """The first column of the first row, or None."""
+        row = self.query_row(sql)
+        return row[0] if row else None
+
+    def query_row(self, sql):
+        """The first row, or None."""
         cur = self.conn.cursor()
         try:
             cur.execute(sql)
         except psycopg2.Error as e:
             raise PgError(getattr(e, "pgcode", None), str(e).strip())
         self._wait()
-        row = cur.fetchone() if cur.description else None
-        return row[0] if row else None
+        return cur.fetchone() if cur.description else None
 
     def take_notices(self):
         """What the gateway told in notices since the last call: the (name,

@@ -23,6 +23,8 @@ four):
   STRESS_HOLD_MS      longest hold, chosen at random from 0 (100)
   STRESS_QUIET        seconds of each quiet phase after a fault (2)
   STRESS_PG_CLIENTS   PostgreSQL clients (3), on STRESS_PG_LOCKS keys (2)
+  STRESS_PG_SHARED_CLIENTS  PostgreSQL clients of shared holds (2), on the
+                      same keys (pg_shared_loop)
   STRESS_SCRIPT_CLIENTS  Redis clients that lock with Lua scripts, as lock
                       libraries do, on the same names as LOCK.ACQUIRE's (3)
   STRESS_SEED         random seed (time-based)
@@ -46,10 +48,14 @@ held) and it reconnects. Faults, in turn, separated by quiet phases:
              connection closes mid-hold adopts its lease (acquired
              ADOPTABLE) on another gateway, LOCK.ADOPT, and releases it
              there
-Beside them, PostgreSQL clients (pg_loop) and Redis clients that lock with
-Lua scripts as lock libraries do, on the same names (script_loop: tries, a
-token read, fenced writes, extends, releases); their operations go to the
-history, which tests/stress/lincheck.py checks whole.
+Beside them, PostgreSQL clients (pg_loop), PostgreSQL clients of shared
+holds on the same keys (pg_shared_loop: readers and writers contend; the
+group token read while held) and Redis clients that lock with Lua scripts
+as lock libraries do, on the same names (script_loop: tries, a token read,
+fenced writes, extends, releases); their operations go to the history,
+which tests/stress/lincheck.py checks whole (every hold with its mode: no
+exclusive hold overlapping another hold, readers at one instant one
+token, an exclusive's token above the readers' before it).
 Checks, printed as "ok ..." / "not ok ..." lines (tests/support/runner.sh
 counts them), then a summary; exit status 1 on any "not ok":
   1. per lock, tokens sorted by the time their grant was answered strictly
@@ -98,6 +104,7 @@ WAIT_MS = env_int("STRESS_WAIT_MS", 5000)
 HOLD_MS = env_int("STRESS_HOLD_MS", 100)
 PG_CLIENTS = env_int("STRESS_PG_CLIENTS", 3)
 PG_LOCKS = env_int("STRESS_PG_LOCKS", 2)
+PG_SHARED_CLIENTS = env_int("STRESS_PG_SHARED_CLIENTS", 2)
 SCRIPT_CLIENTS = env_int("STRESS_SCRIPT_CLIENTS", 3)
 DRAIN_MS = env_int("STRESS_DRAIN_MS", 3000)
 TRY_SHARE = float(os.environ.get("STRESS_TRY_SHARE", 0.25))
@@ -631,6 +638,21 @@ def pg_call(pg, me, gw, op, name, sql, **extra):
     return res
 
 
+def pg_held_query(pg, me, gw, name, sql):
+    """query_row(sql) while the session holds name: a connection lost
+    there ends the hold (the gateway releases at close), recorded as a
+    release that lost its connection; None after an error answer."""
+    t = now()
+    try:
+        return pg.query_row(sql)
+    except PgError as e:
+        if e.sqlstate is None:
+            history.add(me, gw.i, "pg", "release", name, t, now(), "error")
+            raise
+        count(f"pg query while held {e.sqlstate}")
+        return None
+
+
 def pg_round(pg, me, gw, key, mode, rnd):
     name = f"pg:stress:{key}"
     acq = dict(lease_ms=LEASE_MS, wait=mode != "try")
@@ -650,8 +672,9 @@ def pg_round(pg, me, gw, key, mode, rnd):
         return
     # the token, then the hold (an "acquire" line with it replaces none: a
     # "state"-like read of the session's own token is not an operation)
-    tok = pg.query(f"SELECT leasegate.token({key})")
-    history.add(me, gw.i, "pg", "token", name, now(), now(), "ok", tok)
+    row = pg_held_query(pg, me, gw, name, f"SELECT leasegate.token({key})")
+    if row:
+        history.add(me, gw.i, "pg", "token", name, now(), now(), "ok", row[0])
     time.sleep(rnd.uniform(0, HOLD_MS / 1000))
     if mode == "xact":
         end = rnd.choice(["COMMIT", "ROLLBACK"])
@@ -659,6 +682,89 @@ def pg_round(pg, me, gw, key, mode, rnd):
     else:
         pg_call(pg, me, gw, "unlock", name, f"SELECT pg_advisory_unlock({key})",
                 result=lambda v: ("ok" if v else "notheld", None))
+
+
+def pg_shared_loop(cid, gw):
+    """A PostgreSQL client of shared holds, on the keys of pg_loop's
+    exclusive ones (readers and writers contend): in turn at random
+    pg_advisory_lock_shared then pg_advisory_unlock_shared, a
+    pg_try_advisory_lock_shared, or in a transaction
+    pg_advisory_xact_lock_shared or pg_try_advisory_xact_lock_shared then
+    COMMIT or ROLLBACK. Its acquires go to the history with mode "shared";
+    the group token is read while it holds (leasegate.state: the header's
+    fence) and recorded when the release is acknowledged (a read after a
+    loss could show a later phase's token)."""
+    rnd = random.Random(SEED * 1000 + 600 + cid)
+    me, pg = f"pr{cid}", None
+    while not stop.is_set():
+        if pg is None:
+            try:
+                pg = Pg(gw.pg_port, "stress", SOCKET_TIMEOUT)
+                pg.query(f"SET leasegate.lease_ms = {LEASE_MS}")
+                pg.query(f"SET lock_timeout = {WAIT_MS}")
+            except PgError:
+                pg = None
+                count("pg reconnect failures")
+                time.sleep(0.2)
+                continue
+        key = rnd.randint(1, PG_LOCKS)
+        mode = rnd.choice(["session", "try", "xact", "xact-try"])
+        try:
+            pg_shared_round(pg, me, gw, key, mode, rnd)
+        except PgError as e:
+            count(f"pg shared {e.sqlstate or 'connection lost'}")
+            if os.environ.get("STRESS_DEBUG"):
+                log(f"{me}: {e}")
+            if e.sqlstate is None:
+                pg.close()
+                pg = None
+            else:
+                time.sleep(0.05)
+    if pg is not None:
+        pg.close()
+
+
+def pg_shared_round(pg, me, gw, key, mode, rnd):
+    name = f"pg:stress:{key}"
+    acq = dict(lease_ms=LEASE_MS, wait=mode in ("session", "xact"), mode="shared")
+    xact = mode.startswith("xact")
+    if xact:
+        pg.query("BEGIN")
+    fn = {"session": "pg_advisory_lock_shared", "try": "pg_try_advisory_lock_shared",
+          "xact": "pg_advisory_xact_lock_shared",
+          "xact-try": "pg_try_advisory_xact_lock_shared"}[mode]
+    try:
+        res = pg_call(pg, me, gw, "acquire", name, f"SELECT {fn}({key})",
+                      result=lambda v: ("refused" if v is False else "granted", None), **acq)
+    except PgError as e:
+        if xact and e.sqlstate is not None:
+            pg.query("ROLLBACK")
+        raise
+    if res != "granted":
+        count("pg shared refused" if not acq["wait"] else "pg shared not granted")
+        if xact:
+            pg.query("ROLLBACK")
+        time.sleep(rnd.uniform(0, HOLD_MS / 1000))
+        return
+    count("pg shared grants")
+    # the state of the name while this session holds it shared: no
+    # exclusive holder, the readers' group token as the fence
+    t = now()
+    row = pg_held_query(pg, me, gw, name, f"SELECT * FROM leasegate.state('{name}')")
+    t2 = now()
+    held, tok = (bool(row[0]), row[3]) if row else (False, None)
+    if row:
+        history.add(me, gw.i, "pg", "state", name, t, t2, "held" if held else "free",
+                    tok if held else None)
+    time.sleep(rnd.uniform(0, HOLD_MS / 1000))
+    if xact:
+        end = rnd.choice(["COMMIT", "ROLLBACK"])
+        res = pg_call(pg, me, gw, end.lower(), name, end, result=lambda v: ("ok", None))
+    else:
+        res = pg_call(pg, me, gw, "unlock", name, f"SELECT pg_advisory_unlock_shared({key})",
+                      result=lambda v: ("ok" if v else "notheld", None))
+    if res == "ok" and not held and tok is not None:
+        history.add(me, gw.i, "pg", "token", name, t, t2, "ok", tok)
 
 
 def observer_loop(gws):
@@ -876,6 +982,10 @@ def linearizable(path):
     ops = collections.Counter(r["op"] for r in records)
     print(f"# history {path}: {len(records)} ops (" +
           ", ".join(f"{k} {v}" for k, v in sorted(ops.items())) + f"), checked in {secs:.2f} s")
+    kinds = collections.Counter((r["proto"], r.get("mode", "exclusive")) for r in records
+                                if r["op"] == "acquire" and r["result"] == "granted")
+    print("# holds granted by kind: " + ", ".join(f"{p} {m} {v}" for (p, m), v in
+                                                 sorted(kinds.items())))
     what = (f"the history is linearizable (tests/stress/lincheck.py: {violations} violations, "
             f"{len(inconclusive)} names inconclusive)")
     if os.environ.get("STRESS_LINCHECK") == "report":  # shown, not enforced
@@ -900,6 +1010,8 @@ def main():
                    for c in range(CLIENTS)]
         threads += [threading.Thread(target=pg_loop, args=(c, gws[c % GATEWAYS]), daemon=True)
                     for c in range(PG_CLIENTS)]
+        threads += [threading.Thread(target=pg_shared_loop, args=(c, gws[(c + 1) % GATEWAYS]),
+                                     daemon=True) for c in range(PG_SHARED_CLIENTS)]
         threads += [threading.Thread(target=script_loop, args=(c, gws[c % GATEWAYS]),
                                      daemon=True) for c in range(SCRIPT_CLIENTS)]
         threads.append(threading.Thread(target=observer_loop, args=(gws,), daemon=True))
