@@ -574,6 +574,23 @@ def check_window(mops, ctx, t0, t1, bound):
     return ok, states, deepest, ops
 
 
+# Once a name has a violation, the searches that find its window and the
+# next violations are bounded tighter (a failing search explores every
+# order of the operations that may or may not have happened: with readers
+# that grows fast), and the hunt for more stops after HUNT_SECS.
+WINDOW_BOUND = 20_000
+HUNT_SECS = 20
+
+
+def window_fails(mops, ctx, t0, t1, bound):
+    """check_window fails, or gives up (counted as failing: the window
+    shown may then be smaller than the smallest, the violation stands)."""
+    try:
+        return not check_window(mops, ctx, t0, t1, bound)[0]
+    except Bound:
+        return True
+
+
 def smallest_window(mops, ctx, bound):
     """(t0, t1): the end of the shortest failing prefix, then the latest
     start from which that prefix still fails."""
@@ -581,7 +598,7 @@ def smallest_window(mops, ctx, bound):
     lo, hi = 0, len(ends) - 1  # ends[hi] fails (the whole history does)
     while lo < hi:
         mid = (lo + hi) // 2
-        if check_window(mops, ctx, -INF, ends[mid], bound)[0]:
+        if not window_fails(mops, ctx, -INF, ends[mid], bound):
             lo = mid + 1
         else:
             hi = mid
@@ -590,7 +607,7 @@ def smallest_window(mops, ctx, bound):
     lo, hi = 0, len(starts) - 1  # starts[lo] fails; find the last that fails
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if check_window(mops, ctx, starts[mid], t1, bound)[0]:
+        if not window_fails(mops, ctx, starts[mid], t1, bound):
             hi = mid - 1
         else:
             lo = mid
@@ -598,20 +615,39 @@ def smallest_window(mops, ctx, bound):
 
 
 def check_name(name, mops, ctx, bound, max_violations, out):
-    """The violations of one name: a list of (t0, t1, culprit, reason, ops)."""
+    """The violations of one name: a list of (t0, t1, culprit, reason, ops).
+    Bound when the first search gave up."""
     found = []
     states_total = 0
     mops = list(mops)
+    small = min(bound, WINDOW_BOUND)
+    deadline = None
     while len(found) < max_violations:
-        ok, states, _, _ = check_window(mops, ctx, -INF, INF, bound)
+        try:
+            ok, states, _, _ = check_window(mops, ctx, -INF, INF, bound if not found else small)
+        except Bound:
+            if not found:
+                raise
+            out(f"# {name}: stopped looking for more violations after {len(found)} (the "
+                f"search gave up after {small} states)")
+            break
         states_total += states
         if ok:
             break
-        t0, t1 = smallest_window(mops, ctx, bound)
-        _, _, deepest, ops = check_window(mops, ctx, t0, t1, bound)
+        if deadline is not None and time.monotonic() > deadline:
+            out(f"# {name}: stopped looking for more violations after {len(found)} "
+                f"({HUNT_SECS} s)")
+            break
+        deadline = deadline or time.monotonic() + HUNT_SECS
+        t0, t1 = smallest_window(mops, ctx, small)
+        try:
+            _, _, deepest, ops = check_window(mops, ctx, t0, t1, small)
+        except Bound:
+            deepest, ops = (0, []), window(mops, ctx[0], t0, t1)[0]
         culprit = next(m for m in mops if m.resp == t1)
         reasons = [r for m, r in deepest[1] if m is culprit] or [r for _, r in deepest[1]]
-        found.append((t0, t1, culprit, reasons[0] if reasons else "?", ops))
+        found.append((t0, t1, culprit, reasons[0] if reasons else "? (the window's search "
+                      "gave up)", ops))
         # and look for the next one, without it (and the rest of its hold)
         mops = [m for m in mops if m is not culprit and
                 (culprit.hold is None or m.hold is not culprit.hold)]
