@@ -5,14 +5,24 @@
 # a live lease, LOCK.STATE free while held, a renew after a takeover — are
 # flagged; valid tricky histories — overlapping operations, a loss reported
 # then a takeover, a lease expiry, a lost connection, an acquire whose
-# answer was lost, PostgreSQL's COMMIT — pass), then the fixture
+# answer was lost, PostgreSQL's COMMIT — pass; with shared holders: an
+# exclusive grant while a reader holds, readers at once with two tokens, an
+# exclusive's token not above the readers', 3 holders of a semaphore of 2,
+# one slot held twice, refusals with a place free — flagged by the search
+# and by the interval check alone; readers sharing a token, a reader
+# refused while a writer waits, a crashed reader taken over — pass), then
+# the fixture
 # tests/stress/fixtures/xact_commit_bug.jsonl (a history that
 # tests/stress/xact_commit.py recorded on a gateway whose COMMIT answered
 # before its release was written: 16 tries of 40 refused) is flagged, and
 # tests/stress/fixtures/takeover_of_unanswered.jsonl (what CI's
 # stress_short recorded, seed 979750: acquires whose answer was lost to a
 # SIGKILL or came back -TRYAGAIN after a SIGSTOP had taken the lock, for no
-# session, until a takeover a lease later; the checker flagged it) passes.
+# session, until a takeover a lease later; the checker flagged it) passes,
+# and tests/stress/fixtures/script_over_readers.jsonl (stress.py with
+# readers, seed 536971: a Lua script's SET, redlock's take, granted on
+# stress-2 while reader r0 held it shared, token 47 over the readers' 46:
+# the script commit's condition has no scount guard) is flagged.
 # Needs no moto; run by tests/run-integration.sh. A second or so.
 set -u
 here=$(dirname "$0")/../stress
@@ -20,4 +30,5 @@ rc=0
 /usr/bin/python3 "$here/lincheck.py" --selftest || rc=1
 /usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/xact_commit_bug.jsonl" || rc=1
 /usr/bin/python3 "$here/lincheck.py" "$here/fixtures/takeover_of_unanswered.jsonl" || rc=1
+/usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/script_over_readers.jsonl" || rc=1
 exit $rc

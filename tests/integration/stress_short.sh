@@ -2,7 +2,9 @@
 # stress_short: tests/stress/stress.py (what make stress runs for 60 s) for
 # about 15 s on the suite's serialized moto: 3 gateways on one fresh table,
 # 9 clients contending for 3 locks (and 3 more locking them with Lua
-# scripts, 3 PostgreSQL clients on their own keys), and each fault once on the gateway
+# scripts, 3 Redis readers with LOCK.ACQUIRE ... SHARED, 3 PostgreSQL
+# clients on their own keys and 2 more holding those keys shared, 4 Redis
+# clients of a semaphore of 2), and each fault once on the gateway
 # serving the most holds (SIGSTOP past a lease then SIGCONT, SIGKILL and a
 # restart, DynamoDB cut off for 2 leases through ddb_proxy.py), and a
 # rolling restart (each gateway drained with SIGTERM, --drain-grace, and

@@ -245,7 +245,7 @@ def build(records, tol):
             h.token = h.grant.token = rec.get("token")  # read after the grant (PostgreSQL)
         elif op == "lost" and h is not None:
             h.set_fate("lost", rec["invoke"], tol)
-        elif op == "state" and res in ("held", "free"):
+        elif op == "state" and res in ("held", "free", "shared", "limit"):
             per_name[name].append(MOp(res, rec, token=rec.get("token")))
         elif op == "fenced" and res == "refused":
             lint.append(("fenced refusal", [rec, key]))
@@ -390,6 +390,9 @@ def apply(m, st, p, holds, waits, tol):
                                      [(h.slot, m.token)]))
             return (None, shared | {h.hid}, last, resv, grp, slots), None
         # a reader: the first of a phase raises the token, the others share it
+        same = [x for x in shared if h.slot is not None and holds[x].slot == h.slot]
+        if same:
+            return None, f"a grant of slot {h.slot} while {holds[same[0]].label()} holds it"
         if m.token is not None:
             if shared and grp is not None and m.token != grp:
                 return None, (f"a reader granted token {m.token} while readers of group token "
@@ -446,6 +449,23 @@ def apply(m, st, p, holds, waits, tol):
             return None, f"LOCK.STATE token {m.token} while {cur.label()} holds the lock"
         if m.token is not None and m.token > last:  # a grant of an unknown token
             return (holder, shared, m.token, resv, grp, slots), None
+        return st, None
+    if m.kind in ("shared", "limit"):  # LOCK.STATE of a name held shared: its holders
+        if cur is not None:
+            return None, f"LOCK.STATE shows {m.kind} holders while {cur.label()} holds the lock"
+        n = m.rec.get("count")
+        if n is not None and n != len(shared):
+            return None, (f"LOCK.STATE shows {n} {m.kind} holders while {len(shared)} hold "
+                          f"the lock")
+        if m.kind == "shared" and m.token is not None and shared:
+            if grp is not None and m.token != grp:
+                return None, (f"LOCK.STATE shows group token {m.token} while readers of token "
+                              f"{grp} hold the lock")
+            if grp is None:
+                if m.token <= last:
+                    return None, (f"LOCK.STATE shows group token {m.token} after token {last}:"
+                                  f" tokens must rise")
+                return (holder, shared, m.token, resv, m.token, slots), None
         return st, None
     if cur is not None:  # free (of an exclusive holder: readers may hold)
         return None, f"LOCK.STATE free while {cur.label()} holds the lock"
@@ -545,7 +565,7 @@ def window(mops, holds, t0, t1):
         if m.inv > t1 or m.resp <= t0:
             continue
         if m.resp > t1 or m.inv < t0:
-            if m.kind in ("refuse", "renew", "held", "free"):
+            if m.kind in ("refuse", "renew", "held", "free", "shared", "limit"):
                 continue  # reads in flight change nothing
             m2 = MOp(m.kind, m.rec, m.hold, m.token, optional=True)
             out.append(m2)

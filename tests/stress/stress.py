@@ -25,6 +25,11 @@ four):
   STRESS_PG_CLIENTS   PostgreSQL clients (3), on STRESS_PG_LOCKS keys (2)
   STRESS_PG_SHARED_CLIENTS  PostgreSQL clients of shared holds (2), on the
                       same keys (pg_shared_loop)
+  STRESS_READERS      Redis readers (LOCK.ACQUIRE ... SHARED) on the names of
+                      the exclusive clients (3; shared_loop)
+  STRESS_SEM_CLIENTS  Redis semaphore clients (LOCK.ACQUIRE ... LIMIT n) (4),
+                      on STRESS_SEM_LOCKS names of their own, sem:K (1), with
+                      n = STRESS_SEM_LIMIT (2)
   STRESS_SCRIPT_CLIENTS  Redis clients that lock with Lua scripts, as lock
                       libraries do, on the same names as LOCK.ACQUIRE's (3)
   STRESS_SEED         random seed (time-based)
@@ -105,6 +110,10 @@ HOLD_MS = env_int("STRESS_HOLD_MS", 100)
 PG_CLIENTS = env_int("STRESS_PG_CLIENTS", 3)
 PG_LOCKS = env_int("STRESS_PG_LOCKS", 2)
 PG_SHARED_CLIENTS = env_int("STRESS_PG_SHARED_CLIENTS", 2)
+READERS = env_int("STRESS_READERS", 3)
+SEM_CLIENTS = env_int("STRESS_SEM_CLIENTS", 4)
+SEM_LOCKS = env_int("STRESS_SEM_LOCKS", 1)
+SEM_LIMIT = env_int("STRESS_SEM_LIMIT", 2)
 SCRIPT_CLIENTS = env_int("STRESS_SCRIPT_CLIENTS", 3)
 DRAIN_MS = env_int("STRESS_DRAIN_MS", 3000)
 TRY_SHARE = float(os.environ.get("STRESS_TRY_SHARE", 0.25))
@@ -407,6 +416,104 @@ def client_loop(cid, gw):
         with holds_lock:
             holds.append(Hold(cid, gw.i, inc, name, token, sent, granted, label,
                               rejected, rel_sent, rel_done, rel))
+    if conn is not None:
+        conn.close()
+
+
+def shared_loop(cid, gw, kind):
+    """A Redis client of shared holds: kind "shared", a reader
+    (LOCK.ACQUIRE name lease SHARED) on the names client_loop's clients
+    take exclusively; kind "limit", one of at most SEM_LIMIT holders
+    (LOCK.ACQUIRE name lease LIMIT n) of names of their own (sem:K). With
+    WAIT, or (TRY_SHARE of the time) without; the answer [token, slot];
+    now and then a LOCK.RENEW; LOCK.RELEASE. While it holds, a fenced
+    check: a reader's token is not below the highest the fenced resource
+    accepted for the name (an exclusive holder granted after it would be
+    above it), a semaphore holder writes its token for (name, slot). Every
+    call goes to the history with the mode (tests/stress/lincheck.py)."""
+    rnd = random.Random(SEED * 1000 + (800 if kind == "shared" else 900) + cid)
+    if kind == "shared":
+        me, names, mode_args = f"r{cid}", [f"stress-{k}" for k in range(LOCKS)], ["SHARED"]
+    else:
+        me, names = f"m{cid}", [f"sem:{k}" for k in range(SEM_LOCKS)]
+        mode_args = ["LIMIT", SEM_LIMIT]
+    extra = dict(mode=kind, limit=SEM_LIMIT) if kind == "limit" else dict(mode=kind)
+    conn = None
+
+    def rec(op, name, inv, result, token=None, **more):
+        history.add(me, gw.i, "redis", op, name, inv, now(), result, token, **more)
+
+    while not stop.is_set():
+        if conn is None:
+            try:
+                conn = redis.Redis(host="127.0.0.1", port=gw.port, socket_timeout=SOCKET_TIMEOUT,
+                                   socket_connect_timeout=1, single_connection_client=True)
+                conn.ping()
+            except (redis.ConnectionError, redis.TimeoutError):
+                conn = None
+                count("reconnect failures")
+                time.sleep(0.2)
+                continue
+        name = rnd.choice(names)
+        wait = rnd.random() >= TRY_SHARE
+        args = ["LOCK.ACQUIRE", name, LEASE_MS] + mode_args + (["WAIT", WAIT_MS] if wait else [])
+        sent = now()
+        try:
+            r = conn.execute_command(*args, "HOLDER", me)
+        except redis.ResponseError as e:
+            res = "unknown" if str(e).startswith("TRYAGAIN") else "failed"
+            rec("acquire", name, sent, res, lease_ms=LEASE_MS, wait=wait, message=str(e),
+                **extra)
+            count(f"{kind} acquire -{str(e).split()[0]}")
+            time.sleep(0.05)
+            continue
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            rec("acquire", name, sent, "error", lease_ms=LEASE_MS, wait=wait, **extra)
+            count(f"{kind} acquire {type(e).__name__}")
+            conn.close()
+            conn = None
+            continue
+        if r is None:
+            rec("acquire", name, sent, "timeout" if wait else "refused", lease_ms=LEASE_MS,
+                wait=wait, **extra)
+            count(f"{kind} {'wait timed out' if wait else 'try nil'}")
+            if not wait:
+                time.sleep(rnd.uniform(0, HOLD_MS / 1000))
+            continue
+        token, slot = int(r[0]), int(r[1])
+        rec("acquire", name, sent, "granted", token, lease_ms=LEASE_MS, wait=wait, slot=slot,
+            **extra)
+        count(f"{kind} grants")
+        current[(kind, cid)] = gw.i
+        rel = None
+        for k in range(2):
+            t = now()
+            if kind == "shared":  # no exclusive holder above this reader's phase
+                ok = fenced.highest[name] <= token
+            else:
+                ok = fenced.write(f"{name}#{slot}", token)
+            rec("fenced", name, t, "accepted" if ok else "refused", token)
+            if not ok:
+                count(f"{kind} fenced refusals")
+            if k == 0:
+                time.sleep(rnd.uniform(0, HOLD_MS / 1000))
+                if rnd.random() < RENEW_SHARE:
+                    rel = renew(conn, name, rec)
+                    if rel == "error":
+                        conn.close()
+                        conn = None
+                    if rel != "1" and rel_result(rel) != "unknown":
+                        break
+                    rel = None
+        if conn is not None and rel is None:
+            t = now()
+            rel = release_on(conn, name)
+            rec("release", name, t, rel_result(rel))
+            if rel.startswith("error"):
+                conn.close()
+                conn = None
+        count(f"{kind} release {release_kind(rel) if rel != '0' else '0'}")
+        current.pop((kind, cid), None)
     if conn is not None:
         conn.close()
 
@@ -769,8 +876,9 @@ def pg_shared_round(pg, me, gw, key, mode, rnd):
 
 def observer_loop(gws):
     """LOCK.STATE of every lock name, in turn on every gateway, recorded."""
-    names = [f"stress-{k}" for k in range(LOCKS)] + [f"pg:stress:{k}"
-                                                     for k in range(1, PG_LOCKS + 1)]
+    names = ([f"stress-{k}" for k in range(LOCKS)] +
+             [f"pg:stress:{k}" for k in range(1, PG_LOCKS + 1)] +
+             [f"sem:{k}" for k in range(SEM_LOCKS if SEM_CLIENTS else 0)])
     conns = {}
     turn = 0
     while not stop.is_set():
@@ -789,9 +897,19 @@ def observer_loop(gws):
             count("state errors")
             time.sleep(0.2)
             continue
+        done = now()
         st = dict(zip(r[::2], r[1::2])) if r else {}
+        if b"mode" in st:  # held shared: its mode, group token and every holder
+            mode = st[b"mode"].decode()
+            holders = [dict(zip(h[::2], h[1::2])) for h in st[b"holders"]]
+            history.add(f"obs{g.i}", g.i, "redis", "state", name, t, done, mode,
+                        int(st[b"fencing-token"]) if mode == "shared" else None,
+                        count=len(holders),
+                        slots=[[int(h[b"slot"]), int(h[b"fencing-token"])] for h in holders])
+            time.sleep(0.03)
+            continue
         held = int(st.get(b"held", 0)) == 1
-        history.add(f"obs{g.i}", g.i, "redis", "state", name, t, now(),
+        history.add(f"obs{g.i}", g.i, "redis", "state", name, t, done,
                     "held" if held else "free",
                     int(st[b"fencing-token"]) if held else None)
         time.sleep(0.03)
@@ -970,6 +1088,18 @@ def summary(kinds, refused, per_client):
         print(f"# {name}: {len(toks)} grants, tokens {min(toks)}..{max(toks)}")
 
 
+def shared_progress(path):
+    """Every reader and semaphore client (Redis, PostgreSQL) was granted."""
+    import lincheck
+    granted = collections.Counter(r["client"] for r in lincheck.load(path)
+                                  if r["op"] == "acquire" and r["result"] == "granted")
+    want = ([f"r{c}" for c in range(READERS)] + [f"m{c}" for c in range(SEM_CLIENTS)] +
+            [f"pr{c}" for c in range(PG_SHARED_CLIENTS)])
+    idle = [c for c in want if not granted[c]]
+    check(not idle, f"every reader and semaphore client was granted ({len(idle)} never: "
+          f"{' '.join(idle)}; " + " ".join(f"{c}={granted[c]}" for c in want) + ")")
+
+
 def linearizable(path):
     """tests/stress/lincheck.py on the history: its findings as "#" lines,
     one ok / not ok."""
@@ -1012,6 +1142,11 @@ def main():
                     for c in range(PG_CLIENTS)]
         threads += [threading.Thread(target=pg_shared_loop, args=(c, gws[(c + 1) % GATEWAYS]),
                                      daemon=True) for c in range(PG_SHARED_CLIENTS)]
+        threads += [threading.Thread(target=shared_loop, args=(c, gws[(c + 2) % GATEWAYS],
+                                                               "shared"), daemon=True)
+                    for c in range(READERS)]
+        threads += [threading.Thread(target=shared_loop, args=(c, gws[c % GATEWAYS], "limit"),
+                                     daemon=True) for c in range(SEM_CLIENTS)]
         threads += [threading.Thread(target=script_loop, args=(c, gws[c % GATEWAYS]),
                                      daemon=True) for c in range(SCRIPT_CLIENTS)]
         threads.append(threading.Thread(target=observer_loop, args=(gws,), daemon=True))
@@ -1038,6 +1173,7 @@ def main():
     idle = [c for c in range(SCRIPT_CLIENTS) if stats[f"script grants s{c}"] == 0]
     check(not idle, f"every script client took the lock ({len(idle)} never: "
           f"{' '.join(f's{c}' for c in idle)})")
+    shared_progress(history.path)
     linearizable(history.path)
     summary(kinds, refused, per_client)
     if not all(results):
