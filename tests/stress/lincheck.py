@@ -868,6 +868,19 @@ def shared_cases():
         "LOCK.STATE held while only readers hold": [
             rd("r", 0.00, 0.10, "granted", 5), op("s", "state", 0.20, 0.30, "held", 5),
             rel("r", 0.50, 0.60)],
+        "LOCK.STATE shows readers while an exclusive holds": [
+            op("w", "acquire", 0.00, 0.10, "granted", 5),
+            dict(op("s", "state", 0.20, 0.30, "shared", 5), count=1), rel("w", 0.50, 0.60)],
+        "LOCK.STATE shows 2 readers while 1 holds": [
+            rd("r", 0.00, 0.10, "granted", 5),
+            dict(op("s", "state", 0.20, 0.30, "shared", 5), count=2), rel("r", 0.50, 0.60)],
+        "LOCK.STATE shows a group token other than the readers'": [
+            rd("r", 0.00, 0.10, "granted", 5),
+            dict(op("s", "state", 0.20, 0.30, "shared", 6), count=1), rel("r", 0.50, 0.60)],
+        "LOCK.STATE shows 3 holders of a semaphore while 2 hold": [
+            sem("a", 0.00, 0.10, "granted", 1, 0, n=3), sem("b", 0.00, 0.10, "granted", 1, 1, n=3),
+            dict(op("s", "state", 0.20, 0.30, "limit", name="sem"), count=3),
+            rel("a", 0.50, 0.60, name="sem"), rel("b", 0.50, 0.60, name="sem")],
     }
     good = {
         "readers sharing a token, a writer above it, then readers above it": [
@@ -913,6 +926,14 @@ def shared_cases():
             rel("a", 0.40, 0.50, name="sem"), rel("b", 0.80, 0.90, name="sem"),
             sem("c", 0.85, 0.95, "granted", 2, 1),
             rel("d", 1.00, 1.10, name="sem"), rel("c", 1.00, 1.10, name="sem")],
+        "LOCK.STATE of readers and of a semaphore: their count, the group token": [
+            rd("r", 0.00, 0.10, "granted", 5), rd("q", 0.05, 0.15, "granted", 5),
+            dict(op("s", "state", 0.12, 0.30, "shared", 5), count=2),  # q's grant in flight
+            rel("r", 0.40, 0.50), dict(op("s", "state", 0.45, 0.60, "shared", 5), count=1),
+            rel("q", 0.70, 0.80),
+            sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.00, 0.10, "granted", 1, 1),
+            dict(op("s", "state", 0.20, 0.30, "limit", name="sem"), count=2),
+            rel("a", 0.50, 0.60, name="sem"), rel("b", 0.50, 0.60, name="sem")],
         "a semaphore holder crashed: its slot taken over after its lease": [
             sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.05, 0.15, "granted", 1, 1),
             sem("c", 0.20, 2.30, "granted", 2, 0),
