@@ -115,6 +115,7 @@ figures; exit status 0 valid, 1 a violation, 2 the bound was hit.
 --expect-violation inverts it (for the fixture of a known bug): 0 only if a
 violation is found.
 """
+import bisect
 import collections
 import json
 import sys
@@ -128,6 +129,9 @@ INF = float("inf")
 # may announce again on SIGCONT).
 ANNOUNCE_AFTER = 0.5
 ANNOUNCE_LOST = 3
+# How long after its answer (or its failure) an operation whose outcome is
+# unknown may still take effect, in leases (search).
+LATE_LEASES = 3
 RELEASES = ("release", "unlock", "commit", "rollback")
 
 
@@ -497,12 +501,25 @@ def search(mops, holds, init_states, bound, waits=(), tol=0.02):
     for i, m in enumerate(mops):
         if not m.optional:
             need |= 1 << i
+    # an operation that may or may not have happened (its answer lost, or
+    # in flight) has happened by LATE_LEASES leases after its answer, or
+    # never will: past that, it is counted done either way, so that the
+    # states of both branches meet (else every order of the pending ones
+    # is a state of its own: 2^k of them once a search fails)
+    late = sorted((m.rec["complete"] + LATE_LEASES * (m.hold.lease_s if m.hold is not None and
+                                                       m.hold.lease_s else 2.0), i)
+                  for i, m in enumerate(mops) if m.optional)
+    late_at = [d for d, _ in late]
+    late_mask = [0]
+    for _, i in late:
+        late_mask.append(late_mask[-1] | 1 << i)
     memo = {}
     states = 0
     deepest = (-1, [])
     stack = [(0, st, -INF) for st in init_states]
     while stack:
         mask, st, t = stack.pop()
+        mask |= late_mask[bisect.bisect_left(late_at, t)]
         holder = st[0]
         if mask & need == need:
             return True, states, deepest
