@@ -85,7 +85,15 @@ exclusive holder and a set of shared holders:
     answered); an exclusive try refused, a holder of either mode; a
     semaphore's try refused, n holders;
   - LOCK.STATE free means no exclusive holder (readers may hold), held
-    an exclusive holder; a loss ends a shared hold as an exclusive one.
+    an exclusive holder; of a name held shared (result shared or limit,
+    with count): no exclusive holder, count shared holders, the group
+    token; a loss ends a shared hold as an exclusive one;
+  - a shared acquire whose outcome is unknown ("error", "unknown") is no
+    operation of the model but a phantom: from its invoke on it may hold a
+    place for no session, explaining refusals and holders shown (the
+    search stays small: k of them are not 2^k states).
+An operation whose outcome is unknown takes effect at most LATE_LEASES
+leases after its answer, or never.
 PostgreSQL readers' tokens are read after the grant when they can be
 (leasegate.state's fencing token while the session holds the key shared:
 the header's fence, the group token), else unknown.
@@ -209,6 +217,12 @@ def build(records, tol):
             if h is not None:  # a new acquire ends what the client knew of the last
                 h.set_fate("error", rec["invoke"], tol)
                 open_hold.pop(key)
+            if res in ("error", "unknown") and rec.get("mode", "exclusive") != "exclusive":
+                # a shared hold that may have been granted, for no session:
+                # not an operation of the model (2^k orders of them once a
+                # search fails); it may explain refusals and holders shown
+                # from its invoke on (phantoms)
+                continue
             if res in ("granted", "error", "unknown"):
                 h = Hold(len(holds), rec["client"], name, rec.get("token"), rec["invoke"],
                          rec.get("lease_ms", 0) / 1000, rec.get("mode", "exclusive"),
@@ -339,7 +353,27 @@ def reserved(resv, p, replica, holds, waits, tol):
     h, r = holds[resv[0]], resv[1]
     if p > r + 2 * min(h.lease_s / 3, 10.0) + tol:
         return False
-    return any(w[1] < r < w[2] and w[0] != replica for w in waits)
+    return any(w[1] < r < w[2] and w[0] != replica for w in waits if w[3] != "phantom")
+
+
+def phantoms(p, waits):
+    """How many shared acquires whose outcome is unknown (answered
+    -TRYAGAIN or 58000, or their connection lost) were sent before p: each
+    may hold a place from then on, for no session, as long as it suits."""
+    at = getattr(waits, "phantom_at", None)
+    if at is None:
+        return sum(1 for w in waits if w[3] == "phantom" and w[1] < p)
+    return bisect.bisect_left(at, p)
+
+
+class Waits(list):
+    """A name's waits (replica, invoke, complete or INF, mode, end of an
+    exclusive's announcement) and phantoms (mode "phantom"), with the
+    phantoms' invokes sorted."""
+
+    def seal(self):
+        self.phantom_at = sorted(w[1] for w in self if w[3] == "phantom")
+        return self
 
 
 def announced(p, waits):
@@ -411,10 +445,10 @@ def apply(m, st, p, holds, waits, tol):
             return st, None
         if mode == "limit":
             n = m.rec.get("limit")
-            if n is not None and len(shared) < n:
+            if n is not None and len(shared) + phantoms(p, waits) < n:
                 return None, (f"a refusal of a semaphore of {n} while {len(shared)} hold it")
             return st, None
-        if mode == "exclusive" and shared:
+        if mode == "exclusive" and (shared or phantoms(p, waits)):
             return st, None
         if reserved(resv, p, m.rec.get("replica"), holds, waits, tol):
             return st, None
@@ -458,7 +492,7 @@ def apply(m, st, p, holds, waits, tol):
         if cur is not None:
             return None, f"LOCK.STATE shows {m.kind} holders while {cur.label()} holds the lock"
         n = m.rec.get("count")
-        if n is not None and n != len(shared):
+        if n is not None and not len(shared) <= n <= len(shared) + phantoms(p, waits):
             return None, (f"LOCK.STATE shows {n} {m.kind} holders while {len(shared)} hold "
                           f"the lock")
         if m.kind == "shared" and m.token is not None and shared:
@@ -703,7 +737,7 @@ def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print, int
     out(f"# holds granted: exclusive {counts['exclusive']}, shared {counts['shared']}, "
         f"semaphore {counts['limit']}; overlapping pairs with a hold told of its loss, not "
         f"written or cut off (allowed): {counts['apart']}")
-    waits = collections.defaultdict(list)
+    waits = collections.defaultdict(Waits)
     for r in records:
         if r["op"] == "acquire" and r.get("wait") is not False:
             lease = r.get("lease_ms", 0) / 1000
@@ -715,6 +749,11 @@ def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print, int
             waits[r["name"]].append((r.get("replica"), r["invoke"],
                                      INF if unanswered else r["complete"],
                                      r.get("mode", "exclusive"), xend))
+        if (r["op"] == "acquire" and r["result"] in ("error", "unknown") and
+                r.get("mode", "exclusive") != "exclusive"):
+            waits[r["name"]].append((r.get("replica"), r["invoke"], INF, "phantom", INF))
+    for w in waits.values():
+        w.seal()
     violations, inconclusive = 0, []
     for what, recs in lint:
         violations += 1
@@ -894,6 +933,10 @@ def shared_cases():
         "LOCK.STATE shows a group token other than the readers'": [
             rd("r", 0.00, 0.10, "granted", 5),
             dict(op("s", "state", 0.20, 0.30, "shared", 6), count=1), rel("r", 0.50, 0.60)],
+        "LOCK.STATE shows 3 holders of a semaphore: 1 holds, 1 acquire's answer lost": [
+            sem("a", 0.00, 0.10, "granted", 1, 0, n=3), sem("b", 0.00, 0.10, "unknown", n=3),
+            dict(op("s", "state", 0.20, 0.30, "limit", name="sem"), count=3),
+            rel("a", 0.50, 0.60, name="sem")],
         "LOCK.STATE shows 3 holders of a semaphore while 2 hold": [
             sem("a", 0.00, 0.10, "granted", 1, 0, n=3), sem("b", 0.00, 0.10, "granted", 1, 1, n=3),
             dict(op("s", "state", 0.20, 0.30, "limit", name="sem"), count=3),
@@ -951,6 +994,11 @@ def shared_cases():
             sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.00, 0.10, "granted", 1, 1),
             dict(op("s", "state", 0.20, 0.30, "limit", name="sem"), count=2),
             rel("a", 0.50, 0.60, name="sem"), rel("b", 0.50, 0.60, name="sem")],
+        "a semaphore of 2: a try refused, one holds, another acquire's answer lost": [
+            sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.00, 0.10, "error"),
+            sem("c", 0.20, 0.25, "refused", wait=False),
+            dict(op("s", "state", 0.30, 0.40, "limit", name="sem"), count=2),
+            rel("a", 0.50, 0.60, name="sem")],
         "a semaphore holder crashed: its slot taken over after its lease": [
             sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.05, 0.15, "granted", 1, 1),
             sem("c", 0.20, 2.30, "granted", 2, 0),
