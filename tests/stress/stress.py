@@ -725,9 +725,7 @@ def pg_call(pg, me, gw, op, name, sql, **extra):
     except PgError as e:
         err = e
     comp = now()
-    lost_ones, unwritten = pg.take_notices()
-    for lost, tok in lost_ones:
-        history.add(me, gw.i, "pg", "lost", lost, inv, comp, "lost", tok)
+    unwritten = pg_notices(pg, me, gw, inv, comp)
     if err is None:
         res, tok = result(v)
         if res == "ok" and name in unwritten:  # WARNING 58000: the lock may stay held
@@ -745,13 +743,26 @@ def pg_call(pg, me, gw, op, name, sql, **extra):
     return res
 
 
+def pg_notices(pg, me, gw, inv, comp):
+    """The notices read with a call sent at inv: each loss reported goes
+    to the history (and to pg.lost_seen, the names whose loss this session
+    was told of); the names of the releases not written are returned."""
+    lost_ones, unwritten = pg.take_notices()
+    for lost, tok in lost_ones:
+        history.add(me, gw.i, "pg", "lost", lost, inv, comp, "lost", tok)
+        pg.lost_seen = getattr(pg, "lost_seen", set()) | {lost}
+    return unwritten
+
+
 def pg_held_query(pg, me, gw, name, sql):
     """query_row(sql) while the session holds name: a connection lost
     there ends the hold (the gateway releases at close), recorded as a
     release that lost its connection; None after an error answer."""
     t = now()
     try:
-        return pg.query_row(sql)
+        row = pg.query_row(sql)
+        pg_notices(pg, me, gw, t, now())
+        return row
     except PgError as e:
         if e.sqlstate is None:
             history.add(me, gw.i, "pg", "release", name, t, now(), "error")
@@ -799,8 +810,9 @@ def pg_shared_loop(cid, gw):
     pg_advisory_xact_lock_shared or pg_try_advisory_xact_lock_shared then
     COMMIT or ROLLBACK. Its acquires go to the history with mode "shared";
     the group token is read while it holds (leasegate.state: the header's
-    fence) and recorded when the release is acknowledged (a read after a
-    loss could show a later phase's token)."""
+    fence) and recorded when the release is acknowledged and no loss of the
+    name was told meanwhile (a read after a loss could show a later phase's
+    token: COMMIT answers ok after a loss too)."""
     rnd = random.Random(SEED * 1000 + 600 + cid)
     me, pg = f"pr{cid}", None
     while not stop.is_set():
@@ -854,6 +866,7 @@ def pg_shared_round(pg, me, gw, key, mode, rnd):
         time.sleep(rnd.uniform(0, HOLD_MS / 1000))
         return
     count("pg shared grants")
+    pg.lost_seen = set()
     # the state of the name while this session holds it shared: no
     # exclusive holder, the readers' group token as the fence
     t = now()
@@ -870,7 +883,9 @@ def pg_shared_round(pg, me, gw, key, mode, rnd):
     else:
         res = pg_call(pg, me, gw, "unlock", name, f"SELECT pg_advisory_unlock_shared({key})",
                       result=lambda v: ("ok" if v else "notheld", None))
-    if res == "ok" and not held and tok is not None:
+    # the token read is the hold's when the hold lasted past the read: its
+    # release acknowledged (COMMIT answers ok all the same: no loss told)
+    if res == "ok" and not held and tok is not None and name not in pg.lost_seen:
         history.add(me, gw.i, "pg", "token", name, t, t2, "ok", tok)
 
 
