@@ -22,7 +22,12 @@
 # and tests/stress/fixtures/script_over_readers.jsonl (stress.py with
 # readers, seed 536971: a Lua script's SET, redlock's take, granted on
 # stress-2 while reader r0 held it shared, token 47 over the readers' 46:
-# the script commit's condition has no scount guard) is flagged.
+# the script commit's condition has no scount guard) is flagged, and
+# tests/stress/fixtures/sem_try_refused.jsonl (stress.py, seed 491448,
+# sem:0 a semaphore of 2: m1's LOCK.ACQUIRE ... LIMIT 2 without WAIT
+# answered nil at [5.3729, 5.6770] while one place at most was held at
+# every instant, m2 releasing and taking a slot on another gateway
+# meanwhile) is flagged.
 # Needs no moto; run by tests/run-integration.sh. A second or so.
 set -u
 here=$(dirname "$0")/../stress
@@ -31,4 +36,5 @@ rc=0
 /usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/xact_commit_bug.jsonl" || rc=1
 /usr/bin/python3 "$here/lincheck.py" "$here/fixtures/takeover_of_unanswered.jsonl" || rc=1
 /usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/script_over_readers.jsonl" || rc=1
+/usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/sem_try_refused.jsonl" || rc=1
 exit $rc
