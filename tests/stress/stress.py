@@ -77,7 +77,13 @@ counts them), then a summary; exit status 1 on any "not ok":
      of their loss (-LOST on release, a release not written because the
      lock is no longer held by this lease, or the connection lost);
   4. progress: every client was granted the lock at least once; grants
-     per phase are shown.
+     per phase are shown; so was every reader and semaphore client.
+Checks 1-3 are of client_loop's exclusive holds; the holds of every other
+client, with their modes, are checked in the history (tests/stress/
+lincheck.py: the search, and the interval check: no exclusive hold
+overlapping another hold of the name, never more than n holders of a
+semaphore of n at one instant, readers at one instant one token). The
+summary shows the holds granted per kind (exclusive, shared, semaphore).
 """
 import collections
 import os
