@@ -282,7 +282,7 @@ def build(records, tol):
     return per_name, holds, lint
 
 
-def overlaps(holds, counts=None):
+def overlaps(holds, counts=None, flagged=None):
     """The checks of holds by their intervals, without the search: a hold
     runs from its grant's answer to the sending of its release (inside the
     true hold), counted only when that release was acknowledged (holds
@@ -316,6 +316,8 @@ def overlaps(holds, counts=None):
                         if a.mode == b.mode == "shared" else
                         f"an exclusive hold overlapping another ({a.mode}, {b.mode})")
                 found.append((f"{name}: {what}: {hold_span(a)} and {hold_span(b)}", []))
+                if flagged is not None:
+                    flagged.add(name)
         # a semaphore: the most holders at one instant, of those released with 1
         sem = [h for h in hs if h.mode == "limit" and h.fate == "released"]
         edges = sorted([(h.granted, 1, h) for h in sem] + [(h.rel_sent, -1, h) for h in sem],
@@ -334,6 +336,8 @@ def overlaps(holds, counts=None):
                                                        sorted(now, key=lambda x: x.granted)),
                               []))
                 now.discard(h)  # one finding per excess grant
+                if flagged is not None:
+                    flagged.add(name)
     return found
 
 
@@ -731,9 +735,12 @@ def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print, int
     search alone)."""
     per_name, holds, lint = build(records, tol)
     counts = collections.Counter()
-    found = overlaps(holds, counts)
+    flagged = set()
+    found = overlaps(holds, counts, flagged)
     if intervals:
         lint += found
+    else:
+        flagged = set()
     out(f"# holds granted: exclusive {counts['exclusive']}, shared {counts['shared']}, "
         f"semaphore {counts['limit']}; overlapping pairs with a hold told of its loss, not "
         f"written or cut off (allowed): {counts['apart']}")
@@ -761,10 +768,17 @@ def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print, int
         for r in recs:
             out(f"#   {fmt_op(r)}")
     for name in sorted(per_name):
+        # a name the interval check flagged has its violations: a failing
+        # search of it is bounded tighter, and giving up is no more news
+        nb = min(bound, WINDOW_BOUND) if name in flagged else bound
         try:
             ctx = (holds, waits.get(name, []), tol)
-            found, states = check_name(name, per_name[name], ctx, bound, max_violations, out)
+            found, states = check_name(name, per_name[name], ctx, nb, max_violations, out)
         except Bound:
+            if name in flagged:
+                out(f"# {name}: the search gave up after {nb} states (the interval check "
+                    f"flagged it)")
+                continue
             inconclusive.append(name)
             out(f"not ok lincheck: {name}: the search gave up after {bound} states "
                 f"(inconclusive)")
