@@ -28,11 +28,11 @@
 # answered nil at [5.3729, 5.6770] while one place at most was held at
 # every instant, m2 releasing and taking a slot on another gateway
 # meanwhile) is flagged, and tests/stress/fixtures/timed_out_wait_held.jsonl
-# (stress.py, seed 997381, pg:stress:2: pg1's pg_advisory_lock
-# answered 55P03 at 7.7172 after a 5 s lock_timeout, yet LOCK.STATE showed
-# the key held with token 22 at [7.7216, 7.7549] and two readers' tries
-# were refused meanwhile: a grant that landed as the wait timed out) is
-# flagged.
+# (stress.py, seed 997381, pg:stress:2: pg1's pg_advisory_lock answered
+# 55P03 at 7.7172 after a 5 s lock_timeout, and LOCK.STATE showed the key
+# held with token 22 at [7.7216, 7.7549], two readers' tries refused
+# meanwhile: its write in flight at the timeout landed, kept as an orphan
+# and released at once, core/locktable.c's finish) passes.
 # Needs no moto; run by tests/run-integration.sh. A second or so.
 set -u
 here=$(dirname "$0")/../stress
@@ -42,5 +42,5 @@ rc=0
 /usr/bin/python3 "$here/lincheck.py" "$here/fixtures/takeover_of_unanswered.jsonl" || rc=1
 /usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/script_over_readers.jsonl" || rc=1
 /usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/sem_try_refused.jsonl" || rc=1
-/usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/timed_out_wait_held.jsonl" || rc=1
+/usr/bin/python3 "$here/lincheck.py" "$here/fixtures/timed_out_wait_held.jsonl" || rc=1
 exit $rc

@@ -88,7 +88,13 @@ exclusive holder and a set of shared holders:
     an exclusive holder; of a name held shared (result shared or limit,
     with count): no exclusive holder, count shared holders, the group
     token; a loss ends a shared hold as an exclusive one;
-  - a shared acquire whose outcome is unknown ("error", "unknown") is no
+  - a wait answered "timeout" may still have taken the lock, for no
+    session, for a moment: its write in flight at the timeout is kept as
+    an orphan whose lease is released at once if it lands (core/
+    locktable.c, finish); so it is an operation that may or may not have
+    happened, its hold ended at the earliest at its answer;
+  - a shared acquire whose outcome is unknown ("error", "unknown", or a
+    wait answered "timeout") is no
     operation of the model but a phantom: from its invoke on it may hold a
     place for no session, explaining refusals and holders shown (the
     search stays small: k of them are not 2^k states).
@@ -217,13 +223,18 @@ def build(records, tol):
             if h is not None:  # a new acquire ends what the client knew of the last
                 h.set_fate("error", rec["invoke"], tol)
                 open_hold.pop(key)
-            if res in ("error", "unknown") and rec.get("mode", "exclusive") != "exclusive":
+            # a wait answered "timed out" whose write was in flight: the
+            # gateway keeps it as an orphan and releases its lease at once
+            # if it lands (core/locktable.c, finish): held for no session
+            mode = rec.get("mode", "exclusive")
+            timed_out = res == "timeout" and rec.get("wait") is not False
+            if phantom(rec):
                 # a shared hold that may have been granted, for no session:
                 # not an operation of the model (2^k orders of them once a
                 # search fails); it may explain refusals and holders shown
                 # from its invoke on (phantoms)
                 continue
-            if res in ("granted", "error", "unknown"):
+            if res in ("granted", "error", "unknown") or timed_out:
                 h = Hold(len(holds), rec["client"], name, rec.get("token"), rec["invoke"],
                          rec.get("lease_ms", 0) / 1000, rec.get("mode", "exclusive"),
                          rec.get("limit"), rec.get("slot"))
@@ -231,6 +242,8 @@ def build(records, tol):
                 if res == "granted":
                     h.granted = rec["complete"]
                     open_hold[key] = h
+                elif timed_out:  # released once its write answered
+                    h.set_fate("error", rec["complete"], tol)
                 else:  # no session holds it: released at close or by its lease
                     h.set_fate("error", rec["invoke"], tol)
                 h.grant = MOp("grant", rec, h, h.token, optional=res != "granted")
@@ -360,6 +373,18 @@ def reserved(resv, p, replica, holds, waits, tol):
     return any(w[1] < r < w[2] and w[0] != replica for w in waits if w[3] != "phantom")
 
 
+def phantom(rec):
+    """A shared or semaphore acquire that may have been granted, for no
+    session: its answer lost or unknown, or a wait ended (timed out, or
+    refused as its server shut down) while its write may have been in
+    flight (the gateway releases such a grant once it lands)."""
+    if rec["op"] != "acquire" or rec.get("mode", "exclusive") == "exclusive":
+        return False
+    res = rec["result"]
+    return res in ("error", "unknown") or (res in ("timeout", "failed") and
+                                           rec.get("wait") is not False)
+
+
 def phantoms(p, waits):
     """How many shared acquires whose outcome is unknown (answered
     -TRYAGAIN or 58000, or their connection lost) were sent before p: each
@@ -388,13 +413,31 @@ def announced(p, waits):
 
 
 def slot_token(slots, slot):
-    for k, t in slots:
+    """The last token known of a semaphore's slot (-1: none known yet)."""
+    for k, t, _ in slots:
         if k == slot:
             return t
     return -1
 
 
-def apply(m, st, p, holds, waits, tol):
+def slot_holder(slots, slot):
+    for k, _, hid in slots:
+        if k == slot:
+            return hid
+    return None
+
+
+def slot_set(slots, slot, token, hid):
+    return tuple(sorted([x for x in slots if x[0] != slot] + [(slot, token, hid)],
+                        key=lambda x: x[0]))
+
+
+def slot_free(slots, hid):
+    """slots once hold hid has left its slot."""
+    return tuple((k, t, None) if h == hid else (k, t, h) for k, t, h in slots)
+
+
+def apply(m, st, p, holds, waits, tol, slot_choice=None):
     """The state after m at p, or the reason it cannot go then. The state:
     (exclusive holder, shared holders, last token, reservation, the
     readers' group token or None, ((slot, last token of the slot), ...))."""
@@ -416,21 +459,25 @@ def apply(m, st, p, holds, waits, tol):
             if h.limit is not None and len(shared) >= h.limit:
                 return None, (f"a grant of a semaphore of {h.limit} while {len(shared)} hold "
                               f"it ({holds[min(shared)].label()}...)")
-            if h.slot is None:
+            k = h.slot if h.slot is not None else slot_choice
+            if k is None:  # a grant that may have happened, its slot unknown, n unknown
                 return (None, shared | {h.hid}, last, resv, grp, slots), None
-            if h.limit is not None and not 0 <= h.slot < h.limit:
-                return None, f"slot {h.slot} of a semaphore of {h.limit}"
-            same = [x for x in shared if holds[x].slot == h.slot]
-            if same:
-                return None, f"a grant of slot {h.slot} while {holds[same[0]].label()} holds it"
-            before = slot_token(slots, h.slot)
-            if m.token is not None and m.token <= before:
-                return None, (f"token {m.token} of slot {h.slot} after token {before}: tokens "
-                              f"must rise per slot")
-            if m.token is not None:
-                slots = tuple(sorted([x for x in slots if x[0] != h.slot] +
-                                     [(h.slot, m.token)]))
-            return (None, shared | {h.hid}, last, resv, grp, slots), None
+            if h.limit is not None and not 0 <= k < h.limit:
+                return None, f"slot {k} of a semaphore of {h.limit}"
+            other = slot_holder(slots, k)
+            if other is not None:
+                return None, f"a grant of slot {k} while {holds[other].label()} holds it"
+            # every grant of a slot adds one to its fence: once a token of
+            # the slot is known, the next grant's is the next one
+            before = slot_token(slots, k)
+            exact = not phantoms(p, waits)  # else a phantom may have taken tokens
+            if m.token is not None and before >= 0 and (m.token != before + 1 if exact else
+                                                         m.token <= before):
+                return None, (f"token {m.token} of slot {k} after token {before}: each grant "
+                              f"of a slot adds one" + (" (tokens must rise per slot)"
+                                                       if m.token <= before else ""))
+            tok = m.token if m.token is not None else (before + 1 if before >= 0 else -1)
+            return (None, shared | {h.hid}, last, resv, grp, slot_set(slots, k, tok, h.hid)), None
         # a reader: the first of a phase raises the token, the others share it
         same = [x for x in shared if h.slot is not None and holds[x].slot == h.slot]
         if same:
@@ -473,7 +520,7 @@ def apply(m, st, p, holds, waits, tol):
             if m.kind == "renew":
                 return st, None
             rest = shared - {h.hid}
-            return (holder, rest, last, resv, grp if rest else None, slots), None
+            return (holder, rest, last, resv, grp if rest else None, slot_free(slots, h.hid)), None
         if cur is None or cur.hid != h.hid:
             who = cur.label() if cur else "nobody"
             return None, f"an acknowledged {m.rec['op']} while {who} holds the lock"
@@ -520,7 +567,7 @@ def end_of(st, hid):
     if holder == hid:
         return (None, shared, last, None, grp, slots)
     rest = shared - {hid}
-    return (holder, rest, last, resv, grp if rest else None, slots)
+    return (holder, rest, last, resv, grp if rest else None, slot_free(slots, hid))
 
 
 def start_state(holder=None, shared=frozenset()):
@@ -586,11 +633,17 @@ def search(mops, holds, init_states, bound, waits=(), tol=0.02):
             p = max(t, m.inv)
             if p > minresp:
                 continue
-            st2, reason = apply(m, st, p, holds, waits, tol)
-            if st2 is None:
-                why.append((m, reason))
-                continue
-            nxt.append((m.resp, (mask | 1 << i, st2, p)))
+            h = m.hold
+            if (m.kind == "grant" and h.mode == "limit" and h.slot is None and
+                    h.limit is not None):  # its slot unknown: any of the n
+                tries = [apply(m, st, p, holds, waits, tol, k) for k in range(h.limit)]
+            else:
+                tries = [apply(m, st, p, holds, waits, tol)]
+            for st2, reason in tries:
+                if st2 is None:
+                    why.append((m, reason))
+                    continue
+                nxt.append((m.resp, (mask | 1 << i, st2, p)))
         for hid in ([holder] if holder is not None else []) + sorted(st[1]):
             if holds[hid].end_earliest == INF:
                 continue
@@ -756,8 +809,7 @@ def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print, int
             waits[r["name"]].append((r.get("replica"), r["invoke"],
                                      INF if unanswered else r["complete"],
                                      r.get("mode", "exclusive"), xend))
-        if (r["op"] == "acquire" and r["result"] in ("error", "unknown") and
-                r.get("mode", "exclusive") != "exclusive"):
+        if phantom(r):
             waits[r["name"]].append((r.get("replica"), r["invoke"], INF, "phantom", INF))
     for w in waits.values():
         w.seal()
@@ -924,6 +976,9 @@ def shared_cases():
         "a slot's token going down": [
             sem("a", 0.00, 0.10, "granted", 7, 1), rel("a", 0.20, 0.30, name="sem"),
             sem("b", 0.40, 0.50, "granted", 7, 1), rel("b", 0.60, 0.70, name="sem")],
+        "a slot's token skipping one, no acquire of unknown outcome to take it": [
+            sem("a", 0.00, 0.10, "granted", 7, 1), rel("a", 0.20, 0.30, name="sem"),
+            sem("b", 0.40, 0.50, "granted", 9, 1), rel("b", 0.60, 0.70, name="sem")],
         "a slot out of the semaphore's range": [
             sem("a", 0.00, 0.10, "granted", 1, 2), rel("a", 0.20, 0.30, name="sem")],
         "a semaphore try refused with a place free": [
@@ -1013,6 +1068,16 @@ def shared_cases():
             sem("c", 0.20, 0.25, "refused", wait=False),
             dict(op("s", "state", 0.30, 0.40, "limit", name="sem"), count=2),
             rel("a", 0.50, 0.60, name="sem")],
+        "a wait answered timed out whose write landed: held a moment for no session": [
+            op("a", "acquire", 0.00, 0.10, "granted", 1), rel("a", 0.20, 0.30),
+            op("w", "acquire", 0.05, 0.40, "timeout", replica=1),
+            op("s", "state", 0.38, 0.42, "held", 2),
+            op("b", "acquire", 0.39, 0.41, "refused", wait=False),
+            op("b", "acquire", 0.60, 0.70, "granted", 3), rel("b", 0.80, 0.90)],
+        "a slot's token skipping one after a semaphore acquire whose answer was lost": [
+            sem("a", 0.00, 0.10, "granted", 7, 1), rel("a", 0.20, 0.30, name="sem"),
+            sem("c", 0.25, 0.35, "unknown"),
+            sem("b", 0.40, 0.50, "granted", 9, 1), rel("b", 0.60, 0.70, name="sem")],
         "a semaphore holder crashed: its slot taken over after its lease": [
             sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.05, 0.15, "granted", 1, 1),
             sem("c", 0.20, 2.30, "granted", 2, 0),
