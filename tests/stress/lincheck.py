@@ -256,7 +256,9 @@ def build(records, tol):
                     lint.append(("a release acknowledged with nothing held", [rec]))
                 continue
             open_hold.pop(key)
-            if res == "ok":
+            if res == "ok" and h.fate == "lost":
+                pass  # COMMIT or ROLLBACK after the loss was told: it releases nothing
+            elif res == "ok":
                 h.set_fate("released", rec["invoke"], tol)
                 per_name[name].append(MOp("release", rec, h))
             else:
@@ -1216,6 +1218,12 @@ def selftest_cases():
             op("s", "state", 2.20, 2.21, "held", 54),
             op("b", "acquire", 1.20, 2.50, "granted", 55),
             op("b", "release", 2.60, 2.70, "ok")],
+        "PostgreSQL: a loss told, another holder, then COMMIT answered (it releases nothing)": [
+            rd("p", 0.00, 0.10, "granted", name="pg:d:1"),
+            op("p", "lost", 0.20, 3.50, "lost", 5, name="pg:d:1"),
+            op("q", "acquire", 1.00, 2.50, "granted", 6, name="pg:d:1"),
+            op("q", "unlock", 2.60, 2.70, "ok", name="pg:d:1"),
+            op("p", "commit", 3.50, 3.60, "ok", name="pg:d:1")],
         "PostgreSQL: unknown tokens, COMMIT, a refusal before it": [
             op("p", "acquire", 0.00, 0.10, "granted", None, name="pg:d:1"),
             op("q", "acquire", 0.20, 0.30, "refused", wait=False, name="pg:d:1"),
