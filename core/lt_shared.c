@@ -47,6 +47,7 @@ struct sh_wait {
 	 * the header's rwaiters or radmit (a registration was sent); and the
 	 * wait after the registration in flight. */
 	bool registered;
+	bool admitted; /* its last read showed it in radmit */
 	int64_t then_ms;
 	int64_t sent_ms; /* its send: its lease runs from there */
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
@@ -536,12 +537,12 @@ static void unwait(struct sh_wait *w)
 				 .name = w->name,
 				 .mode = w->a.mode,
 				 .cap = w->a.cap,
-				 .owner = w->owner};
+				 .owner = w->owner,
+				 .admitted = w->admitted};
 	if (store_sh_submit(w->t->store, &r, on_unwaited, NULL) == NULL)
 		return; /* out of memory: a writer waits a lease for it at most */
 }
 
-/* Answers the wait (lease, or none, or err) and frees it. */
 /* Ends w's span with the acquire's outcome. */
 static void end_span(struct sh_wait *w, struct sh_lease *l, const struct lt_error *err)
 {
@@ -563,6 +564,7 @@ static void end_span(struct sh_wait *w, struct sh_lease *l, const struct lt_erro
 	trace_end(s);
 }
 
+/* Answers the wait (lease, or none, or err) and frees it. */
 static void answer(struct sh_wait *w, struct sh_lease *l, const struct lt_error *err)
 {
 	lt_sh_acquire_cb cb = w->cb;
@@ -791,6 +793,7 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 	char why[96];
 	int64_t now = now_ms(w->t);
 	bool admitted = store_sh_set_has(&r->header.radmit, w->owner);
+	w->admitted = admitted;
 	if (admitted || store_sh_set_has(&r->header.rwaiters, w->owner))
 		w->registered = true;	/* a registration whose answer was lost */
 	if (r->header.lock.has_owner) { /* an exclusive holder */

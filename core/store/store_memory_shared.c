@@ -404,7 +404,8 @@ static void readers(struct mstore *ms, const struct store_sh_req *r, struct sh_o
 				 "%s", r->owner);
 	} else if (ok && h->rare != NULL && r->op == STORE_SH_RUNWAIT) {
 		set_delete(ms, &h->rare->rwaiters, r->owner);
-		set_delete(ms, &h->rare->radmit, r->owner);
+		if (r->admitted)
+			set_delete(ms, &h->rare->radmit, r->owner);
 		mem_rare_trim(ms, h);
 	} else if (ok && r->op == STORE_SH_RCLEAR) {
 		set_delete(ms, &h->rare->radmit, NULL);

@@ -85,8 +85,10 @@
  *            (attribute_exists(owner) OR attribute_exists(xwait)) AND
  *            (rwaiters absent OR size(rwaiters) < STORE_SH_SET_MAX).
  *            REFUSED: nothing to wait behind any more, or the set is full.
- *   RUNWAIT  a registered reader gives up: DELETE rwaiters {:owner},
- *            radmit {:owner} if _type exists (never makes an item).
+ *   RUNWAIT  a registered reader gives up: DELETE rwaiters {:owner}, and
+ *            with .admitted (it saw itself in radmit) radmit {:owner}, if
+ *            _type exists (never makes an item). radmit may be the string
+ *            "-" (below), from which DynamoDB refuses to DELETE a set.
  *   RCLEAR   a waiting writer drops the admissions of crashed readers:
  *            REMOVE radmit if radmit = :seen_set (the set it saw stand
  *            still a whole lease on its own clock).
@@ -97,7 +99,8 @@
  *   ACQUIRE is refused while radmit is a set (store.h), XANNOUNCE is
  *   allowed while it is, and a GRANT with .admitted passes the header's
  *   xwait condition by contains(radmit, :owner) instead; a GRANT with
- *   .registered also does DELETE rwaiters {:owner}, radmit {:owner}.
+ *   .registered also does DELETE rwaiters {:owner}, and radmit {:owner}
+ *   with .admitted.
  *
  *   CHECK    a fenced write's conditions for a shared holder (store_tx.h:
  *            the ConditionChecks at the head of its transaction; on its

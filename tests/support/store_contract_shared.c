@@ -535,6 +535,29 @@ static void registered_behind_an_announcement(void **state)
 	assert_int_equal(read_all(fx, 4)->header.rwaiters.n, STORE_SH_SET_MAX);
 }
 
+/* The same after an exclusive lease released with nobody waiting (its
+ * release left radmit "-", a string, not a set): a registered reader's
+ * grant, and a reader giving up, delete its entry from the sets that are
+ * sets (DynamoDB refused both, ValidationException, when they deleted
+ * from radmit too: the stress harness found it on moto). */
+static void registered_grant_after_a_lone_release(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(sc_acquire(fx, "x", "x-r", NULL, NULL).status, STORE_OK);
+	assert_int_equal(sc_release(fx, "x").status, STORE_OK);
+	int64_t fence = sc_read_item(fx).item.fence;
+	assert_int_equal(grant(fx, STORE_SH_SHARED, 4, 0, "r1", true, fence, 0)->status, STORE_OK);
+	assert_int_equal(xannounce(fx, "w", "w1")->status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r3")->status, STORE_OK);
+	assert_int_equal(readers_op(fx, STORE_SH_RUNWAIT, "r3")->status, STORE_OK); /* gives up */
+	assert_int_equal(readers_op(fx, STORE_SH_RWAIT, "r2")->status, STORE_OK);
+	assert_int_equal(xclear(fx, "w1")->status, STORE_OK);
+	struct sh_answer *a = grant_reg(fx, 1, "r2", false, fence + 1, false);
+	assert_int_equal(a->status, STORE_OK);
+	assert_int_equal(read_all(fx, 4)->header.rwaiters.n, 0);
+	assert_count(fx, 4, 2);
+}
+
 /* A fenced write's check of a shared holder (CHECK) on slot by owner
  * with token. */
 static struct sh_answer *check(struct fixture *fx, enum store_sh_mode mode, unsigned slot,
@@ -716,6 +739,7 @@ int store_contract_shared_run(const struct store_factory *f)
 		T(release_without_readers_admits_nobody),
 		T(admitted_set_cleared_on_the_set_seen),
 		T(registered_behind_an_announcement),
+		T(registered_grant_after_a_lone_release),
 		T(reader_check),
 		T(semaphore_holder_check),
 		T(bad_requests_refused),

@@ -195,8 +195,11 @@ static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_re
 	if (set != NULL && !(keys->ttl_attr != NULL && r->ttl > 0))
 		set = without_ttl(set, buf, sizeof(buf));
 	if (r->registered) { /* its entry goes with the grant */
-		snprintf(full, sizeof(full), "%s%sDELETE #rw :mes, #ra :mes",
-			 set != NULL ? set : "", set != NULL ? " " : "");
+		/* from radmit only when admitted: radmit is then a set holding
+		 * it; else it may be "-" (a string: DELETE of a set from it is
+		 * a ValidationException) */
+		snprintf(full, sizeof(full), "%s%sDELETE #rw :mes%s", set != NULL ? set : "",
+			 set != NULL ? " " : "", r->admitted ? ", #ra :mes" : "");
 		set = full;
 	}
 	snprintf(text, sizeof(text), "%s %s", cond, set != NULL ? set : "");
@@ -473,6 +476,8 @@ static cJSON *build_readers(const struct ddb_keys *keys, const struct store_sh_r
 		[STORE_SH_RCLEAR] = {"#ra = :seen", "REMOVE #ra"},
 	};
 	const char *cond = text[r->op][0], *expr = text[r->op][1];
+	if (r->op == STORE_SH_RUNWAIT && !r->admitted) /* radmit may be "-": a string */
+		expr = "DELETE #rw :mes";
 	char both[256];
 	snprintf(both, sizeof(both), "%s %s", cond, expr);
 	cJSON *u = update(keys, r->name, 0);
