@@ -9,6 +9,7 @@
 # the keys and their types. The log says which credential source is tried,
 # then that credentials were found (environment keys, a container
 # endpoint), or why none were (instance metadata not answering) (issue 27).
+# Slot items of names held shared are no foreign items.
 # Prints "ok N - what" / "not ok N - what", exits 1 on any failure.
 set -u
 : "${LG_BIN:?LG_BIN must name the leasegate binary}"
@@ -60,6 +61,20 @@ table=$saved
 if [ "$s1" = 0 ] && [ "$s2" = 1 ] && ! grep -q "not leasegate's" "$dir/scan-again.log"; then
 	ok "no Scan when --create-table made the table; one at the next open, no warning"
 else bad "Scans at open: $s1 when created (want 0), $s2 after (want 1)" "$(cat "$dir/scan-again.log")"; fi
+
+# a table where names were held shared keeps slot items (SLOT#<k>#<name>):
+# leasegate's own, no warning at the next open
+saved=$table table="lg-open-slots-$$"
+start slots-first --create-table
+printf 'LOCK.ACQUIRE r 5000 SHARED\nLOCK.ACQUIRE s 5000 LIMIT 2 DETACH\n' | redis-cli -p "$port" >/dev/null
+stop
+start slots-again
+stop
+table=$saved
+if grep -q "DynamoDB table lg-open-slots-$$ open" "$dir/slots-again.log" &&
+	! grep -q "not leasegate's" "$dir/slots-again.log"; then
+	ok "slot items of shared holds: no warning at the next open"
+else bad "slot items warned about" "$(cat "$dir/slots-again.log")"; fi
 
 # boto3 on moto: python3 -c CODE ARGS...
 boto() {

@@ -88,6 +88,15 @@ static bool script_item(const struct ddb_store *ds, const cJSON *item)
 	       str_attr(item, "_type", "SCRIPT", false);
 }
 
+/* A slot of a name held shared (core/store/store_shared.h): SLOT#<k>#<name>
+ * (and LOCK), _type SLOT: leasegate's own. */
+static bool slot_item(const struct ddb_store *ds, const cJSON *item)
+{
+	return str_attr(item, ds->pk, "SLOT#", true) &&
+	       (!ds->sk[0] || str_attr(item, ds->sk, "LOCK", false)) &&
+	       str_attr(item, "_type", "SLOT", false);
+}
+
 /* Adds the attribute names of item to the comma-separated list, each
  * once, as many as fit. */
 static void add_names(char *list, size_t cap, const cJSON *item)
@@ -124,7 +133,7 @@ static void read_peek(struct ddb_store *ds, const char *body, size_t len)
 	cJSON_ArrayForEach(it, items)
 	{
 		t->peeked++;
-		if (!lock_item(ds, it) && !script_item(ds, it)) {
+		if (!lock_item(ds, it) && !script_item(ds, it) && !slot_item(ds, it)) {
 			t->foreign++;
 			add_names(t->foreign_attrs, sizeof t->foreign_attrs, it);
 		}
