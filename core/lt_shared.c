@@ -168,9 +168,13 @@ static void lose(struct sh_lease *l, enum lt_loss why)
 	}
 	trace_str(l->hb_span, "leasegate.lock.loss_reason", lt_loss_name(why));
 	trace_finish(&l->hb_span, why == LT_RELEASED ? NULL : "the lease was lost");
+	lt_renew_cb rcb = l->renew_cb; /* told after the loss: l may be gone then */
+	void *rarg = l->renew_arg;
+	l->renew_cb = NULL;
 	if (l->lost_cb != NULL)
 		l->lost_cb(l->lost_arg, l, why);
-	renew_told(l, 0, NULL);
+	if (rcb != NULL)
+		rcb(rarg, 0, NULL);
 }
 
 static void end_due(void *arg)
