@@ -214,6 +214,17 @@ def build(records, tol):
     holds = {}
     lint = []
     open_hold = {}  # (client, name) -> Hold
+    drains = collections.defaultdict(list)  # replica -> when its drains began
+    for rec in records:
+        if rec["op"] == "drain":
+            drains[rec["replica"]].append(rec["invoke"])
+
+    def lost_at(h, rec, at):
+        """When a hold whose connection turned out lost at `at` may have
+        ended: at its replica's drain in between (the drain closes the
+        connection and releases what no client can adopt), else at."""
+        began = [d for d in drains.get(rec.get("replica"), ()) if h.granted <= d <= at]
+        return min(began) if began else at
     # a loss notice read with an answer counts before that answer
     for rec in sorted(records, key=lambda r: (r["invoke"], r["op"] != "lost", r["complete"])):
         key = (rec["client"], rec["name"])
@@ -262,7 +273,8 @@ def build(records, tol):
                 h.set_fate("released", rec["invoke"], tol)
                 per_name[name].append(MOp("release", rec, h))
             else:
-                h.set_fate(res if res in ("error", "unwritten") else "lost", rec["invoke"], tol)
+                at = lost_at(h, rec, rec["invoke"]) if res == "error" else rec["invoke"]
+                h.set_fate(res if res in ("error", "unwritten") else "lost", at, tol)
                 if res in ("error", "unwritten"):  # it may have released
                     per_name[name].append(MOp("release", rec, h, optional=True))
         elif op == "renew" and h is not None:
@@ -270,8 +282,10 @@ def build(records, tol):
                 h.written = max(h.written, rec["invoke"])
                 if res == "ok":
                     per_name[name].append(MOp("renew", rec, h))
+            elif res == "error":
+                h.set_fate("error", lost_at(h, rec, rec["invoke"]), tol)
             else:
-                h.set_fate("error" if res == "error" else "lost", rec["invoke"], tol)
+                h.set_fate("lost", rec["invoke"], tol)
         elif op == "adopt" and h is not None and res == "ok":
             h.written = max(h.written, rec["invoke"])  # the adopt writes the item
         elif op == "token" and h is not None and h.token is None:
@@ -961,6 +975,10 @@ def shared_cases():
         "a reader's renew acknowledged after an exclusive took its place": [
             rd("r", 0.00, 0.10, "granted", 5), op("w", "acquire", 0.20, 2.50, "granted", 6),
             op("r", "renew", 2.60, 2.70, "ok"), rel("r", 2.80, 2.90, "lost")],
+        "a semaphore holder's slot given on while its connection lived (no drain)": [
+            sem("a", 0.00, 0.10, "granted", 1, 0),
+            sem("c", 0.35, 0.40, "granted", 2, 0, replica=1),
+            rel("a", 0.50, 0.51, "error", name="sem"), rel("c", 0.60, 0.70, name="sem")],
         "three holders of a semaphore of 2": [
             sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.00, 0.10, "granted", 1, 1),
             sem("c", 0.20, 0.30, "granted", 2, 0),
@@ -1080,6 +1098,11 @@ def shared_cases():
             sem("a", 0.00, 0.10, "granted", 7, 1), rel("a", 0.20, 0.30, name="sem"),
             sem("c", 0.25, 0.35, "unknown"),
             sem("b", 0.40, 0.50, "granted", 9, 1), rel("b", 0.60, 0.70, name="sem")],
+        "a semaphore holder's gateway drained: its slot given on at the drain": [
+            sem("a", 0.00, 0.10, "granted", 1, 0),
+            op("harness", "drain", 0.30, 0.30, "ok", name="*"),
+            sem("c", 0.35, 0.40, "granted", 2, 0, replica=1),
+            rel("a", 0.50, 0.51, "error", name="sem"), rel("c", 0.60, 0.70, name="sem")],
         "a semaphore holder crashed: its slot taken over after its lease": [
             sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.05, 0.15, "granted", 1, 1),
             sem("c", 0.20, 2.30, "granted", 2, 0),

@@ -233,7 +233,11 @@ class Gateway:
 
     def drain(self):
         """SIGTERM: the gateway drains (its adoptable leases kept for
-        DRAIN_MS for their clients to adopt elsewhere), then exits."""
+        DRAIN_MS for their clients to adopt elsewhere), then exits. The
+        history gets a "drain" of this replica: its connections close now,
+        and the holds no client can adopt (shared holds, PostgreSQL's) are
+        released with them, before their clients learn it."""
+        history.add("harness", self.i, "-", "drain", "*", now(), now(), "ok")
         self.proc.send_signal(signal.SIGTERM)
         try:
             self.proc.wait(DRAIN_MS / 1000 + 10)
