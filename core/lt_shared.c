@@ -25,7 +25,7 @@
 #define TRY_RACES	16 /* ... a try's: it answers none on a full read only */
 #define WINDOW		4  /* slots a first read looks at (then, if none is free, all) */
 
-enum wait_step { W_IDLE, W_READ, W_GRANT, W_CLEAR, W_REGISTER };
+enum wait_step { W_IDLE, W_READ, W_GRANT, W_CLEAR, W_REGISTER, W_ANNOUNCE };
 
 struct sh_wait {
 	struct sh_wait *prev, *next; /* in its bucket of t->sh_waits */
@@ -49,6 +49,12 @@ struct sh_wait {
 	 * wait after the registration in flight. */
 	bool registered;
 	bool admitted; /* its last read showed it in radmit */
+	/* A semaphore's turn among replicas (its XANNOUNCE): the rvn of its
+	 * announcement ("" none), whether the last read showed it standing,
+	 * and since when reads found every place held (0: not full). */
+	char ann_rvn[LT_ID_LEN + 1];
+	bool own_turn;
+	int64_t full_since;
 	int64_t then_ms;
 	int64_t sent_ms; /* its send: its lease runs from there */
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
@@ -513,6 +519,26 @@ static struct sh_wait **bucket(struct locktable *t, const char *name)
 	return &t->sh_waits[store_name_hash(name) % LT_SH_BUCKETS];
 }
 
+static void on_dropped(void *arg, const struct store_sh_result *r) {}
+
+/* The wait is over (granted or not): its announcement, if it made one,
+ * goes (XCLEAR on its rvn; refused when another replaced it). Not
+ * reported: one left behind stands still and is cleared by the next
+ * waiter after LT_RESERVE_WINDOWS of its interval. */
+static void drop_turn(struct sh_wait *w)
+{
+	if (w->ann_rvn[0] == '\0')
+		return;
+	struct store_sh_req r = {.op = STORE_SH_XCLEAR,
+				 .name = w->name,
+				 .mode = w->a.mode,
+				 .cap = w->a.cap,
+				 .seen_rvn = w->ann_rvn};
+	struct store_call *c = store_sh_submit(w->t->store, &r, on_dropped, NULL);
+	(void)c; /* NULL, out of memory: it stands still, and is cleared so */
+	w->ann_rvn[0] = '\0';
+}
+
 static void wait_free(struct sh_wait *w)
 {
 	if (w->prev != NULL)
@@ -523,6 +549,7 @@ static void wait_free(struct sh_wait *w)
 		w->next->prev = w->prev;
 	timer_cancel(&w->poll);
 	timer_cancel(&w->deadline);
+	drop_turn(w);
 	trace_finish(&w->span, "cancelled"); /* answered: ended already */
 	lt_holder_free(w->t, w->holder);
 	free(w);
@@ -674,6 +701,7 @@ static void grant(struct sh_wait *w, const struct store_sh_result *r, unsigned i
 				 .seen_rvn = seen_rvn,
 				 .first = r->header.scount == 0,
 				 .admitted = admitted,
+				 .announced = w->own_turn,
 				 .registered = w->registered,
 				 .seen_fence = r->header.lock.has_fence ? r->header.lock.fence : 0,
 				 .seen_slot_fence = s->has_fence ? s->fence : 0,
@@ -797,6 +825,51 @@ static void behind_writer(struct sh_wait *w, const struct store_sh_header *h, in
 		not_now(w, ms);
 }
 
+static void on_turn_announced(void *arg, const struct store_sh_result *r)
+{
+	struct sh_wait *w = arg;
+	w->call = NULL;
+	w->step = W_IDLE;
+	if (r->status != STORE_OK) /* another's stands, or a place came free */
+		w->ann_rvn[0] = '\0';
+	not_now(w, w->then_ms);
+}
+
+/* Every place held, none to take over: a semaphore's waiter that found it
+ * so for a poll interval announces itself (XANNOUNCE, a new rvn at each
+ * poll, its interval poll): grants of others are refused while it stands,
+ * so holders releasing and taking again on another replica cannot keep
+ * the places from it; the first that comes free is its (docs/lease-rules.md,
+ * "Fair across replicas"). Then it polls. */
+static void full(struct sh_wait *w, int64_t poll, int64_t now)
+{
+	if (!w->a.wait || w->a.mode != STORE_SH_LIMIT) {
+		not_now(w, poll);
+		return;
+	}
+	if (w->full_since == 0)
+		w->full_since = now;
+	if (now - w->full_since < poll) {
+		not_now(w, poll);
+		return;
+	}
+	store_new_id(w->ann_rvn);
+	struct store_sh_req r = {.op = STORE_SH_XANNOUNCE,
+				 .name = w->name,
+				 .mode = w->a.mode,
+				 .cap = w->a.cap,
+				 .owner = w->owner,
+				 .rvn = w->ann_rvn,
+				 .lease_ms = poll};
+	w->then_ms = poll;
+	w->step = W_ANNOUNCE;
+	w->call = store_sh_submit(w->t->store, &r, on_turn_announced, w);
+	if (w->call == NULL) {
+		w->ann_rvn[0] = '\0';
+		not_now(w, poll);
+	}
+}
+
 /* Decides on what a READ showed: a grant, a wait, or an answer. */
 static void decide(struct sh_wait *w, const struct store_sh_result *r)
 {
@@ -804,6 +877,9 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 	int64_t now = now_ms(w->t);
 	bool admitted = store_sh_set_has(&r->header.radmit, w->owner);
 	w->admitted = admitted;
+	w->own_turn = r->header.xwait[0] != '\0' && strcmp(r->header.xwait, w->owner) == 0;
+	if (!w->own_turn)
+		w->ann_rvn[0] = '\0'; /* not (or no longer) on the header */
 	if (admitted || store_sh_set_has(&r->header.rwaiters, w->owner))
 		w->registered = true;	/* a registration whose answer was lost */
 	if (r->header.lock.has_owner) { /* an exclusive holder */
@@ -816,7 +892,7 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 		answer(w, NULL, &e);
 		return;
 	}
-	if (r->header.xwait[0] != '\0' && !admitted) { /* admitted: past it */
+	if (r->header.xwait[0] != '\0' && !admitted && !w->own_turn) { /* admitted: past it */
 		behind_writer(w, &r->header, now);
 		return;
 	}
@@ -845,7 +921,7 @@ static void decide(struct sh_wait *w, const struct store_sh_result *r)
 	if (takeover >= 0)
 		grant(w, r, (unsigned)takeover, w->watch[w->from + takeover].rvn);
 	else
-		not_now(w, poll);
+		full(w, poll, now);
 }
 
 static void on_read(void *arg, const struct store_sh_result *r)

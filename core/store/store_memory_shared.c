@@ -121,8 +121,10 @@ static bool grant_header_ok(const struct mitem *h, const struct store_sh_req *r)
 	bool lock = h == NULL || (h->other_type == NULL && !h->fence_bad);
 	bool announced = h != NULL && h->rare != NULL && h->rare->xwait[0] != '\0';
 	/* admitted: in radmit, whatever the announcement (store_shared.h) */
+	bool mine = announced && strcmp(h->rare->xwait, r->owner) == 0;
 	bool passes = r->admitted ? radmit_of(h) != NULL && store_sh_set_has(radmit_of(h), r->owner)
-				  : !announced;
+		      : r->announced ? mine
+				     : !announced;
 	if (!lock || (h != NULL && h->owner[0] != '\0') || !passes || !fence_is(h, r->seen_fence))
 		return false;
 	int64_t n = scount_of(h);

@@ -31,6 +31,8 @@
  *                       frees), the same conditions without scount < :cap
  *                       (every slot may be held) and no write: the count
  *                       stays.
+ *            With .announced (a semaphore's waiter whose turn stands),
+ *            xwait = :owner instead of attribute_not_exists(xwait).
  *            Header, every variant: fence = :seen_fence (absent for 0).
  *            Slot: attribute_not_exists(owner), or with .seen_rvn rvn =
  *            :seen_rvn; and fence = :seen_slot_fence (absent for 0); SET
@@ -185,6 +187,12 @@ struct store_sh_req {
 	const char *holder;	 /* GRANT/RENEW: label, or NULL */
 	int64_t lease_ms;	 /* GRANT/RENEW: > 0 */
 	int64_t ttl;		 /* epoch seconds, 0 = no TTL attribute */
+	/* GRANT: the waiter's own announcement (XANNOUNCE, owner) stands on
+	 * the header and takes its place: xwait = :owner instead of absent (a
+	 * semaphore's waiter that waited a poll announces itself, so that
+	 * holders churning on another replica do not keep its slot; it clears
+	 * the announcement with XCLEAR once granted) */
+	bool announced;
 	/* RELEASE: an operator's (LOCK.FORCE-RELEASE): the slot keeps
 	 * freedBy "force" (lock_item.freed_forced), so that its holder's next
 	 * renewal, refused, reports the loss as forced; a GRANT removes it */

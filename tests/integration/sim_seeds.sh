@@ -33,6 +33,9 @@
 #                gone) stood on the lock item: each read showing readers
 #                restarted the watch of the reservation, which never
 #                stood still a whole window (8.8 s and 24.8 s waits)
+#   13594        (--shared-liveness) a semaphore's waiter had no turn among
+#                replicas: another replica's client releasing and taking
+#                again between its polls kept the place (15 s)
 # The sweep: seeds 1..1000 of the world before, and 1..1500 of today's.
 # Needs no moto; run by tests/run-integration.sh. About 5 s.
 set -u
@@ -54,6 +57,7 @@ done
 one --seed 20712
 one --seed 31547
 one --seed 57559
+one --shared-liveness --seed 13594
 "$sim" --exclusive --seeds 1000 --first 1 || rc=1
 "$sim" --seeds 1500 --first 1 || rc=1
 exit $rc

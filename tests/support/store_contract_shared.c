@@ -558,6 +558,48 @@ static void registered_grant_after_a_lone_release(void **state)
 	assert_count(fx, 4, 2);
 }
 
+/* A semaphore's grant on the waiter's own announcement (.announced): a
+ * place freed while it stands goes to that waiter, not to another
+ * (store_shared.h GRANT); an announced grant needs its own standing. */
+static struct sh_answer *grant_turn(struct fixture *fx, const char *owner, int64_t slot_fence)
+{
+	char rvn[STORE_ID_MAX + 1];
+	snprintf(rvn, sizeof(rvn), "%s-r", owner);
+	return sh(fx, (struct store_sh_req){.op = STORE_SH_GRANT,
+					    .mode = STORE_SH_LIMIT,
+					    .cap = 2,
+					    .slot = 0,
+					    .owner = owner,
+					    .rvn = rvn,
+					    .announced = true,
+					    .seen_slot_fence = slot_fence,
+					    .lease_ms = 30000});
+}
+
+static void semaphore_turn_announced(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 2, 0, "a", true, 0, 0)->status, STORE_OK);
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 2, 1, "b", false, 0, 0)->status, STORE_OK);
+	assert_int_equal(sh(fx, (struct store_sh_req){.op = STORE_SH_XANNOUNCE,
+						      .mode = STORE_SH_LIMIT,
+						      .cap = 2,
+						      .owner = "c",
+						      .rvn = "c1",
+						      .lease_ms = 1000})
+				 ->status,
+			 STORE_OK);
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 2, 0, "a", NULL)->status, STORE_OK);
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 2, 0, "d", false, 0, 1)->status, STORE_REFUSED);
+	assert_int_equal(grant_turn(fx, "e", 1)->status, STORE_REFUSED); /* not e's turn */
+	assert_int_equal(grant_turn(fx, "c", 1)->status, STORE_OK);
+	assert_count(fx, 2, 2);
+	assert_int_equal(xclear(fx, "c1")->status, STORE_OK);
+	assert_int_equal(end(fx, STORE_SH_RELEASE, 2, 0, "c", NULL)->status, STORE_OK);
+	assert_int_equal(grant_turn(fx, "f", 2)->status, STORE_REFUSED); /* no turn stands */
+	assert_int_equal(grant(fx, STORE_SH_LIMIT, 2, 0, "f", false, 0, 2)->status, STORE_OK);
+}
+
 /* A fenced write's check of a shared holder (CHECK) on slot by owner
  * with token. */
 static struct sh_answer *check(struct fixture *fx, enum store_sh_mode mode, unsigned slot,
@@ -740,6 +782,7 @@ int store_contract_shared_run(const struct store_factory *f)
 		T(admitted_set_cleared_on_the_set_seen),
 		T(registered_behind_an_announcement),
 		T(registered_grant_after_a_lone_release),
+		T(semaphore_turn_announced),
 		T(reader_check),
 		T(semaphore_holder_check),
 		T(bad_requests_refused),

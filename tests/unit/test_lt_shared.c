@@ -849,6 +849,41 @@ static void test_owner_given(void **state)
 	fx_free(f);
 }
 
+/* A semaphore's waiter on another replica gets its turn: replica 0's
+ * holder releases and takes again at once, between replica 1's polls;
+ * replica 1's waiter, having found it full for a poll, announces itself,
+ * replica 0's next take is refused, and the place is replica 1's at its
+ * next poll (before, replica 0 kept it for as long as it churned). */
+static void test_semaphore_turn_across_replicas(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got a, w;
+	struct sh_lease *l = try_shared(f, 0, "turn", STORE_SH_LIMIT, 1, &a);
+	assert_non_null(l);
+	start(f, 1, "turn", STORE_SH_LIMIT, 1, true, &w);
+	fx_run(f);
+	int64_t t0 = fx_now(f);
+	while (l != NULL && fx_now(f) - t0 < 10 * LEASE) {
+		fx_advance(f, 250);
+		sh_lease_release(l);
+		fx_run(f);
+		l = try_shared(f, 0, "turn", STORE_SH_LIMIT, 1, &a);
+	}
+	assert_null(l); /* refused: replica 1's turn stands */
+	assert_false(w.done);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(w.done);
+	assert_non_null(w.lease);
+	assert_true(fx_now(f) - t0 < 3 * LEASE);
+	sh_lease_release(w.lease);
+	fx_run(f);
+	l = try_shared(f, 0, "turn", STORE_SH_LIMIT, 1, &a); /* the turn cleared */
+	assert_non_null(l);
+	sh_lease_release(l);
+	fx_run(f);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -872,6 +907,7 @@ int main(void)
 		cmocka_unit_test(test_crashed_admitted_reader_costs_a_lease),
 		cmocka_unit_test(test_reader_giving_up_is_not_admitted),
 		cmocka_unit_test(test_owner_given),
+		cmocka_unit_test(test_semaphore_turn_across_replicas),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,7 +170,9 @@ static cJSON *grant_header(const struct ddb_keys *keys, const struct store_sh_re
 	fence_cond(fc, sizeof(fc), ":sf", r->seen_fence);
 	bool limit = r->mode == STORE_SH_LIMIT;
 	/* no writer announced, or this reader admitted past it */
-	const char *xw = r->admitted ? "contains(#ra, :me)" : "attribute_not_exists(#xw)";
+	const char *xw = r->admitted	? "contains(#ra, :me)"
+			 : r->announced ? "#xw = :me" /* its own turn (a semaphore's waiter) */
+					: "attribute_not_exists(#xw)";
 	if (r->first) {
 		snprintf(cond, sizeof(cond),
 			 "attribute_not_exists(#o) AND %s AND "
