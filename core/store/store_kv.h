@@ -18,8 +18,9 @@
  *   FREE     an item without owner (released, or deleted by a script: the
  *            item stays as a tombstone keeping its fence): attribute_exists
  *            (pk) AND attribute_not_exists(owner) AND fence = :fence
- *            (attribute_not_exists(fence) without .has_fence), and no
- *            slot held shared (scount absent or 0: store_shared.h). The
+ *            (attribute_not_exists(fence) without .has_fence), no slot
+ *            held shared (scount absent or 0: store_shared.h) and no
+ *            readers admitted (radmit absent or the string "-"). The
  *            fence rises on every acquire, so a key taken and freed again
  *            in between fails it.
  *   VERSION  the exact version read: rvn = :rvn (every write of an owner,

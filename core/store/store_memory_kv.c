@@ -25,7 +25,7 @@ static bool seen_holds(const struct mitem *it, const struct store_kv_op *o)
 		return it == NULL;
 	case KV_SEEN_FREE: /* no holder of either mode (store_kv.h) */
 		return it != NULL && it->owner[0] == '\0' &&
-		       (it->rare == NULL || it->rare->scount == 0) &&
+		       (it->rare == NULL || (it->rare->scount == 0 && it->rare->radmit == NULL)) &&
 		       (o->has_fence ? !it->no_fence && it->fence == o->fence : it->no_fence);
 	case KV_SEEN_VERSION:
 		if (it == NULL || strcmp(it->rvn, o->rvn) != 0)

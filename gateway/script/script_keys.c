@@ -31,8 +31,11 @@ void sk_key_init(struct sk_key *k, const char *name, const struct lock_item *ite
 	k->len = strlen(name);
 	k->item = *item;
 	k->not_lock = !item_is_lock(item);
-	if (!k->not_lock && item->exists && !item->has_owner && item->scount > 0) {
-		/* held shared (readers, a semaphore's holders): alive, no one's
+	if (!k->not_lock && item->exists && !item->has_owner &&
+	    (item->scount > 0 || item->radmit)) {
+		/* held shared (readers, a semaphore's holders), or readers
+		 * admitted by the last exclusive release (phase-fair: they go
+		 * before any exclusive taker, a script's too): alive, no one's
 		 * value, no expiry a script could read; never written over */
 		k->alive0 = true;
 		snprintf(k->value0, sizeof(k->value0), "%s", SK_SHARED_VALUE);

@@ -37,8 +37,9 @@
  */
 #ifndef LG_SCRIPT_KEYS_H
 /* What a key held shared (LOCK.ACQUIRE ... SHARED | LIMIT n, PostgreSQL's
- * pg_advisory_lock_shared) reads as in a script: alive, this value, no
- * expiry (PTTL -1), and never written by a script. */
+ * pg_advisory_lock_shared), or promised to the readers an exclusive
+ * release admitted, reads as in a script: alive, this value, no expiry
+ * (PTTL -1), and never written by a script. */
 #define SK_SHARED_VALUE "leasegate:shared"
 #define LG_SCRIPT_KEYS_H
 

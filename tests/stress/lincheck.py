@@ -141,6 +141,8 @@ INF = float("inf")
 # and unanswered (its gateway stopped or killed: readers clear it once it
 # stood still for two of its poll intervals, a stopped gateway's own wait
 # may announce again on SIGCONT).
+TURN_AFTER = 0.5    # s: a semaphore waiter's turn comes a poll (a third of its lease, 0.67 s here) in, not sooner
+TURN_CLEARED = 0.5  # s: ... and goes this long after its answer at most (its XCLEAR)
 ANNOUNCE_AFTER = 0.5
 ANNOUNCE_LOST = 3
 # How long after its answer (or its failure) an operation whose outcome is
@@ -421,11 +423,13 @@ class Waits(list):
         return self
 
 
-def announced(p, waits):
-    """An exclusive waiter may have its announcement on the header at p
+def announced(p, waits, modes=("exclusive",)):
+    """A waiter of modes may have its announcement on the header at p
     (docs/design/shared-locks.md: new shared grants are refused while it
-    stands): its wait in flight, or just ended (w[4])."""
-    return any(w[3] == "exclusive" and w[1] <= p <= w[4] for w in waits)
+    stands; an exclusive waiter's, and a semaphore's waiter's turn, made a
+    poll after its wait began): its wait in flight, or just ended (w[4])."""
+    return any(w[3] in modes and w[1] + (TURN_AFTER if w[3] == "limit" else 0) <= p <= w[4]
+               for w in waits)
 
 
 def slot_token(slots, slot):
@@ -512,8 +516,10 @@ def apply(m, st, p, holds, waits, tol, slot_choice=None):
             return st, None
         if mode == "limit":
             n = m.rec.get("limit")
-            if n is not None and len(shared) + phantoms(p, waits) < n:
-                return None, (f"a refusal of a semaphore of {n} while {len(shared)} hold it")
+            if n is not None and len(shared) + phantoms(p, waits) < n and \
+                    not announced(p, waits, ("exclusive", "limit")):
+                return None, (f"a refusal of a semaphore of {n} while {len(shared)} hold it "
+                              f"(and no waiter's turn may stand)")
             return st, None
         if mode == "exclusive" and (shared or phantoms(p, waits)):
             return st, None
@@ -822,9 +828,14 @@ def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print, int
             # answer (ANNOUNCE_AFTER leases), or by readers once it stood
             # still (its gateway stopped or killed: ANNOUNCE_LOST leases)
             xend = r["complete"] + (ANNOUNCE_LOST if unanswered else ANNOUNCE_AFTER) * lease
+            mode = r.get("mode", "exclusive")
+            if mode == "limit" and not unanswered:
+                # a semaphore's waiter announces its turn once it found
+                # every place held for a poll (a third of its lease), and
+                # clears it as its wait ends
+                xend = r["complete"] + TURN_CLEARED
             waits[r["name"]].append((r.get("replica"), r["invoke"],
-                                     INF if unanswered else r["complete"],
-                                     r.get("mode", "exclusive"), xend))
+                                     INF if unanswered else r["complete"], mode, xend))
         if phantom(r):
             waits[r["name"]].append((r.get("replica"), r["invoke"], INF, "phantom", INF))
     for w in waits.values():
@@ -1098,6 +1109,12 @@ def shared_cases():
             sem("a", 0.00, 0.10, "granted", 7, 1), rel("a", 0.20, 0.30, name="sem"),
             sem("c", 0.25, 0.35, "unknown"),
             sem("b", 0.40, 0.50, "granted", 9, 1), rel("b", 0.60, 0.70, name="sem")],
+        "a semaphore's try refused while another client's wait has its turn": [
+            sem("a", 0.00, 0.10, "granted", 1, 0), sem("b", 0.00, 0.10, "granted", 1, 1),
+            sem("w", 0.20, 2.00, "granted", 2, 1, replica=1),   # waits, its turn stands
+            rel("b", 1.50, 1.60, name="sem"),
+            sem("c", 1.65, 1.70, "refused", wait=False),         # one holds: the turn is w's
+            rel("a", 2.10, 2.20, name="sem"), rel("w", 2.30, 2.40, name="sem")],
         "a semaphore holder's gateway drained: its slot given on at the drain": [
             sem("a", 0.00, 0.10, "granted", 1, 0),
             op("harness", "drain", 0.30, 0.30, "ok", name="*"),

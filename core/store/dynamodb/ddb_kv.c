@@ -66,20 +66,19 @@ static void add_seen(const struct store_kv_op *o, char *cond, size_t cap, cJSON 
 		cJSON_AddStringToObject(names, "#o", "owner");
 		cJSON_AddStringToObject(names, "#f", "fence");
 		cJSON_AddStringToObject(names, "#sc", "scount");
+		cJSON_AddStringToObject(names, "#ra", "radmit");
 		cJSON_AddItemToObject(vals, ":zero", attr_n(0));
-		/* free means no holder of either mode: a shared grant since
-		 * the read raised scount (store_shared.h) */
-		if (o->has_fence) {
-			snprintf(cond, cap,
-				 "attribute_exists(#k) AND attribute_not_exists(#o) AND #f = :sf "
-				 "AND (attribute_not_exists(#sc) OR #sc = :zero)");
+		cJSON_AddItemToObject(vals, ":str", attr_s("S"));
+		/* free means no holder of either mode (a shared grant since the
+		 * read raised scount) and no readers admitted (radmit a set:
+		 * store_shared.h) */
+		snprintf(cond, cap,
+			 "attribute_exists(#k) AND attribute_not_exists(#o) AND %s AND "
+			 "(attribute_not_exists(#sc) OR #sc = :zero) AND "
+			 "(attribute_not_exists(#ra) OR attribute_type(#ra, :str))",
+			 o->has_fence ? "#f = :sf" : "attribute_not_exists(#f)");
+		if (o->has_fence)
 			cJSON_AddItemToObject(vals, ":sf", attr_n(o->fence));
-		} else {
-			snprintf(cond, cap,
-				 "attribute_exists(#k) AND attribute_not_exists(#o) AND "
-				 "attribute_not_exists(#f) AND (attribute_not_exists(#sc) OR #sc = "
-				 ":zero)");
-		}
 		break;
 	case KV_SEEN_VERSION:
 		cJSON_AddStringToObject(names, "#r", "rvn");
@@ -160,7 +159,7 @@ static cJSON *item_of(const struct ddb_keys *k, const struct store_kv_op *o, int
 	cJSON_AddStringToObject(it, "TableName", k->table);
 	add_key(it, k, o->name);
 	cJSON *names = cJSON_CreateObject(), *vals = cJSON_CreateObject();
-	char cond[160], expr[240];
+	char cond[320], expr[240];
 	add_seen(o, cond, sizeof(cond), names, vals, k);
 	if (o->write != KV_W_CHECK) {
 		add_write(o, k, ttl, expr, sizeof(expr), names, vals);
