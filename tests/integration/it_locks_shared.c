@@ -468,6 +468,35 @@ static void test_pair_detached(void **state)
 	pair_down(&p);
 }
 
+/* Readers admitted by a writer's release go first, before a lock
+ * library's script too: with the admitted reader's gateway stopped, a
+ * script's take of the name is refused; once it runs again its reader is
+ * granted, then the script's take goes through after it. */
+static void test_pair_admitted_before_scripts(void **state)
+{
+	struct pair p;
+	pair_up(&p);
+	redisContext *w = gw_connect(&p.a), *s = gw_connect(&p.a), *r = gw_connect(&p.b);
+	long long tw = lh_acquire(w, "ad", 3000);
+	gw_send(r, "LOCK.ACQUIRE ad 3000 SHARED WAIT 20000");
+	gw_expect_no_reply(r, 1500, "a reader behind the writer"); /* it registers */
+	assert_int_equal(gw_signal(&p.b, SIGSTOP), 0);
+	gw_expect_int(w, 1, "LOCK.RELEASE ad"); /* admits the reader */
+	gw_expect_err(s, "ERR key 'ad' is a lease", "EVAL %s 1 ad v",
+		      "return redis.call('set',KEYS[1],ARGV[1],'NX','PX',3000)");
+	assert_int_equal(gw_signal(&p.b, SIGCONT), 0);
+	redisReply *g = gw_reply_within(r, 5000);
+	assert_int_equal(g->type, REDIS_REPLY_ARRAY);
+	assert_true(g->element[0]->integer > tw);
+	freeReplyObject(g);
+	gw_expect_int(r, 1, "LOCK.RELEASE ad");
+	gw_expect_ok(s, "SET ad v NX PX 3000");
+	redisFree(w);
+	redisFree(s);
+	redisFree(r);
+	pair_down(&p);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, gw_teardown)
 
 int main(void)
@@ -481,6 +510,7 @@ int main(void)
 		T(test_pair_readers_writer),
 		T(test_pair_semaphore_takeover),
 		T(test_pair_detached),
+		T(test_pair_admitted_before_scripts),
 	};
 	int fails = cmocka_run_group_tests_name("embedded store", one, lh_group_embedded, NULL);
 	fails += cmocka_run_group_tests_name("moto", one, lh_group_moto, NULL);
