@@ -16,15 +16,19 @@
  *              lease past the write before it each renewal reached the
  *              stand-in (0 = on schedule)
  *   req/s      requests the stand-in answered per second while held
+ *   wr/s, rd/s of them, writes (UpdateItem, DeleteItem, TransactWriteItems)
+ *              and reads (GetItem, BatchGetItem, Scan) per second
  *   cpu, rss   the gateway's CPU over the hold (% of one core; and per
- *              DynamoDB request) and its resident memory at the end
+ *              DynamoDB request) and its largest resident memory over the
+ *              hold; B/lease: that less its RSS before the first acquire,
+ *              per lease taken
  *   bench, steal  this process's CPU (the stand-in and the clients) and
  *              the machine's steal time over the hold: what else ran
  *   and the pool: most requests in flight, most queued, longest queue
  *   wait (INFO dynamodb, sampled every second), TRYAGAIN answers while
  *   acquiring, lock cycles per second.
  *
- *   build/bench/bench_scale [scenario...]     (default: all, ~10 min)
+ *   build/bench/bench_scale [scenario...]     (default: all up to 100k, ~10 min)
  *   build/bench/bench_scale list
  *   build/bench/bench_scale standin PORT MS   (the stand-in alone, until killed)
  *
@@ -64,20 +68,25 @@ struct scenario {
 	int leases, conns;
 	double lat_ms;
 	bool cycle;
+	bool named; /* run only when named (past what a 2-core machine carries) */
 };
 
 /* "A few connections": 1,000 leases each, the default
  * --max-leases-per-session (a session finds its leases by a scan). */
 static const struct scenario scenarios[] = {
-	{"1k", 1000, 1, 5, false},
-	{"10k", 10000, 10, 5, false},
-	{"50k", 50000, 50, 5, false},
-	{"75k", 75000, 75, 5, false},
-	{"100k", 100000, 100, 5, false},
-	{"100k-c10k", 100000, 10000, 5, false},
-	{"100k-cycle", 100000, 100, 5, true},
-	{"100k-10ms", 100000, 100, 10, false},
-	{"100k-10ms-cycle", 100000, 100, 10, true},
+	{"1k", 1000, 1, 5, false, false},
+	{"10k", 10000, 10, 5, false, false},
+	{"50k", 50000, 50, 5, false, false},
+	{"75k", 75000, 75, 5, false, false},
+	{"100k", 100000, 100, 5, false, false},
+	{"100k-c10k", 100000, 10000, 5, false, false},
+	{"100k-cycle", 100000, 100, 5, true, false},
+	{"100k-10ms", 100000, 100, 10, false, false},
+	{"100k-10ms-cycle", 100000, 100, 10, true, false},
+	{"200k", 200000, 200, 5, false, true},
+	{"300k", 300000, 300, 5, false, true},
+	{"400k", 400000, 400, 5, false, true},
+	{"1m", 1000000, 1000, 5, false, true},
 };
 #define NSCEN (sizeof scenarios / sizeof scenarios[0])
 
@@ -424,6 +433,8 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	for (int i = 0; i < 100 && info_field(info, "dynamodb", "requests_total") < 1; i++)
 		usleep(50000);
 
+	long rss_idle_kb = proc_status_kb(gw, "VmRSS");
+
 	/* acquire */
 	r.nh = sc->conns;
 	r.window = sc->leases / sc->conns < 10 ? sc->leases / sc->conns : 10;
@@ -498,13 +509,20 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	double cpu = gw_s / held_s * 100;
 	double us_req = st.requests ? gw_s * 1e6 / (double)st.requests : 0;
 	double steal = all1 > all0 ? 100.0 * (double)(steal1 - steal0) / (double)(all1 - all0) : 0;
+	uint64_t writes = st.by_op[DDB_UPDATE_ITEM] + st.by_op[DDB_DELETE_ITEM] +
+			  st.by_op[DDB_TRANSACT_WRITE_ITEMS];
+	uint64_t reads = st.by_op[DDB_GET_ITEM] + st.by_op[DDB_BATCH_GET_ITEM] + st.by_op[DDB_SCAN];
+	double b_lease = r.acquired && rss_idle_kb >= 0
+				 ? (smp.rss_max_kb - rss_idle_kb) * 1024.0 / (double)r.acquired
+				 : 0;
 
 	printf("%-16s %7d %6d %4.0f %8.1f %9lld %5lld %7lld %8.1f %8.1f %8.1f %8.0f %8.0f %6.1f "
-	       "%6.1f %7.1f %6lld/%-5lld %8.1f %8llu %6.1f %6.1f\n",
+	       "%6.1f %7.1f %6lld/%-5lld %8.1f %8llu %6.1f %6.1f %8.0f %6.0f %7.0f\n",
 	       sc->id, sc->leases, sc->conns, sc->lat_ms, acquire_s, r.tryagain, lost, held, p50,
 	       p99, lmax, st.requests / held_s, cycles / held_s, cpu, us_req,
 	       smp.rss_max_kb / 1024.0, smp.inflight_max, smp.queued_max, smp.qwait_max_us / 1000.0,
-	       (unsigned long long)st.renewals_timed, self_s / held_s * 100, steal);
+	       (unsigned long long)st.renewals_timed, self_s / held_s * 100, steal, writes / held_s,
+	       reads / held_s, b_lease);
 	if (r.errors || r.acquired < sc->leases)
 		printf("%-16s   (%lld of %d leases taken, %lld other errors)\n", "", r.acquired,
 		       sc->leases, r.errors);
@@ -560,9 +578,10 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "list") == 0) {
 		for (size_t i = 0; i < NSCEN; i++)
-			printf("%-16s %7d leases %6d connections %4.0f ms%s\n", scenarios[i].id,
+			printf("%-16s %7d leases %6d connections %4.0f ms%s%s\n", scenarios[i].id,
 			       scenarios[i].leases, scenarios[i].conns, scenarios[i].lat_ms,
-			       scenarios[i].cycle ? " + lock cycles" : "");
+			       scenarios[i].cycle ? " + lock cycles" : "",
+			       scenarios[i].named ? " (only when named)" : "");
 		return 0;
 	}
 	if (argc > 3 && strcmp(argv[1], "standin") == 0)
@@ -591,13 +610,13 @@ int main(int argc, char **argv)
 	       "uniform 0.6-1.4x, 1%% tail to 40x);\nopen files: %llu; gateway log %s\n",
 	       LEASE_MS, hold_s, (unsigned long long)rl.rlim_cur, log);
 	printf("%-16s %7s %6s %4s %8s %9s %5s %7s %8s %8s %8s %8s %8s %6s %6s %7s %12s %8s %8s "
-	       "%6s %6s\n",
+	       "%6s %6s %8s %6s %7s\n",
 	       "scenario", "leases", "conns", "ms", "acq_s", "tryagain", "lost", "held", "late_p50",
 	       "late_p99", "late_max", "req/s", "cycles/s", "cpu%", "us/req", "rss_MB",
-	       "inflight/q", "qwait_ms", "renewals", "bench%", "steal%");
+	       "inflight/q", "qwait_ms", "renewals", "bench%", "steal%", "wr/s", "rd/s", "B/lease");
 	int rc = 0;
 	for (size_t i = 0; i < NSCEN; i++) {
-		bool want = argc < 2;
+		bool want = argc < 2 && !scenarios[i].named;
 		for (int a = 1; a < argc; a++)
 			want |= strcmp(argv[a], scenarios[i].id) == 0;
 		if (want && !run_scenario(bin, &scenarios[i], hold_s, log))
@@ -608,6 +627,8 @@ int main(int argc, char **argv)
 	       "inflight/q: most DynamoDB requests in flight / queued (sampled each s);\n"
 	       "qwait: longest queue wait; bench%%: this process (stand-in and clients), of one "
 	       "core;\nsteal%%: the machine's CPU time the hypervisor gave to others over the "
-	       "hold\n");
+	       "hold;\nwr/s, rd/s: the stand-in's writes and reads a second over the hold; "
+	       "B/lease: the gateway's\nlargest RSS less its RSS before acquiring, per lease "
+	       "taken\n");
 	return rc;
 }

@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/store/dynamodb/ddb_json.h"
+
 struct event_base;
 struct standin;
 
@@ -50,15 +52,15 @@ struct standin_options {
 struct standin_options standin_latency(double ms);
 
 struct standin_stats {
-	uint64_t requests;	/* every request answered or pending */
-	uint64_t by_op[8];	/* by ddb_op (core/store/dynamodb/ddb_json.h) */
-	uint64_t throttled;	/* answered with throttling */
-	uint64_t refused;	/* conditional checks that failed */
-	uint64_t renew_refused; /* renewals refused: a lease lost */
-	uint64_t errors;	/* malformed or unsupported requests */
-	unsigned in_flight;	/* received, not answered yet */
-	unsigned in_flight_max; /* since the last standin_reset() */
-	unsigned connections;	/* open now */
+	uint64_t requests;	      /* every request answered or pending */
+	uint64_t by_op[DDB_OP_COUNT]; /* by ddb_op (core/store/dynamodb/ddb_json.h) */
+	uint64_t throttled;	      /* answered with throttling */
+	uint64_t refused;	      /* conditional checks that failed */
+	uint64_t renew_refused;	      /* renewals refused: a lease lost */
+	uint64_t errors;	      /* malformed or unsupported requests */
+	unsigned in_flight;	      /* received, not answered yet */
+	unsigned in_flight_max;	      /* since the last standin_reset() */
+	unsigned connections;	      /* open now */
 	uint64_t connections_total;
 	uint64_t renewals_timed; /* renewals whose lateness was recorded */
 };
