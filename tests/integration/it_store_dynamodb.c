@@ -4,7 +4,8 @@
  * libevent loop and the real clock.
  *
  *   - the store contract suite (tests/support/store_contract.c) and that of
- *     shared names (store_contract_shared.c), on a table with a partition
+ *     shared names (store_contract_shared.c) and session items
+ *     (store_contract_session.c), on a table with a partition
  *     key only and on one with custom partition and sort key names learned
  *     with DescribeTable;
  *   - what only DynamoDB has: a missing table, a denied user, a wrong
@@ -782,6 +783,8 @@ int main(void)
 	failed += store_contract_run(&f2);
 	failed += store_contract_shared_run(&f1);
 	failed += store_contract_shared_run(&f2);
+	failed += store_contract_session_run(&f1);
+	failed += store_contract_session_run(&f2);
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(missing_table),
