@@ -92,7 +92,7 @@ static void beat(struct mstore *ms, const struct store_session_req *r,
 
 /* KILL: on the watched rvn, once. */
 static void mark_dead(struct mstore *ms, const struct store_session_req *r,
-		 struct store_session_result *out)
+		      struct store_session_result *out)
 {
 	struct msession *s = *find(ms, r);
 	if (s == NULL || strcmp(s->item.rvn, r->seen_rvn) != 0 || s->item.has_dead) {

@@ -101,7 +101,7 @@ struct store_session_result {
 	/* OK: the item after (CREATE, BEAT, KILL) or as read (READ);
 	 * REFUSED: the item as it was (.exists false: none) */
 	struct session_item session;
-	struct lock_item lock; /* READ: the lock item as read */
+	struct lock_item lock;	      /* READ: the lock item as read */
 	bool session_read, lock_read; /* READ: which came back */
 	const char *error_type;	      /* static; TRANSIENT, FATAL */
 	char message[STORE_MSG_MAX];

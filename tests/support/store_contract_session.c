@@ -78,8 +78,10 @@ static struct store_session_result *create(struct fixture *fx, const char *rvn)
 
 static struct store_session_result *beat(struct fixture *fx, const char *rvn, int64_t lease_ms)
 {
-	return sess(fx, (struct store_session_req){
-				.op = STORE_SESSION_BEAT, .rvn = rvn, .max_lease_ms = lease_ms, .ttl = TTL2});
+	return sess(fx, (struct store_session_req){.op = STORE_SESSION_BEAT,
+						   .rvn = rvn,
+						   .max_lease_ms = lease_ms,
+						   .ttl = TTL2});
 }
 
 static struct store_session_result *kill_seen(struct fixture *fx, const char *seen, const char *by)
@@ -142,7 +144,8 @@ static void beats_never_on_the_rvn(void **state)
 	assert_int_equal(r->status, STORE_OK);
 	assert_session(&r->session, "r2", 10000, TTL2);
 	assert_int_equal(fx->s->requests[STORE_RENEW], renews + 1); /* counted as a renewal */
-	r = beat(fx, "r2", 10000); /* its retry */
+	/* its retry */
+	r = beat(fx, "r2", 10000);
 	assert_int_equal(r->status, STORE_OK);
 	assert_string_equal(r->session.rvn, "r2");
 	r = beat(fx, "r4", 60000); /* r3's answer was lost, on an item showing r2 */
@@ -245,8 +248,9 @@ static void labels_optional(void **state)
 {
 	struct fixture *fx = *state;
 	struct store_session_result *r = sess(
-		fx, (struct store_session_req){
-			    .op = STORE_SESSION_CREATE, .rvn = "r1", .max_lease_ms = 1000, .ttl = 0});
+		fx,
+		(struct store_session_req){
+			.op = STORE_SESSION_CREATE, .rvn = "r1", .max_lease_ms = 1000, .ttl = 0});
 	assert_int_equal(r->status, STORE_OK);
 	r = read_both(fx);
 	assert_true(r->session.exists);
@@ -266,7 +270,10 @@ static void bad_requests_refused(void **state)
 	memset(long_id, 'a', sizeof(long_id) - 1);
 	long_id[sizeof(long_id) - 1] = '\0';
 #define BEAT(rep, in, lease)                                                                       \
-	{.op = STORE_SESSION_BEAT, .replica = rep, .incarnation = in, .rvn = "r", .max_lease_ms = lease}
+	{                                                                                          \
+		.op = STORE_SESSION_BEAT, .replica = rep, .incarnation = in, .rvn = "r",           \
+		.max_lease_ms = lease                                                              \
+	}
 	const struct store_session_req bad[] = {
 		BEAT(NULL, inc, 1000),
 		BEAT("", inc, 1000),
@@ -278,7 +285,10 @@ static void bad_requests_refused(void **state)
 		BEAT("a", "0123456789ABCDEF0123456789abcdef", 1000),
 		BEAT("a", inc, 999),
 		BEAT("a", inc, STORE_SESSION_LEASE_MAX + 1),
-		{.op = STORE_SESSION_BEAT, .replica = "a", .incarnation = inc, .max_lease_ms = 1000},
+		{.op = STORE_SESSION_BEAT,
+		 .replica = "a",
+		 .incarnation = inc,
+		 .max_lease_ms = 1000},
 		{.op = STORE_SESSION_CREATE, .replica = "a", .incarnation = inc, .rvn = "r"},
 		{.op = STORE_SESSION_KILL, .replica = "a", .incarnation = inc, .seen_rvn = "r"},
 		{.op = STORE_SESSION_KILL, .replica = "a", .incarnation = inc, .by = "w"},

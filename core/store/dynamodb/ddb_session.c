@@ -167,8 +167,8 @@ static cJSON *build_read(const struct ddb_keys *keys, const struct ddb_sess *ss)
 
 static const char *attr(const cJSON *item, const char *name, const char *type)
 {
-	return cJSON_GetStringValue(
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(item, name), type));
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, name), type));
 }
 
 /* attr's string into buf ("" when absent); false when too long */
@@ -218,8 +218,7 @@ static void deliver(struct store_call *c, struct store_session_result *r)
 
 /* A CREATE's, BEAT's or KILL's answer: the item after (Attributes), or
  * as it was (a refusal's Item). */
-static void write_done(struct store_call *c, struct store_result *res, const char *body,
-		       size_t len)
+static void write_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
 {
 	struct store_session_result r = {.status = res->status, .error_type = res->error_type};
 	snprintf(r.message, sizeof(r.message), "%s", res->message);
@@ -234,7 +233,7 @@ static void write_done(struct store_call *c, struct store_result *res, const cha
 			r.error_type = "BadResponse";
 			snprintf(r.message, sizeof(r.message),
 				 "DynamoDB UpdateItem on table %.64s: %.150s", c->ds->table,
-				 root == NULL ? "the answer is no JSON"
+				 root == NULL	? "the answer is no JSON"
 				 : item == NULL ? "no Attributes in the answer"
 						: err);
 		}
@@ -384,8 +383,9 @@ static struct store_call *start(struct ddb_store *ds, enum ddb_op dop, ddbs_done
 		free(body);
 		c->res.status = STORE_FATAL;
 		c->res.error_type = ds->open != OPEN_DONE ? "NotOpen" : "OutOfMemory";
-		snprintf(c->res.message, sizeof(c->res.message), "DynamoDB store of table %.64s: %s",
-			 ds->table, ds->open != OPEN_DONE ? "not open" : "out of memory");
+		snprintf(c->res.message, sizeof(c->res.message),
+			 "DynamoDB store of table %.64s: %s", ds->table,
+			 ds->open != OPEN_DONE ? "not open" : "out of memory");
 		ddbs_defer(c);
 		return c;
 	}
