@@ -260,6 +260,17 @@ static void labels_optional(void **state)
 	assert_int_equal(r->session.ttl, 0);
 }
 
+/* The TTL a session writes lies STORE_SESSION_TTL_DAYS beyond its
+ * longest lease, in epoch seconds (the design: days beyond maxLeaseMs). */
+static void ttl_days_beyond_the_lease(void **state)
+{
+	assert_int_equal(store_session_ttl(1700000000000, 30000),
+			 1700000030 + STORE_SESSION_TTL_DAYS * 86400);
+	assert_int_equal(store_session_ttl(1700000000000, STORE_SESSION_LEASE_MAX),
+			 1700000000 + 86400 + STORE_SESSION_TTL_DAYS * 86400);
+	assert_true(STORE_SESSION_TTL_DAYS >= 1);
+}
+
 /* Bad requests are refused at submit (no callback). */
 static void bad_requests_refused(void **state)
 {
@@ -333,6 +344,7 @@ int store_contract_session_run(const struct store_factory *f)
 		T(kill_on_the_watched_rvn_once),
 		T(read_a_session_and_a_lock),
 		T(labels_optional),
+		T(ttl_days_beyond_the_lease),
 		T(bad_requests_refused),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
