@@ -265,6 +265,10 @@ struct store_sh_req;
 struct store_sh_result;
 /* An answer about a shared name (store_shared.h). */
 typedef void (*store_sh_cb)(void *arg, const struct store_sh_result *res);
+struct store_session_req;
+struct store_session_result;
+/* An answer about a session item (store_session.h). */
+typedef void (*store_session_cb)(void *arg, const struct store_session_result *res);
 /* A keyspace commit's answer (store_kv.h). */
 typedef void (*store_kv_cb)(void *arg, const struct store_kv_result *res);
 /* A fenced transaction's answer (store_tx.h). */
@@ -305,6 +309,10 @@ struct store_ops {
 	 * the store has no shared items. */
 	struct store_call *(*sh_submit)(struct store *s, const struct store_sh_req *req,
 					store_sh_cb cb, void *arg);
+	/* store_session_submit() (store_session.h); cancelled with cancel.
+	 * NULL: the store has no session items. */
+	struct store_call *(*session_submit)(struct store *s, const struct store_session_req *req,
+					     store_session_cb cb, void *arg);
 };
 
 struct store {

@@ -511,6 +511,7 @@ static void call_free(struct store_call *call)
 	free(call->kv);
 	free(call->blob);
 	free(call->sh);
+	free(call->sess);
 	pool_put(&call_pool, call, call->size);
 }
 
@@ -671,6 +672,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->kv = NULL;
 	call->blob = NULL;
 	call->sh = NULL;
+	call->sess = NULL;
 	call->size = sizeof(*call) + need;
 	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
@@ -751,6 +753,7 @@ static struct store_call *mem_scan(struct store *s, const char *cursor, unsigned
 	call->kv = NULL;
 	call->blob = NULL;
 	call->sh = NULL;
+	call->sess = NULL;
 	call->req.op = STORE_SCAN;
 	if (!from_start) {
 		memcpy(call->text, after, need);
@@ -785,6 +788,7 @@ static void mem_free(struct store *s)
 	timer_cancel(&ms->sweep);
 	mem_blobs_free(ms);
 	mem_chans_free(ms);
+	mem_sessions_free(ms);
 	free(ms->gens);
 	free(ms->buckets);
 	free(ms);
@@ -845,6 +849,7 @@ static const struct store_ops memory_ops = {
 	.chan_publish = mem_chan_publish,
 	.chan_read = mem_chan_read,
 	.sh_submit = mem_sh_submit,
+	.session_submit = mem_session_submit,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,

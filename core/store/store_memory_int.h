@@ -107,6 +107,7 @@ struct store_call {
 		store_blob_cb blob_cb;	    /* a blob (store_memory_blob.c) */
 		store_chan_cb chan_cb;	    /* a channel (store_memory_chan.c) */
 		store_sh_cb sh_cb;	    /* a shared name (store_memory_shared.c) */
+		store_session_cb sess_cb;   /* a session item (store_memory_session.c) */
 	};
 	void *arg;
 	/* A scan (req.op STORE_SCAN): its page, at most limit items after
@@ -123,6 +124,9 @@ struct store_call {
 	/* A shared name's request (store_memory_shared.c): its copy, freed
 	 * with the call. */
 	struct mem_sh *sh;
+	/* A session item's request (store_memory_session.c): its copy,
+	 * freed with the call. */
+	struct mem_sess *sess;
 	struct store_req req; /* strings point into text */
 	char text[];
 };
@@ -167,8 +171,9 @@ struct mstore {
 	int fail_n;
 	enum store_status fail_status;
 	const char *fail_type;
-	struct mblob *blobs; /* store_memory_blob.c */
-	struct mchan *chans; /* store_memory_chan.c */
+	struct mblob *blobs;	   /* store_memory_blob.c */
+	struct mchan *chans;	   /* store_memory_chan.c */
+	struct msession *sessions; /* store_memory_session.c */
 	char table[];
 };
 
@@ -209,6 +214,12 @@ struct mitem *mem_item_add(struct mstore *ms, const char *name, uint64_t h);
 /* store_memory_kv.c: store_kv_commit() of the embedded store. */
 struct store_call *mem_kv_commit(struct store *s, const struct store_kv_req *req, store_kv_cb cb,
 				 void *arg);
+
+/* store_memory_session.c: store_session_submit() of the embedded store,
+ * and the end of its sessions (store_free). */
+struct store_call *mem_session_submit(struct store *s, const struct store_session_req *req,
+				      store_session_cb cb, void *arg);
+void mem_sessions_free(struct mstore *ms);
 
 /* store_memory_shared.c: store_sh_submit() of the embedded store. */
 struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,

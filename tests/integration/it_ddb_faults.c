@@ -5,7 +5,8 @@
  * quota, a wrong CRC32, a skewed clock corrected from Date, a server that
  * never answers (the deadline of the lease), malformed answers, expired
  * tokens, the request headers, cancel and free with requests in flight;
- * a scan's retries, its answer past HTTP_BODY_MAX, a cancel in flight.
+ * a scan's retries, its answer past HTTP_BODY_MAX, a cancel in flight;
+ * a session READ's UnprocessedKeys asked again, then given up.
  * Real loop and clock; no sleeps: the loop waits on sockets and timers.
  */
 #include <setjmp.h>
@@ -26,6 +27,7 @@
 #include "lib/base/clock.h"
 #include "lib/http/http.h"
 #include "core/store/dynamodb/store_dynamodb.h"
+#include "core/store/store_session.h"
 #include "tests/support/fake_ddb.h"
 #include "tests/support/ddb_keys.h"
 #include "tests/support/store_contract.h"
@@ -738,6 +740,93 @@ static void bad_config(void **state)
 	assert_string_equal(ep, "https://dynamodb.eu-west-1.amazonaws.com");
 }
 
+/* ---- session items (core/store/store_session.h) ---- */
+
+struct sess_box {
+	bool done;
+	struct store_session_result res;
+};
+
+static void on_sess(void *arg, const struct store_session_result *r)
+{
+	struct sess_box *b = arg;
+	b->done = true;
+	b->res = *r;
+}
+
+#define SESS_INC "0123456789abcdef0123456789abcdef"
+#define SESS_PK	 "SESSION#rep#" SESS_INC
+#define SESS_ITEM                                                                                  \
+	"{\"pk\":{\"S\":\"" SESS_PK "\"},\"_type\":{\"S\":\"SESSION\"},\"rvn\":{\"S\":\"r1\"},"    \
+	"\"maxLeaseMs\":{\"N\":\"30000\"},\"revSeq\":{\"N\":\"3\"}}"
+#define LOCK_LEFT "\"UnprocessedKeys\":{\"Locks\":{\"Keys\":[{\"pk\":{\"S\":\"LOCK#a\"}}]}}"
+
+static struct store_session_result sess_read(struct env *e)
+{
+	static struct sess_box b;
+	memset(&b, 0, sizeof(b));
+	struct store_session_req r = {
+		.op = STORE_SESSION_READ, .replica = "rep", .incarnation = SESS_INC, .name = "a"};
+	assert_non_null(store_session_submit(e->s, &r, on_sess, &b));
+	run_until(&b.done);
+	assert_true(b.done);
+	return b.res;
+}
+
+/* A READ asks again for its UnprocessedKeys, and for them alone, strongly
+ * consistent: the session of the first answer and the lock of the second
+ * make one answer. */
+static void session_read_asks_unprocessed_again(void **state)
+{
+	struct env *e = *state;
+	unsigned before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[" SESS_ITEM
+						      "]}," LOCK_LEFT "}"});
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){
+			      .body = "{\"Responses\":{\"Locks\":[{\"pk\":{\"S\":\"LOCK#a\"},"
+				      "\"_type\":{\"S\":\"LOCK\"},\"owner\":{\"S\":\"o1\"},"
+				      "\"rvn\":{\"S\":\"x\"},\"leaseMs\":{\"N\":\"30000\"},"
+				      "\"fence\":{\"N\":\"4\"}}]}}"});
+	struct store_session_result r = sess_read(e);
+	assert_int_equal(r.status, STORE_OK);
+	assert_int_equal(fake_ddb_requests(e->fake), before + 2);
+	const char *body = fake_ddb_last(e->fake)->body;
+	assert_non_null(strstr(body, "LOCK#a"));
+	assert_null(strstr(body, "SESSION#")); /* the session came back: not asked again */
+	assert_non_null(strstr(body, "\"ConsistentRead\":true"));
+	assert_true(r.session_read && r.lock_read);
+	assert_string_equal(r.session.rvn, "r1");
+	assert_int_equal(r.session.rev_seq, 3);
+	assert_true(r.lock.exists);
+	assert_string_equal(r.lock.owner, "o1");
+	assert_int_equal(r.lock.fence, 4);
+}
+
+/* Keys left unprocessed round after round end TRANSIENT, saying which
+ * item came back. */
+static void session_read_unprocessed_gives_up(void **state)
+{
+	struct env *e = *state;
+	unsigned before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[" SESS_ITEM
+						      "]}," LOCK_LEFT "}"});
+	for (int i = 0; i < 7; i++)
+		fake_ddb_push(e->fake,
+			      (struct fake_ddb_reply){
+				      .body = "{\"Responses\":{\"Locks\":[]}," LOCK_LEFT "}"});
+	struct store_session_result r = sess_read(e);
+	assert_int_equal(r.status, STORE_TRANSIENT);
+	assert_string_equal(r.error_type, "UnprocessedKeys");
+	assert_int_equal(fake_ddb_requests(e->fake), before + 8);
+	assert_true(r.session_read);
+	assert_true(r.session.exists);
+	assert_false(r.lock_read);
+	assert_false(r.lock.exists);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -768,6 +857,8 @@ int main(void)
 		T(scan_retried_and_bounded),
 		T(scan_cancelled_in_flight),
 		T(bad_config),
+		T(session_read_asks_unprocessed_again),
+		T(session_read_unprocessed_gives_up),
 	};
 	int failed =
 		cmocka_run_group_tests_name("dynamodb store, scripted faults", tests, NULL, NULL);

@@ -10,7 +10,8 @@
  *   - with the pool saturated (max_in_flight 1), a renewal goes ahead of an
  *     acquire queued before it, and an acquire past the queue's bound is
  *     refused at once, TRANSIENT LocalQueueFull, without a request
- *     (back-pressure), counted in the store's stats.
+ *     (back-pressure), counted in the store's stats; a session's
+ *     heartbeat is queued as urgently as a renewal.
  * Real loop and clock; the loop waits on sockets and timers.
  */
 #include <setjmp.h>
@@ -26,6 +27,7 @@
 
 #include "lib/base/clock.h"
 #include "core/store/dynamodb/store_dynamodb.h"
+#include "core/store/store_session.h"
 #include "tests/support/ddb_keys.h"
 #include "tests/support/ddb_standin.h"
 
@@ -307,6 +309,45 @@ static void test_saturated_pool(void **state)
 	env_free(e);
 }
 
+/* A session's heartbeat (store_session.h BEAT) is sent as a renewal is:
+ * with the pool saturated it waits in the urgent queue, where an acquire
+ * would be refused at once (test_saturated_pool). */
+static void on_beat(void *arg, const struct store_session_result *res)
+{
+	struct done *d = arg;
+	d->done = true;
+	d->order = ++completed;
+	d->res.status = res->status;
+	d->res.error_type = res->error_type;
+}
+
+static void test_saturated_pool_beat(void **state)
+{
+	struct standin_options o = {.min_ms = 30, .max_ms = 30};
+	struct env *e = env_new(o, 1);
+	struct done a1 = {0}, a2 = {0}, b = {0};
+	struct store_req q1 = acquire("p1", "o1"), q2 = acquire("p2", "o1");
+	struct store_session_req beat = {.op = STORE_SESSION_BEAT,
+					 .replica = "rep",
+					 .incarnation = "0123456789abcdef0123456789abcdef",
+					 .rvn = "b1",
+					 .max_lease_ms = 30000};
+	assert_non_null(store_submit(e->s, &q1, on_done, &a1)); /* in flight */
+	assert_non_null(store_submit(e->s, &q2, on_done, &a2)); /* the normal queue full */
+	assert_non_null(store_session_submit(e->s, &beat, on_beat, &b));
+	struct store_dynamodb_stats ds;
+	store_dynamodb_stats(e->s, &ds);
+	assert_int_equal(ds.shed, 0);
+	assert_int_equal(ds.pool.queued, 2);
+	assert_int_equal(ds.pool.queued_urgent, 1);
+	run_until(&a2.done);
+	run_until(&b.done);
+	assert_true(b.done);
+	assert_int_equal(b.order, 2); /* ahead of a2, submitted before it */
+	assert_true(b.res.error_type == NULL || strcmp(b.res.error_type, "LocalQueueFull") != 0);
+	env_free(e);
+}
+
 int main(void)
 {
 	base = event_base_new();
@@ -317,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_latency_and_concurrency),
 		cmocka_unit_test(test_lateness),
 		cmocka_unit_test(test_saturated_pool),
+		cmocka_unit_test(test_saturated_pool_beat),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	clock_free(clk);

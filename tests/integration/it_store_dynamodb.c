@@ -4,13 +4,14 @@
  * libevent loop and the real clock.
  *
  *   - the store contract suite (tests/support/store_contract.c) and that of
- *     shared names (store_contract_shared.c), on a table with a partition
+ *     shared names (store_contract_shared.c) and session items
+ *     (store_contract_session.c), on a table with a partition
  *     key only and on one with custom partition and sort key names learned
  *     with DescribeTable;
  *   - what only DynamoDB has: a missing table, a denied user, a wrong
  *     secret (FATAL, not retried: HTTP requests counted), an endpoint that
  *     does not answer (TRANSIENT after 3 attempts), keys that are not
- *     strings, and the item as boto3 reads it;
+ *     strings, and the items (a lock's, a session's) as boto3 reads them;
  *   - a fenced transaction under a reader's shared hold (store_tx.h with
  *     .shared), its client item read back with boto3, on both tables.
  */
@@ -27,6 +28,7 @@
 
 #include "lib/base/clock.h"
 #include "core/store/dynamodb/store_dynamodb.h"
+#include "core/store/store_session.h"
 #include "core/store/store_shared.h"
 #include "core/store/store_tx.h"
 #include "tests/support/store_contract.h"
@@ -407,6 +409,72 @@ static void item_as_boto3_reads_it(void **state)
 	store_free(s);
 }
 
+/* A session item (core/store/store_session.h) as boto3 reads it: its key
+ * and sort key, the attribute names and types of the design
+ * (docs/design/replica-heartbeat.md), dead once marked. */
+struct sess_done {
+	bool done;
+	struct store_session_result res;
+};
+
+static void on_sess(void *arg, const struct store_session_result *r)
+{
+	struct sess_done *d = arg;
+	d->done = true;
+	d->res = *r;
+}
+
+static enum store_status sess_do(struct store *s, struct store_session_req r)
+{
+	struct sess_done d = {0};
+	assert_non_null(store_session_submit(s, &r, on_sess, &d));
+	run_until(&d.done);
+	assert_true(d.done);
+	return d.res.status;
+}
+
+static void session_as_boto3_reads_it(void **state)
+{
+	struct store_result res;
+	struct store *s = open_store((struct store_dynamodb_config){.table = "lg_contract_sk",
+								    .ttl_attribute = "expiresAt"},
+				     &res);
+	assert_int_equal(res.status, STORE_OK);
+	char inc[33], cmd[1024], out[1024], want[1024];
+	store_new_id(inc);
+	struct store_session_req r = {.op = STORE_SESSION_CREATE,
+				      .replica = "rep-1",
+				      .incarnation = inc,
+				      .rvn = "rvn-1",
+				      .max_lease_ms = 15000,
+				      .holder = "pod-7",
+				      .addr = "10.1.2.3:6379",
+				      .ttl = 1900000000};
+	assert_int_equal(sess_do(s, r), STORE_OK);
+	r = (struct store_session_req){.op = STORE_SESSION_KILL,
+				       .replica = "rep-1",
+				       .incarnation = inc,
+				       .seen_rvn = "rvn-1",
+				       .by = "waiter-9"};
+	assert_int_equal(sess_do(s, r), STORE_OK);
+	snprintf(cmd, sizeof(cmd),
+		 BOTO "i=c.get_item(TableName=\"lg_contract_sk\",Key={\"Id\":{\"S\":\"SESSION#rep-"
+		      "1#%s\"},"
+		      "\"Kind\":{\"S\":\"LOCK\"}},ConsistentRead=True)[\"Item\"];"
+		      "print(json.dumps(i,sort_keys=True))'",
+		 inc);
+	assert_int_equal(sh(cmd, out, sizeof out), 0);
+	snprintf(want, sizeof(want),
+		 "{\"Id\": {\"S\": \"SESSION#rep-1#%s\"}, \"Kind\": {\"S\": \"LOCK\"}, "
+		 "\"_type\": {\"S\": \"SESSION\"}, \"addr\": {\"S\": \"10.1.2.3:6379\"}, "
+		 "\"dead\": {\"S\": \"waiter-9\"}, \"expiresAt\": {\"N\": \"1900000000\"}, "
+		 "\"holder\": {\"S\": \"pod-7\"}, \"maxLeaseMs\": {\"N\": \"15000\"}, "
+		 "\"revSeq\": {\"N\": \"0\"}, \"rvn\": {\"S\": \"rvn-1\"}}\n",
+		 inc);
+	assert_string_equal(out, want);
+	store_free(s);
+}
+
 /* A release from outside the holding replica, as boto3 reads the item:
  * freed (a number) and freedBy; an acquire leaves them. */
 static void freed_as_boto3_reads_it(void **state)
@@ -782,6 +850,8 @@ int main(void)
 	failed += store_contract_run(&f2);
 	failed += store_contract_shared_run(&f1);
 	failed += store_contract_shared_run(&f2);
+	failed += store_contract_session_run(&f1);
+	failed += store_contract_session_run(&f2);
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(missing_table),
@@ -792,6 +862,7 @@ int main(void)
 		cmocka_unit_test(non_string_keys_refused),
 		cmocka_unit_test(item_as_boto3_reads_it),
 		cmocka_unit_test(freed_as_boto3_reads_it),
+		cmocka_unit_test(session_as_boto3_reads_it),
 		cmocka_unit_test(scan_pages_partition_key),
 		cmocka_unit_test(scan_pages_sort_key),
 		cmocka_unit_test(fenced_write_under_a_reader_pk),

@@ -41,6 +41,10 @@ int store_contract_run(const struct store_factory *f);
  * store_contract_run. */
 int store_contract_shared_run(const struct store_factory *f);
 
+/* The suite of session items (core/store/store_session.h); as
+ * store_contract_run. */
+int store_contract_session_run(const struct store_factory *f);
+
 /* One request, run to completion: returns false (and fails the test) when
  * the callback did not come. */
 bool store_contract_do(const struct store_factory *f, struct store *s, const struct store_req *req,

@@ -45,6 +45,7 @@ int main(void)
 	const struct store_factory f = {"memory store", make, run, destroy, NULL, put_raw};
 	int failed = store_contract_run(&f);
 	failed += store_contract_shared_run(&f);
+	failed += store_contract_session_run(&f);
 	clock_free(fake);
 	return failed;
 }

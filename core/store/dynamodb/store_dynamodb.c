@@ -217,6 +217,7 @@ void ddbs_drop(struct store_call *c)
 		http_cancel(c->ds->http, c->http);
 	ddb_body_free(c->body);
 	free(c->sh);
+	free(c->sess);
 	pool_put(&call_pool, c, sizeof *c);
 }
 
@@ -232,7 +233,8 @@ static void finish(struct store_call *c, struct store_result *res, const char *b
 	end_span(c, res);
 	c->done(c, res, body, len);
 	ddb_body_free(c->body);
-	free(c->sh); /* a shared name's, unless done passed it on */
+	free(c->sh);   /* a shared name's, unless done passed it on */
+	free(c->sess); /* a session's, likewise */
 	pool_put(&call_pool, c, sizeof *c);
 }
 
@@ -285,6 +287,7 @@ struct store_call *ddbs_new_call(struct ddb_store *ds, enum ddb_op dop, ddbs_don
 	c->done = done;
 	c->op = STORE_OP_COUNT;
 	c->sh = NULL;
+	c->sess = NULL;
 	int64_t now = clock_now_ms(ds->clock);
 	c->deadline_ms = now + budget_ms;
 	c->attempt_ms = ds->cfg.attempt_timeout_ms;
@@ -500,7 +503,7 @@ static void on_http(void *arg, const struct http_response *hr)
 			res.message[0] = '\0';
 		}
 		free(e);
-		if (c->op == STORE_TRANSACT)
+		if (c->op == STORE_TRANSACT || c->raw)
 			finish(c, &res, hr->body, hr->body_len);
 		else
 			finish(c, &res, NULL, 0);
@@ -546,7 +549,7 @@ void ddbs_send(struct store_call *c)
 		return;
 	}
 	/* a renewal or a release waiting behind acquires costs a lease */
-	bool urgent = c->op == STORE_RENEW || c->op == STORE_RELEASE;
+	bool urgent = c->urgent || c->op == STORE_RENEW || c->op == STORE_RELEASE;
 	if (!urgent && !http_has_room(ds->http, HTTP_PRIO_NORMAL)) {
 		shed(c);
 		return;
@@ -763,6 +766,7 @@ static const struct store_ops ddb_ops = {
 	.chan_publish = ddbs_chan_publish,
 	.chan_read = ddbs_chan_read,
 	.sh_submit = ddbs_sh_submit,
+	.session_submit = ddbs_session_submit,
 	.submit = ddb_submit,
 	.cancel = ddb_cancel,
 	.free = ddb_free,

@@ -21,13 +21,19 @@ struct store_call {
 	struct ddb_store *ds;
 	ddbs_done_fn done;
 	store_cb cb;
-	store_tx_cb tx_cb;     /* STORE_TRANSACT (ddb_transact.c) */
-	unsigned tx_checks;    /* its lock checks ahead of the client's items */
-	store_kv_cb kv_cb;     /* a keyspace commit (ddb_kv.c), also STORE_TRANSACT */
-	store_blob_cb blob_cb; /* a blob (ddb_blob.c) */
-	store_chan_cb chan_cb; /* a channel (ddb_chan.c) */
-	store_sh_cb sh_cb;     /* a shared name (ddb_shared.c) */
-	struct ddb_sh *sh;     /* its request and answer so far, freed with the call */
+	store_tx_cb tx_cb;	  /* STORE_TRANSACT (ddb_transact.c) */
+	unsigned tx_checks;	  /* its lock checks ahead of the client's items */
+	store_kv_cb kv_cb;	  /* a keyspace commit (ddb_kv.c), also STORE_TRANSACT */
+	store_blob_cb blob_cb;	  /* a blob (ddb_blob.c) */
+	store_chan_cb chan_cb;	  /* a channel (ddb_chan.c) */
+	store_sh_cb sh_cb;	  /* a shared name (ddb_shared.c) */
+	struct ddb_sh *sh;	  /* its request and answer so far, freed with the call */
+	store_session_cb sess_cb; /* a session item (ddb_session.c) */
+	struct ddb_sess *sess;	  /* its request and answer so far, freed with the call */
+	/* the done function reads the answer's body itself, a refusal's too
+	 * (no lock item parsed): a session item's call */
+	bool raw;
+	bool urgent; /* sent ahead, as renewals are: a session's heartbeat */
 	void *arg;
 	/* a scan: the caller's page (filled from the answer) and callback */
 	struct store_scan_result *page;
@@ -132,6 +138,9 @@ struct store_call *ddbs_chan_read(struct store *s, const char *id, store_chan_cb
 /* Shared names (core/store_shared.h; ddb_shared.c). */
 struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
 				  void *arg);
+/* Session items (core/store/store_session.h; ddb_session.c). */
+struct store_call *ddbs_session_submit(struct store *s, const struct store_session_req *req,
+				       store_session_cb cb, void *arg);
 /* The TransactWriteItems body of a CHECK (store_shared.h: the header's
  * ConditionCheck, then the slot's; no ClientRequestToken), to free with
  * ddb_body_free; *len its length. NULL on a request that is no valid
