@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/store/dynamodb/ddb_expr.h"
 #include "core/store/dynamodb/store_dynamodb_int.h"
 #include "core/store/store_session.h"
 
@@ -33,25 +34,11 @@ struct ddb_sess {
 
 /* ---- building ---- */
 
-static void add_str(cJSON *into, const char *name, const char *type, const char *s)
-{
-	cJSON *o = cJSON_AddObjectToObject(into, name);
-	if (o != NULL)
-		cJSON_AddStringToObject(o, type, s);
-}
-
-static void add_num(cJSON *into, const char *name, int64_t v)
-{
-	char n[24];
-	snprintf(n, sizeof(n), "%" PRId64, v);
-	add_str(into, name, "N", n);
-}
-
 static void add_key(cJSON *obj, const struct ddb_keys *keys, const char *pk)
 {
-	add_str(obj, keys->pk, "S", pk);
+	ddb_add_str(obj, keys->pk, "S", pk);
 	if (keys->sk != NULL)
-		add_str(obj, keys->sk, "S", SORT_KEY);
+		ddb_add_str(obj, keys->sk, "S", SORT_KEY);
 }
 
 /* The condition of each write (store_session.h). */
@@ -60,18 +47,6 @@ static const char *const cond_of[] = {
 	[STORE_SESSION_BEAT] = "attribute_exists(#pk) AND attribute_not_exists(#d)",
 	[STORE_SESSION_KILL] = "#r = :sr AND attribute_not_exists(#d)",
 };
-
-/* Does the expression text use the placeholder p (a whole token)? */
-static bool uses(const char *text, const char *p)
-{
-	size_t n = strlen(p);
-	for (const char *at = text; (at = strstr(at, p)) != NULL; at += n) {
-		char next = at[n];
-		if (!(next == '_' || (next >= 'a' && next <= 'z') || (next >= '0' && next <= '9')))
-			return true;
-	}
-	return false;
-}
 
 /* The update of a write into buf: holder and addr only when given, the
  * TTL when the table has one and the request one. */
@@ -97,31 +72,31 @@ static void write_attrs(cJSON *u, const char *text, const struct ddb_keys *keys,
 		{"#h", "holder"}, {"#a", "addr"}, {"#d", "dead"}};
 	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (uses(text, names[i][0]))
+		if (ddb_uses(text, names[i][0]))
 			cJSON_AddStringToObject(n, names[i][0], names[i][1]);
-	if (uses(text, "#pk"))
+	if (ddb_uses(text, "#pk"))
 		cJSON_AddStringToObject(n, "#pk", keys->pk);
-	if (uses(text, "#x"))
+	if (ddb_uses(text, "#x"))
 		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
-	if (uses(text, ":ty"))
-		add_str(v, ":ty", "S", "SESSION");
-	if (uses(text, ":zero"))
-		add_num(v, ":zero", 0);
-	if (uses(text, ":h"))
-		add_str(v, ":h", "S", r->holder);
-	if (uses(text, ":a"))
-		add_str(v, ":a", "S", r->addr);
-	if (uses(text, ":r"))
-		add_str(v, ":r", "S", r->rvn);
-	if (uses(text, ":m"))
-		add_num(v, ":m", r->max_lease_ms);
-	if (uses(text, ":sr"))
-		add_str(v, ":sr", "S", r->seen_rvn);
-	if (uses(text, ":by"))
-		add_str(v, ":by", "S", r->by);
-	if (uses(text, ":x"))
-		add_num(v, ":x", r->ttl);
+	if (ddb_uses(text, ":ty"))
+		ddb_add_str(v, ":ty", "S", "SESSION");
+	if (ddb_uses(text, ":zero"))
+		ddb_add_num(v, ":zero", 0);
+	if (ddb_uses(text, ":h"))
+		ddb_add_str(v, ":h", "S", r->holder);
+	if (ddb_uses(text, ":a"))
+		ddb_add_str(v, ":a", "S", r->addr);
+	if (ddb_uses(text, ":r"))
+		ddb_add_str(v, ":r", "S", r->rvn);
+	if (ddb_uses(text, ":m"))
+		ddb_add_num(v, ":m", r->max_lease_ms);
+	if (ddb_uses(text, ":sr"))
+		ddb_add_str(v, ":sr", "S", r->seen_rvn);
+	if (ddb_uses(text, ":by"))
+		ddb_add_str(v, ":by", "S", r->by);
+	if (ddb_uses(text, ":x"))
+		ddb_add_num(v, ":x", r->ttl);
 }
 
 /* The UpdateItem of a CREATE, BEAT or KILL. */
@@ -378,20 +353,7 @@ static struct store_call *start(struct ddb_store *ds, enum ddb_op dop, ddbs_done
 	c->arg = arg;
 	c->raw = true;
 	c->urgent = ss->req.op == STORE_SESSION_BEAT;
-	ds->base.in_flight++;
-	if (ds->open != OPEN_DONE || body == NULL) {
-		free(body);
-		c->res.status = STORE_FATAL;
-		c->res.error_type = ds->open != OPEN_DONE ? "NotOpen" : "OutOfMemory";
-		snprintf(c->res.message, sizeof(c->res.message),
-			 "DynamoDB store of table %.64s: %s", ds->table,
-			 ds->open != OPEN_DONE ? "not open" : "out of memory");
-		ddbs_defer(c);
-		return c;
-	}
-	c->body = body;
-	c->body_len = strlen(body);
-	ddbs_send(c);
+	ddbs_go(c, body, body != NULL ? strlen(body) : 0);
 	return c;
 }
 

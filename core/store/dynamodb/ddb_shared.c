@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/store/dynamodb/ddb_expr.h"
 #include "core/store/dynamodb/store_dynamodb_int.h"
 #include "core/store/store_shared.h"
 #include "core/store/store_tx.h"
@@ -40,13 +41,6 @@ struct ddb_sh {
 
 /* ---- building ---- */
 
-static void add_str(cJSON *into, const char *name, const char *type, const char *s)
-{
-	cJSON *o = cJSON_AddObjectToObject(into, name);
-	if (o != NULL)
-		cJSON_AddStringToObject(o, type, s);
-}
-
 /* name: {"SS": [ids...]} */
 static void add_set(cJSON *into, const char *name, const char *const *ids, unsigned n)
 {
@@ -54,13 +48,6 @@ static void add_set(cJSON *into, const char *name, const char *const *ids, unsig
 	cJSON *list = o != NULL ? cJSON_AddArrayToObject(o, "SS") : NULL;
 	for (unsigned i = 0; list != NULL && i < n; i++)
 		cJSON_AddItemToArray(list, cJSON_CreateString(ids[i]));
-}
-
-static void add_num(cJSON *into, const char *name, int64_t v)
-{
-	char n[24];
-	snprintf(n, sizeof(n), "%" PRId64, v);
-	add_str(into, name, "N", n);
 }
 
 /* {pk: key, sk: LOCK} of item k (0 the header, 1 + j slot j) into obj */
@@ -71,9 +58,9 @@ static void add_key(cJSON *obj, const struct ddb_keys *keys, const char *name, u
 		snprintf(pk, sizeof(pk), HEADER_KIND "%s", name);
 	else
 		store_sh_slot_key(name, k - 1, pk);
-	add_str(obj, keys->pk, "S", pk);
+	ddb_add_str(obj, keys->pk, "S", pk);
 	if (keys->sk != NULL)
-		add_str(obj, keys->sk, "S", SORT_KEY);
+		ddb_add_str(obj, keys->sk, "S", SORT_KEY);
 }
 
 /* An Update of item k: its key, table, and room for the expressions. */
@@ -97,18 +84,6 @@ static void fence_cond(char *buf, size_t cap, const char *value, int64_t fence)
 static const char *mode_name(enum store_sh_mode m)
 {
 	return m == STORE_SH_LIMIT ? "LIMIT" : "SHARED";
-}
-
-/* Does the expression text use the placeholder p (a whole token)? */
-static bool uses(const char *text, const char *p)
-{
-	size_t n = strlen(p);
-	for (const char *at = text; (at = strstr(at, p)) != NULL; at += n) {
-		char next = at[n];
-		if (!(next == '_' || (next >= 'a' && next <= 'z') || (next >= '0' && next <= '9')))
-			return true;
-	}
-	return false;
 }
 
 /* set without its ", #x = :x" (or "SET #x = :x "), into buf: no TTL. */
@@ -136,28 +111,28 @@ static void grant_header_attrs(cJSON *u, const char *text, const struct ddb_keys
 		{"#xw", "xwait"}, {"#ra", "radmit"}, {"#rw", "rwaiters"}};
 	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (uses(text, names[i][0]))
+		if (ddb_uses(text, names[i][0]))
 			cJSON_AddStringToObject(n, names[i][0], names[i][1]);
-	if (uses(text, "#x"))
+	if (ddb_uses(text, "#x"))
 		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
-	if (uses(text, ":lock"))
-		add_str(v, ":lock", "S", "LOCK");
-	if (uses(text, ":zero"))
-		add_num(v, ":zero", 0);
-	if (uses(text, ":sm"))
-		add_str(v, ":sm", "S", mode_name(r->mode));
-	if (uses(text, ":one"))
-		add_num(v, ":one", 1);
-	if (uses(text, ":cap"))
-		add_num(v, ":cap", r->cap);
-	if (uses(text, ":sf"))
-		add_num(v, ":sf", r->seen_fence);
-	if (uses(text, ":x"))
-		add_num(v, ":x", r->ttl);
-	if (uses(text, ":me"))
-		add_str(v, ":me", "S", r->owner);
-	if (uses(text, ":mes"))
+	if (ddb_uses(text, ":lock"))
+		ddb_add_str(v, ":lock", "S", "LOCK");
+	if (ddb_uses(text, ":zero"))
+		ddb_add_num(v, ":zero", 0);
+	if (ddb_uses(text, ":sm"))
+		ddb_add_str(v, ":sm", "S", mode_name(r->mode));
+	if (ddb_uses(text, ":one"))
+		ddb_add_num(v, ":one", 1);
+	if (ddb_uses(text, ":cap"))
+		ddb_add_num(v, ":cap", r->cap);
+	if (ddb_uses(text, ":sf"))
+		ddb_add_num(v, ":sf", r->seen_fence);
+	if (ddb_uses(text, ":x"))
+		ddb_add_num(v, ":x", r->ttl);
+	if (ddb_uses(text, ":me"))
+		ddb_add_str(v, ":me", "S", r->owner);
+	if (ddb_uses(text, ":mes"))
 		add_set(v, ":mes", &r->owner, 1);
 }
 
@@ -242,19 +217,19 @@ static cJSON *grant_slot(const struct ddb_keys *keys, const struct store_sh_req 
 	if (ttl)
 		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
-	add_str(v, ":o", "S", r->owner);
-	add_str(v, ":r", "S", r->rvn);
-	add_num(v, ":l", r->lease_ms);
-	add_str(v, ":slot", "S", "SLOT");
-	add_num(v, ":one", 1);
+	ddb_add_str(v, ":o", "S", r->owner);
+	ddb_add_str(v, ":r", "S", r->rvn);
+	ddb_add_num(v, ":l", r->lease_ms);
+	ddb_add_str(v, ":slot", "S", "SLOT");
+	ddb_add_num(v, ":one", 1);
 	if (r->holder != NULL)
-		add_str(v, ":h", "S", r->holder);
+		ddb_add_str(v, ":h", "S", r->holder);
 	if (ttl)
-		add_num(v, ":x", r->ttl);
+		ddb_add_num(v, ":x", r->ttl);
 	if (r->seen_rvn != NULL)
-		add_str(v, ":sr", "S", r->seen_rvn);
+		ddb_add_str(v, ":sr", "S", r->seen_rvn);
 	if (r->seen_slot_fence != 0)
-		add_num(v, ":sf", r->seen_slot_fence);
+		ddb_add_num(v, ":sf", r->seen_slot_fence);
 	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	cJSON *w = cJSON_CreateObject();
 	cJSON_AddItemToObject(w, "Update", u);
@@ -287,13 +262,13 @@ static void end_items(cJSON *list, const struct ddb_keys *keys, const struct sto
 	if (ttl)
 		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
 	cJSON *v = cJSON_AddObjectToObject(s, "ExpressionAttributeValues");
-	add_str(v, ":o", "S", r->owner);
+	ddb_add_str(v, ":o", "S", r->owner);
 	if (r->op == STORE_SH_REMOVE)
-		add_str(v, ":sr", "S", r->seen_rvn);
+		ddb_add_str(v, ":sr", "S", r->seen_rvn);
 	if (r->forced)
-		add_str(v, ":fb", "S", "force");
+		ddb_add_str(v, ":fb", "S", "force");
 	if (ttl)
-		add_num(v, ":x", r->ttl);
+		ddb_add_num(v, ":x", r->ttl);
 	cJSON_AddStringToObject(s, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 
 	cJSON *h = update(keys, r->name, 0);
@@ -302,8 +277,8 @@ static void end_items(cJSON *list, const struct ddb_keys *keys, const struct sto
 	cJSON_AddStringToObject(cJSON_AddObjectToObject(h, "ExpressionAttributeNames"), "#sc",
 				"scount");
 	v = cJSON_AddObjectToObject(h, "ExpressionAttributeValues");
-	add_num(v, ":zero", 0);
-	add_num(v, ":minus", -1);
+	ddb_add_num(v, ":zero", 0);
+	ddb_add_num(v, ":minus", -1);
 	cJSON_AddStringToObject(h, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 
 	cJSON *w = cJSON_CreateObject();
@@ -323,14 +298,14 @@ static cJSON *check_item(const struct ddb_keys *keys, const struct store_sh_req 
 	cJSON_AddStringToObject(c, "ConditionExpression", cond);
 	cJSON *n = cJSON_AddObjectToObject(c, "ExpressionAttributeNames");
 	cJSON_AddStringToObject(n, "#o", "owner");
-	if (uses(cond, "#f"))
+	if (ddb_uses(cond, "#f"))
 		cJSON_AddStringToObject(n, "#f", "fence");
-	if (uses(cond, ":o") || uses(cond, ":t")) {
+	if (ddb_uses(cond, ":o") || ddb_uses(cond, ":t")) {
 		cJSON *v = cJSON_AddObjectToObject(c, "ExpressionAttributeValues");
-		if (uses(cond, ":o"))
-			add_str(v, ":o", "S", r->owner);
-		if (uses(cond, ":t"))
-			add_num(v, ":t", r->token);
+		if (ddb_uses(cond, ":o"))
+			ddb_add_str(v, ":o", "S", r->owner);
+		if (ddb_uses(cond, ":t"))
+			ddb_add_num(v, ":t", r->token);
 	}
 	cJSON_AddStringToObject(c, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	cJSON *w = cJSON_CreateObject();
@@ -387,14 +362,14 @@ static cJSON *build_renew(const struct ddb_keys *keys, const struct store_sh_req
 	if (ttl)
 		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
-	add_str(v, ":o", "S", r->owner);
-	add_str(v, ":r", "S", r->rvn);
-	add_str(v, ":sr", "S", r->seen_rvn);
-	add_num(v, ":l", r->lease_ms);
+	ddb_add_str(v, ":o", "S", r->owner);
+	ddb_add_str(v, ":r", "S", r->rvn);
+	ddb_add_str(v, ":sr", "S", r->seen_rvn);
+	ddb_add_num(v, ":l", r->lease_ms);
 	if (r->holder != NULL)
-		add_str(v, ":h", "S", r->holder);
+		ddb_add_str(v, ":h", "S", r->holder);
 	if (ttl)
-		add_num(v, ":x", r->ttl);
+		ddb_add_num(v, ":x", r->ttl);
 	cJSON_AddStringToObject(u, "ReturnValues", "ALL_NEW");
 	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	return u;
@@ -421,13 +396,13 @@ static cJSON *build_announce(const struct ddb_keys *keys, const struct store_sh_
 	}
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
 	if (set) {
-		add_num(v, ":zero", 0);
-		add_str(v, ":ss", "S", "SS");
-		add_str(v, ":w", "S", r->owner);
-		add_str(v, ":r", "S", r->rvn);
-		add_num(v, ":m", r->lease_ms);
+		ddb_add_num(v, ":zero", 0);
+		ddb_add_str(v, ":ss", "S", "SS");
+		ddb_add_str(v, ":w", "S", r->owner);
+		ddb_add_str(v, ":r", "S", r->rvn);
+		ddb_add_num(v, ":m", r->lease_ms);
 	} else {
-		add_str(v, ":sr", "S", r->seen_rvn);
+		ddb_add_str(v, ":sr", "S", r->seen_rvn);
 	}
 	cJSON_AddStringToObject(u, "ReturnValues", "ALL_NEW");
 	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
@@ -457,11 +432,11 @@ static cJSON *build_take(const struct ddb_keys *keys, const struct store_sh_req 
 	if (ttl)
 		cJSON_AddStringToObject(n, "#x", keys->ttl_attr);
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
-	add_str(v, ":o", "S", r->owner);
-	add_str(v, ":sr", "S", r->seen_rvn);
-	add_str(v, ":na", "S", "-");
+	ddb_add_str(v, ":o", "S", r->owner);
+	ddb_add_str(v, ":sr", "S", r->seen_rvn);
+	ddb_add_str(v, ":na", "S", "-");
 	if (ttl)
-		add_num(v, ":x", r->ttl);
+		ddb_add_num(v, ":x", r->ttl);
 	cJSON_AddStringToObject(u, "ReturnValues", "ALL_NEW");
 	cJSON_AddStringToObject(u, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	return u;
@@ -492,14 +467,14 @@ static cJSON *build_readers(const struct ddb_keys *keys, const struct store_sh_r
 					       {"#ty", "_type"}};
 	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (uses(both, names[i][0]))
+		if (ddb_uses(both, names[i][0]))
 			cJSON_AddStringToObject(n, names[i][0], names[i][1]);
 	cJSON *v = cJSON_AddObjectToObject(u, "ExpressionAttributeValues");
-	if (uses(both, ":mes"))
+	if (ddb_uses(both, ":mes"))
 		add_set(v, ":mes", &r->owner, 1);
-	if (uses(both, ":max"))
-		add_num(v, ":max", STORE_SH_SET_MAX);
-	if (uses(both, ":seen")) {
+	if (ddb_uses(both, ":max"))
+		ddb_add_num(v, ":max", STORE_SH_SET_MAX);
+	if (ddb_uses(both, ":seen")) {
 		const char *ids[STORE_SH_SET_MAX];
 		for (unsigned i = 0; i < r->seen_set->n; i++)
 			ids[i] = r->seen_set->id[i];

@@ -192,6 +192,13 @@ struct store_call *ddbs_start(struct ddb_store *ds, enum ddb_op dop, ddbs_done_f
 		free(body);
 		return NULL;
 	}
+	ddbs_go(c, body, len);
+	return c;
+}
+
+void ddbs_go(struct store_call *c, char *body, size_t len)
+{
+	struct ddb_store *ds = c->ds;
 	ds->base.in_flight++;
 	if (ds->open != OPEN_DONE || body == NULL) {
 		free(body);
@@ -201,12 +208,11 @@ struct store_call *ddbs_start(struct ddb_store *ds, enum ddb_op dop, ddbs_done_f
 			 "DynamoDB store of table %.64s: %s", ds->table,
 			 ds->open != OPEN_DONE ? "not open" : "out of memory");
 		ddbs_defer(c);
-		return c;
+		return;
 	}
 	c->body = body;
 	c->body_len = len;
 	ddbs_send(c);
-	return c;
 }
 
 void ddbs_drop(struct store_call *c)

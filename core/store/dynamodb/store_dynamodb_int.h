@@ -109,6 +109,11 @@ void ddbs_defer(struct store_call *c);
 struct store_call *ddbs_start(struct ddb_store *ds, enum ddb_op dop, ddbs_done_fn done, char *body,
 			      size_t len);
 
+/* The second half of ddbs_start, for a call made with ddbs_new_call and
+ * set up (its flags: raw, urgent) before it goes: sent, or ended FATAL
+ * from the loop. body (len bytes) is taken. */
+void ddbs_go(struct store_call *c, char *body, size_t len);
+
 /* Frees c without ending it: no done, no callback. */
 void ddbs_drop(struct store_call *c);
 
