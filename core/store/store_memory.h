@@ -51,6 +51,10 @@ void store_memory_limit(struct store *s, int64_t retention_ms, size_t max_items)
  * false: no such item. */
 bool store_memory_session_delete(struct store *s, const char *key);
 bool store_memory_session_add_rev(struct store *s, const char *key, int64_t n);
+/* The next n session requests apply, then answer TRANSIENT
+ * ("RequestTimeout"): their answers were lost (a timeout after DynamoDB
+ * applied the write). */
+void store_memory_session_lose(struct store *s, int n);
 
 struct store_memory_stats {
 	size_t items, bytes; /* bytes: items, names and labels */

@@ -131,6 +131,19 @@ static void apply(struct mstore *ms, const struct store_session_req *r,
 	ops[r->op](ms, r, out);
 }
 
+/* Applies r; its answer lost when the test asked (store_memory_session_lose). */
+static void apply_or_lose(struct mstore *ms, const struct store_session_req *r,
+			  struct store_session_result *out)
+{
+	apply(ms, r, out);
+	if (ms->sess_lost <= 0)
+		return;
+	ms->sess_lost--;
+	*out = (struct store_session_result){.status = STORE_TRANSIENT,
+					     .error_type = "RequestTimeout"};
+	snprintf(out->message, sizeof(out->message), "the answer was lost (by the test)");
+}
+
 static void sess_complete(void *arg)
 {
 	struct store_call *call = arg;
@@ -140,7 +153,7 @@ static void sess_complete(void *arg)
 	if (out == NULL)
 		out_of_memory(out = &oom);
 	else if (!mem_injected(ms, &out->status, &out->error_type, out->message))
-		apply(ms, &call->sess->req, out);
+		apply_or_lose(ms, &call->sess->req, out);
 	ms->base.in_flight--;
 	store_session_cb cb = call->sess_cb;
 	void *cb_arg = call->arg;
@@ -246,4 +259,9 @@ bool store_memory_session_add_rev(struct store *s, const char *key, int64_t n)
 		return false;
 	m->item.rev_seq += n;
 	return true;
+}
+
+void store_memory_session_lose(struct store *s, int n)
+{
+	((struct mstore *)s)->sess_lost = n;
 }

@@ -342,6 +342,28 @@ static void lost_answer_then_a_retried_beat(void **state)
 	sx_free(x);
 }
 
+static void beat_applied_but_its_answer_lost_then_retried(void **state)
+{
+	struct sx *x = sx_new();
+	struct mem a = {0};
+	join(x, &a, 3000, 0);
+	to(x, 999);
+	char before[STORE_ID_MAX + 1];
+	snprintf(before, sizeof(before), "%s", stored(x).rvn);
+	store_memory_session_lose(x->store, 1);
+	to(x, 1000); /* written, its answer lost */
+	assert_string_not_equal(stored(x).rvn, before);
+	assert_string_equal(view(x).rvn, before); /* what the holder knows */
+	assert_int_equal(lt_member_end_ms(&a.m), 3000);
+	to(x, 1100); /* the retry is a beat, not a lost session: never on the rvn */
+	assert_int_equal(beats(x), 2);
+	assert_int_equal(lt_member_end_ms(&a.m), 4100);
+	assert_string_equal(view(x).rvn, stored(x).rvn);
+	assert_int_equal(view(x).state, LT_SESSION_LIVE);
+	lt_member_leave(&a.m);
+	sx_free(x);
+}
+
 static void retries_stop_when_no_member_would_see_them(void **state)
 {
 	struct sx *x = sx_new();
@@ -571,6 +593,25 @@ static void create_retried_after_an_error(void **state)
 	lt_member_leave(&a.m);
 	sx_free(x);
 
+	/* a CREATE applied whose answer was lost: its retry, refused by the
+	 * item its first attempt wrote, is its success */
+	x = calloc(1, sizeof(*x));
+	assert_non_null(x);
+	x->clock = clock_fake_new(WALL0);
+	x->store = store_memory_new(x->clock, "locks");
+	x->s = lt_session_new(x->clock, x->store, &x->obs, &o);
+	assert_non_null(x->s);
+	store_memory_session_lose(x->store, 1);
+	assert_true(lt_session_start(x->s));
+	clock_fake_advance(x->clock, 0);
+	assert_int_equal(view(x).state, LT_SESSION_CREATING);
+	assert_true(stored(x).exists);
+	to(x, 100);
+	assert_int_equal(view(x).state, LT_SESSION_LIVE);
+	assert_string_equal(view(x).rvn, stored(x).rvn);
+	assert_int_equal(lt_session_stats(x->s)->beats_refused, 0);
+	sx_free(x);
+
 	struct lt_session_options bad = {.replica = "r#1", .on_lost = on_lost};
 	struct clock *c = clock_fake_new(WALL0);
 	struct store *st = store_memory_new(c, "locks");
@@ -630,6 +671,7 @@ int main(void)
 		cmocka_unit_test(answer_after_an_end_is_sticky_while_later_ends_are_extended),
 		cmocka_unit_test(delayed_beat_extends_from_its_send),
 		cmocka_unit_test(lost_answer_then_a_retried_beat),
+		cmocka_unit_test(beat_applied_but_its_answer_lost_then_retried),
 		cmocka_unit_test(retries_stop_when_no_member_would_see_them),
 		cmocka_unit_test(session_marked_dead_ends_every_member),
 		cmocka_unit_test(session_item_deleted_ends_every_member),
