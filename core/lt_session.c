@@ -549,10 +549,11 @@ void lt_session_free(struct lt_session *s)
 enum lt_join lt_member_join(struct lt_session *s, struct lt_member *m, int64_t lease_ms,
 			    int64_t send_ms)
 {
-	LG_ASSERT(m->group == NULL && lease_ms >= LT_MIN_LEASE_MS && lease_ms <= LT_MAX_LEASE_MS);
+	int64_t now = clock_now_ms(s->clock);
+	LG_ASSERT(m->group == NULL && lease_ms >= LT_MIN_LEASE_MS && lease_ms <= LT_MAX_LEASE_MS &&
+		  send_ms <= now);
 	if (s->state != LT_SESSION_CREATING && s->state != LT_SESSION_LIVE)
 		return LT_JOIN_ENDED;
-	int64_t now = clock_now_ms(s->clock);
 	struct lt_sgroup *g = group_find(s, lease_ms);
 	bool made = g == NULL;
 	if (made && (g = group_new(s, lease_ms)) == NULL)

@@ -59,14 +59,15 @@
  * ext_ms, the end granted by the last heartbeat answered in time
  * (send + the group's lease). A member's end is max(send + lease, ext):
  * every heartbeat sent after a member's send grants it a later end than
- * its own, and members present when an answer comes share it. So an
+ * its own, and members present when an answer comes share it (as does a
+ * member that joins later: that answer came before its end). So an
  * answer first ends, in each group, the members at the head whose end has
  * come (each at most once in its life), then raises ext: O(groups). One
  * expiry timer per group, at its head's end. Joining appends (an acquire
  * answered out of send order is placed by a walk of at most
  * LT_SESSION_ORDER_STEPS members back, else at the head with the head's
  * send time: an earlier end, never a later one); leaving unlinks: both
- * O(1). A member is struct lt_member, 32 bytes; a group ~150.
+ * O(1). A member is struct lt_member, 32 bytes; a group about 160.
  *
  * Every callback comes from the event loop, never from inside the call
  * that made it due; a callback may join or leave members (not free the

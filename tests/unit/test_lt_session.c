@@ -14,6 +14,7 @@
 
 #include "core/lt_session.h"
 #include "core/store/store_memory.h"
+#include "lib/base/lg_assert.h"
 
 #define WALL0 1700000000000LL
 
@@ -166,6 +167,7 @@ static void create_then_beats_every_third_of_the_shortest_lease(void **state)
 	assert_int_equal(beats(x), 0);
 	to(x, 11000);
 	assert_int_equal(beats(x), 1);
+	to(x, 11500);
 	join(x, &b, 9000, 11500); /* longer: no beat at once, the cadence stays */
 	clock_fake_advance(x->clock, 0);
 	assert_int_equal(beats(x), 1);
@@ -186,6 +188,7 @@ static void create_then_beats_every_third_of_the_shortest_lease(void **state)
 
 	lt_member_leave(&b.m); /* 9000 is still written for a lease after it left */
 	struct mem c = {0};
+	to(x, 17500);
 	join(x, &c, 3000, 17500);
 	to(x, 18500);
 	assert_int_equal(beats(x), 6);
@@ -238,6 +241,7 @@ static void shorter_member_joining_beats_at_once(void **state)
 	assert_int_equal(beats(x), 1);
 	to(x, 1500); /* then every third of the new shortest */
 	assert_int_equal(beats(x), 2);
+	to(x, 1600);
 	join(x, &c, 6000, 1600); /* not shorter: nothing at once */
 	clock_fake_advance(x->clock, 0);
 	assert_int_equal(beats(x), 2);
@@ -634,6 +638,7 @@ static void many_members_beat_in_o_groups(void **state)
 	struct mem *e = calloc(MANY, sizeof(*e));
 	assert_non_null(e);
 	assert_true(sizeof(struct lt_member) <= 64);
+	to(x, 1);
 	for (int i = 0; i < MANY; i++)
 		join(x, &e[i], lease[i % LENGTHS], i % 7 == 0 ? 0 : 1);
 	assert_int_equal(view(x).members, MANY);
@@ -661,8 +666,15 @@ static void many_members_beat_in_o_groups(void **state)
 	sx_free(x);
 }
 
+/* A broken invariant of the module fails the test that broke it. */
+static void assert_failed(const char *file, int line, const char *cond, const char *detail)
+{
+	fail_msg("%s:%d: %s (%s)", file, line, cond, detail != NULL ? detail : "");
+}
+
 int main(void)
 {
+	lg_assert_set_handler(assert_failed);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(create_then_beats_every_third_of_the_shortest_lease),
 		cmocka_unit_test(idle_session_beats_once_a_day_to_outlive_its_ttl),
