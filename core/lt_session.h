@@ -39,13 +39,13 @@
  * send of the last beat answered (or, for an idle session, after the send
  * of the member that woke it), and at once when a member joins whose lease
  * is shorter than every lease held. An idle session (no members) has
- * nothing to prove alive, and the next member's acquire is its own proof
- * of life until its first beat: it sends one BEAT every
- * LT_SESSION_IDLE_BEAT_MS only, so that its item outlives its TTL (days
- * beyond maxLeaseMs) — idle for longer, it would find its item gone at
- * its next member's first beat, and end. A beat writes maxLeaseMs = the longest lease
- * held now or by a member that left less than its lease ago (a waiter's
- * watch covers a lease that just left).
+ * nothing to prove alive (the next member's acquire proves itself until
+ * its first beat), so it sends only one BEAT every LT_SESSION_IDLE_BEAT_MS,
+ * for its item to outlive its TTL (days beyond maxLeaseMs): idle for
+ * longer, its next member's first beat would find the item gone, and end
+ * it. A beat writes maxLeaseMs = the longest lease held now or by a
+ * member that left less than its lease ago (a waiter's watch covers a
+ * lease that just left).
  *
  * revSeq. Every answer carries the session's revSeq. While it is above the
  * value the owner acknowledged (lt_session_revocations_done), no answer
