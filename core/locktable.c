@@ -1087,6 +1087,7 @@ const char *lt_loss_name(enum lt_loss reason)
 		[LT_FORCED] = "forced",
 		[LT_RELEASED] = "released",
 		[LT_ADOPTED] = "adopted",
+		[LT_SESSION] = "session",
 	};
 	return (unsigned)reason < LT_LOSS_COUNT ? names[reason] : "?";
 }

@@ -48,6 +48,11 @@ enum lt_loss {
 	 * here it has ended, quietly: the lost callback runs so that its owner
 	 * forgets it, nothing counts it as lost, nothing is handed on. */
 	LT_ADOPTED,
+	/* --heartbeat replica (core/lt_session.h): the replica's session
+	 * ended — a heartbeat was refused because a waiter marked the session
+	 * dead (it saw no heartbeat for the session's maxLeaseMs) or its item
+	 * is gone. Every lease of the session is lost at once. */
+	LT_SESSION,
 	LT_LOSS_COUNT
 };
 

@@ -64,6 +64,11 @@ struct obs {
 	struct obs_labeled renewals;	       /* label "ok" or the error type */
 	struct obs_labeled losses;	       /* label: the loss reason */
 	struct obs_labeled contention_retries; /* label: the error type */
+	/* --heartbeat replica (core/lt_session.h): session writes sent
+	 * (CREATE and BEAT), and their answers: "ok", "refused" or the
+	 * error type */
+	uint64_t session_beats;
+	struct obs_labeled session_answers;
 };
 
 /* Counts ev and hands it to the sink. */

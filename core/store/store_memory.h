@@ -45,6 +45,17 @@ size_t store_memory_items(const struct store *s);
  * exist; names that have one are unaffected. */
 void store_memory_limit(struct store *s, int64_t retention_ms, size_t max_items);
 
+/* For tests of session items (store_session.h), without a condition: the
+ * item at key ("SESSION#<replica>#<incarnation>") is deleted (as its TTL
+ * or an operator would), or its revSeq raised by n (as revocations would).
+ * false: no such item. */
+bool store_memory_session_delete(struct store *s, const char *key);
+bool store_memory_session_add_rev(struct store *s, const char *key, int64_t n);
+/* The next n session requests apply, then answer TRANSIENT
+ * ("RequestTimeout"): their answers were lost (a timeout after DynamoDB
+ * applied the write). */
+void store_memory_session_lose(struct store *s, int n);
+
 struct store_memory_stats {
 	size_t items, bytes; /* bytes: items, names and labels */
 	uint64_t forgotten;  /* released items forgotten, since the start */

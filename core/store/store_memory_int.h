@@ -174,6 +174,7 @@ struct mstore {
 	struct mblob *blobs;	   /* store_memory_blob.c */
 	struct mchan *chans;	   /* store_memory_chan.c */
 	struct msession *sessions; /* store_memory_session.c */
+	int sess_lost;		   /* session answers to lose after applying */
 	char table[];
 };
 

@@ -131,6 +131,19 @@ static void apply(struct mstore *ms, const struct store_session_req *r,
 	ops[r->op](ms, r, out);
 }
 
+/* Applies r; its answer lost when the test asked (store_memory_session_lose). */
+static void apply_or_lose(struct mstore *ms, const struct store_session_req *r,
+			  struct store_session_result *out)
+{
+	apply(ms, r, out);
+	if (ms->sess_lost <= 0)
+		return;
+	ms->sess_lost--;
+	*out = (struct store_session_result){.status = STORE_TRANSIENT,
+					     .error_type = "RequestTimeout"};
+	snprintf(out->message, sizeof(out->message), "the answer was lost (by the test)");
+}
+
 static void sess_complete(void *arg)
 {
 	struct store_call *call = arg;
@@ -140,7 +153,7 @@ static void sess_complete(void *arg)
 	if (out == NULL)
 		out_of_memory(out = &oom);
 	else if (!mem_injected(ms, &out->status, &out->error_type, out->message))
-		apply(ms, &call->sess->req, out);
+		apply_or_lose(ms, &call->sess->req, out);
 	ms->base.in_flight--;
 	store_session_cb cb = call->sess_cb;
 	void *cb_arg = call->arg;
@@ -218,4 +231,37 @@ void mem_sessions_free(struct mstore *ms)
 		ms->sessions = s->next;
 		free(s);
 	}
+}
+
+/* The item at key, or NULL: the link that points to it in *at. */
+static struct msession *find_key(struct mstore *ms, const char *key, struct msession ***at)
+{
+	*at = &ms->sessions;
+	while (**at != NULL && strcmp((**at)->key, key) != 0)
+		*at = &(**at)->next;
+	return **at;
+}
+
+bool store_memory_session_delete(struct store *s, const char *key)
+{
+	struct msession **at, *m = find_key((struct mstore *)s, key, &at);
+	if (m == NULL)
+		return false;
+	*at = m->next;
+	free(m);
+	return true;
+}
+
+bool store_memory_session_add_rev(struct store *s, const char *key, int64_t n)
+{
+	struct msession **at, *m = find_key((struct mstore *)s, key, &at);
+	if (m == NULL)
+		return false;
+	m->item.rev_seq += n;
+	return true;
+}
+
+void store_memory_session_lose(struct store *s, int n)
+{
+	((struct mstore *)s)->sess_lost = n;
 }
