@@ -82,7 +82,6 @@
  *             Counted as one ACQUIRE.
  *             OK: the new item.  REFUSED: the item that refused it.
  *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner
- *             (session mode with .session, as ACQUIRE's)
  *             and, with .seen_rvn (the rvn the lease last wrote), rvn =
  *             :seen_rvn OR rvn = :rvn (this very renewal, an earlier attempt
  *             of which applied: its retry answers OK). So an attempt that
@@ -90,6 +89,8 @@
  *             duplicated delivery) is refused instead of putting its older
  *             rvn back, which a waiter may have seen for a whole lease.
  *             Never creates an item. REFUSED: the old item, or none.
+ *             With .session in session mode, without it per lease, as
+ *             ACQUIRE's.
  *   RELEASE   REMOVE owner, leaseMs, holder, secretHash, session, sleaseMs
  *             SET ttl if owner = :owner
  *             (.unconditional: if the item exists). Never creates an item.
@@ -113,13 +114,14 @@
  *             or none.
  *   ADOPT     SET owner = :owner, rvn = :rvn, leaseMs, holder|REMOVE holder,
  *             secretHash = :secret_hash, adoptedFrom = :prev_owner, ttl
- *             REMOVE orphan (session mode with .session, as ACQUIRE's)
- *             if owner = :prev_owner AND fence = :token AND
+ *             REMOVE orphan if owner = :prev_owner AND fence = :token AND
  *             orphan = :prev_owner AND secretHash = :prev_secret_hash: an
  *             orphaned lease changes hands without a gap and keeps its
  *             fence; the new rvn restarts every waiter's count, and
  *             adoptedFrom tells the old owner's replica, at its next
- *             renewal, that its lease was adopted, not lost. OK: the new
+ *             renewal, that its lease was adopted, not lost. With
+ *             .session in session mode, without it per lease, as
+ *             ACQUIRE's. OK: the new
  *             item. REFUSED: the item, or none (an attempt that applied
  *             already shows owner and rvn: the caller tells).
  *   ANNOUNCE  SET waiter = :waiter, waiterMs if attribute_exists(owner) AND
