@@ -23,9 +23,59 @@ static const char *const status_names[] = {
 	[STORE_FATAL] = "fatal",
 };
 
+/* 1..max printable bytes (no space) */
+static bool printable_ok(const char *v, size_t max)
+{
+	size_t n = strnlen(v, max + 1);
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] < 0x21 || v[i] > 0x7e)
+			return false;
+	return true;
+}
+
+/* A session key: "SESSION#" and more, printable, STORE_SESSION_KEY_MAX */
+static bool session_key_ok(const char *k)
+{
+	return k != NULL && printable_ok(k, STORE_SESSION_KEY_MAX) &&
+	       strncmp(k, "SESSION#", 8) == 0 && k[8] != '\0';
+}
+
+bool store_req_session_valid(const struct store_req *r)
+{
+	bool acquire = r->op == STORE_ACQUIRE;
+	if (r->session != NULL && ((!acquire && r->op != STORE_RENEW && r->op != STORE_ADOPT) ||
+				   !session_key_ok(r->session)))
+		return false;
+	if (r->seen_session != NULL &&
+	    (!acquire || r->seen_rvn == NULL ||
+	     (r->seen_session[0] != '\0' && !session_key_ok(r->seen_session))))
+		return false;
+	switch (r->sess_check) {
+	case STORE_SESS_CHECK_NONE:
+		return r->sess_rvn == NULL;
+	case STORE_SESS_CHECK_RVN:
+	case STORE_SESS_CHECK_ABSENT:
+		if (!acquire || r->unconditional || r->seen_rvn == NULL || !r->has_seen_fence ||
+		    !session_key_ok(r->seen_session))
+			return false;
+		return r->sess_check == STORE_SESS_CHECK_RVN
+			       ? r->sess_rvn != NULL && printable_ok(r->sess_rvn, STORE_ID_MAX)
+			       : r->sess_rvn == NULL;
+	default:
+		return false;
+	}
+}
+
 struct store_call *store_submit(struct store *s, const struct store_req *req, store_cb cb,
 				void *arg)
 {
+	/* the common request has no session field: three tests */
+	if ((req->session != NULL || req->seen_session != NULL ||
+	     req->sess_check != STORE_SESS_CHECK_NONE || req->sess_rvn != NULL) &&
+	    !store_req_session_valid(req))
+		return NULL;
 	return s->ops->submit(s, req, cb, arg);
 }
 

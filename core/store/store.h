@@ -52,6 +52,34 @@
  *             SHA-256, lowercase hex, of the lease's secret: LOCK.ACQUIRE
  *             ... ADOPTABLE), else REMOVE secretHash: a hash is never left
  *             from an earlier lease.
+ *             Session mode (docs/design/replica-heartbeat.md), with
+ *             .session (a session key, STORE_SESSION_KEY_MAX): also SET
+ *             session = :session, sleaseMs = :lease_ms (the real lease)
+ *             and leaseMs = STORE_SESSION_LOCK_LEASE_MS instead, and
+ *             REMOVE the TTL attribute (.ttl unused): a session-mode lock
+ *             must not vanish while its session lives. Without .session,
+ *             REMOVE session, sleaseMs: a per-lease write never leaves a
+ *             session on an item. So do RENEW and ADOPT.
+ *             A takeover of a session-mode holder (with .seen_rvn):
+ *             .seen_session adds session = :seen_session to the rvn
+ *             branch (attribute_not_exists(session) for ""), and
+ *             .sess_check checks the session item of .seen_session in
+ *             the same atomic write (DynamoDB: one TransactWriteItems of
+ *             the lock's Update and a ConditionCheck of the session's
+ *             key, sort key LOCK when the table has one):
+ *             STORE_SESS_CHECK_RVN, it exists with rvn = :sess_rvn;
+ *             STORE_SESS_CHECK_ABSENT, it does not exist (a missing
+ *             session is an observed value, not a dead one). A check needs
+ *             .seen_rvn, .seen_session (not "") and .has_seen_fence. OK:
+ *             the new item (DynamoDB: the transaction answers none, so
+ *             the item as the write made it, the attributes it did not
+ *             write absent). REFUSED: the lock's own condition failed,
+ *             the item that refused it (the applied rule above holds:
+ *             OK when it shows this owner and rvn); or the session's
+ *             check did, .session_refused and the lock item as it is
+ *             (DynamoDB reads it back with a consistent GetItem, counted
+ *             as a READ; when that read fails, its failure is answered).
+ *             Counted as one ACQUIRE.
  *             OK: the new item.  REFUSED: the item that refused it.
  *   RENEW     SET rvn, leaseMs, holder|REMOVE holder, ttl if owner = :owner
  *             and, with .seen_rvn (the rvn the lease last wrote), rvn =
@@ -61,7 +89,10 @@
  *             duplicated delivery) is refused instead of putting its older
  *             rvn back, which a waiter may have seen for a whole lease.
  *             Never creates an item. REFUSED: the old item, or none.
- *   RELEASE   REMOVE owner, leaseMs, holder, secretHash SET ttl if owner = :owner
+ *             With .session in session mode, without it per lease, as
+ *             ACQUIRE's.
+ *   RELEASE   REMOVE owner, leaseMs, holder, secretHash, session, sleaseMs
+ *             SET ttl if owner = :owner
  *             (.unconditional: if the item exists). Never creates an item.
  *             With .token > 0 (a release from outside the holding replica:
  *             by (name, token), or an operator's forced release) also SET
@@ -88,7 +119,9 @@
  *             orphaned lease changes hands without a gap and keeps its
  *             fence; the new rvn restarts every waiter's count, and
  *             adoptedFrom tells the old owner's replica, at its next
- *             renewal, that its lease was adopted, not lost. OK: the new
+ *             renewal, that its lease was adopted, not lost. With
+ *             .session in session mode, without it per lease, as
+ *             ACQUIRE's. OK: the new
  *             item. REFUSED: the item, or none (an attempt that applied
  *             already shows owner and rvn: the caller tells).
  *   ANNOUNCE  SET waiter = :waiter, waiterMs if attribute_exists(owner) AND
@@ -120,6 +153,16 @@
 #define STORE_SECRET_HASH_LEN 64 /* secretHash: SHA-256 as lowercase hex */
 /* a script's hash on a lock key: "field value" pairs, space-separated */
 #define STORE_HASH_MAX 1040
+/* A replica's session (core/store/store_session.h): its key
+ * "SESSION#<replica>#<incarnation>", and its parts' bounds */
+#define STORE_SESSION_REPLICA_MAX 64 /* replica id: printable, no '#' */
+#define STORE_SESSION_INC_LEN	  32 /* incarnation: 128 bits, lowercase hex */
+#define STORE_SESSION_KEY_MAX	  (8 + STORE_SESSION_REPLICA_MAX + 1 + STORE_SESSION_INC_LEN)
+/* The leaseMs of a lock held in session mode (docs/design/
+ * replica-heartbeat.md): 10 years, a lease the reference's clients and
+ * older leasegate binaries never count to, so they never take such a lock
+ * over; the real lease is sleaseMs. */
+#define STORE_SESSION_LOCK_LEASE_MS 315360000000LL
 
 enum store_op {
 	STORE_ACQUIRE,
@@ -198,6 +241,19 @@ struct lock_item {
 	 * hfields): "field value ..." pairs separated by single spaces,
 	 * meaningful only while owner starts with "h:"; "" when absent. */
 	char hash[STORE_HASH_MAX + 1];
+	/* A lock held in session mode (ACQUIRE's .session): the key of the
+	 * holder's session and the real lease (leaseMs is then
+	 * STORE_SESSION_LOCK_LEASE_MS); "" and 0 when absent. */
+	char session[STORE_SESSION_KEY_MAX + 1];
+	int64_t slease_ms;
+};
+
+/* The session check of a takeover (ACQUIRE). */
+enum store_sess_check {
+	STORE_SESS_CHECK_NONE,	 /* none: one conditional write */
+	STORE_SESS_CHECK_RVN,	 /* the session exists with rvn = .sess_rvn */
+	STORE_SESS_CHECK_ABSENT, /* the session does not exist */
+	STORE_SESS_CHECK_COUNT
 };
 
 struct store_req {
@@ -230,6 +286,16 @@ struct store_req {
 	/* store_name_hash(name) when the caller has it (a lock keeps its
 	 * own), else 0: a store that hashes names then need not again */
 	uint64_t name_hash;
+	/* Session mode (see ACQUIRE): ACQUIRE/RENEW/ADOPT, the holder's
+	 * session key ("SESSION#<replica>#<incarnation>"), or NULL to write
+	 * per lease; ACQUIRE with seen_rvn, the session the item showed (""
+	 * for none), or NULL for no condition on it; and the check of that
+	 * session's item, with the rvn it must have (STORE_SESS_CHECK_RVN,
+	 * else NULL). */
+	const char *session;
+	const char *seen_session;
+	enum store_sess_check sess_check;
+	const char *sess_rvn;
 	/* the span of the lock operation this request is for (core/trace.h):
 	 * a store that sends requests records each as a child span; NULL:
 	 * untraced. Valid during store_submit() only: a store copies what it
@@ -242,6 +308,9 @@ struct store_result {
 	struct lock_item item;
 	const char *error_type; /* static string; set for TRANSIENT (and FATAL) */
 	char message[STORE_MSG_MAX];
+	/* REFUSED by a takeover's session check (ACQUIRE's .sess_check), not
+	 * by the lock's own condition */
+	bool session_refused;
 };
 
 /* Called exactly once per submitted request unless it was cancelled.
@@ -323,7 +392,8 @@ struct store {
 };
 
 /* Submits req (copied: the caller's strings need not outlive the call).
- * Returns a handle to cancel it, or NULL on out-of-memory (no callback then).
+ * Returns a handle to cancel it, or NULL on out-of-memory or session fields
+ * out of their bounds (store_req_session_valid; no callback then).
  * The callback always comes later, from the event loop. */
 struct store_call *store_submit(struct store *s, const struct store_req *req, store_cb cb,
 				void *arg) __attribute__((warn_unused_result));
@@ -385,6 +455,15 @@ bool store_cursor_name(const char *cursor, char *name) __attribute__((warn_unuse
 uint64_t store_requests_total(const struct store *s);
 const char *store_op_name(enum store_op op);
 const char *store_status_name(enum store_status st);
+
+/* The session fields of req within their bounds (see ACQUIRE): .session
+ * only on ACQUIRE, RENEW, ADOPT and a session key (printable, at most
+ * STORE_SESSION_KEY_MAX bytes, "SESSION#" and more); .seen_session only on
+ * an ACQUIRE with .seen_rvn, "" or a session key; a .sess_check only on a
+ * conditional ACQUIRE with .seen_rvn, .has_seen_fence and a .seen_session
+ * key, with .sess_rvn an id (1..STORE_ID_MAX printable bytes) for
+ * STORE_SESS_CHECK_RVN and NULL otherwise. */
+bool store_req_session_valid(const struct store_req *req) __attribute__((warn_unused_result));
 
 /* An ACQUIRE of owner and rvn refused by item: true when the item shows
  * that owner and that rvn, i.e. an earlier attempt of that very request

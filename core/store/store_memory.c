@@ -7,6 +7,7 @@
  * Forgetting released items after the retention is store_memory_retention.c's.
  */
 #include "core/store/store_memory_int.h"
+#include "core/store/store_session.h"
 #include "core/store/store_shared.h"
 #include "core/store/store_tx.h"
 
@@ -63,8 +64,15 @@ static void copy_rare(const struct mitem_rare *r, struct lock_item *out)
 		out->hash[0] = '\0';
 		out->scount = 0;
 		out->rwaiters = out->radmit = false;
+		out->session[0] = '\0';
+		out->slease_ms = 0;
 		return;
 	}
+	if (r->session != NULL)
+		snprintf(out->session, sizeof(out->session), "%s", r->session);
+	else
+		out->session[0] = '\0';
+	out->slease_ms = r->slease_ms;
 	out->scount = r->scount;
 	out->rwaiters = r->rwaiters != NULL;
 	out->radmit = r->radmit != NULL;
@@ -174,7 +182,8 @@ static bool set_waiter(struct mstore *ms, struct mitem *it, const char *waiter, 
 /* The bytes of a block of rare fields (r NULL: none), its hash's too. */
 static size_t rare_bytes(const struct mitem_rare *r)
 {
-	return r != NULL ? sizeof(*r) + slen(r->hfields) + r->nslots * sizeof(struct mslot) +
+	return r != NULL ? sizeof(*r) + slen(r->hfields) + slen(r->session) +
+				   r->nslots * sizeof(struct mslot) +
 				   ((r->rwaiters != NULL) + (r->radmit != NULL)) *
 					   sizeof(struct store_sh_set)
 			 : 0;
@@ -184,6 +193,7 @@ static void rare_free(struct mitem_rare *r)
 {
 	if (r != NULL) {
 		free(r->hfields);
+		free(r->session);
 		free(r->slots);
 		free(r->rwaiters);
 		free(r->radmit);
@@ -203,7 +213,7 @@ void mem_rare_trim(struct mstore *ms, struct mitem *it)
 	const struct mitem_rare *r = it->rare;
 	if (r == NULL || r->expires_at != 0 || r->hfields != NULL || r->exp_rvn[0] != '\0' ||
 	    r->secret_hash[0] != '\0' || r->orphan[0] != '\0' || r->adopted_from[0] != '\0' ||
-	    r->slots != NULL || r->rwaiters != NULL || r->radmit != NULL)
+	    r->slots != NULL || r->rwaiters != NULL || r->radmit != NULL || r->session != NULL)
 		return;
 	ms->bytes -= rare_bytes(it->rare);
 	rare_free(it->rare);
@@ -233,6 +243,57 @@ static bool set_secret_hash(struct mstore *ms, struct mitem *it, const char *has
 	if (mem_rare(ms, it) == NULL)
 		return false;
 	snprintf(it->rare->secret_hash, sizeof(it->rare->secret_hash), "%s", hash);
+	return true;
+}
+
+/* Sets the lock's session (store.h ACQUIRE's .session) and real lease, or
+ * removes both (session NULL); false on out-of-memory (the item
+ * unchanged). The key is kept when the same is written again: a session's
+ * locks are written again and again with it. */
+static bool set_session(struct mstore *ms, struct mitem *it, const char *session, int64_t slease_ms)
+{
+	if (session == NULL) {
+		if (it->rare != NULL && it->rare->session != NULL) {
+			ms->bytes -= slen(it->rare->session);
+			free(it->rare->session);
+			it->rare->session = NULL;
+			it->rare->slease_ms = 0;
+			mem_rare_trim(ms, it);
+		}
+		return true;
+	}
+	if (mem_rare(ms, it) == NULL)
+		return false;
+	struct mitem_rare *r = it->rare;
+	if (r->session == NULL || strcmp(r->session, session) != 0) {
+		char *k = strdup(session);
+		if (k == NULL) {
+			mem_rare_trim(ms, it);
+			return false;
+		}
+		ms->bytes += slen(k);
+		ms->bytes -= slen(r->session);
+		free(r->session);
+		r->session = k;
+	}
+	r->slease_ms = slease_ms;
+	return true;
+}
+
+/* A write's lease (store.h ACQUIRE, RENEW, ADOPT): the session mode's
+ * session and real lease, its leaseMs and no TTL; or per lease, no
+ * session, the lease and the TTL asked for (0: the TTL left). false on
+ * out-of-memory (the session not written). */
+static bool write_lease(struct mstore *ms, struct mitem *it, const struct store_req *r)
+{
+	if (!set_session(ms, it, r->session, r->lease_ms))
+		return false;
+	it->lease_ms = r->session != NULL ? STORE_SESSION_LOCK_LEASE_MS : r->lease_ms;
+	it->has_lease = true;
+	if (r->session != NULL)
+		it->ttl = 0; /* REMOVE: a session-mode lock lives as its session */
+	else if (r->ttl > 0)
+		it->ttl = r->ttl;
 	return true;
 }
 
@@ -296,6 +357,29 @@ static bool lock_writable(const struct mitem *it)
 	return it->other_type == NULL && fence_ok && shape_ok && unshared && no_admitted;
 }
 
+/* A takeover's condition on the session the item shows (store.h
+ * ACQUIRE's .seen_session): that one, or none for "". */
+static bool seen_session_ok(const struct mitem *it, const struct store_req *r)
+{
+	if (r->seen_session == NULL)
+		return true;
+	const char *has = it->rare != NULL ? it->rare->session : NULL;
+	return r->seen_session[0] == '\0' ? has == NULL
+					  : has != NULL && strcmp(has, r->seen_session) == 0;
+}
+
+/* A takeover's check of the session item (store.h ACQUIRE's .sess_check):
+ * there with that rvn, or not there. */
+static bool session_check_ok(const struct mstore *ms, const struct store_req *r)
+{
+	if (r->sess_check == STORE_SESS_CHECK_NONE)
+		return true;
+	const struct session_item *s = mem_session_find(ms, r->seen_session);
+	if (r->sess_check == STORE_SESS_CHECK_ABSENT)
+		return s == NULL;
+	return s != NULL && strcmp(s->rvn, r->sess_rvn) == 0;
+}
+
 static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 {
 	if (r->unconditional)
@@ -315,7 +399,8 @@ static bool acquire_allowed(const struct mitem *it, const struct store_req *r)
 				: it->no_fence || it->fence_bad || it->fence != r->seen_fence))
 		return false;		     /* an acquire was written since the item it saw */
 	return lock_writable(it) && !mine && /* never on its own arvn (store.h) */
-	       ((free && no_waiter) || (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0));
+	       ((free && no_waiter) || (r->seen_rvn != NULL && strcmp(it->rvn, r->seen_rvn) == 0 &&
+					seen_session_ok(it, r)));
 }
 
 static bool owner_is(const struct mitem *it, const char *owner)
@@ -349,6 +434,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	struct mitem **slot = find_slot(ms, r->name, h), *it = *slot;
 
 	res->status = STORE_OK;
+	res->session_refused = false;
 	switch (r->op) {
 	case STORE_ACQUIRE:
 		if (!acquire_allowed(it, r)) {
@@ -357,6 +443,12 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			mem_copy_out(it, &res->item);
 			if (!store_acquire_applied(r->owner, r->rvn, &res->item))
 				res->status = STORE_REFUSED;
+			return;
+		}
+		if (!session_check_ok(ms, r)) { /* in the same write (store.h) */
+			mem_copy_out(it, &res->item);
+			res->status = STORE_REFUSED;
+			res->session_refused = true;
 			return;
 		}
 		if (it == NULL && ms->max_items > 0 && ms->nitems >= ms->max_items &&
@@ -380,14 +472,13 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			if (ms->nitems > ms->nbuckets)
 				grow(ms);
 		}
-		if (!set_secret_hash(ms, it, r->secret_hash) || !set_holder(ms, it, r->holder))
+		if (!set_secret_hash(ms, it, r->secret_hash) || !set_holder(ms, it, r->holder) ||
+		    !write_lease(ms, it, r))
 			goto oom;
 		strcpy(it->owner, r->owner); /* left in its list of released items */
 		strcpy(it->rvn, r->rvn);
 		it->arvn_hash = store_name_hash(r->rvn);
 		it->has_arvn = true;
-		it->lease_ms = r->lease_ms;
-		it->has_lease = true;
 		free(it->other_type); /* SET _type (only an unconditional write gets here) */
 		it->other_type = NULL;
 		if (it->no_fence || it->fence_bad)
@@ -397,8 +488,6 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		 * ADD makes it 2^63, which reads as no int64; so does this. */
 		it->fence_bad = it->fence == INT64_MAX;
 		it->fence = it->fence_bad ? 0 : it->fence + 1;
-		if (r->ttl > 0)
-			it->ttl = r->ttl;
 		if (r->waiter != NULL)
 			set_waiter(ms, it, NULL, 0); /* a removal: cannot fail */
 		mem_copy_out(it, &res->item);
@@ -406,13 +495,9 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	case STORE_RENEW:
 		if (!owner_is(it, r->owner) || !renew_rvn_ok(it, r))
 			break;
-		if (!set_holder(ms, it, r->holder))
+		if (!set_holder(ms, it, r->holder) || !write_lease(ms, it, r))
 			goto oom;
 		strcpy(it->rvn, r->rvn);
-		it->lease_ms = r->lease_ms;
-		it->has_lease = true;
-		if (r->ttl > 0)
-			it->ttl = r->ttl;
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RELEASE:
@@ -423,7 +508,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		it->owner[0] = '\0';
 		it->has_lease = false;
 		set_holder(ms, it, NULL);
-		set_secret_hash(ms, it, NULL); /* a removal: cannot fail */
+		set_secret_hash(ms, it, NULL); /* removals: cannot fail */
+		set_session(ms, it, NULL, 0);
 		mem_admit_readers(ms, it);
 		if (r->ttl > 0)
 			it->ttl = r->ttl;
@@ -444,7 +530,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	case STORE_ADOPT:
 		if (!adoptable(it, r))
 			break;
-		if (!set_holder(ms, it, r->holder))
+		if (!set_holder(ms, it, r->holder) || !write_lease(ms, it, r))
 			goto oom;
 		/* adoptable: it has its block (its orphan marker), which keeps
 		 * adopted_from (prev_owner, not "": owner_is) */
@@ -452,12 +538,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		strcpy(it->owner, r->owner);
 		strcpy(it->rvn, r->rvn);
 		it->rare->orphan[0] = '\0';
-		it->lease_ms = r->lease_ms;
-		it->has_lease = true;
 		snprintf(it->rare->secret_hash, sizeof(it->rare->secret_hash), "%s",
 			 r->secret_hash);
-		if (r->ttl > 0)
-			it->ttl = r->ttl;
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_ANNOUNCE:
@@ -570,6 +652,7 @@ static void complete(void *arg)
 	}
 	res.error_type = NULL;
 	res.message[0] = '\0';
+	res.session_refused = false;
 	if (mem_injected(ms, &res.status, &res.error_type, res.message))
 		mem_copy_out(NULL, &res.item);
 	else
@@ -657,9 +740,11 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	size_t n_name = slen(req->name), n_owner = slen(owner), n_rvn = slen(rvn),
 	       n_seen = slen(req->seen_rvn), n_holder = slen(req->holder),
 	       n_waiter = slen(req->waiter), n_secret = slen(req->secret_hash),
-	       n_prev = slen(req->prev_owner), n_psecret = slen(req->prev_secret_hash);
+	       n_prev = slen(req->prev_owner), n_psecret = slen(req->prev_secret_hash),
+	       n_sess = slen(req->session), n_ssess = slen(req->seen_session),
+	       n_srvn = slen(req->sess_rvn);
 	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder + n_waiter + n_secret + n_prev +
-		      n_psecret;
+		      n_psecret + n_sess + n_ssess + n_srvn;
 	/* every field set here or by enqueue: no zeroing first */
 	struct store_call *call = pool_take(&call_pool, sizeof(*call) + need);
 	if (call == NULL)
@@ -689,6 +774,9 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	put_str(call->text, &pos, &call->req.secret_hash, req->secret_hash, n_secret);
 	put_str(call->text, &pos, &call->req.prev_owner, req->prev_owner, n_prev);
 	put_str(call->text, &pos, &call->req.prev_secret_hash, req->prev_secret_hash, n_psecret);
+	put_str(call->text, &pos, &call->req.session, req->session, n_sess);
+	put_str(call->text, &pos, &call->req.seen_session, req->seen_session, n_ssess);
+	put_str(call->text, &pos, &call->req.sess_rvn, req->sess_rvn, n_srvn);
 	enqueue(ms, call);
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
@@ -932,6 +1020,8 @@ static bool put_rare(struct mstore *ms, struct mitem *it, const struct lock_item
 	bool any = item->secret_hash[0] != '\0' || item->orphan[0] != '\0' ||
 		   item->adopted_from[0] != '\0';
 	if (any && mem_rare(ms, it) == NULL)
+		return false;
+	if (!set_session(ms, it, item->session[0] != '\0' ? item->session : NULL, item->slease_ms))
 		return false;
 	if (it->rare == NULL)
 		return true;

@@ -9,6 +9,7 @@
 #include "core/store/store_memory.h"
 
 struct store_sh_set;
+struct session_item;
 
 struct mitem {
 	struct mitem *next;
@@ -77,6 +78,10 @@ struct mitem_rare {
 	struct store_sh_set *rwaiters, *radmit;
 	struct mslot *slots;
 	unsigned nslots;
+	/* a lock held in session mode (store.h ACQUIRE's .session): its
+	 * session's key (NULL: none) and the real lease */
+	char *session;
+	int64_t slease_ms;
 };
 
 /* A slot of a shared name (store_memory_shared.c). */
@@ -221,6 +226,9 @@ struct store_call *mem_kv_commit(struct store *s, const struct store_kv_req *req
 struct store_call *mem_session_submit(struct store *s, const struct store_session_req *req,
 				      store_session_cb cb, void *arg);
 void mem_sessions_free(struct mstore *ms);
+/* The session item at key ("SESSION#<replica>#<incarnation>"), or NULL
+ * when there is none. */
+const struct session_item *mem_session_find(const struct mstore *ms, const char *key);
 
 /* store_memory_shared.c: store_sh_submit() of the embedded store. */
 struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,

@@ -28,14 +28,25 @@ struct mem_sess {
 	char name[STORE_NAME_MAX + 1];
 };
 
-static struct msession **find(struct mstore *ms, const struct store_session_req *r)
+static struct msession **find_key(struct mstore *ms, const char *key)
 {
-	char key[STORE_SESSION_KEY_MAX + 1];
-	store_session_key(r, key);
 	struct msession **at = &ms->sessions;
 	while (*at != NULL && strcmp((*at)->key, key) != 0)
 		at = &(*at)->next;
 	return at;
+}
+
+static struct msession **find(struct mstore *ms, const struct store_session_req *r)
+{
+	char key[STORE_SESSION_KEY_MAX + 1];
+	store_session_key(r, key);
+	return find_key(ms, key);
+}
+
+const struct session_item *mem_session_find(const struct mstore *ms, const char *key)
+{
+	struct msession *s = *find_key((struct mstore *)ms, key);
+	return s != NULL ? &s->item : NULL;
 }
 
 static void out_of_memory(struct store_session_result *out)

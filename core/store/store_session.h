@@ -50,16 +50,13 @@
 
 #include "core/store/store.h"
 
-#define STORE_SESSION_REPLICA_MAX 64 /* replica id: printable, no '#' */
-#define STORE_SESSION_INC_LEN	  32 /* incarnation: 128 bits, lowercase hex */
-#define STORE_SESSION_ADDR_MAX	  256
-#define STORE_SESSION_LEASE_MIN	  1000	   /* maxLeaseMs: as a lease, 1 s .. */
-#define STORE_SESSION_LEASE_MAX	  86400000 /* .. a day (docs/lease-rules.md) */
+/* STORE_SESSION_REPLICA_MAX, _INC_LEN and _KEY_MAX: store.h */
+#define STORE_SESSION_ADDR_MAX	256
+#define STORE_SESSION_LEASE_MIN 1000	 /* maxLeaseMs: as a lease, 1 s .. */
+#define STORE_SESSION_LEASE_MAX 86400000 /* .. a day (docs/lease-rules.md) */
 /* The TTL lies this far beyond maxLeaseMs: a session outlives any lease
  * that may still name it, and the table forgets it after. */
 #define STORE_SESSION_TTL_DAYS 2
-/* "SESSION#" + replica + "#" + incarnation */
-#define STORE_SESSION_KEY_MAX (8 + STORE_SESSION_REPLICA_MAX + 1 + STORE_SESSION_INC_LEN)
 
 enum store_session_op {
 	STORE_SESSION_CREATE,

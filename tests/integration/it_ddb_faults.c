@@ -6,7 +6,8 @@
  * never answers (the deadline of the lease), malformed answers, expired
  * tokens, the request headers, cancel and free with requests in flight;
  * a scan's retries, its answer past HTTP_BODY_MAX, a cancel in flight;
- * a session READ's UnprocessedKeys asked again, then given up.
+ * a session READ's UnprocessedKeys asked again, then given up; the
+ * answers of a session-mode takeover's transaction.
  * Real loop and clock; no sleeps: the loop waits on sockets and timers.
  */
 #include <setjmp.h>
@@ -516,6 +517,110 @@ static void never_called(void *arg, const struct store_result *res)
 	fail_msg("a cancelled request answered");
 }
 
+/* The takeover of a session-mode holder (store.h ACQUIRE with a session
+ * check): one TransactWriteItems; done, the item as written; cancelled by
+ * the session's check alone, the lock read back (GetItem, counted as a
+ * READ) on the same handle, REFUSED with session_refused; a failing read
+ * back answers its failure; cancelled while it reads back, nothing
+ * answers; cancelled by the lock's condition, its item; by something else
+ * than a condition, FATAL. */
+static const struct store_req takeover_req = {.op = STORE_ACQUIRE,
+					      .name = "a",
+					      .owner = "o2",
+					      .rvn = "r2",
+					      .seen_rvn = "r1",
+					      .seen_fence = 4,
+					      .has_seen_fence = true,
+					      .lease_ms = 30000,
+					      .session = "SESSION#b#1",
+					      .seen_session = "SESSION#a#1",
+					      .sess_check = STORE_SESS_CHECK_RVN,
+					      .sess_rvn = "s1"};
+#define TX_CANCELLED(reasons)                                                                      \
+	"{\"__type\":\"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\","           \
+	"\"message\":\"Transaction cancelled\",\"CancellationReasons\":" reasons "}"
+#define SESSION_FAILED                                                                             \
+	TX_CANCELLED("[{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\",\"Item\":{"        \
+		     "\"pk\":{\"S\":\"SESSION#a#1\"},\"rvn\":{\"S\":\"s2\"}}}]")
+#define HELD_BY_O1                                                                                 \
+	"{\"Item\":{\"pk\":{\"S\":\"LOCK#a\"},\"owner\":{\"S\":\"o1\"},\"rvn\":{\"S\":\"r1\"},"    \
+	"\"fence\":{\"N\":\"4\"},\"leaseMs\":{\"N\":\"315360000000\"},\"_type\":{\"S\":"           \
+	"\"LOCK\"},\"session\":{\"S\":\"SESSION#a#1\"},\"sleaseMs\":{\"N\":\"30000\"}}}"
+
+static void takeover_answers(void **state)
+{
+	struct env *e = *state;
+	uint64_t acquires = e->s->requests[STORE_ACQUIRE], reads = e->s->requests[STORE_READ];
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = "{}"});
+	struct store_result r = do_req(e->s, takeover_req);
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(fake_ddb_last(e->fake)->target, "DynamoDB_20120810.TransactWriteItems");
+	assert_string_equal(r.item.owner, "o2");
+	assert_string_equal(r.item.rvn, "r2");
+	assert_int_equal(r.item.fence, 5);
+	assert_int_equal(r.item.lease_ms, STORE_SESSION_LOCK_LEASE_MS);
+	assert_string_equal(r.item.session, "SESSION#b#1");
+	assert_int_equal(r.item.slease_ms, 30000);
+	assert_int_equal(e->s->requests[STORE_ACQUIRE], acquires + 1);
+	/* the session's check failed: the lock read back */
+	unsigned before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400, .body = SESSION_FAILED});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = HELD_BY_O1});
+	r = do_req(e->s, takeover_req);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_true(r.session_refused);
+	assert_string_equal(r.item.owner, "o1");
+	assert_string_equal(r.item.session, "SESSION#a#1");
+	assert_int_equal(r.item.slease_ms, 30000);
+	assert_int_equal(fake_ddb_requests(e->fake) - before, 2);
+	assert_string_equal(fake_ddb_last(e->fake)->target, "DynamoDB_20120810.GetItem");
+	assert_non_null(strstr(fake_ddb_last(e->fake)->body, "\"ConsistentRead\":true"));
+	assert_int_equal(e->s->requests[STORE_READ], reads + 1);
+	/* ... and the read back failing: its failure */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400, .body = SESSION_FAILED});
+	for (int i = 0; i < 3; i++)
+		fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
+	r = do_req(e->s, takeover_req);
+	assert_int_equal(r.status, STORE_TRANSIENT);
+	assert_false(r.session_refused);
+	assert_int_equal(e->s->in_flight, 0);
+	/* ... or cancelled while it waits to read again: no answer */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400, .body = SESSION_FAILED});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
+	uint64_t retries = stats(e->s).retries;
+	struct store_call *c = store_submit(e->s, &takeover_req, never_called, NULL);
+	assert_non_null(c);
+	int64_t until = clock_now_ms(clk) + 2000;
+	while (stats(e->s).retries == retries && clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_int_equal(stats(e->s).retries, retries + 1);
+	store_cancel(e->s, c);
+	assert_int_equal(e->s->in_flight, 0);
+	/* the lock's condition failed: its item, no read back */
+	before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){
+			      .status = 400,
+			      .body = TX_CANCELLED(
+				      "[{\"Code\":\"ConditionalCheckFailed\",\"Item\":{\"owner\":{"
+				      "\"S\":\"o3\"},\"rvn\":{\"S\":\"r3\"},\"leaseMs\":{\"N\":"
+				      "\"5\"},\"fence\":{\"N\":\"5\"}}},{\"Code\":"
+				      "\"ConditionalCheckFailed\"}]")});
+	r = do_req(e->s, takeover_req);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_false(r.session_refused);
+	assert_string_equal(r.item.owner, "o3");
+	assert_int_equal(fake_ddb_requests(e->fake) - before, 1);
+	/* neither failed on a condition */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = TX_CANCELLED("[{\"Code\":\"ValidationError\"},"
+							    "{\"Code\":\"None\"}]")});
+	r = do_req(e->s, takeover_req);
+	assert_int_equal(r.status, STORE_FATAL);
+	assert_non_null(strstr(r.message, "ValidationError"));
+}
+
 static void cancel_and_free_in_flight(void **state)
 {
 	struct env *e = *state;
@@ -850,6 +955,7 @@ int main(void)
 		T(deadline_of_the_lease),
 		T(malformed_answers_fatal),
 		T(refusal_brings_item),
+		T(takeover_answers),
 		T(expired_token_refreshes),
 		T(xml_auth_failure),
 		T(cancel_and_free_in_flight),

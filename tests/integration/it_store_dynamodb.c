@@ -5,7 +5,8 @@
  *
  *   - the store contract suite (tests/support/store_contract.c) and that of
  *     shared names (store_contract_shared.c) and session items
- *     (store_contract_session.c), on a table with a partition
+ *     (store_contract_session.c) and locks in session mode
+ *     (store_contract_slock.c), on a table with a partition
  *     key only and on one with custom partition and sort key names learned
  *     with DescribeTable;
  *   - what only DynamoDB has: a missing table, a denied user, a wrong
@@ -475,6 +476,48 @@ static void session_as_boto3_reads_it(void **state)
 	store_free(s);
 }
 
+/* A lock held in session mode (store.h ACQUIRE's .session) as boto3 reads
+ * it: session (S) names its session, sleaseMs (N) the real lease, leaseMs
+ * (N) the 10 years no reference client counts to, and no TTL attribute
+ * though the table has one and the request gave one. */
+static void session_lock_as_boto3_reads_it(void **state)
+{
+	struct store_result res;
+	struct store *s = open_store((struct store_dynamodb_config){.table = "lg_contract_sk",
+								    .ttl_attribute = "expiresAt"},
+				     &res);
+	assert_int_equal(res.status, STORE_OK);
+	char id[33], name[64], key[STORE_SESSION_KEY_MAX + 1], cmd[1024], out[1024], want[1024];
+	store_new_id(id);
+	snprintf(name, sizeof(name), "slock-%.8s", id);
+	snprintf(key, sizeof(key), "SESSION#rep-1#%s", id);
+	res = do_req(s, (struct store_req){.op = STORE_ACQUIRE,
+					   .name = name,
+					   .owner = "own-1",
+					   .rvn = "rvn-1",
+					   .holder = "pod-7",
+					   .lease_ms = 15000,
+					   .ttl = 1900000000,
+					   .session = key});
+	assert_int_equal(res.status, STORE_OK);
+	snprintf(cmd, sizeof(cmd),
+		 BOTO "i=c.get_item(TableName=\"lg_contract_sk\",Key={\"Id\":{\"S\":\"LOCK#%s\"},"
+		      "\"Kind\":{\"S\":\"LOCK\"}},ConsistentRead=True)[\"Item\"];"
+		      "print(json.dumps(i,sort_keys=True))'",
+		 name);
+	assert_int_equal(sh(cmd, out, sizeof out), 0);
+	snprintf(want, sizeof(want),
+		 "{\"Id\": {\"S\": \"LOCK#%s\"}, \"Kind\": {\"S\": \"LOCK\"}, "
+		 "\"_type\": {\"S\": \"LOCK\"}, \"arvn\": {\"S\": \"rvn-1\"}, "
+		 "\"fence\": {\"N\": \"1\"}, \"holder\": {\"S\": \"pod-7\"}, "
+		 "\"leaseMs\": {\"N\": \"315360000000\"}, \"owner\": {\"S\": \"own-1\"}, "
+		 "\"rvn\": {\"S\": \"rvn-1\"}, \"session\": {\"S\": \"%s\"}, "
+		 "\"sleaseMs\": {\"N\": \"15000\"}}\n",
+		 name, key);
+	assert_string_equal(out, want);
+	store_free(s);
+}
+
 /* A release from outside the holding replica, as boto3 reads the item:
  * freed (a number) and freedBy; an acquire leaves them. */
 static void freed_as_boto3_reads_it(void **state)
@@ -852,6 +895,8 @@ int main(void)
 	failed += store_contract_shared_run(&f2);
 	failed += store_contract_session_run(&f1);
 	failed += store_contract_session_run(&f2);
+	failed += store_contract_slock_run(&f1);
+	failed += store_contract_slock_run(&f2);
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(missing_table),
@@ -863,6 +908,7 @@ int main(void)
 		cmocka_unit_test(item_as_boto3_reads_it),
 		cmocka_unit_test(freed_as_boto3_reads_it),
 		cmocka_unit_test(session_as_boto3_reads_it),
+		cmocka_unit_test(session_lock_as_boto3_reads_it),
 		cmocka_unit_test(scan_pages_partition_key),
 		cmocka_unit_test(scan_pages_sort_key),
 		cmocka_unit_test(fenced_write_under_a_reader_pk),

@@ -45,6 +45,10 @@ int store_contract_shared_run(const struct store_factory *f);
  * store_contract_run. */
 int store_contract_session_run(const struct store_factory *f);
 
+/* The suite of locks held in session mode (store.h's ACQUIRE .session
+ * and a takeover's session check); as store_contract_run. */
+int store_contract_slock_run(const struct store_factory *f);
+
 /* One request, run to completion: returns false (and fails the test) when
  * the callback did not come. */
 bool store_contract_do(const struct store_factory *f, struct store *s, const struct store_req *req,

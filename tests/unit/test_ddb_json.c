@@ -54,12 +54,12 @@ static const struct build_case build_cases[] = {
 	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\",\"#t\":\"_type\","
 	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\",\"#w\":"
-	 "\"waiter\",\"#sh\":\"secretHash\"},"
+	 "\"waiter\",\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"30000\"},"
 	 "\":h\":{\"S\":\"pod-1\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h REMOVE "
-	 "#sh ADD #f "
+	 "#sh, #se, #sl ADD #f "
 	 ":one\","
 	 "\"ConditionExpression\":\"attribute_not_exists(#o) AND attribute_not_exists(#w) "
 	 "AND " NOT_MY_ARVN " AND " GUARD "\","
@@ -79,11 +79,12 @@ static const struct build_case build_cases[] = {
 	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\",\"#t\":\"_type\","
 	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\","
-	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\"},"
+	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
 	 "\":s\":{\"S\":\"r0\"},\":sf\":{\"N\":\"7\"}," GUARD_VALUES "},"
-	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #sh "
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #sh, "
+	 "#se, #sl "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"#f = :sf AND ((attribute_not_exists(#o) AND "
 	 "attribute_not_exists(#w)) OR #r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
@@ -102,12 +103,13 @@ static const struct build_case build_cases[] = {
 	 "\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\",\"#t\":\"_type\","
 	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\","
-	 "\"#w\":\"waiter\",\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
+	 "\"#w\":\"waiter\",\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\",\"#se\":\"session\",\"#"
+	 "sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"},"
 	 "\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #w, "
-	 "#wm, #sh ADD #f :one\","
+	 "#wm, #sh, #se, #sl ADD #f :one\","
 	 "\"ConditionExpression\":\"attribute_not_exists(#f) AND (attribute_not_exists(#w) OR #w "
 	 "= :w) AND attribute_not_exists(#o) AND " NOT_MY_ARVN " AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
@@ -126,16 +128,106 @@ static const struct build_case build_cases[] = {
 	 "\"#t\":\"_type\","
 	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\","
-	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\"},"
+	 "\"#w\":\"waiter\",\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"1800000000\"},\":r\":{\"S\":\"r1\"},"
 	 "\":l\":{\"N\":\"1000\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #x = :x REMOVE "
-	 "#h, #sh "
+	 "#h, #sh, #se, #sl "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
 	 "#r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"takeover of a session-mode holder: session check, session mode, sort key, ttl",
+	 &k_sk_ttl,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .seen_rvn = "r0",
+	  .seen_fence = 7,
+	  .has_seen_fence = true,
+	  .lease_ms = 1000,
+	  .ttl = 1800000000,
+	  .session = "SESSION#b#1",
+	  .seen_session = "SESSION#a#0",
+	  .sess_check = STORE_SESS_CHECK_RVN,
+	  .sess_rvn = "s0"},
+	 "{\"TransactItems\":[{\"Update\":{\"TableName\":\"Shop\"," KEY_SK ","
+	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"PK\",\"#sc\":\"scount\",\"#ra\":\"radmit\","
+	 "\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":\"waiter\","
+	 "\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"315360000000\"},"
+	 "\":se\":{\"S\":\"SESSION#b#1\"},\":sl\":{\"N\":\"1000\"},"
+	 "\":ps\":{\"S\":\"SESSION#a#0\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
+	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"},\":sf\":{\"N\":\"7\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #se = :se, "
+	 "#sl = :sl REMOVE #h, #sh, #x ADD #f :one\","
+	 "\"ConditionExpression\":\"#f = :sf AND ((attribute_not_exists(#o) AND "
+	 "attribute_not_exists(#w)) OR #r = :s AND #se = :ps) AND " NOT_MY_ARVN " AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}},"
+	 "{\"ConditionCheck\":{\"TableName\":\"Shop\",\"Key\":{\"PK\":{\"S\":\"SESSION#a#0\"},"
+	 "\"SK\":{\"S\":\"LOCK\"}},\"ConditionExpression\":\"#r = :sr\","
+	 "\"ExpressionAttributeNames\":{\"#r\":\"rvn\"},"
+	 "\"ExpressionAttributeValues\":{\":sr\":{\"S\":\"s0\"}},"
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}}]}"},
+	{"takeover on an absent session, no session recorded: attribute_not_exists",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .seen_rvn = "r0",
+	  .seen_fence = 7,
+	  .has_seen_fence = true,
+	  .lease_ms = 1000,
+	  .seen_session = "SESSION#a#0",
+	  .sess_check = STORE_SESS_CHECK_ABSENT},
+	 "{\"TransactItems\":[{\"Update\":{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\","
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\","
+	 "\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":\"waiter\","
+	 "\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":ps\":{\"S\":\"SESSION#a#0\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
+	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"},\":sf\":{\"N\":\"7\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l "
+	 "REMOVE #h, #sh, #se, #sl ADD #f :one\","
+	 "\"ConditionExpression\":\"#f = :sf AND ((attribute_not_exists(#o) AND "
+	 "attribute_not_exists(#w)) OR #r = :s AND #se = :ps) AND " NOT_MY_ARVN " AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}},"
+	 "{\"ConditionCheck\":{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"SESSION#a#0\"}},"
+	 "\"ConditionExpression\":\"attribute_not_exists(#k)\","
+	 "\"ExpressionAttributeNames\":{\"#k\":\"pk\"},"
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}}]}"},
+	{"takeover of a holder without a session (seen_session \"\")",
+	 &k_pk,
+	 {.op = STORE_ACQUIRE,
+	  .name = "a",
+	  .owner = "o1",
+	  .rvn = "r1",
+	  .seen_rvn = "r0",
+	  .lease_ms = 1000,
+	  .seen_session = ""},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\","
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#k\":\"pk\",\"#sc\":\"scount\",\"#ra\":\"radmit\","
+	 "\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#w\":\"waiter\","
+	 "\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
+	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
+	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
+	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"}," GUARD_VALUES "},"
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l "
+	 "REMOVE #h, #sh, #se, #sl ADD #f :one\","
+	 "\"ConditionExpression\":\"((attribute_not_exists(#o) AND "
+	 "attribute_not_exists(#w)) OR #r = :s AND attribute_not_exists(#se)) AND " NOT_MY_ARVN
+	 " AND " GUARD "\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"session on a release: refused",
+	 &k_pk,
+	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .session = "SESSION#a#0"},
+	 NULL},
 	{"acquire unconditional",
 	 &k_pk,
 	 {.op = STORE_ACQUIRE,
@@ -148,10 +240,11 @@ static const struct build_case build_cases[] = {
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#t\":\"_type\",\"#f\":\"fence\",\"#a\":\"arvn\",\"#sh\":"
-	 "\"secretHash\"},"
+	 "\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},\":one\":{\"N\":\"1\"}},"
-	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #sh "
+	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l REMOVE #h, #sh, "
+	 "#se, #sl "
 	 "ADD #f "
 	 ":one\","
 	 "\"ReturnValues\":\"ALL_NEW\"}"},
@@ -171,12 +264,12 @@ static const struct build_case build_cases[] = {
 	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\",\"#w\":"
 	 "\"waiter\","
-	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
+	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":s\":{\"S\":\"r0\"},\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h REMOVE "
-	 "#w, #wm, #sh "
+	 "#w, #wm, #sh, #se, #sl "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
 	 "(attribute_not_exists(#o) OR #r = :s) AND " NOT_MY_ARVN " AND " GUARD "\","
@@ -196,12 +289,12 @@ static const struct build_case build_cases[] = {
 	 "\"#f\":\"fence\",\"#"
 	 "a\":\"arvn\",\"#w\":"
 	 "\"waiter\","
-	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\"},"
+	 "\"#wm\":\"waiterMs\",\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r1\"},\":l\":{\"N\":\"1000\"},"
 	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":t\":{\"S\":\"LOCK\"},"
 	 "\":one\":{\"N\":\"1\"},\":w\":{\"S\":\"w1\"}," GUARD_VALUES "},"
 	 "\"UpdateExpression\":\"SET #o = :o, #t = :t, #a = :r, #r = :r, #l = :l, #h = :h REMOVE "
-	 "#w, #wm, #sh "
+	 "#w, #wm, #sh, #se, #sl "
 	 "ADD #f :one\","
 	 "\"ConditionExpression\":\"(attribute_not_exists(#w) OR #w = :w) AND "
 	 "attribute_not_exists(#o) AND " NOT_MY_ARVN " AND " GUARD "\","
@@ -246,10 +339,10 @@ static const struct build_case build_cases[] = {
 	  .ttl = 7},
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#x\":\"expiresAt\",\"#o\":\"owner\",\"#r\":\"rvn\","
-	 "\"#l\":\"leaseMs\",\"#h\":\"holder\"},"
+	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":x\":{\"N\":\"7\"},\":r\":{\"S\":\"r2\"},"
 	 "\":l\":{\"N\":\"5000\"},\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"SET #r = :r, #l = :l, #h = :h, #x = :x\","
+	 "\"UpdateExpression\":\"SET #r = :r, #l = :l, #h = :h, #x = :x REMOVE #se, #sl\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"renew without holder",
@@ -257,10 +350,10 @@ static const struct build_case build_cases[] = {
 	 {.op = STORE_RENEW, .name = "a", .owner = "o1", .rvn = "r2", .lease_ms = 5000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\"},"
+	 "\"#h\":\"holder\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r2\"},\":l\":{\"N\":\"5000\"},"
 	 "\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"SET #r = :r, #l = :l REMOVE #h\","
+	 "\"UpdateExpression\":\"SET #r = :r, #l = :l REMOVE #h, #se, #sl\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"renew on the rvn the lease last wrote",
@@ -274,10 +367,10 @@ static const struct build_case build_cases[] = {
 	  .lease_ms = 5000},
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#o\":\"owner\",\"#r\":\"rvn\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\"},"
+	 "\"#h\":\"holder\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":r\":{\"S\":\"r3\"},\":l\":{\"N\":\"5000\"},"
 	 "\":h\":{\"S\":\"h\"},\":o\":{\"S\":\"o1\"},\":s\":{\"S\":\"r2\"}},"
-	 "\"UpdateExpression\":\"SET #r = :r, #l = :l, #h = :h\","
+	 "\"UpdateExpression\":\"SET #r = :r, #l = :l, #h = :h REMOVE #se, #sl\","
 	 "\"ConditionExpression\":\"#o = :o AND (#r = :s OR #r = :r)\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"renew with an empty seen rvn",
@@ -295,10 +388,11 @@ static const struct build_case build_cases[] = {
 	 "{\"TableName\":\"Shop\"," KEY_SK ","
 	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#x\":"
 	 "\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
-	 "\"#h\":\"holder\",\"#sh\":\"secretHash\"},"
+	 "\"#h\":\"holder\",\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":x\":{\"N\":\"9\"},\":o\":{\"S\":"
 	 "\"o1\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na), #x "
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw, #se, #sl SET #ra = "
+	 "if_not_exists(#rw, :na), #x "
 	 "= :x\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
@@ -308,9 +402,10 @@ static const struct build_case build_cases[] = {
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#o\":\"owner\","
 	 "\"#l\":\"leaseMs\",\"#h\":\"holder\","
-	 "\"#k\":\"pk\",\"#sh\":\"secretHash\"},"
+	 "\"#k\":\"pk\",\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na)\","
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw, #se, #sl SET #ra = "
+	 "if_not_exists(#rw, :na)\","
 	 "\"ConditionExpression\":\"attribute_exists(#k)\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"release from outside: freed marker by token",
@@ -319,11 +414,13 @@ static const struct build_case build_cases[] = {
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#o\":\"owner\","
 	 "\"#l\":\"leaseMs\",\"#h\":\"holder\","
-	 "\"#fr\":\"freed\",\"#fb\":\"freedBy\",\"#sh\":\"secretHash\"},"
+	 "\"#fr\":\"freed\",\"#fb\":\"freedBy\",\"#sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":"
+	 "\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":o\":{\"S\":\"o1\"},\":fr\":{"
 	 "\"N\":\"7\"},"
 	 "\":fb\":{\"S\":\"token\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na), "
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw, #se, #sl SET #ra = "
+	 "if_not_exists(#rw, :na), "
 	 "#fr = :fr, #fb = :fb\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
@@ -339,10 +436,11 @@ static const struct build_case build_cases[] = {
 	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#x\":"
 	 "\"expiresAt\",\"#o\":\"owner\",\"#l\":\"leaseMs\","
 	 "\"#h\":\"holder\",\"#k\":\"PK\",\"#fr\":\"freed\",\"#fb\":\"freedBy\",\"#sh\":"
-	 "\"secretHash\"},"
+	 "\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":x\":{\"N\":\"9\"},"
 	 "\":fr\":{\"N\":\"9223372036854775807\"},\":fb\":{\"S\":\"force\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na), "
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw, #se, #sl SET #ra = "
+	 "if_not_exists(#rw, :na), "
 	 "#fr = :fr, #fb = :fb, #x = :x\","
 	 "\"ConditionExpression\":\"attribute_exists(#k)\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
@@ -352,9 +450,10 @@ static const struct build_case build_cases[] = {
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#o\":\"owner\","
 	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#"
-	 "sh\":\"secretHash\"},"
+	 "sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, "
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw, #se, #sl SET #ra = "
+	 "if_not_exists(#rw, "
 	 ":na)\",\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"ttl ignored without a ttl attribute",
@@ -363,9 +462,10 @@ static const struct build_case build_cases[] = {
 	 "{\"TableName\":\"Locks\"," KEY_PK ","
 	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#o\":\"owner\","
 	 "\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#"
-	 "sh\":\"secretHash\"},"
+	 "sh\":\"secretHash\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
 	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":o\":{\"S\":\"o1\"}},"
-	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, "
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw, #se, #sl SET #ra = "
+	 "if_not_exists(#rw, "
 	 ":na)\",\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
 	{"read",
@@ -467,10 +567,12 @@ static void test_build_exact_bytes(void **state)
 		body,
 		"{\"TableName\":\"Locks\",\"Key\":{\"pk\":{\"S\":\"LOCK#a\\\"b\\\\c\"}},"
 		"\"ExpressionAttributeNames\":{\"#x\":\"exp\",\"#o\":\"owner\",\"#r\":\"rvn\","
-		"\"#l\":\"leaseMs\",\"#h\":\"holder\"},\"ExpressionAttributeValues\":{\":x\":{"
+		"\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
+		"\"ExpressionAttributeValues\":{\":x\":{"
 		"\"N\":\"1234567890\"},\":r\":{\"S\":\"r2\"},\":l\":{\"N\":"
 		"\"9223372036854775807\"},\":h\":{\"S\":\"h\\u0001\\t\\n\"},\":o\":{\"S\":"
-		"\"o1\"}},\"UpdateExpression\":\"SET #r = :r, #l = :l, #h = :h, #x = :x\","
+		"\"o1\"}},\"UpdateExpression\":\"SET #r = :r, #l = :l, #h = :h, #x = :x REMOVE "
+		"#se, #sl\","
 		"\"ConditionExpression\":\"#o = :o\",\"ReturnValuesOnConditionCheckFailure\":"
 		"\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}");
 	assert_int_equal(len, strlen(body));
@@ -482,7 +584,8 @@ static void test_build_exact_bytes(void **state)
 	body = ddb_build_request(&k, &r, &len, err);
 	assert_non_null(body);
 	assert_non_null(strstr(body, "\":l\":{\"N\":\"1\"}"));
-	assert_non_null(strstr(body, "\"UpdateExpression\":\"SET #r = :r, #l = :l REMOVE #h\""));
+	assert_non_null(
+		strstr(body, "\"UpdateExpression\":\"SET #r = :r, #l = :l REMOVE #h, #se, #sl\""));
 	ddb_body_free(body);
 }
 

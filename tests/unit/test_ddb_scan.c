@@ -22,7 +22,7 @@ static const struct ddb_keys k_sk_ttl = {"Shop", "PK", "SK", "expiresAt"};
 #define NAMES                                                                                      \
 	"\"#o\":\"owner\",\"#r\":\"rvn\",\"#f\":\"fence\",\"#l\":\"leaseMs\",\"#t\":\"_type\","    \
 	"\"#h\":\"holder\",\"#w\":\"waiter\",\"#wm\":\"waiterMs\",\"#fr\":\"freed\","              \
-	"\"#fb\":\"freedBy\",\"#sc\":\"scount\""
+	"\"#fb\":\"freedBy\",\"#sc\":\"scount\",\"#se\":\"session\",\"#sl\":\"sleaseMs\""
 
 static void assert_json_eq(const char *got, const char *want)
 {
@@ -45,13 +45,15 @@ static const struct {
 	{"from the start, partition key only", &k_pk, NULL, 10,
 	 "{\"TableName\":\"Locks\",\"Limit\":10,\"ConsistentRead\":true,"
 	 "\"FilterExpression\":\"begins_with(#pk, :prefix)\","
-	 "\"ProjectionExpression\":\"#pk, #o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb, #sc\","
+	 "\"ProjectionExpression\":\"#pk, #o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb, #sc, #se, "
+	 "#sl\","
 	 "\"ExpressionAttributeNames\":{\"#pk\":\"pk\"," NAMES "},"
 	 "\"ExpressionAttributeValues\":{\":prefix\":{\"S\":\"LOCK#\"}}}"},
 	{"after a lock, sort key and TTL", &k_sk_ttl, "612f62", 1000,
 	 "{\"TableName\":\"Shop\",\"Limit\":1000,\"ConsistentRead\":true,"
 	 "\"FilterExpression\":\"begins_with(#pk, :prefix) AND #sk = :lock\","
 	 "\"ProjectionExpression\":\"#pk, #sk, #o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb, #sc, "
+	 "#se, #sl, "
 	 "#x\","
 	 "\"ExpressionAttributeNames\":{\"#pk\":\"PK\",\"#sk\":\"SK\"," NAMES
 	 ",\"#x\":\"expiresAt\"},"
@@ -61,7 +63,8 @@ static const struct {
 	 1,
 	 "{\"TableName\":\"Locks\",\"Limit\":1,\"ConsistentRead\":true,"
 	 "\"FilterExpression\":\"begins_with(#pk, :prefix)\","
-	 "\"ProjectionExpression\":\"#pk, #o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb, #sc\","
+	 "\"ProjectionExpression\":\"#pk, #o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb, #sc, #se, "
+	 "#sl\","
 	 "\"ExpressionAttributeNames\":{\"#pk\":\"pk\"," NAMES "},"
 	 "\"ExpressionAttributeValues\":{\":prefix\":{\"S\":\"LOCK#\"}},"
 	 "\"ExclusiveStartKey\":{\"pk\":{\"S\":\"ORDER#7\"}}}"},
@@ -70,6 +73,7 @@ static const struct {
 	 "{\"TableName\":\"Shop\",\"Limit\":5,\"ConsistentRead\":true,"
 	 "\"FilterExpression\":\"begins_with(#pk, :prefix) AND #sk = :lock\","
 	 "\"ProjectionExpression\":\"#pk, #sk, #o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb, #sc, "
+	 "#se, #sl, "
 	 "#x\","
 	 "\"ExpressionAttributeNames\":{\"#pk\":\"PK\",\"#sk\":\"SK\"," NAMES
 	 ",\"#x\":\"expiresAt\"},"

@@ -239,6 +239,52 @@ static void locks_still_work(void **state)
 	fx_free(f);
 }
 
+/* A lock held in session mode (store.h ACQUIRE's .session): its leaseMs of
+ * STORE_SESSION_LOCK_LEASE_MS (10 years) is no bad lease. LOCK.STATE shows
+ * it held, with its token; a try is refused because it is held, not
+ * because it is no lock; nothing is written on it. */
+static void session_mode_item_is_a_lock(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lock_item it = {.exists = true,
+			       .has_owner = true,
+			       .has_rvn = true,
+			       .has_lease = true,
+			       .has_fence = true,
+			       .fence = 3,
+			       .lease_ms = STORE_SESSION_LOCK_LEASE_MS,
+			       .slease_ms = 30000};
+	snprintf(it.type, sizeof(it.type), "LOCK");
+	snprintf(it.owner, sizeof(it.owner), "o-elsewhere");
+	snprintf(it.rvn, sizeof(it.rvn), "r1");
+	snprintf(it.session, sizeof(it.session), "SESSION#rep#0123456789abcdef0123456789abcdef");
+	assert_true(store_memory_put_raw(f->store, "it", &it));
+	struct lock_item before = peek(f, "it");
+	assert_int_equal(before.lease_ms, STORE_SESSION_LOCK_LEASE_MS);
+	assert_string_equal(before.session, it.session);
+	assert_int_equal(before.slease_ms, 30000);
+	struct state_box b = {0};
+	assert_true(lt_get_state(f->lt[0], "it", got_state, &b));
+	fx_run(f);
+	assert_true(b.done);
+	if (b.error)
+		fail_msg("LOCK.STATE refused it: %s", b.err.message);
+	struct lt_state st;
+	assert_true(lt_state_now(f->lt[0], "it", &st));
+	assert_true(st.held);
+	assert_int_equal(st.token, 3);
+	struct fx_acq a;
+	fx_acquire(f, 0, "it", LEASE, false, 0, &a);
+	fx_run(f);
+	assert_true(a.done);
+	if (a.error)
+		fail_msg("a try refused it as no lock: %s", a.err.message);
+	assert_null(a.lease);
+	struct lock_item after = peek(f, "it");
+	assert_memory_equal(&before, &after, sizeof(before));
+	fx_free(f);
+}
+
 static void got_value(void *arg, int64_t value)
 {
 	*(int64_t *)arg = value;
@@ -287,6 +333,7 @@ int main(void)
 		cmocka_unit_test(refused_at_a_poll),
 		cmocka_unit_test(state_refused_too),
 		cmocka_unit_test(locks_still_work),
+		cmocka_unit_test(session_mode_item_is_a_lock),
 		cmocka_unit_test(absent_item_is_a_free_lock),
 		cmocka_unit_test(unconditional_write_past_the_top),
 	};

@@ -46,6 +46,7 @@ int main(void)
 	int failed = store_contract_run(&f);
 	failed += store_contract_shared_run(&f);
 	failed += store_contract_session_run(&f);
+	failed += store_contract_slock_run(&f);
 	clock_free(fake);
 	return failed;
 }

@@ -33,6 +33,8 @@
 #define N_ADOPTED  "#af"
 #define N_RWAITERS "#rw"
 #define N_RADMIT   "#ra"
+#define N_SESSION  "#se"
+#define N_SLEASE   "#sl"
 
 /* radmit after a release that admitted nobody: a string, not a set
  * (DynamoDB has no empty set), so that a release needs no condition on
@@ -60,9 +62,10 @@
 #define NOT_MY_ARVN "(attribute_not_exists(#a) OR #a <> :r)"
 
 static const char *const lock_attrs[] = {
-	"owner",   "rvn",     "fence", "leaseMs", "_type",    "holder",	    "waiter", "waiterMs",
-	"freed",   "freedBy", "expAt", "expRvn",  "arvn",     "secretHash", "orphan", "adoptedFrom",
-	"hfields", "scount",  "smode", "slimit",  "rwaiters", "radmit"};
+	"owner",  "rvn",	"fence",    "leaseMs",	   "_type",   "holder",
+	"waiter", "waiterMs",	"freed",    "freedBy",	   "expAt",   "expRvn",
+	"arvn",	  "secretHash", "orphan",   "adoptedFrom", "hfields", "scount",
+	"smode",  "slimit",	"rwaiters", "radmit",	   "session", "sleaseMs"};
 
 static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_ITEM] = "UpdateItem",
@@ -495,6 +498,10 @@ static bool req_valid(const struct store_req *r, char *err)
 		ddb_errf(err, "ttl must not be negative");
 		return false;
 	}
+	if (!store_req_session_valid(r)) {
+		ddb_errf(err, "session, seen session or session check out of bounds (store.h)");
+		return false;
+	}
 	return true;
 }
 
@@ -521,23 +528,51 @@ static const char *seen_fence_cond(const struct store_req *r)
 	return r->seen_fence != 0 ? "#f = :sf AND " : "attribute_not_exists(#f) AND ";
 }
 
-/* UpdateItem for ACQUIRE, RENEW and RELEASE. ExpressionAttributeNames
- * and ...Values are written whole, one after the other, each in the order
- * of its own members. */
-static char *build_update(const struct ddb_keys *k, const struct store_req *r, size_t *len,
-			  char *err)
+/* The takeover branch's condition on the session the item showed
+ * (ACQUIRE's .seen_session in store.h): "" when there is none to test. */
+static const char *seen_session_cond(const struct store_req *r)
 {
-	struct jw w = {0};
-	bool ttl = k->ttl_attr && r->ttl > 0;
+	if (r->seen_session == NULL || r->seen_rvn == NULL)
+		return "";
+	return r->seen_session[0] != '\0' ? " AND #se = :ps" : " AND attribute_not_exists(#se)";
+}
+
+/* Joins the n non-empty strings of parts with ", " into dst (cap bytes),
+ * after head when any is there; dst is "" else. */
+static void list_of(char *dst, size_t cap, const char *head, const char *const *parts, size_t n)
+{
+	size_t len = 0;
+	dst[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (parts[i][0] == '\0')
+			continue;
+		len += (size_t)snprintf(dst + len, len < cap ? cap - len : 0, "%s%s",
+					len == 0 ? head : ", ", parts[i]);
+		if (len >= cap)
+			len = cap - 1;
+	}
+}
+
+/* The members of the UpdateItem of ACQUIRE, RENEW and RELEASE, from its
+ * TableName to its condition, into w (its ReturnValues are the caller's:
+ * a transaction's Update has none). ExpressionAttributeNames and ...Values
+ * are written whole, one after the other, each in the order of its own
+ * members. */
+static void update_members(struct jw *out, const struct ddb_keys *k, const struct store_req *r)
+{
+	struct jw w = *out; /* the writer's state, given back at the end */
 	bool release = r->op == STORE_RELEASE, acquire = r->op == STORE_ACQUIRE;
+	/* session mode (store.h ACQUIRE): the real lease in sleaseMs, no TTL */
+	bool sess = !release && r->session != NULL;
+	bool ttl = k->ttl_attr && r->ttl > 0 && !sess, rm_ttl = k->ttl_attr && sess;
 	bool guarded = acquire && !r->unconditional;
 	bool freed = release && r->token > 0; /* a release from outside (store.h) */
-	jobj(&w, NULL);
+	bool seen_sess = guarded && r->seen_rvn && r->seen_session && r->seen_session[0];
 	jstr(&w, "TableName", k->table);
 	jkey(&w, k, r->name);
 
 	jobj(&w, "ExpressionAttributeNames");
-	if (ttl)
+	if (ttl || rm_ttl)
 		jstr(&w, N_TTL, k->ttl_attr);
 	jstr(&w, N_OWNER, "owner");
 	if (!release)
@@ -569,6 +604,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 	}
 	if (acquire || release)
 		jstr(&w, N_SECRET, "secretHash");
+	jstr(&w, N_SESSION, "session");
+	jstr(&w, N_SLEASE, "sleaseMs");
 	jend(&w, '}');
 
 	{
@@ -585,7 +622,13 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 			}
 		} else {
 			jattr(&w, ":r", "S", r->rvn);
-			jnum(&w, ":l", r->lease_ms);
+			jnum(&w, ":l", sess ? STORE_SESSION_LOCK_LEASE_MS : r->lease_ms);
+			if (sess) {
+				jattr(&w, ":se", "S", r->session);
+				jnum(&w, ":sl", r->lease_ms);
+			}
+			if (seen_sess)
+				jattr(&w, ":ps", "S", r->seen_session);
 			if (r->holder)
 				jattr(&w, ":h", "S", r->holder);
 			jattr(&w, ":o", "S", r->owner);
@@ -616,7 +659,8 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		/* the readers registered behind the lease are admitted
 		 * (store_shared.h), in this write: no request more */
 		snprintf(expr, sizeof expr,
-			 "REMOVE #o, #l, #h, #sh, #rw SET #ra = if_not_exists(#rw, :na)%s%s",
+			 "REMOVE #o, #l, #h, #sh, #rw, #se, #sl SET #ra = if_not_exists(#rw, "
+			 ":na)%s%s",
 			 freed ? ", #fr = :fr, #fb = :fb" : "", ttl ? ", #x = :x" : "");
 		/* unconditional: never create an item, a bare key would be no lock */
 		snprintf(cond, sizeof cond, "%s",
@@ -624,7 +668,12 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 	} else {
 		/* an acquire sets its lease's secret hash or removes an old one */
 		bool set_secret = acquire && r->secret_hash, rm_secret = acquire && !r->secret_hash;
-		bool rm_holder = !r->holder, any_rm = rm_holder || takes_waiter || rm_secret;
+		/* what the write removes: a per-lease write its session too */
+		const char *const rms[] = {r->holder ? "" : "#h", takes_waiter ? "#w, #wm" : "",
+					   rm_secret ? "#sh" : "", sess ? "" : "#se, #sl",
+					   rm_ttl ? "#x" : ""};
+		char rm[64];
+		list_of(rm, sizeof rm, " REMOVE ", rms, sizeof rms / sizeof rms[0]);
 		/* the expression of every renewal: pieces, not a format */
 		const char *const parts[] = {"SET ",
 					     acquire ? "#o = :o, #t = :t, #a = :r, " : "",
@@ -632,14 +681,21 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 					     r->holder ? ", #h = :h" : "",
 					     ttl ? ", #x = :x" : "",
 					     set_secret ? ", #sh = :sh" : "",
-					     any_rm ? " REMOVE " : "",
-					     rm_holder ? "#h" : "",
-					     rm_holder && (takes_waiter || rm_secret) ? ", " : "",
-					     takes_waiter ? "#w, #wm" : "",
-					     takes_waiter && rm_secret ? ", " : "",
-					     rm_secret ? "#sh" : "",
+					     sess ? ", #se = :se, #sl = :sl" : "",
+					     rm,
 					     acquire ? " ADD #f :one" : ""};
 		join(expr, sizeof expr, parts, sizeof parts / sizeof parts[0]);
+		/* the takeover branch, on the session seen too: AND binds
+		 * before OR (DynamoDB refuses redundant parentheses) */
+		char take_w[128] = "", take[160] = "";
+		if (guarded && r->seen_rvn) { /* not on a renewal's path */
+			snprintf(take_w, sizeof take_w, "(attribute_not_exists(#o) OR #r = :s%s)",
+				 seen_session_cond(r));
+			snprintf(take, sizeof take,
+				 "((attribute_not_exists(#o) AND attribute_not_exists(#w)) OR "
+				 "#r = :s%s)",
+				 seen_session_cond(r));
+		}
 		if (!acquire && r->seen_rvn) /* a renewal: see RENEW in store.h */
 			strcpy(cond, "#o = :o AND (#r = :s OR #r = :r)");
 		else if (!acquire)
@@ -655,15 +711,12 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 			snprintf(cond, sizeof cond,
 				 "%s(attribute_not_exists(#w) OR #w = :w) AND %s AND %s AND %s",
 				 seen_fence_cond(r),
-				 r->seen_rvn ? "(attribute_not_exists(#o) OR #r = :s)"
-					     : "attribute_not_exists(#o)",
-				 NOT_MY_ARVN, LOCK_GUARD);
+				 r->seen_rvn ? take_w : "attribute_not_exists(#o)", NOT_MY_ARVN,
+				 LOCK_GUARD);
 		else if (guarded)
 			snprintf(cond, sizeof cond, "%s%s AND %s AND %s", seen_fence_cond(r),
 				 r->seen_rvn
-					 ? "((attribute_not_exists(#o) AND "
-					   "attribute_not_exists(#w)) "
-					   "OR #r = :s)"
+					 ? take
 					 : "attribute_not_exists(#o) AND attribute_not_exists(#w)",
 				 NOT_MY_ARVN, LOCK_GUARD);
 	}
@@ -672,7 +725,60 @@ static char *build_update(const struct ddb_keys *k, const struct store_req *r, s
 		jstr(&w, "ConditionExpression", cond);
 		jstr(&w, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	}
+	*out = w;
+}
+
+/* UpdateItem for ACQUIRE, RENEW and RELEASE. */
+static char *build_update(const struct ddb_keys *k, const struct store_req *r, size_t *len,
+			  char *err)
+{
+	struct jw w = {0};
+	jobj(&w, NULL);
+	update_members(&w, k, r);
 	jstr(&w, "ReturnValues", "ALL_NEW");
+	return jdone(&w, len, err);
+}
+
+/* The takeover of a session-mode holder (ACQUIRE with .sess_check in
+ * store.h): one TransactWriteItems of the lock's Update, as
+ * build_update's, and a ConditionCheck of the session's item (key
+ * .seen_session, sort key LOCK). No ClientRequestToken: a retry whose
+ * first attempt applied is refused by the lock's condition with an item
+ * that shows its owner and rvn, and answered OK (store_acquire_applied),
+ * as a single write's is. */
+static char *build_takeover(const struct ddb_keys *k, const struct store_req *r, size_t *len,
+			    char *err)
+{
+	struct jw w = {0};
+	bool rvn = r->sess_check == STORE_SESS_CHECK_RVN;
+	jobj(&w, NULL);
+	jarr(&w, "TransactItems");
+	jobj(&w, NULL);
+	jobj(&w, "Update");
+	update_members(&w, k, r);
+	jend(&w, '}');
+	jend(&w, '}');
+	jobj(&w, NULL);
+	jobj(&w, "ConditionCheck");
+	jstr(&w, "TableName", k->table);
+	jobj(&w, "Key");
+	jattr(&w, k->pk, "S", r->seen_session);
+	if (k->sk)
+		jattr(&w, k->sk, "S", "LOCK");
+	jend(&w, '}');
+	jstr(&w, "ConditionExpression", rvn ? "#r = :sr" : "attribute_not_exists(#k)");
+	jobj(&w, "ExpressionAttributeNames");
+	jstr(&w, rvn ? N_RVN : N_PK, rvn ? "rvn" : k->pk);
+	jend(&w, '}');
+	if (rvn) {
+		jobj(&w, "ExpressionAttributeValues");
+		jattr(&w, ":sr", "S", r->sess_rvn);
+		jend(&w, '}');
+	}
+	jstr(&w, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	jend(&w, '}');
+	jend(&w, '}');
+	jend(&w, ']');
 	return jdone(&w, len, err);
 }
 
@@ -778,12 +884,13 @@ static char *build_adopt(const struct ddb_keys *k, const struct store_req *r, si
 			 char *err)
 {
 	struct jw w = {0};
-	bool ttl = k->ttl_attr && r->ttl > 0;
+	bool sess = r->session != NULL; /* session mode: as ACQUIRE's (store.h) */
+	bool ttl = k->ttl_attr && r->ttl > 0 && !sess, rm_ttl = k->ttl_attr && sess;
 	jobj(&w, NULL);
 	jstr(&w, "TableName", k->table);
 	jkey(&w, k, r->name);
 	jobj(&w, "ExpressionAttributeNames");
-	if (ttl)
+	if (ttl || rm_ttl)
 		jstr(&w, N_TTL, k->ttl_attr);
 	jstr(&w, N_OWNER, "owner");
 	jstr(&w, N_RVN, "rvn");
@@ -793,13 +900,19 @@ static char *build_adopt(const struct ddb_keys *k, const struct store_req *r, si
 	jstr(&w, N_SECRET, "secretHash");
 	jstr(&w, N_ORPHAN, "orphan");
 	jstr(&w, N_ADOPTED, "adoptedFrom");
+	jstr(&w, N_SESSION, "session");
+	jstr(&w, N_SLEASE, "sleaseMs");
 	jend(&w, '}');
 	jobj(&w, "ExpressionAttributeValues");
 	if (ttl)
 		jnum(&w, ":x", r->ttl);
 	jattr(&w, ":o", "S", r->owner);
 	jattr(&w, ":r", "S", r->rvn);
-	jnum(&w, ":l", r->lease_ms);
+	jnum(&w, ":l", sess ? STORE_SESSION_LOCK_LEASE_MS : r->lease_ms);
+	if (sess) {
+		jattr(&w, ":se", "S", r->session);
+		jnum(&w, ":sl", r->lease_ms);
+	}
 	if (r->holder)
 		jattr(&w, ":h", "S", r->holder);
 	jattr(&w, ":sh", "S", r->secret_hash);
@@ -809,8 +922,10 @@ static char *build_adopt(const struct ddb_keys *k, const struct store_req *r, si
 	jend(&w, '}');
 	char expr[256];
 	snprintf(expr, sizeof expr,
-		 "SET #o = :o, #r = :r, #l = :l, #sh = :sh, #af = :po%s%s REMOVE #or%s",
-		 r->holder ? ", #h = :h" : "", ttl ? ", #x = :x" : "", r->holder ? "" : ", #h");
+		 "SET #o = :o, #r = :r, #l = :l, #sh = :sh, #af = :po%s%s%s REMOVE #or%s%s",
+		 r->holder ? ", #h = :h" : "", ttl ? ", #x = :x" : "",
+		 sess ? ", #se = :se, #sl = :sl" : "", r->holder ? "" : ", #h",
+		 sess ? (rm_ttl ? ", #x" : "") : ", #se, #sl");
 	jstr(&w, "UpdateExpression", expr);
 	jstr(&w, "ConditionExpression", "#o = :po AND #f = :tok AND #or = :po AND #sh = :psh");
 	jstr(&w, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
@@ -837,6 +952,8 @@ char *ddb_build_request(const struct ddb_keys *k, const struct store_req *req, s
 		ddb_errf(err, "%s is no store request", store_op_name(req->op));
 		return NULL;
 	}
+	if (req->op == STORE_ACQUIRE && req->sess_check != STORE_SESS_CHECK_NONE)
+		return build_takeover(k, req, len, err);
 	return builders[req->op](k, req, len, err);
 }
 
@@ -849,9 +966,10 @@ char *ddb_build_scan(const struct ddb_keys *k, const char *cursor, unsigned limi
 		ddb_errf(err, "scan cursor '%.32s' is not one of table %s", cursor, k->table);
 		return NULL;
 	}
-	char num[16], proj[96];
+	char num[16], proj[128];
 	snprintf(num, sizeof num, "%u", limit);
-	snprintf(proj, sizeof proj, "#pk, %s#o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb, #sc%s",
+	snprintf(proj, sizeof proj,
+		 "#pk, %s#o, #r, #f, #l, #t, #h, #w, #wm, #fr, #fb, #sc, #se, #sl%s",
 		 k->sk ? "#sk, " : "", k->ttl_attr ? ", #x" : "");
 	struct jw w = {0};
 	jobj(&w, NULL);
@@ -870,7 +988,8 @@ char *ddb_build_scan(const struct ddb_keys *k, const char *cursor, unsigned limi
 		{N_OWNER, "owner"},	{N_RVN, "rvn"},		{N_FENCE, "fence"},
 		{N_LEASE, "leaseMs"},	{N_TYPE, "_type"},	{N_HOLDER, "holder"},
 		{N_WAITER, "waiter"},	{N_WAITMS, "waiterMs"}, {N_FREED, "freed"},
-		{N_FREEDBY, "freedBy"}, {"#sc", "scount"},
+		{N_FREEDBY, "freedBy"}, {"#sc", "scount"},	{N_SESSION, "session"},
+		{N_SLEASE, "sleaseMs"},
 	};
 	for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
 		jstr(&w, attrs[i][0], attrs[i][1]);

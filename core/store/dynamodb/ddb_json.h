@@ -5,7 +5,7 @@
  * Bodies follow docs/lease-rules.md "A lock is one item": every attribute goes
  * through ExpressionAttributeNames (#o owner, #r rvn, #f fence, #l leaseMs,
  * #t _type, #h holder, #w waiter, #wm waiterMs, #fr freed, #fb freedBy,
- * #x the TTL attribute, #k the partition key), writes
+ * #se session, #sl sleaseMs, #x the TTL attribute, #k the partition key), writes
  * ask for ALL_NEW and, on a refusal, ALL_OLD. Parsers validate every
  * attribute they use (type, size, number syntax) and ignore the others, so
  * a lock item may live in a single-table design.
@@ -68,7 +68,9 @@ bool ddb_keys_valid(const struct ddb_keys *k, char *err) __attribute__((warn_unu
 
 /* Builds the request body of req for the table k: UpdateItem for ACQUIRE,
  * RENEW and RELEASE, GetItem for READ, DeleteItem for DELETE,
- * TransactWriteItems with one ConditionCheck for CHECK. req is validated
+ * TransactWriteItems with one ConditionCheck for CHECK, and for an ACQUIRE
+ * with a session check (store.h) of its Update and the session's
+ * ConditionCheck (ddb_op_for does not tell that one: ddb_slock.c sends it). req is validated
  * (name 1..STORE_NAME_MAX bytes of UTF-8, ids 1..STORE_ID_MAX, holder
  * 1..STORE_HOLDER_MAX, lease > 0, ttl >= 0). Returns a NUL-terminated body
  * to release with ddb_body_free(), or NULL with a message in err (bad

@@ -242,6 +242,23 @@ static bool get_radmit(struct lock_item *item, const struct ddb_attr *a, char *e
 	return true;
 }
 
+/* session and sleaseMs (store.h's session mode): read as strictly as owner
+ * and leaseMs, which they stand beside */
+static bool get_session(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	return get_str(a, item->session, sizeof item->session, NULL, err);
+}
+static bool get_slease(struct lock_item *item, const struct ddb_attr *a, char *err)
+{
+	if (!get_num(a, &item->slease_ms, NULL, err))
+		return false;
+	if (item->slease_ms <= 0) {
+		ddb_errf(err, "attribute sleaseMs is not positive");
+		return false;
+	}
+	return true;
+}
+
 /* The attributes of a lock item (docs/lease-rules.md); any other is
  * ignored, but for the TTL attribute when one is configured. */
 static const struct {
@@ -268,6 +285,8 @@ static const struct {
 	{"scount", 6, get_scount},
 	{"rwaiters", 8, get_rwaiters},
 	{"radmit", 6, get_radmit},
+	{"session", 7, get_session},
+	{"sleaseMs", 8, get_slease},
 };
 
 bool ddb_item_attr(struct lock_item *item, const struct ddb_attr *a, const char *ttl_attr,
@@ -290,6 +309,7 @@ bool ddb_item_end(struct lock_item *item, char *err)
 		ddb_errf(err, "attribute leaseMs is not positive");
 		return false;
 	}
+
 	return true;
 }
 

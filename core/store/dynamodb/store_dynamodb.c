@@ -224,6 +224,7 @@ void ddbs_drop(struct store_call *c)
 	ddb_body_free(c->body);
 	free(c->sh);
 	free(c->sess);
+	free(c->slock);
 	pool_put(&call_pool, c, sizeof *c);
 }
 
@@ -238,10 +239,31 @@ static void finish(struct store_call *c, struct store_result *res, const char *b
 	unlink_call(c);
 	end_span(c, res);
 	c->done(c, res, body, len);
+	if (c->again) { /* sent on (ddbs_continue): it ends later */
+		c->again = false;
+		return;
+	}
 	ddb_body_free(c->body);
-	free(c->sh);   /* a shared name's, unless done passed it on */
-	free(c->sess); /* a session's, likewise */
+	free(c->sh);	/* a shared name's, unless done passed it on */
+	free(c->sess);	/* a session's, likewise */
+	free(c->slock); /* a takeover's */
 	pool_put(&call_pool, c, sizeof *c);
+}
+
+void ddbs_continue(struct store_call *c, enum ddb_op dop, ddbs_done_fn done, char *body, size_t len)
+{
+	struct ddb_store *ds = c->ds;
+	ddb_body_free(c->body);
+	c->body = NULL;
+	c->dop = dop;
+	c->done = done;
+	c->attempts = c->spent = 0;
+	c->skew_retried = false;
+	c->deadline_ms = clock_now_ms(ds->clock) + ds->cfg.op_timeout_ms;
+	c->attempt_ms = ds->cfg.attempt_timeout_ms;
+	c->again = true;
+	link_call(ds, c);
+	ddbs_go(c, body, len);
 }
 
 static void failed(struct store_call *c, struct ddb_verdict v, struct store_result *res,
@@ -294,6 +316,8 @@ struct store_call *ddbs_new_call(struct ddb_store *ds, enum ddb_op dop, ddbs_don
 	c->op = STORE_OP_COUNT;
 	c->sh = NULL;
 	c->sess = NULL;
+	c->slock = NULL;
+	c->again = false;
 	int64_t now = clock_now_ms(ds->clock);
 	c->deadline_ms = now + budget_ms;
 	c->attempt_ms = ds->cfg.attempt_timeout_ms;
@@ -644,6 +668,8 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 				     void *arg)
 {
 	struct ddb_store *ds = (struct ddb_store *)s;
+	if (req->op == STORE_ACQUIRE && req->sess_check != STORE_SESS_CHECK_NONE)
+		return ddbs_slock_takeover(s, req, cb, arg); /* a transaction */
 	/* An acquire's lease starts when it is sent: its whole lease is the
 	 * budget. A renewal sent on schedule has two thirds of its lease left. */
 	bool leased = (req->op == STORE_ACQUIRE || req->op == STORE_RENEW) && req->lease_ms > 0;

@@ -30,6 +30,8 @@ struct store_call {
 	struct ddb_sh *sh;	  /* its request and answer so far, freed with the call */
 	store_session_cb sess_cb; /* a session item (ddb_session.c) */
 	struct ddb_sess *sess;	  /* its request and answer so far, freed with the call */
+	struct ddb_slock *slock;  /* a session-mode takeover's request (ddb_slock.c), likewise */
+	bool again;		  /* its done function sent it on (ddbs_continue) */
 	/* the done function reads the answer's body itself, a refusal's too
 	 * (no lock item parsed): a session item's call */
 	bool raw;
@@ -114,6 +116,14 @@ struct store_call *ddbs_start(struct ddb_store *ds, enum ddb_op dop, ddbs_done_f
  * from the loop. body (len bytes) is taken. */
 void ddbs_go(struct store_call *c, char *body, size_t len);
 
+/* From c's done function: c goes on as a request of dop that ends with
+ * done, on the same handle (the caller may still cancel it): body (len
+ * bytes, taken; NULL: out of memory) replaces its own, its attempts and
+ * deadline (op_timeout_ms) start anew, and it is sent, or ended FATAL
+ * from the loop. The store's in_flight counts it again. */
+void ddbs_continue(struct store_call *c, enum ddb_op dop, ddbs_done_fn done, char *body,
+		   size_t len);
+
 /* Frees c without ending it: no done, no callback. */
 void ddbs_drop(struct store_call *c);
 
@@ -143,6 +153,10 @@ struct store_call *ddbs_chan_read(struct store *s, const char *id, store_chan_cb
 /* Shared names (core/store_shared.h; ddb_shared.c). */
 struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,
 				  void *arg);
+/* ACQUIRE with a session check (store.h; ddb_slock.c): the takeover of a
+ * session-mode holder. */
+struct store_call *ddbs_slock_takeover(struct store *s, const struct store_req *req, store_cb cb,
+				       void *arg);
 /* Session items (core/store/store_session.h; ddb_session.c). */
 struct store_call *ddbs_session_submit(struct store *s, const struct store_session_req *req,
 				       store_session_cb cb, void *arg);
