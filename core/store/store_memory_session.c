@@ -244,18 +244,9 @@ void mem_sessions_free(struct mstore *ms)
 	}
 }
 
-/* The item at key, or NULL: the link that points to it in *at. */
-static struct msession *find_key(struct mstore *ms, const char *key, struct msession ***at)
-{
-	*at = &ms->sessions;
-	while (**at != NULL && strcmp((**at)->key, key) != 0)
-		*at = &(**at)->next;
-	return **at;
-}
-
 bool store_memory_session_delete(struct store *s, const char *key)
 {
-	struct msession **at, *m = find_key((struct mstore *)s, key, &at);
+	struct msession **at = find_key((struct mstore *)s, key), *m = *at;
 	if (m == NULL)
 		return false;
 	*at = m->next;
@@ -265,7 +256,7 @@ bool store_memory_session_delete(struct store *s, const char *key)
 
 bool store_memory_session_add_rev(struct store *s, const char *key, int64_t n)
 {
-	struct msession **at, *m = find_key((struct mstore *)s, key, &at);
+	struct msession **at = find_key((struct mstore *)s, key), *m = *at;
 	if (m == NULL)
 		return false;
 	m->item.rev_seq += n;
