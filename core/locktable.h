@@ -173,6 +173,11 @@ struct lt_state {
 	/* shared holders (core/lt_shared.h) the item counts now, 0 when none:
 	 * lt_sh_state reads them */
 	int64_t shared;
+	/* held in session mode (`--heartbeat replica`, docs/design/
+	 * replica-heartbeat.md): the item names its holder's session, and
+	 * lease_ms is its sleaseMs (the real lease), never its 10-year
+	 * leaseMs */
+	bool session;
 };
 
 typedef void (*lt_state_cb)(void *arg, const struct lt_state *state, const struct lt_error *err);

@@ -119,6 +119,11 @@ static void on_read(void *arg, const struct store_result *res)
 		finish(a, NULL, NULL);
 		return;
 	}
+	if (lt_item_session(&res->item)) { /* its holder would not learn of it */
+		lt_session_mode_error(&e, a->t, a->lock->name, &res->item);
+		finish(a, NULL, &e);
+		return;
+	}
 	store_new_id(a->owner);
 	store_new_id(a->rvn);
 	a->send_ms = clock_now_ms(a->t->clock);

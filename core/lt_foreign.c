@@ -48,7 +48,8 @@ static void state_from(struct foreign *f, const struct lock_item *it)
 	struct lt_state *st = &f->st;
 	st->exists = it->exists;
 	st->held = it->has_owner;
-	st->lease_ms = it->has_owner ? it->lease_ms : 0;
+	st->session = lt_item_session(it);
+	st->lease_ms = !it->has_owner ? 0 : st->session ? it->slease_ms : it->lease_ms;
 	st->token = it->fence;
 	st->ttl = it->ttl;
 	snprintf(st->holder, sizeof(st->holder), "%s", it->holder);
@@ -229,6 +230,16 @@ static bool matches(const struct foreign *f, const struct lock_item *it)
 	       strncmp(it->owner, f->prefix, strlen(f->prefix)) == 0 && secret_ok(f, it);
 }
 
+/* A lease held in session mode, and not by this locktable: its holder
+ * would not learn of a release or renewal from outside (its session's
+ * heartbeats never read the item; the revocations that will tell it are
+ * not built), so neither is written. */
+static bool held_in_session_elsewhere(const struct lock *l, const struct lock_item *it)
+{
+	return lt_item_session(it) &&
+	       (l == NULL || l->held == NULL || strcmp(l->held->owner, it->owner) != 0);
+}
+
 static void on_read(void *arg, const struct store_result *res)
 {
 	struct foreign *f = arg;
@@ -249,6 +260,11 @@ static void on_read(void *arg, const struct store_result *res)
 		return;
 	}
 	struct lock *l = lt_lock_get(f->t, f->name, false);
+	if (held_in_session_elsewhere(l, it)) {
+		lt_session_mode_error(&e, f->t, f->name, it);
+		answer(f, -1, &e);
+		return;
+	}
 	if (l != NULL && l->held == NULL && it->has_owner)
 		lt_lock_see(l, it); /* what waiters here count from */
 	if (f->op == LT_FOREIGN_RENEW) {

@@ -19,12 +19,15 @@ int64_t lt_remaining_ms(struct locktable *t, const char *name, const struct lock
 {
 	if (!item->has_owner)
 		return 0;
-	int64_t now = clock_now_ms(t->clock), left = item->lease_ms;
+	/* session mode: the real lease (sleaseMs), never the 10-year leaseMs */
+	bool smode = lt_item_session(item);
+	int64_t now = clock_now_ms(t->clock), left = smode ? item->slease_ms : item->lease_ms;
 	struct lock *l = lt_lock_get(t, name, false);
 	if (l != NULL && l->held != NULL && strcmp(l->held->owner, item->owner) == 0)
 		left = lease_end_ms(l->held) - now;
 	else if (l != NULL && l->seen != NULL && strcmp(l->seen->rvn, item->rvn) == 0)
-		left = l->seen->at + l->seen->lease_ms - now;
+		left = smode ? lt_swait_remaining(l, item, now)
+			     : l->seen->at + l->seen->lease_ms - now;
 	return left > 0 ? left : 0;
 }
 
@@ -39,7 +42,8 @@ void lt_state_of(struct locktable *t, const char *name, const struct lock_item *
 	st->remaining_ms = lt_remaining_ms(t, name, it);
 	st->exists = it->exists;
 	st->held = it->has_owner;
-	st->lease_ms = it->has_owner ? it->lease_ms : 0;
+	st->session = lt_item_session(it);
+	st->lease_ms = !it->has_owner ? 0 : st->session ? it->slease_ms : it->lease_ms;
 	st->token = it->fence;
 	st->shared = it->scount > 0 ? it->scount : 0;
 	st->ttl = it->ttl;
