@@ -613,19 +613,15 @@ static void on_spoll(void *arg, const struct store_session_result *res)
 }
 
 /* The KILL's answer, whatever it is: the next read tells (the session
- * dead, or live under another rvn), at once. */
+ * dead, or live under another rvn), when the watch says (at once when the
+ * lock's own count is due too). */
 static void on_kill(void *arg, const struct store_session_result *res)
 {
 	struct lock *l = arg;
 	(void)res;
 	l->poll_call = NULL;
 	l->refs++;
-	if (l->wq_head != NULL && !lock_busy(l)) {
-		timer_cancel(&l->poll_timer);
-		timer_arm(&l->poll_timer, 0);
-	} else {
-		lt_lock_kick(l);
-	}
+	lt_lock_kick(l);
 	lt_lock_unref(l);
 }
 
