@@ -99,6 +99,23 @@ static void test_waiter_takes_over_a_session_holder(void **state)
 		}
 	assert_true(shown);
 	freeReplyObject(r);
+	/* LOCK.LIST TABLE: the same, and how its holder proves it alive */
+	r = gw_cmd(o, "LOCK.LIST TABLE MATCH %s", LOCKNAME);
+	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+	assert_int_equal(r->elements, 2);
+	assert_int_equal(r->element[1]->elements, 1);
+	const redisReply *e = r->element[1]->element[0];
+	int found = 0;
+	for (size_t i = 0; i + 1 < e->elements; i += 2) {
+		if (strcmp(e->element[i]->str, "lease-ms") == 0 &&
+		    e->element[i + 1]->integer == SLEASE)
+			found++;
+		if (strcmp(e->element[i]->str, "heartbeat") == 0 &&
+		    strcmp(e->element[i + 1]->str, "replica") == 0)
+			found++;
+	}
+	assert_int_equal(found, 2);
+	freeReplyObject(r);
 	/* from outside, nobody ends it yet: its holder would not learn of it */
 	gw_expect_err(o, "ERR", "LOCK.RELEASE %s %d", LOCKNAME, FENCE);
 
