@@ -569,6 +569,77 @@ static void bad_session_fails_the_queue(void **state)
 	fx_free(f);
 }
 
+#define INC_B  "fedcba9876543210fedcba9876543210"
+#define SKEY_B "SESSION#" REPLICA "#" INC_B
+
+/* Session B's request (a second incarnation of the holder's replica). */
+static void sess_b(struct fx *f, enum store_session_op op, const char *rvn)
+{
+	struct sbox b = {0};
+	struct store_session_req req = {.op = op,
+					.replica = REPLICA,
+					.incarnation = INC_B,
+					.rvn = rvn,
+					.max_lease_ms = SLEASE};
+	assert_non_null(store_session_submit(f->store, &req, got_sess, &b));
+	fx_run(f);
+	assert_true(b.done);
+	assert_int_equal(b.res.status, STORE_OK);
+}
+
+/* The queue's READ of the lock and session A is slow (longer than a
+ * lease); meanwhile the lock passes to session B and a try's read shows
+ * it, so the watch watches B. The slow READ's answer shows the lock under
+ * B with A's item (dead): it is no read of B's session, and counts as a
+ * read of the lock only — else B's lock, whose session beats, would be
+ * taken over as a dead session's. */
+static void read_of_a_session_no_longer_watched_counts_the_lock_only(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct fx_acq a, t;
+	setup(f, &a);
+	sess_b(f, STORE_SESSION_CREATE, "b-0");
+	store_memory_set_op_latency(f->store, STORE_READ, 2 * SLEASE);
+	struct count_box rd = {STORE_READ, fx_req(f, STORE_READ)};
+	advance_until(f, count_above, &rd, 1, 2000); /* the slow READ is sent */
+	assert_true(count_above(f, &rd));
+	store_memory_set_op_latency(f->store, STORE_READ, 0);
+	/* session A dies; another replica holds the lock under B */
+	struct store_session_result s = sess_op(f, STORE_SESSION_READ, NULL);
+	struct sbox k = {0};
+	struct store_session_req kill = {.op = STORE_SESSION_KILL,
+					 .replica = REPLICA,
+					 .incarnation = INC,
+					 .seen_rvn = s.session.rvn,
+					 .by = "test"};
+	assert_non_null(store_session_submit(f->store, &kill, got_sess, &k));
+	fx_run(f);
+	assert_int_equal(k.res.status, STORE_OK);
+	struct rbox b = {0};
+	struct store_req req = {.op = STORE_ACQUIRE,
+				.name = "job",
+				.owner = "owner-b",
+				.rvn = "rvn-b",
+				.lease_ms = SLEASE,
+				.session = SKEY_B,
+				.unconditional = true};
+	assert_non_null(store_submit(f->store, &req, got_res, &b));
+	fx_run(f);
+	assert_int_equal(b.res.status, STORE_OK);
+	fx_acquire(f, 0, "job", WLEASE, false, 0, &t); /* its read shows B */
+	fx_run(f);
+	assert_true(t.done);
+	assert_null(t.lease);
+	/* B beats on through the slow READ's answer and after */
+	for (int i = 0; i < 12; i++) {
+		fx_advance(f, SLEASE / 3);
+		sess_b(f, STORE_SESSION_BEAT, i % 2 ? "b-1" : "b-2");
+		assert_false(a.done);
+	}
+	assert_string_equal(item_of(f, "job").owner, "owner-b");
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -583,6 +654,7 @@ int main(void)
 		cmocka_unit_test(adopt_is_refused),
 		cmocka_unit_test(announcement_on_a_session_mode_lock),
 		cmocka_unit_test(bad_session_fails_the_queue),
+		cmocka_unit_test(read_of_a_session_no_longer_watched_counts_the_lock_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
