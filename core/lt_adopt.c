@@ -26,6 +26,7 @@ struct adopt {
 	char presented[STORE_SECRET_HASH_LEN + 1];
 	char new_hash[STORE_SECRET_HASH_LEN + 1];
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1];
+	uint32_t sess_gen; /* --heartbeat replica: the session the ADOPT names */
 };
 
 static void unlink_a(struct adopt *a)
@@ -89,10 +90,10 @@ static void on_write(void *arg, const struct store_result *res)
 		finish(a, NULL, &e);
 		return;
 	}
-	struct lease *l = a->lock->held == NULL
-				  ? lease_adopted(a->lock, &res->item, a->owner, a->rvn,
-						  a->new_hash, a->lease_ms, a->send_ms, a->holder)
-				  : NULL;
+	struct lease *l = a->lock->held == NULL ? lease_adopted(a->lock, &res->item, a->owner,
+								a->rvn, a->new_hash, a->lease_ms,
+								a->send_ms, a->holder, a->sess_gen)
+						: NULL;
 	if (l == NULL) { /* out of memory, or held here meanwhile: the item is ours */
 		e = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		snprintf(e.message, sizeof(e.message),
@@ -122,11 +123,18 @@ static void on_read(void *arg, const struct store_result *res)
 	store_new_id(a->owner);
 	store_new_id(a->rvn);
 	a->send_ms = clock_now_ms(a->t->clock);
-	if (a->lease_ms == 0) /* the lease's own */
-		a->lease_ms = res->item.lease_ms >= LT_MIN_LEASE_MS &&
-					      res->item.lease_ms <= LT_MAX_LEASE_MS
-				      ? res->item.lease_ms
-				      : LT_MIN_LEASE_MS;
+	int64_t own = lt_item_lease_ms(&res->item); /* sleaseMs in session mode */
+	if (a->lease_ms == 0)			    /* the lease's own */
+		a->lease_ms =
+			own >= LT_MIN_LEASE_MS && own <= LT_MAX_LEASE_MS ? own : LT_MIN_LEASE_MS;
+	const char *session = NULL;
+	if (a->t->replica != NULL && (session = lt_replica_key(a->t, &a->sess_gen)) == NULL) {
+		e = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
+		snprintf(e.message, sizeof(e.message), "out of memory adopting '%.64s'",
+			 a->lock->name);
+		finish(a, NULL, &e);
+		return;
+	}
 	struct store_req req = {
 		.op = STORE_ADOPT,
 		.name = a->lock->name,
@@ -139,6 +147,7 @@ static void on_read(void *arg, const struct store_result *res)
 		.lease_ms = a->lease_ms,
 		.token = a->token,
 		.ttl = lt_ttl(a->t),
+		.session = session,
 	};
 	if ((a->call = store_submit(a->t->store, &req, on_write, a)) == NULL) {
 		e = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};

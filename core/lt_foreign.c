@@ -48,7 +48,7 @@ static void state_from(struct foreign *f, const struct lock_item *it)
 	struct lt_state *st = &f->st;
 	st->exists = it->exists;
 	st->held = it->has_owner;
-	st->lease_ms = it->has_owner ? it->lease_ms : 0;
+	st->lease_ms = it->has_owner ? lt_item_lease_ms(it) : 0;
 	st->token = it->fence;
 	st->ttl = it->ttl;
 	snprintf(st->holder, sizeof(st->holder), "%s", it->holder);

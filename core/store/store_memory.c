@@ -657,6 +657,13 @@ static void complete(void *arg)
 		mem_copy_out(NULL, &res.item);
 	else
 		apply(ms, &call->req, call->hash, &res);
+	if (ms->lock_lost > 0 && res.status != STORE_TRANSIENT) { /* applied, answer lost */
+		ms->lock_lost--;
+		res.status = STORE_TRANSIENT;
+		res.error_type = "RequestTimeout";
+		snprintf(res.message, sizeof(res.message), "RequestTimeout (injected by the test)");
+		mem_copy_out(NULL, &res.item);
+	}
 	ms->base.in_flight--;
 	store_cb cb = call->cb;
 	void *cb_arg = call->arg;
@@ -976,6 +983,11 @@ void store_memory_fail(struct store *s, int n, enum store_status status, const c
 	ms->fail_n = n;
 	ms->fail_status = status;
 	ms->fail_type = error_type;
+}
+
+void store_memory_lose(struct store *s, int n)
+{
+	((struct mstore *)s)->lock_lost = n;
 }
 
 void store_memory_set_latency(struct store *s, int64_t ms_delay)

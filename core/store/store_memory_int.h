@@ -180,6 +180,7 @@ struct mstore {
 	struct mchan *chans;	   /* store_memory_chan.c */
 	struct msession *sessions; /* store_memory_session.c */
 	int sess_lost;		   /* session answers to lose after applying */
+	int lock_lost;		   /* lock answers to lose after applying */
 	char table[];
 };
 
