@@ -40,8 +40,27 @@ struct foreign {
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];     /* a renewal's new rvn */
 	char seen[STORE_ID_MAX + 1]; /* the rvn it is conditioned on */
+	/* a renewal's: the session the item names, kept ("" none: per lease) */
+	char session[STORE_SESSION_KEY_MAX + 1];
 	char name[];
 };
+
+/* A renewal of a lock held in session mode by another session keeps it
+ * so: that session's replica holds the lease, renews nothing per lease,
+ * and its holder's clock, not this write, says when it ends (written per
+ * lease, the lock would run out on every other clock while its holder
+ * still counts it held). A lock naming this replica's own session that
+ * no lease here holds (a detached lease, lease_detach) goes to per lease:
+ * its clients renew it. */
+static void keep_session(struct foreign *f, const struct lock_item *it)
+{
+	struct lt_session *own = lt_session_of(f->t);
+	struct lt_session_view v = {.key = ""};
+	if (own != NULL)
+		lt_session_view(own, &v);
+	bool other = it->session[0] != '\0' && strcmp(it->session, v.key) != 0;
+	snprintf(f->session, sizeof(f->session), "%s", other ? it->session : "");
+}
 
 static void state_from(struct foreign *f, const struct lock_item *it)
 {
@@ -56,6 +75,7 @@ static void state_from(struct foreign *f, const struct lock_item *it)
 	snprintf(st->secret_hash, sizeof(st->secret_hash), "%s",
 		 it->has_owner ? it->secret_hash : "");
 	st->remaining_ms = lt_remaining_ms(f->t, f->name, it);
+	keep_session(f, it);
 }
 
 static void unlink_f(struct foreign *f)
@@ -168,6 +188,7 @@ static bool send_write(struct foreign *f)
 		req.seen_rvn = f->seen;
 		req.holder = f->st.holder[0] != '\0' ? f->st.holder : NULL;
 		req.lease_ms = new_lease(f);
+		req.session = f->session[0] != '\0' ? f->session : NULL;
 	} else {
 		req.op = STORE_RELEASE;
 		req.token = f->st.token;
@@ -188,6 +209,7 @@ static bool renew_again(struct foreign *f, const struct lock_item *it)
 	    !it->has_rvn || strcmp(it->owner, f->st.owner) != 0 || it->fence != f->st.token)
 		return false;
 	memcpy(f->seen, it->rvn, sizeof(f->seen));
+	keep_session(f, it); /* as the item is now (a detached lease's own) */
 	f->again++;
 	if (!send_write(f))
 		answer_oom(f);

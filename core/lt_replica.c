@@ -231,6 +231,20 @@ static void rwrite_done(struct rwrite *w, const struct store_result *res)
 		lt_sh_kick(w->t, lock->name);
 }
 
+/* A return to per lease refused by an item still under its owner in
+ * session mode: a renewal by (name, token) landed first, keeping the
+ * session (lt_foreign does for a session not its own): again on the rvn
+ * it shows. */
+static bool unsession_again(struct rwrite *w, const struct store_result *res)
+{
+	const struct lock_item *it = &res->item;
+	if (w->kind != RW_UNSESSION || res->status != STORE_REFUSED || !it->has_owner ||
+	    strcmp(it->owner, w->owner) != 0 || it->session[0] == '\0')
+		return false;
+	snprintf(w->seen_rvn, sizeof(w->seen_rvn), "%s", it->rvn);
+	return true;
+}
+
 static void on_rwrite(void *arg, const struct store_result *res)
 {
 	struct rwrite *w = arg;
@@ -238,7 +252,8 @@ static void on_rwrite(void *arg, const struct store_result *res)
 	w->call = NULL;
 	/* a failure may have applied or not: the same write again (a RENEW
 	 * with its own rvn answers OK once applied; a RELEASE is idempotent) */
-	bool again = res->status == STORE_TRANSIENT && w->sends < LT_REPLICA_SENDS;
+	bool again = (res->status == STORE_TRANSIENT || unsession_again(w, res)) &&
+		     w->sends < LT_REPLICA_SENDS;
 	if (again && rwrite_send(w))
 		return;
 	rwrite_unlink(w);

@@ -468,6 +468,117 @@ static void detached_lease_goes_back_to_per_lease(void **state)
 	fx_free(f);
 }
 
+static void orphaned(void *arg, int v, const struct lt_error *err)
+{
+	*(int *)arg = err != NULL ? -1 : v;
+}
+
+static void adopted_lease_joins_the_adopters_session_with_its_own_lease(void **state)
+{
+	static const char a_hash[] =
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	static const char b_hash[] =
+		"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+	struct fx *f = sfx_new(2);
+	struct fx_acq got = {0};
+	struct lt_acquire_args args = {.name = "job", .lease_ms = LEASE, .secret_hash = a_hash};
+	assert_non_null(lt_acquire(f->lt[0], &args, fx_acquire_cb, &got));
+	fx_run(f);
+	struct lease *old = got.lease;
+	assert_non_null(old);
+	int marked = -2;
+	assert_true(lease_orphan(old, orphaned, &marked));
+	fx_run(f);
+	assert_int_equal(marked, 1);
+	struct fx_acq a = {0};
+	struct lt_adopt_args ad = {.name = "job",
+				   .token = lease_token(old),
+				   .secret_hash = a_hash,
+				   .new_secret_hash = b_hash}; /* lease_ms 0: the lease's own */
+	assert_true(lt_adopt(f->lt[1], &ad, fx_acquire_cb, &a));
+	fx_run(f);
+	assert_non_null(a.lease);
+	assert_int_equal(lease_duration_ms(a.lease), LEASE); /* sleaseMs, not 10 years */
+	assert_session_item(f, "job", sview(f, 1).key, LEASE);
+	assert_int_equal(sview(f, 1).members, 1);
+	fx_advance(f, 5 * LEASE); /* the adopter's session keeps it */
+	assert_true(lease_held(a.lease));
+	lease_release(old); /* refused by the adopter's item: it goes on there */
+	fx_run(f);
+	assert_true(item_of(f, "job").has_owner);
+	lease_release(a.lease);
+	fx_free(f);
+}
+
+static void renewal_by_token_keeps_another_replicas_session(void **state)
+{
+	struct fx *f = sfx_new(2);
+	struct lease *l = take(f, 0, "job", LEASE, NULL);
+	char rvn0[STORE_ID_MAX + 1];
+	snprintf(rvn0, sizeof(rvn0), "%s", item_of(f, "job").rvn);
+	struct lt_foreign_req req = {
+		.name = "job", .op = LT_FOREIGN_RENEW, .token = lease_token(l)};
+	int done = -1;
+	assert_true(lt_foreign(f->lt[1], &req, foreign_done, &done));
+	fx_run(f);
+	assert_int_equal(done, 1);
+	assert_string_not_equal(item_of(f, "job").rvn, rvn0);  /* renewed */
+	assert_session_item(f, "job", sview(f, 0).key, LEASE); /* still its holder's */
+	lease_release(l);
+	fx_free(f);
+}
+
+/* A client renews its detached lease by token on another replica before
+ * the detaching replica's write lands: that renewal keeps the session (it
+ * is not the renewing replica's), the return to per lease is refused,
+ * and written again on the rvn the item shows. */
+static void detach_after_a_renewal_by_token_still_goes_back_to_per_lease(void **state)
+{
+	struct fx *f = sfx_new(2);
+	struct lease *l = take(f, 0, "job", LEASE, NULL);
+	int64_t token = lease_token(l);
+	store_memory_set_op_latency(f->store, STORE_RENEW, 100);
+	struct lt_foreign_req req = {.name = "job", .op = LT_FOREIGN_RENEW, .token = token};
+	int done = -1;
+	assert_true(lt_foreign(f->lt[1], &req, foreign_done, &done));
+	fx_run(f); /* its read: the renewal is on its way */
+	assert_int_equal(lease_detach(l), token);
+	fx_advance(f, 100);
+	assert_int_equal(done, 1);
+	store_memory_set_op_latency(f->store, STORE_RENEW, 0);
+	fx_advance(f, 100); /* the return to per lease, again */
+	struct lock_item it = item_of(f, "job");
+	assert_true(it.has_owner);
+	assert_string_equal(it.session, "");
+	assert_int_equal(it.lease_ms, LEASE);
+	fx_free(f);
+}
+
+/* The other order: the replica's return to per lease lands between a
+ * renewal's read (which saw the session) and its write, which is refused
+ * and written again as the item now is: per lease. */
+static void renewal_by_token_after_a_detach_stays_per_lease(void **state)
+{
+	struct fx *f = sfx_new(2);
+	struct lease *l = take(f, 0, "job", LEASE, NULL);
+	int64_t token = lease_token(l);
+	store_memory_set_op_latency(f->store, STORE_RENEW, 100);
+	assert_int_equal(lease_detach(l), token);
+	struct lt_foreign_req req = {.name = "job", .op = LT_FOREIGN_RENEW, .token = token};
+	int done = -1;
+	assert_true(lt_foreign(f->lt[1], &req, foreign_done, &done));
+	fx_run(f); /* its read sees the session still */
+	fx_advance(f, 100);
+	store_memory_set_op_latency(f->store, STORE_RENEW, 0);
+	fx_advance(f, 100);
+	assert_int_equal(done, 1);
+	struct lock_item it = item_of(f, "job");
+	assert_true(it.has_owner);
+	assert_string_equal(it.session, "");
+	assert_int_equal(it.lease_ms, LEASE);
+	fx_free(f);
+}
+
 struct elect {
 	int leads, lost;
 	enum lt_loss why;
@@ -561,6 +672,10 @@ int main(void)
 		cmocka_unit_test(release_frees_the_item_and_leaves_the_session),
 		cmocka_unit_test(handoff_on_one_replica_keeps_session_mode),
 		cmocka_unit_test(detached_lease_goes_back_to_per_lease),
+		cmocka_unit_test(adopted_lease_joins_the_adopters_session_with_its_own_lease),
+		cmocka_unit_test(renewal_by_token_keeps_another_replicas_session),
+		cmocka_unit_test(detach_after_a_renewal_by_token_still_goes_back_to_per_lease),
+		cmocka_unit_test(renewal_by_token_after_a_detach_stays_per_lease),
 		cmocka_unit_test(leader_election_works_on_the_session),
 		cmocka_unit_test(lease_mode_writes_per_lease_and_no_session),
 		cmocka_unit_test(bad_replica_options_are_refused),
