@@ -29,6 +29,7 @@
 #include "lib/http/http.h"
 #include "core/store/dynamodb/store_dynamodb.h"
 #include "core/store/store_session.h"
+#include "core/store/store_shared.h"
 #include "tests/support/fake_ddb.h"
 #include "tests/support/ddb_keys.h"
 #include "tests/support/store_contract.h"
@@ -932,6 +933,68 @@ static void session_read_unprocessed_gives_up(void **state)
 	assert_false(r.lock.exists);
 }
 
+/* A READ cancelled while it asks again for its UnprocessedKeys answers
+ * nothing: its next round goes on in the same call, so the caller's
+ * handle still names it (it was a new call once: the cancel reached a
+ * freed one, and the callback still came). */
+static void session_read_cancelled_in_its_second_round(void **state)
+{
+	struct env *e = *state;
+	unsigned before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[" SESS_ITEM
+						      "]}," LOCK_LEFT "}"});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[]}}"});
+	struct sess_box b = {0};
+	struct store_session_req r = {
+		.op = STORE_SESSION_READ, .replica = "rep", .incarnation = SESS_INC, .name = "a"};
+	struct store_call *c = store_session_submit(e->s, &r, on_sess, &b);
+	assert_non_null(c);
+	int64_t until = clock_now_ms(clk) + 20000;
+	while (fake_ddb_requests(e->fake) < before + 2 && clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_int_equal(fake_ddb_requests(e->fake), before + 2);
+	store_cancel(e->s, c);
+	until = clock_now_ms(clk) + 300;
+	while (clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_false(b.done);
+	assert_int_equal(e->s->in_flight, 0);
+}
+
+static void on_sh(void *arg, const struct store_sh_result *r)
+{
+	*(bool *)arg = true;
+}
+
+/* Likewise the READ of a shared name's header and slots. */
+static void shared_read_cancelled_in_its_second_round(void **state)
+{
+	struct env *e = *state;
+	unsigned before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[]},"
+						      "\"UnprocessedKeys\":{\"Locks\":{"
+						      "\"Keys\":[{\"pk\":{\"S\":\"LOCK#a\"}},"
+						      "{\"pk\":{\"S\":\"SLOT#0#a\"}}]}}}"});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[]}}"});
+	bool done = false;
+	struct store_sh_req r = {
+		.op = STORE_SH_READ, .name = "a", .mode = STORE_SH_SHARED, .cap = 1, .count = 1};
+	struct store_call *c = store_sh_submit(e->s, &r, on_sh, &done);
+	assert_non_null(c);
+	int64_t until = clock_now_ms(clk) + 20000;
+	while (fake_ddb_requests(e->fake) < before + 2 && clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_int_equal(fake_ddb_requests(e->fake), before + 2);
+	store_cancel(e->s, c);
+	until = clock_now_ms(clk) + 300;
+	while (clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_false(done);
+	assert_int_equal(e->s->in_flight, 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -956,6 +1019,8 @@ int main(void)
 		T(malformed_answers_fatal),
 		T(refusal_brings_item),
 		T(takeover_answers),
+		T(session_read_cancelled_in_its_second_round),
+		T(shared_read_cancelled_in_its_second_round),
 		T(expired_token_refreshes),
 		T(xml_auth_failure),
 		T(cancel_and_free_in_flight),
