@@ -2,6 +2,7 @@
  * store: the dispatch of the store interface and what every store shares.
  */
 #include "core/store/store.h"
+#include "core/store/store_revoke.h"
 #include "core/store/store_tx.h"
 
 #include <openssl/rand.h>
@@ -26,6 +27,9 @@ static const char *const status_names[] = {
 struct store_call *store_submit(struct store *s, const struct store_req *req, store_cb cb,
 				void *arg)
 {
+	if (req->revoke_session != NULL &&
+	    (s->ops->revoke_submit == NULL || !store_revoke_end_valid(req)))
+		return NULL;
 	return s->ops->submit(s, req, cb, arg);
 }
 

@@ -219,3 +219,11 @@ void mem_sessions_free(struct mstore *ms)
 		free(s);
 	}
 }
+
+struct session_item *mem_session_by_key(struct mstore *ms, const char *key)
+{
+	for (struct msession *s = ms->sessions; s != NULL; s = s->next)
+		if (strcmp(s->key, key) == 0)
+			return &s->item;
+	return NULL;
+}

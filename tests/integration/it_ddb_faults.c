@@ -117,7 +117,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static const struct store_factory runner = {"fake", NULL, run, NULL, NULL, NULL};
+static const struct store_factory runner = {"fake", NULL, run, NULL, NULL, NULL, false};
 
 static struct store_result do_req(struct store *s, struct store_req r)
 {

@@ -39,6 +39,7 @@ static const char *const targets[DDB_OP_COUNT] = {
 	[DDB_UPDATE_TIME_TO_LIVE] = TARGET_PREFIX "UpdateTimeToLive",
 	[DDB_SCAN] = TARGET_PREFIX "Scan",
 	[DDB_BATCH_GET_ITEM] = TARGET_PREFIX "BatchGetItem",
+	[DDB_QUERY] = TARGET_PREFIX "Query",
 };
 
 static void msgf(struct store_result *res, const char *fmt, ...)
@@ -224,7 +225,23 @@ void ddbs_drop(struct store_call *c)
 	ddb_body_free(c->body);
 	free(c->sh);
 	free(c->sess);
+	free(c->rev);
 	pool_put(&call_pool, c, sizeof *c);
+}
+
+void ddbs_again(struct store_call *c, enum ddb_op dop, ddbs_done_fn done, enum store_op op,
+		char *body, size_t len)
+{
+	ddb_body_free(c->body);
+	c->body = body;
+	c->body_len = len;
+	c->dop = dop;
+	c->done = done;
+	c->op = op;
+	c->attempts = c->spent = 0;
+	c->skew_retried = false;
+	c->deadline_ms = clock_now_ms(c->ds->clock) + c->ds->cfg.op_timeout_ms;
+	c->again = true;
 }
 
 /* The one end of a call. It leaves the store before its callback runs, so
@@ -238,9 +255,25 @@ static void finish(struct store_call *c, struct store_result *res, const char *b
 	unlink_call(c);
 	end_span(c, res);
 	c->done(c, res, body, len);
+	if (c->again) { /* it goes on (ddbs_again) */
+		c->again = false;
+		link_call(ds, c);
+		if (c->body != NULL) {
+			ddbs_send(c);
+			return;
+		}
+		c->res = (struct store_result){.status = STORE_FATAL, .error_type = "OutOfMemory"};
+		snprintf(c->res.message, sizeof(c->res.message),
+			 "DynamoDB store of table %.64s: out "
+			 "of memory",
+			 ds->table);
+		ddbs_defer(c);
+		return;
+	}
 	ddb_body_free(c->body);
 	free(c->sh);   /* a shared name's, unless done passed it on */
 	free(c->sess); /* a session's, likewise */
+	free(c->rev);  /* a revocation's, likewise */
 	pool_put(&call_pool, c, sizeof *c);
 }
 
@@ -294,6 +327,8 @@ struct store_call *ddbs_new_call(struct ddb_store *ds, enum ddb_op dop, ddbs_don
 	c->op = STORE_OP_COUNT;
 	c->sh = NULL;
 	c->sess = NULL;
+	c->rev = NULL;
+	c->again = false;
 	int64_t now = clock_now_ms(ds->clock);
 	c->deadline_ms = now + budget_ms;
 	c->attempt_ms = ds->cfg.attempt_timeout_ms;
@@ -644,6 +679,8 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 				     void *arg)
 {
 	struct ddb_store *ds = (struct ddb_store *)s;
+	if (req->revoke_session != NULL) /* an ending with its revocation */
+		return ddbs_revoke_end(s, req, cb, arg);
 	/* An acquire's lease starts when it is sent: its whole lease is the
 	 * budget. A renewal sent on schedule has two thirds of its lease left. */
 	bool leased = (req->op == STORE_ACQUIRE || req->op == STORE_RENEW) && req->lease_ms > 0;
@@ -773,6 +810,7 @@ static const struct store_ops ddb_ops = {
 	.chan_read = ddbs_chan_read,
 	.sh_submit = ddbs_sh_submit,
 	.session_submit = ddbs_session_submit,
+	.revoke_submit = ddbs_revoke_submit,
 	.submit = ddb_submit,
 	.cancel = ddb_cancel,
 	.free = ddb_free,

@@ -30,6 +30,11 @@ struct store_call {
 	struct ddb_sh *sh;	  /* its request and answer so far, freed with the call */
 	store_session_cb sess_cb; /* a session item (ddb_session.c) */
 	struct ddb_sess *sess;	  /* its request and answer so far, freed with the call */
+	store_revoke_cb rev_cb;	  /* revocations (ddb_revoke.c) */
+	struct ddb_rev *rev;	  /* its request and answer so far, freed with the call */
+	/* set by a done function (ddbs_again): the call goes on with another
+	 * request instead of ending */
+	bool again;
 	/* the done function reads the answer's body itself, a refusal's too
 	 * (no lock item parsed): a session item's call */
 	bool raw;
@@ -114,6 +119,14 @@ struct store_call *ddbs_start(struct ddb_store *ds, enum ddb_op dop, ddbs_done_f
  * from the loop. body (len bytes) is taken. */
 void ddbs_go(struct store_call *c, char *body, size_t len);
 
+/* From c's done function only: c goes on, once done returns, with
+ * another request (dop with body, len bytes, taken; NULL: out of memory,
+ * which ends it FATAL) ending with done, as STORE op (for how its answer
+ * is read), with a new deadline and attempts; the handle its caller holds
+ * stays valid. Its callback is not called. */
+void ddbs_again(struct store_call *c, enum ddb_op dop, ddbs_done_fn done, enum store_op op,
+		char *body, size_t len);
+
 /* Frees c without ending it: no done, no callback. */
 void ddbs_drop(struct store_call *c);
 
@@ -146,6 +159,12 @@ struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *re
 /* Session items (core/store/store_session.h; ddb_session.c). */
 struct store_call *ddbs_session_submit(struct store *s, const struct store_session_req *req,
 				       store_session_cb cb, void *arg);
+/* Revocations (core/store/store_revoke.h; ddb_revoke.c): READ and
+ * DELETE, and an ending (a store_req with .revoke_session). */
+struct store_call *ddbs_revoke_submit(struct store *s, const struct store_revoke_req *req,
+				      store_revoke_cb cb, void *arg);
+struct store_call *ddbs_revoke_end(struct store *s, const struct store_req *req, store_cb cb,
+				   void *arg);
 /* The TransactWriteItems body of a CHECK (store_shared.h: the header's
  * ConditionCheck, then the slot's; no ClientRequestToken), to free with
  * ddb_body_free; *len its length. NULL on a request that is no valid
