@@ -323,13 +323,14 @@ static void end_refused(struct store_call *c, struct store_result *out, const ch
 	unsigned failed;
 	char err[DDB_ERR_MAX];
 	memset(&out->item, 0, sizeof(out->item));
-	if (!reasons(body, len, c->ds->keys.ttl_attr, &failed, &out->item, err) || failed == 0) {
+	bool ok = reasons(body, len, c->ds->keys.ttl_attr, &failed, &out->item, err);
+	if (ok && failed == 0)
+		ddb_errf(err, "no part refused");
+	if (!ok || failed == 0) {
 		out->status = STORE_FATAL;
 		out->error_type = "TransactionCanceled";
 		snprintf(out->message, sizeof(out->message),
-			 "DynamoDB TransactWriteItems on "
-			 "table %.64s: %.150s",
-			 c->ds->table, failed == 0 ? "no part refused" : err);
+			 "DynamoDB TransactWriteItems on table %.64s: %.150s", c->ds->table, err);
 	} else if (failed & 1u) {
 		out->session_gone = (failed & 4u) != 0;
 	} else if (failed & 2u) {

@@ -264,9 +264,7 @@ static void finish(struct store_call *c, struct store_result *res, const char *b
 		}
 		c->res = (struct store_result){.status = STORE_FATAL, .error_type = "OutOfMemory"};
 		snprintf(c->res.message, sizeof(c->res.message),
-			 "DynamoDB store of table %.64s: out "
-			 "of memory",
-			 ds->table);
+			 "DynamoDB store of table %.64s: out of memory", ds->table);
 		ddbs_defer(c);
 		return;
 	}
