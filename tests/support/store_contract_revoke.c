@@ -120,6 +120,7 @@ static unsigned read_all(struct fixture *fx, const struct sess *s, unsigned limi
 {
 	char cursor[STORE_REVOKE_KEY_LEN + 1] = "";
 	unsigned n = 0, np = 0;
+	uint64_t reads = fx->s->requests[STORE_READ];
 	do {
 		struct rev_answer a;
 		rev_do(fx,
@@ -138,6 +139,7 @@ static unsigned read_all(struct fixture *fx, const struct sess *s, unsigned limi
 		snprintf(cursor, sizeof(cursor), "%s", a.cursor);
 		assert_true(++np < 1000);
 	} while (cursor[0] != '\0');
+	assert_int_equal(fx->s->requests[STORE_READ], reads + np); /* a request a page */
 	if (pages != NULL)
 		*pages = np;
 	return n;
@@ -152,11 +154,13 @@ static unsigned count_entries(struct fixture *fx, const struct sess *s)
 static void unrevoke(struct fixture *fx, const struct sess *s, const char *name, int64_t fence)
 {
 	struct rev_answer a;
+	uint64_t deletes = fx->s->requests[STORE_DELETE];
 	rev_do(fx,
 	       (struct store_revoke_req){
 		       .op = STORE_REVOKE_DELETE, .session = s->key, .name = name, .fence = fence},
 	       &a);
 	assert_int_equal(a.status, STORE_OK);
+	assert_int_equal(fx->s->requests[STORE_DELETE], deletes + 1);
 }
 
 /* A release from outside of owner's lease of token on name (NULL: the
@@ -192,7 +196,9 @@ static void forced_release_revokes(void **state)
 	sess_create(fx, &s);
 	assert_int_equal(rev_seq(fx, &s), 0);
 	assert_int_equal(sc_acquire(fx, "o1", "o1-r", NULL, "h").status, STORE_OK);
+	uint64_t releases = fx->s->requests[STORE_RELEASE];
 	struct store_result r = end_release(fx, NULL, "o1", 1, true, &s);
+	assert_int_equal(fx->s->requests[STORE_RELEASE], releases + 1); /* one request */
 	assert_int_equal(r.status, STORE_OK);
 	assert_false(r.session_gone);
 	assert_true(r.item.exists);
