@@ -273,6 +273,41 @@ static void adopt_revokes(void **state)
 	assert_one_entry(fx, &s, fx->name, 1);
 }
 
+/* The same entry written again (an adopted lease then forced out, both
+ * revoked for one session: name and fence the same) is one entry; revSeq
+ * rises at each. */
+static void same_entry_once(void **state)
+{
+	struct fixture *fx = *state;
+	struct sess s;
+	sess_init(&s);
+	sess_create(fx, &s);
+	assert_int_equal(store_contract_op(fx, (struct store_req){.op = STORE_ACQUIRE,
+								  .owner = "o1",
+								  .rvn = "o1-r",
+								  .lease_ms = 30000,
+								  .secret_hash = HASH1})
+				 .status,
+			 STORE_OK);
+	assert_int_equal(
+		store_contract_op(fx, (struct store_req){.op = STORE_ORPHAN, .owner = "o1"}).status,
+		STORE_OK);
+	assert_int_equal(store_contract_op(fx, (struct store_req){.op = STORE_ADOPT,
+								  .owner = "o2",
+								  .rvn = "o2-r",
+								  .prev_owner = "o1",
+								  .prev_secret_hash = HASH1,
+								  .secret_hash = HASH2,
+								  .lease_ms = 20000,
+								  .token = 1,
+								  .revoke_session = s.key})
+				 .status,
+			 STORE_OK);
+	assert_int_equal(end_release(fx, NULL, "o2", 1, true, &s).status, STORE_OK);
+	assert_int_equal(rev_seq(fx, &s), 2);
+	assert_one_entry(fx, &s, fx->name, 1);
+}
+
 /* The lock's condition failing writes neither the entry nor revSeq: a
  * release by an owner that does not hold it, an adopt of a lease not
  * orphaned. */
@@ -558,6 +593,7 @@ int store_contract_revoke_run(const struct store_factory *f)
 		T(forced_release_revokes),
 		T(token_release_revokes),
 		T(adopt_revokes),
+		T(same_entry_once),
 		T(lock_refusal_writes_nothing),
 		T(absent_session_refuses),
 		T(reads_every_entry),
