@@ -352,6 +352,15 @@ void lt_replica_release_lost(struct lock *lock, const char *owner);
 void lt_replica_unsession(struct lock *lock, const char *owner, const char *rvn, const char *holder,
 			  int64_t lease_ms);
 
+/* lt_revoke.c: the holder acting on its session's revocations. */
+struct lt_revoker;
+struct lt_revoker *lt_revoker_new(struct locktable *t);
+/* The revSeq of session gen (lt_replica's generation) rose to rev_seq: a
+ * pass acts on its entries (unless one is under way, which goes on to
+ * them), then acknowledges it (lt_session_revocations_done). */
+void lt_revoker_rose(struct lt_revoker *v, uint32_t gen, int64_t rev_seq);
+void lt_revoker_free(struct lt_revoker *v);
+
 /* --- requests by name, holding no lock: in flight, dropped by lt_free --- */
 
 struct foreign;

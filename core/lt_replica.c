@@ -6,8 +6,9 @@
  * and the writes of leases that left their session with no lease left to
  * carry them — the conditional release of a lost one, a detached one's
  * return to per-lease form. Not here: the session itself
- * (core/lt_session.c), the members' ends and losses (core/lease.c), a
- * waiter's watch of a session-mode lock.
+ * (core/lt_session.c), the members' ends and losses (core/lease.c), its
+ * revocations (core/lt_revoke.c, started from its on_revseq), a waiter's
+ * watch of a session-mode lock.
  *
  * Sessions. t->replica->cur is the session new writes name; gen counts
  * them (0: none), so that a write remembers which it named (lt_wait and
@@ -48,7 +49,8 @@ struct rwrite {
 
 struct lt_replica {
 	struct lt_session *cur, *old;
-	uint32_t gen; /* cur's; 0 when none could be made */
+	struct lt_revoker *rev; /* acts on cur's revocations (lt_revoke.c) */
+	uint32_t gen;		/* cur's; 0 when none could be made */
 	struct lt_session_options o;
 	char replica_id[STORE_SESSION_REPLICA_MAX + 1];
 	char *addr;
@@ -59,6 +61,13 @@ static void member_lost(void *arg, struct lt_member *m, enum lt_loss why)
 {
 	(void)arg;
 	lease_member_lost(m, why);
+}
+
+/* Only the current session beats, so only its revSeq can rise. */
+static void revseq_rose(void *arg, int64_t rev_seq)
+{
+	struct locktable *t = arg;
+	lt_revoker_rose(t->replica->rev, t->replica->gen, rev_seq);
 }
 
 /* A new current session, its CREATE sent; the ended one, if any, kept in
@@ -106,13 +115,11 @@ bool lt_replica_init(struct locktable *t, const struct lt_options *o)
 		.addr = r->addr,
 		.ttl = o->ttl_retention_ms != 0,
 		.on_lost = member_lost,
-		/* TODO(h31rev): revSeq's revocations are not read yet (the
-		 * design's "Endings from outside"): nothing raises revSeq. */
-		.on_revseq = NULL,
+		.on_revseq = revseq_rose,
 		.arg = t,
 	};
 	t->replica = r;
-	if (!next_session(t)) {
+	if ((r->rev = lt_revoker_new(t)) == NULL || !next_session(t)) {
 		lt_replica_free(t);
 		return false;
 	}
@@ -147,6 +154,7 @@ void lt_replica_free(struct locktable *t)
 		store_cancel(t->store, w->call);
 		rwrite_free(w);
 	}
+	lt_revoker_free(r->rev);
 	lt_session_free(r->cur);
 	lt_session_free(r->old);
 	free(r->addr);

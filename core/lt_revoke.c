@@ -55,11 +55,11 @@ struct rv_entry {
 struct lt_revoker {
 	struct locktable *t;
 	enum rv_state state;
-	uint32_t gen;		      /* the session the pass is for (lt_replica) */
-	int64_t seen, pass_seq;	      /* revSeq seen; the one the pass acts up to */
-	struct store_call *call;      /* READ, item READ or DELETE in flight */
-	struct rv_entry *page;	      /* the page being acted on */
-	unsigned count, at;	      /* its entries, the current one */
+	uint32_t gen;			       /* the session the pass is for (lt_replica) */
+	int64_t seen, pass_seq;		       /* revSeq seen; the one the pass acts up to */
+	struct store_call *call;	       /* READ, item READ or DELETE in flight */
+	struct rv_entry *page;		       /* the page being acted on */
+	unsigned count, at;		       /* its entries, the current one */
 	char cursor[STORE_REVOKE_KEY_LEN + 1]; /* after this page, "" none */
 	int64_t retry_ms;
 	struct timer retry;
@@ -155,8 +155,10 @@ static void on_item(void *arg, const struct store_result *res);
 static void delete_entry(struct lt_revoker *v)
 {
 	const struct rv_entry *e = &v->page[v->at];
-	struct store_revoke_req req = {
-		.op = STORE_REVOKE_DELETE, .session = pass_key(v), .name = e->name, .fence = e->fence};
+	struct store_revoke_req req = {.op = STORE_REVOKE_DELETE,
+				       .session = pass_key(v),
+				       .name = e->name,
+				       .fence = e->fence};
 	rv_set(v, RV_DELETING);
 	if ((v->call = store_revoke_submit(v->t->store, &req, on_delete, v)) == NULL)
 		fail(v);
@@ -209,7 +211,8 @@ static void on_item(void *arg, const struct store_result *res)
 	}
 	struct lease *l = named_lease(v, &v->page[v->at]); /* still, after the read */
 	const struct lock_item *it = &res->item;
-	bool ours = it->exists && it->has_owner && strcmp(it->owner, l != NULL ? l->owner : "") == 0;
+	bool ours =
+		it->exists && it->has_owner && strcmp(it->owner, l != NULL ? l->owner : "") == 0;
 	if (l != NULL && !ours)
 		(void)lt_lease_refused(l, it); /* its lost callback may free l */
 	if (v->state == RV_CHECKING)	       /* a callback may not stop the pass: still ours */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/lt_session.h"
+#include "core/store/store_revoke.h"
 #include "core/store/store_session.h"
 #include "tests/support/lt_fixture.h"
 
@@ -579,6 +580,205 @@ static void renewal_by_token_after_a_detach_stays_per_lease(void **state)
 	fx_free(f);
 }
 
+/* --- revocations (core/lt_revoke.c) --- */
+
+static void got_result(void *arg, const struct store_result *res)
+{
+	*(struct store_result *)arg = *res;
+}
+
+/* Submits req as another replica would and runs it; its answer. */
+static struct store_result submit(struct fx *f, struct store_req req)
+{
+	static struct store_result res;
+	memset(&res, 0, sizeof(res));
+	res.status = STORE_FATAL;
+	assert_non_null(store_submit(f->store, &req, got_result, &res));
+	fx_run(f);
+	return res;
+}
+
+static void got_revs(void *arg, const struct store_revoke_result *res)
+{
+	*(unsigned *)arg = res->status == STORE_OK ? res->count : 1000;
+}
+
+/* The entries pending for session key. */
+static unsigned entries(struct fx *f, const char *key)
+{
+	unsigned n = 2000;
+	struct store_revoke_req req = {.op = STORE_REVOKE_READ, .session = key};
+	assert_non_null(store_revoke_submit(f->store, &req, got_revs, &n));
+	fx_run(f);
+	return n;
+}
+
+/* Leases a and b held by locktable 0; at 500 another replica ends a with
+ * end (writing its revocation); the beat at 1000 shows revSeq 1: a is
+ * ended (loss why), its entry deleted, and b extended from then on. */
+static void ended_from_outside(struct store_req (*end)(struct lease *a, const char *key),
+			       enum lt_loss why)
+{
+	struct fx *f = sfx_new(1);
+	struct lost la, lb;
+	struct lease *a = take(f, 0, "a", LEASE, &la);
+	struct lease *b = take(f, 0, "b", LEASE, &lb);
+	char key[STORE_SESSION_KEY_MAX + 1];
+	snprintf(key, sizeof(key), "%s", sview(f, 0).key);
+	fx_advance(f, 500);
+	assert_int_equal(submit(f, end(a, key)).status, STORE_OK);
+	assert_int_equal(entries(f, key), 1);
+	assert_true(lease_held(a)); /* not known yet */
+	fx_advance(f, 500);	    /* the beat's answer shows revSeq 1 */
+	assert_int_equal(la.calls, 1);
+	assert_int_equal(la.why, why);
+	assert_int_equal(la.at, 1000);
+	assert_false(lease_held(a));
+	assert_int_equal(entries(f, key), 0); /* acted on, then deleted */
+	struct lt_session_view v = sview(f, 0);
+	assert_int_equal(v.rev_seq_seen, 1);
+	assert_int_equal(v.rev_seq_done, 1);
+	fx_advance(f, 5 * LEASE); /* the others are extended again */
+	assert_int_equal(lb.calls, 0);
+	assert_true(lease_held(b));
+	assert_int_equal(sview(f, 0).members, 1);
+	lease_release(a);
+	lease_release(b);
+	fx_free(f);
+}
+
+static struct store_req force_release(struct lease *a, const char *key)
+{
+	return (struct store_req){.op = STORE_RELEASE,
+				  .name = lease_name(a),
+				  .owner = lease_owner(a),
+				  .token = lease_token(a),
+				  .forced = true,
+				  .revoke_session = key};
+}
+
+static struct store_req release_by_token(struct lease *a, const char *key)
+{
+	struct store_req r = force_release(a, key);
+	r.forced = false;
+	return r;
+}
+
+static void forced_release_elsewhere_ends_the_lease_forced(void **state)
+{
+	ended_from_outside(force_release, LT_FORCED);
+}
+
+static void release_by_token_elsewhere_ends_the_lease_released(void **state)
+{
+	ended_from_outside(release_by_token, LT_RELEASED);
+}
+
+static void adopted_elsewhere_ends_the_lease_adopted(void **state)
+{
+	static const char a_hash[] =
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	static const char b_hash[] =
+		"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+	struct fx *f = sfx_new(1);
+	struct fx_acq got = {0};
+	struct lt_acquire_args args = {.name = "a", .lease_ms = LEASE, .secret_hash = a_hash};
+	assert_non_null(lt_acquire(f->lt[0], &args, fx_acquire_cb, &got));
+	fx_run(f);
+	struct lease *a = got.lease;
+	struct lost la = {0};
+	lost_fx = f;
+	lease_on_lost(a, on_lost, &la);
+	int marked = -2;
+	assert_true(lease_orphan(a, orphaned, &marked));
+	fx_run(f);
+	assert_int_equal(marked, 1);
+	char key[STORE_SESSION_KEY_MAX + 1];
+	snprintf(key, sizeof(key), "%s", sview(f, 0).key);
+	struct store_req adopt = {.op = STORE_ADOPT,
+				  .name = "a",
+				  .owner = "adopter",
+				  .rvn = "adopter-rvn",
+				  .prev_owner = lease_owner(a),
+				  .prev_secret_hash = a_hash,
+				  .secret_hash = b_hash,
+				  .lease_ms = LEASE,
+				  .token = lease_token(a),
+				  .revoke_session = key};
+	assert_int_equal(submit(f, adopt).status, STORE_OK);
+	fx_advance(f, LEASE / 3);
+	assert_int_equal(la.calls, 1);
+	assert_int_equal(la.why, LT_ADOPTED);
+	assert_int_equal(entries(f, key), 0);
+	assert_int_equal(fx_events(f, OBS_LEASE_LOST), 0);     /* not a loss */
+	assert_string_equal(item_of(f, "a").owner, "adopter"); /* nothing undone */
+	lease_release(a);
+	fx_free(f);
+}
+
+/* An entry naming a lease released here meanwhile: nothing to end, the
+ * entry is deleted all the same. */
+static void entry_of_a_lease_gone_is_deleted(void **state)
+{
+	struct fx *f = sfx_new(1);
+	struct lease *a = take(f, 0, "a", LEASE, NULL);
+	struct lease *b = take(f, 0, "b", LEASE, NULL);
+	char key[STORE_SESSION_KEY_MAX + 1];
+	snprintf(key, sizeof(key), "%s", sview(f, 0).key);
+	assert_int_equal(submit(f, force_release(a, key)).status, STORE_OK);
+	lease_release(a); /* refused: no longer its; the lease is gone here */
+	fx_advance(f, LEASE / 3);
+	assert_int_equal(entries(f, key), 0);
+	assert_int_equal(sview(f, 0).rev_seq_done, 1);
+	fx_advance(f, 5 * LEASE);
+	assert_true(lease_held(b));
+	lease_release(b);
+	fx_free(f);
+}
+
+/* The read of the entries fails: the pass is tried again (the session
+ * extends nothing meanwhile), then acts. */
+static void revocations_read_again_after_an_error(void **state)
+{
+	struct fx *f = sfx_new(1);
+	struct lost la;
+	struct lease *a = take(f, 0, "a", LEASE, &la);
+	char key[STORE_SESSION_KEY_MAX + 1];
+	snprintf(key, sizeof(key), "%s", sview(f, 0).key);
+	assert_int_equal(submit(f, force_release(a, key)).status, STORE_OK);
+	store_memory_set_op_latency(f->store, STORE_READ, 10);
+	fx_advance(f, LEASE / 3 + 5); /* the beat's answer: the read in flight */
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "ProvisionedThroughputExceededException");
+	fx_advance(f, 5);
+	assert_int_equal(la.calls, 0);
+	assert_int_equal(sview(f, 0).rev_seq_done, 0);
+	store_memory_set_op_latency(f->store, STORE_READ, 0);
+	fx_advance(f, LT_RENEW_RETRY_FIRST_MS);
+	assert_int_equal(la.calls, 1);
+	assert_int_equal(la.why, LT_FORCED);
+	assert_int_equal(sview(f, 0).rev_seq_done, 1);
+	assert_int_equal(entries(f, key), 0);
+	lease_release(a);
+	fx_free(f);
+}
+
+/* revSeq risen with no entry for a lease held here (an entry of a lease
+ * already gone, deleted before): nothing ends, the session extends again. */
+static void revseq_without_entries_extends_again(void **state)
+{
+	struct fx *f = sfx_new(1);
+	struct lost lo;
+	struct lease *l = take(f, 0, "a", LEASE, &lo);
+	fx_advance(f, 500);
+	assert_true(store_memory_session_add_rev(f->store, sview(f, 0).key, 2));
+	fx_advance(f, 5 * LEASE);
+	assert_int_equal(lo.calls, 0);
+	assert_true(lease_held(l));
+	assert_int_equal(sview(f, 0).rev_seq_done, 2);
+	lease_release(l);
+	fx_free(f);
+}
+
 struct elect {
 	int leads, lost;
 	enum lt_loss why;
@@ -676,6 +876,12 @@ int main(void)
 		cmocka_unit_test(renewal_by_token_keeps_another_replicas_session),
 		cmocka_unit_test(detach_after_a_renewal_by_token_still_goes_back_to_per_lease),
 		cmocka_unit_test(renewal_by_token_after_a_detach_stays_per_lease),
+		cmocka_unit_test(forced_release_elsewhere_ends_the_lease_forced),
+		cmocka_unit_test(release_by_token_elsewhere_ends_the_lease_released),
+		cmocka_unit_test(adopted_elsewhere_ends_the_lease_adopted),
+		cmocka_unit_test(entry_of_a_lease_gone_is_deleted),
+		cmocka_unit_test(revocations_read_again_after_an_error),
+		cmocka_unit_test(revseq_without_entries_extends_again),
 		cmocka_unit_test(leader_election_works_on_the_session),
 		cmocka_unit_test(lease_mode_writes_per_lease_and_no_session),
 		cmocka_unit_test(bad_replica_options_are_refused),
