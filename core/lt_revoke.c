@@ -159,6 +159,10 @@ static void delete_entry(struct lt_revoker *v)
 				       .session = pass_key(v),
 				       .name = e->name,
 				       .fence = e->fence};
+	if (req.session == NULL) { /* its session ended meanwhile */
+		stop(v);
+		return;
+	}
 	rv_set(v, RV_DELETING);
 	if ((v->call = store_revoke_submit(v->t->store, &req, on_delete, v)) == NULL)
 		fail(v);
