@@ -113,6 +113,7 @@ $(BUILD)/bench/bench_fairness: $(BUILD)/obj/tests/support/fairloop.o \
 $(BUILD)/bench/bench_scale: $(BUILD)/obj/bench/bench_scale.o \
                             $(BUILD)/obj/tests/support/ddb_standin.o \
                             $(BUILD)/obj/tests/support/ddb_standin_ops.o \
+                            $(BUILD)/obj/tests/support/ddb_standin_sess.o \
                             $(BUILD)/obj/tests/support/ddb_standin_thread.o \
                             $(BUILD)/obj/tests/support/gwproc.o $(BUILD)/libleasegate.a
 	@mkdir -p $(dir $@)

@@ -17,7 +17,8 @@
  *              stand-in (0 = on schedule)
  *   req/s      requests the stand-in answered per second while held
  *   wr/s, rd/s of them, writes (UpdateItem, DeleteItem, TransactWriteItems)
- *              and reads (GetItem, BatchGetItem, Scan) per second
+ *              and reads (GetItem, BatchGetItem, Scan, Query) per second,
+ *              as the stand-in counts them (standin_stats)
  *   cpu, rss   the gateway's CPU over the hold (% of one core; and per
  *              DynamoDB request) and its largest resident memory over the
  *              hold; B/lease: that less its RSS before the first acquire,
@@ -509,9 +510,7 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	double cpu = gw_s / held_s * 100;
 	double us_req = st.requests ? gw_s * 1e6 / (double)st.requests : 0;
 	double steal = all1 > all0 ? 100.0 * (double)(steal1 - steal0) / (double)(all1 - all0) : 0;
-	uint64_t writes = st.by_op[DDB_UPDATE_ITEM] + st.by_op[DDB_DELETE_ITEM] +
-			  st.by_op[DDB_TRANSACT_WRITE_ITEMS];
-	uint64_t reads = st.by_op[DDB_GET_ITEM] + st.by_op[DDB_BATCH_GET_ITEM] + st.by_op[DDB_SCAN];
+	uint64_t writes = st.writes, reads = st.reads;
 	double b_lease = r.acquired && rss_idle_kb >= 0
 				 ? (smp.rss_max_kb - rss_idle_kb) * 1024.0 / (double)r.acquired
 				 : 0;

@@ -6,10 +6,19 @@
  * renews a third of the lease after the send time of the last renewal that
  * succeeded; a failed renewal is tried again after 100 ms, doubling up to a
  * sixth of the lease, until one succeeds or end_timer finds the lease out.
+ *
+ * LT_HEARTBEAT_REPLICA (lease.in_session): no heartbeat and no end timer
+ * of its own; the lease is a member of the replica's session
+ * (core/lt_session.h), whose beats keep it and which says when it ends
+ * and why. Its writes (acquire, explicit renewal) name the session; a
+ * lease lost so (expired, its session ended) has its item released,
+ * conditioned on its owner (lt_replica.c): nobody would take over an item
+ * naming a session that still beats.
  */
 #include "core/lease.h"
 #include "core/lt_shared.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,12 +175,23 @@ static void end_hb_span(struct lease *l, const char *why)
 	trace_finish(&l->hb_span, why);
 }
 
+/* l's end is no longer watched: its timers cancelled, or it leaves its
+ * session. */
+static void stop_clock(struct lease *l)
+{
+	if (l->in_session) {
+		lt_member_leave(&l->member);
+		return;
+	}
+	timer_cancel(&l->hb_timer);
+	timer_cancel(&l->end_timer);
+}
+
 static void lease_destroy(struct lease *l)
 {
 	struct lock *lock = l->lock;
 	end_hb_span(l, l->hb_call != NULL ? "cancelled" : NULL);
-	timer_cancel(&l->hb_timer);
-	timer_cancel(&l->end_timer);
+	stop_clock(l);
 	store_cancel(l->t->store, l->hb_call);
 	drop_ops(l);
 	if (lock->held == l)
@@ -190,14 +210,38 @@ static void schedule_heartbeat(struct lease *l)
 	timer_arm_at(&l->hb_timer, l->last_send_ms + l->lease_ms / 3);
 }
 
-/* A write sent at send_ms succeeded: the lease runs to send_ms + lease. */
-static void extend(struct lease *l, int64_t send_ms, const char *rvn)
+static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *item);
+
+/* A write sent at send_ms succeeded: the lease runs to send_ms + lease (a
+ * member: rejoins its session with that send, leaving its end no earlier).
+ * false: l was lost (a member whose end had come). */
+static bool extend(struct lease *l, int64_t send_ms, const char *rvn)
 {
 	if (send_ms < l->last_send_ms)
-		return;
+		return true;
 	l->last_send_ms = send_ms;
 	memcpy(l->rvn, rvn, sizeof(l->rvn));
-	timer_arm_at(&l->end_timer, send_ms + l->lease_ms);
+	if (!l->in_session) {
+		timer_arm_at(&l->end_timer, send_ms + l->lease_ms);
+		return true;
+	}
+	if (l->state != LEASE_HELD)
+		return false;
+	lt_member_leave(&l->member);
+	enum lt_join j = lt_replica_join(l->t, l->sess_gen, &l->member, l->lease_ms, send_ms);
+	if (j == LT_JOIN_OK)
+		return true;
+	lose(l, j == LT_JOIN_EXPIRED ? LT_EXPIRED : LT_SESSION, NULL);
+	return false;
+}
+
+/* A lease lost in session mode for reason: its item may still name a
+ * session that beats, so it is released (conditioned on its owner) unless
+ * it is another's or gone already. */
+static void release_if_orphan(struct lease *l, enum lt_loss reason)
+{
+	if (l->in_session && (reason == LT_EXPIRED || reason == LT_SESSION))
+		lt_replica_release_lost(l->lock, l->owner);
 }
 
 /* The lease is lost for reason; item is the refusing item, if any. */
@@ -208,8 +252,7 @@ static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *i
 		return; /* lost already, or its release is in flight */
 	lease_set_state(l, LEASE_LOST);
 	l->loss = reason;
-	timer_cancel(&l->hb_timer);
-	timer_cancel(&l->end_timer);
+	stop_clock(l);
 	store_cancel(l->t->store, l->hb_call);
 	trace_str(l->hb_span, "leasegate.lock.loss_reason", lt_loss_name(reason));
 	end_hb_span(l, "the lease was lost");
@@ -222,6 +265,7 @@ static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *i
 		emit(l, OBS_LEASE_LOST, lt_loss_name(reason), NULL, 0);
 		obs_count(&l->t->obs->losses, lt_loss_name(reason));
 	}
+	release_if_orphan(l, reason);
 	lock->refs++; /* the callback may release l */
 	if (l->on_lost != NULL)
 		l->on_lost(l->on_lost_arg, l, reason);
@@ -234,6 +278,24 @@ static void end_due(void *arg)
 	lose(arg, LT_EXPIRED, NULL);
 }
 
+void lease_member_lost(struct lt_member *m, enum lt_loss why)
+{
+	struct lease *l = (struct lease *)((char *)m - offsetof(struct lease, member));
+	lose(l, why, NULL);
+}
+
+/* A lease won, then found ended before it began (answered after a whole
+ * lease, or its session ended): LOST for why, nothing held. */
+static struct lease *lost_at_start(struct lease *l, enum lt_loss why)
+{
+	lease_set_state(l, LEASE_LOST);
+	l->loss = why;
+	emit(l, OBS_LEASE_LOST, lt_loss_name(why), NULL, 0);
+	obs_count(&l->t->obs->losses, lt_loss_name(why));
+	release_if_orphan(l, why);
+	return l;
+}
+
 /* A lease of lock held from send_ms (lease_start, lease_adopted): l's
  * fields are set; links it, and counts and arms it. */
 static struct lease *begin(struct lease *l, const struct lock_item *item, bool handoff)
@@ -243,13 +305,16 @@ static struct lease *begin(struct lease *l, const struct lock_item *item, bool h
 	lt_lock_see(l->lock, &none);	    /* we hold it: forget the holder seen */
 	int64_t now_ms = clock_now_ms(t->clock);
 	int64_t left = l->last_send_ms + l->lease_ms - now_ms;
-	if (left <= 0) {
+	if (l->in_session) {
+		/* its end is the session's: answered after it (EXPIRED), or
+		 * naming a session that ended (ENDED), it has ended already */
+		enum lt_join j =
+			lt_replica_join(t, l->sess_gen, &l->member, l->lease_ms, l->last_send_ms);
+		if (j != LT_JOIN_OK)
+			return lost_at_start(l, j == LT_JOIN_EXPIRED ? LT_EXPIRED : LT_SESSION);
+	} else if (left <= 0) {
 		/* Answered after a whole lease: the lease has ended already. */
-		lease_set_state(l, LEASE_LOST);
-		l->loss = LT_EXPIRED;
-		emit(l, OBS_LEASE_LOST, lt_loss_name(LT_EXPIRED), NULL, 0);
-		obs_count(&t->obs->losses, lt_loss_name(LT_EXPIRED));
-		return l;
+		return lost_at_start(l, LT_EXPIRED);
 	}
 	lease_set_state(l, LEASE_HELD);
 	l->lock->held = l;
@@ -258,13 +323,25 @@ static struct lease *begin(struct lease *l, const struct lock_item *item, bool h
 	lt_holder_saw(l->lock, item);
 	/* end_timer waits for the first heartbeat, due before it: a lease
 	 * released sooner (a lock cycle) arms and cancels one timer, not two */
-	schedule_heartbeat(l);
+	if (!l->in_session)
+		schedule_heartbeat(l);
 	return l;
+}
+
+/* A lease's own timers, unless its session keeps it. */
+static void init_clock(struct lease *l, uint32_t sess_gen)
+{
+	l->in_session = sess_gen != 0;
+	l->sess_gen = sess_gen;
+	if (l->in_session)
+		return; /* l->member: zeroed by pool_get, not a member */
+	timer_init(&l->hb_timer, l->t->clock, heartbeat, l);
+	timer_init(&l->end_timer, l->t->clock, end_due, l);
 }
 
 struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, const char *owner,
 			    const char *rvn, const char *secret_hash, int64_t lease_ms,
-			    int64_t send_ms, char *holder)
+			    int64_t send_ms, char *holder, uint32_t sess_gen)
 {
 	struct locktable *t = lock->t;
 	struct lease *l = pool_get(&lease_pool, sizeof(*l));
@@ -279,8 +356,7 @@ struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, con
 	snprintf(l->owner, sizeof(l->owner), "%s", owner);
 	snprintf(l->rvn, sizeof(l->rvn), "%s", rvn);
 	snprintf(l->secret_hash, sizeof(l->secret_hash), "%s", secret_hash);
-	timer_init(&l->hb_timer, t->clock, heartbeat, l);
-	timer_init(&l->end_timer, t->clock, end_due, l);
+	init_clock(l, sess_gen);
 	lock->refs++;
 	link_lease(l);
 	return begin(l, item, false);
@@ -303,8 +379,7 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 	memcpy(l->owner, w->owner, sizeof(l->owner));
 	memcpy(l->rvn, w->rvn, sizeof(l->rvn));
 	memcpy(l->secret_hash, w->secret_hash, sizeof(l->secret_hash));
-	timer_init(&l->hb_timer, t->clock, heartbeat, l);
-	timer_init(&l->end_timer, t->clock, end_due, l);
+	init_clock(l, w->sess_gen);
 	w->lock->refs++;
 	link_lease(l);
 	t->obs->acquisitions[l->takeover ? 1 : 0]++;
@@ -341,7 +416,10 @@ static struct store_call *send_renew(struct lease *l, char *rvn, int64_t *send_m
 		.lease_ms = l->lease_ms,
 		.ttl = lt_ttl(l->t),
 		.span = span,
+		.session = l->in_session ? lt_replica_key_of(l->t, l->sess_gen) : NULL,
 	};
+	if (l->in_session && req.session == NULL)
+		return NULL; /* its session ended: lost, or about to be */
 	*send_ms = clock_now_ms(l->t->clock);
 	return store_submit(l->t->store, &req, cb, arg);
 }
@@ -388,10 +466,8 @@ static int own_refusal(struct lease *l, const struct lock_item *item)
 	int64_t send_ms;
 	if (strcmp(item->rvn, l->rvn) == 0)
 		return 1;
-	if (renewal_in_flight(l, item->rvn, &send_ms)) {
-		extend(l, send_ms, item->rvn);
-		return 1;
-	}
+	if (renewal_in_flight(l, item->rvn, &send_ms))
+		return extend(l, send_ms, item->rvn) ? 1 : 0;
 	size_t n = strlen(item->rvn);
 	if (n == 0 || n > LT_ID_LEN) { /* no rvn a lease of ours writes */
 		lose(l, LT_TAKEN_OVER, item);
@@ -410,7 +486,8 @@ static int renewal_result(struct lease *l, int64_t send_ms, const char *rvn,
 	switch (res->status) {
 	case STORE_OK:
 		obs_count(&l->t->obs->renewals, "ok");
-		extend(l, send_ms, rvn);
+		if (!extend(l, send_ms, rvn))
+			return 0; /* a member answered after its end: lost */
 		if (l->lock->held == l)
 			lt_holder_saw(l->lock, &res->item);
 		return 1;
@@ -532,7 +609,7 @@ static void on_explicit_renew(void *arg, const struct store_result *res)
 	trace_bool(op->span, "leasegate.lock.renewed", r == 1);
 	trace_finish(&op->span, r < 0 ? err.message : r == 0 ? "the lease was lost" : NULL);
 	free(op);
-	if (r == 1 && l->hb_call == NULL) {
+	if (r == 1 && l->hb_call == NULL && !l->in_session) {
 		l->retry_ms = 0;
 		schedule_heartbeat(l);
 	}
@@ -597,8 +674,9 @@ bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg)
 	struct lt_op *op = op_new(l, cb, arg);
 	if (op == NULL)
 		return false;
-	if (l->state != LEASE_HELD) {
-		timer_arm(&op->timer, 0);
+	if (l->state != LEASE_HELD ||
+	    (l->in_session && lt_replica_key_of(l->t, l->sess_gen) == NULL)) {
+		timer_arm(&op->timer, 0); /* ended (a member of an ended session: soon) */
 		return true;
 	}
 	op->span = lease_span(l, "Lock.Renew");
@@ -714,8 +792,7 @@ void lease_release(struct lease *l)
 		}
 		return; /* its release is in flight already */
 	}
-	timer_cancel(&l->hb_timer);
-	timer_cancel(&l->end_timer);
+	stop_clock(l);
 	store_cancel(l->t->store, l->hb_call);
 	end_hb_span(l, l->hb_call != NULL ? "cancelled by the release" : NULL);
 	l->hb_call = NULL;
@@ -791,8 +868,13 @@ int64_t lease_detach(struct lease *l)
 			snprintf(it.holder, sizeof(it.holder), "%s", l->holder);
 		lock->held = NULL;
 		lt_lock_see(lock, &it);
+		/* a member's end may be later than its last write's: counted
+		 * from now, never earlier than the session kept it */
 		if (lock->seen != NULL)
-			lock->seen->at = l->last_send_ms;
+			lock->seen->at =
+				l->in_session ? clock_now_ms(l->t->clock) : l->last_send_ms;
+		if (l->in_session) /* back to per lease: its clients renew it */
+			lt_replica_unsession(lock, l->owner, l->rvn, l->holder, l->lease_ms);
 	}
 	lease_destroy(l);
 	lt_lock_kick(lock);
@@ -806,8 +888,7 @@ void lease_free_all(struct locktable *t)
 		struct lease *l = t->leases;
 		if (lease_releasing(l))
 			t->releases_in_flight--;
-		timer_cancel(&l->hb_timer);
-		timer_cancel(&l->end_timer);
+		stop_clock(l);
 		store_cancel(t->store, l->hb_call);
 		drop_ops(l);
 		unlink_lease(l);
@@ -891,5 +972,7 @@ enum lt_loss lease_loss(const struct lease *l)
 }
 int64_t lease_end_ms(const struct lease *l)
 {
+	if (l->in_session && lt_member_joined(&l->member))
+		return lt_member_end_ms(&l->member); /* the holder's clock */
 	return l->last_send_ms + l->lease_ms;
 }

@@ -41,7 +41,17 @@ struct lease {
 	enum lease_state state; /* lease_set_state() */
 	enum lt_loss loss;	/* LT_HELD until LEASE_LOST: the reason */
 	bool takeover;		/* a fact of its acquire, not lifecycle */
-	struct timer hb_timer, end_timer;
+	/* LT_HEARTBEAT_REPLICA: a fact of its acquire too — its writes name
+	 * session sess_gen (lt_replica.c) and it is a member of it: no timer
+	 * of its own, its end is the member's (lt_member_end_ms) */
+	bool in_session;
+	uint32_t sess_gen;
+	union {
+		struct {
+			struct timer hb_timer, end_timer; /* !in_session */
+		};
+		struct lt_member member; /* in_session */
+	};
 	struct store_call *hb_call; /* heartbeat renewal or release */
 	struct lt_op *ops;
 	lt_lost_cb on_lost;
@@ -56,6 +66,10 @@ struct lease {
 	struct trace_ctx acq_ctx;		     /* its acquire's span: renewals link to it */
 	struct trace_span *hb_span;		     /* the Lock.Renew or Lock.Release of hb_call */
 };
+
+/* One lease of a held lock costs this at most, whatever its mode (a
+ * session member shares the room of the heartbeat's timers). */
+_Static_assert(sizeof(struct lease) <= 528, "struct lease grew");
 
 /* Moves l to state to (LG_ASSERT on a move not in lease.c's table; the
  * move is made either way). */
@@ -72,11 +86,15 @@ static inline bool lease_releasing(const struct lease *l)
 struct lease *lease_start(struct lt_wait *w, const struct lock_item *item);
 /* The lease an adopt won (lt_adopt.c): item the ADOPT's answer, owner,
  * rvn and secret_hash what it wrote at send_ms, holder (owned, or the
- * table's label) its label. HELD, or LOST (expired) when answered after a
- * whole lease. NULL: out of memory. */
+ * table's label) its label, sess_gen the session the ADOPT named (0:
+ * none, per lease). HELD, or LOST (expired) when answered after a whole
+ * lease (LT_SESSION: its session ended). NULL: out of memory. */
 struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, const char *owner,
 			    const char *rvn, const char *secret_hash, int64_t lease_ms,
-			    int64_t send_ms, char *holder);
+			    int64_t send_ms, char *holder, uint32_t sess_gen);
+/* The session lost member m for why (lt_replica.c's on_lost): its lease
+ * is lost as a refused renewal would lose it. */
+void lease_member_lost(struct lt_member *m, enum lt_loss why);
 /* l is lost (or, LT_RELEASED, ended) for reason, as a renewal finds it;
  * nothing unless l is HELD. */
 void lt_lease_lose(struct lease *l, enum lt_loss reason);

@@ -278,6 +278,10 @@ static bool send_write_on(struct lt_wait *w, const char *seen_rvn, bool takeover
 		waiter = l->seen->waiter;
 	else if (l->ann_on_item)
 		waiter = l->ann;
+	/* --heartbeat replica: the lock names the session its lease joins */
+	const char *session = NULL;
+	if (t->replica != NULL && (session = lt_replica_key(t, &w->sess_gen)) == NULL)
+		return false;
 	store_new_id(w->rvn);
 	struct store_req req = {
 		.op = STORE_ACQUIRE,
@@ -300,6 +304,7 @@ static bool send_write_on(struct lt_wait *w, const char *seen_rvn, bool takeover
 		.sess_check = so != NULL ? lt_swait_check(so) : STORE_SESS_CHECK_NONE,
 		.sess_rvn = so != NULL ? so->session_rvn : NULL,
 		.span = w->span,
+		.session = session,
 	};
 	w->send_ms = clock_now_ms(t->clock);
 	w->takeover = takeover;
@@ -791,6 +796,12 @@ static void on_write(void *arg, const struct store_result *res)
 
 	w->call = NULL;
 	l->writes--;
+	/* --heartbeat replica: a write whose answer was lost may have applied,
+	 * its item naming a session that beats while nobody holds it: back
+	 * to per lease, on this write's own owner and rvn (refused when it
+	 * did not apply), it ends as today's would */
+	if (w->sess_gen != 0 && res->status == STORE_TRANSIENT)
+		lt_replica_unsession(l, w->owner, w->rvn, w->holder, w->lease_ms);
 	/* a cancelled wait too: what it takes, it gives back (orphan) */
 	if (res->status == STORE_REFUSED &&
 	    (handoff_again(w, &res->item) || own_again(w, &res->item)))
@@ -1187,6 +1198,8 @@ struct locktable *lt_new(struct clock *clock, struct store *store, struct obs *o
 	if (opts->holder_label != NULL &&
 	    (opts->holder_label[0] == '\0' || strlen(opts->holder_label) > STORE_HOLDER_MAX))
 		return NULL;
+	if ((unsigned)opts->heartbeat >= LT_HEARTBEAT_COUNT)
+		return NULL;
 	struct locktable *t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return NULL;
@@ -1203,6 +1216,12 @@ struct locktable *lt_new(struct clock *clock, struct store *store, struct obs *o
 	t->obs = obs;
 	t->retention_ms = opts->ttl_retention_ms;
 	t->seen_max = opts->seen_max != 0 ? opts->seen_max : 10000;
+	if (!lt_replica_init(t, opts)) {
+		free(t->buckets);
+		free(t->holder_label);
+		free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -1223,6 +1242,7 @@ void lt_free(struct locktable *t)
 	lt_adopt_free_all(t);
 	lt_scan_free_all(t);
 	lt_tx_free_all(t);
+	lt_replica_free(t); /* its members were freed with the leases */
 	for (size_t i = 0; i < t->nbuckets; i++) {
 		struct lock *l = t->buckets[i], *next;
 		for (; l != NULL; l = next) {

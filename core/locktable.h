@@ -56,10 +56,29 @@ enum lt_loss {
 	LT_LOSS_COUNT
 };
 
+/* How the leases of a locktable prove their holder alive
+ * (docs/design/replica-heartbeat.md). */
+enum lt_heartbeat {
+	LT_HEARTBEAT_LEASE = 0, /* each lease renews its own item (the default) */
+	/* one session item per process for every exclusive lease
+	 * (core/lt_session.h): its lock items name the session, no per-lease
+	 * heartbeat; shared holds stay per lease. Not a gateway option yet:
+	 * the simulator must find no violation first. */
+	LT_HEARTBEAT_REPLICA,
+	LT_HEARTBEAT_COUNT
+};
+
 struct lt_options {
 	const char *holder_label; /* default label of leases, NULL = none */
 	int64_t ttl_retention_ms; /* 0 = write no TTL; else >= LT_MIN_RETENTION_MS */
 	unsigned seen_max;	  /* holders remembered, default 10000 */
+	enum lt_heartbeat heartbeat;
+	/* LT_HEARTBEAT_REPLICA: the replica's id (1..STORE_SESSION_REPLICA_MAX
+	 * printable, no '#') and its address for operators (or NULL), copied;
+	 * the session item's holder is holder_label, and it has a TTL when
+	 * ttl_retention_ms is set */
+	const char *replica_id;
+	const char *addr;
 };
 
 /* An error of the store, passed up to the caller. */
@@ -104,10 +123,19 @@ typedef void (*lt_lost_cb)(void *arg, struct lease *lease, enum lt_loss reason);
 /* renewed: 1 renewed now, 0 the lease has ended; or err != NULL. */
 typedef void (*lt_renew_cb)(void *arg, int renewed, const struct lt_error *err);
 
-/* Returns NULL on out-of-memory or bad options. clock, store and obs must
- * outlive the locktable. */
+/* Returns NULL on out-of-memory or bad options (LT_HEARTBEAT_REPLICA: a
+ * replica id out of bounds, or a store without session items). clock,
+ * store and obs must outlive the locktable. LT_HEARTBEAT_REPLICA: the
+ * session is made and its CREATE sent now; when it ends (marked dead, its
+ * item gone), its leases are lost (LT_SESSION) and the next write that
+ * takes a lock makes a new session (a new incarnation). */
 struct locktable *lt_new(struct clock *clock, struct store *store, struct obs *obs,
 			 const struct lt_options *opts);
+
+/* LT_HEARTBEAT_REPLICA: the session new leases join now (ended, until a
+ * write makes the next one); NULL in LT_HEARTBEAT_LEASE. */
+struct lt_session;
+struct lt_session *lt_session_of(const struct locktable *t);
 
 /* Records spans of acquires (Lock.Acquire, Lock.TryAcquire), renewals
  * (Lock.Renew, by the heartbeat or lease_renew: each the root of its
@@ -226,6 +254,8 @@ void lease_on_lost(struct lease *l, lt_lost_cb cb, void *arg);
 
 /* Sends one renewal now. cb: 1 renewed, 0 ended (also when it ends now,
  * taken over or deleted), or the store's error (the heartbeat goes on).
+ * LT_HEARTBEAT_REPLICA: the renewal names the lease's session and, done,
+ * proves the lease alive from its send (the session's beats go on).
  * Returns false on out-of-memory (no callback). */
 bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn_unused_result));
 
@@ -234,7 +264,10 @@ bool lease_renew(struct lease *l, lt_renew_cb cb, void *arg) __attribute__((warn
  * runs out (contenders take it over as from a crashed holder), a renewal
  * or release by (name, token) (lt_foreign), or a takeover. This replica
  * treats it from now on as another's holder, seen now. Returns the
- * lease's token; l is invalid afterwards. */
+ * lease's token; l is invalid afterwards. LT_HEARTBEAT_REPLICA: the lease
+ * leaves the session and one write (a renewal conditioned on its rvn,
+ * naming no session, carried by the table) puts the item back in
+ * per-lease form, as lt_foreign's renewals keep it. */
 int64_t lease_detach(struct lease *l);
 
 /* Marks l orphaned on its item (ORPHAN in store.h): its connection closed

@@ -26,6 +26,13 @@ struct adopt {
 	char presented[STORE_SECRET_HASH_LEN + 1];
 	char new_hash[STORE_SECRET_HASH_LEN + 1];
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1];
+	uint32_t sess_gen; /* --heartbeat replica: the session the ADOPT names */
+	/* the lease as read: its owner and secret's hash (the ADOPT's
+	 * conditions), and the session of the replica that held it in
+	 * session mode, told by a revocation ("" none) */
+	char prev_owner[STORE_ID_MAX + 1];
+	char prev_hash[STORE_SECRET_HASH_LEN + 1];
+	char revoke[STORE_SESSION_KEY_MAX + 1];
 };
 
 static void unlink_a(struct adopt *a)
@@ -71,11 +78,24 @@ static bool adoptable(const struct adopt *a, const struct lock_item *item)
 	       lt_secret_match(item->secret_hash, a->presented) && a->lock->held == NULL;
 }
 
+static bool send_adopt(struct adopt *a);
+
 static void on_write(void *arg, const struct store_result *res)
 {
 	struct adopt *a = arg;
 	struct lt_error e;
 	a->call = NULL;
+	if (res->status == STORE_REFUSED && res->session_gone && a->revoke[0] != '\0') {
+		a->revoke[0] = '\0'; /* the session is gone: nobody is to be told */
+		if (!send_adopt(a)) {
+			e = (struct lt_error){.status = STORE_TRANSIENT,
+					      .error_type = "OutOfMemory"};
+			snprintf(e.message, sizeof(e.message), "out of memory adopting '%.64s'",
+				 a->lock->name);
+			finish(a, NULL, &e);
+		}
+		return;
+	}
 	bool applied =
 		res->status == STORE_OK || (res->status == STORE_REFUSED &&
 					    store_acquire_applied(a->owner, a->rvn, &res->item));
@@ -89,10 +109,10 @@ static void on_write(void *arg, const struct store_result *res)
 		finish(a, NULL, &e);
 		return;
 	}
-	struct lease *l = a->lock->held == NULL
-				  ? lease_adopted(a->lock, &res->item, a->owner, a->rvn,
-						  a->new_hash, a->lease_ms, a->send_ms, a->holder)
-				  : NULL;
+	struct lease *l = a->lock->held == NULL ? lease_adopted(a->lock, &res->item, a->owner,
+								a->rvn, a->new_hash, a->lease_ms,
+								a->send_ms, a->holder, a->sess_gen)
+						: NULL;
 	if (l == NULL) { /* out of memory, or held here meanwhile: the item is ours */
 		e = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		snprintf(e.message, sizeof(e.message),
@@ -119,38 +139,47 @@ static void on_read(void *arg, const struct store_result *res)
 		finish(a, NULL, NULL);
 		return;
 	}
-	if (lt_item_session(&res->item)) { /* its holder would not learn of it */
-		lt_session_mode_error(&e, a->t, a->lock->name, &res->item);
-		finish(a, NULL, &e);
-		return;
-	}
 	store_new_id(a->owner);
 	store_new_id(a->rvn);
 	a->send_ms = clock_now_ms(a->t->clock);
-	if (a->lease_ms == 0) /* the lease's own */
-		a->lease_ms = res->item.lease_ms >= LT_MIN_LEASE_MS &&
-					      res->item.lease_ms <= LT_MAX_LEASE_MS
-				      ? res->item.lease_ms
-				      : LT_MIN_LEASE_MS;
-	struct store_req req = {
-		.op = STORE_ADOPT,
-		.name = a->lock->name,
-		.owner = a->owner,
-		.rvn = a->rvn,
-		.prev_owner = res->item.owner,
-		.prev_secret_hash = res->item.secret_hash,
-		.secret_hash = a->new_hash,
-		.holder = a->holder,
-		.lease_ms = a->lease_ms,
-		.token = a->token,
-		.ttl = lt_ttl(a->t),
-	};
-	if ((a->call = store_submit(a->t->store, &req, on_write, a)) == NULL) {
+	int64_t own = lt_item_lease_ms(&res->item); /* sleaseMs in session mode */
+	if (a->lease_ms == 0)			    /* the lease's own */
+		a->lease_ms =
+			own >= LT_MIN_LEASE_MS && own <= LT_MAX_LEASE_MS ? own : LT_MIN_LEASE_MS;
+	memcpy(a->prev_owner, res->item.owner, sizeof(a->prev_owner));
+	memcpy(a->prev_hash, res->item.secret_hash, sizeof(a->prev_hash));
+	/* held in session mode by another replica: a revocation tells it */
+	lt_other_session(a->t, &res->item, a->revoke);
+	if (!send_adopt(a)) {
 		e = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		snprintf(e.message, sizeof(e.message), "out of memory adopting '%.64s'",
 			 a->lock->name);
 		finish(a, NULL, &e);
 	}
+}
+
+/* Sends the ADOPT of the lease read into a; false on out-of-memory. */
+static bool send_adopt(struct adopt *a)
+{
+	const char *session = NULL;
+	if (a->t->replica != NULL && (session = lt_replica_key(a->t, &a->sess_gen)) == NULL)
+		return false;
+	struct store_req req = {
+		.op = STORE_ADOPT,
+		.name = a->lock->name,
+		.owner = a->owner,
+		.rvn = a->rvn,
+		.prev_owner = a->prev_owner,
+		.prev_secret_hash = a->prev_hash,
+		.secret_hash = a->new_hash,
+		.holder = a->holder,
+		.lease_ms = a->lease_ms,
+		.token = a->token,
+		.ttl = lt_ttl(a->t),
+		.session = session,
+		.revoke_session = a->revoke[0] != '\0' ? a->revoke : NULL,
+	};
+	return (a->call = store_submit(a->t->store, &req, on_write, a)) != NULL;
 }
 
 static bool hash_ok(const char *h)

@@ -40,8 +40,33 @@ struct foreign {
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];     /* a renewal's new rvn */
 	char seen[STORE_ID_MAX + 1]; /* the rvn it is conditioned on */
+	/* the session the item names when another replica's ("" none): a
+	 * renewal keeps it, a release writes its revocation */
+	char session[STORE_SESSION_KEY_MAX + 1];
 	char name[];
 };
+
+/* A renewal of a lock held in session mode by another session keeps it
+ * so: that session's replica holds the lease, renews nothing per lease,
+ * and its holder's clock, not this write, says when it ends (written per
+ * lease, the lock would run out on every other clock while its holder
+ * still counts it held). A lock naming this replica's own session that
+ * no lease here holds (a detached lease, lease_detach) goes to per lease:
+ * its clients renew it. */
+static void keep_session(struct foreign *f, const struct lock_item *it)
+{
+	lt_other_session(f->t, it, f->session);
+}
+
+void lt_other_session(const struct locktable *t, const struct lock_item *it, char *buf)
+{
+	struct lt_session *own = lt_session_of(t);
+	struct lt_session_view v = {.key = ""};
+	if (own != NULL)
+		lt_session_view(own, &v);
+	bool other = it->session[0] != '\0' && strcmp(it->session, v.key) != 0;
+	snprintf(buf, STORE_SESSION_KEY_MAX + 1, "%s", other ? it->session : "");
+}
 
 static void state_from(struct foreign *f, const struct lock_item *it)
 {
@@ -49,7 +74,7 @@ static void state_from(struct foreign *f, const struct lock_item *it)
 	st->exists = it->exists;
 	st->held = it->has_owner;
 	st->session = lt_item_session(it);
-	st->lease_ms = !it->has_owner ? 0 : st->session ? it->slease_ms : it->lease_ms;
+	st->lease_ms = it->has_owner ? lt_item_lease_ms(it) : 0;
 	st->token = it->fence;
 	st->ttl = it->ttl;
 	snprintf(st->holder, sizeof(st->holder), "%s", it->holder);
@@ -57,6 +82,7 @@ static void state_from(struct foreign *f, const struct lock_item *it)
 	snprintf(st->secret_hash, sizeof(st->secret_hash), "%s",
 		 it->has_owner ? it->secret_hash : "");
 	st->remaining_ms = lt_remaining_ms(f->t, f->name, it);
+	keep_session(f, it);
 }
 
 static void unlink_f(struct foreign *f)
@@ -169,10 +195,15 @@ static bool send_write(struct foreign *f)
 		req.seen_rvn = f->seen;
 		req.holder = f->st.holder[0] != '\0' ? f->st.holder : NULL;
 		req.lease_ms = new_lease(f);
+		req.session = f->session[0] != '\0' ? f->session : NULL;
 	} else {
 		req.op = STORE_RELEASE;
 		req.token = f->st.token;
 		req.forced = f->op == LT_FOREIGN_FORCE;
+		/* held in session mode by another replica: it learns of the
+		 * ending from its revocation (store_revoke.h), in the same
+		 * transaction */
+		req.revoke_session = f->session[0] != '\0' ? f->session : NULL;
 	}
 	f->call = store_submit(f->t->store, &req, on_write, f);
 	return f->call != NULL;
@@ -189,6 +220,7 @@ static bool renew_again(struct foreign *f, const struct lock_item *it)
 	    !it->has_rvn || strcmp(it->owner, f->st.owner) != 0 || it->fence != f->st.token)
 		return false;
 	memcpy(f->seen, it->rvn, sizeof(f->seen));
+	keep_session(f, it); /* as the item is now (a detached lease's own) */
 	f->again++;
 	if (!send_write(f))
 		answer_oom(f);
@@ -201,6 +233,14 @@ static void on_write(void *arg, const struct store_result *res)
 	f->call = NULL;
 	if (res->status == STORE_REFUSED && renew_again(f, &res->item))
 		return;
+	if (res->status == STORE_REFUSED && res->session_gone && f->op != LT_FOREIGN_RENEW &&
+	    f->session[0] != '\0') {
+		/* the session is gone: it extends nothing, nobody is to be told */
+		f->session[0] = '\0';
+		if (!send_write(f))
+			answer_oom(f);
+		return;
+	}
 	if (res->status == STORE_OK)
 		written(f, &res->item);
 	if (res->status == STORE_OK || res->status == STORE_REFUSED)
@@ -230,16 +270,6 @@ static bool matches(const struct foreign *f, const struct lock_item *it)
 	       strncmp(it->owner, f->prefix, strlen(f->prefix)) == 0 && secret_ok(f, it);
 }
 
-/* A lease held in session mode, and not by this locktable: its holder
- * would not learn of a release or renewal from outside (its session's
- * heartbeats never read the item; the revocations that will tell it are
- * not built), so neither is written. */
-static bool held_in_session_elsewhere(const struct lock *l, const struct lock_item *it)
-{
-	return lt_item_session(it) &&
-	       (l == NULL || l->held == NULL || strcmp(l->held->owner, it->owner) != 0);
-}
-
 static void on_read(void *arg, const struct store_result *res)
 {
 	struct foreign *f = arg;
@@ -260,11 +290,6 @@ static void on_read(void *arg, const struct store_result *res)
 		return;
 	}
 	struct lock *l = lt_lock_get(f->t, f->name, false);
-	if (held_in_session_elsewhere(l, it)) {
-		lt_session_mode_error(&e, f->t, f->name, it);
-		answer(f, -1, &e);
-		return;
-	}
 	if (l != NULL && l->held == NULL && it->has_owner)
 		lt_lock_see(l, it); /* what waiters here count from */
 	if (f->op == LT_FOREIGN_RENEW) {

@@ -20,6 +20,7 @@
 
 #include "lib/base/lg_assert.h"
 #include "core/locktable.h"
+#include "core/lt_session.h"
 #include "core/lt_swatch.h"
 #include "lib/base/pool.h"
 #include "core/trace.h"
@@ -193,6 +194,7 @@ struct lt_wait {
 	char rvn[LT_ID_LEN + 1];
 	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
 	struct trace_span *span; /* Lock.Acquire / Lock.TryAcquire / Leader.Campaign */
+	uint32_t sess_gen;	 /* the session its last write named (lt_replica.c), 0: none */
 };
 
 /* Moves w to state to (LG_ASSERT on a move not in locktable.c's table; the
@@ -221,7 +223,8 @@ struct locktable {
 	 * exclusive release asks about its own name's, not every wait */
 	struct sh_wait *sh_waits[LT_SH_BUCKETS];
 	uint64_t nleases, nwaits, releases_in_flight;
-	struct tracer *tracer; /* NULL: no spans (lt_set_tracer) */
+	struct tracer *tracer;	    /* NULL: no spans (lt_set_tracer) */
+	struct lt_replica *replica; /* LT_HEARTBEAT_REPLICA's session, else NULL */
 	/* The id this replica writes as `dead` on a session it kills (a
 	 * waiter's KILL, lt_swait.c): drawn at the first, "" until then. */
 	char killer_id[LT_ID_LEN + 1];
@@ -310,13 +313,11 @@ struct store_call *lt_swait_kill(struct lock *l, const struct lt_swatch_out *out
 				 store_session_cb cb, void *arg);
 /* The store's check for a takeover verdict's (maps lt_swatch_check). */
 enum store_sess_check lt_swait_check(const struct lt_swatch_out *out);
-/* The error of a lease held in session mode that another replica would
- * renew, release or adopt (lt_foreign, lt_adopt): FATAL "HeldInSessionMode"
- * naming the lock and its session — its holder would not learn of it
- * until revocations are built (docs/design/replica-heartbeat.md,
- * "Endings from outside"). */
-void lt_session_mode_error(struct lt_error *e, const struct locktable *t, const char *name,
-			   const struct lock_item *item);
+/* The session item names when it is another replica's (not t's own, in
+ * --heartbeat replica), into buf (STORE_SESSION_KEY_MAX + 1 bytes); ""
+ * otherwise: whom an ending from outside must tell by a revocation
+ * (lt_foreign, lt_adopt), and whose session a renewal keeps. */
+void lt_other_session(const struct locktable *t, const struct lock_item *it, char *buf);
 /* The error of a BAD verdict: FATAL "BadSessionLock", naming the lock. */
 void lt_swait_error(struct lt_error *e, const struct lock *l, const char *why);
 /* What remains, at now, before this replica's watch of l could take item
@@ -394,6 +395,55 @@ int64_t lt_remaining_ms(struct locktable *t, const char *name, const struct lock
 /* The lt_state of item, read at name's key (lt_state.c). */
 void lt_state_of(struct locktable *t, const char *name, const struct lock_item *it,
 		 struct lt_state *st);
+
+/* The real lease an item shows: sleaseMs when it is held in session mode
+ * (its leaseMs is then STORE_SESSION_LOCK_LEASE_MS), else leaseMs. */
+static inline int64_t lt_item_lease_ms(const struct lock_item *item)
+{
+	return item->session[0] != '\0' && item->slease_ms > 0 ? item->slease_ms : item->lease_ms;
+}
+
+/* --- LT_HEARTBEAT_REPLICA, the holder's side (lt_replica.c) --- */
+
+struct lt_replica;
+/* Makes and starts t's session when o asks for LT_HEARTBEAT_REPLICA
+ * (t->replica); true, nothing made, in lease mode. false: bad options or
+ * out of memory. */
+bool lt_replica_init(struct locktable *t, const struct lt_options *o);
+/* Frees the sessions and drops the writes in flight (lt_free, after
+ * lease_free_all). */
+void lt_replica_free(struct locktable *t);
+/* The session key a write that takes a lock names now, and its generation
+ * in *gen: the current session, or a new one when it ended. NULL: out of
+ * memory (nothing to write with). Lease mode: never called. */
+const char *lt_replica_key(struct locktable *t, uint32_t *gen);
+/* The key of session gen while it is the current one and not ended, else
+ * NULL (a lease of an ended session: lost). */
+const char *lt_replica_key_of(const struct locktable *t, uint32_t gen);
+/* m joins session gen (lt_member_join); LT_JOIN_ENDED when gen is no
+ * longer the current session. */
+enum lt_join lt_replica_join(struct locktable *t, uint32_t gen, struct lt_member *m,
+			     int64_t lease_ms, int64_t send_ms);
+/* The release, conditioned on owner, of a lease lost in session mode
+ * (expired, its session ended, or won too late): its item may name a
+ * session that still beats, which nobody would ever take over. Carried by
+ * the table; tried LT_REPLICA_SENDS times on errors. */
+#define LT_REPLICA_SENDS 3
+void lt_replica_release_lost(struct lock *lock, const char *owner);
+/* A detached lease's item back to per-lease form: a RENEW naming no
+ * session, conditioned on owner and rvn (the lease's last), with a new
+ * rvn, its lease, holder and TTL. Carried by the table, as above. */
+void lt_replica_unsession(struct lock *lock, const char *owner, const char *rvn, const char *holder,
+			  int64_t lease_ms);
+
+/* lt_revoke.c: the holder acting on its session's revocations. */
+struct lt_revoker;
+struct lt_revoker *lt_revoker_new(struct locktable *t);
+/* The revSeq of session gen (lt_replica's generation) rose to rev_seq: a
+ * pass acts on its entries (unless one is under way, which goes on to
+ * them), then acknowledges it (lt_session_revocations_done). */
+void lt_revoker_rose(struct lt_revoker *v, uint32_t gen, int64_t rev_seq);
+void lt_revoker_free(struct lt_revoker *v);
 
 /* --- requests by name, holding no lock: in flight, dropped by lt_free --- */
 

@@ -212,17 +212,6 @@ void lt_swait_error(struct lt_error *e, const struct lock *l, const char *why)
 		 l->name, l->t->store->table);
 }
 
-void lt_session_mode_error(struct lt_error *e, const struct locktable *t, const char *name,
-			   const struct lock_item *item)
-{
-	e->status = STORE_FATAL;
-	e->error_type = "HeldInSessionMode";
-	snprintf(e->message, sizeof(e->message),
-		 "held in session mode (session '%.110s'): this replica cannot end it from "
-		 "outside yet (lock '%.64s', table '%s')",
-		 item->session, name, t->store->table);
-}
-
 int64_t lt_swait_remaining(const struct lock *l, const struct lock_item *item, int64_t now)
 {
 	const struct lt_swait *sw = lt_swait_of(l);

@@ -2,6 +2,7 @@
  * store: the dispatch of the store interface and what every store shares.
  */
 #include "core/store/store.h"
+#include "core/store/store_revoke.h"
 #include "core/store/store_tx.h"
 
 #include <openssl/rand.h>
@@ -75,6 +76,9 @@ struct store_call *store_submit(struct store *s, const struct store_req *req, st
 	if ((req->session != NULL || req->seen_session != NULL ||
 	     req->sess_check != STORE_SESS_CHECK_NONE || req->sess_rvn != NULL) &&
 	    !store_req_session_valid(req))
+		return NULL;
+	if (req->revoke_session != NULL &&
+	    (s->ops->revoke_submit == NULL || !store_revoke_end_valid(req)))
 		return NULL;
 	return s->ops->submit(s, req, cb, arg);
 }

@@ -99,6 +99,9 @@
  *             freed = :token, freedBy = "token" (or "force" with .forced),
  *             so that the holder's next renewal tells a release from a
  *             takeover. ACQUIRE leaves freed and freedBy alone.
+ *             With .token and .revoke_session (`--heartbeat replica`), the
+ *             same write, a revocation entry and the session's revSeq in
+ *             one transaction (store_revoke.h); ADOPT likewise.
 	     Every release also admits the readers registered behind the
 	     lease (store_shared.h): REMOVE rwaiters SET radmit =
 	     if_not_exists(rwaiters, "-"); ACQUIRE (unless .unconditional)
@@ -283,6 +286,10 @@ struct store_req {
 	int64_t token;	    /* CHECK: fencing token; RELEASE: freed (0: none) */
 	bool forced;	    /* RELEASE with .token: freedBy "force" */
 	bool unconditional; /* ACQUIRE/RELEASE for the testing helpers */
+	/* RELEASE with .token, ADOPT: the key of the session that held the
+	 * lease ("SESSION#<replica>#<incarnation>"), or NULL: the ending
+	 * also writes its revocation (core/store/store_revoke.h) */
+	const char *revoke_session;
 	/* store_name_hash(name) when the caller has it (a lock keeps its
 	 * own), else 0: a store that hashes names then need not again */
 	uint64_t name_hash;
@@ -306,6 +313,9 @@ struct store_req {
 struct store_result {
 	enum store_status status;
 	struct lock_item item;
+	/* REFUSED, with .revoke_session: the session is gone (nothing was
+	 * written; .item is the lock item as it is) */
+	bool session_gone;
 	const char *error_type; /* static string; set for TRANSIENT (and FATAL) */
 	char message[STORE_MSG_MAX];
 	/* REFUSED by a takeover's session check (ACQUIRE's .sess_check), not
@@ -338,6 +348,10 @@ struct store_session_req;
 struct store_session_result;
 /* An answer about a session item (store_session.h). */
 typedef void (*store_session_cb)(void *arg, const struct store_session_result *res);
+struct store_revoke_req;
+struct store_revoke_result;
+/* An answer about revocations (store_revoke.h). */
+typedef void (*store_revoke_cb)(void *arg, const struct store_revoke_result *res);
 /* A keyspace commit's answer (store_kv.h). */
 typedef void (*store_kv_cb)(void *arg, const struct store_kv_result *res);
 /* A fenced transaction's answer (store_tx.h). */
@@ -382,6 +396,10 @@ struct store_ops {
 	 * NULL: the store has no session items. */
 	struct store_call *(*session_submit)(struct store *s, const struct store_session_req *req,
 					     store_session_cb cb, void *arg);
+	/* store_revoke_submit() (store_revoke.h); cancelled with cancel.
+	 * NULL: the store has no revocations (nor takes .revoke_session). */
+	struct store_call *(*revoke_submit)(struct store *s, const struct store_revoke_req *req,
+					    store_revoke_cb cb, void *arg);
 };
 
 struct store {
@@ -392,8 +410,10 @@ struct store {
 };
 
 /* Submits req (copied: the caller's strings need not outlive the call).
- * Returns a handle to cancel it, or NULL on out-of-memory or session fields
- * out of their bounds (store_req_session_valid; no callback then).
+ * Returns a handle to cancel it, or NULL on out-of-memory, session fields
+ * out of their bounds (store_req_session_valid), or a .revoke_session that
+ * store_revoke_end_valid refuses or the store cannot write (no callback
+ * then).
  * The callback always comes later, from the event loop. */
 struct store_call *store_submit(struct store *s, const struct store_req *req, store_cb cb,
 				void *arg) __attribute__((warn_unused_result));

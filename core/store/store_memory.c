@@ -432,6 +432,7 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		  struct store_result *res)
 {
 	struct mitem **slot = find_slot(ms, r->name, h), *it = *slot;
+	struct mem_rev_end rev; /* with .revoke_session (store_revoke.h) */
 
 	res->status = STORE_OK;
 	res->session_refused = false;
@@ -503,6 +504,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	case STORE_RELEASE:
 		if (it == NULL || (!r->unconditional && !owner_is(it, r->owner)))
 			break;
+		if (r->revoke_session != NULL && !mem_revoke_prepare(ms, r, &rev, res))
+			goto revoke_refused;
 		if (it->owner[0] != '\0' || !it->in_freed) /* not released already */
 			mem_freed_link(ms, it);
 		it->owner[0] = '\0';
@@ -517,6 +520,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 			it->freed = r->token;
 			it->freed_forced = r->forced;
 		}
+		if (r->revoke_session != NULL)
+			mem_revoke_commit(ms, &rev);
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_ORPHAN:
@@ -530,8 +535,16 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	case STORE_ADOPT:
 		if (!adoptable(it, r))
 			break;
-		if (!set_holder(ms, it, r->holder) || !write_lease(ms, it, r))
+		if (r->revoke_session != NULL && !mem_revoke_prepare(ms, r, &rev, res))
+			goto revoke_refused;
+		if (!set_holder(ms, it, r->holder) || !write_lease(ms, it, r)) {
+			if (r->revoke_session != NULL && !rev.present) {
+				free(rev.name);
+				if (rev.made)
+					free(rev.set);
+			}
 			goto oom;
+		}
 		/* adoptable: it has its block (its orphan marker), which keeps
 		 * adopted_from (prev_owner, not "": owner_is) */
 		strcpy(it->rare->adopted_from, r->prev_owner);
@@ -540,6 +553,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		it->rare->orphan[0] = '\0';
 		snprintf(it->rare->secret_hash, sizeof(it->rare->secret_hash), "%s",
 			 r->secret_hash);
+		if (r->revoke_session != NULL)
+			mem_revoke_commit(ms, &rev);
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_ANNOUNCE:
@@ -581,6 +596,9 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 	res->status = STORE_REFUSED;
 	mem_copy_out(it, &res->item);
 	return;
+revoke_refused: /* nothing written; the session's absence, or no room */
+	mem_copy_out(it, &res->item);
+	return;
 oom:
 	mem_copy_out(NULL, &res->item);
 	res->status = STORE_TRANSIENT;
@@ -594,6 +612,7 @@ static void call_free(struct store_call *call)
 	free(call->blob);
 	free(call->sh);
 	free(call->sess);
+	free(call->rev);
 	pool_put(&call_pool, call, call->size);
 }
 
@@ -653,10 +672,18 @@ static void complete(void *arg)
 	res.error_type = NULL;
 	res.message[0] = '\0';
 	res.session_refused = false;
+	res.session_gone = false;
 	if (mem_injected(ms, &res.status, &res.error_type, res.message))
 		mem_copy_out(NULL, &res.item);
 	else
 		apply(ms, &call->req, call->hash, &res);
+	if (ms->lock_lost > 0 && res.status != STORE_TRANSIENT) { /* applied, answer lost */
+		ms->lock_lost--;
+		res.status = STORE_TRANSIENT;
+		res.error_type = "RequestTimeout";
+		snprintf(res.message, sizeof(res.message), "RequestTimeout (injected by the test)");
+		mem_copy_out(NULL, &res.item);
+	}
 	ms->base.in_flight--;
 	store_cb cb = call->cb;
 	void *cb_arg = call->arg;
@@ -742,9 +769,9 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	       n_waiter = slen(req->waiter), n_secret = slen(req->secret_hash),
 	       n_prev = slen(req->prev_owner), n_psecret = slen(req->prev_secret_hash),
 	       n_sess = slen(req->session), n_ssess = slen(req->seen_session),
-	       n_srvn = slen(req->sess_rvn);
+	       n_srvn = slen(req->sess_rvn), n_revoke = slen(req->revoke_session);
 	size_t need = n_name + n_owner + n_rvn + n_seen + n_holder + n_waiter + n_secret + n_prev +
-		      n_psecret + n_sess + n_ssess + n_srvn;
+		      n_psecret + n_sess + n_ssess + n_srvn + n_revoke;
 	/* every field set here or by enqueue: no zeroing first */
 	struct store_call *call = pool_take(&call_pool, sizeof(*call) + need);
 	if (call == NULL)
@@ -758,6 +785,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->blob = NULL;
 	call->sh = NULL;
 	call->sess = NULL;
+	call->rev = NULL;
 	call->size = sizeof(*call) + need;
 	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
@@ -777,6 +805,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	put_str(call->text, &pos, &call->req.session, req->session, n_sess);
 	put_str(call->text, &pos, &call->req.seen_session, req->seen_session, n_ssess);
 	put_str(call->text, &pos, &call->req.sess_rvn, req->sess_rvn, n_srvn);
+	put_str(call->text, &pos, &call->req.revoke_session, req->revoke_session, n_revoke);
 	enqueue(ms, call);
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
@@ -842,6 +871,7 @@ static struct store_call *mem_scan(struct store *s, const char *cursor, unsigned
 	call->blob = NULL;
 	call->sh = NULL;
 	call->sess = NULL;
+	call->rev = NULL;
 	call->req.op = STORE_SCAN;
 	if (!from_start) {
 		memcpy(call->text, after, need);
@@ -877,6 +907,7 @@ static void mem_free(struct store *s)
 	mem_blobs_free(ms);
 	mem_chans_free(ms);
 	mem_sessions_free(ms);
+	mem_revokes_free(ms);
 	free(ms->gens);
 	free(ms->buckets);
 	free(ms);
@@ -938,6 +969,7 @@ static const struct store_ops memory_ops = {
 	.chan_read = mem_chan_read,
 	.sh_submit = mem_sh_submit,
 	.session_submit = mem_session_submit,
+	.revoke_submit = mem_revoke_submit,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,
@@ -976,6 +1008,11 @@ void store_memory_fail(struct store *s, int n, enum store_status status, const c
 	ms->fail_n = n;
 	ms->fail_status = status;
 	ms->fail_type = error_type;
+}
+
+void store_memory_lose(struct store *s, int n)
+{
+	((struct mstore *)s)->lock_lost = n;
 }
 
 void store_memory_set_latency(struct store *s, int64_t ms_delay)

@@ -20,6 +20,11 @@ struct store *store_memory_new(struct clock *clock, const char *table);
  * with n = 0. */
 void store_memory_fail(struct store *s, int n, enum store_status status, const char *error_type);
 
+/* The next n lock requests (store_submit) apply, then answer TRANSIENT
+ * ("RequestTimeout"): their answers were lost (a timeout after DynamoDB
+ * applied the write). */
+void store_memory_lose(struct store *s, int n);
+
 /* Delay before each completion, ms (default 0). */
 void store_memory_set_latency(struct store *s, int64_t ms);
 

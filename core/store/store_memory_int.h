@@ -7,6 +7,7 @@
 #define LG_STORE_MEMORY_INT_H
 
 #include "core/store/store_memory.h"
+#include "core/store/store_revoke.h"
 
 struct store_sh_set;
 struct session_item;
@@ -113,6 +114,7 @@ struct store_call {
 		store_chan_cb chan_cb;	    /* a channel (store_memory_chan.c) */
 		store_sh_cb sh_cb;	    /* a shared name (store_memory_shared.c) */
 		store_session_cb sess_cb;   /* a session item (store_memory_session.c) */
+		store_revoke_cb rev_cb;	    /* revocations (store_memory_revoke.c) */
 	};
 	void *arg;
 	/* A scan (req.op STORE_SCAN): its page, at most limit items after
@@ -132,6 +134,9 @@ struct store_call {
 	/* A session item's request (store_memory_session.c): its copy,
 	 * freed with the call. */
 	struct mem_sess *sess;
+	/* A revocation's request (store_memory_revoke.c): its copy, freed
+	 * with the call. */
+	struct mem_rev *rev;
 	struct store_req req; /* strings point into text */
 	char text[];
 };
@@ -180,6 +185,8 @@ struct mstore {
 	struct mchan *chans;	   /* store_memory_chan.c */
 	struct msession *sessions; /* store_memory_session.c */
 	int sess_lost;		   /* session answers to lose after applying */
+	int lock_lost;		   /* lock answers to lose after applying */
+	struct mrevs *revokes;	   /* store_memory_revoke.c */
 	char table[];
 };
 
@@ -229,6 +236,35 @@ void mem_sessions_free(struct mstore *ms);
 /* The session item at key ("SESSION#<replica>#<incarnation>"), or NULL
  * when there is none. */
 const struct session_item *mem_session_find(const struct mstore *ms, const char *key);
+
+/* The session item whose key is key (store_session_key), NULL when there
+ * is none. store_memory_session.c. */
+struct session_item *mem_session_by_key(struct mstore *ms, const char *key);
+
+/* store_memory_revoke.c: store_revoke_submit() of the embedded store, and
+ * the end of its revocations (store_free). */
+struct store_call *mem_revoke_submit(struct store *s, const struct store_revoke_req *req,
+				     store_revoke_cb cb, void *arg);
+void mem_revokes_free(struct mstore *ms);
+
+/* An ending with .revoke_session (store_revoke.h), in two steps around
+ * the lock's write, which its condition has allowed: mem_revoke_prepare
+ * checks the session and the room for the entry (false: nothing may be
+ * written, res says why: REFUSED session_gone, TRANSIENT RevocationsFull
+ * or OutOfMemory; the caller adds the item), then, once the lock is
+ * written, mem_revoke_commit writes the entry and raises revSeq (it
+ * cannot fail). */
+struct mem_rev_end {
+	struct session_item *session;
+	struct mrevs *set; /* the session's entries, made when it had none */
+	bool made, present;
+	char *name; /* the entry's copy of the name, unless present */
+	int64_t fence;
+	char key[STORE_REVOKE_KEY_LEN + 1];
+};
+bool mem_revoke_prepare(struct mstore *ms, const struct store_req *r, struct mem_rev_end *e,
+			struct store_result *res) __attribute__((warn_unused_result));
+void mem_revoke_commit(struct mstore *ms, struct mem_rev_end *e);
 
 /* store_memory_shared.c: store_sh_submit() of the embedded store. */
 struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,

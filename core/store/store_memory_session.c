@@ -45,8 +45,7 @@ static struct msession **find(struct mstore *ms, const struct store_session_req 
 
 const struct session_item *mem_session_find(const struct mstore *ms, const char *key)
 {
-	struct msession *s = *find_key((struct mstore *)ms, key);
-	return s != NULL ? &s->item : NULL;
+	return mem_session_by_key((struct mstore *)ms, key);
 }
 
 static void out_of_memory(struct store_session_result *out)
@@ -266,4 +265,10 @@ bool store_memory_session_add_rev(struct store *s, const char *key, int64_t n)
 void store_memory_session_lose(struct store *s, int n)
 {
 	((struct mstore *)s)->sess_lost = n;
+}
+
+struct session_item *mem_session_by_key(struct mstore *ms, const char *key)
+{
+	struct msession *m = *find_key(ms, key);
+	return m != NULL ? &m->item : NULL;
 }

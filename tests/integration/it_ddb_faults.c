@@ -6,8 +6,11 @@
  * never answers (the deadline of the lease), malformed answers, expired
  * tokens, the request headers, cancel and free with requests in flight;
  * a scan's retries, its answer past HTTP_BODY_MAX, a cancel in flight;
- * a session READ's UnprocessedKeys asked again, then given up; the
- * answers of a session-mode takeover's transaction.
+ * a session READ's UnprocessedKeys asked again, then given up, and a
+ * READ cancelled in its second round; the answers of a session-mode
+ * takeover's transaction; an ending with its revocation retried on a
+ * TransactionConflict with its token, FATAL for a part cancelled otherwise
+ * than by its condition, its read-back cancelled in flight.
  * Real loop and clock; no sleeps: the loop waits on sockets and timers.
  */
 #include <setjmp.h>
@@ -29,6 +32,7 @@
 #include "lib/http/http.h"
 #include "core/store/dynamodb/store_dynamodb.h"
 #include "core/store/store_session.h"
+#include "core/store/store_shared.h"
 #include "tests/support/fake_ddb.h"
 #include "tests/support/ddb_keys.h"
 #include "tests/support/store_contract.h"
@@ -118,7 +122,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static const struct store_factory runner = {"fake", NULL, run, NULL, NULL, NULL};
+static const struct store_factory runner = {"fake", NULL, run, NULL, NULL, NULL, false};
 
 static struct store_result do_req(struct store *s, struct store_req r)
 {
@@ -127,6 +131,18 @@ static struct store_result do_req(struct store *s, struct store_req r)
 		r.name = "a";
 	store_contract_do(&runner, s, &r, &res);
 	return res;
+}
+
+struct box {
+	bool *done;
+	struct store_result *res;
+};
+
+static void on_box(void *arg, const struct store_result *res)
+{
+	struct box *b = arg;
+	*b->done = true;
+	*b->res = *res;
 }
 
 static const struct store_req acquire_req = {
@@ -932,6 +948,161 @@ static void session_read_unprocessed_gives_up(void **state)
 	assert_false(r.lock.exists);
 }
 
+/* A READ cancelled while it asks again for its UnprocessedKeys answers
+ * nothing: its next round goes on in the same call, so the caller's
+ * handle still names it (it was a new call once: the cancel reached a
+ * freed one, and the callback still came). */
+static void session_read_cancelled_in_its_second_round(void **state)
+{
+	struct env *e = *state;
+	unsigned before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[" SESS_ITEM
+						      "]}," LOCK_LEFT "}"});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[]}}"});
+	struct sess_box b = {0};
+	struct store_session_req r = {
+		.op = STORE_SESSION_READ, .replica = "rep", .incarnation = SESS_INC, .name = "a"};
+	struct store_call *c = store_session_submit(e->s, &r, on_sess, &b);
+	assert_non_null(c);
+	int64_t until = clock_now_ms(clk) + 20000;
+	while (fake_ddb_requests(e->fake) < before + 2 && clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_int_equal(fake_ddb_requests(e->fake), before + 2);
+	store_cancel(e->s, c);
+	until = clock_now_ms(clk) + 300;
+	while (clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_false(b.done);
+	assert_int_equal(e->s->in_flight, 0);
+}
+
+static void on_sh(void *arg, const struct store_sh_result *r)
+{
+	*(bool *)arg = true;
+}
+
+/* Likewise the READ of a shared name's header and slots. */
+static void shared_read_cancelled_in_its_second_round(void **state)
+{
+	struct env *e = *state;
+	unsigned before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[]},"
+						      "\"UnprocessedKeys\":{\"Locks\":{"
+						      "\"Keys\":[{\"pk\":{\"S\":\"LOCK#a\"}},"
+						      "{\"pk\":{\"S\":\"SLOT#0#a\"}}]}}}"});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[]}}"});
+	bool done = false;
+	struct store_sh_req r = {
+		.op = STORE_SH_READ, .name = "a", .mode = STORE_SH_SHARED, .cap = 1, .count = 1};
+	struct store_call *c = store_sh_submit(e->s, &r, on_sh, &done);
+	assert_non_null(c);
+	int64_t until = clock_now_ms(clk) + 20000;
+	while (fake_ddb_requests(e->fake) < before + 2 && clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_int_equal(fake_ddb_requests(e->fake), before + 2);
+	store_cancel(e->s, c);
+	until = clock_now_ms(clk) + 300;
+	while (clock_now_ms(clk) < until)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_false(done);
+	assert_int_equal(e->s->in_flight, 0);
+}
+
+/* ---- an ending with its revocation (core/store/store_revoke.h) ---- */
+
+static const struct store_req revoke_req = {.op = STORE_RELEASE,
+					    .name = "a",
+					    .owner = "o1",
+					    .token = 1,
+					    .forced = true,
+					    .revoke_session = SESS_PK};
+
+#define CANCELLED(r0, r1, r2)                                                                      \
+	"{\"__type\":\"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\","           \
+	"\"message\":\"Transaction cancelled\",\"CancellationReasons\":[" r0 "," r1 "," r2 "]}"
+#define NONE	     "{\"Code\":\"None\"}"
+#define CONFLICT     "{\"Code\":\"TransactionConflict\",\"Message\":\"conflict\"}"
+#define CHECK_FAILED "{\"Code\":\"ConditionalCheckFailed\",\"Message\":\"failed\"}"
+
+/* A TransactionConflict (the session's heartbeat meeting the ending) is
+ * retried with the same body, so with the same ClientRequestToken: a
+ * retry of a transaction that applied is applied once. */
+static void revocation_conflict_retried_with_its_token(void **state)
+{
+	struct env *e = *state;
+	unsigned before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400,
+						       .body = CANCELLED(NONE, NONE, CONFLICT)});
+	struct store_result res = {0};
+	bool done = false;
+	struct box b = {&done, &res};
+	struct store_call *c = store_submit(e->s, &revoke_req, on_box, &b);
+	assert_non_null(c);
+	char first[8192] = "";
+	int64_t until = clock_now_ms(clk) + 5000;
+	while (!done && clock_now_ms(clk) < until) {
+		event_base_loop(base, EVLOOP_ONCE);
+		if (first[0] == '\0' && fake_ddb_requests(e->fake) == before + 1)
+			snprintf(first, sizeof(first), "%s", fake_ddb_last(e->fake)->body);
+	}
+	assert_true(done);
+	assert_int_equal(res.status, STORE_OK);
+	assert_int_equal(fake_ddb_requests(e->fake), before + 2);
+	assert_string_equal(fake_ddb_last(e->fake)->target, "DynamoDB_20120810.TransactWriteItems");
+	assert_non_null(strstr(first, "\"ClientRequestToken\""));
+	assert_string_equal(fake_ddb_last(e->fake)->body, first);
+}
+
+/* A part cancelled for another cause than its condition (a validation
+ * error) ends FATAL, naming it. */
+static void revocation_other_cause_fatal(void **state)
+{
+	struct env *e = *state;
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){
+			      .status = 400,
+			      .body = CANCELLED(NONE,
+						"{\"Code\":\"ValidationError\",\"Message\":\"Item "
+						"size has exceeded the maximum allowed size\"}",
+						NONE)});
+	struct store_result r = do_req(e->s, revoke_req);
+	assert_int_equal(r.status, STORE_FATAL);
+	assert_string_equal(r.error_type, "TransactionCanceled");
+	assert_non_null(strstr(r.message, "ValidationError"));
+	assert_false(r.session_gone);
+}
+
+/* The read-back of a session gone goes on in the call the caller holds:
+ * cancelled while it waits to retry, nothing answers. */
+static void revocation_readback_cancelled(void **state)
+{
+	struct env *e = *state;
+	unsigned before = fake_ddb_requests(e->fake);
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400, .body = CANCELLED(NONE, NONE, CHECK_FAILED)});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
+	struct store_call *c = store_submit(e->s, &revoke_req, never_called, NULL);
+	assert_non_null(c);
+	bool seen = false;
+	int64_t until = clock_now_ms(clk) + 2000;
+	while (!seen && clock_now_ms(clk) < until) {
+		event_base_loop(base, EVLOOP_ONCE);
+		seen = stats(e->s).retries == 1;
+	}
+	assert_true(seen);
+	assert_int_equal(fake_ddb_requests(e->fake), before + 2);
+	assert_string_equal(fake_ddb_last(e->fake)->target, "DynamoDB_20120810.GetItem");
+	assert_non_null(strstr(fake_ddb_last(e->fake)->body, "\"ConsistentRead\":true"));
+	store_cancel(e->s, c);
+	assert_int_equal(e->s->in_flight, 0);
+	struct timeval tv = {0, 200000}; /* past the retry's wait: nothing runs */
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+	assert_int_equal(fake_ddb_requests(e->fake), before + 2);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -956,6 +1127,11 @@ int main(void)
 		T(malformed_answers_fatal),
 		T(refusal_brings_item),
 		T(takeover_answers),
+		T(session_read_cancelled_in_its_second_round),
+		T(shared_read_cancelled_in_its_second_round),
+		T(revocation_conflict_retried_with_its_token),
+		T(revocation_other_cause_fatal),
+		T(revocation_readback_cancelled),
 		T(expired_token_refreshes),
 		T(xml_auth_failure),
 		T(cancel_and_free_in_flight),

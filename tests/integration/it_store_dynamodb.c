@@ -29,6 +29,7 @@
 
 #include "lib/base/clock.h"
 #include "core/store/dynamodb/store_dynamodb.h"
+#include "core/store/store_revoke.h"
 #include "core/store/store_session.h"
 #include "core/store/store_shared.h"
 #include "core/store/store_tx.h"
@@ -149,7 +150,7 @@ static void destroy(void *arg, struct store *s)
 
 static struct store_result do_req(struct store *s, struct store_req r)
 {
-	static const struct store_factory f = {"dynamodb", NULL, run, NULL, NULL, NULL};
+	static const struct store_factory f = {"dynamodb", NULL, run, NULL, NULL, NULL, false};
 	struct store_result res;
 	store_contract_do(&f, s, &r, &res);
 	return res;
@@ -516,6 +517,129 @@ static void session_lock_as_boto3_reads_it(void **state)
 		 name, key);
 	assert_string_equal(out, want);
 	store_free(s);
+}
+
+/* Revocations (core/store/store_revoke.h) as boto3 reads them, after two
+ * endings (a forced release, an adopt) for one session: with a sort key,
+ * one item per entry (REVOKE#<session> / <fence, 19 digits>#<SHA-256 of
+ * the name>, _type REVOKE, name, fence, the TTL); with a partition key
+ * only, one item REVOKE#<session> holding the string set revs of
+ * "<entry key>#<name>"; the session's revSeq 2 either way. The TTL is
+ * STORE_SESSION_TTL_DAYS days and a day from now. */
+static void revocations_as_boto3_reads_them(const char *table, const char *pk, const char *sk)
+{
+	struct store_result res;
+	struct store *s = open_store(
+		(struct store_dynamodb_config){.table = table, .ttl_attribute = "expiresAt"}, &res);
+	assert_int_equal(res.status, STORE_OK);
+	char inc[33], id[33], name[64], skey[STORE_SESSION_KEY_MAX + 1];
+	char k1[STORE_REVOKE_KEY_LEN + 1], k2[STORE_REVOKE_KEY_LEN + 1];
+	store_new_id(inc);
+	store_new_id(id);
+	snprintf(name, sizeof name, "rev-%.8s", id);
+	struct store_session_req cr = {.op = STORE_SESSION_CREATE,
+				       .replica = "rep-2",
+				       .incarnation = inc,
+				       .rvn = "rvn-1",
+				       .max_lease_ms = 15000};
+	assert_int_equal(sess_do(s, cr), STORE_OK);
+	store_session_key(&cr, skey);
+	const char *hash = "1111111111111111111111111111111111111111111111111111111111111111";
+	assert_int_equal(do_req(s, (struct store_req){.op = STORE_ACQUIRE,
+						      .name = name,
+						      .owner = "own-1",
+						      .rvn = "rvn-1",
+						      .lease_ms = 15000})
+				 .status,
+			 STORE_OK);
+	res = do_req(s, (struct store_req){.op = STORE_RELEASE,
+					   .name = name,
+					   .owner = "own-1",
+					   .token = 1,
+					   .forced = true,
+					   .revoke_session = skey});
+	assert_int_equal(res.status, STORE_OK);
+	assert_int_equal(do_req(s, (struct store_req){.op = STORE_ACQUIRE,
+						      .name = name,
+						      .owner = "own-2",
+						      .rvn = "rvn-2",
+						      .lease_ms = 15000,
+						      .secret_hash = hash})
+				 .status,
+			 STORE_OK);
+	assert_int_equal(
+		do_req(s, (struct store_req){.op = STORE_ORPHAN, .name = name, .owner = "own-2"})
+			.status,
+		STORE_OK);
+	res = do_req(s, (struct store_req){.op = STORE_ADOPT,
+					   .name = name,
+					   .owner = "own-3",
+					   .rvn = "rvn-3",
+					   .prev_owner = "own-2",
+					   .prev_secret_hash = hash,
+					   .secret_hash = hash,
+					   .lease_ms = 15000,
+					   .token = 2,
+					   .revoke_session = skey});
+	assert_int_equal(res.status, STORE_OK);
+	store_revoke_key(name, 1, k1);
+	store_revoke_key(name, 2, k2);
+	char cmd[2048], out[4096], want[2048];
+	/* the TTL as "ok" when within a minute of now's */
+	long long ttl = (long long)store_revoke_ttl(clock_wall_ms(clk));
+	if (sk != NULL) {
+		snprintf(cmd, sizeof cmd,
+			 BOTO "r=c.query(TableName=\"%s\",KeyConditionExpression=\"#p = :p\","
+			      "ExpressionAttributeNames={\"#p\":\"%s\"},ExpressionAttributeValues="
+			      "{\":p\":{\"S\":\"REVOKE#%s\"}},ConsistentRead=True)[\"Items\"];"
+			      "[i.update(expiresAt={\"N\":\"ok\" if "
+			      "abs(int(i[\"expiresAt\"][\"N\"])-%lld)"
+			      "<60 else i[\"expiresAt\"][\"N\"]}) for i in r];"
+			      "print(json.dumps(r,sort_keys=True))'",
+			 table, pk, skey, ttl);
+		/* pk ("Id") sorts before sk ("Kind") */
+		snprintf(want, sizeof want,
+			 "[{\"%s\": {\"S\": \"REVOKE#%s\"}, \"%s\": {\"S\": \"%s\"}, "
+			 "\"_type\": {\"S\": \"REVOKE\"}, \"expiresAt\": {\"N\": \"ok\"}, "
+			 "\"fence\": {\"N\": \"1\"}, \"name\": {\"S\": \"%s\"}}, "
+			 "{\"%s\": {\"S\": \"REVOKE#%s\"}, \"%s\": {\"S\": \"%s\"}, "
+			 "\"_type\": {\"S\": \"REVOKE\"}, \"expiresAt\": {\"N\": \"ok\"}, "
+			 "\"fence\": {\"N\": \"2\"}, \"name\": {\"S\": \"%s\"}}]\n",
+			 pk, skey, sk, k1, name, pk, skey, sk, k2, name);
+	} else {
+		snprintf(cmd, sizeof cmd,
+			 BOTO "i=c.get_item(TableName=\"%s\",Key={\"%s\":{\"S\":\"REVOKE#%s\"}},"
+			      "ConsistentRead=True)[\"Item\"];i[\"revs\"][\"SS\"].sort();"
+			      "t=i[\"expiresAt\"][\"N\"];i[\"expiresAt\"][\"N\"]=\"ok\" if "
+			      "abs(int(t)-%lld)<60 else t;"
+			      "print(json.dumps(i,sort_keys=True))'",
+			 table, pk, skey, ttl);
+		snprintf(want, sizeof want,
+			 "{\"_type\": {\"S\": \"REVOKE\"}, \"expiresAt\": {\"N\": \"ok\"}, "
+			 "\"%s\": {\"S\": \"REVOKE#%s\"}, \"revs\": {\"SS\": "
+			 "[\"%s#%s\", \"%s#%s\"]}}\n",
+			 pk, skey, k1, name, k2, name);
+	}
+	assert_int_equal(sh(cmd, out, sizeof out), 0);
+	assert_string_equal(out, want);
+	snprintf(cmd, sizeof cmd,
+		 BOTO "i=c.get_item(TableName=\"%s\",Key={\"%s\":{\"S\":\"%s\"}%s%s%s},"
+		      "ConsistentRead=True)[\"Item\"];print(json.dumps(i[\"revSeq\"]))'",
+		 table, pk, skey, sk != NULL ? ",\"" : "", sk != NULL ? sk : "",
+		 sk != NULL ? "\":{\"S\":\"LOCK\"}" : "");
+	assert_int_equal(sh(cmd, out, sizeof out), 0);
+	assert_string_equal(out, "{\"N\": \"2\"}\n");
+	store_free(s);
+}
+
+static void revocations_as_boto3_reads_them_pk(void **state)
+{
+	revocations_as_boto3_reads_them("lg_contract_pk", "pk", NULL);
+}
+
+static void revocations_as_boto3_reads_them_sk(void **state)
+{
+	revocations_as_boto3_reads_them("lg_contract_sk", "Id", "Kind");
 }
 
 /* A release from outside the holding replica, as boto3 reads the item:
@@ -886,9 +1010,14 @@ int main(void)
 	struct variant pk_only = {"lg_contract_pk", NULL, NULL, false};
 	struct variant custom = {"lg_contract_sk", "Id", "Kind", false};
 	const struct store_factory f1 = {
-		"dynamodb, partition key only", make, run, destroy, &pk_only, put_raw};
-	const struct store_factory f2 = {
-		"dynamodb, custom partition and sort keys", make, run, destroy, &custom, put_raw};
+		"dynamodb, partition key only", make, run, destroy, &pk_only, put_raw, false};
+	const struct store_factory f2 = {"dynamodb, custom partition and sort keys",
+					 make,
+					 run,
+					 destroy,
+					 &custom,
+					 put_raw,
+					 true};
 	int failed = store_contract_run(&f1);
 	failed += store_contract_run(&f2);
 	failed += store_contract_shared_run(&f1);
@@ -897,6 +1026,8 @@ int main(void)
 	failed += store_contract_session_run(&f2);
 	failed += store_contract_slock_run(&f1);
 	failed += store_contract_slock_run(&f2);
+	failed += store_contract_revoke_run(&f1);
+	failed += store_contract_revoke_run(&f2);
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(missing_table),
@@ -909,6 +1040,8 @@ int main(void)
 		cmocka_unit_test(freed_as_boto3_reads_it),
 		cmocka_unit_test(session_as_boto3_reads_it),
 		cmocka_unit_test(session_lock_as_boto3_reads_it),
+		cmocka_unit_test(revocations_as_boto3_reads_them_pk),
+		cmocka_unit_test(revocations_as_boto3_reads_them_sk),
 		cmocka_unit_test(scan_pages_partition_key),
 		cmocka_unit_test(scan_pages_sort_key),
 		cmocka_unit_test(fenced_write_under_a_reader_pk),

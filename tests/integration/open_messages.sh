@@ -84,6 +84,27 @@ import sys, boto3
 d = boto3.client('dynamodb', endpoint_url='$LG_MOTO', region_name='us-east-1')
 $code" "$@"
 }
+
+# a table of replicas in --heartbeat replica keeps their session items
+# (SESSION#<replica>#<incarnation>, _type SESSION) and revocations
+# (REVOKE#SESSION#..., _type REVOKE), in the layouts the store writes
+# (it_store_dynamodb reads them so with boto3): leasegate's own, no warning
+saved=$table table="lg-open-sessions-$$"
+start sessions-first --create-table
+stop
+boto "
+s = 'SESSION#gw-1#' + '0' * 32
+d.put_item(TableName=sys.argv[1], Item={'pk': {'S': s}, '_type': {'S': 'SESSION'},
+    'rvn': {'S': 'r1'}, 'maxLeaseMs': {'N': '30000'}, 'revSeq': {'N': '1'}})
+d.put_item(TableName=sys.argv[1], Item={'pk': {'S': 'REVOKE#' + s}, '_type': {'S': 'REVOKE'},
+    'revs': {'SS': ['0000000000000000007#' + '0' * 64 + '#x']}})" "$table"
+start sessions-again
+stop
+table=$saved
+if grep -q "DynamoDB table lg-open-sessions-$$ open" "$dir/sessions-again.log" &&
+	! grep -q "not leasegate's" "$dir/sessions-again.log"; then
+	ok "session and revocation items: no warning at the next open"
+else bad "session or revocation items warned about" "$(cat "$dir/sessions-again.log")"; fi
 orders="lg-orders-$$"
 boto "
 d.create_table(TableName=sys.argv[1], BillingMode='PAY_PER_REQUEST',

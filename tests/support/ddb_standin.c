@@ -1,7 +1,8 @@
 /*
  * ddb_standin: the DynamoDB stand-in (ddb_standin.h): the HTTP server, the
- * latency and throttling draws, the counting, the lateness of renewals.
- * Bodies: ddb_standin_ops.c.
+ * latency and throttling draws, the counting, the lateness of renewals
+ * and the intervals of session heartbeats. Bodies: ddb_standin_ops.c (lock
+ * items) and ddb_standin_sess.c (sessions, revocations, transactions).
  *
  * A request is applied to the embedded store when it arrives; its answer
  * leaves when its drawn latency has passed since the arrival (a pending
@@ -29,11 +30,23 @@
 #include "tests/support/ddb_standin_int.h"
 
 /* When a lock was last written (acquire or renewal, as it arrived), for
- * the lateness of its next renewal. Open addressing, never shrinks. */
+ * the lateness of its next renewal; or a session (CREATE or BEAT), for
+ * the interval to its next BEAT. Open addressing, never shrinks. */
 struct last_write {
 	char *name; /* NULL: empty slot */
 	int64_t at_us;
 	int64_t lease_ms;
+};
+
+struct lw_tab {
+	struct last_write *e;
+	size_t cap, used;
+};
+
+/* A kept series of microseconds (lateness, beat intervals). */
+struct series {
+	int64_t *v;
+	size_t n, cap;
 };
 
 struct pending {
@@ -45,10 +58,12 @@ struct pending {
 	struct evbuffer *body;
 	int status;
 	struct sd_req r; /* strings not kept: see name */
-	char *name;	 /* the lock name, for the last writes */
+	char *name;	 /* the lock name or session key, for the last writes */
 	int64_t arrived_us, late_us;
 	struct store_call *call;
-	bool linked; /* on s->pending */
+	struct store_scan_result *page; /* SD_SCAN */
+	cJSON *root;			/* the request's body, parsed */
+	bool linked;			/* on s->pending */
 };
 
 struct standin {
@@ -62,11 +77,9 @@ struct standin {
 	struct standin_stats st;
 	struct pending *pending;
 	char ttl_attr[256];
-	struct last_write *lw;
-	size_t lw_cap, lw_used;
+	struct lw_tab lw, sw; /* locks, sessions */
 	bool recording;
-	int64_t *late;
-	size_t nlate, late_cap;
+	struct series late, beats;
 };
 
 static int64_t mono_us(void)
@@ -124,46 +137,78 @@ static struct last_write *lw_slot(struct last_write *tab, size_t cap, const char
 }
 
 /* The entry of name, made when missing; NULL on out-of-memory. */
-static struct last_write *lw_get(struct standin *s, const char *name, bool make)
+static struct last_write *lw_get(struct lw_tab *t, const char *name, bool make)
 {
-	if (!s->lw_cap)
+	if (!t->cap)
 		return NULL;
-	struct last_write *w = lw_slot(s->lw, s->lw_cap, name);
+	struct last_write *w = lw_slot(t->e, t->cap, name);
 	if (w->name || !make)
 		return w->name ? w : NULL;
-	if ((s->lw_used + 1) * 2 > s->lw_cap) {
-		size_t cap = s->lw_cap * 2;
+	if ((t->used + 1) * 2 > t->cap) {
+		size_t cap = t->cap * 2;
 		struct last_write *tab = calloc(cap, sizeof *tab);
 		if (!tab)
 			return NULL;
-		for (size_t i = 0; i < s->lw_cap; i++)
-			if (s->lw[i].name)
-				*lw_slot(tab, cap, s->lw[i].name) = s->lw[i];
-		free(s->lw);
-		s->lw = tab;
-		s->lw_cap = cap;
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->e[i].name)
+				*lw_slot(tab, cap, t->e[i].name) = t->e[i];
+		free(t->e);
+		t->e = tab;
+		t->cap = cap;
 		w = lw_slot(tab, cap, name);
 	}
 	if (!(w->name = strdup(name)))
 		return NULL;
-	s->lw_used++;
+	t->used++;
 	return w;
+}
+
+static bool lw_init(struct lw_tab *t)
+{
+	t->cap = 1024;
+	return (t->e = calloc(t->cap, sizeof *t->e)) != NULL;
+}
+
+static void lw_free(struct lw_tab *t)
+{
+	for (size_t i = 0; t->e && i < t->cap; i++)
+		free(t->e[i].name);
+	free(t->e);
+}
+
+/* Keeps us in series when recording; false when not kept. */
+static bool record(struct standin *s, struct series *sr, int64_t us)
+{
+	if (!s->recording)
+		return false;
+	if (sr->n == sr->cap) {
+		size_t cap = sr->cap ? sr->cap * 2 : 4096;
+		int64_t *p = realloc(sr->v, cap * sizeof *p);
+		if (!p)
+			return false;
+		sr->v = p;
+		sr->cap = cap;
+	}
+	sr->v[sr->n++] = us;
+	return true;
 }
 
 static void record_late(struct standin *s, int64_t us)
 {
-	if (!s->recording)
-		return;
-	if (s->nlate == s->late_cap) {
-		size_t cap = s->late_cap ? s->late_cap * 2 : 4096;
-		int64_t *p = realloc(s->late, cap * sizeof *p);
-		if (!p)
-			return;
-		s->late = p;
-		s->late_cap = cap;
-	}
-	s->late[s->nlate++] = us;
-	s->st.renewals_timed++;
+	if (record(s, &s->late, us))
+		s->st.renewals_timed++;
+}
+
+/* A series copied out (NULL when empty or out of memory). */
+static int64_t *series_copy(struct standin *s, const struct series *sr, size_t *n)
+{
+	pthread_mutex_lock(&s->mu);
+	int64_t *out = sr->n ? malloc(sr->n * sizeof *out) : NULL;
+	*n = out ? sr->n : 0;
+	if (out)
+		memcpy(out, sr->v, sr->n * sizeof *out);
+	pthread_mutex_unlock(&s->mu);
+	return out;
 }
 
 /* ---- pending answers ---- */
@@ -192,6 +237,10 @@ static void pending_free(struct pending *p)
 		event_free(p->ev);
 	if (p->body)
 		evbuffer_free(p->body);
+	if (p->page)
+		free(p->page->entries);
+	free(p->page);
+	cJSON_Delete(p->root);
 	free(p->name);
 	s->st.in_flight--;
 	free(p);
@@ -231,7 +280,12 @@ static void schedule(struct pending *p, int64_t latency_us)
 		evtimer_add(p->ev, &tv);
 }
 
-/* The store's answer: the last writes, the counts, then the body. */
+static const char *ttl_of(struct standin *s)
+{
+	return s->ttl_attr[0] ? s->ttl_attr : NULL;
+}
+
+/* A lock item's answer: the last writes, the counts, then the body. */
 static void on_store(void *arg, const struct store_result *res)
 {
 	struct pending *p = arg;
@@ -241,7 +295,7 @@ static void on_store(void *arg, const struct store_result *res)
 	enum store_op op = p->r.req.op;
 	bool write = op == STORE_ACQUIRE || op == STORE_RENEW;
 	if (res->status == STORE_OK && (write || op == STORE_RELEASE)) {
-		struct last_write *w = lw_get(s, p->name, write);
+		struct last_write *w = lw_get(&s->lw, p->name, write);
 		if (w) {
 			w->at_us = write ? p->arrived_us : 0;
 			w->lease_ms = p->r.req.lease_ms;
@@ -255,11 +309,129 @@ static void on_store(void *arg, const struct store_result *res)
 			s->st.renew_refused++;
 	}
 	p->r.req.name = p->name;
-	p->status = sd_put_result(p->body, &p->r, res, s->ttl_attr[0] ? s->ttl_attr : NULL);
-	memset(&p->r.req, 0, sizeof p->r.req); /* its strings were the body's */
-	p->r.req.op = op;
+	p->status = sd_put_result(p->body, &p->r, res, ttl_of(s));
 	schedule(p, draw_latency_us(s));
 	pthread_mutex_unlock(&s->mu);
+}
+
+/* A session item's answer: a CREATE or BEAT applied is the session's
+ * last beat (the interval to the one before it kept), then the body. */
+static void on_session(void *arg, const struct store_session_result *res)
+{
+	struct pending *p = arg;
+	struct standin *s = p->s;
+	pthread_mutex_lock(&s->mu);
+	p->call = NULL;
+	enum store_session_op op = p->r.sreq.op;
+	bool beat = op == STORE_SESSION_CREATE || op == STORE_SESSION_BEAT;
+	if (res->status == STORE_OK && beat) {
+		s->st.beats++;
+		struct last_write *w = lw_get(&s->sw, p->name, true);
+		if (w && op == STORE_SESSION_BEAT && w->at_us > 0 &&
+		    record(s, &s->beats, p->arrived_us - w->at_us))
+			s->st.beats_timed++;
+		if (w) {
+			w->at_us = p->arrived_us;
+			w->lease_ms = p->r.sreq.max_lease_ms;
+		}
+	}
+	if (res->status == STORE_REFUSED) {
+		s->st.refused++;
+		if (op == STORE_SESSION_BEAT)
+			s->st.beat_refused++;
+	}
+	p->status = sd_put_session(p->body, &p->r, res, ttl_of(s));
+	schedule(p, draw_latency_us(s));
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void on_revoke(void *arg, const struct store_revoke_result *res)
+{
+	struct pending *p = arg;
+	struct standin *s = p->s;
+	pthread_mutex_lock(&s->mu);
+	p->call = NULL;
+	p->status = sd_put_revoke(p->body, &p->r, res);
+	schedule(p, draw_latency_us(s));
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void on_scan(void *arg)
+{
+	struct pending *p = arg;
+	struct standin *s = p->s;
+	pthread_mutex_lock(&s->mu);
+	p->call = NULL;
+	s->st.read_items += p->page->count;
+	p->status = sd_put_scan(p->body, p->page, ttl_of(s));
+	schedule(p, draw_latency_us(s));
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Submits p's request to the embedded store, by its kind; NULL on
+ * out-of-memory. The request's strings need not outlive the submit. */
+static struct store_call *submit_lock(struct standin *s, struct pending *p)
+{
+	return store_submit(s->store, &p->r.req, on_store, p);
+}
+
+static struct store_call *submit_session(struct standin *s, struct pending *p)
+{
+	return store_session_submit(s->store, &p->r.sreq, on_session, p);
+}
+
+static struct store_call *submit_revoke(struct standin *s, struct pending *p)
+{
+	return store_revoke_submit(s->store, &p->r.rreq, on_revoke, p);
+}
+
+static struct store_call *submit_scan(struct standin *s, struct pending *p)
+{
+	p->page = calloc(1, sizeof *p->page);
+	if (p->page)
+		p->page->entries = calloc(p->r.limit, sizeof *p->page->entries);
+	if (!p->page || !p->page->entries)
+		return NULL;
+	return store_scan(s->store, p->r.cursor, p->r.limit, p->page, on_scan, p);
+}
+
+static struct store_call *(*const submit_of[SD_KIND_COUNT])(struct standin *, struct pending *) = {
+	[SD_LOCK] = submit_lock,
+	[SD_SESSION] = submit_session,
+	[SD_REVOKE] = submit_revoke,
+	[SD_SCAN] = submit_scan,
+};
+
+/* Requests that read items and requests that write them (DescribeTable,
+ * CreateTable, UpdateTimeToLive: neither). */
+static const bool reads_items[DDB_OP_COUNT] = {
+	[DDB_GET_ITEM] = true, [DDB_BATCH_GET_ITEM] = true, [DDB_SCAN] = true, [DDB_QUERY] = true};
+static const bool writes_items[DDB_OP_COUNT] = {
+	[DDB_UPDATE_ITEM] = true, [DDB_DELETE_ITEM] = true, [DDB_TRANSACT_WRITE_ITEMS] = true};
+
+/* The lock name or session key p's last writes are kept under, and the
+ * lateness of a renewal (as it arrives: against the write before it). */
+static bool note_arrival(struct standin *s, struct pending *p)
+{
+	const char *key = NULL;
+	char skey[STORE_SESSION_KEY_MAX + 1];
+	if (p->r.kind == SD_LOCK) {
+		key = p->r.req.name;
+	} else if (p->r.kind == SD_SESSION) {
+		store_session_key(&p->r.sreq, skey);
+		key = skey;
+	}
+	if (key && !(p->name = strdup(key)))
+		return false;
+	p->late_us = -1;
+	if (p->r.kind == SD_LOCK && p->r.req.op == STORE_RENEW) {
+		struct last_write *w = lw_get(&s->lw, p->name, false);
+		if (w && w->at_us > 0) {
+			int64_t late = p->arrived_us - (w->at_us + w->lease_ms / 3 * 1000);
+			p->late_us = late > 0 ? late : 0;
+		}
+	}
+	return true;
 }
 
 static enum ddb_op op_of_target(const char *target)
@@ -302,6 +474,8 @@ static void handle(struct standin *s, struct pending *p)
 		return;
 	}
 	s->st.by_op[dop]++;
+	s->st.reads += reads_items[dop];
+	s->st.writes += writes_items[dop];
 	if (s->opt.throttle_p > 0 && uniform(s) < s->opt.throttle_p) {
 		s->st.throttled++;
 		answer_now(p, 400, "ProvisionedThroughputExceededException",
@@ -321,24 +495,20 @@ static void handle(struct standin *s, struct pending *p)
 	}
 	if (p->r.ttl_attr)
 		snprintf(s->ttl_attr, sizeof s->ttl_attr, "%s", p->r.ttl_attr);
-	if (!p->r.to_store) {
-		sd_put_admin(p->body, &p->r, s->ttl_attr[0] ? s->ttl_attr : NULL, s->opt.replicas);
+	if (p->r.kind == SD_ADMIN) {
+		sd_put_admin(p->body, &p->r, ttl_of(s), s->opt.replicas);
 		p->status = 200;
 		cJSON_Delete(root);
 		schedule(p, draw_latency_us(s));
 		return;
 	}
-	p->name = strdup(p->r.req.name);
-	if (p->r.req.op == STORE_RENEW && p->name) {
-		struct last_write *w = lw_get(s, p->name, false);
-		p->late_us = -1;
-		if (w && w->at_us > 0) {
-			int64_t late = p->arrived_us - (w->at_us + w->lease_ms / 3 * 1000);
-			p->late_us = late > 0 ? late : 0;
-		}
-	}
-	p->call = p->name ? store_submit(s->store, &p->r.req, on_store, p) : NULL;
-	cJSON_Delete(root);
+	if (reads_items[dop])
+		s->st.read_items += p->r.items;
+	else
+		s->st.write_items += p->r.items;
+	/* the body stays until the answer: p->r's strings point into it */
+	p->root = root;
+	p->call = note_arrival(s, p) ? submit_of[p->r.kind](s, p) : NULL;
 	if (!p->call)
 		answer_now(p, 500, "InternalServerError", "out of memory");
 }
@@ -400,12 +570,11 @@ struct standin *standin_new(struct event_base *base, int port, const struct stan
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&s->mu, &ma);
 	pthread_mutexattr_destroy(&ma);
-	s->lw_cap = 1024;
-	s->lw = calloc(s->lw_cap, sizeof *s->lw);
+	bool tabs = lw_init(&s->lw) && lw_init(&s->sw);
 	s->clock = clock_real_new(base);
 	s->store = s->clock ? store_memory_new(s->clock, "standin") : NULL;
 	s->http = evhttp_new(base);
-	if (!s->lw || !s->store || !s->http)
+	if (!tabs || !s->store || !s->http)
 		goto fail;
 	evhttp_set_gencb(s->http, on_request, s);
 	evhttp_set_bevcb(s->http, on_conn, s);
@@ -445,7 +614,7 @@ void standin_reset(struct standin *s)
 	memset(&s->st, 0, sizeof s->st);
 	s->st.in_flight = s->st.in_flight_max = keep.in_flight;
 	s->st.connections = keep.connections;
-	s->nlate = 0;
+	s->late.n = s->beats.n = 0;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -458,13 +627,12 @@ void standin_record(struct standin *s, bool on)
 
 int64_t *standin_lateness(struct standin *s, size_t *n)
 {
-	pthread_mutex_lock(&s->mu);
-	int64_t *out = s->nlate ? malloc(s->nlate * sizeof *out) : NULL;
-	*n = out ? s->nlate : 0;
-	if (out)
-		memcpy(out, s->late, s->nlate * sizeof *out);
-	pthread_mutex_unlock(&s->mu);
-	return out;
+	return series_copy(s, &s->late, n);
+}
+
+int64_t *standin_beat_intervals(struct standin *s, size_t *n)
+{
+	return series_copy(s, &s->beats, n);
 }
 
 void standin_free(struct standin *s)
@@ -479,10 +647,10 @@ void standin_free(struct standin *s)
 	if (s->store)
 		store_free(s->store);
 	clock_free(s->clock);
-	for (size_t i = 0; s->lw && i < s->lw_cap; i++)
-		free(s->lw[i].name);
-	free(s->lw);
-	free(s->late);
+	lw_free(&s->lw);
+	lw_free(&s->sw);
+	free(s->late.v);
+	free(s->beats.v);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }

@@ -9,14 +9,26 @@
  * latency distribution with a long tail, some answered with throttling
  * instead (ProvisionedThroughputExceededException, nothing applied).
  *
- * It counts requests, requests in flight and connections, refusals, and
+ * `--heartbeat replica` (docs/design/replica-heartbeat.md) likewise: the
+ * session items' UpdateItem (CREATE, BEAT, KILL) and BatchGetItem (READ),
+ * a takeover's TransactWriteItems (a lock's Update and the session's
+ * ConditionCheck), an ending's (the lock, its revocation entry, the
+ * session's revSeq), the revocations' GetItem and their DELETE's
+ * UpdateItem, and a Scan's pages of lock items (ddb_standin_sess.c).
+ *
+ * It counts requests (by operation, and reads and writes apart with the
+ * items each carried), requests in flight and connections, refusals, and
  * the lateness of renewals: a renewal that arrives later than a third of
  * its lease after the write before it on the same lock (acquire or
  * renewal, as it arrived here) is late by the difference; that is what the
- * lease rules promise, measured outside the gateway.
+ * lease rules promise, measured outside the gateway. A session's BEAT is
+ * timed from the CREATE or BEAT applied before it on that session (the
+ * interval, not a lateness: the session item says its longest lease, not
+ * the shortest a beat is due by; the benchmark knows its leases).
  *
- * It is not DynamoDB: one table, one partition key ("pk", strings), no
- * transactions but the ConditionCheck, no Scan pages, no signature check.
+ * It is not DynamoDB: one table, one partition key ("pk", strings), only
+ * the transactions leasegate sends (no ClientRequestToken idempotency), no
+ * Query (a sort key's revocations), no signature check.
  *
  * Threads: it runs on the event_base it is given, from one thread. The
  * stats, the options and the recording switch may be read and changed from
@@ -63,6 +75,17 @@ struct standin_stats {
 	unsigned connections;	      /* open now */
 	uint64_t connections_total;
 	uint64_t renewals_timed; /* renewals whose lateness was recorded */
+	/* Requests that read items (GetItem, BatchGetItem, Scan, Query) and
+	 * that write them (UpdateItem, DeleteItem, TransactWriteItems),
+	 * throttled ones included; and the items those that were served
+	 * carried: a BatchGetItem its keys, a TransactWriteItems its parts
+	 * (the ConditionCheck of a session counts as one), a Scan the items
+	 * it answered. */
+	uint64_t reads, writes;
+	uint64_t read_items, write_items;
+	uint64_t beats;	       /* session CREATEs and BEATs applied */
+	uint64_t beat_refused; /* BEATs refused: a session dead or gone */
+	uint64_t beats_timed;  /* BEAT intervals recorded */
 };
 
 /* Listens on 127.0.0.1:port (0: a free one); url gets
@@ -78,12 +101,17 @@ void standin_stats(struct standin *s, struct standin_stats *out);
 void standin_reset(struct standin *s);
 
 /* While on, the lateness of renewals applied is kept (microseconds, 0 when
- * on time or early). */
+ * on time or early), and the intervals of BEATs applied. */
 void standin_record(struct standin *s, bool on);
 
 /* Copies the recorded lateness into a malloc'd array (*n values; NULL when
  * none or out of memory); the caller frees it. */
 int64_t *standin_lateness(struct standin *s, size_t *n);
+
+/* Copies the recorded intervals between a session's BEAT and the CREATE
+ * or BEAT applied before it on that session (microseconds, by arrival),
+ * as standin_lateness. */
+int64_t *standin_beat_intervals(struct standin *s, size_t *n);
 
 /* Frees s and its store; pending answers are dropped (from s's thread). */
 void standin_free(struct standin *s);

@@ -31,6 +31,9 @@ struct store_factory {
 	 * leaseMs when has_lease; a fence_bad fence as 2^64 + 5, a number
 	 * DynamoDB holds and int64 does not. Returns false on failure. */
 	bool (*put_raw)(void *arg, struct store *s, const char *name, const struct lock_item *item);
+	/* The store keeps more than STORE_REVOKE_MAX revocations a session
+	 * (core/store/store_revoke.h: a DynamoDB table with a sort key). */
+	bool revoke_unbounded;
 };
 
 /* Runs the suite, each test named "<factory name>: <test>". Returns the
@@ -48,6 +51,10 @@ int store_contract_session_run(const struct store_factory *f);
 /* The suite of locks held in session mode (store.h's ACQUIRE .session
  * and a takeover's session check); as store_contract_run. */
 int store_contract_slock_run(const struct store_factory *f);
+
+/* The suite of revocations (core/store/store_revoke.h); as
+ * store_contract_run. */
+int store_contract_revoke_run(const struct store_factory *f);
 
 /* One request, run to completion: returns false (and fails the test) when
  * the callback did not come. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/store/store_revoke.h"
 #include "core/store/store_session.h"
 #include "tests/support/lt_fixture.h"
 
@@ -449,37 +450,82 @@ static void foreign_done(void *arg, int done, const struct lt_state *st, const s
 		b->err = *err;
 }
 
-/* A release by (name, token) or an operator's forced release of a lock
- * held in session mode by another replica is refused: its holder would
- * not learn of it (no revocations yet). The item is left as it is. */
-static void release_from_outside_is_refused(void **state)
+struct vbox {
+	bool done;
+	unsigned count;
+	struct store_revoke_entry e[4];
+};
+
+static void got_revs(void *arg, const struct store_revoke_result *res)
 {
-	static const enum lt_foreign_op ops[] = {LT_FOREIGN_RELEASE, LT_FOREIGN_FORCE,
-						 LT_FOREIGN_RENEW};
-	struct fx *f = fx_new(1, true);
-	create_session(f);
-	struct lock_item held = hold(f, "job");
+	struct vbox *b = arg;
+	b->done = true;
+	assert_int_equal(res->status, STORE_OK);
+	b->count = res->count;
+	for (unsigned i = 0; i < res->count && i < 4; i++)
+		b->e[i] = res->entries[i];
+}
+
+/* The revocations pending for the holder's session. */
+static struct vbox revocations(struct fx *f)
+{
+	struct vbox b = {0};
+	struct store_revoke_req req = {.op = STORE_REVOKE_READ, .session = SKEY};
+	assert_non_null(store_revoke_submit(f->store, &req, got_revs, &b));
+	fx_run(f);
+	assert_true(b.done);
+	return b;
+}
+
+/* A release by (name, token) or an operator's forced release, from a
+ * replica that does not hold the lease, of a lock held in session mode:
+ * the holder renews its session, not the lock, so the ending writes its
+ * revocation (the entry, and the session's revSeq raised) in the same
+ * transaction; once the session is gone, it writes none (nobody to tell). */
+static void release_from_outside_writes_a_revocation(void **state)
+{
+	static const enum lt_foreign_op ops[] = {LT_FOREIGN_RELEASE, LT_FOREIGN_FORCE};
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct fx *f = fx_new(1, true);
+		create_session(f);
+		struct lock_item held = hold(f, "job");
 		struct fbox b = {0};
 		struct lt_foreign_req req = {.name = "job", .op = ops[i], .token = held.fence};
 		assert_true(lt_foreign(f->lt[0], &req, foreign_done, &b));
 		fx_run(f);
 		assert_true(b.done);
-		assert_true(b.error);
-		assert_string_equal(b.err.error_type, "HeldInSessionMode");
-		assert_non_null(strstr(b.err.message, "held in session mode"));
-		assert_non_null(strstr(b.err.message, "'job'"));
+		assert_false(b.error);
+		assert_int_equal(b.result, 1);
 		struct lock_item it = item_of(f, "job");
-		assert_string_equal(it.owner, "holder-owner");
-		assert_string_equal(it.rvn, held.rvn);
+		assert_false(it.has_owner);
+		assert_int_equal(it.freed, held.fence);
+		assert_int_equal(it.freed_forced, ops[i] == LT_FOREIGN_FORCE);
+		assert_int_equal(sess_op(f, STORE_SESSION_READ, NULL).session.rev_seq, 1);
+		struct vbox v = revocations(f);
+		assert_int_equal(v.count, 1);
+		assert_string_equal(v.e[0].name, "job");
+		assert_int_equal(v.e[0].fence, held.fence);
+
+		/* the session gone: released all the same, without a revocation */
+		held = hold(f, "job");
+		assert_true(store_memory_session_delete(f->store, SKEY));
+		b = (struct fbox){0};
+		req.token = held.fence;
+		assert_true(lt_foreign(f->lt[0], &req, foreign_done, &b));
+		fx_run(f);
+		assert_true(b.done);
+		assert_false(b.error);
+		assert_int_equal(b.result, 1);
+		assert_false(item_of(f, "job").has_owner);
+		assert_int_equal(revocations(f).count, 1); /* the first one only */
+		fx_free(f);
 	}
-	assert_int_equal(fx_req(f, STORE_RELEASE), 0);
-	assert_int_equal(fx_req(f, STORE_RENEW), 0);
-	fx_free(f);
 }
 
-/* An orphaned lease held in session mode is not adopted: the same. */
-static void adopt_is_refused(void **state)
+/* An orphaned lease held in session mode, adopted on another replica: the
+ * adopt writes its revocation too (the lease's holder would not learn of
+ * it otherwise). */
+static void adopt_writes_a_revocation(void **state)
 {
 	static const char hash[] =
 		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -508,11 +554,16 @@ static void adopt_is_refused(void **state)
 	assert_true(lt_adopt(f->lt[0], &args, fx_acquire_cb, &a));
 	fx_run(f);
 	assert_true(a.done);
-	assert_null(a.lease);
-	assert_true(a.error);
-	assert_string_equal(a.err.error_type, "HeldInSessionMode");
-	assert_string_equal(item_of(f, "job").owner, "holder-owner");
-	assert_int_equal(fx_req(f, STORE_ADOPT), 0);
+	assert_false(a.error);
+	assert_non_null(a.lease);
+	assert_int_equal(lease_token(a.lease), 1);
+	assert_int_equal(sess_op(f, STORE_SESSION_READ, NULL).session.rev_seq, 1);
+	struct vbox v = revocations(f);
+	assert_int_equal(v.count, 1);
+	assert_string_equal(v.e[0].name, "job");
+	assert_int_equal(v.e[0].fence, 1);
+	lease_release(a.lease);
+	fx_run(f);
 	fx_free(f);
 }
 
@@ -650,8 +701,8 @@ int main(void)
 		cmocka_unit_test(kill_then_single_item_takeover_after_the_locks_lease),
 		cmocka_unit_test(try_takes_over_only_on_its_watch),
 		cmocka_unit_test(state_shows_the_session_lease),
-		cmocka_unit_test(release_from_outside_is_refused),
-		cmocka_unit_test(adopt_is_refused),
+		cmocka_unit_test(release_from_outside_writes_a_revocation),
+		cmocka_unit_test(adopt_writes_a_revocation),
 		cmocka_unit_test(announcement_on_a_session_mode_lock),
 		cmocka_unit_test(bad_session_fails_the_queue),
 		cmocka_unit_test(read_of_a_session_no_longer_watched_counts_the_lock_only),

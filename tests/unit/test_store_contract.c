@@ -42,11 +42,12 @@ int main(void)
 	fake = clock_fake_new(1700000000000);
 	if (!fake)
 		return 1;
-	const struct store_factory f = {"memory store", make, run, destroy, NULL, put_raw};
+	const struct store_factory f = {"memory store", make, run, destroy, NULL, put_raw, false};
 	int failed = store_contract_run(&f);
 	failed += store_contract_shared_run(&f);
 	failed += store_contract_session_run(&f);
 	failed += store_contract_slock_run(&f);
+	failed += store_contract_revoke_run(&f);
 	clock_free(fake);
 	return failed;
 }

@@ -77,6 +77,7 @@ static const char *const op_names[DDB_OP_COUNT] = {
 	[DDB_UPDATE_TIME_TO_LIVE] = "UpdateTimeToLive",
 	[DDB_SCAN] = "Scan",
 	[DDB_BATCH_GET_ITEM] = "BatchGetItem",
+	[DDB_QUERY] = "Query",
 };
 
 static const enum ddb_op store_ops[STORE_OP_COUNT] = {

@@ -43,6 +43,7 @@ enum ddb_op {
 	DDB_UPDATE_TIME_TO_LIVE,
 	DDB_SCAN,
 	DDB_BATCH_GET_ITEM, /* the slots of a shared name (ddb_shared.c) */
+	DDB_QUERY,	    /* a session's revocations (ddb_revoke.c) */
 	DDB_OP_COUNT
 };
 

@@ -253,8 +253,6 @@ static bool mark_read(struct ddb_sess *ss, const cJSON *root, const struct ddb_k
 	return !left[0] && !left[1];
 }
 
-static void send_read(struct store_call *prev, struct ddb_sess *ss);
-
 /* The answer's items into ss; false with err when malformed. */
 static bool take_answer(struct ddb_sess *ss, const cJSON *root, const struct ddb_keys *keys,
 			char *err)
@@ -297,9 +295,13 @@ static void read_done(struct store_call *c, struct store_result *res, const char
 			 "DynamoDB BatchGetItem on table %.64s: %.150s", ds->table,
 			 root == NULL ? "the answer is no JSON" : err);
 	} else if (!done && ++ss->rounds < UNPROCESSED_MAX) {
-		c->sess = NULL; /* goes on in the next call */
-		ds->base.in_flight--;
-		send_read(c, ss);
+		/* the same call goes on: the caller's handle stays valid */
+		cJSON *next = build_read(&ds->keys, ss);
+		char *text = next != NULL ? cJSON_PrintUnformatted(next) : NULL;
+		cJSON_Delete(next);
+		ds->base.in_flight--; /* ddbs_go counts it again */
+		ddbs_continue(c, DDB_BATCH_GET_ITEM, read_done, text,
+			      text != NULL ? strlen(text) : 0);
 		return;
 	} else {
 		ss->res.status = done ? STORE_OK : STORE_TRANSIENT;
@@ -355,15 +357,6 @@ static struct store_call *start(struct ddb_store *ds, enum ddb_op dop, ddbs_done
 	c->urgent = ss->req.op == STORE_SESSION_BEAT;
 	ddbs_go(c, body, body != NULL ? strlen(body) : 0);
 	return c;
-}
-
-static void send_read(struct store_call *prev, struct ddb_sess *ss)
-{
-	struct ddb_store *ds = prev->ds;
-	struct store_call *c = start(ds, DDB_BATCH_GET_ITEM, read_done, build_read(&ds->keys, ss),
-				     ss, prev->sess_cb, prev->arg);
-	if (c == NULL) /* out of memory: the caller hears nothing; say so */
-		fprintf(stderr, "leasegate: out of memory reading a session item\n");
 }
 
 struct store_call *ddbs_session_submit(struct store *s, const struct store_session_req *req,

@@ -705,7 +705,7 @@ static bool mark_read(struct ddb_sh *sh, const cJSON *root, const struct ddb_key
 	return !any;
 }
 
-static void send_read(struct store_call *prev, struct ddb_sh *sh);
+static size_t read_body(const struct ddb_keys *keys, const struct ddb_sh *sh, char **body);
 
 static void read_done(struct store_call *c, struct store_result *res, const char *body, size_t len)
 {
@@ -745,9 +745,10 @@ static void read_done(struct store_call *c, struct store_result *res, const char
 	} else if (++sh->rounds >= UNPROCESSED_MAX) {
 		deliver(c, sh, STORE_TRANSIENT, "UnprocessedKeys",
 			"DynamoDB BatchGetItem: keys left unprocessed after retries", 2);
-	} else {
-		c->sh = NULL; /* goes on in the next call */
-		send_read(c, sh);
+	} else { /* the same call goes on: the caller's handle stays valid */
+		char *next = NULL;
+		size_t n = read_body(&ds->keys, sh, &next);
+		ddbs_continue(c, DDB_BATCH_GET_ITEM, read_done, next, n);
 	}
 }
 
@@ -818,13 +819,14 @@ static struct store_call *start(struct ddb_store *ds, enum ddb_op dop, ddbs_done
 	return c;
 }
 
-static void send_read(struct store_call *prev, struct ddb_sh *sh)
+/* The body of the next round of a READ (the keys still unprocessed) into
+ * *body, its length returned; *body NULL on out-of-memory (the call then
+ * answers OutOfMemory). */
+static size_t read_body(const struct ddb_keys *keys, const struct ddb_sh *sh, char **body)
 {
-	struct ddb_store *ds = prev->ds;
-	struct store_call *c = start(ds, DDB_BATCH_GET_ITEM, read_done, build_read(&ds->keys, sh),
-				     sh, prev->sh_cb, prev->arg);
-	if (c == NULL) /* out of memory: the caller hears nothing; say so */
-		fprintf(stderr, "leasegate: out of memory reading the slots of a shared name\n");
+	size_t len = 0;
+	*body = print(build_read(keys, sh), &len);
+	return len;
 }
 
 struct store_call *ddbs_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,

@@ -39,6 +39,7 @@ static const char *const targets[DDB_OP_COUNT] = {
 	[DDB_UPDATE_TIME_TO_LIVE] = TARGET_PREFIX "UpdateTimeToLive",
 	[DDB_SCAN] = TARGET_PREFIX "Scan",
 	[DDB_BATCH_GET_ITEM] = TARGET_PREFIX "BatchGetItem",
+	[DDB_QUERY] = TARGET_PREFIX "Query",
 };
 
 static void msgf(struct store_result *res, const char *fmt, ...)
@@ -225,6 +226,7 @@ void ddbs_drop(struct store_call *c)
 	free(c->sh);
 	free(c->sess);
 	free(c->slock);
+	free(c->rev);
 	pool_put(&call_pool, c, sizeof *c);
 }
 
@@ -247,6 +249,7 @@ static void finish(struct store_call *c, struct store_result *res, const char *b
 	free(c->sh);	/* a shared name's, unless done passed it on */
 	free(c->sess);	/* a session's, likewise */
 	free(c->slock); /* a takeover's */
+	free(c->rev);	/* a revocation's */
 	pool_put(&call_pool, c, sizeof *c);
 }
 
@@ -317,6 +320,7 @@ struct store_call *ddbs_new_call(struct ddb_store *ds, enum ddb_op dop, ddbs_don
 	c->sh = NULL;
 	c->sess = NULL;
 	c->slock = NULL;
+	c->rev = NULL;
 	c->again = false;
 	int64_t now = clock_now_ms(ds->clock);
 	c->deadline_ms = now + budget_ms;
@@ -670,6 +674,8 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 	struct ddb_store *ds = (struct ddb_store *)s;
 	if (req->op == STORE_ACQUIRE && req->sess_check != STORE_SESS_CHECK_NONE)
 		return ddbs_slock_takeover(s, req, cb, arg); /* a transaction */
+	if (req->revoke_session != NULL)		     /* an ending with its revocation */
+		return ddbs_revoke_end(s, req, cb, arg);
 	/* An acquire's lease starts when it is sent: its whole lease is the
 	 * budget. A renewal sent on schedule has two thirds of its lease left. */
 	bool leased = (req->op == STORE_ACQUIRE || req->op == STORE_RENEW) && req->lease_ms > 0;
@@ -799,6 +805,7 @@ static const struct store_ops ddb_ops = {
 	.chan_read = ddbs_chan_read,
 	.sh_submit = ddbs_sh_submit,
 	.session_submit = ddbs_session_submit,
+	.revoke_submit = ddbs_revoke_submit,
 	.submit = ddb_submit,
 	.cancel = ddb_cancel,
 	.free = ddb_free,

@@ -31,6 +31,8 @@ struct store_call {
 	store_session_cb sess_cb; /* a session item (ddb_session.c) */
 	struct ddb_sess *sess;	  /* its request and answer so far, freed with the call */
 	struct ddb_slock *slock;  /* a session-mode takeover's request (ddb_slock.c), likewise */
+	store_revoke_cb rev_cb;	  /* revocations (ddb_revoke.c) */
+	struct ddb_rev *rev;	  /* its request and answer so far, freed with the call */
 	bool again;		  /* its done function sent it on (ddbs_continue) */
 	/* the done function reads the answer's body itself, a refusal's too
 	 * (no lock item parsed): a session item's call */
@@ -160,6 +162,12 @@ struct store_call *ddbs_slock_takeover(struct store *s, const struct store_req *
 /* Session items (core/store/store_session.h; ddb_session.c). */
 struct store_call *ddbs_session_submit(struct store *s, const struct store_session_req *req,
 				       store_session_cb cb, void *arg);
+/* Revocations (core/store/store_revoke.h; ddb_revoke.c): READ and
+ * DELETE, and an ending (a store_req with .revoke_session). */
+struct store_call *ddbs_revoke_submit(struct store *s, const struct store_revoke_req *req,
+				      store_revoke_cb cb, void *arg);
+struct store_call *ddbs_revoke_end(struct store *s, const struct store_req *req, store_cb cb,
+				   void *arg);
 /* The TransactWriteItems body of a CHECK (store_shared.h: the header's
  * ConditionCheck, then the slot's; no ClientRequestToken), to free with
  * ddb_body_free; *len its length. NULL on a request that is no valid

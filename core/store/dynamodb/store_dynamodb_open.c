@@ -70,31 +70,30 @@ static bool str_attr(const cJSON *item, const char *name, const char *want, bool
 		      : strcmp(v->valuestring, want) == 0;
 }
 
-/* A lock item as the reference writes it: keys LOCK#<name> (and LOCK),
- * _type LOCK. */
-static bool lock_item(const struct ddb_store *ds, const cJSON *item)
-{
-	return str_attr(item, ds->pk, "LOCK#", true) &&
-	       (!ds->sk[0] || str_attr(item, ds->sk, "LOCK", false)) &&
-	       str_attr(item, "_type", "LOCK", false);
-}
+/* The items leasegate writes in its table, by key and _type: none of
+ * them is another application's. sk: the sort key's value when the table
+ * has one (NULL: any string, as a revocation's entry key). */
+static const struct own_kind {
+	const char *prefix, *sk, *type;
+} own_kinds[] = {
+	{"LOCK#", "LOCK", "LOCK"},	     /* a lock, as the reference writes it */
+	{"SCRIPT#", "SCRIPT", "SCRIPT"},     /* a script cached (core/store_blob.h) */
+	{"SLOT#", "LOCK", "SLOT"},	     /* a slot of a shared name (store_shared.h) */
+	{"SESSION#", "LOCK", "SESSION"},     /* a replica's session (store_session.h) */
+	{"REVOKE#SESSION#", NULL, "REVOKE"}, /* revocations (store_revoke.h) */
+};
 
-/* A script cached in the table by a replica (core/store_blob.h, kind
- * SCRIPT): leasegate's own, no foreign item. */
-static bool script_item(const struct ddb_store *ds, const cJSON *item)
+static bool own_item(const struct ddb_store *ds, const cJSON *item)
 {
-	return str_attr(item, ds->pk, "SCRIPT#", true) &&
-	       (!ds->sk[0] || str_attr(item, ds->sk, "SCRIPT", false)) &&
-	       str_attr(item, "_type", "SCRIPT", false);
-}
-
-/* A slot of a name held shared (core/store/store_shared.h): SLOT#<k>#<name>
- * (and LOCK), _type SLOT: leasegate's own. */
-static bool slot_item(const struct ddb_store *ds, const cJSON *item)
-{
-	return str_attr(item, ds->pk, "SLOT#", true) &&
-	       (!ds->sk[0] || str_attr(item, ds->sk, "LOCK", false)) &&
-	       str_attr(item, "_type", "SLOT", false);
+	for (size_t i = 0; i < sizeof(own_kinds) / sizeof(own_kinds[0]); i++) {
+		const struct own_kind *k = &own_kinds[i];
+		if (str_attr(item, ds->pk, k->prefix, true) &&
+		    (!ds->sk[0] ||
+		     str_attr(item, ds->sk, k->sk != NULL ? k->sk : "", k->sk == NULL)) &&
+		    str_attr(item, "_type", k->type, false))
+			return true;
+	}
+	return false;
 }
 
 /* Adds the attribute names of item to the comma-separated list, each
@@ -133,7 +132,7 @@ static void read_peek(struct ddb_store *ds, const char *body, size_t len)
 	cJSON_ArrayForEach(it, items)
 	{
 		t->peeked++;
-		if (!lock_item(ds, it) && !script_item(ds, it) && !slot_item(ds, it)) {
+		if (!own_item(ds, it)) {
 			t->foreign++;
 			add_names(t->foreign_attrs, sizeof t->foreign_attrs, it);
 		}

@@ -1,0 +1,323 @@
+/*
+ * lt_replica: `--heartbeat replica` on the holder's side of a locktable
+ * (docs/design/replica-heartbeat.md, "Lock items in this mode", "The
+ * holder's clock", "No orphans"): which session a write that takes a lock
+ * names, a new session (a new incarnation) once the current one ended,
+ * and the writes of leases that left their session with no lease left to
+ * carry them — the conditional release of a lost one, a detached one's
+ * return to per-lease form. Not here: the session itself
+ * (core/lt_session.c), the members' ends and losses (core/lease.c), its
+ * revocations (core/lt_revoke.c, started from its on_revseq), a waiter's
+ * watch of a session-mode lock.
+ *
+ * Sessions. t->replica->cur is the session new writes name; gen counts
+ * them (0: none), so that a write remembers which it named (lt_wait and
+ * lease .sess_gen): a lease won by a write naming a session that ended
+ * since is lost (LT_SESSION), never moved to the next one — its item
+ * names the ended session. A session ends from its own callbacks (its
+ * members' on_lost, then on_end), inside which a release may hand a lock
+ * on and so ask for a key: the ended session is then kept in ->old and
+ * freed when the next one ends (by then its callbacks have long returned:
+ * a session ends only from the loop) or with the table.
+ */
+#include "core/lease.h"
+#include "core/lt_shared.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum rwrite_kind {
+	RW_RELEASE_LOST, /* RELEASE if owner = :owner */
+	RW_UNSESSION	 /* RENEW naming no session, on the lease's rvn */
+};
+
+/* A write of a lease that is gone (or lost), carried by the table. */
+struct rwrite {
+	struct rwrite *prev, *next; /* in r->writes */
+	struct locktable *t;
+	struct lock *lock; /* a reference while it is in flight */
+	struct store_call *call;
+	enum rwrite_kind kind;
+	unsigned sends;
+	int64_t lease_ms;
+	char *holder; /* a copy, or NULL */
+	char owner[STORE_ID_MAX + 1];
+	char seen_rvn[STORE_ID_MAX + 1];
+	char rvn[LT_ID_LEN + 1];
+};
+
+struct lt_replica {
+	struct lt_session *cur, *old;
+	struct lt_revoker *rev; /* acts on cur's revocations (lt_revoke.c) */
+	uint32_t gen;		/* cur's; 0 when none could be made */
+	struct lt_session_options o;
+	char replica_id[STORE_SESSION_REPLICA_MAX + 1];
+	char *addr;
+	struct rwrite *writes;
+};
+
+static void member_lost(void *arg, struct lt_member *m, enum lt_loss why)
+{
+	(void)arg;
+	lease_member_lost(m, why);
+}
+
+/* Only the current session beats, so only its revSeq can rise. */
+static void revseq_rose(void *arg, int64_t rev_seq)
+{
+	struct locktable *t = arg;
+	lt_revoker_rose(t->replica->rev, t->replica->gen, rev_seq);
+}
+
+/* A new current session, its CREATE sent; the ended one, if any, kept in
+ * old. false: out of memory (cur unchanged). */
+static bool next_session(struct locktable *t)
+{
+	struct lt_replica *r = t->replica;
+	struct lt_session *s = lt_session_new(t->clock, t->store, t->obs, &r->o);
+	if (s == NULL)
+		return false;
+	if (!lt_session_start(s)) {
+		lt_session_free(s);
+		return false;
+	}
+	if (r->cur != NULL) {
+		lt_session_free(r->old);
+		r->old = r->cur;
+	}
+	r->cur = s;
+	r->gen++;
+	if (r->gen == 0) /* 0 means none */
+		r->gen = 1;
+	return true;
+}
+
+bool lt_replica_init(struct locktable *t, const struct lt_options *o)
+{
+	if (o->heartbeat == LT_HEARTBEAT_LEASE)
+		return true;
+	if (o->heartbeat != LT_HEARTBEAT_REPLICA || o->replica_id == NULL ||
+	    strlen(o->replica_id) > STORE_SESSION_REPLICA_MAX ||
+	    (o->addr != NULL && strlen(o->addr) > STORE_SESSION_ADDR_MAX))
+		return false;
+	struct lt_replica *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return false;
+	snprintf(r->replica_id, sizeof(r->replica_id), "%s", o->replica_id);
+	if (o->addr != NULL && (r->addr = strdup(o->addr)) == NULL) {
+		free(r);
+		return false;
+	}
+	r->o = (struct lt_session_options){
+		.replica = r->replica_id,
+		.holder = t->holder_label,
+		.addr = r->addr,
+		.ttl = o->ttl_retention_ms != 0,
+		.on_lost = member_lost,
+		.on_revseq = revseq_rose,
+		.arg = t,
+	};
+	t->replica = r;
+	if ((r->rev = lt_revoker_new(t)) == NULL || !next_session(t)) {
+		lt_replica_free(t);
+		return false;
+	}
+	return true;
+}
+
+static void rwrite_unlink(struct rwrite *w)
+{
+	struct lt_replica *r = w->t->replica;
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		r->writes = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+}
+
+static void rwrite_free(struct rwrite *w)
+{
+	free(w->holder);
+	free(w);
+}
+
+void lt_replica_free(struct locktable *t)
+{
+	struct lt_replica *r = t->replica;
+	if (r == NULL)
+		return;
+	while (r->writes != NULL) { /* dropped; lt_free frees the locks */
+		struct rwrite *w = r->writes;
+		r->writes = w->next;
+		store_cancel(t->store, w->call);
+		rwrite_free(w);
+	}
+	lt_revoker_free(r->rev);
+	lt_session_free(r->cur);
+	lt_session_free(r->old);
+	free(r->addr);
+	free(r);
+	t->replica = NULL;
+}
+
+const char *lt_replica_key(struct locktable *t, uint32_t *gen)
+{
+	struct lt_replica *r = t->replica;
+	struct lt_session_view v;
+	lt_session_view(r->cur, &v);
+	if (v.state == LT_SESSION_ENDED && !next_session(t))
+		return NULL;
+	lt_session_view(r->cur, &v);
+	*gen = r->gen;
+	return v.key;
+}
+
+const char *lt_replica_key_of(const struct locktable *t, uint32_t gen)
+{
+	const struct lt_replica *r = t->replica;
+	if (r == NULL || gen != r->gen)
+		return NULL;
+	struct lt_session_view v;
+	lt_session_view(r->cur, &v);
+	return v.state == LT_SESSION_ENDED ? NULL : v.key;
+}
+
+enum lt_join lt_replica_join(struct locktable *t, uint32_t gen, struct lt_member *m,
+			     int64_t lease_ms, int64_t send_ms)
+{
+	if (lt_replica_key_of(t, gen) == NULL)
+		return LT_JOIN_ENDED;
+	return lt_member_join(t->replica->cur, m, lease_ms, send_ms);
+}
+
+struct lt_session *lt_session_of(const struct locktable *t)
+{
+	return t->replica != NULL ? t->replica->cur : NULL;
+}
+
+/* --- writes of leases gone --- */
+
+static void on_rwrite(void *arg, const struct store_result *res);
+
+static bool rwrite_send(struct rwrite *w)
+{
+	struct store_req req = {
+		.name = w->lock->name,
+		.name_hash = w->lock->hash,
+		.owner = w->owner,
+		.ttl = lt_ttl(w->t),
+	};
+	if (w->kind == RW_RELEASE_LOST) {
+		req.op = STORE_RELEASE;
+	} else {
+		req.op = STORE_RENEW;
+		req.rvn = w->rvn;
+		req.seen_rvn = w->seen_rvn;
+		req.holder = w->holder;
+		req.lease_ms = w->lease_ms;
+	}
+	w->call = store_submit(w->t->store, &req, on_rwrite, w);
+	if (w->call == NULL)
+		return false;
+	w->sends++;
+	return true;
+}
+
+/* What the item now shows, for the lock's waiters here: a write of ours
+ * answered it (nothing of ours holds the lock: the write was on a lease's
+ * owner that no longer has it here). */
+static void rwrite_done(struct rwrite *w, const struct store_result *res)
+{
+	struct lock *lock = w->lock;
+	bool seen = res->status == STORE_OK || (res->status == STORE_REFUSED && res->item.exists);
+	if (seen && lock->held == NULL)
+		lt_lock_see(lock, &res->item);
+	lt_lock_kick(lock);
+	if (res->status == STORE_OK && w->kind == RW_RELEASE_LOST) /* readers may go first */
+		lt_sh_kick(w->t, lock->name);
+}
+
+/* A return to per lease refused by an item still under its owner in
+ * session mode: a renewal by (name, token) landed first, keeping the
+ * session (lt_foreign does for a session not its own): again on the rvn
+ * it shows. */
+static bool unsession_again(struct rwrite *w, const struct store_result *res)
+{
+	const struct lock_item *it = &res->item;
+	if (w->kind != RW_UNSESSION || res->status != STORE_REFUSED || !it->has_owner ||
+	    strcmp(it->owner, w->owner) != 0 || it->session[0] == '\0')
+		return false;
+	snprintf(w->seen_rvn, sizeof(w->seen_rvn), "%s", it->rvn);
+	return true;
+}
+
+static void on_rwrite(void *arg, const struct store_result *res)
+{
+	struct rwrite *w = arg;
+	struct lock *lock = w->lock;
+	w->call = NULL;
+	/* a failure may have applied or not: the same write again (a RENEW
+	 * with its own rvn answers OK once applied; a RELEASE is idempotent) */
+	bool again = (res->status == STORE_TRANSIENT || unsession_again(w, res)) &&
+		     w->sends < LT_REPLICA_SENDS;
+	if (again && rwrite_send(w))
+		return;
+	rwrite_unlink(w);
+	rwrite_done(w, res);
+	rwrite_free(w);
+	lt_lock_unref(lock);
+}
+
+/* Starts w (filled but for its links); out of memory: nothing is sent,
+ * the item waits for a takeover or its session's end. */
+static void rwrite_start(struct rwrite *w)
+{
+	struct lt_replica *r = w->t->replica;
+	w->lock->refs++;
+	if (!rwrite_send(w)) {
+		lt_lock_unref(w->lock);
+		rwrite_free(w);
+		return;
+	}
+	w->next = r->writes;
+	if (r->writes != NULL)
+		r->writes->prev = w;
+	r->writes = w;
+}
+
+static struct rwrite *rwrite_new(struct lock *lock, enum rwrite_kind kind, const char *owner)
+{
+	struct rwrite *w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return NULL;
+	w->t = lock->t;
+	w->lock = lock;
+	w->kind = kind;
+	snprintf(w->owner, sizeof(w->owner), "%s", owner);
+	return w;
+}
+
+void lt_replica_release_lost(struct lock *lock, const char *owner)
+{
+	struct rwrite *w = rwrite_new(lock, RW_RELEASE_LOST, owner);
+	if (w != NULL)
+		rwrite_start(w);
+}
+
+void lt_replica_unsession(struct lock *lock, const char *owner, const char *rvn, const char *holder,
+			  int64_t lease_ms)
+{
+	struct rwrite *w = rwrite_new(lock, RW_UNSESSION, owner);
+	if (w == NULL)
+		return;
+	if (holder != NULL && (w->holder = strdup(holder)) == NULL) {
+		rwrite_free(w);
+		return;
+	}
+	snprintf(w->seen_rvn, sizeof(w->seen_rvn), "%s", rvn);
+	store_new_id(w->rvn);
+	w->lease_ms = lease_ms;
+	rwrite_start(w);
+}
