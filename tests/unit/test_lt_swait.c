@@ -691,6 +691,46 @@ static void read_of_a_session_no_longer_watched_counts_the_lock_only(void **stat
 	fx_free(f);
 }
 
+/* With the holder's side (lt_options.heartbeat = LT_HEARTBEAT_REPLICA):
+ * locktable 1 holds the lock in session mode and beats its session; the
+ * waiter on locktable 0 (lease mode, step 1) never takes it while it
+ * lives, and takes it about a lease after it crashed (lt_free: nothing
+ * more is written), its session killed on the way. */
+static void waiter_and_a_real_holder_in_replica_mode(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct lt_options o = {.holder_label = "p1",
+			       .heartbeat = LT_HEARTBEAT_REPLICA,
+			       .replica_id = "r1",
+			       .addr = "10.0.0.1:6379"};
+	f->lt[1] = lt_new(f->clock, f->store, &f->obs, &o);
+	assert_non_null(f->lt[1]);
+	fx_run(f);
+	struct lease *held = fx_take(f, 1, "job", SLEASE);
+	struct lock_item it = item_of(f, "job");
+	assert_string_not_equal(it.session, ""); /* held in session mode */
+	assert_int_equal(it.slease_ms, SLEASE);
+	struct fx_acq a;
+	fx_acquire(f, 0, "job", WLEASE, true, 0, &a);
+	fx_advance(f, 10 * SLEASE);
+	assert_false(a.done);
+	assert_true(lease_held(held));
+	int64_t token = lease_token(held);
+	lt_free(f->lt[1]); /* crashed */
+	f->lt[1] = NULL;
+	int64_t took = advance_until(f, acq_done, &a, 10, 60000);
+	print_message("taken over %lld ms after the holder's crash\n", (long long)took);
+	assert_true(took >= SLEASE - SLEASE / 3); /* its last beat, up to a third before */
+	assert_true(took <= SLEASE + SLEASE / 3 + 10);
+	assert_non_null(a.lease);
+	assert_true(lease_takeover(a.lease));
+	assert_int_equal(lease_token(a.lease), token + 1);
+	assert_int_equal(fx_req(f, STORE_RELEASE), 1); /* its session killed */
+	lease_release(a.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -706,6 +746,7 @@ int main(void)
 		cmocka_unit_test(announcement_on_a_session_mode_lock),
 		cmocka_unit_test(bad_session_fails_the_queue),
 		cmocka_unit_test(read_of_a_session_no_longer_watched_counts_the_lock_only),
+		cmocka_unit_test(waiter_and_a_real_holder_in_replica_mode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
