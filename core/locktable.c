@@ -449,7 +449,7 @@ static void maybe_announce(struct lock *l, const struct lock_item *item)
 	    !l->elsewhere)
 		return;
 	/* session mode: the real lease, not the 10-year leaseMs */
-	int64_t p = lt_poll_interval(lt_item_session(item) ? item->slease_ms : item->lease_ms);
+	int64_t p = lt_poll_interval(lt_item_lease_ms(item));
 	if (clock_now_ms(l->t->clock) - l->elsewhere_since < p)
 		return;
 	store_new_id(l->ann);
@@ -465,7 +465,8 @@ static void maybe_announce(struct lock *l, const struct lock_item *item)
  * acts on the watch's verdict on item (with sres and rd when it came
  * with its session, lt_swait_feed). WAIT polls at the watch's pace; KILL
  * marks the session dead (as the lock's request in flight, so nothing
- * else of the lock's is sent meanwhile), then reads at once; a takeover
+ * else of the lock's is sent meanwhile), then reads when the watch says
+ * (at once when the lock's own count is due too); a takeover
  * writes on the watch's conditions, and a refusal (the session's check:
  * a heartbeat landed) brings the queue back here; BAD fails the queue as
  * a malformed item does: an item or session out of the mode's bounds

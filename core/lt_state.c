@@ -21,7 +21,7 @@ int64_t lt_remaining_ms(struct locktable *t, const char *name, const struct lock
 		return 0;
 	/* session mode: the real lease (sleaseMs), never the 10-year leaseMs */
 	bool smode = lt_item_session(item);
-	int64_t now = clock_now_ms(t->clock), left = smode ? item->slease_ms : item->lease_ms;
+	int64_t now = clock_now_ms(t->clock), left = lt_item_lease_ms(item);
 	struct lock *l = lt_lock_get(t, name, false);
 	if (l != NULL && l->held != NULL && strcmp(l->held->owner, item->owner) == 0)
 		left = lease_end_ms(l->held) - now;
@@ -43,7 +43,7 @@ void lt_state_of(struct locktable *t, const char *name, const struct lock_item *
 	st->exists = it->exists;
 	st->held = it->has_owner;
 	st->session = lt_item_session(it);
-	st->lease_ms = !it->has_owner ? 0 : st->session ? it->slease_ms : it->lease_ms;
+	st->lease_ms = it->has_owner ? lt_item_lease_ms(it) : 0;
 	st->token = it->fence;
 	st->shared = it->scount > 0 ? it->scount : 0;
 	st->ttl = it->ttl;
