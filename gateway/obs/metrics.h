@@ -38,6 +38,11 @@ struct metrics_src {
 	const struct obs *obs;
 	const char *table; /* the table; "" on the embedded store */
 	struct lt_stats lt;
+	/* --heartbeat replica (core/lt_session.h): the mode is on, and this
+	 * replica's session has these members (leases) and groups (lease
+	 * lengths); false in per-lease mode (no session metrics then) */
+	bool replica_session;
+	size_t session_members, session_groups;
 	size_t sessions;
 	uint64_t auth_failures_redis, auth_failures_pg; /* failed authentications */
 	const struct store_dynamodb_stats *ddb;		/* NULL on the embedded store */
