@@ -49,7 +49,7 @@ static void expect_detached_state(redisContext *c, const char *name, long long t
 {
 	redisReply *r = gw_cmd(c, "LOCK.STATE %s", name);
 	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
-	assert_int_equal(r->elements, 10);
+	assert_int_equal(r->elements, 12);
 	assert_string_equal(r->element[0]->str, "held");
 	assert_int_equal(r->element[1]->integer, 1);
 	assert_string_equal(r->element[4]->str, "lease-ms");
