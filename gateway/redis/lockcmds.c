@@ -308,8 +308,9 @@ static const struct cmd_def lock_cmds[] = {
 	 .arity = 2,
 	 .acl = ACL_READ | ACL_LOCK | ACL_FAST,
 	 .key = 1,
-	 .summary = "Returns the lock's item: held, holder, lease-ms, fencing-token, mine; held "
-		    "shared: mode, limit, writer-waiting and every holder.",
+	 .summary = "Returns the lock's item: held, holder, lease-ms, fencing-token, mine, "
+		    "heartbeat (lease or replica; confirmed-ms-ago when this replica holds it "
+		    "so); held shared: mode, limit, writer-waiting and every holder.",
 	 .group = "generic",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0})},
