@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "lib/aws/creds.h"
-#include "core/lt_session.h"
 #include "core/store/dynamodb/store_dynamodb.h"
 #include "lib/base/lg_assert.h"
 #include "core/store/store_memory.h"
@@ -443,14 +442,7 @@ void backend_metrics(const struct backend *b, struct metrics_src *m,
 	m->obs = &b->obs;
 	m->table = b->cfg->table;
 	lt_stats(b->lt, &m->lt);
-	struct lt_session *ses = lt_session_of(b->lt);
-	m->replica_session = ses != NULL;
-	if (ses != NULL) {
-		struct lt_session_view v;
-		lt_session_view(ses, &v);
-		m->session_members = v.members;
-		m->session_groups = v.groups;
-	}
+	metrics_session(m, lt_session_of(b->lt));
 	m->ddb = NULL;
 	if (on_dynamodb(b)) {
 		store_dynamodb_stats(b->store, ddb);

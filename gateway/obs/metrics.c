@@ -4,6 +4,8 @@
  */
 #include "gateway/obs/metrics.h"
 
+#include "core/lt_session.h"
+
 #include "gateway/obs/otlp.h"
 #include "gateway/redis/commands.h"
 
@@ -86,6 +88,16 @@ static void lock_metrics(const struct metrics_src *m, struct buf *out)
 	       "Leader elections contending again after a transient acquire failure.");
 	labeled(out, "leasegate_lock_contention_retries_total", m->table, "error_type",
 		&o->contention_retries, NULL);
+}
+
+void metrics_session(struct metrics_src *m, const struct lt_session *s)
+{
+	struct lt_session_view v = {0};
+	m->replica_session = s != NULL;
+	if (s != NULL)
+		lt_session_view(s, &v);
+	m->session_members = v.members;
+	m->session_groups = v.groups;
 }
 
 /* --heartbeat replica: the session's writes (CREATE and BEAT) and their

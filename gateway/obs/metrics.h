@@ -54,6 +54,11 @@ struct metrics_src {
 	const struct otlp_stats *traces; /* NULL: tracing off */
 };
 
+/* m's session fields from s, this replica's session (lt_session_of); NULL
+ * in per-lease mode (no session metrics then). */
+struct lt_session;
+void metrics_session(struct metrics_src *m, const struct lt_session *s);
+
 /* Appends the exposition of m to out (a text buffer: buf_printf). */
 void metrics_render(const struct metrics_src *m, struct buf *out);
 

@@ -13,6 +13,7 @@
  * - The loss `session` (the session marked dead by a waiter): the lease's
  *   next use answers -LOST with the gateway's words, the log line of
  *   event 40 says them too, and the counters see the refused heartbeat.
+ * - /metrics' session gauges (metrics_session).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@
 #include "core/store/store_memory.h"
 #include "core/store/store_session.h"
 #include "gateway/obs/events.h"
+#include "gateway/obs/metrics.h"
 #include "gateway/pg/pg_fn.h"
 #include "gateway/pg/pg_int.h"
 #include "gateway/redis/leases.h"
@@ -321,6 +323,28 @@ static void session_marked_dead_is_told_in_words(void **state)
 	buf_free(&b);
 }
 
+/* /metrics' session gauges from this replica's session: its members and
+ * their lease lengths; nothing in per-lease mode. */
+static void metrics_show_the_session(void **state)
+{
+	struct env *e = *state;
+	take(e, "a");
+	take(e, "b");
+	struct ls_acquire_req r = lsf_req_of("c", 2 * LEASE, -1);
+	struct ls_result now;
+	struct lsf_box b = {0};
+	if (ls_acquire(e->s, &r, &now, lsf_got, &b) == LS_PENDING)
+		fx_run(e->f);
+	struct metrics_src m = {0};
+	metrics_session(&m, lt_session_of(e->f->lt[1]));
+	assert_true(m.replica_session);
+	assert_int_equal(m.session_members, 3);
+	assert_int_equal(m.session_groups, 2);
+	metrics_session(&m, lt_session_of(e->f->lt[0]));
+	assert_false(m.replica_session);
+	assert_int_equal(m.session_members, 0);
+}
+
 /* The words of every other reason are its name alone (their -LOST, which
  * clients match, is unchanged). */
 static void other_reasons_keep_their_names(void **state)
@@ -341,6 +365,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(held_elsewhere_or_per_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(session_marked_dead_is_told_in_words, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(metrics_show_the_session, setup, teardown),
 		cmocka_unit_test(other_reasons_keep_their_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
