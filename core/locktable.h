@@ -206,6 +206,13 @@ struct lt_state {
 	 * lease_ms is its sleaseMs (the real lease), never its 10-year
 	 * leaseMs */
 	bool session;
+	/* session: the item names this locktable's own session, not ended —
+	 * this replica holds the lock in session mode. Then confirmed_ago_ms
+	 * is how long ago (this replica's monotonic clock) the send of the
+	 * session's last heartbeat answered in time was (lt_session_view's
+	 * confirmed_ms): -1 before the first, and whenever !session_here. */
+	bool session_here;
+	int64_t confirmed_ago_ms;
 };
 
 typedef void (*lt_state_cb)(void *arg, const struct lt_state *state, const struct lt_error *err);

@@ -36,6 +36,23 @@ int64_t lt_item_remaining_ms(struct locktable *t, const char *name, const struct
 	return lt_remaining_ms(t, name, item);
 }
 
+/* st->session_here and st->confirmed_ago_ms (locktable.h) of item it. */
+static void own_session(struct locktable *t, const struct lock_item *it, struct lt_state *st)
+{
+	struct lt_session *own = lt_session_of(t);
+	struct lt_session_view v;
+	st->session_here = false;
+	st->confirmed_ago_ms = -1;
+	if (own == NULL || !lt_item_session(it))
+		return;
+	lt_session_view(own, &v);
+	if (v.state == LT_SESSION_ENDED || strcmp(it->session, v.key) != 0)
+		return;
+	st->session_here = true;
+	if (v.confirmed_ms >= 0)
+		st->confirmed_ago_ms = clock_now_ms(t->clock) - v.confirmed_ms;
+}
+
 void lt_state_of(struct locktable *t, const char *name, const struct lock_item *it,
 		 struct lt_state *st)
 {
@@ -43,6 +60,7 @@ void lt_state_of(struct locktable *t, const char *name, const struct lock_item *
 	st->exists = it->exists;
 	st->held = it->has_owner;
 	st->session = lt_item_session(it);
+	own_session(t, it, st);
 	st->lease_ms = it->has_owner ? lt_item_lease_ms(it) : 0;
 	st->token = it->fence;
 	st->shared = it->scount > 0 ? it->scount : 0;

@@ -10,7 +10,9 @@
  * granted while the session beats, and is granted about a lease after the
  * beats stop, with a token above the holder's. A release of its other
  * lock by (name, token) from the gateway writes the holder's revocation
- * (its session's revSeq rises). Without LG_MOTO it fails.
+ * (its session's revSeq rises). LOCK.STATE and leasegate.state say the
+ * lock's holder proves it alive by its replica's heartbeat, and a lock the
+ * gateway holds by its own lease. Without LG_MOTO it fails.
  *
  * Timings are asserted loosely (shared, noisy machines) and printed.
  */
@@ -26,6 +28,7 @@
 
 #include <cmocka.h>
 #include <hiredis/hiredis.h>
+#include <libpq-fe.h>
 
 #include "tests/support/gw.h"
 
@@ -85,12 +88,48 @@ static FILE *start_holder(const char *table)
 	return p;
 }
 
+/* LOCK.STATE name says how its holder proves it alive (heartbeat), and
+ * never confirmed-ms-ago: this replica does not hold it in session mode. */
+static void expect_state_heartbeat(redisContext *c, const char *name, const char *heartbeat)
+{
+	redisReply *r = gw_cmd(c, "LOCK.STATE %s", name);
+	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+	assert_int_equal(r->elements, 12);
+	assert_string_equal(r->element[10]->str, "heartbeat");
+	assert_string_equal(r->element[11]->str, heartbeat);
+	freeReplyObject(r);
+}
+
+/* leasegate.state(name) on the PostgreSQL port: heartbeat, and a NULL
+ * confirmed_ms_ago, its last two columns. */
+static void expect_pg_heartbeat(int port, const char *name, const char *heartbeat)
+{
+	char ci[160], sql[128];
+	snprintf(ci, sizeof(ci), "host=127.0.0.1 port=%d user=u dbname=locks connect_timeout=5",
+		 port);
+	PGconn *c = PQconnectdb(ci);
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("cannot connect: %s", PQerrorMessage(c));
+	snprintf(sql, sizeof(sql), "SELECT * FROM leasegate.state('%s')", name);
+	PGresult *r = PQexec(c, sql);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+	assert_int_equal(PQnfields(r), 7);
+	assert_string_equal(PQfname(r, 5), "heartbeat");
+	assert_string_equal(PQgetvalue(r, 0, 5), heartbeat);
+	assert_string_equal(PQfname(r, 6), "confirmed_ms_ago");
+	assert_true(PQgetisnull(r, 0, 6));
+	PQclear(r);
+	PQfinish(c);
+}
+
 static void test_waiter_takes_over_a_session_holder(void **state)
 {
 	struct gw g;
 	assert_true(gw_have_moto());
 	const char *table = gw_new_table();
-	gw_start(&g, table, "--holder-label", "waiter", NULL);
+	struct gw_port pp = gw_free_port_arg();
+	gw_start(&g, table, "--holder-label", "waiter", "--pg-port", pp.arg, NULL);
 	FILE *holder = start_holder(table);
 	long long t0 = gw_now_ms();
 	redisContext *c = gw_connect(&g), *o = gw_connect(&g);
@@ -105,6 +144,12 @@ static void test_waiter_takes_over_a_session_holder(void **state)
 		}
 	assert_true(shown);
 	freeReplyObject(r);
+	expect_state_heartbeat(o, LOCKNAME, "replica");
+	expect_pg_heartbeat(pp.n, LOCKNAME, "replica");
+	gw_expect_int(o, 1, "LOCK.ACQUIRE plain 5000"); /* held per lease, by the gateway */
+	expect_state_heartbeat(o, "plain", "lease");
+	expect_pg_heartbeat(pp.n, "plain", "lease");
+	gw_expect_int(o, 1, "LOCK.RELEASE plain");
 	/* LOCK.LIST TABLE: the same, and how its holder proves it alive */
 	r = gw_cmd(o, "LOCK.LIST TABLE MATCH %s", LOCKNAME);
 	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
