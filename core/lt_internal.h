@@ -424,6 +424,11 @@ const char *lt_replica_key_of(const struct locktable *t, uint32_t gen);
  * longer the current session. */
 enum lt_join lt_replica_join(struct locktable *t, uint32_t gen, struct lt_member *m,
 			     int64_t lease_ms, int64_t send_ms);
+/* key names one of t's sessions (the current one or the one it
+ * replaced): an item of this replica. */
+bool lt_replica_is_ours(const struct locktable *t, const char *key);
+/* The verification sweep of t (lt_sweep.h), NULL in lease mode. */
+struct lt_sweep *lt_sweep_of(const struct locktable *t);
 /* The release, conditioned on owner, of a lease lost in session mode
  * (expired, its session ended, or won too late): its item may name a
  * session that still beats, which nobody would ever take over. Carried by

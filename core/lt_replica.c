@@ -22,6 +22,7 @@
  */
 #include "core/lease.h"
 #include "core/lt_shared.h"
+#include "core/lt_sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ struct rwrite {
 struct lt_replica {
 	struct lt_session *cur, *old;
 	struct lt_revoker *rev; /* acts on cur's revocations (lt_revoke.c) */
+	struct lt_sweep *sweep; /* reads the locks held (lt_sweep.c) */
 	uint32_t gen;		/* cur's; 0 when none could be made */
 	struct lt_session_options o;
 	char replica_id[STORE_SESSION_REPLICA_MAX + 1];
@@ -119,7 +121,8 @@ bool lt_replica_init(struct locktable *t, const struct lt_options *o)
 		.arg = t,
 	};
 	t->replica = r;
-	if ((r->rev = lt_revoker_new(t)) == NULL || !next_session(t)) {
+	if ((r->rev = lt_revoker_new(t)) == NULL ||
+	    (r->sweep = lt_sweep_new(t, o->sweep_ms)) == NULL || !next_session(t)) {
 		lt_replica_free(t);
 		return false;
 	}
@@ -155,6 +158,7 @@ void lt_replica_free(struct locktable *t)
 		rwrite_free(w);
 	}
 	lt_revoker_free(r->rev);
+	lt_sweep_free(r->sweep);
 	lt_session_free(r->cur);
 	lt_session_free(r->old);
 	free(r->addr);
@@ -190,6 +194,28 @@ enum lt_join lt_replica_join(struct locktable *t, uint32_t gen, struct lt_member
 	if (lt_replica_key_of(t, gen) == NULL)
 		return LT_JOIN_ENDED;
 	return lt_member_join(t->replica->cur, m, lease_ms, send_ms);
+}
+
+bool lt_replica_is_ours(const struct locktable *t, const char *key)
+{
+	const struct lt_replica *r = t->replica;
+	if (r == NULL || key == NULL || key[0] == '\0')
+		return false;
+	struct lt_session *both[2] = {r->cur, r->old};
+	for (int i = 0; i < 2; i++) {
+		struct lt_session_view v;
+		if (both[i] == NULL)
+			continue;
+		lt_session_view(both[i], &v);
+		if (strcmp(v.key, key) == 0)
+			return true;
+	}
+	return false;
+}
+
+struct lt_sweep *lt_sweep_of(const struct locktable *t)
+{
+	return t->replica != NULL ? t->replica->sweep : NULL;
 }
 
 struct lt_session *lt_session_of(const struct locktable *t)

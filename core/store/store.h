@@ -350,6 +350,7 @@ struct store_session_result;
 typedef void (*store_session_cb)(void *arg, const struct store_session_result *res);
 struct store_revoke_req;
 struct store_revoke_result;
+struct store_batch_result;
 /* An answer about revocations (store_revoke.h). */
 typedef void (*store_revoke_cb)(void *arg, const struct store_revoke_result *res);
 /* A keyspace commit's answer (store_kv.h). */
@@ -400,6 +401,10 @@ struct store_ops {
 	 * NULL: the store has no revocations (nor takes .revoke_session). */
 	struct store_call *(*revoke_submit)(struct store *s, const struct store_revoke_req *req,
 					    store_revoke_cb cb, void *arg);
+	/* store_batch_read() (store_batch.h); cancelled with cancel. NULL:
+	 * the store cannot. */
+	struct store_call *(*batch_read)(struct store *s, struct store_batch_result *res,
+					 void (*cb)(void *arg), void *arg);
 };
 
 struct store {

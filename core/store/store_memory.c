@@ -786,6 +786,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->sh = NULL;
 	call->sess = NULL;
 	call->rev = NULL;
+	call->batch = NULL;
 	call->size = sizeof(*call) + need;
 	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
@@ -872,6 +873,7 @@ static struct store_call *mem_scan(struct store *s, const char *cursor, unsigned
 	call->sh = NULL;
 	call->sess = NULL;
 	call->rev = NULL;
+	call->batch = NULL;
 	call->req.op = STORE_SCAN;
 	if (!from_start) {
 		memcpy(call->text, after, need);
@@ -970,6 +972,7 @@ static const struct store_ops memory_ops = {
 	.sh_submit = mem_sh_submit,
 	.session_submit = mem_session_submit,
 	.revoke_submit = mem_revoke_submit,
+	.batch_read = mem_batch_read,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,
