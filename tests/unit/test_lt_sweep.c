@@ -203,8 +203,8 @@ static void healthy_items_cause_nothing(void **state)
 	fx_free(f);
 }
 
-/* n leases held: the batch reads of each of two periods, and in which
- * tenth of the period each was sent (per[10]). */
+/* n leases held: the batch reads of each of two periods (each lease read
+ * once in each), and in which tenth of the first each was sent (per[10]). */
 static void sweep_n(int n, uint64_t *period_reads, unsigned per[10])
 {
 	struct fx *f = sfx_new();
@@ -218,7 +218,7 @@ static void sweep_n(int n, uint64_t *period_reads, unsigned per[10])
 	fx_advance(f, PERIOD - fx_now(f) - 1);
 	memset(per, 0, 10 * sizeof(*per));
 	for (int p = 0; p < 2; p++) {
-		uint64_t before = fx_req(f, STORE_READ);
+		uint64_t before = fx_req(f, STORE_READ), items = stats(f)->items;
 		for (int tenth = 0; tenth < 10; tenth++) {
 			uint64_t r0 = fx_req(f, STORE_READ);
 			fx_advance(f, PERIOD / 10);
@@ -226,6 +226,7 @@ static void sweep_n(int n, uint64_t *period_reads, unsigned per[10])
 				per[tenth] = (unsigned)(fx_req(f, STORE_READ) - r0);
 		}
 		period_reads[p] = fx_req(f, STORE_READ) - before;
+		assert_int_equal(stats(f)->items - items, n); /* every lease, once */
 	}
 	for (int i = 0; i < n; i++) {
 		assert_true(lease_held(l[i]));
