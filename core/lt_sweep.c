@@ -12,8 +12,9 @@
  *     taken over, released, forced, adopted: lt_lease_refused);
  *   - an item found naming this replica's session under an owner no lease
  *     here holds, and no write of this table on that lock in flight, is
- *     released, conditioned on that owner (lt_replica_release_lost): its
- *     session beats, so nobody would ever take it over.
+ *     released, conditioned on that owner, session and rvn
+ *     (lt_replica_release_lost): its session beats, so nobody would ever
+ *     take it over.
  * An item that shows the lease's owner and session under another rvn is
  * a write of that lease (its explicit renewal, one by (name, token) from
  * another replica): nothing ends.
@@ -157,7 +158,7 @@ static void tick(void *arg)
 }
 
 /* An item naming this replica's session under an owner that nothing here
- * holds or is writing: released, conditioned on that owner. Called while
+ * holds or is writing: released, conditioned on the item as read. Called while
  * the lease the read was for still holds the lock (under another owner). */
 static void release_untracked(struct lt_sweep *sw, struct lock *lock, const struct lock_item *it)
 {
@@ -167,7 +168,7 @@ static void release_untracked(struct lt_sweep *sw, struct lock *lock, const stru
 	    (lock->held != NULL && strcmp(lock->held->owner, it->owner) == 0))
 		return;
 	sw->stats.orphans++;
-	lt_replica_release_lost(lock, it->owner);
+	lt_replica_release_lost(lock, it->owner, it->rvn, it->session);
 }
 
 /* Entry i of the batch, read: its lease judged (still the one it was

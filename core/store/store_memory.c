@@ -421,6 +421,16 @@ static bool adoptable(const struct mitem *it, const struct store_req *r)
 
 /* A renewal's rvn condition (store.h): the rvn its lease last wrote, or
  * its own (an earlier attempt of it applied). */
+/* A lost lease's release, on the rvn and session it knew (RELEASE in
+ * store.h): each only when given. */
+static bool release_seen_ok(const struct mitem *it, const struct store_req *r)
+{
+	const char *session =
+		it->rare != NULL && it->rare->session != NULL ? it->rare->session : "";
+	return (r->seen_rvn == NULL || strcmp(it->rvn, r->seen_rvn) == 0) &&
+	       (r->seen_session == NULL || strcmp(session, r->seen_session) == 0);
+}
+
 static bool renew_rvn_ok(const struct mitem *it, const struct store_req *r)
 {
 	return r->seen_rvn == NULL || strcmp(it->rvn, r->seen_rvn) == 0 ||
@@ -502,7 +512,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RELEASE:
-		if (it == NULL || (!r->unconditional && !owner_is(it, r->owner)))
+		if (it == NULL || (!r->unconditional && !owner_is(it, r->owner)) ||
+		    !release_seen_ok(it, r))
 			break;
 		if (r->revoke_session != NULL && !mem_revoke_prepare(ms, r, &rev, res))
 			goto revoke_refused;

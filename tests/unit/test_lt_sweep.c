@@ -6,7 +6,8 @@
  * renewal would lose them, healthy items left alone, reads spread evenly
  * over the period, ceil(N / 100) batch reads a period for N leases, an
  * untracked item naming this replica's session released (one naming
- * another session left alone). Fake clock, embedded store, no sleeps.
+ * another session left alone); and a lost lease's release conditioned on
+ * the session and rvn it knew. Fake clock, embedded store, no sleeps.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -323,6 +324,72 @@ static void failed_batch_ends_nothing_until_the_next_period(void **state)
 	fx_free(f);
 }
 
+/* The lease's heartbeats stop being answered (they apply): it expires by
+ * the holder's clock, before any sweep, and its release is sent. */
+static void expire(struct fx *f, struct lost *lo)
+{
+	store_memory_session_lose(f->store, 1000);
+	fx_advance(f, 2 * LEASE);
+	fx_run(f);
+	assert_int_equal(lo->calls, 1);
+	assert_int_equal(lo->why, LT_EXPIRED);
+	store_memory_session_lose(f->store, 0);
+}
+
+/* A lost lease's release is conditioned on the session it knew: an item
+ * put back per lease under its owner meanwhile is left (it runs out by
+ * its own leaseMs); a newer owner's item, in this session, is left too. */
+static void lost_lease_release_leaves_an_item_in_another_form(void **state)
+{
+	struct fx *f = sfx_new();
+	struct lost lo, lo2;
+	struct lease *l = take(f, "job", &lo);
+	struct store_req r = {.op = STORE_RENEW,
+			      .name = "job",
+			      .owner = lease_owner(l),
+			      .rvn = "per-lease",
+			      .lease_ms = LEASE};
+	assert_int_equal(outside(f, r).status, STORE_OK);
+	expire(f, &lo);
+	struct lock_item it = item_of(f, "job");
+	assert_string_equal(it.owner, lease_owner(l));
+	assert_string_equal(it.rvn, "per-lease");
+	lease_release(l);
+	/* a newer owner */
+	struct lease *m = take(f, "job2", &lo2);
+	taken_by_x(f, "job2", key_of(f));
+	expire(f, &lo2);
+	assert_string_equal(item_of(f, "job2").owner, "x");
+	lease_release(m);
+	fx_free(f);
+}
+
+/* A renewal by (name, token) from another replica keeps the session under
+ * a new rvn: the release of the lost lease, refused on the rvn it knew,
+ * goes again on the one the item shows. */
+static void lost_lease_release_follows_a_renewal_by_token(void **state)
+{
+	struct fx *f = sfx_new();
+	struct lost lo;
+	struct lease *l = take(f, "job", &lo);
+	struct store_req r = {.op = STORE_RENEW,
+			      .name = "job",
+			      .owner = lease_owner(l),
+			      .rvn = "by-token",
+			      .seen_rvn = lease_rvn(l),
+			      .lease_ms = LEASE,
+			      .session = key_of(f)};
+	assert_int_equal(outside(f, r).status, STORE_OK);
+	uint64_t releases = fx_req(f, STORE_RELEASE);
+	expire(f, &lo);
+	struct lock_item it = item_of(f, "job");
+	assert_false(it.has_owner);
+	assert_string_equal(it.session, "");
+	assert_int_equal(fx_req(f, STORE_RELEASE) - releases, 2);
+	lease_release(l);
+	fx_free(f);
+}
+
 static void bad_sweep_periods_are_refused(void **state)
 {
 	struct fx *f = fx_new(0, false);
@@ -347,6 +414,8 @@ int main(void)
 		cmocka_unit_test(untracked_item_of_this_session_is_released),
 		cmocka_unit_test(untracked_item_of_another_session_is_left),
 		cmocka_unit_test(failed_batch_ends_nothing_until_the_next_period),
+		cmocka_unit_test(lost_lease_release_leaves_an_item_in_another_form),
+		cmocka_unit_test(lost_lease_release_follows_a_renewal_by_token),
 		cmocka_unit_test(bad_sweep_periods_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
