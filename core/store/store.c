@@ -49,7 +49,8 @@ bool store_req_session_valid(const struct store_req *r)
 	if (r->session != NULL && ((!acquire && r->op != STORE_RENEW && r->op != STORE_ADOPT) ||
 				   !session_key_ok(r->session)))
 		return false;
-	if (r->op == STORE_RELEASE) /* a lost lease's (store.h RELEASE) */
+	if (r->op == STORE_RELEASE && (r->seen_rvn != NULL || r->seen_session != NULL))
+		/* a lost lease's (store.h RELEASE) */
 		return (r->seen_session == NULL || session_key_ok(r->seen_session)) &&
 		       (r->seen_rvn == NULL || printable_ok(r->seen_rvn, STORE_ID_MAX)) &&
 		       !r->unconditional && r->token == 0 && r->revoke_session == NULL &&
