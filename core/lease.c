@@ -236,12 +236,14 @@ static bool extend(struct lease *l, int64_t send_ms, const char *rvn)
 }
 
 /* A lease lost in session mode for reason: its item may still name a
- * session that beats, so it is released (conditioned on its owner) unless
- * it is another's or gone already. */
+ * session that beats, so it is released (conditioned on its owner, its
+ * session and its rvn) unless it is another's, in another form, or gone
+ * already. */
 static void release_if_orphan(struct lease *l, enum lt_loss reason)
 {
 	if (l->in_session && (reason == LT_EXPIRED || reason == LT_SESSION))
-		lt_replica_release_lost(l->lock, l->owner);
+		lt_replica_release_lost(l->lock, l->owner, l->rvn,
+					lt_replica_key_any(l->t, l->sess_gen));
 }
 
 /* The lease is lost for reason; item is the refusing item, if any. */

@@ -79,6 +79,11 @@ struct lt_options {
 	 * ttl_retention_ms is set */
 	const char *replica_id;
 	const char *addr;
+	/* LT_HEARTBEAT_REPLICA: the verification sweep's period, ms: every
+	 * lock held in session mode read once in it (core/lt_sweep.h); 0:
+	 * LT_SWEEP_DEFAULT_MS (5 minutes), else LT_SWEEP_MIN_MS..
+	 * LT_SWEEP_MAX_MS */
+	int64_t sweep_ms;
 };
 
 /* An error of the store, passed up to the caller. */

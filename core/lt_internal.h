@@ -424,12 +424,26 @@ const char *lt_replica_key_of(const struct locktable *t, uint32_t gen);
  * longer the current session. */
 enum lt_join lt_replica_join(struct locktable *t, uint32_t gen, struct lt_member *m,
 			     int64_t lease_ms, int64_t send_ms);
+/* key names one of t's sessions (the current one or the one it
+ * replaced): an item of this replica. */
+bool lt_replica_is_ours(const struct locktable *t, const char *key);
+/* The verification sweep of t (lt_sweep.h), NULL in lease mode. */
+struct lt_sweep *lt_sweep_of(const struct locktable *t);
 /* The release, conditioned on owner, of a lease lost in session mode
  * (expired, its session ended, or won too late): its item may name a
- * session that still beats, which nobody would ever take over. Carried by
- * the table; tried LT_REPLICA_SENDS times on errors. */
+ * session that still beats, which nobody would ever take over. With
+ * session (a key, else NULL) also conditioned on it and on rvn (the one
+ * last known): refused by an item still under that owner and session with
+ * another rvn (a write of the lease it did not know), it is sent again on
+ * that rvn; an item under that owner in another form (per lease, another
+ * session) is left. Carried by the table; tried LT_REPLICA_SENDS times in
+ * all on errors and such refusals. */
 #define LT_REPLICA_SENDS 3
-void lt_replica_release_lost(struct lock *lock, const char *owner);
+void lt_replica_release_lost(struct lock *lock, const char *owner, const char *rvn,
+			     const char *session);
+/* The key of session gen, ended or not, while t still has it (the current
+ * one or the one before); NULL else. */
+const char *lt_replica_key_any(const struct locktable *t, uint32_t gen);
 /* A detached lease's item back to per-lease form: a RENEW naming no
  * session, conditioned on owner and rvn (the lease's last), with a new
  * rvn, its lease, holder and TTL. Carried by the table, as above. */

@@ -22,13 +22,14 @@
  */
 #include "core/lease.h"
 #include "core/lt_shared.h"
+#include "core/lt_sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum rwrite_kind {
-	RW_RELEASE_LOST, /* RELEASE if owner = :owner */
+	RW_RELEASE_LOST, /* RELEASE if owner = :owner (and rvn, session) */
 	RW_UNSESSION	 /* RENEW naming no session, on the lease's rvn */
 };
 
@@ -45,11 +46,13 @@ struct rwrite {
 	char owner[STORE_ID_MAX + 1];
 	char seen_rvn[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
+	char session[STORE_SESSION_KEY_MAX + 1]; /* RW_RELEASE_LOST's, "" none */
 };
 
 struct lt_replica {
 	struct lt_session *cur, *old;
 	struct lt_revoker *rev; /* acts on cur's revocations (lt_revoke.c) */
+	struct lt_sweep *sweep; /* reads the locks held (lt_sweep.c) */
 	uint32_t gen;		/* cur's; 0 when none could be made */
 	struct lt_session_options o;
 	char replica_id[STORE_SESSION_REPLICA_MAX + 1];
@@ -119,7 +122,8 @@ bool lt_replica_init(struct locktable *t, const struct lt_options *o)
 		.arg = t,
 	};
 	t->replica = r;
-	if ((r->rev = lt_revoker_new(t)) == NULL || !next_session(t)) {
+	if ((r->rev = lt_revoker_new(t)) == NULL ||
+	    (r->sweep = lt_sweep_new(t, o->sweep_ms)) == NULL || !next_session(t)) {
 		lt_replica_free(t);
 		return false;
 	}
@@ -155,6 +159,7 @@ void lt_replica_free(struct locktable *t)
 		rwrite_free(w);
 	}
 	lt_revoker_free(r->rev);
+	lt_sweep_free(r->sweep);
 	lt_session_free(r->cur);
 	lt_session_free(r->old);
 	free(r->addr);
@@ -192,6 +197,28 @@ enum lt_join lt_replica_join(struct locktable *t, uint32_t gen, struct lt_member
 	return lt_member_join(t->replica->cur, m, lease_ms, send_ms);
 }
 
+bool lt_replica_is_ours(const struct locktable *t, const char *key)
+{
+	const struct lt_replica *r = t->replica;
+	if (r == NULL || key == NULL || key[0] == '\0')
+		return false;
+	struct lt_session *both[2] = {r->cur, r->old};
+	for (int i = 0; i < 2; i++) {
+		struct lt_session_view v;
+		if (both[i] == NULL)
+			continue;
+		lt_session_view(both[i], &v);
+		if (strcmp(v.key, key) == 0)
+			return true;
+	}
+	return false;
+}
+
+struct lt_sweep *lt_sweep_of(const struct locktable *t)
+{
+	return t->replica != NULL ? t->replica->sweep : NULL;
+}
+
 struct lt_session *lt_session_of(const struct locktable *t)
 {
 	return t->replica != NULL ? t->replica->cur : NULL;
@@ -211,6 +238,8 @@ static bool rwrite_send(struct rwrite *w)
 	};
 	if (w->kind == RW_RELEASE_LOST) {
 		req.op = STORE_RELEASE;
+		req.seen_rvn = w->seen_rvn[0] != '\0' ? w->seen_rvn : NULL;
+		req.seen_session = w->session[0] != '\0' ? w->session : NULL;
 	} else {
 		req.op = STORE_RENEW;
 		req.rvn = w->rvn;
@@ -253,6 +282,21 @@ static bool unsession_again(struct rwrite *w, const struct store_result *res)
 	return true;
 }
 
+/* A release of a lost lease refused by its item still under its owner and
+ * session with another rvn: a write of that lease it did not know landed
+ * (a renewal whose answer was lost, one by (name, token) from another
+ * replica, which keeps the session): again on the rvn it shows. */
+static bool release_again(struct rwrite *w, const struct store_result *res)
+{
+	const struct lock_item *it = &res->item;
+	if (w->kind != RW_RELEASE_LOST || res->status != STORE_REFUSED || w->session[0] == '\0' ||
+	    !it->has_owner || strcmp(it->owner, w->owner) != 0 ||
+	    strcmp(it->session, w->session) != 0 || strcmp(it->rvn, w->seen_rvn) == 0)
+		return false;
+	snprintf(w->seen_rvn, sizeof(w->seen_rvn), "%s", it->rvn);
+	return true;
+}
+
 static void on_rwrite(void *arg, const struct store_result *res)
 {
 	struct rwrite *w = arg;
@@ -260,7 +304,8 @@ static void on_rwrite(void *arg, const struct store_result *res)
 	w->call = NULL;
 	/* a failure may have applied or not: the same write again (a RENEW
 	 * with its own rvn answers OK once applied; a RELEASE is idempotent) */
-	bool again = (res->status == STORE_TRANSIENT || unsession_again(w, res)) &&
+	bool again = (res->status == STORE_TRANSIENT || unsession_again(w, res) ||
+		      release_again(w, res)) &&
 		     w->sends < LT_REPLICA_SENDS;
 	if (again && rwrite_send(w))
 		return;
@@ -299,11 +344,31 @@ static struct rwrite *rwrite_new(struct lock *lock, enum rwrite_kind kind, const
 	return w;
 }
 
-void lt_replica_release_lost(struct lock *lock, const char *owner)
+void lt_replica_release_lost(struct lock *lock, const char *owner, const char *rvn,
+			     const char *session)
 {
 	struct rwrite *w = rwrite_new(lock, RW_RELEASE_LOST, owner);
-	if (w != NULL)
-		rwrite_start(w);
+	if (w == NULL)
+		return;
+	if (session != NULL && session[0] != '\0') { /* the rvn only with it */
+		snprintf(w->session, sizeof(w->session), "%s", session);
+		snprintf(w->seen_rvn, sizeof(w->seen_rvn), "%s", rvn != NULL ? rvn : "");
+	}
+	rwrite_start(w);
+}
+
+const char *lt_replica_key_any(const struct locktable *t, uint32_t gen)
+{
+	const struct lt_replica *r = t->replica;
+	if (r == NULL || gen == 0)
+		return NULL;
+	uint32_t before = r->gen == 1 ? UINT32_MAX : r->gen - 1; /* 0 is skipped */
+	const struct lt_session *s = gen == r->gen ? r->cur : gen == before ? r->old : NULL;
+	if (s == NULL)
+		return NULL;
+	struct lt_session_view v;
+	lt_session_view(s, &v);
+	return v.key;
 }
 
 void lt_replica_unsession(struct lock *lock, const char *owner, const char *rvn, const char *holder,

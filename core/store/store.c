@@ -49,6 +49,13 @@ bool store_req_session_valid(const struct store_req *r)
 	if (r->session != NULL && ((!acquire && r->op != STORE_RENEW && r->op != STORE_ADOPT) ||
 				   !session_key_ok(r->session)))
 		return false;
+	if (r->op == STORE_RELEASE && (r->seen_rvn != NULL || r->seen_session != NULL))
+		/* a lost lease's (store.h RELEASE) */
+		return (r->seen_session == NULL || session_key_ok(r->seen_session)) &&
+		       (r->seen_rvn == NULL || printable_ok(r->seen_rvn, STORE_ID_MAX)) &&
+		       !r->unconditional && r->token == 0 && r->revoke_session == NULL &&
+		       r->session == NULL && r->sess_check == STORE_SESS_CHECK_NONE &&
+		       r->sess_rvn == NULL;
 	if (r->seen_session != NULL &&
 	    (!acquire || r->seen_rvn == NULL ||
 	     (r->seen_session[0] != '\0' && !session_key_ok(r->seen_session))))
@@ -74,7 +81,8 @@ struct store_call *store_submit(struct store *s, const struct store_req *req, st
 {
 	/* the common request has no session field: three tests */
 	if ((req->session != NULL || req->seen_session != NULL ||
-	     req->sess_check != STORE_SESS_CHECK_NONE || req->sess_rvn != NULL) &&
+	     req->sess_check != STORE_SESS_CHECK_NONE || req->sess_rvn != NULL ||
+	     (req->op == STORE_RELEASE && req->seen_rvn != NULL)) &&
 	    !store_req_session_valid(req))
 		return NULL;
 	if (req->revoke_session != NULL &&

@@ -102,6 +102,11 @@
  *             With .token and .revoke_session (`--heartbeat replica`), the
  *             same write, a revocation entry and the session's revSeq in
  *             one transaction (store_revoke.h); ADOPT likewise.
+	     A lost lease's release (`--heartbeat replica`) may also be
+	     conditioned on the item as the lease last knew it: with
+	     .seen_rvn also rvn = :seen_rvn, with .seen_session also
+	     session = :seen_session (never with .unconditional, .token or
+	     .revoke_session). REFUSED then: the item as it is.
 	     Every release also admits the readers registered behind the
 	     lease (store_shared.h): REMOVE rwaiters SET radmit =
 	     if_not_exists(rwaiters, "-"); ACQUIRE (unless .unconditional)
@@ -265,7 +270,8 @@ struct store_req {
 	const char *owner;    /* ACQUIRE: new owner; RENEW/RELEASE/CHECK: mine */
 	const char *rvn;      /* ACQUIRE/RENEW: the new rvn */
 	const char *seen_rvn; /* ACQUIRE: takeover condition; RENEW: the rvn
-				 the lease last wrote; or NULL */
+				 the lease last wrote; RELEASE: a condition
+				 (see RELEASE); or NULL */
 	/* ACQUIRE: the fence of the item it decided on (0: none, or no
 	 * item), a condition with has_seen_fence (see ACQUIRE) */
 	int64_t seen_fence;
@@ -296,7 +302,8 @@ struct store_req {
 	/* Session mode (see ACQUIRE): ACQUIRE/RENEW/ADOPT, the holder's
 	 * session key ("SESSION#<replica>#<incarnation>"), or NULL to write
 	 * per lease; ACQUIRE with seen_rvn, the session the item showed (""
-	 * for none), or NULL for no condition on it; and the check of that
+	 * for none), or NULL for no condition on it; RELEASE, the session
+	 * the item must name (see RELEASE), or NULL; and the check of that
 	 * session's item, with the rvn it must have (STORE_SESS_CHECK_RVN,
 	 * else NULL). */
 	const char *session;
@@ -350,6 +357,7 @@ struct store_session_result;
 typedef void (*store_session_cb)(void *arg, const struct store_session_result *res);
 struct store_revoke_req;
 struct store_revoke_result;
+struct store_batch_result;
 /* An answer about revocations (store_revoke.h). */
 typedef void (*store_revoke_cb)(void *arg, const struct store_revoke_result *res);
 /* A keyspace commit's answer (store_kv.h). */
@@ -400,6 +408,10 @@ struct store_ops {
 	 * NULL: the store has no revocations (nor takes .revoke_session). */
 	struct store_call *(*revoke_submit)(struct store *s, const struct store_revoke_req *req,
 					    store_revoke_cb cb, void *arg);
+	/* store_batch_read() (store_batch.h); cancelled with cancel. NULL:
+	 * the store cannot. */
+	struct store_call *(*batch_read)(struct store *s, struct store_batch_result *res,
+					 void (*cb)(void *arg), void *arg);
 };
 
 struct store {
@@ -476,7 +488,9 @@ uint64_t store_requests_total(const struct store *s);
 const char *store_op_name(enum store_op op);
 const char *store_status_name(enum store_status st);
 
-/* The session fields of req within their bounds (see ACQUIRE): .session
+/* The session fields of req within their bounds (see ACQUIRE and
+ * RELEASE): on a RELEASE, .seen_session a session key and .seen_rvn an id
+ * (either NULL), on a release by its owner only; else .session
  * only on ACQUIRE, RENEW, ADOPT and a session key (printable, at most
  * STORE_SESSION_KEY_MAX bytes, "SESSION#" and more); .seen_session only on
  * an ACQUIRE with .seen_rvn, "" or a session key; a .sess_check only on a

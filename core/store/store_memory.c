@@ -421,6 +421,16 @@ static bool adoptable(const struct mitem *it, const struct store_req *r)
 
 /* A renewal's rvn condition (store.h): the rvn its lease last wrote, or
  * its own (an earlier attempt of it applied). */
+/* A lost lease's release, on the rvn and session it knew (RELEASE in
+ * store.h): each only when given. */
+static bool release_seen_ok(const struct mitem *it, const struct store_req *r)
+{
+	const char *session =
+		it->rare != NULL && it->rare->session != NULL ? it->rare->session : "";
+	return (r->seen_rvn == NULL || strcmp(it->rvn, r->seen_rvn) == 0) &&
+	       (r->seen_session == NULL || strcmp(session, r->seen_session) == 0);
+}
+
 static bool renew_rvn_ok(const struct mitem *it, const struct store_req *r)
 {
 	return r->seen_rvn == NULL || strcmp(it->rvn, r->seen_rvn) == 0 ||
@@ -502,7 +512,8 @@ static void apply(struct mstore *ms, const struct store_req *r, uint64_t h,
 		mem_copy_out(it, &res->item);
 		return;
 	case STORE_RELEASE:
-		if (it == NULL || (!r->unconditional && !owner_is(it, r->owner)))
+		if (it == NULL || (!r->unconditional && !owner_is(it, r->owner)) ||
+		    !release_seen_ok(it, r))
 			break;
 		if (r->revoke_session != NULL && !mem_revoke_prepare(ms, r, &rev, res))
 			goto revoke_refused;
@@ -786,6 +797,7 @@ static struct store_call *mem_submit(struct store *s, const struct store_req *re
 	call->sh = NULL;
 	call->sess = NULL;
 	call->rev = NULL;
+	call->batch = NULL;
 	call->size = sizeof(*call) + need;
 	call->hash = req->name_hash != 0 ? req->name_hash : store_name_hash(req->name);
 	__builtin_prefetch(&ms->buckets[call->hash & (ms->nbuckets - 1)]);
@@ -872,6 +884,7 @@ static struct store_call *mem_scan(struct store *s, const char *cursor, unsigned
 	call->sh = NULL;
 	call->sess = NULL;
 	call->rev = NULL;
+	call->batch = NULL;
 	call->req.op = STORE_SCAN;
 	if (!from_start) {
 		memcpy(call->text, after, need);
@@ -970,6 +983,7 @@ static const struct store_ops memory_ops = {
 	.sh_submit = mem_sh_submit,
 	.session_submit = mem_session_submit,
 	.revoke_submit = mem_revoke_submit,
+	.batch_read = mem_batch_read,
 	.submit = mem_submit,
 	.cancel = mem_cancel,
 	.read_now = mem_read_now,

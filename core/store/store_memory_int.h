@@ -137,6 +137,9 @@ struct store_call {
 	/* A revocation's request (store_memory_revoke.c): its copy, freed
 	 * with the call. */
 	struct mem_rev *rev;
+	/* A batch read (store_memory_batch.c), its completion a scan_cb:
+	 * the caller's result; NULL for every other call. */
+	struct store_batch_result *batch;
 	struct store_req req; /* strings point into text */
 	char text[];
 };
@@ -266,6 +269,10 @@ struct mem_rev_end {
 bool mem_revoke_prepare(struct mstore *ms, const struct store_req *r, struct mem_rev_end *e,
 			struct store_result *res) __attribute__((warn_unused_result));
 void mem_revoke_commit(struct mstore *ms, struct mem_rev_end *e);
+
+/* store_memory_batch.c: store_batch_read() of the embedded store. */
+struct store_call *mem_batch_read(struct store *s, struct store_batch_result *res,
+				  void (*cb)(void *arg), void *arg);
 
 /* store_memory_shared.c: store_sh_submit() of the embedded store. */
 struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req, store_sh_cb cb,

@@ -31,6 +31,7 @@
 #include "lib/base/clock.h"
 #include "lib/http/http.h"
 #include "core/store/dynamodb/store_dynamodb.h"
+#include "core/store/store_batch.h"
 #include "core/store/store_session.h"
 #include "core/store/store_shared.h"
 #include "tests/support/fake_ddb.h"
@@ -977,6 +978,86 @@ static void session_read_cancelled_in_its_second_round(void **state)
 	assert_int_equal(e->s->in_flight, 0);
 }
 
+/* ---- batch reads (core/store/store_batch.h) ---- */
+
+static void on_batch(void *arg)
+{
+	*(bool *)arg = true;
+}
+
+#define LOCK_B_ITEM                                                                                \
+	"{\"pk\":{\"S\":\"LOCK#b\"},\"_type\":{\"S\":\"LOCK\"},\"owner\":{\"S\":\"o2\"},"          \
+	"\"rvn\":{\"S\":\"y\"},\"leaseMs\":{\"N\":\"30000\"},\"fence\":{\"N\":\"2\"}}"
+
+/* a, b and c read in one batch: its result, and the requests it took */
+static unsigned batch_abc(struct env *e, struct store_batch_result *res,
+			  struct store_batch_entry ent[3])
+{
+	static const char *const names[] = {"a", "b", "c"};
+	unsigned before = fake_ddb_requests(e->fake);
+	memset(ent, 0, 3 * sizeof(*ent));
+	for (int i = 0; i < 3; i++)
+		ent[i].name = names[i];
+	*res = (struct store_batch_result){.entries = ent, .count = 3};
+	bool done = false;
+	assert_non_null(store_batch_read(e->s, res, on_batch, &done));
+	run_until(&done);
+	assert_true(done);
+	return fake_ddb_requests(e->fake) - before;
+}
+
+/* A batch read asks again, in the same call, for its UnprocessedKeys
+ * alone; a key neither answered nor left is an item that is not there. */
+static void batch_read_asks_unprocessed_again(void **state)
+{
+	struct env *e = *state;
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[" LOCK_B_ITEM
+						      "]}," LOCK_LEFT "}"});
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){
+			      .body = "{\"Responses\":{\"Locks\":[{\"pk\":{\"S\":\"LOCK#a\"},"
+				      "\"_type\":{\"S\":\"LOCK\"},\"owner\":{\"S\":\"o1\"},"
+				      "\"rvn\":{\"S\":\"x\"},\"leaseMs\":{\"N\":\"30000\"},"
+				      "\"fence\":{\"N\":\"4\"}}]}}"});
+	struct store_batch_result res;
+	struct store_batch_entry ent[3];
+	assert_int_equal(batch_abc(e, &res, ent), 2);
+	assert_int_equal(res.status, STORE_OK);
+	const char *body = fake_ddb_last(e->fake)->body;
+	assert_non_null(strstr(body, "LOCK#a"));
+	assert_null(strstr(body, "LOCK#b")); /* came back: not asked again */
+	assert_null(strstr(body, "LOCK#c"));
+	assert_non_null(strstr(body, "\"ConsistentRead\":true"));
+	assert_true(ent[0].read && ent[1].read && ent[2].read);
+	assert_string_equal(ent[0].item.owner, "o1");
+	assert_int_equal(ent[0].item.fence, 4);
+	assert_string_equal(ent[1].item.owner, "o2");
+	assert_false(ent[2].item.exists);
+}
+
+/* Keys left round after round end TRANSIENT, the entries read marked. */
+static void batch_read_unprocessed_gives_up(void **state)
+{
+	struct env *e = *state;
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[" LOCK_B_ITEM
+						      "]}," LOCK_LEFT "}"});
+	for (int i = 0; i < 7; i++)
+		fake_ddb_push(e->fake,
+			      (struct fake_ddb_reply){
+				      .body = "{\"Responses\":{\"Locks\":[]}," LOCK_LEFT "}"});
+	struct store_batch_result res;
+	struct store_batch_entry ent[3];
+	assert_int_equal(batch_abc(e, &res, ent), 8);
+	assert_int_equal(res.status, STORE_TRANSIENT);
+	assert_string_equal(res.error_type, "UnprocessedKeys");
+	assert_false(ent[0].read);
+	assert_true(ent[1].read && ent[2].read);
+	assert_string_equal(ent[1].item.owner, "o2");
+	assert_int_equal(e->s->in_flight, 0);
+}
+
 static void on_sh(void *arg, const struct store_sh_result *r)
 {
 	*(bool *)arg = true;
@@ -1141,6 +1222,8 @@ int main(void)
 		T(bad_config),
 		T(session_read_asks_unprocessed_again),
 		T(session_read_unprocessed_gives_up),
+		T(batch_read_asks_unprocessed_again),
+		T(batch_read_unprocessed_gives_up),
 	};
 	int failed =
 		cmocka_run_group_tests_name("dynamodb store, scripted faults", tests, NULL, NULL);

@@ -294,6 +294,7 @@ int main(void)
 	int failed = store_contract_session_run(&f);
 	failed += store_contract_slock_run(&f);
 	failed += store_contract_revoke_run(&f);
+	failed += store_contract_batch_run(&f);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(counts_and_beat_intervals),
 		cmocka_unit_test(scan_pages),

@@ -1028,6 +1028,8 @@ int main(void)
 	failed += store_contract_slock_run(&f2);
 	failed += store_contract_revoke_run(&f1);
 	failed += store_contract_revoke_run(&f2);
+	failed += store_contract_batch_run(&f1);
+	failed += store_contract_batch_run(&f2);
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(missing_table),

@@ -61,9 +61,10 @@ struct pending {
 	char *name;	 /* the lock name or session key, for the last writes */
 	int64_t arrived_us, late_us;
 	struct store_call *call;
-	struct store_scan_result *page; /* SD_SCAN */
-	cJSON *root;			/* the request's body, parsed */
-	bool linked;			/* on s->pending */
+	struct store_scan_result *page;	  /* SD_SCAN */
+	struct store_batch_result *batch; /* SD_BATCH, its entries with it */
+	cJSON *root;			  /* the request's body, parsed */
+	bool linked;			  /* on s->pending */
 };
 
 struct standin {
@@ -240,6 +241,7 @@ static void pending_free(struct pending *p)
 	if (p->page)
 		free(p->page->entries);
 	free(p->page);
+	free(p->batch);
 	cJSON_Delete(p->root);
 	free(p->name);
 	s->st.in_flight--;
@@ -368,6 +370,17 @@ static void on_scan(void *arg)
 	pthread_mutex_unlock(&s->mu);
 }
 
+static void on_batch(void *arg)
+{
+	struct pending *p = arg;
+	struct standin *s = p->s;
+	pthread_mutex_lock(&s->mu);
+	p->call = NULL;
+	p->status = sd_put_batch(p->body, &p->r, p->batch, ttl_of(s));
+	schedule(p, draw_latency_us(s));
+	pthread_mutex_unlock(&s->mu);
+}
+
 /* Submits p's request to the embedded store, by its kind; NULL on
  * out-of-memory. The request's strings need not outlive the submit. */
 static struct store_call *submit_lock(struct standin *s, struct pending *p)
@@ -395,11 +408,23 @@ static struct store_call *submit_scan(struct standin *s, struct pending *p)
 	return store_scan(s->store, p->r.cursor, p->r.limit, p->page, on_scan, p);
 }
 
+/* The names point into the request's body, kept until the answer. */
+static struct store_call *submit_batch(struct standin *s, struct pending *p)
+{
+	unsigned n = p->r.items;
+	p->batch = calloc(1, sizeof *p->batch + n * sizeof(struct store_batch_entry));
+	if (!p->batch)
+		return NULL;
+	p->batch->entries = (struct store_batch_entry *)(p->batch + 1);
+	p->batch->count = n;
+	for (unsigned i = 0; i < n; i++)
+		p->batch->entries[i].name = p->r.names[i];
+	return store_batch_read(s->store, p->batch, on_batch, p);
+}
+
 static struct store_call *(*const submit_of[SD_KIND_COUNT])(struct standin *, struct pending *) = {
-	[SD_LOCK] = submit_lock,
-	[SD_SESSION] = submit_session,
-	[SD_REVOKE] = submit_revoke,
-	[SD_SCAN] = submit_scan,
+	[SD_LOCK] = submit_lock, [SD_SESSION] = submit_session, [SD_REVOKE] = submit_revoke,
+	[SD_SCAN] = submit_scan, [SD_BATCH] = submit_batch,
 };
 
 /* Requests that read items and requests that write them (DescribeTable,

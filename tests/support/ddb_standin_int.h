@@ -15,6 +15,7 @@
 
 #include "core/store/dynamodb/ddb_json.h"
 #include "core/store/store.h"
+#include "core/store/store_batch.h"
 #include "core/store/store_revoke.h"
 #include "core/store/store_session.h"
 
@@ -27,6 +28,7 @@ enum sd_kind {
 	SD_SESSION, /* .sreq (store_session_submit) */
 	SD_REVOKE,  /* .rreq (store_revoke_submit) */
 	SD_SCAN,    /* a page of store_scan from .cursor, .limit items */
+	SD_BATCH,   /* store_batch_read of .names[0..items) */
 	SD_KIND_COUNT
 };
 
@@ -48,8 +50,9 @@ struct sd_req {
 	struct store_revoke_req rreq;
 	char replica[STORE_SESSION_REPLICA_MAX + 1]; /* .sreq's, from its key */
 	char incarnation[STORE_SESSION_INC_LEN + 1];
-	char cursor[STORE_CURSOR_MAX + 1]; /* SD_SCAN */
-	unsigned limit;			   /* SD_SCAN */
+	char cursor[STORE_CURSOR_MAX + 1];  /* SD_SCAN */
+	unsigned limit;			    /* SD_SCAN */
+	const char *names[STORE_BATCH_MAX]; /* SD_BATCH: the lock names */
 	const char *table;
 	const char *ttl_attr; /* the name of #x, when the request has one */
 };
@@ -98,6 +101,10 @@ int sd_put_session(struct evbuffer *b, const struct sd_req *r,
 int sd_put_revoke(struct evbuffer *b, const struct sd_req *r,
 		  const struct store_revoke_result *res);
 int sd_put_scan(struct evbuffer *b, const struct store_scan_result *res, const char *ttl_attr);
+/* A batch read's answer: BatchGetItem's Responses of the items there (no
+ * key left unprocessed). */
+int sd_put_batch(struct evbuffer *b, const struct sd_req *r, const struct store_batch_result *res,
+		 const char *ttl_attr);
 
 /* The text of a JSON string, escaped, without its quotes; with them. */
 void sd_put_esc(struct evbuffer *b, const char *s);

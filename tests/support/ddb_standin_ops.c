@@ -91,6 +91,8 @@ static bool decode_update(const cJSON *root, struct sd_req *out, char *err)
 		q->token = sd_num(vals, ":fr");
 		const char *by = sd_val(vals, ":fb");
 		q->forced = by && strcmp(by, "force") == 0;
+		q->seen_rvn = sd_val(vals, ":s"); /* a lost lease's, and */
+		q->seen_session = sd_val(vals, ":ps");
 	} else if (strncmp(expr, "SET #w = :w", 11) == 0) {
 		q->op = STORE_ANNOUNCE;
 		q->waiter = sd_val(vals, ":w");

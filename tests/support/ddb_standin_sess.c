@@ -8,7 +8,8 @@
  *   - UpdateItem on SESSION#<replica>#<incarnation>: CREATE, BEAT or KILL
  *     by its condition; ALL_NEW, or the item as it was when refused;
  *   - BatchGetItem of a SESSION# key and a LOCK# key: the session's READ
- *     (never a key left unprocessed);
+ *     (never a key left unprocessed); of LOCK# keys alone (1..100): the
+ *     verification sweep's store_batch_read (likewise);
  *   - GetItem of REVOKE#<session>: a revocations' READ of every entry
  *     (the DynamoDB store cuts its pages from the set itself);
  *     UpdateItem "DELETE #rv :e" on it: their DELETE of the element;
@@ -84,6 +85,27 @@ bool sd_decode_session_write(const cJSON *src, const char *key, struct sd_req *o
 	return true;
 }
 
+/* A BatchGetItem of lock keys alone (store_batch_read): false when it is
+ * not one (a key of another form, none, more than STORE_BATCH_MAX). */
+static bool decode_lock_batch(const char *table, const cJSON *keys, struct sd_req *out)
+{
+	const cJSON *k;
+	unsigned n = 0;
+	cJSON_ArrayForEach(k, keys)
+	{
+		const char *pk = sd_val(k, SD_PK);
+		if (!pk || strncmp(pk, "LOCK#", 5) != 0 || !pk[5] || n == STORE_BATCH_MAX)
+			return false;
+		out->names[n++] = pk + 5;
+	}
+	if (n == 0)
+		return false;
+	out->kind = SD_BATCH;
+	out->table = table;
+	out->items = n;
+	return true;
+}
+
 bool sd_decode_batch_get(const cJSON *root, struct sd_req *out, char *err)
 {
 	const cJSON *tables = cJSON_GetObjectItemCaseSensitive(root, "RequestItems");
@@ -91,6 +113,8 @@ bool sd_decode_batch_get(const cJSON *root, struct sd_req *out, char *err)
 	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(t, "Keys"), *k;
 	const char *session = NULL, *lock = NULL;
 	unsigned n = 0;
+	if (t && !t->next && decode_lock_batch(t->string, keys, out))
+		return true;
 	cJSON_ArrayForEach(k, keys)
 	{
 		const char *pk = sd_val(k, SD_PK);
@@ -298,6 +322,27 @@ int sd_put_revoke(struct evbuffer *b, const struct sd_req *r, const struct store
 		evbuffer_add(b, "\"", 1);
 	}
 	evbuffer_add(b, "]}}}", 4);
+	return 200;
+}
+
+int sd_put_batch(struct evbuffer *b, const struct sd_req *r, const struct store_batch_result *res,
+		 const char *ttl_attr)
+{
+	if (res->status != STORE_OK)
+		return sd_put_failure(b, res->status, res->message);
+	evbuffer_add(b, "{\"Responses\":{", 14);
+	sd_put_str(b, r->table ? r->table : "");
+	evbuffer_add(b, ":[", 2);
+	bool first = true;
+	for (unsigned i = 0; i < res->count; i++) {
+		if (!res->entries[i].item.exists)
+			continue;
+		if (!first)
+			evbuffer_add(b, ",", 1);
+		first = false;
+		sd_put_item(b, NULL, res->entries[i].name, &res->entries[i].item, ttl_attr);
+	}
+	evbuffer_add_printf(b, "]},\"UnprocessedKeys\":{}}");
 	return 200;
 }
 

@@ -56,6 +56,10 @@ int store_contract_slock_run(const struct store_factory *f);
  * store_contract_run. */
 int store_contract_revoke_run(const struct store_factory *f);
 
+/* The suite of batch reads (core/store/store_batch.h); as
+ * store_contract_run. */
+int store_contract_batch_run(const struct store_factory *f);
+
 /* One request, run to completion: returns false (and fails the test) when
  * the callback did not come. */
 bool store_contract_do(const struct store_factory *f, struct store *s, const struct store_req *req,

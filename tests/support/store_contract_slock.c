@@ -478,6 +478,64 @@ static void bad_session_arguments_refused(void **state)
 			fail_msg("good session request %zu refused", i);
 }
 
+/* A lost lease's release on the rvn and session it knew (RELEASE's
+ * .seen_rvn, .seen_session in store.h): refused, changing nothing, by an
+ * item under another rvn, another session or none; applied on its own. */
+static void release_on_the_rvn_and_session_seen(void **state)
+{
+	struct fixture *fx = *state;
+	struct sess a, b;
+	sess_new(&a);
+	sess_new(&b);
+	assert_int_equal(acquire(fx, "o1", "r1", a.key).status, STORE_OK);
+	struct store_req rel = {
+		.op = STORE_RELEASE, .owner = "o1", .seen_rvn = "r0", .seen_session = a.key};
+	struct store_result r = store_contract_op(fx, rel);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_string_equal(r.item.rvn, "r1");
+	rel.seen_rvn = "r1";
+	rel.seen_session = b.key;
+	r = store_contract_op(fx, rel);
+	assert_int_equal(r.status, STORE_REFUSED);
+	assert_string_equal(r.item.session, a.key);
+	r = sc_read_item(fx);
+	sc_assert_held(&r.item, "o1", "r1", 1, TENY, "h");
+	/* the item back per lease under the same owner: no session to match */
+	assert_int_equal(store_contract_op(fx, (struct store_req){.op = STORE_RENEW,
+								  .owner = "o1",
+								  .rvn = "r2",
+								  .seen_rvn = "r1",
+								  .lease_ms = LEASE,
+								  .ttl = TTL})
+				 .status,
+			 STORE_OK);
+	rel = (struct store_req){.op = STORE_RELEASE, .owner = "o1", .seen_session = a.key};
+	assert_int_equal(store_contract_op(fx, rel).status, STORE_REFUSED);
+	assert_true(sc_read_item(fx).item.has_owner);
+	/* on its own rvn alone, then on both */
+	rel = (struct store_req){.op = STORE_RELEASE, .owner = "o1", .seen_rvn = "r2"};
+	assert_int_equal(store_contract_op(fx, rel).status, STORE_OK);
+	assert_false(sc_read_item(fx).item.has_owner);
+	assert_int_equal(acquire(fx, "o2", "r3", b.key).status, STORE_OK);
+	rel = (struct store_req){
+		.op = STORE_RELEASE, .owner = "o2", .seen_rvn = "r3", .seen_session = b.key};
+	assert_int_equal(store_contract_op(fx, rel).status, STORE_OK);
+	r = sc_read_item(fx);
+	assert_false(r.item.has_owner);
+	assert_string_equal(r.item.session, "");
+	/* never with a token, unconditional, or a bad key */
+	struct store_req bad[] = {
+		{.op = STORE_RELEASE, .name = fx->name, .owner = "o", .seen_rvn = "r", .token = 3},
+		{.op = STORE_RELEASE, .name = fx->name, .seen_rvn = "r", .unconditional = true},
+		{.op = STORE_RELEASE, .name = fx->name, .owner = "o", .seen_session = ""},
+		{.op = STORE_RELEASE, .name = fx->name, .owner = "o", .seen_session = "LOCK#x"},
+		{.op = STORE_RELEASE, .name = fx->name, .owner = "o", .seen_rvn = ""},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (store_submit(fx->s, &bad[i], NULL, NULL) != NULL)
+			fail_msg("bad release %zu accepted", i);
+}
+
 #define T(fn)                                                                                      \
 	cmocka_unit_test_prestate_setup_teardown(fn, store_contract_setup,                         \
 						 store_contract_teardown, NULL)
@@ -489,7 +547,7 @@ int store_contract_slock_run(const struct store_factory *f)
 		T(adopt_in_session_mode),	  T(release_removes_the_session),
 		T(takeover_on_the_session_rvn),	  T(takeover_on_an_absent_session),
 		T(retried_takeover_applies_once), T(scan_and_session_read_show_it),
-		T(bad_session_arguments_refused),
+		T(bad_session_arguments_refused), T(release_on_the_rvn_and_session_seen),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 	for (size_t i = 0; i < n; i++)

@@ -396,6 +396,28 @@ static const struct build_case build_cases[] = {
 	 "= :x\","
 	 "\"ConditionExpression\":\"#o = :o\","
 	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"release of a lost lease on its rvn and session",
+	 &k_pk,
+	 {.op = STORE_RELEASE,
+	  .name = "a",
+	  .owner = "o1",
+	  .seen_rvn = "r1",
+	  .seen_session = "SESSION#rep#0123456789abcdef0123456789abcdef"},
+	 "{\"TableName\":\"Locks\"," KEY_PK ","
+	 "\"ExpressionAttributeNames\":{\"#ra\":\"radmit\",\"#rw\":\"rwaiters\",\"#o\":\"owner\","
+	 "\"#r\":\"rvn\",\"#l\":\"leaseMs\",\"#h\":\"holder\",\"#sh\":\"secretHash\","
+	 "\"#se\":\"session\",\"#sl\":\"sleaseMs\"},"
+	 "\"ExpressionAttributeValues\":{\":na\":{\"S\":\"-\"},\":o\":{\"S\":\"o1\"},"
+	 "\":s\":{\"S\":\"r1\"},"
+	 "\":ps\":{\"S\":\"SESSION#rep#0123456789abcdef0123456789abcdef\"}},"
+	 "\"UpdateExpression\":\"REMOVE #o, #l, #h, #sh, #rw, #se, #sl SET #ra = "
+	 "if_not_exists(#rw, :na)\","
+	 "\"ConditionExpression\":\"#o = :o AND #r = :s AND #se = :ps\","
+	 "\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\",\"ReturnValues\":\"ALL_NEW\"}"},
+	{"release of a lost lease with a token: refused",
+	 &k_pk,
+	 {.op = STORE_RELEASE, .name = "a", .owner = "o1", .seen_rvn = "r1", .token = 4},
+	 NULL},
 	{"release unconditional never creates",
 	 &k_pk,
 	 {.op = STORE_RELEASE, .name = "a", .unconditional = true},

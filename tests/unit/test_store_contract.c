@@ -48,6 +48,7 @@ int main(void)
 	failed += store_contract_session_run(&f);
 	failed += store_contract_slock_run(&f);
 	failed += store_contract_revoke_run(&f);
+	failed += store_contract_batch_run(&f);
 	clock_free(fake);
 	return failed;
 }

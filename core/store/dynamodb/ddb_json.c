@@ -569,6 +569,8 @@ static void update_members(struct jw *out, const struct ddb_keys *k, const struc
 	bool guarded = acquire && !r->unconditional;
 	bool freed = release && r->token > 0; /* a release from outside (store.h) */
 	bool seen_sess = guarded && r->seen_rvn && r->seen_session && r->seen_session[0];
+	/* a lost lease's release, on the rvn and session it knew */
+	bool rel_rvn = release && r->seen_rvn, rel_sess = release && r->seen_session;
 	jstr(&w, "TableName", k->table);
 	jkey(&w, k, r->name);
 
@@ -576,7 +578,7 @@ static void update_members(struct jw *out, const struct ddb_keys *k, const struc
 	if (ttl || rm_ttl)
 		jstr(&w, N_TTL, k->ttl_attr);
 	jstr(&w, N_OWNER, "owner");
-	if (!release)
+	if (!release || rel_rvn)
 		jstr(&w, N_RVN, "rvn");
 	jstr(&w, N_LEASE, "leaseMs");
 	jstr(&w, N_HOLDER, "holder");
@@ -621,6 +623,10 @@ static void update_members(struct jw *out, const struct ddb_keys *k, const struc
 				jnum(&w, ":fr", r->token);
 				jattr(&w, ":fb", "S", r->forced ? "force" : "token");
 			}
+			if (rel_rvn)
+				jattr(&w, ":s", "S", r->seen_rvn);
+			if (rel_sess)
+				jattr(&w, ":ps", "S", r->seen_session);
 		} else {
 			jattr(&w, ":r", "S", r->rvn);
 			jnum(&w, ":l", sess ? STORE_SESSION_LOCK_LEASE_MS : r->lease_ms);
@@ -664,8 +670,9 @@ static void update_members(struct jw *out, const struct ddb_keys *k, const struc
 			 ":na)%s%s",
 			 freed ? ", #fr = :fr, #fb = :fb" : "", ttl ? ", #x = :x" : "");
 		/* unconditional: never create an item, a bare key would be no lock */
-		snprintf(cond, sizeof cond, "%s",
-			 r->unconditional ? "attribute_exists(#k)" : "#o = :o");
+		snprintf(cond, sizeof cond, "%s%s%s",
+			 r->unconditional ? "attribute_exists(#k)" : "#o = :o",
+			 rel_rvn ? " AND #r = :s" : "", rel_sess ? " AND #se = :ps" : "");
 	} else {
 		/* an acquire sets its lease's secret hash or removes an old one */
 		bool set_secret = acquire && r->secret_hash, rm_secret = acquire && !r->secret_hash;

@@ -806,6 +806,7 @@ static const struct store_ops ddb_ops = {
 	.sh_submit = ddbs_sh_submit,
 	.session_submit = ddbs_session_submit,
 	.revoke_submit = ddbs_revoke_submit,
+	.batch_read = ddbs_batch_read,
 	.submit = ddb_submit,
 	.cancel = ddb_cancel,
 	.free = ddb_free,

@@ -33,7 +33,10 @@ struct store_call {
 	struct ddb_slock *slock;  /* a session-mode takeover's request (ddb_slock.c), likewise */
 	store_revoke_cb rev_cb;	  /* revocations (ddb_revoke.c) */
 	struct ddb_rev *rev;	  /* its request and answer so far, freed with the call */
-	bool again;		  /* its done function sent it on (ddbs_continue) */
+	/* a batch read (ddb_batch.c): the caller's result, filled round by
+	 * round (its callback page_cb, its rounds counted in limit) */
+	struct store_batch_result *batch;
+	bool again; /* its done function sent it on (ddbs_continue) */
 	/* the done function reads the answer's body itself, a refusal's too
 	 * (no lock item parsed): a session item's call */
 	bool raw;
@@ -162,6 +165,10 @@ struct store_call *ddbs_slock_takeover(struct store *s, const struct store_req *
 /* Session items (core/store/store_session.h; ddb_session.c). */
 struct store_call *ddbs_session_submit(struct store *s, const struct store_session_req *req,
 				       store_session_cb cb, void *arg);
+/* store_batch_read() of the DynamoDB store (core/store/store_batch.h;
+ * ddb_batch.c). */
+struct store_call *ddbs_batch_read(struct store *s, struct store_batch_result *res,
+				   void (*cb)(void *arg), void *arg);
 /* Revocations (core/store/store_revoke.h; ddb_revoke.c): READ and
  * DELETE, and an ending (a store_req with .revoke_session). */
 struct store_call *ddbs_revoke_submit(struct store *s, const struct store_revoke_req *req,

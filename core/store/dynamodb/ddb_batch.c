@@ -1,0 +1,176 @@
+/*
+ * ddb_batch: store_batch_read (core/store/store_batch.h) on DynamoDB — one
+ * strongly consistent BatchGetItem of the lock items asked for, its
+ * UnprocessedKeys asked again in the same call (as ddb_session.c's READ),
+ * at most BATCH_ROUNDS rounds. On the calls of store_dynamodb.c (retries,
+ * deadline, metrics).
+ */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/store/dynamodb/ddb_expr.h"
+#include "core/store/dynamodb/store_dynamodb_int.h"
+#include "core/store/store_batch.h"
+
+#define SORT_KEY     "LOCK" /* the sort key of every lock-table item */
+#define BATCH_ROUNDS 8	    /* BatchGetItem rounds for UnprocessedKeys */
+
+/* A BatchGetItem of the entries not read yet. */
+static char *build(const struct ddb_keys *keys, const struct store_batch_result *res)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *t =
+		cJSON_AddObjectToObject(cJSON_AddObjectToObject(root, "RequestItems"), keys->table);
+	cJSON *list = cJSON_AddArrayToObject(t, "Keys");
+	char pk[5 + STORE_NAME_MAX + 1];
+	for (unsigned i = 0; i < res->count; i++) {
+		if (res->entries[i].read)
+			continue;
+		snprintf(pk, sizeof(pk), "LOCK#%s", res->entries[i].name);
+		cJSON *key = cJSON_CreateObject();
+		ddb_add_str(key, keys->pk, "S", pk);
+		if (keys->sk != NULL)
+			ddb_add_str(key, keys->sk, "S", SORT_KEY);
+		cJSON_AddItemToArray(list, key);
+	}
+	cJSON_AddBoolToObject(t, "ConsistentRead", 1);
+	char *text = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	return text;
+}
+
+/* The entry whose key is pk (LOCK#<name>), or NULL. */
+static struct store_batch_entry *entry_of(struct store_batch_result *res, const char *pk)
+{
+	if (pk == NULL || strncmp(pk, "LOCK#", 5) != 0)
+		return NULL;
+	for (unsigned i = 0; i < res->count; i++)
+		if (strcmp(res->entries[i].name, pk + 5) == 0)
+			return &res->entries[i];
+	return NULL;
+}
+
+static const char *pk_of(const cJSON *item, const struct ddb_keys *keys)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(item, keys->pk), "S"));
+}
+
+/* The answer's items into res; false with err when one is malformed or
+ * was not asked for. */
+static bool take_items(struct store_batch_result *res, const cJSON *root,
+		       const struct ddb_keys *keys, char *err)
+{
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(root, "Responses"), keys->table);
+	if (!cJSON_IsArray(items)) {
+		snprintf(err, DDB_ERR_MAX, "the answer is no BatchGetItem's");
+		return false;
+	}
+	const cJSON *it;
+	cJSON_ArrayForEach(it, items)
+	{
+		struct store_batch_entry *e = entry_of(res, pk_of(it, keys));
+		if (e == NULL || e->read) {
+			snprintf(err, DDB_ERR_MAX, "an item that was not asked for");
+			return false;
+		}
+		if (!ddb_parse_item(it, keys->ttl_attr, &e->item, err))
+			return false;
+		e->read = true;
+	}
+	return true;
+}
+
+/* Marks read every entry asked for in this round and not left in
+ * UnprocessedKeys (one that did not come back does not exist); false when
+ * some are left. */
+static bool mark_read(struct store_batch_result *res, const cJSON *root,
+		      const struct ddb_keys *keys)
+{
+	bool left[STORE_BATCH_MAX] = {false};
+	bool any = false;
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(root, "UnprocessedKeys"), keys->table);
+	const cJSON *k;
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(t, "Keys"))
+	{
+		struct store_batch_entry *e = entry_of(res, pk_of(k, keys));
+		if (e != NULL && !e->read) {
+			left[e - res->entries] = true;
+			any = true;
+		}
+	}
+	for (unsigned i = 0; i < res->count; i++)
+		res->entries[i].read |= !left[i];
+	return !any;
+}
+
+static void deliver(struct store_call *c)
+{
+	c->ds->base.in_flight--;
+	c->page_cb(c->arg);
+}
+
+static void read_done(struct store_call *c, struct store_result *r, const char *body, size_t len)
+{
+	struct store_batch_result *res = c->batch;
+	struct ddb_store *ds = c->ds;
+	if (r->status != STORE_OK) {
+		res->status = r->status == STORE_REFUSED ? STORE_FATAL : r->status;
+		res->error_type = r->error_type;
+		snprintf(res->message, sizeof(res->message), "%s", r->message);
+		deliver(c);
+		return;
+	}
+	char err[DDB_ERR_MAX];
+	cJSON *root = body != NULL ? cJSON_ParseWithLength(body, len) : NULL;
+	bool ok = root != NULL && take_items(res, root, &ds->keys, err);
+	bool done = ok && mark_read(res, root, &ds->keys);
+	cJSON_Delete(root);
+	if (!ok) {
+		res->status = STORE_FATAL;
+		res->error_type = "BadResponse";
+		snprintf(res->message, sizeof(res->message),
+			 "DynamoDB BatchGetItem on table %.64s: %.150s", ds->table,
+			 root == NULL ? "the answer is no JSON" : err);
+	} else if (!done && ++c->limit < BATCH_ROUNDS) {
+		/* the same call goes on: the caller's handle stays valid */
+		char *text = build(&ds->keys, res);
+		ds->base.in_flight--; /* ddbs_go counts it again */
+		ddbs_continue(c, DDB_BATCH_GET_ITEM, read_done, text,
+			      text != NULL ? strlen(text) : 0);
+		return;
+	} else if (!done) {
+		res->status = STORE_TRANSIENT;
+		res->error_type = "UnprocessedKeys";
+		snprintf(res->message, sizeof(res->message),
+			 "DynamoDB BatchGetItem: keys left unprocessed after retries");
+	}
+	deliver(c);
+}
+
+/* store_batch_read has checked res. */
+struct store_call *ddbs_batch_read(struct store *s, struct store_batch_result *res,
+				   void (*cb)(void *arg), void *arg)
+{
+	struct ddb_store *ds = (struct ddb_store *)s;
+	char *body = build(&ds->keys, res);
+	struct store_call *c =
+		ddbs_new_call(ds, DDB_BATCH_GET_ITEM, read_done, ds->cfg.op_timeout_ms);
+	if (c == NULL) {
+		free(body);
+		return NULL;
+	}
+	c->batch = res;
+	c->page_cb = cb;
+	c->arg = arg;
+	c->limit = 0;
+	c->raw = true;
+	c->urgent = false;
+	s->requests[STORE_READ]++;
+	ddbs_go(c, body, body != NULL ? strlen(body) : 0);
+	return c;
+}
