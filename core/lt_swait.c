@@ -71,28 +71,11 @@ bool lt_swait_reads(const struct lock *l)
 	return sw != NULL && watching(&sw->w);
 }
 
-/* "SESSION#<replica>#<incarnation>" into its parts (the store checks their
- * shapes); false when the key has no such form. */
-static bool split_key(const char *key, char *replica, char *inc)
-{
-	size_t n = strnlen(key, STORE_SESSION_KEY_MAX + 1);
-	if (n > STORE_SESSION_KEY_MAX || strncmp(key, "SESSION#", 8) != 0 ||
-	    n < 8 + 2 + STORE_SESSION_INC_LEN || key[n - STORE_SESSION_INC_LEN - 1] != '#')
-		return false;
-	size_t rlen = n - 8 - 1 - STORE_SESSION_INC_LEN;
-	if (rlen > STORE_SESSION_REPLICA_MAX)
-		return false;
-	memcpy(replica, key + 8, rlen);
-	replica[rlen] = '\0';
-	memcpy(inc, key + n - STORE_SESSION_INC_LEN, STORE_SESSION_INC_LEN + 1);
-	return true;
-}
-
 static struct store_call *send_session(struct lock *l, struct store_session_req *req,
 				       const char *key, store_session_cb cb, void *arg)
 {
 	char replica[STORE_SESSION_REPLICA_MAX + 1], inc[STORE_SESSION_INC_LEN + 1];
-	if (!split_key(key, replica, inc))
+	if (!store_session_key_split(key, replica, inc))
 		return NULL;
 	req->replica = replica;
 	req->incarnation = inc;

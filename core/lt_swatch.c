@@ -120,38 +120,10 @@ static const char *str(const char *s)
 	return s != NULL ? s : "";
 }
 
-/* 1..max printable bytes, none of them '#' when no_hash */
-static bool id_ok(const char *s, size_t max, bool no_hash)
-{
-	size_t n = strnlen(s, max + 1);
-	if (n == 0 || n > max)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < 0x21 || s[i] > 0x7e || (no_hash && s[i] == '#'))
-			return false;
-	return true;
-}
-
 /* SESSION#<replica>#<incarnation>, as store_session_key writes it */
 static bool key_ok(const char *k)
 {
-	size_t n = strnlen(k, STORE_SESSION_KEY_MAX + 1);
-	if (n > STORE_SESSION_KEY_MAX || strncmp(k, "SESSION#", 8) != 0 ||
-	    n < 8 + 1 + 1 + STORE_SESSION_INC_LEN)
-		return false;
-	const char *inc = k + n - STORE_SESSION_INC_LEN;
-	char replica[STORE_SESSION_REPLICA_MAX + 1];
-	size_t rlen = (size_t)(inc - 1 - (k + 8));
-	if (inc[-1] != '#' || rlen > STORE_SESSION_REPLICA_MAX)
-		return false;
-	memcpy(replica, k + 8, rlen);
-	replica[rlen] = '\0';
-	if (!id_ok(replica, STORE_SESSION_REPLICA_MAX, true))
-		return false;
-	for (size_t i = 0; i < STORE_SESSION_INC_LEN; i++)
-		if (!((inc[i] >= '0' && inc[i] <= '9') || (inc[i] >= 'a' && inc[i] <= 'f')))
-			return false;
-	return true;
+	return store_session_key_split(k, NULL, NULL);
 }
 
 static bool lease_ok(int64_t ms)
@@ -171,7 +143,7 @@ static enum lt_swatch_state session_state(struct lt_swatch *w, const struct lt_s
 	if (strcmp(s->type, "SESSION") != 0)
 		snprintf(w->message, sizeof(w->message), "the item at %.100s is not a SESSION",
 			 r->session);
-	else if (!id_ok(s->rvn, STORE_ID_MAX, false))
+	else if (!store_session_id_ok(s->rvn, STORE_ID_MAX, false))
 		snprintf(w->message, sizeof(w->message), "session rvn not 1..%d printable bytes",
 			 STORE_ID_MAX);
 	else if (!lease_ok(s->max_lease_ms))
@@ -196,7 +168,8 @@ static enum lt_swatch_state classify(struct lt_swatch *w, const struct lt_swatch
 	}
 	if (!r->lock_exists || str(r->owner)[0] == '\0')
 		return LT_SW_FREE;
-	if (!id_ok(r->owner, STORE_ID_MAX, false) || !id_ok(str(r->rvn), STORE_ID_MAX, false)) {
+	if (!store_session_id_ok(r->owner, STORE_ID_MAX, false) ||
+	    !store_session_id_ok(str(r->rvn), STORE_ID_MAX, false)) {
 		snprintf(w->message, sizeof(w->message),
 			 "lock owner or rvn not 1..%d printable bytes", STORE_ID_MAX);
 		return LT_SW_IDLE;

@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* 1..max printable bytes, none of them '#' when no_hash */
-static bool id_ok(const char *s, size_t max, bool no_hash)
+bool store_session_id_ok(const char *s, size_t max, bool no_hash)
 {
 	size_t n = s != NULL ? strnlen(s, max + 1) : 0;
 	if (n == 0 || n > max)
@@ -42,13 +41,14 @@ static bool fields_ok(const struct store_session_req *r)
 		     r->max_lease_ms <= STORE_SESSION_LEASE_MAX;
 	switch (r->op) {
 	case STORE_SESSION_CREATE:
-		return id_ok(r->rvn, STORE_ID_MAX, false) && lease &&
+		return store_session_id_ok(r->rvn, STORE_ID_MAX, false) && lease &&
 		       label_ok(r->holder, STORE_HOLDER_MAX) &&
 		       label_ok(r->addr, STORE_SESSION_ADDR_MAX);
 	case STORE_SESSION_BEAT:
-		return id_ok(r->rvn, STORE_ID_MAX, false) && lease;
+		return store_session_id_ok(r->rvn, STORE_ID_MAX, false) && lease;
 	case STORE_SESSION_KILL:
-		return id_ok(r->seen_rvn, STORE_ID_MAX, false) && id_ok(r->by, STORE_ID_MAX, false);
+		return store_session_id_ok(r->seen_rvn, STORE_ID_MAX, false) &&
+		       store_session_id_ok(r->by, STORE_ID_MAX, false);
 	case STORE_SESSION_READ: {
 		size_t n = r->name != NULL ? strnlen(r->name, STORE_NAME_MAX + 1) : 0;
 		return n > 0 && n <= STORE_NAME_MAX;
@@ -59,7 +59,7 @@ static bool fields_ok(const struct store_session_req *r)
 
 bool store_session_valid(const struct store_session_req *r)
 {
-	return id_ok(r->replica, STORE_SESSION_REPLICA_MAX, true) &&
+	return store_session_id_ok(r->replica, STORE_SESSION_REPLICA_MAX, true) &&
 	       incarnation_ok(r->incarnation) && r->ttl >= 0 && fields_ok(r);
 }
 
@@ -74,6 +74,28 @@ struct store_call *store_session_submit(struct store *s, const struct store_sess
 void store_session_key(const struct store_session_req *req, char *buf)
 {
 	snprintf(buf, STORE_SESSION_KEY_MAX + 1, "SESSION#%s#%s", req->replica, req->incarnation);
+}
+
+bool store_session_key_split(const char *key, char *replica, char *incarnation)
+{
+	size_t n = key != NULL ? strnlen(key, STORE_SESSION_KEY_MAX + 1) : 0;
+	if (n > STORE_SESSION_KEY_MAX || strncmp(key, "SESSION#", 8) != 0 ||
+	    n < 8 + 2 + STORE_SESSION_INC_LEN || key[n - STORE_SESSION_INC_LEN - 1] != '#')
+		return false;
+	size_t rlen = n - 8 - 1 - STORE_SESSION_INC_LEN;
+	char rep[STORE_SESSION_REPLICA_MAX + 1];
+	if (rlen > STORE_SESSION_REPLICA_MAX)
+		return false;
+	memcpy(rep, key + 8, rlen);
+	rep[rlen] = '\0';
+	const char *inc = key + n - STORE_SESSION_INC_LEN;
+	if (!store_session_id_ok(rep, STORE_SESSION_REPLICA_MAX, true) || !incarnation_ok(inc))
+		return false;
+	if (replica != NULL)
+		memcpy(replica, rep, rlen + 1);
+	if (incarnation != NULL)
+		memcpy(incarnation, inc, STORE_SESSION_INC_LEN + 1);
+	return true;
 }
 
 int64_t store_session_ttl(int64_t now_ms, int64_t max_lease_ms)

@@ -119,6 +119,17 @@ bool store_session_valid(const struct store_session_req *req);
  * STORE_SESSION_KEY_MAX + 1 bytes); req valid. */
 void store_session_key(const struct store_session_req *req, char *buf);
 
+/* key is "SESSION#<replica>#<incarnation>" as store_session_key writes
+ * it (replica 1..STORE_SESSION_REPLICA_MAX printable bytes without '#',
+ * incarnation STORE_SESSION_INC_LEN lowercase hex digits): true, and its
+ * parts into replica (room for STORE_SESSION_REPLICA_MAX + 1) and
+ * incarnation (STORE_SESSION_INC_LEN + 1) unless NULL. */
+bool store_session_key_split(const char *key, char *replica, char *incarnation);
+
+/* s is 1..max printable ASCII bytes (no space), none of them '#' when
+ * no_hash: the shape of ids (owners, rvns) and replica ids. */
+bool store_session_id_ok(const char *s, size_t max, bool no_hash);
+
 /* The TTL of a session whose longest lease is max_lease_ms, written at
  * wall-clock now_ms: STORE_SESSION_TTL_DAYS beyond it, epoch seconds. */
 int64_t store_session_ttl(int64_t now_ms, int64_t max_lease_ms);
