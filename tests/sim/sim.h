@@ -58,7 +58,24 @@ struct sim_faults {
 	int pauses, crashes;
 	int partitions; /* a replica cut off from the table for a while (not --exclusive) */
 	bool table_delete;
+	/* --heartbeat replica|mixed: the faults aimed at the session
+	 * heartbeat. beat_ppm: each fault drawn for every request is drawn
+	 * again at this rate for a session's (CREATE, BEAT, KILL, READ), and
+	 * its delays may run to two leases; session_deletes: a session item
+	 * deleted by another tool (store_memory_session_delete);
+	 * session_kills: a waiter outside the replicas (a tool, sim.c)
+	 * watches a session and marks it dead by the rules once its rvn
+	 * stood still for its maxLeaseMs (a replica only slow, paused or cut
+	 * off) */
+	uint32_t beat_ppm;
+	int session_deletes, session_kills;
 };
+
+/* How the replicas of a seed hold their exclusive leases (--heartbeat):
+ * each renewing its own (today's world, draw for draw), all in session
+ * mode (lt_options.heartbeat = LT_HEARTBEAT_REPLICA), or each drawn one
+ * or the other (the rollout's mixed state, on one table). */
+enum sim_heartbeat { SIM_HB_LEASE, SIM_HB_REPLICA, SIM_HB_MIXED };
 
 /* How a hold holds its lock; a lock's kind, for a seed: SIM_EXCL locks
  * have exclusive holders only, SIM_SHARED ones readers too, SIM_LIMIT ones
@@ -77,7 +94,10 @@ struct sim_config {
 	int64_t run_ms;	 /* faulty phase, then a calm phase, then the end */
 	int64_t calm_ms; /* calm phase: no faults; liveness is checked */
 	int32_t rate_ppm[SIM_REPLICAS_MAX];
-	int64_t rate_tol_ppm; /* the largest rate difference drawn */
+	enum sim_heartbeat heartbeat;
+	bool session[SIM_REPLICAS_MAX]; /* each replica's mode: in session mode */
+	bool liveness;			/* the calm phase's fairness bound checked */
+	int64_t rate_tol_ppm;		/* the largest rate difference drawn */
 	struct sim_faults f;
 };
 
@@ -122,6 +142,18 @@ struct sim {
 };
 
 extern struct sim *SIM;
+
+/* What the faults aimed at sessions did, over every seed run (printed
+ * with the summary in the session modes). */
+struct sim_tally {
+	uint64_t session_requests; /* CREATE, BEAT, KILL, READ sent by replicas */
+	uint64_t session_faults;   /* faults drawn by beat_ppm on them */
+	uint64_t kills, deletes;   /* sessions marked dead (by anyone), deleted */
+	uint64_t lost_session;	   /* leases lost with LT_SESSION */
+	uint64_t lost_expired;	   /* leases lost with LT_EXPIRED */
+	uint64_t takeovers;	   /* exclusive grants that took a lock over */
+};
+extern struct sim_tally TALLY;
 
 /* A line of the trace, prefixed with the true time; printed with trace on,
  * else kept in the ring buffer shown with a violation. */

@@ -309,7 +309,7 @@ static int64_t fairness_bound_us(void)
 static void check_liveness(const struct sim_client *c, const struct sim_belief *b)
 {
 	int64_t since = sim_client_waiting_since(c);
-	if (since < 0 || !SIM->calm || SIM->ending)
+	if (since < 0 || !SIM->calm || SIM->ending || !SIM->cfg.liveness)
 		return;
 	/* a reader or semaphore waiter has no turn among replicas yet (no
 	 * announcement, no phase-fair admission: docs/design/shared-locks.md),
