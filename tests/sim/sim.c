@@ -41,6 +41,8 @@ static bool exclusive_world;		   /* --exclusive */
 static bool shared_liveness;		   /* --shared-liveness */
 static enum sim_heartbeat heartbeat_world; /* --heartbeat */
 static bool no_liveness;		   /* --no-liveness */
+static uint64_t scale_n;		   /* --scale N */
+static int scale_takers = 3;		   /* --takers K */
 
 /* ---- chance ---- */
 
@@ -180,6 +182,11 @@ static int64_t true_of(const struct replica *r, int64_t due_ms)
 	return t;
 }
 
+int64_t sim_true_us(const struct replica *r, int64_t local_ms)
+{
+	return true_of(r, local_ms);
+}
+
 static bool running(const struct replica *r)
 {
 	return !r->dead && r->paused_until_us <= SIM->now_us;
@@ -290,6 +297,11 @@ static void crash(void *arg)
 	r->lt = NULL;
 	sim_log("rep  %s crashed", r->label);
 	sim_at(SIM->now_us + sim_range(100, 2 * SIM->cfg.lease_ms) * 1000, restart, r);
+}
+
+void sim_replica_crash(struct replica *r)
+{
+	crash(r);
 }
 
 /* r runs on, but nothing it sends reaches the table and no answer
@@ -572,6 +584,32 @@ static void draw(struct sim_config *g, uint64_t seed)
 		draw_sessions(g, faulty);
 }
 
+/* The world of sim_scale.c's case: r0 and the takers, all in session
+ * mode, leases of 3 s, the network's delays 1-10 ms and no fault; the
+ * run long enough for the case (its crash a lease or so in, its end
+ * SCALE_BOUND_LEASES + 1 leases after), no calm phase. */
+static void draw_scale(struct sim_config *g, uint64_t seed)
+{
+	rng = seed * 0x2545f4914f6cdd1dull + 1;
+	g->seed = seed;
+	g->scale = scale_n;
+	g->takers = scale_takers;
+	g->replicas = scale_takers + 1;
+	g->lease_ms = 3000;
+	g->run_ms = 12 * g->lease_ms;
+	int32_t lo = 1000000, hi = 1000000;
+	for (int i = 0; i < g->replicas; i++) {
+		g->rate_ppm[i] = 1000000 + (int32_t)sim_range(-100, 100);
+		lo = g->rate_ppm[i] < lo ? g->rate_ppm[i] : lo;
+		hi = g->rate_ppm[i] > hi ? g->rate_ppm[i] : hi;
+		g->session[i] = true;
+	}
+	g->rate_tol_ppm = (int64_t)(hi - lo) * 1000000 / lo + 1;
+	g->f.delay_min_us = 1000;
+	g->f.delay_max_us = 10000;
+	g->f.tail_max_us = 10000;
+}
+
 static void setup(uint64_t seed, bool trace)
 {
 	SIM = calloc(1, sizeof(*SIM));
@@ -582,7 +620,10 @@ static void setup(uint64_t seed, bool trace)
 	SIM->cfg.shared_liveness = shared_liveness;
 	SIM->cfg.heartbeat = heartbeat_world;
 	SIM->cfg.liveness = !no_liveness;
-	draw(&SIM->cfg, seed);
+	if (scale_n > 0)
+		draw_scale(&SIM->cfg, seed);
+	else
+		draw(&SIM->cfg, seed);
 	SIM->ddb_clock = clock_fake_new(1767225600000LL);
 	SIM->mem = store_memory_new(SIM->ddb_clock, "sim");
 	for (int i = 0; i < SIM->cfg.locks; i++)
@@ -619,7 +660,10 @@ static void setup(uint64_t seed, bool trace)
 		snprintf(r->label, sizeof(r->label), "r%d", i);
 		boot(r);
 	}
-	schedule_faults();
+	if (g->scale > 0)
+		sim_scale_start(g->scale, g->takers);
+	else
+		schedule_faults();
 }
 
 /* The earliest moment anything has work: an event, or a replica's timer. */
@@ -657,7 +701,7 @@ static void run(void)
 		SIM->steps++;
 		if (!stop)
 			sim_check_step();
-		if (SIM->steps > SIM_STEPS_MAX)
+		if (SIM->steps > SIM_STEPS_MAX + 1000 * g->scale)
 			sim_violation("more than %d steps: a livelock", SIM_STEPS_MAX);
 	}
 	if (!stop)
@@ -720,6 +764,8 @@ static struct outcome run_seed(uint64_t seed, bool trace)
 	run();
 	teardown();
 	struct outcome o = {.steps = SIM->steps, .violations = SIM->violations};
+	if (SIM->cfg.scale > 0)
+		sim_scale_report();
 	memcpy(o.message, SIM->first_violation, sizeof(o.message));
 	if (o.violations > 0 && !trace) {
 		printf("seed %llu: VIOLATION %s\n", (unsigned long long)seed, o.message);
@@ -759,7 +805,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: sim [--exclusive] [--shared-liveness] [--heartbeat "
 			"lease|replica|mixed] [--no-liveness] [--seeds N] [--first S] | sim [same "
-			"options] --seed S\n");
+			"options] --seed S | sim --scale N [--takers K] [--seeds N] [--first S]\n");
 	exit(2);
 }
 
@@ -803,6 +849,10 @@ int main(int argc, char **argv)
 			first = v;
 		else if (strcmp(argv[i], "--seed") == 0)
 			one = (long long)v;
+		else if (strcmp(argv[i], "--scale") == 0 && v > 0)
+			scale_n = v;
+		else if (strcmp(argv[i], "--takers") == 0 && v >= 1 && v < SIM_REPLICAS_MAX)
+			scale_takers = (int)v;
 		else
 			usage();
 		i++;

@@ -97,6 +97,8 @@ struct sim_config {
 	enum sim_heartbeat heartbeat;
 	bool session[SIM_REPLICAS_MAX]; /* each replica's mode: in session mode */
 	bool liveness;			/* the calm phase's fairness bound checked */
+	uint64_t scale;			/* --scale N: sim_scale.c's case, N locks */
+	int takers;			/* --takers K: its takers */
 	int64_t rate_tol_ppm;		/* the largest rate difference drawn */
 	struct sim_faults f;
 };
@@ -167,6 +169,20 @@ int64_t sim_local_ms(const struct replica *r, int64_t t_us);
 /* ---- events on true time (sim.c's heap) ---- */
 typedef void (*sim_ev_fn)(void *arg);
 void sim_at(int64_t at_us, sim_ev_fn fn, void *arg);
+
+/* The first true time (us, not before now) at which r's clock shows
+ * local_ms. */
+int64_t sim_true_us(const struct replica *r, int64_t local_ms);
+/* r crashes now (its clients vanish, nothing is sent), and restarts
+ * later with the same replica id (a new incarnation). */
+void sim_replica_crash(struct replica *r);
+
+/* ---- sim_scale.c: the scale case of --heartbeat replica ---- */
+/* r0 takes n locks; takers (1..SIM_REPLICAS_MAX - 1) wait for them all;
+ * r0 crashes; they take them over (see sim_scale.c). */
+void sim_scale_start(uint64_t n, int takers);
+/* Prints the case's line and frees it. */
+void sim_scale_report(void);
 
 /* ---- sim_net.c: the simulated DynamoDB as seen by one replica ---- */
 struct store *sim_net_store(struct replica *r);

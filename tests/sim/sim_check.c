@@ -100,6 +100,8 @@ static struct lock_rec *rec(const char *name)
 
 void sim_check_applied_acquire(const char *name, int64_t fence)
 {
+	if (SIM->cfg.scale > 0)
+		return; /* sim_scale.c checks its locks' tokens itself */
 	struct lock_rec *r = rec(name);
 	if (fence != r->applied + 1)
 		sim_violation("%s: the table's fence went from %lld to %lld", name,

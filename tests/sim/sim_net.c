@@ -56,7 +56,8 @@ struct sh_commit {
 };
 
 struct store_call {
-	struct store_call *next; /* in the list of all calls */
+	struct store_call *next;   /* in the list of all calls */
+	struct store_call **pprev; /* what points at it there: unlinked in O(1) */
 	struct replica *rep;
 	struct store *store; /* of the replica's incarnation that sent it */
 	int incarnation;
@@ -96,17 +97,34 @@ struct store_call {
 };
 
 /* One attempt on its way (deliver), or its answer coming back, or its
- * timeout. */
+ * timeout. Allocated with room for its call's kind of answer only (a
+ * result of another kind is not there): events of many calls in flight
+ * at once (sim_scale.c) stay small. */
 struct sev {
 	struct store_call *c;
 	int attempt;
 	bool dup;
-	struct store_result res;
-	struct store_tx_result tx;
-	struct store_sh_result sh; /* its slots this event's own (sev_free) */
-	struct store_session_result ss;
-	struct store_revoke_result rv; /* its entries this event's own (sev_free) */
+	union {
+		struct store_result res;
+		struct store_tx_result tx;
+		struct store_sh_result sh; /* its slots this event's own (sev_free) */
+		struct store_session_result ss;
+		struct store_revoke_result rv; /* its entries this event's own (sev_free) */
+	};
 };
+
+/* The size of an event of c's kind. */
+static size_t sev_size(const struct store_call *c)
+{
+	static const size_t answer_size[K_COUNT] = {
+		[K_REQ] = sizeof(struct store_result),
+		[K_TX] = sizeof(struct store_tx_result),
+		[K_SH] = sizeof(struct store_sh_result),
+		[K_SESS] = sizeof(struct store_session_result),
+		[K_REV] = sizeof(struct store_revoke_result),
+	};
+	return offsetof(struct sev, res) + answer_size[c->kind];
+}
 
 static struct store_call *calls;
 
@@ -157,7 +175,7 @@ static void send_attempt(void *arg);
 
 static struct sev *sev_new(struct store_call *c, int attempt)
 {
-	struct sev *e = calloc(1, sizeof(*e));
+	struct sev *e = calloc(1, sev_size(c));
 	if (e == NULL)
 		abort(); /* the simulator's own memory: nothing to shed */
 	e->c = c;
@@ -171,8 +189,10 @@ static void sev_free(struct sev *e)
 {
 	e->c->refs--;
 	pending--;
-	free(e->sh.slots);
-	free((void *)e->rv.entries);
+	if (e->c->kind == K_SH)
+		free(e->sh.slots);
+	if (e->c->kind == K_REV)
+		free((void *)e->rv.entries);
 	free(e);
 }
 
@@ -542,10 +562,9 @@ static void call_maybe_free(struct store_call *c)
 {
 	if (!c->finished || c->owned || c->refs > 0)
 		return;
-	struct store_call **p = &calls;
-	while (*p != c)
-		p = &(*p)->next;
-	*p = c->next;
+	*c->pprev = c->next;
+	if (c->next != NULL)
+		c->next->pprev = c->pprev;
 	free(c->commit);
 	free(c);
 }
@@ -627,9 +646,8 @@ static bool replica_ready(struct sev *e, sim_ev_fn again)
 	}
 	if (r->paused_until_us > SIM->now_us) {
 		struct sev *later = sev_new(e->c, e->attempt);
-		*later = *e;
-		e->sh.slots = NULL; /* later's now */
-		e->rv.entries = NULL;
+		memcpy(later, e, sev_size(e->c));
+		memset(&e->res, 0, sev_size(e->c) - offsetof(struct sev, res)); /* later's now */
 		sim_at(r->paused_until_us, again, later);
 		return false;
 	}
@@ -683,6 +701,9 @@ static struct store_call *call_new(const char *name)
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->owned = true;
 	c->next = calls;
+	c->pprev = &calls;
+	if (calls != NULL)
+		calls->pprev = &c->next;
 	calls = c;
 	return c;
 }
