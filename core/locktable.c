@@ -70,6 +70,9 @@ static void on_try_read(void *arg, const struct store_result *res);
 static void on_announce(void *arg, const struct store_result *res);
 static void on_withdraw(void *arg, const struct store_result *res);
 static void decide_queue(struct lock *l, const struct lock_item *item);
+static void on_spoll(void *arg, const struct store_session_result *res);
+static void on_kill(void *arg, const struct store_session_result *res);
+static void on_try_sread(void *arg, const struct store_session_result *res);
 
 /* --- waits --- */
 
@@ -252,7 +255,11 @@ static int64_t fence_of(const struct lock_item *item)
 	return item->exists && item->has_fence && !item->fence_bad ? item->fence : 0;
 }
 
-static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover, int64_t fence)
+/* Sends w's acquire write: on seen_rvn (a takeover when takeover), or,
+ * with so (a session-mode holder's takeover, lt_swatch.h), on so's rvn,
+ * owner and session, with its check of the session item. */
+static bool send_write_on(struct lt_wait *w, const char *seen_rvn, bool takeover, int64_t fence,
+			  const struct lt_swatch_out *so)
 {
 	struct locktable *t = w->t;
 	struct lock *l = w->lock;
@@ -293,6 +300,9 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover, i
 		.lease_ms = w->lease_ms,
 		.ttl = lt_ttl(t),
 		.secret_hash = w->secret_hash[0] != '\0' ? w->secret_hash : NULL,
+		.seen_session = so != NULL ? so->session : NULL,
+		.sess_check = so != NULL ? lt_swait_check(so) : STORE_SESS_CHECK_NONE,
+		.sess_rvn = so != NULL ? so->session_rvn : NULL,
 		.span = w->span,
 		.session = session,
 	};
@@ -307,6 +317,20 @@ static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover, i
 		lt_wait_set_state(w, WAIT_WRITING);
 	l->writes++;
 	return true;
+}
+
+static bool send_write(struct lt_wait *w, const char *seen_rvn, bool takeover, int64_t fence)
+{
+	return send_write_on(w, seen_rvn, takeover, fence, NULL);
+}
+
+/* Takes a session-mode holder over as the watch's verdict says (so: a
+ * TAKEOVER_TX or TAKEOVER), on the fence of item, the lock as read: the
+ * write raises the fence, as every acquire does. */
+static bool write_takeover(struct lt_wait *w, const struct lt_swatch_out *so,
+			   const struct lock_item *item)
+{
+	return send_write_on(w, so->rvn, true, fence_of(item), so);
 }
 
 /* Writes for w on what the lock was last seen as (item, just read or
@@ -351,6 +375,8 @@ static int64_t poll_delay(const struct lock *l)
 		d = LT_MAX_POLL_MS;
 	if (left < d)
 		d = left;
+	if (lt_swait_of(l) != NULL) /* session mode: the watch paces its reads */
+		d = lt_swait_poll_ms(l);
 	if (l->ann_on_item && l->ann_ms > 0 && d > l->ann_ms)
 		d = l->ann_ms; /* the interval we announced */
 	return d > 0 ? d : 0;
@@ -422,7 +448,8 @@ static void maybe_announce(struct lock *l, const struct lock_item *item)
 	if (!item->has_owner || item->has_waiter || l->ann_call != NULL || l->ann_on_item ||
 	    !l->elsewhere)
 		return;
-	int64_t p = lt_poll_interval(item->lease_ms);
+	/* session mode: the real lease, not the 10-year leaseMs */
+	int64_t p = lt_poll_interval(lt_item_lease_ms(item));
 	if (clock_now_ms(l->t->clock) - l->elsewhere_since < p)
 		return;
 	store_new_id(l->ann);
@@ -434,9 +461,49 @@ static void maybe_announce(struct lock *l, const struct lock_item *item)
 		l->ann[0] = '\0'; /* out of memory: announce at a later poll */
 }
 
-/* Decides what an answer (a read, or a refused write's old item) means for
- * the head of the queue: write, take over, or wait for the next poll. */
-static void decide_queue(struct lock *l, const struct lock_item *item)
+/* The queue waits on a holder in session mode (l's watch, lt_swait.c):
+ * acts on the watch's verdict on item (with sres and rd when it came
+ * with its session, lt_swait_feed). WAIT polls at the watch's pace; KILL
+ * marks the session dead (as the lock's request in flight, so nothing
+ * else of the lock's is sent meanwhile), then reads when the watch says
+ * (at once when the lock's own count is due too); a takeover
+ * writes on the watch's conditions, and a refusal (the session's check:
+ * a heartbeat landed) brings the queue back here; BAD fails the queue as
+ * a malformed item does: an item or session out of the mode's bounds
+ * cannot be counted safely, and waiting on its 10-year leaseMs would wait
+ * for ever. */
+static void decide_session(struct lock *l, const struct lock_item *item,
+			   const struct store_session_result *sres, const struct lt_sread *rd)
+{
+	struct lt_swatch_out out;
+	struct lt_error e;
+	switch (lt_swait_feed(l, item, sres, rd, &out)) {
+	case LT_SWATCH_TAKEOVER_TX:
+	case LT_SWATCH_TAKEOVER:
+		if (!write_takeover(l->wq_head, &out, item))
+			fail_oom(l->wq_head);
+		return;
+	case LT_SWATCH_KILL:
+		l->poll_call = lt_swait_kill(l, &out, on_kill, l);
+		if (l->poll_call == NULL)
+			fail_oom(l->wq_head);
+		return;
+	case LT_SWATCH_BAD:
+		lt_swait_error(&e, l, out.message);
+		fail_queue(l, &e);
+		return;
+	default: /* WAIT (FREE and PER_LEASE have no watch: lt_swait_keep) */
+		lt_fire_refusal(l);
+		maybe_announce(l, item);
+		lt_lock_kick(l);
+	}
+}
+
+/* Decides what an answer (a read, or a refused write's old item; with
+ * sres and rd, a store_session READ's) means for the head of the queue:
+ * write, take over, or wait for the next poll. */
+static void decide(struct lock *l, const struct lock_item *item,
+		   const struct store_session_result *sres, const struct lt_sread *rd)
 {
 	struct lt_error e;
 	if (!lt_item_check(l->t, l->name, item, LT_ITEM_TO_ACQUIRE, &e)) {
@@ -465,6 +532,10 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 		lt_lock_kick(l);
 		return;
 	}
+	if (lt_swait_of(l) != NULL) {
+		decide_session(l, item, sres, rd);
+		return;
+	}
 	if (l->seen == NULL || due_for_takeover(l)) {
 		if (!write_seen(l->wq_head, item))
 			fail_oom(l->wq_head);
@@ -473,6 +544,11 @@ static void decide_queue(struct lock *l, const struct lock_item *item)
 	lt_fire_refusal(l);
 	maybe_announce(l, item);
 	lt_lock_kick(l);
+}
+
+static void decide_queue(struct lock *l, const struct lock_item *item)
+{
+	decide(l, item, NULL, NULL);
 }
 
 static void on_announce(void *arg, const struct store_result *res)
@@ -522,6 +598,39 @@ static void on_poll(void *arg, const struct store_result *res)
 	lt_lock_unref(l);
 }
 
+/* The answer of the queue's READ of a session-mode lock and its session. */
+static void on_spoll(void *arg, const struct store_session_result *res)
+{
+	struct lock *l = arg;
+	l->poll_call = NULL;
+	l->refs++;
+	if (res->status != STORE_OK) { /* after the store's retries, as on_poll */
+		struct store_result r = {.status = res->status, .error_type = res->error_type};
+		memcpy(r.message, res->message, sizeof(r.message));
+		struct lt_error e;
+		lt_error_from(&e, l->t, l->name, &r);
+		fail_queue(l, &e);
+	} else {
+		struct lt_sread rd = lt_swait_polled(l);
+		notify_answered(l);
+		decide(l, &res->lock, res, &rd);
+	}
+	lt_lock_unref(l);
+}
+
+/* The KILL's answer, whatever it is: the next read tells (the session
+ * dead, or live under another rvn), when the watch says (at once when the
+ * lock's own count is due too). */
+static void on_kill(void *arg, const struct store_session_result *res)
+{
+	struct lock *l = arg;
+	(void)res;
+	l->poll_call = NULL;
+	l->refs++;
+	lt_lock_kick(l);
+	lt_lock_unref(l);
+}
+
 void lt_poll_due(void *arg)
 {
 	struct lock *l = arg;
@@ -530,8 +639,12 @@ void lt_poll_due(void *arg)
 		lt_lock_kick(l);
 		return;
 	}
-	req.span = l->wq_head->span; /* a poll is for the queue: its head's */
-	l->poll_call = store_submit(l->t->store, &req, on_poll, l);
+	if (lt_swait_reads(l)) /* session mode: the lock and its session */
+		l->poll_call = lt_swait_poll(l, on_spoll, l);
+	else {
+		req.span = l->wq_head->span; /* a poll is for the queue: its head's */
+		l->poll_call = store_submit(l->t->store, &req, on_poll, l);
+	}
 	if (l->poll_call == NULL)
 		fail_oom(l->wq_head);
 }
@@ -743,33 +856,93 @@ static void on_write(void *arg, const struct store_result *res)
 		rel_cb(rel_arg, rel, rel < 0 ? &rel_err : NULL);
 }
 
-/* A try on a lock seen held: read first, write only if free or due. */
-static void on_try_read(void *arg, const struct store_result *res)
+/* A try on a lock seen held in session mode: a takeover only on the
+ * watch's verdict, and the watch is the lock's, fed by every read of it
+ * here (this try's, earlier tries', the queue's polls): as today's try
+ * counts from the holder the lock last saw, a try never takes over before
+ * this replica's own watch of that lock counted a whole lease (the lock's
+ * rvn and its session's value standing still). A try sends no KILL: it
+ * refuses, and the watch offers the transaction at its next read once
+ * both counts are due. */
+static void try_session(struct lt_wait *w, const struct lock_item *item,
+			const struct store_session_result *sres, const struct lt_sread *rd)
 {
-	struct lt_wait *w = arg;
+	struct lock *l = w->lock;
+	struct lt_swatch_out out;
+	struct lt_error e;
+	enum lt_swatch_verdict v = lt_swait_feed(l, item, sres, rd, &out);
+	if (l->held == NULL && (v == LT_SWATCH_TAKEOVER_TX || v == LT_SWATCH_TAKEOVER)) {
+		if (!write_takeover(w, &out, item))
+			fail_oom(w);
+		return;
+	}
+	if (v == LT_SWATCH_BAD) {
+		lt_swait_error(&e, l, out.message);
+		finish(w, NULL, &e);
+		return;
+	}
+	lt_fire_refusal(l);
+	finish(w, NULL, NULL);
+}
+
+/* What a try's read (item; with sres and rd, a store_session READ's)
+ * decides: write if free or due, else refuse. */
+static void try_decide(struct lt_wait *w, const struct lock_item *item,
+		       const struct store_session_result *sres, const struct lt_sread *rd)
+{
 	struct lock *l = w->lock;
 	struct lt_error e;
-
-	w->call = NULL;
-	if (res->status != STORE_OK) {
-		lt_error_from(&e, l->t, l->name, res);
-		finish(w, NULL, &e);
-		return;
-	}
 	if (w->answered != NULL)
 		w->answered(w->arg);
-	if (!lt_item_check(l->t, l->name, &res->item, LT_ITEM_TO_ACQUIRE, &e)) {
+	if (!lt_item_check(l->t, l->name, item, LT_ITEM_TO_ACQUIRE, &e)) {
 		finish(w, NULL, &e);
 		return;
 	}
-	lt_lock_see(l, &res->item);
+	lt_lock_see(l, item);
+	if (lt_swait_of(l) != NULL) {
+		try_session(w, item, sres, rd);
+		return;
+	}
 	if (l->held == NULL && (l->seen == NULL || due_for_takeover(l))) {
-		if (!write_seen(w, &res->item))
+		if (!write_seen(w, item))
 			fail_oom(w);
 		return;
 	}
 	lt_fire_refusal(l);
 	finish(w, NULL, NULL);
+}
+
+/* A try on a lock seen held: read first, write only if free or due. */
+static void on_try_read(void *arg, const struct store_result *res)
+{
+	struct lt_wait *w = arg;
+	struct lt_error e;
+
+	w->call = NULL;
+	if (res->status != STORE_OK) {
+		lt_error_from(&e, w->t, w->lock->name, res);
+		finish(w, NULL, &e);
+		return;
+	}
+	try_decide(w, &res->item, NULL, NULL);
+}
+
+/* A try on a lock seen held in session mode: the lock and its session. */
+static void on_try_sread(void *arg, const struct store_session_result *res)
+{
+	struct lt_wait *w = arg;
+	struct lt_error e;
+
+	w->call = NULL;
+	if (res->status != STORE_OK) {
+		struct store_result r = {.status = res->status, .error_type = res->error_type};
+		memcpy(r.message, res->message, sizeof(r.message));
+		lt_error_from(&e, w->t, w->lock->name, &r);
+		finish(w, NULL, &e);
+		return;
+	}
+	struct lt_sread rd = w->sread;
+	try_decide(w, &res->lock, res, &rd);
 }
 
 static void wait_timer(void *arg)
@@ -886,7 +1059,10 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 		}
 	} else if (l->seen != NULL) {
 		struct store_req req = {.op = STORE_READ, .name = l->name, .span = w->span};
-		w->call = store_submit(t->store, &req, on_try_read, w);
+		if (lt_swait_reads(l)) /* session mode: the lock and its session */
+			w->call = lt_swait_read(l, &w->sread, on_try_sread, w);
+		else
+			w->call = store_submit(t->store, &req, on_try_read, w);
 		ok = w->call != NULL;
 		if (ok)
 			lt_wait_set_state(w, WAIT_READING);

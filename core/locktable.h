@@ -201,6 +201,18 @@ struct lt_state {
 	/* shared holders (core/lt_shared.h) the item counts now, 0 when none:
 	 * lt_sh_state reads them */
 	int64_t shared;
+	/* held in session mode (`--heartbeat replica`, docs/design/
+	 * replica-heartbeat.md): the item names its holder's session, and
+	 * lease_ms is its sleaseMs (the real lease), never its 10-year
+	 * leaseMs */
+	bool session;
+	/* session: the item names this locktable's own session, not ended —
+	 * this replica holds the lock in session mode. Then confirmed_ago_ms
+	 * is how long ago (this replica's monotonic clock) the send of the
+	 * session's last heartbeat answered in time was (lt_session_view's
+	 * confirmed_ms): -1 before the first, and whenever !session_here. */
+	bool session_here;
+	int64_t confirmed_ago_ms;
 };
 
 typedef void (*lt_state_cb)(void *arg, const struct lt_state *state, const struct lt_error *err);

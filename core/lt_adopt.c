@@ -27,6 +27,12 @@ struct adopt {
 	char new_hash[STORE_SECRET_HASH_LEN + 1];
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1];
 	uint32_t sess_gen; /* --heartbeat replica: the session the ADOPT names */
+	/* the lease as read: its owner and secret's hash (the ADOPT's
+	 * conditions), and the session of the replica that held it in
+	 * session mode, told by a revocation ("" none) */
+	char prev_owner[STORE_ID_MAX + 1];
+	char prev_hash[STORE_SECRET_HASH_LEN + 1];
+	char revoke[STORE_SESSION_KEY_MAX + 1];
 };
 
 static void unlink_a(struct adopt *a)
@@ -72,11 +78,24 @@ static bool adoptable(const struct adopt *a, const struct lock_item *item)
 	       lt_secret_match(item->secret_hash, a->presented) && a->lock->held == NULL;
 }
 
+static bool send_adopt(struct adopt *a);
+
 static void on_write(void *arg, const struct store_result *res)
 {
 	struct adopt *a = arg;
 	struct lt_error e;
 	a->call = NULL;
+	if (res->status == STORE_REFUSED && res->session_gone && a->revoke[0] != '\0') {
+		a->revoke[0] = '\0'; /* the session is gone: nobody is to be told */
+		if (!send_adopt(a)) {
+			e = (struct lt_error){.status = STORE_TRANSIENT,
+					      .error_type = "OutOfMemory"};
+			snprintf(e.message, sizeof(e.message), "out of memory adopting '%.64s'",
+				 a->lock->name);
+			finish(a, NULL, &e);
+		}
+		return;
+	}
 	bool applied =
 		res->status == STORE_OK || (res->status == STORE_REFUSED &&
 					    store_acquire_applied(a->owner, a->rvn, &res->item));
@@ -127,34 +146,40 @@ static void on_read(void *arg, const struct store_result *res)
 	if (a->lease_ms == 0)			    /* the lease's own */
 		a->lease_ms =
 			own >= LT_MIN_LEASE_MS && own <= LT_MAX_LEASE_MS ? own : LT_MIN_LEASE_MS;
-	const char *session = NULL;
-	if (a->t->replica != NULL && (session = lt_replica_key(a->t, &a->sess_gen)) == NULL) {
+	memcpy(a->prev_owner, res->item.owner, sizeof(a->prev_owner));
+	memcpy(a->prev_hash, res->item.secret_hash, sizeof(a->prev_hash));
+	/* held in session mode by another replica: a revocation tells it */
+	lt_other_session(a->t, &res->item, a->revoke);
+	if (!send_adopt(a)) {
 		e = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
 		snprintf(e.message, sizeof(e.message), "out of memory adopting '%.64s'",
 			 a->lock->name);
 		finish(a, NULL, &e);
-		return;
 	}
+}
+
+/* Sends the ADOPT of the lease read into a; false on out-of-memory. */
+static bool send_adopt(struct adopt *a)
+{
+	const char *session = NULL;
+	if (a->t->replica != NULL && (session = lt_replica_key(a->t, &a->sess_gen)) == NULL)
+		return false;
 	struct store_req req = {
 		.op = STORE_ADOPT,
 		.name = a->lock->name,
 		.owner = a->owner,
 		.rvn = a->rvn,
-		.prev_owner = res->item.owner,
-		.prev_secret_hash = res->item.secret_hash,
+		.prev_owner = a->prev_owner,
+		.prev_secret_hash = a->prev_hash,
 		.secret_hash = a->new_hash,
 		.holder = a->holder,
 		.lease_ms = a->lease_ms,
 		.token = a->token,
 		.ttl = lt_ttl(a->t),
 		.session = session,
+		.revoke_session = a->revoke[0] != '\0' ? a->revoke : NULL,
 	};
-	if ((a->call = store_submit(a->t->store, &req, on_write, a)) == NULL) {
-		e = (struct lt_error){.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
-		snprintf(e.message, sizeof(e.message), "out of memory adopting '%.64s'",
-			 a->lock->name);
-		finish(a, NULL, &e);
-	}
+	return (a->call = store_submit(a->t->store, &req, on_write, a)) != NULL;
 }
 
 static bool hash_ok(const char *h)

@@ -40,7 +40,8 @@ struct foreign {
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];     /* a renewal's new rvn */
 	char seen[STORE_ID_MAX + 1]; /* the rvn it is conditioned on */
-	/* a renewal's: the session the item names, kept ("" none: per lease) */
+	/* the session the item names when another replica's ("" none): a
+	 * renewal keeps it, a release writes its revocation */
 	char session[STORE_SESSION_KEY_MAX + 1];
 	char name[];
 };
@@ -54,12 +55,17 @@ struct foreign {
  * its clients renew it. */
 static void keep_session(struct foreign *f, const struct lock_item *it)
 {
-	struct lt_session *own = lt_session_of(f->t);
+	lt_other_session(f->t, it, f->session);
+}
+
+void lt_other_session(const struct locktable *t, const struct lock_item *it, char *buf)
+{
+	struct lt_session *own = lt_session_of(t);
 	struct lt_session_view v = {.key = ""};
 	if (own != NULL)
 		lt_session_view(own, &v);
 	bool other = it->session[0] != '\0' && strcmp(it->session, v.key) != 0;
-	snprintf(f->session, sizeof(f->session), "%s", other ? it->session : "");
+	snprintf(buf, STORE_SESSION_KEY_MAX + 1, "%s", other ? it->session : "");
 }
 
 static void state_from(struct foreign *f, const struct lock_item *it)
@@ -67,6 +73,7 @@ static void state_from(struct foreign *f, const struct lock_item *it)
 	struct lt_state *st = &f->st;
 	st->exists = it->exists;
 	st->held = it->has_owner;
+	st->session = lt_item_session(it);
 	st->lease_ms = it->has_owner ? lt_item_lease_ms(it) : 0;
 	st->token = it->fence;
 	st->ttl = it->ttl;
@@ -193,6 +200,10 @@ static bool send_write(struct foreign *f)
 		req.op = STORE_RELEASE;
 		req.token = f->st.token;
 		req.forced = f->op == LT_FOREIGN_FORCE;
+		/* held in session mode by another replica: it learns of the
+		 * ending from its revocation (store_revoke.h), in the same
+		 * transaction */
+		req.revoke_session = f->session[0] != '\0' ? f->session : NULL;
 	}
 	f->call = store_submit(f->t->store, &req, on_write, f);
 	return f->call != NULL;
@@ -222,6 +233,14 @@ static void on_write(void *arg, const struct store_result *res)
 	f->call = NULL;
 	if (res->status == STORE_REFUSED && renew_again(f, &res->item))
 		return;
+	if (res->status == STORE_REFUSED && res->session_gone && f->op != LT_FOREIGN_RENEW &&
+	    f->session[0] != '\0') {
+		/* the session is gone: it extends nothing, nobody is to be told */
+		f->session[0] = '\0';
+		if (!send_write(f))
+			answer_oom(f);
+		return;
+	}
 	if (res->status == STORE_OK)
 		written(f, &res->item);
 	if (res->status == STORE_OK || res->status == STORE_REFUSED)

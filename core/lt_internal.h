@@ -21,12 +21,21 @@
 #include "lib/base/lg_assert.h"
 #include "core/locktable.h"
 #include "core/lt_session.h"
+#include "core/lt_swatch.h"
 #include "lib/base/pool.h"
 #include "core/trace.h"
 
 /* The ids this process writes (owners, rvns, announcements: store_new_id). */
 #define LT_SH_BUCKETS 1024 /* t->sh_waits: lists by name hash */
 #define LT_ID_LEN     32
+
+/* A store_session READ of a lock's session-mode watch as sent: when, and
+ * which session the watch watched then (a number, not the key: see
+ * lt_swait.c). */
+struct lt_sread {
+	int64_t sent_ms;
+	uint64_t gen;
+};
 
 /* A wait_for_refusal registration (lt_testing.c). */
 struct lt_hook {
@@ -51,6 +60,11 @@ struct seen {
 	 * lease_ms the window it is left to it (LT_RESERVE_WINDOWS of its
 	 * announced poll interval). */
 	char waiter[STORE_ID_MAX + 1];
+	/* The holder is in session mode (the item names a session): the
+	 * watch that judges it (lt_swait.c), NULL for every other holder.
+	 * lease_ms above is then the item's 10-year leaseMs, never counted:
+	 * the watch decides. */
+	struct lt_swait *sw;
 };
 
 /* A free item announced for another replica's waiter is left to it for
@@ -175,6 +189,7 @@ struct lt_wait {
 	struct timer timer; /* timeout, or a deferred refusal */
 	struct store_call *call;
 	int64_t send_ms;
+	struct lt_sread sread; /* a try's store_session READ in flight (lt_swait.c) */
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
 	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
@@ -210,6 +225,9 @@ struct locktable {
 	uint64_t nleases, nwaits, releases_in_flight;
 	struct tracer *tracer;	    /* NULL: no spans (lt_set_tracer) */
 	struct lt_replica *replica; /* LT_HEARTBEAT_REPLICA's session, else NULL */
+	/* The id this replica writes as `dead` on a session it kills (a
+	 * waiter's KILL, lt_swait.c): drawn at the first, "" until then. */
+	char killer_id[LT_ID_LEN + 1];
 };
 
 /* --- locks: the hash table, the holders seen (lt_lock.c) --- */
@@ -241,6 +259,72 @@ bool lt_sh_stale(struct sh_watch *wt, const struct lock_item *s, int64_t now);
  * exclusive waiter can win while a slot is held), polled every third of
  * poll_lease_ms (the waiting lease's). */
 void lt_lock_see_readers(struct lock *l, const struct lock_item *item, int64_t poll_lease_ms);
+/* --- session mode, the waiting side (lt_swait.c) ---
+ * A lock seen held by a holder in `--heartbeat replica` (its item names a
+ * session: lt_item_session) is judged by an lt_swatch (core/lt_swatch.h),
+ * kept in its struct seen (seen.sw) while it is so held. Its polls read the
+ * lock and its session in one request (store_session READ); the lock table
+ * acts on the watch's verdicts (locktable.c). */
+
+/* item is held in session mode (an owner and a session). */
+static inline bool lt_item_session(const struct lock_item *it)
+{
+	return it->exists && it->has_owner && it->session[0] != '\0';
+}
+/* The watch of l, or NULL (l not seen held in session mode). */
+static inline struct lt_swait *lt_swait_of(const struct lock *l)
+{
+	return l->seen != NULL ? l->seen->sw : NULL;
+}
+/* Keeps sn's watch while item (just seen) is held in session mode, frees
+ * it otherwise (lt_lock_see). Out of memory: no watch, and the holder
+ * counts by its 10-year leaseMs: never taken over, never unsafe. */
+void lt_swait_keep(struct seen *sn, const struct lock_item *item);
+/* Frees sn's watch (NULL allowed). */
+void lt_swait_drop(struct seen *sn);
+/* The watch of l watches a session-mode holder whose session it can read:
+ * its polls are store_session READs (else plain READs, which start it). */
+bool lt_swait_reads(const struct lock *l);
+/* Sends the READ of l's lock and the session the watch watches (a try's:
+ * *rd kept for the feed). NULL on out-of-memory or when the watch watches
+ * no session (no callback). */
+struct store_call *lt_swait_read(struct lock *l, struct lt_sread *rd, store_session_cb cb,
+				 void *arg);
+/* The same for the queue's poll, whose lt_sread the watch keeps
+ * (lt_swait_polled: what the answer is fed with). */
+struct store_call *lt_swait_poll(struct lock *l, store_session_cb cb, void *arg);
+struct lt_sread lt_swait_polled(const struct lock *l);
+/* Feeds l's watch (lt_swait_of(l) not NULL) what a read showed: item as
+ * returned now, with sres and its lt_sread when it was a store_session
+ * READ, NULL for a plain read or a write's answer (its session not read).
+ * A READ sent for a session the watch no longer watches counts as a plain
+ * read of the lock. A plain item showing the owner, session and rvn the
+ * watch already counts is not fed: it says nothing new, and counting from
+ * a later read is never unsafe (WAIT). Returns the verdict, also in *out. */
+enum lt_swatch_verdict lt_swait_feed(struct lock *l, const struct lock_item *item,
+				     const struct store_session_result *sres,
+				     const struct lt_sread *rd, struct lt_swatch_out *out);
+/* When to read l again, in ms from now (lt_swatch_poll_ms). */
+int64_t lt_swait_poll_ms(const struct lock *l);
+/* Marks out's session dead (KILL on out->session_rvn, by this replica's
+ * killer_id). NULL on out-of-memory or a session key that does not split
+ * (no callback). */
+struct store_call *lt_swait_kill(struct lock *l, const struct lt_swatch_out *out,
+				 store_session_cb cb, void *arg);
+/* The store's check for a takeover verdict's (maps lt_swatch_check). */
+enum store_sess_check lt_swait_check(const struct lt_swatch_out *out);
+/* The session item names when it is another replica's (not t's own, in
+ * --heartbeat replica), into buf (STORE_SESSION_KEY_MAX + 1 bytes); ""
+ * otherwise: whom an ending from outside must tell by a revocation
+ * (lt_foreign, lt_adopt), and whose session a renewal keeps. */
+void lt_other_session(const struct locktable *t, const struct lock_item *it, char *buf);
+/* The error of a BAD verdict: FATAL "BadSessionLock", naming the lock. */
+void lt_swait_error(struct lt_error *e, const struct lock *l, const char *why);
+/* What remains, at now, before this replica's watch of l could take item
+ * (held in session mode) over: the watch's counts when it watches that
+ * very item, else the whole sleaseMs. */
+int64_t lt_swait_remaining(const struct lock *l, const struct lock_item *item, int64_t now);
+
 /* The poll interval of a holder's lease: a third of it, at most
  * LT_MAX_POLL_MS. */
 int64_t lt_poll_interval(int64_t lease_ms);

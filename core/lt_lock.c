@@ -94,6 +94,7 @@ static void forget_seen(struct lock *l)
 	lru_unlink(l->t, sn);
 	l->t->seen_count--;
 	l->seen = NULL;
+	lt_swait_drop(sn);
 	free(sn->holder);
 	free(sn);
 }
@@ -203,6 +204,7 @@ void lt_lock_see(struct lock *l, const struct lock_item *item)
 		free(sn->holder);
 		sn->holder = item->holder[0] != '\0' ? strdup(item->holder) : NULL;
 	}
+	lt_swait_keep(sn, item);
 	lru_push(t, sn);
 	seen_trim(t);
 }
@@ -242,6 +244,7 @@ void lt_lock_see_readers(struct lock *l, const struct lock_item *item, int64_t p
 	sn->lease_ms = poll_lease_ms > 0 ? poll_lease_ms : 1;
 	free(sn->holder);
 	sn->holder = NULL;
+	lt_swait_drop(sn);
 	lru_push(t, sn);
 	seen_trim(t);
 }
@@ -250,6 +253,7 @@ void lt_lock_destroy(struct lock *l)
 {
 	lt_sh_reaper_free(l->reaper, false);
 	if (l->seen != NULL) {
+		lt_swait_drop(l->seen);
 		free(l->seen->holder);
 		free(l->seen);
 	}

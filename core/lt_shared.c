@@ -635,6 +635,20 @@ static void not_now(struct sh_wait *w, int64_t delay)
 	timer_arm(&w->poll, delay);
 }
 
+/* A grant won by w, on r (the slot granted r->slots[0], the header
+ * r->header): the lease, answered. */
+static void won(struct sh_wait *w, const struct store_sh_result *r)
+{
+	struct sh_lease *l = lease_new(w, r, w->sent_ms);
+	struct lt_error oom = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
+	if (l == NULL) {
+		(void)release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner, true, 0,
+				   NULL, NULL);
+		snprintf(oom.message, sizeof(oom.message), "out of memory");
+	}
+	answer(w, l, l != NULL ? NULL : &oom);
+}
+
 static void on_granted(void *arg, const struct store_sh_result *r)
 {
 	struct sh_wait *w = arg;
@@ -650,14 +664,7 @@ static void on_granted(void *arg, const struct store_sh_result *r)
 		return;
 	}
 	if (r->status == STORE_OK) {
-		struct sh_lease *l = lease_new(w, r, w->sent_ms);
-		struct lt_error oom = {.status = STORE_TRANSIENT, .error_type = "OutOfMemory"};
-		if (l == NULL) {
-			(void)release_slot(w->t, w->name, w->a.mode, w->a.cap, w->slot, w->owner,
-					   true, 0, NULL, NULL);
-			snprintf(oom.message, sizeof(oom.message), "out of memory");
-		}
-		answer(w, l, l != NULL ? NULL : &oom);
+		won(w, r);
 		return;
 	}
 	if (r->status != STORE_REFUSED) {
@@ -871,10 +878,33 @@ static void full(struct sh_wait *w, int64_t poll, int64_t now)
 }
 
 /* Decides on what a READ showed: a grant, a wait, or an answer. */
+/* The slot of r that shows w's last grant (its owner and rvn), or -1:
+ * that grant applied though its answer said otherwise (a retry of it
+ * refused by its own first attempt: store_shared.h, GRANT). */
+static int own_slot(const struct sh_wait *w, const struct store_sh_result *r)
+{
+	if (w->rvn[0] == '\0')
+		return -1; /* no grant sent yet */
+	for (unsigned i = 0; i < r->nslots; i++)
+		if (r->slots[i].has_owner && strcmp(r->slots[i].owner, w->owner) == 0 &&
+		    strcmp(r->slots[i].rvn, w->rvn) == 0)
+			return (int)i;
+	return -1;
+}
+
 static void decide(struct sh_wait *w, const struct store_sh_result *r)
 {
 	char why[96];
 	int64_t now = now_ms(w->t);
+	int own = own_slot(w, r);
+	if (own >= 0) { /* its grant holds: the lease runs from its send */
+		struct store_sh_result g = *r;
+		g.slots = &r->slots[own];
+		g.nslots = 1;
+		w->slot = w->from + (unsigned)own;
+		won(w, &g);
+		return;
+	}
 	bool admitted = store_sh_set_has(&r->header.radmit, w->owner);
 	w->admitted = admitted;
 	w->own_turn = r->header.xwait[0] != '\0' && strcmp(r->header.xwait, w->owner) == 0;

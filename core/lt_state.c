@@ -19,12 +19,15 @@ int64_t lt_remaining_ms(struct locktable *t, const char *name, const struct lock
 {
 	if (!item->has_owner)
 		return 0;
-	int64_t now = clock_now_ms(t->clock), left = item->lease_ms;
+	/* session mode: the real lease (sleaseMs), never the 10-year leaseMs */
+	bool smode = lt_item_session(item);
+	int64_t now = clock_now_ms(t->clock), left = lt_item_lease_ms(item);
 	struct lock *l = lt_lock_get(t, name, false);
 	if (l != NULL && l->held != NULL && strcmp(l->held->owner, item->owner) == 0)
 		left = lease_end_ms(l->held) - now;
 	else if (l != NULL && l->seen != NULL && strcmp(l->seen->rvn, item->rvn) == 0)
-		left = l->seen->at + l->seen->lease_ms - now;
+		left = smode ? lt_swait_remaining(l, item, now)
+			     : l->seen->at + l->seen->lease_ms - now;
 	return left > 0 ? left : 0;
 }
 
@@ -33,13 +36,32 @@ int64_t lt_item_remaining_ms(struct locktable *t, const char *name, const struct
 	return lt_remaining_ms(t, name, item);
 }
 
+/* st->session_here and st->confirmed_ago_ms (locktable.h) of item it. */
+static void own_session(struct locktable *t, const struct lock_item *it, struct lt_state *st)
+{
+	struct lt_session *own = lt_session_of(t);
+	struct lt_session_view v;
+	st->session_here = false;
+	st->confirmed_ago_ms = -1;
+	if (own == NULL || !lt_item_session(it))
+		return;
+	lt_session_view(own, &v);
+	if (v.state == LT_SESSION_ENDED || strcmp(it->session, v.key) != 0)
+		return;
+	st->session_here = true;
+	if (v.confirmed_ms >= 0)
+		st->confirmed_ago_ms = clock_now_ms(t->clock) - v.confirmed_ms;
+}
+
 void lt_state_of(struct locktable *t, const char *name, const struct lock_item *it,
 		 struct lt_state *st)
 {
 	st->remaining_ms = lt_remaining_ms(t, name, it);
 	st->exists = it->exists;
 	st->held = it->has_owner;
-	st->lease_ms = it->has_owner ? it->lease_ms : 0;
+	st->session = lt_item_session(it);
+	own_session(t, it, st);
+	st->lease_ms = it->has_owner ? lt_item_lease_ms(it) : 0;
 	st->token = it->fence;
 	st->shared = it->scount > 0 ? it->scount : 0;
 	st->ttl = it->ttl;

@@ -4,7 +4,7 @@
  * A pure module: no I/O, no clock, no allocation. The caller reads the
  * lock and its session in one strongly consistent read, feeds what came
  * back with the read's return time (monotonic ms on its own clock), and
- * acts on the verdict. It is not wired into the lock table yet.
+ * acts on the verdict. The lock table's waiters use it (core/lt_swait.c).
  *
  * What it watches, from the first read that returned (never from a send):
  *   - the lock's owner and session: any change of either, or the lock

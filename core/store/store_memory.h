@@ -25,6 +25,11 @@ void store_memory_fail(struct store *s, int n, enum store_status status, const c
  * applied the write). */
 void store_memory_lose(struct store *s, int n);
 
+/* The next n shared GRANTs (store_shared.h) apply, then answer REFUSED
+ * (the slot as it is now): as a store whose retry of a GRANT that applied
+ * is refused by that first attempt (moto ignores ClientRequestToken). */
+void store_memory_grant_refused(struct store *s, int n);
+
 /* Delay before each completion, ms (default 0). */
 void store_memory_set_latency(struct store *s, int64_t ms);
 

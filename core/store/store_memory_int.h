@@ -186,6 +186,7 @@ struct mstore {
 	struct msession *sessions; /* store_memory_session.c */
 	int sess_lost;		   /* session answers to lose after applying */
 	int lock_lost;		   /* lock answers to lose after applying */
+	int grant_refused;	   /* GRANTs to answer REFUSED after applying */
 	struct mrevs *revokes;	   /* store_memory_revoke.c */
 	char table[];
 };

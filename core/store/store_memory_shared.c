@@ -492,6 +492,12 @@ static void sh_complete(void *arg)
 		memset(&out->slots[0], 0, sizeof(out->slots[0]));
 		if (!mem_injected(ms, &out->res.status, &out->res.error_type, out->res.message))
 			apply(ms, &call->sh->req, out);
+		if (call->sh->req.op == STORE_SH_GRANT && out->res.status == STORE_OK &&
+		    ms->grant_refused > 0) { /* applied; its answer: a retry's refusal */
+			ms->grant_refused--;
+			out->res.status = STORE_REFUSED;
+			out->res.index = 1;
+		}
 	}
 	ms->base.in_flight--;
 	store_sh_cb cb = call->sh_cb;
@@ -563,4 +569,9 @@ struct store_call *mem_sh_submit(struct store *s, const struct store_sh_req *req
 	s->requests[op]++;
 	s->in_flight++;
 	return call;
+}
+
+void store_memory_grant_refused(struct store *s, int n)
+{
+	((struct mstore *)s)->grant_refused = n;
 }

@@ -442,6 +442,7 @@ void backend_metrics(const struct backend *b, struct metrics_src *m,
 	m->obs = &b->obs;
 	m->table = b->cfg->table;
 	lt_stats(b->lt, &m->lt);
+	metrics_session(m, lt_session_of(b->lt));
 	m->ddb = NULL;
 	if (on_dynamodb(b)) {
 		store_dynamodb_stats(b->store, ddb);

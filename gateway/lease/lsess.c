@@ -215,12 +215,23 @@ enum lt_loss ls_rec_loss(const struct ls_rec *rec)
 	return LT_HELD;
 }
 
+const char *ls_loss_text(enum lt_loss loss)
+{
+	static const char *const words[LT_LOSS_COUNT] = {
+		[LT_SESSION] = "session (this replica's heartbeat session was marked dead or "
+			       "deleted: every lease held in it is lost)",
+	};
+	if ((unsigned)loss < LT_LOSS_COUNT && words[loss] != NULL)
+		return words[loss];
+	return lt_loss_name(loss);
+}
+
 enum ls_status ls_rec_report(struct ls_rec *rec, enum lt_loss loss, struct ls_result *r)
 {
 	r->status = LS_LOST;
 	r->loss = loss;
 	r->token = rec->token;
-	snprintf(r->message, sizeof(r->message), "%s", lt_loss_name(loss));
+	snprintf(r->message, sizeof(r->message), "%s", ls_loss_text(loss));
 	rec->owner->svc->lost_reported++;
 	if (rec->kind == LS_KIND_LEADER) {
 		ls_term_end(rec, ELECTION_LEASE_LOST);

@@ -475,6 +475,12 @@ enum ls_status ls_foreign(struct lsess *s, const struct ls_foreign_req *req, str
 /* st's owner is a detached lease's (a Redis lock library's value or a
  * DETACH acquire). */
 bool ls_detached(const struct lt_state *st);
+
+/* A loss reason as the gateway tells clients and logs (-LOST, SQLSTATE
+ * 55000, the PostgreSQL WARNING): its name (lt_loss_name) first, then,
+ * for a reason whose name does not explain itself (session), words for
+ * an operator in parentheses. A static string. */
+const char *ls_loss_text(enum lt_loss loss);
 /* st's owner is a lease taken by value (a Redis lock library's). */
 bool ls_by_value(const struct lt_state *st);
 /* The value a client sees as the lock's (GET key): a detached lease's

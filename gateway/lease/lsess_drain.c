@@ -46,7 +46,7 @@ static void orphan_ended(void *arg, struct lease *lease, enum lt_loss reason)
 		svc->drain.lost++;
 		log_msg(LOG_LVL_WARN,
 			"the orphaned lease of '%s' (token %lld) ended while draining: %s",
-			lease_name(lease), (long long)lease_token(lease), lt_loss_name(reason));
+			lease_name(lease), (long long)lease_token(lease), ls_loss_text(reason));
 	}
 	unlink_orphan(o);
 	free(o);

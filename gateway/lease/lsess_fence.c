@@ -296,7 +296,7 @@ static void transacted(void *arg, const struct lt_tx_result *tr)
 			ls_rec_report(rec, rec->loss, &res); /* the loss, told once */
 		} else {
 			res.loss = tr->loss;
-			ls_res_msg(&res, LS_LOST, "%s", lt_loss_name(tr->loss));
+			ls_res_msg(&res, LS_LOST, "%s", ls_loss_text(tr->loss));
 		}
 		break;
 	}

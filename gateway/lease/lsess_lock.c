@@ -65,7 +65,7 @@ static void acquired(void *arg, struct lease *lease, const struct lt_error *err)
 		if (lease_loss(lease) != LT_HELD) { /* answered after a whole lease */
 			res.loss = lease_loss(lease);
 			lease_release(lease);
-			ls_res_msg(&res, LS_LOST, "%s", lt_loss_name(res.loss));
+			ls_res_msg(&res, LS_LOST, "%s", ls_loss_text(res.loss));
 		} else {
 			res.token = lease_detach(lease);
 		}
@@ -464,7 +464,7 @@ enum ls_status ls_take_lost(struct lsess *s, struct ls_result *r)
 	snprintf(name, sizeof(name), "%s", lost->name);
 	ls_rec_report(lost, loss, r);
 	snprintf(r->message, sizeof(r->message), "lease of '%.256s' lost: %s", name,
-		 lt_loss_name(loss));
+		 ls_loss_text(loss));
 	return LS_LOST;
 }
 

@@ -30,6 +30,8 @@ static const char *reason_words(const char *r)
 		{"expired", "the lease ran out before a renewal succeeded"},
 		{"table_not_found", "the table is gone"},
 		{"forced", "an operator released it (LOCK.FORCE-RELEASE)"},
+		{"session", "this replica's heartbeat session was marked dead or deleted (every "
+			    "lease held in it is lost)"},
 		{"lease_lost", "its lease was lost"},
 		{"resigned", "it resigned (LEADER.RESIGN)"},
 		{"session_ended", "its session closed or stopped campaigning"},

@@ -8,7 +8,8 @@
  * carry as keys of their own.
  *
  * Every reason is one of a documented list (docs/observability.md, Logs):
- *   40 lease lost:      taken_over, deleted, expired, table_not_found, forced
+ *   40 lease lost:      taken_over, deleted, expired, table_not_found, forced,
+ *                       session
  *   46 no longer leads: lease_lost, resigned, session_ended
  * The core's election words (work_returned, cancelled) are mapped here.
  *

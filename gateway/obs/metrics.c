@@ -4,6 +4,8 @@
  */
 #include "gateway/obs/metrics.h"
 
+#include "core/lt_session.h"
+
 #include "gateway/obs/otlp.h"
 #include "gateway/redis/commands.h"
 
@@ -86,6 +88,41 @@ static void lock_metrics(const struct metrics_src *m, struct buf *out)
 	       "Leader elections contending again after a transient acquire failure.");
 	labeled(out, "leasegate_lock_contention_retries_total", m->table, "error_type",
 		&o->contention_retries, NULL);
+}
+
+void metrics_session(struct metrics_src *m, const struct lt_session *s)
+{
+	struct lt_session_view v = {0};
+	m->replica_session = s != NULL;
+	if (s != NULL)
+		lt_session_view(s, &v);
+	m->session_members = v.members;
+	m->session_groups = v.groups;
+}
+
+/* --heartbeat replica: the session's writes (CREATE and BEAT) and their
+ * answers by outcome ("ok", "refused" or the error type), its members and
+ * groups; nothing in per-lease mode. */
+static void session_metrics(const struct metrics_src *m, struct buf *out)
+{
+	const struct obs *o = m->obs;
+	if (!m->replica_session)
+		return;
+	family(out, "leasegate_replica_heartbeats_total", "counter",
+	       "Heartbeats of this replica's session (--heartbeat replica): its CREATE and BEAT "
+	       "writes sent.");
+	sample(out, "leasegate_replica_heartbeats_total", m->table, NULL, NULL, o->session_beats);
+	family(out, "leasegate_replica_heartbeat_answers_total", "counter",
+	       "Answers to the session's heartbeats, by outcome: ok, refused (the session was "
+	       "marked dead or is gone) or the error type.");
+	labeled(out, "leasegate_replica_heartbeat_answers_total", m->table, "outcome",
+		&o->session_answers, NULL);
+	family(out, "leasegate_replica_session_members", "gauge",
+	       "Leases held as members of this replica's session.");
+	sample(out, "leasegate_replica_session_members", m->table, NULL, NULL, m->session_members);
+	family(out, "leasegate_replica_session_groups", "gauge",
+	       "Lease lengths among the session's members (one expiry timer each).");
+	sample(out, "leasegate_replica_session_groups", m->table, NULL, NULL, m->session_groups);
 }
 
 static void command_sample(const char *name, const struct cmd_stat *st, void *arg)
@@ -249,6 +286,7 @@ static void dynamodb_metrics(const struct metrics_src *m, struct buf *out)
 void metrics_render(const struct metrics_src *m, struct buf *out)
 {
 	lock_metrics(m, out);
+	session_metrics(m, out);
 	gateway_metrics(m, out);
 	connection_metrics(m, out);
 	if (m->traces != NULL)

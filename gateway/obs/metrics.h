@@ -38,6 +38,11 @@ struct metrics_src {
 	const struct obs *obs;
 	const char *table; /* the table; "" on the embedded store */
 	struct lt_stats lt;
+	/* --heartbeat replica (core/lt_session.h): the mode is on, and this
+	 * replica's session has these members (leases) and groups (lease
+	 * lengths); false in per-lease mode (no session metrics then) */
+	bool replica_session;
+	size_t session_members, session_groups;
 	size_t sessions;
 	uint64_t auth_failures_redis, auth_failures_pg; /* failed authentications */
 	const struct store_dynamodb_stats *ddb;		/* NULL on the embedded store */
@@ -48,6 +53,11 @@ struct metrics_src {
 	bool process;			 /* add the process_* metrics */
 	const struct otlp_stats *traces; /* NULL: tracing off */
 };
+
+/* m's session fields from s, this replica's session (lt_session_of); NULL
+ * in per-lease mode (no session metrics then). */
+struct lt_session;
+void metrics_session(struct metrics_src *m, const struct lt_session *s);
 
 /* Appends the exposition of m to out (a text buffer: buf_printf). */
 void metrics_render(const struct metrics_src *m, struct buf *out);

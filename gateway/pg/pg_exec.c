@@ -226,7 +226,7 @@ static bool lease_error(struct pgs *s, const struct ls_result *res)
 		return false;
 	case LS_LOST:
 		snprintf(msg, sizeof(msg), "%s (fencing token %lld), before it was released",
-			 res->message[0] ? res->message : lt_loss_name(res->loss),
+			 res->message[0] ? res->message : ls_loss_text(res->loss),
 			 (long long)res->token);
 		pgx_error(s, "55000", msg, "Take the lock again: another holder may have it.");
 		return true;

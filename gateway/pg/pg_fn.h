@@ -54,7 +54,7 @@ typedef bool (*pg_fn_fill)(struct pgs *s, int timeout, const struct ls_result *r
  * when it wrote one. */
 typedef bool (*pg_fn_error)(struct pgs *s, const struct ls_result *res);
 
-#define PG_FN_MAX_COLS 5
+#define PG_FN_MAX_COLS 7
 
 struct pg_fn {
 	const char *name; /* lower case, schema-qualified for leasegate.* */

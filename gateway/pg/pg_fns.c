@@ -131,7 +131,7 @@ static bool fill_state(struct pgs *s, int timeout, const struct ls_result *res, 
 {
 	const struct lt_state *ls = &res->st;
 	if (res->status != LS_OK || !ls->exists) {
-		v[1].null = v[2].null = v[3].null = true;
+		v[1].null = v[2].null = v[3].null = v[5].null = v[6].null = true;
 		return true;
 	}
 	v[0].i = ls->held;
@@ -141,6 +141,11 @@ static bool fill_state(struct pgs *s, int timeout, const struct ls_result *res, 
 	v[2].i = ls->lease_ms;
 	v[3].i = ls->token;
 	v[4].i = res->mine;
+	/* as LOCK.STATE's heartbeat and confirmed-ms-ago (redis/lockcmds.c) */
+	v[5].s = ls->held && ls->session ? "replica" : "lease";
+	v[5].len = strlen(v[5].s);
+	v[6].null = !ls->session_here || ls->confirmed_ago_ms < 0;
+	v[6].i = ls->confirmed_ago_ms;
 	return true;
 }
 
@@ -634,9 +639,13 @@ static const struct pg_col col_int4[] = {{NULL, PG_OID_INT4, 4, 0}};
 static const struct pg_col col_text[] = {{NULL, PG_OID_TEXT, -1, 0}};
 static const struct pg_col col_name[] = {{NULL, PG_OID_NAME, 64, 0}};
 static const struct pg_col col_state[] = {
-	{"held", PG_OID_BOOL, 1, 0},	 {"holder", PG_OID_TEXT, -1, 0},
-	{"lease_ms", PG_OID_INT8, 8, 0}, {"fencing_token", PG_OID_INT8, 8, 0},
+	{"held", PG_OID_BOOL, 1, 0},
+	{"holder", PG_OID_TEXT, -1, 0},
+	{"lease_ms", PG_OID_INT8, 8, 0},
+	{"fencing_token", PG_OID_INT8, 8, 0},
 	{"mine", PG_OID_BOOL, 1, 0},
+	{"heartbeat", PG_OID_TEXT, -1, 0},
+	{"confirmed_ms_ago", PG_OID_INT8, 8, 0},
 };
 static const struct pg_col col_clock[] = {
 	{"monotonic_ms", PG_OID_INT8, 8, 0},
@@ -802,7 +811,8 @@ const struct pg_fn pg_fns[] = {
 	 .run = run_state,
 	 .fill = fill_state,
 	 .summary = "one row: whether the lock is held, by whom, its lease, its fencing token, "
-		    "whether by this session"},
+		    "whether by this session, how its holder proves it alive (lease or replica), "
+		    "how long ago this replica's heartbeat last confirmed it"},
 	BY_KEY(.name = "leasegate.token", COLS(col_int8), .cats = R_FAST, ADVISORY,
 	       .run = run_token, .fill = fill_token,
 	       .summary = "the fencing token of an advisory lock this session holds (held "

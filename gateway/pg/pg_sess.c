@@ -248,11 +248,11 @@ static void on_lost(void *arg, enum ls_kind kind, const char *name, int64_t toke
 		    enum lt_loss reason)
 {
 	struct pgs *s = arg;
-	char msg[STORE_NAME_MAX + 160];
+	char msg[STORE_NAME_MAX + 256];
 	if (conn_closed(&s->c))
 		return;
 	snprintf(msg, sizeof(msg), "the lease of lock \"%s\" (fencing token %lld) was lost: %s",
-		 name, (long long)token, lt_loss_name(reason));
+		 name, (long long)token, ls_loss_text(reason));
 	pgs_notice(s, "WARNING", "01000", msg,
 		   "The lock is no longer held; its next use in this session is an error "
 		   "(SQLSTATE 55000).");

@@ -211,7 +211,7 @@ static void list_local(struct cmd_call *c, struct rl_app *app, const struct list
 static void add_item(struct buf *out, enum resp_proto proto, const struct lt_scan_entry *e)
 {
 	const struct lt_state *st = &e->st;
-	resp_add_map(out, proto, 7);
+	resp_add_map(out, proto, 8);
 	resp_add_cstr(out, "name");
 	resp_add_cstr(out, e->name);
 	resp_add_cstr(out, "held");
@@ -229,6 +229,10 @@ static void add_item(struct buf *out, enum resp_proto proto, const struct lt_sca
 	resp_add_int(out, st->held && ls_detached(st));
 	resp_add_cstr(out, "shared"); /* readers or semaphore holders now */
 	resp_add_int(out, st->shared);
+	/* how its holder proves it alive: "replica" when the item names its
+	 * session (lease-ms is then its sleaseMs), else "lease" */
+	resp_add_cstr(out, "heartbeat");
+	resp_add_cstr(out, st->held && st->session ? "replica" : "lease");
 }
 
 /* Whom a cursor is sealed for: the session's user. */

@@ -225,7 +225,7 @@ void rl_render(struct buf *out, enum resp_proto proto, const struct ls_result *r
 	else if (res->status == LS_OK) /* released here, but the lock is not free */
 		resp_add_errorf(out, "ERR %s", res->message);
 	else if (res->status == LS_LOST)
-		resp_add_errorf(out, "LOST %s", lt_loss_name(res->loss));
+		resp_add_errorf(out, "LOST %s", ls_loss_text(res->loss));
 	else if (res->status == LS_TXCANCELLED)
 		add_txcancelled(out, res);
 	else if (res->status > LS_NONE &&

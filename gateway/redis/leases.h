@@ -93,6 +93,14 @@ void rl_answer(struct cmd_call *c, enum ls_status st, const struct ls_result *no
  * closing, and resumes it. */
 void rl_done(void *sess, const struct ls_result *res, rl_shape_fn shape);
 
+/* LOCK.STATE's reply for res (an LS_OK of ls_state; lockcmds.c): null
+ * when the lock has no item, else a map (a flat array in RESP2) — held,
+ * holder, lease-ms, fencing-token, mine, heartbeat ("lease" or "replica":
+ * how its holder proves it alive), and when this replica holds it in
+ * session mode confirmed-ms-ago (lt_state.confirmed_ago_ms; null before
+ * its session's first heartbeat answered) — or the shared form. */
+void rl_shape_state(struct buf *out, enum resp_proto proto, const struct ls_result *res);
+
 /* Parses a non-negative integer argument. */
 bool rl_parse_int(const struct resp_arg *a, int64_t *out);
 

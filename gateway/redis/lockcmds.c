@@ -134,8 +134,8 @@ static void cmd_adopt(struct cmd_call *c)
 
 /* --- LOCK.STATE name --- */
 
-/* A map key as its RESP bulk string, encoded here: LOCK.STATE writes five
- * per reply. */
+/* A map key as its RESP bulk string, encoded here: LOCK.STATE writes up
+ * to seven per reply. */
 #define KEY(len, name)	  "$" #len "\r\n" name "\r\n"
 #define add_key(out, enc) buf_raw((out), (enc), sizeof(enc) - 1)
 
@@ -188,7 +188,24 @@ static void shape_shared_state(struct buf *out, enum resp_proto proto, const str
 	add_holders(out, proto, res);
 }
 
-static void shape_state(struct buf *out, enum resp_proto proto, const struct ls_result *res)
+/* How the holder proves it alive (as LOCK.LIST TABLE's heartbeat): "replica"
+ * when the item names its session, else "lease"; and, when this replica
+ * holds it so, how long ago its session's last heartbeat answered in time
+ * was sent (null before the first). */
+static void add_heartbeat(struct buf *out, enum resp_proto proto, const struct lt_state *st)
+{
+	add_key(out, KEY(9, "heartbeat"));
+	resp_add_cstr(out, st->held && st->session ? "replica" : "lease");
+	if (!st->session_here)
+		return;
+	add_key(out, KEY(16, "confirmed-ms-ago"));
+	if (st->confirmed_ago_ms >= 0)
+		resp_add_int(out, st->confirmed_ago_ms);
+	else
+		resp_add_null(out, proto);
+}
+
+void rl_shape_state(struct buf *out, enum resp_proto proto, const struct ls_result *res)
 {
 	const struct lt_state *st = &res->st;
 	if (!st->exists) {
@@ -199,7 +216,7 @@ static void shape_state(struct buf *out, enum resp_proto proto, const struct ls_
 		shape_shared_state(out, proto, res);
 		return;
 	}
-	resp_add_map(out, proto, 5);
+	resp_add_map(out, proto, st->session_here ? 7 : 6);
 	add_key(out, KEY(4, "held"));
 	resp_add_int(out, st->held);
 	add_key(out, KEY(6, "holder"));
@@ -216,11 +233,12 @@ static void shape_state(struct buf *out, enum resp_proto proto, const struct ls_
 		resp_add_cstr(out, "detached");
 	else
 		resp_add_int(out, res->mine);
+	add_heartbeat(out, proto, st);
 }
 
 static void state_done(void *arg, const struct ls_result *res)
 {
-	rl_done(arg, res, shape_state);
+	rl_done(arg, res, rl_shape_state);
 }
 
 static void cmd_state(struct cmd_call *c)
@@ -230,7 +248,7 @@ static void cmd_state(struct cmd_call *c)
 	if (ls == NULL)
 		return;
 	rl_answer(c, ls_state(ls, c->argv[1].p, c->argv[1].len, &now, state_done, c->sess), &now,
-		  shape_state);
+		  rl_shape_state);
 }
 
 static const struct cmd_def lock_cmds[] = {
@@ -290,8 +308,9 @@ static const struct cmd_def lock_cmds[] = {
 	 .arity = 2,
 	 .acl = ACL_READ | ACL_LOCK | ACL_FAST,
 	 .key = 1,
-	 .summary = "Returns the lock's item: held, holder, lease-ms, fencing-token, mine; held "
-		    "shared: mode, limit, writer-waiting and every holder.",
+	 .summary = "Returns the lock's item: held, holder, lease-ms, fencing-token, mine, "
+		    "heartbeat (lease or replica; confirmed-ms-ago when this replica holds it "
+		    "so); held shared: mode, limit, writer-waiting and every holder.",
 	 .group = "generic",
 	 .since = CMD_SINCE,
 	 .args = CMD_ARGS({"name", CMD_ARG_KEY, NULL, 0})},

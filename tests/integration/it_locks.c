@@ -240,19 +240,19 @@ static void test_state_resp3(void **state)
 	long long t = raw_int(a, "LOCK.ACQUIRE r3 2000 HOLDER worker-1");
 	snprintf(want, sizeof(want),
 		 "{\"held\": :1, \"holder\": \"worker-1\", \"lease-ms\": :2000, "
-		 "\"fencing-token\": :%lld, \"mine\": :1}",
+		 "\"fencing-token\": :%lld, \"mine\": :1, \"heartbeat\": \"lease\"}",
 		 t);
 	raw_expect(a, "LOCK.STATE r3", want);
 	snprintf(want, sizeof(want),
 		 "{\"held\": :1, \"holder\": \"worker-1\", \"lease-ms\": :2000, "
-		 "\"fencing-token\": :%lld, \"mine\": :0}",
+		 "\"fencing-token\": :%lld, \"mine\": :0, \"heartbeat\": \"lease\"}",
 		 t);
 	raw_expect(b, "LOCK.STATE r3", want);
 	raw_expect(b, "LOCK.ACQUIRE r3 2000", "nil");
 	raw_expect(a, "LOCK.RELEASE r3", ":1");
 	snprintf(want, sizeof(want),
 		 "{\"held\": :0, \"holder\": nil, \"lease-ms\": :0, \"fencing-token\": :%lld, "
-		 "\"mine\": :0}",
+		 "\"mine\": :0, \"heartbeat\": \"lease\"}",
 		 t);
 	raw_expect(b, "LOCK.STATE r3", want);
 
@@ -261,7 +261,7 @@ static void test_state_resp3(void **state)
 	raw_expect(c, "LOCK.STATE nothing", "nil");
 	snprintf(want, sizeof(want),
 		 "[\"held\", :0, \"holder\", nil, \"lease-ms\", :0, \"fencing-token\", :%lld, "
-		 "\"mine\", :0]",
+		 "\"mine\", :0, \"heartbeat\", \"lease\"]",
 		 t);
 	raw_expect(c, "LOCK.STATE r3", want);
 	raw_close(a);
@@ -330,7 +330,8 @@ static void test_wait_handover_fifo(void **state)
 		for (int j = i + 1; j < 3; j++)
 			assert_true(raw_quiet(w[j], i == 0 ? 300 : 50));
 		raw_send(w[i], "LOCK.STATE q");
-		assert_non_null(strstr(raw_reply(w[i], 5000), "\"mine\", :1]"));
+		assert_non_null(
+			strstr(raw_reply(w[i], 5000), "\"mine\", :1, \"heartbeat\", \"lease\"]"));
 		t0 = gw_now_ms();
 		raw_expect(w[i], "LOCK.RELEASE q", ":1");
 	}

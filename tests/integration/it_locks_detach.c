@@ -49,7 +49,7 @@ static void expect_detached_state(redisContext *c, const char *name, long long t
 {
 	redisReply *r = gw_cmd(c, "LOCK.STATE %s", name);
 	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
-	assert_int_equal(r->elements, 10);
+	assert_int_equal(r->elements, 12);
 	assert_string_equal(r->element[0]->str, "held");
 	assert_int_equal(r->element[1]->integer, 1);
 	assert_string_equal(r->element[4]->str, "lease-ms");
@@ -243,7 +243,7 @@ static void test_state_detached_resp3(void **state)
 	long long t = raw_int(a, "LOCK.ACQUIRE s3 2000 DETACH");
 	snprintf(want, sizeof(want),
 		 "{\"held\": :1, \"holder\": \"gw-a\", \"lease-ms\": :2000, "
-		 "\"fencing-token\": :%lld, \"mine\": \"detached\"}",
+		 "\"fencing-token\": :%lld, \"mine\": \"detached\", \"heartbeat\": \"lease\"}",
 		 t);
 	raw_expect(a, "LOCK.STATE s3", want);
 	raw_expect(a, "LOCK.RELEASE s3", ":0");
@@ -253,7 +253,7 @@ static void test_state_detached_resp3(void **state)
 	raw_expect(a, want, ":1");
 	snprintf(want, sizeof(want),
 		 "{\"held\": :0, \"holder\": nil, \"lease-ms\": :0, \"fencing-token\": :%lld, "
-		 "\"mine\": :0}",
+		 "\"mine\": :0, \"heartbeat\": \"lease\"}",
 		 t);
 	raw_expect(a, "LOCK.STATE s3", want);
 	raw_close(a);

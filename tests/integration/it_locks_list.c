@@ -26,7 +26,7 @@
 static const char *const list_keys[] = {"name",	    "kind",   "state",	"token",
 					"lease-ms", "holder", "session"};
 static const char *const table_keys[] = {"name",  "held",     "holder", "lease-ms",
-					 "token", "detached", "shared"};
+					 "token", "detached", "shared", "heartbeat"};
 
 /* An entry of a RESP2 listing: flat pairs with keys in their order. */
 static void check_keys(const redisReply *e, const char *const *keys, size_t n)
@@ -356,7 +356,8 @@ static void test_list_table_resp3(void **state)
 	raw_int(a, "LOCK.ACQUIRE m2 2000");
 	snprintf(want, sizeof(want),
 		 "[\"0\", [{\"name\": \"m1\", \"held\": :1, \"holder\": \"gw-a\", \"lease-ms\": "
-		 ":2000, \"token\": :%lld, \"detached\": :0, \"shared\": :0}]]",
+		 ":2000, \"token\": :%lld, \"detached\": :0, \"shared\": :0, \"heartbeat\": "
+		 "\"lease\"}]]",
 		 t);
 	raw_expect(a, "LOCK.LIST TABLE MATCH m1", want);
 	raw_expect(a, "LOCK.LIST TABLE MATCH x*", "[\"0\", []]");

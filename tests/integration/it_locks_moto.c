@@ -201,7 +201,7 @@ static void test_pair_sigstop_lost(void **state)
 	raw_expect(a, "LOCK.RENEW s", ":0"); /* reported once */
 	snprintf(want, sizeof(want),
 		 "{\"held\": :1, \"holder\": \"gw-b\", \"lease-ms\": :2000, \"fencing-token\": "
-		 ":%lld, \"mine\": :0}",
+		 ":%lld, \"mine\": :0, \"heartbeat\": \"lease\"}",
 		 got);
 	raw_expect(a, "LOCK.STATE s", want);
 	raw_expect(a, "LOCK.ACQUIRE s 2000", "nil");
@@ -299,7 +299,7 @@ static void test_moto_item_written_behind(void **state)
 	raw_expect(a, "LOCK.RENEW f1", ":0");
 	snprintf(want, sizeof(want),
 		 "{\"held\": :1, \"holder\": \"gw-a\", \"lease-ms\": :60000, \"fencing-token\": "
-		 ":%lld, \"mine\": :0}",
+		 ":%lld, \"mine\": :0, \"heartbeat\": \"lease\"}",
 		 t1);
 	raw_expect(a, "LOCK.STATE f1", want);
 

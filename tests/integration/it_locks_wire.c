@@ -67,7 +67,7 @@ static void test_pipelining(void **state)
 	got = raw_reply(r, 5000);
 	snprintf(want, sizeof(want),
 		 "[\"held\", :1, \"holder\", \"gw-a\", \"lease-ms\", :2000, \"fencing-token\", "
-		 ":%lld, \"mine\", :1]",
+		 ":%lld, \"mine\", :1, \"heartbeat\", \"lease\"]",
 		 t1);
 	assert_string_equal(got, want);
 	assert_string_equal(raw_reply(r, 5000), ":1");
@@ -81,7 +81,7 @@ static void test_pipelining(void **state)
 	assert_string_equal(raw_reply(r, 5000), ":1");
 	snprintf(want, sizeof(want),
 		 "[\"held\", :0, \"holder\", nil, \"lease-ms\", :0, \"fencing-token\", :%lld, "
-		 "\"mine\", :0]",
+		 "\"mine\", :0, \"heartbeat\", \"lease\"]",
 		 t2);
 	assert_string_equal(raw_reply(r, 5000), want);
 	assert_true(raw_quiet(r, 100));
@@ -103,7 +103,7 @@ static void test_inline_commands(void **state)
 	long long t = raw_int_of(raw_reply(r, 5000));
 	snprintf(want, sizeof(want),
 		 "[\"held\", :1, \"holder\", \"two words\", \"lease-ms\", :2000, "
-		 "\"fencing-token\", :%lld, \"mine\", :1]",
+		 "\"fencing-token\", :%lld, \"mine\", :1, \"heartbeat\", \"lease\"]",
 		 t);
 	assert_string_equal(raw_reply(r, 5000), want);
 	assert_string_equal(raw_reply(r, 5000), ":1");

@@ -58,7 +58,7 @@ static void state_text(redisContext *c, const char *name, char *out, size_t cap)
 {
 	redisReply *r = gw_cmd(c, "LOCK.STATE %s", name);
 	assert_int_equal(r->type, REDIS_REPLY_ARRAY);
-	assert_int_equal(r->elements, 10);
+	assert_int_equal(r->elements, 12);
 	size_t n = 0;
 	for (size_t i = 0; i < 8; i++) {
 		const redisReply *e = r->element[i];

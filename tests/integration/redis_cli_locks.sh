@@ -96,20 +96,23 @@ lease-ms
 fencing-token
 1
 mine
-0" "$(cli LOCK.STATE nightly-report)"
+0
+heartbeat
+lease" "$(cli LOCK.STATE nightly-report)"
 
 check "LOCK.STATE in RESP3 (-3), a map" "held 1
 holder cron-1
 lease-ms 30000
 fencing-token 1
-mine 0" "$(cli -3 LOCK.STATE nightly-report)"
+mine 0
+heartbeat lease" "$(cli -3 LOCK.STATE nightly-report)"
 
 check "another connection is refused: nil" "(nil)" "$(reply LOCK.ACQUIRE nightly-report 30000)"
 check "WAIT 300 times out: nil" "(nil)" \
 	"$(reply LOCK.ACQUIRE nightly-report 30000 WAIT 300)"
 
 echo "LOCK.STATE nightly-report" >&3
-await_lines "$work/out" 11
+await_lines "$work/out" 13
 check "the holder sees mine 1" "mine
 1" "$(sed -n 10,11p "$work/out")"
 
@@ -124,8 +127,8 @@ until cli INFO leases | grep -q '^waits:1'; do
 done
 check "one waiter queued" "waits:1" "$(cli INFO leases | grep '^waits:' | tr -d '\r')"
 echo "LOCK.RELEASE nightly-report" >&3
-await_lines "$work/out" 12
-check "the holder releases: 1" "1" "$(sed -n 12p "$work/out")"
+await_lines "$work/out" 14
+check "the holder releases: 1" "1" "$(sed -n 14p "$work/out")"
 wait "$waiter"
 waiter=
 check "the waiter was handed the lock: token 2" "2" "$(cat "$work/waiter")"
@@ -134,11 +137,12 @@ eventually "released when the waiter's connection closed" "held 0
 holder 
 lease-ms 0
 fencing-token 2
-mine 0" -3 LOCK.STATE nightly-report
+mine 0
+heartbeat lease" -3 LOCK.STATE nightly-report
 
 echo "LOCK.RELEASE nightly-report" >&3
-await_lines "$work/out" 13
-check "a second release: 0" "0" "$(sed -n 13p "$work/out")"
+await_lines "$work/out" 15
+check "a second release: 0" "0" "$(sed -n 15p "$work/out")"
 exec 3>&-
 wait "$holder"
 holder=
@@ -168,7 +172,8 @@ eventually "--pipe's p2 was released with its connection" "held 0
 holder 
 lease-ms 0
 fencing-token 1
-mine 0" -3 LOCK.STATE p2
+mine 0
+heartbeat lease" -3 LOCK.STATE p2
 
 printf 'LOCK.ACQUIRE p3 10000\r\nLOCK.ACQUIRE p3 10\r\nLOCK.STATE p3\r\n' >"$work/pipe"
 out=$(cli --pipe <"$work/pipe" 2>&1)

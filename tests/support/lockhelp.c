@@ -54,11 +54,12 @@ long long lh_acquire(redisContext *c, const char *name, int lease_ms)
 long long lh_expect_state(redisContext *c, const char *name, long long held, const char *holder,
 			  long long lease_ms, long long token, long long mine)
 {
-	static const char *const keys[] = {"held", "holder", "lease-ms", "fencing-token", "mine"};
+	static const char *const keys[] = {"held",	    "holder", "lease-ms",
+					   "fencing-token", "mine",   "heartbeat"};
 	redisReply *r = gw_cmd(c, "LOCK.STATE %s", name);
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 10)
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 12)
 		fail_msg("LOCK.STATE %s: type %d, %zu elements", name, r->type, r->elements);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		assert_int_equal(r->element[2 * i]->type, REDIS_REPLY_STRING);
 		assert_string_equal(r->element[2 * i]->str, keys[i]);
 	}
@@ -80,6 +81,7 @@ long long lh_expect_state(redisContext *c, const char *name, long long held, con
 		assert_true(v[7]->integer > 0);
 	assert_int_equal(v[9]->type, REDIS_REPLY_INTEGER);
 	assert_int_equal(v[9]->integer, mine);
+	assert_string_equal(v[11]->str, "lease"); /* no gateway holds in session mode */
 	long long t = v[7]->integer;
 	freeReplyObject(r);
 	return t;

@@ -357,6 +357,30 @@ static void test_semaphore_third_waits(void **state)
 	fx_free(f);
 }
 
+/* A grant that applied though its answer was a refusal (a retry refused
+ * by its own first attempt: moto ignores ClientRequestToken) is found by
+ * the read after it: the try holds that slot, and takes no other (it took
+ * both places of a semaphore of 2 before: CI's it_locks_shared, a
+ * reader's try answered nil under load). */
+static void test_grant_applied_though_refused(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct got a, b;
+	store_memory_grant_refused(f->store, 1);
+	struct sh_lease *s1 = try_shared(f, 0, "sem", STORE_SH_LIMIT, 2, &a);
+	assert_non_null(s1);
+	assert_int_equal(sh_lease_token(s1), 1);
+	struct sh_lease *s2 = try_shared(f, 1, "sem", STORE_SH_LIMIT, 2, &b);
+	assert_non_null(s2); /* one place was left */
+	assert_int_not_equal(sh_lease_slot(s2), sh_lease_slot(s1));
+	fx_advance(f, 3 * LEASE); /* s1 renews the slot it holds */
+	assert_int_equal(sh_lease_loss(s1), LT_HELD);
+	sh_lease_release(s1);
+	sh_lease_release(s2);
+	fx_run(f);
+	fx_free(f);
+}
+
 /* A holder that stops renewing (its replica gone: the lease is never
  * released, its timers stopped by the fake replica's end) is taken over
  * in its slot after a whole lease of its rvn unchanged on the waiter's
@@ -908,6 +932,7 @@ int main(void)
 		cmocka_unit_test(test_reader_giving_up_is_not_admitted),
 		cmocka_unit_test(test_owner_given),
 		cmocka_unit_test(test_semaphore_turn_across_replicas),
+		cmocka_unit_test(test_grant_applied_though_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,41 @@ static void test_lock_metrics_as_the_reference_names_them(void **state)
 
 /* The embedded store has no table: its series have no db_collection_name
  * rather than an empty one. */
+/* --heartbeat replica: the session's heartbeats, their answers by outcome,
+ * its members and groups; none of it in per-lease mode. */
+static void test_replica_session_metrics(void **state)
+{
+	struct obs o = {0};
+	o.session_beats = 7;
+	for (int i = 0; i < 5; i++)
+		obs_count(&o.session_answers, "ok");
+	obs_count(&o.session_answers, "refused");
+	obs_count(&o.session_answers, "ThrottlingException");
+	struct metrics_src m = {.obs = &o, .table = "locks", .version = "1"};
+	struct buf out;
+	const char *t = render(&m, &out);
+	assert_null(strstr(t, "leasegate_replica_"));
+	buf_free(&out);
+	m.replica_session = true;
+	m.session_members = 1000;
+	m.session_groups = 2;
+	t = render(&m, &out);
+	expect_line(t, "# TYPE leasegate_replica_heartbeats_total counter");
+	expect_line(t, "leasegate_replica_heartbeats_total{db_collection_name=\"locks\"} 7");
+	expect_line(t, "# TYPE leasegate_replica_heartbeat_answers_total counter");
+	expect_line(t, "leasegate_replica_heartbeat_answers_total{db_collection_name=\"locks\","
+		       "outcome=\"ok\"} 5");
+	expect_line(t, "leasegate_replica_heartbeat_answers_total{db_collection_name=\"locks\","
+		       "outcome=\"refused\"} 1");
+	expect_line(t, "leasegate_replica_heartbeat_answers_total{db_collection_name=\"locks\","
+		       "outcome=\"ThrottlingException\"} 1");
+	expect_line(t, "# TYPE leasegate_replica_session_members gauge");
+	expect_line(t, "leasegate_replica_session_members{db_collection_name=\"locks\"} 1000");
+	expect_line(t, "# TYPE leasegate_replica_session_groups gauge");
+	expect_line(t, "leasegate_replica_session_groups{db_collection_name=\"locks\"} 2");
+	buf_free(&out);
+}
+
 static void test_embedded_store_no_empty_label(void **state)
 {
 	struct obs o = {0};
@@ -227,6 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lock_metrics_as_the_reference_names_them),
 		cmocka_unit_test(test_label_values_escaped),
+		cmocka_unit_test(test_replica_session_metrics),
 		cmocka_unit_test(test_embedded_store_no_empty_label),
 		cmocka_unit_test(test_connections_commands_process),
 		cmocka_unit_test(test_dynamodb_clock_offset),

@@ -115,9 +115,9 @@ async function main() {
 	});
 	await check('ioredis: LOCK.STATE flat pairs, mine 1 for the holder, 0 for another connection', async () => {
 		assert.deepEqual(await a.call('LOCK.STATE', 'io-lock'),
-			['held', 1, 'holder', 'io-a', 'lease-ms', 10000, 'fencing-token', t1, 'mine', 1]);
+			['held', 1, 'holder', 'io-a', 'lease-ms', 10000, 'fencing-token', t1, 'mine', 1, 'heartbeat', 'lease']);
 		assert.deepEqual(await b.call('LOCK.STATE', 'io-lock'),
-			['held', 1, 'holder', 'io-a', 'lease-ms', 10000, 'fencing-token', t1, 'mine', 0]);
+			['held', 1, 'holder', 'io-a', 'lease-ms', 10000, 'fencing-token', t1, 'mine', 0, 'heartbeat', 'lease']);
 	});
 	await check('ioredis: a second client is refused: null', async () => {
 		assert.equal(await b.call('LOCK.ACQUIRE', 'io-lock', 10000), null);
@@ -151,7 +151,7 @@ async function main() {
 		assert.equal(e0, null);
 		assert.ok(Number.isInteger(tok) && tok >= 1);
 		assert.deepEqual(res.slice(1, 5), [
-			[null, ['held', 1, 'holder', 'io-pipe', 'lease-ms', 10000, 'fencing-token', tok, 'mine', 1]],
+			[null, ['held', 1, 'holder', 'io-pipe', 'lease-ms', 10000, 'fencing-token', tok, 'mine', 1, 'heartbeat', 'lease']],
 			[null, 1], [null, 1], [null, 0],
 		]);
 		assert.ok(res[5][0] instanceof Error);
@@ -171,7 +171,7 @@ async function main() {
 		assert.equal(tb, ta + 1);
 		assert.ok(ms < 1000, `handed over after ${ms} ms`);
 		assert.deepEqual(await b.call('LOCK.STATE', 'io-wait'),
-			['held', 1, 'holder', 'io-b', 'lease-ms', 10000, 'fencing-token', tb, 'mine', 1]);
+			['held', 1, 'holder', 'io-b', 'lease-ms', 10000, 'fencing-token', tb, 'mine', 1, 'heartbeat', 'lease']);
 	});
 
 	await check('ioredis: disconnect() releases: a WAIT on another client gets the lock', async () => {
@@ -252,7 +252,7 @@ async function main() {
 		tn = await na.sendCommand(['LOCK.ACQUIRE', 'nr-lock', '10000', 'HOLDER', 'nr-a']);
 		assert.ok(Number.isInteger(tn) && tn >= 1, `token ${tn}`);
 		assert.deepEqual(await na.sendCommand(['LOCK.STATE', 'nr-lock']),
-			['held', 1, 'holder', 'nr-a', 'lease-ms', 10000, 'fencing-token', tn, 'mine', 1]);
+			['held', 1, 'holder', 'nr-a', 'lease-ms', 10000, 'fencing-token', tn, 'mine', 1, 'heartbeat', 'lease']);
 	});
 	await check('node-redis: a second client is refused: null (and so is a lock ioredis holds)', async () => {
 		assert.equal(await nb.sendCommand(['LOCK.ACQUIRE', 'nr-lock', '10000']), null);
@@ -268,7 +268,7 @@ async function main() {
 			na.sendCommand(['LOCK.STATE', 'nr-none']),
 		]);
 		assert.deepEqual(res, [1, 1, 0,
-			['held', 1, 'holder', 'nr-a', 'lease-ms', 10000, 'fencing-token', tn, 'mine', 1], null]);
+			['held', 1, 'holder', 'nr-a', 'lease-ms', 10000, 'fencing-token', tn, 'mine', 1, 'heartbeat', 'lease'], null]);
 	});
 	await check('node-redis: a WAIT acquire is handed the lock at LOCK.RELEASE (1, again 0)', async () => {
 		const waiting = nb.sendCommand(['LOCK.ACQUIRE', 'nr-lock', '10000', 'WAIT', '5000', 'HOLDER', 'nr-b']);
