@@ -449,6 +449,19 @@ static void session_watch(void *arg)
 	watch(w);
 }
 
+/* r's session requests are all throttled for up to two leases (a hot
+ * partition of the session item, say) while its lock writes pass: its
+ * beats stop landing while it runs on. */
+static void beat_blackout(void *arg)
+{
+	struct replica *r = arg;
+	if (stop || SIM->calm || r->dead)
+		return;
+	int64_t ms = sim_range(SIM->cfg.lease_ms / 3, 2 * SIM->cfg.lease_ms);
+	r->beats_cut_until_us = SIM->now_us + ms * 1000;
+	sim_log("net  %s's session requests throttled for %lld ms", r->label, (long long)ms);
+}
+
 static void go_calm(void *arg)
 {
 	SIM->calm = true;
@@ -487,6 +500,9 @@ static void schedule_faults(void)
 		       &SIM->rep[sim_range(0, g->replicas - 1)]);
 	for (int i = 0; i < g->f.session_kills; i++)
 		sim_at(sim_range(0, run_us), session_watch,
+		       &SIM->rep[sim_range(0, g->replicas - 1)]);
+	for (int i = 0; i < g->f.beat_blackouts; i++)
+		sim_at(sim_range(0, run_us), beat_blackout,
 		       &SIM->rep[sim_range(0, g->replicas - 1)]);
 	sim_at(run_us, go_calm, NULL);
 	sim_at(run_us + g->calm_ms * 1000, go_end, NULL);
@@ -527,6 +543,7 @@ static void draw_sessions(struct sim_config *g, bool faulty)
 	f->crashes += (int)sim_range(0, 1);
 	f->session_deletes = sim_chance(300000) ? (int)sim_range(1, 2) : 0;
 	f->session_kills = sim_chance(400000) ? (int)sim_range(1, 3) : 0;
+	f->beat_blackouts = sim_chance(500000) ? (int)sim_range(1, 3) : 0;
 }
 
 enum sim_mode sim_lock_kind(const char *name, unsigned *cap)
@@ -646,8 +663,8 @@ static void setup(uint64_t seed, bool trace)
 		sim_log("sim  %d partitions", f->partitions);
 	if (g->heartbeat != SIM_HB_LEASE)
 		sim_log("sim  session faults: beats %u ppm more, %d session items deleted, %d "
-			"watched to be marked dead",
-			f->beat_ppm, f->session_deletes, f->session_kills);
+			"watched to be marked dead, %d blackouts of sessions",
+			f->beat_ppm, f->session_deletes, f->session_kills, f->beat_blackouts);
 	for (int i = 0; i < g->locks && !g->exclusive; i++)
 		sim_log("sim  %s: %s of %u, %u ppm of acquires not exclusive", SIM->names[i],
 			g->kind[i] == SIM_SHARED ? "readers and writers, readers' cap"

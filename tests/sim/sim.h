@@ -69,6 +69,8 @@ struct sim_faults {
 	 * off) */
 	uint32_t beat_ppm;
 	int session_deletes, session_kills;
+	int beat_blackouts; /* a replica's session requests throttled, all,
+			       for up to two leases (its lock writes pass) */
 };
 
 /* How the replicas of a seed hold their exclusive leases (--heartbeat):
@@ -115,8 +117,9 @@ struct replica {
 	struct locktable *lt;
 	int64_t base_true_us, base_local_us; /* local = base + (true - base) x rate */
 	int32_t rate_ppm;
-	int64_t paused_until_us; /* 0: running */
-	int64_t cut_until_us;	 /* its requests and answers lost until then */
+	int64_t paused_until_us;    /* 0: running */
+	int64_t cut_until_us;	    /* its requests and answers lost until then */
+	int64_t beats_cut_until_us; /* its session requests throttled until then */
 	struct sim_client *clients[SIM_CLIENTS_MAX];
 	int nclients;
 	char label[16];

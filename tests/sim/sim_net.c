@@ -528,6 +528,9 @@ static void deliver(void *arg)
 		set_error(e, c->kind == K_TX ? STORE_FATAL : STORE_NO_TABLE,
 			  "ResourceNotFoundException");
 		what = "no table";
+	} else if (session_call(c) && c->rep->beats_cut_until_us > SIM->now_us) {
+		set_error(e, STORE_TRANSIENT, "ThrottlingException");
+		what = "throttled (a blackout of sessions)";
 	} else if (fault_on(c, f->throttle_ppm)) {
 		set_error(e, STORE_TRANSIENT, "ThrottlingException");
 		what = "throttled";
