@@ -43,6 +43,7 @@ static enum sim_heartbeat heartbeat_world; /* --heartbeat */
 static bool no_liveness;		   /* --no-liveness */
 static uint64_t scale_n;		   /* --scale N */
 static int scale_takers = 3;		   /* --takers K */
+static unsigned seen_max;		   /* --seen-max M: lt_options.seen_max */
 
 /* ---- chance ---- */
 
@@ -216,7 +217,7 @@ static void boot(struct replica *r)
 	clock_fake_advance(r->clock, r->base_local_us / 1000);
 	r->store = sim_net_store(r);
 	memset(&r->obs, 0, sizeof(r->obs));
-	struct lt_options o = {.holder_label = r->label};
+	struct lt_options o = {.holder_label = r->label, .seen_max = seen_max};
 	if (SIM->cfg.session[r->idx]) { /* the same id at every restart */
 		o.heartbeat = LT_HEARTBEAT_REPLICA;
 		o.replica_id = r->label;
@@ -822,7 +823,9 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: sim [--exclusive] [--shared-liveness] [--heartbeat "
 			"lease|replica|mixed] [--no-liveness] [--seeds N] [--first S] | sim [same "
-			"options] --seed S | sim --scale N [--takers K] [--seeds N] [--first S]\n");
+			"options] --seed S | sim --scale N [--takers K] [--seen-max M] [--seeds N] "
+			"[--first "
+			"S]\n");
 	exit(2);
 }
 
@@ -870,6 +873,8 @@ int main(int argc, char **argv)
 			scale_n = v;
 		else if (strcmp(argv[i], "--takers") == 0 && v >= 1 && v < SIM_REPLICAS_MAX)
 			scale_takers = (int)v;
+		else if (strcmp(argv[i], "--seen-max") == 0 && v > 0 && v <= UINT32_MAX)
+			seen_max = (unsigned)v;
 		else
 			usage();
 		i++;

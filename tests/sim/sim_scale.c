@@ -41,6 +41,7 @@ struct scale_wait {
 
 struct scale {
 	uint64_t n, held, answered, taken;
+	uint64_t by[SIM_REPLICAS_MAX]; /* locks each taker took */
 	int takers;
 	struct scale_lock *locks;
 	struct scale_wait *wargs; /* n x takers */
@@ -81,6 +82,7 @@ static void on_taken(void *arg, struct lease *lease, const struct lt_error *err)
 			      l->name, w->taker, (long long)lease_token(lease),
 			      (int)lease_takeover(lease), l->taken != NULL);
 	l->taken = lease;
+	S.by[w->taker]++;
 	for (int k = 1; k <= S.takers; k++)
 		if (l->waits[k] != NULL) {
 			lt_acquire_cancel(l->waits[k]);
@@ -195,11 +197,14 @@ void sim_scale_report(void)
 	for (int k = 1; k <= S.takers; k++)
 		for (int op = 0; op < STORE_OP_COUNT; op++)
 			d[op] += S.at_done[k][op] - S.at_crash[k][op];
-	printf("scale: %llu locks held by r0, taken over by %d replicas: the last %lld ms after "
+	printf("scale: %llu locks held by r0, taken over by %d replicas (", (unsigned long long)S.n,
+	       S.takers);
+	for (int k = 1; k <= S.takers; k++)
+		printf("%sr%d %llu", k > 1 ? ", " : "", k, (unsigned long long)S.by[k]);
+	printf("): the last %lld ms after "
 	       "the crash (lease %lld ms, bound %d leases); the takers' requests from the crash "
 	       "to the last takeover: %llu acquires, %llu reads, %llu releases (kills count "
 	       "here), %llu renewals (beats count here)\n",
-	       (unsigned long long)S.n, S.takers,
 	       S.done_us > 0 ? (long long)(S.done_us - S.crash_us) / 1000 : -1LL,
 	       (long long)SIM->cfg.lease_ms, SCALE_BOUND_LEASES,
 	       (unsigned long long)d[STORE_ACQUIRE], (unsigned long long)d[STORE_READ],
