@@ -138,7 +138,9 @@ $(BUILD)/sim/sim: $(SIM_OBJ) $(BUILD)/libleasegate.a
 
 SEEDS ?= 1000
 FIRST ?= 1
-SIM_FLAGS = $(if $(EXCLUSIVE),--exclusive) $(if $(SHARED_LIVENESS),--shared-liveness)
+SIM_FLAGS = $(if $(EXCLUSIVE),--exclusive) $(if $(SHARED_LIVENESS),--shared-liveness) \
+	$(if $(HEARTBEAT),--heartbeat $(HEARTBEAT)) $(if $(SCALE),--scale $(SCALE)) \
+	$(if $(TAKERS),--takers $(TAKERS))
 simulate: $(BUILD)/sim/sim
 	@if [ -n "$(SEED)" ]; then $(BUILD)/sim/sim $(SIM_FLAGS) --seed $(SEED); \
 	else $(BUILD)/sim/sim $(SIM_FLAGS) --seeds $(SEEDS) --first $(FIRST); fi

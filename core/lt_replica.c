@@ -271,12 +271,16 @@ static void rwrite_done(struct rwrite *w, const struct store_result *res)
 /* A return to per lease refused by an item still under its owner in
  * session mode: a renewal by (name, token) landed first, keeping the
  * session (lt_foreign does for a session not its own): again on the rvn
- * it shows. */
+ * it shows. Not when a lease of this table holds the lock now: the item
+ * is that lease's (an acquire under the same owner, as an election's next
+ * campaign sends, won it after the write this return followed), and
+ * back to per lease it would be taken over while its holder counts it
+ * held (sim seed 15519). */
 static bool unsession_again(struct rwrite *w, const struct store_result *res)
 {
 	const struct lock_item *it = &res->item;
 	if (w->kind != RW_UNSESSION || res->status != STORE_REFUSED || !it->has_owner ||
-	    strcmp(it->owner, w->owner) != 0 || it->session[0] == '\0')
+	    strcmp(it->owner, w->owner) != 0 || it->session[0] == '\0' || w->lock->held != NULL)
 		return false;
 	snprintf(w->seen_rvn, sizeof(w->seen_rvn), "%s", it->rvn);
 	return true;

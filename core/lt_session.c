@@ -43,6 +43,11 @@ struct lt_session {
 	struct store_call *call;
 	enum store_session_op call_op;
 	int64_t call_send_ms, call_send_wall_ms;
+	/* the first send of call_rvn: a CREATE tried again sends the same
+	 * rvn, which any of its attempts may have written, so its answer
+	 * proves the session alive from that first send only (a waiter
+	 * counts from the first read that showed the rvn) */
+	int64_t rvn_send_ms, rvn_send_wall_ms;
 	char call_rvn[STORE_ID_MAX + 1];
 	char rvn[STORE_ID_MAX + 1]; /* last known written */
 	int64_t basis_ms;	    /* the next beat is due basis + min_lease / 3 */
@@ -302,8 +307,11 @@ static void on_answer(void *arg, const struct store_session_result *res);
  * sent. */
 static bool send(struct lt_session *s, enum store_session_op op)
 {
-	if (op != STORE_SESSION_CREATE || s->call_rvn[0] == '\0')
+	if (op != STORE_SESSION_CREATE || s->call_rvn[0] == '\0') {
 		store_new_id(s->call_rvn);
+		s->rvn_send_ms = clock_now_ms(s->clock);
+		s->rvn_send_wall_ms = clock_wall_ms(s->clock);
+	}
 	struct store_session_req req = {
 		.op = op,
 		.replica = s->replica,
@@ -389,7 +397,7 @@ static void extend(struct lt_session *s, int64_t send_ms, int64_t now)
 		arm_expiry(g);
 	}
 	s->confirmed_ms = send_ms;
-	s->confirmed_wall_ms = s->call_send_wall_ms;
+	s->confirmed_wall_ms = s->rvn_send_wall_ms;
 	s->stats.beats_extended++;
 }
 
@@ -404,7 +412,7 @@ static void answered(struct lt_session *s, const struct session_item *item)
 	if (rose)
 		s->rev_seen = item->rev_seq;
 	if (item->rev_seq <= s->rev_done)
-		extend(s, s->call_send_ms, now);
+		extend(s, s->rvn_send_ms, now);
 	s->retry_ms = 0;
 	s->basis_ms = s->call_send_ms;
 	schedule_beat(s);

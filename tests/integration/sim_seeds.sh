@@ -36,8 +36,23 @@
 #   13594        (--shared-liveness) a semaphore's waiter had no turn among
 #                replicas: another replica's client releasing and taking
 #                again between its polls kept the place (15 s)
-# The sweep: seeds 1..1000 of the world before, and 1..1500 of today's.
-# Needs no moto; run by tests/run-integration.sh. About 5 s.
+# Found with --heartbeat replica (every replica in session mode, faults
+# aimed at the session heartbeat; docs/design/replica-heartbeat.md):
+#   2107         (--exclusive) a session's CREATE retried 12 s after its
+#                first attempt wrote the item was refused by it, counted
+#                as its own success and extended a lease from the retry's
+#                send: past the takeover of a waiter that had watched the
+#                item unchanged since the write (fixed in lt_session.c)
+#   15519        an election's acquire answered TRANSIENT left a RENEW back
+#                to per lease; the next campaign's acquire (the same
+#                owner) won the lock in session mode; the RENEW, refused
+#                by it, was sent again on its rvn and put the lock back to
+#                per lease under its live holder: taken over 1.3 s later
+#                (fixed in lt_replica.c)
+# The sweep: seeds 1..1000 of the world before, and 1..1500 of today's;
+# in session mode, seeds 1..500 of --heartbeat replica and of mixed, and
+# the scale case with 1,000 locks (sim --scale).
+# Needs no moto; run by tests/run-integration.sh. About 7 s.
 set -u
 sim=${BUILD:-build}/sim/sim
 [ -x "$sim" ] || { echo "sim_seeds: $sim not built (make ${BUILD:-build}/sim/sim)"; exit 1; }
@@ -58,6 +73,11 @@ one --seed 20712
 one --seed 31547
 one --seed 57559
 one --shared-liveness --seed 13594
+one --heartbeat replica --exclusive --seed 2107
+one --heartbeat replica --seed 15519
 "$sim" --exclusive --seeds 1000 --first 1 || rc=1
 "$sim" --seeds 1500 --first 1 || rc=1
+"$sim" --heartbeat replica --seeds 500 --first 1 || rc=1
+"$sim" --heartbeat mixed --seeds 500 --first 1 || rc=1
+"$sim" --scale 1000 --seeds 1 || rc=1
 exit $rc

@@ -24,6 +24,8 @@
 #include "tests/sim/sim.h"
 
 #include "lib/base/lg_assert.h"
+#include "core/lt_session.h"
+#include "core/store/store_session.h"
 
 #include <malloc.h>
 #include <stdarg.h>
@@ -34,8 +36,14 @@
 #define SIM_STEPS_MAX 5000000 /* a seed that runs longer livelocks */
 
 struct sim *SIM;
-static bool exclusive_world; /* --exclusive */
-static bool shared_liveness; /* --shared-liveness */
+struct sim_tally TALLY;
+static bool exclusive_world;		   /* --exclusive */
+static bool shared_liveness;		   /* --shared-liveness */
+static enum sim_heartbeat heartbeat_world; /* --heartbeat */
+static bool no_liveness;		   /* --no-liveness */
+static uint64_t scale_n;		   /* --scale N */
+static int scale_takers = 3;		   /* --takers K */
+static unsigned seen_max;		   /* --seen-max M: lt_options.seen_max */
 
 /* ---- chance ---- */
 
@@ -175,6 +183,11 @@ static int64_t true_of(const struct replica *r, int64_t due_ms)
 	return t;
 }
 
+int64_t sim_true_us(const struct replica *r, int64_t local_ms)
+{
+	return true_of(r, local_ms);
+}
+
 static bool running(const struct replica *r)
 {
 	return !r->dead && r->paused_until_us <= SIM->now_us;
@@ -204,7 +217,11 @@ static void boot(struct replica *r)
 	clock_fake_advance(r->clock, r->base_local_us / 1000);
 	r->store = sim_net_store(r);
 	memset(&r->obs, 0, sizeof(r->obs));
-	struct lt_options o = {.holder_label = r->label};
+	struct lt_options o = {.holder_label = r->label, .seen_max = seen_max};
+	if (SIM->cfg.session[r->idx]) { /* the same id at every restart */
+		o.heartbeat = LT_HEARTBEAT_REPLICA;
+		o.replica_id = r->label;
+	}
 	r->lt = lt_new(r->clock, r->store, &r->obs, &o);
 	if (r->clock == NULL || r->lt == NULL)
 		abort();
@@ -215,8 +232,8 @@ static void boot(struct replica *r)
 		r->clients[i] = sim_client_new(r, i, leader);
 		sim_client_start(r->clients[i]);
 	}
-	sim_log("rep  %s up (incarnation %d, rate %+d ppm)", r->label, r->incarnation,
-		r->rate_ppm - 1000000);
+	sim_log("rep  %s up (incarnation %d, rate %+d ppm%s)", r->label, r->incarnation,
+		r->rate_ppm - 1000000, SIM->cfg.session[r->idx] ? ", session mode" : "");
 }
 
 /* ---- faults over time ---- */
@@ -283,6 +300,11 @@ static void crash(void *arg)
 	sim_at(SIM->now_us + sim_range(100, 2 * SIM->cfg.lease_ms) * 1000, restart, r);
 }
 
+void sim_replica_crash(struct replica *r)
+{
+	crash(r);
+}
+
 /* r runs on, but nothing it sends reaches the table and no answer
  * reaches it (sim_net.c) for up to two leases. */
 static void partition(void *arg)
@@ -306,6 +328,139 @@ static void table_delete(void *arg)
 		return;
 	sim_net_table_delete();
 	sim_at(SIM->now_us + sim_range(200, 2 * SIM->cfg.lease_ms) * 1000, table_restore, NULL);
+}
+
+/* ---- faults aimed at the session heartbeat ---- */
+
+/* The session r's locktable has now, when it is live: its key into key. */
+static bool live_session(const struct replica *r, char *key)
+{
+	if (r->dead || r->lt == NULL || !SIM->cfg.session[r->idx])
+		return false;
+	const struct lt_session *ses = lt_session_of(r->lt);
+	struct lt_session_view v;
+	if (ses == NULL)
+		return false;
+	lt_session_view(ses, &v);
+	if (v.state != LT_SESSION_LIVE && v.state != LT_SESSION_CREATING)
+		return false;
+	snprintf(key, STORE_SESSION_KEY_MAX + 1, "%s", v.key);
+	return true;
+}
+
+/* Another tool (an operator, the TTL) deletes r's session item. */
+static void session_delete(void *arg)
+{
+	struct replica *r = arg;
+	char key[STORE_SESSION_KEY_MAX + 1];
+	if (stop || SIM->calm || !live_session(r, key))
+		return;
+	bool was = store_memory_session_delete(SIM->mem, key);
+	TALLY.deletes += was;
+	sim_log("tool %s's session item deleted%s", r->label, was ? "" : " (none yet)");
+}
+
+/* A waiter outside the replicas watching one session item by the rules
+ * (docs/design/replica-heartbeat.md, Takeover): it reads the item (at
+ * once: send and return are one moment of true time) every third of a
+ * lease, counts from the first read that showed its rvn, and marks it dead
+ * (KILL, on that rvn) once the rvn stood still for the largest maxLeaseMs
+ * it saw, on a clock as slow as the slowest replica's. A session only
+ * slow (its beats lost, late, throttled; its replica paused or cut off)
+ * is killed this way; its replica must lose every lease it holds. */
+struct watcher {
+	struct replica *r;
+	int incarnation;
+	char key[STORE_SESSION_KEY_MAX + 1];
+	char rvn[STORE_ID_MAX + 1];
+	int64_t since_us, max_lease_ms;
+};
+
+static void on_session_read(void *arg, const struct store_session_result *res)
+{
+	*(struct store_session_result *)arg = *res;
+}
+
+/* A session request of the watcher, answered at once by the table. */
+static void watcher_request(struct store_session_req *q, struct store_session_result *res)
+{
+	clock_fake_advance(SIM->ddb_clock, SIM->now_us / 1000 - clock_now_ms(SIM->ddb_clock));
+	if (store_session_submit(SIM->mem, q, on_session_read, res) == NULL)
+		abort();
+	clock_fake_advance(SIM->ddb_clock, 0);
+}
+
+static void watch(void *arg)
+{
+	struct watcher *w = arg;
+	struct store_session_result res = {0};
+	char replica[STORE_SESSION_REPLICA_MAX + 1];
+	const char *inc = strrchr(w->key, '#');
+	snprintf(replica, sizeof(replica), "%.*s", (int)(inc - w->key - 8), w->key + 8);
+	struct store_session_req q = {.op = STORE_SESSION_READ,
+				      .replica = replica,
+				      .incarnation = inc + 1,
+				      .name = SIM->names[0]};
+	if (stop || SIM->calm || w->r->incarnation != w->incarnation) {
+		free(w);
+		return;
+	}
+	watcher_request(&q, &res);
+	if (res.status != STORE_OK || !res.session.exists || res.session.has_dead) {
+		free(w); /* gone or dead: nothing to mark */
+		return;
+	}
+	if (res.session.max_lease_ms > w->max_lease_ms)
+		w->max_lease_ms = res.session.max_lease_ms;
+	if (strcmp(res.session.rvn, w->rvn) != 0) {
+		snprintf(w->rvn, sizeof(w->rvn), "%s", res.session.rvn);
+		w->since_us = SIM->now_us;
+	}
+	const struct sim_config *g = &SIM->cfg;
+	int64_t need_us = w->max_lease_ms * 1000 + w->max_lease_ms * g->rate_tol_ppm / 500 + 2000;
+	if (SIM->now_us - w->since_us >= need_us) {
+		q.op = STORE_SESSION_KILL;
+		q.seen_rvn = w->rvn;
+		q.by = "sim-tool";
+		q.name = NULL;
+		watcher_request(&q, &res);
+		TALLY.kills += res.status == STORE_OK;
+		sim_log("tool %s's session marked dead: %s", w->r->label,
+			store_status_name(res.status));
+		free(w);
+		return;
+	}
+	sim_at(SIM->now_us + g->lease_ms * 1000 / 3, watch, w);
+}
+
+static void session_watch(void *arg)
+{
+	struct replica *r = arg;
+	struct watcher *w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		abort();
+	if (stop || SIM->calm || !live_session(r, w->key)) {
+		free(w);
+		return;
+	}
+	w->r = r;
+	w->incarnation = r->incarnation;
+	w->max_lease_ms = SIM->cfg.lease_ms;
+	sim_log("tool %s's session watched", r->label);
+	watch(w);
+}
+
+/* r's session requests are all throttled for up to two leases (a hot
+ * partition of the session item, say) while its lock writes pass: its
+ * beats stop landing while it runs on. */
+static void beat_blackout(void *arg)
+{
+	struct replica *r = arg;
+	if (stop || SIM->calm || r->dead)
+		return;
+	int64_t ms = sim_range(SIM->cfg.lease_ms / 3, 2 * SIM->cfg.lease_ms);
+	r->beats_cut_until_us = SIM->now_us + ms * 1000;
+	sim_log("net  %s's session requests throttled for %lld ms", r->label, (long long)ms);
 }
 
 static void go_calm(void *arg)
@@ -341,6 +496,15 @@ static void schedule_faults(void)
 		sim_at(sim_range(0, run_us), table_delete, NULL);
 	for (int i = 0; i < g->f.partitions; i++)
 		sim_at(sim_range(0, run_us), partition, &SIM->rep[sim_range(0, g->replicas - 1)]);
+	for (int i = 0; i < g->f.session_deletes; i++)
+		sim_at(sim_range(0, run_us), session_delete,
+		       &SIM->rep[sim_range(0, g->replicas - 1)]);
+	for (int i = 0; i < g->f.session_kills; i++)
+		sim_at(sim_range(0, run_us), session_watch,
+		       &SIM->rep[sim_range(0, g->replicas - 1)]);
+	for (int i = 0; i < g->f.beat_blackouts; i++)
+		sim_at(sim_range(0, run_us), beat_blackout,
+		       &SIM->rep[sim_range(0, g->replicas - 1)]);
 	sim_at(run_us, go_calm, NULL);
 	sim_at(run_us + g->calm_ms * 1000, go_end, NULL);
 }
@@ -360,6 +524,27 @@ static void draw_shared(struct sim_config *g)
 		else
 			g->cap[i] = sim_chance(500000) ? STORE_SH_CAP : (unsigned)sim_range(2, 4);
 	}
+}
+
+/* --heartbeat replica or mixed: each replica's mode and the faults aimed
+ * at the heartbeat; drawn last, so that the rest of the world is the one
+ * the seed draws in lease mode. A faulty seed mostly raises the faults
+ * on session requests (up to 30% each), and often pauses a replica more
+ * (its session stops beating) and crashes one (it restarts with the same
+ * replica id, a new incarnation). */
+static void draw_sessions(struct sim_config *g, bool faulty)
+{
+	struct sim_faults *f = &g->f;
+	for (int i = 0; i < g->replicas; i++)
+		g->session[i] = g->heartbeat == SIM_HB_REPLICA || sim_chance(500000);
+	if (!faulty)
+		return;
+	f->beat_ppm = sim_chance(800000) ? (uint32_t)sim_range(0, 300000) : 0;
+	f->pauses += (int)sim_range(0, 2);
+	f->crashes += (int)sim_range(0, 1);
+	f->session_deletes = sim_chance(300000) ? (int)sim_range(1, 2) : 0;
+	f->session_kills = sim_chance(400000) ? (int)sim_range(1, 3) : 0;
+	f->beat_blackouts = sim_chance(500000) ? (int)sim_range(1, 3) : 0;
 }
 
 enum sim_mode sim_lock_kind(const char *name, unsigned *cap)
@@ -413,6 +598,34 @@ static void draw(struct sim_config *g, uint64_t seed)
 		draw_shared(g);
 		f->partitions = faulty ? (int)sim_range(0, 2) : 0;
 	}
+	if (g->heartbeat != SIM_HB_LEASE)
+		draw_sessions(g, faulty);
+}
+
+/* The world of sim_scale.c's case: r0 and the takers, all in session
+ * mode, leases of 3 s, the network's delays 1-10 ms and no fault; the
+ * run long enough for the case (its crash a lease or so in, its end
+ * SCALE_BOUND_LEASES + 1 leases after), no calm phase. */
+static void draw_scale(struct sim_config *g, uint64_t seed)
+{
+	rng = seed * 0x2545f4914f6cdd1dull + 1;
+	g->seed = seed;
+	g->scale = scale_n;
+	g->takers = scale_takers;
+	g->replicas = scale_takers + 1;
+	g->lease_ms = 3000;
+	g->run_ms = 12 * g->lease_ms;
+	int32_t lo = 1000000, hi = 1000000;
+	for (int i = 0; i < g->replicas; i++) {
+		g->rate_ppm[i] = 1000000 + (int32_t)sim_range(-100, 100);
+		lo = g->rate_ppm[i] < lo ? g->rate_ppm[i] : lo;
+		hi = g->rate_ppm[i] > hi ? g->rate_ppm[i] : hi;
+		g->session[i] = true;
+	}
+	g->rate_tol_ppm = (int64_t)(hi - lo) * 1000000 / lo + 1;
+	g->f.delay_min_us = 1000;
+	g->f.delay_max_us = 10000;
+	g->f.tail_max_us = 10000;
 }
 
 static void setup(uint64_t seed, bool trace)
@@ -423,7 +636,12 @@ static void setup(uint64_t seed, bool trace)
 	SIM->trace = trace;
 	SIM->cfg.exclusive = exclusive_world;
 	SIM->cfg.shared_liveness = shared_liveness;
-	draw(&SIM->cfg, seed);
+	SIM->cfg.heartbeat = heartbeat_world;
+	SIM->cfg.liveness = !no_liveness;
+	if (scale_n > 0)
+		draw_scale(&SIM->cfg, seed);
+	else
+		draw(&SIM->cfg, seed);
 	SIM->ddb_clock = clock_fake_new(1767225600000LL);
 	SIM->mem = store_memory_new(SIM->ddb_clock, "sim");
 	for (int i = 0; i < SIM->cfg.locks; i++)
@@ -444,6 +662,10 @@ static void setup(uint64_t seed, bool trace)
 		f->table_delete ? ", a table deleted" : "");
 	if (!g->exclusive)
 		sim_log("sim  %d partitions", f->partitions);
+	if (g->heartbeat != SIM_HB_LEASE)
+		sim_log("sim  session faults: beats %u ppm more, %d session items deleted, %d "
+			"watched to be marked dead, %d blackouts of sessions",
+			f->beat_ppm, f->session_deletes, f->session_kills, f->beat_blackouts);
 	for (int i = 0; i < g->locks && !g->exclusive; i++)
 		sim_log("sim  %s: %s of %u, %u ppm of acquires not exclusive", SIM->names[i],
 			g->kind[i] == SIM_SHARED ? "readers and writers, readers' cap"
@@ -456,7 +678,10 @@ static void setup(uint64_t seed, bool trace)
 		snprintf(r->label, sizeof(r->label), "r%d", i);
 		boot(r);
 	}
-	schedule_faults();
+	if (g->scale > 0)
+		sim_scale_start(g->scale, g->takers);
+	else
+		schedule_faults();
 }
 
 /* The earliest moment anything has work: an event, or a replica's timer. */
@@ -494,7 +719,7 @@ static void run(void)
 		SIM->steps++;
 		if (!stop)
 			sim_check_step();
-		if (SIM->steps > SIM_STEPS_MAX)
+		if (SIM->steps > SIM_STEPS_MAX + 1000 * g->scale)
 			sim_violation("more than %d steps: a livelock", SIM_STEPS_MAX);
 	}
 	if (!stop)
@@ -557,6 +782,8 @@ static struct outcome run_seed(uint64_t seed, bool trace)
 	run();
 	teardown();
 	struct outcome o = {.steps = SIM->steps, .violations = SIM->violations};
+	if (SIM->cfg.scale > 0)
+		sim_scale_report();
 	memcpy(o.message, SIM->first_violation, sizeof(o.message));
 	if (o.violations > 0 && !trace) {
 		printf("seed %llu: VIOLATION %s\n", (unsigned long long)seed, o.message);
@@ -580,10 +807,25 @@ static double seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static bool parse_heartbeat(const char *v)
+{
+	static const char *const names[] = {
+		[SIM_HB_LEASE] = "lease", [SIM_HB_REPLICA] = "replica", [SIM_HB_MIXED] = "mixed"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(v, names[i]) == 0) {
+			heartbeat_world = (enum sim_heartbeat)i;
+			return true;
+		}
+	return false;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: sim [--exclusive] [--shared-liveness] [--seeds N] [--first S] | "
-			"sim [--exclusive] [--shared-liveness] --seed S\n");
+	fprintf(stderr, "usage: sim [--exclusive] [--shared-liveness] [--heartbeat "
+			"lease|replica|mixed] [--no-liveness] [--seeds N] [--first S] | sim [same "
+			"options] --seed S | sim --scale N [--takers K] [--seen-max M] [--seeds N] "
+			"[--first "
+			"S]\n");
 	exit(2);
 }
 
@@ -606,6 +848,15 @@ int main(int argc, char **argv)
 			shared_liveness = true;
 			continue;
 		}
+		if (strcmp(argv[i], "--no-liveness") == 0) {
+			no_liveness = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--heartbeat") == 0 && i + 1 < argc) {
+			if (!parse_heartbeat(argv[++i]))
+				usage();
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		char *end;
@@ -618,6 +869,12 @@ int main(int argc, char **argv)
 			first = v;
 		else if (strcmp(argv[i], "--seed") == 0)
 			one = (long long)v;
+		else if (strcmp(argv[i], "--scale") == 0 && v > 0)
+			scale_n = v;
+		else if (strcmp(argv[i], "--takers") == 0 && v >= 1 && v < SIM_REPLICAS_MAX)
+			scale_takers = (int)v;
+		else if (strcmp(argv[i], "--seen-max") == 0 && v > 0 && v <= UINT32_MAX)
+			seen_max = (unsigned)v;
 		else
 			usage();
 		i++;
@@ -642,6 +899,14 @@ int main(int argc, char **argv)
 	double dt = seconds() - t0;
 	printf("%llu seeds, %llu steps, %llu violations\n", (unsigned long long)seeds,
 	       (unsigned long long)steps, (unsigned long long)bad);
+	if (heartbeat_world != SIM_HB_LEASE)
+		printf("sessions: %llu requests, %llu hit by faults aimed at them, %llu marked "
+		       "dead, %llu deleted; leases lost: %llu session, %llu expired; %llu "
+		       "takeovers\n",
+		       (unsigned long long)TALLY.session_requests,
+		       (unsigned long long)TALLY.session_faults, (unsigned long long)TALLY.kills,
+		       (unsigned long long)TALLY.deletes, (unsigned long long)TALLY.lost_session,
+		       (unsigned long long)TALLY.lost_expired, (unsigned long long)TALLY.takeovers);
 	printf("%.1f s, %.0f steps/s", dt, dt > 0 ? (double)steps / dt : 0.0);
 	if (bad > 0)
 		printf("; first violation: seed %llu, after %.2f s (%llu seeds)",

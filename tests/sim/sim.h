@@ -58,7 +58,26 @@ struct sim_faults {
 	int pauses, crashes;
 	int partitions; /* a replica cut off from the table for a while (not --exclusive) */
 	bool table_delete;
+	/* --heartbeat replica|mixed: the faults aimed at the session
+	 * heartbeat. beat_ppm: each fault drawn for every request is drawn
+	 * again at this rate for a session's (CREATE, BEAT, KILL, READ), and
+	 * its delays may run to two leases; session_deletes: a session item
+	 * deleted by another tool (store_memory_session_delete);
+	 * session_kills: a waiter outside the replicas (a tool, sim.c)
+	 * watches a session and marks it dead by the rules once its rvn
+	 * stood still for its maxLeaseMs (a replica only slow, paused or cut
+	 * off) */
+	uint32_t beat_ppm;
+	int session_deletes, session_kills;
+	int beat_blackouts; /* a replica's session requests throttled, all,
+			       for up to two leases (its lock writes pass) */
 };
+
+/* How the replicas of a seed hold their exclusive leases (--heartbeat):
+ * each renewing its own (today's world, draw for draw), all in session
+ * mode (lt_options.heartbeat = LT_HEARTBEAT_REPLICA), or each drawn one
+ * or the other (the rollout's mixed state, on one table). */
+enum sim_heartbeat { SIM_HB_LEASE, SIM_HB_REPLICA, SIM_HB_MIXED };
 
 /* How a hold holds its lock; a lock's kind, for a seed: SIM_EXCL locks
  * have exclusive holders only, SIM_SHARED ones readers too, SIM_LIMIT ones
@@ -77,7 +96,12 @@ struct sim_config {
 	int64_t run_ms;	 /* faulty phase, then a calm phase, then the end */
 	int64_t calm_ms; /* calm phase: no faults; liveness is checked */
 	int32_t rate_ppm[SIM_REPLICAS_MAX];
-	int64_t rate_tol_ppm; /* the largest rate difference drawn */
+	enum sim_heartbeat heartbeat;
+	bool session[SIM_REPLICAS_MAX]; /* each replica's mode: in session mode */
+	bool liveness;			/* the calm phase's fairness bound checked */
+	uint64_t scale;			/* --scale N: sim_scale.c's case, N locks */
+	int takers;			/* --takers K: its takers */
+	int64_t rate_tol_ppm;		/* the largest rate difference drawn */
 	struct sim_faults f;
 };
 
@@ -93,8 +117,9 @@ struct replica {
 	struct locktable *lt;
 	int64_t base_true_us, base_local_us; /* local = base + (true - base) x rate */
 	int32_t rate_ppm;
-	int64_t paused_until_us; /* 0: running */
-	int64_t cut_until_us;	 /* its requests and answers lost until then */
+	int64_t paused_until_us;    /* 0: running */
+	int64_t cut_until_us;	    /* its requests and answers lost until then */
+	int64_t beats_cut_until_us; /* its session requests throttled until then */
 	struct sim_client *clients[SIM_CLIENTS_MAX];
 	int nclients;
 	char label[16];
@@ -123,6 +148,18 @@ struct sim {
 
 extern struct sim *SIM;
 
+/* What the faults aimed at sessions did, over every seed run (printed
+ * with the summary in the session modes). */
+struct sim_tally {
+	uint64_t session_requests; /* CREATE, BEAT, KILL, READ sent by replicas */
+	uint64_t session_faults;   /* faults drawn by beat_ppm on them */
+	uint64_t kills, deletes;   /* sessions marked dead (by anyone), deleted */
+	uint64_t lost_session;	   /* leases lost with LT_SESSION */
+	uint64_t lost_expired;	   /* leases lost with LT_EXPIRED */
+	uint64_t takeovers;	   /* exclusive grants that took a lock over */
+};
+extern struct sim_tally TALLY;
+
 /* A line of the trace, prefixed with the true time; printed with trace on,
  * else kept in the ring buffer shown with a violation. */
 void sim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -135,6 +172,20 @@ int64_t sim_local_ms(const struct replica *r, int64_t t_us);
 /* ---- events on true time (sim.c's heap) ---- */
 typedef void (*sim_ev_fn)(void *arg);
 void sim_at(int64_t at_us, sim_ev_fn fn, void *arg);
+
+/* The first true time (us, not before now) at which r's clock shows
+ * local_ms. */
+int64_t sim_true_us(const struct replica *r, int64_t local_ms);
+/* r crashes now (its clients vanish, nothing is sent), and restarts
+ * later with the same replica id (a new incarnation). */
+void sim_replica_crash(struct replica *r);
+
+/* ---- sim_scale.c: the scale case of --heartbeat replica ---- */
+/* r0 takes n locks; takers (1..SIM_REPLICAS_MAX - 1) wait for them all;
+ * r0 crashes; they take them over (see sim_scale.c). */
+void sim_scale_start(uint64_t n, int takers);
+/* Prints the case's line and frees it. */
+void sim_scale_report(void);
 
 /* ---- sim_net.c: the simulated DynamoDB as seen by one replica ---- */
 struct store *sim_net_store(struct replica *r);

@@ -84,6 +84,7 @@ static void granted(struct sim_client *c, struct lease *lease)
 	sim_log("cli  %s granted %s token %lld%s", cl(c), c->name, (long long)c->token,
 		lease_takeover(lease) ? " (takeover)" : "");
 	sim_check_granted(c, c->name, c->token, c->grant_inc);
+	TALLY.takeovers += lease_takeover(lease);
 }
 
 /* ---- lockers ---- */
@@ -93,6 +94,8 @@ static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
 	struct sim_client *c = arg;
 	sim_log("cli  %s lost %s token %lld: %s", cl(c), c->name, (long long)c->token,
 		lt_loss_name(reason));
+	TALLY.lost_session += reason == LT_SESSION;
+	TALLY.lost_expired += reason == LT_EXPIRED;
 	c->lease = NULL;
 	c->st = C_IDLE;
 	lease_release(lease); /* lost: frees it, sends nothing */

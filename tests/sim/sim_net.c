@@ -30,8 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/store/store_revoke.h"
+#include "core/store/store_session.h"
 #include "core/store/store_shared.h"
 #include "core/store/store_tx.h"
+
+#include <stddef.h>
 
 #define SIM_ATTEMPTS 3
 #define SIM_TIMEOUT_US                                                                             \
@@ -39,9 +43,10 @@
 				  acquires and renewals, as store_dynamodb */
 #define SIM_BACKOFF_BASE 50000 /* us; 500 ms after throttling */
 
-/* What a call carries: a lock item request, a fenced transaction, or an
- * operation on a shared name. */
-enum call_kind { K_REQ, K_TX, K_SH };
+/* What a call carries: a lock item request, a fenced transaction, an
+ * operation on a shared name, on a session item (store_session.h) or on a
+ * session's revocations (store_revoke.h). */
+enum call_kind { K_REQ, K_TX, K_SH, K_SESS, K_REV, K_COUNT };
 
 /* The answer of a shared transaction's commit, given again to its later
  * attempts (the ClientRequestToken's outcome). */
@@ -51,7 +56,8 @@ struct sh_commit {
 };
 
 struct store_call {
-	struct store_call *next; /* in the list of all calls */
+	struct store_call *next;   /* in the list of all calls */
+	struct store_call **pprev; /* what points at it there: unlinked in O(1) */
 	struct replica *rep;
 	struct store *store; /* of the replica's incarnation that sent it */
 	int incarnation;
@@ -63,29 +69,62 @@ struct store_call {
 	store_cb cb;
 	store_tx_cb tx_cb;
 	store_sh_cb sh_cb;
+	store_session_cb sess_cb;
+	store_revoke_cb rev_cb;
 	void *arg;
 	struct store_req req;
-	struct store_sh_req sh;	  /* K_SH: its strings in the buffers below */
-	struct sh_commit *commit; /* K_SH transactions, once committed */
-	int64_t token;		  /* a transaction's */
+	struct store_sh_req sh;	       /* K_SH: its strings in the buffers below */
+	struct store_session_req sess; /* K_SESS: likewise */
+	struct store_revoke_req rev;   /* K_REV: likewise */
+	struct sh_commit *commit;      /* K_SH transactions, once committed */
+	int64_t token;		       /* a transaction's */
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1], seen[STORE_ID_MAX + 1],
 		waiter[STORE_ID_MAX + 1], holder[STORE_HOLDER_MAX + 1], name[SIM_NAME_MAX + 1];
 	struct store_sh_set seen_set; /* RCLEAR's (store_shared.h), copied */
 	/* ACQUIRE's and ADOPT's secret hashes, ADOPT's previous owner */
 	char secret[STORE_SECRET_HASH_LEN + 1], prev_secret[STORE_SECRET_HASH_LEN + 1],
 		prev_owner[STORE_ID_MAX + 1];
+	/* session mode: a lock write's session, a takeover's seen session and
+	 * the rvn its check wants, an ending's revoked session; a session
+	 * request's replica, incarnation, killer, address; a revocation
+	 * READ's cursor */
+	char session[STORE_SESSION_KEY_MAX + 1], seen_session[STORE_SESSION_KEY_MAX + 1],
+		sess_rvn[STORE_ID_MAX + 1], revoke_session[STORE_SESSION_KEY_MAX + 1],
+		replica[STORE_SESSION_REPLICA_MAX + 1], inc[STORE_SESSION_INC_LEN + 1],
+		by[STORE_ID_MAX + 1], addr[STORE_SESSION_ADDR_MAX + 1],
+		cursor[STORE_REVOKE_KEY_LEN + 1];
+	char lname[SIM_NAME_MAX + 1]; /* a session READ's lock, a revocation's */
 };
 
 /* One attempt on its way (deliver), or its answer coming back, or its
- * timeout. */
+ * timeout. Allocated with room for its call's kind of answer only (a
+ * result of another kind is not there): events of many calls in flight
+ * at once (sim_scale.c) stay small. */
 struct sev {
 	struct store_call *c;
 	int attempt;
 	bool dup;
-	struct store_result res;
-	struct store_tx_result tx;
-	struct store_sh_result sh; /* its slots this event's own (sev_free) */
+	union {
+		struct store_result res;
+		struct store_tx_result tx;
+		struct store_sh_result sh; /* its slots this event's own (sev_free) */
+		struct store_session_result ss;
+		struct store_revoke_result rv; /* its entries this event's own (sev_free) */
+	};
 };
+
+/* The size of an event of c's kind. */
+static size_t sev_size(const struct store_call *c)
+{
+	static const size_t answer_size[K_COUNT] = {
+		[K_REQ] = sizeof(struct store_result),
+		[K_TX] = sizeof(struct store_tx_result),
+		[K_SH] = sizeof(struct store_sh_result),
+		[K_SESS] = sizeof(struct store_session_result),
+		[K_REV] = sizeof(struct store_revoke_result),
+	};
+	return offsetof(struct sev, res) + answer_size[c->kind];
+}
 
 static struct store_call *calls;
 
@@ -136,7 +175,7 @@ static void send_attempt(void *arg);
 
 static struct sev *sev_new(struct store_call *c, int attempt)
 {
-	struct sev *e = calloc(1, sizeof(*e));
+	struct sev *e = calloc(1, sev_size(c));
 	if (e == NULL)
 		abort(); /* the simulator's own memory: nothing to shed */
 	e->c = c;
@@ -150,21 +189,49 @@ static void sev_free(struct sev *e)
 {
 	e->c->refs--;
 	pending--;
-	free(e->sh.slots);
+	if (e->c->kind == K_SH)
+		free(e->sh.slots);
+	if (e->c->kind == K_REV)
+		free((void *)e->rv.entries);
 	free(e);
-}
-
-static int64_t delay_us(void)
-{
-	const struct sim_faults *f = &SIM->cfg.f;
-	if (!SIM->calm && sim_chance(f->tail_ppm))
-		return sim_range(f->delay_max_us, f->tail_max_us);
-	return sim_range(f->delay_min_us, f->delay_max_us);
 }
 
 static bool fault(uint32_t ppm)
 {
 	return !SIM->calm && sim_chance(ppm);
+}
+
+/* A session's request (CREATE, BEAT, KILL, READ): the faults aimed at the
+ * heartbeat (sim_faults.beat_ppm) hit it on top of every request's. */
+static bool session_call(const struct store_call *c)
+{
+	return c != NULL && c->kind == K_SESS;
+}
+
+/* A fault of ppm on c: every request's chance, then the heartbeat's for a
+ * session request (no draw for others: the per-lease world draws as it
+ * did). */
+static bool fault_on(const struct store_call *c, uint32_t ppm)
+{
+	if (fault(ppm))
+		return true;
+	bool hit = session_call(c) && fault(SIM->cfg.f.beat_ppm);
+	TALLY.session_faults += hit;
+	return hit;
+}
+
+/* A delay on the way to or from the table: a long tail now and then; a
+ * session request's may be late by up to two leases (past its lease). */
+static int64_t delay_us(const struct store_call *c)
+{
+	const struct sim_faults *f = &SIM->cfg.f;
+	if (session_call(c) && fault(f->beat_ppm)) {
+		TALLY.session_faults++;
+		return sim_range(f->delay_max_us, 2 * SIM->cfg.lease_ms * 1000);
+	}
+	if (!SIM->calm && sim_chance(f->tail_ppm))
+		return sim_range(f->delay_max_us, f->tail_max_us);
+	return sim_range(f->delay_min_us, f->delay_max_us);
 }
 
 static void capture(void *arg, const struct store_result *res)
@@ -243,11 +310,24 @@ static const char *const sh_op_names[] = {
 	[STORE_SH_RCLEAR] = "sh-rclear",   [STORE_SH_CHECK] = "sh-check",
 };
 
+static const char *const sess_op_names[] = {
+	[STORE_SESSION_CREATE] = "sess-create",
+	[STORE_SESSION_BEAT] = "sess-beat",
+	[STORE_SESSION_KILL] = "sess-kill",
+	[STORE_SESSION_READ] = "sess-read",
+};
+static const char *const rev_op_names[] = {
+	[STORE_REVOKE_READ] = "rev-read",
+	[STORE_REVOKE_DELETE] = "rev-delete",
+};
+
 static const char *op_name(const struct store_call *c)
 {
-	return c->kind == K_TX	 ? "transact"
-	       : c->kind == K_SH ? sh_op_names[c->sh.op]
-				 : store_op_name(c->req.op);
+	return c->kind == K_TX	   ? "transact"
+	       : c->kind == K_SH   ? sh_op_names[c->sh.op]
+	       : c->kind == K_SESS ? sess_op_names[c->sess.op]
+	       : c->kind == K_REV  ? rev_op_names[c->rev.op]
+				   : store_op_name(c->req.op);
 }
 
 /* A ClientRequestToken's operation (ddb_shared.c): GRANT, RELEASE, REMOVE. */
@@ -332,37 +412,80 @@ static void apply_sh(struct store_call *c, struct store_sh_result *res)
 	}
 }
 
+/* ---- sessions and revocations ---- */
+
+static void sess_capture(void *arg, const struct store_session_result *res)
+{
+	*(struct store_session_result *)arg = *res;
+}
+
+/* A session request applied by the table, atomically. Every attempt that
+ * lands applies again, as an UpdateItem does (a BEAT twice is two beats; a
+ * CREATE or a KILL again is refused, their callers know why). */
+static void apply_sess(struct store_call *c, struct store_session_result *res)
+{
+	clock_fake_advance(SIM->ddb_clock, SIM->now_us / 1000 - clock_now_ms(SIM->ddb_clock));
+	if (store_session_submit(SIM->mem, &c->sess, sess_capture, res) == NULL)
+		abort();
+	clock_fake_advance(SIM->ddb_clock, 0);
+	if (c->sess.op == STORE_SESSION_KILL && res->status == STORE_OK) {
+		TALLY.kills++;
+		sim_log("ddb  %s marked dead by %s", c->replica, c->by);
+	}
+}
+
+/* res, its entries copied: the event's own from now on. */
+static void rev_capture(void *arg, const struct store_revoke_result *res)
+{
+	struct store_revoke_result *into = arg;
+	struct store_revoke_entry *v = calloc(res->count > 0 ? res->count : 1, sizeof(*v));
+	if (v == NULL)
+		abort();
+	if (res->count > 0)
+		memcpy(v, res->entries, res->count * sizeof(*v));
+	*into = *res;
+	into->entries = v;
+}
+
+static void apply_rev(struct store_call *c, struct store_revoke_result *res)
+{
+	clock_fake_advance(SIM->ddb_clock, SIM->now_us / 1000 - clock_now_ms(SIM->ddb_clock));
+	if (store_revoke_submit(SIM->mem, &c->rev, rev_capture, res) == NULL)
+		abort();
+	clock_fake_advance(SIM->ddb_clock, 0);
+}
+
 /* ---- attempts and answers ---- */
+
+/* Where each kind of call keeps its answer's status, error type and
+ * message in a struct sev. */
+static const struct answer_at {
+	size_t status, type, message, size;
+} answer_at[K_COUNT] = {
+#define AT(k, f)                                                                                   \
+	[k] = {offsetof(struct sev, f.status), offsetof(struct sev, f.error_type),                 \
+	       offsetof(struct sev, f.message), sizeof(((struct sev *)0)->f.message)}
+	AT(K_REQ, res), AT(K_TX, tx), AT(K_SH, sh), AT(K_SESS, ss), AT(K_REV, rv),
+#undef AT
+};
 
 static void set_error(struct sev *e, enum store_status st, const char *type)
 {
-	if (e->c->kind == K_TX) {
-		e->tx.status = st;
-		e->tx.error_type = type;
-		snprintf(e->tx.message, sizeof(e->tx.message), "%s (simulated)", type);
-	} else if (e->c->kind == K_SH) {
-		e->sh.status = st;
-		e->sh.error_type = type;
-		snprintf(e->sh.message, sizeof(e->sh.message), "%s (simulated)", type);
-	} else {
-		e->res.status = st;
-		e->res.error_type = type;
-		snprintf(e->res.message, sizeof(e->res.message), "%s (simulated)", type);
-	}
+	const struct answer_at *a = &answer_at[e->c->kind];
+	char *base = (char *)e;
+	*(enum store_status *)(base + a->status) = st;
+	*(const char **)(base + a->type) = type;
+	snprintf(base + a->message, a->size, "%s (simulated)", type);
 }
 
 static enum store_status status_of(const struct sev *e)
 {
-	return e->c->kind == K_TX   ? e->tx.status
-	       : e->c->kind == K_SH ? e->sh.status
-				    : e->res.status;
+	return *(const enum store_status *)((const char *)e + answer_at[e->c->kind].status);
 }
 
 static const char *error_type_of(const struct sev *e)
 {
-	return e->c->kind == K_TX   ? e->tx.error_type
-	       : e->c->kind == K_SH ? e->sh.error_type
-				    : e->res.error_type;
+	return *(const char *const *)((const char *)e + answer_at[e->c->kind].type);
 }
 
 static void answer(void *arg);
@@ -370,6 +493,22 @@ static void answer(void *arg);
 static bool cut_off(const struct replica *r)
 {
 	return r->cut_until_us > SIM->now_us;
+}
+
+/* The attempt of e applied by the table, its answer into e. */
+static void apply(struct sev *e)
+{
+	struct store_call *c = e->c;
+	if (c->kind == K_TX)
+		apply_tx(c, &e->tx);
+	else if (c->kind == K_SH)
+		apply_sh(c, &e->sh);
+	else if (c->kind == K_SESS)
+		apply_sess(c, &e->ss);
+	else if (c->kind == K_REV)
+		apply_rev(c, &e->rv);
+	else
+		apply_req(c, &e->res);
 }
 
 /* An attempt reaches the table. */
@@ -389,49 +528,46 @@ static void deliver(void *arg)
 		set_error(e, c->kind == K_TX ? STORE_FATAL : STORE_NO_TABLE,
 			  "ResourceNotFoundException");
 		what = "no table";
-	} else if (fault(f->throttle_ppm)) {
+	} else if (session_call(c) && c->rep->beats_cut_until_us > SIM->now_us) {
+		set_error(e, STORE_TRANSIENT, "ThrottlingException");
+		what = "throttled (a blackout of sessions)";
+	} else if (fault_on(c, f->throttle_ppm)) {
 		set_error(e, STORE_TRANSIENT, "ThrottlingException");
 		what = "throttled";
-	} else if (fault(f->err500_before_ppm)) {
+	} else if (fault_on(c, f->err500_before_ppm)) {
 		set_error(e, STORE_TRANSIENT, "InternalServerError");
 		what = "500";
 	} else {
-		if (c->kind == K_TX)
-			apply_tx(c, &e->tx);
-		else if (c->kind == K_SH)
-			apply_sh(c, &e->sh);
-		else
-			apply_req(c, &e->res);
-		if (fault(f->err500_after_ppm)) {
+		apply(e);
+		if (fault_on(c, f->err500_after_ppm)) {
 			set_error(e, STORE_TRANSIENT, "InternalServerError");
 			what = "applied, then 500";
 		}
 	}
 	sim_log("ddb  %s #%d %s %s%s: %s -> %s", c->rep->label, e->attempt, op_name(c), c->name,
 		e->dup ? " (dup)" : "", what, store_status_name(status_of(e)));
-	if (!e->dup && fault(f->dup_ppm)) {
+	if (!e->dup && fault_on(c, f->dup_ppm)) {
 		struct sev *d = sev_new(c, e->attempt);
 		d->dup = true;
-		sim_at(SIM->now_us + delay_us(), deliver, d);
+		sim_at(SIM->now_us + delay_us(c), deliver, d);
 	}
-	if (e->dup || fault(f->lost_answer_ppm)) {
+	if (e->dup || fault_on(c, f->lost_answer_ppm)) {
 		if (!e->dup)
 			sim_log("net  %s answer of #%d on %s lost", c->rep->label, e->attempt,
 				c->name);
 		sev_free(e);
 		return;
 	}
-	sim_at(SIM->now_us + delay_us(), answer, e);
+	sim_at(SIM->now_us + delay_us(c), answer, e);
 }
 
 static void call_maybe_free(struct store_call *c)
 {
 	if (!c->finished || c->owned || c->refs > 0)
 		return;
-	struct store_call **p = &calls;
-	while (*p != c)
-		p = &(*p)->next;
-	*p = c->next;
+	*c->pprev = c->next;
+	if (c->next != NULL)
+		c->next->pprev = c->pprev;
 	free(c->commit);
 	free(c);
 }
@@ -451,6 +587,18 @@ static void finish_sh(struct store_call *c, struct store_sh_result *res)
 		res->slots = NULL;
 }
 
+/* A revocations' answer to the core: one without entries (an error the
+ * network made, a timeout) still points at none. */
+static void finish_rev(struct store_call *c, struct store_revoke_result *res)
+{
+	static const struct store_revoke_entry none;
+	if (res->entries == NULL)
+		res->entries = &none;
+	c->rev_cb(c->arg, res);
+	if (res->entries == &none)
+		res->entries = NULL;
+}
+
 static void finish(struct store_call *c, struct sev *e)
 {
 	c->finished = true;
@@ -463,6 +611,10 @@ static void finish(struct store_call *c, struct sev *e)
 		c->tx_cb(c->arg, &e->tx);
 	else if (c->kind == K_SH)
 		finish_sh(c, &e->sh);
+	else if (c->kind == K_SESS)
+		c->sess_cb(c->arg, &e->ss);
+	else if (c->kind == K_REV)
+		finish_rev(c, &e->rv);
 	else
 		c->cb(c->arg, &e->res);
 }
@@ -497,8 +649,8 @@ static bool replica_ready(struct sev *e, sim_ev_fn again)
 	}
 	if (r->paused_until_us > SIM->now_us) {
 		struct sev *later = sev_new(e->c, e->attempt);
-		*later = *e;
-		e->sh.slots = NULL; /* later's now */
+		memcpy(later, e, sev_size(e->c));
+		memset(&e->res, 0, sev_size(e->c) - offsetof(struct sev, res)); /* later's now */
 		sim_at(r->paused_until_us, again, later);
 		return false;
 	}
@@ -537,7 +689,7 @@ static void send_attempt(void *arg)
 	if (!c->finished) {
 		c->attempts = e->attempt;
 		c->cur = e->attempt;
-		sim_at(SIM->now_us + delay_us(), deliver, sev_new(c, e->attempt));
+		sim_at(SIM->now_us + delay_us(c), deliver, sev_new(c, e->attempt));
 		sim_at(SIM->now_us + attempt_timeout_us(c), timeout, sev_new(c, e->attempt));
 	}
 	sev_free(e);
@@ -552,6 +704,9 @@ static struct store_call *call_new(const char *name)
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->owned = true;
 	c->next = calls;
+	c->pprev = &calls;
+	if (calls != NULL)
+		calls->pprev = &c->next;
 	calls = c;
 	return c;
 }
@@ -572,7 +727,7 @@ static void start(struct store_call *c)
 	}
 	c->cur = 1;
 	c->attempts = 1;
-	sim_at(SIM->now_us + delay_us(), deliver, sev_new(c, 1));
+	sim_at(SIM->now_us + delay_us(c), deliver, sev_new(c, 1));
 	sim_at(SIM->now_us + attempt_timeout_us(c), timeout, sev_new(c, 1));
 }
 
@@ -605,11 +760,18 @@ static struct store_call *ss_submit(struct store *s, const struct store_req *req
 	c->req.prev_secret_hash =
 		copy(c->prev_secret, sizeof(c->prev_secret), req->prev_secret_hash);
 	c->req.prev_owner = copy(c->prev_owner, sizeof(c->prev_owner), req->prev_owner);
+	c->req.session = copy(c->session, sizeof(c->session), req->session);
+	c->req.seen_session = copy(c->seen_session, sizeof(c->seen_session), req->seen_session);
+	c->req.sess_rvn = copy(c->sess_rvn, sizeof(c->sess_rvn), req->sess_rvn);
+	c->req.revoke_session =
+		copy(c->revoke_session, sizeof(c->revoke_session), req->revoke_session);
 	c->req.span = NULL;
-	sim_log("send %s %s %s%s", ss->rep->label, store_op_name(req->op), c->name,
+	sim_log("send %s %s %s%s%s%s", ss->rep->label, store_op_name(req->op), c->name,
 		req->seen_rvn != NULL && req->op == STORE_ACQUIRE ? " (takeover)"
 		: req->waiter != NULL				  ? " (announced)"
-								  : "");
+								  : "",
+		req->session != NULL ? " (session)" : "",
+		req->sess_check != STORE_SESS_CHECK_NONE ? " (session check)" : "");
 	if ((unsigned)req->op < STORE_OP_COUNT)
 		s->requests[req->op]++;
 	start(c);
@@ -662,6 +824,65 @@ static struct store_call *ss_sh_submit(struct store *s, const struct store_sh_re
 	return c;
 }
 
+static struct store_call *ss_session_submit(struct store *s, const struct store_session_req *req,
+					    store_session_cb cb, void *arg)
+{
+	static const enum store_op counted_as[] = {
+		[STORE_SESSION_CREATE] = STORE_ACQUIRE,
+		[STORE_SESSION_BEAT] = STORE_RENEW,
+		[STORE_SESSION_KILL] = STORE_RELEASE,
+		[STORE_SESSION_READ] = STORE_READ,
+	};
+	struct sstore *ss = (struct sstore *)s;
+	if (!store_session_valid(req))
+		return NULL;
+	struct store_call *c = call_new("(session)");
+	c->rep = ss->rep;
+	c->store = s;
+	c->incarnation = ss->incarnation;
+	c->kind = K_SESS;
+	c->sess_cb = cb;
+	c->arg = arg;
+	c->sess = *req;
+	c->sess.replica = copy(c->replica, sizeof(c->replica), req->replica);
+	c->sess.incarnation = copy(c->inc, sizeof(c->inc), req->incarnation);
+	c->sess.rvn = copy(c->rvn, sizeof(c->rvn), req->rvn);
+	c->sess.seen_rvn = copy(c->seen, sizeof(c->seen), req->seen_rvn);
+	c->sess.by = copy(c->by, sizeof(c->by), req->by);
+	c->sess.holder = copy(c->holder, sizeof(c->holder), req->holder);
+	c->sess.addr = copy(c->addr, sizeof(c->addr), req->addr);
+	c->sess.name = copy(c->lname, sizeof(c->lname), req->name);
+	sim_log("send %s %s %s%s%s", ss->rep->label, op_name(c), req->replica,
+		req->name != NULL ? " with " : "", req->name != NULL ? req->name : "");
+	s->requests[counted_as[req->op]]++;
+	TALLY.session_requests++;
+	start(c);
+	return c;
+}
+
+static struct store_call *ss_revoke_submit(struct store *s, const struct store_revoke_req *req,
+					   store_revoke_cb cb, void *arg)
+{
+	struct sstore *ss = (struct sstore *)s;
+	if (!store_revoke_valid(req))
+		return NULL;
+	struct store_call *c = call_new("(revocations)");
+	c->rep = ss->rep;
+	c->store = s;
+	c->incarnation = ss->incarnation;
+	c->kind = K_REV;
+	c->rev_cb = cb;
+	c->arg = arg;
+	c->rev = *req;
+	c->rev.session = copy(c->session, sizeof(c->session), req->session);
+	c->rev.cursor = copy(c->cursor, sizeof(c->cursor), req->cursor);
+	c->rev.name = copy(c->lname, sizeof(c->lname), req->name);
+	sim_log("send %s %s %s", ss->rep->label, op_name(c), req->name != NULL ? req->name : "");
+	s->requests[req->op == STORE_REVOKE_READ ? STORE_READ : STORE_DELETE]++;
+	start(c);
+	return c;
+}
+
 static void ss_cancel(struct store *s, struct store_call *c)
 {
 	if (!c->finished)
@@ -687,6 +908,8 @@ static const struct store_ops sim_ops = {
 	.free = ss_free,
 	.transact = ss_transact,
 	.sh_submit = ss_sh_submit,
+	.session_submit = ss_session_submit,
+	.revoke_submit = ss_revoke_submit,
 };
 
 struct store *sim_net_store(struct replica *r)

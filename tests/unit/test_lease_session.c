@@ -313,6 +313,48 @@ static void acquire_whose_answer_was_lost_goes_back_to_per_lease(void **state)
 	fx_free(f);
 }
 
+static void read_cb(void *arg, const struct store_result *res)
+{
+	*(struct store_result *)arg = *res;
+}
+
+/* An acquire answered TRANSIENT sends a RENEW back to per lease on its
+ * owner and rvn; the next acquire under the same owner (an election's
+ * campaign reuses it) wins the lock in session mode before that RENEW
+ * lands. Refused by that item, the RENEW must not be sent again on the
+ * rvn it shows: the lock is this table's lease now, and going back to per
+ * lease under it let another replica take it over by the per-lease rule
+ * while its holder counted it held (make simulate HEARTBEAT=replica
+ * SEED=15519). */
+static void return_to_per_lease_spares_a_new_lease_of_the_same_owner(void **state)
+{
+	struct fx *f = sfx_new(1);
+	const char *key = sview(f, 0).key;
+	store_memory_set_op_latency(f->store, STORE_RENEW, 50); /* lands after */
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "RequestTimeout");
+	struct lt_acquire_args a = {.name = "job", .lease_ms = LEASE, .owner = "o1"};
+	struct fx_acq first = {0}, second = {0};
+	assert_non_null(lt_acquire(f->lt[0], &a, fx_acquire_cb, &first));
+	fx_advance(f, 1);
+	assert_true(first.error); /* its RENEW back to per lease is on its way */
+	assert_non_null(lt_acquire(f->lt[0], &a, fx_acquire_cb, &second));
+	fx_advance(f, 1);
+	assert_non_null(second.lease);
+	fx_advance(f, 200); /* the RENEW lands, refused by the new lease's item */
+	assert_true(lease_held(second.lease));
+	struct store_result res = {0};
+	struct store_req read = {.op = STORE_READ, .name = "job"};
+	assert_non_null(store_submit(f->store, &read, read_cb, &res));
+	fx_advance(f, 0); /* a RENEW (a beat) may be in flight: a READ, not read_now */
+	assert_int_equal(res.status, STORE_OK);
+	assert_string_equal(res.item.owner, "o1");
+	assert_string_equal(res.item.session, key); /* still its session's */
+	assert_int_equal(res.item.lease_ms, STORE_SESSION_LOCK_LEASE_MS);
+	lease_release(second.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
 static void acquire_failed_unapplied_changes_nothing(void **state)
 {
 	struct fx *f = sfx_new(1);
@@ -866,6 +908,7 @@ int main(void)
 		cmocka_unit_test(acquire_answered_after_its_session_ended_is_lost_and_released),
 		cmocka_unit_test(acquire_answered_after_a_whole_lease_is_lost_and_released),
 		cmocka_unit_test(acquire_whose_answer_was_lost_goes_back_to_per_lease),
+		cmocka_unit_test(return_to_per_lease_spares_a_new_lease_of_the_same_owner),
 		cmocka_unit_test(acquire_failed_unapplied_changes_nothing),
 		cmocka_unit_test(explicit_renew_extends_from_its_send),
 		cmocka_unit_test(explicit_renew_refused_loses_as_today),
