@@ -1184,6 +1184,8 @@ void lt_stats(const struct locktable *t, struct lt_stats *out)
 	out->waits = t->nwaits;
 	out->locks = t->nlocks;
 	out->releases_in_flight = t->releases_in_flight;
+	out->seen_trims = t->seen_trims;
+	out->seen_trim_steps = t->seen_trim_steps;
 }
 
 /* --- the table --- */

@@ -244,6 +244,9 @@ struct lt_stats {
 	uint64_t waits;	 /* acquires in progress */
 	uint64_t locks;	 /* locks remembered (held, waited on or seen) */
 	uint64_t releases_in_flight;
+	/* the trims of the holders seen past seen_max (one a read) and the
+	 * holders they looked at: work done, for tests */
+	uint64_t seen_trims, seen_trim_steps;
 };
 void lt_stats(const struct locktable *t, struct lt_stats *out);
 

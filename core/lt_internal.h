@@ -208,6 +208,7 @@ struct locktable {
 	char *holder_label;
 	int64_t retention_ms;
 	unsigned seen_max, seen_count;
+	uint64_t seen_trims, seen_trim_steps; /* lt_stats: the work of seen_trim */
 	struct lock **buckets;
 	size_t nbuckets, nlocks;
 	struct seen *lru_head, *lru_tail; /* most recently seen first */

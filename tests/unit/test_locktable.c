@@ -5,6 +5,7 @@
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <string.h>
@@ -381,9 +382,38 @@ static void lt_free_drops_the_write_of_a_cancelled_wait(void **state)
 	fx_free(f);
 }
 
+/* A table waiting on more locks than seen_max, none of them idle: each
+ * read's trim of the holders seen looks at a bounded number of them, not
+ * at them all (it walked them all: quadratic, found by the simulator's
+ * scale case), and the waits are still served by their polls. */
+static void test_seen_trim_bounded(void **state)
+{
+	struct fx *f = fx_new(2, false);
+	struct lt_options o = {.seen_max = 8};
+	f->lt[2] = lt_new(f->clock, f->store, &f->obs, &o);
+	assert_non_null(f->lt[2]);
+	static struct fx_acq a[200];
+	char name[32];
+	for (int i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "l%d", i);
+		(void)fx_take(f, 1, name, LEASE);
+		fx_acquire(f, 2, name, LEASE, true, 0, &a[i]);
+	}
+	fx_advance(f, 2 * LEASE); /* every wait polls its holder */
+	struct lt_stats st;
+	lt_stats(f->lt[2], &st);
+	assert_true(st.locks >= 200); /* all waited on: none can go */
+	assert_true(st.seen_trims >= 200);
+	assert_true(st.seen_trim_steps <= 16 * st.seen_trims);
+	for (int i = 0; i < 200; i++)
+		assert_false(a[i].done);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seen_trim_bounded),
 		cmocka_unit_test(lt_free_drops_the_write_of_a_cancelled_wait),
 		cmocka_unit_test(free_acquire_is_one_write),
 		cmocka_unit_test(release_is_one_write),
