@@ -201,17 +201,6 @@ static struct mem_sess *copy(const struct store_session_req *req)
 	return c;
 }
 
-static enum store_op counted_as(enum store_session_op op)
-{
-	static const enum store_op map[] = {
-		[STORE_SESSION_CREATE] = STORE_ACQUIRE,
-		[STORE_SESSION_BEAT] = STORE_RENEW,
-		[STORE_SESSION_KILL] = STORE_RELEASE,
-		[STORE_SESSION_READ] = STORE_READ,
-	};
-	return map[op];
-}
-
 struct store_call *mem_session_submit(struct store *s, const struct store_session_req *req,
 				      store_session_cb cb, void *arg)
 {
@@ -222,7 +211,7 @@ struct store_call *mem_session_submit(struct store *s, const struct store_sessio
 		free(c);
 		return NULL;
 	}
-	enum store_op op = counted_as(req->op);
+	enum store_op op = store_session_counted_as(req->op);
 	call->sess = c;
 	call->req.op = op; /* for the latency and the counts */
 	call->sess_cb = cb;

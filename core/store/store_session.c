@@ -102,3 +102,14 @@ int64_t store_session_ttl(int64_t now_ms, int64_t max_lease_ms)
 {
 	return (now_ms + max_lease_ms) / 1000 + (int64_t)STORE_SESSION_TTL_DAYS * 86400;
 }
+
+enum store_op store_session_counted_as(enum store_session_op op)
+{
+	static const enum store_op counted_as[] = {
+		[STORE_SESSION_CREATE] = STORE_ACQUIRE,
+		[STORE_SESSION_BEAT] = STORE_RENEW,
+		[STORE_SESSION_KILL] = STORE_RELEASE,
+		[STORE_SESSION_READ] = STORE_READ,
+	};
+	return counted_as[op];
+}

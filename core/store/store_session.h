@@ -112,6 +112,10 @@ struct store_call *store_session_submit(struct store *s, const struct store_sess
 					store_session_cb cb, void *arg)
 	__attribute__((warn_unused_result));
 
+/* The operation of store.requests op is counted as (above: CREATE as
+ * ACQUIRE, BEAT as RENEW, KILL as RELEASE, READ as READ); op valid. */
+enum store_op store_session_counted_as(enum store_session_op op);
+
 /* The shape checks every store applies. */
 bool store_session_valid(const struct store_session_req *req);
 

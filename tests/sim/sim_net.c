@@ -827,12 +827,6 @@ static struct store_call *ss_sh_submit(struct store *s, const struct store_sh_re
 static struct store_call *ss_session_submit(struct store *s, const struct store_session_req *req,
 					    store_session_cb cb, void *arg)
 {
-	static const enum store_op counted_as[] = {
-		[STORE_SESSION_CREATE] = STORE_ACQUIRE,
-		[STORE_SESSION_BEAT] = STORE_RENEW,
-		[STORE_SESSION_KILL] = STORE_RELEASE,
-		[STORE_SESSION_READ] = STORE_READ,
-	};
 	struct sstore *ss = (struct sstore *)s;
 	if (!store_session_valid(req))
 		return NULL;
@@ -854,7 +848,7 @@ static struct store_call *ss_session_submit(struct store *s, const struct store_
 	c->sess.name = copy(c->lname, sizeof(c->lname), req->name);
 	sim_log("send %s %s %s%s%s", ss->rep->label, op_name(c), req->replica,
 		req->name != NULL ? " with " : "", req->name != NULL ? req->name : "");
-	s->requests[counted_as[req->op]]++;
+	s->requests[store_session_counted_as(req->op)]++;
 	TALLY.session_requests++;
 	start(c);
 	return c;

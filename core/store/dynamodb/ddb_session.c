@@ -362,17 +362,11 @@ static struct store_call *start(struct ddb_store *ds, enum ddb_op dop, ddbs_done
 struct store_call *ddbs_session_submit(struct store *s, const struct store_session_req *req,
 				       store_session_cb cb, void *arg)
 {
-	static const enum store_op counted_as[] = {
-		[STORE_SESSION_CREATE] = STORE_ACQUIRE,
-		[STORE_SESSION_BEAT] = STORE_RENEW,
-		[STORE_SESSION_KILL] = STORE_RELEASE,
-		[STORE_SESSION_READ] = STORE_READ,
-	};
 	struct ddb_store *ds = (struct ddb_store *)s;
 	struct ddb_sess *ss = sess_new(req);
 	if (ss == NULL)
 		return NULL;
-	s->requests[counted_as[req->op]]++;
+	s->requests[store_session_counted_as(req->op)]++;
 	if (req->op == STORE_SESSION_READ)
 		return start(ds, DDB_BATCH_GET_ITEM, read_done, build_read(&ds->keys, ss), ss, cb,
 			     arg);
