@@ -63,9 +63,8 @@ static const char *pk_of(const cJSON *item, const struct ddb_keys *keys)
 static bool take_items(struct store_batch_result *res, const cJSON *root,
 		       const struct ddb_keys *keys, char *err)
 {
-	const cJSON *items = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(root, "Responses"), keys->table);
-	if (!cJSON_IsArray(items)) {
+	const cJSON *items = ddb_batch_items(root, keys->table);
+	if (items == NULL) {
 		snprintf(err, DDB_ERR_MAX, "the answer is no BatchGetItem's");
 		return false;
 	}

@@ -31,3 +31,10 @@ bool ddb_uses(const char *text, const char *p)
 	}
 	return false;
 }
+
+const cJSON *ddb_batch_items(const cJSON *root, const char *table)
+{
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(root, "Responses"), table);
+	return cJSON_IsArray(items) ? items : NULL;
+}

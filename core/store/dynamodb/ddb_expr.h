@@ -21,4 +21,8 @@ void ddb_add_num(cJSON *into, const char *name, int64_t v);
  * token (not "#fb" for "#f")? */
 bool ddb_uses(const char *text, const char *p);
 
+/* The items a BatchGetItem answer (root) gives for table: its Responses'
+ * array, or NULL when root is no such answer. */
+const cJSON *ddb_batch_items(const cJSON *root, const char *table);
+
 #endif

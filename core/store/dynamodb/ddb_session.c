@@ -257,9 +257,8 @@ static bool mark_read(struct ddb_sess *ss, const cJSON *root, const struct ddb_k
 static bool take_answer(struct ddb_sess *ss, const cJSON *root, const struct ddb_keys *keys,
 			char *err)
 {
-	const cJSON *items = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(root, "Responses"), keys->table);
-	if (!cJSON_IsArray(items)) {
+	const cJSON *items = ddb_batch_items(root, keys->table);
+	if (items == NULL) {
 		snprintf(err, DDB_ERR_MAX, "the answer is no BatchGetItem's");
 		return false;
 	}

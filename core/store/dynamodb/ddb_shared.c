@@ -719,9 +719,8 @@ static void read_done(struct store_call *c, struct store_result *res, const char
 		return;
 	}
 	cJSON *root = body != NULL ? cJSON_ParseWithLength(body, len) : NULL;
-	const cJSON *items = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(root, "Responses"), ds->keys.table);
-	bool ok = root != NULL && cJSON_IsArray(items);
+	const cJSON *items = ddb_batch_items(root, ds->keys.table);
+	bool ok = items != NULL;
 	const cJSON *it;
 	const cJSON *list = ok ? items : NULL;
 	cJSON_ArrayForEach(it, list)
