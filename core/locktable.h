@@ -62,8 +62,8 @@ enum lt_heartbeat {
 	LT_HEARTBEAT_LEASE = 0, /* each lease renews its own item (the default) */
 	/* one session item per process for every exclusive lease
 	 * (core/lt_session.h): its lock items name the session, no per-lease
-	 * heartbeat; shared holds stay per lease. Not a gateway option yet:
-	 * the simulator must find no violation first. */
+	 * heartbeat; shared holds stay per lease. The gateway's --heartbeat
+	 * replica. */
 	LT_HEARTBEAT_REPLICA,
 	LT_HEARTBEAT_COUNT
 };

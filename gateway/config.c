@@ -43,6 +43,7 @@ static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const pg_auths[] = {"trust", "scram", "md5", "password", NULL};
 static const char *const tls_auths[] = {"no", "yes", "optional", NULL};
 static const char *const pg_tlss[] = {"off", "optional", "required", NULL};
+static const char *const heartbeats[] = {"lease", "replica", NULL};
 
 #define DAY_MS	  (24LL * 3600 * 1000)
 #define STR(f)	  T_STR, offsetof(struct cfg, f), sizeof(((struct cfg *)0)->f)
@@ -99,6 +100,20 @@ static const struct option_def options[] = {
 	 "(docs/performance.md, Sizing a replica)"},
 	{"holder-label", STR(holder_label), NULL, 0, 256, NULL,
 	 "written as `holder`, 1-256 characters", "the host name"},
+	{"heartbeat", NUM(T_ENUM, heartbeat), "lease", 0, 0, heartbeats,
+	 "how a replica proves alive the holders of the locks it holds: lease, each lease "
+	 "renews its own item every third of its lease (one write each); replica, one session "
+	 "item per replica renewed for all its exclusive locks (a few writes a second however "
+	 "many locks). Turn replica on only once every replica on the table runs a release "
+	 "that reads such locks (docs/dynamodb.md, One heartbeat per replica)"},
+	{"replica-id", STR(replica_id), NULL, 0, 64, NULL,
+	 "--heartbeat replica: this replica's name in its session item "
+	 "(SESSION#<id>#<incarnation>), 1-64 printable characters, no '#'",
+	 "--holder-label's first 64 characters, '#' as '_'"},
+	{"heartbeat-sweep", NUM(T_DURATION, heartbeat_sweep_ms), "5m", 1000, DAY_MS, NULL,
+	 "--heartbeat replica: every lock held so is read back once in this period (one "
+	 "BatchGetItem per 100 locks), so that one rewritten or deleted by another tool is "
+	 "found lost within it"},
 	{"ttl-attribute", STR(ttl_attribute), NULL, 0, 255, NULL, "TTL attribute of lock items",
 	 "off"},
 	{"ttl-retention", NUM(T_DURATION, ttl_retention_ms), "30d", DAY_MS, 3650 * DAY_MS, NULL,
@@ -759,6 +774,32 @@ bool cfg_check_bind(const char *bind, char *err, size_t errlen)
 	return true;
 }
 
+/* --replica-id: given, printable without '#' (the '#' separates the session
+ * key's parts); else the holder label's first 64 characters with '#' and
+ * anything not printable as '_'. Checked in either mode, so that a typo is
+ * refused before the mode is turned on. */
+static bool finish_replica_id(struct cfg *c, char *err, size_t errlen)
+{
+	if (c->replica_id[0] != '\0') {
+		for (const char *p = c->replica_id; *p; p++)
+			if (*p == '#' || !isgraph((unsigned char)*p)) {
+				errf(err, errlen,
+				     "bad value for --replica-id: '%s' holds %s (printable "
+				     "characters other than '#' only, no spaces)",
+				     c->replica_id, *p == '#' ? "'#'" : "a space or control byte");
+				return false;
+			}
+		return true;
+	}
+	size_t n = strnlen(c->holder_label, sizeof(c->replica_id) - 1);
+	memcpy(c->replica_id, c->holder_label, n);
+	c->replica_id[n] = '\0';
+	for (char *p = c->replica_id; *p; p++)
+		if (*p == '#' || !isgraph((unsigned char)*p))
+			*p = '_';
+	return true;
+}
+
 static bool finish(struct cfg *c, char *err, size_t errlen)
 {
 	if (c->port == 0 && c->tls_port == 0 && c->pg_port == 0 && c->unixsocket[0] == '\0' &&
@@ -777,6 +818,8 @@ static bool finish(struct cfg *c, char *err, size_t errlen)
 			snprintf(c->holder_label, sizeof(c->holder_label), "leasegate");
 		c->holder_label[sizeof(c->holder_label) - 1] = '\0';
 	}
+	if (!finish_replica_id(c, err, errlen))
+		return false;
 	if (c->default_lease_ms > c->max_lease_ms) {
 		errf(err, errlen, "bad value for --default-lease: longer than --max-lease");
 		return false;

@@ -36,6 +36,8 @@ enum cfg_pg_auth { CFG_PG_TRUST, CFG_PG_SCRAM, CFG_PG_MD5, CFG_PG_PASSWORD };
 /* TLS (as redis.conf's tls-auth-clients; --pg-tls) */
 enum cfg_tls_auth { CFG_TLS_AUTH_NO, CFG_TLS_AUTH_YES, CFG_TLS_AUTH_OPTIONAL };
 enum cfg_pg_tls { CFG_PG_TLS_OFF, CFG_PG_TLS_OPTIONAL, CFG_PG_TLS_REQUIRED };
+/* --heartbeat: enum lt_heartbeat's order (core/locktable.h) */
+enum cfg_heartbeat { CFG_HEARTBEAT_LEASE, CFG_HEARTBEAT_REPLICA };
 
 struct cfg {
 	char bind[256];
@@ -54,9 +56,12 @@ struct cfg {
 	char region[64];
 	char endpoint[512];
 	bool create_table;
-	bool allow_global_table;   /* open a global table (replicas in other regions) */
-	int64_t ddb_max_in_flight; /* DynamoDB requests in flight at most (http max_active) */
-	char holder_label[257];	   /* 1..256 characters; default: the host name */
+	bool allow_global_table;    /* open a global table (replicas in other regions) */
+	int64_t ddb_max_in_flight;  /* DynamoDB requests in flight at most (http max_active) */
+	char holder_label[257];	    /* 1..256 characters; default: the host name */
+	int64_t heartbeat;	    /* enum cfg_heartbeat */
+	char replica_id[65];	    /* --heartbeat replica: 1..64 printable, no '#' */
+	int64_t heartbeat_sweep_ms; /* --heartbeat replica: the verification sweep's period */
 	char ttl_attribute[256];
 	int64_t ttl_retention_ms;
 	int64_t memory_retention_ms; /* embedded store: released items kept this long */

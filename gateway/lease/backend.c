@@ -12,6 +12,7 @@
 #include "core/store/dynamodb/store_dynamodb.h"
 #include "lib/base/lg_assert.h"
 #include "core/store/store_memory.h"
+#include "core/store/store_session.h"
 #include "gateway/obs/events.h"
 #include "gateway/obs/log.h"
 #include "gateway/obs/metrics.h"
@@ -83,16 +84,35 @@ static void on_creds(void *arg, const struct aws_credentials *k, const char *err
 	log_msg(LOG_LVL_INFO, "credentials from %s%s", src, exp);
 }
 
+/* The address a session item shows operators (--heartbeat replica): where
+ * this replica's clients reach it, the host name for a wildcard --bind. */
+static void replica_addr(const struct cfg *c, char *out, size_t outlen)
+{
+	bool wildcard = strcmp(c->bind, "0.0.0.0") == 0 || strcmp(c->bind, "::") == 0;
+	long long port = c->port != 0 ? c->port : c->tls_port != 0 ? c->tls_port : c->pg_port;
+	int n = snprintf(out, outlen, "%s:%lld", wildcard ? c->holder_label : c->bind, port);
+	if (n > STORE_SESSION_ADDR_MAX && outlen > STORE_SESSION_ADDR_MAX)
+		out[STORE_SESSION_ADDR_MAX] = '\0'; /* the item's bound; a long label is cut */
+}
+
 static bool make_locktable(struct backend *b, char *err, size_t errlen)
 {
+	char addr[sizeof(b->cfg->holder_label) + 32];
+	replica_addr(b->cfg, addr, sizeof(addr));
 	struct lt_options o = {
 		.holder_label = b->cfg->holder_label[0] != '\0' ? b->cfg->holder_label : NULL,
 		.ttl_retention_ms = b->cfg->ttl_attribute[0] != '\0' ? b->cfg->ttl_retention_ms : 0,
+		.heartbeat = b->cfg->heartbeat == CFG_HEARTBEAT_REPLICA ? LT_HEARTBEAT_REPLICA
+									: LT_HEARTBEAT_LEASE,
+		.replica_id = b->cfg->replica_id,
+		.addr = addr,
+		.sweep_ms = b->cfg->heartbeat_sweep_ms,
 	};
 	b->lt = lt_new(b->clock, b->store, &b->obs, &o);
 	if (b->lt == NULL)
 		snprintf(err, errlen,
-			 "cannot create the lock table (holder-label or ttl-retention)");
+			 "cannot create the lock table (holder-label, ttl-retention or "
+			 "replica-id)");
 	return b->lt != NULL;
 }
 

@@ -239,6 +239,48 @@ static void test_drain_grace_bounds(void **state)
 	}
 }
 
+/* --heartbeat lease by default; replica with --replica-id (printable, no
+ * '#', refused otherwise in either mode) or the holder label's first 64
+ * characters, '#' and spaces as '_'; --heartbeat-sweep 5 min, 1s..1d. */
+static void test_heartbeat_options(void **state)
+{
+	struct cfg c;
+	char err[256] = "";
+	char *dflt[] = {"leasegate", "--holder-label", "web 7#blue", NULL};
+	assert_int_equal(load(&c, dflt, no_env, err), CFG_OK);
+	assert_int_equal(c.heartbeat, CFG_HEARTBEAT_LEASE);
+	assert_string_equal(c.replica_id, "web_7_blue");
+	assert_int_equal(c.heartbeat_sweep_ms, 300000);
+
+	char *on[] = {"leasegate", "--heartbeat",	"replica", "--replica-id",
+		      "pod-3",	   "--heartbeat-sweep", "90s",	   NULL};
+	assert_int_equal(load(&c, on, no_env, err), CFG_OK);
+	assert_int_equal(c.heartbeat, CFG_HEARTBEAT_REPLICA);
+	assert_string_equal(c.replica_id, "pod-3");
+	assert_int_equal(c.heartbeat_sweep_ms, 90000);
+
+	char long_label[201];
+	memset(long_label, 'x', sizeof(long_label) - 1);
+	long_label[sizeof(long_label) - 1] = '\0';
+	char *cut[] = {"leasegate", "--holder-label", long_label, NULL};
+	assert_int_equal(load(&c, cut, no_env, err), CFG_OK);
+	assert_int_equal(strlen(c.replica_id), 64);
+
+	static const char *const bad[][2] = {
+		{"--replica-id", "a#b"},     {"--replica-id", "a b"},
+		{"--heartbeat", "session"},  {"--heartbeat-sweep", "500ms"},
+		{"--heartbeat-sweep", "2d"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = {"leasegate", (char *)bad[i][0], (char *)bad[i][1], NULL};
+		err[0] = '\0';
+		assert_int_equal(load(&c, argv, no_env, err), CFG_ERROR);
+		if (!strstr(err, bad[i][0] + 2))
+			fail_msg("%s %s: \"%s\" does not name the option", bad[i][0], bad[i][1],
+				 err);
+	}
+}
+
 /* An out-of-range value gives the range, in the option's own units. */
 static void test_range_messages(void **state)
 {
@@ -613,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_durations_and_sizes),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_drain_grace_bounds),
+		cmocka_unit_test(test_heartbeat_options),
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_hostile_client_options),
 		cmocka_unit_test(test_config_file_with_secret_mode),

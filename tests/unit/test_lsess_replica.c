@@ -3,7 +3,7 @@
  * (`--heartbeat replica`, docs/design/replica-heartbeat.md, "What else must
  * hold in this mode"), on the embedded store and the fake clock: no test
  * sleeps. The lease service runs on a locktable in LT_HEARTBEAT_REPLICA
- * (no gateway option makes one yet); another replica in the same mode and
+ * (the gateway's --heartbeat replica); another replica in the same mode and
  * one in per-lease mode hold locks beside it.
  *
  * - LOCK.STATE (rl_shape_state) and leasegate.state (its fill): the
