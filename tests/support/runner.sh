@@ -31,7 +31,8 @@ rt_budget() {
 # rt_run NAME LIMIT LOG KIND CMD...: runs CMD (KIND cmocka or script) with
 # its output in LOG, killed (with every process of its group: the gateways
 # and proxies it started) after LIMIT seconds; prints one PASS, FAIL or
-# SKIP line naming it, and the log on a failure.
+# SKIP line naming it, and the log on a failure (then its "not ok" lines
+# once more, so that the end of the output names what failed).
 rt_run() {
 	_name=$1 _limit=$2 _log=$3 _kind=$4
 	shift 4
@@ -91,6 +92,9 @@ rt_run() {
 	if [ "$_f" != 0 ]; then
 		echo "FAIL $_name ($_counts)${_why:+: $_why}"
 		cat "$_log"
+		# its failed checks once more, last: a view that cuts a long
+		# log (CI's) still shows them
+		grep -e '^not ok ' -e '^# not ok ' "$_log" | sed 's/^/  again: /'
 		echo "FAIL $_name${_why:+: $_why}"
 	elif [ "$_s" != 0 ]; then
 		echo "SKIP $_name ($_counts)"
