@@ -229,7 +229,11 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 	end_span(w, lease, err);
 	dequeue(w);
 	timer_cancel(&w->timer);
-	l->refs++; /* keep l through the callback */
+	l->refs++;	     /* keep l through the callback */
+	if (lease != NULL) { /* its wait for readers is over: new ones may come */
+		lt_sh_reaper_free(l->reaper, true);
+		l->reaper = NULL;
+	}
 	if (w->call == NULL) {
 		wait_free(w);
 	} else if (w->state == WAIT_READING) {

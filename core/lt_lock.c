@@ -114,7 +114,7 @@ static void lock_free(struct lock *l)
 		p = &(*p)->hnext;
 	*p = l->hnext;
 	forget_seen(l);
-	lt_sh_reaper_free(l->reaper, false);
+	lt_sh_reaper_free(l->reaper, true); /* idle: nobody here waits any more */
 	t->nlocks--;
 	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
 }

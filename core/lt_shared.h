@@ -88,7 +88,8 @@ struct sh_reaper;
 struct sh_reaper *lt_sh_reaper_new(struct locktable *t, const char *name);
 void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms, int64_t lease_ms);
 /* clear: take the announcement away (false: the table is going away, the
- * announcement left to run stale). NULL is allowed. */
+ * announcement left to run stale), once the XANNOUNCE in flight, if any,
+ * has answered: rp then lives on until that answer. NULL is allowed. */
 void lt_sh_reaper_free(struct sh_reaper *rp, bool clear);
 
 /* A name's shared holders as one read saw them (lt_sh_state). */

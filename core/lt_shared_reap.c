@@ -19,6 +19,7 @@ struct sh_reaper {
 	struct store_call *ann_call;  /* its XANNOUNCE in flight */
 	char id[LT_ID_LEN + 1];	      /* the writer's announcement's */
 	char xrvn[LT_ID_LEN + 1];     /* the rvn it last wrote, "" none */
+	bool freed;		      /* lt_sh_reaper_free'd while ann_call flew */
 	int64_t lease_ms;	      /* the writer's: radmit's watch */
 	struct store_sh_set admitted; /* radmit as last read (n 0: none) */
 	int64_t admitted_since;	      /* on our clock, from that read */
@@ -129,12 +130,19 @@ struct sh_reaper *lt_sh_reaper_new(struct locktable *t, const char *name)
 	return rp;
 }
 
+static void clear_announcement(struct locktable *t, const char *name, const char *rvn);
+
 static void on_announced(void *arg, const struct store_sh_result *r)
 {
 	struct sh_reaper *rp = arg;
 	rp->ann_call = NULL;
 	if (r->status != STORE_OK) /* another writer's stands, or no reader left */
 		rp->xrvn[0] = '\0';
+	if (rp->freed) { /* the wait ended meanwhile: its clear comes now */
+		if (rp->xrvn[0] != '\0')
+			clear_announcement(rp->t, rp->name, rp->xrvn);
+		free(rp);
+	}
 }
 
 /* The announcement (re)written, a new rvn each poll, poll_ms its interval. */
@@ -188,6 +196,14 @@ void lt_sh_reaper_free(struct sh_reaper *rp, bool clear)
 		return;
 	if (rp->call != NULL)
 		store_cancel(rp->t->store, rp->call);
+	rp->call = NULL;
+	if (clear && rp->ann_call != NULL) {
+		/* a clear sent now could land before that announcement (an
+		 * answer cancelled does not stop its write), which would then
+		 * stand until readers find it stale: clear once it answered */
+		rp->freed = true;
+		return;
+	}
 	if (rp->ann_call != NULL)
 		store_cancel(rp->t->store, rp->ann_call);
 	if (clear && rp->xrvn[0] != '\0') /* done waiting: readers may come again */

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -81,6 +82,21 @@ static struct direct direct(struct fx *f, struct store_sh_req r)
 static void on_slot5(void *arg, const struct store_sh_result *res)
 {
 	*(struct lock_item *)arg = res->slots[0];
+}
+
+static void on_header(void *arg, const struct store_sh_result *res)
+{
+	snprintf(arg, STORE_ID_MAX + 1, "%s", res->header.xwait);
+}
+
+/* The header's announcement (xwait) of name as it stands: "" none. */
+static const char *xwait_of(struct fx *f, const char *name, char out[STORE_ID_MAX + 1])
+{
+	struct store_sh_req rd = {.op = STORE_SH_READ, .name = name, .cap = 4, .count = 1};
+	strcpy(out, "?");
+	assert_non_null(store_sh_submit(f->store, &rd, on_header, out));
+	fx_run(f);
+	return out;
 }
 
 /* Slot 5, read alone (rd: slot 5, count 1). */
@@ -260,6 +276,69 @@ static void test_writer_stops_new_readers(void **state)
 	assert_non_null(c.lease);
 	assert_int_equal(sh_lease_token(c.lease), 3);
 	sh_lease_release(c.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A writer's announcement goes with its wait: once it was granted (its
+ * readers gone) and released, a reader's try on another replica is
+ * granted at once, not refused until the announcement stood still long
+ * enough to be cleared. Both with the writer on the readers' replica and
+ * on another. */
+static void test_granted_writer_leaves_no_announcement(void **state)
+{
+	for (int wr = 0; wr < 2; wr++) {
+		struct fx *f = fx_new(3, true);
+		struct got a, b;
+		struct fx_acq x;
+		struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &a);
+		assert_non_null(r);
+		fx_acquire(f, wr, "rw", LEASE, true, 0, &x);
+		fx_advance(f, LEASE / 3 + 1); /* a poll: the writer announces itself */
+		assert_false(x.done);
+		sh_lease_release(r);
+		fx_advance(f, LEASE / 3 + 1);
+		assert_true(x.done);
+		assert_non_null(x.lease);
+		char xw[STORE_ID_MAX + 1];
+		fx_run(f);
+		if (xwait_of(f, "rw", xw)[0] != '\0')
+			fail_msg("writer on replica %d: granted, its announcement %s stands", wr,
+				 xw);
+		lease_release(x.lease);
+		fx_run(f);
+		struct sh_lease *r2 = try_shared(f, 2, "rw", STORE_SH_SHARED, 4, &b);
+		if (r2 == NULL)
+			fail_msg("writer on replica %d: a reader refused after the writer released",
+				 wr);
+		sh_lease_release(r2);
+		fx_run(f);
+		fx_free(f);
+	}
+}
+
+/* A writer that gave up (its wait timed out) takes its announcement with
+ * it: a reader's try on another replica is granted at once. */
+static void test_writer_timed_out_leaves_no_announcement(void **state)
+{
+	struct fx *f = fx_new(3, true);
+	struct got a, b;
+	struct fx_acq x;
+	struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &a);
+	assert_non_null(r);
+	fx_acquire(f, 1, "rw", LEASE, true, LEASE, &x);
+	fx_advance(f, LEASE / 3 + 1); /* a poll: the writer announces itself */
+	char xw[STORE_ID_MAX + 1];
+	assert_string_not_equal(xwait_of(f, "rw", xw), "");
+	fx_advance(f, LEASE);
+	assert_true(x.done);
+	assert_null(x.lease);
+	fx_run(f);
+	assert_string_equal(xwait_of(f, "rw", xw), "");
+	struct sh_lease *r2 = try_shared(f, 2, "rw", STORE_SH_SHARED, 4, &b);
+	assert_non_null(r2);
+	sh_lease_release(r2);
+	sh_lease_release(r);
 	fx_run(f);
 	fx_free(f);
 }
@@ -916,6 +995,8 @@ int main(void)
 		cmocka_unit_test(test_writer_removes_crashed_reader),
 		cmocka_unit_test(test_writer_stops_new_readers),
 		cmocka_unit_test(test_crashed_writer_announcement_cleared),
+		cmocka_unit_test(test_granted_writer_leaves_no_announcement),
+		cmocka_unit_test(test_writer_timed_out_leaves_no_announcement),
 		cmocka_unit_test(test_reader_takes_a_crashed_writer),
 		cmocka_unit_test(test_semaphore_third_waits),
 		cmocka_unit_test(test_crashed_holder_taken_over_after_a_lease),
