@@ -594,6 +594,7 @@ static void on_poll(void *arg, const struct store_result *res)
 	if (res->status != STORE_OK) {
 		struct lt_error e;
 		lt_error_from(&e, l->t, l->name, res);
+		lt_error_wrote_nothing(&e); /* a read */
 		fail_queue(l, &e);
 	} else {
 		notify_answered(l);
@@ -613,6 +614,7 @@ static void on_spoll(void *arg, const struct store_session_result *res)
 		memcpy(r.message, res->message, sizeof(r.message));
 		struct lt_error e;
 		lt_error_from(&e, l->t, l->name, &r);
+		lt_error_wrote_nothing(&e); /* a read */
 		fail_queue(l, &e);
 	} else {
 		struct lt_sread rd = lt_swait_polled(l);
@@ -853,6 +855,8 @@ static void on_write(void *arg, const struct store_result *res)
 		}
 	} else {
 		lt_error_from(&e, l->t, l->name, res);
+		if (res->not_sent)
+			lt_error_wrote_nothing(&e);
 		finish(w, NULL, &e);
 	}
 	lt_lock_unref(l);
@@ -925,6 +929,7 @@ static void on_try_read(void *arg, const struct store_result *res)
 	w->call = NULL;
 	if (res->status != STORE_OK) {
 		lt_error_from(&e, w->t, w->lock->name, res);
+		lt_error_wrote_nothing(&e); /* a read */
 		finish(w, NULL, &e);
 		return;
 	}
@@ -942,6 +947,7 @@ static void on_try_sread(void *arg, const struct store_session_result *res)
 		struct store_result r = {.status = res->status, .error_type = res->error_type};
 		memcpy(r.message, res->message, sizeof(r.message));
 		lt_error_from(&e, w->t, w->lock->name, &r);
+		lt_error_wrote_nothing(&e); /* a read */
 		finish(w, NULL, &e);
 		return;
 	}

@@ -340,6 +340,11 @@ void lt_holder_free(struct locktable *t, char *holder);
 int64_t lt_ttl(struct locktable *t);
 void lt_error_from(struct lt_error *e, const struct locktable *t, const char *name,
 		   const struct store_result *res);
+/* e ends an acquire that wrote nothing: a read failed (every write of the
+ * acquire before had a definite answer, or it would have ended then), or
+ * its write was never sent (store_result.not_sent). Its message says so,
+ * for the client to conclude that the lock was not taken by it. */
+void lt_error_wrote_nothing(struct lt_error *e);
 
 /* --- the lock's machine, as leases drive it (locktable.c) --- */
 

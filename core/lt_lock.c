@@ -330,6 +330,14 @@ void lt_error_from(struct lt_error *e, const struct locktable *t, const char *na
 		 res->message[0] != '\0' ? res->message : e->error_type, name, t->store->table);
 }
 
+void lt_error_wrote_nothing(struct lt_error *e)
+{
+	if (e->status != STORE_TRANSIENT)
+		return; /* -ERR: the acquire failed for good, nothing to retry */
+	size_t n = strlen(e->message);
+	snprintf(e->message + n, sizeof(e->message) - n, "; this acquire wrote nothing");
+}
+
 void lt_fire_refusal(struct lock *l)
 {
 	struct lt_hook **p = &l->t->hooks;

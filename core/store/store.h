@@ -328,6 +328,10 @@ struct store_result {
 	/* REFUSED by a takeover's session check (ACQUIRE's .sess_check), not
 	 * by the lock's own condition */
 	bool session_refused;
+	/* TRANSIENT: no attempt of the request was ever sent (refused before:
+	 * the requests to DynamoDB saturated, no credentials, no time left),
+	 * so it wrote nothing */
+	bool not_sent;
 };
 
 /* Called exactly once per submitted request unless it was cancelled.

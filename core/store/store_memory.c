@@ -684,6 +684,7 @@ static void complete(void *arg)
 	res.message[0] = '\0';
 	res.session_refused = false;
 	res.session_gone = false;
+	res.not_sent = false;
 	if (mem_injected(ms, &res.status, &res.error_type, res.message))
 		mem_copy_out(NULL, &res.item);
 	else

@@ -110,6 +110,8 @@ static void test_tryagain_when_saturated(void **state)
 	if (strncmp(r[2]->str, "TRYAGAIN", 8) != 0)
 		fail_msg("third acquire: %s", r[2]->str);
 	assert_non_null(strstr(r[2]->str, "saturated"));
+	/* never sent: the client may conclude it holds nothing */
+	assert_non_null(strstr(r[2]->str, "this acquire wrote nothing"));
 	for (int i = 0; i < 3; i++) {
 		freeReplyObject(r[i]);
 		redisFree(cc[i]);

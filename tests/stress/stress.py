@@ -355,9 +355,7 @@ def client_loop(cid, gw):
         try:
             r = conn.execute_command(*args, "HOLDER", me)
         except redis.ResponseError as e:
-            # -TRYAGAIN: its write's outcome is unknown (a write that timed
-            # out may have landed, for no session, until its lease runs out)
-            res = "unknown" if str(e).startswith("TRYAGAIN") else "failed"
+            res = tryagain_result(str(e)) if str(e).startswith("TRYAGAIN") else "failed"
             rec("acquire", name, sent, res, lease_ms=LEASE_MS, wait=wait, message=str(e))
             count(f"acquire -{str(e).split()[0]}")
             time.sleep(0.05)
@@ -471,7 +469,7 @@ def shared_loop(cid, gw, kind):
         try:
             r = conn.execute_command(*args, "HOLDER", me)
         except redis.ResponseError as e:
-            res = "unknown" if str(e).startswith("TRYAGAIN") else "failed"
+            res = tryagain_result(str(e)) if str(e).startswith("TRYAGAIN") else "failed"
             rec("acquire", name, sent, res, lease_ms=LEASE_MS, wait=wait, message=str(e),
                 **extra)
             count(f"{kind} acquire -{str(e).split()[0]}")
@@ -596,6 +594,15 @@ def script_token(conn, name, value):
     if conn.get(name) != value.encode() or not st:
         return None
     return int(st[b"fencing-token"])
+
+
+def tryagain_result(message):
+    """What an acquire answered -TRYAGAIN (58000 on PostgreSQL) may have
+    done: "unknown" (a write that timed out may have landed, for no
+    session, until its lease runs out), or "failed" when the gateway says
+    the acquire wrote nothing (a read failed, or its write was never
+    sent)."""
+    return "failed" if "this acquire wrote nothing" in message else "unknown"
 
 
 def script_answer(conn, script, name, args, kind):
@@ -743,8 +750,8 @@ def pg_call(pg, me, gw, op, name, sql, **extra):
             count("pg release not written (58000 WARNING)")
     else:
         res = {None: "error", "55000": "lost", "55P03": "timeout"}.get(err.sqlstate, "failed")
-        if op == "acquire" and err.sqlstate == "58000":  # as -TRYAGAIN: outcome unknown
-            res = "unknown"
+        if op == "acquire" and err.sqlstate == "58000":  # as -TRYAGAIN
+            res = tryagain_result(str(err))
         tok = None
     if op is not None:
         history.add(me, gw.i, "pg", op, name, inv, comp, res, tok, **extra)

@@ -307,6 +307,39 @@ static void renewals_failing_for_most_of_a_lease_keep_it(void **state)
 	fx_free(f);
 }
 
+/* An acquire ended by a failed read wrote nothing, and its error says so
+ * (a client may then conclude the lock is not its); one whose write's
+ * answer was lost may have written, and its error does not say so. */
+static void acquire_errors_say_when_nothing_was_written(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lease *held = fx_take(f, 0, "job", LEASE);
+	struct fx_acq w;
+	fx_acquire(f, 1, "job", LEASE, true, 0, &w); /* polls the held lock */
+	fx_run(f);
+	assert_false(w.done);
+	store_memory_fail(f->store, -1, STORE_TRANSIENT, "InternalServerError");
+	fx_advance(f, LEASE);
+	assert_true(w.done);
+	assert_true(w.error);
+	assert_int_equal(w.err.status, STORE_TRANSIENT);
+	assert_non_null(strstr(w.err.message, "this acquire wrote nothing"));
+	store_memory_fail(f->store, 0, STORE_OK, NULL);
+
+	struct fx_acq lost;
+	store_memory_lose(f->store, 1); /* its write applies, its answer is lost */
+	fx_acquire(f, 1, "other", LEASE, false, 0, &lost);
+	fx_run(f);
+	assert_true(lost.done);
+	assert_true(lost.error);
+	if (strstr(lost.err.message, "wrote nothing") != NULL)
+		fail_msg("a write's lost answer: %s (writes %llu)", lost.err.message,
+			 (unsigned long long)fx_req(f, STORE_ACQUIRE));
+	lease_release(held);
+	fx_run(f);
+	fx_free(f);
+}
+
 static int lost_calls;
 static enum lt_loss lost_reason;
 static void on_lost(void *arg, struct lease *l, enum lt_loss reason)
@@ -413,6 +446,7 @@ static void test_seen_trim_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(acquire_errors_say_when_nothing_was_written),
 		cmocka_unit_test(test_seen_trim_bounded),
 		cmocka_unit_test(lt_free_drops_the_write_of_a_cancelled_wait),
 		cmocka_unit_test(free_acquire_is_one_write),

@@ -261,6 +261,7 @@ void ddbs_continue(struct store_call *c, enum ddb_op dop, ddbs_done_fn done, cha
 	c->dop = dop;
 	c->done = done;
 	c->attempts = c->spent = 0;
+	c->sent = false;
 	c->skew_retried = false;
 	c->deadline_ms = clock_now_ms(ds->clock) + ds->cfg.op_timeout_ms;
 	c->attempt_ms = ds->cfg.attempt_timeout_ms;
@@ -558,6 +559,7 @@ static void shed(struct store_call *c)
 	ds->stats.shed++;
 	c->res.status = STORE_TRANSIENT;
 	c->res.error_type = "LocalQueueFull";
+	c->res.not_sent = !c->sent;
 	msgf(&c->res,
 	     "DynamoDB %s on table %s: the requests to DynamoDB are saturated (%u in flight, %u "
 	     "queued): try again",
@@ -577,6 +579,7 @@ void ddbs_send(struct store_call *c)
 	if (left <= 0) {
 		res->status = STORE_TRANSIENT;
 		res->error_type = "Timeout";
+		res->not_sent = !c->sent;
 		msgf(res, "DynamoDB %s on table %s: no time left before the deadline",
 		     ddb_op_name(c->dop), ds->table);
 		ddbs_defer(c);
@@ -595,6 +598,7 @@ void ddbs_send(struct store_call *c)
 		 * schedule, and the quota is for DynamoDB's failures */
 		res->status = STORE_TRANSIENT;
 		res->error_type = "CredentialsNotAvailable";
+		res->not_sent = !c->sent;
 		msgf(res, "DynamoDB %s on table %s: no AWS credentials available yet",
 		     ddb_op_name(c->dop), ds->table);
 		ddbs_defer(c);
@@ -648,8 +652,10 @@ void ddbs_send(struct store_call *c)
 	};
 	c->sent_us = clock_now_us(ds->clock);
 	c->http = http_send(ds->http, &req, on_http, c);
-	if (c->http)
+	if (c->http) {
 		ds->stats.http[c->dop]++;
+		c->sent = true;
+	}
 	if (!c->http && !urgent) {
 		shed(c);
 	} else if (!c->http) {

@@ -52,6 +52,7 @@ struct store_call {
 	char *body;
 	size_t body_len;
 	int attempts, spent;
+	bool sent; /* an attempt reached the HTTP client: it may have applied */
 	bool skew_retried;
 	int64_t deadline_ms, attempt_ms;
 	int64_t sent_us; /* when the attempt in flight was sent */
