@@ -76,8 +76,9 @@ exclusive holder and a set of shared holders:
   - an exclusive grant needs no holder of either mode; a reader's needs no
     exclusive holder; a semaphore's fewer than n holders and its slot free;
   - readers holding at one instant have one token, the group token: the
-    first reader of a phase (none holding) has a token above every token
-    before it, the others that one; an exclusive grant's token is above
+    first reader of a phase (none holding, and no reader's acquire of
+    unknown outcome that may hold a place and so keep the phase going)
+    has a token above every token before it, the others that one; an exclusive grant's token is above
     the readers' before it; a semaphore's tokens rise per (name, slot);
   - a reader's try refused needs an exclusive holder, or an exclusive
     waiter's announcement that may stand (its wait in flight, or ended at
@@ -516,7 +517,10 @@ def apply(m, st, p, holds, waits, tol, slot_choice=None):
             if shared and grp is not None and m.token != grp:
                 return None, (f"a reader granted token {m.token} while readers of group token "
                               f"{grp} hold ({holds[min(shared)].label()}...)")
-            if m.token <= last and not (shared and grp == m.token):
+            # the phase goes on while a reader holds, or while a reader's
+            # acquire of unknown outcome may hold a place (a phantom: the
+            # header's count stays above 0, and its group token with it)
+            if m.token <= last and not (grp == m.token and (shared or phantoms(p, waits))):
                 return None, f"reader token {m.token} after token {last}: tokens must rise"
             return (None, shared | {h.hid}, m.token, resv, m.token, slots), None
         return (None, shared | {h.hid}, last, resv, grp if shared else None, slots), None
@@ -552,7 +556,7 @@ def apply(m, st, p, holds, waits, tol, slot_choice=None):
             if m.kind == "renew":
                 return st, None
             rest = shared - {h.hid}
-            return (holder, rest, last, resv, grp if rest else None, slot_free(slots, h.hid)), None
+            return (holder, rest, last, resv, grp, slot_free(slots, h.hid)), None
         if cur is None or cur.hid != h.hid:
             who = cur.label() if cur else "nobody"
             return None, f"an acknowledged {m.rec['op']} while {who} holds the lock"
@@ -599,7 +603,7 @@ def end_of(st, hid):
     if holder == hid:
         return (None, shared, last, None, grp, slots)
     rest = shared - {hid}
-    return (holder, rest, last, resv, grp if rest else None, slot_free(slots, hid))
+    return (holder, rest, last, resv, grp, slot_free(slots, hid))
 
 
 def start_state(holder=None, shared=frozenset()):
@@ -983,6 +987,9 @@ def shared_cases():
         "an exclusive token not above the readers' before it": [
             rd("r", 0.00, 0.10, "granted", 5), rel("r", 0.20, 0.30),
             op("w", "acquire", 0.40, 0.50, "granted", 5), rel("w", 0.60, 0.70)],
+        "a reader granted the last phase's token after it ended, no acquire unknown": [
+            rd("r", 0.00, 0.10, "granted", 5), rel("r", 0.20, 0.30),
+            rd("q", 0.40, 0.50, "granted", 5), rel("q", 0.60, 0.70)],
         "a reader token not above the exclusive's before it": [
             op("w", "acquire", 0.00, 0.10, "granted", 5), rel("w", 0.20, 0.30),
             rd("r", 0.40, 0.50, "granted", 5), rel("r", 0.60, 0.70)],
@@ -1060,6 +1067,10 @@ def shared_cases():
             rel("r", 0.40, 0.50), rel("q", 0.60, 0.70),
             rd("p", 0.65, 1.30, "granted", 7),               # waits for the writer
             rel("w", 1.00, 1.10), rel("p", 1.40, 1.50)],
+        "a reader's acquire of unknown outcome keeps the phase: the next gets its token": [
+            rd("r", 0.00, 0.10, "granted", 5), rd("p", 0.05, 0.15, "unknown"),
+            rel("r", 0.20, 0.30),
+            rd("q", 0.40, 0.50, "granted", 5), rel("q", 0.60, 0.70)],
         "reader phases one after the other, each its own token": [
             rd("r", 0.00, 0.10, "granted", 5), rel("r", 0.20, 0.30),
             rd("q", 0.40, 0.50, "granted", 6), rd("p", 0.45, 0.55, "granted", 6),
