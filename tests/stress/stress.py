@@ -980,7 +980,12 @@ def faults(gws, proxies):
         elif kind == "blackhole":
             phase.set(f"blackhole gw{g.i}")
             proxies[g.i].down()
+            # the proxy acts on its signal in its own time: from a moment
+            # later on, nothing of this gateway's reaches DynamoDB
+            cut = now() + 0.25
             time.sleep(2 * lease)
+            # the checker's: what was sent and answered within wrote nothing
+            history.add("harness", g.i, "-", "cut", "*", cut, now(), "ok")
             proxies[g.i].up()
             phase.set(f"after blackhole gw{g.i}")
         else:  # a rolling restart: each gateway drained, then started again
