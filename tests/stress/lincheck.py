@@ -38,6 +38,11 @@ in seconds on one monotonic clock (the harness runs on one machine):
             LIMIT n);  limit  n;  slot  the slot a limit grant names
 "error" is an answer that never came (connection lost, timeout): the
 operation may or may not have taken effect; so may an "unknown" acquire.
+The harness's own records (client "harness"): op drain (a replica's
+drain began: its connections close), and op cut (replica cut off from
+DynamoDB from invoke to complete: nothing of it reached DynamoDB then, so
+an exclusive acquire of it sent after invoke and answered "unknown"
+before complete took nothing, and counts as failed).
 
 The model, per lock name: a register (holder, last token). The rules:
   - a grant needs no holder; its token is higher than every token granted
