@@ -510,6 +510,9 @@ static void decide(struct lock *l, const struct lock_item *item,
 		fail_queue(l, &e);
 		return;
 	}
+	/* this replica's session under an owner nobody here holds: its
+	 * release frees the lock (and kicks the queue) when done */
+	(void)lt_replica_untracked(l, item);
 	if (item->exists && !item->has_owner && (item->scount > 0 || item->radmit) &&
 	    l->wq_head != NULL && l->held == NULL) {
 		/* readers hold it, or were admitted by the last exclusive
@@ -798,11 +801,10 @@ static void on_write(void *arg, const struct store_result *res)
 	w->call = NULL;
 	l->writes--;
 	/* --heartbeat replica: a write whose answer was lost may have applied,
-	 * its item naming a session that beats while nobody holds it: back
-	 * to per lease, on this write's own owner and rvn (refused when it
-	 * did not apply), it ends as today's would */
+	 * its item naming a session that beats while nobody holds it: read
+	 * back, and released if so (lt_replica_readback) */
 	if (w->sess_gen != 0 && res->status == STORE_TRANSIENT)
-		lt_replica_unsession(l, w->owner, w->rvn, w->holder, w->lease_ms);
+		lt_replica_readback(l, w->owner, w->lease_ms);
 	/* a cancelled wait too: what it takes, it gives back (orphan) */
 	if (res->status == STORE_REFUSED &&
 	    (handoff_again(w, &res->item) || own_again(w, &res->item)))
@@ -840,6 +842,7 @@ static void on_write(void *arg, const struct store_result *res)
 		if (!lt_item_check(l->t, l->name, &res->item, LT_ITEM_TO_ACQUIRE, &e)) {
 			finish(w, NULL, &e);
 		} else if (!w->wait) {
+			(void)lt_replica_untracked(l, &res->item);
 			lt_lock_see(l, &res->item);
 			lt_fire_refusal(l);
 			finish(w, NULL, NULL);
@@ -898,6 +901,7 @@ static void try_decide(struct lt_wait *w, const struct lock_item *item,
 		finish(w, NULL, &e);
 		return;
 	}
+	(void)lt_replica_untracked(l, item); /* as decide() */
 	lt_lock_see(l, item);
 	if (lt_swait_of(l) != NULL) {
 		try_session(w, item, sres, rd);

@@ -451,6 +451,30 @@ const char *lt_replica_key_any(const struct locktable *t, uint32_t gen);
 void lt_replica_unsession(struct lock *lock, const char *owner, const char *rvn, const char *holder,
 			  int64_t lease_ms);
 
+/* A write on lock (an acquire, a hand-off, an adopt) naming this
+ * replica's session was answered TRANSIENT: it may have applied, the item
+ * then naming a session that beats while nobody here holds it. The lock
+ * is read back (a consistent READ, tried again on errors within
+ * LT_REPLICA_SENDS) and the item judged by lt_replica_untracked; unless
+ * released then (or held here under owner, the write's), it is read once
+ * more lease_ms (the write's lease: the DynamoDB store's deadline for an
+ * acquire) later, for an attempt still on its way. Carried by the table
+ * (dropped by lt_free), holding a reference on lock. */
+void lt_replica_readback(struct lock *lock, const char *owner, int64_t lease_ms);
+/* it, read or answered for lock, names this replica's session (the
+ * current one or the one it replaced) under an owner nothing here holds or
+ * is writing — no lease of lock under that owner, no acquire write
+ * (lock->writes) or adopt of lock in flight, no release of it
+ * (lock->releasing), no carried write of lock in flight: its session
+ * beats, so nobody would ever take it over. Releases it, conditioned on
+ * that owner, session and rvn (lt_replica_release_lost), and answers true;
+ * false (nothing sent) otherwise, and always in lease mode. */
+bool lt_replica_untracked(struct lock *lock, const struct lock_item *it);
+/* Untracked items released (lt_replica_untracked), for tests. */
+uint64_t lt_replica_orphans(const struct locktable *t);
+/* lt_adopt.c: an adopt of lock is under way (its read or its write). */
+bool lt_adopt_on(const struct locktable *t, const struct lock *lock);
+
 /* lt_revoke.c: the holder acting on its session's revocations. */
 struct lt_revoker;
 struct lt_revoker *lt_revoker_new(struct locktable *t);
