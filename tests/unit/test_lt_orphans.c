@@ -212,6 +212,32 @@ static void read_back_release_spares_a_new_lease_of_the_same_owner(void **state)
 	fx_free(f);
 }
 
+/* A local hand-off (a release to a waiter here) applied and its answer
+ * lost: the waiter is answered the error, the released lease's release
+ * (the handback) is refused by the waiter's item, and the read-back
+ * releases that item — at its second read when the first came while the
+ * handback was in flight. */
+static void applied_hand_off_is_read_back_and_released(void **state)
+{
+	struct fx *f = sfx_new(1);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	struct fx_acq w;
+	fx_acquire(f, 0, "job", LEASE, true, 0, &w);
+	fx_run(f);
+	assert_false(w.done);
+	store_memory_lose(f->store, 1);
+	lease_release(l);
+	fx_run(f);
+	assert_true(w.done);
+	assert_true(w.error);
+	fx_advance(f, LEASE + 10);
+	struct lock_item it = item_of(f, "job");
+	assert_false(it.has_owner);
+	assert_string_equal(it.session, "");
+	assert_int_equal(lt_replica_orphans(f->lt[0]), 1);
+	fx_free(f);
+}
+
 static int orphan_value;
 static void orphaned(void *arg, int v, const struct lt_error *err)
 {
@@ -458,6 +484,7 @@ int main(void)
 		cmocka_unit_test(late_landing_is_read_again_a_lease_later),
 		cmocka_unit_test(read_back_spares_a_new_lease_of_the_same_owner),
 		cmocka_unit_test(read_back_release_spares_a_new_lease_of_the_same_owner),
+		cmocka_unit_test(applied_hand_off_is_read_back_and_released),
 		cmocka_unit_test(applied_adopt_is_read_back_and_released),
 		cmocka_unit_test(unapplied_acquire_writes_nothing),
 		cmocka_unit_test(refused_try_releases_an_untracked_item),
