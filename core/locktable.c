@@ -235,6 +235,7 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 	} else if (w->state == WAIT_READING) {
 		store_cancel(w->t->store, w->call);
 		w->call = NULL;
+		lt_swait_span_end(&w->sread.span, NULL);
 		wait_free(w);
 	} else if (!is_orphan(w)) {
 		orphan_link(w); /* its write answers later: on_write */
@@ -606,6 +607,7 @@ static void on_spoll(void *arg, const struct store_session_result *res)
 {
 	struct lock *l = arg;
 	l->poll_call = NULL;
+	lt_swait_span_end(&l->poll_span, res);
 	l->refs++;
 	if (res->status != STORE_OK) { /* after the store's retries, as on_poll */
 		struct store_result r = {.status = res->status, .error_type = res->error_type};
@@ -627,8 +629,8 @@ static void on_spoll(void *arg, const struct store_session_result *res)
 static void on_kill(void *arg, const struct store_session_result *res)
 {
 	struct lock *l = arg;
-	(void)res;
 	l->poll_call = NULL;
+	lt_swait_span_end(&l->poll_span, res);
 	l->refs++;
 	lt_lock_kick(l);
 	lt_lock_unref(l);
@@ -938,6 +940,7 @@ static void on_try_sread(void *arg, const struct store_session_result *res)
 	struct lt_error e;
 
 	w->call = NULL;
+	lt_swait_span_end(&w->sread.span, res);
 	if (res->status != STORE_OK) {
 		struct store_result r = {.status = res->status, .error_type = res->error_type};
 		memcpy(r.message, res->message, sizeof(r.message));
@@ -1064,7 +1067,7 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 	} else if (l->seen != NULL) {
 		struct store_req req = {.op = STORE_READ, .name = l->name, .span = w->span};
 		if (lt_swait_reads(l)) /* session mode: the lock and its session */
-			w->call = lt_swait_read(l, &w->sread, on_try_sread, w);
+			w->call = lt_swait_read(l, &w->sread, w->span, on_try_sread, w);
 		else
 			w->call = store_submit(t->store, &req, on_try_read, w);
 		ok = w->call != NULL;
@@ -1120,6 +1123,7 @@ bool lt_handoff(struct lock *l, struct lease *from)
 		l->round_left--;
 	store_cancel(l->t->store, l->poll_call);
 	l->poll_call = NULL;
+	lt_swait_span_end(&l->poll_span, NULL);
 	timer_cancel(&l->poll_timer);
 	return true;
 }
@@ -1263,6 +1267,7 @@ void lt_free(struct locktable *t)
 				pool_put(&wait_pool, w, sizeof(*w));
 			}
 			store_cancel(t->store, l->poll_call);
+			lt_swait_span_end(&l->poll_span, NULL);
 			store_cancel(t->store, l->ann_call);
 			timer_cancel(&l->poll_timer);
 			lt_lock_destroy(l);
