@@ -239,6 +239,7 @@ static void finish(struct lt_wait *w, struct lease *lease, const struct lt_error
 	} else if (w->state == WAIT_READING) {
 		store_cancel(w->t->store, w->call);
 		w->call = NULL;
+		lt_swait_span_end(&w->sread.span, NULL);
 		wait_free(w);
 	} else if (!is_orphan(w)) {
 		orphan_link(w); /* its write answers later: on_write */
@@ -514,6 +515,9 @@ static void decide(struct lock *l, const struct lock_item *item,
 		fail_queue(l, &e);
 		return;
 	}
+	/* this replica's session under an owner nobody here holds: its
+	 * release frees the lock (and kicks the queue) when done */
+	(void)lt_replica_untracked(l, item);
 	if (item->exists && !item->has_owner && (item->scount > 0 || item->radmit) &&
 	    l->wq_head != NULL && l->held == NULL) {
 		/* readers hold it, or were admitted by the last exclusive
@@ -608,6 +612,7 @@ static void on_spoll(void *arg, const struct store_session_result *res)
 {
 	struct lock *l = arg;
 	l->poll_call = NULL;
+	lt_swait_span_end(&l->poll_span, res);
 	l->refs++;
 	if (res->status != STORE_OK) { /* after the store's retries, as on_poll */
 		struct store_result r = {.status = res->status, .error_type = res->error_type};
@@ -630,8 +635,8 @@ static void on_spoll(void *arg, const struct store_session_result *res)
 static void on_kill(void *arg, const struct store_session_result *res)
 {
 	struct lock *l = arg;
-	(void)res;
 	l->poll_call = NULL;
+	lt_swait_span_end(&l->poll_span, res);
 	l->refs++;
 	lt_lock_kick(l);
 	lt_lock_unref(l);
@@ -804,11 +809,10 @@ static void on_write(void *arg, const struct store_result *res)
 	w->call = NULL;
 	l->writes--;
 	/* --heartbeat replica: a write whose answer was lost may have applied,
-	 * its item naming a session that beats while nobody holds it: back
-	 * to per lease, on this write's own owner and rvn (refused when it
-	 * did not apply), it ends as today's would */
+	 * its item naming a session that beats while nobody holds it: read
+	 * back, and released if so (lt_replica_readback) */
 	if (w->sess_gen != 0 && res->status == STORE_TRANSIENT)
-		lt_replica_unsession(l, w->owner, w->rvn, w->holder, w->lease_ms);
+		lt_replica_readback(l, w->owner, w->lease_ms);
 	/* a cancelled wait too: what it takes, it gives back (orphan) */
 	if (res->status == STORE_REFUSED &&
 	    (handoff_again(w, &res->item) || own_again(w, &res->item)))
@@ -846,6 +850,7 @@ static void on_write(void *arg, const struct store_result *res)
 		if (!lt_item_check(l->t, l->name, &res->item, LT_ITEM_TO_ACQUIRE, &e)) {
 			finish(w, NULL, &e);
 		} else if (!w->wait) {
+			(void)lt_replica_untracked(l, &res->item);
 			lt_lock_see(l, &res->item);
 			lt_fire_refusal(l);
 			finish(w, NULL, NULL);
@@ -906,6 +911,7 @@ static void try_decide(struct lt_wait *w, const struct lock_item *item,
 		finish(w, NULL, &e);
 		return;
 	}
+	(void)lt_replica_untracked(l, item); /* as decide() */
 	lt_lock_see(l, item);
 	if (lt_swait_of(l) != NULL) {
 		try_session(w, item, sres, rd);
@@ -943,6 +949,7 @@ static void on_try_sread(void *arg, const struct store_session_result *res)
 	struct lt_error e;
 
 	w->call = NULL;
+	lt_swait_span_end(&w->sread.span, res);
 	if (res->status != STORE_OK) {
 		struct store_result r = {.status = res->status, .error_type = res->error_type};
 		memcpy(r.message, res->message, sizeof(r.message));
@@ -1070,7 +1077,7 @@ struct lt_wait *lt_acquire(struct locktable *t, const struct lt_acquire_args *a,
 	} else if (l->seen != NULL) {
 		struct store_req req = {.op = STORE_READ, .name = l->name, .span = w->span};
 		if (lt_swait_reads(l)) /* session mode: the lock and its session */
-			w->call = lt_swait_read(l, &w->sread, on_try_sread, w);
+			w->call = lt_swait_read(l, &w->sread, w->span, on_try_sread, w);
 		else
 			w->call = store_submit(t->store, &req, on_try_read, w);
 		ok = w->call != NULL;
@@ -1126,6 +1133,7 @@ bool lt_handoff(struct lock *l, struct lease *from)
 		l->round_left--;
 	store_cancel(l->t->store, l->poll_call);
 	l->poll_call = NULL;
+	lt_swait_span_end(&l->poll_span, NULL);
 	timer_cancel(&l->poll_timer);
 	return true;
 }
@@ -1269,6 +1277,7 @@ void lt_free(struct locktable *t)
 				pool_put(&wait_pool, w, sizeof(*w));
 			}
 			store_cancel(t->store, l->poll_call);
+			lt_swait_span_end(&l->poll_span, NULL);
 			store_cancel(t->store, l->ann_call);
 			timer_cancel(&l->poll_timer);
 			lt_lock_destroy(l);

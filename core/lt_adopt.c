@@ -105,6 +105,10 @@ static void on_write(void *arg, const struct store_result *res)
 			finish(a, NULL, NULL);
 			return;
 		}
+		/* --heartbeat replica: it may have applied, naming this
+		 * replica's session with nobody holding it: read back */
+		if (a->sess_gen != 0 && res->status == STORE_TRANSIENT)
+			lt_replica_readback(a->lock, a->owner, a->lease_ms);
 		lt_error_from(&e, a->t, a->lock->name, res);
 		finish(a, NULL, &e);
 		return;
@@ -180,6 +184,14 @@ static bool send_adopt(struct adopt *a)
 		.revoke_session = a->revoke[0] != '\0' ? a->revoke : NULL,
 	};
 	return (a->call = store_submit(a->t->store, &req, on_write, a)) != NULL;
+}
+
+bool lt_adopt_on(const struct locktable *t, const struct lock *lock)
+{
+	for (const struct adopt *a = t->adopts; a != NULL; a = a->next)
+		if (a->lock == lock)
+			return true;
+	return false;
 }
 
 static bool hash_ok(const char *h)

@@ -35,6 +35,7 @@
 struct lt_sread {
 	int64_t sent_ms;
 	uint64_t gen;
+	struct trace_span *span; /* a try's: its Lock.SessionRead (lt_swait_span_end) */
 };
 
 /* A wait_for_refusal registration (lt_testing.c). */
@@ -97,6 +98,9 @@ struct lock {
 	unsigned refs;
 	unsigned writes;	      /* acquire writes in flight */
 	struct store_call *poll_call; /* the shared poll's read */
+	/* poll_call's span when it is a session READ or KILL (lt_swait.c),
+	 * ended with its answer or its cancel (lt_swait_span_end) */
+	struct trace_span *poll_span;
 	struct timer poll_timer;
 	struct seen *seen; /* the holder seen, NULL when none */
 	/* readers seen holding it while an exclusive waits here: their
@@ -289,11 +293,21 @@ bool lt_swait_reads(const struct lock *l);
 /* Sends the READ of l's lock and the session the watch watches (a try's:
  * *rd kept for the feed). NULL on out-of-memory or when the watch watches
  * no session (no callback). */
-struct store_call *lt_swait_read(struct lock *l, struct lt_sread *rd, store_session_cb cb,
-				 void *arg);
+struct store_call *lt_swait_read(struct lock *l, struct lt_sread *rd,
+				 const struct trace_span *parent, store_session_cb cb, void *arg);
 /* The same for the queue's poll, whose lt_sread the watch keeps
  * (lt_swait_polled: what the answer is fed with). */
 struct store_call *lt_swait_poll(struct lock *l, store_session_cb cb, void *arg);
+/* Spans (core/trace.h): lt_swait_read starts rd->span (a child of
+ * parent), lt_swait_poll and
+ * lt_swait_kill l->poll_span — Lock.SessionRead, Lock.SessionKill, children
+ * of the acquire they are for (the try's, the queue head's), with the
+ * lock's name and the session's key (leasegate.session.key); the store's
+ * requests are their children. The caller ends it with the answer (res)
+ * or, res NULL, when it cancels the call: what the READ found
+ * (leasegate.session.found, leasegate.session.dead) or whether the KILL
+ * applied (leasegate.session.killed); failed on an error. NULL: nothing. */
+void lt_swait_span_end(struct trace_span **sp, const struct store_session_result *res);
 struct lt_sread lt_swait_polled(const struct lock *l);
 /* Feeds l's watch (lt_swait_of(l) not NULL) what a read showed: item as
  * returned now, with sres and its lt_sread when it was a store_session
@@ -455,6 +469,30 @@ const char *lt_replica_key_any(const struct locktable *t, uint32_t gen);
  * rvn, its lease, holder and TTL. Carried by the table, as above. */
 void lt_replica_unsession(struct lock *lock, const char *owner, const char *rvn, const char *holder,
 			  int64_t lease_ms);
+
+/* A write on lock (an acquire, a hand-off, an adopt) naming this
+ * replica's session was answered TRANSIENT: it may have applied, the item
+ * then naming a session that beats while nobody here holds it. The lock
+ * is read back (a consistent READ, tried again on errors within
+ * LT_REPLICA_SENDS) and the item judged by lt_replica_untracked; unless
+ * released then (or held here under owner, the write's), it is read once
+ * more lease_ms (the write's lease: the DynamoDB store's deadline for an
+ * acquire) later, for an attempt still on its way. Carried by the table
+ * (dropped by lt_free), holding a reference on lock. */
+void lt_replica_readback(struct lock *lock, const char *owner, int64_t lease_ms);
+/* it, read or answered for lock, names this replica's session (the
+ * current one or the one it replaced) under an owner nothing here holds or
+ * is writing — no lease of lock under that owner, no acquire write
+ * (lock->writes) or adopt of lock in flight, no release of it
+ * (lock->releasing), no carried write of lock in flight: its session
+ * beats, so nobody would ever take it over. Releases it, conditioned on
+ * that owner, session and rvn (lt_replica_release_lost), and answers true;
+ * false (nothing sent) otherwise, and always in lease mode. */
+bool lt_replica_untracked(struct lock *lock, const struct lock_item *it);
+/* Untracked items released (lt_replica_untracked), for tests. */
+uint64_t lt_replica_orphans(const struct locktable *t);
+/* lt_adopt.c: an adopt of lock is under way (its read or its write). */
+bool lt_adopt_on(const struct locktable *t, const struct lock *lock);
 
 /* lt_revoke.c: the holder acting on its session's revocations. */
 struct lt_revoker;

@@ -5,7 +5,11 @@
  * names, a new session (a new incarnation) once the current one ended,
  * and the writes of leases that left their session with no lease left to
  * carry them — the conditional release of a lost one, a detached one's
- * return to per-lease form. Not here: the session itself
+ * return to per-lease form — and "No orphans": the read-back of a write
+ * whose outcome is unknown (lt_replica_readback), and the release of an
+ * untracked item naming this replica's session, whatever read found it
+ * (lt_replica_untracked: the sweep, a waiter's poll, a try's read, a
+ * refused acquire's item, a read-back). Not here: the session itself
  * (core/lt_session.c), the members' ends and losses (core/lease.c), its
  * revocations (core/lt_revoke.c, started from its on_revseq), a waiter's
  * watch of a session-mode lock.
@@ -30,7 +34,8 @@
 
 enum rwrite_kind {
 	RW_RELEASE_LOST, /* RELEASE if owner = :owner (and rvn, session) */
-	RW_UNSESSION	 /* RENEW naming no session, on the lease's rvn */
+	RW_UNSESSION,	 /* RENEW naming no session, on the lease's rvn */
+	RW_READBACK	 /* READ of a lock a write of unknown outcome was on */
 };
 
 /* A write of a lease that is gone (or lost), carried by the table. */
@@ -42,7 +47,9 @@ struct rwrite {
 	enum rwrite_kind kind;
 	unsigned sends;
 	int64_t lease_ms;
-	char *holder; /* a copy, or NULL */
+	struct timer late; /* RW_READBACK: its second read, a lease later */
+	bool late_read;	   /* RW_READBACK: that second read is sent (or due) */
+	char *holder;	   /* a copy, or NULL */
 	char owner[STORE_ID_MAX + 1];
 	char seen_rvn[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
@@ -58,6 +65,7 @@ struct lt_replica {
 	char replica_id[STORE_SESSION_REPLICA_MAX + 1];
 	char *addr;
 	struct rwrite *writes;
+	uint64_t orphans; /* untracked items released (lt_replica_untracked) */
 };
 
 static void member_lost(void *arg, struct lt_member *m, enum lt_loss why)
@@ -156,6 +164,7 @@ void lt_replica_free(struct locktable *t)
 		struct rwrite *w = r->writes;
 		r->writes = w->next;
 		store_cancel(t->store, w->call);
+		timer_cancel(&w->late);
 		rwrite_free(w);
 	}
 	lt_revoker_free(r->rev);
@@ -236,7 +245,10 @@ static bool rwrite_send(struct rwrite *w)
 		.owner = w->owner,
 		.ttl = lt_ttl(w->t),
 	};
-	if (w->kind == RW_RELEASE_LOST) {
+	if (w->kind == RW_READBACK) {
+		req = (struct store_req){
+			.op = STORE_READ, .name = w->lock->name, .name_hash = w->lock->hash};
+	} else if (w->kind == RW_RELEASE_LOST) {
 		req.op = STORE_RELEASE;
 		req.seen_rvn = w->seen_rvn[0] != '\0' ? w->seen_rvn : NULL;
 		req.seen_session = w->session[0] != '\0' ? w->session : NULL;
@@ -289,16 +301,66 @@ static bool unsession_again(struct rwrite *w, const struct store_result *res)
 /* A release of a lost lease refused by its item still under its owner and
  * session with another rvn: a write of that lease it did not know landed
  * (a renewal whose answer was lost, one by (name, token) from another
- * replica, which keeps the session): again on the rvn it shows. */
+ * replica, which keeps the session): again on the rvn it shows. Not when
+ * a lease of this table holds the lock under that owner now: an acquire
+ * under the same owner (an election's next campaign) won it, on the item
+ * this release was for (own_again), as unsession_again says. */
 static bool release_again(struct rwrite *w, const struct store_result *res)
 {
 	const struct lock_item *it = &res->item;
+	const struct lease *held = w->lock->held;
 	if (w->kind != RW_RELEASE_LOST || res->status != STORE_REFUSED || w->session[0] == '\0' ||
 	    !it->has_owner || strcmp(it->owner, w->owner) != 0 ||
-	    strcmp(it->session, w->session) != 0 || strcmp(it->rvn, w->seen_rvn) == 0)
+	    strcmp(it->session, w->session) != 0 || strcmp(it->rvn, w->seen_rvn) == 0 ||
+	    (held != NULL && strcmp(held->owner, w->owner) == 0))
 		return false;
 	snprintf(w->seen_rvn, sizeof(w->seen_rvn), "%s", it->rvn);
 	return true;
+}
+
+/* w is done: unlinked, freed, its lock's reference dropped. */
+static void rwrite_end(struct rwrite *w)
+{
+	struct lock *lock = w->lock;
+	rwrite_unlink(w);
+	rwrite_free(w);
+	lt_lock_unref(lock);
+}
+
+static void late_read(void *arg)
+{
+	struct rwrite *w = arg;
+	w->sends = 0;
+	if (!rwrite_send(w))
+		rwrite_end(w); /* out of memory: the sweep and the reads are left */
+}
+
+/* A read-back's answer (lt_replica_readback): tried again on errors;
+ * read, the item is judged as every read of it is (lt_replica_untracked:
+ * released when it names this replica's session under an owner nothing
+ * here holds or writes). Unless that release started or a lease here
+ * holds the item under the write's owner, the lock is read once more a
+ * lease later: the write may still have been on its way (an attempt
+ * that lands after its timeout was answered). */
+static void readback_answered(struct rwrite *w, const struct store_result *res)
+{
+	if (res->status != STORE_OK) {
+		if (w->sends < LT_REPLICA_SENDS && rwrite_send(w))
+			return;
+	} else {
+		const struct lock *lock = w->lock;
+		if (lt_replica_untracked(w->lock, &res->item) ||
+		    (lock->held != NULL && strcmp(lock->held->owner, w->owner) == 0)) {
+			rwrite_end(w);
+			return;
+		}
+	}
+	if (w->late_read) {
+		rwrite_end(w);
+		return;
+	}
+	w->late_read = true;
+	timer_arm(&w->late, w->lease_ms);
 }
 
 static void on_rwrite(void *arg, const struct store_result *res)
@@ -306,6 +368,10 @@ static void on_rwrite(void *arg, const struct store_result *res)
 	struct rwrite *w = arg;
 	struct lock *lock = w->lock;
 	w->call = NULL;
+	if (w->kind == RW_READBACK) {
+		readback_answered(w, res);
+		return;
+	}
 	/* a failure may have applied or not: the same write again (a RENEW
 	 * with its own rvn answers OK once applied; a RELEASE is idempotent) */
 	bool again = (res->status == STORE_TRANSIENT || unsession_again(w, res) ||
@@ -344,6 +410,7 @@ static struct rwrite *rwrite_new(struct lock *lock, enum rwrite_kind kind, const
 	w->t = lock->t;
 	w->lock = lock;
 	w->kind = kind;
+	timer_init(&w->late, lock->t->clock, late_read, w);
 	snprintf(w->owner, sizeof(w->owner), "%s", owner);
 	return w;
 }
@@ -389,4 +456,44 @@ void lt_replica_unsession(struct lock *lock, const char *owner, const char *rvn,
 	store_new_id(w->rvn);
 	w->lease_ms = lease_ms;
 	rwrite_start(w);
+}
+
+void lt_replica_readback(struct lock *lock, const char *owner, int64_t lease_ms)
+{
+	struct rwrite *w = rwrite_new(lock, RW_READBACK, owner);
+	if (w == NULL)
+		return;
+	w->lease_ms = lease_ms;
+	rwrite_start(w);
+}
+
+/* A carried write of t on lock (not a read-back) is in flight: the item
+ * may be about to change under it (a detached lease's return to per
+ * lease, a release already on its way). */
+static bool rwrite_on(const struct locktable *t, const struct lock *lock)
+{
+	for (const struct rwrite *w = t->replica->writes; w != NULL; w = w->next)
+		if (w->lock == lock && w->kind != RW_READBACK && w->call != NULL)
+			return true;
+	return false;
+}
+
+bool lt_replica_untracked(struct lock *lock, const struct lock_item *it)
+{
+	struct locktable *t = lock->t;
+	if (t->replica == NULL || !it->exists || !it->has_owner || it->owner[0] == '\0' ||
+	    it->session[0] == '\0' || !lt_replica_is_ours(t, it->session))
+		return false;
+	if (lock->writes != 0 || lock->releasing != NULL ||
+	    (lock->held != NULL && strcmp(lock->held->owner, it->owner) == 0) ||
+	    rwrite_on(t, lock) || lt_adopt_on(t, lock))
+		return false;
+	t->replica->orphans++;
+	lt_replica_release_lost(lock, it->owner, it->rvn, it->session);
+	return true;
+}
+
+uint64_t lt_replica_orphans(const struct locktable *t)
+{
+	return t->replica != NULL ? t->replica->orphans : 0;
 }

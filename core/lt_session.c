@@ -363,9 +363,29 @@ static void beat_due(void *arg)
 		retry(s); /* out of memory */
 }
 
-/* Every member is lost for why, at once; then on_end. */
-static void end(struct lt_session *s, enum lt_loss why, const char *reason)
+/* Event 50 (started) or 51 (ended, with why: code and words, and the
+ * leases lost) for the log. */
+static void session_event(struct lt_session *s, enum obs_event_id id, const char *code,
+			  int64_t leases)
 {
+	struct obs_event ev = {
+		.id = id,
+		.table = s->store->table,
+		.holder = s->holder,
+		.reason = code,
+		.hb_session = s->key,
+		.replica = s->replica,
+		.detail = id == OBS_SESSION_ENDED ? s->end_reason : NULL,
+		.leases = leases,
+	};
+	obs_emit(s->obs, &ev);
+}
+
+/* Every member is lost for why, at once; event 51 says so (code: why in a
+ * word, reason: in words); then on_end. */
+static void end(struct lt_session *s, enum lt_loss why, const char *code, const char *reason)
+{
+	int64_t lost = 0;
 	set_state(s, LT_SESSION_ENDED);
 	s->end_loss = why;
 	snprintf(s->end_reason, sizeof(s->end_reason), "%s", reason);
@@ -377,9 +397,11 @@ static void end(struct lt_session *s, enum lt_loss why, const char *reason)
 		while (g->head != NULL) {
 			struct lt_member *m = g->head;
 			unlink_member(m);
+			lost++;
 			s->o.on_lost(s->o.arg, m, why);
 		}
 	}
+	session_event(s, OBS_SESSION_ENDED, code, lost);
 	if (s->o.on_end != NULL)
 		s->o.on_end(s->o.arg);
 }
@@ -406,8 +428,10 @@ static void answered(struct lt_session *s, const struct session_item *item)
 {
 	int64_t now = clock_now_ms(s->clock);
 	snprintf(s->rvn, sizeof(s->rvn), "%s", item->rvn);
-	if (s->state == LT_SESSION_CREATING)
+	if (s->state == LT_SESSION_CREATING) {
 		set_state(s, LT_SESSION_LIVE);
+		session_event(s, OBS_SESSION_STARTED, NULL, 0);
+	}
 	bool rose = item->rev_seq > s->rev_seen;
 	if (rose)
 		s->rev_seen = item->rev_seq;
@@ -424,19 +448,23 @@ static void answered(struct lt_session *s, const struct session_item *item)
 static void refused(struct lt_session *s, const struct session_item *item)
 {
 	char why[sizeof(s->end_reason)];
+	const char *code = "deleted";
 	if (s->call_op == STORE_SESSION_CREATE && item->exists && !item->has_dead &&
 	    strcmp(item->rvn, s->call_rvn) == 0) {
 		answered(s, item); /* a retried CREATE whose first attempt applied */
 		return;
 	}
 	s->stats.beats_refused++;
-	if (item->exists && item->has_dead)
+	if (item->exists && item->has_dead) {
+		code = "marked_dead";
 		snprintf(why, sizeof(why), "marked dead by %s", item->dead);
-	else if (item->exists)
+	} else if (item->exists) {
+		code = "refused";
 		snprintf(why, sizeof(why), "its key is another session's item");
-	else
+	} else {
 		snprintf(why, sizeof(why), "its item is gone");
-	end(s, LT_SESSION, why);
+	}
+	end(s, LT_SESSION, code, why);
 }
 
 static void on_answer(void *arg, const struct store_session_result *res)
@@ -454,7 +482,7 @@ static void on_answer(void *arg, const struct store_session_result *res)
 		return;
 	case STORE_NO_TABLE:
 		obs_count(&s->obs->session_answers, "table_not_found");
-		end(s, LT_TABLE_NOT_FOUND, "the table is gone");
+		end(s, LT_TABLE_NOT_FOUND, "table_not_found", "the table is gone");
 		return;
 	default: /* TRANSIENT, FATAL: as a lease's renewal, tried again */
 		obs_count(&s->obs->session_answers,

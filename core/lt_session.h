@@ -19,7 +19,9 @@
  * BEATs (store_session.h: never conditioned on the rvn) keep it. A BEAT
  * REFUSED (the item marked dead by a waiter, or gone) or a table gone
  * ends it: every member is lost at once (LT_SESSION, LT_TABLE_NOT_FOUND)
- * and lt_session_view's .end_reason says why.
+ * and lt_session_view's .end_reason says why. The log hears of both:
+ * event 50 (OBS_SESSION_STARTED) when the CREATE is answered, 51
+ * (OBS_SESSION_ENDED) when it ends, with why and how many leases it lost.
  *
  * Members. Each lease held in this mode is a member: its lease length and
  * the send time of the write that won it (an acquire is its own proof of

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/store/store_session.h"
+#include "core/trace.h"
 
 struct lt_swait {
 	struct lt_swatch w;
@@ -71,19 +72,62 @@ bool lt_swait_reads(const struct lock *l)
 	return sw != NULL && watching(&sw->w);
 }
 
+/* The names of the spans, by operation (only READ and KILL are a
+ * waiter's). */
+static const char *const span_names[] = {
+	[STORE_SESSION_READ] = "Lock.SessionRead",
+	[STORE_SESSION_KILL] = "Lock.SessionKill",
+};
+
+/* Sends req for the session at key, its span (a child of parent) in *sp;
+ * NULL (and no span) when the key does not split or out of memory. */
 static struct store_call *send_session(struct lock *l, struct store_session_req *req,
-				       const char *key, store_session_cb cb, void *arg)
+				       const char *key, const struct trace_span *parent,
+				       struct trace_span **sp, store_session_cb cb, void *arg)
 {
 	char replica[STORE_SESSION_REPLICA_MAX + 1], inc[STORE_SESSION_INC_LEN + 1];
+	*sp = NULL;
 	if (!store_session_key_split(key, replica, inc))
 		return NULL;
 	req->replica = replica;
 	req->incarnation = inc;
-	return store_session_submit(l->t->store, req, cb, arg);
+	struct trace_span *s = trace_child(parent, span_names[req->op], TRACE_INTERNAL);
+	trace_str(s, "leasegate.lock.name", l->name);
+	trace_str(s, "db.collection.name", l->t->store->table);
+	trace_str(s, "leasegate.session.key", key);
+	req->span = s;
+	struct store_call *c = store_session_submit(l->t->store, req, cb, arg);
+	if (c == NULL)
+		trace_finish(&s, "out of memory");
+	*sp = s;
+	return c;
 }
 
-struct store_call *lt_swait_read(struct lock *l, struct lt_sread *rd, store_session_cb cb,
-				 void *arg)
+void lt_swait_span_end(struct trace_span **sp, const struct store_session_result *res)
+{
+	struct trace_span *s = *sp;
+	if (s == NULL)
+		return;
+	if (res == NULL) {
+		trace_finish(sp, "cancelled");
+		return;
+	}
+	bool kill = strcmp(s->name, span_names[STORE_SESSION_KILL]) == 0;
+	if (kill)
+		trace_bool(s, "leasegate.session.killed", res->status == STORE_OK);
+	else if (res->status == STORE_OK) {
+		trace_bool(s, "leasegate.session.found", res->session.exists);
+		trace_bool(s, "leasegate.session.dead", res->session.has_dead);
+	}
+	bool failed = res->status == STORE_TRANSIENT || res->status == STORE_FATAL ||
+		      res->status == STORE_NO_TABLE;
+	if (failed)
+		trace_str(s, "error.type", res->error_type);
+	trace_finish(sp, failed ? res->message : NULL);
+}
+
+struct store_call *lt_swait_read(struct lock *l, struct lt_sread *rd,
+				 const struct trace_span *parent, store_session_cb cb, void *arg)
 {
 	struct lt_swait *sw = lt_swait_of(l);
 	if (sw == NULL || !watching(&sw->w))
@@ -91,13 +135,15 @@ struct store_call *lt_swait_read(struct lock *l, struct lt_sread *rd, store_sess
 	struct store_session_req req = {.op = STORE_SESSION_READ, .name = l->name};
 	rd->sent_ms = clock_now_ms(l->t->clock);
 	rd->gen = sw->gen;
-	return send_session(l, &req, sw->w.session, cb, arg);
+	return send_session(l, &req, sw->w.session, parent, &rd->span, cb, arg);
 }
 
 struct store_call *lt_swait_poll(struct lock *l, store_session_cb cb, void *arg)
 {
 	struct lt_sread rd;
-	struct store_call *c = lt_swait_read(l, &rd, cb, arg);
+	struct store_call *c =
+		lt_swait_read(l, &rd, l->wq_head != NULL ? l->wq_head->span : NULL, cb, arg);
+	l->poll_span = rd.span;
 	if (c != NULL) {
 		lt_swait_of(l)->poll_sent = rd.sent_ms;
 		lt_swait_of(l)->poll_gen = rd.gen;
@@ -108,7 +154,8 @@ struct store_call *lt_swait_poll(struct lock *l, store_session_cb cb, void *arg)
 struct lt_sread lt_swait_polled(const struct lock *l)
 {
 	const struct lt_swait *sw = lt_swait_of(l);
-	return sw != NULL ? (struct lt_sread){sw->poll_sent, sw->poll_gen} : (struct lt_sread){0};
+	return sw != NULL ? (struct lt_sread){.sent_ms = sw->poll_sent, .gen = sw->poll_gen}
+			  : (struct lt_sread){0};
 }
 
 struct store_call *lt_swait_kill(struct lock *l, const struct lt_swatch_out *out,
@@ -119,7 +166,8 @@ struct store_call *lt_swait_kill(struct lock *l, const struct lt_swatch_out *out
 		store_new_id(t->killer_id);
 	struct store_session_req req = {
 		.op = STORE_SESSION_KILL, .seen_rvn = out->session_rvn, .by = t->killer_id};
-	return send_session(l, &req, out->session, cb, arg);
+	return send_session(l, &req, out->session, l->wq_head != NULL ? l->wq_head->span : NULL,
+			    &l->poll_span, cb, arg);
 }
 
 /* The plain item shows what the watch counts already. */

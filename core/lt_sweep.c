@@ -158,17 +158,13 @@ static void tick(void *arg)
 }
 
 /* An item naming this replica's session under an owner that nothing here
- * holds or is writing: released, conditioned on the item as read. Called while
- * the lease the read was for still holds the lock (under another owner). */
+ * holds or is writing: released, conditioned on the item as read
+ * (lt_replica_untracked). Called while the lease the read was for still
+ * holds the lock (under another owner). */
 static void release_untracked(struct lt_sweep *sw, struct lock *lock, const struct lock_item *it)
 {
-	if (!it->exists || !it->has_owner || it->owner[0] == '\0' ||
-	    !lt_replica_is_ours(lock->t, it->session) || lock->writes != 0 ||
-	    lock->releasing != NULL ||
-	    (lock->held != NULL && strcmp(lock->held->owner, it->owner) == 0))
-		return;
-	sw->stats.orphans++;
-	lt_replica_release_lost(lock, it->owner, it->rvn, it->session);
+	if (lt_replica_untracked(lock, it))
+		sw->stats.orphans++;
 }
 
 /* Entry i of the batch, read: its lease judged (still the one it was

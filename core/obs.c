@@ -16,6 +16,8 @@ static const enum obs_level levels[OBS_EVENT_COUNT] = {
 	[OBS_WORK_AFTER_LOSS - OBS_FIRST_ID] = OBS_DEBUG,
 	[OBS_WORK_AFTER_CANCEL - OBS_FIRST_ID] = OBS_DEBUG,
 	[OBS_CONTEND_RECOVERED - OBS_FIRST_ID] = OBS_INFO,
+	[OBS_SESSION_STARTED - OBS_FIRST_ID] = OBS_INFO,
+	[OBS_SESSION_ENDED - OBS_FIRST_ID] = OBS_WARN,
 };
 
 static const char *const level_names[] = {"debug", "info", "warning", "error"};

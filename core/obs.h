@@ -1,6 +1,7 @@
 /*
  * obs: what the lease core tells the outside world — the log events 40-49 of
- * the reference and its four lock metrics — through one small interface.
+ * the reference (and leasegate's own from 50: a replica session's start
+ * and end) and its four lock metrics — through one small interface.
  * The gateway turns events into log lines and counters into Prometheus text;
  * tests read both directly. The lock name is on events, never a label of a
  * counter; holder labels are on events only.
@@ -23,10 +24,14 @@ enum obs_event_id {
 	OBS_NO_LONGER_LEADS = 46,   /* info: lease_lost, cancelled, work_returned... */
 	OBS_WORK_AFTER_LOSS = 47,   /* debug: the work failed after its lease was lost */
 	OBS_WORK_AFTER_CANCEL = 48, /* debug: the work failed after a cancel */
-	OBS_CONTEND_RECOVERED = 49  /* info: DynamoDB answered again after 44 */
+	OBS_CONTEND_RECOVERED = 49, /* info: DynamoDB answered again after 44 */
+	/* leasegate's own, past the reference's 40-49: --heartbeat replica
+	 * (core/lt_session.h) */
+	OBS_SESSION_STARTED = 50, /* info: the replica's session was created */
+	OBS_SESSION_ENDED = 51	  /* warning: it ended; its leases were lost */
 };
 #define OBS_FIRST_ID	40
-#define OBS_EVENT_COUNT 10
+#define OBS_EVENT_COUNT 12
 
 struct obs_event {
 	enum obs_event_id id;
@@ -41,6 +46,13 @@ struct obs_event {
 	int64_t token;		 /* fencing token, 0 when none */
 	int64_t wait_ms;	 /* 42: delay before the next try; 49: outage length */
 	int64_t retries;	 /* 49: retries during the outage */
+	/* 50, 51: the session's key ("SESSION#<replica>#<incarnation>") and
+	 * replica id; 51: why in words (reason is its code: marked_dead,
+	 * deleted, refused, table_not_found) and the leases lost with it */
+	const char *hb_session;
+	const char *replica;
+	const char *detail;
+	int64_t leases;
 	/* the lease's data (lease_set_data) or the election's arg: whose lease
 	 * or term it is, for the gateway to name the session; may be NULL */
 	const void *ctx;

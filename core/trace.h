@@ -1,9 +1,10 @@
 /*
  * trace: spans as the reference names them (Lock.Acquire, Lock.TryAcquire,
- * Lock.Renew, Lock.Release, Leader.Campaign) and the DynamoDB requests
- * under them, recorded on the event loop without I/O. A finished span goes
- * to a bounded queue that an exporter (gateway/obs/otlp.c) drains off the hot
- * path; a span that finds the queue full is dropped and counted.
+ * Lock.Renew, Lock.Release, Leader.Campaign; and leasegate's own
+ * Lock.SessionRead, Lock.SessionKill of --heartbeat replica, core/lt_swait.c)
+ * and the DynamoDB requests under them, recorded on the event loop without I/O. A finished span
+ * goes to a bounded queue that an exporter (gateway/obs/otlp.c) drains off the hot path; a span
+ * that finds the queue full is dropped and counted.
  *
  * Sampling is decided when a trace starts: a root span is kept with the
  * tracer's ratio (from a hash of its random trace id), a child as its

@@ -670,6 +670,46 @@ bool mem_injected(struct mstore *ms, enum store_status *status, const char **typ
 
 static void complete_scan(struct store_call *call);
 
+/* A late write (store_memory_land_late) applies now; nobody is told. */
+static void land(void *arg)
+{
+	struct store_call *call = arg;
+	struct mstore *ms = call->ms;
+	struct store_result res = {0};
+	apply(ms, &call->req, call->hash, &res);
+	if (call->prev != NULL)
+		call->prev->next = call->next;
+	else
+		ms->late = call->next;
+	if (call->next != NULL)
+		call->next->prev = call->prev;
+	call_free(call);
+}
+
+/* The next late write is answered TRANSIENT now, unapplied, and kept to
+ * apply lock_late_ms later. true: call was taken so. */
+static bool answer_late(struct mstore *ms, struct store_call *call)
+{
+	if (ms->lock_late <= 0 || call->req.op == STORE_READ)
+		return false;
+	ms->lock_late--;
+	struct store_result res = {.status = STORE_TRANSIENT, .error_type = "RequestTimeout"};
+	snprintf(res.message, sizeof(res.message), "RequestTimeout (injected by the test)");
+	mem_copy_out(NULL, &res.item);
+	ms->base.in_flight--;
+	store_cb cb = call->cb;
+	void *cb_arg = call->arg;
+	call->prev = NULL;
+	call->next = ms->late;
+	if (ms->late != NULL)
+		ms->late->prev = call;
+	ms->late = call;
+	timer_init(&call->timer, ms->clock, land, call);
+	timer_arm(&call->timer, ms->lock_late_ms);
+	cb(cb_arg, &res);
+	return true;
+}
+
 static void complete(void *arg)
 {
 	struct store_call *call = arg;
@@ -680,6 +720,8 @@ static void complete(void *arg)
 		complete_scan(call);
 		return;
 	}
+	if (answer_late(ms, call))
+		return;
 	res.error_type = NULL;
 	res.message[0] = '\0';
 	res.session_refused = false;
@@ -916,6 +958,12 @@ static void mem_free(struct store *s)
 		unqueue(ms, call);
 		call_free(call);
 	}
+	while (ms->late != NULL) {
+		struct store_call *call = ms->late;
+		ms->late = call->next;
+		timer_cancel(&call->timer);
+		call_free(call);
+	}
 	timer_cancel(&ms->q_timer);
 	timer_cancel(&ms->sweep);
 	mem_blobs_free(ms);
@@ -1028,6 +1076,13 @@ void store_memory_fail(struct store *s, int n, enum store_status status, const c
 void store_memory_lose(struct store *s, int n)
 {
 	((struct mstore *)s)->lock_lost = n;
+}
+
+void store_memory_land_late(struct store *s, int n, int64_t late_ms)
+{
+	struct mstore *ms = (struct mstore *)s;
+	ms->lock_late = n;
+	ms->lock_late_ms = late_ms;
 }
 
 void store_memory_set_latency(struct store *s, int64_t ms_delay)

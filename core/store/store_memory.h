@@ -25,6 +25,12 @@ void store_memory_fail(struct store *s, int n, enum store_status status, const c
  * applied the write). */
 void store_memory_lose(struct store *s, int n);
 
+/* The next n lock writes (store_submit, every operation but READ) answer
+ * TRANSIENT ("RequestTimeout") unapplied, and apply late_ms later with
+ * nobody told: a DynamoDB request still on its way when its timeout was
+ * answered. */
+void store_memory_land_late(struct store *s, int n, int64_t late_ms);
+
 /* The next n shared GRANTs (store_shared.h) apply, then answer REFUSED
  * (the slot as it is now): as a store whose retry of a GRANT that applied
  * is refused by that first attempt (moto ignores ClientRequestToken). */

@@ -189,6 +189,9 @@ struct mstore {
 	struct msession *sessions; /* store_memory_session.c */
 	int sess_lost;		   /* session answers to lose after applying */
 	int lock_lost;		   /* lock answers to lose after applying */
+	int lock_late;		   /* lock writes to answer TRANSIENT, then apply */
+	int64_t lock_late_ms;	   /* ... that much later */
+	struct store_call *late;   /* those waiting to apply (prev/next) */
 	int grant_refused;	   /* GRANTs to answer REFUSED after applying */
 	struct mrevs *revokes;	   /* store_memory_revoke.c */
 	char table[];

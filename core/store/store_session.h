@@ -77,6 +77,9 @@ struct store_session_req {
 	const char *addr;	 /* CREATE: address, or NULL */
 	int64_t ttl;		 /* CREATE/BEAT: epoch seconds, 0 = none */
 	const char *name;	 /* READ: the lock read with the session */
+	/* the span it is for (core/trace.h), or NULL: a store that sends
+	 * requests records each as a child span */
+	struct trace_span *span;
 };
 
 /* A session item as read. Strings are "" when absent. */

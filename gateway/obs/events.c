@@ -42,6 +42,11 @@ static const char *reason_words(const char *r)
 	return r != NULL ? r : "";
 }
 
+static const char *str_or(const char *str)
+{
+	return str != NULL ? str : "?";
+}
+
 static void field(struct event_line *l, struct log_field f)
 {
 	if (l->n < EVENTS_FIELDS_MAX && (f.str != NULL || f.key[0] != '?'))
@@ -101,6 +106,19 @@ void events_describe(const struct obs_event *ev, const struct ls_who *who, struc
 			 "retries",
 			 lock, (long long)ev->wait_ms, (long long)ev->retries);
 		break;
+	case OBS_SESSION_STARTED:
+		snprintf(m, mz,
+			 "replica %s started its heartbeat session %s: leases taken from now on "
+			 "are held in it (--heartbeat replica)",
+			 str_or(ev->replica), str_or(ev->hb_session));
+		break;
+	case OBS_SESSION_ENDED:
+		snprintf(m, mz,
+			 "replica %s's heartbeat session %s ended (%s): its %lld leases held are "
+			 "lost; the next acquire starts a new session",
+			 str_or(ev->replica), str_or(ev->hb_session), str_or(ev->detail),
+			 (long long)ev->leases);
+		break;
 	default:
 		snprintf(m, mz, "event %d on %s", (int)ev->id, lock);
 	}
@@ -126,4 +144,8 @@ void events_describe(const struct obs_event *ev, const struct ls_who *who, struc
 		field(l, LOG_NUM("outage_ms", ev->wait_ms));
 		field(l, LOG_NUM("retries", ev->retries));
 	}
+	field(l, LOG_STR("?heartbeat_session", ev->hb_session));
+	field(l, LOG_STR("?replica_id", ev->replica));
+	if (ev->id == OBS_SESSION_ENDED)
+		field(l, LOG_NUM("leases_lost", ev->leases));
 }

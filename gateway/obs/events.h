@@ -11,6 +11,11 @@
  *   40 lease lost:      taken_over, deleted, expired, table_not_found, forced,
  *                       session
  *   46 no longer leads: lease_lost, resigned, session_ended
+ *   51 heartbeat session ended (--heartbeat replica): marked_dead, deleted,
+ *                       refused, table_not_found
+ * Events 50 and 51 (leasegate's own, a replica's session started and
+ * ended) name no lock and no client session: they carry heartbeat_session,
+ * replica_id and, for 51, leases_lost.
  * The core's election words (work_returned, cancelled) are mapped here.
  *
  * Not here: writing the line (gateway/log), counting (core/obs).

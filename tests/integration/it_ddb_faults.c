@@ -34,6 +34,7 @@
 #include "core/store/store_batch.h"
 #include "core/store/store_session.h"
 #include "core/store/store_shared.h"
+#include "core/trace.h"
 #include "tests/support/fake_ddb.h"
 #include "tests/support/ddb_keys.h"
 #include "tests/support/store_contract.h"
@@ -926,6 +927,54 @@ static void session_read_asks_unprocessed_again(void **state)
 	assert_int_equal(r.lock.fence, 4);
 }
 
+static int64_t zero_ns(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+/* A session READ's requests are child spans of the READ's span (a
+ * waiter's Lock.SessionRead), one per round: BatchGetItem twice when the
+ * first left a key unprocessed. */
+static void session_read_requests_are_child_spans(void **state)
+{
+	struct env *e = *state;
+	struct tracer_options o = {.ratio = 1, .now_ns = zero_ns};
+	struct tracer *t = tracer_new(&o);
+	assert_non_null(t);
+	struct trace_span *parent = trace_start(t, "Lock.SessionRead", TRACE_INTERNAL, NULL);
+	assert_non_null(parent);
+	struct trace_ctx pc = trace_ctx_of(parent);
+	fake_ddb_push(e->fake,
+		      (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[" SESS_ITEM
+						      "]}," LOCK_LEFT "}"});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.body = "{\"Responses\":{\"Locks\":[]}}"});
+	struct sess_box b = {0};
+	struct store_session_req r = {.op = STORE_SESSION_READ,
+				      .replica = "rep",
+				      .incarnation = SESS_INC,
+				      .name = "a",
+				      .span = parent};
+	assert_non_null(store_session_submit(e->s, &r, on_sess, &b));
+	run_until(&b.done);
+	assert_int_equal(b.res.status, STORE_OK);
+	trace_end(parent);
+	struct trace_span *sp[4];
+	size_t n = tracer_take(t, sp, 4);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < 2; i++) {
+		assert_string_equal(sp[i]->name, "BatchGetItem");
+		assert_int_equal(sp[i]->kind, TRACE_CLIENT);
+		assert_true(sp[i]->has_parent);
+		assert_memory_equal(sp[i]->parent_id, pc.span_id, 8);
+		assert_memory_equal(sp[i]->ctx.trace_id, pc.trace_id, 16);
+	}
+	assert_string_equal(sp[2]->name, "Lock.SessionRead");
+	for (size_t i = 0; i < n; i++)
+		trace_free(sp[i]);
+	tracer_free(t);
+}
+
 /* Keys left unprocessed round after round end TRANSIENT, saying which
  * item came back. */
 static void session_read_unprocessed_gives_up(void **state)
@@ -1221,6 +1270,7 @@ int main(void)
 		T(scan_cancelled_in_flight),
 		T(bad_config),
 		T(session_read_asks_unprocessed_again),
+		T(session_read_requests_are_child_spans),
 		T(session_read_unprocessed_gives_up),
 		T(batch_read_asks_unprocessed_again),
 		T(batch_read_unprocessed_gives_up),

@@ -32,6 +32,10 @@ static void record(void *ctx, const struct obs_event *ev)
 	copy(e->prev_holder, sizeof(e->prev_holder), ev->prev_holder);
 	copy(e->reason, sizeof(e->reason), ev->reason);
 	copy(e->error_type, sizeof(e->error_type), ev->error_type);
+	copy(e->hb_session, sizeof(e->hb_session), ev->hb_session);
+	copy(e->replica, sizeof(e->replica), ev->replica);
+	copy(e->detail, sizeof(e->detail), ev->detail);
+	e->leases = ev->leases;
 }
 
 struct fx *fx_new(int n, bool labels)

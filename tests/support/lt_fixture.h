@@ -17,6 +17,9 @@ struct fx_event {
 	enum obs_event_id id;
 	int64_t at_ms, token, wait_ms, retries;
 	char lock[64], holder[64], prev_holder[64], reason[32], error_type[48];
+	/* 50, 51 (a replica session's start and end) */
+	char hb_session[96], replica[64], detail[128];
+	int64_t leases;
 };
 
 /* The result of an acquire, filled by fx_acquire_cb. */

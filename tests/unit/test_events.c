@@ -94,6 +94,59 @@ static void test_json_fields_are_keys(void **state)
 	cJSON_Delete(j);
 }
 
+/* Events 50 and 51 (a replica's heartbeat session started, ended): no
+ * lock and no client session; the session's key, the replica id and, for
+ * 51, why and how many leases were lost, in the message and as fields, in
+ * both formats. */
+static void test_session_start_and_end(void **state)
+{
+	const char *key = "SESSION#gw-a#0123456789abcdef0123456789abcdef";
+	struct obs_event start = {.id = OBS_SESSION_STARTED,
+				  .table = "locks",
+				  .holder = "gw-a",
+				  .hb_session = key,
+				  .replica = "gw-a"};
+	struct event_line l;
+	events_describe(&start, NULL, &l);
+	assert_string_equal(l.msg, "replica gw-a started its heartbeat session "
+				   "SESSION#gw-a#0123456789abcdef0123456789abcdef: leases taken "
+				   "from now on are held in it (--heartbeat replica)");
+	char line[4096];
+	log_format_line(line, sizeof(line), false, LOG_LVL_INFO, "T", l.msg, l.f, l.n);
+	assert_non_null(strstr(line, "T info  replica gw-a started"));
+	assert_non_null(strstr(line,
+			       " event_id=50 table=locks holder=gw-a heartbeat_session="
+			       "SESSION#gw-a#0123456789abcdef0123456789abcdef replica_id=gw-a\n"));
+	assert_null(strstr(line, " lock="));
+	assert_null(strstr(line, "leases_lost"));
+	struct obs_event end = {.id = OBS_SESSION_ENDED,
+				.table = "locks",
+				.holder = "gw-a",
+				.reason = "marked_dead",
+				.hb_session = key,
+				.replica = "gw-a",
+				.detail = "marked dead by gw-b",
+				.leases = 3};
+	events_describe(&end, NULL, &l);
+	assert_string_equal(l.msg,
+			    "replica gw-a's heartbeat session "
+			    "SESSION#gw-a#0123456789abcdef0123456789abcdef ended (marked dead "
+			    "by gw-b): its 3 leases held are lost; the next acquire starts a "
+			    "new session");
+	log_format_line(line, sizeof(line), true, LOG_LVL_WARN, "T", l.msg, l.f, l.n);
+	cJSON *j = cJSON_Parse(line);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "level")->valuestring, "warn");
+	assert_int_equal(cJSON_GetObjectItem(j, "event_id")->valueint, 51);
+	assert_string_equal(cJSON_GetObjectItem(j, "reason")->valuestring, "marked_dead");
+	assert_string_equal(cJSON_GetObjectItem(j, "heartbeat_session")->valuestring, key);
+	assert_string_equal(cJSON_GetObjectItem(j, "replica_id")->valuestring, "gw-a");
+	assert_int_equal(cJSON_GetObjectItem(j, "leases_lost")->valueint, 3);
+	assert_null(cJSON_GetObjectItem(j, "lock"));
+	assert_null(cJSON_GetObjectItem(j, "session"));
+	cJSON_Delete(j);
+}
+
 /* Text: key=value after the message, a value with a space quoted; JSON
  * escapes quotes and control bytes in values. */
 static void test_text_and_escaping(void **state)
@@ -144,6 +197,7 @@ int main(void)
 		cmocka_unit_test(test_leads_names_the_session),
 		cmocka_unit_test(test_reasons_are_gateway_words),
 		cmocka_unit_test(test_json_fields_are_keys),
+		cmocka_unit_test(test_session_start_and_end),
 		cmocka_unit_test(test_text_and_escaping),
 		cmocka_unit_test(test_log_open_reasons),
 	};

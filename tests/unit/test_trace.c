@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "core/store/store_session.h"
 #include "core/trace.h"
 #include "gateway/obs/otlp.h"
 #include "protocols/buf.h"
@@ -257,6 +258,115 @@ static void test_foreign_spans(void **state)
 	tracer_free(t);
 }
 
+/* --- a waiter's session READs and KILL (--heartbeat replica) --- */
+
+#define SKEY "SESSION#holder-1#0123456789abcdef0123456789abcdef"
+
+static void got_sess(void *arg, const struct store_session_result *res)
+{
+	*(struct store_session_result *)arg = *res;
+}
+
+static void got_res(void *arg, const struct store_result *res)
+{
+	*(struct store_result *)arg = *res;
+}
+
+/* A holder of "job" in session mode whose replica then stopped: its
+ * session created, never beating again. */
+static void stopped_session_holder(struct fx *f)
+{
+	struct store_session_result sr = {.status = STORE_FATAL};
+	struct store_session_req sq = {.op = STORE_SESSION_CREATE,
+				       .replica = "holder-1",
+				       .incarnation = "0123456789abcdef0123456789abcdef",
+				       .rvn = "beat-0",
+				       .max_lease_ms = 3000};
+	assert_non_null(store_session_submit(f->store, &sq, got_sess, &sr));
+	fx_run(f);
+	assert_int_equal(sr.status, STORE_OK);
+	struct store_result r = {.status = STORE_FATAL};
+	struct store_req q = {.op = STORE_ACQUIRE,
+			      .name = "job",
+			      .owner = "holder-owner",
+			      .rvn = "holder-rvn",
+			      .lease_ms = 3000,
+			      .session = SKEY};
+	assert_non_null(store_submit(f->store, &q, got_res, &r));
+	fx_run(f);
+	assert_int_equal(r.status, STORE_OK);
+}
+
+/* s is a child of parent, in its trace, for the session SKEY. */
+static void assert_session_child(const struct trace_span *s, const struct trace_span *parent)
+{
+	assert_true(s->has_parent);
+	assert_memory_equal(s->parent_id, parent->ctx.span_id, 8);
+	assert_memory_equal(s->ctx.trace_id, parent->ctx.trace_id, 16);
+	assert_string_equal(attr(s, "leasegate.session.key")->s, SKEY);
+	assert_string_equal(attr(s, "leasegate.lock.name")->s, "job");
+	assert_false(s->error);
+}
+
+/* A try's READ of a session-mode lock and its session is a
+ * Lock.SessionRead child of its Lock.TryAcquire; a waiter's polls are
+ * children of its Lock.Acquire, and the KILL that marks the stopped
+ * session dead a Lock.SessionKill child of it, with the session's key. */
+static void test_session_read_and_kill_spans(void **state)
+{
+	struct fx *f = fx_new(1, true);
+	struct tracer *t = tracer_for(f, 1, 1024);
+	stopped_session_holder(f);
+	struct fx_acq a;
+	fx_acquire(f, 0, "job", 5000, false, 0, &a); /* writes: refused, the lock seen */
+	fx_run(f);
+	fx_acquire(f, 0, "job", 5000, false, 0, &a); /* reads the lock: its watch starts */
+	fx_run(f);
+	fx_acquire(f, 0, "job", 5000, false, 0, &a); /* reads the lock and its session */
+	fx_run(f);
+	assert_null(a.lease);
+	struct trace_span *s[256];
+	size_t n = take(t, s, 256);
+	assert_int_equal(n, 4);
+	assert_string_equal(s[0]->name, "Lock.TryAcquire");
+	assert_string_equal(s[1]->name, "Lock.TryAcquire");
+	assert_string_equal(s[2]->name, "Lock.SessionRead");
+	assert_string_equal(s[3]->name, "Lock.TryAcquire");
+	assert_session_child(s[2], s[3]);
+	assert_true(attr(s[2], "leasegate.session.found")->i);
+	assert_false(attr(s[2], "leasegate.session.dead")->i);
+	free_spans(s, n);
+	fx_acquire(f, 0, "job", 5000, true, 0, &a);
+	for (int i = 0; i < 200 && !a.done; i++)
+		fx_advance(f, 100);
+	assert_non_null(a.lease);
+	assert_true(lease_takeover(a.lease));
+	n = take(t, s, 256);
+	const struct trace_span *acq = s[n - 1];
+	assert_string_equal(acq->name, "Lock.Acquire");
+	int reads = 0, kills = 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (strcmp(s[i]->name, "Lock.SessionKill") == 0) {
+			kills++;
+			assert_session_child(s[i], acq);
+			assert_true(attr(s[i], "leasegate.session.killed")->i);
+		} else {
+			assert_string_equal(s[i]->name, "Lock.SessionRead");
+			reads++;
+			assert_session_child(s[i], acq);
+		}
+	}
+	assert_int_equal(kills, 1);
+	assert_true(reads >= 2);
+	free_spans(s, n);
+	lease_release(a.lease);
+	fx_run(f);
+	n = take(t, s, 256);
+	free_spans(s, n);
+	fx_free(f);
+	tracer_free(t);
+}
+
 /* A client's traceparent: the acquire's span is its child, in its trace;
  * a parent that was not sampled gives no span. A wait is Lock.Acquire;
  * one refused (held elsewhere) says acquired false. */
@@ -403,6 +513,7 @@ static void test_otlp_json(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_session_read_and_kill_spans),
 		cmocka_unit_test(test_traceparent),
 		cmocka_unit_test(test_lease_spans),
 		cmocka_unit_test(test_client_renewal_spans),

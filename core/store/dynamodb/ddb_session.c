@@ -15,6 +15,7 @@
 #include "core/store/dynamodb/ddb_expr.h"
 #include "core/store/dynamodb/store_dynamodb_int.h"
 #include "core/store/store_session.h"
+#include "core/trace.h"
 
 #define SORT_KEY	"LOCK" /* the sort key of every lock-table item */
 #define UNPROCESSED_MAX 8      /* BatchGetItem rounds for UnprocessedKeys */
@@ -185,6 +186,16 @@ static bool parse_session(const cJSON *item, const char *ttl_attr, struct sessio
 	return ok;
 }
 
+/* c's request (of dop) as a child span of the session request's span,
+ * named as store_dynamodb.c names a lock request's. */
+static void call_span(struct store_call *c, enum ddb_op dop)
+{
+	c->span = trace_child(c->sess->req.span, ddb_op_name(dop), TRACE_CLIENT);
+	trace_str(c->span, "db.system", "dynamodb");
+	trace_str(c->span, "db.operation.name", ddb_op_name(dop));
+	trace_str(c->span, "db.collection.name", c->ds->table);
+}
+
 static void deliver(struct store_call *c, struct store_session_result *r)
 {
 	c->ds->base.in_flight--;
@@ -299,6 +310,7 @@ static void read_done(struct store_call *c, struct store_result *res, const char
 		char *text = next != NULL ? cJSON_PrintUnformatted(next) : NULL;
 		cJSON_Delete(next);
 		ds->base.in_flight--; /* ddbs_go counts it again */
+		call_span(c, DDB_BATCH_GET_ITEM);
 		ddbs_continue(c, DDB_BATCH_GET_ITEM, read_done, text,
 			      text != NULL ? strlen(text) : 0);
 		return;
@@ -354,6 +366,7 @@ static struct store_call *start(struct ddb_store *ds, enum ddb_op dop, ddbs_done
 	c->arg = arg;
 	c->raw = true;
 	c->urgent = ss->req.op == STORE_SESSION_BEAT;
+	call_span(c, dop);
 	ddbs_go(c, body, body != NULL ? strlen(body) : 0);
 	return c;
 }
