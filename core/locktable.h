@@ -213,9 +213,13 @@ struct lt_state {
 	bool session;
 	/* session: the item names this locktable's own session, not ended —
 	 * this replica holds the lock in session mode. Then confirmed_ago_ms
-	 * is how long ago (this replica's monotonic clock) the send of the
-	 * session's last heartbeat answered in time was (lt_session_view's
-	 * confirmed_ms): -1 before the first, and whenever !session_here. */
+	 * is how long ago (this replica's monotonic clock) its view of the
+	 * lock was last confirmed: for a lease held here, the send of its own
+	 * write (acquire, explicit renewal) or of the session's last heartbeat
+	 * answered in time (lt_session_view's confirmed_ms), whichever is
+	 * later — its end is a lease after that; for an item naming the
+	 * session that no lease here holds, the heartbeat's. -1 before the
+	 * first, and whenever !session_here. */
 	bool session_here;
 	int64_t confirmed_ago_ms;
 };

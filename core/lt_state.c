@@ -36,8 +36,26 @@ int64_t lt_item_remaining_ms(struct locktable *t, const char *name, const struct
 	return lt_remaining_ms(t, name, item);
 }
 
+/* When this replica's view of name, held here in session mode with item
+ * it, was last confirmed (monotonic ms; -1 before the first): a lease held
+ * here counts its end a lease after that — its own write (its acquire, an
+ * explicit renewal) or its session's last heartbeat answered in time,
+ * whichever is later, so that a lock just taken in a session idle for
+ * long is not shown as confirmed long ago; else (an item naming the
+ * session that no lease here holds) the session's last heartbeat. */
+static int64_t confirmed_at(struct locktable *t, const char *name, const struct lock_item *it,
+			    const struct lt_session_view *v)
+{
+	struct lock *l = lt_lock_get(t, name, false);
+	const struct lease *held = l != NULL ? l->held : NULL;
+	if (held != NULL && held->in_session && strcmp(held->owner, it->owner) == 0)
+		return lease_end_ms(held) - held->lease_ms;
+	return v->confirmed_ms;
+}
+
 /* st->session_here and st->confirmed_ago_ms (locktable.h) of item it. */
-static void own_session(struct locktable *t, const struct lock_item *it, struct lt_state *st)
+static void own_session(struct locktable *t, const char *name, const struct lock_item *it,
+			struct lt_state *st)
 {
 	struct lt_session *own = lt_session_of(t);
 	struct lt_session_view v;
@@ -49,8 +67,9 @@ static void own_session(struct locktable *t, const struct lock_item *it, struct 
 	if (v.state == LT_SESSION_ENDED || strcmp(it->session, v.key) != 0)
 		return;
 	st->session_here = true;
-	if (v.confirmed_ms >= 0)
-		st->confirmed_ago_ms = clock_now_ms(t->clock) - v.confirmed_ms;
+	int64_t at = confirmed_at(t, name, it, &v);
+	if (at >= 0)
+		st->confirmed_ago_ms = clock_now_ms(t->clock) - at;
 }
 
 void lt_state_of(struct locktable *t, const char *name, const struct lock_item *it,
@@ -60,7 +79,7 @@ void lt_state_of(struct locktable *t, const char *name, const struct lock_item *
 	st->exists = it->exists;
 	st->held = it->has_owner;
 	st->session = lt_item_session(it);
-	own_session(t, it, st);
+	own_session(t, name, it, st);
 	st->lease_ms = it->has_owner ? lt_item_lease_ms(it) : 0;
 	st->token = it->fence;
 	st->shared = it->scount > 0 ? it->scount : 0;

@@ -812,7 +812,7 @@ const struct pg_fn pg_fns[] = {
 	 .fill = fill_state,
 	 .summary = "one row: whether the lock is held, by whom, its lease, its fencing token, "
 		    "whether by this session, how its holder proves it alive (lease or replica), "
-		    "how long ago this replica's heartbeat last confirmed it"},
+		    "how long ago this replica last confirmed it (its write or its heartbeat)"},
 	BY_KEY(.name = "leasegate.token", COLS(col_int8), .cats = R_FAST, ADVISORY,
 	       .run = run_token, .fill = fill_token,
 	       .summary = "the fencing token of an advisory lock this session holds (held "

@@ -97,8 +97,9 @@ void rl_done(void *sess, const struct ls_result *res, rl_shape_fn shape);
  * when the lock has no item, else a map (a flat array in RESP2) — held,
  * holder, lease-ms, fencing-token, mine, heartbeat ("lease" or "replica":
  * how its holder proves it alive), and when this replica holds it in
- * session mode confirmed-ms-ago (lt_state.confirmed_ago_ms; null before
- * its session's first heartbeat answered) — or the shared form. */
+ * session mode confirmed-ms-ago (lt_state.confirmed_ago_ms: since its
+ * lease's own write or its session's last heartbeat answered in time,
+ * whichever is later; null before the first) — or the shared form. */
 void rl_shape_state(struct buf *out, enum resp_proto proto, const struct ls_result *res);
 
 /* Parses a non-negative integer argument. */

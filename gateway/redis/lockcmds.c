@@ -190,8 +190,8 @@ static void shape_shared_state(struct buf *out, enum resp_proto proto, const str
 
 /* How the holder proves it alive (as LOCK.LIST TABLE's heartbeat): "replica"
  * when the item names its session, else "lease"; and, when this replica
- * holds it so, how long ago its session's last heartbeat answered in time
- * was sent (null before the first). */
+ * holds it so, how long ago this replica last confirmed it
+ * (lt_state.confirmed_ago_ms; null before the first). */
 static void add_heartbeat(struct buf *out, enum resp_proto proto, const struct lt_state *st)
 {
 	add_key(out, KEY(9, "heartbeat"));

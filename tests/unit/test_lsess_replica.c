@@ -155,9 +155,9 @@ static void pg_row(const struct ls_result *res, struct val *v)
 }
 
 /* Held here in session mode: heartbeat replica, and confirmed-ms-ago is
- * the time since the send of the last heartbeat answered in time — the
- * CREATE's until the first BEAT (a third of the lease after the lock was
- * taken), then that BEAT's. */
+ * the time since the lease was last confirmed — its acquire's send (here
+ * with the CREATE's) until the first BEAT (a third of the lease after the
+ * lock was taken), then that BEAT's. */
 static void held_here_says_when_its_session_was_confirmed(void **state)
 {
 	struct env *e = *state;
@@ -189,6 +189,37 @@ static void held_here_says_when_its_session_was_confirmed(void **state)
 	assert_int_equal(v[5].len, 7);
 	assert_false(v[6].null);
 	assert_int_equal(v[6].i, 500);
+}
+
+/* A lock taken in a session idle for long (its last heartbeat, the
+ * CREATE, long before) is confirmed by its own write, as its end is
+ * counted from it: confirmed-ms-ago runs from the acquire's send, then
+ * from each heartbeat answered in time, and from an explicit renewal's
+ * send. It never shows a lease held now as confirmed longer ago than its
+ * lease. */
+static void taken_in_an_idle_session_is_confirmed_by_its_write(void **state)
+{
+	struct env *e = *state;
+	fx_advance(e->f, 10 * LEASE); /* idle: no BEAT after the CREATE */
+	int64_t token = take(e, "job");
+	struct ls_result r = state_of(e, "job");
+	assert_true(r.st.session_here);
+	assert_int_equal(r.st.confirmed_ago_ms, 0);
+	fx_advance(e->f, 500);
+	assert_int_equal(state_of(e, "job").st.confirmed_ago_ms, 500);
+	fx_advance(e->f, LEASE / 3); /* the BEAT at LEASE / 3, answered at once */
+	assert_int_equal(state_of(e, "job").st.confirmed_ago_ms, 500);
+
+	fx_advance(e->f, 200);
+	struct ls_result out;
+	struct lsf_box bx = {0};
+	if (ls_renew(e->s, "job", token, &out, lsf_got, &bx) == LS_PENDING) {
+		fx_run(e->f);
+		out = bx.last;
+	}
+	assert_int_equal(out.status, LS_OK);
+	fx_advance(e->f, 100);
+	assert_int_equal(state_of(e, "job").st.confirmed_ago_ms, 100);
 }
 
 /* Held by another replica in session mode: heartbeat replica, no
@@ -361,6 +392,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(held_here_says_when_its_session_was_confirmed,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(taken_in_an_idle_session_is_confirmed_by_its_write,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(held_elsewhere_or_per_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(session_marked_dead_is_told_in_words, setup,
