@@ -21,6 +21,9 @@ bad() { n=$((n + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "  $l
 # hold PORT: a listener on 127.0.0.1:PORT until killed ($holder); false
 # when the port cannot be had (another process has it)
 hold() {
+	# the last holder's "held" must not be read as this one's (the
+	# background job truncates the file in its own time)
+	rm -f "$dir/hold.out"
 	/usr/bin/python3 -c '
 import socket, sys, time
 s = socket.socket()
