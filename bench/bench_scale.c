@@ -702,6 +702,7 @@ struct waiter {
 	redisAsyncContext *ac;
 	int first, count, next; /* its names; the one it waits for */
 	double retry_at_s;	/* answered an error: again then (0: not) */
+	int backoff_ms;		/* after an error: RETRY_MS doubling to 4 s */
 };
 
 struct takeover {
@@ -729,6 +730,7 @@ static void on_waited(redisAsyncContext *ac, void *reply, void *priv)
 			t->before_kill++; /* must not happen: A holds them all */
 		else
 			t->taken_at[t->taken++] = mono_s() - t->kill_s;
+		w->backoff_ms = 0;
 		w->next++;
 		waiter_send(t, w);
 	} else if (rep->type == REDIS_REPLY_NIL) {
@@ -739,8 +741,11 @@ static void on_waited(redisAsyncContext *ac, void *reply, void *priv)
 			snprintf(t->first_error, sizeof t->first_error, "%s", rep->str);
 		if (t->kill_s != 0)
 			t->errors_after++;
-		/* as a client should: again after a while, with jitter */
-		w->retry_at_s = mono_s() + RETRY_MS * (1 + 2 * drand48()) / 1000;
+		/* as a client should: back off, with jitter, doubling */
+		w->backoff_ms = w->backoff_ms ? w->backoff_ms * 2 : RETRY_MS;
+		if (w->backoff_ms > 4000)
+			w->backoff_ms = 4000;
+		w->retry_at_s = mono_s() + w->backoff_ms * (0.5 + drand48()) / 1000;
 	}
 }
 
