@@ -15,10 +15,13 @@
  *   late       renewal lateness p50/p99/max: how long after a third of its
  *              lease past the write before it each renewal reached the
  *              stand-in (0 = on schedule)
+ *   renewals   renewal writes over the hold: per-lease renewals (lease
+ *              mode) or session CREATEs and BEATs (replica mode)
  *   req/s      requests the stand-in answered per second while held
  *   wr/s, rd/s of them, writes (UpdateItem, DeleteItem, TransactWriteItems)
  *              and reads (GetItem, BatchGetItem, Scan, Query) per second,
- *              as the stand-in counts them (standin_stats)
+ *              as the stand-in counts them (standin_stats); rd_it/s the
+ *              items those reads carried (the sweep's: 100 a BatchGetItem)
  *   cpu, rss   the gateway's CPU over the hold (% of one core; and per
  *              DynamoDB request) and its largest resident memory over the
  *              hold; B/lease: that less its RSS before the first acquire,
@@ -29,7 +32,30 @@
  *   wait (INFO dynamodb, sampled every second), TRYAGAIN answers while
  *   acquiring, lock cycles per second.
  *
- *   build/bench/bench_scale [scenario...]     (default: all up to 100k, ~10 min)
+ * Both heartbeat modes side by side (docs/design/replica-heartbeat.md):
+ * NAME runs a scenario with --heartbeat lease, NAME-replica the same with
+ * --heartbeat replica (--replica-id bench-a; its verification sweep every
+ * SCALE_SWEEP if set, e.g. 60s, else the gateway's default of 5 min). In
+ * replica mode the renewal writes are the session's CREATE and BEATs, and
+ * "late" is each BEAT's interval from the one before it at the stand-in
+ * less a third of the lease (all leases here are 30 s; a beat is due a
+ * third of the shortest lease after the send of the last one answered, so
+ * about one round trip late by design). At the end, a summary: one line
+ * a scenario run, the figures issue 31 asks for.
+ *
+ * takeover-N (N: a scenario's size, 100k...): gateway A (replica mode)
+ * holds N leases; gateway B (replica mode, bench-b) gets
+ * SCALE_TAKEOVER_CONNS (default 10,000) connections each waiting
+ * (LOCK.ACQUIRE ... WAIT) for its share of the names one after another (a
+ * connection waits for one lock at a time); after TAKEOVER_WATCH_S, right
+ * after one of A's beats reached the stand-in, A is killed (SIGKILL); it
+ * prints when the takeovers came after the kill (first, 10%, 50%, 90%,
+ * all) and the requests they cost.
+ *
+ *   build/bench/bench_scale [scenario...]     (default: 100k 100k-replica
+ *                                             1m 1m-replica takeover-100k,
+ *                                             ~25 min; "all": every scenario
+ *                                             not only-when-named, both modes)
  *   build/bench/bench_scale list
  *   build/bench/bench_scale standin PORT MS   (the stand-in alone, until killed)
  *
@@ -52,6 +78,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,25 +96,27 @@ struct scenario {
 	int leases, conns;
 	double lat_ms;
 	bool cycle;
-	bool named; /* run only when named (past what a 2-core machine carries) */
+	bool named;	       /* run only when named (past what a 2-core machine carries) */
+	int acquire_s;	       /* how long the clients may take to acquire; 0: ACQUIRE_MAX_S */
+	int acquire_replica_s; /* the same in replica mode, 0: acquire_s */
 };
 
 /* "A few connections": 1,000 leases each, the default
  * --max-leases-per-session (a session finds its leases by a scan). */
 static const struct scenario scenarios[] = {
-	{"1k", 1000, 1, 5, false, false},
-	{"10k", 10000, 10, 5, false, false},
-	{"50k", 50000, 50, 5, false, false},
-	{"75k", 75000, 75, 5, false, false},
-	{"100k", 100000, 100, 5, false, false},
-	{"100k-c10k", 100000, 10000, 5, false, false},
-	{"100k-cycle", 100000, 100, 5, true, false},
-	{"100k-10ms", 100000, 100, 10, false, false},
-	{"100k-10ms-cycle", 100000, 100, 10, true, false},
-	{"200k", 200000, 200, 5, false, true},
-	{"300k", 300000, 300, 5, false, true},
-	{"400k", 400000, 400, 5, false, true},
-	{"1m", 1000000, 1000, 5, false, true},
+	{"1k", 1000, 1, 5, false, false, 0, 0},
+	{"10k", 10000, 10, 5, false, false, 0, 0},
+	{"50k", 50000, 50, 5, false, false, 0, 0},
+	{"75k", 75000, 75, 5, false, false, 0, 0},
+	{"100k", 100000, 100, 5, false, false, 0, 0},
+	{"100k-c10k", 100000, 10000, 5, false, false, 0, 0},
+	{"100k-cycle", 100000, 100, 5, true, false, 0, 0},
+	{"100k-10ms", 100000, 100, 10, false, false, 0, 0},
+	{"100k-10ms-cycle", 100000, 100, 10, true, false, 0, 0},
+	{"200k", 200000, 200, 5, false, true, 0, 0},
+	{"300k", 300000, 300, 5, false, true, 0, 0},
+	{"400k", 400000, 400, 5, false, true, 0, 0},
+	{"1m", 1000000, 1000, 5, false, true, 180, 480},
 };
 #define NSCEN (sizeof scenarios / sizeof scenarios[0])
 
@@ -163,15 +192,36 @@ static long proc_status_kb(pid_t pid, const char *field)
 	return kb;
 }
 
-static pid_t start_gateway(const char *bin, const char *url, int port, const char *log)
+/* The gateway's mode: --heartbeat lease (each lease renews its own item)
+ * or replica (one session item for all; docs/design/replica-heartbeat.md). */
+enum hb_mode { HB_LEASE, HB_REPLICA };
+static const char *const hb_names[] = {"lease", "replica"};
+
+/* Starts build/leasegate against the stand-in at url on port, in mode hb
+ * (replica: as replica_id, its sweep every SCALE_SWEEP if set, else the
+ * gateway's default); its output appended to log. The pid, or -1. */
+static pid_t start_gateway(const char *bin, const char *url, int port, const char *log,
+			   enum hb_mode hb, const char *replica_id)
 {
 	char p[16];
 	snprintf(p, sizeof p, "%d", port);
-	const char *argv[] = {bin,     "--port",	  p,	       "--pg-port",
-			      "0",     "--admin-port",	  "0",	       "--table",
-			      "scale", "--region",	  "us-east-1", "--endpoint",
-			      url,     "--partition-key", "pk",	       "--maxclients",
-			      "10100", "--log-level",	  "error",     NULL};
+	const char *argv[32] = {bin,	     "--port",		p,	     "--pg-port",
+				"0",	     "--admin-port",	"0",	     "--table",
+				"scale",     "--region",	"us-east-1", "--endpoint",
+				url,	     "--partition-key", "pk",	     "--maxclients",
+				"10100",     "--log-level",	"error",     "--heartbeat",
+				hb_names[hb]};
+	int n = 21;
+	const char *sweep = getenv("SCALE_SWEEP");
+	if (hb == HB_REPLICA) {
+		argv[n++] = "--replica-id";
+		argv[n++] = replica_id;
+		if (sweep && *sweep) {
+			argv[n++] = "--heartbeat-sweep";
+			argv[n++] = sweep;
+		}
+	}
+	argv[n] = NULL;
 	struct rlimit rl;
 	getrlimit(RLIMIT_NOFILE, &rl);
 	pid_t pid = gp_spawn(argv, log, false, (long)rl.rlim_cur);
@@ -219,14 +269,14 @@ struct cycler {
 	struct event *timer;
 	int idx;
 	unsigned n;
-	char name[64];
+	char name[96];
 };
 
 struct run {
 	const struct scenario *sc;
 	struct event_base *base;
 	int port;
-	char prefix[32];
+	char prefix[48];
 	struct holder *h;
 	int nh, window;
 	long long acquired, tryagain, errors, sent;
@@ -283,7 +333,7 @@ static void on_acquire(redisAsyncContext *ac, void *reply, void *priv)
 
 static void send_acquire(struct run *r, struct holder *h, int name)
 {
-	char n[64];
+	char n[96];
 	snprintf(n, sizeof n, "%s-%d", r->prefix, h->first + name);
 	h->inflight++;
 	r->sent++;
@@ -412,7 +462,37 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool run_scenario(const char *bin, const struct scenario *sc, double hold_s, const char *log)
+/* What one scenario measured, for the side-by-side summary. */
+struct result {
+	char id[32];
+	enum hb_mode hb;
+	int leases;
+	long long acquired, lost, held;
+	double acquire_s, renew_wr_s, wr_s, rd_s, rd_items_s, cpu, us_req, rss_mb, b_lease;
+	double late_p50, late_p99, late_max, bench, steal;
+};
+
+/* The renewals' lateness in ms (p50, p99, max) over the hold: in lease
+ * mode each renewal's, as the stand-in times it; in replica mode each
+ * session BEAT's interval from the CREATE or BEAT before it, less a third
+ * of the lease (every lease here is LEASE_MS long: a beat is due a third
+ * of the shortest lease held after the send of the last one answered). */
+static void lateness(struct standin *sd, enum hb_mode hb, double out[3])
+{
+	size_t n = 0;
+	int64_t *late = hb == HB_LEASE ? standin_lateness(sd, &n) : standin_beat_intervals(sd, &n);
+	for (size_t i = 0; late && hb == HB_REPLICA && i < n; i++)
+		late[i] -= (int64_t)LEASE_MS / 3 * 1000;
+	if (late)
+		qsort(late, n, sizeof *late, cmp_i64);
+	out[0] = n ? late[n / 2] / 1000.0 : 0;
+	out[1] = n ? late[n * 99 / 100] / 1000.0 : 0;
+	out[2] = n ? late[n - 1] / 1000.0 : 0;
+	free(late);
+}
+
+static bool run_scenario(const char *bin, const struct scenario *sc, enum hb_mode hb, double hold_s,
+			 const char *log, struct result *res)
 {
 	struct standin_thread sd;
 	if (!sd_start(&sd, 0, sc->lat_ms)) {
@@ -420,12 +500,14 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 		return false;
 	}
 	struct run r = {.sc = sc, .base = event_base_new(), .port = gp_free_port()};
-	snprintf(r.prefix, sizeof r.prefix, "s%ld-%s", (long)getpid(), sc->id);
+	char id[32];
+	snprintf(id, sizeof id, "%s%s", sc->id, hb == HB_REPLICA ? "-replica" : "");
+	snprintf(r.prefix, sizeof r.prefix, "s%ld-%s", (long)getpid(), id);
 	unlink(log); /* one scenario's log at a time */
-	pid_t gw = start_gateway(bin, sd.url, r.port, log);
+	pid_t gw = start_gateway(bin, sd.url, r.port, log, hb, "bench-a");
 	redisContext *info = gw > 0 ? redisConnect("127.0.0.1", r.port) : NULL;
 	if (gw <= 0 || !info || info->err) {
-		printf("%-16s the gateway did not start (log: %s)\n", sc->id, log);
+		printf("%-16s the gateway did not start (log: %s)\n", id, log);
 		gp_stop(gw);
 		standin_thread_stop(&sd);
 		return false;
@@ -452,7 +534,12 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	event_add(r.start_ev, &t10);
 	event_add(r.retry_ev, &tretry);
 	double t0 = mono_s();
-	while (r.acquired < sc->leases && mono_s() - t0 < ACQUIRE_MAX_S)
+	int acquire_max_s = sc->acquire_s ? sc->acquire_s : ACQUIRE_MAX_S;
+	if (hb == HB_REPLICA && sc->acquire_replica_s)
+		acquire_max_s = sc->acquire_replica_s;
+	if (getenv("SCALE_ACQUIRE_S"))
+		acquire_max_s = atoi(getenv("SCALE_ACQUIRE_S"));
+	while (r.acquired < sc->leases && mono_s() - t0 < acquire_max_s)
 		run_loop_for(r.base, 0.2);
 	double acquire_s = mono_s() - t0;
 
@@ -499,29 +586,45 @@ static bool run_scenario(const char *bin, const struct scenario *sc, double hold
 	long long lost = info_field(info, "leases", "losses") - losses0;
 	long long held = info_field(info, "leases", "leases_held");
 	long long cycles = r.cycles;
-	size_t n = 0;
-	int64_t *late = standin_lateness(sd.sd, &n);
-	if (late)
-		qsort(late, n, sizeof *late, cmp_i64);
-	double p50 = n ? late[n / 2] / 1000.0 : 0, p99 = n ? late[n * 99 / 100] / 1000.0 : 0;
-	double lmax = n ? late[n - 1] / 1000.0 : 0;
-	free(late);
+	double late[3];
+	lateness(sd.sd, hb, late);
 	double gw_s = (double)(ticks1 - ticks0) / (double)sysconf(_SC_CLK_TCK);
 	double cpu = gw_s / held_s * 100;
 	double us_req = st.requests ? gw_s * 1e6 / (double)st.requests : 0;
 	double steal = all1 > all0 ? 100.0 * (double)(steal1 - steal0) / (double)(all1 - all0) : 0;
-	uint64_t writes = st.writes, reads = st.reads;
 	double b_lease = r.acquired && rss_idle_kb >= 0
 				 ? (smp.rss_max_kb - rss_idle_kb) * 1024.0 / (double)r.acquired
 				 : 0;
+	/* renewal writes: per-lease renewals, or the session's beats */
+	uint64_t renew = hb == HB_LEASE ? st.renewals_timed : st.beats;
+	*res = (struct result){.hb = hb,
+			       .leases = sc->leases,
+			       .acquired = r.acquired,
+			       .lost = lost,
+			       .held = held,
+			       .acquire_s = acquire_s,
+			       .renew_wr_s = (double)renew / held_s,
+			       .wr_s = (double)st.writes / held_s,
+			       .rd_s = (double)st.reads / held_s,
+			       .rd_items_s = (double)st.read_items / held_s,
+			       .cpu = cpu,
+			       .us_req = us_req,
+			       .rss_mb = smp.rss_max_kb / 1024.0,
+			       .b_lease = b_lease,
+			       .late_p50 = late[0],
+			       .late_p99 = late[1],
+			       .late_max = late[2],
+			       .bench = self_s / held_s * 100,
+			       .steal = steal};
+	snprintf(res->id, sizeof res->id, "%s", id);
 
 	printf("%-16s %7d %6d %4.0f %8.1f %9lld %5lld %7lld %8.1f %8.1f %8.1f %8.0f %8.0f %6.1f "
-	       "%6.1f %7.1f %6lld/%-5lld %8.1f %8llu %6.1f %6.1f %8.0f %6.0f %7.0f\n",
-	       sc->id, sc->leases, sc->conns, sc->lat_ms, acquire_s, r.tryagain, lost, held, p50,
-	       p99, lmax, st.requests / held_s, cycles / held_s, cpu, us_req,
+	       "%6.1f %7.1f %6lld/%-5lld %8.1f %8llu %6.1f %6.1f %8.1f %8.1f %8.1f %8.0f %7.0f\n",
+	       id, sc->leases, sc->conns, sc->lat_ms, acquire_s, r.tryagain, lost, held, late[0],
+	       late[1], late[2], st.requests / held_s, cycles / held_s, cpu, us_req,
 	       smp.rss_max_kb / 1024.0, smp.inflight_max, smp.queued_max, smp.qwait_max_us / 1000.0,
-	       (unsigned long long)st.renewals_timed, self_s / held_s * 100, steal, writes / held_s,
-	       reads / held_s, b_lease);
+	       (unsigned long long)renew, res->bench, steal, res->renew_wr_s, res->wr_s, res->rd_s,
+	       res->rd_items_s, b_lease);
 	if (r.errors || r.acquired < sc->leases)
 		printf("%-16s   (%lld of %d leases taken, %lld other errors)\n", "", r.acquired,
 		       sc->leases, r.errors);
@@ -572,6 +675,379 @@ static int standin_alone(int port, double ms)
 	}
 }
 
+/* "NAME" runs scenario NAME with --heartbeat lease, "NAME-replica" with
+ * --heartbeat replica. NULL when there is no such scenario. */
+static const struct scenario *find_scenario(const char *arg, enum hb_mode *hb)
+{
+	size_t n = strlen(arg), suf = strlen("-replica");
+	*hb = n > suf && strcmp(arg + n - suf, "-replica") == 0 ? HB_REPLICA : HB_LEASE;
+	if (*hb == HB_REPLICA)
+		n -= suf;
+	for (size_t i = 0; i < NSCEN; i++)
+		if (strlen(scenarios[i].id) == n && strncmp(arg, scenarios[i].id, n) == 0)
+			return &scenarios[i];
+	return NULL;
+}
+
+/* ---- a crashed replica's leases taken over ---- */
+
+#define TAKEOVER_CONNS	 10000 /* waiting connections of the second gateway */
+#define TAKEOVER_WATCH_S 15    /* they wait that long before the kill */
+#define TAKEOVER_MAX_S	 900   /* the most the takeover may take */
+
+/* One waiting connection of gateway B: it waits (LOCK.ACQUIRE ... WAIT)
+ * for its names one after another, as a connection waits for one lock at a
+ * time. */
+struct waiter {
+	redisAsyncContext *ac;
+	int first, count, next; /* its names; the one it waits for */
+	double retry_at_s;	/* answered an error: again then (0: not) */
+	int backoff_ms;		/* after an error: RETRY_MS doubling to 4 s */
+};
+
+struct takeover {
+	struct run *r; /* A's holders: the names, the prefix, the loop */
+	struct waiter *w;
+	int nw, opened;
+	double kill_s;	  /* monotonic time of the kill, 0 before */
+	double *taken_at; /* seconds after the kill, one per takeover */
+	long long taken, before_kill, timeouts, errors, errors_after;
+	char first_error[128]; /* the first error answered */
+	struct event *tick;
+};
+
+static void waiter_send(struct takeover *t, struct waiter *w);
+
+static void on_waited(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct takeover *t = priv;
+	struct waiter *w = ac->data;
+	redisReply *rep = reply;
+	if (!rep)
+		return; /* freed */
+	if (rep->type == REDIS_REPLY_INTEGER) {
+		if (t->kill_s == 0)
+			t->before_kill++; /* must not happen: A holds them all */
+		else
+			t->taken_at[t->taken++] = mono_s() - t->kill_s;
+		w->backoff_ms = 0;
+		w->next++;
+		waiter_send(t, w);
+	} else if (rep->type == REDIS_REPLY_NIL) {
+		t->timeouts++;
+		waiter_send(t, w);
+	} else {
+		if (t->errors++ == 0 && rep->type == REDIS_REPLY_ERROR)
+			snprintf(t->first_error, sizeof t->first_error, "%s", rep->str);
+		if (t->kill_s != 0)
+			t->errors_after++;
+		/* as a client should: back off, with jitter, doubling */
+		w->backoff_ms = w->backoff_ms ? w->backoff_ms * 2 : RETRY_MS;
+		if (w->backoff_ms > 4000)
+			w->backoff_ms = 4000;
+		w->retry_at_s = mono_s() + w->backoff_ms * (0.5 + drand48()) / 1000;
+	}
+}
+
+static void waiter_send(struct takeover *t, struct waiter *w)
+{
+	if (!w->ac || w->next >= w->count)
+		return;
+	char n[96];
+	snprintf(n, sizeof n, "%s-%d", t->r->prefix, w->first + w->next);
+	redisAsyncCommand(w->ac, on_waited, t, "LOCK.ACQUIRE %s %d WAIT %d", n, LEASE_MS,
+			  TAKEOVER_MAX_S * 1000);
+}
+
+/* Opens B's waiting connections 200 at a time; sends errors' retries. */
+static void on_takeover_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct takeover *t = arg;
+	for (int k = 0; k < 200 && t->opened < t->nw; k++) {
+		struct waiter *w = &t->w[t->opened++];
+		if ((w->ac = connect_one(t->r)) == NULL) {
+			t->errors++;
+			continue;
+		}
+		w->ac->data = w;
+		waiter_send(t, w);
+	}
+	double now = mono_s();
+	for (int i = 0; i < t->opened; i++)
+		if (t->w[i].retry_at_s != 0 && t->w[i].retry_at_s <= now) {
+			t->w[i].retry_at_s = 0;
+			waiter_send(t, &t->w[i]);
+		}
+}
+
+/* A's connections die with it: hiredis frees their contexts. */
+static void on_holder_gone(const redisAsyncContext *ac, int status)
+{
+	struct run *r = ac->data;
+	for (int i = 0; i < r->nh; i++)
+		if (r->h[i].ac == ac)
+			r->h[i].ac = NULL;
+}
+
+/* Seconds after the kill by which a share q of the n takeovers was done. */
+static double taken_by(const double *at, long long n, double q)
+{
+	long long i = (long long)(q * (double)n + 0.5) - 1;
+	return n ? at[i < 0 ? 0 : i >= n ? n - 1 : i] : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Waits until gateway A's session beat reaches the stand-in (A's only
+ * writes while it holds and nothing else runs), then kills A at once:
+ * its leases end on its clock a lease after that beat's send. The
+ * monotonic time of that beat's arrival; 0 when none came in 15 s. */
+static double kill_after_beat(struct run *r, struct standin *sd, pid_t *a)
+{
+	struct standin_stats st;
+	standin_stats(sd, &st);
+	uint64_t beats0 = st.beats;
+	double until = mono_s() + 15, beat_s = 0;
+	while (mono_s() < until && beat_s == 0) {
+		run_loop_for(r->base, 0.005);
+		standin_stats(sd, &st);
+		if (st.beats > beats0)
+			beat_s = mono_s();
+	}
+	kill(*a, SIGKILL);
+	waitpid(*a, NULL, 0);
+	*a = -1; /* reaped: never signalled again */
+	return beat_s;
+}
+
+/* Prints the takeover's figures: when, and what it cost. */
+static void takeover_report(const char *id, struct takeover *t, long long n,
+			    const struct standin_stats *st, double took_s, double beat_to_kill_s,
+			    long long held_b)
+{
+	qsort(t->taken_at, (size_t)t->taken, sizeof *t->taken_at, cmp_double);
+	printf("%-16s %lld leases of a killed replica: %lld taken over by the second in %.1f s "
+	       "(%lld timed out, %lld errors, %lld of them after the kill, %lld granted before the "
+	       "kill; B holds %lld)\n",
+	       id, n, t->taken, took_s, t->timeouts, t->errors, t->errors_after, t->before_kill,
+	       held_b);
+	if (t->errors)
+		printf("%-16s   the first error: %s\n", "", t->first_error);
+	printf("%-16s   A's last beat reached the stand-in %.3f s before the kill; takeovers "
+	       "after the kill: first %.1f s, 10%% %.1f s, 50%% %.1f s, 90%% %.1f s, all %.1f s\n",
+	       "", beat_to_kill_s, taken_by(t->taken_at, t->taken, 0),
+	       taken_by(t->taken_at, t->taken, 0.1), taken_by(t->taken_at, t->taken, 0.5),
+	       taken_by(t->taken_at, t->taken, 0.9), taken_by(t->taken_at, t->taken, 1.0));
+	printf("%-16s   requests from the kill to the last takeover: %llu (%llu writes: %llu "
+	       "UpdateItem, %llu TransactWriteItems; %llu reads: %llu BatchGetItem, %llu "
+	       "GetItem; %llu items read), %.2f writes and %.2f reads a lease taken over\n",
+	       "", (unsigned long long)st->requests, (unsigned long long)st->writes,
+	       (unsigned long long)st->by_op[DDB_UPDATE_ITEM],
+	       (unsigned long long)st->by_op[DDB_TRANSACT_WRITE_ITEMS],
+	       (unsigned long long)st->reads, (unsigned long long)st->by_op[DDB_BATCH_GET_ITEM],
+	       (unsigned long long)st->by_op[DDB_GET_ITEM], (unsigned long long)st->read_items,
+	       t->taken ? (double)st->writes / (double)t->taken : 0,
+	       t->taken ? (double)st->reads / (double)t->taken : 0);
+	fflush(stdout);
+}
+
+/* A's holders take n leases (as a scenario's clients do), B's clients
+ * wait for them, A is killed. */
+static bool takeover_phase(struct takeover *t, const char *id, pid_t *a, redisContext *info_b,
+			   struct standin *sd, long long n)
+{
+	struct run *r = t->r;
+	int per = (int)(n / t->nw);
+	for (int i = 0; i < t->nw; i++)
+		t->w[i] = (struct waiter){.first = i * per, .count = per};
+	t->tick = event_new(r->base, -1, EV_PERSIST, on_takeover_tick, t);
+	struct timeval t10 = {0, 10000};
+	event_add(t->tick, &t10);
+	run_loop_for(r->base, TAKEOVER_WATCH_S);
+	for (int i = 0; i < r->nh; i++)
+		if (r->h[i].ac)
+			redisAsyncSetDisconnectCallback(r->h[i].ac, on_holder_gone);
+	standin_reset(sd);
+	double beat_s = kill_after_beat(r, sd, a);
+	t->kill_s = mono_s();
+	double beat_to_kill = beat_s ? t->kill_s - beat_s : -1;
+	while (t->taken < n && mono_s() - t->kill_s < TAKEOVER_MAX_S)
+		run_loop_for(r->base, 0.2);
+	double took = mono_s() - t->kill_s;
+	struct standin_stats st;
+	standin_stats(sd, &st);
+	takeover_report(id, t, n, &st, took, beat_to_kill,
+			info_field(info_b, "leases", "leases_held"));
+	event_free(t->tick);
+	return t->taken == n;
+}
+
+static bool run_takeover(const char *bin, const char *size, const char *log)
+{
+	char id[32];
+	snprintf(id, sizeof id, "takeover-%s", size);
+	enum hb_mode hb;
+	const struct scenario *sc = find_scenario(size, &hb);
+	if (!sc || hb != HB_LEASE) {
+		printf("bench_scale: no scenario %s to take over (bench_scale list)\n", size);
+		return false;
+	}
+	struct standin_thread sd;
+	if (!sd_start(&sd, 0, sc->lat_ms))
+		return false;
+	struct run r = {.sc = sc, .base = event_base_new(), .port = gp_free_port()};
+	snprintf(r.prefix, sizeof r.prefix, "s%ld-%s", (long)getpid(), id);
+	char log_b[PATH_MAX + 40];
+	snprintf(log_b, sizeof log_b, "%s.b", log);
+	unlink(log);
+	unlink(log_b);
+	pid_t a = start_gateway(bin, sd.url, r.port, log, HB_REPLICA, "bench-a");
+	int port_b = gp_free_port();
+	pid_t b = a > 0 ? start_gateway(bin, sd.url, port_b, log_b, HB_REPLICA, "bench-b") : -1;
+	redisContext *info_a = a > 0 ? redisConnect("127.0.0.1", r.port) : NULL;
+	redisContext *info_b = b > 0 ? redisConnect("127.0.0.1", port_b) : NULL;
+	bool ok = info_a && !info_a->err && info_b && !info_b->err;
+	for (int i = 0; ok && i < 100 && info_field(info_a, "dynamodb", "requests_total") < 1; i++)
+		usleep(50000);
+	/* A's holders, as a scenario's */
+	r.nh = sc->conns;
+	r.window = 10;
+	r.h = calloc((size_t)r.nh, sizeof *r.h);
+	int per = sc->leases / sc->conns;
+	for (int i = 0; i < r.nh; i++)
+		r.h[i] = (struct holder){
+			.first = i * per, .count = per, .retry = calloc((size_t)per, sizeof(int))};
+	r.start_ev = event_new(r.base, -1, EV_PERSIST, on_start_tick, &r);
+	r.retry_ev = event_new(r.base, -1, EV_PERSIST, on_retry_tick, &r);
+	struct timeval t10 = {0, 10000}, tretry = {0, 50000};
+	event_add(r.start_ev, &t10);
+	event_add(r.retry_ev, &tretry);
+	double t0 = mono_s();
+	while (ok && r.acquired < sc->leases && mono_s() - t0 < ACQUIRE_MAX_S)
+		run_loop_for(r.base, 0.2);
+	printf("%-16s gateway A (--heartbeat replica) took %lld of %d leases in %.1f s\n", id,
+	       r.acquired, sc->leases, mono_s() - t0);
+	fflush(stdout);
+	struct takeover t = {.r = &r};
+	const char *wc = getenv("SCALE_TAKEOVER_CONNS");
+	t.nw = wc ? atoi(wc) : TAKEOVER_CONNS;
+	if (t.nw < 1 || t.nw > sc->leases)
+		t.nw = sc->leases < TAKEOVER_CONNS ? sc->leases : TAKEOVER_CONNS;
+	t.w = calloc((size_t)t.nw, sizeof *t.w);
+	t.taken_at = calloc((size_t)sc->leases, sizeof *t.taken_at);
+	/* B's clients connect to B: connect_one uses r.port */
+	r.port = port_b;
+	if (ok && r.acquired == sc->leases)
+		ok = takeover_phase(&t, id, &a, info_b, sd.sd,
+				    (long long)(sc->leases / t.nw) * t.nw);
+	else
+		ok = false;
+	for (int i = 0; i < t.nw; i++)
+		if (t.w[i].ac)
+			redisAsyncFree(t.w[i].ac);
+	for (int i = 0; i < r.nh; i++) {
+		if (r.h[i].ac)
+			redisAsyncFree(r.h[i].ac);
+		free(r.h[i].retry);
+	}
+	free(t.w);
+	free(t.taken_at);
+	free(r.h);
+	event_free(r.start_ev);
+	event_free(r.retry_ev);
+	if (info_a)
+		redisFree(info_a);
+	if (info_b)
+		redisFree(info_b);
+	gp_stop(a); /* -1 once killed: nothing */
+	gp_stop(b);
+	event_base_free(r.base);
+	standin_thread_stop(&sd);
+	return ok;
+}
+
+/* ---- which scenarios, and the summary ---- */
+
+/* The issue's list (issue 31), run when none is named: each in both modes,
+ * side by side, and a crashed replica's leases taken over. */
+static const char *const default_list[] = {"100k", "100k-replica", "1m", "1m-replica",
+					   "takeover-100k"};
+#define NDEFAULT (sizeof default_list / sizeof default_list[0])
+
+/* The figures the issue asks for, one line a scenario run. */
+static void print_summary(const struct result *res, size_t n)
+{
+	printf("\nside by side (over the hold; renew wr/s: renewals in lease mode, session "
+	       "beats in replica mode;\nlate: a renewal past a third of its lease after the "
+	       "write before it, or a beat's interval less a third of the lease):\n");
+	printf("%-16s %-7s %8s %8s %5s %10s %9s %9s %11s %6s %8s %8s %22s %6s %6s\n", "scenario",
+	       "mode", "leases", "taken", "lost", "renew wr/s", "all wr/s", "rd/s", "rd items/s",
+	       "cpu%", "rss_MB", "B/lease", "late p50/p99/max ms", "bench%", "steal%");
+	for (size_t i = 0; i < n; i++) {
+		const struct result *x = &res[i];
+		char late[40];
+		snprintf(late, sizeof late, "%.1f/%.1f/%.1f", x->late_p50, x->late_p99,
+			 x->late_max);
+		printf("%-16s %-7s %8d %8lld %5lld %10.1f %9.1f %9.1f %11.1f %6.2f %8.1f %8.0f "
+		       "%22s "
+		       "%6.1f %6.1f\n",
+		       x->id, hb_names[x->hb], x->leases, x->acquired, x->lost, x->renew_wr_s,
+		       x->wr_s, x->rd_s, x->rd_items_s, x->cpu, x->rss_mb, x->b_lease, late,
+		       x->bench, x->steal);
+	}
+}
+
+static void print_header(double hold_s, const char *log, unsigned long long files)
+{
+	printf("bench_scale: leases of %d ms held %.0f s against the DynamoDB stand-in (latency "
+	       "uniform 0.6-1.4x, 1%% tail to 40x);\nopen files: %llu; gateway log %s; replica "
+	       "mode's sweep: %s\n",
+	       LEASE_MS, hold_s, files, log,
+	       getenv("SCALE_SWEEP") && *getenv("SCALE_SWEEP") ? getenv("SCALE_SWEEP")
+							       : "the gateway's default");
+	printf("%-16s %7s %6s %4s %8s %9s %5s %7s %8s %8s %8s %8s %8s %6s %6s %7s %12s %8s %8s "
+	       "%6s %6s %8s %8s %8s %8s %7s\n",
+	       "scenario", "leases", "conns", "ms", "acq_s", "tryagain", "lost", "held", "late_p50",
+	       "late_p99", "late_max", "req/s", "cycles/s", "cpu%", "us/req", "rss_MB",
+	       "inflight/q", "qwait_ms", "renewals", "bench%", "steal%", "renew/s", "wr/s", "rd/s",
+	       "rd_it/s", "B/lease");
+}
+
+static void print_legend(void)
+{
+	printf("late_*: ms after schedule (replica mode: a session beat's interval less a "
+	       "third of the lease);\ncpu%%: of one core, the gateway over the hold; "
+	       "us/req: the gateway's CPU per DynamoDB request; rss: its largest;\n"
+	       "inflight/q: most DynamoDB requests in flight / queued (sampled each s);\n"
+	       "qwait: longest queue wait; renewals: per-lease renewals (lease mode) or session "
+	       "CREATEs and BEATs (replica mode) applied over the hold, renew/s the same a "
+	       "second;\nbench%%: this process (stand-in and clients), of one "
+	       "core;\nsteal%%: the machine's CPU time the hypervisor gave to others over the "
+	       "hold;\nwr/s, rd/s: the stand-in's writes and reads a second over the hold, "
+	       "rd_it/s the items they read; B/lease: the gateway's\nlargest RSS less its RSS "
+	       "before acquiring, per lease taken\n");
+}
+
+/* Runs one named scenario (NAME, NAME-replica or takeover-N), adding its
+ * figures to res. False when it is unknown or could not run. */
+static bool run_named(const char *bin, const char *name, double hold_s, const char *log,
+		      struct result *res, size_t *nres)
+{
+	enum hb_mode hb;
+	const struct scenario *sc = find_scenario(name, &hb);
+	if (strncmp(name, "takeover-", 9) == 0)
+		return run_takeover(bin, name + 9, log);
+	if (!sc) {
+		printf("bench_scale: no scenario %s (bench_scale list)\n", name);
+		return false;
+	}
+	return run_scenario(bin, sc, hb, hold_s, log, &res[(*nres)++]);
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -581,6 +1057,13 @@ int main(int argc, char **argv)
 			       scenarios[i].leases, scenarios[i].conns, scenarios[i].lat_ms,
 			       scenarios[i].cycle ? " + lock cycles" : "",
 			       scenarios[i].named ? " (only when named)" : "");
+		printf("each NAME-replica: the same with --heartbeat replica\n"
+		       "takeover-N (N: 10k, 100k...): a replica-mode gateway holds N leases, is "
+		       "killed (SIGKILL),\n  a second one's waiting clients take them over\n"
+		       "all: every scenario not marked 'only when named', in both modes\n"
+		       "default: %s %s %s %s %s\n",
+		       default_list[0], default_list[1], default_list[2], default_list[3],
+		       default_list[4]);
 		return 0;
 	}
 	if (argc > 3 && strcmp(argv[1], "standin") == 0)
@@ -605,29 +1088,33 @@ int main(int argc, char **argv)
 	setenv("AWS_ACCESS_KEY_ID", "AKIDSCALEBENCH", 1);
 	setenv("AWS_SECRET_ACCESS_KEY", "scale-bench-secret", 1);
 	unsetenv("AWS_PROFILE");
-	printf("bench_scale: leases of %d ms held %.0f s against the DynamoDB stand-in (latency "
-	       "uniform 0.6-1.4x, 1%% tail to 40x);\nopen files: %llu; gateway log %s\n",
-	       LEASE_MS, hold_s, (unsigned long long)rl.rlim_cur, log);
-	printf("%-16s %7s %6s %4s %8s %9s %5s %7s %8s %8s %8s %8s %8s %6s %6s %7s %12s %8s %8s "
-	       "%6s %6s %8s %6s %7s\n",
-	       "scenario", "leases", "conns", "ms", "acq_s", "tryagain", "lost", "held", "late_p50",
-	       "late_p99", "late_max", "req/s", "cycles/s", "cpu%", "us/req", "rss_MB",
-	       "inflight/q", "qwait_ms", "renewals", "bench%", "steal%", "wr/s", "rd/s", "B/lease");
-	int rc = 0;
-	for (size_t i = 0; i < NSCEN; i++) {
-		bool want = argc < 2 && !scenarios[i].named;
-		for (int a = 1; a < argc; a++)
-			want |= strcmp(argv[a], scenarios[i].id) == 0;
-		if (want && !run_scenario(bin, &scenarios[i], hold_s, log))
-			rc = 1;
+	print_header(hold_s, log, (unsigned long long)rl.rlim_cur);
+	/* the names to run, in order */
+	const char *names[2 * NSCEN + 64];
+	size_t nn = 0;
+	if (argc < 2)
+		for (size_t i = 0; i < NDEFAULT; i++)
+			names[nn++] = default_list[i];
+	for (int a = 1; a < argc && nn + 2 * NSCEN < sizeof names / sizeof names[0]; a++) {
+		if (strcmp(argv[a], "all") != 0) {
+			names[nn++] = argv[a];
+			continue;
+		}
+		static char pairs[NSCEN][40];
+		for (size_t i = 0; i < NSCEN; i++)
+			if (!scenarios[i].named) {
+				snprintf(pairs[i], sizeof pairs[i], "%s-replica", scenarios[i].id);
+				names[nn++] = scenarios[i].id;
+				names[nn++] = pairs[i];
+			}
 	}
-	printf("late_*: ms after schedule; cpu%%: of one core, the gateway over the hold;\n"
-	       "us/req: the gateway's CPU per DynamoDB request; rss: its largest;\n"
-	       "inflight/q: most DynamoDB requests in flight / queued (sampled each s);\n"
-	       "qwait: longest queue wait; bench%%: this process (stand-in and clients), of one "
-	       "core;\nsteal%%: the machine's CPU time the hypervisor gave to others over the "
-	       "hold;\nwr/s, rd/s: the stand-in's writes and reads a second over the hold; "
-	       "B/lease: the gateway's\nlargest RSS less its RSS before acquiring, per lease "
-	       "taken\n");
+	struct result res[sizeof names / sizeof names[0]];
+	size_t nres = 0;
+	int rc = 0;
+	for (size_t i = 0; i < nn; i++)
+		if (!run_named(bin, names[i], hold_s, log, res, &nres))
+			rc = 1;
+	print_legend();
+	print_summary(res, nres);
 	return rc;
 }

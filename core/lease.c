@@ -39,8 +39,29 @@ struct lt_op {
 	char rvn[LT_ID_LEN + 1];
 };
 
-/* A lock cycle creates and frees a lease: they come from a pool. */
+/* A lock cycle creates and frees a lease: they come from a pool, one for
+ * each size (lease_bytes). */
 static struct pool lease_pool = POOL_INIT(sizeof(struct lease), 4096);
+static struct pool member_pool = POOL_INIT(LEASE_MEMBER_BYTES, 4096);
+
+size_t lease_bytes(const struct lease *l)
+{
+	return l->in_session ? LEASE_MEMBER_BYTES : sizeof(*l);
+}
+
+/* A zeroed lease, with its beat unless it joins session sess_gen. */
+static struct lease *lease_alloc(uint32_t sess_gen)
+{
+	if (sess_gen != 0)
+		return pool_get(&member_pool, LEASE_MEMBER_BYTES);
+	return pool_get(&lease_pool, sizeof(struct lease));
+}
+
+/* Gives l's block back to the pool it came from. */
+static void lease_dealloc(struct lease *l)
+{
+	pool_put(l->in_session ? &member_pool : &lease_pool, l, lease_bytes(l));
+}
 
 static void heartbeat(void *arg);
 static void end_due(void *arg);
@@ -183,8 +204,8 @@ static void stop_clock(struct lease *l)
 		lt_member_leave(&l->member);
 		return;
 	}
-	timer_cancel(&l->hb_timer);
-	timer_cancel(&l->end_timer);
+	timer_cancel(&l->beat.hb_timer);
+	timer_cancel(&l->beat.end_timer);
 }
 
 static void lease_destroy(struct lease *l)
@@ -201,13 +222,13 @@ static void lease_destroy(struct lease *l)
 	lease_set_state(l, LEASE_ENDED);
 	unlink_lease(l);
 	lt_holder_free(l->t, l->holder);
-	pool_put(&lease_pool, l, sizeof(*l));
+	lease_dealloc(l);
 	lt_lock_unref(lock);
 }
 
 static void schedule_heartbeat(struct lease *l)
 {
-	timer_arm_at(&l->hb_timer, l->last_send_ms + l->lease_ms / 3);
+	timer_arm_at(&l->beat.hb_timer, l->last_send_ms + l->lease_ms / 3);
 }
 
 static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *item);
@@ -222,7 +243,7 @@ static bool extend(struct lease *l, int64_t send_ms, const char *rvn)
 	l->last_send_ms = send_ms;
 	memcpy(l->rvn, rvn, sizeof(l->rvn));
 	if (!l->in_session) {
-		timer_arm_at(&l->end_timer, send_ms + l->lease_ms);
+		timer_arm_at(&l->beat.end_timer, send_ms + l->lease_ms);
 		return true;
 	}
 	if (l->state != LEASE_HELD)
@@ -337,8 +358,8 @@ static void init_clock(struct lease *l, uint32_t sess_gen)
 	l->sess_gen = sess_gen;
 	if (l->in_session)
 		return; /* l->member: zeroed by pool_get, not a member */
-	timer_init(&l->hb_timer, l->t->clock, heartbeat, l);
-	timer_init(&l->end_timer, l->t->clock, end_due, l);
+	timer_init(&l->beat.hb_timer, l->t->clock, heartbeat, l);
+	timer_init(&l->beat.end_timer, l->t->clock, end_due, l);
 }
 
 struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, const char *owner,
@@ -346,7 +367,7 @@ struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, con
 			    int64_t send_ms, char *holder, uint32_t sess_gen)
 {
 	struct locktable *t = lock->t;
-	struct lease *l = pool_get(&lease_pool, sizeof(*l));
+	struct lease *l = lease_alloc(sess_gen);
 	if (l == NULL)
 		return NULL;
 	l->t = t;
@@ -367,7 +388,7 @@ struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, con
 struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 {
 	struct locktable *t = w->t;
-	struct lease *l = pool_get(&lease_pool, sizeof(*l));
+	struct lease *l = lease_alloc(w->sess_gen);
 	if (l == NULL)
 		return NULL;
 	l->t = t;
@@ -442,8 +463,9 @@ static enum lt_loss refusal_loss(const struct lease *l, const struct lock_item *
  * heartbeat's or an explicit one's. */
 static bool renewal_in_flight(const struct lease *l, const char *rvn, int64_t *send_ms)
 {
-	if (l->hb_call != NULL && l->state == LEASE_HELD && strcmp(l->hb_rvn, rvn) == 0) {
-		*send_ms = l->hb_send_ms;
+	if (!l->in_session && l->hb_call != NULL && l->state == LEASE_HELD &&
+	    strcmp(l->beat.hb_rvn, rvn) == 0) {
+		*send_ms = l->beat.hb_send_ms;
 		return true;
 	}
 	for (const struct lt_op *op = l->ops; op != NULL; op = op->next)
@@ -513,32 +535,33 @@ static void on_heartbeat(void *arg, const struct store_result *res)
 	struct lease *l = arg;
 	struct lt_error err;
 	l->hb_call = NULL;
-	int r = renewal_result(l, l->hb_send_ms, l->hb_rvn, res, &err);
+	int r = renewal_result(l, l->beat.hb_send_ms, l->beat.hb_rvn, res, &err);
 	if (r == 0)
 		return; /* lost: lose() ended the span, and its callback may free l */
 	trace_bool(l->hb_span, "leasegate.lock.renewed", r == 1);
 	end_hb_span(l, r < 0 ? err.message : NULL);
 	if (r == RENEW_AGAIN) {
-		timer_arm(&l->hb_timer, 0); /* on the rvn the item shows, from the loop */
+		timer_arm(&l->beat.hb_timer, 0); /* on the rvn the item shows, from the loop */
 	} else if (r == 1) {
-		l->retry_ms = 0;
+		l->beat.retry_ms = 0;
 		schedule_heartbeat(l);
 	} else if (r < 0) {
-		l->retry_ms = l->retry_ms == 0 ? LT_RENEW_RETRY_FIRST_MS : 2 * l->retry_ms;
-		if (l->retry_ms > l->lease_ms / 6)
-			l->retry_ms = l->lease_ms / 6;
-		if (clock_now_ms(l->t->clock) + l->retry_ms >= lease_end_ms(l))
+		l->beat.retry_ms =
+			l->beat.retry_ms == 0 ? LT_RENEW_RETRY_FIRST_MS : 2 * l->beat.retry_ms;
+		if (l->beat.retry_ms > l->lease_ms / 6)
+			l->beat.retry_ms = l->lease_ms / 6;
+		if (clock_now_ms(l->t->clock) + l->beat.retry_ms >= lease_end_ms(l))
 			return; /* no time for another: end_timer ends the lease */
-		emit(l, OBS_RENEW_RETRY, NULL, &err, l->retry_ms);
-		timer_arm(&l->hb_timer, l->retry_ms);
+		emit(l, OBS_RENEW_RETRY, NULL, &err, l->beat.retry_ms);
+		timer_arm(&l->beat.hb_timer, l->beat.retry_ms);
 	}
 }
 
 static void heartbeat(void *arg)
 {
 	struct lease *l = arg;
-	if (!timer_armed(&l->end_timer)) /* the first heartbeat (lease_start) */
-		timer_arm_at(&l->end_timer, lease_end_ms(l));
+	if (!timer_armed(&l->beat.end_timer)) /* the first heartbeat (lease_start) */
+		timer_arm_at(&l->beat.end_timer, lease_end_ms(l));
 	if (l->hb_call != NULL)
 		return;
 	if (clock_now_ms(l->t->clock) >= lease_end_ms(l)) {
@@ -549,10 +572,11 @@ static void heartbeat(void *arg)
 		return;
 	}
 	l->hb_span = lease_span(l, "Lock.Renew");
-	l->hb_call = send_renew(l, l->hb_rvn, &l->hb_send_ms, on_heartbeat, l, l->hb_span);
+	l->hb_call =
+		send_renew(l, l->beat.hb_rvn, &l->beat.hb_send_ms, on_heartbeat, l, l->hb_span);
 	if (l->hb_call == NULL) { /* out of memory: try again soon */
 		end_hb_span(l, "out of memory");
-		timer_arm(&l->hb_timer, LT_RENEW_RETRY_FIRST_MS);
+		timer_arm(&l->beat.hb_timer, LT_RENEW_RETRY_FIRST_MS);
 	}
 }
 
@@ -612,7 +636,7 @@ static void on_explicit_renew(void *arg, const struct store_result *res)
 	trace_finish(&op->span, r < 0 ? err.message : r == 0 ? "the lease was lost" : NULL);
 	free(op);
 	if (r == 1 && l->hb_call == NULL && !l->in_session) {
-		l->retry_ms = 0;
+		l->beat.retry_ms = 0;
 		schedule_heartbeat(l);
 	}
 	cb(cb_arg, r < 0 ? -1 : r, r < 0 ? &err : NULL);
@@ -895,7 +919,7 @@ void lease_free_all(struct locktable *t)
 		drop_ops(l);
 		unlink_lease(l);
 		lt_holder_free(t, l->holder);
-		pool_put(&lease_pool, l, sizeof(*l)); /* lt_free frees the locks */
+		lease_dealloc(l); /* lt_free frees the locks */
 	}
 	while (t->orphans != NULL) {
 		struct lt_op *op = t->orphans;

@@ -18,6 +18,8 @@
 #ifndef LG_LEASE_H
 #define LG_LEASE_H
 
+#include <stddef.h>
+
 #include "core/lt_internal.h"
 
 enum lease_state {
@@ -32,12 +34,23 @@ enum lease_state {
 
 struct lt_op; /* an explicit renew or a fencing check in flight */
 
+/* What only a lease renewed by its own writes (!in_session) has: its
+ * heartbeat and end timers and the renewal in flight. It shares the last
+ * part of struct lease with a session member's struct lt_member, and a
+ * member's lease is allocated without the rest of it (lease_bytes): a
+ * member never reads or writes it. */
+struct lease_beat {
+	struct timer hb_timer, end_timer;
+	int64_t retry_ms, hb_send_ms;
+	char hb_rvn[LT_ID_LEN + 1];
+};
+
 struct lease {
 	struct locktable *t;
 	struct lock *lock;
 	struct lease *prev, *next; /* in t->leases */
 	char *holder;
-	int64_t token, lease_ms, last_send_ms, retry_ms, hb_send_ms;
+	int64_t token, lease_ms, last_send_ms;
 	enum lease_state state; /* lease_set_state() */
 	enum lt_loss loss;	/* LT_HELD until LEASE_LOST: the reason */
 	bool takeover;		/* a fact of its acquire, not lifecycle */
@@ -46,12 +59,6 @@ struct lease {
 	 * of its own, its end is the member's (lt_member_end_ms) */
 	bool in_session;
 	uint32_t sess_gen;
-	union {
-		struct {
-			struct timer hb_timer, end_timer; /* !in_session */
-		};
-		struct lt_member member; /* in_session */
-	};
 	struct store_call *hb_call; /* heartbeat renewal or release */
 	struct lt_op *ops;
 	lt_lost_cb on_lost;
@@ -61,15 +68,31 @@ struct lease {
 	void *release_arg;
 	char owner[STORE_ID_MAX + 1];
 	char rvn[LT_ID_LEN + 1];
-	char hb_rvn[LT_ID_LEN + 1];
 	char secret_hash[STORE_SECRET_HASH_LEN + 1]; /* "" when none */
 	struct trace_ctx acq_ctx;		     /* its acquire's span: renewals link to it */
 	struct trace_span *hb_span;		     /* the Lock.Renew or Lock.Release of hb_call */
+	/* last: a member's lease is allocated up to the end of member only
+	 * (lease_bytes) */
+	union {
+		struct lease_beat beat;	 /* !in_session */
+		struct lt_member member; /* in_session */
+	};
 };
 
-/* One lease of a held lock costs this at most, whatever its mode (a
- * session member shares the room of the heartbeat's timers). */
-_Static_assert(sizeof(struct lease) <= 528, "struct lease grew");
+/* The bytes of a session member's lease: up to the end of its member. */
+#define LEASE_MEMBER_BYTES (offsetof(struct lease, member) + sizeof(struct lt_member))
+
+/* One lease of a held lock costs this at most: a lease renewed by its own
+ * writes 536 bytes (malloc's block of 544, as at 528 before its beat was
+ * set apart), a session member's 384 (a block of 384). */
+_Static_assert(sizeof(struct lease) <= 536, "struct lease grew");
+_Static_assert(LEASE_MEMBER_BYTES <= 376, "a member's lease grew");
+
+/* The bytes l was allocated with: a session member's lease stops at the
+ * end of its member (LEASE_MEMBER_BYTES), a lease renewed by its own
+ * writes has them all (sizeof(struct lease)). in_session never changes
+ * after the lease is made. */
+size_t lease_bytes(const struct lease *l);
 
 /* Moves l to state to (LG_ASSERT on a move not in lease.c's table; the
  * move is made either way). */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/lease.h"
 #include "core/lt_session.h"
 #include "core/store/store_revoke.h"
 #include "core/store/store_session.h"
@@ -905,6 +906,46 @@ static void lease_mode_writes_per_lease_and_no_session(void **state)
 	fx_free(f);
 }
 
+/* A member's lease is allocated without the per-lease heartbeat's part
+ * (struct lease_beat; docs/design/replica-heartbeat.md, "Results"): it
+ * lives its whole life (beats, an explicit renewal, a loss by the
+ * session's end, a release) on the shorter block, which AddressSanitizer
+ * (make check: no pool) would catch it reading past; a lease-mode lease
+ * keeps it all. */
+static void member_lease_is_allocated_without_the_heartbeat_part(void **state)
+{
+	struct fx *f = sfx_new(1);
+	struct lost lo;
+	struct lease *a = take(f, 0, "a", LEASE, NULL);
+	struct lease *b = take(f, 0, "b", LEASE, &lo);
+	assert_int_equal(lease_bytes(a), LEASE_MEMBER_BYTES);
+	assert_true(lease_bytes(a) + 150 <= sizeof(struct lease));
+	fx_advance(f, 2 * LEASE); /* beats */
+	struct renew_box box = {0};
+	assert_true(lease_renew(a, renewed, &box));
+	fx_run(f);
+	assert_int_equal(box.renewed, 1);
+	lease_release(a);
+	fx_run(f);
+	assert_false(item_of(f, "a").has_owner);
+	mark_dead(f);
+	fx_advance(f, LEASE); /* the next beat is refused: b is lost */
+	assert_int_equal(lo.why, LT_SESSION);
+	lease_release(b);
+	fx_free(f);
+
+	f = fx_new(0, false);
+	struct lt_options o = {.ttl_retention_ms = LT_MIN_RETENTION_MS};
+	f->lt[0] = lt_new(f->clock, f->store, &f->obs, &o);
+	assert_non_null(f->lt[0]);
+	struct lease *l = fx_take(f, 0, "job", LEASE);
+	assert_int_equal(lease_bytes(l), sizeof(struct lease));
+	fx_advance(f, 2 * LEASE);
+	assert_true(lease_held(l));
+	lease_release(l);
+	fx_free(f);
+}
+
 static void bad_replica_options_are_refused(void **state)
 {
 	struct fx *f = fx_new(0, false);
@@ -948,6 +989,7 @@ int main(void)
 		cmocka_unit_test(revseq_without_entries_extends_again),
 		cmocka_unit_test(leader_election_works_on_the_session),
 		cmocka_unit_test(lease_mode_writes_per_lease_and_no_session),
+		cmocka_unit_test(member_lease_is_allocated_without_the_heartbeat_part),
 		cmocka_unit_test(bad_replica_options_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
