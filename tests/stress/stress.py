@@ -93,7 +93,13 @@ counts them), then a summary; exit status 1 on any "not ok":
      of their loss (-LOST on release, a release not written because the
      lock is no longer held by this lease, or the connection lost);
   4. progress: every client was granted the lock at least once; grants
-     per phase are shown; so was every reader and semaphore client.
+     per phase are shown; so was every reader and semaphore client;
+  5. the heartbeat mode: each gateway's /metrics (read at the end, so
+     since its last start) shows session heartbeats answered ok in
+     replica mode and none in lease mode; LOCK.STATE of held exclusive
+     locks showed heartbeat "replica" (the item names a session) exactly
+     when some gateway runs in replica mode. Per gateway, its heartbeats
+     by answer, per-lock renewals and store requests (INFO) are printed.
 Checks 1-3 are of client_loop's exclusive holds; the holds of every other
 client, with their modes, are checked in the history (tests/stress/
 lincheck.py: the search, and the interval check: no exclusive hold
