@@ -788,12 +788,16 @@ static void wait_behind(struct sh_wait *w, const struct store_sh_header *h, int6
 
 /* An exclusive holder holds the name: wait a poll of its lease, unless its
  * rvn stood still a whole lease on this clock (it crashed): then end it
- * (XTAKE, conditioned on that rvn) and read again. */
+ * (XTAKE, conditioned on that rvn) and read again. A holder in session mode
+ * (--heartbeat replica: lt_item_session) renews its session, not its item,
+ * so its rvn standing still says nothing: a reader waits a poll of its real
+ * lease (sleaseMs, not the item's leaseMs of years) and never ends it (an
+ * exclusive waiter's session watch does, core/lt_swait.c). */
 static void behind_holder(struct sh_wait *w, const struct store_sh_header *hd, int64_t now)
 {
 	const struct lock_item *h = &hd->lock;
-	if (!lt_sh_stale(&w->hwatch, h, now)) {
-		wait_behind(w, hd, lt_poll_interval(h->lease_ms));
+	if (lt_item_session(h) || !lt_sh_stale(&w->hwatch, h, now)) {
+		wait_behind(w, hd, lt_poll_interval(lt_item_lease_ms(h)));
 		return;
 	}
 	struct store_sh_req r = {.op = STORE_SH_XTAKE,

@@ -2,7 +2,9 @@
 # make stress: the contention and fault-injection safety checks of
 # tests/stress/stress.py (3 gateways on one fresh table, 9 clients, SIGSTOP,
 # SIGKILL and a DynamoDB blackhole of the holder's gateway; 0 overlapping
-# holds and strictly rising tokens), on the serialized moto
+# holds and strictly rising tokens), once per heartbeat mode (--heartbeat
+# lease, replica, and mixed: both on one table; STRESS_HEARTBEATS picks
+# them, "lease replica mixed" by default), on the serialized moto
 # (tests/moto_serial.py, signature checking on, keys from
 # tests/moto_setup.py) that this script starts as tests/run-integration.sh
 # does. The STRESS_* variables of stress.py pass through (STRESS_SECONDS,
@@ -36,7 +38,15 @@ export LG_BIN="$root/$BUILD/leasegate" LG_WORK="$work"
 rc=0
 /usr/bin/python3 "$root/tests/stress/stress.py" --selftest || rc=1
 timeout -k 10 60 /usr/bin/python3 "$root/tests/stress/release_after_stall.py" || rc=1
-timeout -k 10 $((${STRESS_SECONDS:-60} + 120)) /usr/bin/python3 "$root/tests/stress/stress.py" || rc=1
+# In each heartbeat mode (STRESS_HEARTBEATS, default all three): per lease
+# (its files in $work), one per replica (in $work/replica) and the
+# rollout's middle state, both on the table (in $work/mixed).
+for mode in ${STRESS_HEARTBEATS:-lease replica mixed}; do
+	dir="$work"
+	[ "$mode" = lease ] || { dir="$work/$mode" && mkdir -p "$dir"; }
+	LG_WORK="$dir" STRESS_HEARTBEAT=$mode timeout -k 10 $((${STRESS_SECONDS:-60} + 120)) \
+		/usr/bin/python3 "$root/tests/stress/stress.py" || rc=1
+done
 # The history checker: its self-test, then the PostgreSQL xact-lock
 # scenario (COMMIT on replica A, then a try on replica B, 40 rounds; its
 # history checked by tests/stress/lincheck.py).

@@ -1,6 +1,10 @@
 #!/bin/sh
 # stress_short: tests/stress/stress.py (what make stress runs for 60 s) for
-# about 15 s on the suite's serialized moto: 3 gateways on one fresh table,
+# about 15 s on the suite's serialized moto, twice: in per-lease mode (the
+# default, --heartbeat lease), then with one heartbeat per replica
+# (STRESS_HEARTBEAT=session: every gateway --heartbeat replica on an even
+# seed, the rollout's middle state, both modes on the table, on an odd one;
+# its files in $LG_WORK/session). Each run: 3 gateways on one fresh table,
 # 9 clients contending for 3 locks (and 3 more locking them with Lua
 # scripts, 3 Redis readers with LOCK.ACQUIRE ... SHARED, 3 PostgreSQL
 # clients on their own keys and 2 more holding those keys shared, 4 Redis
@@ -11,9 +15,9 @@
 # started again: clients adopt their leases elsewhere). Its "ok" /
 # "not ok" lines: strictly rising tokens, 0 overlapping holds, fenced
 # refusals only for holds told of their loss, every client served, the
-# recorded history linearizable (tests/stress/lincheck.py); and
-# first, --selftest: the same checks fail on crafted histories, and
-# release_after_stall.py.
+# recorded history linearizable (tests/stress/lincheck.py), the session
+# heartbeats each gateway's mode says; and first, --selftest: the same
+# checks fail on crafted histories, and release_after_stall.py.
 # Run by tests/run-integration.sh (LG_BIN, LG_MOTO, LG_AK, LG_SK, LG_WORK).
 set -u
 [ -n "${LG_MOTO:-}" ] || {
@@ -32,5 +36,8 @@ set -u
 # The history checker (tests/stress/lincheck.py) is enforced here as in
 # make stress: tests/integration/lincheck.sh tests the checker itself.
 export STRESS_SECONDS=${STRESS_SECONDS:-15} STRESS_QUIET=${STRESS_QUIET:-1}
-/usr/bin/python3 "$(dirname "$0")/../stress/stress.py" || rc=1
+STRESS_HEARTBEAT=lease /usr/bin/python3 "$(dirname "$0")/../stress/stress.py" || rc=1
+mkdir -p "$LG_WORK/session"
+LG_WORK="$LG_WORK/session" STRESS_HEARTBEAT=session \
+	/usr/bin/python3 "$(dirname "$0")/../stress/stress.py" || rc=1
 exit ${rc:-0}

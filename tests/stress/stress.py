@@ -33,6 +33,22 @@ four):
   STRESS_SCRIPT_CLIENTS  Redis clients that lock with Lua scripts, as lock
                       libraries do, on the same names as LOCK.ACQUIRE's (3)
   STRESS_SEED         random seed (time-based)
+  STRESS_HEARTBEAT    how the gateways prove their holders alive (lease):
+                      lease, every gateway with --heartbeat lease (each lease
+                      renews its own item); replica, every gateway with
+                      --heartbeat replica and --replica-id stress-gwI (the
+                      same id again when it is started again: a new
+                      incarnation of its session); mixed, the rollout's
+                      middle state: the gateways alternate modes (gateway I
+                      in replica mode when I + the seed is even), and the
+                      rolling restart turns each to the other mode, so both
+                      modes hold locks on the table all along and every
+                      gateway changes mode once; session, replica on an even
+                      seed and mixed on an odd one (stress_short.sh's second
+                      run: CI covers both over its runs, STRESS_SEED alone
+                      reproduces one)
+  STRESS_SWEEP_MS     --heartbeat-sweep of replica-mode gateways (3000): the
+                      verification sweep runs during the run
 
 Each gateway reaches DynamoDB through its own tests/integration/ddb_proxy.py
 (--endpoint), so that one gateway alone can be cut off. Each client loops:
@@ -77,7 +93,13 @@ counts them), then a summary; exit status 1 on any "not ok":
      of their loss (-LOST on release, a release not written because the
      lock is no longer held by this lease, or the connection lost);
   4. progress: every client was granted the lock at least once; grants
-     per phase are shown; so was every reader and semaphore client.
+     per phase are shown; so was every reader and semaphore client;
+  5. the heartbeat mode: each gateway's /metrics (read at the end, so
+     since its last start) shows session heartbeats answered ok in
+     replica mode and none in lease mode; LOCK.STATE of held exclusive
+     locks showed heartbeat "replica" (the item names a session) exactly
+     when some gateway runs in replica mode. Per gateway, its heartbeats
+     by answer, per-lock renewals and store requests (INFO) are printed.
 Checks 1-3 are of client_loop's exclusive holds; the holds of every other
 client, with their modes, are checked in the history (tests/stress/
 lincheck.py: the search, and the interval check: no exclusive hold
@@ -126,6 +148,11 @@ TRY_SHARE = float(os.environ.get("STRESS_TRY_SHARE", 0.25))
 RENEW_SHARE = float(os.environ.get("STRESS_RENEW_SHARE", 0.2))
 QUIET = float(os.environ.get("STRESS_QUIET", 2))
 SEED = env_int("STRESS_SEED", int(time.time() * 1000) % 1000000)
+HEARTBEATS = ("lease", "replica", "mixed", "session")
+HEARTBEAT = os.environ.get("STRESS_HEARTBEAT", "lease")
+if HEARTBEAT == "session":
+    HEARTBEAT = "mixed" if SEED % 2 else "replica"
+SWEEP_MS = env_int("STRESS_SWEEP_MS", 3000)
 WORK = os.environ.get("LG_WORK") or "/tmp"
 # A reply later than this means the gateway is gone: the longest legitimate
 # wait is WAIT plus a stop of the gateway plus DynamoDB retries.
@@ -191,6 +218,24 @@ class Proxy:
         self.proc.send_signal(signal.SIGUSR2)
 
 
+def heartbeat_of(i, rolls):
+    """The --heartbeat of gateway i after rolls rolling restarts:
+    STRESS_HEARTBEAT's, or in mixed mode alternating over gateways and
+    rolling restarts (the parity of i + rolls + SEED)."""
+    if HEARTBEAT != "mixed":
+        return HEARTBEAT
+    return "replica" if (i + rolls + SEED) % 2 == 0 else "lease"
+
+
+def heartbeat_args(i, mode):
+    """The gateway's heartbeat options: its mode and, in replica mode, its
+    replica id (one per gateway, kept across restarts) and sweep period."""
+    if mode == "lease":
+        return ["--heartbeat", "lease"]
+    return ["--heartbeat", "replica", "--replica-id", f"stress-gw{i}",
+            "--heartbeat-sweep", str(SWEEP_MS)]
+
+
 class Gateway:
     def __init__(self, i, table, proxy):
         self.i = i
@@ -198,6 +243,9 @@ class Gateway:
         self.proxy = proxy
         self.port = free_port()
         self.pg_port = free_port()
+        self.admin_port = free_port()
+        self.rolls = 0  # rolling restarts so far (mixed mode: each turns the mode)
+        self.mode = None
         self.proc = None
         self.incarnation = 0
         self.logpath = os.path.join(WORK, f"stress-gw{i}.log")
@@ -207,13 +255,16 @@ class Gateway:
         env = dict(os.environ, AWS_ACCESS_KEY_ID=os.environ["LG_AK"],
                    AWS_SECRET_ACCESS_KEY=os.environ["LG_SK"], AWS_REGION="us-east-1",
                    AWS_ENDPOINT_URL_DYNAMODB=MOTO)
+        self.mode = heartbeat_of(self.i, self.rolls)
         with open(self.logpath, "a") as f:
-            f.write(f"=== stress: start {self.incarnation + 1} at {now():.2f}\n")
+            f.write(f"=== stress: start {self.incarnation + 1} at {now():.2f}, heartbeat "
+                    f"{self.mode}\n")
             self.proc = subprocess.Popen(
                 [BIN, "--port", str(self.port), "--pg-port", str(self.pg_port),
-                 "--pg-auth", "trust", "--admin-port", "0", "--drain-grace", str(DRAIN_MS),
-                 "--table", self.table, "--create-table",
-                 "--endpoint", f"http://127.0.0.1:{self.proxy.port}"],
+                 "--pg-auth", "trust", "--admin-port", str(self.admin_port),
+                 "--drain-grace", str(DRAIN_MS), "--table", self.table, "--create-table",
+                 "--endpoint", f"http://127.0.0.1:{self.proxy.port}"] +
+                heartbeat_args(self.i, self.mode),
                 env=env, stdout=f, stderr=f)
         self.incarnation += 1
         for _ in range(400):
@@ -298,6 +349,7 @@ stop = threading.Event()
 gateways = []           # every Gateway, set by main()
 history = None          # History (tests/stress/history.py), opened by main()
 stats = collections.Counter()  # other answers, by kind (count() adds one)
+heartbeats_seen = collections.Counter()  # LOCK.STATE's heartbeat of held exclusive locks
 
 
 def count(what):
@@ -943,7 +995,11 @@ def observer_loop(gws):
         held = int(st.get(b"held", 0)) == 1
         history.add(f"obs{g.i}", g.i, "redis", "state", name, t, done,
                     "held" if held else "free",
-                    int(st[b"fencing-token"]) if held else None)
+                    int(st[b"fencing-token"]) if held else None,
+                    heartbeat=st.get(b"heartbeat", b"").decode())
+        if held:  # how the lock's holder proves it alive, as its item says
+            with holds_lock:
+                heartbeats_seen[st.get(b"heartbeat", b"none").decode()] += 1
         time.sleep(0.03)
 
 
@@ -992,6 +1048,7 @@ def faults(gws, proxies):
             phase.set("rolling restart")
             for each in gws:
                 each.drain()
+                each.rolls += 1
                 each.start()
             phase.set("after rolling restart")
         done.add(kind)
@@ -1007,6 +1064,8 @@ results = []
 
 def check(ok, what):
     results.append(ok)
+    if HEARTBEAT != "lease":  # which run it is, where one script runs both
+        what += f" [--heartbeat {HEARTBEAT}, seed {SEED}]"
     print(f"{'ok' if ok else 'not ok'} {what}", flush=True)
 
 
@@ -1101,8 +1160,9 @@ def checks(holds):
 
 def summary(kinds, refused, per_client):
     print("# ---- summary ----")
-    print(f"# seed {SEED}, {GATEWAYS} gateways, {CLIENTS} clients, {LOCKS} locks, lease "
-          f"{LEASE_MS} ms, wait {WAIT_MS} ms, hold 0-{HOLD_MS} ms, {now():.1f} s")
+    print(f"# seed {SEED}, heartbeat {HEARTBEAT}, {GATEWAYS} gateways, {CLIENTS} clients, "
+          f"{LOCKS} locks, lease {LEASE_MS} ms, wait {WAIT_MS} ms, hold 0-{HOLD_MS} ms, "
+          f"{now():.1f} s")
     print(f"# grants {len(holds)}; fenced writes accepted {fenced.accepted}, refused "
           f"{sum(h.rejected for h in holds)}")
     print("# releases: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
@@ -1130,6 +1190,65 @@ def summary(kinds, refused, per_client):
     for name in sorted({h.name for h in holds}):
         toks = [h.token for h in holds if h.name == name]
         print(f"# {name}: {len(toks)} grants, tokens {min(toks)}..{max(toks)}")
+
+
+def scrape(g):
+    """Gateway g's /metrics as {sample name with labels: value}, and its INFO
+    leases section as {field: value}; ({}, {}) when it does not answer."""
+    import urllib.request
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{g.admin_port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        info = redis.Redis(host="127.0.0.1", port=g.port, socket_timeout=5).info("leases")
+    except (OSError, redis.RedisError):
+        return {}, {}
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            samples[key] = float(value)
+    return samples, info
+
+
+def family_total(samples, family, label=None):
+    """The sum of a family's samples (those with label, e.g. 'outcome="ok"')."""
+    return sum(v for k, v in samples.items()
+               if k.split("{")[0] == family and (label is None or label in k))
+
+
+def heartbeat_checks(gws, seen, scraped, heartbeat=None):
+    """--heartbeat reached the gateways: each in replica mode (since its
+    last start) sent session heartbeats and had answers ok, one in lease
+    mode shows none; LOCK.STATE showed held locks whose item names a
+    session (heartbeat replica) exactly when some gateway was in replica
+    mode. Their figures (per-lock renewals, store requests) are printed."""
+    bad = []
+    for g in gws:
+        samples, info = scraped[g.i]
+        beats = family_total(samples, "leasegate_replica_heartbeats_total")
+        ok = family_total(samples, "leasegate_replica_heartbeat_answers_total", 'outcome="ok"')
+        has = any(k.startswith("leasegate_replica_heartbeats_total") for k in samples)
+        answers = " ".join(f"{k.split('outcome=')[1].split(chr(34))[1]} {v:.0f}"
+                           for k, v in sorted(samples.items())
+                           if k.startswith("leasegate_replica_heartbeat_answers_total{"))
+        print(f"# gw{g.i} ({g.mode} since its start {g.incarnation}): session heartbeats "
+              f"{beats:.0f} (answers: {answers or 'none'}), per-lock renewals ok "
+              f"{info.get('renewals_ok', '?')}, store requests " +
+              " ".join(f"{k[len('store_requests_'):]}={v}" for k, v in sorted(info.items())
+                       if k.startswith("store_requests_") and v))
+        if not samples:
+            bad.append(f"gw{g.i}: no /metrics")
+        elif g.mode == "replica" and not (beats > 0 and ok > 0):
+            bad.append(f"gw{g.i}: replica mode, {beats:.0f} heartbeats, {ok:.0f} ok")
+        elif g.mode == "lease" and has:
+            bad.append(f"gw{g.i}: lease mode shows session heartbeats")
+    check(not bad, "each gateway's session heartbeats are as its --heartbeat says (" +
+          ("; ".join(bad) or "replica mode: some sent and answered ok; lease mode: none") + ")")
+    replica = (heartbeat or HEARTBEAT) != "lease"
+    check((seen["replica"] > 0) == replica,
+          f"LOCK.STATE showed locks held in session mode {'' if replica else 'never '}"
+          f"(heartbeat of held exclusive locks: " +
+          (", ".join(f"{k} {v}" for k, v in sorted(seen.items())) or "none seen") + ")")
 
 
 def shared_progress(path):
@@ -1172,8 +1291,10 @@ def main():
     global history
     random.seed(SEED)
     history = History(os.path.join(WORK, "stress-history.jsonl"))
+    if HEARTBEAT not in HEARTBEATS:
+        raise SystemExit(f"STRESS_HEARTBEAT={HEARTBEAT}: want one of {', '.join(HEARTBEATS)}")
     table = f"lg-stress-{os.getpid()}-{int(time.time())}"
-    log(f"table {table}, seed {SEED}, logs in {WORK}/stress-*.log")
+    log(f"table {table}, seed {SEED}, heartbeat {HEARTBEAT}, logs in {WORK}/stress-*.log")
     proxies, gws = [], []
     try:
         proxies = [Proxy(i) for i in range(GATEWAYS)]
@@ -1206,6 +1327,7 @@ def main():
         check(stuck == 0, f"every client ended ({stuck} stuck)")
         for g in gws:
             check(g.proc.poll() is None, f"gateway {g.i} is running at the end")
+        scraped = {g.i: scrape(g) for g in gws}
     finally:
         for g in gws:
             g.stop_for_good()
@@ -1218,6 +1340,7 @@ def main():
     check(not idle, f"every script client took the lock ({len(idle)} never: "
           f"{' '.join(f's{c}' for c in idle)})")
     shared_progress(history.path)
+    heartbeat_checks(gws, heartbeats_seen, scraped)
     linearizable(history.path)
     summary(kinds, refused, per_client)
     if not all(results):
@@ -1276,6 +1399,7 @@ def selftest():
         if results != want:
             failed += 1
             print(f"not ok selftest: {what}: checks gave {results}, wanted {want}")
+    failed += selftest_heartbeat()
     del results[:]
     # the PostgreSQL client reads the WARNING 58000 of a release not written
     from history import UNWRITTEN_NOTICE
@@ -1289,6 +1413,52 @@ def selftest():
         print(f"ok selftest: the checks pass a clean history and the answers of releases not "
               f"written, and fail on {len(cases) - 5} crafted violations")
     return 1 if failed else 0
+
+
+def selftest_heartbeat():
+    """heartbeat_checks fails on a replica-mode gateway without session
+    heartbeats answered ok, on a lease-mode one showing them, and on
+    LOCK.STATE's heartbeat not matching the mode; passes the right ones.
+    The number of cases that went wrong."""
+    import contextlib
+    import io
+    beats = {'leasegate_replica_heartbeats_total{db_collection_name="t"}': 5.0,
+             'leasegate_replica_heartbeat_answers_total{db_collection_name="t",outcome="ok"}': 4.0}
+    none = {'leasegate_replica_heartbeats_total{db_collection_name="t"}': 3.0}
+    other = {"leasegate_sessions": 1.0}
+    gw = collections.namedtuple("Gw", "i mode incarnation")
+    seen_r = collections.Counter(replica=3, lease=1)
+    seen_l = collections.Counter(lease=4)
+    cases = {  # what: (modes, samples per gateway, seen, run's mode, results wanted)
+        "replica mode, heartbeats answered ok": (["replica"] * 2, [beats] * 2, seen_r, "replica",
+                                                 [True, True]),
+        "lease mode, none": (["lease"] * 2, [other] * 2, seen_l, "lease", [True, True]),
+        "mixed, each as its mode": (["replica", "lease"], [beats, other], seen_r, "mixed",
+                                    [True, True]),
+        "replica mode, none answered ok": (["replica"] * 2, [beats, none], seen_r, "replica",
+                                           [False, True]),
+        "replica mode, no session metrics": (["replica"], [other], seen_r, "replica",
+                                             [False, True]),
+        "lease mode showing heartbeats": (["lease"], [beats], seen_l, "lease", [False, True]),
+        "replica mode, no lock seen held in session mode": (["replica"], [beats], seen_l,
+                                                            "replica", [True, False]),
+        "lease mode, a lock seen held in session mode": (["lease"], [other], seen_r, "lease",
+                                                         [True, False]),
+    }
+    failed = 0
+    for what, (modes, samples, seen, run, want) in cases.items():
+        del results[:]
+        gws = [gw(i, m, 1) for i, m in enumerate(modes)]
+        scraped = {i: (x, {"renewals_ok": 0}) for i, x in enumerate(samples)}
+        with contextlib.redirect_stdout(io.StringIO()):
+            heartbeat_checks(gws, seen, scraped, run)
+        if results != want:
+            failed += 1
+            print(f"not ok selftest: heartbeat: {what}: checks gave {results}, wanted {want}")
+    if not failed:
+        print(f"ok selftest: the heartbeat checks pass gateways as their mode says, and fail on "
+              f"{sum(1 for c in cases.values() if False in c[4])} crafted mismatches")
+    return failed
 
 
 # Redis answers of a release whose write failed (redis-py drops the "ERR ").

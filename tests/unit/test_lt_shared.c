@@ -864,6 +864,48 @@ static void test_readers_first_across_replicas(void **state)
 	fx_free(f);
 }
 
+/* W1 holds in session mode (replica 2 in --heartbeat replica: its item's
+ * leaseMs is years, its real lease sleaseMs, its session beats): a reader
+ * waiting on replica 1 never ends it, however long its rvn stands still,
+ * and is granted a poll of the real lease after W1's release (not one of
+ * the years' lease, clamped to 10 s); W2, waiting on replica 0, a poll
+ * after the reader's release (the stress harness in replica mode: readers
+ * timed out and writers waited a lease behind a free lock). */
+static void test_reader_behind_a_session_mode_holder(void **state)
+{
+	struct fx *f = fx_new(2, true);
+	struct lt_options o = {
+		.holder_label = "p2", .heartbeat = LT_HEARTBEAT_REPLICA, .replica_id = "r2"};
+	f->lt[2] = lt_new(f->clock, f->store, &f->obs, &o);
+	assert_non_null(f->lt[2]);
+	fx_run(f);
+	struct got r;
+	struct fx_acq w2;
+	struct lease *w1 = fx_take(f, 2, "rw", LEASE);
+	struct lock_item it;
+	assert_true(store_read_now(f->store, "rw", &it));
+	assert_string_not_equal(it.session, ""); /* held in session mode */
+	wait_shared(f, 1, &r);
+	fx_acquire(f, 0, "rw", LEASE, true, 0, &w2);
+	fx_advance(f, 10 * LEASE);
+	assert_false(r.done || w2.done);
+	assert_true(lease_held(w1));
+	lease_release(w1);
+	fx_run(f);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(r.done);
+	assert_non_null(r.lease);
+	assert_true(sh_lease_token(r.lease) > lease_token(w1));
+	assert_false(w2.done); /* the reader holds */
+	sh_lease_release(r.lease);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(w2.done);
+	assert_non_null(w2.lease);
+	lease_release(w2.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
 /* A reader that registered behind W1 and crashed keeps W2 out one lease of
  * W2's at most: W2 drops radmit once it stood still that long on its
  * clock, never before, and is granted. */
@@ -1013,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(test_reader_giving_up_is_not_admitted),
 		cmocka_unit_test(test_owner_given),
 		cmocka_unit_test(test_semaphore_turn_across_replicas),
+		cmocka_unit_test(test_reader_behind_a_session_mode_holder),
 		cmocka_unit_test(test_grant_applied_though_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
