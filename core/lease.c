@@ -57,10 +57,36 @@ static struct lease *lease_alloc(uint32_t sess_gen)
 	return pool_get(&lease_pool, sizeof(struct lease));
 }
 
-/* Gives l's block back to the pool it came from. */
+/* Gives l's block back to the pool it came from, and frees its secret. */
 static void lease_dealloc(struct lease *l)
 {
+	free(l->secret_hash);
 	pool_put(l->in_session ? &member_pool : &lease_pool, l, lease_bytes(l));
+}
+
+/* l's secret hash, copied out of line: "" (or NULL) is none. false: out
+ * of memory. */
+static bool set_secret(struct lease *l, const char *hash)
+{
+	if (hash == NULL || hash[0] == '\0')
+		return true;
+	l->secret_hash = strdup(hash);
+	return l->secret_hash != NULL;
+}
+
+/* A zeroed lease (as lease_alloc) with its secret hash (set_secret), or
+ * NULL when out of memory. */
+static struct lease *lease_new(uint32_t sess_gen, const char *secret_hash)
+{
+	struct lease *l = lease_alloc(sess_gen);
+	if (l == NULL)
+		return NULL;
+	l->in_session = sess_gen != 0; /* lease_bytes: the pool it came from */
+	if (!set_secret(l, secret_hash)) {
+		lease_dealloc(l);
+		return NULL;
+	}
+	return l;
 }
 
 static void heartbeat(void *arg);
@@ -367,7 +393,7 @@ struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, con
 			    int64_t send_ms, char *holder, uint32_t sess_gen)
 {
 	struct locktable *t = lock->t;
-	struct lease *l = lease_alloc(sess_gen);
+	struct lease *l = lease_new(sess_gen, secret_hash);
 	if (l == NULL)
 		return NULL;
 	l->t = t;
@@ -378,7 +404,6 @@ struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, con
 	l->last_send_ms = send_ms;
 	snprintf(l->owner, sizeof(l->owner), "%s", owner);
 	snprintf(l->rvn, sizeof(l->rvn), "%s", rvn);
-	snprintf(l->secret_hash, sizeof(l->secret_hash), "%s", secret_hash);
 	init_clock(l, sess_gen);
 	lock->refs++;
 	link_lease(l);
@@ -388,7 +413,7 @@ struct lease *lease_adopted(struct lock *lock, const struct lock_item *item, con
 struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 {
 	struct locktable *t = w->t;
-	struct lease *l = lease_alloc(w->sess_gen);
+	struct lease *l = lease_new(w->sess_gen, w->secret_hash);
 	if (l == NULL)
 		return NULL;
 	l->t = t;
@@ -401,7 +426,6 @@ struct lease *lease_start(struct lt_wait *w, const struct lock_item *item)
 	l->takeover = w->takeover;
 	memcpy(l->owner, w->owner, sizeof(l->owner));
 	memcpy(l->rvn, w->rvn, sizeof(l->rvn));
-	memcpy(l->secret_hash, w->secret_hash, sizeof(l->secret_hash));
 	init_clock(l, w->sess_gen);
 	w->lock->refs++;
 	link_lease(l);
@@ -961,7 +985,7 @@ int64_t lease_duration_ms(const struct lease *l)
 }
 const char *lease_secret_hash(const struct lease *l)
 {
-	return l->secret_hash[0] != '\0' ? l->secret_hash : NULL;
+	return l->secret_hash;
 }
 
 bool lt_secret_match(const char *stored, const char *presented)

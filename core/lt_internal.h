@@ -237,6 +237,9 @@ struct locktable {
 
 /* --- locks: the hash table, the holders seen (lt_lock.c) --- */
 
+/* The bytes a lock whose name is len bytes long is allocated with: its
+ * size class's block (lt_lock.c), or just enough past the largest. */
+size_t lt_lock_bytes(size_t len);
 /* The lock of name, made when create (NULL when not, or out of memory). */
 struct lock *lt_lock_get(struct locktable *t, const char *name, bool create);
 void lt_lock_unref(struct lock *l);

@@ -14,10 +14,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Locks with names up to 64 bytes come from a pool: a lock cycle of a new
- * name creates and frees one. */
+/* Locks with names up to 64 bytes come from pools, one a size class of
+ * 16 name bytes, each block the whole of a malloc block (POOL_BLOCK): a
+ * lock cycle of a new name creates and frees one, and a lock is kept as
+ * long as its lease (a block sized for the longest name would cost every
+ * lock up to 48 bytes more). */
 #define LOCK_SIZE(len) (sizeof(struct lock) + (len) + 1)
-static struct pool lock_pool = POOL_INIT(LOCK_SIZE(64), 4096);
+static struct pool lock_pools[] = {
+	POOL_INIT(POOL_BLOCK(LOCK_SIZE(16)), 4096),
+	POOL_INIT(POOL_BLOCK(LOCK_SIZE(32)), 4096),
+	POOL_INIT(POOL_BLOCK(LOCK_SIZE(48)), 4096),
+	POOL_INIT(POOL_BLOCK(LOCK_SIZE(64)), 4096),
+};
+#define LOCK_POOLS (sizeof(lock_pools) / sizeof(lock_pools[0]))
+
+/* The pool of a lock whose name is len bytes. */
+static struct pool *lock_pool(size_t len)
+{
+	return pool_class(lock_pools, LOCK_POOLS, LOCK_SIZE(len));
+}
+
+size_t lt_lock_bytes(size_t len)
+{
+	struct pool *p = lock_pool(len);
+	return LOCK_SIZE(len) > p->size ? LOCK_SIZE(len) : p->size;
+}
 
 /* --- the hash table --- */
 
@@ -50,7 +71,7 @@ struct lock *lt_lock_get(struct locktable *t, const char *name, bool create)
 	if (!create)
 		return NULL;
 	size_t len = strlen(name);
-	struct lock *l = pool_get(&lock_pool, LOCK_SIZE(len));
+	struct lock *l = pool_get(lock_pool(len), LOCK_SIZE(len));
 	if (l == NULL)
 		return NULL;
 	memcpy(l->name, name, len + 1);
@@ -116,7 +137,8 @@ static void lock_free(struct lock *l)
 	forget_seen(l);
 	lt_sh_reaper_free(l->reaper, true); /* idle: nobody here waits any more */
 	t->nlocks--;
-	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
+	size_t len = strlen(l->name);
+	pool_put(lock_pool(len), l, LOCK_SIZE(len));
 }
 
 void lt_lock_maybe_free(struct lock *l)
@@ -270,7 +292,8 @@ void lt_lock_destroy(struct lock *l)
 		free(l->seen->holder);
 		free(l->seen);
 	}
-	pool_put(&lock_pool, l, LOCK_SIZE(strlen(l->name)));
+	size_t len = strlen(l->name);
+	pool_put(lock_pool(len), l, LOCK_SIZE(len));
 }
 
 /* --- its turn among replicas --- */

@@ -154,6 +154,9 @@ bool ls_room(const struct lsess *s, struct ls_result *r);
 
 /* --- records --- */
 
+/* The bytes a record whose name is len bytes long is allocated with: its
+ * size class's block (lsess.c), or just enough past the largest. */
+size_t ls_rec_bytes(size_t len);
 /* A new record of s (state CAMPAIGNING, nothing held). NULL on OOM. */
 struct ls_rec *ls_rec_new(struct lsess *s, enum ls_kind kind, const char *name, size_t len);
 /* The one place a record's state changes (and its lost-list membership). */

@@ -88,6 +88,22 @@ static inline void pool_put(struct pool *p, void *x, size_t n)
 	p->n++;
 }
 
+/* The bytes malloc gives for a request of n (glibc, 64-bit: its blocks
+ * are 8 bytes of header and n, in steps of 16): a pool's size rounded so
+ * leaves no bytes of its blocks unused. */
+#define POOL_BLOCK(n) ((((n) + 8 + 15) & ~(size_t)15) - 8)
+
+/* Of n pools of rising block sizes (size classes, for objects that end in
+ * a name), the first whose blocks hold size bytes, else the last (whose
+ * pool_get gives a larger block from malloc, of size bytes). n >= 1. */
+static inline struct pool *pool_class(struct pool *classes, unsigned n, size_t size)
+{
+	unsigned i = 0;
+	while (i + 1 < n && classes[i].size < size)
+		i++;
+	return &classes[i];
+}
+
 /* Frees the blocks kept (for leak checkers at exit). */
 void pool_drain(struct pool *p);
 

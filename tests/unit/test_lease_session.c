@@ -912,6 +912,36 @@ static void lease_mode_writes_per_lease_and_no_session(void **state)
  * session's end, a release) on the shorter block, which AddressSanitizer
  * (make check: no pool) would catch it reading past; a lease-mode lease
  * keeps it all. */
+/* A member's lease fits malloc's block of 320 bytes (8 bytes of header,
+ * steps of 16): its secret hash is out of line, copied only when the
+ * acquire presents one, kept while held (renewals, beats) and freed with
+ * the lease (ASan's leak check). */
+static void member_lease_keeps_its_secret_out_of_line(void **state)
+{
+	static const char hash[] =
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	assert_true(LEASE_MEMBER_BYTES + 8 <= 320);
+	struct fx *f = sfx_new(1);
+	struct fx_acq a = {0};
+	struct lt_acquire_args args = {.name = "s", .lease_ms = LEASE, .secret_hash = hash};
+	assert_non_null(lt_acquire(f->lt[0], &args, fx_acquire_cb, &a));
+	fx_run(f);
+	assert_non_null(a.lease);
+	assert_int_equal(lease_bytes(a.lease), LEASE_MEMBER_BYTES);
+	assert_string_equal(lease_secret_hash(a.lease), hash);
+	assert_ptr_not_equal(lease_secret_hash(a.lease), hash); /* a copy */
+	struct lease *plain = take(f, 0, "p", LEASE, NULL);
+	assert_null(lease_secret_hash(plain));
+	fx_advance(f, 2 * LEASE); /* beats */
+	assert_true(lease_held(a.lease));
+	assert_string_equal(lease_secret_hash(a.lease), hash);
+	assert_string_equal(item_of(f, "s").secret_hash, hash);
+	lease_release(a.lease);
+	lease_release(plain);
+	fx_run(f);
+	fx_free(f);
+}
+
 static void member_lease_is_allocated_without_the_heartbeat_part(void **state)
 {
 	struct fx *f = sfx_new(1);
@@ -990,6 +1020,7 @@ int main(void)
 		cmocka_unit_test(leader_election_works_on_the_session),
 		cmocka_unit_test(lease_mode_writes_per_lease_and_no_session),
 		cmocka_unit_test(member_lease_is_allocated_without_the_heartbeat_part),
+		cmocka_unit_test(member_lease_keeps_its_secret_out_of_line),
 		cmocka_unit_test(bad_replica_options_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
