@@ -99,6 +99,8 @@ static void test_sweep_answer_is_fast(void **state)
 	struct store_batch_entry e[NAMES];
 	struct store_batch_result res;
 	init(&res, e, 0);
+	for (unsigned i = 0; i < NAMES; i++) /* as store_batch_read does */
+		memset(&e[i].item, 0, sizeof e[i].item);
 	bool done = false;
 	char err[DDB_ERR_MAX] = "";
 	assert_true(ddb_batch_answer(&res, &keys, SWEPT, strlen(SWEPT), true, &done, err));
