@@ -6,7 +6,10 @@
  * The first byte picks: an UpdateItem or GetItem answer, an error body
  * (JSON or XML), a table description, a request with the rest as the
  * lock name, a Scan answer, a Scan request with the rest as its cursor, or
- * a channel's answer (ddb_parse_chan).
+ * a channel's answer (ddb_parse_chan); a first byte of 128 or more that
+ * would pick the UpdateItem answer picks a BatchGetItem answer of the
+ * sweep (ddb_batch_answer, the fast reader first and cJSON alone: the same
+ * verdict, message, read marks and items).
  * Contracts checked: every string of a parsed item or error is
  * NUL-terminated within its field; a successful UpdateItem parse has an
  * item; a built body is JSON whose key is "LOCK#" + the name, byte for
@@ -25,6 +28,7 @@
 
 #include "core/store/dynamodb/ddb_json.h"
 #include "core/store/dynamodb/ddb_json_int.h"
+#include "core/store/store_batch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -147,6 +151,32 @@ static void fuzz_name(const char *name, size_t n)
 	ddb_body_free(body);
 }
 
+/* A BatchGetItem answer for four names, read by both readers from the
+ * same start (which: the first name already read, as in a second round). */
+static void fuzz_batch_answer(const char *body, size_t n, unsigned which)
+{
+	static const char *const names[4] = {"a", "b", "jobs/42", "c"};
+	static struct store_batch_entry e[2][4];
+	struct store_batch_result r[2];
+	char err[2][DDB_ERR_MAX] = {"", ""};
+	bool ok[2], done[2];
+	for (unsigned k = 0; k < 2; k++) {
+		memset(e[k], 0, sizeof e[k]); /* as store_batch_read does */
+		for (unsigned i = 0; i < 4; i++)
+			e[k][i].name = names[i], e[k][i].read = which && i == 0;
+		r[k] = (struct store_batch_result){.entries = e[k], .count = 4};
+		ok[k] = ddb_batch_answer(&r[k], &scan_keys[1], body, n, k == 0, &done[k], err[k]);
+	}
+	check(ok[0] == ok[1] && done[0] == done[1] && (ok[0] || strcmp(err[0], err[1]) == 0));
+	check(ok[0] || err[0][0] != '\0');
+	for (unsigned i = 0; i < 4; i++) {
+		check(e[0][i].read == e[1][i].read);
+		check(memcmp(&e[0][i].item, &e[1][i].item, sizeof e[0][i].item) == 0);
+		if (ok[0] && e[0][i].read && e[0][i].item.exists)
+			check_item(&e[0][i].item);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
@@ -162,7 +192,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(copy, body, n);
 	copy[n] = '\0';
-	if (pick == 0 || pick == 1) {
+	if (pick == 0 && data[0] >= 128) {
+		fuzz_batch_answer(copy, n, which);
+	} else if (pick == 0 || pick == 1) {
 		struct lock_item it;
 		enum ddb_op op = pick == 0 ? DDB_UPDATE_ITEM : DDB_GET_ITEM;
 		bool ok = ddb_parse_output(op, copy, n, "exp", &it, err);

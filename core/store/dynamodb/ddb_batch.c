@@ -3,7 +3,8 @@
  * strongly consistent BatchGetItem of the lock items asked for, its
  * UnprocessedKeys asked again in the same call (as ddb_session.c's READ),
  * at most BATCH_ROUNDS rounds. On the calls of store_dynamodb.c (retries,
- * deadline, metrics).
+ * deadline, metrics). An answer in the plain form is read from its bytes
+ * (ddb_fast_batch), any other by cJSON, to the same result.
  */
 #include <cJSON.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "core/store/dynamodb/ddb_expr.h"
+#include "core/store/dynamodb/ddb_json_int.h"
 #include "core/store/dynamodb/store_dynamodb_int.h"
 #include "core/store/store_batch.h"
 
@@ -107,6 +109,73 @@ static bool mark_read(struct store_batch_result *res, const cJSON *root,
 	return !any;
 }
 
+/* The fast reader's items (ddb_fast_batch) into res, as take_items. */
+struct fast_take {
+	struct store_batch_result *res;
+	const struct ddb_keys *keys;
+};
+
+/* The value of the first attribute named keys->pk when it is a string
+ * (pk_of's answer on cJSON's tree), copied into buf; NULL otherwise, or
+ * when it is longer than any key asked for. */
+static const char *fast_pk(const struct ddb_attr *attrs, unsigned n, const char *pk, char *buf,
+			   size_t cap)
+{
+	size_t plen = strlen(pk);
+	for (unsigned i = 0; i < n; i++) {
+		const struct ddb_attr *a = &attrs[i];
+		if (a->nlen != plen || memcmp(a->name, pk, plen) != 0)
+			continue;
+		if (a->tlen != 1 || a->type[0] != 'S' || a->vlen >= cap)
+			return NULL;
+		memcpy(buf, a->val, a->vlen);
+		buf[a->vlen] = '\0';
+		return buf;
+	}
+	return NULL;
+}
+
+/* ddb_fast_item_fn: one item into the entry of its key, as take_items
+ * does with cJSON's tree (the same messages). */
+static bool fast_item(void *arg, const struct ddb_attr *attrs, unsigned n, char *err)
+{
+	struct fast_take *t = arg;
+	char pk[5 + STORE_NAME_MAX + 2];
+	struct store_batch_entry *e =
+		entry_of(t->res, fast_pk(attrs, n, t->keys->pk, pk, sizeof pk));
+	if (e == NULL || e->read) {
+		snprintf(err, DDB_ERR_MAX, "an item that was not asked for");
+		return false;
+	}
+	if (!ddb_item_read(attrs, n, t->keys->ttl_attr, &e->item, err))
+		return false;
+	e->read = true;
+	return true;
+}
+
+bool ddb_batch_answer(struct store_batch_result *res, const struct ddb_keys *keys, const char *body,
+		      size_t len, bool fast, bool *done, char *err)
+{
+	struct fast_take t = {res, keys};
+	enum ddb_fast f =
+		fast ? ddb_fast_batch(body, len, keys->table, fast_item, &t, err) : DDB_FAST_OTHER;
+	if (f != DDB_FAST_OTHER) {
+		/* UnprocessedKeys was {} or absent: every entry came back or
+		 * does not exist */
+		for (unsigned i = 0; f == DDB_FAST_OK && i < res->count; i++)
+			res->entries[i].read = true;
+		*done = f == DDB_FAST_OK;
+		return *done;
+	}
+	cJSON *root = body != NULL ? cJSON_ParseWithLength(body, len) : NULL;
+	if (root == NULL)
+		snprintf(err, DDB_ERR_MAX, "the answer is no JSON");
+	bool ok = root != NULL && take_items(res, root, keys, err);
+	*done = ok && mark_read(res, root, keys);
+	cJSON_Delete(root);
+	return ok;
+}
+
 static void deliver(struct store_call *c)
 {
 	c->ds->base.in_flight--;
@@ -125,16 +194,12 @@ static void read_done(struct store_call *c, struct store_result *r, const char *
 		return;
 	}
 	char err[DDB_ERR_MAX];
-	cJSON *root = body != NULL ? cJSON_ParseWithLength(body, len) : NULL;
-	bool ok = root != NULL && take_items(res, root, &ds->keys, err);
-	bool done = ok && mark_read(res, root, &ds->keys);
-	cJSON_Delete(root);
-	if (!ok) {
+	bool done;
+	if (!ddb_batch_answer(res, &ds->keys, body, len, true, &done, err)) {
 		res->status = STORE_FATAL;
 		res->error_type = "BadResponse";
 		snprintf(res->message, sizeof(res->message),
-			 "DynamoDB BatchGetItem on table %.64s: %.150s", ds->table,
-			 root == NULL ? "the answer is no JSON" : err);
+			 "DynamoDB BatchGetItem on table %.64s: %.150s", ds->table, err);
 	} else if (!done && ++c->limit < BATCH_ROUNDS) {
 		/* the same call goes on: the caller's handle stays valid */
 		char *text = build(&ds->keys, res);

@@ -60,6 +60,24 @@ enum ddb_fast ddb_fast_output(enum ddb_op op, const char *body, size_t len, cons
 enum ddb_fast ddb_fast_error(const char *body, size_t len, const char *ttl_attr,
 			     struct ddb_error *out, char *err) __attribute__((warn_unused_result));
 
+/* An item's attributes, in the order of the body, into *item: what
+ * ddb_parse_item() does with a cJSON item (false with err as it). */
+bool ddb_item_read(const struct ddb_attr *attrs, unsigned n, const char *ttl_attr,
+		   struct lock_item *item, char *err) __attribute__((warn_unused_result));
+
+/* Takes one item of a BatchGetItem answer (its n attributes); false with a
+ * message in err stops the reading. */
+typedef bool (*ddb_fast_item_fn)(void *arg, const struct ddb_attr *attrs, unsigned n, char *err);
+
+/* A BatchGetItem answer in the plain form: an object of "Responses", whose
+ * one member is table, an array of attribute maps (each as above), and at
+ * most an "UnprocessedKeys" of {} (none left); no other member. The whole
+ * body is checked first: DDB_FAST_OTHER (each never called) when it is
+ * not in that form. Else each item, in order, goes to each: DDB_FAST_OK
+ * when each took them all, DDB_FAST_REFUSED at the first it refused. */
+enum ddb_fast ddb_fast_batch(const char *body, size_t len, const char *table, ddb_fast_item_fn each,
+			     void *arg, char *err) __attribute__((warn_unused_result));
+
 /* The cJSON readers alone (ddb_parse_output() and ddb_parse_error() try the
  * fast reader first): for tests and the fuzz target, which compare both. */
 bool ddb_parse_output_cjson(enum ddb_op op, const char *body, size_t len, const char *ttl_attr,
@@ -72,5 +90,17 @@ bool ddb_parse_error_cjson(const char *body, size_t len, const char *ttl_attr,
  * cap-1 bytes). */
 void ddb_error_set_type(struct ddb_error *e, const char *t, size_t n);
 void ddb_copy_text(char *dst, size_t cap, const char *src, size_t n);
+
+/* A BatchGetItem answer of the sweep's read into res (ddb_batch.c): each
+ * item into the entry of its key, marked read, and, once all are taken,
+ * every entry asked for and not left in UnprocessedKeys marked read; *done
+ * when none was left. False with err (DDB_ERR_MAX) on a body that is no
+ * JSON, no BatchGetItem answer, an item not asked for or a malformed one
+ * (res is then partly filled). fast: the fast reader first, else cJSON
+ * alone (the tests compare both). */
+struct store_batch_result;
+bool ddb_batch_answer(struct store_batch_result *res, const struct ddb_keys *keys, const char *body,
+		      size_t len, bool fast, bool *done, char *err)
+	__attribute__((warn_unused_result));
 
 #endif
