@@ -24,7 +24,10 @@
  * lock outlives the period), and batch i of the period's B = ceil(n/100)
  * is sent at start + i * period / B. A lease taken during a period is read
  * in the next. One batch in flight at a time: one that falls due while
- * another is in flight goes when that one is answered. A batch that fails
+ * another is in flight goes when that one is answered, and a period ends
+ * only once all its batches were sent, so that a sweep whose round trips
+ * are longer than its share of the period stretches the period rather
+ * than leave the newest leases unread in every one. A batch that fails
  * (TRANSIENT, NO_TABLE, FATAL) judges the entries that came back and
  * leaves the others to the next period (the session's heartbeat, not the
  * sweep, proves the holder alive).
@@ -142,8 +145,8 @@ static void step(struct lt_sweep *sw)
 	int64_t now = clock_now_ms(sw->t->clock);
 	if (sw->call != NULL)
 		return;
-	if (now >= sw->start_ms + sw->period_ms)
-		new_period(sw, now);
+	if (now >= sw->start_ms + sw->period_ms && sw->sent >= sw->batches)
+		new_period(sw, now); /* behind: this period's last batches first */
 	if (sw->sent < sw->batches && now >= due_ms(sw, sw->sent))
 		send_batch(sw);
 	if (sw->call != NULL)

@@ -237,6 +237,41 @@ static void sweep_n(int n, uint64_t *period_reads, unsigned per[10])
 	fx_free(f);
 }
 
+/* A sweep whose batch reads take longer than their share of the period
+ * (one batch in flight at a time) finishes the period's batches before it
+ * begins the next: every lease is read once a period, the period
+ * stretched, never with the newest left unread. */
+static void slow_reads_stretch_the_period(void **state)
+{
+	struct fx *f = sfx_new();
+	struct lease *l[1000];
+	char name[32];
+	for (int i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "lock-%d", i);
+		l[i] = fx_take(f, 0, name, LEASE);
+	}
+	/* 10 batches a period of 60 s: one every 6 s, each answered in 9 s */
+	store_memory_set_op_latency(f->store, STORE_READ, 9000);
+	fx_advance(f, PERIOD - fx_now(f));
+	uint64_t periods = stats(f)->periods, items = stats(f)->items;
+	for (int p = 0; p < 3; p++) {
+		while (stats(f)->periods == periods)
+			fx_advance(f, 500);
+		if (stats(f)->items - items != 1000)
+			fail_msg("period %d: %llu of 1000 leases read before the next began", p,
+				 (unsigned long long)(stats(f)->items - items));
+		periods = stats(f)->periods;
+		items = stats(f)->items;
+	}
+	store_memory_set_op_latency(f->store, STORE_READ, 0);
+	for (int i = 0; i < 1000; i++) {
+		assert_true(lease_held(l[i]));
+		lease_release(l[i]);
+	}
+	fx_run(f);
+	fx_free(f);
+}
+
 static void reads_are_spread_over_the_period(void **state)
 {
 	uint64_t reads[2];
@@ -410,6 +445,7 @@ int main(void)
 		cmocka_unit_test(item_without_its_session_is_taken_over),
 		cmocka_unit_test(healthy_items_cause_nothing),
 		cmocka_unit_test(reads_are_spread_over_the_period),
+		cmocka_unit_test(slow_reads_stretch_the_period),
 		cmocka_unit_test(n_leases_cost_ceil_n_over_100_reads_a_period),
 		cmocka_unit_test(untracked_item_of_this_session_is_released),
 		cmocka_unit_test(untracked_item_of_another_session_is_left),
