@@ -14,30 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Locks with names up to 64 bytes come from pools, one a size class of
- * 16 name bytes, each block the whole of a malloc block (POOL_BLOCK): a
- * lock cycle of a new name creates and frees one, and a lock is kept as
- * long as its lease (a block sized for the longest name would cost every
- * lock up to 48 bytes more). */
+/* Locks with names up to 64 bytes come from pools by their name's length
+ * (POOL_NAME_CLASSES): a lock cycle of a new name creates and frees one,
+ * and a lock is kept as long as its lease (a block sized for the longest
+ * name would cost every lock up to 48 bytes more). */
 #define LOCK_SIZE(len) (sizeof(struct lock) + (len) + 1)
-static struct pool lock_pools[] = {
-	POOL_INIT(POOL_BLOCK(LOCK_SIZE(16)), 4096),
-	POOL_INIT(POOL_BLOCK(LOCK_SIZE(32)), 4096),
-	POOL_INIT(POOL_BLOCK(LOCK_SIZE(48)), 4096),
-	POOL_INIT(POOL_BLOCK(LOCK_SIZE(64)), 4096),
-};
-#define LOCK_POOLS (sizeof(lock_pools) / sizeof(lock_pools[0]))
+static struct pool lock_pools[POOL_NAME_CLASSES_N] = POOL_NAME_CLASSES(LOCK_SIZE, 4096);
 
 /* The pool of a lock whose name is len bytes. */
 static struct pool *lock_pool(size_t len)
 {
-	return pool_class(lock_pools, LOCK_POOLS, LOCK_SIZE(len));
+	return pool_class(lock_pools, POOL_NAME_CLASSES_N, LOCK_SIZE(len));
 }
 
 size_t lt_lock_bytes(size_t len)
 {
-	struct pool *p = lock_pool(len);
-	return LOCK_SIZE(len) > p->size ? LOCK_SIZE(len) : p->size;
+	return pool_class_bytes(lock_pools, POOL_NAME_CLASSES_N, LOCK_SIZE(len));
 }
 
 /* --- the hash table --- */

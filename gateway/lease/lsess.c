@@ -103,29 +103,20 @@ bool ls_room(const struct lsess *s, struct ls_result *r)
 /* --- records --- */
 
 /* A lock cycle adds and forgets a record: those with names up to 64 bytes
- * come from pools, one a size class of 16 name bytes, each block the whole
- * of a malloc block (POOL_BLOCK): a record lives as long as its lease, and
- * a block sized for the longest name would cost every record up to 48
- * bytes more. */
+ * come from pools by their name's length (POOL_NAME_CLASSES): a record
+ * lives as long as its lease. */
 #define REC_SIZE(len) (sizeof(struct ls_rec) + (len) + 1)
-static struct pool rec_pools[] = {
-	POOL_INIT(POOL_BLOCK(REC_SIZE(16)), 4096),
-	POOL_INIT(POOL_BLOCK(REC_SIZE(32)), 4096),
-	POOL_INIT(POOL_BLOCK(REC_SIZE(48)), 4096),
-	POOL_INIT(POOL_BLOCK(REC_SIZE(64)), 4096),
-};
-#define REC_POOLS (sizeof(rec_pools) / sizeof(rec_pools[0]))
+static struct pool rec_pools[POOL_NAME_CLASSES_N] = POOL_NAME_CLASSES(REC_SIZE, 4096);
 
 /* The pool of a record whose name is len bytes. */
 static struct pool *rec_pool(size_t len)
 {
-	return pool_class(rec_pools, REC_POOLS, REC_SIZE(len));
+	return pool_class(rec_pools, POOL_NAME_CLASSES_N, REC_SIZE(len));
 }
 
 size_t ls_rec_bytes(size_t len)
 {
-	struct pool *p = rec_pool(len);
-	return REC_SIZE(len) > p->size ? REC_SIZE(len) : p->size;
+	return pool_class_bytes(rec_pools, POOL_NAME_CLASSES_N, REC_SIZE(len));
 }
 
 struct ls_rec *ls_rec_new(struct lsess *s, enum ls_kind kind, const char *name, size_t len)

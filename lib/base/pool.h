@@ -104,6 +104,27 @@ static inline struct pool *pool_class(struct pool *classes, unsigned n, size_t s
 	return &classes[i];
 }
 
+/* The bytes an object of size bytes takes from classes: its pool's block,
+ * or size itself past the last class. */
+static inline size_t pool_class_bytes(struct pool *classes, unsigned n, size_t size)
+{
+	struct pool *p = pool_class(classes, n, size);
+	return size > p->size ? size : p->size;
+}
+
+/* The size classes of an object that ends in a name of up to 64 bytes, one
+ * a class of 16 name bytes, each block the whole of a malloc block:
+ * SIZE(len) is the object's bytes with a name of len bytes, keep as
+ * POOL_INIT's. An array initializer of POOL_NAME_CLASSES_N pools: an
+ * object kept as long as a lease costs no more than its name needs. */
+#define POOL_NAME_CLASSES_N 4
+#define POOL_NAME_CLASSES(SIZE, keep)                                                              \
+	{                                                                                          \
+		POOL_INIT(POOL_BLOCK(SIZE(16)), keep), POOL_INIT(POOL_BLOCK(SIZE(32)), keep),      \
+			POOL_INIT(POOL_BLOCK(SIZE(48)), keep),                                     \
+			POOL_INIT(POOL_BLOCK(SIZE(64)), keep),                                     \
+	}
+
 /* Frees the blocks kept (for leak checkers at exit). */
 void pool_drain(struct pool *p);
 
