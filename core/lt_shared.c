@@ -21,11 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lt_swatch.h"
+#include "core/store/store_session.h"
+
 #define RETRIES_AT_ONCE 3  /* refused grants read again at once this often */
 #define TRY_RACES	16 /* ... a try's: it answers none on a full read only */
 #define WINDOW		4  /* slots a first read looks at (then, if none is free, all) */
 
-enum wait_step { W_IDLE, W_READ, W_GRANT, W_CLEAR, W_REGISTER, W_ANNOUNCE };
+enum wait_step { W_IDLE, W_READ, W_GRANT, W_CLEAR, W_REGISTER, W_ANNOUNCE, W_SREAD, W_KILL };
 
 struct sh_wait {
 	struct sh_wait *prev, *next; /* in its bucket of t->sh_waits */
@@ -60,8 +63,17 @@ struct sh_wait {
 	char owner[LT_ID_LEN + 1], rvn[LT_ID_LEN + 1];
 	char *holder;
 	struct sh_watch watch[STORE_SH_CAP];
-	struct sh_watch xwatch;	 /* a waiting writer's announcement seen */
-	struct sh_watch hwatch;	 /* an exclusive holder seen on the header */
+	struct sh_watch xwatch; /* a waiting writer's announcement seen */
+	struct sh_watch hwatch; /* an exclusive holder seen on the header */
+	/* An exclusive holder in session mode (--heartbeat replica): the
+	 * watch of it and its session (core/lt_swatch.h), the session READ
+	 * in flight (its key, its send), and whether a wait behind it may
+	 * register (RWAIT: the last header read said so). */
+	struct lt_swatch swatch;
+	char sread_key[STORE_SESSION_KEY_MAX + 1];
+	int64_t sread_sent;
+	int64_t hold_poll; /* a poll of the holder's real lease (sleaseMs) */
+	bool may_register;
 	struct trace_span *span; /* Lock.Acquire / Lock.TryAcquire, NULL: none */
 	char name[];
 };
@@ -763,12 +775,18 @@ static void on_registered(void *arg, const struct store_sh_result *r)
  * does not register; nor does a semaphore's holder, nor a reader the
  * header shows registered or admitted already, nor one past the set's
  * bound (it waits as before). */
-static void wait_behind(struct sh_wait *w, const struct store_sh_header *h, int64_t delay)
+static bool may_register(const struct sh_wait *w, const struct store_sh_header *h)
 {
 	bool listed =
 		store_sh_set_has(&h->rwaiters, w->owner) || store_sh_set_has(&h->radmit, w->owner);
-	if (!w->a.wait || w->a.mode != STORE_SH_SHARED || listed ||
-	    h->rwaiters.n >= STORE_SH_SET_MAX) {
+	return w->a.wait && w->a.mode == STORE_SH_SHARED && !listed &&
+	       h->rwaiters.n < STORE_SH_SET_MAX;
+}
+
+/* Waits delay, registered first (RWAIT) when reg. */
+static void register_and_wait(struct sh_wait *w, bool reg, int64_t delay)
+{
+	if (!reg) {
 		not_now(w, delay);
 		return;
 	}
@@ -786,30 +804,175 @@ static void wait_behind(struct sh_wait *w, const struct store_sh_header *h, int6
 		w->registered = true; /* it may land, whatever the answer says */
 }
 
-/* An exclusive holder holds the name: wait a poll of its lease, unless its
- * rvn stood still a whole lease on this clock (it crashed): then end it
- * (XTAKE, conditioned on that rvn) and read again. A holder in session mode
- * (--heartbeat replica: lt_item_session) renews its session, not its item,
- * so its rvn standing still says nothing: a reader waits a poll of its real
- * lease (sleaseMs, not the item's leaseMs of years) and never ends it (an
- * exclusive waiter's session watch does, core/lt_swait.c). */
-static void behind_holder(struct sh_wait *w, const struct store_sh_header *hd, int64_t now)
+static void wait_behind(struct sh_wait *w, const struct store_sh_header *h, int64_t delay)
 {
-	const struct lock_item *h = &hd->lock;
-	if (lt_item_session(h) || !lt_sh_stale(&w->hwatch, h, now)) {
-		wait_behind(w, hd, lt_poll_interval(lt_item_lease_ms(h)));
-		return;
-	}
+	register_and_wait(w, may_register(w, h), delay);
+}
+
+/* Ends the exclusive holder owner whose lock rvn seen_rvn stood still a
+ * whole lease on this clock (XTAKE), then reads again; poll: the wait when
+ * it cannot be sent. */
+static void xtake(struct sh_wait *w, const char *owner, const char *seen_rvn, int64_t poll)
+{
 	struct store_sh_req r = {.op = STORE_SH_XTAKE,
 				 .name = w->name,
 				 .cap = w->a.cap,
-				 .owner = h->owner,
-				 .seen_rvn = w->hwatch.rvn,
+				 .owner = owner,
+				 .seen_rvn = seen_rvn,
 				 .ttl = lt_ttl(w->t)};
 	w->step = W_CLEAR;
 	w->call = store_sh_submit(w->t->store, &r, on_xcleared, w);
 	if (w->call == NULL)
-		not_now(w, lt_poll_interval(h->lease_ms));
+		not_now(w, poll);
+}
+
+static void on_killed(void *arg, const struct store_session_result *res)
+{
+	struct sh_wait *w = arg;
+	w->call = NULL;
+	w->step = W_IDLE;
+	bool answered = res->status == STORE_OK || res->status == STORE_REFUSED;
+	if (answered) /* dead now (by it or another), or another rvn: read */
+		read_again(w);
+	else
+		not_now(w, LT_RENEW_RETRY_FIRST_MS);
+}
+
+/* Marks the session out->session dead, conditioned on out->session_rvn
+ * (store_session KILL). */
+static void kill_session(struct sh_wait *w, const struct lt_swatch_out *out, int64_t poll)
+{
+	char replica[STORE_SESSION_REPLICA_MAX + 1], inc[STORE_SESSION_INC_LEN + 1];
+	if (!store_session_key_split(out->session, replica, inc)) {
+		not_now(w, poll);
+		return;
+	}
+	struct store_session_req req = {.op = STORE_SESSION_KILL,
+					.replica = replica,
+					.incarnation = inc,
+					.seen_rvn = out->session_rvn,
+					.by = w->owner};
+	w->step = W_KILL;
+	w->call = store_session_submit(w->t->store, &req, on_killed, w);
+	if (w->call == NULL)
+		not_now(w, poll);
+}
+
+/* What a reader does on each verdict of its session watch. */
+enum sh_act { ACT_WAIT, ACT_READ, ACT_KILL, ACT_XTAKE };
+
+/* The verdict out as an act. A reader has no transaction: the takeover
+ * a transaction would make of a session still live at the watched rvn
+ * (TAKEOVER_TX, CHECK_RVN) is a KILL again (conditioned on that rvn), and
+ * the lock's single write comes once a read shows the session dead
+ * (TAKEOVER). A session absent for the lease, the lock's rvn still as
+ * long (TAKEOVER_TX, CHECK_ABSENT): no heartbeat landed in that time (a
+ * BEAT never makes a session), so XTAKE on the lock's rvn, as on a dead
+ * session. */
+static enum sh_act act_of(const struct lt_swatch_out *out)
+{
+	static const enum sh_act acts[] = {
+		[LT_SWATCH_WAIT] = ACT_WAIT,	  [LT_SWATCH_FREE] = ACT_READ,
+		[LT_SWATCH_PER_LEASE] = ACT_READ, [LT_SWATCH_KILL] = ACT_KILL,
+		[LT_SWATCH_TAKEOVER] = ACT_XTAKE, [LT_SWATCH_BAD] = ACT_WAIT,
+	};
+	if (out->verdict == LT_SWATCH_TAKEOVER_TX)
+		return out->check == LT_SWATCH_CHECK_ABSENT ? ACT_XTAKE : ACT_KILL;
+	return (unsigned)out->verdict < sizeof(acts) / sizeof(acts[0]) ? acts[out->verdict]
+								       : ACT_WAIT;
+}
+
+/* A session READ answered: its verdict acted on. */
+static void on_sread(void *arg, const struct store_session_result *res)
+{
+	struct sh_wait *w = arg;
+	w->call = NULL;
+	w->step = W_IDLE;
+	if (w->timed_out) {
+		answer(w, NULL, NULL);
+		return;
+	}
+	int64_t now = now_ms(w->t);
+	const struct lock_item *it = &res->lock;
+	struct lt_swatch_read r = {
+		.counted = res->status == STORE_OK && res->session_read && res->lock_read,
+		.sent_ms = w->sread_sent <= now ? w->sread_sent : now,
+		.returned_ms = now,
+		.lock_exists = it->exists,
+		.owner = it->has_owner ? it->owner : "",
+		.rvn = it->rvn,
+		.session = it->session,
+		.slease_ms = it->slease_ms,
+		.session_read = w->sread_key,
+		.sess = res->session,
+	};
+	struct lt_swatch_out out;
+	lt_swatch_feed(&w->swatch, &r, &out);
+	int64_t poll = lt_swatch_poll_ms(&w->swatch, now);
+	if (!r.counted || out.verdict == LT_SWATCH_BAD) /* failed, or out of bounds */
+		poll = w->hold_poll;			/* as before: wait a poll */
+	else if (poll <= 0 && w->swatch.state != LT_SW_UNREAD)
+		poll = LT_RENEW_RETRY_FIRST_MS;
+	switch (act_of(&out)) {
+	case ACT_READ:
+		read_again(w);
+		break;
+	case ACT_KILL:
+		kill_session(w, &out, poll);
+		break;
+	case ACT_XTAKE:
+		xtake(w, out.owner, out.rvn, poll);
+		break;
+	case ACT_WAIT:
+		register_and_wait(w, w->may_register, poll);
+		break;
+	}
+}
+
+/* Reads the lock and its session h->session in one request (store_session
+ * READ), for the watch. */
+static void read_session(struct sh_wait *w, const struct store_sh_header *hd)
+{
+	const struct lock_item *h = &hd->lock;
+	char replica[STORE_SESSION_REPLICA_MAX + 1], inc[STORE_SESSION_INC_LEN + 1];
+	w->may_register = may_register(w, hd);
+	w->hold_poll = lt_poll_interval(lt_item_lease_ms(h));
+	if (!store_session_key_split(h->session, replica, inc)) {
+		wait_behind(w, hd, lt_poll_interval(lt_item_lease_ms(h)));
+		return;
+	}
+	snprintf(w->sread_key, sizeof(w->sread_key), "%s", h->session);
+	struct store_session_req req = {
+		.op = STORE_SESSION_READ, .replica = replica, .incarnation = inc, .name = w->name};
+	w->sread_sent = now_ms(w->t);
+	w->step = W_SREAD;
+	w->call = store_session_submit(w->t->store, &req, on_sread, w);
+	if (w->call == NULL)
+		wait_behind(w, hd, lt_poll_interval(lt_item_lease_ms(h)));
+}
+
+/* An exclusive holder holds the name: wait a poll of its lease, unless its
+ * rvn stood still a whole lease on this clock (it crashed): then end it
+ * (XTAKE, conditioned on that rvn) and read again. A holder in session mode
+ * (--heartbeat replica: lt_item_session) renews its session, not its item,
+ * so its rvn standing still says nothing alone: a waiting reader reads the
+ * lock and its session together and judges them as an exclusive waiter
+ * does (lt_swatch; core/lt_swait.c): KILL of a session whose rvn stood
+ * still its maxLeaseMs, then XTAKE once the session is dead (or stood
+ * absent a lease) and the lock's rvn stood still a lease (on_sread). A
+ * try waits a poll of the real lease (sleaseMs) and never ends it. */
+static void behind_holder(struct sh_wait *w, const struct store_sh_header *hd, int64_t now)
+{
+	const struct lock_item *h = &hd->lock;
+	if (lt_item_session(h) && w->a.wait) {
+		read_session(w, hd);
+		return;
+	}
+	if (lt_item_session(h) || !lt_sh_stale(&w->hwatch, h, now)) {
+		wait_behind(w, hd, lt_poll_interval(lt_item_lease_ms(h)));
+		return;
+	}
+	xtake(w, h->owner, w->hwatch.rvn, lt_poll_interval(h->lease_ms));
 }
 
 /* A writer waits for the readers (its announcement on the header): wait
@@ -1024,6 +1187,7 @@ struct sh_wait *lt_sh_acquire(struct locktable *t, const struct lt_sh_args *a, l
 	else
 		store_new_id(w->owner);
 	w->a.owner = NULL; /* the caller's string: copied */
+	lt_swatch_init(&w->swatch);
 	timer_init(&w->poll, t->clock, poll_due, w);
 	timer_init(&w->deadline, t->clock, deadline_due, w);
 	if (a->wait && a->timeout_ms > 0)

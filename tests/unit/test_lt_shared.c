@@ -24,6 +24,8 @@
 #include <cmocka.h>
 
 #include "core/lt_shared.h"
+#include "core/store/store_memory.h"
+#include "core/store/store_session.h"
 #include "tests/support/lt_fixture.h"
 
 #define LEASE 3000
@@ -864,9 +866,12 @@ static void test_readers_first_across_replicas(void **state)
 	fx_free(f);
 }
 
+static struct session_item session_now(struct fx *f, const char *key);
+
 /* W1 holds in session mode (replica 2 in --heartbeat replica: its item's
  * leaseMs is years, its real lease sleaseMs, its session beats): a reader
- * waiting on replica 1 never ends it, however long its rvn stands still,
+ * waiting on replica 1 never ends it while its session beats (nor kills
+ * the session), however long the lock's rvn stands still,
  * and is granted a poll of the real lease after W1's release (not one of
  * the years' lease, clamped to 10 s); W2, waiting on replica 0, a poll
  * after the reader's release (the stress harness in replica mode: readers
@@ -890,6 +895,7 @@ static void test_reader_behind_a_session_mode_holder(void **state)
 	fx_advance(f, 10 * LEASE);
 	assert_false(r.done || w2.done);
 	assert_true(lease_held(w1));
+	assert_false(session_now(f, it.session).has_dead); /* never killed while it beats */
 	lease_release(w1);
 	fx_run(f);
 	fx_advance(f, LEASE / 3 + 1);
@@ -902,6 +908,124 @@ static void test_reader_behind_a_session_mode_holder(void **state)
 	assert_true(w2.done);
 	assert_non_null(w2.lease);
 	lease_release(w2.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A fixture whose locktable 2 holds in session mode (--heartbeat replica,
+ * replica r2; its session created). */
+static struct fx *replica_fx(void)
+{
+	struct fx *f = fx_new(2, true);
+	struct lt_options o = {
+		.holder_label = "p2", .heartbeat = LT_HEARTBEAT_REPLICA, .replica_id = "r2"};
+	f->lt[2] = lt_new(f->clock, f->store, &f->obs, &o);
+	assert_non_null(f->lt[2]);
+	fx_run(f);
+	return f;
+}
+
+static void on_session(void *arg, const struct store_session_result *res)
+{
+	*(struct store_session_result *)arg = *res;
+}
+
+/* The session item at key as the store has it now. */
+static struct session_item session_now(struct fx *f, const char *key)
+{
+	char replica[STORE_SESSION_REPLICA_MAX + 1], inc[STORE_SESSION_INC_LEN + 1];
+	assert_true(store_session_key_split(key, replica, inc));
+	struct store_session_req req = {
+		.op = STORE_SESSION_READ, .replica = replica, .incarnation = inc, .name = "rw"};
+	struct store_session_result res = {.status = STORE_FATAL};
+	assert_non_null(store_session_submit(f->store, &req, on_session, &res));
+	fx_run(f);
+	assert_int_equal(res.status, STORE_OK);
+	return res.session;
+}
+
+/* Locktable 2 beats (its session's BEAT, counted as RENEW): advances until
+ * the next one is sent. */
+static void until_a_beat(struct fx *f)
+{
+	uint64_t beats = fx_req(f, STORE_RENEW);
+	while (fx_req(f, STORE_RENEW) == beats)
+		fx_advance(f, 1);
+}
+
+/* Advances by 10 ms until r is done (at most limit): the time it took. */
+static int64_t until_granted(struct fx *f, struct got *r, int64_t limit)
+{
+	int64_t t0 = fx_now(f);
+	while (!r->done && fx_now(f) - t0 < limit)
+		fx_advance(f, 10);
+	return fx_now(f) - t0;
+}
+
+/* A reader alone behind a session-mode holder that crashed (its
+ * locktable freed right after a heartbeat: nothing more is written):
+ * it kills the session once the session's rvn stood still its maxLeaseMs
+ * (the lease), then ends the lock by XTAKE (its rvn still far longer), and
+ * is granted a lease after the last beat, never before. */
+static void test_reader_ends_a_crashed_session_mode_holder(void **state)
+{
+	struct fx *f = replica_fx();
+	struct got r;
+	struct lease *w1 = fx_take(f, 2, "rw", LEASE);
+	int64_t token = lease_token(w1);
+	struct lock_item it;
+	assert_true(store_read_now(f->store, "rw", &it));
+	assert_string_not_equal(it.session, "");
+	wait_shared(f, 1, &r);
+	fx_advance(f, 3 * LEASE);
+	assert_false(r.done);
+	until_a_beat(f);
+	lt_free(f->lt[2]); /* crashed */
+	f->lt[2] = NULL;
+	int64_t took = until_granted(f, &r, 10 * LEASE);
+	print_message("granted %lld ms after the last beat\n", (long long)took);
+	assert_true(r.done);
+	assert_non_null(r.lease);
+	assert_true(took >= LEASE);
+	assert_true(took <= LEASE + LEASE / 3 + 20);
+	assert_true(sh_lease_token(r.lease) > token);
+	struct session_item s = session_now(f, it.session);
+	assert_true(s.exists);
+	assert_true(s.has_dead); /* killed on the way: its beats refused now */
+	sh_lease_release(r.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* A reader behind a session-mode holder whose session item is gone (the
+ * holder crashed, the item deleted): a missing session is watched like any
+ * value, never killed; granted once it stood absent a lease, not before. */
+static void test_reader_behind_a_missing_session(void **state)
+{
+	struct fx *f = replica_fx();
+	struct got r;
+	struct lease *w1 = fx_take(f, 2, "rw", LEASE);
+	int64_t token = lease_token(w1);
+	struct lock_item it;
+	assert_true(store_read_now(f->store, "rw", &it));
+	wait_shared(f, 1, &r);
+	fx_advance(f, 3 * LEASE);
+	assert_false(r.done);
+	until_a_beat(f);
+	lt_free(f->lt[2]); /* crashed */
+	f->lt[2] = NULL;
+	assert_true(store_memory_session_delete(f->store, it.session));
+	uint64_t ends = fx_req(f, STORE_RELEASE);
+	int64_t took = until_granted(f, &r, 10 * LEASE);
+	print_message("granted %lld ms after the session went\n", (long long)took);
+	assert_true(r.done);
+	assert_non_null(r.lease);
+	assert_true(took >= LEASE);
+	assert_true(took <= LEASE + LEASE / 3 + 20);
+	assert_true(sh_lease_token(r.lease) > token);
+	assert_int_equal(fx_req(f, STORE_RELEASE) - ends, 1); /* the XTAKE; no KILL */
+	assert_false(session_now(f, it.session).exists);
+	sh_lease_release(r.lease);
 	fx_run(f);
 	fx_free(f);
 }
@@ -1056,6 +1180,8 @@ int main(void)
 		cmocka_unit_test(test_owner_given),
 		cmocka_unit_test(test_semaphore_turn_across_replicas),
 		cmocka_unit_test(test_reader_behind_a_session_mode_holder),
+		cmocka_unit_test(test_reader_ends_a_crashed_session_mode_holder),
+		cmocka_unit_test(test_reader_behind_a_missing_session),
 		cmocka_unit_test(test_grant_applied_though_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
