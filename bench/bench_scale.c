@@ -35,7 +35,12 @@
  * Both heartbeat modes side by side (docs/design/replica-heartbeat.md):
  * NAME runs a scenario with --heartbeat lease, NAME-replica the same with
  * --heartbeat replica (--replica-id bench-a; its verification sweep every
- * SCALE_SWEEP if set, e.g. 60s, else the gateway's default of 5 min). In
+ * SCALE_SWEEP if set, e.g. 60s, else the gateway's default of 5 min; the
+ * hold begins once the sweep began its first period, a period after the
+ * gateway started, so that it is measured at its pace: "sweep it/s" the
+ * lock items it asked for a second over the hold, "period s" how long its
+ * last whole period took, longer than SCALE_SWEEP when it fell behind,
+ * 0 unless the hold saw a period end). In
  * replica mode the renewal writes are the session's CREATE and BEATs, and
  * "late" is each BEAT's interval from the one before it at the stand-in
  * less a third of the lease (all leases here are 30 s; a beat is due a
@@ -85,11 +90,12 @@
 #include "tests/support/ddb_standin_thread.h"
 #include "tests/support/gwproc.h"
 
-#define LEASE_MS      30000
-#define CYCLERS	      50
-#define CYCLE_NAMES   100 /* per cycler */
-#define RETRY_MS      100
-#define ACQUIRE_MAX_S 90
+#define LEASE_MS	 30000
+#define CYCLERS		 50
+#define CYCLE_NAMES	 100 /* per cycler */
+#define RETRY_MS	 100
+#define ACQUIRE_MAX_S	 90
+#define SWEEP_WAIT_MAX_S 420 /* for the sweep's first period: the default 5 min and more */
 
 struct scenario {
 	const char *id;
@@ -470,6 +476,7 @@ struct result {
 	long long acquired, lost, held;
 	double acquire_s, renew_wr_s, wr_s, rd_s, rd_items_s, cpu, us_req, rss_mb, b_lease;
 	double late_p50, late_p99, late_max, bench, steal;
+	double sweep_wait_s, sweep_it_s, sweep_period_s; /* replica mode */
 };
 
 /* The renewals' lateness in ms (p50, p99, max) over the hold: in lease
@@ -489,6 +496,18 @@ static void lateness(struct standin *sd, enum hb_mode hb, double out[3])
 	out[1] = n ? late[n * 99 / 100] / 1000.0 : 0;
 	out[2] = n ? late[n - 1] / 1000.0 : 0;
 	free(late);
+}
+
+/* Replica mode: runs the clients' loop until the gateway's verification
+ * sweep began its first period (INFO leases sweep_periods), so that the
+ * hold measures it at its pace; the seconds waited (at most
+ * SWEEP_WAIT_MAX_S). */
+static double wait_for_sweep(struct event_base *base, redisContext *info)
+{
+	double t0 = mono_s();
+	while (info_field(info, "leases", "sweep_periods") < 1 && mono_s() - t0 < SWEEP_WAIT_MAX_S)
+		run_loop_for(base, 1.0);
+	return mono_s() - t0;
 }
 
 static bool run_scenario(const char *bin, const struct scenario *sc, enum hb_mode hb, double hold_s,
@@ -543,8 +562,11 @@ static bool run_scenario(const char *bin, const struct scenario *sc, enum hb_mod
 		run_loop_for(r.base, 0.2);
 	double acquire_s = mono_s() - t0;
 
+	double sweep_wait_s = hb == HB_REPLICA ? wait_for_sweep(r.base, info) : 0;
+
 	/* hold */
 	long long losses0 = info_field(info, "leases", "losses");
+	long long sweep0 = info_field(info, "leases", "sweep_items");
 	long long ticks0 = 0, ticks1 = 0, steal0, steal1, all0, all1;
 	proc_cpu_ticks(gw, &ticks0);
 	machine_ticks(&steal0, &all0);
@@ -584,6 +606,8 @@ static bool run_scenario(const char *bin, const struct scenario *sc, enum hb_mod
 	standin_stats(sd.sd, &st);
 	smp.qwait_max_us = info_field(info, "dynamodb", "queue_wait_us_max");
 	long long lost = info_field(info, "leases", "losses") - losses0;
+	long long sweep1 = info_field(info, "leases", "sweep_items");
+	long long sweep_period_ms = info_field(info, "leases", "sweep_last_period_ms");
 	long long held = info_field(info, "leases", "leases_held");
 	long long cycles = r.cycles;
 	double late[3];
@@ -615,7 +639,11 @@ static bool run_scenario(const char *bin, const struct scenario *sc, enum hb_mod
 			       .late_p99 = late[1],
 			       .late_max = late[2],
 			       .bench = self_s / held_s * 100,
-			       .steal = steal};
+			       .steal = steal,
+			       .sweep_wait_s = sweep_wait_s,
+			       .sweep_it_s = sweep1 >= 0 ? (double)(sweep1 - sweep0) / held_s : 0,
+			       .sweep_period_s =
+				       sweep_period_ms > 0 ? sweep_period_ms / 1000.0 : 0};
 	snprintf(res->id, sizeof res->id, "%s", id);
 
 	printf("%-16s %7d %6d %4.0f %8.1f %9lld %5lld %7lld %8.1f %8.1f %8.1f %8.0f %8.0f %6.1f "
@@ -625,6 +653,10 @@ static bool run_scenario(const char *bin, const struct scenario *sc, enum hb_mod
 	       smp.rss_max_kb / 1024.0, smp.inflight_max, smp.queued_max, smp.qwait_max_us / 1000.0,
 	       (unsigned long long)renew, res->bench, steal, res->renew_wr_s, res->wr_s, res->rd_s,
 	       res->rd_items_s, b_lease);
+	if (sweep_wait_s > 0)
+		printf("%-16s   (the hold began %.1f s after the leases were taken, when the sweep "
+		       "began its first period)\n",
+		       "", sweep_wait_s);
 	if (r.errors || r.acquired < sc->leases)
 		printf("%-16s   (%lld of %d leases taken, %lld other errors)\n", "", r.acquired,
 		       sc->leases, r.errors);
@@ -984,9 +1016,10 @@ static void print_summary(const struct result *res, size_t n)
 	printf("\nside by side (over the hold; renew wr/s: renewals in lease mode, session "
 	       "beats in replica mode;\nlate: a renewal past a third of its lease after the "
 	       "write before it, or a beat's interval less a third of the lease):\n");
-	printf("%-16s %-7s %8s %8s %5s %10s %9s %9s %11s %6s %8s %8s %22s %6s %6s\n", "scenario",
-	       "mode", "leases", "taken", "lost", "renew wr/s", "all wr/s", "rd/s", "rd items/s",
-	       "cpu%", "rss_MB", "B/lease", "late p50/p99/max ms", "bench%", "steal%");
+	printf("%-16s %-7s %8s %8s %5s %10s %9s %9s %11s %6s %8s %8s %22s %6s %6s %10s %8s\n",
+	       "scenario", "mode", "leases", "taken", "lost", "renew wr/s", "all wr/s", "rd/s",
+	       "rd items/s", "cpu%", "rss_MB", "B/lease", "late p50/p99/max ms", "bench%", "steal%",
+	       "sweep it/s", "period s");
 	for (size_t i = 0; i < n; i++) {
 		const struct result *x = &res[i];
 		char late[40];
@@ -994,10 +1027,10 @@ static void print_summary(const struct result *res, size_t n)
 			 x->late_max);
 		printf("%-16s %-7s %8d %8lld %5lld %10.1f %9.1f %9.1f %11.1f %6.2f %8.1f %8.0f "
 		       "%22s "
-		       "%6.1f %6.1f\n",
+		       "%6.1f %6.1f %10.1f %8.1f\n",
 		       x->id, hb_names[x->hb], x->leases, x->acquired, x->lost, x->renew_wr_s,
 		       x->wr_s, x->rd_s, x->rd_items_s, x->cpu, x->rss_mb, x->b_lease, late,
-		       x->bench, x->steal);
+		       x->bench, x->steal, x->sweep_it_s, x->sweep_period_s);
 	}
 }
 

@@ -154,6 +154,7 @@ static void link_lease(struct lease *l)
 static void unlink_lease(struct lease *l)
 {
 	struct locktable *t = l->t;
+	lt_sweep_unlinked(lt_sweep_of(t), l);
 	if (l->prev != NULL)
 		l->prev->next = l->next;
 	else

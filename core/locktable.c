@@ -1204,6 +1204,9 @@ void lt_stats(const struct locktable *t, struct lt_stats *out)
 	out->releases_in_flight = t->releases_in_flight;
 	out->seen_trims = t->seen_trims;
 	out->seen_trim_steps = t->seen_trim_steps;
+	const struct lt_sweep *sw = lt_sweep_of(t);
+	out->sweeping = sw != NULL;
+	out->sweep = sw != NULL ? *lt_sweep_stats(sw) : (struct lt_sweep_stats){0};
 }
 
 /* --- the table --- */

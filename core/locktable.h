@@ -16,6 +16,7 @@
 #define LG_LOCKTABLE_H
 
 #include "lib/base/clock.h"
+#include "core/lt_sweep.h"
 #include "core/obs.h"
 #include "core/store/store.h"
 
@@ -251,6 +252,10 @@ struct lt_stats {
 	/* the trims of the holders seen past seen_max (one a read) and the
 	 * holders they looked at: work done, for tests */
 	uint64_t seen_trims, seen_trim_steps;
+	/* --heartbeat replica: its verification sweep's counts (lt_sweep.h);
+	 * all 0 in per-lease mode */
+	bool sweeping;
+	struct lt_sweep_stats sweep;
 };
 void lt_stats(const struct locktable *t, struct lt_stats *out);
 

@@ -100,6 +100,42 @@ void metrics_session(struct metrics_src *m, const struct lt_session *s)
 	m->session_groups = v.groups;
 }
 
+/* --heartbeat replica: the verification sweep (core/lt_sweep.h). */
+static void sweep_metrics(const struct metrics_src *m, struct buf *out)
+{
+	const struct lt_sweep_stats *sw = &m->lt.sweep;
+	if (!m->lt.sweeping)
+		return;
+	family(out, "leasegate_replica_sweep_reads_total", "counter",
+	       "Batch reads (BatchGetItem) of the verification sweep, and those answered with an "
+	       "error.");
+	sample(out, "leasegate_replica_sweep_reads_total", m->table, "outcome", "ok",
+	       sw->batches - sw->failed);
+	sample(out, "leasegate_replica_sweep_reads_total", m->table, "outcome", "error",
+	       sw->failed);
+	family(out, "leasegate_replica_sweep_items_total", "counter",
+	       "Lock items the verification sweep asked for.");
+	sample(out, "leasegate_replica_sweep_items_total", m->table, NULL, NULL, sw->items);
+	family(out, "leasegate_replica_sweep_losses_total", "counter",
+	       "Leases the verification sweep found no longer theirs (the item deleted, rewritten "
+	       "or taken).");
+	sample(out, "leasegate_replica_sweep_losses_total", m->table, NULL, NULL, sw->lost);
+	family(out, "leasegate_replica_sweep_orphans_total", "counter",
+	       "Items naming this replica's session that nothing here held, released by the "
+	       "sweep.");
+	sample(out, "leasegate_replica_sweep_orphans_total", m->table, NULL, NULL, sw->orphans);
+	family(out, "leasegate_replica_sweep_period_seconds", "gauge",
+	       "How long the sweep's last whole period took: --heartbeat-sweep while it keeps "
+	       "pace, longer when its reads fall behind (0 before its second period).");
+	buf_printf(out, "leasegate_replica_sweep_period_seconds");
+	if (m->table[0] != '\0') {
+		buf_printf(out, "{db_collection_name=\"");
+		metrics_label_value(out, m->table);
+		buf_printf(out, "\"}");
+	}
+	buf_printf(out, " %.3f\n", (double)sw->last_period_ms / 1000.0);
+}
+
 /* --heartbeat replica: the session's writes (CREATE and BEAT) and their
  * answers by outcome ("ok", "refused" or the error type), its members and
  * groups; nothing in per-lease mode. */
@@ -123,6 +159,7 @@ static void session_metrics(const struct metrics_src *m, struct buf *out)
 	family(out, "leasegate_replica_session_groups", "gauge",
 	       "Lease lengths among the session's members (one expiry timer each).");
 	sample(out, "leasegate_replica_session_groups", m->table, NULL, NULL, m->session_groups);
+	sweep_metrics(m, out);
 }
 
 static void command_sample(const char *name, const struct cmd_stat *st, void *arg)

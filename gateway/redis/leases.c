@@ -470,6 +470,18 @@ size_t rl_push_draining(struct redis *r, int64_t grace_ms)
 
 /* --- INFO --- */
 
+/* --heartbeat replica: the verification sweep's counts (lt_sweep.h). */
+static void info_sweep(struct buf *text, const struct lt_sweep_stats *sw)
+{
+	buf_printf(text, "sweep_periods:%llu\r\n", (unsigned long long)sw->periods);
+	buf_printf(text, "sweep_reads:%llu\r\n", (unsigned long long)sw->batches);
+	buf_printf(text, "sweep_reads_failed:%llu\r\n", (unsigned long long)sw->failed);
+	buf_printf(text, "sweep_items:%llu\r\n", (unsigned long long)sw->items);
+	buf_printf(text, "sweep_losses:%llu\r\n", (unsigned long long)sw->lost);
+	buf_printf(text, "sweep_orphans:%llu\r\n", (unsigned long long)sw->orphans);
+	buf_printf(text, "sweep_last_period_ms:%lld\r\n", (long long)sw->last_period_ms);
+}
+
 static void info_leases(struct buf *text, void *arg)
 {
 	struct rl_app *app = arg;
@@ -495,6 +507,8 @@ static void info_leases(struct buf *text, void *arg)
 		buf_printf(text, "store_requests_%s:%llu\r\n", store_op_name(op),
 			   (unsigned long long)app->store->requests[op]);
 	buf_printf(text, "store_in_flight:%llu\r\n", (unsigned long long)app->store->in_flight);
+	if (st.sweeping)
+		info_sweep(text, &st.sweep);
 }
 
 static void info_line(void *text, const char *key, long long value)

@@ -115,22 +115,44 @@ void http_req_set_state(struct http *h, struct http_req *r, enum req_state to)
 
 /* Requests and their answers' buffers come from pools: both are larger
  * than glibc's small bins, where each malloc first consolidates the fast
- * bins. Most DynamoDB requests fit REQ_BLOCK with their headers and body;
- * larger ones come from malloc (pool_get). */
-#define REQ_BLOCK  2048
-#define BODY_BLOCK 4096
+ * bins (and, in a heap of a million leases, searches long bins). Most
+ * DynamoDB requests fit REQ_BLOCK with their headers and body, most
+ * answers BODY_BLOCK; a BatchGetItem of 100 keys (the sweep's, tens a
+ * second) and its answer fit the BIG_ ones; larger ones come from malloc
+ * (pool_get). */
+#define REQ_BLOCK      2048
+#define BODY_BLOCK     4096
+#define BIG_REQ_BLOCK  8192
+#define BIG_BODY_BLOCK 65536
 static struct pool req_pool = POOL_INIT(REQ_BLOCK, 1024);
 static struct pool body_pool = POOL_INIT(BODY_BLOCK, 1024);
+static struct pool big_req_pool = POOL_INIT(BIG_REQ_BLOCK, 16);
+static struct pool big_body_pool = POOL_INIT(BIG_BODY_BLOCK, 16);
+
+/* The pool of a request of n bytes (big_req_pool's mallocs and frees
+ * those above its size). */
+static struct pool *req_pool_of(size_t n)
+{
+	return n <= REQ_BLOCK ? &req_pool : &big_req_pool;
+}
+
+/* An answer's buffer of cap bytes back to its pool, or freed. */
+static void body_free(char *buf, size_t cap)
+{
+	if (cap == BODY_BLOCK)
+		pool_put(&body_pool, buf, BODY_BLOCK);
+	else if (cap == BIG_BODY_BLOCK)
+		pool_put(&big_body_pool, buf, BIG_BODY_BLOCK);
+	else
+		free(buf); /* NULL when nothing was read yet */
+}
 
 /* Takes r off its list and frees it. */
 static void req_free(struct http_req *r)
 {
 	http_req_set_state(r->h, r, REQ_FREED);
-	if (r->rcap == BODY_BLOCK)
-		pool_put(&body_pool, r->rbuf, BODY_BLOCK);
-	else
-		free(r->rbuf);
-	pool_put(&req_pool, r, r->alloc);
+	body_free(r->rbuf, r->rcap);
+	pool_put(req_pool_of(r->alloc), r, r->alloc);
 }
 
 /* ---- the response sinks: they never call user code ---- */
@@ -152,15 +174,14 @@ size_t http_on_body(char *data, size_t size, size_t nmemb, void *arg)
 		size_t cap = r->rcap ? r->rcap : BODY_BLOCK;
 		while (cap < r->rlen + n + 1)
 			cap *= 2;
-		char *p = malloc(cap);
+		if (cap < BIG_BODY_BLOCK)
+			cap = BIG_BODY_BLOCK; /* a pooled block, not a malloc a doubling */
+		char *p = cap == BIG_BODY_BLOCK ? pool_take(&big_body_pool, cap) : malloc(cap);
 		if (!p)
 			return 0;
 		if (r->rlen > 0)
 			memcpy(p, r->rbuf, r->rlen);
-		if (r->rcap == BODY_BLOCK)
-			pool_put(&body_pool, r->rbuf, BODY_BLOCK);
-		else
-			free(r->rbuf); /* NULL when nothing was read yet */
+		body_free(r->rbuf, r->rcap);
 		r->rbuf = p;
 		r->rcap = cap;
 	}
@@ -496,7 +517,7 @@ struct http_req *http_send(struct http *h, const struct http_request *req, http_
 	size_t blen = req->body ? req->body_len + 1 : 0;
 	size_t alloc = sizeof(struct http_req) + nnodes * sizeof(struct curl_slist) + hbytes +
 		       ulen + mlen + blen;
-	struct http_req *r = pool_get(&req_pool, alloc);
+	struct http_req *r = pool_get(req_pool_of(alloc), alloc);
 	if (!r)
 		return NULL;
 	r->alloc = alloc;

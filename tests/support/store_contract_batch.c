@@ -206,6 +206,14 @@ static void bad_batches_refused(void **state)
 	res.count = STORE_BATCH_MAX;
 	nm->e[1].name = nm->name[1];
 	assert_true(store_batch_valid(&res));
+	/* the first and the last the same name, or two in the middle */
+	nm->e[STORE_BATCH_MAX - 1].name = nm->name[0];
+	assert_false(store_batch_valid(&res));
+	nm->e[STORE_BATCH_MAX - 1].name = nm->name[STORE_BATCH_MAX - 1];
+	nm->e[60].name = nm->name[41];
+	assert_false(store_batch_valid(&res));
+	nm->e[60].name = nm->name[60];
+	assert_true(store_batch_valid(&res));
 	free(long_name);
 	free(nm);
 }

@@ -148,6 +148,11 @@ static void test_shapes(void **state)
 		 true},
 		{" {\n\t\"Responses\" : { \"locks\" : [ " THIN_B " ] } } \r\n", 0, DDB_FAST_OK,
 		 true},
+		/* in another order than asked */
+		{"{\"Responses\":{\"locks\":[" ITEM_J "," THIN_B "," FULL_A "]}}", 0, DDB_FAST_OK,
+		 true},
+		{"{\"Responses\":{\"locks\":[" THIN_B "," ITEM_J "," FULL_A "," THIN_B "]}}", 0,
+		 DDB_FAST_OK, false},
 		/* a second round: "b" was read before, "a" comes now */
 		{"{\"Responses\":{\"locks\":[" FULL_A "]}}", 2, DDB_FAST_OK, true},
 		/* refused items: one not asked for, one twice, one read before,

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core/store/dynamodb/ddb_json.h"
+#include "core/store/store_batch.h"
 
 static const struct ddb_keys k_pk = {"Locks", "pk", NULL, NULL};
 static const struct ddb_keys k_sk_ttl = {"Shop", "PK", "SK", "expiresAt"};
@@ -611,6 +612,66 @@ static void test_build_exact_bytes(void **state)
 	ddb_body_free(body);
 }
 
+/* cJSON's unformatted print of the BatchGetItem the sweep sends: the
+ * bytes the writer must give. */
+static char *batch_by_cjson(const struct ddb_keys *k, const char *const *names, unsigned n)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *t = cJSON_AddObjectToObject(cJSON_AddObjectToObject(root, "RequestItems"), k->table);
+	cJSON *list = cJSON_AddArrayToObject(t, "Keys");
+	char pk[5 + STORE_NAME_MAX + 1];
+	for (unsigned i = 0; i < n; i++) {
+		cJSON *key = cJSON_CreateObject();
+		snprintf(pk, sizeof pk, "LOCK#%s", names[i]);
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(key, k->pk), "S", pk);
+		if (k->sk)
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(key, k->sk), "S", "LOCK");
+		cJSON_AddItemToArray(list, key);
+	}
+	cJSON_AddBoolToObject(t, "ConsistentRead", 1);
+	char *text = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	return text;
+}
+
+/* The sweep's BatchGetItem: its exact bytes, and the same bytes as
+ * cJSON's print for names that need escapes, UTF-8, the longest name,
+ * with and without a sort key, one name to STORE_BATCH_MAX. */
+static void test_build_batch_get(void **state)
+{
+	static const char *const two[] = {"a", "jobs/\"42\"\\x"};
+	char err[DDB_ERR_MAX] = "";
+	size_t len = 0;
+	char *body = ddb_build_batch_get(&k_pk, two, 2, &len, err);
+	assert_non_null(body);
+	assert_string_equal(body, "{\"RequestItems\":{\"Locks\":{\"Keys\":[{\"pk\":{\"S\":"
+				  "\"LOCK#a\"}},{\"pk\":{\"S\":\"LOCK#jobs/\\\"42\\\"\\\\x\"}}],"
+				  "\"ConsistentRead\":true}}}");
+	assert_int_equal(len, strlen(body));
+	ddb_body_free(body);
+
+	static char longest[STORE_NAME_MAX + 1];
+	memset(longest, 'n', STORE_NAME_MAX);
+	const char *names[STORE_BATCH_MAX];
+	static const char *const kinds[] = {"x", "\x01\t\n\x1f", "caf\xc3\xa9/\xe2\x82\xac",
+					    longest, "a\"b\\c"};
+	for (unsigned i = 0; i < STORE_BATCH_MAX; i++)
+		names[i] = kinds[i % 5];
+	const struct ddb_keys *keys[] = {&k_pk, &k_sk_ttl};
+	const unsigned counts[] = {1, 5, STORE_BATCH_MAX};
+	for (unsigned ki = 0; ki < 2; ki++)
+		for (unsigned ci = 0; ci < 3; ci++) {
+			char *want = batch_by_cjson(keys[ki], names, counts[ci]);
+			char *got = ddb_build_batch_get(keys[ki], names, counts[ci], &len, err);
+			assert_non_null(want);
+			assert_non_null(got);
+			assert_string_equal(got, want);
+			assert_int_equal(len, strlen(want));
+			ddb_body_free(got);
+			cJSON_free(want);
+		}
+}
+
 static void test_op_mapping(void **state)
 {
 	assert_int_equal(ddb_op_for(STORE_ACQUIRE), DDB_UPDATE_ITEM);
@@ -690,7 +751,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build_requests), cmocka_unit_test(test_build_exact_bytes),
 		cmocka_unit_test(test_op_mapping),     cmocka_unit_test(test_build_admin),
-		cmocka_unit_test(test_keys_valid),
+		cmocka_unit_test(test_keys_valid),     cmocka_unit_test(test_build_batch_get),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -129,6 +129,83 @@ static void deleted_item_is_found_within_a_period(void **state)
 	fx_free(f);
 }
 
+/* A period walks the leases newest first: of 150, the first batch holds
+ * the 100 newest (the newest's deleted item is found at the period's
+ * start), the second the 50 oldest (the oldest's found half a period
+ * later). */
+static void newest_leases_are_read_first(void **state)
+{
+	struct fx *f = sfx_new();
+	struct lost oldest, newest;
+	struct lease *l[150];
+	char name[16];
+	for (int i = 0; i < 150; i++) {
+		snprintf(name, sizeof(name), "job-%d", i);
+		l[i] = i == 0	  ? take(f, name, &oldest)
+		       : i == 149 ? take(f, name, &newest)
+				  : fx_take(f, 0, name, LEASE);
+		fx_advance(f, 1); /* each lease younger than the one before */
+	}
+	for (int i = 0; i < 150; i += 149) {
+		snprintf(name, sizeof(name), "job-%d", i);
+		assert_int_equal(
+			outside(f, (struct store_req){.op = STORE_DELETE, .name = name}).status,
+			STORE_OK);
+	}
+	fx_advance(f, PERIOD - fx_now(f));
+	assert_int_equal(newest.calls, 1);
+	assert_int_equal(oldest.calls, 0);
+	fx_advance(f, PERIOD / 2);
+	assert_int_equal(oldest.calls, 1);
+	assert_int_equal(oldest.at, PERIOD + PERIOD / 2);
+	for (int i = 0; i < 150; i++)
+		lease_release(l[i]);
+	fx_run(f);
+	fx_free(f);
+}
+
+/* Leases that end during a period, the one at the walk's cursor among
+ * them, move the walk on: the period still reads every lease left once,
+ * and a lease taken during it is read in the next. */
+static void leases_ending_mid_period_move_the_walk_on(void **state)
+{
+	struct fx *f = sfx_new();
+	struct lease *l[250];
+	char name[16];
+	for (int i = 0; i < 250; i++) {
+		snprintf(name, sizeof(name), "job-%d", i);
+		l[i] = fx_take(f, 0, name, LEASE);
+	}
+	fx_advance(f, PERIOD - fx_now(f)); /* batch 0 of 3: jobs 249..150 */
+	assert_int_equal(stats(f)->items, 100);
+	/* job-149 (the cursor), the next 19 and job-0 end, the cursor last,
+	 * so that "late" may reuse its memory (a cursor left on it would
+	 * walk 249..150 again) */
+	for (int i = 148; i > 129; i--)
+		lease_release(l[i]);
+	lease_release(l[0]);
+	lease_release(l[149]);
+	fx_run(f);
+	struct lease *late = fx_take(f, 0, "late", LEASE);
+	fx_advance(f, PERIOD / 3); /* batch 1: jobs 129..30 */
+	assert_int_equal(stats(f)->items, 200);
+	fx_advance(f, PERIOD / 3); /* batch 2: jobs 29..1 */
+	assert_int_equal(stats(f)->items, 229);
+	fx_advance(f, PERIOD / 3 - 1);
+	assert_int_equal(stats(f)->items, 229); /* "late" waits for the next period */
+	fx_advance(f, 1);
+	assert_int_equal(stats(f)->periods, 2);
+	assert_int_equal(stats(f)->items, 329); /* the next: 229 + "late" in its first batch */
+	for (int i = 1; i < 130; i++)
+		lease_release(l[i]);
+	for (int i = 150; i < 250; i++)
+		lease_release(l[i]);
+	lease_release(late);
+	fx_run(f);
+	assert_int_equal(stats(f)->lost, 0);
+	fx_free(f);
+}
+
 static void rewritten_item_is_taken_over(void **state)
 {
 	struct fx *f = sfx_new();
@@ -201,6 +278,7 @@ static void healthy_items_cause_nothing(void **state)
 	assert_int_equal(stats(f)->batches, 3);
 	assert_int_equal(stats(f)->items, 15);
 	assert_int_equal(stats(f)->lost, 0);
+	assert_int_equal(stats(f)->last_period_ms, PERIOD); /* kept its pace */
 	fx_free(f);
 }
 
@@ -262,6 +340,8 @@ static void slow_reads_stretch_the_period(void **state)
 				 (unsigned long long)(stats(f)->items - items));
 		periods = stats(f)->periods;
 		items = stats(f)->items;
+		if (p > 0) /* 10 reads of 9 s each, the first at the period's start */
+			assert_in_range(stats(f)->last_period_ms, 90000, 90000 + 500);
 	}
 	store_memory_set_op_latency(f->store, STORE_READ, 0);
 	for (int i = 0; i < 1000; i++) {
@@ -441,6 +521,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(deleted_item_is_found_within_a_period),
+		cmocka_unit_test(newest_leases_are_read_first),
+		cmocka_unit_test(leases_ending_mid_period_move_the_walk_on),
 		cmocka_unit_test(rewritten_item_is_taken_over),
 		cmocka_unit_test(item_without_its_session_is_taken_over),
 		cmocka_unit_test(healthy_items_cause_nothing),

@@ -103,6 +103,28 @@ static void test_replica_session_metrics(void **state)
 	expect_line(t, "leasegate_replica_session_members{db_collection_name=\"locks\"} 1000");
 	expect_line(t, "# TYPE leasegate_replica_session_groups gauge");
 	expect_line(t, "leasegate_replica_session_groups{db_collection_name=\"locks\"} 2");
+	assert_null(strstr(t, "leasegate_replica_sweep_")); /* no sweep given */
+	buf_free(&out);
+	m.lt.sweeping = true;
+	m.lt.sweep = (struct lt_sweep_stats){.periods = 3,
+					     .batches = 40,
+					     .items = 3999,
+					     .failed = 2,
+					     .lost = 5,
+					     .orphans = 1,
+					     .last_period_ms = 301250};
+	t = render(&m, &out);
+	expect_line(t, "# TYPE leasegate_replica_sweep_reads_total counter");
+	expect_line(t, "leasegate_replica_sweep_reads_total{db_collection_name=\"locks\","
+		       "outcome=\"ok\"} 38");
+	expect_line(t, "leasegate_replica_sweep_reads_total{db_collection_name=\"locks\","
+		       "outcome=\"error\"} 2");
+	expect_line(t, "leasegate_replica_sweep_items_total{db_collection_name=\"locks\"} 3999");
+	expect_line(t, "leasegate_replica_sweep_losses_total{db_collection_name=\"locks\"} 5");
+	expect_line(t, "leasegate_replica_sweep_orphans_total{db_collection_name=\"locks\"} 1");
+	expect_line(t, "# TYPE leasegate_replica_sweep_period_seconds gauge");
+	expect_line(t,
+		    "leasegate_replica_sweep_period_seconds{db_collection_name=\"locks\"} 301.250");
 	buf_free(&out);
 }
 

@@ -16,41 +16,37 @@
 #include "core/store/dynamodb/store_dynamodb_int.h"
 #include "core/store/store_batch.h"
 
-#define SORT_KEY     "LOCK" /* the sort key of every lock-table item */
-#define BATCH_ROUNDS 8	    /* BatchGetItem rounds for UnprocessedKeys */
+#define BATCH_ROUNDS 8 /* BatchGetItem rounds for UnprocessedKeys */
 
-/* A BatchGetItem of the entries not read yet. */
+/* A BatchGetItem of the entries not read yet; NULL on out-of-memory. */
 static char *build(const struct ddb_keys *keys, const struct store_batch_result *res)
 {
-	cJSON *root = cJSON_CreateObject();
-	cJSON *t =
-		cJSON_AddObjectToObject(cJSON_AddObjectToObject(root, "RequestItems"), keys->table);
-	cJSON *list = cJSON_AddArrayToObject(t, "Keys");
-	char pk[5 + STORE_NAME_MAX + 1];
-	for (unsigned i = 0; i < res->count; i++) {
-		if (res->entries[i].read)
-			continue;
-		snprintf(pk, sizeof(pk), "LOCK#%s", res->entries[i].name);
-		cJSON *key = cJSON_CreateObject();
-		ddb_add_str(key, keys->pk, "S", pk);
-		if (keys->sk != NULL)
-			ddb_add_str(key, keys->sk, "S", SORT_KEY);
-		cJSON_AddItemToArray(list, key);
-	}
-	cJSON_AddBoolToObject(t, "ConsistentRead", 1);
-	char *text = cJSON_PrintUnformatted(root);
-	cJSON_Delete(root);
-	return text;
+	const char *names[STORE_BATCH_MAX];
+	unsigned n = 0;
+	for (unsigned i = 0; i < res->count; i++)
+		if (!res->entries[i].read)
+			names[n++] = res->entries[i].name;
+	size_t len;
+	char err[DDB_ERR_MAX];
+	return ddb_build_batch_get(keys, names, n, &len, err);
 }
 
-/* The entry whose key is pk (LOCK#<name>), or NULL. */
-static struct store_batch_entry *entry_of(struct store_batch_result *res, const char *pk)
+/* The entry whose key is pk (LOCK#<name>), or NULL. The search starts
+ * at *next and wraps, which leaves *next after the entry found: one
+ * comparison an item when the answer keeps the request's order (DynamoDB
+ * does not promise it). */
+static struct store_batch_entry *entry_of(struct store_batch_result *res, const char *pk,
+					  unsigned *next)
 {
 	if (pk == NULL || strncmp(pk, "LOCK#", 5) != 0)
 		return NULL;
-	for (unsigned i = 0; i < res->count; i++)
-		if (strcmp(res->entries[i].name, pk + 5) == 0)
+	for (unsigned k = 0; k < res->count; k++) {
+		unsigned i = (*next + k) % res->count;
+		if (strcmp(res->entries[i].name, pk + 5) == 0) {
+			*next = i + 1;
 			return &res->entries[i];
+		}
+	}
 	return NULL;
 }
 
@@ -71,9 +67,10 @@ static bool take_items(struct store_batch_result *res, const cJSON *root,
 		return false;
 	}
 	const cJSON *it;
+	unsigned next = 0;
 	cJSON_ArrayForEach(it, items)
 	{
-		struct store_batch_entry *e = entry_of(res, pk_of(it, keys));
+		struct store_batch_entry *e = entry_of(res, pk_of(it, keys), &next);
 		if (e == NULL || e->read) {
 			snprintf(err, DDB_ERR_MAX, "an item that was not asked for");
 			return false;
@@ -96,9 +93,10 @@ static bool mark_read(struct store_batch_result *res, const cJSON *root,
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(root, "UnprocessedKeys"), keys->table);
 	const cJSON *k;
+	unsigned next = 0;
 	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(t, "Keys"))
 	{
-		struct store_batch_entry *e = entry_of(res, pk_of(k, keys));
+		struct store_batch_entry *e = entry_of(res, pk_of(k, keys), &next);
 		if (e != NULL && !e->read) {
 			left[e - res->entries] = true;
 			any = true;
@@ -113,6 +111,7 @@ static bool mark_read(struct store_batch_result *res, const cJSON *root,
 struct fast_take {
 	struct store_batch_result *res;
 	const struct ddb_keys *keys;
+	unsigned next; /* entry_of's */
 };
 
 /* The value of the first attribute named keys->pk when it is a string
@@ -142,7 +141,7 @@ static bool fast_item(void *arg, const struct ddb_attr *attrs, unsigned n, char 
 	struct fast_take *t = arg;
 	char pk[5 + STORE_NAME_MAX + 2];
 	struct store_batch_entry *e =
-		entry_of(t->res, fast_pk(attrs, n, t->keys->pk, pk, sizeof pk));
+		entry_of(t->res, fast_pk(attrs, n, t->keys->pk, pk, sizeof pk), &t->next);
 	if (e == NULL || e->read) {
 		snprintf(err, DDB_ERR_MAX, "an item that was not asked for");
 		return false;
@@ -156,7 +155,7 @@ static bool fast_item(void *arg, const struct ddb_attr *attrs, unsigned n, char 
 bool ddb_batch_answer(struct store_batch_result *res, const struct ddb_keys *keys, const char *body,
 		      size_t len, bool fast, bool *done, char *err)
 {
-	struct fast_take t = {res, keys};
+	struct fast_take t = {res, keys, 0};
 	enum ddb_fast f =
 		fast ? ddb_fast_batch(body, len, keys->table, fast_item, &t, err) : DDB_FAST_OTHER;
 	if (f != DDB_FAST_OTHER) {

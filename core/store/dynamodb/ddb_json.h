@@ -90,6 +90,13 @@ char *ddb_build_update_ttl(const char *table, const char *ttl_attr, size_t *len,
 
 void ddb_body_free(char *body);
 
+/* The body of a strongly consistent BatchGetItem of the lock items of
+ * names[0..n) (each 1..STORE_NAME_MAX bytes, checked by the caller), byte
+ * for byte what cJSON's unformatted print of the same tree gives. NULL
+ * with a message in err on out-of-memory; ownership as ddb_build_request. */
+char *ddb_build_batch_get(const struct ddb_keys *k, const char *const *names, unsigned n,
+			  size_t *len, char *err) __attribute__((warn_unused_result));
+
 /* ---- Scan (store_scan) ---- */
 
 #define DDB_PK_MAX 2048 /* bytes of a partition key value */
