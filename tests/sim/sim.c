@@ -221,6 +221,8 @@ static void boot(struct replica *r)
 	if (SIM->cfg.session[r->idx]) { /* the same id at every restart */
 		o.heartbeat = LT_HEARTBEAT_REPLICA;
 		o.replica_id = r->label;
+		/* the verification sweep within a run's time, among its faults */
+		o.sweep_ms = sim_range(LT_SWEEP_MIN_MS, 20000);
 	}
 	r->lt = lt_new(r->clock, r->store, &r->obs, &o);
 	if (r->clock == NULL || r->lt == NULL)
@@ -733,6 +735,10 @@ static void free_replica(struct clock *c, struct store *s, struct locktable *lt,
 	for (int i = 0; i < n; i++)
 		sim_client_free(clients[i]);
 	sim_net_abandon(s); /* the releases their frees sent */
+	struct lt_stats st;
+	lt_stats(lt, &st);
+	TALLY.swept += st.sweep.items;
+	TALLY.sweep_lost += st.sweep.lost;
 	lt_free(lt);
 	if (check && !stop && clock_armed(c) != 0)
 		sim_violation("%s at the end: %zu timers still armed", label, clock_armed(c));
@@ -902,11 +908,12 @@ int main(int argc, char **argv)
 	if (heartbeat_world != SIM_HB_LEASE)
 		printf("sessions: %llu requests, %llu hit by faults aimed at them, %llu marked "
 		       "dead, %llu deleted; leases lost: %llu session, %llu expired; %llu "
-		       "takeovers\n",
+		       "takeovers; the sweeps read %llu items, ended %llu leases\n",
 		       (unsigned long long)TALLY.session_requests,
 		       (unsigned long long)TALLY.session_faults, (unsigned long long)TALLY.kills,
 		       (unsigned long long)TALLY.deletes, (unsigned long long)TALLY.lost_session,
-		       (unsigned long long)TALLY.lost_expired, (unsigned long long)TALLY.takeovers);
+		       (unsigned long long)TALLY.lost_expired, (unsigned long long)TALLY.takeovers,
+		       (unsigned long long)TALLY.swept, (unsigned long long)TALLY.sweep_lost);
 	printf("%.1f s, %.0f steps/s", dt, dt > 0 ? (double)steps / dt : 0.0);
 	if (bad > 0)
 		printf("; first violation: seed %llu, after %.2f s (%llu seeds)",

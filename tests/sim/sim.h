@@ -151,12 +151,13 @@ extern struct sim *SIM;
 /* What the faults aimed at sessions did, over every seed run (printed
  * with the summary in the session modes). */
 struct sim_tally {
-	uint64_t session_requests; /* CREATE, BEAT, KILL, READ sent by replicas */
-	uint64_t session_faults;   /* faults drawn by beat_ppm on them */
-	uint64_t kills, deletes;   /* sessions marked dead (by anyone), deleted */
-	uint64_t lost_session;	   /* leases lost with LT_SESSION */
-	uint64_t lost_expired;	   /* leases lost with LT_EXPIRED */
-	uint64_t takeovers;	   /* exclusive grants that took a lock over */
+	uint64_t session_requests;  /* CREATE, BEAT, KILL, READ sent by replicas */
+	uint64_t session_faults;    /* faults drawn by beat_ppm on them */
+	uint64_t kills, deletes;    /* sessions marked dead (by anyone), deleted */
+	uint64_t lost_session;	    /* leases lost with LT_SESSION */
+	uint64_t lost_expired;	    /* leases lost with LT_EXPIRED */
+	uint64_t takeovers;	    /* exclusive grants that took a lock over */
+	uint64_t swept, sweep_lost; /* lock items the sweeps read, leases they ended */
 };
 extern struct sim_tally TALLY;
 

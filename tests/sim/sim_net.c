@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/store/store_batch.h"
 #include "core/store/store_revoke.h"
 #include "core/store/store_session.h"
 #include "core/store/store_shared.h"
@@ -46,7 +47,7 @@
 /* What a call carries: a lock item request, a fenced transaction, an
  * operation on a shared name, on a session item (store_session.h) or on a
  * session's revocations (store_revoke.h). */
-enum call_kind { K_REQ, K_TX, K_SH, K_SESS, K_REV, K_COUNT };
+enum call_kind { K_REQ, K_TX, K_SH, K_SESS, K_REV, K_BATCH, K_COUNT };
 
 /* The answer of a shared transaction's commit, given again to its later
  * attempts (the ClientRequestToken's outcome). */
@@ -71,13 +72,19 @@ struct store_call {
 	store_sh_cb sh_cb;
 	store_session_cb sess_cb;
 	store_revoke_cb rev_cb;
+	void (*batch_cb)(void *arg);
 	void *arg;
 	struct store_req req;
 	struct store_sh_req sh;	       /* K_SH: its strings in the buffers below */
 	struct store_session_req sess; /* K_SESS: likewise */
 	struct store_revoke_req rev;   /* K_REV: likewise */
-	struct sh_commit *commit;      /* K_SH transactions, once committed */
-	int64_t token;		       /* a transaction's */
+	/* K_BATCH: the caller's result (written at its answer), and the
+	 * names asked for, copied (an attempt may land after a cancel) */
+	struct store_batch_result *batch;
+	char (*bnames)[SIM_NAME_MAX + 1];
+	unsigned bcount;
+	struct sh_commit *commit; /* K_SH transactions, once committed */
+	int64_t token;		  /* a transaction's */
 	char owner[STORE_ID_MAX + 1], rvn[STORE_ID_MAX + 1], seen[STORE_ID_MAX + 1],
 		waiter[STORE_ID_MAX + 1], holder[STORE_HOLDER_MAX + 1], name[SIM_NAME_MAX + 1];
 	struct store_sh_set seen_set; /* RCLEAR's (store_shared.h), copied */
@@ -110,6 +117,7 @@ struct sev {
 		struct store_sh_result sh; /* its slots this event's own (sev_free) */
 		struct store_session_result ss;
 		struct store_revoke_result rv; /* its entries this event's own (sev_free) */
+		struct store_batch_result bt;  /* likewise */
 	};
 };
 
@@ -122,6 +130,7 @@ static size_t sev_size(const struct store_call *c)
 		[K_SH] = sizeof(struct store_sh_result),
 		[K_SESS] = sizeof(struct store_session_result),
 		[K_REV] = sizeof(struct store_revoke_result),
+		[K_BATCH] = sizeof(struct store_batch_result),
 	};
 	return offsetof(struct sev, res) + answer_size[c->kind];
 }
@@ -193,6 +202,8 @@ static void sev_free(struct sev *e)
 		free(e->sh.slots);
 	if (e->c->kind == K_REV)
 		free((void *)e->rv.entries);
+	if (e->c->kind == K_BATCH)
+		free(e->bt.entries);
 	free(e);
 }
 
@@ -323,11 +334,12 @@ static const char *const rev_op_names[] = {
 
 static const char *op_name(const struct store_call *c)
 {
-	return c->kind == K_TX	   ? "transact"
-	       : c->kind == K_SH   ? sh_op_names[c->sh.op]
-	       : c->kind == K_SESS ? sess_op_names[c->sess.op]
-	       : c->kind == K_REV  ? rev_op_names[c->rev.op]
-				   : store_op_name(c->req.op);
+	return c->kind == K_TX	    ? "transact"
+	       : c->kind == K_SH    ? sh_op_names[c->sh.op]
+	       : c->kind == K_SESS  ? sess_op_names[c->sess.op]
+	       : c->kind == K_REV   ? rev_op_names[c->rev.op]
+	       : c->kind == K_BATCH ? "BATCH-READ"
+				    : store_op_name(c->req.op);
 }
 
 /* A ClientRequestToken's operation (ddb_shared.c): GRANT, RELEASE, REMOVE. */
@@ -455,6 +467,47 @@ static void apply_rev(struct store_call *c, struct store_revoke_result *res)
 	clock_fake_advance(SIM->ddb_clock, 0);
 }
 
+/* ---- the sweep's batch reads ---- */
+
+static void batch_capture(void *arg)
+{
+	(void)arg; /* the table wrote the event's result in place */
+}
+
+/* A batch read by the table, in the event's own entries (the call's
+ * names): a strongly consistent read of each item at this moment. */
+static void apply_batch(struct store_call *c, struct store_batch_result *res)
+{
+	unsigned n = c->bcount;
+	struct store_batch_entry *v = calloc(n > 0 ? n : 1, sizeof(*v));
+	if (v == NULL)
+		abort();
+	for (unsigned i = 0; i < n; i++)
+		v[i].name = c->bnames[i];
+	*res = (struct store_batch_result){.entries = v, .count = n};
+	clock_fake_advance(SIM->ddb_clock, SIM->now_us / 1000 - clock_now_ms(SIM->ddb_clock));
+	if (store_batch_read(SIM->mem, res, batch_capture, NULL) == NULL)
+		abort();
+	clock_fake_advance(SIM->ddb_clock, 0);
+}
+
+/* The answer into the caller's result: the entries the table read, none
+ * when the network made the answer (an error, a timeout). */
+static void finish_batch(struct store_call *c, const struct store_batch_result *res)
+{
+	struct store_batch_result *to = c->batch;
+	to->status = res->status;
+	to->error_type = res->error_type;
+	snprintf(to->message, sizeof(to->message), "%s", res->message);
+	for (unsigned i = 0; i < to->count; i++) {
+		bool got = res->entries != NULL && i < res->count && res->entries[i].read;
+		to->entries[i].read = got;
+		if (got)
+			to->entries[i].item = res->entries[i].item;
+	}
+	c->batch_cb(c->arg);
+}
+
 /* ---- attempts and answers ---- */
 
 /* Where each kind of call keeps its answer's status, error type and
@@ -465,7 +518,7 @@ static const struct answer_at {
 #define AT(k, f)                                                                                   \
 	[k] = {offsetof(struct sev, f.status), offsetof(struct sev, f.error_type),                 \
 	       offsetof(struct sev, f.message), sizeof(((struct sev *)0)->f.message)}
-	AT(K_REQ, res), AT(K_TX, tx), AT(K_SH, sh), AT(K_SESS, ss), AT(K_REV, rv),
+	AT(K_REQ, res), AT(K_TX, tx), AT(K_SH, sh), AT(K_SESS, ss), AT(K_REV, rv), AT(K_BATCH, bt),
 #undef AT
 };
 
@@ -507,6 +560,8 @@ static void apply(struct sev *e)
 		apply_sess(c, &e->ss);
 	else if (c->kind == K_REV)
 		apply_rev(c, &e->rv);
+	else if (c->kind == K_BATCH)
+		apply_batch(c, &e->bt);
 	else
 		apply_req(c, &e->res);
 }
@@ -569,6 +624,7 @@ static void call_maybe_free(struct store_call *c)
 	if (c->next != NULL)
 		c->next->pprev = c->pprev;
 	free(c->commit);
+	free(c->bnames);
 	free(c);
 }
 
@@ -615,6 +671,8 @@ static void finish(struct store_call *c, struct sev *e)
 		c->sess_cb(c->arg, &e->ss);
 	else if (c->kind == K_REV)
 		finish_rev(c, &e->rv);
+	else if (c->kind == K_BATCH)
+		finish_batch(c, &e->bt);
 	else
 		c->cb(c->arg, &e->res);
 }
@@ -877,6 +935,33 @@ static struct store_call *ss_revoke_submit(struct store *s, const struct store_r
 	return c;
 }
 
+static struct store_call *ss_batch_read(struct store *s, struct store_batch_result *res,
+					void (*cb)(void *arg), void *arg)
+{
+	struct sstore *ss = (struct sstore *)s;
+	struct store_call *c = call_new("(batch)");
+	c->bnames = calloc(res->count, sizeof(*c->bnames));
+	if (c->bnames == NULL)
+		abort();
+	for (unsigned i = 0; i < res->count; i++)
+		if (snprintf(c->bnames[i], sizeof(c->bnames[i]), "%s", res->entries[i].name) >=
+		    (int)sizeof(c->bnames[i]))
+			abort(); /* the simulator's names are shorter */
+	c->rep = ss->rep;
+	c->store = s;
+	c->incarnation = ss->incarnation;
+	c->kind = K_BATCH;
+	c->batch = res;
+	c->bcount = res->count;
+	c->batch_cb = cb;
+	c->arg = arg;
+	sim_log("send %s BATCH-READ of %u locks, %s first", ss->rep->label, res->count,
+		res->entries[0].name);
+	s->requests[STORE_READ]++;
+	start(c);
+	return c;
+}
+
 static void ss_cancel(struct store *s, struct store_call *c)
 {
 	if (!c->finished)
@@ -904,6 +989,7 @@ static const struct store_ops sim_ops = {
 	.sh_submit = ss_sh_submit,
 	.session_submit = ss_session_submit,
 	.revoke_submit = ss_revoke_submit,
+	.batch_read = ss_batch_read,
 };
 
 struct store *sim_net_store(struct replica *r)
