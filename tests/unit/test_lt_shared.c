@@ -997,6 +997,47 @@ static void test_reader_ends_a_crashed_session_mode_holder(void **state)
 	fx_free(f);
 }
 
+/* As above, but the reader's first KILL fails (a throttled write): the
+ * next read finds the session still live at the rvn it watched, both
+ * stood still a lease, which an exclusive waiter would take over in a
+ * transaction; a reader has none, so it sends the KILL again, then takes
+ * the lock (XTAKE) once a read shows the session dead. */
+static void test_reader_kills_again_when_its_kill_failed(void **state)
+{
+	struct fx *f = replica_fx();
+	struct got r;
+	struct lease *w1 = fx_take(f, 2, "rw", LEASE);
+	int64_t token = lease_token(w1);
+	struct lock_item it;
+	assert_true(store_read_now(f->store, "rw", &it));
+	wait_shared(f, 1, &r);
+	fx_advance(f, 3 * LEASE);
+	until_a_beat(f);
+	lt_free(f->lt[2]); /* crashed */
+	f->lt[2] = NULL;
+	store_memory_set_latency(f->store, 5);	  /* a gap between a KILL's send and answer */
+	uint64_t ends = fx_req(f, STORE_RELEASE); /* KILLs and XTAKEs */
+	int64_t t0 = fx_now(f);
+	while (fx_req(f, STORE_RELEASE) == ends && fx_now(f) - t0 < 10 * LEASE)
+		fx_advance(f, 1);
+	assert_int_equal(fx_req(f, STORE_RELEASE) - ends, 1); /* the first KILL, in flight */
+	store_memory_fail(f->store, 1, STORE_TRANSIENT, "ThrottlingException");
+	fx_advance(f, 5); /* its answer */
+	store_memory_set_latency(f->store, 0);
+	assert_false(session_now(f, it.session).has_dead); /* it failed */
+	int64_t took = until_granted(f, &r, 10 * LEASE);
+	assert_true(r.done);
+	assert_non_null(r.lease);
+	assert_true(sh_lease_token(r.lease) > token);
+	assert_true(session_now(f, it.session).has_dead);
+	/* the failed KILL, the KILL again, the XTAKE */
+	assert_int_equal(fx_req(f, STORE_RELEASE) - ends, 3);
+	print_message("granted %lld ms after the failed KILL\n", (long long)took);
+	sh_lease_release(r.lease);
+	fx_run(f);
+	fx_free(f);
+}
+
 /* A reader behind a session-mode holder whose session item is gone (the
  * holder crashed, the item deleted): a missing session is watched like any
  * value, never killed; granted once it stood absent a lease, not before. */
@@ -1181,6 +1222,7 @@ int main(void)
 		cmocka_unit_test(test_semaphore_turn_across_replicas),
 		cmocka_unit_test(test_reader_behind_a_session_mode_holder),
 		cmocka_unit_test(test_reader_ends_a_crashed_session_mode_holder),
+		cmocka_unit_test(test_reader_kills_again_when_its_kill_failed),
 		cmocka_unit_test(test_reader_behind_a_missing_session),
 		cmocka_unit_test(test_grant_applied_though_refused),
 	};
