@@ -693,14 +693,62 @@ static void test_leader_takeover(void **state)
 
 #define T(f, schema) cmocka_unit_test_prestate_setup_teardown(f, NULL, teardown, (void *)&schema)
 
+/* ---- 7. an item another tool deleted ---- */
+
+/* gw-a sweeps every second: a held lock whose item another tool deleted
+ * is found by the sweep within two periods and lost as "deleted" (pushed
+ * to its holder), the other lock held is kept, and INFO leases counts the
+ * sweep's reads and the loss. Without the sweep nothing would tell: the
+ * session keeps beating. */
+static void test_sweep_finds_a_deleted_item(void **state)
+{
+	struct gw ga;
+	char want[128];
+	new_table(state);
+	peek_open(&peek, table);
+	gw_start(&ga, table, "--holder-label", "gw-a", "--heartbeat", "replica", "--replica-id",
+		 "ra", "--heartbeat-sweep", "1s", schema->pk != NULL ? "--partition-key" : NULL,
+		 schema->pk, "--sort-key", schema->sk, NULL);
+	struct raw *ha = r3_open(&ga);
+	redisContext *ca = gw_connect(&ga);
+	long long t1 = raw_int(ha, "LOCK.ACQUIRE d1 1500");
+	long long t2 = raw_int(ha, "LOCK.ACQUIRE d2 1500");
+	peek_delete(&peek, "LOCK#d1");
+	long long t0 = gw_now_ms();
+	snprintf(want, sizeof(want), ">[\"lock.lost\", \"d1\", :%lld, \"deleted\"]", t1);
+	assert_string_equal(raw_reply(ha, 2000 + SLACK_MS), want);
+	printf("# the sweep found the deleted item after %lld ms\n", gw_now_ms() - t0);
+	raw_expect(ha, "LOCK.RENEW d1", "-LOST deleted");
+	raw_expect(ha, "LOCK.RENEW d2", ":1"); /* the other is kept */
+	expect_session_lock("d2", "ra", t2, want, sizeof(want));
+	redisReply *r = redisCommand(ca, "INFO leases");
+	assert_non_null(r);
+	assert_int_equal(r->type, REDIS_REPLY_STRING);
+	printf("# INFO leases: %s\n", strstr(r->str, "sweep_periods"));
+	assert_non_null(strstr(r->str, "sweep_losses:1\r\n"));
+	assert_null(strstr(r->str, "sweep_items:0\r\n"));
+	assert_null(strstr(r->str, "sweep_periods:0\r\n"));
+	assert_non_null(strstr(r->str, "sweep_reads_failed:0\r\n"));
+	freeReplyObject(r);
+	redisFree(ca);
+	assert_int_equal(gw_signal(&ga, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_held_by_session, pk_only), T(test_crash_takeover, pk_only),
-		T(test_mixed_modes, pk_only),	  T(test_endings_from_outside, pk_only),
-		T(test_paused_replica, pk_only),  T(test_leader_takeover, pk_only),
-		T(test_held_by_session, with_sk), T(test_crash_takeover, with_sk),
-		T(test_mixed_modes, with_sk),	  T(test_endings_from_outside, with_sk),
+		T(test_held_by_session, pk_only),
+		T(test_crash_takeover, pk_only),
+		T(test_mixed_modes, pk_only),
+		T(test_endings_from_outside, pk_only),
+		T(test_paused_replica, pk_only),
+		T(test_leader_takeover, pk_only),
+		T(test_held_by_session, with_sk),
+		T(test_crash_takeover, with_sk),
+		T(test_mixed_modes, with_sk),
+		T(test_endings_from_outside, with_sk),
+		T(test_sweep_finds_a_deleted_item, pk_only),
+		T(test_sweep_finds_a_deleted_item, with_sk),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return cmocka_run_group_tests_name("moto: two gateways with --heartbeat replica", tests,

@@ -15,7 +15,8 @@
 #include <cmocka.h>
 
 /* The reader: argv table; one request a line on stdin, one JSON answer a
- * line on stdout ("item PK", "sessions ID", "watch PK", "watched"). */
+ * line on stdout ("item PK", "sessions ID", "watch PK", "watched",
+ * "delete PK"). */
 static const char reader_py[] =
 	"import os, sys, json, time, threading, boto3\n"
 	"t = sys.argv[1]\n"
@@ -67,6 +68,9 @@ static const char reader_py[] =
 	"    op, _, arg = line.strip().partition(' ')\n"
 	"    if op == 'item':\n"
 	"        a = item(d, arg)\n"
+	"    elif op == 'delete':\n"
+	"        d.delete_item(TableName=t, Key=key(arg))\n"
+	"        a = 'ok'\n"
 	"    elif op == 'sessions':\n"
 	"        a = sessions(arg)\n"
 	"    elif op == 'watch':\n"
@@ -173,6 +177,14 @@ long long peek_num(const cJSON *item, const char *attr)
 {
 	const char *n = typed(item, attr, "N");
 	return n != NULL ? atoll(n) : -1;
+}
+
+void peek_delete(struct ddbpeek *p, const char *pk)
+{
+	cJSON *j = ask(p, "delete", pk);
+	assert_true(cJSON_IsString(j));
+	assert_string_equal(j->valuestring, "ok");
+	cJSON_Delete(j);
 }
 
 cJSON *peek_sessions(struct ddbpeek *p, const char *replica_id)

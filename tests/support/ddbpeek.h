@@ -9,8 +9,9 @@
  * and say when the item's current `rvn` was first seen: a value first read
  * at t was written before t.
  *
- * Not a store: it writes nothing. Failures (the process, its answers) fail
- * the cmocka test.
+ * Not a store: the one write it makes is a delete of an item, as another
+ * tool would (peek_delete). Failures (the process, its answers) fail the
+ * cmocka test.
  */
 #ifndef LG_DDBPEEK_H
 #define LG_DDBPEEK_H
@@ -46,6 +47,8 @@ long long peek_num(const cJSON *item, const char *attr);
 /* The partition keys of the session items of replica id
  * ("SESSION#<id>#..."), sorted, as a JSON array of strings (a Scan of the
  * table). Freed with cJSON_Delete. */
+/* Deletes the item keyed pk (unconditionally), as another tool would. */
+void peek_delete(struct ddbpeek *p, const char *pk);
 cJSON *peek_sessions(struct ddbpeek *p, const char *replica_id);
 
 /* Starts watching pk's `rvn` in the background (a read every 50 ms);
