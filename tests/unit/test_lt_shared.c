@@ -962,6 +962,25 @@ static int64_t until_granted(struct fx *f, struct got *r, int64_t limit)
 	return fx_now(f) - t0;
 }
 
+/* W1 takes "rw" in session mode on locktable 2, a reader waits on
+ * locktable 1 (r), and three leases later locktable 2 crashes right after
+ * a heartbeat (freed: nothing more is written). W1's token; its item as
+ * it was in *it. */
+static int64_t crash_after_a_beat(struct fx *f, struct got *r, struct lock_item *it)
+{
+	struct lease *w1 = fx_take(f, 2, "rw", LEASE);
+	int64_t token = lease_token(w1);
+	assert_true(store_read_now(f->store, "rw", it));
+	assert_string_not_equal(it->session, "");
+	wait_shared(f, 1, r);
+	fx_advance(f, 3 * LEASE);
+	assert_false(r->done);
+	until_a_beat(f);
+	lt_free(f->lt[2]); /* crashed */
+	f->lt[2] = NULL;
+	return token;
+}
+
 /* A reader alone behind a session-mode holder that crashed (its
  * locktable freed right after a heartbeat: nothing more is written):
  * it kills the session once the session's rvn stood still its maxLeaseMs
@@ -971,17 +990,8 @@ static void test_reader_ends_a_crashed_session_mode_holder(void **state)
 {
 	struct fx *f = replica_fx();
 	struct got r;
-	struct lease *w1 = fx_take(f, 2, "rw", LEASE);
-	int64_t token = lease_token(w1);
 	struct lock_item it;
-	assert_true(store_read_now(f->store, "rw", &it));
-	assert_string_not_equal(it.session, "");
-	wait_shared(f, 1, &r);
-	fx_advance(f, 3 * LEASE);
-	assert_false(r.done);
-	until_a_beat(f);
-	lt_free(f->lt[2]); /* crashed */
-	f->lt[2] = NULL;
+	int64_t token = crash_after_a_beat(f, &r, &it);
 	int64_t took = until_granted(f, &r, 10 * LEASE);
 	print_message("granted %lld ms after the last beat\n", (long long)took);
 	assert_true(r.done);
@@ -1006,15 +1016,8 @@ static void test_reader_kills_again_when_its_kill_failed(void **state)
 {
 	struct fx *f = replica_fx();
 	struct got r;
-	struct lease *w1 = fx_take(f, 2, "rw", LEASE);
-	int64_t token = lease_token(w1);
 	struct lock_item it;
-	assert_true(store_read_now(f->store, "rw", &it));
-	wait_shared(f, 1, &r);
-	fx_advance(f, 3 * LEASE);
-	until_a_beat(f);
-	lt_free(f->lt[2]); /* crashed */
-	f->lt[2] = NULL;
+	int64_t token = crash_after_a_beat(f, &r, &it);
 	store_memory_set_latency(f->store, 5);	  /* a gap between a KILL's send and answer */
 	uint64_t ends = fx_req(f, STORE_RELEASE); /* KILLs and XTAKEs */
 	int64_t t0 = fx_now(f);
@@ -1045,16 +1048,8 @@ static void test_reader_behind_a_missing_session(void **state)
 {
 	struct fx *f = replica_fx();
 	struct got r;
-	struct lease *w1 = fx_take(f, 2, "rw", LEASE);
-	int64_t token = lease_token(w1);
 	struct lock_item it;
-	assert_true(store_read_now(f->store, "rw", &it));
-	wait_shared(f, 1, &r);
-	fx_advance(f, 3 * LEASE);
-	assert_false(r.done);
-	until_a_beat(f);
-	lt_free(f->lt[2]); /* crashed */
-	f->lt[2] = NULL;
+	int64_t token = crash_after_a_beat(f, &r, &it);
 	assert_true(store_memory_session_delete(f->store, it.session));
 	uint64_t ends = fx_req(f, STORE_RELEASE);
 	int64_t took = until_granted(f, &r, 10 * LEASE);
