@@ -83,7 +83,7 @@ static void on_batch(void *arg);
  * state, its lock's holder, the first bytes of the lock's name and of the
  * lease's owner, into ok[i] (held in session mode, holding its lock).
  * Each is a memory miss at a million leases (a TLB miss too: software
- * prefetches of such lines proved no help on the machines measured);
+ * prefetches of such lines did not help on the VM measured);
  * independent loads in a short loop overlap, where one lease after
  * another, each between two calls, would wait for each in turn. */
 static void touch(struct lease *const *cand, unsigned n, bool *ok)

@@ -55,6 +55,19 @@ static void sample(struct buf *out, const char *name, const char *table, const c
 	buf_printf(out, "%s %llu\n", sep[0] == ',' ? "}" : "", (unsigned long long)n);
 }
 
+/* name{db_collection_name="<table>"} ms in seconds, as sample() labels
+ * it (no label on the embedded store). */
+static void sample_seconds(struct buf *out, const char *name, const char *table, int64_t ms)
+{
+	buf_printf(out, "%s", name);
+	if (table != NULL && table[0] != '\0') {
+		buf_printf(out, "{db_collection_name=\"");
+		metrics_label_value(out, table);
+		buf_printf(out, "\"}");
+	}
+	buf_printf(out, " %.3f\n", (double)ms / 1000.0);
+}
+
 /* A counter split by one label (core/obs); `plain`, when given, is the
  * label whose count is written without the label (renewals that worked
  * have no error_type). */
@@ -127,13 +140,7 @@ static void sweep_metrics(const struct metrics_src *m, struct buf *out)
 	family(out, "leasegate_replica_sweep_period_seconds", "gauge",
 	       "How long the sweep's last whole period took: --heartbeat-sweep while it keeps "
 	       "pace, longer when its reads fall behind (0 before its second period).");
-	buf_printf(out, "leasegate_replica_sweep_period_seconds");
-	if (m->table[0] != '\0') {
-		buf_printf(out, "{db_collection_name=\"");
-		metrics_label_value(out, m->table);
-		buf_printf(out, "\"}");
-	}
-	buf_printf(out, " %.3f\n", (double)sw->last_period_ms / 1000.0);
+	sample_seconds(out, "leasegate_replica_sweep_period_seconds", m->table, sw->last_period_ms);
 }
 
 /* --heartbeat replica: the session's writes (CREATE and BEAT) and their
@@ -314,9 +321,8 @@ static void dynamodb_metrics(const struct metrics_src *m, struct buf *out)
 	family(out, "leasegate_dynamodb_clock_offset_seconds", "gauge",
 	       "Offset added to this machine's clock when signing, learnt from DynamoDB's "
 	       "answers to a skewed clock (0: none).");
-	buf_printf(out, "leasegate_dynamodb_clock_offset_seconds{db_collection_name=\"");
-	metrics_label_value(out, m->table);
-	buf_printf(out, "\"} %.3f\n", (double)st->clock_offset_ms / 1000);
+	sample_seconds(out, "leasegate_dynamodb_clock_offset_seconds", m->table,
+		       st->clock_offset_ms);
 	metrics_ddb_pool(st, m->table, out);
 }
 
