@@ -32,7 +32,11 @@
 # 55P03 at 7.7172 after a 5 s lock_timeout, and LOCK.STATE showed the key
 # held with token 22 at [7.7216, 7.7549], two readers' tries refused
 # meanwhile: its write in flight at the timeout landed, kept as an orphan
-# and released at once, core/locktable.c's finish) passes.
+# and released at once, core/locktable.c's finish) passes, and
+# tests/stress/fixtures/admitted_reader_stopped.jsonl (stress.py, seed
+# 750285, stress-2: c8's release admitted reader r1, whose gateway was
+# then stopped; exclusive tries were refused, LOCK.STATE said free, until
+# the waiting writer c5 dropped the admission a lease later) passes.
 # Needs no moto; run by tests/run-integration.sh. A second or so.
 set -u
 here=$(dirname "$0")/../stress
@@ -43,4 +47,5 @@ rc=0
 /usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/script_over_readers.jsonl" || rc=1
 /usr/bin/python3 "$here/lincheck.py" --expect-violation --max-violations 1 "$here/fixtures/sem_try_refused.jsonl" || rc=1
 /usr/bin/python3 "$here/lincheck.py" "$here/fixtures/timed_out_wait_held.jsonl" || rc=1
+/usr/bin/python3 "$here/lincheck.py" "$here/fixtures/admitted_reader_stopped.jsonl" || rc=1
 exit $rc

@@ -89,8 +89,10 @@ exclusive holder and a set of shared holders:
   - a reader's try refused needs an exclusive holder, or an exclusive
     waiter's announcement that may stand (its wait in flight, or ended at
     most ANNOUNCE_AFTER leases ago, ANNOUNCE_LOST if it was never
-    answered); an exclusive try refused, a holder of either mode; a
-    semaphore's try refused, n holders;
+    answered); an exclusive try refused, a holder of either mode, or a
+    reader the last exclusive release admitted that may not have come yet
+    (its wait in flight at that release and not ended ANNOUNCE_AFTER
+    leases before); a semaphore's try refused, n holders;
   - LOCK.STATE free means no exclusive holder (readers may hold), held
     an exclusive holder; of a name held shared (result shared or limit,
     with count): no exclusive holder, count shared holders, the group
@@ -410,6 +412,21 @@ def reserved(resv, p, replica, holds, waits, tol):
     return any(w[1] < r < w[2] and w[0] != replica for w in waits if w[3] != "phantom")
 
 
+def admitted(resv, p, holds, waits):
+    """Readers the exclusive release at resv[1] admitted may still be
+    awaited at p (docs/design/shared-locks.md, phase-fair: the release
+    turns the readers registered behind it into radmit, and exclusive
+    acquires are refused until each of them is granted or its wait ends,
+    or a waiting writer saw the set stand still for a lease): a reader
+    whose wait was in flight at the release, until its announcement's end
+    (its wait's answer and the RUNWAIT after it; never, for a wait whose
+    gateway was killed or stopped before it answered)."""
+    if resv is None:
+        return False
+    r = resv[1]
+    return any(w[3] == "shared" and w[1] < r < w[2] and p <= w[4] for w in waits)
+
+
 def phantom(rec):
     """A shared or semaphore acquire that may have been granted, for no
     session: its answer lost or unknown, or a wait ended (timed out, or
@@ -543,7 +560,8 @@ def apply(m, st, p, holds, waits, tol, slot_choice=None):
                 return None, (f"a refusal of a semaphore of {n} while {len(shared)} hold it "
                               f"(and no waiter's turn may stand)")
             return st, None
-        if mode == "exclusive" and (shared or phantoms(p, waits)):
+        if mode == "exclusive" and (shared or phantoms(p, waits) or
+                                    admitted(resv, p, holds, waits)):
             return st, None
         if reserved(resv, p, m.rec.get("replica"), holds, waits, tol):
             return st, None
@@ -553,7 +571,7 @@ def apply(m, st, p, holds, waits, tol, slot_choice=None):
             return None, ("a refusal of a reader while no exclusive holds or waits (and no "
                           "waiter of another replica may have it reserved)")
         return None, ("a refusal while nobody holds the lock (and no waiter of another "
-                      "replica may have it reserved)")
+                      "replica may have it reserved, no reader admitted may be awaited)")
     if m.kind in ("release", "renew"):
         h = m.hold
         if h.mode != "exclusive":
@@ -1070,6 +1088,10 @@ def shared_cases():
         "a reader's try refused while no exclusive holds or waits": [
             rd("r", 0.00, 0.10, "granted", 5), rd("q", 0.20, 0.30, "refused", wait=False),
             rel("r", 0.50, 0.60)],
+        "an exclusive try refused a lease after the reader the last release admitted came": [
+            op("w", "acquire", 0.00, 0.10, "granted", 5),
+            rd("r", 0.05, 0.50, "granted", 6, replica=1), rel("w", 0.20, 0.30),
+            rel("r", 0.60, 0.70, replica=1), op("t", "acquire", 2.00, 2.05, "refused", wait=False)],
         "an exclusive try refused after the last reader's release": [
             rd("r", 0.00, 0.10, "granted", 5), rel("r", 0.20, 0.30),
             op("w", "acquire", 0.40, 0.50, "refused", wait=False)],
@@ -1127,6 +1149,13 @@ def shared_cases():
             rd("r", 0.00, 0.10, "granted", 5),
             op("w", "acquire", 0.15, 0.60, "timeout", replica=1),
             rd("q", 0.70, 0.75, "refused", wait=False), rel("r", 0.80, 0.90)],
+        # stress_short (seed 750285): the release admitted a reader whose
+        # gateway was then stopped; exclusive tries were refused until the
+        # waiting writer dropped the admission a lease later
+        "an exclusive try refused while a reader the last release admitted has not come": [
+            op("w", "acquire", 0.00, 0.10, "granted", 5),
+            rd("r", 0.05, 2.90, "granted", 6, replica=1), rel("w", 0.20, 0.30),
+            op("t", "acquire", 2.00, 2.05, "refused", wait=False), rel("r", 3.10, 3.20)],
         "an exclusive try refused while readers hold": [
             rd("r", 0.00, 0.10, "granted", 5), rd("q", 0.05, 0.15, "granted", 5),
             op("w", "acquire", 0.20, 0.25, "refused", wait=False),
