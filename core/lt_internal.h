@@ -27,7 +27,16 @@
 
 /* The ids this process writes (owners, rvns, announcements: store_new_id). */
 #define LT_SH_BUCKETS 1024 /* t->sh_waits: lists by name hash */
+#define LT_XSEEN      64   /* t->xseen: writers' announcements readers saw */
 #define LT_ID_LEN     32
+
+/* What a waiter saw of a held slot of a shared name (lt_shared.c,
+ * lt_shared_reap.c): its rvn, since when (our clock: the return of the
+ * read that first showed it), for how long a lease. */
+struct sh_watch {
+	char rvn[STORE_ID_MAX + 1];
+	int64_t since, lease_ms;
+};
 
 /* A store_session READ of a lock's session-mode watch as sent: when, and
  * which session the watch watched then (a number, not the key: see
@@ -227,6 +236,13 @@ struct locktable {
 	/* lt_sh_acquire waits (lt_shared.c), by their name's hash, so that an
 	 * exclusive release asks about its own name's, not every wait */
 	struct sh_wait *sh_waits[LT_SH_BUCKETS];
+	/* Writers' announcements this replica's readers saw (lt_shared.c,
+	 * behind_writer), by their rvn's hash: the watch of one outlives the
+	 * wait or try that began it, so a crashed writer's is cleared though
+	 * no one reader waits LT_RESERVE_WINDOWS of its interval (tries, and
+	 * waits admitted past it by each release). A collision forgets one:
+	 * its watch starts again, as a wait's own would. */
+	struct sh_watch xseen[LT_XSEEN];
 	uint64_t nleases, nwaits, releases_in_flight;
 	struct tracer *tracer;	    /* NULL: no spans (lt_set_tracer) */
 	struct lt_replica *replica; /* LT_HEARTBEAT_REPLICA's session, else NULL */
@@ -250,14 +266,6 @@ void lt_lock_destroy(struct lock *l);
 /* Notes what a read or write found at l's key (the holder seen, since
  * when, on our clock; announcements). */
 void lt_lock_see(struct lock *l, const struct lock_item *item);
-/* What a waiter saw of a held slot of a shared name (lt_shared.c,
- * lt_shared_reap.c): its rvn, since when (our clock: the return of the
- * read that first showed it), for how long a lease. */
-struct sh_watch {
-	char rvn[STORE_ID_MAX + 1];
-	int64_t since, lease_ms;
-};
-
 /* The slot s seen now: its watch goes on, or starts again at now when its
  * rvn changed. True when it stood still a whole lease. */
 bool lt_sh_stale(struct sh_watch *wt, const struct lock_item *s, int64_t now);

@@ -975,9 +975,24 @@ static void behind_holder(struct sh_wait *w, const struct store_sh_header *hd, i
 	xtake(w, h->owner, w->hwatch.rvn, lt_poll_interval(h->lease_ms));
 }
 
+/* Since when this replica has seen the announcement of rvn stand (t->
+ * xseen), since at the latest: the earlier of the two. */
+static int64_t announcement_seen(struct locktable *t, const char *rvn, int64_t since)
+{
+	struct sh_watch *s = &t->xseen[store_name_hash(rvn) % LT_XSEEN];
+	if (strcmp(s->rvn, rvn) != 0) {
+		snprintf(s->rvn, sizeof(s->rvn), "%s", rvn);
+		s->since = since;
+	}
+	if (since < s->since)
+		s->since = since;
+	return s->since;
+}
+
 /* A writer waits for the readers (its announcement on the header): wait
  * behind it, unless the announcement stood still LT_RESERVE_WINDOWS of its
- * interval on this clock (its writer gone): then clear it. */
+ * interval on this clock (its writer gone), as this wait or any other wait
+ * or try of this replica saw it: then clear it. */
 static void behind_writer(struct sh_wait *w, const struct store_sh_header *h, int64_t now)
 {
 	int64_t ms = h->xwait_ms < 1		    ? 1
@@ -987,6 +1002,7 @@ static void behind_writer(struct sh_wait *w, const struct store_sh_header *h, in
 		snprintf(w->xwatch.rvn, sizeof(w->xwatch.rvn), "%s", h->xwait_rvn);
 		w->xwatch.since = now;
 	}
+	w->xwatch.since = announcement_seen(w->t, h->xwait_rvn, w->xwatch.since);
 	if (now - w->xwatch.since < LT_RESERVE_WINDOWS * ms) {
 		wait_behind(w, h, ms);
 		return;

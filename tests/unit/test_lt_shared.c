@@ -377,6 +377,39 @@ static void test_crashed_writer_announcement_cleared(void **state)
 	fx_free(f);
 }
 
+/* ... nor when no one reader waits that long (tries, or waits each
+ * admitted past it by an exclusive release: stress_short seed 750285 saw
+ * reader tries refused for 5 leases): a replica counts from its first
+ * sight of the announcement, whichever wait or try saw it, and another
+ * replica from its own. */
+static void test_crashed_writer_announcement_cleared_by_tries(void **state)
+{
+	struct fx *f = fx_new(3, true);
+	struct got a, b, c, d;
+	struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &a);
+	assert_non_null(r);
+	struct store_sh_req ann = {.op = STORE_SH_XANNOUNCE,
+				   .name = "rw",
+				   .cap = 4,
+				   .owner = "ghost-writer",
+				   .rvn = "g1",
+				   .lease_ms = 1000};
+	assert_int_equal(direct(f, ann).status, STORE_OK);
+	assert_null(try_shared(f, 1, "rw", STORE_SH_SHARED, 4, &b));
+	fx_advance(f, 2 * 1000 - 10);
+	assert_null(try_shared(f, 1, "rw", STORE_SH_SHARED, 4, &b)); /* not yet */
+	fx_advance(f, 20);
+	assert_null(try_shared(f, 2, "rw", STORE_SH_SHARED, 4, &c)); /* its first sight */
+	struct sh_lease *r1 = try_shared(f, 1, "rw", STORE_SH_SHARED, 4, &d);
+	assert_non_null(r1);
+	char xw[STORE_ID_MAX + 1];
+	assert_string_equal(xwait_of(f, "rw", xw), "");
+	sh_lease_release(r1);
+	sh_lease_release(r);
+	fx_run(f);
+	fx_free(f);
+}
+
 /* An exclusive holder whose replica crashed (never renewed) does not keep
  * readers out for ever: a waiting reader ends it once its rvn stood still
  * a whole lease on the reader's clock, never before, and is granted, with
@@ -1197,6 +1230,7 @@ int main(void)
 		cmocka_unit_test(test_writer_removes_crashed_reader),
 		cmocka_unit_test(test_writer_stops_new_readers),
 		cmocka_unit_test(test_crashed_writer_announcement_cleared),
+		cmocka_unit_test(test_crashed_writer_announcement_cleared_by_tries),
 		cmocka_unit_test(test_granted_writer_leaves_no_announcement),
 		cmocka_unit_test(test_writer_timed_out_leaves_no_announcement),
 		cmocka_unit_test(test_reader_takes_a_crashed_writer),
