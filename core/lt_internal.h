@@ -25,10 +25,10 @@
 #include "lib/base/pool.h"
 #include "core/trace.h"
 
-/* The ids this process writes (owners, rvns, announcements: store_new_id). */
 #define LT_SH_BUCKETS 1024 /* t->sh_waits: lists by name hash */
 #define LT_XSEEN      64   /* t->xseen: writers' announcements readers saw */
-#define LT_ID_LEN     32
+/* The ids this process writes (owners, rvns, announcements: store_new_id). */
+#define LT_ID_LEN 32
 
 /* What a waiter saw of a held slot of a shared name (lt_shared.c,
  * lt_shared_reap.c): its rvn, since when (our clock: the return of the
