@@ -474,7 +474,9 @@ struct result {
 	enum hb_mode hb;
 	int leases;
 	long long acquired, lost, held;
-	double acquire_s, renew_wr_s, wr_s, rd_s, rd_items_s, cpu, us_req, rss_mb, b_lease;
+	uint64_t renews; /* renewal writes over the hold */
+	double acquire_s, requests_s, cycles_s;
+	double renew_wr_s, wr_s, rd_s, rd_items_s, cpu, us_req, rss_mb, b_lease;
 	double late_p50, late_p99, late_max, bench, steal;
 	double sweep_wait_s, sweep_it_s, sweep_period_s; /* replica mode */
 };
@@ -510,6 +512,191 @@ static double wait_for_sweep(struct event_base *base, redisContext *info)
 	return mono_s() - t0;
 }
 
+/* The clients take the scenario's leases (10 commands outstanding per
+ * connection, TRYAGAIN tried again later), for at most its acquire time;
+ * the seconds they took. */
+static double acquire_phase(struct run *r, enum hb_mode hb)
+{
+	const struct scenario *sc = r->sc;
+	r->nh = sc->conns;
+	r->window = sc->leases / sc->conns < 10 ? sc->leases / sc->conns : 10;
+	r->h = calloc((size_t)r->nh, sizeof *r->h);
+	int per = sc->leases / sc->conns;
+	for (int i = 0; i < r->nh; i++) {
+		r->h[i].first = i * per;
+		r->h[i].count = per;
+		r->h[i].retry = calloc((size_t)per, sizeof(int));
+	}
+	r->start_ev = event_new(r->base, -1, EV_PERSIST, on_start_tick, r);
+	r->retry_ev = event_new(r->base, -1, EV_PERSIST, on_retry_tick, r);
+	struct timeval t10 = {0, 10000}, tretry = {0, 50000};
+	event_add(r->start_ev, &t10);
+	event_add(r->retry_ev, &tretry);
+	double t0 = mono_s();
+	int acquire_max_s = sc->acquire_s ? sc->acquire_s : ACQUIRE_MAX_S;
+	if (hb == HB_REPLICA && sc->acquire_replica_s)
+		acquire_max_s = sc->acquire_replica_s;
+	if (getenv("SCALE_ACQUIRE_S"))
+		acquire_max_s = atoi(getenv("SCALE_ACQUIRE_S"));
+	while (r->acquired < sc->leases && mono_s() - t0 < acquire_max_s)
+		run_loop_for(r->base, 0.2);
+	return mono_s() - t0;
+}
+
+/* What the hold measured: the counters at its start and end, and the
+ * samples taken each second within it. */
+struct hold {
+	double held_s, self_s;
+	long long ticks0, ticks1, steal0, steal1, all0, all1;
+	long long losses0, sweep0;
+	struct sample smp;
+	struct standin_stats st;
+};
+
+static void start_cyclers(struct run *r)
+{
+	r->cycling = true;
+	for (int i = 0; i < CYCLERS; i++) {
+		r->cyc[i].idx = i;
+		r->cyc[i].ac = connect_one(r);
+		r->cyc[i].timer = evtimer_new(r->base, on_cycle_timer, &r->cyc[i]);
+		if (r->cyc[i].ac)
+			cycle_next(r, &r->cyc[i]);
+	}
+}
+
+/* The leases held hold_s (with the cycle load on top when the scenario
+ * asks), the gateway's counters read at either end and sampled each
+ * second. */
+static void hold_phase(struct run *r, redisContext *info, pid_t gw, struct standin *sd,
+		       double hold_s, struct hold *h)
+{
+	h->losses0 = info_field(info, "leases", "losses");
+	h->sweep0 = info_field(info, "leases", "sweep_items");
+	proc_cpu_ticks(gw, &h->ticks0);
+	machine_ticks(&h->steal0, &h->all0);
+	double self0 = self_cpu_s();
+	standin_reset(sd);
+	standin_record(sd, true);
+	if (r->sc->cycle)
+		start_cyclers(r);
+	double h0 = mono_s();
+	while (mono_s() - h0 < hold_s) {
+		run_loop_for(r->base, 1.0);
+		long long v = info_field(info, "dynamodb", "in_flight");
+		if (v > h->smp.inflight_max)
+			h->smp.inflight_max = v;
+		if ((v = info_field(info, "dynamodb", "queued")) > h->smp.queued_max)
+			h->smp.queued_max = v;
+		long kb = proc_status_kb(gw, "VmRSS");
+		if (kb > h->smp.rss_max_kb)
+			h->smp.rss_max_kb = kb;
+	}
+	h->held_s = mono_s() - h0;
+	proc_cpu_ticks(gw, &h->ticks1);
+	machine_ticks(&h->steal1, &h->all1);
+	h->self_s = self_cpu_s() - self0;
+	r->cycling = false;
+	standin_record(sd, false);
+	standin_stats(sd, &h->st);
+	h->smp.qwait_max_us = info_field(info, "dynamodb", "queue_wait_us_max");
+}
+
+/* The hold's figures as a result (the gateway's INFO read once more). */
+static void make_result(const struct run *r, enum hb_mode hb, redisContext *info,
+			struct standin *sd, const struct hold *h, long rss_idle_kb,
+			struct result *res)
+{
+	double held_s = h->held_s;
+	long long sweep1 = info_field(info, "leases", "sweep_items");
+	long long sweep_period_ms = info_field(info, "leases", "sweep_last_period_ms");
+	double late[3];
+	lateness(sd, hb, late);
+	double gw_s = (double)(h->ticks1 - h->ticks0) / (double)sysconf(_SC_CLK_TCK);
+	/* renewal writes: per-lease renewals, or the session's beats */
+	uint64_t renew = hb == HB_LEASE ? h->st.renewals_timed : h->st.beats;
+	*res = (struct result){
+		.hb = hb,
+		.leases = r->sc->leases,
+		.acquired = r->acquired,
+		.lost = info_field(info, "leases", "losses") - h->losses0,
+		.held = info_field(info, "leases", "leases_held"),
+		.renews = renew,
+		.requests_s = h->st.requests / held_s,
+		.cycles_s = r->cycles / held_s,
+		.renew_wr_s = (double)renew / held_s,
+		.wr_s = (double)h->st.writes / held_s,
+		.rd_s = (double)h->st.reads / held_s,
+		.rd_items_s = (double)h->st.read_items / held_s,
+		.cpu = gw_s / held_s * 100,
+		.us_req = h->st.requests ? gw_s * 1e6 / (double)h->st.requests : 0,
+		.rss_mb = h->smp.rss_max_kb / 1024.0,
+		.b_lease = r->acquired && rss_idle_kb >= 0 ? (h->smp.rss_max_kb - rss_idle_kb) *
+								     1024.0 / (double)r->acquired
+							   : 0,
+		.late_p50 = late[0],
+		.late_p99 = late[1],
+		.late_max = late[2],
+		.bench = h->self_s / held_s * 100,
+		.steal = h->all1 > h->all0 ? 100.0 * (double)(h->steal1 - h->steal0) /
+						     (double)(h->all1 - h->all0)
+					   : 0,
+		.sweep_it_s = sweep1 >= 0 ? (double)(sweep1 - h->sweep0) / held_s : 0,
+		.sweep_period_s = sweep_period_ms > 0 ? sweep_period_ms / 1000.0 : 0};
+}
+
+/* The scenario's row of the first table. */
+static void print_row(const struct run *r, const struct result *res, const struct hold *h)
+{
+	const struct scenario *sc = r->sc;
+	printf("%-16s %7d %6d %4.0f %8.1f %9lld %5lld %7lld %8.1f %8.1f %8.1f %8.0f %8.0f %6.1f "
+	       "%6.1f %7.1f %6lld/%-5lld %8.1f %8llu %6.1f %6.1f %8.1f %8.1f %8.1f %8.0f %7.0f\n",
+	       res->id, sc->leases, sc->conns, sc->lat_ms, res->acquire_s, r->tryagain, res->lost,
+	       res->held, res->late_p50, res->late_p99, res->late_max, res->requests_s,
+	       res->cycles_s, res->cpu, res->us_req, res->rss_mb, h->smp.inflight_max,
+	       h->smp.queued_max, h->smp.qwait_max_us / 1000.0, (unsigned long long)res->renews,
+	       res->bench, res->steal, res->renew_wr_s, res->wr_s, res->rd_s, res->rd_items_s,
+	       res->b_lease);
+	if (res->sweep_wait_s > 0)
+		printf("%-16s   (the hold began %.1f s after the leases were taken, when the sweep "
+		       "began its first period)\n",
+		       "", res->sweep_wait_s);
+	if (r->errors || r->acquired < sc->leases)
+		printf("%-16s   (%lld of %d leases taken, %lld other errors)\n", "", r->acquired,
+		       sc->leases, r->errors);
+	fflush(stdout);
+}
+
+/* Clients, gateway and stand-in gone. */
+static void teardown(struct run *r, redisContext *info, pid_t gw, struct standin_thread *sd)
+{
+	for (int i = 0; i < CYCLERS; i++) {
+		if (r->cyc[i].timer)
+			event_free(r->cyc[i].timer);
+		if (r->cyc[i].ac)
+			redisAsyncFree(r->cyc[i].ac);
+	}
+	for (int i = 0; i < r->nh; i++) {
+		if (r->h[i].ac)
+			redisAsyncFree(r->h[i].ac);
+		r->h[i].ac = NULL;
+		free(r->h[i].retry);
+	}
+	if (r->start_ev)
+		event_free(r->start_ev);
+	if (r->retry_ev)
+		event_free(r->retry_ev);
+	free(r->h);
+	if (info)
+		redisFree(info);
+	gp_stop(gw);
+	event_base_free(r->base);
+	standin_thread_stop(sd);
+}
+
+/* One scenario in one mode: a fresh stand-in and gateway, the leases
+ * taken (acquire_phase), the sweep's first period waited for in replica
+ * mode, the hold (hold_phase), its row printed; res the figures. */
 static bool run_scenario(const char *bin, const struct scenario *sc, enum hb_mode hb, double hold_s,
 			 const char *log, struct result *res)
 {
@@ -527,161 +714,23 @@ static bool run_scenario(const char *bin, const struct scenario *sc, enum hb_mod
 	redisContext *info = gw > 0 ? redisConnect("127.0.0.1", r.port) : NULL;
 	if (gw <= 0 || !info || info->err) {
 		printf("%-16s the gateway did not start (log: %s)\n", id, log);
-		gp_stop(gw);
-		standin_thread_stop(&sd);
+		teardown(&r, info, gw, &sd);
 		return false;
 	}
 	/* the store opens from the loop: wait until DynamoDB answered */
 	for (int i = 0; i < 100 && info_field(info, "dynamodb", "requests_total") < 1; i++)
 		usleep(50000);
-
 	long rss_idle_kb = proc_status_kb(gw, "VmRSS");
-
-	/* acquire */
-	r.nh = sc->conns;
-	r.window = sc->leases / sc->conns < 10 ? sc->leases / sc->conns : 10;
-	r.h = calloc((size_t)r.nh, sizeof *r.h);
-	int per = sc->leases / sc->conns;
-	for (int i = 0; i < r.nh; i++) {
-		r.h[i].first = i * per;
-		r.h[i].count = per;
-		r.h[i].retry = calloc((size_t)per, sizeof(int));
-	}
-	r.start_ev = event_new(r.base, -1, EV_PERSIST, on_start_tick, &r);
-	r.retry_ev = event_new(r.base, -1, EV_PERSIST, on_retry_tick, &r);
-	struct timeval t10 = {0, 10000}, tretry = {0, 50000};
-	event_add(r.start_ev, &t10);
-	event_add(r.retry_ev, &tretry);
-	double t0 = mono_s();
-	int acquire_max_s = sc->acquire_s ? sc->acquire_s : ACQUIRE_MAX_S;
-	if (hb == HB_REPLICA && sc->acquire_replica_s)
-		acquire_max_s = sc->acquire_replica_s;
-	if (getenv("SCALE_ACQUIRE_S"))
-		acquire_max_s = atoi(getenv("SCALE_ACQUIRE_S"));
-	while (r.acquired < sc->leases && mono_s() - t0 < acquire_max_s)
-		run_loop_for(r.base, 0.2);
-	double acquire_s = mono_s() - t0;
-
+	double acquire_s = acquire_phase(&r, hb);
 	double sweep_wait_s = hb == HB_REPLICA ? wait_for_sweep(r.base, info) : 0;
-
-	/* hold */
-	long long losses0 = info_field(info, "leases", "losses");
-	long long sweep0 = info_field(info, "leases", "sweep_items");
-	long long ticks0 = 0, ticks1 = 0, steal0, steal1, all0, all1;
-	proc_cpu_ticks(gw, &ticks0);
-	machine_ticks(&steal0, &all0);
-	double self0 = self_cpu_s();
-	standin_reset(sd.sd);
-	standin_record(sd.sd, true);
-	if (sc->cycle) {
-		r.cycling = true;
-		for (int i = 0; i < CYCLERS; i++) {
-			r.cyc[i].idx = i;
-			r.cyc[i].ac = connect_one(&r);
-			r.cyc[i].timer = evtimer_new(r.base, on_cycle_timer, &r.cyc[i]);
-			if (r.cyc[i].ac)
-				cycle_next(&r, &r.cyc[i]);
-		}
-	}
-	struct sample smp = {0};
-	double h0 = mono_s();
-	while (mono_s() - h0 < hold_s) {
-		run_loop_for(r.base, 1.0);
-		long long v = info_field(info, "dynamodb", "in_flight");
-		if (v > smp.inflight_max)
-			smp.inflight_max = v;
-		if ((v = info_field(info, "dynamodb", "queued")) > smp.queued_max)
-			smp.queued_max = v;
-		long kb = proc_status_kb(gw, "VmRSS");
-		if (kb > smp.rss_max_kb)
-			smp.rss_max_kb = kb;
-	}
-	double held_s = mono_s() - h0;
-	proc_cpu_ticks(gw, &ticks1);
-	machine_ticks(&steal1, &all1);
-	double self_s = self_cpu_s() - self0;
-	r.cycling = false;
-	standin_record(sd.sd, false);
-	struct standin_stats st;
-	standin_stats(sd.sd, &st);
-	smp.qwait_max_us = info_field(info, "dynamodb", "queue_wait_us_max");
-	long long lost = info_field(info, "leases", "losses") - losses0;
-	long long sweep1 = info_field(info, "leases", "sweep_items");
-	long long sweep_period_ms = info_field(info, "leases", "sweep_last_period_ms");
-	long long held = info_field(info, "leases", "leases_held");
-	long long cycles = r.cycles;
-	double late[3];
-	lateness(sd.sd, hb, late);
-	double gw_s = (double)(ticks1 - ticks0) / (double)sysconf(_SC_CLK_TCK);
-	double cpu = gw_s / held_s * 100;
-	double us_req = st.requests ? gw_s * 1e6 / (double)st.requests : 0;
-	double steal = all1 > all0 ? 100.0 * (double)(steal1 - steal0) / (double)(all1 - all0) : 0;
-	double b_lease = r.acquired && rss_idle_kb >= 0
-				 ? (smp.rss_max_kb - rss_idle_kb) * 1024.0 / (double)r.acquired
-				 : 0;
-	/* renewal writes: per-lease renewals, or the session's beats */
-	uint64_t renew = hb == HB_LEASE ? st.renewals_timed : st.beats;
-	*res = (struct result){.hb = hb,
-			       .leases = sc->leases,
-			       .acquired = r.acquired,
-			       .lost = lost,
-			       .held = held,
-			       .acquire_s = acquire_s,
-			       .renew_wr_s = (double)renew / held_s,
-			       .wr_s = (double)st.writes / held_s,
-			       .rd_s = (double)st.reads / held_s,
-			       .rd_items_s = (double)st.read_items / held_s,
-			       .cpu = cpu,
-			       .us_req = us_req,
-			       .rss_mb = smp.rss_max_kb / 1024.0,
-			       .b_lease = b_lease,
-			       .late_p50 = late[0],
-			       .late_p99 = late[1],
-			       .late_max = late[2],
-			       .bench = self_s / held_s * 100,
-			       .steal = steal,
-			       .sweep_wait_s = sweep_wait_s,
-			       .sweep_it_s = sweep1 >= 0 ? (double)(sweep1 - sweep0) / held_s : 0,
-			       .sweep_period_s =
-				       sweep_period_ms > 0 ? sweep_period_ms / 1000.0 : 0};
+	struct hold h = {0};
+	hold_phase(&r, info, gw, sd.sd, hold_s, &h);
+	make_result(&r, hb, info, sd.sd, &h, rss_idle_kb, res);
+	res->acquire_s = acquire_s;
+	res->sweep_wait_s = sweep_wait_s;
 	snprintf(res->id, sizeof res->id, "%s", id);
-
-	printf("%-16s %7d %6d %4.0f %8.1f %9lld %5lld %7lld %8.1f %8.1f %8.1f %8.0f %8.0f %6.1f "
-	       "%6.1f %7.1f %6lld/%-5lld %8.1f %8llu %6.1f %6.1f %8.1f %8.1f %8.1f %8.0f %7.0f\n",
-	       id, sc->leases, sc->conns, sc->lat_ms, acquire_s, r.tryagain, lost, held, late[0],
-	       late[1], late[2], st.requests / held_s, cycles / held_s, cpu, us_req,
-	       smp.rss_max_kb / 1024.0, smp.inflight_max, smp.queued_max, smp.qwait_max_us / 1000.0,
-	       (unsigned long long)renew, res->bench, steal, res->renew_wr_s, res->wr_s, res->rd_s,
-	       res->rd_items_s, b_lease);
-	if (sweep_wait_s > 0)
-		printf("%-16s   (the hold began %.1f s after the leases were taken, when the sweep "
-		       "began its first period)\n",
-		       "", sweep_wait_s);
-	if (r.errors || r.acquired < sc->leases)
-		printf("%-16s   (%lld of %d leases taken, %lld other errors)\n", "", r.acquired,
-		       sc->leases, r.errors);
-	fflush(stdout);
-
-	/* teardown: clients, gateway, stand-in */
-	for (int i = 0; i < CYCLERS; i++) {
-		if (r.cyc[i].timer)
-			event_free(r.cyc[i].timer);
-		if (r.cyc[i].ac)
-			redisAsyncFree(r.cyc[i].ac);
-	}
-	for (int i = 0; i < r.nh; i++) {
-		if (r.h[i].ac)
-			redisAsyncFree(r.h[i].ac);
-		r.h[i].ac = NULL;
-		free(r.h[i].retry);
-	}
-	event_free(r.start_ev);
-	event_free(r.retry_ev);
-	free(r.h);
-	redisFree(info);
-	gp_stop(gw);
-	event_base_free(r.base);
-	standin_thread_stop(&sd);
+	print_row(&r, res, &h);
+	teardown(&r, info, gw, &sd);
 	return true;
 }
 
