@@ -345,6 +345,19 @@ static void test_writer_timed_out_leaves_no_announcement(void **state)
 	fx_free(f);
 }
 
+/* The announcement of a writer that crashed while it waited for "rw"
+ * (rvn g1, an interval of 1 s), written directly: nobody refreshes it. */
+static void ghost_writer(struct fx *f)
+{
+	struct store_sh_req ann = {.op = STORE_SH_XANNOUNCE,
+				   .name = "rw",
+				   .cap = 4,
+				   .owner = "ghost-writer",
+				   .rvn = "g1",
+				   .lease_ms = 1000};
+	assert_int_equal(direct(f, ann).status, STORE_OK);
+}
+
 /* A writer that announced itself and crashed does not keep readers out
  * for ever: a waiting reader clears its announcement once it stood still
  * for LT_RESERVE_WINDOWS of its interval on the reader's clock, never
@@ -355,13 +368,7 @@ static void test_crashed_writer_announcement_cleared(void **state)
 	struct got a, c;
 	struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &a);
 	assert_non_null(r);
-	struct store_sh_req ann = {.op = STORE_SH_XANNOUNCE,
-				   .name = "rw",
-				   .cap = 4,
-				   .owner = "ghost-writer",
-				   .rvn = "g1",
-				   .lease_ms = 1000};
-	assert_int_equal(direct(f, ann).status, STORE_OK);
+	ghost_writer(f);
 	start(f, 1, "rw", STORE_SH_SHARED, 4, true, &c);
 	fx_run(f);
 	int64_t t0 = fx_now(f);
@@ -388,13 +395,7 @@ static void test_crashed_writer_announcement_cleared_by_tries(void **state)
 	struct got a, b, c, d;
 	struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &a);
 	assert_non_null(r);
-	struct store_sh_req ann = {.op = STORE_SH_XANNOUNCE,
-				   .name = "rw",
-				   .cap = 4,
-				   .owner = "ghost-writer",
-				   .rvn = "g1",
-				   .lease_ms = 1000};
-	assert_int_equal(direct(f, ann).status, STORE_OK);
+	ghost_writer(f);
 	assert_null(try_shared(f, 1, "rw", STORE_SH_SHARED, 4, &b));
 	fx_advance(f, 2 * 1000 - 10);
 	assert_null(try_shared(f, 1, "rw", STORE_SH_SHARED, 4, &b)); /* not yet */
