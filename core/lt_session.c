@@ -49,6 +49,7 @@ struct lt_session {
 	 * counts from the first read that showed the rvn) */
 	int64_t rvn_send_ms, rvn_send_wall_ms;
 	char call_rvn[STORE_ID_MAX + 1];
+	int64_t call_seq;	    /* its beatSeq: one more at each new rvn, CREATE's 0 */
 	char rvn[STORE_ID_MAX + 1]; /* last known written */
 	int64_t basis_ms;	    /* the next beat is due basis + min_lease / 3 */
 	int64_t retry_ms;	    /* the last retry's delay; 0 after a success */
@@ -308,6 +309,8 @@ static void on_answer(void *arg, const struct store_session_result *res);
 static bool send(struct lt_session *s, enum store_session_op op)
 {
 	if (op != STORE_SESSION_CREATE || s->call_rvn[0] == '\0') {
+		if (s->call_rvn[0] != '\0')
+			s->call_seq++;
 		store_new_id(s->call_rvn);
 		s->rvn_send_ms = clock_now_ms(s->clock);
 		s->rvn_send_wall_ms = clock_wall_ms(s->clock);
@@ -317,6 +320,7 @@ static bool send(struct lt_session *s, enum store_session_op op)
 		.replica = s->replica,
 		.incarnation = s->incarnation,
 		.rvn = s->call_rvn,
+		.seq = s->call_seq,
 		.max_lease_ms = s->max_lease_ms,
 		.holder = s->holder,
 		.addr = s->addr,
@@ -444,14 +448,16 @@ static void answered(struct lt_session *s, const struct session_item *item)
 		s->o.on_revseq(s->o.arg, item->rev_seq);
 }
 
-/* Why a refusal ends the session: the dead mark, or no item. */
+/* Why a refusal ends the session: the dead mark, or no item; unless the
+ * item shows this request's own rvn and seq: a CREATE or BEAT tried again
+ * by the store, refused by its own earlier attempt, which applied. */
 static void refused(struct lt_session *s, const struct session_item *item)
 {
 	char why[sizeof(s->end_reason)];
 	const char *code = "deleted";
-	if (s->call_op == STORE_SESSION_CREATE && item->exists && !item->has_dead &&
+	if (item->exists && !item->has_dead && item->beat_seq == s->call_seq &&
 	    strcmp(item->rvn, s->call_rvn) == 0) {
-		answered(s, item); /* a retried CREATE whose first attempt applied */
+		answered(s, item);
 		return;
 	}
 	s->stats.beats_refused++;

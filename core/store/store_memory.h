@@ -71,6 +71,10 @@ bool store_memory_session_add_rev(struct store *s, const char *key, int64_t n);
  * ("RequestTimeout"): their answers were lost (a timeout after DynamoDB
  * applied the write). */
 void store_memory_session_lose(struct store *s, int n);
+/* The next n session requests apply twice, as a DynamoDB client tries a
+ * request again whose first attempt applied but answered nothing: the
+ * answer is the second attempt's. */
+void store_memory_session_retry(struct store *s, int n);
 
 struct store_memory_stats {
 	size_t items, bytes; /* bytes: items, names and labels */

@@ -188,6 +188,7 @@ struct mstore {
 	struct mchan *chans;	   /* store_memory_chan.c */
 	struct msession *sessions; /* store_memory_session.c */
 	int sess_lost;		   /* session answers to lose after applying */
+	int sess_twice;		   /* session requests to apply twice (a retry) */
 	int lock_lost;		   /* lock answers to lose after applying */
 	int lock_late;		   /* lock writes to answer TRANSIENT, then apply */
 	int64_t lock_late_ms;	   /* ... that much later */

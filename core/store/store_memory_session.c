@@ -74,6 +74,7 @@ static void create(struct mstore *ms, const struct store_session_req *r,
 	it->exists = true;
 	snprintf(it->type, sizeof(it->type), "SESSION");
 	snprintf(it->rvn, sizeof(it->rvn), "%s", r->rvn);
+	it->beat_seq = r->seq;
 	snprintf(it->holder, sizeof(it->holder), "%s", r->holder != NULL ? r->holder : "");
 	snprintf(it->addr, sizeof(it->addr), "%s", r->addr != NULL ? r->addr : "");
 	it->max_lease_ms = r->max_lease_ms;
@@ -82,18 +83,20 @@ static void create(struct mstore *ms, const struct store_session_req *r,
 	out->session = *it;
 }
 
-/* BEAT: the item there and not dead; never on its rvn. */
+/* BEAT: the item there, not dead, its beatSeq below this one's (or
+ * absent); never on its rvn. */
 static void beat(struct mstore *ms, const struct store_session_req *r,
 		 struct store_session_result *out)
 {
 	struct msession *s = *find(ms, r);
-	if (s == NULL || s->item.has_dead) {
+	if (s == NULL || s->item.has_dead || s->item.beat_seq >= r->seq) {
 		out->status = STORE_REFUSED;
 		if (s != NULL)
 			out->session = s->item;
 		return;
 	}
 	snprintf(s->item.rvn, sizeof(s->item.rvn), "%s", r->rvn);
+	s->item.beat_seq = r->seq;
 	s->item.max_lease_ms = r->max_lease_ms;
 	if (r->ttl > 0)
 		s->item.ttl = r->ttl;
@@ -141,10 +144,15 @@ static void apply(struct mstore *ms, const struct store_session_req *r,
 	ops[r->op](ms, r, out);
 }
 
-/* Applies r; its answer lost when the test asked (store_memory_session_lose). */
+/* Applies r (twice when the test asked: store_memory_session_retry); its
+ * answer lost when the test asked (store_memory_session_lose). */
 static void apply_or_lose(struct mstore *ms, const struct store_session_req *r,
 			  struct store_session_result *out)
 {
+	if (ms->sess_twice > 0) {
+		ms->sess_twice--;
+		apply(ms, r, out); /* the first attempt, its answer never seen */
+	}
 	apply(ms, r, out);
 	if (ms->sess_lost <= 0)
 		return;
@@ -254,6 +262,11 @@ bool store_memory_session_add_rev(struct store *s, const char *key, int64_t n)
 void store_memory_session_lose(struct store *s, int n)
 {
 	((struct mstore *)s)->sess_lost = n;
+}
+
+void store_memory_session_retry(struct store *s, int n)
+{
+	((struct mstore *)s)->sess_twice = n;
 }
 
 struct session_item *mem_session_by_key(struct mstore *ms, const char *key)

@@ -41,11 +41,11 @@ static bool fields_ok(const struct store_session_req *r)
 		     r->max_lease_ms <= STORE_SESSION_LEASE_MAX;
 	switch (r->op) {
 	case STORE_SESSION_CREATE:
-		return store_session_id_ok(r->rvn, STORE_ID_MAX, false) && lease &&
+		return store_session_id_ok(r->rvn, STORE_ID_MAX, false) && lease && r->seq >= 0 &&
 		       label_ok(r->holder, STORE_HOLDER_MAX) &&
 		       label_ok(r->addr, STORE_SESSION_ADDR_MAX);
 	case STORE_SESSION_BEAT:
-		return store_session_id_ok(r->rvn, STORE_ID_MAX, false) && lease;
+		return store_session_id_ok(r->rvn, STORE_ID_MAX, false) && lease && r->seq >= 0;
 	case STORE_SESSION_KILL:
 		return store_session_id_ok(r->seen_rvn, STORE_ID_MAX, false) &&
 		       store_session_id_ok(r->by, STORE_ID_MAX, false);

@@ -8,6 +8,8 @@
  * The item: key SESSION#<replica>#<incarnation> (sort key LOCK when the
  * table has one), _type SESSION, and
  *   rvn         new at every heartbeat,
+ *   beatSeq     the number of the write that set rvn (CREATE's, then each
+ *               BEAT's, rising per incarnation: store_session_req.seq),
  *   maxLeaseMs  the longest lease the session holds or held lately,
  *   revSeq      raised by each revocation (not built yet), 0 at CREATE,
  *   holder      the replica's label, addr its address (for operators),
@@ -16,14 +18,20 @@
  *               store_session_ttl() of maxLeaseMs.
  *
  * Operations (store_session_req.op) and their conditions:
- *   CREATE  SET _type, rvn, maxLeaseMs, revSeq = 0, holder, addr, ttl if
- *           attribute_not_exists(<partition key>): once per incarnation.
- *           OK: the item. REFUSED: the item there already.
- *   BEAT    SET rvn, maxLeaseMs, ttl if attribute_exists(<partition key>)
- *           AND attribute_not_exists(dead) — never on the rvn: a beat
- *           retried after its answer was lost is a beat, not a lost
- *           session. OK: the item after (revSeq with it). REFUSED: the
- *           item as it was (dead), or none (gone); never creates one.
+ *   CREATE  SET _type, rvn, beatSeq, maxLeaseMs, revSeq = 0, holder, addr,
+ *           ttl if attribute_not_exists(<partition key>): once per
+ *           incarnation. OK: the item. REFUSED: the item there already.
+ *   BEAT    SET rvn, beatSeq, maxLeaseMs, ttl if attribute_exists(<partition
+ *           key>) AND attribute_not_exists(dead) AND beatSeq < :seq (or
+ *           absent) — never on the rvn: a beat tried again after its
+ *           answer was lost is a beat, not a lost session (refused by its
+ *           own earlier attempt, it shows its seq and rvn). The seq keeps
+ *           an attempt delayed past a later beat from writing an older rvn
+ *           back: a waiter that saw that rvn before would find it standing
+ *           still since then, and kill a live session (the simulator, seed
+ *           7530). OK: the item after (revSeq with it). REFUSED: the item
+ *           as it was (dead, or a seq not below), or none (gone); never
+ *           creates one.
  *   KILL    SET dead = :by if rvn = :seen_rvn AND attribute_not_exists(dead):
  *           a waiter that watched that rvn for the session's maxLeaseMs
  *           marks it, once. OK: the item after. REFUSED: the item as it
@@ -70,6 +78,7 @@ struct store_session_req {
 	const char *replica;	 /* 1..STORE_SESSION_REPLICA_MAX bytes */
 	const char *incarnation; /* STORE_SESSION_INC_LEN lowercase hex */
 	const char *rvn;	 /* CREATE/BEAT: the new rvn */
+	int64_t seq;		 /* CREATE/BEAT: its beatSeq, >= 0, above the last sent */
 	const char *seen_rvn;	 /* KILL: the rvn the waiter watched */
 	const char *by;		 /* KILL: the waiter's id, written as dead */
 	int64_t max_lease_ms;	 /* CREATE/BEAT: LEASE_MIN..LEASE_MAX */
@@ -87,6 +96,7 @@ struct session_item {
 	bool exists;
 	char type[16];
 	char rvn[STORE_ID_MAX + 1];
+	int64_t beat_seq; /* -1 when absent */
 	int64_t max_lease_ms;
 	int64_t rev_seq;
 	char holder[STORE_HOLDER_MAX + 1];

@@ -162,15 +162,17 @@ static void counts_and_beat_intervals(void **state)
 	standin_reset(sd);
 	standin_record(sd, true);
 	struct store_session_req beat = {
-		.op = STORE_SESSION_BEAT, .rvn = "b1", .max_lease_ms = 30000};
+		.op = STORE_SESSION_BEAT, .rvn = "b1", .seq = 1, .max_lease_ms = 30000};
 	struct store_session_req create = beat;
 	create.op = STORE_SESSION_CREATE;
 	create.rvn = "c1";
+	create.seq = 0;
 	assert_int_equal(sess_do(s, create).status, STORE_OK);
 	run_for(200);
 	assert_int_equal(sess_do(s, beat).status, STORE_OK);
 	run_for(400);
 	beat.rvn = "b2";
+	beat.seq = 2;
 	assert_int_equal(sess_do(s, beat).status, STORE_OK);
 	struct store_session_result rd =
 		sess_do(s, (struct store_session_req){.op = STORE_SESSION_READ, .name = "cnt"});

@@ -469,6 +469,7 @@ static void session_as_boto3_reads_it(void **state)
 	snprintf(want, sizeof(want),
 		 "{\"Id\": {\"S\": \"SESSION#rep-1#%s\"}, \"Kind\": {\"S\": \"LOCK\"}, "
 		 "\"_type\": {\"S\": \"SESSION\"}, \"addr\": {\"S\": \"10.1.2.3:6379\"}, "
+		 "\"beatSeq\": {\"N\": \"0\"}, "
 		 "\"dead\": {\"S\": \"waiter-9\"}, \"expiresAt\": {\"N\": \"1900000000\"}, "
 		 "\"holder\": {\"S\": \"pod-7\"}, \"maxLeaseMs\": {\"N\": \"15000\"}, "
 		 "\"revSeq\": {\"N\": \"0\"}, \"rvn\": {\"S\": \"rvn-1\"}}\n",

@@ -49,6 +49,12 @@
 #                by it, was sent again on its rvn and put the lock back to
 #                per lease under its live holder: taken over 1.3 s later
 #                (fixed in lt_replica.c)
+#   7530         a BEAT's attempt, delayed 3.4 s in the network, landed
+#                after a later BEAT and wrote the session's older rvn
+#                back; a waiter that had read that rvn before the later
+#                BEAT counted the session still since then, marked it
+#                dead and took the election over from its live leader
+#                (fixed: beatSeq, store_session.h)
 # The sweep: seeds 1..1000 of the world before, and 1..1500 of today's;
 # in session mode, seeds 1..500 of --heartbeat replica and of mixed, and
 # the scale case with 1,000 locks (sim --scale).
@@ -75,6 +81,7 @@ one --seed 57559
 one --shared-liveness --seed 13594
 one --heartbeat replica --exclusive --seed 2107
 one --heartbeat replica --seed 15519
+one --heartbeat replica --seed 7530
 "$sim" --exclusive --seeds 1000 --first 1 || rc=1
 "$sim" --seeds 1500 --first 1 || rc=1
 "$sim" --heartbeat replica --seeds 500 --first 1 || rc=1

@@ -54,7 +54,9 @@ static const struct {
 	enum store_session_op op;
 } session_writes[] = {
 	{"attribute_not_exists(#pk)", STORE_SESSION_CREATE},
-	{"attribute_exists(#pk) AND attribute_not_exists(#d)", STORE_SESSION_BEAT},
+	{"attribute_exists(#pk) AND attribute_not_exists(#d) AND "
+	 "(attribute_not_exists(#bs) OR #bs < :bs)",
+	 STORE_SESSION_BEAT},
 	{"#r = :sr AND attribute_not_exists(#d)", STORE_SESSION_KILL},
 };
 
@@ -76,6 +78,7 @@ bool sd_decode_session_write(const cJSON *src, const char *key, struct sd_req *o
 		sd_str(cJSON_GetObjectItemCaseSensitive(src, "ExpressionAttributeNames"), "#x");
 	q->op = session_writes[i].op;
 	q->rvn = sd_val(vals, ":r");
+	q->seq = sd_num(vals, ":bs");
 	q->max_lease_ms = sd_num(vals, ":m");
 	q->holder = sd_val(vals, ":h");
 	q->addr = sd_val(vals, ":a");
@@ -247,6 +250,8 @@ static void put_session_item(struct evbuffer *b, const char *key, const struct s
 	if (it->type[0])
 		put_s(b, "_type", it->type);
 	put_s(b, "rvn", it->rvn);
+	if (it->beat_seq >= 0)
+		put_n(b, "beatSeq", it->beat_seq);
 	put_n(b, "maxLeaseMs", it->max_lease_ms);
 	put_n(b, "revSeq", it->rev_seq);
 	if (it->holder[0])

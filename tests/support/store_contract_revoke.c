@@ -47,11 +47,14 @@ static void on_sess(void *arg, const struct store_session_result *r)
 static struct store_session_result sess_do(struct fixture *fx, const struct sess *s,
 					   struct store_session_req r)
 {
+	static int64_t beats; /* each BEAT's seq above the last (store_session.h) */
 	struct sess_answer a = {0};
 	r.replica = "rev";
 	r.incarnation = s->inc;
 	r.rvn = "beat";
 	r.max_lease_ms = 30000;
+	if (r.op == STORE_SESSION_BEAT)
+		r.seq = ++beats;
 	assert_non_null(store_session_submit(fx->s, &r, on_sess, &a));
 	fx->f->run(fx->f->arg, &a.done);
 	if (!a.done)

@@ -76,10 +76,13 @@ static struct store_session_result *create(struct fixture *fx, const char *rvn)
 						   .ttl = TTL});
 }
 
-static struct store_session_result *beat(struct fixture *fx, const char *rvn, int64_t lease_ms)
+/* A BEAT numbered seq (the CREATE's is 0). */
+static struct store_session_result *beat(struct fixture *fx, int64_t seq, const char *rvn,
+					 int64_t lease_ms)
 {
 	return sess(fx, (struct store_session_req){.op = STORE_SESSION_BEAT,
 						   .rvn = rvn,
+						   .seq = seq,
 						   .max_lease_ms = lease_ms,
 						   .ttl = TTL2});
 }
@@ -131,28 +134,53 @@ static void created_once(void **state)
 	assert_string_equal(r->session.dead, "");
 }
 
-/* Beats go on whatever the rvn: a beat retried after a lost answer (the
- * same rvn again) and a beat after one whose answer never came (the item
- * has an rvn its replica did not see) both succeed; each answers the item
- * after, revSeq with it, and moves maxLeaseMs and the TTL. */
+/* Beats are never conditioned on the rvn: a beat (counted as a renewal),
+ * its retry by the store after its answer was lost (refused by its own
+ * earlier attempt, showing its rvn and seq: it applied), and one sent on
+ * an item showing an rvn its replica did not see (a beat whose answer was
+ * lost) all leave the session live; each answers the item, revSeq with
+ * it, and moves maxLeaseMs and the TTL. */
 static void beats_never_on_the_rvn(void **state)
 {
 	struct fixture *fx = *state;
 	assert_int_equal(create(fx, "r1")->status, STORE_OK);
 	uint64_t renews = fx->s->requests[STORE_RENEW];
-	struct store_session_result *r = beat(fx, "r2", 10000);
+	struct store_session_result *r = beat(fx, 1, "r2", 10000);
 	assert_int_equal(r->status, STORE_OK);
 	assert_session(&r->session, "r2", 10000, TTL2);
+	assert_int_equal(r->session.beat_seq, 1);
 	assert_int_equal(fx->s->requests[STORE_RENEW], renews + 1); /* counted as a renewal */
-	/* its retry */
-	r = beat(fx, "r2", 10000);
-	assert_int_equal(r->status, STORE_OK);
+	r = beat(fx, 1, "r2", 10000);				    /* its retry */
+	assert_int_equal(r->status, STORE_REFUSED);
+	assert_false(r->session.has_dead);
 	assert_string_equal(r->session.rvn, "r2");
-	r = beat(fx, "r4", 60000); /* r3's answer was lost, on an item showing r2 */
+	assert_int_equal(r->session.beat_seq, 1);
+	r = beat(fx, 4, "r4", 60000); /* r3's answer was lost, on an item showing r2 */
 	assert_int_equal(r->status, STORE_OK);
 	assert_session(&r->session, "r4", 60000, TTL2);
 	r = read_both(fx);
 	assert_session(&r->session, "r4", 60000, TTL2);
+	assert_int_equal(r->session.beat_seq, 4);
+	assert_false(r->session.has_dead);
+}
+
+/* An attempt of a beat delayed past a later beat writes nothing: the
+ * session's rvn never goes back to a value a waiter may have seen before
+ * (it would count the session still since then: the simulator's seed
+ * 7530 killed a live session so). */
+static void beat_delayed_past_a_later_one_refused(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(create(fx, "r1")->status, STORE_OK);
+	assert_int_equal(beat(fx, 1, "r2", 30000)->status, STORE_OK);
+	assert_int_equal(beat(fx, 2, "r3", 30000)->status, STORE_OK);
+	struct store_session_result *r = beat(fx, 1, "r2", 30000);
+	assert_int_equal(r->status, STORE_REFUSED);
+	assert_string_equal(r->session.rvn, "r3");
+	assert_int_equal(r->session.beat_seq, 2);
+	r = read_both(fx);
+	assert_string_equal(r->session.rvn, "r3");
+	assert_int_equal(r->session.beat_seq, 2);
 	assert_false(r->session.has_dead);
 }
 
@@ -161,7 +189,7 @@ static void beats_never_on_the_rvn(void **state)
 static void beat_of_a_gone_session_refused(void **state)
 {
 	struct fixture *fx = *state;
-	struct store_session_result *r = beat(fx, "r1", 30000);
+	struct store_session_result *r = beat(fx, 1, "r1", 30000);
 	assert_int_equal(r->status, STORE_REFUSED);
 	assert_false(r->session.exists);
 	r = read_both(fx);
@@ -179,12 +207,12 @@ static void dead_session_refuses_beats(void **state)
 	assert_true(r->session.has_dead);
 	assert_string_equal(r->session.dead, "waiter-1");
 	assert_session(&r->session, "r1", 30000, TTL);
-	r = beat(fx, "r2", 30000);
+	r = beat(fx, 1, "r2", 30000);
 	assert_int_equal(r->status, STORE_REFUSED);
 	assert_true(r->session.has_dead);
 	assert_string_equal(r->session.dead, "waiter-1");
 	assert_string_equal(r->session.rvn, "r1");
-	r = beat(fx, "r1", 30000); /* not even on the rvn it had */
+	r = beat(fx, 2, "r1", 30000); /* not even on the rvn it had */
 	assert_int_equal(r->status, STORE_REFUSED);
 	r = read_both(fx);
 	assert_session(&r->session, "r1", 30000, TTL);
@@ -201,7 +229,7 @@ static void kill_on_the_watched_rvn_once(void **state)
 	assert_false(r->session.exists);
 	assert_false(read_both(fx)->session.exists); /* not made by it */
 	assert_int_equal(create(fx, "r1")->status, STORE_OK);
-	assert_int_equal(beat(fx, "r2", 30000)->status, STORE_OK);
+	assert_int_equal(beat(fx, 1, "r2", 30000)->status, STORE_OK);
 	r = kill_seen(fx, "r1", "w1"); /* the session beat since */
 	assert_int_equal(r->status, STORE_REFUSED);
 	assert_string_equal(r->session.rvn, "r2");
@@ -311,6 +339,12 @@ static void bad_requests_refused(void **state)
 		 .rvn = "r",
 		 .max_lease_ms = 1000,
 		 .ttl = -1},
+		{.op = STORE_SESSION_BEAT,
+		 .replica = "a",
+		 .incarnation = inc,
+		 .rvn = "r",
+		 .seq = -1,
+		 .max_lease_ms = 1000},
 		{.op = (enum store_session_op)7, .replica = "a", .incarnation = inc},
 	};
 #undef BEAT
@@ -338,6 +372,7 @@ int store_contract_session_run(const struct store_factory *f)
 {
 	struct CMUnitTest tests[] = {
 		T(created_once),
+		T(beat_delayed_past_a_later_one_refused),
 		T(beats_never_on_the_rvn),
 		T(beat_of_a_gone_session_refused),
 		T(dead_session_refuses_beats),

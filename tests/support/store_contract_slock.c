@@ -70,7 +70,9 @@ static void sess_create(struct fixture *fx, const struct sess *s, const char *rv
 
 static void sess_beat(struct fixture *fx, const struct sess *s, const char *rvn)
 {
-	struct store_session_req r = {.op = STORE_SESSION_BEAT, .rvn = rvn, .max_lease_ms = LEASE};
+	static int64_t beats; /* each BEAT's seq above the last (store_session.h) */
+	struct store_session_req r = {
+		.op = STORE_SESSION_BEAT, .rvn = rvn, .seq = ++beats, .max_lease_ms = LEASE};
 	assert_int_equal(sess_op(fx, s, r)->status, STORE_OK);
 }
 

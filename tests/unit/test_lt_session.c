@@ -368,6 +368,28 @@ static void beat_applied_but_its_answer_lost_then_retried(void **state)
 	sx_free(x);
 }
 
+/* A beat the store tried again after its first attempt applied (its answer
+ * lost) is refused by that attempt (beatSeq, store_session.h): the refusal
+ * shows the beat's own rvn and seq, so the beat applied, and the session
+ * goes on, extended from the beat's send. */
+static void beat_retried_by_the_store_refused_by_itself(void **state)
+{
+	struct sx *x = sx_new();
+	struct mem a = {0};
+	join(x, &a, 3000, 0);
+	store_memory_session_retry(x->store, 1);
+	to(x, 1000);
+	assert_int_equal(beats(x), 1); /* one beat, sent once by the holder */
+	assert_int_equal(obs_get(&x->obs.session_answers, "refused"), 1);
+	assert_int_equal(view(x).state, LT_SESSION_LIVE);
+	assert_string_equal(view(x).rvn, stored(x).rvn);
+	assert_int_equal(lt_session_stats(x->s)->beats_refused, 0);
+	assert_int_equal(lt_member_end_ms(&a.m), 4000);
+	assert_int_equal(a.lost, 0);
+	lt_member_leave(&a.m);
+	sx_free(x);
+}
+
 static void retries_stop_when_no_member_would_see_them(void **state)
 {
 	struct sx *x = sx_new();
@@ -694,6 +716,7 @@ int main(void)
 		cmocka_unit_test(delayed_beat_extends_from_its_send),
 		cmocka_unit_test(lost_answer_then_a_retried_beat),
 		cmocka_unit_test(beat_applied_but_its_answer_lost_then_retried),
+		cmocka_unit_test(beat_retried_by_the_store_refused_by_itself),
 		cmocka_unit_test(retries_stop_when_no_member_would_see_them),
 		cmocka_unit_test(session_marked_dead_ends_every_member),
 		cmocka_unit_test(session_item_deleted_ends_every_member),

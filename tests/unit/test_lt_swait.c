@@ -74,6 +74,7 @@ static void beat_now(struct fx *f, struct sbox *b)
 					.replica = REPLICA,
 					.incarnation = INC,
 					.rvn = rvn,
+					.seq = nbeat,
 					.max_lease_ms = SLEASE};
 	assert_non_null(store_session_submit(f->store, &req, got_sess, b));
 }
@@ -626,11 +627,13 @@ static void bad_session_fails_the_queue(void **state)
 /* Session B's request (a second incarnation of the holder's replica). */
 static void sess_b(struct fx *f, enum store_session_op op, const char *rvn)
 {
+	static int64_t seq; /* rising over every beat of the process */
 	struct sbox b = {0};
 	struct store_session_req req = {.op = op,
 					.replica = REPLICA,
 					.incarnation = INC_B,
 					.rvn = rvn,
+					.seq = op == STORE_SESSION_BEAT ? ++seq : 0,
 					.max_lease_ms = SLEASE};
 	assert_non_null(store_session_submit(f->store, &req, got_sess, &b));
 	fx_run(f);

@@ -45,7 +45,8 @@ static void add_key(cJSON *obj, const struct ddb_keys *keys, const char *pk)
 /* The condition of each write (store_session.h). */
 static const char *const cond_of[] = {
 	[STORE_SESSION_CREATE] = "attribute_not_exists(#pk)",
-	[STORE_SESSION_BEAT] = "attribute_exists(#pk) AND attribute_not_exists(#d)",
+	[STORE_SESSION_BEAT] = "attribute_exists(#pk) AND attribute_not_exists(#d) AND "
+			       "(attribute_not_exists(#bs) OR #bs < :bs)",
 	[STORE_SESSION_KILL] = "#r = :sr AND attribute_not_exists(#d)",
 };
 
@@ -57,9 +58,9 @@ static void update_text(const struct store_session_req *r, bool ttl, char *buf, 
 	if (r->op == STORE_SESSION_KILL)
 		snprintf(buf, cap, "SET #d = :by");
 	else if (r->op == STORE_SESSION_BEAT)
-		snprintf(buf, cap, "SET #r = :r, #m = :m%s", x);
+		snprintf(buf, cap, "SET #r = :r, #bs = :bs, #m = :m%s", x);
 	else
-		snprintf(buf, cap, "SET #ty = :ty, #r = :r, #m = :m, #rs = :zero%s%s%s",
+		snprintf(buf, cap, "SET #ty = :ty, #r = :r, #bs = :bs, #m = :m, #rs = :zero%s%s%s",
 			 r->holder != NULL ? ", #h = :h" : "", r->addr != NULL ? ", #a = :a" : "",
 			 x);
 }
@@ -69,8 +70,8 @@ static void write_attrs(cJSON *u, const char *text, const struct ddb_keys *keys,
 			const struct store_session_req *r)
 {
 	static const char *const names[][2] = {
-		{"#ty", "_type"}, {"#r", "rvn"},  {"#m", "maxLeaseMs"}, {"#rs", "revSeq"},
-		{"#h", "holder"}, {"#a", "addr"}, {"#d", "dead"}};
+		{"#ty", "_type"},  {"#r", "rvn"},    {"#bs", "beatSeq"}, {"#m", "maxLeaseMs"},
+		{"#rs", "revSeq"}, {"#h", "holder"}, {"#a", "addr"},	 {"#d", "dead"}};
 	cJSON *n = cJSON_AddObjectToObject(u, "ExpressionAttributeNames");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (ddb_uses(text, names[i][0]))
@@ -90,6 +91,8 @@ static void write_attrs(cJSON *u, const char *text, const struct ddb_keys *keys,
 		ddb_add_str(v, ":a", "S", r->addr);
 	if (ddb_uses(text, ":r"))
 		ddb_add_str(v, ":r", "S", r->rvn);
+	if (ddb_uses(text, ":bs"))
+		ddb_add_num(v, ":bs", r->seq);
 	if (ddb_uses(text, ":m"))
 		ddb_add_num(v, ":m", r->max_lease_ms);
 	if (ddb_uses(text, ":sr"))
@@ -180,7 +183,10 @@ static bool parse_session(const cJSON *item, const char *ttl_attr, struct sessio
 		  take_str(item, "addr", out->addr, sizeof(out->addr)) &&
 		  take_str(item, "dead", out->dead, sizeof(out->dead)) &&
 		  take_num(item, "maxLeaseMs", &out->max_lease_ms) &&
-		  take_num(item, "revSeq", &out->rev_seq) && take_num(item, ttl_attr, &out->ttl);
+		  take_num(item, "revSeq", &out->rev_seq) && take_num(item, ttl_attr, &out->ttl) &&
+		  take_num(item, "beatSeq", &out->beat_seq);
+	if (ok && attr(item, "beatSeq", "N") == NULL)
+		out->beat_seq = -1;
 	if (!ok)
 		snprintf(err, DDB_ERR_MAX, "a session item with a malformed attribute");
 	return ok;
