@@ -49,6 +49,10 @@ four):
                       reproduces one)
   STRESS_SWEEP_MS     --heartbeat-sweep of replica-mode gateways (3000): the
                       verification sweep runs during the run
+  STRESS_TRACE        1: each proxy records what its gateway asked DynamoDB
+                      and what came back (LG_WORK/stress-ddbI.jsonl, and
+                      the harness's clock in LG_WORK/stress-t0), for
+                      tests/stress/ddb_trace.py (0)
 
 Each gateway reaches DynamoDB through its own tests/integration/ddb_proxy.py
 (--endpoint), so that one gateway alone can be cut off. Each client loops:
@@ -150,6 +154,7 @@ QUIET = float(os.environ.get("STRESS_QUIET", 2))
 SEED = env_int("STRESS_SEED", int(time.time() * 1000) % 1000000)
 HEARTBEATS = ("lease", "replica", "mixed", "session")
 HEARTBEAT = os.environ.get("STRESS_HEARTBEAT", "lease")
+TRACE = os.environ.get("STRESS_TRACE", "0") == "1"
 if HEARTBEAT == "session":
     HEARTBEAT = "mixed" if SEED % 2 else "replica"
 SWEEP_MS = env_int("STRESS_SWEEP_MS", 3000)
@@ -159,7 +164,7 @@ WORK = os.environ.get("LG_WORK") or "/tmp"
 SOCKET_TIMEOUT = (WAIT_MS + 3 * LEASE_MS) / 1000 + 5
 
 # One clock for the log, the checks and the history (tests/stress/history.py).
-from history import History, Pg, PgError, now  # noqa: E402
+from history import T0, History, Pg, PgError, now  # noqa: E402
 
 
 def log(msg):
@@ -202,9 +207,14 @@ class Proxy:
         self.port = free_port()
         host, mport = MOTO.rsplit("/", 1)[-1].rsplit(":", 1)
         self.log = open(os.path.join(WORK, f"stress-proxy{i}.log"), "w")
+        env = dict(os.environ)
+        if TRACE:  # a fresh file: the proxy appends
+            env["DDB_PROXY_LOG"] = os.path.join(WORK, f"stress-ddb{i}.jsonl")
+            if os.path.exists(env["DDB_PROXY_LOG"]):
+                os.unlink(env["DDB_PROXY_LOG"])
         self.proc = subprocess.Popen(
             [sys.executable, os.path.join(ROOT, "tests/integration/ddb_proxy.py"),
-             str(self.port), host, mport], stdout=self.log, stderr=self.log)
+             str(self.port), host, mport], stdout=self.log, stderr=self.log, env=env)
         for _ in range(200):
             if can_connect(self.port):
                 return
@@ -1291,6 +1301,9 @@ def main():
     global history
     random.seed(SEED)
     history = History(os.path.join(WORK, "stress-history.jsonl"))
+    if TRACE:  # the clock the proxies' traces are read on (ddb_trace.py)
+        with open(os.path.join(WORK, "stress-t0"), "w") as f:
+            f.write(f"{T0}\n")
     if HEARTBEAT not in HEARTBEATS:
         raise SystemExit(f"STRESS_HEARTBEAT={HEARTBEAT}: want one of {', '.join(HEARTBEATS)}")
     table = f"lg-stress-{os.getpid()}-{int(time.time())}"
