@@ -11,10 +11,11 @@ tests/stress/lincheck.py flagged a history.
 WORK is the run's LG_WORK (the kept /tmp/leasegate-it.* for make test:
 its first run's files, its session run's in WORK/session): the proxies'
 traces WORK/stress-ddbI.jsonl (tests/integration/ddb_proxy.py's
-DDB_PROXY_LOG) and the harness's start WORK/stress-t0. KEY is a string
-the request's body holds, an item's key such as LOCK#stress-2 or
-LOCK#pg:stress:2; FROM and TO bound the requests' sends, in the
-history's seconds. Each request is printed as
+DDB_PROXY_LOG) and the harness's start WORK/stress-t0. KEY is an item's
+key, such as LOCK#stress-2, LOCK#pg:stress:2 or SLOT#3#stress-2: the
+requests whose body names it (as a whole string: LOCK#stress-1 is not
+LOCK#stress-10); FROM and TO bound the requests' sends, in the history's
+seconds. Each request is printed as
 
     SENT -> ANSWERED gwI Operation  (the request's body, shortened)
         the answer: its error type, or the item's attributes that tell
@@ -115,7 +116,7 @@ def summary(answer, key):
         err = doc["__type"].rsplit("#", 1)[-1] + " "
     for it in items_in(answer):
         pk = it.get("pk") or it.get("PK")
-        if pk is not None and key not in json.dumps(pk):
+        if isinstance(pk, dict) and key not in pk.values():
             continue  # another item of the answer (a slot, a session)
         return err + " ".join(f"{k}={value(it[k])}" for k in SHOWN if k in it)
     if items_in(answer) or "Responses" in doc:
@@ -128,12 +129,13 @@ def trace(work, key, lo, hi):
     gateway, operation, body, answer, answered)."""
     with open(os.path.join(work, "stress-t0")) as f:
         t0 = float(f.read())
+    named = json.dumps(key)  # the key as a whole JSON string
     for path in sorted(glob.glob(os.path.join(work, "stress-ddb*.jsonl"))):
         gw = re.search(r"stress-ddb(\d+)\.jsonl$", path).group(1)
         with open(path) as f:
             lines = [json.loads(x) for x in f if x.strip()]
         for sent, answered, op, body, answer in exchanges(lines, t0):
-            if key in body and lo <= sent <= hi:
+            if named in body and lo <= sent <= hi:
                 yield sent, gw, op, body, answer, answered
 
 
@@ -151,7 +153,7 @@ def selftest():
     """A crafted trace: a request cut into two chunks, a second request on
     the same connection, a refused condition, a request never answered,
     two requests and their answers each in one chunk; each must come
-    out, with its own answer."""
+    out, with its own answer, and a request of another key (LOCK#xy) not."""
     import tempfile
     req = ('POST / HTTP/1.1\r\nX-Amz-Target: DynamoDB_20120810.UpdateItem\r\n'
            'Content-Length: {n}\r\n\r\n{b}')
@@ -167,6 +169,7 @@ def selftest():
              {"t": 100.020, "c": 1, "d": ">", "b": r1},
              {"t": 100.030, "c": 1, "d": "<", "b": ans.format(n=len(a2), b=a2)},
              {"t": 100.040, "c": 2, "d": ">", "b": r1},  # never answered
+             {"t": 100.045, "c": 4, "d": ">", "b": r1.replace("LOCK#x", "LOCK#xy")},
              {"t": 100.050, "c": 3, "d": ">", "b": r1 + r1},
              {"t": 100.060, "c": 3, "d": "<",
               "b": ans.format(n=len(a2), b=a2) + ans.format(n=len(a1), b=a1)}]
