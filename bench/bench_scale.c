@@ -8,7 +8,9 @@
  * endpoint, --maxclients 10100); clients (hiredis on
  * this process's loop, 10 commands outstanding per connection, a TRYAGAIN
  * tried again after 100 ms doubling to 4 s, with jitter) take the
- * scenario's leases of 30 s and keep their connections open; then the leases are held for at least
+ * scenario's leases of 30 s (in at most SCALE_ACQUIRE_S seconds, default
+ * the scenario's: 90 s, or more for 1,000,000) and keep their connections
+ * open; then the leases are held for at least
  * two lease periods (SCALE_HOLD_S, default 65 s), optionally with a lock-cycle load on top (50
  * connections looping LOCK.ACQUIRE / LOCK.RELEASE over 5,000 names), and the run prints: lost
  * leases lost while held (INFO leases, losses), and leases still held at the end out of those taken
@@ -967,6 +969,30 @@ static bool takeover_phase(struct takeover *t, const char *id, pid_t *a, redisCo
 	return t->taken == n;
 }
 
+/* The takeover's waiting connections: SCALE_TAKEOVER_CONNS of them (at
+ * most the scenario's leases), and a slot per lease for when it came. */
+static void takeover_alloc(struct takeover *t, const struct scenario *sc)
+{
+	const char *wc = getenv("SCALE_TAKEOVER_CONNS");
+	t->nw = wc ? atoi(wc) : TAKEOVER_CONNS;
+	if (t->nw < 1 || t->nw > sc->leases)
+		t->nw = sc->leases < TAKEOVER_CONNS ? sc->leases : TAKEOVER_CONNS;
+	t->w = calloc((size_t)t->nw, sizeof *t->w);
+	t->taken_at = calloc((size_t)sc->leases, sizeof *t->taken_at);
+}
+
+static void takeover_free(struct takeover *t)
+{
+	for (int i = 0; i < t->nw; i++)
+		if (t->w[i].ac)
+			redisAsyncFree(t->w[i].ac);
+	free(t->w);
+	free(t->taken_at);
+}
+
+/* takeover-SIZE: gateway A (replica mode) takes the scenario's leases as
+ * its clients would (acquire_phase); B's connections wait for them; A is
+ * killed (takeover_phase). */
 static bool run_takeover(const char *bin, const char *size, const char *log)
 {
 	char id[32];
@@ -994,60 +1020,24 @@ static bool run_takeover(const char *bin, const char *size, const char *log)
 	bool ok = info_a && !info_a->err && info_b && !info_b->err;
 	for (int i = 0; ok && i < 100 && info_field(info_a, "dynamodb", "requests_total") < 1; i++)
 		usleep(50000);
-	/* A's holders, as a scenario's */
-	r.nh = sc->conns;
-	r.window = 10;
-	r.h = calloc((size_t)r.nh, sizeof *r.h);
-	int per = sc->leases / sc->conns;
-	for (int i = 0; i < r.nh; i++)
-		r.h[i] = (struct holder){
-			.first = i * per, .count = per, .retry = calloc((size_t)per, sizeof(int))};
-	r.start_ev = event_new(r.base, -1, EV_PERSIST, on_start_tick, &r);
-	r.retry_ev = event_new(r.base, -1, EV_PERSIST, on_retry_tick, &r);
-	struct timeval t10 = {0, 10000}, tretry = {0, 50000};
-	event_add(r.start_ev, &t10);
-	event_add(r.retry_ev, &tretry);
-	double t0 = mono_s();
-	while (ok && r.acquired < sc->leases && mono_s() - t0 < ACQUIRE_MAX_S)
-		run_loop_for(r.base, 0.2);
-	printf("%-16s gateway A (--heartbeat replica) took %lld of %d leases in %.1f s\n", id,
-	       r.acquired, sc->leases, mono_s() - t0);
+	if (ok) {
+		double acquire_s = acquire_phase(&r, HB_REPLICA);
+		printf("%-16s gateway A (--heartbeat replica) took %lld of %d leases in %.1f s\n",
+		       id, r.acquired, sc->leases, acquire_s);
+	} else {
+		printf("%-16s the gateways did not start (logs: %s, %s)\n", id, log, log_b);
+	}
 	fflush(stdout);
 	struct takeover t = {.r = &r};
-	const char *wc = getenv("SCALE_TAKEOVER_CONNS");
-	t.nw = wc ? atoi(wc) : TAKEOVER_CONNS;
-	if (t.nw < 1 || t.nw > sc->leases)
-		t.nw = sc->leases < TAKEOVER_CONNS ? sc->leases : TAKEOVER_CONNS;
-	t.w = calloc((size_t)t.nw, sizeof *t.w);
-	t.taken_at = calloc((size_t)sc->leases, sizeof *t.taken_at);
-	/* B's clients connect to B: connect_one uses r.port */
-	r.port = port_b;
-	if (ok && r.acquired == sc->leases)
-		ok = takeover_phase(&t, id, &a, info_b, sd.sd,
-				    (long long)(sc->leases / t.nw) * t.nw);
-	else
-		ok = false;
-	for (int i = 0; i < t.nw; i++)
-		if (t.w[i].ac)
-			redisAsyncFree(t.w[i].ac);
-	for (int i = 0; i < r.nh; i++) {
-		if (r.h[i].ac)
-			redisAsyncFree(r.h[i].ac);
-		free(r.h[i].retry);
-	}
-	free(t.w);
-	free(t.taken_at);
-	free(r.h);
-	event_free(r.start_ev);
-	event_free(r.retry_ev);
-	if (info_a)
-		redisFree(info_a);
+	takeover_alloc(&t, sc);
+	r.port = port_b; /* B's clients connect to B: connect_one uses r.port */
+	ok = ok && r.acquired == sc->leases &&
+	     takeover_phase(&t, id, &a, info_b, sd.sd, (long long)(sc->leases / t.nw) * t.nw);
+	takeover_free(&t);
 	if (info_b)
 		redisFree(info_b);
-	gp_stop(a); /* -1 once killed: nothing */
 	gp_stop(b);
-	event_base_free(r.base);
-	standin_thread_stop(&sd);
+	teardown(&r, info_a, a, &sd); /* a: -1 once killed, nothing to stop */
 	return ok;
 }
 
