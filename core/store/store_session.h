@@ -1,9 +1,9 @@
 /*
  * store_session: the session item of a replica in `--heartbeat replica`
  * (docs/design/replica-heartbeat.md) — one item per replica incarnation
- * that its heartbeat renews instead of each lease. The first step of that
- * design: the item and its conditional writes; nothing in the lease core
- * or the gateway uses them yet.
+ * that its heartbeat renews instead of each lease: the item and its
+ * conditional writes (the lease core's side: core/lt_session.c beats it,
+ * core/lt_swait.c and lt_swatch.c watch and kill it).
  *
  * The item: key SESSION#<replica>#<incarnation> (sort key LOCK when the
  * table has one), _type SESSION, and
@@ -11,7 +11,7 @@
  *   beatSeq     the number of the write that set rvn (CREATE's, then each
  *               BEAT's, rising per incarnation: store_session_req.seq),
  *   maxLeaseMs  the longest lease the session holds or held lately,
- *   revSeq      raised by each revocation (not built yet), 0 at CREATE,
+ *   revSeq      raised by each revocation (lt_revoke.c), 0 at CREATE,
  *   holder      the replica's label, addr its address (for operators),
  *   dead        the waiter that marked it dead; absent until then,
  *   the TTL attribute (when the table has one): .ttl, epoch seconds,
