@@ -145,6 +145,9 @@ import sys
 import time
 
 INF = float("inf")
+# How far apart the gateways' clocks and the harness's may be, s: the
+# harness (stress.py) and the command line alike.
+CLOCK_TOL = 0.02
 # How long after its answer an exclusive wait's announcement may still stop
 # new readers, in leases: answered (its clear is written after the answer),
 # and unanswered (its gateway stopped or killed: readers clear it once it
@@ -400,20 +403,21 @@ def hold_span(h):
 
 
 def reserved(resv, p, replica, holds, waits, tol):
-    """The lock released at resv[1] may be reserved at p for a waiter of
-    another replica than replica (None: any): one whose wait was in flight
-    at the release, for two poll intervals (a third of the lease, at most
-    10 s) after it."""
+    """The lock released in resv's [r0, r1] (its point in the search, and
+    its answer: the write landed somewhere between) may be reserved at p
+    for a waiter of another replica than replica (None: any): one whose
+    wait was in flight at the release, for two poll intervals (a third of
+    the lease, at most 10 s) after it."""
     if resv is None:
         return False
-    h, r = holds[resv[0]], resv[1]
-    if p > r + 2 * min(h.lease_s / 3, 10.0) + tol:
+    h, r0, r1 = holds[resv[0]], resv[1], resv[2]
+    if p > r1 + 2 * min(h.lease_s / 3, 10.0) + tol:
         return False
-    return any(w[1] < r < w[2] and w[0] != replica for w in waits if w[3] != "phantom")
+    return any(w[1] < r1 and r0 < w[2] and w[0] != replica for w in waits if w[3] != "phantom")
 
 
 def admitted(resv, p, holds, waits):
-    """Readers the exclusive release at resv[1] admitted may still be
+    """Readers the exclusive release in resv's [r0, r1] admitted may still be
     awaited at p (docs/design/shared-locks.md, phase-fair: the release
     turns the readers registered behind it into radmit, and exclusive
     acquires are refused until each of them is granted or its wait ends,
@@ -423,8 +427,8 @@ def admitted(resv, p, holds, waits):
     gateway was killed or stopped before it answered)."""
     if resv is None:
         return False
-    r = resv[1]
-    return any(w[3] == "shared" and w[1] < r < w[2] and p <= w[4] for w in waits)
+    r0, r1 = resv[1], resv[2]
+    return any(w[3] == "shared" and w[1] < r1 and r0 < w[2] and p <= w[4] for w in waits)
 
 
 def phantom(rec):
@@ -588,7 +592,7 @@ def apply(m, st, p, holds, waits, tol, slot_choice=None):
             return None, f"an acknowledged {m.rec['op']} while {who} holds the lock"
         if m.kind == "renew":
             return st, None
-        return (None, shared, last, (holder, p), grp, slots), None
+        return (None, shared, last, (holder, p, max(p, m.rec["complete"])), grp, slots), None
     if m.kind == "held":
         if cur is None:
             tok = holds[resv[0]].token if resv else None
@@ -640,7 +644,7 @@ class Bound(Exception):
     pass
 
 
-def search(mops, holds, init_states, bound, waits=(), tol=0.02):
+def search(mops, holds, init_states, bound, waits=(), tol=CLOCK_TOL):
     """True when mops linearize from one of init_states; Bound when the
     search gave up. Returns (ok, states, deepest dead end's reasons)."""
     n = len(mops)
@@ -867,7 +871,7 @@ def apply_cuts(records):
     return out, made
 
 
-def report(records, tol=0.02, bound=2_000_000, max_violations=50, out=print, intervals=True):
+def report(records, tol=CLOCK_TOL, bound=2_000_000, max_violations=50, out=print, intervals=True):
     """Checks a history; returns (violations, inconclusive names).
     intervals=False leaves out the interval check (the self-test tests the
     search alone)."""
@@ -955,7 +959,7 @@ def main(argv):
     ap.add_argument("history", nargs="?")
     ap.add_argument("--selftest", action="store_true")
     ap.add_argument("--expect-violation", action="store_true")
-    ap.add_argument("--clock-tol-ms", type=float, default=50)
+    ap.add_argument("--clock-tol-ms", type=float, default=CLOCK_TOL * 1000)
     ap.add_argument("--bound", type=int, default=2_000_000)
     ap.add_argument("--max-violations", type=int, default=50)
     a = ap.parse_args(argv)
@@ -1088,6 +1092,12 @@ def shared_cases():
         "a reader's try refused while no exclusive holds or waits": [
             rd("r", 0.00, 0.10, "granted", 5), rd("q", 0.20, 0.30, "refused", wait=False),
             rel("r", 0.50, 0.60)],
+        # the window of the release below, counted from its answer (0.50),
+        # ends at 0.50 + 2 x 2/3 s (+ 20 ms): past it, no reservation
+        "a reader's try refused past the reservation counted from the release's answer": [
+            op("w", "acquire", 0.00, 0.10, "granted", 5),
+            rd("r", 0.20, 1.20, "granted", 6, replica=1), rel("w", 0.40, 0.50),
+            rel("r", 1.30, 1.35, replica=1), rd("q", 1.90, 1.95, "refused", wait=False)],
         "an exclusive try refused a lease after the reader the last release admitted came": [
             op("w", "acquire", 0.00, 0.10, "granted", 5),
             rd("r", 0.05, 0.50, "granted", 6, replica=1), rel("w", 0.20, 0.30),
@@ -1140,6 +1150,14 @@ def shared_cases():
             op("r", "unlock", 0.40, 0.50, "ok", name="pg:d:1"),
             op("q", "commit", 0.60, 0.70, "ok", name="pg:d:1"),
             op("w", "unlock", 0.90, 1.00, "ok", name="pg:d:1")],
+        # stress seed 931009: the lock stays reserved two poll intervals
+        # from the release's write, which may land as late as its answer
+        # (0.50): a try at 1.80 is refused, though 1.80 is past 0.40 + 2 x
+        # 2/3 s
+        "a reader's try refused within the reservation counted from the release's answer": [
+            op("w", "acquire", 0.00, 0.10, "granted", 5),
+            rd("r", 0.20, 1.20, "granted", 6, replica=1), rel("w", 0.40, 0.50),
+            rel("r", 1.30, 1.35, replica=1), rd("q", 1.80, 1.85, "refused", wait=False)],
         "a reader's try refused while an exclusive waits": [
             rd("r", 0.00, 0.10, "granted", 5),
             op("w", "acquire", 0.15, 0.90, "granted", 6, replica=1),
@@ -1393,19 +1411,19 @@ def selftest():
     good.update(sgood)
     failed = 0
     for what, hist in ibad.items():
-        found = overlaps(build(hist, 0.02)[1])
+        found = overlaps(build(hist, CLOCK_TOL)[1])
         if not found:
             failed += 1
             print(f"not ok lincheck selftest: the interval check: {what}: not flagged")
         else:
             print(f"ok lincheck selftest: the interval check: {what} flagged ({found[0][0]})")
     for what, hist in igood.items():
-        found = overlaps(build(hist, 0.02)[1])
+        found = overlaps(build(hist, CLOCK_TOL)[1])
         if found:
             failed += 1
             print(f"not ok lincheck selftest: the interval check: {what}: flagged "
                   f"({found[0][0]})")
-    if not any(overlaps(build(h, 0.02)[1]) for h in igood.values()):
+    if not any(overlaps(build(h, CLOCK_TOL)[1]) for h in igood.values()):
         print(f"ok lincheck selftest: the interval check passes {len(igood)} valid histories")
     for what, hist in bad.items():
         lines = []
