@@ -286,12 +286,18 @@ static bool extend(struct lease *l, int64_t send_ms, const char *rvn)
 /* A lease lost in session mode for reason: its item may still name a
  * session that beats, so it is released (conditioned on its owner, its
  * session and its rvn) unless it is another's, in another form, or gone
- * already. */
-static void release_if_orphan(struct lease *l, enum lt_loss reason)
+ * already. Expired, at once: its end came. Lost to its session's end,
+ * at end_ms, the latest its end may be on the holder's clock: its client
+ * may act on it until then, not yet told, and waiters elsewhere wait for
+ * its item's rvn to stand still a lease, dead session or not (stress
+ * seed 396990: released at once, the lock went to another client of this
+ * replica 130 ms after it was granted to the lost one). */
+static void release_if_orphan(struct lease *l, enum lt_loss reason, int64_t end_ms)
 {
 	if (l->in_session && (reason == LT_EXPIRED || reason == LT_SESSION))
 		lt_replica_release_lost(l->lock, l->owner, l->rvn,
-					lt_replica_key_any(l->t, l->sess_gen));
+					lt_replica_key_any(l->t, l->sess_gen),
+					reason == LT_SESSION ? end_ms : 0);
 }
 
 /* The lease is lost for reason; item is the refusing item, if any. */
@@ -315,7 +321,9 @@ static void lose(struct lease *l, enum lt_loss reason, const struct lock_item *i
 		emit(l, OBS_LEASE_LOST, lt_loss_name(reason), NULL, 0);
 		obs_count(&l->t->obs->losses, lt_loss_name(reason));
 	}
-	release_if_orphan(l, reason);
+	/* a member's end is at most a lease after the send of its session's
+	 * last beat answered, sent before now */
+	release_if_orphan(l, reason, clock_now_ms(l->t->clock) + l->lease_ms);
 	lock->refs++; /* the callback may release l */
 	if (l->on_lost != NULL)
 		l->on_lost(l->on_lost_arg, l, reason);
@@ -342,7 +350,7 @@ static struct lease *lost_at_start(struct lease *l, enum lt_loss why)
 	l->loss = why;
 	emit(l, OBS_LEASE_LOST, lt_loss_name(why), NULL, 0);
 	obs_count(&l->t->obs->losses, lt_loss_name(why));
-	release_if_orphan(l, why);
+	release_if_orphan(l, why, l->last_send_ms + l->lease_ms); /* its own end */
 	return l;
 }
 

@@ -467,11 +467,15 @@ struct lt_sweep *lt_sweep_of(const struct locktable *t);
  * last known): refused by an item still under that owner and session with
  * another rvn (a write of the lease it did not know), it is sent again on
  * that rvn; an item under that owner in another form (per lease, another
- * session) is left. Carried by the table; tried LT_REPLICA_SENDS times in
- * all on errors and such refusals. */
+ * session) is left. Sent at at_ms (monotonic; at once when it has come):
+ * a lease lost to its session's end may still run, on its holder's clock,
+ * until then, and its lock must not be free sooner. Carried by the table
+ * (a write waiting for at_ms counts as in flight: lt_replica_untracked
+ * leaves its item); tried LT_REPLICA_SENDS times in all on errors and such
+ * refusals. */
 #define LT_REPLICA_SENDS 3
 void lt_replica_release_lost(struct lock *lock, const char *owner, const char *rvn,
-			     const char *session);
+			     const char *session, int64_t at_ms);
 /* The key of session gen, ended or not, while t still has it (the current
  * one or the one before); NULL else. */
 const char *lt_replica_key_any(const struct locktable *t, uint32_t gen);
@@ -495,7 +499,7 @@ void lt_replica_readback(struct lock *lock, const char *owner, int64_t lease_ms)
  * current one or the one it replaced) under an owner nothing here holds or
  * is writing — no lease of lock under that owner, no acquire write
  * (lock->writes) or adopt of lock in flight, no release of it
- * (lock->releasing), no carried write of lock in flight: its session
+ * (lock->releasing), no carried write of lock in flight or due: its session
  * beats, so nobody would ever take it over. Releases it, conditioned on
  * that owner, session and rvn (lt_replica_release_lost), and answers true;
  * false (nothing sent) otherwise, and always in lease mode. */

@@ -47,7 +47,8 @@ struct rwrite {
 	enum rwrite_kind kind;
 	unsigned sends;
 	int64_t lease_ms;
-	struct timer late; /* RW_READBACK: its second read, a lease later */
+	struct timer late; /* RW_READBACK: its second read, a lease later;
+			    * RW_RELEASE_LOST: its send, at its lease's end */
 	bool late_read;	   /* RW_READBACK: that second read is sent (or due) */
 	char *holder;	   /* a copy, or NULL */
 	char owner[STORE_ID_MAX + 1];
@@ -327,7 +328,8 @@ static void rwrite_end(struct rwrite *w)
 	lt_lock_unref(lock);
 }
 
-static void late_read(void *arg)
+/* w's late send is due (a read-back's second read, a deferred release). */
+static void late_send(void *arg)
 {
 	struct rwrite *w = arg;
 	w->sends = 0;
@@ -385,21 +387,33 @@ static void on_rwrite(void *arg, const struct store_result *res)
 	lt_lock_unref(lock);
 }
 
-/* Starts w (filled but for its links); out of memory: nothing is sent,
- * the item waits for a takeover or its session's end. */
-static void rwrite_start(struct rwrite *w)
+static void rwrite_link(struct rwrite *w)
 {
 	struct lt_replica *r = w->t->replica;
 	w->lock->refs++;
-	if (!rwrite_send(w)) {
-		lt_lock_unref(w->lock);
-		rwrite_free(w);
-		return;
-	}
 	w->next = r->writes;
 	if (r->writes != NULL)
 		r->writes->prev = w;
 	r->writes = w;
+}
+
+/* Starts w (filled but for its links); out of memory: nothing is sent,
+ * the item waits for a takeover or its session's end. */
+static void rwrite_start(struct rwrite *w)
+{
+	if (!rwrite_send(w)) {
+		rwrite_free(w);
+		return;
+	}
+	rwrite_link(w);
+}
+
+/* w (filled but for its links) is sent at at_ms (late_send), carried
+ * meanwhile. */
+static void rwrite_defer(struct rwrite *w, int64_t at_ms)
+{
+	rwrite_link(w);
+	timer_arm_at(&w->late, at_ms);
 }
 
 static struct rwrite *rwrite_new(struct lock *lock, enum rwrite_kind kind, const char *owner)
@@ -410,13 +424,13 @@ static struct rwrite *rwrite_new(struct lock *lock, enum rwrite_kind kind, const
 	w->t = lock->t;
 	w->lock = lock;
 	w->kind = kind;
-	timer_init(&w->late, lock->t->clock, late_read, w);
+	timer_init(&w->late, lock->t->clock, late_send, w);
 	snprintf(w->owner, sizeof(w->owner), "%s", owner);
 	return w;
 }
 
 void lt_replica_release_lost(struct lock *lock, const char *owner, const char *rvn,
-			     const char *session)
+			     const char *session, int64_t at_ms)
 {
 	struct rwrite *w = rwrite_new(lock, RW_RELEASE_LOST, owner);
 	if (w == NULL)
@@ -425,7 +439,10 @@ void lt_replica_release_lost(struct lock *lock, const char *owner, const char *r
 		snprintf(w->session, sizeof(w->session), "%s", session);
 		snprintf(w->seen_rvn, sizeof(w->seen_rvn), "%s", rvn != NULL ? rvn : "");
 	}
-	rwrite_start(w);
+	if (at_ms > clock_now_ms(lock->t->clock))
+		rwrite_defer(w, at_ms);
+	else
+		rwrite_start(w);
 }
 
 const char *lt_replica_key_any(const struct locktable *t, uint32_t gen)
@@ -467,13 +484,14 @@ void lt_replica_readback(struct lock *lock, const char *owner, int64_t lease_ms)
 	rwrite_start(w);
 }
 
-/* A carried write of t on lock (not a read-back) is in flight: the item
- * may be about to change under it (a detached lease's return to per
- * lease, a release already on its way). */
+/* A carried write of t on lock (not a read-back) is in flight or due: the
+ * item may be about to change under it (a detached lease's return to per
+ * lease, a release already on its way or waiting for its lease's end). */
 static bool rwrite_on(const struct locktable *t, const struct lock *lock)
 {
 	for (const struct rwrite *w = t->replica->writes; w != NULL; w = w->next)
-		if (w->lock == lock && w->kind != RW_READBACK && w->call != NULL)
+		if (w->lock == lock && w->kind != RW_READBACK &&
+		    (w->call != NULL || timer_armed(&w->late)))
 			return true;
 	return false;
 }
@@ -489,7 +507,7 @@ bool lt_replica_untracked(struct lock *lock, const struct lock_item *it)
 	    rwrite_on(t, lock) || lt_adopt_on(t, lock))
 		return false;
 	t->replica->orphans++;
-	lt_replica_release_lost(lock, it->owner, it->rvn, it->session);
+	lt_replica_release_lost(lock, it->owner, it->rvn, it->session, 0);
 	return true;
 }
 

@@ -166,8 +166,11 @@ static void the_end_follows_the_holders_clock(void **state)
 }
 
 /* Three leases, the session ended by end_it at 500: each lost with
- * LT_SESSION at the next beat (1000), its item released; the next acquire
- * names a new session. */
+ * LT_SESSION at the next beat (1000), its item released, but not before
+ * its end by the holder's clock (its own send, 0, + its lease): until then
+ * its client may still act on it, and the lock stays held (a try of the
+ * same replica refused); at the latest a lease after the loss. The next
+ * acquire names a new session. */
 static void session_end_loses_every_lease(void (*end_it)(struct fx *f))
 {
 	struct fx *f = sfx_new(1);
@@ -189,8 +192,22 @@ static void session_end_loses_every_lease(void (*end_it)(struct fx *f))
 	}
 	assert_int_equal(obs_get(&f->obs.losses, "session"), 3);
 	assert_int_equal(sview(f, 0).state, LT_SESSION_ENDED);
+	fx_advance(f, LEASE - 1 - 1000); /* 2999: their ends not come */
+	assert_true(item_of(f, "a").has_owner);
+	assert_true(item_of(f, "c").has_owner);
+	struct fx_acq t;
+	fx_acquire(f, 0, "a", LEASE, false, 0, &t);
 	fx_run(f);
+	assert_true(t.done);
+	assert_null(t.lease); /* refused: held */
+	fx_run(f);
+	assert_true(item_of(f, "a").has_owner);	 /* its read did not release it */
+	fx_advance(f, 1001);			 /* 4000: a lease after the loss */
 	assert_false(item_of(f, "a").has_owner); /* released, on their owners */
+	assert_true(item_of(f, "c").has_owner);	 /* its end: 6000 */
+	fx_advance(f, 2 * LEASE - 1 - 4000);
+	assert_true(item_of(f, "c").has_owner);
+	fx_advance(f, 1001); /* 7000 */
 	assert_false(item_of(f, "c").has_owner);
 	for (int i = 0; i < 3; i++)
 		lease_release(l[i]);
@@ -312,8 +329,19 @@ static void acquire_answered_after_its_session_ended_is_lost_and_released(void *
 	assert_int_equal(lease_loss(b.lease), LT_SESSION);
 	assert_false(lease_held(b.lease));
 	store_memory_set_op_latency(f->store, STORE_ACQUIRE, 0);
+	/* given back on its owner, but not before its end (its send, 0, +
+	 * its lease): until then another client of this replica is refused */
+	fx_advance(f, LEASE - 1 - 1500);
+	assert_true(item_of(f, "b").has_owner);
+	struct fx_acq t;
+	fx_acquire(f, 0, "b", LEASE, false, 0, &t);
 	fx_run(f);
-	assert_false(item_of(f, "b").has_owner); /* given back, on its owner */
+	assert_true(t.done);
+	assert_null(t.lease);
+	fx_run(f);
+	assert_true(item_of(f, "b").has_owner); /* its read did not release it */
+	fx_advance(f, 1);
+	assert_false(item_of(f, "b").has_owner);
 	lease_release(b.lease);
 	lease_release(a);
 	fx_free(f);
