@@ -6,7 +6,10 @@
  *    their lease (lease_held, on their own clocks) for longer than the
  *    clocks' rate difference allows: a lease x the largest rate difference
  *    drawn, +2 ms of millisecond rounding (a takeover waits a whole lease
- *    on the waiter's clock after the holder's send). A paused replica
+ *    on the waiter's clock after the holder's send). A client whose lease
+ *    was lost to its session's end believes it holds until its next
+ *    command (a gateway's client is told then), to the lease's end
+ *    (sim_client_belief). A paused replica
  *    believes nothing (it cannot act); an item deleted with its table ends
  *    the old holder's lease only at its next renewal (the reference says
  *    so), so holders of two table incarnations are not compared. Shared

@@ -43,6 +43,11 @@ struct sim_client {
 	struct election *e;
 	bool waiting_forever;
 	int64_t wait_since_us, granted_us, hold_until_ms;
+	/* a lease lost to its session's end: the gateway's client hears of it
+	 * at its next command (tick), so until then it believes it holds, to
+	 * the lease's end on the replica's clock (unheard_end) */
+	int64_t unheard_until_ms;
+	int64_t seen_end_ms; /* the lease's end when last looked at */
 	int64_t token;
 	int grant_inc;
 	int nacq;
@@ -79,6 +84,7 @@ static void granted(struct sim_client *c, struct lease *lease)
 	c->lease = lease;
 	c->token = lease_token(lease);
 	c->granted_us = SIM->now_us;
+	c->unheard_until_ms = c->seen_end_ms = 0;
 	snprintf(c->owner, sizeof(c->owner), "%s", lease_owner(lease));
 	c->grant_inc = sim_net_acquired_in(c->owner);
 	sim_log("cli  %s granted %s token %lld%s", cl(c), c->name, (long long)c->token,
@@ -89,6 +95,14 @@ static void granted(struct sim_client *c, struct lease *lease)
 
 /* ---- lockers ---- */
 
+/* The end a client not yet told of lease's loss counts on: the latest it
+ * was shown (a beat may have extended it), or the lease's own. */
+static int64_t unheard_end(const struct sim_client *c, const struct lease *lease)
+{
+	int64_t own = lease_end_ms(lease);
+	return c->seen_end_ms > own ? c->seen_end_ms : own;
+}
+
 static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
 {
 	struct sim_client *c = arg;
@@ -96,6 +110,8 @@ static void on_lost(void *arg, struct lease *lease, enum lt_loss reason)
 		lt_loss_name(reason));
 	TALLY.lost_session += reason == LT_SESSION;
 	TALLY.lost_expired += reason == LT_EXPIRED;
+	if (reason == LT_SESSION)
+		c->unheard_until_ms = unheard_end(c, lease);
 	c->lease = NULL;
 	c->st = C_IDLE;
 	lease_release(lease); /* lost: frees it, sends nothing */
@@ -110,6 +126,11 @@ static void on_acquired(void *arg, struct lease *lease, const struct lt_error *e
 	c->st = C_IDLE;
 	if (lease != NULL && !lease_held(lease)) {
 		sim_log("cli  %s got %s ended already", cl(c), c->name);
+		if (lease_loss(lease) == LT_SESSION) { /* answered granted by a gateway */
+			granted(c, lease);
+			c->lease = NULL;
+			c->unheard_until_ms = unheard_end(c, lease);
+		}
 		lease_release(lease);
 		lease = NULL;
 	}
@@ -425,6 +446,7 @@ static void tick(void *arg)
 	}
 	if (c->st == C_IDLE && !SIM->ending) {
 		char hash[STORE_SECRET_HASH_LEN + 1];
+		c->unheard_until_ms = 0; /* its next command tells it */
 		draw_hash(hash);
 		if (!SIM->calm && sim_chance(900000) && sim_adopt_try(c, c->rep, hash)) {
 			c->st = C_ADOPTING;
@@ -539,6 +561,13 @@ void sim_client_belief(const struct sim_client *c, struct sim_belief *b)
 	} else {
 		b->holds = c->lease != NULL && !c->rep->dead && lease_held(c->lease);
 		b->end_ms = c->lease != NULL ? lease_end_ms(c->lease) : 0;
+		if (b->holds)
+			((struct sim_client *)c)->seen_end_ms = b->end_ms;
+		if (!b->holds && !c->rep->dead &&
+		    clock_now_ms(c->rep->clock) < c->unheard_until_ms) {
+			b->holds = true;
+			b->end_ms = c->unheard_until_ms;
+		}
 	}
 	b->name = c->name;
 	b->owner = c->owner;
