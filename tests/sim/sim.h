@@ -230,7 +230,9 @@ struct sim_belief {
 	int64_t end_ms;	 /* lease_end_ms, on the replica's clock */
 	int incarnation; /* of the table when granted */
 };
-void sim_client_belief(const struct sim_client *c, struct sim_belief *b);
+/* What c believes now; notes the end its lease shows, which it counts on
+ * once that lease is lost unheard (sim_client.c, unheard_end). */
+void sim_client_belief(struct sim_client *c, struct sim_belief *b);
 /* Waiting since (true us), or -1; its start in the calm phase or not. */
 int64_t sim_client_waiting_since(const struct sim_client *c);
 bool sim_client_is_leader(const struct sim_client *c);

@@ -551,7 +551,7 @@ void sim_client_free(struct sim_client *c)
 	free(c);
 }
 
-void sim_client_belief(const struct sim_client *c, struct sim_belief *b)
+void sim_client_belief(struct sim_client *c, struct sim_belief *b)
 {
 	b->mode = c->mode;
 	b->slot = c->slot;
@@ -562,7 +562,7 @@ void sim_client_belief(const struct sim_client *c, struct sim_belief *b)
 		b->holds = c->lease != NULL && !c->rep->dead && lease_held(c->lease);
 		b->end_ms = c->lease != NULL ? lease_end_ms(c->lease) : 0;
 		if (b->holds)
-			((struct sim_client *)c)->seen_end_ms = b->end_ms;
+			c->seen_end_ms = b->end_ms;
 		if (!b->holds && !c->rep->dead &&
 		    clock_now_ms(c->rep->clock) < c->unheard_until_ms) {
 			b->holds = true;
