@@ -18,7 +18,9 @@ struct sh_reaper {
 	struct store_call *call;      /* its READ in flight */
 	struct store_call *ann_call;  /* its XANNOUNCE in flight */
 	char id[LT_ID_LEN + 1];	      /* the writer's announcement's */
-	char xrvn[LT_ID_LEN + 1];     /* the rvn it last wrote, "" none */
+	char xrvn[STORE_ID_MAX + 1];  /* its announcement standing, "" none */
+	char xsent[STORE_ID_MAX + 1]; /* an XANNOUNCE in flight or of unknown
+				       * outcome: it may stand instead */
 	bool freed;		      /* lt_sh_reaper_free'd while ann_call flew */
 	int64_t lease_ms;	      /* the writer's: radmit's watch */
 	struct store_sh_set admitted; /* radmit as last read (n 0: none) */
@@ -132,15 +134,36 @@ struct sh_reaper *lt_sh_reaper_new(struct locktable *t, const char *name)
 
 static void clear_announcement(struct locktable *t, const char *name, const char *rvn);
 
+/* Clears what of its announcement may stand (at the wait's end). */
+static void clear_own(struct sh_reaper *rp)
+{
+	if (rp->xrvn[0] != '\0')
+		clear_announcement(rp->t, rp->name, rp->xrvn);
+	if (rp->xsent[0] != '\0' && strcmp(rp->xsent, rp->xrvn) != 0)
+		clear_announcement(rp->t, rp->name, rp->xsent);
+}
+
+/* A refresh refused (no reader left, or another writer's stands): the
+ * announcement an earlier poll wrote may stand all the same, and the
+ * header says (make stress, seed 481853: forgotten, it stood after the
+ * writer was granted, and readers were refused until they found it
+ * stale). */
 static void on_announced(void *arg, const struct store_sh_result *r)
 {
 	struct sh_reaper *rp = arg;
 	rp->ann_call = NULL;
-	if (r->status != STORE_OK) /* another writer's stands, or no reader left */
-		rp->xrvn[0] = '\0';
+	if (r->status == STORE_OK) {
+		memcpy(rp->xrvn, rp->xsent, sizeof(rp->xrvn));
+		rp->xsent[0] = '\0';
+	} else if (r->status == STORE_REFUSED) {
+		rp->xsent[0] = '\0';
+		if (strcmp(r->header.xwait, rp->id) == 0)
+			snprintf(rp->xrvn, sizeof(rp->xrvn), "%s", r->header.xwait_rvn);
+		else
+			rp->xrvn[0] = '\0';
+	}		 /* else its outcome unknown: either may stand, both are cleared */
 	if (rp->freed) { /* the wait ended meanwhile: its clear comes now */
-		if (rp->xrvn[0] != '\0')
-			clear_announcement(rp->t, rp->name, rp->xrvn);
+		clear_own(rp);
 		free(rp);
 	}
 }
@@ -160,7 +183,7 @@ static void announce(struct sh_reaper *rp, int64_t poll_ms)
 				 .lease_ms = poll_ms > 0 ? poll_ms : 1};
 	rp->ann_call = store_sh_submit(rp->t->store, &r, on_announced, rp);
 	if (rp->ann_call != NULL)
-		memcpy(rp->xrvn, rvn, sizeof(rp->xrvn));
+		snprintf(rp->xsent, sizeof(rp->xsent), "%s", rvn);
 }
 
 void lt_sh_reap(struct sh_reaper *rp, int64_t poll_ms, int64_t lease_ms)
@@ -206,7 +229,7 @@ void lt_sh_reaper_free(struct sh_reaper *rp, bool clear)
 	}
 	if (rp->ann_call != NULL)
 		store_cancel(rp->t->store, rp->ann_call);
-	if (clear && rp->xrvn[0] != '\0') /* done waiting: readers may come again */
-		clear_announcement(rp->t, rp->name, rp->xrvn);
+	if (clear) /* done waiting: readers may come again */
+		clear_own(rp);
 	free(rp);
 }

@@ -48,7 +48,12 @@
 # while it was stopped, ended at a hand-off's beat; the lease handed to c2
 # was lost at once and its item released at once, and c5 on the same
 # gateway was granted 130 ms after c2; fixed in core/lease.c's
-# release_if_orphan).
+# release_if_orphan), and tests/stress/fixtures/
+# refused_refresh_announcement.jsonl (stress.py, lease, seed 481853,
+# pg:stress:1, 44.5-51.1 s: pg0's refresh of its announcement was refused
+# once the last reader had gone, it forgot the one standing, and readers'
+# tries were refused 3 s after it was granted and had released; fixed in
+# core/lt_shared_reap.c's on_announced).
 # Needs no moto; run by tests/run-integration.sh. A second or so.
 set -u
 here=$(dirname "$0")/../stress
@@ -63,4 +68,6 @@ rc=0
 /usr/bin/python3 "$here/lincheck.py" --expect-violation "$here/fixtures/stale_announcement.jsonl" || rc=1
 /usr/bin/python3 "$here/lincheck.py" --expect-violation --max-violations 1 \
 	"$here/fixtures/lost_session_released_early.jsonl" || rc=1
+/usr/bin/python3 "$here/lincheck.py" --expect-violation --max-violations 1 \
+	"$here/fixtures/refused_refresh_announcement.jsonl" || rc=1
 exit $rc

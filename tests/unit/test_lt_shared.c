@@ -319,6 +319,52 @@ static void test_granted_writer_leaves_no_announcement(void **state)
 	}
 }
 
+/* A writer whose refresh of its announcement was refused (the last reader
+ * had gone, another writer took the lock) still clears the announcement
+ * its earlier poll wrote, once granted: the refusal shows it standing
+ * (make stress, seed 481853: readers' tries refused 3 s after the writer
+ * was granted and had released). */
+static void test_writer_refused_refresh_still_clears(void **state)
+{
+	struct fx *f = fx_new(3, true);
+	struct got a, b;
+	struct fx_acq w, e;
+	struct sh_lease *r = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &a);
+	assert_non_null(r);
+	fx_acquire(f, 1, "rw", LEASE, true, 0, &w);
+	fx_advance(f, LEASE / 3 + 1); /* a poll: the writer announces itself */
+	char xw[STORE_ID_MAX + 1];
+	assert_string_not_equal(xwait_of(f, "rw", xw), "");
+	/* its next refresh is sent while the reader holds, and lands after
+	 * the reader went and another writer took the lock: refused */
+	store_memory_set_op_latency(f->store, STORE_ANNOUNCE, 300);
+	uint64_t sent = fx_req(f, STORE_ANNOUNCE);
+	while (fx_req(f, STORE_ANNOUNCE) == sent)
+		fx_advance(f, 10);
+	sh_lease_release(r);
+	fx_run(f);
+	fx_acquire(f, 2, "rw", LEASE, false, 0, &e);
+	fx_run(f);
+	assert_non_null(e.lease);
+	fx_advance(f, 300);
+	store_memory_set_op_latency(f->store, STORE_ANNOUNCE, 0);
+	assert_false(w.done);
+	lease_release(e.lease);
+	fx_advance(f, LEASE / 3 + 1);
+	assert_true(w.done);
+	assert_non_null(w.lease);
+	fx_run(f);
+	if (xwait_of(f, "rw", xw)[0] != '\0')
+		fail_msg("granted, the writer's announcement %s stands", xw);
+	lease_release(w.lease);
+	fx_run(f);
+	struct sh_lease *r2 = try_shared(f, 0, "rw", STORE_SH_SHARED, 4, &b);
+	assert_non_null(r2);
+	sh_lease_release(r2);
+	fx_run(f);
+	fx_free(f);
+}
+
 /* A writer that gave up (its wait timed out) takes its announcement with
  * it: a reader's try on another replica is granted at once. */
 static void test_writer_timed_out_leaves_no_announcement(void **state)
@@ -1233,6 +1279,7 @@ int main(void)
 		cmocka_unit_test(test_crashed_writer_announcement_cleared),
 		cmocka_unit_test(test_crashed_writer_announcement_cleared_by_tries),
 		cmocka_unit_test(test_granted_writer_leaves_no_announcement),
+		cmocka_unit_test(test_writer_refused_refresh_still_clears),
 		cmocka_unit_test(test_writer_timed_out_leaves_no_announcement),
 		cmocka_unit_test(test_reader_takes_a_crashed_writer),
 		cmocka_unit_test(test_semaphore_third_waits),
