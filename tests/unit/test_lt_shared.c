@@ -976,12 +976,13 @@ static void test_reader_behind_a_session_mode_holder(void **state)
 	assert_false(r.done || w2.done);
 	assert_true(lease_held(w1));
 	assert_false(session_now(f, it.session).has_dead); /* never killed while it beats */
-	lease_release(w1);
+	int64_t w1_token = lease_token(w1);
+	lease_release(w1); /* freed once its release is answered */
 	fx_run(f);
 	fx_advance(f, LEASE / 3 + 1);
 	assert_true(r.done);
 	assert_non_null(r.lease);
-	assert_true(sh_lease_token(r.lease) > lease_token(w1));
+	assert_true(sh_lease_token(r.lease) > w1_token);
 	assert_false(w2.done); /* the reader holds */
 	sh_lease_release(r.lease);
 	fx_advance(f, LEASE / 3 + 1);
