@@ -402,6 +402,11 @@ def hold_span(h):
     return (f"{h.client} {h.mode} token {tok}{slot} [{h.granted:.4f}, {h.rel_sent:.4f}]")
 
 
+def at_release(w, resv):
+    """Wait w was in flight at some point of the release resv (its [r0, r1])."""
+    return w[1] < resv[2] and resv[1] < w[2]
+
+
 def reserved(resv, p, replica, holds, waits, tol):
     """The lock released in resv's [r0, r1] (its point in the search, and
     its answer: the write landed somewhere between) may be reserved at p
@@ -410,10 +415,10 @@ def reserved(resv, p, replica, holds, waits, tol):
     the lease, at most 10 s) after it."""
     if resv is None:
         return False
-    h, r0, r1 = holds[resv[0]], resv[1], resv[2]
+    h, r1 = holds[resv[0]], resv[2]
     if p > r1 + 2 * min(h.lease_s / 3, 10.0) + tol:
         return False
-    return any(w[1] < r1 and r0 < w[2] and w[0] != replica for w in waits if w[3] != "phantom")
+    return any(at_release(w, resv) and w[0] != replica for w in waits if w[3] != "phantom")
 
 
 def admitted(resv, p, holds, waits):
@@ -427,8 +432,7 @@ def admitted(resv, p, holds, waits):
     gateway was killed or stopped before it answered)."""
     if resv is None:
         return False
-    r0, r1 = resv[1], resv[2]
-    return any(w[3] == "shared" and w[1] < r1 and r0 < w[2] and p <= w[4] for w in waits)
+    return any(w[3] == "shared" and at_release(w, resv) and p <= w[4] for w in waits)
 
 
 def phantom(rec):
