@@ -138,7 +138,26 @@ static void kill_hook(lua_State *L, lua_Debug *ar)
 
 /* --- Lua -> reply --- */
 
-static void to_sv(lua_State *L, int idx, struct sv *out, int depth);
+/* A script's reply being converted: bytes it may still take (its elements
+ * and strings count against the run's memory limit, so a table holding
+ * itself cannot make it grow as its count of paths) and the nesting. */
+struct conv {
+	size_t left;
+	bool over; /* the budget ran out: the whole reply is an error */
+};
+
+static void to_sv(lua_State *L, int idx, struct sv *out, struct conv *c, int depth);
+
+/* Takes n bytes of c's budget; false (and c->over) when they are not left. */
+static bool conv_take(struct conv *c, size_t n)
+{
+	if (c->over || n > c->left) {
+		c->over = true;
+		return false;
+	}
+	c->left -= n;
+	return true;
+}
 
 /* A table's field name as a string, or NULL. */
 static const char *field_str(lua_State *L, int idx, const char *name, size_t *len)
@@ -149,16 +168,18 @@ static const char *field_str(lua_State *L, int idx, const char *name, size_t *le
 	return s;
 }
 
-static void table_to_sv(lua_State *L, int idx, struct sv *out, int depth)
+static void table_to_sv(lua_State *L, int idx, struct sv *out, struct conv *c, int depth)
 {
 	size_t len;
 	const char *s;
 	if ((s = field_str(L, idx, "err", &len)) != NULL) {
-		sv_set_str(out, SV_ERROR, s, len);
+		if (conv_take(c, len + 1))
+			sv_set_str(out, SV_ERROR, s, len);
 		return;
 	}
 	if ((s = field_str(L, idx, "ok", &len)) != NULL) {
-		sv_set_str(out, SV_STATUS, s, len);
+		if (conv_take(c, len + 1))
+			sv_set_str(out, SV_STATUS, s, len);
 		return;
 	}
 	lua_getfield(L, idx, "double");
@@ -177,14 +198,16 @@ static void table_to_sv(lua_State *L, int idx, struct sv *out, int depth)
 			break;
 	}
 	*out = (struct sv){.type = SV_ARRAY};
+	if (!conv_take(c, n * sizeof(*out->a)))
+		return;
 	if (n > 0 && (out->a = calloc(n, sizeof(*out->a))) == NULL) {
 		sv_errorf(out, "ERR out of memory converting the script's reply");
 		return;
 	}
 	out->n = n;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !c->over; i++) {
 		lua_rawgeti(L, idx, (int)i + 1);
-		to_sv(L, lua_gettop(L), &out->a[i], depth + 1);
+		to_sv(L, lua_gettop(L), &out->a[i], c, depth + 1);
 		lua_pop(L, 1);
 	}
 }
@@ -201,7 +224,7 @@ static int64_t num_to_int(lua_Number d)
 	return (int64_t)d;
 }
 
-static void to_sv(lua_State *L, int idx, struct sv *out, int depth)
+static void to_sv(lua_State *L, int idx, struct sv *out, struct conv *c, int depth)
 {
 	*out = (struct sv){.type = SV_NIL};
 	if (depth > SL_DEPTH_MAX || !lua_checkstack(L, 4)) {
@@ -213,6 +236,8 @@ static void to_sv(lua_State *L, int idx, struct sv *out, int depth)
 	switch (lua_type(L, idx)) {
 	case LUA_TSTRING:
 		s = lua_tolstring(L, idx, &len);
+		if (!conv_take(c, len + 1))
+			break;
 		if (!sv_set_str(out, SV_BULK, s, len))
 			sv_errorf(out, "ERR out of memory converting the script's reply");
 		break;
@@ -223,10 +248,23 @@ static void to_sv(lua_State *L, int idx, struct sv *out, int depth)
 		*out = (struct sv){.type = SV_BOOL, .i = lua_toboolean(L, idx)};
 		break;
 	case LUA_TTABLE:
-		table_to_sv(L, idx, out, depth);
+		table_to_sv(L, idx, out, c, depth);
 		break;
 	default: /* nil, functions, userdata...: nil, as Redis */
 		break;
+	}
+}
+
+/* The value on top of L's stack as the run's reply *out, at most max_bytes
+ * of elements and strings; a larger one is an error, whole. */
+static void reply_to_sv(lua_State *L, size_t max_bytes, struct sv *out)
+{
+	struct conv c = {.left = max_bytes};
+	to_sv(L, lua_gettop(L), out, &c, 0);
+	if (c.over) {
+		sv_clear(out);
+		sv_errorf(out, "ERR the script's reply is larger than its memory limit (%zu bytes)",
+			  max_bytes);
 	}
 }
 
@@ -811,7 +849,7 @@ void sl_exec(struct sl_vm *vm, const struct sl_run *r, struct sv *out)
 		vm->stats.errors++;
 		vm->stats.killed += vm->killed != NULL;
 	} else {
-		to_sv(L, lua_gettop(L), out, 0);
+		reply_to_sv(L, vm->lim.max_bytes, out);
 	}
 	lua_pop(L, 1);
 	sv_clear(&vm->reply);

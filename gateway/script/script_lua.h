@@ -62,7 +62,8 @@ void sv_errorf(struct sv *v, const char *fmt, ...) __attribute__((format(printf,
 struct sl_limits {
 	uint64_t max_instructions; /* per run */
 	int64_t max_ms;		   /* wall-clock per run */
-	size_t max_bytes;	   /* allocated by one run, beyond what the VM had */
+	size_t max_bytes;	   /* allocated by one run, beyond what the VM had; and the
+				      bytes of its reply's elements and strings */
 };
 
 /* What a command of a script does: answers argv (argc strings of lens

@@ -124,6 +124,15 @@ PY
 [ "$got" = "taken by me / EVALSHA" ] && say ok "moto-pair: redis-py Script loaded on a, called through b: one EVALSHA, no NOSCRIPT ($got)" ||
 	say "not ok" "moto-pair: redis-py Script across replicas: $got"
 
+# a reply that holds itself (make fuzz found it taking the gateway's memory
+# without bound): an error bounded by the run's memory limit, and the same
+# connection is answered next
+got=$(printf '%s\n' "EVAL \"local t = {} for i = 1, 90 do t[i] = t end return t\" 0" "PING" |
+	timeout 20 redis-cli -p "$port_embedded" 2>&1 | tr '\n' '|')
+case $got in "ERR the script's reply is larger than its memory limit (33554432 bytes)|"*"PONG|")
+	say ok "embedded: a script's reply that holds itself is an error, then PONG ($got)" ;;
+*) say "not ok" "embedded: a script's reply that holds itself: $got" ;; esac
+
 # a replica opened on a table that holds cached scripts: its look at the
 # first items does not take SCRIPT#<sha1> items for another application's
 # (a table of its own: c caches a script in it, d opens it)

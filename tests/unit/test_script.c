@@ -138,6 +138,25 @@ static void test_limits(void **state)
 	expect_error(vm, "local t = {} for i = 1, 1e8 do t[i] = i end",
 		     "BUSY the script ran past its");
 	expect_error(vm, "local function f() return f() + 1 end return f()", "ERR user_script:1:");
+	/* a reply that holds itself many times over (make fuzz, fuzz_lua: 90
+	 * paths at each of 32 levels, out of memory while converting it): its
+	 * elements and strings count against the run's memory limit */
+	expect_error(vm, "local t = {} for i = 1, 90 do t[i] = t end return t",
+		     "ERR the script's reply is larger than its memory limit (8388608 bytes)");
+	expect_error(vm,
+		     "local s = string.rep('x', 1000000) local t = {} "
+		     "for i = 1, 9 do t[i] = s end return t",
+		     "ERR the script's reply is larger than its memory limit");
+	/* ... and one of the same size within it is answered whole */
+	struct sv v;
+	run_body(vm,
+		 "local s = string.rep('x', 1000000) local t = {} "
+		 "for i = 1, 7 do t[i] = s end return t",
+		 &v);
+	assert_int_equal(v.type, SV_ARRAY);
+	assert_int_equal(v.n, 7);
+	assert_int_equal(v.a[6].len, 1000000);
+	sv_clear(&v);
 	/* and the VM runs scripts after each */
 	expect_int(vm, "return 42", 42);
 	struct sl_stats st;
