@@ -22,6 +22,9 @@
  *   a third client takes it, the session's other locks stay held;
  * - the holder SIGSTOPped past its lease: taken over; once continued its
  *   client learns the loss and it writes nothing over the new holder;
+ * - a hand-off granted in a session already marked dead: its client is
+ *   told the loss, and the next waiter is granted no earlier than a lease
+ *   after the hand-off's write;
  * - LEADER.CAMPAIGN: a follower on the other replica leads after the
  *   leader's gateway is killed.
  *
@@ -643,6 +646,63 @@ static void test_paused_replica(void **state)
 	assert_int_equal(gw_signal(&gb, SIGTERM), 0);
 }
 
+/* A hand-off granted in a session already marked dead (a waiter of B
+ * killed it while A's beats were late in the network; here the table's
+ * reader makes B's KILL, just after a beat landed, so that A learns of it
+ * only at its next beat): c1 releases y on A and A hands it to c2 with a
+ * write of its own. The next beat is refused and c2 is told the loss
+ * ("session"), but c2 may have believed it held y until a lease after that
+ * write was sent: A keeps y's item that long, so c3, waiting on A behind
+ * c2, is granted no earlier, on a new session of A (make stress, mixed,
+ * seed 396990: A released the item at once and granted the next waiter
+ * 130 ms after the loss). */
+static void test_handoff_in_a_dead_session(void **state)
+{
+	struct gw ga, gb;
+	char akey[128], key[128];
+	new_table(state);
+	start_two(&ga, &gb);
+	redisContext *c1 = gw_connect(&ga), *c3 = gw_connect(&ga), *cb = gw_connect(&gb);
+	struct raw *h2 = r3_open(&ga);
+	long long t1 = lh_acquire(c1, "y", LEASE);
+	expect_session_lock("y", "ra", t1, akey, sizeof(akey));
+	raw_send(h2, "LOCK.ACQUIRE y 1500 WAIT 0");
+	gw_sleep_ms(100); /* c2 queued first */
+	gw_send(c3, "LOCK.ACQUIRE y %d WAIT 0", LEASE);
+	gw_sleep_ms(100);
+	peek_watch(&peek, akey);
+	await_beat();
+	assert_true(peek_kill(&peek, akey, "waiter-of-b"));
+	long long handed = gw_now_ms();
+	gw_expect_int(c1, 1, "LOCK.RELEASE y");
+	long long t2 = raw_int_of(raw_reply(h2, 2000));
+	assert_true(t2 > t1);
+	long long granted2 = gw_now_ms();
+	expect_session_lock("y", "ra", t2, key, sizeof(key));
+	assert_string_equal(key, akey); /* handed off in the dead session */
+	const char *reply = raw_reply(h2, LEASE + SLACK_MS);
+	const char *why = lost_reason(reply, "y", t2);
+	if (why == NULL || strncmp(why, "session\"", 8) != 0)
+		fail_msg("c2: wanted the loss of y (session), got %s", reply);
+	long long lost = gw_now_ms();
+	long long t3 = grant_within(c3, LEASE + 2 * POLL + SLACK_MS, "c3 after c2's loss");
+	long long granted3 = gw_now_ms();
+	printf("# hand-off granted %lld ms after the release was sent; lost %lld ms after; "
+	       "c3 granted %lld ms after the release, %lld ms after the loss (lease %d)\n",
+	       granted2 - handed, lost - handed, granted3 - handed, granted3 - lost, LEASE);
+	assert_true(granted3 - handed >= LEASE - CLOCK_GRAIN_MS);
+	assert_true(t3 > t2);
+	expect_session_lock("y", "ra", t3, key, sizeof(key));
+	assert_string_not_equal(key, akey); /* a new session of A */
+	expect_state(cb, "y", "gw-a", t3, OTHERS, "replica");
+	raw_close(h2);
+	redisFree(c1);
+	redisFree(c3);
+	redisFree(cb);
+	assert_int_equal(gw_signal(&ga, SIGTERM), 0);
+	assert_int_equal(gw_signal(&gb, SIGTERM), 0);
+}
+
 /* ---- 6. leader election ---- */
 
 /* A leads L (its term a member of A's session); a follower campaigning on
@@ -742,6 +802,7 @@ int main(void)
 		T(test_mixed_modes, pk_only),
 		T(test_endings_from_outside, pk_only),
 		T(test_paused_replica, pk_only),
+		T(test_handoff_in_a_dead_session, pk_only),
 		T(test_leader_takeover, pk_only),
 		T(test_held_by_session, with_sk),
 		T(test_crash_takeover, with_sk),

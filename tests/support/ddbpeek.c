@@ -16,7 +16,7 @@
 
 /* The reader: argv table; one request a line on stdin, one JSON answer a
  * line on stdout ("item PK", "sessions ID", "watch PK", "watched",
- * "delete PK"). */
+ * "delete PK", "kill PK BY"). */
 static const char reader_py[] =
 	"import os, sys, json, time, threading, boto3\n"
 	"t = sys.argv[1]\n"
@@ -71,6 +71,16 @@ static const char reader_py[] =
 	"    elif op == 'delete':\n"
 	"        d.delete_item(TableName=t, Key=key(arg))\n"
 	"        a = 'ok'\n"
+	"    elif op == 'kill':\n"
+	"        pk, _, by = arg.partition(' ')\n"
+	"        r = item(d, pk).get('rvn', {}).get('S', '')\n"
+	"        try:\n"
+	"            d.update_item(TableName=t, Key=key(pk), UpdateExpression='SET dead = :by',\n"
+	"                ConditionExpression='rvn = :r AND attribute_not_exists(dead)',\n"
+	"                ExpressionAttributeValues={':by': {'S': by}, ':r': {'S': r}})\n"
+	"            a = r\n"
+	"        except d.exceptions.ConditionalCheckFailedException:\n"
+	"            a = None\n"
 	"    elif op == 'sessions':\n"
 	"        a = sessions(arg)\n"
 	"    elif op == 'watch':\n"
@@ -185,6 +195,16 @@ void peek_delete(struct ddbpeek *p, const char *pk)
 	assert_true(cJSON_IsString(j));
 	assert_string_equal(j->valuestring, "ok");
 	cJSON_Delete(j);
+}
+
+bool peek_kill(struct ddbpeek *p, const char *pk, const char *by)
+{
+	char arg[512];
+	snprintf(arg, sizeof(arg), "%s %s", pk, by);
+	cJSON *j = ask(p, "kill", arg);
+	bool ok = cJSON_IsString(j);
+	cJSON_Delete(j);
+	return ok;
 }
 
 cJSON *peek_sessions(struct ddbpeek *p, const char *replica_id)

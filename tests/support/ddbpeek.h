@@ -9,14 +9,16 @@
  * and say when the item's current `rvn` was first seen: a value first read
  * at t was written before t.
  *
- * Not a store: the one write it makes is a delete of an item, as another
- * tool would (peek_delete). Failures (the process, its answers) fail the
+ * Not a store: its writes are a delete of an item, as another tool would
+ * (peek_delete), and a session's dead mark, as a waiter would
+ * (peek_kill). Failures (the process, its answers) fail the
  * cmocka test.
  */
 #ifndef LG_DDBPEEK_H
 #define LG_DDBPEEK_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -44,12 +46,19 @@ const char *peek_str(const cJSON *item, const char *attr);
 /* A number attribute of an item as an integer, or -1 when it has none. */
 long long peek_num(const cJSON *item, const char *attr);
 
+/* Deletes the item keyed pk (unconditionally), as another tool would. */
+void peek_delete(struct ddbpeek *p, const char *pk);
+
 /* The partition keys of the session items of replica id
  * ("SESSION#<id>#..."), sorted, as a JSON array of strings (a Scan of the
  * table). Freed with cJSON_Delete. */
-/* Deletes the item keyed pk (unconditionally), as another tool would. */
-void peek_delete(struct ddbpeek *p, const char *pk);
 cJSON *peek_sessions(struct ddbpeek *p, const char *replica_id);
+
+/* Marks the session item pk dead by by, as a waiter's KILL does
+ * (store_session.h): conditioned on the rvn just read and no dead mark;
+ * false when the condition failed (its rvn moved in between, or it is
+ * dead already). */
+bool peek_kill(struct ddbpeek *p, const char *pk, const char *by);
 
 /* Starts watching pk's `rvn` in the background (a read every 50 ms);
  * a watch already running is replaced. Returns once the first read came
