@@ -99,6 +99,13 @@
  *             freed = :token, freedBy = "token" (or "force" with .forced),
  *             so that the holder's next renewal tells a release from a
  *             takeover. ACQUIRE leaves freed and freedBy alone.
+ *             A retry refused by an item with no owner is this release,
+ *             applied by an earlier attempt: OK. So is one refused by an
+ *             item of another owner after an attempt whose outcome is
+ *             unknown (a timeout, a transport error, a 5xx): that attempt
+ *             applied and the lock was granted again after it (or the lease
+ *             had ended meanwhile: either way no longer this owner's).
+ *             OK then carries the item as it is.
  *             With .token and .revoke_session (`--heartbeat replica`), the
  *             same write, a revocation entry and the session's revSeq in
  *             one transaction (store_revoke.h); ADOPT likewise.

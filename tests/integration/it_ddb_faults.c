@@ -240,8 +240,21 @@ static void release_retried_after_500(void **state)
 					       "\"Item\":{\"rvn\":{\"S\":\"r1\"}}}"});
 	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
 	assert_int_equal(r.status, STORE_REFUSED);
-	/* nor when somebody else holds it by then */
+	/* another owner by then, after an attempt whose outcome is unknown
+	 * (a 500): the release applied and B was granted the lock after it
+	 * (make stress, lease mode, seed 931009: answered "not written",
+	 * "the lock may stay held", while B held it) */
 	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
+					       "\"Item\":{\"owner\":{\"S\":\"B\"}}}"});
+	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	assert_int_equal(r.status, STORE_OK);
+	assert_string_equal(r.item.owner, "B");
+	/* but after a throttled attempt, which applied nothing, another owner
+	 * is a refusal: the lease had ended before its release */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400, .body = THROTTLED});
 	fake_ddb_push(e->fake, (struct fake_ddb_reply){
 				       .status = 400,
 				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
@@ -249,6 +262,14 @@ static void release_retried_after_500(void **state)
 	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
 	assert_int_equal(r.status, STORE_REFUSED);
 	assert_string_equal(r.item.owner, "B");
+	/* and its own owner still there is a refusal whatever came before */
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){
+				       .status = 400,
+				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
+					       "\"Item\":{\"owner\":{\"S\":\"o1\"}}}"});
+	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	assert_int_equal(r.status, STORE_REFUSED);
 }
 
 #define REFUSED_BY(owner, rvn)                                                                     \

@@ -261,7 +261,7 @@ void ddbs_continue(struct store_call *c, enum ddb_op dop, ddbs_done_fn done, cha
 	c->dop = dop;
 	c->done = done;
 	c->attempts = c->spent = 0;
-	c->sent = false;
+	c->sent = c->maybe_applied = false;
 	c->skew_retried = false;
 	c->deadline_ms = clock_now_ms(ds->clock) + ds->cfg.op_timeout_ms;
 	c->attempt_ms = ds->cfg.attempt_timeout_ms;
@@ -359,6 +359,8 @@ const int64_t ddb_latency_bounds_us[DDB_LATENCY_BUCKETS - 1] = {
 static void observe(struct store_call *c, enum ddb_class cls)
 {
 	struct ddb_store *ds = c->ds;
+	if (cls == DDB_C_TRANSIENT)
+		c->maybe_applied = true;
 	int64_t us = clock_now_us(ds->clock) - c->sent_us;
 	struct ddb_latency *l = &ds->stats.latency[c->dop][cls];
 	unsigned i = 0;
@@ -425,6 +427,19 @@ static void refused_item(const struct ddb_error *e, struct store_result *res)
 			return;
 		}
 	}
+}
+
+/* A retried release refused by item is this release, applied by an
+ * earlier attempt (RELEASE in store.h): the lock is free, or, when that
+ * attempt's outcome was unknown, it is another owner's, granted after. */
+static bool release_applied(const struct store_call *c, const struct lock_item *item)
+{
+	if (c->op != STORE_RELEASE || c->attempts < 2 || !item->exists)
+		return false;
+	if (!item->has_owner)
+		return true;
+	return c->maybe_applied && c->acq_owner[0] != '\0' &&
+	       strcmp(item->owner, c->acq_owner) != 0;
 }
 
 static void on_http(void *arg, const struct http_response *hr)
@@ -522,10 +537,7 @@ static void on_http(void *arg, const struct http_response *hr)
 	if (v.cls == DDB_C_REFUSED) {
 		refused_item(e, &res);
 		res.status = STORE_REFUSED;
-		/* A retried release whose first attempt may have been applied
-		 * finds the lock free: that is the release, not a refusal. */
-		if (c->op == STORE_RELEASE && c->attempts > 1 && res.item.exists &&
-		    !res.item.has_owner) {
+		if (release_applied(c, &res.item)) {
 			res.status = STORE_OK;
 			res.message[0] = '\0';
 		}
@@ -700,6 +712,8 @@ static struct store_call *ddb_submit(struct store *s, const struct store_req *re
 		snprintf(c->acq_owner, sizeof c->acq_owner, "%s", req->owner);
 		snprintf(c->acq_rvn, sizeof c->acq_rvn, "%s", req->rvn);
 	}
+	if (req->op == STORE_RELEASE && req->owner != NULL && !req->unconditional)
+		snprintf(c->acq_owner, sizeof c->acq_owner, "%s", req->owner);
 	/* DynamoDB's request as OpenTelemetry's database conventions name it */
 	c->span = trace_child(req->span, ddb_op_name(c->dop), TRACE_CLIENT);
 	trace_str(c->span, "db.system", "dynamodb");

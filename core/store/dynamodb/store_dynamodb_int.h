@@ -53,6 +53,10 @@ struct store_call {
 	size_t body_len;
 	int attempts, spent;
 	bool sent; /* an attempt reached the HTTP client: it may have applied */
+	/* an attempt was answered with a failure that leaves its outcome
+	 * unknown (a transport error, a timeout, a 5xx: DDB_C_TRANSIENT), so
+	 * it may have applied; a throttled or refused one did not */
+	bool maybe_applied;
 	bool skew_retried;
 	int64_t deadline_ms, attempt_ms;
 	int64_t sent_us; /* when the attempt in flight was sent */
@@ -64,7 +68,10 @@ struct store_call {
 	struct trace_span *span; /* this request, under its lock operation's span */
 	char request_id[80];	 /* the last answer's x-amzn-RequestId */
 	/* ACQUIRE: its owner and rvn, "" else: a refusal by an item showing
-	 * both is this very acquire, applied by an earlier attempt (store.h) */
+	 * both is this very acquire, applied by an earlier attempt (store.h).
+	 * RELEASE: the owner it frees (acq_rvn ""): a refusal by an item of
+	 * another owner after an attempt that may have applied is this
+	 * release, then the lock's next lease */
 	char acq_owner[STORE_ID_MAX + 1], acq_rvn[STORE_ID_MAX + 1];
 	long http_status; /* the last answer's status */
 	char chan_id[41]; /* a channel's (ddb_chan.c): its id, for a trim */
