@@ -138,9 +138,10 @@ static void kill_hook(lua_State *L, lua_Debug *ar)
 
 /* --- Lua -> reply --- */
 
-/* A script's reply being converted: bytes it may still take (its elements
- * and strings count against the run's memory limit, so a table holding
- * itself cannot make it grow as its count of paths) and the nesting. */
+/* A script's reply being converted: the bytes it may still take. Its
+ * elements and strings count against the run's memory limit, so a table
+ * that holds itself cannot make it grow as its count of paths (the
+ * nesting is bounded apart, SL_DEPTH_MAX). */
 struct conv {
 	size_t left;
 	bool over; /* the budget ran out: the whole reply is an error */
