@@ -218,57 +218,48 @@ static void server_error_retried(void **state)
 	assert_int_equal(answered(e->s, DDB_GET_ITEM, DDB_C_OK), 0);
 }
 
+#define REFUSAL(item)	"{\"__type\":\"ConditionalCheckFailedException\",\"Item\":" item "}"
+#define UNKNOWN_OUTCOME ((struct fake_ddb_reply){.status = 500, .body = ""})
+#define NOT_APPLIED	((struct fake_ddb_reply){.status = 400, .body = THROTTLED})
+
+/* o1's release of "a", answered first (when first.status is set) then
+ * refused by the item refusal. */
+static struct store_result release_refused(struct env *e, struct fake_ddb_reply first,
+					   const char *refusal)
+{
+	if (first.status != 0)
+		fake_ddb_push(e->fake, first);
+	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400, .body = refusal});
+	return do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+}
+
+/* A release retried after an attempt that may have applied is the release
+ * when the retry is refused by a free lock, or by another owner's item
+ * (the lock granted again after it: make stress, lease mode, seed 931009,
+ * answered "not written", "the lock may stay held", while B held it). */
 static void release_retried_after_500(void **state)
 {
 	struct env *e = *state;
 	/* the first attempt was applied, its answer lost in a 500 */
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 400,
-				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
-					       "\"Item\":{\"rvn\":{\"S\":\"r1\"},"
-					       "\"fence\":{\"N\":\"1\"}}}"});
-	struct store_result r =
-		do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	struct store_result r = release_refused(
+		e, UNKNOWN_OUTCOME, REFUSAL("{\"rvn\":{\"S\":\"r1\"},\"fence\":{\"N\":\"1\"}}"));
 	assert_int_equal(r.status, STORE_OK);
 	assert_true(r.item.exists);
 	assert_false(r.item.has_owner);
 	/* without a retry, a free lock refuses the release */
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 400,
-				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
-					       "\"Item\":{\"rvn\":{\"S\":\"r1\"}}}"});
-	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	r = release_refused(e, (struct fake_ddb_reply){0}, REFUSAL("{\"rvn\":{\"S\":\"r1\"}}"));
 	assert_int_equal(r.status, STORE_REFUSED);
-	/* another owner by then, after an attempt whose outcome is unknown
-	 * (a 500): the release applied and B was granted the lock after it
-	 * (make stress, lease mode, seed 931009: answered "not written",
-	 * "the lock may stay held", while B held it) */
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 400,
-				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
-					       "\"Item\":{\"owner\":{\"S\":\"B\"}}}"});
-	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	/* another owner by then, after an attempt whose outcome is unknown */
+	r = release_refused(e, UNKNOWN_OUTCOME, REFUSAL("{\"owner\":{\"S\":\"B\"}}"));
 	assert_int_equal(r.status, STORE_OK);
 	assert_string_equal(r.item.owner, "B");
 	/* but after a throttled attempt, which applied nothing, another owner
 	 * is a refusal: the lease had ended before its release */
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 400, .body = THROTTLED});
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 400,
-				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
-					       "\"Item\":{\"owner\":{\"S\":\"B\"}}}"});
-	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	r = release_refused(e, NOT_APPLIED, REFUSAL("{\"owner\":{\"S\":\"B\"}}"));
 	assert_int_equal(r.status, STORE_REFUSED);
 	assert_string_equal(r.item.owner, "B");
 	/* and its own owner still there is a refusal whatever came before */
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){.status = 500, .body = ""});
-	fake_ddb_push(e->fake, (struct fake_ddb_reply){
-				       .status = 400,
-				       .body = "{\"__type\":\"ConditionalCheckFailedException\","
-					       "\"Item\":{\"owner\":{\"S\":\"o1\"}}}"});
-	r = do_req(e->s, (struct store_req){.op = STORE_RELEASE, .owner = "o1"});
+	r = release_refused(e, UNKNOWN_OUTCOME, REFUSAL("{\"owner\":{\"S\":\"o1\"}}"));
 	assert_int_equal(r.status, STORE_REFUSED);
 }
 
