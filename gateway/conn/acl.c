@@ -577,7 +577,6 @@ struct acl *acl_default(const char *requirepass)
 	return a;
 }
 
-/* One line (NUL-terminated, modified); false with err (no position). */
 /* A line holds no control character but tabs (its CRLF's CR is cut
  * before): a CR or an escape inside a rule would be kept in it, and shown
  * by ACL LIST as it is, where a reload cuts a trailing CR again (make fuzz,
@@ -595,6 +594,7 @@ static bool printable_line(const char *line, char *err, size_t errlen)
 	return true;
 }
 
+/* One line (NUL-terminated, modified); false with err (no position). */
 static bool parse_line(struct acl *a, char *line, const struct acl *prev, acl_known_fn known,
 		       void *known_arg, char *err, size_t errlen)
 {
