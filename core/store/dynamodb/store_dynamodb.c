@@ -429,17 +429,78 @@ static void refused_item(const struct ddb_error *e, struct store_result *res)
 	}
 }
 
-/* A retried release refused by item is this release, applied by an
- * earlier attempt (RELEASE in store.h): the lock is free, or, when that
- * attempt's outcome was unknown, it is another owner's, granted after. */
-static bool release_applied(const struct store_call *c, const struct lock_item *item)
+/* A refusal by item of c's retry is c itself, applied by an earlier
+ * attempt (store.h): an acquire whose owner and rvn the item shows; a
+ * release that finds the lock free, or, when an attempt's outcome was
+ * unknown, another owner's (granted after it). */
+static bool refused_by_itself(const struct store_call *c, const struct lock_item *item)
 {
+	if (c->op == STORE_ACQUIRE)
+		return store_acquire_applied(c->acq_owner, c->acq_rvn, item);
 	if (c->op != STORE_RELEASE || c->attempts < 2 || !item->exists)
 		return false;
 	if (!item->has_owner)
 		return true;
 	return c->maybe_applied && c->acq_owner[0] != '\0' &&
 	       strcmp(item->owner, c->acq_owner) != 0;
+}
+
+/* DynamoDB answered c's attempt with an error (not 2xx): a refusal ends
+ * the call, anything else is retried or ends it (failed). */
+static void answered_error(struct store_call *c, const struct http_response *hr,
+			   struct store_result *res)
+{
+	struct ddb_store *ds = c->ds;
+	const char *op = ddb_op_name(c->dop);
+	char err[DDB_ERR_MAX] = "";
+	struct ddb_error *e = malloc(sizeof *e);
+	if (!e) {
+		msgf(res, "out of memory reading an error of DynamoDB");
+		observe(c, DDB_C_TRANSIENT);
+		failed(c, (struct ddb_verdict){DDB_C_TRANSIENT, "OutOfMemory", false}, res, NULL);
+		return;
+	}
+	bool item_ok = ddb_parse_error(hr->body, hr->body_len, ds->keys.ttl_attr, e, err);
+	struct ddb_verdict v = ddb_classify(hr->status, e->type, e->message);
+	if (strcmp(e->type, "TransactionCanceledException") == 0) {
+		/* the reasons say why, item by item; one item here */
+		for (unsigned i = 0; i < e->nreasons; i++)
+			if (strcmp(e->reasons[i].code, "None") != 0 && e->reasons[i].code[0]) {
+				v = ddb_classify(hr->status, e->reasons[i].code, e->message);
+				break;
+			}
+	}
+	/* a fenced transaction reads all its reasons, and is told which item
+	 * failed (ddb_transact.c) */
+	if (c->op == STORE_TRANSACT && strcmp(e->type, "TransactionCanceledException") == 0)
+		v = ddb_tx_classify(hr->body, hr->body_len, v);
+	if (v.cls == DDB_C_TRANSIENT && strstr(e->type, "ExpiredToken") &&
+	    ds->cfg.credentials_expired)
+		ds->cfg.credentials_expired(ds->cfg.credentials_arg);
+	if (!item_ok) {
+		v = (struct ddb_verdict){DDB_C_FATAL, "BadResponse", false};
+		msgf(res, "DynamoDB %s on table %s: %s", op, ds->table, err);
+	} else {
+		msgf(res, "DynamoDB %s on table %s: %s (HTTP %ld): %s", op, ds->table,
+		     e->type[0] ? e->type : "error", hr->status, e->message);
+	}
+	observe(c, v.cls);
+	if (v.cls != DDB_C_REFUSED) {
+		free(e);
+		failed(c, v, res, hr->date);
+		return;
+	}
+	refused_item(e, res);
+	free(e);
+	res->status = STORE_REFUSED;
+	if (refused_by_itself(c, &res->item)) {
+		res->status = STORE_OK;
+		res->message[0] = '\0';
+	}
+	if (c->op == STORE_TRANSACT || c->raw)
+		finish(c, res, hr->body, hr->body_len);
+	else
+		finish(c, res, NULL, 0);
 }
 
 static void on_http(void *arg, const struct http_response *hr)
@@ -484,14 +545,13 @@ static void on_http(void *arg, const struct http_response *hr)
 			return;
 		}
 	}
-	char err[DDB_ERR_MAX] = "";
-	const char *ttl = ds->keys.ttl_attr;
 	if (hr->status >= 200 && hr->status < 300) {
+		char err[DDB_ERR_MAX] = "";
 		bool ok = c->page ? ddb_parse_scan(hr->body, hr->body_len, &ds->keys, c->limit,
 						   c->page, err)
 			  : c->op != STORE_OP_COUNT
-				  ? ddb_parse_output(c->dop, hr->body, hr->body_len, ttl, &res.item,
-						     err)
+				  ? ddb_parse_output(c->dop, hr->body, hr->body_len,
+						     ds->keys.ttl_attr, &res.item, err)
 				  : true;
 		if (!ok) {
 			res.status = STORE_FATAL;
@@ -502,62 +562,7 @@ static void on_http(void *arg, const struct http_response *hr)
 		finish(c, &res, hr->body, hr->body_len);
 		return;
 	}
-	struct ddb_error *e = malloc(sizeof *e);
-	if (!e) {
-		msgf(&res, "out of memory reading an error of DynamoDB");
-		observe(c, DDB_C_TRANSIENT);
-		failed(c, (struct ddb_verdict){DDB_C_TRANSIENT, "OutOfMemory", false}, &res, NULL);
-		return;
-	}
-	bool item_ok = ddb_parse_error(hr->body, hr->body_len, ttl, e, err);
-	struct ddb_verdict v = ddb_classify(hr->status, e->type, e->message);
-	if (strcmp(e->type, "TransactionCanceledException") == 0) {
-		/* the reasons say why, item by item; one item here */
-		for (unsigned i = 0; i < e->nreasons; i++)
-			if (strcmp(e->reasons[i].code, "None") != 0 && e->reasons[i].code[0]) {
-				v = ddb_classify(hr->status, e->reasons[i].code, e->message);
-				break;
-			}
-	}
-	/* a fenced transaction reads all its reasons, and is told which item
-	 * failed (ddb_transact.c) */
-	if (c->op == STORE_TRANSACT && strcmp(e->type, "TransactionCanceledException") == 0)
-		v = ddb_tx_classify(hr->body, hr->body_len, v);
-	if (v.cls == DDB_C_TRANSIENT && strstr(e->type, "ExpiredToken") &&
-	    ds->cfg.credentials_expired)
-		ds->cfg.credentials_expired(ds->cfg.credentials_arg);
-	if (!item_ok) {
-		v = (struct ddb_verdict){DDB_C_FATAL, "BadResponse", false};
-		msgf(&res, "DynamoDB %s on table %s: %s", op, ds->table, err);
-	} else {
-		msgf(&res, "DynamoDB %s on table %s: %s (HTTP %ld): %s", op, ds->table,
-		     e->type[0] ? e->type : "error", hr->status, e->message);
-	}
-	observe(c, v.cls);
-	if (v.cls == DDB_C_REFUSED) {
-		refused_item(e, &res);
-		res.status = STORE_REFUSED;
-		if (release_applied(c, &res.item)) {
-			res.status = STORE_OK;
-			res.message[0] = '\0';
-		}
-		/* An acquire refused by its own write (an earlier attempt of
-		 * it applied, nothing since): that is the acquire, written
-		 * once (ACQUIRE in store.h). */
-		if (c->op == STORE_ACQUIRE &&
-		    store_acquire_applied(c->acq_owner, c->acq_rvn, &res.item)) {
-			res.status = STORE_OK;
-			res.message[0] = '\0';
-		}
-		free(e);
-		if (c->op == STORE_TRANSACT || c->raw)
-			finish(c, &res, hr->body, hr->body_len);
-		else
-			finish(c, &res, NULL, 0);
-		return;
-	}
-	free(e);
-	failed(c, v, &res, hr->date);
+	answered_error(c, hr, &res);
 }
 
 /* Back-pressure: c, no renewal or release, ends TRANSIENT at once (from the
